@@ -1,0 +1,48 @@
+"""The ``kraftwire`` command: argparse front door. It builds configuration and calls into tools/ or server/.
+
+Each subcommand lives in its own module exposing ``add_arguments(parser)`` and ``run(args) -> int``;
+the table below is the only place that names them, and modules load only when their command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+# (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
+COMMANDS: list[tuple[str, str, str]] = [
+    ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
+]
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kraftwire", description="A KRaft quorum node that speaks the Kafka protocol.")
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for name, module, help_text in COMMANDS:
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        p.set_defaults(_module=module)
+        _load(module).add_arguments(p)
+    return parser
+
+
+def _load(module: str):
+    return importlib.import_module(module)
+
+
+def _version() -> str:
+    from kraftwire import __version__
+
+    return f"kraftwire {__version__}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(_load(args._module).run(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
