@@ -73,3 +73,40 @@ ZERO_UUID = uuid.UUID(int=0)
 METADATA_TOPIC_ID = uuid.UUID(int=1)
 #: The topic id Kafka's TestRaftServer uses for ``__raft_performance_test`` ((0, 2)).
 PERFORMANCE_TEST_TOPIC_ID = uuid.UUID(int=2)
+
+
+# --- Kafka's textual UUID form (appended by the log/storage work) ---------------------------------------------------
+# Kafka prints a Uuid as the URL-safe base64 of its 16 bytes (most significant first) without padding: 22 characters.
+
+
+def uuid_to_base64(value: uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString``: 22-character URL-safe base64, no padding."""
+    import base64
+
+    return base64.urlsafe_b64encode(value.bytes).decode("ascii").rstrip("=")
+
+
+def uuid_from_base64(text: str) -> uuid.UUID:
+    """Inverse of ``uuid_to_base64``; raises ``ValueError`` unless ``text`` is 22 base64url characters."""
+    import base64
+    import binascii
+
+    if len(text) != 22 or any(c not in _B64URL for c in text):
+        raise ValueError(f"not a 22-character base64url uuid: {text!r}")
+    try:
+        raw = base64.urlsafe_b64decode(text + "==")
+    except (binascii.Error, ValueError):
+        raise ValueError(f"not a 22-character base64url uuid: {text!r}") from None
+    return uuid.UUID(bytes=raw)
+
+
+_B64URL = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+
+
+def random_kafka_uuid() -> uuid.UUID:
+    """Kafka's ``Uuid.randomUuid``: a random v4 UUID that is not a reserved id (zero, one) and whose textual form
+    does not start with ``-`` (so it cannot be mistaken for a command-line flag)."""
+    while True:
+        value = uuid.uuid4()
+        if value not in (ZERO_UUID, METADATA_TOPIC_ID) and not uuid_to_base64(value).startswith("-"):
+            return value

@@ -1,0 +1,326 @@
+"""Frozen configuration with Kafka's key names and defaults, read from a Java properties file.
+
+A leaf module (it imports only ``kraftwire.errors``). Three pieces:
+
+* ``parse_properties(text)`` / ``load_properties(path)``: the Java ``.properties`` syntax (``key=value``,
+  ``key: value`` or ``key value``; ``#``/``!`` comments; backslash line continuations and escapes).
+* ``KEYS``: one table of every key kraftwire reads — Kafka's name, its type, its default — so the defaults
+  live in one place (facts: KRaftConfigs / QuorumConfig, see kraft-facts.md §2).
+* ``Config``: a frozen dataclass built from a properties mapping; ``validate()`` raises ``ConfigError``
+  naming the key and the value.
+
+Keys kraftwire does not know are kept in ``Config.unknown`` (the node decides how to warn about them).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any, Callable, Mapping
+
+from kraftwire.errors import ConfigError
+
+__all__ = [
+    "Config",
+    "ConfigKey",
+    "KEYS",
+    "METADATA_TOPIC",
+    "parse_properties",
+    "load_properties",
+    "load_config",
+]
+
+#: Kafka's metadata topic, the default of ``metadata.log.topic``.
+METADATA_TOPIC = "__cluster_metadata"
+
+KiB = 1024
+MiB = 1024 * KiB
+GiB = 1024 * MiB
+_HOUR_MS = 60 * 60 * 1000
+_WEEK_MS = 7 * 24 * _HOUR_MS
+
+
+# --------------------------------------------------------------------------------------------- properties syntax
+
+
+def _logical_lines(text: str):
+    """Yield logical lines: comments and blank lines dropped, backslash continuations joined."""
+    pending: str | None = None
+    for raw in text.splitlines():
+        line = raw.lstrip(" \t\f")
+        if pending is None and (not line or line[0] in "#!"):
+            continue
+        # A line continues when it ends in an odd number of backslashes.
+        trailing = len(line) - len(line.rstrip("\\"))
+        continues = trailing % 2 == 1
+        if continues:
+            line = line[:-1]
+        pending = line if pending is None else pending + line
+        if not continues:
+            yield pending
+            pending = None
+    if pending is not None:
+        yield pending
+
+
+_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
+
+
+def _unescape(s: str) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(s):
+        c = s[i]
+        if c == "\\" and i + 1 < len(s):
+            n = s[i + 1]
+            if n == "u" and i + 6 <= len(s):
+                try:
+                    out.append(chr(int(s[i + 2 : i + 6], 16)))
+                    i += 6
+                    continue
+                except ValueError:
+                    pass
+            out.append(_ESCAPES.get(n, n))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def _split_key_value(line: str) -> tuple[str, str]:
+    i = 0
+    while i < len(line):
+        c = line[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c in "=: \t\f":
+            break
+        i += 1
+    key = line[:i]
+    rest = line[i:]
+    # Separator: optional whitespace, at most one of '=' or ':', optional whitespace.
+    rest = rest.lstrip(" \t\f")
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(" \t\f")
+    return _unescape(key), _unescape(rest)
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Parse Java properties text into an ordered dict (later keys override earlier ones, as in Java)."""
+    props: dict[str, str] = {}
+    for line in _logical_lines(text):
+        key, value = _split_key_value(line)
+        props[key] = value
+    return props
+
+
+def load_properties(path: str) -> dict[str, str]:
+    with open(path, encoding="utf-8") as f:
+        return parse_properties(f.read())
+
+
+# --------------------------------------------------------------------------------------------- value parsers
+
+
+def _int(key: str, value: str) -> int:
+    try:
+        return int(value.strip())
+    except ValueError:
+        raise ConfigError(key, value, "expected an integer") from None
+
+
+def _bool(key: str, value: str) -> bool:
+    v = value.strip().lower()
+    if v in ("true", "false"):
+        return v == "true"
+    raise ConfigError(key, value, "expected true or false")
+
+
+def _str(key: str, value: str) -> str:
+    return value.strip()
+
+
+def _opt_str(key: str, value: str) -> str | None:
+    v = value.strip()
+    return v or None
+
+
+def _list(key: str, value: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in value.split(",") if item.strip())
+
+
+@dataclass(frozen=True, slots=True)
+class ConfigKey:
+    """One configuration key: Kafka's name, the ``Config`` attribute, the parser and the default."""
+
+    name: str
+    attr: str
+    parse: Callable[[str, str], Any]
+    default: Any
+    doc: str = ""
+
+
+#: Every key kraftwire reads, with Kafka's default. The node engineer appends to this table.
+KEYS: tuple[ConfigKey, ...] = (
+    ConfigKey("node.id", "node_id", _int, -1, "this node's id"),
+    ConfigKey("process.roles", "process_roles", _list, (), "broker, controller or both"),
+    ConfigKey("log.dirs", "log_dirs", _list, (), "comma-separated log directories"),
+    ConfigKey("log.dir", "log_dir", _str, "/tmp/kafka-logs", "the log directory used when log.dirs is not set"),
+    ConfigKey("metadata.log.dir", "metadata_log_dir", _opt_str, None, "the metadata log directory (default: first of log.dirs)"),
+    ConfigKey("metadata.log.topic", "metadata_log_topic", _str, METADATA_TOPIC, "kraftwire: name of the Raft topic"),
+    ConfigKey("metadata.log.segment.bytes", "metadata_log_segment_bytes", _int, 1 * GiB, "roll a segment at this size"),
+    ConfigKey("metadata.log.segment.min.bytes", "metadata_log_segment_min_bytes", _int, 8 * MiB, "internal: lower bound of segment.bytes"),
+    ConfigKey("metadata.log.segment.ms", "metadata_log_segment_ms", _int, _WEEK_MS, "roll a segment at this age"),
+    ConfigKey("metadata.max.retention.bytes", "metadata_max_retention_bytes", _int, 100 * MiB, "retention by size (-1: off)"),
+    ConfigKey("metadata.max.retention.ms", "metadata_max_retention_ms", _int, _WEEK_MS, "retention by age (-1: off)"),
+    ConfigKey(
+        "metadata.log.max.record.bytes.between.snapshots",
+        "metadata_log_max_record_bytes_between_snapshots",
+        _int,
+        20 * MiB,
+        "snapshot after this many new bytes",
+    ),
+    ConfigKey("metadata.log.max.snapshot.interval.ms", "metadata_log_max_snapshot_interval_ms", _int, _HOUR_MS, "snapshot at least this often"),
+    ConfigKey("metadata.max.idle.interval.ms", "metadata_max_idle_interval_ms", _int, 500, "idle no-op record interval"),
+    ConfigKey("log.index.interval.bytes", "log_index_interval_bytes", _int, 4096, "bytes between sparse index entries"),
+    ConfigKey("controller.quorum.voters", "controller_quorum_voters", _list, (), "id@host:port,..."),
+    ConfigKey("controller.quorum.bootstrap.servers", "controller_quorum_bootstrap_servers", _list, (), "host:port,..."),
+    ConfigKey("controller.quorum.election.timeout.ms", "controller_quorum_election_timeout_ms", _int, 1000),
+    ConfigKey("controller.quorum.fetch.timeout.ms", "controller_quorum_fetch_timeout_ms", _int, 2000),
+    ConfigKey("controller.quorum.election.backoff.max.ms", "controller_quorum_election_backoff_max_ms", _int, 1000),
+    ConfigKey("controller.quorum.append.linger.ms", "controller_quorum_append_linger_ms", _int, 25),
+    ConfigKey("controller.quorum.request.timeout.ms", "controller_quorum_request_timeout_ms", _int, 2000),
+    ConfigKey("controller.quorum.retry.backoff.ms", "controller_quorum_retry_backoff_ms", _int, 20),
+    ConfigKey("controller.listener.names", "controller_listener_names", _list, (), "listener names used by controllers"),
+    ConfigKey("listeners", "listeners", _list, (), "NAME://host:port,..."),
+    ConfigKey("advertised.listeners", "advertised_listeners", _list, ()),
+    ConfigKey("listener.security.protocol.map", "listener_security_protocol_map", _list, ()),
+)
+
+_BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
+
+
+@dataclass(frozen=True)
+class Config:
+    """Parsed configuration. Build with ``Config.from_properties`` (or ``load_config``); all fields have
+    Kafka's defaults, so ``Config()`` is a valid (if not very useful) configuration."""
+
+    node_id: int = -1
+    process_roles: tuple[str, ...] = ()
+    log_dirs: tuple[str, ...] = ()
+    log_dir: str = "/tmp/kafka-logs"
+    metadata_log_dir: str | None = None
+    metadata_log_topic: str = METADATA_TOPIC
+    metadata_log_segment_bytes: int = 1 * GiB
+    metadata_log_segment_min_bytes: int = 8 * MiB
+    metadata_log_segment_ms: int = _WEEK_MS
+    metadata_max_retention_bytes: int = 100 * MiB
+    metadata_max_retention_ms: int = _WEEK_MS
+    metadata_log_max_record_bytes_between_snapshots: int = 20 * MiB
+    metadata_log_max_snapshot_interval_ms: int = _HOUR_MS
+    metadata_max_idle_interval_ms: int = 500
+    log_index_interval_bytes: int = 4096
+    controller_quorum_voters: tuple[str, ...] = ()
+    controller_quorum_bootstrap_servers: tuple[str, ...] = ()
+    controller_quorum_election_timeout_ms: int = 1000
+    controller_quorum_fetch_timeout_ms: int = 2000
+    controller_quorum_election_backoff_max_ms: int = 1000
+    controller_quorum_append_linger_ms: int = 25
+    controller_quorum_request_timeout_ms: int = 2000
+    controller_quorum_retry_backoff_ms: int = 20
+    controller_listener_names: tuple[str, ...] = ()
+    listeners: tuple[str, ...] = ()
+    advertised_listeners: tuple[str, ...] = ()
+    listener_security_protocol_map: tuple[str, ...] = ()
+    #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.
+    unknown: Mapping[str, str] = field(default_factory=dict, compare=False)
+    #: Every key/value as read from the file.
+    raw: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    # ------------------------------------------------------------------------------------------- building
+
+    @classmethod
+    def from_properties(cls, props: Mapping[str, str]) -> "Config":
+        """Parse each known key (a bad value raises ``ConfigError`` naming it); keep unknown ones aside."""
+        values: dict[str, Any] = {}
+        unknown: dict[str, str] = {}
+        for name, raw in props.items():
+            spec = _BY_NAME.get(name)
+            if spec is None:
+                unknown[name] = raw
+                continue
+            values[spec.attr] = spec.parse(name, raw)
+        return cls(**values, unknown=unknown, raw=dict(props))
+
+    # ------------------------------------------------------------------------------------------- derived values
+
+    def all_log_dirs(self) -> tuple[str, ...]:
+        """``log.dirs`` if set, else ``log.dir``; plus ``metadata.log.dir`` first when it is a separate dir."""
+        dirs = self.log_dirs or (self.log_dir,)
+        if self.metadata_log_dir and self.metadata_log_dir not in dirs:
+            return (self.metadata_log_dir, *dirs)
+        return tuple(dirs)
+
+    def metadata_dir(self) -> str:
+        """The metadata log directory: ``metadata.log.dir``, or the first of ``log.dirs`` (``log.dir``)."""
+        if self.metadata_log_dir:
+            return self.metadata_log_dir
+        return (self.log_dirs or (self.log_dir,))[0]
+
+    def metadata_partition_dir(self) -> str:
+        """``<metadata log dir>/<metadata.log.topic>-0``: where the Raft log of this node lives."""
+        return os.path.join(self.metadata_dir(), f"{self.metadata_log_topic}-0")
+
+    # ------------------------------------------------------------------------------------------- validation
+
+    def validate(self) -> "Config":
+        """Check value ranges of the keys this layer owns. Raises ``ConfigError(key, value, reason)``."""
+        if self.node_id < -1:
+            raise ConfigError("node.id", self.node_id, "must be >= 0 (or -1 for unset)")
+        if self.metadata_log_segment_min_bytes < 1:
+            raise ConfigError("metadata.log.segment.min.bytes", self.metadata_log_segment_min_bytes, "must be >= 1")
+        if self.metadata_log_segment_bytes < self.metadata_log_segment_min_bytes:
+            raise ConfigError(
+                "metadata.log.segment.bytes",
+                self.metadata_log_segment_bytes,
+                f"must be at least metadata.log.segment.min.bytes ({self.metadata_log_segment_min_bytes})",
+            )
+        if self.metadata_log_segment_bytes > 2**31 - 1:
+            raise ConfigError("metadata.log.segment.bytes", self.metadata_log_segment_bytes, "must fit in an int32")
+        if self.metadata_log_segment_ms < 1:
+            raise ConfigError("metadata.log.segment.ms", self.metadata_log_segment_ms, "must be >= 1")
+        for key, value in (
+            ("metadata.max.retention.bytes", self.metadata_max_retention_bytes),
+            ("metadata.max.retention.ms", self.metadata_max_retention_ms),
+        ):
+            if value < -1:
+                raise ConfigError(key, value, "must be >= 0 or -1 (no limit)")
+        if self.log_index_interval_bytes < 0:
+            raise ConfigError("log.index.interval.bytes", self.log_index_interval_bytes, "must be >= 0")
+        if self.metadata_log_max_record_bytes_between_snapshots < 1:
+            raise ConfigError(
+                "metadata.log.max.record.bytes.between.snapshots",
+                self.metadata_log_max_record_bytes_between_snapshots,
+                "must be >= 1",
+            )
+        if self.metadata_log_max_snapshot_interval_ms < 0:
+            raise ConfigError(
+                "metadata.log.max.snapshot.interval.ms", self.metadata_log_max_snapshot_interval_ms, "must be >= 0"
+            )
+        topic = self.metadata_log_topic
+        if not topic or len(topic) > 249 or any(not (c.isalnum() or c in "._-") for c in topic) or topic in (".", ".."):
+            raise ConfigError("metadata.log.topic", topic, "not a legal Kafka topic name")
+        for f in fields(self):
+            if f.name.startswith("controller_quorum_") and f.name.endswith("_ms"):
+                value = getattr(self, f.name)
+                if value < 0:
+                    key = "controller.quorum." + f.name[len("controller_quorum_") :].replace("_", ".")
+                    raise ConfigError(key, value, "must be >= 0")
+        return self
+
+
+def load_config(path: str) -> Config:
+    """Read a properties file into a ``Config`` (parse errors name the key; call ``validate()`` for ranges)."""
+    return Config.from_properties(load_properties(path))
