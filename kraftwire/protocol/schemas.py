@@ -1,0 +1,855 @@
+"""kraftwire's compact declarations of the Kafka messages it speaks, as data.
+
+Every message the protocol layer can encode or decode is declared here once: its kind (request,
+response, header, data), api key, valid and flexible version ranges, and its fields. Nothing else in
+the package knows a field layout; the codec compiles encoders and decoders from these tuples.
+
+``F(name, type, versions, nullable=, tag=, tagged=, flexible=, default=, fields=)`` declares a field:
+
+* ``name`` is Kafka's CamelCase field name; Python attributes use its snake_case form.
+* ``type`` is a primitive (int8/16/32/64, uint16, uint32, float64, bool, string, bytes, uuid,
+  records), a struct name (with ``fields``), or ``[]`` followed by either (an array).
+* version ranges are Kafka's notation: ``"3"``, ``"1-4"``, ``"2+"``, ``"none"``.
+* ``tag``/``tagged``: a tagged field (only in flexible versions), written only when not default.
+* ``flexible="none"`` keeps a string in the classic int16-length form even in flexible versions
+  (RequestHeader.ClientId).
+* ``default``: the value of an absent field (otherwise 0, "", b"", [], False, the zero uuid,
+  None for records, or a struct of defaults).
+
+``M(name, kind, api_key, valid, flexible, fields)`` declares a message and registers it in
+:data:`MESSAGES`.
+
+The region between the GENERATED markers is written by ``python -m kraftwire.tools.generate_schemas``
+from Apache Kafka's JSON specs (names, types, versions, tags, defaults only); a test checks it is
+current. The declarations after it are hand-written: the Vote v2 ``PreVote`` field (KIP-996, later
+than the reference specs) and kraftwire's own state records, marked ``kraftwire=True``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+UNSET: Any = type("Unset", (), {"__repr__": lambda self: "UNSET"})()
+
+
+class Field(NamedTuple):
+    name: str
+    type: str
+    versions: str
+    nullable: str = "none"
+    tag: int | None = None
+    tagged: str = "none"
+    flexible: str | None = None
+    default: Any = UNSET
+    fields: tuple | None = None
+
+
+class Message(NamedTuple):
+    name: str
+    kind: str  # "request" | "response" | "header" | "data"
+    api_key: int | None
+    valid: str
+    flexible: str
+    fields: tuple
+    kraftwire: bool = False  # True for kraftwire's own records (not part of Kafka)
+
+
+MESSAGES: dict[str, Message] = {}
+
+
+def F(name, type, versions, *, nullable="none", tag=None, tagged="none", flexible=None, default=UNSET, fields=None):
+    return Field(name, type, versions, nullable, tag, tagged, flexible, default, None if fields is None else tuple(fields))
+
+
+def M(name, kind, api_key, valid, flexible, fields, *, kraftwire=False):
+    MESSAGES[name] = Message(name, kind, api_key, valid, flexible, tuple(fields), kraftwire)
+    return MESSAGES[name]
+
+
+# fmt: off
+# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----
+M('AddRaftVoterRequest', 'request', 80, '0', '0+', [
+    F('ClusterId', 'string', '0+', nullable='0+'),
+    F('TimeoutMs', 'int32', '0+'),
+    F('VoterId', 'int32', '0+'),
+    F('VoterDirectoryId', 'uuid', '0+'),
+    F('Listeners', '[]Listener', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+    ]),
+])
+M('AddRaftVoterResponse', 'response', 80, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+])
+M('ApiVersionsRequest', 'request', 18, '0-4', '3+', [
+    F('ClientSoftwareName', 'string', '3+'),
+    F('ClientSoftwareVersion', 'string', '3+'),
+])
+M('ApiVersionsResponse', 'response', 18, '0-4', '3+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('ApiKeys', '[]ApiVersion', '0+', fields=[
+        F('ApiKey', 'int16', '0+'),
+        F('MinVersion', 'int16', '0+'),
+        F('MaxVersion', 'int16', '0+'),
+    ]),
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('SupportedFeatures', '[]SupportedFeatureKey', '3+', tag=0, tagged='3+', fields=[
+        F('Name', 'string', '3+'),
+        F('MinVersion', 'int16', '3+'),
+        F('MaxVersion', 'int16', '3+'),
+    ]),
+    F('FinalizedFeaturesEpoch', 'int64', '3+', tag=1, tagged='3+', default=-1),
+    F('FinalizedFeatures', '[]FinalizedFeatureKey', '3+', tag=2, tagged='3+', fields=[
+        F('Name', 'string', '3+'),
+        F('MaxVersionLevel', 'int16', '3+'),
+        F('MinVersionLevel', 'int16', '3+'),
+    ]),
+    F('ZkMigrationReady', 'bool', '3+', tag=3, tagged='3+', default=False),
+])
+M('BeginQuorumEpochRequest', 'request', 53, '0-1', '1+', [
+    F('ClusterId', 'string', '0+', nullable='0+', default=None),
+    F('VoterId', 'int32', '1+', default=-1),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('VoterDirectoryId', 'uuid', '1+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+    F('LeaderEndpoints', '[]LeaderEndpoint', '1+', fields=[
+        F('Name', 'string', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('BeginQuorumEpochResponse', 'response', 53, '0-1', '1+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '1+', tag=0, tagged='1+', fields=[
+        F('NodeId', 'int32', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('DescribeClusterRequest', 'request', 60, '0-1', '0+', [
+    F('IncludeClusterAuthorizedOperations', 'bool', '0+'),
+    F('EndpointType', 'int8', '1+', default=1),
+])
+M('DescribeClusterResponse', 'response', 60, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('EndpointType', 'int8', '1+', default=1),
+    F('ClusterId', 'string', '0+'),
+    F('ControllerId', 'int32', '0+', default=-1),
+    F('Brokers', '[]DescribeClusterBroker', '0+', fields=[
+        F('BrokerId', 'int32', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'int32', '0+'),
+        F('Rack', 'string', '0+', nullable='0+', default=None),
+    ]),
+    F('ClusterAuthorizedOperations', 'int32', '0+', default=-2147483648),
+])
+M('DescribeQuorumRequest', 'request', 55, '0-2', '0+', [
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('DescribeQuorumResponse', 'response', 55, '0-2', '0+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '2+', nullable='2+'),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '2+', nullable='2+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('HighWatermark', 'int64', '0+'),
+            F('CurrentVoters', '[]ReplicaState', '0+', fields=[
+                F('ReplicaId', 'int32', '0+'),
+                F('ReplicaDirectoryId', 'uuid', '2+'),
+                F('LogEndOffset', 'int64', '0+'),
+                F('LastFetchTimestamp', 'int64', '1+', default=-1),
+                F('LastCaughtUpTimestamp', 'int64', '1+', default=-1),
+            ]),
+            F('Observers', '[]ReplicaState', '0+', fields=[
+                F('ReplicaId', 'int32', '0+'),
+                F('ReplicaDirectoryId', 'uuid', '2+'),
+                F('LogEndOffset', 'int64', '0+'),
+                F('LastFetchTimestamp', 'int64', '1+', default=-1),
+                F('LastCaughtUpTimestamp', 'int64', '1+', default=-1),
+            ]),
+        ]),
+    ]),
+    F('Nodes', '[]Node', '2+', fields=[
+        F('NodeId', 'int32', '2+'),
+        F('Listeners', '[]Listener', '2+', fields=[
+            F('Name', 'string', '2+'),
+            F('Host', 'string', '2+'),
+            F('Port', 'uint16', '2+'),
+        ]),
+    ]),
+])
+M('EndQuorumEpochRequest', 'request', 54, '0-1', '1+', [
+    F('ClusterId', 'string', '0+', nullable='0+', default=None),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('PreferredSuccessors', '[]int32', '0'),
+            F('PreferredCandidates', '[]ReplicaInfo', '1+', fields=[
+                F('CandidateId', 'int32', '1+'),
+                F('CandidateDirectoryId', 'uuid', '1+'),
+            ]),
+        ]),
+    ]),
+    F('LeaderEndpoints', '[]LeaderEndpoint', '1+', fields=[
+        F('Name', 'string', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('EndQuorumEpochResponse', 'response', 54, '0-1', '1+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '1+', tag=0, tagged='1+', fields=[
+        F('NodeId', 'int32', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('FetchRequest', 'request', 1, '0-17', '12+', [
+    F('ClusterId', 'string', '12+', nullable='12+', tag=0, tagged='12+', default=None),
+    F('ReplicaId', 'int32', '0-14', default=-1),
+    F('ReplicaState', 'ReplicaState', '15+', tag=1, tagged='15+', fields=[
+        F('ReplicaId', 'int32', '15+', default=-1),
+        F('ReplicaEpoch', 'int64', '15+', default=-1),
+    ]),
+    F('MaxWaitMs', 'int32', '0+'),
+    F('MinBytes', 'int32', '0+'),
+    F('MaxBytes', 'int32', '3+', default=2147483647),
+    F('IsolationLevel', 'int8', '4+', default=0),
+    F('SessionId', 'int32', '7+', default=0),
+    F('SessionEpoch', 'int32', '7+', default=-1),
+    F('Topics', '[]FetchTopic', '0+', fields=[
+        F('Topic', 'string', '0-12'),
+        F('TopicId', 'uuid', '13+'),
+        F('Partitions', '[]FetchPartition', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('CurrentLeaderEpoch', 'int32', '9+', default=-1),
+            F('FetchOffset', 'int64', '0+'),
+            F('LastFetchedEpoch', 'int32', '12+', default=-1),
+            F('LogStartOffset', 'int64', '5+', default=-1),
+            F('PartitionMaxBytes', 'int32', '0+'),
+            F('ReplicaDirectoryId', 'uuid', '17+', tag=0, tagged='17+'),
+        ]),
+    ]),
+    F('ForgottenTopicsData', '[]ForgottenTopic', '7+', fields=[
+        F('Topic', 'string', '7-12'),
+        F('TopicId', 'uuid', '13+'),
+        F('Partitions', '[]int32', '7+'),
+    ]),
+    F('RackId', 'string', '11+', default=''),
+])
+M('FetchResponse', 'response', 1, '0-17', '12+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '7+'),
+    F('SessionId', 'int32', '7+', default=0),
+    F('Responses', '[]FetchableTopicResponse', '0+', fields=[
+        F('Topic', 'string', '0-12'),
+        F('TopicId', 'uuid', '13+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('HighWatermark', 'int64', '0+'),
+            F('LastStableOffset', 'int64', '4+', default=-1),
+            F('LogStartOffset', 'int64', '5+', default=-1),
+            F('DivergingEpoch', 'EpochEndOffset', '12+', tag=0, tagged='12+', fields=[
+                F('Epoch', 'int32', '12+', default=-1),
+                F('EndOffset', 'int64', '12+', default=-1),
+            ]),
+            F('CurrentLeader', 'LeaderIdAndEpoch', '12+', tag=1, tagged='12+', fields=[
+                F('LeaderId', 'int32', '12+', default=-1),
+                F('LeaderEpoch', 'int32', '12+', default=-1),
+            ]),
+            F('SnapshotId', 'SnapshotId', '12+', tag=2, tagged='12+', fields=[
+                F('EndOffset', 'int64', '0+', default=-1),
+                F('Epoch', 'int32', '0+', default=-1),
+            ]),
+            F('AbortedTransactions', '[]AbortedTransaction', '4+', nullable='4+', fields=[
+                F('ProducerId', 'int64', '4+'),
+                F('FirstOffset', 'int64', '4+'),
+            ]),
+            F('PreferredReadReplica', 'int32', '11+', default=-1),
+            F('Records', 'records', '0+', nullable='0+'),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '16+', tag=0, tagged='16+', fields=[
+        F('NodeId', 'int32', '16+'),
+        F('Host', 'string', '16+'),
+        F('Port', 'int32', '16+'),
+        F('Rack', 'string', '16+', nullable='16+', default=None),
+    ]),
+])
+M('FetchSnapshotRequest', 'request', 59, '0-1', '0+', [
+    F('ClusterId', 'string', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    F('ReplicaId', 'int32', '0+', default=-1),
+    F('MaxBytes', 'int32', '0+', default=2147483647),
+    F('Topics', '[]TopicSnapshot', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]PartitionSnapshot', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('CurrentLeaderEpoch', 'int32', '0+'),
+            F('SnapshotId', 'SnapshotId', '0+', fields=[
+                F('EndOffset', 'int64', '0+'),
+                F('Epoch', 'int32', '0+'),
+            ]),
+            F('Position', 'int64', '0+'),
+            F('ReplicaDirectoryId', 'uuid', '1+', tag=0, tagged='1+'),
+        ]),
+    ]),
+])
+M('FetchSnapshotResponse', 'response', 59, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('Topics', '[]TopicSnapshot', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]PartitionSnapshot', '0+', fields=[
+            F('Index', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('SnapshotId', 'SnapshotId', '0+', fields=[
+                F('EndOffset', 'int64', '0+'),
+                F('Epoch', 'int32', '0+'),
+            ]),
+            F('CurrentLeader', 'LeaderIdAndEpoch', '0+', tag=0, tagged='0+', fields=[
+                F('LeaderId', 'int32', '0+'),
+                F('LeaderEpoch', 'int32', '0+'),
+            ]),
+            F('Size', 'int64', '0+'),
+            F('Position', 'int64', '0+'),
+            F('UnalignedRecords', 'records', '0+'),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '1+', tag=0, tagged='1+', fields=[
+        F('NodeId', 'int32', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('FindCoordinatorRequest', 'request', 10, '0-6', '3+', [
+    F('Key', 'string', '0-3'),
+    F('KeyType', 'int8', '1+', default=0),
+    F('CoordinatorKeys', '[]string', '4+'),
+])
+M('FindCoordinatorResponse', 'response', 10, '0-6', '3+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '0-3'),
+    F('ErrorMessage', 'string', '1-3', nullable='1-3'),
+    F('NodeId', 'int32', '0-3'),
+    F('Host', 'string', '0-3'),
+    F('Port', 'int32', '0-3'),
+    F('Coordinators', '[]Coordinator', '4+', fields=[
+        F('Key', 'string', '4+'),
+        F('NodeId', 'int32', '4+'),
+        F('Host', 'string', '4+'),
+        F('Port', 'int32', '4+'),
+        F('ErrorCode', 'int16', '4+'),
+        F('ErrorMessage', 'string', '4+', nullable='4+'),
+    ]),
+])
+M('HeartbeatRequest', 'request', 12, '0-4', '4+', [
+    F('GroupId', 'string', '0+'),
+    F('GenerationId', 'int32', '0+'),
+    F('MemberId', 'string', '0+'),
+    F('GroupInstanceId', 'string', '3+', nullable='3+', default=None),
+])
+M('HeartbeatResponse', 'response', 12, '0-4', '4+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '0+'),
+])
+M('InitProducerIdRequest', 'request', 22, '0-5', '2+', [
+    F('TransactionalId', 'string', '0+', nullable='0+'),
+    F('TransactionTimeoutMs', 'int32', '0+'),
+    F('ProducerId', 'int64', '3+', default=-1),
+    F('ProducerEpoch', 'int16', '3+', default=-1),
+])
+M('InitProducerIdResponse', 'response', 22, '0-5', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ProducerId', 'int64', '0+', default=-1),
+    F('ProducerEpoch', 'int16', '0+'),
+])
+M('JoinGroupRequest', 'request', 11, '0-9', '6+', [
+    F('GroupId', 'string', '0+'),
+    F('SessionTimeoutMs', 'int32', '0+'),
+    F('RebalanceTimeoutMs', 'int32', '1+', default=-1),
+    F('MemberId', 'string', '0+'),
+    F('GroupInstanceId', 'string', '5+', nullable='5+', default=None),
+    F('ProtocolType', 'string', '0+'),
+    F('Protocols', '[]JoinGroupRequestProtocol', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Metadata', 'bytes', '0+'),
+    ]),
+    F('Reason', 'string', '8+', nullable='8+', default=None),
+])
+M('JoinGroupResponse', 'response', 11, '0-9', '6+', [
+    F('ThrottleTimeMs', 'int32', '2+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('GenerationId', 'int32', '0+', default=-1),
+    F('ProtocolType', 'string', '7+', nullable='7+', default=None),
+    F('ProtocolName', 'string', '0+', nullable='7+'),
+    F('Leader', 'string', '0+'),
+    F('SkipAssignment', 'bool', '9+', default=False),
+    F('MemberId', 'string', '0+'),
+    F('Members', '[]JoinGroupResponseMember', '0+', fields=[
+        F('MemberId', 'string', '0+'),
+        F('GroupInstanceId', 'string', '5+', nullable='5+', default=None),
+        F('Metadata', 'bytes', '0+'),
+    ]),
+])
+M('KRaftVersionRecord', 'data', None, '0', '0+', [
+    F('Version', 'int16', '0+'),
+    F('KRaftVersion', 'int16', '0+'),
+])
+M('LeaderChangeMessage', 'data', None, '0-1', '0+', [
+    F('Version', 'int16', '0+'),
+    F('LeaderId', 'int32', '0+'),
+    F('Voters', '[]Voter', '0+', fields=[
+        F('VoterId', 'int32', '0+'),
+        F('VoterDirectoryId', 'uuid', '1+'),
+    ]),
+    F('GrantingVoters', '[]Voter', '0+', fields=[
+        F('VoterId', 'int32', '0+'),
+        F('VoterDirectoryId', 'uuid', '1+'),
+    ]),
+])
+M('LeaveGroupRequest', 'request', 13, '0-5', '4+', [
+    F('GroupId', 'string', '0+'),
+    F('MemberId', 'string', '0-2'),
+    F('Members', '[]MemberIdentity', '3+', fields=[
+        F('MemberId', 'string', '3+'),
+        F('GroupInstanceId', 'string', '3+', nullable='3+', default=None),
+        F('Reason', 'string', '5+', nullable='5+', default=None),
+    ]),
+])
+M('LeaveGroupResponse', 'response', 13, '0-5', '4+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('Members', '[]MemberResponse', '3+', fields=[
+        F('MemberId', 'string', '3+'),
+        F('GroupInstanceId', 'string', '3+', nullable='3+'),
+        F('ErrorCode', 'int16', '3+'),
+    ]),
+])
+M('ListOffsetsRequest', 'request', 2, '0-10', '6+', [
+    F('ReplicaId', 'int32', '0+'),
+    F('IsolationLevel', 'int8', '2+'),
+    F('Topics', '[]ListOffsetsTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]ListOffsetsPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('CurrentLeaderEpoch', 'int32', '4+', default=-1),
+            F('Timestamp', 'int64', '0+'),
+            F('MaxNumOffsets', 'int32', '0', default=1),
+        ]),
+    ]),
+    F('TimeoutMs', 'int32', '10+'),
+])
+M('ListOffsetsResponse', 'response', 2, '0-10', '6+', [
+    F('ThrottleTimeMs', 'int32', '2+'),
+    F('Topics', '[]ListOffsetsTopicResponse', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]ListOffsetsPartitionResponse', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('OldStyleOffsets', '[]int64', '0'),
+            F('Timestamp', 'int64', '1+', default=-1),
+            F('Offset', 'int64', '1+', default=-1),
+            F('LeaderEpoch', 'int32', '4+', default=-1),
+        ]),
+    ]),
+])
+M('MetadataRequest', 'request', 3, '0-12', '9+', [
+    F('Topics', '[]MetadataRequestTopic', '0+', nullable='1+', fields=[
+        F('TopicId', 'uuid', '10+'),
+        F('Name', 'string', '0+', nullable='10+'),
+    ]),
+    F('AllowAutoTopicCreation', 'bool', '4+', default=True),
+    F('IncludeClusterAuthorizedOperations', 'bool', '8-10'),
+    F('IncludeTopicAuthorizedOperations', 'bool', '8+'),
+])
+M('MetadataResponse', 'response', 3, '0-12', '9+', [
+    F('ThrottleTimeMs', 'int32', '3+'),
+    F('Brokers', '[]MetadataResponseBroker', '0+', fields=[
+        F('NodeId', 'int32', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'int32', '0+'),
+        F('Rack', 'string', '1+', nullable='1+', default=None),
+    ]),
+    F('ClusterId', 'string', '2+', nullable='2+', default=None),
+    F('ControllerId', 'int32', '1+', default=-1),
+    F('Topics', '[]MetadataResponseTopic', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('Name', 'string', '0+', nullable='12+'),
+        F('TopicId', 'uuid', '10+'),
+        F('IsInternal', 'bool', '1+', default=False),
+        F('Partitions', '[]MetadataResponsePartition', '0+', fields=[
+            F('ErrorCode', 'int16', '0+'),
+            F('PartitionIndex', 'int32', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '7+', default=-1),
+            F('ReplicaNodes', '[]int32', '0+'),
+            F('IsrNodes', '[]int32', '0+'),
+            F('OfflineReplicas', '[]int32', '5+'),
+        ]),
+        F('TopicAuthorizedOperations', 'int32', '8+', default=-2147483648),
+    ]),
+    F('ClusterAuthorizedOperations', 'int32', '8-10', default=-2147483648),
+])
+M('OffsetCommitRequest', 'request', 8, '2-10', '8+', [
+    F('GroupId', 'string', '0+'),
+    F('GenerationIdOrMemberEpoch', 'int32', '1+', default=-1),
+    F('MemberId', 'string', '1+'),
+    F('GroupInstanceId', 'string', '7+', nullable='7+', default=None),
+    F('RetentionTimeMs', 'int64', '2-4', default=-1),
+    F('Topics', '[]OffsetCommitRequestTopic', '0+', fields=[
+        F('Name', 'string', '0-9'),
+        F('TopicId', 'uuid', '10+'),
+        F('Partitions', '[]OffsetCommitRequestPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('CommittedOffset', 'int64', '0+'),
+            F('CommittedLeaderEpoch', 'int32', '6+', default=-1),
+            F('CommitTimestamp', 'int64', '1', default=-1),
+            F('CommittedMetadata', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+])
+M('OffsetCommitResponse', 'response', 8, '2-10', '8+', [
+    F('ThrottleTimeMs', 'int32', '3+'),
+    F('Topics', '[]OffsetCommitResponseTopic', '0+', fields=[
+        F('Name', 'string', '0-9'),
+        F('TopicId', 'uuid', '10+'),
+        F('Partitions', '[]OffsetCommitResponsePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
+M('OffsetFetchRequest', 'request', 9, '1-10', '6+', [
+    F('GroupId', 'string', '0-7'),
+    F('Topics', '[]OffsetFetchRequestTopic', '0-7', nullable='2-7', fields=[
+        F('Name', 'string', '0-7'),
+        F('PartitionIndexes', '[]int32', '0-7'),
+    ]),
+    F('Groups', '[]OffsetFetchRequestGroup', '8+', fields=[
+        F('GroupId', 'string', '8+'),
+        F('MemberId', 'string', '9+', nullable='9+', default=None),
+        F('MemberEpoch', 'int32', '9+', default=-1),
+        F('Topics', '[]OffsetFetchRequestTopics', '8+', nullable='8+', fields=[
+            F('Name', 'string', '8-9'),
+            F('TopicId', 'uuid', '10+'),
+            F('PartitionIndexes', '[]int32', '8+'),
+        ]),
+    ]),
+    F('RequireStable', 'bool', '7+', default=False),
+])
+M('OffsetFetchResponse', 'response', 9, '1-10', '6+', [
+    F('ThrottleTimeMs', 'int32', '3+'),
+    F('Topics', '[]OffsetFetchResponseTopic', '0-7', fields=[
+        F('Name', 'string', '0-7'),
+        F('Partitions', '[]OffsetFetchResponsePartition', '0-7', fields=[
+            F('PartitionIndex', 'int32', '0-7'),
+            F('CommittedOffset', 'int64', '0-7'),
+            F('CommittedLeaderEpoch', 'int32', '5-7', default=-1),
+            F('Metadata', 'string', '0-7', nullable='0-7'),
+            F('ErrorCode', 'int16', '0-7'),
+        ]),
+    ]),
+    F('ErrorCode', 'int16', '2-7', default=0),
+    F('Groups', '[]OffsetFetchResponseGroup', '8+', fields=[
+        F('GroupId', 'string', '8+'),
+        F('Topics', '[]OffsetFetchResponseTopics', '8+', fields=[
+            F('Name', 'string', '8-9'),
+            F('TopicId', 'uuid', '10+'),
+            F('Partitions', '[]OffsetFetchResponsePartitions', '8+', fields=[
+                F('PartitionIndex', 'int32', '8+'),
+                F('CommittedOffset', 'int64', '8+'),
+                F('CommittedLeaderEpoch', 'int32', '8+', default=-1),
+                F('Metadata', 'string', '8+', nullable='8+'),
+                F('ErrorCode', 'int16', '8+'),
+            ]),
+        ]),
+        F('ErrorCode', 'int16', '8+', default=0),
+    ]),
+])
+M('ProduceRequest', 'request', 0, '0-11', '9+', [
+    F('TransactionalId', 'string', '3+', nullable='3+', default=None),
+    F('Acks', 'int16', '0+'),
+    F('TimeoutMs', 'int32', '0+'),
+    F('TopicData', '[]TopicProduceData', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('PartitionData', '[]PartitionProduceData', '0+', fields=[
+            F('Index', 'int32', '0+'),
+            F('Records', 'records', '0+', nullable='0+'),
+        ]),
+    ]),
+])
+M('ProduceResponse', 'response', 0, '0-11', '9+', [
+    F('Responses', '[]TopicProduceResponse', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('PartitionResponses', '[]PartitionProduceResponse', '0+', fields=[
+            F('Index', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('BaseOffset', 'int64', '0+'),
+            F('LogAppendTimeMs', 'int64', '2+', default=-1),
+            F('LogStartOffset', 'int64', '5+', default=-1),
+            F('RecordErrors', '[]BatchIndexAndErrorMessage', '8+', fields=[
+                F('BatchIndex', 'int32', '8+'),
+                F('BatchIndexErrorMessage', 'string', '8+', nullable='8+', default=None),
+            ]),
+            F('ErrorMessage', 'string', '8+', nullable='8+', default=None),
+            F('CurrentLeader', 'LeaderIdAndEpoch', '10+', tag=0, tagged='10+', fields=[
+                F('LeaderId', 'int32', '10+', default=-1),
+                F('LeaderEpoch', 'int32', '10+', default=-1),
+            ]),
+        ]),
+    ]),
+    F('ThrottleTimeMs', 'int32', '1+', default=0),
+    F('NodeEndpoints', '[]NodeEndpoint', '10+', tag=0, tagged='10+', fields=[
+        F('NodeId', 'int32', '10+'),
+        F('Host', 'string', '10+'),
+        F('Port', 'int32', '10+'),
+        F('Rack', 'string', '10+', nullable='10+', default=None),
+    ]),
+])
+M('QuorumStateData', 'data', None, '0-1', '0+', [
+    F('ClusterId', 'string', '0'),
+    F('LeaderId', 'int32', '0+', default=-1),
+    F('LeaderEpoch', 'int32', '0+', default=-1),
+    F('VotedId', 'int32', '0+', default=-1),
+    F('VotedDirectoryId', 'uuid', '1+'),
+    F('AppliedOffset', 'int64', '0'),
+    F('CurrentVoters', '[]Voter', '0', nullable='0', fields=[
+        F('VoterId', 'int32', '0'),
+    ]),
+])
+M('RemoveRaftVoterRequest', 'request', 81, '0', '0+', [
+    F('ClusterId', 'string', '0+', nullable='0+'),
+    F('VoterId', 'int32', '0+'),
+    F('VoterDirectoryId', 'uuid', '0+'),
+])
+M('RemoveRaftVoterResponse', 'response', 81, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+])
+M('RequestHeader', 'header', None, '0-2', '2+', [
+    F('RequestApiKey', 'int16', '0+'),
+    F('RequestApiVersion', 'int16', '0+'),
+    F('CorrelationId', 'int32', '0+'),
+    F('ClientId', 'string', '1+', nullable='1+', flexible='none'),
+])
+M('ResponseHeader', 'header', None, '0-1', '1+', [
+    F('CorrelationId', 'int32', '0+'),
+])
+M('SnapshotFooterRecord', 'data', None, '0', '0+', [
+    F('Version', 'int16', '0+'),
+])
+M('SnapshotHeaderRecord', 'data', None, '0', '0+', [
+    F('Version', 'int16', '0+'),
+    F('LastContainedLogTimestamp', 'int64', '0+'),
+])
+M('SyncGroupRequest', 'request', 14, '0-5', '4+', [
+    F('GroupId', 'string', '0+'),
+    F('GenerationId', 'int32', '0+'),
+    F('MemberId', 'string', '0+'),
+    F('GroupInstanceId', 'string', '3+', nullable='3+', default=None),
+    F('ProtocolType', 'string', '5+', nullable='5+', default=None),
+    F('ProtocolName', 'string', '5+', nullable='5+', default=None),
+    F('Assignments', '[]SyncGroupRequestAssignment', '0+', fields=[
+        F('MemberId', 'string', '0+'),
+        F('Assignment', 'bytes', '0+'),
+    ]),
+])
+M('SyncGroupResponse', 'response', 14, '0-5', '4+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ProtocolType', 'string', '5+', nullable='5+', default=None),
+    F('ProtocolName', 'string', '5+', nullable='5+', default=None),
+    F('Assignment', 'bytes', '0+'),
+])
+M('UpdateRaftVoterRequest', 'request', 82, '0', '0+', [
+    F('ClusterId', 'string', '0+', nullable='0+'),
+    F('CurrentLeaderEpoch', 'int32', '0+'),
+    F('VoterId', 'int32', '0+'),
+    F('VoterDirectoryId', 'uuid', '0+'),
+    F('Listeners', '[]Listener', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+    ]),
+    F('KRaftVersionFeature', 'KRaftVersionFeature', '0+', fields=[
+        F('MinSupportedVersion', 'int16', '0+'),
+        F('MaxSupportedVersion', 'int16', '0+'),
+    ]),
+])
+M('UpdateRaftVoterResponse', 'response', 82, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('CurrentLeader', 'CurrentLeader', '0+', tag=0, tagged='0+', fields=[
+        F('LeaderId', 'int32', '0+', default=-1),
+        F('LeaderEpoch', 'int32', '0+', default=-1),
+        F('Host', 'string', '0+'),
+        F('Port', 'int32', '0+'),
+    ]),
+])
+M('VoteRequest', 'request', 52, '0-1', '0+', [
+    F('ClusterId', 'string', '0+', nullable='0+', default=None),
+    F('VoterId', 'int32', '1+', default=-1),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('CandidateEpoch', 'int32', '0+'),
+            F('CandidateId', 'int32', '0+'),
+            F('CandidateDirectoryId', 'uuid', '1+'),
+            F('VoterDirectoryId', 'uuid', '1+'),
+            F('LastOffsetEpoch', 'int32', '0+'),
+            F('LastOffset', 'int64', '0+'),
+        ]),
+    ]),
+])
+M('VoteResponse', 'response', 52, '0-1', '0+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('VoteGranted', 'bool', '0+'),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '1+', tag=0, tagged='1+', fields=[
+        F('NodeId', 'int32', '1+'),
+        F('Host', 'string', '1+'),
+        F('Port', 'uint16', '1+'),
+    ]),
+])
+M('VotersRecord', 'data', None, '0', '0+', [
+    F('Version', 'int16', '0+'),
+    F('Voters', '[]Voter', '0+', fields=[
+        F('VoterId', 'int32', '0+'),
+        F('VoterDirectoryId', 'uuid', '0+'),
+        F('Endpoints', '[]Endpoint', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Host', 'string', '0+'),
+            F('Port', 'uint16', '0+'),
+        ]),
+        F('KRaftVersionFeature', 'KRaftVersionFeature', '0+', fields=[
+            F('MinSupportedVersion', 'int16', '0+'),
+            F('MaxSupportedVersion', 'int16', '0+'),
+        ]),
+    ]),
+])
+# ---- END GENERATED ----
+# fmt: on
+
+
+# ---------------------------------------------------------------------------------------------
+# Hand-declared additions
+# ---------------------------------------------------------------------------------------------
+
+def _add_field(message: str, valid: str, path: tuple[str, ...], field: Field) -> None:
+    """Re-declare *message* with a new valid range and *field* appended to the struct at *path*."""
+
+    def extend(fields: tuple, rest: tuple[str, ...]) -> tuple:
+        if not rest:
+            return fields + (field,)
+        return tuple(f._replace(fields=extend(f.fields, rest[1:])) if f.name == rest[0] else f for f in fields)
+
+    m = MESSAGES[message]
+    MESSAGES[message] = m._replace(valid=valid, fields=extend(m.fields, path))
+
+
+# Vote v2 (KIP-996 pre-vote, apache/kafka PR #17807): a PreVote bool at the end of the request's
+# per-partition data; the response only gains the version.
+if MESSAGES["VoteRequest"].valid == "0-1":
+    _add_field("VoteRequest", "0-2", ("Topics", "Partitions"), F("PreVote", "bool", "2+"))
+    MESSAGES["VoteResponse"] = MESSAGES["VoteResponse"]._replace(valid="0-2")
+
+
+# kraftwire's own state records. They travel as values of control records with kraftwire's control
+# types (kraftwire.records.control) and in snapshots. Producer state has no record: it is rebuilt
+# from the producer id / epoch / sequence in data-batch headers.
+
+M("KraftwireGroupOffsetRecord", "data", None, "0", "0+", [
+    F("GroupId", "string", "0+"),
+    F("Topic", "string", "0+"),
+    F("Partition", "int32", "0+"),
+    F("Offset", "int64", "0+", default=-1),  # -1 deletes the committed offset
+    F("LeaderEpoch", "int32", "0+", default=-1),
+    F("Metadata", "string", "0+", nullable="0+", default=None),
+    F("CommitTimestamp", "int64", "0+", default=-1),
+], kraftwire=True)
+
+M("KraftwireGroupGenerationRecord", "data", None, "0", "0+", [
+    F("GroupId", "string", "0+"),
+    F("GenerationId", "int32", "0+"),
+    F("ProtocolType", "string", "0+", nullable="0+", default=None),
+    F("ProtocolName", "string", "0+", nullable="0+", default=None),
+    F("Leader", "string", "0+", nullable="0+", default=None),
+    F("Members", "[]Member", "0+", fields=[
+        F("MemberId", "string", "0+"),
+        F("GroupInstanceId", "string", "0+", nullable="0+", default=None),
+        F("ClientId", "string", "0+"),
+        F("ClientHost", "string", "0+"),
+        F("RebalanceTimeoutMs", "int32", "0+", default=-1),
+        F("SessionTimeoutMs", "int32", "0+"),
+        F("Subscription", "bytes", "0+"),
+        F("Assignment", "bytes", "0+"),
+    ]),
+], kraftwire=True)
+
+M("KraftwireBrokerRegistrationRecord", "data", None, "0", "0+", [
+    F("BrokerId", "int32", "0+"),
+    F("IncarnationId", "uuid", "0+"),
+    F("BrokerEpoch", "int64", "0+", default=-1),
+    F("Rack", "string", "0+", nullable="0+", default=None),
+    F("Fenced", "bool", "0+", default=False),
+    F("Endpoints", "[]Endpoint", "0+", fields=[
+        F("Name", "string", "0+"),
+        F("Host", "string", "0+"),
+        F("Port", "uint16", "0+"),
+        F("SecurityProtocol", "int16", "0+"),
+    ]),
+], kraftwire=True)

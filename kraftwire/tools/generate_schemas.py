@@ -1,0 +1,129 @@
+"""Regenerate the generated region of ``kraftwire/protocol/schemas.py`` from Kafka's JSON message specs.
+
+Usage::
+
+    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--check]
+
+``SPEC_DIR`` defaults to ``../shared/reference/kafka-message-specs`` (relative to the repository root).
+Only facts are carried over: message and field names, types, version ranges, nullable/tagged/flexible
+versions, tags, api keys and defaults. Comments and ``about`` prose are not copied. ``commonStructs`` are
+inlined where they are used, so every declaration is self-contained.
+
+The generated text sits between the BEGIN/END markers in schemas.py; the hand-declared additions
+(Vote v2 ``PreVote``, kraftwire's own state records) live below the END marker and are never touched.
+``--check`` exits 1 when the file on disk differs from what the specs produce (used by CI and a test).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
+SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
+BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
+END = "# ---- END GENERATED ----\n"
+
+_PRIMITIVES = {"int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "bool", "string", "bytes", "uuid", "records"}
+
+
+def _strip_comments(text: str) -> str:
+    return re.sub(r"^\s*//.*$", "", text, flags=re.M)
+
+
+def load_spec(path: Path) -> dict:
+    return json.loads(_strip_comments(path.read_text()))
+
+
+def _default_literal(ftype: str, raw):
+    base = ftype[2:] if ftype.startswith("[]") else ftype
+    if raw == "null":
+        return "None"
+    if ftype.startswith("[]"):
+        return None  # arrays only ever default to empty or null
+    if base == "bool":
+        return "True" if str(raw).lower() == "true" else "False"
+    if base in ("int8", "int16", "int32", "int64", "uint16", "uint32"):
+        return str(int(str(raw), 0))
+    if base == "float64":
+        return repr(float(raw))
+    if base == "string":
+        return repr(str(raw))
+    return None
+
+
+def _field(f: dict, common: dict[str, dict], indent: int) -> str:
+    pad = " " * indent
+    ftype = f["type"]
+    args = [repr(f["name"]), repr(ftype), repr(f["versions"])]
+    if "nullableVersions" in f:
+        args.append(f"nullable={f['nullableVersions']!r}")
+    if "tag" in f:
+        args.append(f"tag={int(f['tag'])}")
+        args.append(f"tagged={f.get('taggedVersions', f['versions'])!r}")
+    if "flexibleVersions" in f:
+        args.append(f"flexible={f['flexibleVersions']!r}")
+    if "default" in f:
+        lit = _default_literal(ftype, f["default"])
+        if lit is not None:
+            args.append(f"default={lit}")
+    sub = f.get("fields")
+    base = ftype[2:] if ftype.startswith("[]") else ftype
+    if sub is None and base not in _PRIMITIVES:
+        sub = common[base]["fields"]
+    if sub is None:
+        return f"{pad}F({', '.join(args)}),\n"
+    inner = "".join(_field(s, common, indent + 4) for s in sub)
+    return f"{pad}F({', '.join(args)}, fields=[\n{inner}{pad}]),\n"
+
+
+def render_spec(spec: dict) -> str:
+    common = {c["name"]: c for c in spec.get("commonStructs", [])}
+    key = spec.get("apiKey")
+    head = (
+        f"M({spec['name']!r}, {spec['type']!r}, {key!r}, {spec['validVersions']!r}, "
+        f"{spec['flexibleVersions']!r}, [\n"
+    )
+    body = "".join(_field(f, common, 4) for f in spec["fields"])
+    return head + body + "])\n"
+
+
+def render(spec_dir: Path) -> str:
+    parts = [BEGIN]
+    for path in sorted(spec_dir.glob("*.json")):
+        parts.append(render_spec(load_spec(path)))
+    parts.append(END)
+    return "".join(parts)
+
+
+def splice(current: str, generated: str) -> str:
+    start = current.index(BEGIN)
+    end = current.index(END) + len(END)
+    return current[:start] + generated + current[end:]
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    spec_dir = Path(args[0]) if args else DEFAULT_SPEC_DIR
+    if not spec_dir.is_dir():
+        print(f"spec directory not found: {spec_dir}", file=sys.stderr)
+        return 2
+    current = SCHEMAS_PY.read_text()
+    updated = splice(current, render(spec_dir))
+    if check:
+        if updated != current:
+            print(f"{SCHEMAS_PY} is out of date; run python -m kraftwire.tools.generate_schemas", file=sys.stderr)
+            return 1
+        return 0
+    if updated != current:
+        SCHEMAS_PY.write_text(updated)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
