@@ -54,7 +54,8 @@ def _part_of(module: str) -> str | None:
     names = module.split(".")
     if names[0] != "kraftwire":
         return None
-    return names[1] if len(names) > 1 else "__init__"
+    # ``from kraftwire import __version__`` names an attribute of the package itself, not a part.
+    return names[1] if len(names) > 1 and names[1] in LAYERS else "__init__"
 
 
 def _imports(tree: ast.AST, rel: Path):
