@@ -1,0 +1,64 @@
+"""The ApiVersions answer, built from the handlers a node has registered — never from the schema list.
+
+A node advertises exactly what it can serve: ``registered`` maps api key -> (min, max) of the handlers
+installed for its roles. Two Kafka rules are applied here:
+
+* Produce is advertised from min version 0 whatever its handler accepts: librdkafka only enables
+  compressed produce when it sees min 0 (KAFKA-18659); the handler rejects the old versions itself.
+* KIP-511 fallback: a request for an ApiVersions version the node does not support gets error 35
+  (UNSUPPORTED_VERSION) in a **v0-format** body that still lists every range, so the client can retry
+  at a version both sides know. The response header is v0 in every case (see framing).
+
+Public API::
+
+    advertised_ranges(registered) -> dict[int, tuple[int, int]]
+    api_versions_response(registered, request_version, *, throttle_time_ms=0) -> (ApiVersionsResponse, body_version)
+    encode_api_versions_response(registered, request_version, correlation_id) -> list   # framed chunks
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from kraftwire.error_codes import UNSUPPORTED_VERSION
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol.framing import encode_response
+from kraftwire.protocol.messages import ApiVersionsResponse
+
+API_VERSIONS_KEY = 18
+PRODUCE_KEY = 0
+
+
+def advertised_ranges(registered: Mapping[int, tuple[int, int]]) -> dict[int, tuple[int, int]]:
+    """The (min, max) per api key the node advertises, sorted by key, Produce from min 0."""
+    out: dict[int, tuple[int, int]] = {}
+    for key in sorted(registered):
+        lo, hi = registered[key]
+        if not (0 <= lo <= hi <= 0x7FFF) or not (0 <= key <= 0x7FFF):
+            raise ProtocolError(f"bad registered range for api key {key}: ({lo}, {hi})")
+        if key == PRODUCE_KEY:
+            lo = 0
+        out[key] = (lo, hi)
+    return out
+
+
+def api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int, *,
+                          throttle_time_ms: int = 0) -> tuple[ApiVersionsResponse, int]:
+    """Return ``(response, version to encode the body at)``.
+
+    ``request_version`` outside the registered ApiVersions range (or ApiVersions not registered at all)
+    yields error 35 and body version 0; otherwise error 0 at the request's own version.
+    """
+    ranges = advertised_ranges(registered)
+    keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in ranges.items()]
+    own = ranges.get(API_VERSIONS_KEY)
+    if own is None or not own[0] <= request_version <= own[1]:
+        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=keys), 0
+    return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=throttle_time_ms), request_version
+
+
+def encode_api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int,
+                                 correlation_id: int) -> list:
+    """The whole framed response (header v0) as a chunk list."""
+    body, version = api_versions_response(registered, request_version)
+    return encode_response(body, version, correlation_id)
