@@ -455,8 +455,8 @@ def rebase_batches(buf, base_offset: int, partition_leader_epoch: int, max_batch
     a trailing partial batch is a ``ValueError``.
     """
     _check_max_batch_size(max_batch_size)
-    if not _I32_MIN <= partition_leader_epoch <= _I32_MAX:
-        raise OverflowError("partition leader epoch out of range")
+    if not _I64_MIN <= base_offset <= _I64_MAX or not _I32_MIN <= partition_leader_epoch <= _I32_MAX:
+        raise OverflowError("base offset or partition leader epoch out of range")
     mv = _as_view(buf)
     n = len(mv)
     out = bytearray(mv)
