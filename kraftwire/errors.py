@@ -86,3 +86,19 @@ class RecordTooLargeError(KraftwireError):
 
 class NotLeaderError(KraftwireError):
     """An operation that needs the leader was attempted on a non-leader (or with a stale epoch)."""
+
+
+# --- appended by the log work -----------------------------------------------------------------------------------------
+
+
+class InvalidTruncationError(LogError, ValueError):
+    """A truncation the log must refuse (below the high watermark, or below the log start)."""
+
+
+class InvalidSnapshotIdError(LogError, ValueError):
+    """A snapshot id the log must refuse: above the high watermark, not on a batch boundary, or not valid
+    against the log's epochs."""
+
+
+class LogLockedError(LogError):
+    """Another process holds the log directory's ``.lock``."""

@@ -141,7 +141,10 @@ class LogView(Protocol):
     def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
         """Kafka's ``endOffsetForEpoch``: the end offset of the largest epoch ≤ ``epoch`` and that epoch.
 
-        Answers (-1, -1) when ``epoch`` is below everything the log (and its snapshot) knows.
+        As KafkaMetadataLog answers: the latest epoch → (log end offset, epoch); an epoch below the first known
+        one → (the first entry's start offset, ``epoch``), replaced by the earliest snapshot's
+        (end offset, epoch) when that start offset is the snapshot's end offset; when the epoch cache has no answer
+        (empty cache, ``epoch`` above every known epoch, or -1) → (log end offset, ``last_fetched_epoch()``).
         """
         ...
 
@@ -174,7 +177,15 @@ class ReplicatedLog(LogView, Protocol):
         ...
 
     def truncate_to(self, offset: int) -> None:
-        """Drop every record at or above ``offset`` (never below the high watermark: raises)."""
+        """Drop every batch whose last offset is at or above ``offset`` (a batch is never split, so the new end
+        offset may be below ``offset``); epoch-cache entries starting at or after the new end go too. Below the
+        high watermark it raises ``InvalidTruncationError``."""
+        ...
+
+    def truncate_to_end_offset(self, end: OffsetAndEpoch) -> int:
+        """Kafka's ``truncateToEndOffset`` after a DIVERGING fetch answer ``end`` (the leader's end offset for our
+        last fetched epoch): truncate to ``min(end.offset, end_offset())`` if our log knows ``end.epoch``, else to
+        our own end offset for that epoch. Returns the new end offset. Added by the log work (additive)."""
         ...
 
     def truncate_to_latest_snapshot(self) -> bool:
@@ -198,7 +209,8 @@ class ReplicatedLog(LogView, Protocol):
         ...
 
     def store_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotWriter:
-        """A writer for a snapshot downloaded from the leader (FetchSnapshot)."""
+        """A writer for a snapshot downloaded from the leader (FetchSnapshot). Raises ``InvalidSnapshotIdError``
+        if that snapshot already exists."""
         ...
 
     def delete_before_snapshot(self, snapshot_id: SnapshotId) -> bool:

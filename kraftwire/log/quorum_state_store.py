@@ -25,7 +25,14 @@ from kraftwire.errors import LogError
 from kraftwire.ids import NO_ID, ZERO_UUID, uuid_from_base64, uuid_to_base64
 from kraftwire.log.checkpoint import read_file_or_none, write_atomic
 
-__all__ = ["QuorumStateData", "FileQuorumStateStore", "QuorumStateFormatError", "encode_quorum_state", "decode_quorum_state"]
+__all__ = [
+    "QuorumStateData",
+    "FileQuorumStateStore",
+    "MemoryQuorumStateStore",
+    "QuorumStateFormatError",
+    "encode_quorum_state",
+    "decode_quorum_state",
+]
 
 FILE_NAME = "quorum-state"
 DATA_VERSION_KEY = "data_version"
@@ -156,3 +163,22 @@ class FileQuorumStateStore:
                 os.unlink(path)
             except FileNotFoundError:
                 pass
+
+
+class MemoryQuorumStateStore:
+    """The simulation twin of ``FileQuorumStateStore``: keeps the encoded JSON text (so encoding errors surface in
+    simulation too); ``write`` is durable when it returns, as the file store's fsync makes it."""
+
+    def __init__(self) -> None:
+        self.text: str | None = None
+        self.writes = 0
+
+    def read(self) -> QuorumStateData | None:
+        return None if self.text is None else decode_quorum_state(self.text)
+
+    def write(self, state: QuorumStateData) -> None:
+        self.text = encode_quorum_state(state)
+        self.writes += 1
+
+    def clear(self) -> None:
+        self.text = None

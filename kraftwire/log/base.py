@@ -1,0 +1,381 @@
+"""The rules both logs share, written once on top of a few storage hooks. Pure (no I/O, no clock).
+
+``MemoryLog`` and ``SegmentedLog`` differ only in where bytes live; everything Raft relies on — epoch lookups,
+fetch validation, snapshot id checks, truncation and log-start rules — lives here so the two cannot drift.
+The semantics follow Kafka's ``ReplicatedLog`` defaults and ``KafkaMetadataLog`` (facts, our words):
+
+* ``end_offset_for_epoch(e)``: the epoch cache's answer (see ``epoch_cache``); when it is undefined (cache empty,
+  ``e`` above every epoch, or ``e == -1``) the answer is ``(end offset, last fetched epoch)``; when the answer is
+  ``(e, earliest snapshot end offset)`` it is replaced by the earliest snapshot's id (its epoch).
+* ``validate_offset_and_epoch(o, e)``: ``(0, any)`` on a log that starts at 0 is VALID; with a snapshot, SNAPSHOT
+  (latest snapshot id) when ``o`` < log start, or ``o`` == log start and ``e`` != earliest snapshot epoch, or ``e`` <
+  earliest snapshot epoch; otherwise DIVERGING(end_offset_for_epoch(e)) when that has another epoch or ends before
+  ``o``, else VALID.
+* Reads return whole batches: from the batch holding ``offset`` while a batch's last offset is below the limit
+  (the high watermark for COMMITTED, the log end for UNCOMMITTED), at least one batch, at most ``max_bytes``
+  otherwise. ``LogFetchInfo.start_offset`` is the first returned batch's base offset.
+* ``truncate_to(o)`` drops every batch whose last offset is ≥ ``o`` (a batch is never split), so the end offset
+  becomes ≤ ``o``; epoch-cache entries starting at or after the new end go too (even when no batch was dropped).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from kraftwire.errors import (
+    InvalidAppendError,
+    InvalidSnapshotIdError,
+    InvalidTruncationError,
+    LogIOError,
+    OffsetOutOfRangeError,
+)
+from kraftwire.ids import OffsetAndEpoch, SnapshotId
+from kraftwire.log.api import Isolation, LogAppendInfo, LogFetchInfo, RawSnapshotReader, RawSnapshotWriter, ValidOffsetAndEpoch
+from kraftwire.log.epoch_cache import LeaderEpochCache
+from kraftwire.records import BatchInfo, CorruptRecordError, MAX_BATCH_SIZE, rebase_batches, validate_batches
+
+__all__ = ["BaseLog", "check_batches"]
+
+
+def check_batches(records: bytes | memoryview, max_batch_size: int = MAX_BATCH_SIZE) -> list[BatchInfo]:
+    """Framing + CRC of every batch (no per-record objects); the input must be whole batches only."""
+    if len(records) == 0:
+        raise InvalidAppendError("attempt to append an empty record set")
+    try:
+        result = validate_batches(records, max_batch_size, check_records=False)
+    except CorruptRecordError as exc:
+        raise InvalidAppendError(f"refusing to append a corrupt batch: {exc}") from exc
+    if result.valid_bytes != len(records):
+        raise InvalidAppendError(f"append ends with an incomplete batch at byte {result.valid_bytes}")
+    return result.batches
+
+
+class BaseLog:
+    """Shared logic of the two ``ReplicatedLog`` implementations. Subclasses provide the storage hooks
+    (``_append_storage``, ``_read_storage``, ``_batch_start_for``, ``_truncate_storage``, ``_reset_storage``,
+    ``_delete_storage_before``, ``_flush_storage``, ``_epoch_cache_changed``, the snapshot hooks) and set
+    ``_start``, ``_end``, ``_flushed``, ``_hwm``, ``_cache`` and ``_snapshots`` (id → size)."""
+
+    _start: int
+    _end: int
+    _flushed: int
+    _hwm: int
+    _cache: LeaderEpochCache
+    _snapshots: dict[SnapshotId, int]
+    _failed: BaseException | None = None
+    _closed: bool = False
+    max_batch_size: int = MAX_BATCH_SIZE
+
+    # ------------------------------------------------------------------------------------------------ LogView
+
+    def start_offset(self) -> int:
+        return self._start
+
+    def end_offset(self) -> int:
+        return self._end
+
+    def flushed_offset(self) -> int:
+        return self._flushed
+
+    def high_watermark(self) -> int:
+        return self._hwm
+
+    def epoch_entries(self) -> tuple:
+        """The epoch cache's entries ((epoch, start offset) pairs), for tests, tools and invariants."""
+        return self._cache.entries()
+
+    def last_fetched_epoch(self) -> int:
+        latest = self._cache.latest_epoch()
+        if latest is not None:
+            return latest
+        snap = self.latest_snapshot_id()
+        return snap.epoch if snap is not None else 0
+
+    def end_offset_for_epoch(self, epoch: int) -> OffsetAndEpoch:
+        found_epoch, found_offset = self._cache.end_offset_for(epoch, self._end)
+        if found_offset == -1:
+            return OffsetAndEpoch(self._end, self.last_fetched_epoch())
+        earliest = self.earliest_snapshot_id()
+        if earliest is not None and found_offset == earliest.end_offset and found_epoch == epoch:
+            return OffsetAndEpoch(earliest.end_offset, earliest.epoch)
+        return OffsetAndEpoch(found_offset, found_epoch)
+
+    def validate_offset_and_epoch(self, offset: int, epoch: int) -> ValidOffsetAndEpoch:
+        if self._start == 0 and offset == 0:
+            return ValidOffsetAndEpoch.valid(OffsetAndEpoch(0, 0))
+        earliest = self.earliest_snapshot_id()
+        if earliest is not None and (
+            offset < self._start or (offset == self._start and epoch != earliest.epoch) or epoch < earliest.epoch
+        ):
+            latest = self.latest_snapshot_id()
+            assert latest is not None
+            return ValidOffsetAndEpoch.snapshot(OffsetAndEpoch(latest.end_offset, latest.epoch))
+        end = self.end_offset_for_epoch(epoch)
+        if end.epoch != epoch or end.offset < offset:
+            return ValidOffsetAndEpoch.diverging(end)
+        return ValidOffsetAndEpoch.valid(OffsetAndEpoch(offset, epoch))
+
+    def read(self, offset: int, max_bytes: int, isolation: Isolation = Isolation.UNCOMMITTED) -> LogFetchInfo:
+        if offset < self._start or offset > self._end:
+            raise OffsetOutOfRangeError(offset, self._start, self._end)
+        limit = self._hwm if isolation is Isolation.COMMITTED else self._end
+        if offset >= limit:
+            return LogFetchInfo(b"", offset)
+        data, first = self._read_storage(offset, limit, max_bytes)
+        return LogFetchInfo(data, first if data else offset)
+
+    def latest_snapshot_id(self) -> SnapshotId | None:
+        return max(self._snapshots) if self._snapshots else None
+
+    def earliest_snapshot_id(self) -> SnapshotId | None:
+        return min(self._snapshots) if self._snapshots else None
+
+    def snapshot_ids(self) -> Iterator[SnapshotId]:
+        return iter(sorted(self._snapshots))
+
+    # ------------------------------------------------------------------------------------------------ writes
+
+    def _check_writable(self) -> None:
+        if self._failed is not None:
+            raise LogIOError(f"the log stopped after an I/O error and refuses writes: {self._failed}")
+        if self._closed:
+            raise LogIOError("the log is closed")
+
+    def append_as_leader(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+        self._check_writable()
+        if epoch < 0:
+            raise InvalidAppendError(f"leader epoch {epoch} is negative")
+        latest = self._cache.latest_epoch()
+        if latest is not None and epoch < latest:
+            raise InvalidAppendError(f"leader append in epoch {epoch} below the log's latest epoch {latest}")
+        try:
+            data = rebase_batches(records, self._end, epoch, self.max_batch_size)
+        except (ValueError, CorruptRecordError) as exc:
+            raise InvalidAppendError(f"refusing a malformed leader append: {exc}") from exc
+        infos = check_batches(data, self.max_batch_size)
+        return self._append(data, infos)
+
+    def append_as_follower(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+        self._check_writable()
+        infos = check_batches(records, self.max_batch_size)
+        expected = self._end
+        latest = self._cache.latest_epoch()
+        prev_epoch = -1 if latest is None else latest
+        for info in infos:
+            if info.base_offset != expected:
+                raise InvalidAppendError(
+                    f"follower append at offset {info.base_offset} but the log end offset is {expected}"
+                )
+            if info.partition_leader_epoch > epoch:
+                raise InvalidAppendError(
+                    f"batch at offset {info.base_offset} has epoch {info.partition_leader_epoch} above the "
+                    f"current epoch {epoch}"
+                )
+            if info.partition_leader_epoch < 0:
+                raise InvalidAppendError(f"batch at offset {info.base_offset} has no partition leader epoch")
+            if info.partition_leader_epoch < prev_epoch:
+                raise InvalidAppendError(
+                    f"batch at offset {info.base_offset} has epoch {info.partition_leader_epoch} below the "
+                    f"previous epoch {prev_epoch}"
+                )
+            prev_epoch = info.partition_leader_epoch
+            expected = info.last_offset + 1
+        data = records if isinstance(records, bytes) else bytes(records)
+        return self._append(data, infos)
+
+    def _append(self, data: bytes, infos: list[BatchInfo]) -> LogAppendInfo:
+        first, last = infos[0].base_offset, infos[-1].last_offset
+        changed = False
+        for info in infos:
+            changed |= self._cache.assign(info.partition_leader_epoch, info.base_offset)
+        self._append_storage(data, infos)
+        self._end = last + 1
+        if changed:
+            self._epoch_cache_changed()
+        return LogAppendInfo(first, last)
+
+    def initialize_leader_epoch(self, epoch: int) -> None:
+        self._check_writable()
+        if self._cache.assign(epoch, self._end):
+            self._epoch_cache_changed()
+
+    def flush(self) -> int:
+        self._check_writable()
+        if self._flushed < self._end:
+            self._flush_storage()
+            self._flushed = self._end
+        return self._flushed
+
+    def update_high_watermark(self, offset: int) -> None:
+        """Clamped to [log start, log end], like Kafka's UnifiedLog."""
+        self._hwm = max(self._start, min(offset, self._end))
+
+    def truncate_to(self, offset: int) -> None:
+        self._check_writable()
+        if offset < self._hwm:
+            raise InvalidTruncationError(f"truncation to offset {offset} is below the high watermark {self._hwm}")
+        if offset < self._start:
+            raise InvalidTruncationError(f"truncation to offset {offset} is below the log start {self._start}")
+        if offset < self._end:
+            new_end = self._truncate_storage(offset)
+            self._end = new_end
+            self._flushed = min(self._flushed, new_end)
+            self._hwm = min(self._hwm, new_end)
+        if self._cache.truncate_from_end(self._end):
+            self._epoch_cache_changed()
+
+    def truncate_to_end_offset(self, end: OffsetAndEpoch) -> int:
+        """Kafka's ``truncateToEndOffset``: truncate after a diverging epoch (``end`` is the leader's answer).
+        Returns the offset truncated to."""
+        local = self.end_offset_for_epoch(end.epoch)
+        if local.epoch == end.epoch:
+            target = min(end.offset, self._end)
+        else:
+            target = local.offset
+        self.truncate_to(target)
+        return self._end
+
+    def truncate_to_latest_snapshot(self) -> bool:
+        self._check_writable()
+        snap = self.latest_snapshot_id()
+        if snap is None:
+            return False
+        latest_epoch = self._cache.latest_epoch() or 0
+        if snap.epoch > latest_epoch or (snap.epoch == latest_epoch and snap.end_offset > self._end):
+            self._reset_storage(snap.end_offset)
+            self._start = self._end = self._flushed = snap.end_offset
+            self._hwm = snap.end_offset
+            self._cache.clear()
+            self._epoch_cache_changed()
+            self._forget_snapshots_before(snap)
+            return True
+        return False
+
+    # ------------------------------------------------------------------------------------------------ snapshots
+
+    def create_new_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotWriter | None:
+        self._check_writable()
+        if snapshot_id.end_offset < self._start:
+            return None
+        if snapshot_id.end_offset > self._hwm:
+            raise InvalidSnapshotIdError(
+                f"snapshot id {snapshot_id} is above the high watermark {self._hwm}"
+            )
+        check = self.validate_offset_and_epoch(snapshot_id.end_offset, snapshot_id.epoch)
+        if check.kind.value != "valid":
+            raise InvalidSnapshotIdError(f"snapshot id {snapshot_id} is not valid against the log: {check}")
+        if snapshot_id.end_offset < self._end:
+            boundary = self._batch_start_for(snapshot_id.end_offset)
+            if boundary != snapshot_id.end_offset:
+                raise InvalidSnapshotIdError(
+                    f"snapshot id {snapshot_id} is not on a batch boundary (the batch holding it starts at {boundary})"
+                )
+        if snapshot_id in self._snapshots:
+            return None
+        return self._new_snapshot_writer(snapshot_id)
+
+    def store_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotWriter:
+        self._check_writable()
+        if snapshot_id in self._snapshots:
+            raise InvalidSnapshotIdError(f"snapshot {snapshot_id} already exists")
+        return self._new_snapshot_writer(snapshot_id)
+
+    def _on_snapshot_frozen(self, snapshot_id: SnapshotId, size: int) -> None:
+        self._snapshots[snapshot_id] = size
+
+    def delete_before_snapshot(self, snapshot_id: SnapshotId) -> bool:
+        self._check_writable()
+        latest = self.latest_snapshot_id()
+        if (
+            latest is None
+            or snapshot_id not in self._snapshots
+            or not (self._start < snapshot_id.end_offset <= latest.end_offset)
+            or snapshot_id.end_offset > self._hwm
+        ):
+            return False
+        new_start = snapshot_id.end_offset
+        self._start = new_start
+        if self._cache.truncate_from_start(new_start):
+            self._epoch_cache_changed()
+        self._delete_storage_before(new_start)
+        self._forget_snapshots_before(snapshot_id)
+        return True
+
+    def _forget_snapshots_before(self, snapshot_id: SnapshotId) -> None:
+        old = [s for s in self._snapshots if s < snapshot_id]
+        for s in old:
+            del self._snapshots[s]
+        if old:
+            self._delete_snapshots(old)
+
+    def snapshot_size(self, snapshot_id: SnapshotId) -> int | None:
+        return self._snapshots.get(snapshot_id)
+
+    def maybe_clean(self, now_ms: int, *, retention_bytes: int, retention_ms: int, log_size: int,
+                    snapshot_timestamp: Callable[[SnapshotId], int | None]) -> bool:
+        """Retention (Kafka's ``maybeClean``): while the oldest snapshot is older than ``retention_ms`` (by its
+        header's last contained timestamp), or the log plus all snapshots exceed ``retention_bytes``, advance the
+        log start to the next snapshot (deleting whole segments below it and the older snapshot). -1 disables a
+        limit. The latest snapshot is never deleted."""
+        cleaned = False
+        if retention_bytes >= 0:
+            total = sum(self._snapshots.values())
+            ids = sorted(self._snapshots)
+            for older, newer in zip(ids, ids[1:]):
+                if log_size + total <= retention_bytes:
+                    break
+                size = self._snapshots.get(older, 0)
+                if not self.delete_before_snapshot(newer):
+                    break
+                total -= size
+                cleaned = True
+        if retention_ms >= 0:
+            ids = sorted(self._snapshots)
+            for older, newer in zip(ids, ids[1:]):
+                ts = snapshot_timestamp(older)
+                if ts is None or now_ms - ts <= retention_ms:
+                    break
+                if not self.delete_before_snapshot(newer):
+                    break
+                cleaned = True
+        return cleaned
+
+    # ------------------------------------------------------------------------------------------------ hooks
+
+    def _append_storage(self, data: bytes, infos: list[BatchInfo]) -> None:
+        raise NotImplementedError
+
+    def _read_storage(self, offset: int, limit: int, max_bytes: int) -> tuple[bytes, int]:
+        """Whole batches from the one holding ``offset`` while last offset < ``limit``; (bytes, first base offset)."""
+        raise NotImplementedError
+
+    def _batch_start_for(self, offset: int) -> int:
+        """Base offset of the batch holding ``offset`` (``start ≤ offset < end``)."""
+        raise NotImplementedError
+
+    def _truncate_storage(self, offset: int) -> int:
+        """Drop batches whose last offset ≥ ``offset``; return the new end offset."""
+        raise NotImplementedError
+
+    def _reset_storage(self, offset: int) -> None:
+        """Drop every batch; the (empty) log now starts and ends at ``offset``."""
+        raise NotImplementedError
+
+    def _delete_storage_before(self, offset: int) -> None:
+        """Free storage that lies entirely below the new log start ``offset``."""
+        raise NotImplementedError
+
+    def _flush_storage(self) -> None:
+        raise NotImplementedError
+
+    def _epoch_cache_changed(self) -> None:
+        raise NotImplementedError
+
+    def _new_snapshot_writer(self, snapshot_id: SnapshotId) -> RawSnapshotWriter:
+        raise NotImplementedError
+
+    def _delete_snapshots(self, snapshot_ids: list[SnapshotId]) -> None:
+        raise NotImplementedError
+
+    def read_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotReader | None:
+        raise NotImplementedError
