@@ -1,0 +1,29 @@
+"""DescribeQuorum (API 55): the leader reports the high watermark and every replica's end offset and fetch times."""
+
+from __future__ import annotations
+
+from kraftwire.raft import messages as m
+from kraftwire.raft.leader import LeaderState
+
+
+def handle_request(node, req: m.DescribeQuorumRequest, now_ms: int) -> None:
+    state = node.quorum.state
+    if not isinstance(state, LeaderState):
+        node.reply(
+            m.DescribeQuorumResponse(
+                node.local_id, req.src, req.correlation_id, m.NOT_LEADER_OR_FOLLOWER, node.quorum.leader_id, node.epoch
+            )
+        )
+        return
+
+    def info(s):
+        return m.ReplicaStateInfo(s.replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms)
+
+    node.reply(
+        m.DescribeQuorumResponse(
+            node.local_id, req.src, req.correlation_id, m.NONE, node.local_id, state.epoch,
+            high_watermark=-1 if state.high_watermark is None else state.high_watermark,
+            current_voters=tuple(info(s) for s in state.voter_states.values()),
+            observers=tuple(info(s) for _, s in sorted(state.observer_states.items())),
+        )
+    )

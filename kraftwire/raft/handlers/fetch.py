@@ -1,0 +1,195 @@
+"""Fetch (API 1), Raft usage: the leader answers with records, a DivergingEpoch or a SnapshotId, or parks the
+request; the follower truncates, appends (through the KAFKA-18723 epoch filter), flushes, and fetches again.
+
+Leader rules: the request is validated, then its epoch compared with ours (FENCED_LEADER_EPOCH below,
+UNKNOWN_LEADER_EPOCH above, NOT_LEADER_OR_FOLLOWER when not leading). ``validate_offset_and_epoch`` decides between
+records, DivergingEpoch and SnapshotId. A valid fetch from a replica with an id records its end offset (that may
+advance the high watermark). The leader never sends data past its own flushed offset; an empty answer is parked up to
+MaxWaitMs.
+
+Follower rules: DivergingEpoch -> truncate first (never below the high watermark), and only then apply the leader's
+high watermark; records -> filter, append, flush, and the next Fetch leaves only after that flush
+(``Ready.send_after_flush``); high watermark = min(log end offset, leader's high watermark), never decreasing.
+"""
+
+from __future__ import annotations
+
+from kraftwire.ids import NO_ID, OffsetAndEpoch, SnapshotId
+from kraftwire.log.api import ValidationKind
+from kraftwire.raft import messages as m
+from kraftwire.raft.epoch_filter import filter_fetched
+from kraftwire.raft.leader import LeaderState
+from kraftwire.raft.ready import AppendAsFollower, TruncateTo
+from kraftwire.raft.states import FollowerState, ResignedState, UnattachedState
+from kraftwire.records import validate_batches
+
+
+# --- leader side ---------------------------------------------------------------------------------------------------
+def handle_request(node, req: m.FetchRequest, now_ms: int) -> None:
+    answer_fetch(node, req, now_ms, allow_park=True)
+
+
+def _read_up_to(node, offset: int, limit: int, max_bytes: int) -> bytes:
+    """Whole batches from ``offset`` ending at or below ``limit`` (the leader's flushed offset)."""
+    if offset >= limit:
+        return b""
+    info = node.log.read(offset, max_bytes)
+    data = bytes(info.records)
+    if not data:
+        return b""
+    batches = validate_batches(data, check_records=False).batches
+    end = 0
+    for batch in batches:
+        if batch.last_offset >= limit:
+            break
+        end = batch.position + batch.size
+    return data[:end]
+
+
+def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) -> None:
+    state = node.quorum.state
+
+    def answer(error: int, **fields) -> None:
+        hw = state.high_watermark if isinstance(state, LeaderState) else None
+        node.reply(
+            m.FetchResponse(
+                node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch,
+                high_watermark=-1 if hw is None else hw, log_start_offset=node.log.start_offset(), **fields,
+            )
+        )
+
+    if (
+        req.max_wait_ms < 0
+        or req.fetch_offset < 0
+        or req.last_fetched_epoch < 0
+        or req.last_fetched_epoch > req.current_leader_epoch
+    ):
+        return answer(m.INVALID_REQUEST)
+    if req.current_leader_epoch < node.epoch:
+        return answer(m.FENCED_LEADER_EPOCH)
+    if req.current_leader_epoch > node.epoch:
+        return answer(m.UNKNOWN_LEADER_EPOCH)
+    if isinstance(state, ResignedState):
+        return answer(m.BROKER_NOT_AVAILABLE)
+    if not isinstance(state, LeaderState):
+        return answer(m.NOT_LEADER_OR_FOLLOWER)
+    validation = node.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch)
+    if validation.kind is ValidationKind.SNAPSHOT:
+        oe = validation.offset_and_epoch
+        return answer(m.NONE, snapshot_id=SnapshotId(oe.offset, oe.epoch))
+    if validation.kind is ValidationKind.DIVERGING:
+        return answer(m.NONE, diverging_epoch=validation.offset_and_epoch)
+    if req.replica_id != NO_ID:
+        if state.update_replica_end_offset(req.replica_id, req.fetch_offset, now_ms, node.log.end_offset()):
+            node.emit_high_watermark(state.high_watermark)
+    records = _read_up_to(node, req.fetch_offset, node.replication_limit(), min(req.max_bytes, node.config.max_fetch_bytes))
+    if not records and allow_park and req.max_wait_ms > 0:
+        node.park_fetch(req, now_ms)
+        return
+    answer(m.NONE, records=records)
+
+
+# --- follower side -------------------------------------------------------------------------------------------------
+def fetch_target(node) -> int | None:
+    state = node.quorum.state
+    if isinstance(state, FollowerState):
+        return state.leader_id if node._observer_target is None or node.quorum.is_voter else node._observer_target
+    if not node.quorum.is_voter and isinstance(state, UnattachedState):
+        if node._observer_target is None:
+            voters = sorted(node.config.voters)
+            node._observer_target = voters[node.rng.randrange(0, len(voters))]
+        return node._observer_target
+    return None
+
+
+def send_fetch(node, dest: int, now_ms: int, *, fetch_offset: int, last_fetched_epoch: int, after_flush: bool):
+    node.send_request(
+        lambda cid: m.FetchRequest(
+            node.local_id, dest, cid, node.config.cluster_id,
+            replica_id=node.local_id, replica_epoch=-1, current_leader_epoch=node.epoch,
+            fetch_offset=fetch_offset, last_fetched_epoch=last_fetched_epoch,
+            max_wait_ms=node.config.fetch_max_wait_ms, max_bytes=node.config.max_fetch_bytes,
+        ),
+        dest, now_ms, after_flush=after_flush, timeout_ms=node.config.fetch_max_wait_ms + node.config.request_timeout_ms,
+    )
+
+
+def maybe_send_fetch(node, now_ms: int) -> None:
+    dest = fetch_target(node)
+    if dest is None or node.has_outstanding(m.FetchRequest) or now_ms < node._fetch_retry_ms:
+        return
+    log = node.log
+    if log.end_offset() > node._flushed and not node.config.mutations.fetch_past_flush:
+        node._b.flush = True
+        return  # fetch again once LogFlushed says the log is durable
+    send_fetch(
+        node, dest, now_ms, fetch_offset=log.end_offset(), last_fetched_epoch=log.last_fetched_epoch(),
+        after_flush=False,
+    )
+
+
+def truncation_offset(log, diverging: OffsetAndEpoch) -> int:
+    """Where to truncate for the leader's DivergingEpoch (end offset, epoch): at most the leader's end offset for
+    that epoch, and at most our own end offset for the largest epoch we hold at or below it."""
+    local = log.end_offset_for_epoch(diverging.epoch)
+    if local.offset < 0:
+        return min(diverging.offset, log.start_offset())
+    return min(local.offset, diverging.offset)
+
+
+def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
+    state = node.quorum.state
+    if resp.error != m.NONE:
+        node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
+        node._observer_target = None
+        return
+    if not isinstance(state, FollowerState) or resp.src != state.leader_id:
+        return
+    node._observer_target = None
+    state.last_fetch_success_ms = now_ms
+    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
+    log = node.log
+    leo = log.end_offset()
+    if resp.diverging_epoch is not None:
+        target = truncation_offset(log, resp.diverging_epoch)
+        node.counters["truncations"] += 1
+        if node.config.mutations.hw_before_truncate:
+            if resp.high_watermark >= 0:
+                node.emit_high_watermark(min(leo, resp.high_watermark))
+            node.defer_truncate(target)
+            return
+        if target < node.high_watermark:
+            from kraftwire.raft.node import RaftFatalError
+
+            raise RaftFatalError(f"node {node.local_id}: truncation to {target} below high watermark {node.high_watermark}")
+        node._b.log_ops.append(TruncateTo(target))
+        if resp.high_watermark >= 0:
+            node.emit_high_watermark(min(target, resp.high_watermark))
+        node.wake_now()  # fetch again from the truncated log
+        return
+    if resp.snapshot_id is not None:
+        node.counters["snapshot_needed"] += 1
+        from kraftwire.raft.handlers.fetch_snapshot import start_snapshot_fetch
+
+        start_snapshot_fetch(node, resp.snapshot_id, now_ms)
+        return
+    result = filter_fetched(
+        resp.records, follower_epoch=node.epoch, log_end_offset=leo, last_epoch=log.last_fetched_epoch(),
+        epoch_filter=not node.config.mutations.epoch_filter_off,
+    )
+    if result.rejected:
+        node.counters["fetch_rejected"] += 1
+        node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
+        return
+    if result.dropped_batches:
+        node.counters["epoch_filter_drops"] += 1
+    if result.batch_count:
+        node._b.log_ops.append(AppendAsFollower(result.records, node.epoch))
+        node._b.flush = True
+    if resp.high_watermark >= 0:
+        node.emit_high_watermark(min(result.end_offset, resp.high_watermark))
+    if result.batch_count:
+        send_fetch(
+            node, state.leader_id, now_ms, fetch_offset=result.end_offset, last_fetched_epoch=result.last_epoch,
+            after_flush=not node.config.mutations.fetch_past_flush,
+        )

@@ -1,0 +1,46 @@
+"""FetchSnapshot (API 59): the leader serves a snapshot in chunks (``Position``/``MaxBytes``); a follower below the
+leader's log start downloads it and installs it. Fetch and FetchSnapshot share the follower's fetch timer.
+
+Status: the leader side answers; the follower side records that a snapshot is needed (``snapshot_needed`` counter)
+but does not download yet.
+"""
+
+from __future__ import annotations
+
+from kraftwire.ids import SnapshotId
+from kraftwire.raft import messages as m
+from kraftwire.raft.leader import LeaderState
+
+
+def handle_request(node, req: m.FetchSnapshotRequest, now_ms: int) -> None:
+    state = node.quorum.state
+
+    def answer(error: int, **fields) -> None:
+        node.reply(
+            m.FetchSnapshotResponse(
+                node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch, **fields
+            )
+        )
+
+    if req.current_leader_epoch < node.epoch:
+        return answer(m.FENCED_LEADER_EPOCH)
+    if req.current_leader_epoch > node.epoch:
+        return answer(m.UNKNOWN_LEADER_EPOCH)
+    if not isinstance(state, LeaderState):
+        return answer(m.NOT_LEADER_OR_FOLLOWER)
+    reader = node.log.read_snapshot(req.snapshot_id)
+    if reader is None:
+        return answer(m.SNAPSHOT_NOT_FOUND)
+    size = reader.size_in_bytes()
+    if req.position < 0 or req.position >= max(size, 1):
+        return answer(m.POSITION_OUT_OF_RANGE)
+    chunk = reader.slice(req.position, min(req.max_bytes, node.config.fetch_snapshot_max_bytes))
+    answer(m.NONE, snapshot_id=req.snapshot_id, size=size, position=req.position, unaligned_records=bytes(chunk))
+
+
+def handle_response(node, resp: m.FetchSnapshotResponse, out, now_ms: int) -> None:
+    node.counters["snapshot_chunks"] += 1
+
+
+def start_snapshot_fetch(node, snapshot_id: SnapshotId, now_ms: int) -> None:
+    node.set_fetch_retry(now_ms + node.config.fetch_timeout_ms)

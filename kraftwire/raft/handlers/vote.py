@@ -1,0 +1,127 @@
+"""Vote (API 52) with KIP-996 PreVote: granting rules, sending vote requests, counting answers.
+
+A real vote in a higher epoch first moves the voter to Unattached(epoch) (durable). A granted real vote moves it to
+Voted (durable), so the grant only leaves the node after it is persisted (``Ready.persist`` precedes ``send``).
+A pre-vote never changes the voter's state or epoch.
+"""
+
+from __future__ import annotations
+
+from kraftwire.ids import NO_ID, OffsetAndEpoch, ReplicaKey
+from kraftwire.raft import messages as m
+from kraftwire.raft.leader import LeaderState
+from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
+
+
+def _log_is_up_to_date(node, req: m.VoteRequest) -> bool:
+    ours = OffsetAndEpoch(node.log.end_offset(), node.log.last_fetched_epoch())
+    return OffsetAndEpoch(req.last_offset, req.last_offset_epoch).is_at_least(ours)
+
+
+def can_grant_vote(node, req: m.VoteRequest, now_ms: int) -> bool:
+    """The receiver's rule for a request in its own epoch (real vote) or for a pre-vote."""
+    state = node.quorum.state
+    if req.pre_vote:
+        if isinstance(state, LeaderState):
+            return False
+        if isinstance(state, FollowerState):
+            fetched_recently = (
+                state.last_fetch_success_ms >= 0 and now_ms - state.last_fetch_success_ms < node.config.fetch_timeout_ms
+            )
+            if fetched_recently and not state.leader_resigned:
+                return False
+        return _log_is_up_to_date(node, req)
+    if isinstance(state, (LeaderState, CandidateState, ResignedState, FollowerState)):
+        return False
+    assert isinstance(state, (UnattachedState, ProspectiveState))
+    if state.voted_key is not None:
+        if state.voted_key.matches(req.candidate_key):
+            return True
+        if not node.config.mutations.grant_two_votes:
+            return False
+    if isinstance(state, ProspectiveState) and state.leader_id != NO_ID:
+        return False
+    return _log_is_up_to_date(node, req)
+
+
+def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
+    def answer(error: int, granted: bool = False) -> None:
+        node.reply(
+            m.VoteResponse(
+                node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch,
+                vote_granted=granted, pre_vote=req.pre_vote,
+            )
+        )
+
+    if req.voter_id not in (node.local_id, NO_ID):
+        return answer(m.INVALID_VOTER_KEY)
+    if req.last_offset < 0 or req.last_offset_epoch < 0 or req.last_offset_epoch >= req.candidate_epoch:
+        return answer(m.INVALID_REQUEST)
+    if not node.quorum.is_voter or req.candidate_key.id not in node.config.voters:
+        return answer(m.NONE)
+    if req.pre_vote:
+        if req.candidate_epoch <= node.epoch:
+            return answer(m.NONE)
+        granted = can_grant_vote(node, req, now_ms)
+        if not granted:
+            node.counters["prevote_rejections"] += 1
+        return answer(m.NONE, granted)
+    if req.candidate_epoch < node.epoch:
+        return answer(m.NONE)
+    if req.candidate_epoch > node.epoch:
+        node.become_unattached(req.candidate_epoch, now_ms)
+    granted = can_grant_vote(node, req, now_ms)
+    if granted:
+        state = node.quorum.state
+        already = getattr(state, "voted_key", None)
+        if already is None or not already.matches(req.candidate_key):
+            node.become_voted(req.candidate_epoch, req.candidate_key, now_ms)
+        node.counters["votes_granted"] += 1
+    answer(m.NONE, granted)
+
+
+def handle_response(node, resp: m.VoteResponse, out, now_ms: int) -> None:
+    state = node.quorum.state
+    if resp.error != m.NONE:
+        node._retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
+        return
+    if resp.pre_vote:
+        if not isinstance(state, ProspectiveState):
+            return
+    elif not isinstance(state, CandidateState) or state.backoff_until_ms is not None:
+        return
+    state.tally.record(resp.src, resp.vote_granted)
+    if not resp.vote_granted:
+        node.counters["prevote_rejected" if resp.pre_vote else "vote_rejected"] += 1
+    if state.tally.won():
+        node.maybe_win_election(now_ms)
+    elif state.tally.lost():
+        if isinstance(state, ProspectiveState):
+            node.lose_prevote(now_ms)
+        else:
+            node.start_backoff(state, now_ms)
+
+
+def send_vote_requests(node, now_ms: int) -> None:
+    state = node.quorum.state
+    if isinstance(state, CandidateState) and state.backoff_until_ms is not None:
+        return
+    pre_vote = isinstance(state, ProspectiveState)
+    log = node.log
+    needs_flush = log.end_offset() > node._flushed
+    for voter in sorted(state.tally.unrecorded()):
+        if voter == node.local_id or node.has_outstanding(m.VoteRequest, voter):
+            continue
+        if node._retry_after.get(voter, 0) > now_ms:
+            continue
+        if needs_flush:
+            node._b.flush = True
+        node.send_request(
+            lambda cid, voter=voter: m.VoteRequest(
+                node.local_id, voter, cid, node.config.cluster_id,
+                candidate_epoch=state.epoch + 1 if pre_vote else state.epoch,
+                candidate_key=ReplicaKey(node.local_id), voter_id=voter,
+                last_offset_epoch=log.last_fetched_epoch(), last_offset=log.end_offset(), pre_vote=pre_vote,
+            ),
+            voter, now_ms, after_flush=needs_flush,
+        )

@@ -1,0 +1,123 @@
+"""Leader bookkeeping: replica end offsets, the high watermark, check-quorum and BeginQuorumEpoch acknowledgements.
+
+High watermark rule (Kafka's ``LeaderState.maybeUpdateHighWatermark``): sort the voters' *durable* end offsets in
+descending order and take the one at index ``len(voters) // 2`` — the largest offset a majority has flushed. It counts
+only once it is above ``epoch_start_offset`` (a record of the leader's own epoch, its LeaderChange batch, is committed),
+and the high watermark never decreases. The leader's own entry is its flushed offset, a follower's is the offset of
+its latest valid Fetch (followers flush before fetching further).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraftwire.ids import NO_ID
+from kraftwire.raft.election import ElectionState
+from kraftwire.ids import ReplicaKey
+
+#: LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR: resign if a majority has not fetched within 1.5 x fetch timeout.
+CHECK_QUORUM_TIMEOUT_FACTOR = 1.5
+NEVER = 2**62
+
+
+@dataclass(slots=True)
+class ReplicaState:
+    replica_id: int
+    end_offset: int = -1  # -1: unknown (no valid fetch yet in this epoch)
+    last_fetch_ms: int = -1
+    last_caught_up_ms: int = -1
+
+
+def majority_end_offset(end_offsets: list[int]) -> int:
+    """The largest offset that a majority of the given voter end offsets reach (index n//2 after a descending sort)."""
+    ordered = sorted(end_offsets, reverse=True)
+    return ordered[len(ordered) // 2]
+
+
+class LeaderState:
+    name = "Leader"
+
+    def __init__(
+        self,
+        *,
+        epoch: int,
+        local_id: int,
+        voters: frozenset[int],
+        epoch_start_offset: int,
+        granting_voters: frozenset[int],
+        now_ms: int,
+        fetch_timeout_ms: int,
+    ) -> None:
+        self.epoch = epoch
+        self.local_id = local_id
+        self.voters = voters
+        self.epoch_start_offset = epoch_start_offset
+        self.granting_voters = granting_voters
+        self.high_watermark: int | None = None
+        self.voter_states = {v: ReplicaState(v) for v in sorted(voters)}
+        self.observer_states: dict[int, ReplicaState] = {}
+        self.unacknowledged: set[int] = set(voters) - {local_id}
+        self.begin_quorum_resend_ms = 0  # send BeginQuorumEpoch right away
+        self.check_quorum_timeout_ms = int(fetch_timeout_ms * CHECK_QUORUM_TIMEOUT_FACTOR)
+        self._fetched_since_reset: set[int] = set()
+        self.check_quorum_deadline_ms = NEVER if len(voters) // 2 + 1 <= 1 else now_ms + self.check_quorum_timeout_ms
+
+    @property
+    def election(self) -> ElectionState:
+        return ElectionState(self.epoch, self.local_id, ReplicaKey(self.local_id))
+
+    # --- end offsets and the high watermark ------------------------------------------------------------------------
+    def update_local_end_offset(self, end_offset: int, now_ms: int) -> bool:
+        """The leader's own durable end offset moved. Returns True if the high watermark advanced."""
+        state = self.voter_states.get(self.local_id)
+        if state is None:  # a leader outside the voter set (not possible with static voters)
+            return False
+        state.end_offset = max(state.end_offset, end_offset)
+        state.last_fetch_ms = state.last_caught_up_ms = now_ms
+        return self._maybe_advance_high_watermark()
+
+    def update_replica_end_offset(self, replica_id: int, end_offset: int, now_ms: int, leader_end_offset: int) -> bool:
+        """A replica fetched from ``end_offset`` (so it holds everything below durably). No state for id -1."""
+        if replica_id == NO_ID:
+            return False
+        if replica_id in self.voter_states:
+            state = self.voter_states[replica_id]
+        else:
+            state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
+        state.end_offset = end_offset  # may go down: a replica that lost its disk must be able to recover
+        state.last_fetch_ms = now_ms
+        if end_offset >= leader_end_offset:
+            state.last_caught_up_ms = now_ms
+        if replica_id in self.voter_states:
+            self.unacknowledged.discard(replica_id)
+            self._record_voter_contact(replica_id, now_ms)
+            return self._maybe_advance_high_watermark()
+        return False
+
+    def _maybe_advance_high_watermark(self) -> bool:
+        candidate = majority_end_offset([s.end_offset for s in self.voter_states.values()])
+        if candidate <= self.epoch_start_offset:
+            return False
+        if self.high_watermark is not None and candidate <= self.high_watermark:
+            return False
+        self.high_watermark = candidate
+        return True
+
+    # --- check-quorum ----------------------------------------------------------------------------------------------
+    def _record_voter_contact(self, voter_id: int, now_ms: int) -> None:
+        self._fetched_since_reset.add(voter_id)
+        if len(self._fetched_since_reset | {self.local_id}) >= len(self.voters) // 2 + 1:
+            self._fetched_since_reset.clear()
+            self.check_quorum_deadline_ms = now_ms + self.check_quorum_timeout_ms
+
+    def check_quorum_expired(self, now_ms: int) -> bool:
+        return now_ms >= self.check_quorum_deadline_ms
+
+    # --- BeginQuorumEpoch acknowledgements ---------------------------------------------------------------------------
+    def acknowledge(self, voter_id: int) -> None:
+        self.unacknowledged.discard(voter_id)
+
+    def end_offsets_for_successors(self) -> list[tuple[int, int]]:
+        """(end offset, voter id) of the other voters, best successor first (largest end offset, then lowest id)."""
+        others = [(s.end_offset, s.replica_id) for s in self.voter_states.values() if s.replica_id != self.local_id]
+        return sorted(others, key=lambda t: (-t[0], t[1]))

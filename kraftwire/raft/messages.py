@@ -1,0 +1,201 @@
+"""The core's own typed Raft RPC messages, for the single metadata partition.
+
+Each carries exactly the semantic fields of Kafka's RPC (kraft-facts.md §4) with Kafka's integer error codes; the
+network edge translates them to and from the wire (topic/partition wrappers, versions, endpoints). Every message names
+its source and destination node ids and a correlation id: the core assigns correlation ids to the requests it sends and
+copies the request's id into its response, so a response can be matched to its request and stale ones ignored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraftwire.ids import NO_ID, OffsetAndEpoch, ReplicaKey, SnapshotId
+
+try:  # the protocol engineer's table, when it exists
+    from kraftwire import error_codes as _codes  # type: ignore[attr-defined]
+
+    def _code(name: str, fallback: int) -> int:
+        for attr in (name, name.lower()):
+            value = getattr(_codes, attr, None)
+            if isinstance(value, int):
+                return value
+            if value is not None and isinstance(getattr(value, "code", None), int):
+                return value.code
+        return fallback
+
+except ImportError:  # pragma: no cover - until kraftwire/error_codes.py lands
+
+    def _code(name: str, fallback: int) -> int:
+        return fallback
+
+
+NONE = _code("NONE", 0)
+NOT_LEADER_OR_FOLLOWER = _code("NOT_LEADER_OR_FOLLOWER", 6)
+REQUEST_TIMED_OUT = _code("REQUEST_TIMED_OUT", 7)
+BROKER_NOT_AVAILABLE = _code("BROKER_NOT_AVAILABLE", 8)
+INVALID_REQUEST = _code("INVALID_REQUEST", 42)
+FENCED_LEADER_EPOCH = _code("FENCED_LEADER_EPOCH", 74)
+UNKNOWN_LEADER_EPOCH = _code("UNKNOWN_LEADER_EPOCH", 75)
+SNAPSHOT_NOT_FOUND = _code("SNAPSHOT_NOT_FOUND", 98)
+POSITION_OUT_OF_RANGE = _code("POSITION_OUT_OF_RANGE", 99)
+INCONSISTENT_CLUSTER_ID = _code("INCONSISTENT_CLUSTER_ID", 104)
+INVALID_VOTER_KEY = _code("INVALID_VOTER_KEY", 125)
+
+ERROR_NAMES = {
+    NONE: "NONE",
+    NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER",
+    REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
+    BROKER_NOT_AVAILABLE: "BROKER_NOT_AVAILABLE",
+    INVALID_REQUEST: "INVALID_REQUEST",
+    FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
+    UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
+    SNAPSHOT_NOT_FOUND: "SNAPSHOT_NOT_FOUND",
+    POSITION_OUT_OF_RANGE: "POSITION_OUT_OF_RANGE",
+    INCONSISTENT_CLUSTER_ID: "INCONSISTENT_CLUSTER_ID",
+    INVALID_VOTER_KEY: "INVALID_VOTER_KEY",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    src: int
+    dst: int
+    correlation_id: int
+
+
+@dataclass(frozen=True, slots=True)
+class Request(Message):
+    cluster_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Response(Message):
+    error: int
+    leader_id: int
+    leader_epoch: int
+
+
+# --- Vote (52), with KIP-996 PreVote -------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class VoteRequest(Request):
+    candidate_epoch: int
+    candidate_key: ReplicaKey
+    voter_id: int
+    last_offset_epoch: int
+    last_offset: int
+    pre_vote: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class VoteResponse(Response):
+    vote_granted: bool
+    pre_vote: bool = False
+
+
+# --- BeginQuorumEpoch (53) -----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochRequest(Request):
+    voter_id: int
+    # leader_id / leader_epoch of the new leader
+    new_leader_id: int
+    new_leader_epoch: int
+
+
+@dataclass(frozen=True, slots=True)
+class BeginQuorumEpochResponse(Response):
+    pass
+
+
+# --- EndQuorumEpoch (54) -------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochRequest(Request):
+    resigned_leader_id: int
+    resigned_leader_epoch: int
+    preferred_candidates: tuple[ReplicaKey, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class EndQuorumEpochResponse(Response):
+    pass
+
+
+# --- Fetch (1), raft usage -----------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FetchRequest(Request):
+    replica_id: int  # NO_ID for an anonymous observer
+    replica_epoch: int
+    current_leader_epoch: int
+    fetch_offset: int
+    last_fetched_epoch: int
+    max_wait_ms: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchResponse(Response):
+    high_watermark: int = -1
+    diverging_epoch: OffsetAndEpoch | None = None  # (end_offset, epoch) to truncate to
+    snapshot_id: SnapshotId | None = None
+    records: bytes = b""
+    log_start_offset: int = 0
+
+
+# --- FetchSnapshot (59) --------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotRequest(Request):
+    replica_id: int
+    current_leader_epoch: int
+    snapshot_id: SnapshotId
+    position: int
+    max_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class FetchSnapshotResponse(Response):
+    snapshot_id: SnapshotId | None = None
+    size: int = 0
+    position: int = 0
+    unaligned_records: bytes = b""
+
+
+# --- DescribeQuorum (55) -------------------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ReplicaStateInfo:
+    replica_id: int
+    log_end_offset: int
+    last_fetch_timestamp: int = -1
+    last_caught_up_timestamp: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumRequest(Message):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class DescribeQuorumResponse(Response):
+    high_watermark: int = -1
+    current_voters: tuple[ReplicaStateInfo, ...] = field(default_factory=tuple)
+    observers: tuple[ReplicaStateInfo, ...] = field(default_factory=tuple)
+
+
+REQUEST_TYPES = (
+    VoteRequest,
+    BeginQuorumEpochRequest,
+    EndQuorumEpochRequest,
+    FetchRequest,
+    FetchSnapshotRequest,
+    DescribeQuorumRequest,
+)
+
+
+def is_request(message: Message) -> bool:
+    return isinstance(message, REQUEST_TYPES)
+
+
+def error_name(code: int) -> str:
+    return ERROR_NAMES.get(code, str(code))
+
+
+__all__ = [name for name in dir() if not name.startswith("_")] + ["NO_ID"]

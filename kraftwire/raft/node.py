@@ -1,0 +1,586 @@
+"""``RaftNode``: the pure, deterministic KRaft state machine (KIP-595 + KIP-996 pre-vote).
+
+Drive it with ``handle(event, now_ms)`` and ``poll(now_ms)``; each returns a ``Ready`` (see ``ready.py`` for the order
+in which the driver must execute it). The node reads the log only through ``LogView`` and assumes the driver executed
+every earlier ``Ready`` in full before calling it again, so the log it sees is always up to date with its own
+decisions (durability is reported separately, by ``LogFlushed``). Client calls (``schedule_append``,
+``append_batch``, ``resign``, ``register``) change in-memory state only; their effects come out in the next Ready.
+
+One RPC per module under ``handlers/``; this module owns state changes, timers, request bookkeeping and the leader's
+write path.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from kraftwire.errors import CorruptRecordError, NotLeaderError, RecordTooLargeError
+from kraftwire.ids import NO_ID, ReplicaKey
+from kraftwire.log.api import Isolation, LogView
+from kraftwire.raft import messages as m
+from kraftwire.raft.accumulator import BatchAccumulator
+from kraftwire.raft.config import RaftConfig
+from kraftwire.raft.control_records import leader_change_batch
+from kraftwire.raft.election import ElectionState
+from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotStored
+from kraftwire.raft.leader import NEVER, LeaderState
+from kraftwire.raft.listener import Batch, BytesSerde, LeaderAndEpoch, Listener, ListenerContext, RecordSerde
+from kraftwire.raft.quorum_state import QuorumState, Rng
+from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
+from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
+from kraftwire.records import read_batches, validate_batches
+
+
+class RaftFatalError(Exception):
+    """A rule that must never break did (e.g. truncating below the high watermark). The node must stop."""
+
+
+@dataclass(slots=True)
+class Outstanding:
+    kind: type
+    dest: int
+    epoch: int
+    deadline_ms: int
+
+
+@dataclass(slots=True)
+class ParkedFetch:
+    request: m.FetchRequest
+    deadline_ms: int
+    high_watermark: int | None
+
+
+class RaftNode:
+    def __init__(
+        self,
+        config: RaftConfig,
+        log: LogView,
+        stored: ElectionState | None,
+        rng: Rng,
+        now_ms: int,
+        *,
+        serde: RecordSerde | None = None,
+    ) -> None:
+        self.config = config.validate()
+        self.log = log
+        self.rng = rng
+        self.serde = serde or BytesSerde()
+        self.local_id = config.node_id
+        self.counters: Counter[str] = Counter()
+        self.quorum = QuorumState(config, rng)
+        self.quorum.initialize(stored, log.last_fetched_epoch(), now_ms)
+        self._now = now_ms
+        self._b = ReadyBuilder()
+        self._ready_number = 0
+        self._next_correlation = rng.randrange(1, 1 << 30)
+        self._outstanding: dict[int, Outstanding] = {}
+        self._retry_after: dict[int, int] = {}
+        self._flushed = log.flushed_offset()
+        self._hw = log.high_watermark()
+        self._parked: dict[int, ParkedFetch] = {}
+        self._accumulator: BatchAccumulator | None = None
+        self._wake_now = False
+        self._fetch_retry_ms = 0
+        self._deferred_persist: ElectionState | None = None
+        self._deferred_truncate: int | None = None
+        self._listeners: list[ListenerContext] = []
+        self._observer_target: int | None = None
+        self._on_enter(now_ms)
+
+    # ================================================================================================================
+    # public surface
+    # ================================================================================================================
+    @property
+    def epoch(self) -> int:
+        return self.quorum.epoch
+
+    @property
+    def state_name(self) -> str:
+        return self.quorum.name
+
+    @property
+    def state(self):
+        return self.quorum.state
+
+    @property
+    def high_watermark(self) -> int:
+        return self._hw
+
+    def leader_and_epoch(self) -> LeaderAndEpoch:
+        return LeaderAndEpoch(self.quorum.leader_id, self.quorum.epoch)
+
+    def is_leader(self) -> bool:
+        return self.quorum.is_leader()
+
+    def handle(self, event, now_ms: int) -> Ready:
+        self._begin(now_ms)
+        if isinstance(event, Received):
+            self._on_message(event.message, now_ms)
+        elif isinstance(event, LogFlushed):
+            self._flushed = max(self._flushed, min(event.offset, self.log.end_offset()))
+        elif isinstance(event, RequestFailed):
+            out = self._outstanding.pop(event.correlation_id, None)
+            if out is not None:
+                self._retry_after[out.dest] = now_ms + self.config.retry_backoff_ms
+                if out.kind is m.FetchRequest:
+                    self._fetch_retry_ms = now_ms + self.config.retry_backoff_ms
+        elif isinstance(event, SnapshotStored):
+            pass
+        else:
+            raise TypeError(f"unknown event {event!r}")
+        return self._finish(now_ms)
+
+    def poll(self, now_ms: int) -> Ready:
+        self._begin(now_ms)
+        return self._finish(now_ms)
+
+    def register(self, listener: Listener) -> None:
+        """Add a listener; it is told the current leader at once (if one is known) and then every commit."""
+        ctx = ListenerContext(listener, self.log.start_offset())
+        self._listeners.append(ctx)
+        self._notify_leader(ctx)
+
+    def schedule_append(self, records: list, now_ms: int) -> int:
+        """Queue ``records`` as one atomic batch (linger ``append.linger.ms``); returns the last record's offset.
+
+        Raises ``NotLeaderError`` unless this node is the leader, ``RecordTooLargeError`` (changing nothing) if the
+        records cannot fit in one batch."""
+        acc = self._require_accumulator()
+        values = [self.serde.serialize(r) for r in records]
+        return acc.append(values, now_ms)
+
+    def append_batch(self, raw_batch: bytes, now_ms: int) -> tuple[int, int]:
+        """Append a client-produced batch (Produce): validated, re-based and stamped by the log, no linger.
+        Returns (first offset, last offset). Raises ``CorruptRecordError``, ``RecordTooLargeError``,
+        ``NotLeaderError``."""
+        acc = self._require_accumulator()
+        if len(raw_batch) > self.config.max_batch_size_bytes:
+            raise RecordTooLargeError(len(raw_batch), self.config.max_batch_size_bytes)
+        result = validate_batches(raw_batch)
+        if result.valid_bytes != len(raw_batch) or result.batch_count == 0:
+            raise CorruptRecordError("incomplete batch", result.valid_bytes)
+        count = sum(b.last_offset - b.base_offset + 1 for b in result.batches)
+        acc.flush_open()
+        self._append_leader_batches(acc.drain(now_ms))
+        first = acc.next_offset
+        acc.skip(count)
+        self._b.log_ops.append(AppendAsLeader(bytes(raw_batch), self.epoch))
+        self._b.flush = True
+        return first, first + count - 1
+
+    def resign(self, now_ms: int) -> None:
+        """Graceful resignation (shutdown): a leader fences itself and tells the voters (EndQuorumEpoch)."""
+        if self.quorum.is_leader():
+            self._resign(now_ms)
+
+    # ================================================================================================================
+    # step skeleton
+    # ================================================================================================================
+    def _begin(self, now_ms: int) -> None:
+        self._now = now_ms
+        if self._deferred_truncate is not None:  # Mutations.hw_before_truncate
+            self._b.log_ops.append(TruncateTo(self._deferred_truncate))
+            self._deferred_truncate = None
+
+    def _finish(self, now_ms: int) -> Ready:
+        self._tick(now_ms)
+        state = self.quorum.state
+        if isinstance(state, LeaderState):
+            self._leader_work(state, now_ms)
+        elif isinstance(state, FollowerState) or not self.quorum.is_voter:
+            self._maybe_send_fetch(now_ms)
+        elif isinstance(state, (ProspectiveState, CandidateState)):
+            self._send_vote_requests(now_ms)
+        elif isinstance(state, ResignedState):
+            self._send_end_quorum_epoch(state, now_ms)
+        self._deliver_commits()
+        persist = self.quorum.take_pending_persist()
+        if self.config.mutations.reply_vote_before_persist:
+            persist, self._deferred_persist = self._deferred_persist, persist
+        if persist is not None:
+            self._b.persist = persist
+        self._ready_number += 1
+        ready = self._b.build(self._ready_number, self._next_wakeup(now_ms))
+        self._b = ReadyBuilder()
+        return ready
+
+    def _next_wakeup(self, now_ms: int) -> int:
+        if self._wake_now:
+            self._wake_now = False
+            return now_ms
+        state = self.quorum.state
+        times = [now_ms + self.config.fetch_timeout_ms]
+        for attr in ("election_deadline_ms", "fetch_deadline_ms", "backoff_until_ms", "check_quorum_deadline_ms"):
+            value = getattr(state, attr, None)
+            if value is not None:
+                times.append(value)
+        times.extend(o.deadline_ms for o in self._outstanding.values())
+        times.extend(p.deadline_ms for p in self._parked.values())
+        times.extend(t for t in self._retry_after.values() if t > now_ms)
+        if self._fetch_retry_ms > now_ms:
+            times.append(self._fetch_retry_ms)
+        if self._accumulator is not None:
+            deadline = self._accumulator.next_deadline_ms()
+            if deadline is not None:
+                times.append(deadline)
+        return max(now_ms, min(t for t in times if t < NEVER))
+
+    # ================================================================================================================
+    # requests out
+    # ================================================================================================================
+    def next_correlation_id(self) -> int:
+        cid = self._next_correlation
+        self._next_correlation = (self._next_correlation + 1) & 0x7FFFFFFF
+        return cid
+
+    def send_request(self, make, dest: int, now_ms: int, *, after_flush: bool = False, timeout_ms: int | None = None):
+        """Build a request with a fresh correlation id (``make(correlation_id)``), remember it, queue it."""
+        cid = self.next_correlation_id()
+        request = make(cid)
+        deadline = now_ms + (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms)
+        self._outstanding[cid] = Outstanding(type(request), dest, self.epoch, deadline)
+        (self._b.send_after_flush if after_flush else self._b.send).append(request)
+        return request
+
+    def reply(self, response: m.Message) -> None:
+        self._b.send.append(response)
+
+    def has_outstanding(self, kind: type, dest: int | None = None) -> bool:
+        return any(o.kind is kind and (dest is None or o.dest == dest) for o in self._outstanding.values())
+
+    def _expire_outstanding(self, now_ms: int) -> None:
+        for cid in [c for c, o in self._outstanding.items() if o.deadline_ms <= now_ms]:
+            out = self._outstanding.pop(cid)
+            self.counters["request_timeouts"] += 1
+            if out.kind is m.FetchRequest and self._observer_target is not None:
+                self._observer_target = None  # try another voter
+
+    def _match_response(self, response: m.Response) -> Outstanding | None:
+        """The outstanding request this response answers, or None (unknown correlation id, wrong peer or type,
+        or the local epoch changed since the request was sent): such responses are ignored."""
+        out = self._outstanding.get(response.correlation_id)
+        expected = _RESPONSE_OF.get(out.kind) if out is not None else None
+        if out is None or out.dest != response.src or not isinstance(response, expected):
+            self.counters["stale_responses"] += 1
+            return None
+        del self._outstanding[response.correlation_id]
+        if out.epoch != self.epoch:
+            self.counters["stale_responses"] += 1
+            return None
+        return out
+
+    # ================================================================================================================
+    # messages in
+    # ================================================================================================================
+    def _on_message(self, message: m.Message, now_ms: int) -> None:
+        from kraftwire.raft.handlers import dispatch
+
+        dispatch(self, message, now_ms)
+
+    def observe_epoch(self, epoch: int, leader_id: int, now_ms: int) -> bool:
+        """A message showed a higher epoch (or a leader in ours): move there. Returns True if the state changed."""
+        if epoch > self.epoch or (
+            epoch == self.epoch
+            and leader_id not in (NO_ID, self.local_id)
+            and isinstance(self.quorum.state, (UnattachedState, ProspectiveState, CandidateState))
+        ):
+            if leader_id not in (NO_ID, self.local_id):
+                self.become_follower(epoch, leader_id, now_ms)
+            elif epoch > self.epoch:
+                self.become_unattached(epoch, now_ms)
+            else:
+                return False
+            return True
+        return False
+
+    # ================================================================================================================
+    # transitions (every one goes through here so leaving and entering effects are never forgotten)
+    # ================================================================================================================
+    def _on_leave(self) -> None:
+        state = self.quorum.state
+        if isinstance(state, (LeaderState, ResignedState)) or self._parked:
+            self._complete_parked(m.NOT_LEADER_OR_FOLLOWER)
+        self._accumulator = None
+        self._outstanding.clear()
+        self._retry_after.clear()
+        self._observer_target = None
+
+    def _on_enter(self, now_ms: int) -> None:
+        state = self.quorum.state
+        if isinstance(state, (ProspectiveState, CandidateState)):
+            self.counters["prevote_rounds" if isinstance(state, ProspectiveState) else "elections"] += 1
+            self._maybe_win_election(now_ms)
+        elif isinstance(state, ResignedState):
+            pass
+        self._notify_all_leaders()
+
+    def become_unattached(self, epoch: int, now_ms: int) -> None:
+        self._on_leave()
+        self.quorum.to_unattached(epoch, now_ms)
+        self._on_enter(now_ms)
+
+    def become_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
+        if epoch != self.epoch:
+            self._on_leave()
+        self.quorum.to_voted(epoch, candidate, now_ms)
+        self._on_enter(now_ms)
+
+    def become_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:
+        state = self.quorum.state
+        if isinstance(state, FollowerState) and state.epoch == epoch and state.leader_id == leader_id:
+            return
+        self._on_leave()
+        self.quorum.to_follower(epoch, leader_id, now_ms)
+        self._on_enter(now_ms)
+
+    def start_election(self, now_ms: int) -> None:
+        self._on_leave()
+        if self.config.pre_vote:
+            self.quorum.to_prospective(now_ms)
+        else:
+            self.quorum.to_candidate(now_ms)
+        self._on_enter(now_ms)
+
+    def become_candidate(self, now_ms: int) -> None:
+        self._on_leave()
+        self.quorum.to_candidate(now_ms)
+        self._on_enter(now_ms)
+
+    def _maybe_win_election(self, now_ms: int) -> None:
+        state = self.quorum.state
+        if isinstance(state, ProspectiveState) and state.tally.won():
+            self.become_candidate(now_ms)
+        elif isinstance(state, CandidateState) and state.tally.won():
+            self._become_leader(now_ms)
+
+    def _become_leader(self, now_ms: int) -> None:
+        self._on_leave()
+        start = self.log.end_offset()
+        leader = self.quorum.to_leader(now_ms, start)
+        self.counters["leaders_elected"] += 1
+        self._b.log_ops.append(InitializeLeaderEpoch(leader.epoch))
+        batch = leader_change_batch(
+            self.local_id, self.config.voters, leader.granting_voters, epoch=leader.epoch, base_offset=start,
+            timestamp=now_ms,
+        )
+        self._b.log_ops.append(AppendAsLeader(batch, leader.epoch))
+        self._b.flush = True
+        self._accumulator = BatchAccumulator(
+            epoch=leader.epoch, next_offset=start + 1, linger_ms=self.config.append_linger_ms,
+            max_batch_size=self.config.max_batch_size_bytes,
+        )
+        leader.update_local_end_offset(self._flushed, now_ms)
+        self._on_enter(now_ms)
+
+    def _resign(self, now_ms: int) -> None:
+        leader = self.quorum.state
+        assert isinstance(leader, LeaderState)
+        successors = tuple(v for _, v in leader.end_offsets_for_successors())
+        self._complete_parked(m.BROKER_NOT_AVAILABLE)
+        self._on_leave()
+        self.quorum.to_resigned(now_ms, successors)
+        self._on_enter(now_ms)
+
+    # ================================================================================================================
+    # timers
+    # ================================================================================================================
+    def _tick(self, now_ms: int) -> None:
+        self._expire_outstanding(now_ms)
+        state = self.quorum.state
+        if not self.quorum.is_voter:
+            if isinstance(state, FollowerState) and now_ms >= state.fetch_deadline_ms:
+                state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
+                self._observer_target = None
+            return
+        if isinstance(state, UnattachedState):
+            if now_ms >= state.election_deadline_ms:
+                self.start_election(now_ms)
+        elif isinstance(state, FollowerState):
+            if now_ms >= state.fetch_deadline_ms:
+                self.counters["fetch_timeouts"] += 1
+                self.start_election(now_ms)
+        elif isinstance(state, ProspectiveState):
+            if now_ms >= state.election_deadline_ms:
+                self._lose_prevote(state, now_ms)
+        elif isinstance(state, CandidateState):
+            if state.backoff_until_ms is not None:
+                if now_ms >= state.backoff_until_ms:
+                    self.start_election(now_ms)
+            elif now_ms >= state.election_deadline_ms:
+                self.start_backoff(state, now_ms)
+        elif isinstance(state, LeaderState):
+            if state.check_quorum_expired(now_ms):
+                self.counters["check_quorum_resignations"] += 1
+                self._resign(now_ms)
+        elif isinstance(state, ResignedState):
+            if now_ms >= state.election_deadline_ms:
+                self.start_election(now_ms)
+
+    def start_backoff(self, state: CandidateState, now_ms: int) -> None:
+        state.backoff_until_ms = now_ms + self.quorum.binary_exponential_backoff_ms(state.retries)
+
+    def _lose_prevote(self, state: ProspectiveState, now_ms: int) -> None:
+        self.counters["prevote_lost"] += 1
+        self._on_leave()
+        if state.leader_id not in (NO_ID, self.local_id):
+            self.quorum.to_follower(state.epoch, state.leader_id, now_ms)
+        else:
+            self.quorum.to_unattached_same_epoch(now_ms)
+        self._on_enter(now_ms)
+
+    def lose_prevote(self, now_ms: int) -> None:
+        state = self.quorum.state
+        assert isinstance(state, ProspectiveState)
+        self._lose_prevote(state, now_ms)
+
+    # ================================================================================================================
+    # elections
+    # ================================================================================================================
+    def _send_vote_requests(self, now_ms: int) -> None:
+        from kraftwire.raft.handlers.vote import send_vote_requests
+
+        send_vote_requests(self, now_ms)
+
+    def maybe_win_election(self, now_ms: int) -> None:
+        self._maybe_win_election(now_ms)
+
+    # ================================================================================================================
+    # follower side
+    # ================================================================================================================
+    def _maybe_send_fetch(self, now_ms: int) -> None:
+        from kraftwire.raft.handlers.fetch import maybe_send_fetch
+
+        maybe_send_fetch(self, now_ms)
+
+    def set_fetch_retry(self, at_ms: int) -> None:
+        self._fetch_retry_ms = at_ms
+
+    def emit_high_watermark(self, offset: int) -> None:
+        """Record a new high watermark (never lower than the current one)."""
+        if offset > self._hw:
+            self._hw = offset
+            self._b.high_watermark = offset
+
+    def wake_now(self) -> None:
+        self._wake_now = True
+
+    def defer_truncate(self, offset: int) -> None:
+        self._deferred_truncate = offset
+        self._wake_now = True
+
+    # ================================================================================================================
+    # leader side
+    # ================================================================================================================
+    def _require_accumulator(self) -> BatchAccumulator:
+        if not self.quorum.is_leader() or self._accumulator is None:
+            raise NotLeaderError(f"node {self.local_id} is {self.state_name} in epoch {self.epoch}")
+        return self._accumulator
+
+    def _append_leader_batches(self, batches: list[bytes]) -> None:
+        for batch in batches:
+            self._b.log_ops.append(AppendAsLeader(batch, self.epoch))
+            self._b.flush = True
+
+    def replication_limit(self) -> int:
+        """The leader never replicates past its own flushed offset."""
+        if self.config.mutations.replicate_past_flush:
+            return self.log.end_offset()
+        return min(self._flushed, self.log.end_offset())
+
+    def _leader_work(self, leader: LeaderState, now_ms: int) -> None:
+        from kraftwire.raft.handlers.begin_quorum_epoch import send_begin_quorum_epoch
+
+        local_end = self.log.end_offset() if self.config.mutations.count_unflushed_toward_hw else self._flushed
+        if leader.update_local_end_offset(local_end, now_ms):
+            self.emit_high_watermark(leader.high_watermark)
+        if self._accumulator is not None:
+            self._append_leader_batches(self._accumulator.drain(now_ms))
+        send_begin_quorum_epoch(self, leader, now_ms)
+        self.complete_ready_parked(now_ms)
+        if self.quorum.is_leader() and leader.high_watermark is not None and leader.high_watermark > leader.epoch_start_offset:
+            self._notify_all_leaders()
+
+    def park_fetch(self, request: m.FetchRequest, now_ms: int) -> None:
+        key = request.replica_id if request.replica_id != NO_ID else -request.correlation_id - 2
+        leader = self.quorum.state
+        hw = leader.high_watermark if isinstance(leader, LeaderState) else None
+        self._parked[key] = ParkedFetch(request, now_ms + request.max_wait_ms, hw)
+
+    def complete_ready_parked(self, now_ms: int) -> None:
+        from kraftwire.raft.handlers.fetch import answer_fetch
+
+        leader = self.quorum.state
+        if not isinstance(leader, LeaderState) or not self._parked:
+            return
+        limit = self.replication_limit()
+        for key, parked in list(self._parked.items()):
+            if limit > parked.request.fetch_offset or leader.high_watermark != parked.high_watermark or (
+                now_ms >= parked.deadline_ms
+            ):
+                del self._parked[key]
+                self.counters["purgatory_completions"] += 1
+                answer_fetch(self, parked.request, now_ms, allow_park=False)
+
+    def _complete_parked(self, error: int) -> None:
+        for parked in self._parked.values():
+            req = parked.request
+            self.counters["purgatory_completions"] += 1
+            self.reply(
+                m.FetchResponse(
+                    self.local_id, req.src, req.correlation_id, error, self.quorum.leader_id, self.epoch,
+                    high_watermark=self._hw,
+                )
+            )
+        self._parked.clear()
+
+    def _send_end_quorum_epoch(self, state: ResignedState, now_ms: int) -> None:
+        from kraftwire.raft.handlers.end_quorum_epoch import send_end_quorum_epoch
+
+        send_end_quorum_epoch(self, state, now_ms)
+
+    # ================================================================================================================
+    # listeners
+    # ================================================================================================================
+    def _current_leader_for_listeners(self) -> LeaderAndEpoch | None:
+        state = self.quorum.state
+        if isinstance(state, LeaderState):
+            committed = state.high_watermark is not None and state.high_watermark > state.epoch_start_offset
+            return LeaderAndEpoch(self.local_id, state.epoch) if committed else None
+        return LeaderAndEpoch(self.quorum.leader_id, self.epoch)
+
+    def _notify_leader(self, ctx: ListenerContext) -> None:
+        current = self._current_leader_for_listeners()
+        if current is not None and current != ctx.last_leader:
+            ctx.last_leader = current
+            ctx.listener.handle_leader_change(current)
+
+    def _notify_all_leaders(self) -> None:
+        for ctx in self._listeners:
+            self._notify_leader(ctx)
+
+    def _deliver_commits(self) -> None:
+        if not self._listeners:
+            return
+        hw = self.log.high_watermark()
+        for ctx in self._listeners:
+            while ctx.next_offset < hw:
+                info = self.log.read(ctx.next_offset, self.config.max_fetch_bytes, Isolation.COMMITTED)
+                batches = []
+                for rb in read_batches(info.records, validate=False):
+                    if rb.last_offset < ctx.next_offset:
+                        continue
+                    if rb.base_offset >= hw:
+                        break
+                    records = () if rb.is_control else tuple(self.serde.deserialize(r.value) for r in rb)
+                    batches.append(
+                        Batch(rb.base_offset, rb.last_offset, rb.partition_leader_epoch, rb.max_timestamp,
+                              rb.size_in_bytes, records, rb.is_control)
+                    )
+                if not batches:
+                    break
+                ctx.next_offset = batches[-1].last_offset + 1
+                ctx.listener.handle_commit(batches)
+
+
+from kraftwire.raft.handlers import RESPONSE_OF as _RESPONSE_OF  # noqa: E402  (handlers import node lazily)

@@ -1,0 +1,441 @@
+"""A seeded, single-threaded simulation of a KRaft quorum: virtual clock, event queue, message router, drivers.
+
+Every node is a ``RaftNode`` over a ``MemoryLog`` (which loses unflushed data on ``crash()``) plus a durable election
+state, driven exactly as ``Ready`` prescribes: persist, log ops, flush (completing after a random delay, then the
+gated messages leave and ``LogFlushed`` is reported), send, high watermark, wake-up. Faults: hard kill, graceful
+shutdown, restart, wipe, full and one-way partitions, message drop, duplication, delay and reordering, and the
+KAFKA-18723 "racy read" (a Fetch response gains a batch from a later epoch, or a flipped byte).
+
+Everything random comes from one ``random.Random(seed)``, so a seed replays exactly. After every event the
+``Invariants`` are checked; ``run_until`` fails with ``SimulationFailure`` (carrying a one-line replay command).
+"""
+
+from __future__ import annotations
+
+import heapq
+import random
+from collections import Counter
+from dataclasses import dataclass, field, replace
+
+from kraftwire.errors import NotLeaderError
+from kraftwire.ids import NO_ID
+from kraftwire.log.memory import MemoryLog
+from kraftwire.raft import messages as m
+from kraftwire.raft.config import Mutations, RaftConfig
+from kraftwire.raft.election import ElectionState
+from kraftwire.raft.events import LogFlushed, Received
+from kraftwire.raft.leader import LeaderState
+from kraftwire.raft.node import RaftNode
+from kraftwire.raft.ready import (
+    AppendAsFollower,
+    AppendAsLeader,
+    InitializeLeaderEpoch,
+    Ready,
+    TruncateTo,
+    TruncateToLatestSnapshot,
+)
+from kraftwire.records import RecordBatchBuilder, validate_batches
+from kraftwire.testing.invariants import InvariantViolation, Invariants
+
+OBSERVER_BASE_ID = 100
+
+
+class SimulationFailure(AssertionError):
+    def __init__(self, message: str, replay: str) -> None:
+        super().__init__(f"{message}\nreplay: {replay}")
+        self.replay = replay
+
+
+@dataclass
+class NetworkFaults:
+    drop_rate: float = 0.0
+    duplicate_rate: float = 0.0
+    min_delay_ms: int = 1
+    max_delay_ms: int = 5
+    corrupt_rate: float = 0.0  # flip a byte in a Fetch response's records
+    future_batch_rate: float = 0.0  # append a batch of a later epoch to a Fetch response (KAFKA-18723 race)
+
+
+@dataclass
+class SimNode:
+    node_id: int
+    config: RaftConfig
+    log: MemoryLog = field(default_factory=MemoryLog)
+    durable: ElectionState | None = None
+    raft: RaftNode | None = None
+    incarnation: int = 0
+    next_poll_ms: int | None = None
+    committed_values: list = field(default_factory=list)
+
+    @property
+    def running(self) -> bool:
+        return self.raft is not None
+
+
+class _Recorder:
+    """A listener that keeps what was committed (checks listener delivery order)."""
+
+    def __init__(self, node: SimNode) -> None:
+        self.node = node
+        self.next_offset = None
+
+    def handle_commit(self, batches) -> None:
+        for b in batches:
+            if self.next_offset is not None and b.base_offset != self.next_offset:
+                raise AssertionError(f"listener of node {self.node.node_id} got {b.base_offset}, expected "
+                                     f"{self.next_offset}")
+            self.next_offset = b.last_offset + 1
+            self.node.committed_values.extend((b.base_offset, r) for r in b.records)
+
+    def handle_load_snapshot(self, reader) -> None:  # pragma: no cover - snapshots not simulated yet
+        pass
+
+    def handle_leader_change(self, leader) -> None:
+        pass
+
+
+class Cluster:
+    def __init__(
+        self,
+        seed: int,
+        *,
+        voters: int = 3,
+        observers: int = 0,
+        mutations: Mutations = Mutations(),
+        faults: NetworkFaults | None = None,
+        relaxed_invariants: bool = False,
+        replay: str = "",
+        pre_vote: bool = True,
+        election_timeout_ms: int = 100,
+        fetch_timeout_ms: int = 300,
+        max_flush_delay_ms: int = 3,
+        trace: bool = False,
+    ) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.now = 0
+        self.events = 0
+        self._queue: list = []
+        self._seq = 0
+        self.faults = faults or NetworkFaults()
+        self.blocked: set[tuple[int, int]] = set()  # (src, dst) pairs whose messages are dropped
+        self.max_flush_delay_ms = max_flush_delay_ms
+        self.replay = replay or f"python -m kraftwire.testing.replay --seed {seed}"
+        self.counters: Counter[str] = Counter()
+        self.trace_lines: list[str] | None = [] if trace else None
+        voter_ids = frozenset(range(1, voters + 1))
+        self.voter_ids = voter_ids
+        self.invariants = Invariants(voter_ids, relaxed_for_wipe=relaxed_invariants)
+        base = RaftConfig(
+            node_id=1, voters=voter_ids, election_timeout_ms=election_timeout_ms, election_backoff_max_ms=100,
+            fetch_timeout_ms=fetch_timeout_ms, request_timeout_ms=fetch_timeout_ms, retry_backoff_ms=10,
+            append_linger_ms=0, fetch_max_wait_ms=50, pre_vote=pre_vote, mutations=mutations,
+        )
+        ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]
+        self.nodes = {i: SimNode(i, replace(base, node_id=i)) for i in ids}
+        self.next_value = 0
+        for node in self.nodes.values():
+            self.start(node.node_id)
+
+    # --- scheduling -----------------------------------------------------------------------------------------------
+    def _at(self, time_ms: int, fn, *args) -> None:
+        self._seq += 1
+        heapq.heappush(self._queue, (time_ms, self._seq, fn, args))
+
+    def trace(self, text: str) -> None:
+        if self.trace_lines is not None:
+            self.trace_lines.append(f"{self.now:>6} {text}")
+
+    def step(self) -> bool:
+        if not self._queue:
+            return False
+        time_ms, _, fn, args = heapq.heappop(self._queue)
+        self.now = max(self.now, time_ms)
+        fn(*args)
+        self.events += 1
+        self.check()
+        return True
+
+    def run_until(self, done, deadline_ms: int, what: str = "condition") -> None:
+        try:
+            while not done():
+                if self.now > deadline_ms or not self._queue:
+                    raise SimulationFailure(
+                        f"liveness: {what} not reached by {deadline_ms} ms (now {self.now}, "
+                        f"committed {self.committed_offset()}, states {self.describe_states()})",
+                        self.replay,
+                    )
+                self.step()
+        except InvariantViolation as exc:
+            raise SimulationFailure(f"seed {self.seed} at {self.now} ms after {self.events} events: {exc}",
+                                    self.replay) from exc
+        except SimulationFailure:
+            raise
+        except Exception as exc:  # a crash of the core or the driver is a failure too
+            raise SimulationFailure(f"seed {self.seed} at {self.now} ms: {type(exc).__name__}: {exc}",
+                                    self.replay) from exc
+
+    def run_for(self, duration_ms: int) -> None:
+        end = self.now + duration_ms
+        self._at(end, lambda: None)
+        self.run_until(lambda: self.now >= end, end + 1, "time")
+
+    # --- node lifecycle -------------------------------------------------------------------------------------------
+    def start(self, node_id: int) -> None:
+        node = self.nodes[node_id]
+        assert node.raft is None
+        node.incarnation += 1
+        node_rng = random.Random(self.rng.getrandbits(64))
+        node.raft = RaftNode(node.config, node.log, node.durable, node_rng, self.now)
+        node.raft.register(_Recorder(node))
+        self.trace(f"node {node_id} starts as {node.raft.state_name} in epoch {node.raft.epoch}")
+        self._poll(node_id, node.incarnation)
+
+    def kill(self, node_id: int) -> None:
+        """Hard kill: unflushed data, gated messages and in-flight flushes are lost."""
+        node = self.nodes[node_id]
+        if node.raft is None:
+            return
+        self.counters["hard_kills"] += 1
+        self.trace(f"node {node_id} killed")
+        node.raft = None
+        node.next_poll_ms = None
+        node.log.crash()
+        node.committed_values.clear()
+
+    def shutdown(self, node_id: int, grace_ms: int = 50) -> None:
+        """Graceful: a leader resigns (EndQuorumEpoch), the log is flushed, then the node stops."""
+        node = self.nodes[node_id]
+        if node.raft is None:
+            return
+        self.counters["graceful_shutdowns"] += 1
+        node.raft.resign(self.now)
+        self._poll(node_id, node.incarnation)
+        incarnation = node.incarnation
+
+        def stop() -> None:
+            if node.raft is not None and node.incarnation == incarnation:
+                node.log.flush()
+                node.raft = None
+                node.next_poll_ms = None
+                node.log.crash()  # nothing unflushed remains, so nothing is lost
+                node.committed_values.clear()
+                self.trace(f"node {node_id} stopped")
+
+        self._at(self.now + grace_ms, stop)
+
+    def restart(self, node_id: int) -> None:
+        if self.nodes[node_id].raft is None:
+            self.start(node_id)
+
+    def wipe(self, node_id: int) -> None:
+        """Kill a node and delete its disk (log and election state); it restarts empty."""
+        self.kill(node_id)
+        node = self.nodes[node_id]
+        node.log = MemoryLog()
+        node.durable = None
+        self.invariants.forget(node_id)
+        self.counters["wipes"] += 1
+
+    # --- driver -----------------------------------------------------------------------------------------------------
+    def _poll(self, node_id: int, incarnation: int) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation:
+            return
+        node.next_poll_ms = None
+        self._execute(node, node.raft.poll(self.now))
+
+    def _scheduled_poll(self, node_id: int, incarnation: int, at_ms: int) -> None:
+        node = self.nodes[node_id]
+        if node.next_poll_ms == at_ms:
+            self._poll(node_id, incarnation)
+
+    def _execute(self, node: SimNode, ready: Ready) -> None:
+        if ready.persist is not None:
+            node.durable = ready.persist
+            self.invariants.on_persist(node.node_id, ready.persist)
+        log = node.log
+        for op in ready.log_ops:
+            if isinstance(op, AppendAsLeader):
+                log.append_as_leader(op.records, op.epoch)
+            elif isinstance(op, AppendAsFollower):
+                log.append_as_follower(op.records, op.epoch)
+            elif isinstance(op, TruncateTo):
+                log.truncate_to(op.offset)
+            elif isinstance(op, InitializeLeaderEpoch):
+                log.initialize_leader_epoch(op.epoch)
+            elif isinstance(op, TruncateToLatestSnapshot):
+                log.truncate_to_latest_snapshot()
+        if ready.flush:
+            delay = self.rng.randint(0, self.max_flush_delay_ms)
+            self._at(self.now + delay, self._flushed, node.node_id, node.incarnation, ready.send_after_flush)
+        elif ready.send_after_flush:
+            self._send_all(node, ready.send_after_flush)
+        self._send_all(node, ready.send)
+        if ready.high_watermark is not None:
+            log.update_high_watermark(ready.high_watermark)
+        wake = max(ready.next_wakeup_ms, self.now)
+        if node.next_poll_ms is None or wake < node.next_poll_ms:
+            node.next_poll_ms = wake
+            self._at(wake, self._scheduled_poll, node.node_id, node.incarnation, wake)
+
+    def _flushed(self, node_id: int, incarnation: int, gated) -> None:
+        node = self.nodes[node_id]
+        if node.raft is None or node.incarnation != incarnation:
+            return
+        offset = node.log.flush()
+        self._send_all(node, gated)
+        self._execute(node, node.raft.handle(LogFlushed(offset), self.now))
+
+    # --- network ----------------------------------------------------------------------------------------------------
+    def _send_all(self, node: SimNode, messages) -> None:
+        for msg in messages:
+            self.invariants.on_send(msg, node.durable, node.log.flushed_offset())
+            self._route(msg)
+
+    def _route(self, msg: m.Message) -> None:
+        self.counters["messages"] += 1
+        if (msg.src, msg.dst) in self.blocked:
+            self.counters["blocked"] += 1
+            return
+        f = self.faults
+        if f.drop_rate and self.rng.random() < f.drop_rate:
+            self.counters["dropped"] += 1
+            return
+        copies = 2 if f.duplicate_rate and self.rng.random() < f.duplicate_rate else 1
+        if copies == 2:
+            self.counters["duplicated"] += 1
+        for _ in range(copies):
+            delay = self.rng.randint(f.min_delay_ms, f.max_delay_ms)
+            self._at(self.now + delay, self._deliver, self._maybe_tamper(msg))
+
+    def _maybe_tamper(self, msg: m.Message) -> m.Message:
+        if not isinstance(msg, m.FetchResponse) or not msg.records:
+            return msg
+        f = self.faults
+        if f.corrupt_rate and self.rng.random() < f.corrupt_rate:
+            data = bytearray(msg.records)
+            data[self.rng.randrange(len(data))] ^= 1 << self.rng.randrange(8)
+            self.counters["corrupted"] += 1
+            return replace(msg, records=bytes(data))
+        if f.future_batch_rate and self.rng.random() < f.future_batch_rate:
+            last = validate_batches(msg.records, check_records=False).last_offset
+            builder = RecordBatchBuilder(base_offset=last + 1, partition_leader_epoch=msg.leader_epoch + 1)
+            builder.append(None, b"future", timestamp=self.now)
+            self.counters["future_batches"] += 1
+            return replace(msg, records=msg.records + builder.build())
+        return msg
+
+    def _deliver(self, msg: m.Message) -> None:
+        node = self.nodes.get(msg.dst)
+        if node is None or node.raft is None:
+            self.counters["undeliverable"] += 1
+            return
+        self.trace(f"{msg.src}->{msg.dst} {describe_message(msg)}")
+        self._execute(node, node.raft.handle(Received(msg), self.now))
+
+    def partition(self, group_a, group_b, *, one_way: bool = False) -> None:
+        """Drop messages from every node of ``group_a`` to every node of ``group_b`` (and back unless one_way)."""
+        self.counters["partitions"] += 1
+        for a in group_a:
+            for b in group_b:
+                self.blocked.add((a, b))
+                if not one_way:
+                    self.blocked.add((b, a))
+
+    def isolate(self, node_id: int) -> None:
+        others = [n for n in self.nodes if n != node_id]
+        self.partition([node_id], others)
+
+    def heal(self) -> None:
+        self.blocked.clear()
+
+    # --- workload ---------------------------------------------------------------------------------------------------
+    def start_workload(self, interval_ms: int = 10, records: int = 1) -> None:
+        def tick() -> None:
+            leader = self.leader()
+            if leader is not None:
+                try:
+                    values = []
+                    for _ in range(records):
+                        values.append(f"v{self.next_value}".encode())
+                        self.next_value += 1
+                    leader.raft.schedule_append(values, self.now)
+                    self._poll(leader.node_id, leader.incarnation)
+                except NotLeaderError:
+                    pass
+            self._at(self.now + interval_ms, tick)
+
+        self._at(self.now + interval_ms, tick)
+
+    # --- observation ------------------------------------------------------------------------------------------------
+    def leader(self) -> SimNode | None:
+        best = None
+        for node in self.nodes.values():
+            if node.raft is not None and node.raft.is_leader():
+                if best is None or node.raft.epoch > best.raft.epoch:
+                    best = node
+        return best
+
+    def committed_offset(self) -> int:
+        return self.invariants.max_committed
+
+    def check(self) -> None:
+        inv = self.invariants
+        for node in self.nodes.values():
+            raft = node.raft
+            if raft is not None:
+                state = raft.quorum.state
+                if isinstance(state, LeaderState):
+                    inv.on_leader(node.node_id, state.epoch, node.incarnation, state.high_watermark)
+                if node.durable is not None and node.durable.epoch != raft.epoch and not raft.config.mutations.any():
+                    if raft.quorum.pending_persist is None:
+                        inv.fail("monotonic-epoch", f"node {node.node_id} runs epoch {raft.epoch}, persisted "
+                                 f"{node.durable.epoch}")
+            inv.check_committed(node.node_id, node.log)
+        inv.check_majority({v: self.nodes[v].log.flushed_offset() for v in self.voter_ids})
+
+    def describe_states(self) -> str:
+        parts = []
+        for node in self.nodes.values():
+            if node.raft is None:
+                parts.append(f"{node.node_id}:down")
+            else:
+                parts.append(f"{node.node_id}:{node.raft.state_name}@{node.raft.epoch}"
+                             f"[leo={node.log.end_offset()},hw={node.log.high_watermark()}]")
+        return " ".join(parts)
+
+    def node_counters(self) -> Counter:
+        total: Counter = Counter(self.counters)
+        for node in self.nodes.values():
+            if node.raft is not None:
+                total.update(node.raft.counters)
+        return total
+
+
+def describe_message(msg: m.Message) -> str:
+    name = type(msg).__name__
+    if isinstance(msg, m.VoteRequest):
+        return f"{'PreVote' if msg.pre_vote else 'Vote'}Request(epoch={msg.candidate_epoch}, last={msg.last_offset_epoch}:{msg.last_offset})"
+    if isinstance(msg, m.VoteResponse):
+        return f"{'PreVote' if msg.pre_vote else 'Vote'}Response(epoch={msg.leader_epoch}, granted={msg.vote_granted}, error={m.error_name(msg.error)})"
+    if isinstance(msg, m.FetchRequest):
+        return f"FetchRequest(epoch={msg.current_leader_epoch}, offset={msg.fetch_offset}, last_epoch={msg.last_fetched_epoch})"
+    if isinstance(msg, m.FetchResponse):
+        extra = ""
+        if msg.diverging_epoch is not None:
+            extra = f", diverging={msg.diverging_epoch.epoch}:{msg.diverging_epoch.offset}"
+        if msg.records:
+            r = validate_batches(msg.records, check_records=False)
+            extra += f", records={r.first_offset}..{r.last_offset}"
+        return f"FetchResponse(epoch={msg.leader_epoch}, error={m.error_name(msg.error)}, hw={msg.high_watermark}{extra})"
+    if isinstance(msg, m.BeginQuorumEpochRequest):
+        return f"BeginQuorumEpochRequest(epoch={msg.new_leader_epoch})"
+    if isinstance(msg, m.EndQuorumEpochRequest):
+        return f"EndQuorumEpochRequest(epoch={msg.resigned_leader_epoch}, preferred={[k.id for k in msg.preferred_candidates]})"
+    if isinstance(msg, m.Response):
+        return f"{name}(epoch={msg.leader_epoch}, error={m.error_name(msg.error)})"
+    return name
+
+
+__all__ = ["Cluster", "NetworkFaults", "SimulationFailure", "InvariantViolation", "OBSERVER_BASE_ID", "NO_ID"]
