@@ -590,8 +590,7 @@ cdef class RecordBatch:
     def next_offset(self):
         return <int64_t>(<uint64_t>self.last_offset + 1)
 
-    def __len__(self):
-        return self.record_count
+    # No __len__ on purpose: list(batch) would preallocate from the (untrusted) record count.
 
     def __iter__(self):
         cdef _RecordIterator it = _RecordIterator.__new__(_RecordIterator)

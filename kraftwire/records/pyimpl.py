@@ -295,8 +295,7 @@ class RecordBatch:
     def next_offset(self) -> int:
         return self.last_offset + 1 if self.last_offset < _I64_MAX else _I64_MIN
 
-    def __len__(self) -> int:
-        return self.record_count
+    # No __len__ on purpose: list(batch) would preallocate from the (untrusted) record count.
 
     def __iter__(self):
         data, start, end, fixed = _records_region(
