@@ -185,11 +185,11 @@ class BaseLog:
 
     def _append(self, data: bytes, infos: list[BatchInfo]) -> LogAppendInfo:
         first, last = infos[0].base_offset, infos[-1].last_offset
+        self._append_storage(data, infos)
+        self._end = last + 1
         changed = False
         for info in infos:
             changed |= self._cache.assign(info.partition_leader_epoch, info.base_offset)
-        self._append_storage(data, infos)
-        self._end = last + 1
         if changed:
             self._epoch_cache_changed()
         return LogAppendInfo(first, last)
@@ -200,10 +200,12 @@ class BaseLog:
             self._epoch_cache_changed()
 
     def flush(self) -> int:
+        """Durable up to the end offset seen when the flush started (appends may continue meanwhile)."""
         self._check_writable()
-        if self._flushed < self._end:
+        target = self._end
+        if self._flushed < target:
             self._flush_storage()
-            self._flushed = self._end
+            self._flushed = max(self._flushed, min(target, self._end))
         return self._flushed
 
     def update_high_watermark(self, offset: int) -> None:

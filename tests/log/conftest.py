@@ -36,6 +36,8 @@ class LogHarness:
             return self.log
         from kraftwire.log.segmented import SegmentedLog
 
+        if self.kind == "segmented-tiny":  # roll every few batches, index every batch: multi-segment everywhere
+            kwargs = {"segment_bytes": 300, "index_interval_bytes": 50, **kwargs}
         self.log = SegmentedLog(self.dir, **kwargs)
         return self.log
 
@@ -54,16 +56,16 @@ class LogHarness:
         return self.open(**kwargs)
 
 
-@pytest.fixture(params=["memory", "segmented"])
+@pytest.fixture(params=["memory", "segmented", "segmented-tiny"])
 def harness(request, tmp_path):
-    if request.param == "segmented":
+    if request.param != "memory":
         try:
             import kraftwire.log.segmented  # noqa: F401
         except ImportError:
             pytest.skip("SegmentedLog not built yet")
     h = LogHarness(request.param, tmp_path)
     yield h
-    if h.log is not None and h.kind == "segmented":
+    if h.log is not None and h.kind != "memory":
         try:
             h.log.close()
         except Exception:

@@ -1,0 +1,392 @@
+"""One log segment in Kafka's on-disk format: ``%020d.log`` + sparse ``.index`` + ``.timeindex``.
+
+* ``.log``: concatenated RecordBatch v2 batches; the file name is the base offset of the first batch.
+* ``.index``: 8-byte entries ``(int32 offset - base, int32 file position)``, big-endian, sparse: while appending
+  (and when rebuilding), a batch gets an entry when more than ``index_interval_bytes`` were written since the
+  last entry; the entry maps the batch's *last* offset to the batch's *position* (Kafka's rule).
+* ``.timeindex``: 12-byte entries ``(int64 timestamp, int32 offset - base)``: the largest batch max-timestamp
+  seen so far and the last offset of its batch, added with each index entry when the timestamp grew, and once
+  more when the segment stops being active.
+
+Both indexes live in memory while the segment is active and are written to disk (then fsynced) when the segment
+is rolled or the log closes cleanly; after a crash they are rebuilt from the validated ``.log``, so a flush only
+fsyncs the ``.log`` file. Reads use ``os.pread`` and return fresh ``bytes`` (no mmap can change under a reader).
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import struct
+from array import array
+
+from kraftwire.errors import LogIOError
+from kraftwire.records import MAX_BATCH_SIZE, BatchInfo, validate_batches
+from kraftwire.records import api as layout
+
+__all__ = [
+    "INDEX_ENTRY",
+    "TIME_INDEX_ENTRY",
+    "LOG_SUFFIX",
+    "INDEX_SUFFIX",
+    "TIME_INDEX_SUFFIX",
+    "segment_filename",
+    "LogSegment",
+    "RecoveryResult",
+]
+
+#: ``.index`` entry: relative offset, position.
+INDEX_ENTRY = struct.Struct(">ii")
+#: ``.timeindex`` entry: timestamp, relative offset.
+TIME_INDEX_ENTRY = struct.Struct(">qi")
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+
+# Batch header fields the segment reads, derived from the codec's one layout table.
+_BASE_AND_LENGTH = struct.Struct(">qi")  # BaseOffset, Length at BASE_OFFSET_POS
+assert layout.LENGTH_POS == layout.BASE_OFFSET_POS + 8
+_I32 = struct.Struct(">i")
+_I64 = struct.Struct(">q")
+_HEADER_PREFIX = layout.LAST_OFFSET_DELTA_POS + 4  # bytes needed to know a batch's offsets
+_INT32_MAX = 2**31 - 1
+
+#: Bytes read at a time when validating or scanning a segment.
+SCAN_CHUNK = 16 * 1024 * 1024
+#: Bytes read at a time when scanning forward from an index entry to an offset.
+LOCATE_CHUNK = 64 * 1024
+
+
+def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
+    return f"{base_offset:020d}{suffix}"
+
+
+class RecoveryResult:
+    """What validating a segment found: ``valid_bytes`` of good batches, the ``infos`` of those batches
+    (only when asked), ``reason`` (None when the whole file was valid), and the epochs seen."""
+
+    __slots__ = ("valid_bytes", "reason", "epochs", "truncated_bytes")
+
+    def __init__(self) -> None:
+        self.valid_bytes = 0
+        self.reason: str | None = None
+        self.epochs: list[tuple[int, int]] = []  # (epoch, base offset) of every batch whose epoch changed
+        self.truncated_bytes = 0
+
+
+class LogSegment:
+    """A segment's files and in-memory indexes. Not thread-safe by itself; ``SegmentedLog`` serialises writers."""
+
+    def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int = 4096,
+                 max_batch_size: int = MAX_BATCH_SIZE, create: bool = False, created_ms: int = 0) -> None:
+        self.directory = directory
+        self.base_offset = base_offset
+        self.index_interval_bytes = index_interval_bytes
+        self.max_batch_size = max_batch_size
+        self.path = os.path.join(directory, segment_filename(base_offset))
+        self.index_path = os.path.join(directory, segment_filename(base_offset, INDEX_SUFFIX))
+        self.time_index_path = os.path.join(directory, segment_filename(base_offset, TIME_INDEX_SUFFIX))
+        flags = os.O_RDWR | (os.O_CREAT | os.O_EXCL if create else 0)
+        self.fd = os.open(self.path, flags, 0o644)
+        self.size = 0 if create else os.fstat(self.fd).st_size
+        self.flushed_size = self.size
+        self.next_offset = base_offset
+        self.created_ms = created_ms
+        self.first_timestamp: int | None = None
+        self.last_epoch = -1
+        # Sparse offset index: absolute last offsets and positions, both increasing.
+        self.index_offsets = array("q")
+        self.index_positions = array("q")
+        # Time index: (timestamp, absolute offset) entries with increasing timestamps.
+        self.time_entries: list[tuple[int, int]] = []
+        self.bytes_since_index = 0
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self.indexes_dirty = create
+
+    # ------------------------------------------------------------------------------------------------ writing
+
+    def _track(self, base: int, last: int, epoch: int, position: int, size: int, max_ts: int) -> None:
+        """Index bookkeeping for one batch appended (or recovered) at ``position``."""
+        if max_ts > self.max_timestamp:
+            self.max_timestamp = max_ts
+            self.offset_of_max_timestamp = last
+        if self.first_timestamp is None:
+            self.first_timestamp = max_ts
+        if self.bytes_since_index > self.index_interval_bytes:
+            self.index_offsets.append(last)
+            self.index_positions.append(position)
+            self._maybe_time_entry()
+            self.bytes_since_index = 0
+        self.bytes_since_index += size
+        self.next_offset = last + 1
+        self.last_epoch = epoch
+
+    def _maybe_time_entry(self) -> None:
+        if self.max_timestamp >= 0 and (not self.time_entries or self.max_timestamp > self.time_entries[-1][0]):
+            self.time_entries.append((self.max_timestamp, self.offset_of_max_timestamp))
+
+    def append(self, data: bytes, infos: list[BatchInfo], max_timestamps: list[int]) -> None:
+        """Write whole, validated batches at the end of the file (``os.pwrite``; may raise ``OSError``)."""
+        position = self.size
+        view = memoryview(data)
+        written = 0
+        while written < len(view):
+            written += os.pwrite(self.fd, view[written:], position + written)
+        for info, ts in zip(infos, max_timestamps):
+            self._track(info.base_offset, info.last_offset, info.partition_leader_epoch,
+                        position + info.position, info.size, ts)
+        self.size = position + len(data)
+        self.indexes_dirty = True
+
+    def fits(self, offset: int) -> bool:
+        """Whether ``offset`` can be stored relative to this segment's base in an int32."""
+        return offset - self.base_offset <= _INT32_MAX
+
+    def flush(self) -> None:
+        if self.flushed_size < self.size:
+            size = self.size
+            os.fsync(self.fd)
+            self.flushed_size = max(self.flushed_size, size)
+
+    def on_become_inactive(self) -> None:
+        """Kafka appends the final max timestamp to the time index when a segment stops being active."""
+        self._maybe_time_entry()
+        self.indexes_dirty = True
+
+    def write_indexes(self, *, fsync: bool = True) -> None:
+        """Write both index files from memory (exact size, no preallocation)."""
+        index = b"".join(
+            INDEX_ENTRY.pack(o - self.base_offset, p) for o, p in zip(self.index_offsets, self.index_positions)
+        )
+        time_index = b"".join(TIME_INDEX_ENTRY.pack(ts, o - self.base_offset) for ts, o in self.time_entries)
+        for path, data in ((self.index_path, index), (self.time_index_path, time_index)):
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                if fsync:
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+        self.indexes_dirty = False
+
+    def truncate_to(self, offset: int) -> int:
+        """Drop batches whose last offset is ≥ ``offset``; fsync; return the new next offset."""
+        position, _ = self.locate(offset)
+        if position >= self.size:
+            return self.next_offset
+        os.ftruncate(self.fd, position)
+        os.fsync(self.fd)
+        self.size = self.flushed_size = position
+        self.rebuild_from_headers()
+        return self.next_offset
+
+    def rebuild_from_headers(self) -> None:
+        """Recompute the indexes and bookkeeping from the (trusted) batch headers of the whole file."""
+        self._reset_tracking()
+        for base, last, epoch, pos, size, ts in self.scan_headers(0, self.size):
+            self._track(base, last, epoch, pos, size, ts)
+        self.indexes_dirty = True
+
+    def close(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+
+    def delete_files(self) -> None:
+        """Rename to ``.deleted`` then unlink (the caller fsyncs the directory)."""
+        self.close()
+        for path in (self.path, self.index_path, self.time_index_path):
+            try:
+                os.replace(path, path + ".deleted")
+                os.unlink(path + ".deleted")
+            except FileNotFoundError:
+                pass
+
+    # ------------------------------------------------------------------------------------------------ reading
+
+    def scan_headers(self, start: int, end: int, chunk_size: int = SCAN_CHUNK):
+        """Yield (base, last, epoch, position, size, max timestamp) of the batches in [start, end), reading headers
+        only (trusted bytes: no CRC). Stops at a header that does not fit before ``end``."""
+        pos = start
+        while pos < end:
+            chunk = os.pread(self.fd, min(chunk_size, end - pos), pos)
+            n = len(chunk)
+            i = 0
+            while i + layout.RECORD_BATCH_OVERHEAD <= n:
+                base, length = _BASE_AND_LENGTH.unpack_from(chunk, i + layout.BASE_OFFSET_POS)
+                size = length + layout.LOG_OVERHEAD
+                if size < layout.RECORD_BATCH_OVERHEAD or pos + i + size > end:
+                    return
+                last = base + _I32.unpack_from(chunk, i + layout.LAST_OFFSET_DELTA_POS)[0]
+                epoch = _I32.unpack_from(chunk, i + layout.PARTITION_LEADER_EPOCH_POS)[0]
+                ts = _I64.unpack_from(chunk, i + layout.MAX_TIMESTAMP_POS)[0]
+                yield base, last, epoch, pos + i, size, ts
+                i += size
+            if i == 0:
+                return
+            pos += i
+
+    def locate(self, offset: int) -> tuple[int, int]:
+        """(position, base offset) of the first batch whose last offset is ≥ ``offset``; (size, next) if none."""
+        i = bisect.bisect_right(self.index_offsets, offset - 1) - 1
+        # index entries map a batch's last offset to its position; start from the last entry whose batch ends
+        # before ``offset`` (or the file start) and scan forward.
+        start = self.index_positions[i] if i >= 0 else 0
+        for base, last, _epoch, pos, _size, _ts in self.scan_headers(start, self.size, LOCATE_CHUNK):
+            if last >= offset:
+                return pos, base
+        return self.size, self.next_offset
+
+    def read(self, offset: int, limit: int, max_bytes: int) -> tuple[bytes, int]:
+        """Whole batches from the one holding ``offset`` while last offset < ``limit``, ≤ ``max_bytes`` (at least
+        one batch). Returns (bytes, base offset of the first batch) or (b"", offset). One ``pread`` normally."""
+        position, _ = self.locate(offset)
+        available = self.size - position
+        if available < layout.RECORD_BATCH_OVERHEAD:
+            return b"", offset
+        buf = os.pread(self.fd, min(max(max_bytes, layout.RECORD_BATCH_OVERHEAD), available), position)
+        base, length = _BASE_AND_LENGTH.unpack_from(buf, 0)
+        size = length + layout.LOG_OVERHEAD
+        if base + _I32.unpack_from(buf, layout.LAST_OFFSET_DELTA_POS)[0] >= limit:
+            return b"", offset
+        if size > len(buf):  # the first batch is larger than max_bytes: return it whole anyway
+            buf = os.pread(self.fd, size, position)
+        first = base
+        end = size
+        while end + layout.RECORD_BATCH_OVERHEAD <= len(buf):
+            base, length = _BASE_AND_LENGTH.unpack_from(buf, end)
+            size = length + layout.LOG_OVERHEAD
+            if end + size > len(buf) or base + _I32.unpack_from(buf, end + layout.LAST_OFFSET_DELTA_POS)[0] >= limit:
+                break
+            end += size
+        return (buf if end == len(buf) else buf[:end]), first
+
+    def batch_start_for(self, offset: int) -> int:
+        _, base = self.locate(offset)
+        return base
+
+    # ------------------------------------------------------------------------------------------------ loading
+
+    def load_trusted(self, *, use_index_files: bool) -> None:
+        """Set up after a clean shutdown: load the index files if they are sane (else rebuild them from the
+        headers), then scan headers after the last index entry for the next offset. No CRC checks: these bytes
+        were validated before they were written."""
+        if not (use_index_files and self._load_index_files()):
+            self.rebuild_from_headers()
+            return
+        start = self.index_positions[-1] if len(self.index_positions) else 0
+        for base, last, epoch, pos, size, ts in self.scan_headers(start, self.size):
+            if ts > self.max_timestamp:
+                self.max_timestamp, self.offset_of_max_timestamp = ts, last
+            self.bytes_since_index = size if pos == start else self.bytes_since_index + size
+            self.next_offset = last + 1
+            self.last_epoch = epoch
+        for _b, _l, _e, _p, _s, ts in self.scan_headers(0, self.size, layout.RECORD_BATCH_OVERHEAD):
+            self.first_timestamp = ts
+            break
+
+    def _reset_tracking(self) -> None:
+        self.index_offsets = array("q")
+        self.index_positions = array("q")
+        self.time_entries = []
+        self.bytes_since_index = 0
+        self.max_timestamp = -1
+        self.offset_of_max_timestamp = -1
+        self.next_offset = self.base_offset
+        self.first_timestamp = None
+        self.last_epoch = -1
+
+    def _load_index_files(self) -> bool:
+        try:
+            with open(self.index_path, "rb") as f:
+                index = f.read()
+            with open(self.time_index_path, "rb") as f:
+                time_index = f.read()
+        except OSError:
+            return False
+        if len(index) % INDEX_ENTRY.size or len(time_index) % TIME_INDEX_ENTRY.size:
+            return False
+        offsets = array("q")
+        positions = array("q")
+        prev_o = prev_p = -1
+        for rel, pos in INDEX_ENTRY.iter_unpack(index):
+            if rel <= prev_o or pos <= prev_p or pos >= self.size or rel < 0:
+                return False
+            offsets.append(self.base_offset + rel)
+            positions.append(pos)
+            prev_o, prev_p = rel, pos
+        times: list[tuple[int, int]] = []
+        prev_t = None
+        for ts, rel in TIME_INDEX_ENTRY.iter_unpack(time_index):
+            if rel < 0 or (prev_t is not None and ts <= prev_t):
+                return False
+            times.append((ts, self.base_offset + rel))
+            prev_t = ts
+        self.index_offsets, self.index_positions, self.time_entries = offsets, positions, times
+        if times:
+            self.max_timestamp, self.offset_of_max_timestamp = times[-1]
+        if len(offsets):
+            self.next_offset = offsets[-1] + 1
+        self.indexes_dirty = False
+        return True
+
+    def recover(self, expected_base: int, prev_epoch: int) -> RecoveryResult:
+        """Validate the whole file (framing + CRC-32C through the codec's validate-only path, contiguous offsets,
+        non-decreasing epochs), rebuild the indexes, and cut the file after the last valid batch (fsynced)."""
+        self._reset_tracking()
+        result = RecoveryResult()
+        pos = 0
+        expected = expected_base
+        epoch_seen = prev_epoch
+        file_size = self.size
+        while pos < file_size:
+            chunk = os.pread(self.fd, min(SCAN_CHUNK, file_size - pos), pos)
+            checked = validate_batches(chunk, self.max_batch_size, check_records=False, stop_at_corruption=True)
+            stop = None
+            for info in checked.batches:
+                if info.base_offset != expected:
+                    stop = f"batch at byte {pos + info.position} has base offset {info.base_offset}, expected {expected}"
+                    break
+                if info.partition_leader_epoch < max(epoch_seen, 0):
+                    stop = (f"batch at byte {pos + info.position} has epoch {info.partition_leader_epoch} below "
+                            f"the previous epoch {epoch_seen}")
+                    break
+                if info.last_offset - self.base_offset > _INT32_MAX:
+                    stop = f"batch at byte {pos + info.position} overflows the segment's relative offsets"
+                    break
+                ts = _I64.unpack_from(chunk, info.position + layout.MAX_TIMESTAMP_POS)[0]
+                if info.partition_leader_epoch != epoch_seen:
+                    result.epochs.append((info.partition_leader_epoch, info.base_offset))
+                    epoch_seen = info.partition_leader_epoch
+                self._track(info.base_offset, info.last_offset, info.partition_leader_epoch,
+                            pos + info.position, info.size, ts)
+                expected = info.last_offset + 1
+                result.valid_bytes = pos + info.position + info.size
+            if stop is not None:
+                result.reason = stop
+                break
+            if checked.error is not None:
+                result.reason = f"corrupt batch at byte {pos + checked.error.position}: {checked.error.reason}"
+                break
+            chunk_end = pos + len(chunk)
+            pos += checked.valid_bytes
+            if checked.valid_bytes == 0 or (checked.incomplete and chunk_end >= file_size):
+                result.reason = f"incomplete batch at byte {pos}"
+                break
+        if result.valid_bytes < file_size:
+            result.truncated_bytes = file_size - result.valid_bytes
+            if result.reason is None:
+                result.reason = f"incomplete batch at byte {result.valid_bytes}"
+            os.ftruncate(self.fd, result.valid_bytes)
+            os.fsync(self.fd)
+        self.size = self.flushed_size = result.valid_bytes
+        self.indexes_dirty = True
+        return result
+
+
+def io_error(action: str, path: str, exc: OSError) -> LogIOError:
+    return LogIOError(f"I/O error while {action} {path}: {exc}")
