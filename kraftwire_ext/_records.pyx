@@ -1189,7 +1189,7 @@ cdef class RecordBatchBuilder:
         return delta
 
     cdef inline int64_t _write_simple(self, const char* kp, Py_ssize_t kn, const char* vp, Py_ssize_t vn,
-                                      int64_t ts, int64_t delta) except -1:
+                                      int64_t ts, int64_t delta) except? -1:
         """Append a record without headers."""
         cdef uint64_t zd = _zz(delta)
         cdef uint64_t zo = _zz(self.record_count)

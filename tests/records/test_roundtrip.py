@@ -133,6 +133,9 @@ def test_extreme_values_wrap_like_java(codec):
     assert batch.last_offset == -(2**63)
     assert [r.offset for r in batch] == [2**63 - 1, -(2**63)]
     assert [r.timestamp for r in batch] == [2**63 - 1, 0]
+    neg = codec.RecordBatchBuilder(base_offset=-1)  # -1 is a legal int64 return value, not an error marker
+    assert neg.append(None, None, timestamp=0) == -1
+    assert neg.append_many([b"x"], timestamp=0) == 0
 
 
 def two_batches(codec):
