@@ -265,7 +265,7 @@ class SegmentedLog(BaseLog):
 
         # Everything kept is durable now: fsync what recovery looked at and checkpoint the recovery point.
         for seg in self._segments:
-            if not clean and seg is not self._segments[-1] and seg.indexes_dirty:
+            if seg is not self._segments[-1] and seg.indexes_dirty:
                 seg.on_become_inactive()
                 seg.write_indexes(fsync=True)
             os.fsync(seg.fd)
