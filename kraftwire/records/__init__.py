@@ -54,36 +54,56 @@ from kraftwire.records.api import (
 )
 from kraftwire.records.columns import COLUMN_NAMES, RawColumns, to_arrow
 
-#: Why the extension is not in use ("" when it is).
-EXT_IMPORT_ERROR = ""
+_EXPORTS = (
+    "Record", "RecordBatch", "BatchReader", "RecordBatchBuilder", "read_batches", "validate_batches",
+    "whole_batches_size", "set_base_offset_and_epoch", "rebase_batches", "decode_raw_columns", "decode_columns",
+)  # fmt: skip
 
-if os.environ.get("KRAFTWIRE_NO_EXT", "") not in ("", "0"):
-    from kraftwire.records import pyimpl as _impl
 
-    EXT_IMPORT_ERROR = "disabled by KRAFTWIRE_NO_EXT"
-else:
+def _choose():
+    """(implementation module, why the extension is not used) — None if the extension is mid-import."""
+    if os.environ.get("KRAFTWIRE_NO_EXT", "") not in ("", "0"):
+        from kraftwire.records import pyimpl
+
+        return pyimpl, "disabled by KRAFTWIRE_NO_EXT"
     try:
-        from kraftwire_ext import _records as _impl
-    except ImportError as _exc:  # fall back to the twin; tests/records asserts the ext loaded
-        from kraftwire.records import pyimpl as _impl
+        from kraftwire_ext import _records as ext
+    except ImportError as exc:  # fall back to the twin; tests/records asserts the ext loaded
+        from kraftwire.records import pyimpl
 
-        EXT_IMPORT_ERROR = repr(_exc)
+        return pyimpl, repr(exc)
+    if not hasattr(ext, "IMPLEMENTATION"):
+        # The extension itself is importing us (it reads kraftwire.records.api): bind lazily.
+        return None
+    return ext, ""
 
-#: The module that implements the codec (satisfies ``api.RecordCodec``).
-codec = _impl
-IMPLEMENTATION: str = _impl.IMPLEMENTATION
 
-Record = _impl.Record
-RecordBatch = _impl.RecordBatch
-BatchReader = _impl.BatchReader
-RecordBatchBuilder = _impl.RecordBatchBuilder
-read_batches = _impl.read_batches
-validate_batches = _impl.validate_batches
-whole_batches_size = _impl.whole_batches_size
-set_base_offset_and_epoch = _impl.set_base_offset_and_epoch
-rebase_batches = _impl.rebase_batches
-decode_raw_columns = _impl.decode_raw_columns
-decode_columns = _impl.decode_columns
+def _bind() -> bool:
+    chosen = _choose()
+    if chosen is None:
+        return False
+    impl, why = chosen
+    g = globals()
+    g["codec"] = impl
+    g["IMPLEMENTATION"] = impl.IMPLEMENTATION
+    g["EXT_IMPORT_ERROR"] = why
+    for name in _EXPORTS:
+        g[name] = getattr(impl, name)
+    return True
+
+
+def __getattr__(name: str):
+    """Late binding for the one case where the extension is imported before this package."""
+    if name in _EXPORTS or name in ("codec", "IMPLEMENTATION", "EXT_IMPORT_ERROR"):
+        if _bind():
+            return globals()[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: Set by _bind(): ``codec`` (the implementation module, satisfies ``api.RecordCodec``),
+#: ``IMPLEMENTATION`` ("ext" | "python"), ``EXT_IMPORT_ERROR`` (why the extension is not in use, "" if it is),
+#: and the codec's public names.
+_bind()
 
 __all__ = [
     "IMPLEMENTATION", "EXT_IMPORT_ERROR", "codec", "api", "CorruptRecordError",

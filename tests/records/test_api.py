@@ -84,3 +84,15 @@ def test_record_compares_like_a_tuple(codec):
     offset, ts, key, value, headers = rec
     assert (rec.offset, rec.timestamp, rec.key, rec.value, rec.headers) == (offset, ts, key, value, headers)
     assert "offset=0" in repr(rec)
+
+
+def test_importing_the_extension_first_works(helpers):
+    """kraftwire_ext._records imports kraftwire.records.api, whose package imports the extension back."""
+    if helpers.NO_EXT:
+        pytest.skip("KRAFTWIRE_NO_EXT=1")
+    import subprocess
+    import sys
+
+    code = "import kraftwire_ext._records; import kraftwire.records as r; assert r.IMPLEMENTATION == 'ext', r.EXT_IMPORT_ERROR"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
