@@ -206,7 +206,6 @@ FSIZE_SCRIPT = textwrap.dedent(
     """
     import resource, signal, sys
     from kraftwire.errors import LogIOError
-from kraftwire.ids import SnapshotId
     from kraftwire.log.segmented import SegmentedLog
     from kraftwire.records import RecordBatchBuilder
 
