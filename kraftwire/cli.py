@@ -13,6 +13,8 @@ import sys
 # (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
 COMMANDS: list[tuple[str, str, str]] = [
     ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
+    ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
+    ("dump-log", "kraftwire.tools.dump_log", "print the batches of log segments and snapshots (like kafka-dump-log)"),
 ]
 
 
