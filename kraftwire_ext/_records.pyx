@@ -1187,6 +1187,13 @@ cdef int _bytes_arg(object v, const char* name, const char** ptr, Py_ssize_t* n,
     raise TypeError(f"{name.decode()} must be bytes or None, not {type(v).__name__}")
 
 
+cdef struct HeaderRef:
+    const char* kp
+    Py_ssize_t kn
+    const char* vp
+    Py_ssize_t vn
+
+
 @cython.final
 cdef class RecordBatchBuilder:
     """Builds one RecordBatch v2 (see pyimpl.RecordBatchBuilder for the contract).
@@ -1340,73 +1347,87 @@ cdef class RecordBatchBuilder:
 
     cdef int64_t _write_with_headers(self, const char* kp, Py_ssize_t kn, const char* vp, Py_ssize_t vn,
                                      object headers, int64_t ts, int64_t delta) except? -1:
-        # Encode the header section with Python-level checks first (same order as the twin), then the record.
-        cdef bytearray hsec = bytearray()
-        cdef const char* hk
-        cdef Py_ssize_t hkn
-        cdef const char* hvp = NULL
-        cdef Py_ssize_t hvn
-        cdef Py_buffer hview
-        cdef bint hhas
-        cdef char tmp[10]
-        cdef char* e
-        cdef uint64_t zd, zo
-        cdef Py_ssize_t body
-        cdef char* w
+        # Pass 1 checks every header (same order and errors as the twin) and sizes it; pass 2 writes.
         cdef Py_ssize_t nh = len(headers)
-        e = _put_zz(tmp, _zz(nh))
-        hsec += tmp[:e - tmp]
-        for item in headers:
-            hkey, hvalue = item
-            if not isinstance(hkey, str):
-                raise TypeError(f"header key must be str, not {type(hkey).__name__}")
-            hhas = False
-            _bytes_arg(hvalue, b"header value", &hvp, &hvn, &hview, &hhas)
-            try:
-                hk = PyUnicode_AsUTF8AndSize(hkey, &hkn)
-                e = _put_zz(tmp, _zz(hkn))
-                hsec += tmp[:e - tmp]
-                hsec += hk[:hkn]
-                if hvn >= 0:
-                    e = _put_zz(tmp, _zz(hvn))
-                    hsec += tmp[:e - tmp]
-                    hsec += hvp[:hvn]
+        cdef HeaderRef stack_refs[8]
+        cdef HeaderRef* refs = stack_refs
+        cdef list keep = None
+        cdef Py_ssize_t i, hsize, body
+        cdef uint64_t zd, zo
+        cdef char* w
+        cdef object hkey, hvalue, converted
+        if nh > 8:
+            refs = <HeaderRef*>PyMem_Malloc(nh * sizeof(HeaderRef))
+            if refs == NULL:
+                raise MemoryError()
+        try:
+            hsize = _varint_size(_zz(nh))
+            for i in range(nh):
+                hkey, hvalue = headers[i]
+                if not isinstance(hkey, str):
+                    raise TypeError(f"header key must be str, not {type(hkey).__name__}")
+                if hvalue is None:
+                    refs[i].vp = NULL
+                    refs[i].vn = -1
+                elif PyBytes_CheckExact(hvalue):
+                    refs[i].vp = PyBytes_AS_STRING(hvalue)
+                    refs[i].vn = PyBytes_GET_SIZE(hvalue)
+                elif isinstance(hvalue, (bytes, bytearray, memoryview)):
+                    converted = bytes(hvalue)
+                    if keep is None:
+                        keep = []
+                    keep.append(converted)
+                    refs[i].vp = PyBytes_AS_STRING(converted)
+                    refs[i].vn = PyBytes_GET_SIZE(converted)
                 else:
-                    hsec.append(1)
-            finally:
-                if hhas:
-                    PyBuffer_Release(&hview)
-        zd = _zz(delta)
-        zo = _zz(self.record_count)
-        body = 1 + _varint_size(zd) + _varint_size(zo) + len(hsec)
-        body += (_varint_size(_zz(kn)) + kn) if kn >= 0 else 1
-        body += (_varint_size(_zz(vn)) + vn) if vn >= 0 else 1
-        if body > I32_MAX:
-            raise OverflowError("record too large")
-        _gb_reserve(&self._buf, body + 5)
-        w = self._buf.data + self._buf.len
-        w = _put_zz(w, _zz(body))
-        w[0] = 0
-        w += 1
-        w = _put_zz(w, zd)
-        w = _put_zz(w, zo)
-        if kn >= 0:
-            w = _put_zz(w, _zz(kn))
-            memcpy(w, kp, kn)
-            w += kn
-        else:
-            w[0] = 1
+                    raise TypeError(f"header value must be bytes or None, not {type(hvalue).__name__}")
+                refs[i].kp = PyUnicode_AsUTF8AndSize(hkey, &refs[i].kn)
+                hsize += _varint_size(_zz(refs[i].kn)) + refs[i].kn
+                hsize += (_varint_size(_zz(refs[i].vn)) + refs[i].vn) if refs[i].vn >= 0 else 1
+            zd = _zz(delta)
+            zo = _zz(self.record_count)
+            body = 1 + _varint_size(zd) + _varint_size(zo) + hsize
+            body += (_varint_size(_zz(kn)) + kn) if kn >= 0 else 1
+            body += (_varint_size(_zz(vn)) + vn) if vn >= 0 else 1
+            if body > I32_MAX:
+                raise OverflowError("record too large")
+            _gb_reserve(&self._buf, body + 5)
+            w = self._buf.data + self._buf.len
+            w = _put_zz(w, _zz(body))
+            w[0] = 0
             w += 1
-        if vn >= 0:
-            w = _put_zz(w, _zz(vn))
-            memcpy(w, vp, vn)
-            w += vn
-        else:
-            w[0] = 1
-            w += 1
-        memcpy(w, <char*>hsec, len(hsec))
-        w += len(hsec)
-        self._buf.len = w - self._buf.data
+            w = _put_zz(w, zd)
+            w = _put_zz(w, zo)
+            if kn >= 0:
+                w = _put_zz(w, _zz(kn))
+                memcpy(w, kp, kn)
+                w += kn
+            else:
+                w[0] = 1
+                w += 1
+            if vn >= 0:
+                w = _put_zz(w, _zz(vn))
+                memcpy(w, vp, vn)
+                w += vn
+            else:
+                w[0] = 1
+                w += 1
+            w = _put_zz(w, _zz(nh))
+            for i in range(nh):
+                w = _put_zz(w, _zz(refs[i].kn))
+                memcpy(w, refs[i].kp, refs[i].kn)
+                w += refs[i].kn
+                if refs[i].vn >= 0:
+                    w = _put_zz(w, _zz(refs[i].vn))
+                    memcpy(w, refs[i].vp, refs[i].vn)
+                    w += refs[i].vn
+                else:
+                    w[0] = 1
+                    w += 1
+            self._buf.len = w - self._buf.data
+        finally:
+            if refs != stack_refs:
+                PyMem_Free(refs)
         if ts > self._max_ts:
             self._max_ts = ts
         self.record_count += 1

@@ -213,3 +213,18 @@ def test_columns_to_arrow(codec):
     assert rows[10]["base_offset"] == 15 and rows[3]["base_offset"] == 5
     table.validate(full=True)
     assert to_arrow(codec.decode_raw_columns(b"")).num_rows == 0
+
+
+def test_many_headers_and_buffer_header_values(codec):
+    headers = [(f"k{i}", [None, b"b", bytearray(b"ba"), memoryview(b"mv")][i % 4]) for i in range(20)]
+    b = codec.RecordBatchBuilder()
+    b.append(b"key", b"value", headers, timestamp=1)
+    b.append(b"key", b"value", tuple(headers[:3]), timestamp=2)
+    b.append(None, None, iter([("x", b"y")]), timestamp=3)
+    recs = list(list(codec.read_batches(b.build()))[0])
+    expected = [(k, None if v is None else bytes(v)) for k, v in headers]
+    assert recs[0].headers == expected and recs[1].headers == expected[:3] and recs[2].headers == [("x", b"y")]
+    with pytest.raises(TypeError):
+        b.append(None, None, [("ok", b"v")] * 9 + [("bad", "str value")], timestamp=1)
+    with pytest.raises(UnicodeEncodeError):
+        b.append(None, None, [("\ud800", b"v")], timestamp=1)
