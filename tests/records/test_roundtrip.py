@@ -224,6 +224,7 @@ def test_many_headers_and_buffer_header_values(codec):
     recs = list(list(codec.read_batches(b.build()))[0])
     expected = [(k, None if v is None else bytes(v)) for k, v in headers]
     assert recs[0].headers == expected and recs[1].headers == expected[:3] and recs[2].headers == [("x", b"y")]
+    b = codec.RecordBatchBuilder()
     with pytest.raises(TypeError):
         b.append(None, None, [("ok", b"v")] * 9 + [("bad", "str value")], timestamp=1)
     with pytest.raises(UnicodeEncodeError):
