@@ -96,3 +96,18 @@ def test_importing_the_extension_first_works(helpers):
     code = "import kraftwire_ext._records; import kraftwire.records as r; assert r.IMPLEMENTATION == 'ext', r.EXT_IMPORT_ERROR"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+
+
+def test_the_type_stub_matches_the_extension(helpers):
+    if helpers.NO_EXT:
+        pytest.skip("KRAFTWIRE_NO_EXT=1")
+    import ast
+
+    ext = helpers.load_ext()
+    stub = os.path.join(os.path.dirname(ext.__file__), "_records.pyi")
+    tree = ast.parse(open(stub).read())
+    declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+    declared |= {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+    public = {n for n in dir(ext) if not n.startswith("_")}
+    assert declared == public
+    assert declared == {n for n in dir(pyimpl) if n in declared}  # the twin has every name too
