@@ -61,7 +61,6 @@ _U64 = 1 << 64
 _VARINT_LAST_BYTE_BAD = 0xF0
 _VARLONG_LAST_BYTE_BAD = 0xFE
 
-_MAX_TS_TYPE = TIMESTAMP_TYPE_MASK
 _LITTLE = sys.byteorder == "little"
 
 
@@ -545,10 +544,6 @@ def decode_columns(buf, validate: bool = True, max_batch_size: int = MAX_BATCH_S
 
 
 # ------------------------------------------------------------------------------------ builder
-
-
-def _zigzag(v: int) -> int:
-    return (v << 1) ^ (v >> 63)
 
 
 def _put_varint(out: bytearray, v: int) -> None:
