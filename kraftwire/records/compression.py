@@ -108,9 +108,17 @@ class _Bomb(Exception):
 
 def _gzip_decode(data, limit: int):
     """Concatenated gzip members (as java.util.zip.GZIPInputStream reads them), bounded."""
-    out = bytearray()
-    rest = bytes(data)
-    while True:
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    first = d.decompress(data, limit + 1)
+    if len(first) > limit:
+        raise _Bomb
+    if d.eof and not d.unused_data:
+        return first  # the common case: one member, no copies
+    if not d.eof:
+        return None  # input ended inside the member: truncated
+    out = bytearray(first)
+    rest = d.unused_data
+    while rest:
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         while True:
             chunk = d.decompress(rest, limit - len(out) + 1)
@@ -122,10 +130,9 @@ def _gzip_decode(data, limit: int):
             if d.unconsumed_tail:
                 rest = d.unconsumed_tail
                 continue
-            return None  # input ended inside a member: truncated
+            return None
         rest = d.unused_data
-        if not rest:
-            return bytes(out)
+    return bytes(out)
 
 
 # -------------------------------------------------------------------------------------- snappy
@@ -191,7 +198,7 @@ def _snappy_decode(data, limit: int):
 
 def _lz4_decode(data, limit: int):
     d = lz4.frame.LZ4FrameDecompressor()
-    out = d.decompress(bytes(data), max_length=limit + 1)
+    out = d.decompress(data, max_length=limit + 1)
     if len(out) > limit:
         raise _Bomb
     if not d.eof:
