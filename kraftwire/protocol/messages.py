@@ -90,6 +90,8 @@ class FieldInfo:
             self.default = []
         elif self.struct is not None:
             self.default = None  # marker: a fresh struct of defaults
+        elif self.type == "records" and self.nullable is None:
+            self.default = b""  # a non-nullable records field starts empty rather than null
         else:
             self.default = PRIMITIVE_DEFAULTS[self.type]
 

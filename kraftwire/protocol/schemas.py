@@ -813,6 +813,7 @@ if MESSAGES["VoteRequest"].valid == "0-1":
 # from the producer id / epoch / sequence in data-batch headers.
 
 M("KraftwireGroupOffsetRecord", "data", None, "0", "0+", [
+    F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
     F("GroupId", "string", "0+"),
     F("Topic", "string", "0+"),
     F("Partition", "int32", "0+"),
@@ -823,6 +824,7 @@ M("KraftwireGroupOffsetRecord", "data", None, "0", "0+", [
 ], kraftwire=True)
 
 M("KraftwireGroupGenerationRecord", "data", None, "0", "0+", [
+    F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
     F("GroupId", "string", "0+"),
     F("GenerationId", "int32", "0+"),
     F("ProtocolType", "string", "0+", nullable="0+", default=None),
@@ -841,6 +843,7 @@ M("KraftwireGroupGenerationRecord", "data", None, "0", "0+", [
 ], kraftwire=True)
 
 M("KraftwireBrokerRegistrationRecord", "data", None, "0", "0+", [
+    F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
     F("BrokerId", "int32", "0+"),
     F("IncarnationId", "uuid", "0+"),
     F("BrokerEpoch", "int64", "0+", default=-1),
