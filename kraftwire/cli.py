@@ -14,6 +14,9 @@ import sys
 COMMANDS: list[tuple[str, str, str]] = [
     ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
     ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
+    ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
+    ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
+    ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum (like kafka-metadata-quorum.sh)"),
     ("dump-log", "kraftwire.tools.dump_log", "print the batches of log segments and snapshots (like kafka-dump-log)"),
 ]
 

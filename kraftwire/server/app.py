@@ -1,0 +1,352 @@
+"""The node: wires settings, log, quorum-state, Raft core, driver, peers, listeners and the metrics endpoint.
+
+``Node(settings).start()`` refuses an unformatted directory (no meta.properties) and a node.id that does not match
+it; ``shutdown()`` is graceful: a leader resigns (EndQuorumEpoch to the voters, parked fetches answered), then the
+listeners close, the log is flushed and closed (clean-shutdown marker written).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+import random
+import socket
+import time
+from dataclasses import replace
+
+from kraftwire.errors import ConfigError, KraftwireError, StorageNotFormattedError
+from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID
+from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
+from kraftwire.log.quorum_state_store import FileQuorumStateStore
+from kraftwire.log.segmented import SegmentedLog
+from kraftwire.protocol import messages as w
+from kraftwire.raft import messages as m
+from kraftwire.raft.node import RaftNode
+from kraftwire.raft.states import ResignedState
+from kraftwire.server import wire
+from kraftwire.server.client import request_once
+from kraftwire.server.connection import InboundConnection
+from kraftwire.server.dispatcher import Dispatcher
+from kraftwire.server.driver import Driver, election_from_store, now_ms
+from kraftwire.server.metrics import Registry
+from kraftwire.server.peers import Peers
+from kraftwire.server.settings import NodeSettings
+
+log = logging.getLogger("kraftwire.node")
+
+PERFORMANCE_TEST_TOPIC = "__raft_performance_test"
+DESCRIBE_CLUSTER, METADATA = 60, 3
+
+
+def topic_id_for(name: str):
+    return PERFORMANCE_TEST_TOPIC_ID if name == PERFORMANCE_TEST_TOPIC else METADATA_TOPIC_ID
+
+
+class StartupError(KraftwireError):
+    """The node cannot start (unformatted directory, identity mismatch, port in use)."""
+
+
+class Node:
+    def __init__(self, settings: NodeSettings, *, listen_sockets: dict[str, socket.socket] | None = None,
+                 topic: str | None = None, listeners=()) -> None:
+        if topic is not None and topic != settings.config.metadata_log_topic:
+            settings = replace(settings, config=replace(settings.config, metadata_log_topic=topic))
+        self.settings = settings
+        self.listen_sockets = dict(listen_sockets or {})
+        self.raft_listeners = list(listeners)
+        self.metrics = Registry()
+        self.dispatcher = Dispatcher(self.metrics)
+        self._inbound: dict[int, tuple] = {}
+        self._ids = itertools.count(1)
+        self._servers: list[asyncio.base_events.Server] = []
+        self.bound: dict[str, tuple[str, int]] = {}
+        self.raft: RaftNode | None = None
+        self.driver: Driver | None = None
+        self.peers: Peers | None = None
+        self.log = None
+        self.cluster_id = ""
+        self.directory_id = None
+        self.started_ms = 0
+        self._directory_ids: dict[int, object] = {}
+
+    # ================================================================================================================
+    # start
+    # ================================================================================================================
+    async def start(self) -> None:
+        s = self.settings
+        for warning in s.warnings:
+            log.warning("%s", warning)
+        if s.ignored_keys:
+            log.info("These configurations '%s' were supplied but are not used by kraftwire.", ", ".join(s.ignored_keys))
+        for key in s.unknown_keys:
+            log.warning("unknown configuration '%s' (not a Kafka or kraftwire key): ignored", key)
+        try:
+            meta = ensure_formatted(s.metadata_dir, node_id=s.node_id)
+            for d in s.config.all_log_dirs():
+                other = read_meta_properties(d) if d != s.metadata_dir else meta
+                if other is None:
+                    raise StorageNotFormattedError(f"log directory {d} is not formatted (no meta.properties); "
+                                                   "run 'kraftwire storage format' on every log directory")
+                if other.cluster_id != meta.cluster_id or other.node_id != meta.node_id:
+                    raise MetaPropertiesError(f"log directory {d} belongs to cluster {other.cluster_id} node "
+                                              f"{other.node_id}, {s.metadata_dir} to cluster {meta.cluster_id} "
+                                              f"node {meta.node_id}")
+        except (StorageNotFormattedError, MetaPropertiesError) as exc:
+            raise StartupError(str(exc)) from exc
+        self.cluster_id = meta.cluster_id
+        self.directory_id = meta.directory_id
+        self.topic = wire.Topic(s.topic, topic_id_for(s.topic))
+        self.log = SegmentedLog.from_config(s.config, topic_id=self.topic.topic_id)
+        if self.log.recovery_report:
+            log.info("log %s opened: %s", self.log.directory, "; ".join(self.log.recovery_report))
+        store = FileQuorumStateStore(self.log.directory)
+        stored = election_from_store(store.read())
+        raft_config = s.raft_config(self.cluster_id)
+        self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
+        for listener in self.raft_listeners:
+            self.raft.register(listener)
+        self.driver = Driver(self.raft, self.log, store, self._route, metrics=self.metrics)
+        self.peers = Peers(s.node_id, s.voters, self.topic, directory_id=self.directory_id,
+                           request_timeout_ms=raft_config.request_timeout_ms, deliver=self.driver.received,
+                           on_failed=self.driver.request_failed, metrics=self.metrics)
+        self._register_handlers()
+        self.dispatcher.on_close.append(self._connection_closed)
+        loop = asyncio.get_running_loop()
+        try:
+            for ep in s.listeners:
+                sock = self.listen_sockets.pop(ep.name, None)
+                factory = lambda: InboundConnection(self.dispatcher, s.max_frame_bytes)  # noqa: E731
+                if sock is not None:
+                    server = await loop.create_server(factory, sock=sock)
+                else:
+                    server = await loop.create_server(factory, ep.host or None, ep.port, reuse_address=True)
+                self._servers.append(server)
+                addr = server.sockets[0].getsockname()
+                self.bound[ep.name] = (addr[0], addr[1])
+                log.info("listening on %s://%s:%d", ep.name, addr[0], addr[1])
+            if s.metrics_port:
+                server = await asyncio.start_server(self._serve_metrics, s.metrics_host, s.metrics_port)
+                self._servers.append(server)
+                log.info("metrics on http://%s:%d/metrics", s.metrics_host, server.sockets[0].getsockname()[1])
+        except OSError as exc:
+            self.log.close()
+            raise StartupError(f"cannot listen: {exc}") from exc
+        self.started_ms = now_ms()
+        log.info("node %d of cluster %s: log %s, voters %s", s.node_id, self.cluster_id, self.log.directory,
+                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in s.voters))
+        self.driver.start()
+
+    def _register_handlers(self) -> None:
+        d = self.dispatcher
+        for key in wire.RAFT_KEYS:
+            lo, hi = wire.ACCEPT[key]
+            d.register(key, lo, hi, self._raft_request)
+        d.register(wire.DESCRIBE_QUORUM, 0, 2, self._describe_quorum)
+        d.register(DESCRIBE_CLUSTER, 0, 1, self._describe_cluster)
+        d.register(METADATA, 0, 12, self._metadata)
+
+    # ================================================================================================================
+    # raft requests in, responses out
+    # ================================================================================================================
+    def _raft_request(self, request, conn) -> None:
+        api_key, version = request.api.key, request.version
+        cid = next(self._ids)
+        try:
+            core = wire.request_to_core(api_key, version, request.body, self.settings.node_id, cid, self.topic)
+        except wire.WireError as exc:
+            log.warning("bad %s request from %s: %s", request.api.name, conn.peer, exc)
+            body = request.api.response()
+            if hasattr(body, "error_code"):
+                body.error_code = exc.error
+            conn.send_response(body, version, request.header.correlation_id)
+            return
+        if api_key == wire.FETCH and version >= 17:
+            for t in request.body.topics:
+                for p in t.partitions:
+                    if p.replica_directory_id != ZERO_UUID:
+                        self._directory_ids[core.replica_id] = p.replica_directory_id
+        self._inbound[cid] = (conn, request.header.correlation_id, api_key, version)
+        assert self.driver is not None
+        self.driver.received(core)
+
+    def _route(self, msg: m.Message) -> None:
+        if m.is_request(msg):
+            assert self.peers is not None
+            self.peers.send(msg)
+            return
+        entry = self._inbound.pop(msg.correlation_id, None)
+        if entry is None:
+            return  # the asking connection is gone
+        conn, wire_cid, api_key, version = entry
+        if isinstance(msg, m.Response) and msg.error == m.INCONSISTENT_CLUSTER_ID:
+            log.warning("refused a %s from %s (node %d): its cluster id differs from ours (%s)", type(msg).__name__
+                        .replace("Response", "Request"), conn.peer, msg.dst, self.cluster_id)
+            self.metrics.inc("inconsistent_cluster_id_total")
+        if isinstance(msg, m.DescribeQuorumResponse):
+            body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints(), self._dir_ids())
+            self._name_topic(body, entry)
+        else:
+            body = wire.response_to_wire(msg, self.topic)
+        conn.send_response(body, version, wire_cid)
+
+    def _connection_closed(self, conn) -> None:
+        for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
+            self._inbound.pop(cid, None)
+
+    # ================================================================================================================
+    # DescribeQuorum, DescribeCluster, Metadata
+    # ================================================================================================================
+    def _voter_endpoints(self) -> dict:
+        name = self.settings.controller_listener
+        return {v.node_id: [(name, v.host, v.port)] for v in self.settings.voters}
+
+    def _dir_ids(self) -> dict:
+        ids = dict(self._directory_ids)
+        if self.directory_id is not None:
+            ids[self.settings.node_id] = self.directory_id
+        return ids
+
+    def _name_topic(self, body, entry) -> None:
+        requested = getattr(entry, "topic_name", None)
+        if requested:
+            for t in body.topics:
+                t.topic_name = requested
+
+    def _describe_quorum(self, request, conn) -> None:
+        assert self.raft is not None and self.driver is not None
+        version = request.version
+        wire_cid = request.header.correlation_id
+        names = [t.topic_name for t in request.body.topics] or [self.topic.name]
+        if self.raft.is_leader():
+            cid = next(self._ids)
+            self._inbound[cid] = _Entry(conn, wire_cid, wire.DESCRIBE_QUORUM, version, names[0])
+            self.driver.received(m.DescribeQuorumRequest(NO_ID, self.settings.node_id, cid))
+            return
+        leader = self.raft.quorum.leader_id
+        voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
+        if voter is None:
+            R = w.DescribeQuorumResponse
+            body = R(error_code=0, topics=[R.TopicData(topic_name=names[0], partitions=[R.PartitionData(
+                partition_index=0, error_code=m.NOT_LEADER_OR_FOLLOWER, leader_id=NO_ID,
+                leader_epoch=self.raft.epoch, high_watermark=-1)])])
+            conn.send_response(body, version, wire_cid)
+            return
+        asyncio.get_running_loop().create_task(self._forward_describe_quorum(request, conn, voter))
+
+    async def _forward_describe_quorum(self, request, conn, voter) -> None:
+        version, wire_cid = request.version, request.header.correlation_id
+        try:
+            body = await request_once(voter.host, voter.port, request.body, version,
+                                      timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000)
+        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+            log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
+            R = w.DescribeQuorumResponse
+            body = R(error_code=0, topics=[R.TopicData(topic_name=t.topic_name, partitions=[R.PartitionData(
+                partition_index=0, error_code=m.NOT_LEADER_OR_FOLLOWER, leader_id=voter.node_id,
+                leader_epoch=self.raft.epoch if self.raft else -1, high_watermark=-1)])
+                for t in request.body.topics])
+        conn.send_response(body, version, wire_cid)
+
+    def _describe_cluster(self, request, conn) -> None:
+        assert self.raft is not None
+        R = w.DescribeClusterResponse
+        leader = self.raft.quorum.leader_id
+        body = R(error_code=0, cluster_id=self.cluster_id, endpoint_type=getattr(request.body, "endpoint_type", 1),
+                 controller_id=leader,
+                 brokers=[R.DescribeClusterBroker(broker_id=v.node_id, host=v.host, port=v.port)
+                          for v in self.settings.voters])
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    def _metadata(self, request, conn) -> None:
+        """Enough Metadata for admin clients to bootstrap: the voters as brokers, the leader as controller."""
+        assert self.raft is not None
+        R = w.MetadataResponse
+        body = R(brokers=[R.MetadataResponseBroker(node_id=v.node_id, host=v.host, port=v.port)
+                          for v in self.settings.voters],
+                 cluster_id=self.cluster_id, controller_id=self.raft.quorum.leader_id, topics=[])
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    # ================================================================================================================
+    # metrics endpoint
+    # ================================================================================================================
+    def render_metrics(self) -> str:
+        reg = self.metrics
+        if self.raft is not None and self.log is not None:
+            for name in ("Unattached", "Prospective", "Candidate", "Voted", "Follower", "Leader", "Resigned"):
+                reg.set("raft_state", 1.0 if self.raft.state_name == name else 0.0, "current Raft state", state=name)
+            reg.set("raft_epoch", self.raft.epoch, "current epoch")
+            reg.set("raft_leader_id", self.raft.quorum.leader_id, "current leader id (-1: unknown)")
+            reg.set("raft_high_watermark", self.log.high_watermark(), "high watermark")
+            reg.set("raft_log_end_offset", self.log.end_offset(), "log end offset")
+            reg.set("raft_log_start_offset", self.log.start_offset(), "log start offset")
+            if self.driver is not None:
+                reg.set("raft_flushes", self.driver.flushes, "log flushes (fsync) completed")
+            for key, value in self.raft.counters.items():
+                reg.set("raft_core_events", value, "Raft core counters", event=key)
+        return reg.render()
+
+    async def _serve_metrics(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            line = await asyncio.wait_for(reader.readline(), 5)
+            while True:
+                header = await asyncio.wait_for(reader.readline(), 5)
+                if header in (b"\r\n", b"\n", b""):
+                    break
+            path = line.split()[1].decode() if len(line.split()) > 1 else "/"
+            if path.startswith("/metrics") or path == "/":
+                payload = self.render_metrics().encode()
+                status = "200 OK"
+            else:
+                payload, status = b"not found\n", "404 Not Found"
+            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: "
+                         f"{len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
+            await writer.drain()
+        except (OSError, asyncio.TimeoutError, IndexError):
+            pass
+        finally:
+            writer.close()
+
+    # ================================================================================================================
+    # shutdown
+    # ================================================================================================================
+    async def shutdown(self, *, resign_timeout_s: float = 2.0) -> None:
+        driver, raft = self.driver, self.raft
+        if driver is not None and raft is not None and not driver.stopped:
+            if raft.is_leader():
+                log.info("node %d resigns leadership of epoch %d (shutdown): EndQuorumEpoch to the voters",
+                         self.settings.node_id, raft.epoch)
+                driver.call(lambda r, now: r.resign(now))
+                deadline = time.monotonic() + resign_timeout_s
+                while time.monotonic() < deadline:
+                    state = raft.quorum.state
+                    if not isinstance(state, ResignedState) or not state.unacknowledged:
+                        break
+                    await asyncio.sleep(0.01)
+            for server in self._servers:
+                server.close()
+            await driver.stop()
+        if self.peers is not None:
+            self.peers.close()
+        self.dispatcher.close_all()
+        await asyncio.sleep(0)
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+        log.info("node %d stopped", self.settings.node_id)
+
+
+class _Entry(tuple):
+    """An inbound request waiting for the core's answer (conn, wire correlation id, api key, version, topic)."""
+
+    def __new__(cls, conn, wire_cid, api_key, version, topic_name):
+        self = super().__new__(cls, (conn, wire_cid, api_key, version))
+        self.topic_name = topic_name
+        return self
+
+
+def load_settings(path: str) -> NodeSettings:
+    try:
+        return NodeSettings.from_file(path)
+    except ConfigError:
+        raise

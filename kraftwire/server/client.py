@@ -1,0 +1,64 @@
+"""A minimal asyncio Kafka client: one connection, requests in order, responses matched by correlation id.
+
+Used by the node to forward DescribeQuorum to the leader and by the admin tools (``metadata-quorum``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+
+
+class KafkaConnection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
+        self._reader = reader
+        self._writer = writer
+        self._out = OutboundRequests(client_id=client_id)
+        self._splitter = FrameSplitter()
+        self._frames: list[bytes] = []
+
+    @classmethod
+    async def open(cls, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kraftwire-admin"):
+        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+        return cls(reader, writer, client_id)
+
+    async def request(self, body, version: int, *, timeout: float = 10.0):
+        _, chunks = self._out.encode(body, version)
+        self._writer.writelines(chunks)
+        await self._writer.drain()
+        return await asyncio.wait_for(self._read_response(), timeout)
+
+    async def _read_response(self):
+        while not self._frames:
+            data = await self._reader.read(65536)
+            if not data:
+                raise ProtocolError("connection closed by the server")
+            self._frames.extend(self._splitter.feed(data))
+        _, body = self._out.on_response(self._frames.pop(0))
+        return body
+
+    async def close(self) -> None:
+        self._writer.close()
+        try:
+            await self._writer.wait_closed()
+        except (OSError, ConnectionError):
+            pass
+
+
+async def request_once(host: str, port: int, body, version: int, *, timeout: float = 10.0):
+    conn = await KafkaConnection.open(host, port, timeout=timeout)
+    try:
+        return await conn.request(body, version, timeout=timeout)
+    finally:
+        await conn.close()
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    host, sep, port = text.strip().rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"expected HOST:PORT, got {text!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    return host or "localhost", int(port)

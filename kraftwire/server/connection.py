@@ -1,0 +1,89 @@
+"""Inbound connections: a thin asyncio protocol that moves bytes. Frames go to the dispatcher; answers come back
+through ``send_response``. A frame that cannot be split (negative or oversized size prefix) closes this connection
+only; the node keeps serving everyone else. A peer that stops reading is disconnected once too much output is
+queued for it, so a slow or half-open client cannot grow the node's memory without bound. Connections idle longer
+than ``connections.max.idle.ms`` (Kafka's default: 10 minutes) are closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol.framing import FrameSplitter, encode_response
+
+log = logging.getLogger("kraftwire.connection")
+
+#: output queued for one client beyond which it is disconnected
+MAX_WRITE_BUFFER = 256 * 1024 * 1024
+IDLE_TIMEOUT_S = 600.0
+
+
+class InboundConnection(asyncio.Protocol):
+    def __init__(self, dispatcher, max_frame_bytes: int) -> None:
+        self.dispatcher = dispatcher
+        self.splitter = FrameSplitter(max_frame_bytes)
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        self.closed = False
+        self.last_activity = time.monotonic()
+        self._idle: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        self.dispatcher.connections.add(self)
+        self._arm_idle()
+
+    def _arm_idle(self) -> None:
+        self._idle = asyncio.get_running_loop().call_later(IDLE_TIMEOUT_S, self._check_idle)
+
+    def _check_idle(self) -> None:
+        if self.closed:
+            return
+        if time.monotonic() - self.last_activity >= IDLE_TIMEOUT_S:
+            log.info("closing idle connection from %s", self.peer)
+            self.close()
+        else:
+            self._arm_idle()
+
+    def data_received(self, data: bytes) -> None:
+        self.last_activity = time.monotonic()
+        try:
+            frames = self.splitter.feed(data)
+        except ProtocolError as exc:
+            self.dispatcher.count_error("framing")
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self.close()
+            return
+        for frame in frames:
+            if self.closed:
+                return
+            self.dispatcher.dispatch(frame, self)
+
+    def send_response(self, body, version: int, correlation_id: int) -> None:
+        self.send_chunks(encode_response(body, version, correlation_id))
+
+    def send_chunks(self, chunks: list) -> None:
+        if self.closed or self.transport is None:
+            return
+        self.transport.writelines(chunks)
+        if self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+            log.warning("closing connection from %s: it does not read its responses", self.peer)
+            self.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        if self._idle is not None:
+            self._idle.cancel()
+        self.dispatcher.connections.discard(self)
+        self.dispatcher.connection_closed(self)

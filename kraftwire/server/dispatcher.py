@@ -1,0 +1,122 @@
+"""Api key -> handler. ApiVersions is answered from the handlers registered here (via the protocol layer), so the
+node advertises exactly what it serves.
+
+A handler is ``fn(request, conn)`` where ``request`` is ``framing.Request(header, api, version, body)``; it answers
+with ``conn.send_response(body, version, correlation_id)`` now or later. Malformed requests: a frame whose header
+cannot be read, an unknown api key or an unsupported version (other than ApiVersions, which gets Kafka's KIP-511
+answer) closes that connection, as Kafka does; a body that does not decode gets the api's response with
+CORRUPT_MESSAGE/INVALID_REQUEST where the response has a top-level error code, else the connection is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import Callable
+
+from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
+from kraftwire.protocol import framing
+from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.messages import APIS
+
+log = logging.getLogger("kraftwire.dispatcher")
+
+API_VERSIONS = 18
+INVALID_REQUEST = 42
+
+
+class Dispatcher:
+    def __init__(self, metrics=None) -> None:
+        self._handlers: dict[int, tuple[int, int, Callable]] = {}
+        self.connections: set = set()
+        self.metrics = metrics
+        self.on_close: list[Callable] = []
+        self.register(API_VERSIONS, 0, 4, self._api_versions)
+
+    def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
+        self._handlers[api_key] = (min_version, max_version, fn)
+
+    def registered(self) -> dict[int, tuple[int, int]]:
+        return {k: (lo, hi) for k, (lo, hi, _) in self._handlers.items()}
+
+    def count_error(self, kind: str) -> None:
+        if self.metrics is not None:
+            self.metrics.inc("request_errors_total", api=kind)
+
+    def _api_versions(self, request, conn) -> None:
+        conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
+                                                      request.header.correlation_id))
+
+    def dispatch(self, frame: bytes, conn) -> None:
+        if len(frame) < 8:
+            self.count_error("malformed")
+            log.warning("closing connection from %s: a %d-byte frame is too short for a request header",
+                        conn.peer, len(frame))
+            conn.close()
+            return
+        api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
+        entry = self._handlers.get(api_key)
+        try:
+            request = framing.decode_request(frame)
+        except UnsupportedVersionError:
+            if api_key == API_VERSIONS:
+                self._count(api_key)
+                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id))
+                return
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: unsupported api key %d version %d", conn.peer, api_key, version)
+            conn.close()
+            return
+        except (ProtocolError, KraftwireError, ValueError, struct.error) as exc:
+            self.count_error(str(api_key))
+            if entry is not None and entry[0] <= version <= entry[1]:
+                log.warning("malformed request (api key %d v%d) from %s: %s", api_key, version, conn.peer, exc)
+                if self._answer_error(api_key, version, correlation_id, conn):
+                    return
+            log.warning("closing connection from %s: malformed request (api key %d v%d): %s", conn.peer, api_key,
+                        version, exc)
+            conn.close()
+            return
+        if entry is None or not entry[0] <= version <= entry[1]:
+            if api_key == API_VERSIONS:
+                self._api_versions(request, conn)
+                return
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: api key %d version %d is not served here", conn.peer, api_key,
+                        version)
+            conn.close()
+            return
+        self._count(api_key)
+        try:
+            entry[2](request, conn)
+        except Exception as exc:  # a handler bug must not stop the node; the client gets disconnected
+            self.count_error(str(api_key))
+            log.exception("handler for api key %d failed: %s; closing the connection from %s", api_key, exc, conn.peer)
+            conn.close()
+
+    def _count(self, api_key: int) -> None:
+        if self.metrics is not None:
+            info = APIS.get(api_key)
+            self.metrics.inc("requests_total", api=info.name if info else str(api_key))
+
+    def _answer_error(self, api_key: int, version: int, correlation_id: int, conn) -> bool:
+        info = APIS.get(api_key)
+        if info is None:
+            return False
+        body = info.response()
+        if not hasattr(body, "error_code"):
+            return False
+        body.error_code = INVALID_REQUEST
+        try:
+            conn.send_response(body, version, correlation_id)
+        except KraftwireError:
+            return False
+        return True
+
+    def connection_closed(self, conn) -> None:
+        for callback in self.on_close:
+            callback(conn)
+
+    def close_all(self) -> None:
+        for conn in list(self.connections):
+            conn.close()

@@ -1,0 +1,179 @@
+"""Outbound connections to the other voters: one TCP connection per peer, requests pipelined on it.
+
+``Peers.send(request)`` translates a core request to the wire and writes it on the destination's connection
+(connecting first when needed). Responses are matched by the wire correlation id and handed to the driver as core
+responses carrying the core's own correlation id. Failures become ``RequestFailed`` events so the core can back off
+and retry: connection refused or lost, a request not answered within its timeout (the connection is then closed,
+as Kafka's NetworkClient does), or a peer still in its reconnect backoff (exponential, 50 ms up to 1 s).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from kraftwire.errors import KraftwireError
+from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+from kraftwire.raft import messages as m
+from kraftwire.server import wire
+
+log = logging.getLogger("kraftwire.peers")
+
+RECONNECT_BACKOFF_MS = 50
+RECONNECT_BACKOFF_MAX_MS = 1000
+
+
+class _Peer(asyncio.Protocol):
+    def __init__(self, peers: "Peers", node_id: int, host: str, port: int) -> None:
+        self.peers = peers
+        self.node_id = node_id
+        self.host = host
+        self.port = port
+        self.transport: asyncio.Transport | None = None
+        self.connecting = False
+        self.queue: list[m.Message] = []
+        self.out = OutboundRequests(client_id=f"kraftwire-{peers.local_id}")
+        self.splitter = FrameSplitter()
+        self.timers: dict[int, asyncio.TimerHandle] = {}
+        self.backoff_until = 0.0
+        self.failures = 0
+        self.was_connected = False
+
+    # ------------------------------------------------------------------------------------------------ sending
+    def send(self, msg: m.Message) -> None:
+        if self.transport is not None:
+            self._write(msg)
+            return
+        if time.monotonic() < self.backoff_until:
+            self.peers.fail(self.node_id, msg)
+            return
+        self.queue.append(msg)
+        if not self.connecting:
+            self.connecting = True
+            asyncio.get_running_loop().create_task(self._connect())
+
+    async def _connect(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            timeout = self.peers.request_timeout_ms / 1000
+            await asyncio.wait_for(loop.create_connection(lambda: self, self.host, self.port), timeout)
+        except (OSError, asyncio.TimeoutError) as exc:
+            self.connecting = False
+            self.failures += 1
+            backoff = min(RECONNECT_BACKOFF_MS * (2 ** (self.failures - 1)), RECONNECT_BACKOFF_MAX_MS)
+            self.backoff_until = time.monotonic() + backoff / 1000
+            if self.failures == 1 or self.failures % 50 == 0:
+                log.warning("cannot connect to node %d at %s:%d: %s (retrying)", self.node_id, self.host, self.port,
+                            exc or type(exc).__name__)
+            queued, self.queue = self.queue, []
+            for msg in queued:
+                self.peers.fail(self.node_id, msg)
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+        self.connecting = False
+        if self.failures or not self.was_connected:
+            log.info("connected to node %d at %s:%d", self.node_id, self.host, self.port)
+        self.failures = 0
+        self.was_connected = True
+        queued, self.queue = self.queue, []
+        for msg in queued:
+            self._write(msg)
+
+    def _write(self, msg: m.Message) -> None:
+        api_key, version, body = wire.request_to_wire(msg, self.peers.topic, self.peers.directory_id)
+        cid, chunks = self.out.encode(body, version, context=msg)
+        assert self.transport is not None
+        self.transport.writelines(chunks)
+        timeout_ms = self.peers.request_timeout_ms
+        if isinstance(msg, m.FetchRequest):
+            timeout_ms += msg.max_wait_ms
+        self.timers[cid] = asyncio.get_running_loop().call_later(timeout_ms / 1000, self._timed_out, cid)
+        self.peers.count("requests_sent", api_key)
+
+    def _timed_out(self, cid: int) -> None:
+        self.timers.pop(cid, None)
+        pending = self.out.cancel(cid)
+        if pending is None:
+            return
+        log.warning("request %s to node %d timed out; closing the connection", type(pending.context).__name__,
+                    self.node_id)
+        self.peers.fail(self.node_id, pending.context)
+        if self.transport is not None:
+            self.transport.close()
+
+    # ------------------------------------------------------------------------------------------------ receiving
+    def data_received(self, data: bytes) -> None:
+        try:
+            frames = self.splitter.feed(data)
+            for frame in frames:
+                pending, body = self.out.on_response(frame)
+                timer = self.timers.pop(pending.correlation_id, None)
+                if timer is not None:
+                    timer.cancel()
+                request = pending.context
+                response = wire.response_to_core(pending.api_key, body, self.node_id, self.peers.local_id,
+                                                 request.correlation_id, request)
+                self.peers.deliver(response)
+        except (KraftwireError, ValueError, TypeError, AttributeError, IndexError) as exc:
+            log.warning("bad response from node %d: %s; closing the connection", self.node_id, exc)
+            if self.transport is not None:
+                self.transport.close()
+
+    def connection_lost(self, exc) -> None:
+        if self.transport is not None:
+            log.info("connection to node %d lost%s", self.node_id, f": {exc}" if exc else "")
+        self.transport = None
+        self.connecting = False
+        self.splitter = FrameSplitter()
+        for timer in self.timers.values():
+            timer.cancel()
+        self.timers.clear()
+        for pending in self.out.fail_all():
+            self.peers.fail(self.node_id, pending.context)
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self.transport.close()
+
+
+class Peers:
+    def __init__(self, local_id: int, voters, topic: wire.Topic, *, directory_id: uuid.UUID | None,
+                 request_timeout_ms: int, deliver, on_failed, metrics=None) -> None:
+        self.local_id = local_id
+        self.topic = topic
+        self.directory_id = directory_id
+        self.request_timeout_ms = request_timeout_ms
+        self._deliver = deliver
+        self._on_failed = on_failed
+        self.metrics = metrics
+        self._peers = {v.node_id: _Peer(self, v.node_id, v.host, v.port) for v in voters if v.node_id != local_id}
+        self.closed = False
+
+    def send(self, msg: m.Message) -> None:
+        peer = self._peers.get(msg.dst)
+        if peer is None or self.closed:
+            self.fail(msg.dst, msg)
+            return
+        peer.send(msg)
+
+    def deliver(self, response: m.Message) -> None:
+        if not self.closed:
+            self._deliver(response)
+
+    def fail(self, node_id: int, msg: m.Message) -> None:
+        if self.closed:
+            return
+        # outside the current call stack: the core must not be re-entered from inside its own Ready
+        asyncio.get_running_loop().call_soon(self._on_failed, node_id, msg.correlation_id)
+
+    def count(self, what: str, api_key: int) -> None:
+        if self.metrics is not None:
+            self.metrics.inc(f"raft_{what}_total", api=str(api_key))
+
+    def close(self) -> None:
+        self.closed = True
+        for peer in self._peers.values():
+            peer.close()

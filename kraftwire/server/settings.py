@@ -1,0 +1,288 @@
+"""What a node needs from its properties file, checked once at start-up: ``NodeSettings.from_properties``.
+
+``kraftwire.config.Config`` parses Kafka's keys with their defaults; this module adds the node's own rules:
+
+* listeners (``NAME://host:port``, empty host = every interface) resolved through
+  ``listener.security.protocol.map`` (only PLAINTEXT is served); the controller listener is the first of
+  ``controller.listener.names`` (Kafka maps controller listener names missing from the map to PLAINTEXT);
+* ``controller.quorum.voters`` (``id@host:port``), ``process.roles`` (none means controller, as the seed files);
+* the old raft README's keys are refused with their replacements named; Kafka keys kraftwire does not use are
+  reported once as ignored; other unknown keys are warned about;
+* kraftwire's own keys: ``metrics.port`` (Prometheus endpoint, off unless set), ``metadata.log.topic``.
+
+Every refusal raises ``ConfigError(key, value, reason)``.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kraftwire.config import Config, parse_properties
+from kraftwire.errors import ConfigError
+from kraftwire.ids import Endpoint
+from kraftwire.raft.config import RaftConfig
+
+#: Keys of the old raft README / ZooKeeper era, with what replaces them.
+RETIRED_KEYS = {
+    "broker.id": "node.id",
+    "quorum.bootstrap.servers": "controller.quorum.bootstrap.servers (or controller.quorum.voters)",
+    "quorum.bootstrap.voters": "controller.quorum.voters (id@host:port,...)",
+    "verbose": "nothing: kraftwire logs state transitions at INFO; use --log-level DEBUG for more",
+    "zookeeper.connect": "nothing: KRaft has no ZooKeeper; set process.roles, controller.quorum.voters and "
+                         "controller.listener.names",
+}
+
+#: kraftwire's own keys (not Kafka's), with defaults.
+OWN_KEYS = {"metrics.port": "0", "metrics.host": "127.0.0.1"}
+
+#: Kafka broker/controller keys that are legal in a server.properties but that kraftwire does not use.
+KAFKA_IGNORED_KEYS = frozenset("""
+num.network.threads num.io.threads socket.send.buffer.bytes socket.receive.buffer.bytes num.partitions
+num.recovery.threads.per.data.dir offsets.topic.replication.factor transaction.state.log.replication.factor
+transaction.state.log.min.isr log.retention.hours log.retention.ms log.retention.minutes log.retention.bytes
+log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name group.initial.rebalance.delay.ms
+share.coordinator.state.topic.replication.factor share.coordinator.state.topic.min.isr auto.create.topics.enable
+default.replication.factor min.insync.replicas delete.topic.enable log.flush.interval.messages log.flush.interval.ms
+controller.quorum.auto.join.enable broker.rack unclean.leader.election.enable message.max.bytes
+replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type offsets.retention.minutes
+auto.leader.rebalance.enable background.threads queued.max.requests log.roll.hours log.roll.ms
+early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
+sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users
+allow.everyone.if.no.acl.found group.coordinator.rebalance.protocols transaction.partition.verification.enable
+node.id.generation.enable reserved.broker.max.id broker.heartbeat.interval.ms broker.session.timeout.ms
+metadata.log.max.record.bytes.between.snapshots socket.request.max.bytes connections.max.idle.ms
+""".split())
+_KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets.", "transaction.", "group.",
+                   "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
+                   "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
+
+SUPPORTED_PROTOCOLS = ("PLAINTEXT",)
+_DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
+                         "SASL_SSL": "SASL_SSL"}
+
+
+@dataclass(frozen=True, slots=True)
+class Voter:
+    node_id: int
+    host: str
+    port: int
+
+
+@dataclass(frozen=True)
+class NodeSettings:
+    config: Config
+    node_id: int
+    roles: tuple[str, ...]
+    listeners: tuple[Endpoint, ...]  # bind addresses (host "" = all interfaces)
+    advertised: tuple[Endpoint, ...]
+    controller_listener: str
+    voters: tuple[Voter, ...]
+    metrics_port: int = 0
+    metrics_host: str = "127.0.0.1"
+    max_frame_bytes: int = 100 * 1024 * 1024
+    ignored_keys: tuple[str, ...] = ()
+    unknown_keys: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = field(default=())
+
+    # ------------------------------------------------------------------------------------------------ building
+    @classmethod
+    def from_file(cls, path: str) -> "NodeSettings":
+        try:
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as exc:
+            raise ConfigError("--config", path, f"cannot read the file: {exc.strerror or exc}") from None
+        return cls.from_properties(parse_properties(text))
+
+    @classmethod
+    def from_properties(cls, props: dict[str, str]) -> "NodeSettings":
+        for key, replacement in RETIRED_KEYS.items():
+            if key in props:
+                raise ConfigError(key, props[key], f"this key is no longer read; use {replacement}")
+        config = Config.from_properties(props).validate()
+        own = {k: props.get(k, d) for k, d in OWN_KEYS.items()}
+        ignored, unknown = [], []
+        for key in config.unknown:
+            if key in OWN_KEYS:
+                continue
+            if key in KAFKA_IGNORED_KEYS or key.startswith(_KAFKA_PREFIXES):
+                ignored.append(key)
+            else:
+                unknown.append(key)
+        warnings: list[str] = []
+        roles = config.process_roles or ("controller",)
+        for role in roles:
+            if role not in ("controller", "broker"):
+                raise ConfigError("process.roles", ",".join(config.process_roles), f"unknown role {role!r}")
+        if "controller" not in roles:
+            raise ConfigError("process.roles", ",".join(roles),
+                              "kraftwire runs the Raft quorum: the controller role is required")
+        if config.node_id < 0:
+            raise ConfigError("node.id", props.get("node.id", "(missing)"), "a node id >= 0 is required")
+        protocol_map = _parse_protocol_map(config.listener_security_protocol_map)
+        listeners = tuple(_parse_listener("listeners", item) for item in config.listeners)
+        if not listeners:
+            raise ConfigError("listeners", props.get("listeners", ""), "at least one listener NAME://host:port is required")
+        names = [e.name for e in listeners]
+        if len(set(names)) != len(names):
+            raise ConfigError("listeners", ",".join(config.listeners), "listener names must be unique")
+        if not config.controller_listener_names:
+            raise ConfigError("controller.listener.names", props.get("controller.listener.names", "(missing)"),
+                              "name the listener the quorum uses, e.g. controller.listener.names=" + names[0])
+        controller_listener = config.controller_listener_names[0]
+        if controller_listener not in names:
+            raise ConfigError("controller.listener.names", ",".join(config.controller_listener_names),
+                              f"{controller_listener} is not one of the listeners ({', '.join(names)})")
+        for ep in listeners:
+            protocol = protocol_map.get(ep.name)
+            if protocol is None:
+                if ep.name in config.controller_listener_names and not config.listener_security_protocol_map:
+                    protocol = "PLAINTEXT"
+                else:
+                    raise ConfigError("listener.security.protocol.map", ",".join(config.listener_security_protocol_map),
+                                      f"no security protocol for listener {ep.name}")
+            if protocol not in SUPPORTED_PROTOCOLS:
+                raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
+                                  "kraftwire serves PLAINTEXT listeners only")
+        advertised = tuple(_parse_listener("advertised.listeners", item) for item in config.advertised_listeners)
+        by_name = {e.name: e for e in advertised}
+        advertised = tuple(by_name.get(ep.name) or Endpoint(ep.name, ep.host or "localhost", ep.port)
+                           for ep in listeners)
+        voters = tuple(_parse_voter(item) for item in config.controller_quorum_voters)
+        if not voters:
+            if config.controller_quorum_bootstrap_servers:
+                raise ConfigError("controller.quorum.bootstrap.servers",
+                                  ",".join(config.controller_quorum_bootstrap_servers),
+                                  "dynamic quorums (KIP-853) are not supported yet; list the voters in "
+                                  "controller.quorum.voters=id@host:port,...")
+            raise ConfigError("controller.quorum.voters", props.get("controller.quorum.voters", "(missing)"),
+                              "list the voters as id@host:port,...")
+        ids = [v.node_id for v in voters]
+        if len(set(ids)) != len(ids):
+            raise ConfigError("controller.quorum.voters", ",".join(config.controller_quorum_voters),
+                              "a voter id appears twice")
+        if config.node_id not in ids:
+            warnings.append(f"node.id {config.node_id} is not in controller.quorum.voters: this node is an observer")
+        metrics_port = _int_key("metrics.port", own["metrics.port"])
+        if not 0 <= metrics_port <= 65535:
+            raise ConfigError("metrics.port", own["metrics.port"], "must be a port number (0 = off)")
+        max_frame = _int_key("socket.request.max.bytes", props.get("socket.request.max.bytes", str(100 * 1024 * 1024)))
+        if max_frame < 1024:
+            raise ConfigError("socket.request.max.bytes", max_frame, "must be at least 1024")
+        if "socket.request.max.bytes" in ignored:
+            ignored.remove("socket.request.max.bytes")
+        return cls(config=config, node_id=config.node_id, roles=roles, listeners=listeners, advertised=advertised,
+                   controller_listener=controller_listener, voters=voters, metrics_port=metrics_port,
+                   metrics_host=own["metrics.host"], max_frame_bytes=max_frame, ignored_keys=tuple(ignored),
+                   unknown_keys=tuple(unknown), warnings=tuple(warnings))
+
+    # ------------------------------------------------------------------------------------------------ derived
+    @property
+    def metadata_dir(self) -> str:
+        return self.config.metadata_dir()
+
+    @property
+    def partition_dir(self) -> str:
+        return self.config.metadata_partition_dir()
+
+    @property
+    def topic(self) -> str:
+        return self.config.metadata_log_topic
+
+    def voter(self, node_id: int) -> Voter | None:
+        for v in self.voters:
+            if v.node_id == node_id:
+                return v
+        return None
+
+    def controller_endpoint(self) -> Endpoint:
+        for ep in self.listeners:
+            if ep.name == self.controller_listener:
+                return ep
+        raise AssertionError("validated at build time")
+
+    def raft_config(self, cluster_id: str) -> RaftConfig:
+        c = self.config
+        return RaftConfig(
+            node_id=self.node_id, voters=frozenset(v.node_id for v in self.voters), cluster_id=cluster_id,
+            election_timeout_ms=c.controller_quorum_election_timeout_ms,
+            election_backoff_max_ms=c.controller_quorum_election_backoff_max_ms,
+            fetch_timeout_ms=c.controller_quorum_fetch_timeout_ms,
+            request_timeout_ms=c.controller_quorum_request_timeout_ms,
+            retry_backoff_ms=c.controller_quorum_retry_backoff_ms,
+            append_linger_ms=c.controller_quorum_append_linger_ms,
+            snapshot_max_bytes_between=c.metadata_log_max_record_bytes_between_snapshots,
+            snapshot_interval_ms=c.metadata_log_max_snapshot_interval_ms,
+        ).validate()
+
+
+def _int_key(key: str, value: str) -> int:
+    try:
+        return int(str(value).strip())
+    except ValueError:
+        raise ConfigError(key, value, "expected an integer") from None
+
+
+def _parse_protocol_map(items: tuple[str, ...]) -> dict[str, str]:
+    if not items:
+        return dict(_DEFAULT_PROTOCOL_MAP)
+    out = {}
+    for item in items:
+        name, sep, protocol = item.partition(":")
+        if not sep or not name.strip() or not protocol.strip():
+            raise ConfigError("listener.security.protocol.map", ",".join(items),
+                              f"entry {item!r} is not LISTENER_NAME:SECURITY_PROTOCOL")
+        out[name.strip().upper()] = protocol.strip().upper()
+    return out
+
+
+def _parse_listener(key: str, item: str) -> Endpoint:
+    name, sep, rest = item.partition("://")
+    if not sep or not name:
+        raise ConfigError(key, item, "expected NAME://host:port")
+    host, colon, port_text = rest.rpartition(":")
+    if not colon:
+        raise ConfigError(key, item, "expected NAME://host:port (the port is missing)")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    port = _port(key, item, port_text)
+    return Endpoint(name.strip().upper(), host.strip(), port)
+
+
+def _port(key: str, item: str, text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise ConfigError(key, item, f"port {text!r} is not a number") from None
+    if not 0 <= port <= 65535:
+        raise ConfigError(key, item, f"port {port} is out of range")
+    return port
+
+
+def _parse_voter(item: str) -> Voter:
+    key = "controller.quorum.voters"
+    ident, at, addr = item.partition("@")
+    if not at:
+        raise ConfigError(key, item, "expected id@host:port")
+    try:
+        node_id = int(ident)
+    except ValueError:
+        raise ConfigError(key, item, f"voter id {ident!r} is not a number") from None
+    if node_id < 0:
+        raise ConfigError(key, item, "voter ids are >= 0")
+    host, colon, port_text = addr.rpartition(":")
+    if not colon or not host:
+        raise ConfigError(key, item, "expected id@host:port")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    if host == "0.0.0.0":
+        raise ConfigError(key, item, "0.0.0.0 is not a routable voter address")
+    port = _port(key, item, port_text)
+    if port == 0:
+        raise ConfigError(key, item, "a voter needs a real port")
+    return Voter(node_id, host, port)
+
+
+def describe_paths(settings: NodeSettings) -> str:
+    return os.path.abspath(settings.partition_dir)

@@ -1,0 +1,284 @@
+"""Translation between the core's Raft messages (``kraftwire.raft.messages``) and Kafka's wire messages.
+
+Every Raft RPC on the wire wraps one topic / one partition (the Raft topic, partition 0). Requests name their
+sender in different fields (Vote: CandidateId, BeginQuorumEpoch: LeaderId, EndQuorumEpoch: LeaderId,
+Fetch/FetchSnapshot: ReplicaId); the edge fills the core's ``src``/``dst``/``correlation_id`` from those and from its
+own bookkeeping. Versions used when this node sends: the highest the project declares (Vote v2 carries PreVote).
+
+Pure functions only: no sockets here, so tests can round-trip every message.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.protocol import messages as w
+from kraftwire.raft import messages as m
+
+VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 52, 53, 54, 1, 59, 55
+UNKNOWN_TOPIC_ID = 100
+RAFT_KEYS = (VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT)
+
+#: version this node sends each Raft request at
+SEND_VERSION = {VOTE: 2, BEGIN_QUORUM_EPOCH: 1, END_QUORUM_EPOCH: 1, FETCH: 17, FETCH_SNAPSHOT: 1, DESCRIBE_QUORUM: 2}
+#: versions this node accepts for each Raft request (Fetch needs topic ids: v13+)
+ACCEPT = {VOTE: (0, 2), BEGIN_QUORUM_EPOCH: (0, 1), END_QUORUM_EPOCH: (0, 1), FETCH: (13, 17),
+          FETCH_SNAPSHOT: (0, 1), DESCRIBE_QUORUM: (0, 2)}
+
+
+class WireError(Exception):
+    """A Raft request whose shape is wrong (no partition, another topic): answered with ``error``."""
+
+    def __init__(self, error: int, why: str) -> None:
+        super().__init__(why)
+        self.error = error
+
+
+@dataclass(frozen=True, slots=True)
+class Topic:
+    """The Raft topic this node replicates."""
+
+    name: str
+    topic_id: uuid.UUID
+
+
+def _dir(key: ReplicaKey | None) -> uuid.UUID:
+    return key.directory_id if key is not None and key.directory_id is not None else ZERO_UUID
+
+
+def _key(replica_id: int, directory_id: uuid.UUID | None) -> ReplicaKey:
+    return ReplicaKey(replica_id, None if directory_id in (None, ZERO_UUID) else directory_id)
+
+
+def _one(items, what: str):
+    if len(items) != 1:
+        raise WireError(m.INVALID_REQUEST, f"{what}: expected exactly one topic partition, got {len(items)}")
+    return items[0]
+
+
+# ===================================================================================================================
+# requests: core -> wire (this node sends)
+# ===================================================================================================================
+def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, local_dir: uuid.UUID | None = None):
+    """Returns (api_key, version, wire body)."""
+    if isinstance(msg, m.VoteRequest):
+        R = w.VoteRequest
+        body = R(cluster_id=msg.cluster_id, voter_id=msg.voter_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
+            R.PartitionData(partition_index=0, candidate_epoch=msg.candidate_epoch, candidate_id=msg.candidate_key.id,
+                            candidate_directory_id=local_dir or _dir(msg.candidate_key), voter_directory_id=ZERO_UUID,
+                            last_offset_epoch=msg.last_offset_epoch, last_offset=msg.last_offset,
+                            pre_vote=msg.pre_vote)])])
+        return VOTE, SEND_VERSION[VOTE], body
+    if isinstance(msg, m.BeginQuorumEpochRequest):
+        R = w.BeginQuorumEpochRequest
+        body = R(cluster_id=msg.cluster_id, voter_id=msg.voter_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
+            R.PartitionData(partition_index=0, voter_directory_id=ZERO_UUID, leader_id=msg.new_leader_id,
+                            leader_epoch=msg.new_leader_epoch)])])
+        return BEGIN_QUORUM_EPOCH, SEND_VERSION[BEGIN_QUORUM_EPOCH], body
+    if isinstance(msg, m.EndQuorumEpochRequest):
+        R = w.EndQuorumEpochRequest
+        body = R(cluster_id=msg.cluster_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
+            R.PartitionData(partition_index=0, leader_id=msg.resigned_leader_id, leader_epoch=msg.resigned_leader_epoch,
+                            preferred_successors=[k.id for k in msg.preferred_candidates],
+                            preferred_candidates=[R.ReplicaInfo(candidate_id=k.id, candidate_directory_id=_dir(k))
+                                                  for k in msg.preferred_candidates])])])
+        return END_QUORUM_EPOCH, SEND_VERSION[END_QUORUM_EPOCH], body
+    if isinstance(msg, m.FetchRequest):
+        R = w.FetchRequest
+        body = R(cluster_id=msg.cluster_id, replica_id=msg.replica_id,
+                 replica_state=R.ReplicaState(replica_id=msg.replica_id, replica_epoch=msg.replica_epoch),
+                 max_wait_ms=msg.max_wait_ms, min_bytes=0, max_bytes=msg.max_bytes,
+                 topics=[R.FetchTopic(topic=topic.name, topic_id=topic.topic_id, partitions=[
+                     R.FetchPartition(partition=0, current_leader_epoch=msg.current_leader_epoch,
+                                      fetch_offset=msg.fetch_offset, last_fetched_epoch=msg.last_fetched_epoch,
+                                      log_start_offset=-1, partition_max_bytes=msg.max_bytes,
+                                      replica_directory_id=local_dir or ZERO_UUID)])])
+        return FETCH, SEND_VERSION[FETCH], body
+    if isinstance(msg, m.FetchSnapshotRequest):
+        R = w.FetchSnapshotRequest
+        body = R(cluster_id=msg.cluster_id, replica_id=msg.replica_id, max_bytes=msg.max_bytes,
+                 topics=[R.TopicSnapshot(name=topic.name, partitions=[R.PartitionSnapshot(
+                     partition=0, current_leader_epoch=msg.current_leader_epoch,
+                     snapshot_id=R.SnapshotId(end_offset=msg.snapshot_id.end_offset, epoch=msg.snapshot_id.epoch),
+                     position=msg.position, replica_directory_id=local_dir or ZERO_UUID)])])
+        return FETCH_SNAPSHOT, SEND_VERSION[FETCH_SNAPSHOT], body
+    if isinstance(msg, m.DescribeQuorumRequest):
+        R = w.DescribeQuorumRequest
+        body = R(topics=[R.TopicData(topic_name=topic.name, partitions=[R.PartitionData(partition_index=0)])])
+        return DESCRIBE_QUORUM, SEND_VERSION[DESCRIBE_QUORUM], body
+    raise TypeError(f"not a request: {msg!r}")
+
+
+# ===================================================================================================================
+# requests: wire -> core (this node receives)
+# ===================================================================================================================
+def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, topic: Topic):
+    """Translate an inbound Raft request. ``cid`` is the edge's id for this request (used to route the answer)."""
+    if api_key == VOTE:
+        p = _one(_one(body.topics, "Vote").partitions, "Vote")
+        return m.VoteRequest(p.candidate_id, local_id, cid, body.cluster_id, candidate_epoch=p.candidate_epoch,
+                             candidate_key=_key(p.candidate_id, p.candidate_directory_id),
+                             voter_id=body.voter_id if version >= 1 else local_id,
+                             last_offset_epoch=p.last_offset_epoch, last_offset=p.last_offset,
+                             pre_vote=bool(getattr(p, "pre_vote", False)) if version >= 2 else False)
+    if api_key == BEGIN_QUORUM_EPOCH:
+        p = _one(_one(body.topics, "BeginQuorumEpoch").partitions, "BeginQuorumEpoch")
+        return m.BeginQuorumEpochRequest(p.leader_id, local_id, cid, body.cluster_id,
+                                         voter_id=body.voter_id if version >= 1 else local_id,
+                                         new_leader_id=p.leader_id, new_leader_epoch=p.leader_epoch)
+    if api_key == END_QUORUM_EPOCH:
+        p = _one(_one(body.topics, "EndQuorumEpoch").partitions, "EndQuorumEpoch")
+        if version >= 1:
+            preferred = tuple(_key(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates)
+        else:
+            preferred = tuple(ReplicaKey(i) for i in p.preferred_successors)
+        return m.EndQuorumEpochRequest(p.leader_id, local_id, cid, body.cluster_id, resigned_leader_id=p.leader_id,
+                                       resigned_leader_epoch=p.leader_epoch, preferred_candidates=preferred)
+    if api_key == FETCH:
+        t = _one(body.topics, "Fetch")
+        if t.topic_id != topic.topic_id:
+            raise WireError(UNKNOWN_TOPIC_ID, f"Fetch for topic id {t.topic_id}, this quorum replicates {topic.topic_id}")
+        p = _one(t.partitions, "Fetch")
+        if p.partition != 0:
+            raise WireError(3, f"Fetch for partition {p.partition}")
+        if version >= 15:
+            replica_id, replica_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
+        else:
+            replica_id, replica_epoch = body.replica_id, -1
+        return m.FetchRequest(replica_id, local_id, cid, body.cluster_id, replica_id=replica_id,
+                              replica_epoch=replica_epoch, current_leader_epoch=p.current_leader_epoch,
+                              fetch_offset=p.fetch_offset, last_fetched_epoch=p.last_fetched_epoch,
+                              max_wait_ms=body.max_wait_ms, max_bytes=min(body.max_bytes, p.partition_max_bytes))
+    if api_key == FETCH_SNAPSHOT:
+        p = _one(_one(body.topics, "FetchSnapshot").partitions, "FetchSnapshot")
+        return m.FetchSnapshotRequest(body.replica_id, local_id, cid, body.cluster_id, replica_id=body.replica_id,
+                                      current_leader_epoch=p.current_leader_epoch,
+                                      snapshot_id=SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch),
+                                      position=p.position, max_bytes=body.max_bytes)
+    if api_key == DESCRIBE_QUORUM:
+        return m.DescribeQuorumRequest(NO_ID, local_id, cid)
+    raise WireError(m.INVALID_REQUEST, f"api key {api_key} is not a Raft request")
+
+
+# ===================================================================================================================
+# responses: core -> wire (this node answers)
+# ===================================================================================================================
+def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, observer_endpoints=None):
+    """Returns the wire body for a core response (the version is the request's)."""
+    if isinstance(msg, m.VoteResponse):
+        R = w.VoteResponse
+        return R(error_code=0, topics=[R.TopicData(topic_name=topic.name, partitions=[R.PartitionData(
+            partition_index=0, error_code=msg.error, leader_id=msg.leader_id, leader_epoch=msg.leader_epoch,
+            vote_granted=msg.vote_granted)])])
+    if isinstance(msg, m.BeginQuorumEpochResponse):
+        R = w.BeginQuorumEpochResponse
+        return R(error_code=0, topics=[R.TopicData(topic_name=topic.name, partitions=[R.PartitionData(
+            partition_index=0, error_code=msg.error, leader_id=msg.leader_id, leader_epoch=msg.leader_epoch)])])
+    if isinstance(msg, m.EndQuorumEpochResponse):
+        R = w.EndQuorumEpochResponse
+        return R(error_code=0, topics=[R.TopicData(topic_name=topic.name, partitions=[R.PartitionData(
+            partition_index=0, error_code=msg.error, leader_id=msg.leader_id, leader_epoch=msg.leader_epoch)])])
+    if isinstance(msg, m.FetchResponse):
+        R = w.FetchResponse
+        P = R.PartitionData
+        part = P(partition_index=0, error_code=msg.error, high_watermark=msg.high_watermark,
+                 log_start_offset=msg.log_start_offset,
+                 current_leader=R.LeaderIdAndEpoch(leader_id=msg.leader_id, leader_epoch=msg.leader_epoch),
+                 records=msg.records)
+        if msg.diverging_epoch is not None:
+            part.diverging_epoch = R.EpochEndOffset(epoch=msg.diverging_epoch.epoch,
+                                                    end_offset=msg.diverging_epoch.offset)
+        if msg.snapshot_id is not None:
+            part.snapshot_id = R.SnapshotId(end_offset=msg.snapshot_id.end_offset, epoch=msg.snapshot_id.epoch)
+        return R(error_code=0, responses=[R.FetchableTopicResponse(topic=topic.name, topic_id=topic.topic_id,
+                                                                     partitions=[part])])
+    if isinstance(msg, m.FetchSnapshotResponse):
+        R = w.FetchSnapshotResponse
+        P = R.PartitionSnapshot
+        sid = msg.snapshot_id or SnapshotId(-1, -1)
+        return R(error_code=0, topics=[R.TopicSnapshot(name=topic.name, partitions=[P(
+            index=0, error_code=msg.error, snapshot_id=R.SnapshotId(end_offset=sid.end_offset, epoch=sid.epoch),
+            current_leader=R.LeaderIdAndEpoch(leader_id=msg.leader_id, leader_epoch=msg.leader_epoch),
+            size=msg.size, position=msg.position, unaligned_records=msg.unaligned_records)])])
+    if isinstance(msg, m.DescribeQuorumResponse):
+        return describe_quorum_to_wire(msg, topic, voter_endpoints or {}, observer_endpoints or {})
+    raise TypeError(f"not a response: {msg!r}")
+
+
+def describe_quorum_to_wire(msg: m.DescribeQuorumResponse, topic: Topic, endpoints: dict, directory_ids: dict):
+    """``endpoints``: node id -> list of (listener name, host, port); ``directory_ids``: node id -> uuid."""
+    R = w.DescribeQuorumResponse
+    P = R.PartitionData
+
+    def replica(s: m.ReplicaStateInfo):
+        return R.ReplicaState(replica_id=s.replica_id, replica_directory_id=directory_ids.get(s.replica_id, ZERO_UUID),
+                              log_end_offset=s.log_end_offset, last_fetch_timestamp=s.last_fetch_timestamp,
+                              last_caught_up_timestamp=s.last_caught_up_timestamp)
+
+    part = P(partition_index=0, error_code=msg.error, leader_id=msg.leader_id, leader_epoch=msg.leader_epoch,
+             high_watermark=msg.high_watermark, current_voters=[replica(s) for s in msg.current_voters],
+             observers=[replica(s) for s in msg.observers])
+    nodes = [R.Node(node_id=nid, listeners=[R.Listener(name=n, host=h, port=p) for n, h, p in eps])
+             for nid, eps in sorted(endpoints.items())] if msg.error == 0 else []
+    return R(error_code=0, topics=[R.TopicData(topic_name=topic.name, partitions=[part])], nodes=nodes)
+
+
+def error_response_body(api_key: int, version: int, error: int, topic: Topic):
+    """A wire response of ``api_key`` carrying ``error`` at the top level (for malformed Raft requests)."""
+    info = w.api(api_key)
+    body = info.response()
+    if hasattr(body, "error_code"):
+        body.error_code = error
+    return body
+
+
+# ===================================================================================================================
+# responses: wire -> core (this node sent the request)
+# ===================================================================================================================
+def response_to_core(api_key: int, body, src: int, dst: int, cid: int, request=None):
+    """Translate a response from peer ``src`` to the request the core sent with correlation id ``cid``
+    (``request``: that core request; a Vote response carries no PreVote flag on the wire, it is the request's)."""
+    if api_key == VOTE:
+        pre_vote = bool(getattr(request, "pre_vote", False))
+        parts = [p for t in body.topics for p in t.partitions]
+        if body.error_code or not parts:
+            return m.VoteResponse(src, dst, cid, body.error_code or m.INVALID_REQUEST, NO_ID, -1, vote_granted=False,
+                                  pre_vote=pre_vote)
+        p = parts[0]
+        return m.VoteResponse(src, dst, cid, p.error_code, p.leader_id, p.leader_epoch, vote_granted=p.vote_granted,
+                              pre_vote=pre_vote)
+    if api_key in (BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH):
+        cls = m.BeginQuorumEpochResponse if api_key == BEGIN_QUORUM_EPOCH else m.EndQuorumEpochResponse
+        parts = [p for t in body.topics for p in t.partitions]
+        if body.error_code or not parts:
+            return cls(src, dst, cid, body.error_code or m.INVALID_REQUEST, NO_ID, -1)
+        p = parts[0]
+        return cls(src, dst, cid, p.error_code, p.leader_id, p.leader_epoch)
+    if api_key == FETCH:
+        parts = [p for t in body.responses for p in t.partitions]
+        if body.error_code or not parts:
+            return m.FetchResponse(src, dst, cid, body.error_code or m.INVALID_REQUEST, NO_ID, -1)
+        p = parts[0]
+        diverging = None
+        if p.diverging_epoch is not None and p.diverging_epoch.epoch >= 0 and p.diverging_epoch.end_offset >= 0:
+            diverging = OffsetAndEpoch(p.diverging_epoch.end_offset, p.diverging_epoch.epoch)
+        snapshot = None
+        if p.snapshot_id is not None and p.snapshot_id.end_offset >= 0 and p.snapshot_id.epoch >= 0:
+            snapshot = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch)
+        leader = p.current_leader
+        return m.FetchResponse(src, dst, cid, p.error_code, leader.leader_id, leader.leader_epoch,
+                               high_watermark=p.high_watermark, diverging_epoch=diverging, snapshot_id=snapshot,
+                               records=bytes(p.records) if p.records is not None else b"",
+                               log_start_offset=p.log_start_offset)
+    if api_key == FETCH_SNAPSHOT:
+        parts = [p for t in body.topics for p in t.partitions]
+        if body.error_code or not parts:
+            return m.FetchSnapshotResponse(src, dst, cid, body.error_code or m.INVALID_REQUEST, NO_ID, -1)
+        p = parts[0]
+        sid = SnapshotId(p.snapshot_id.end_offset, p.snapshot_id.epoch) if p.snapshot_id.end_offset >= 0 else None
+        return m.FetchSnapshotResponse(src, dst, cid, p.error_code, p.current_leader.leader_id,
+                                       p.current_leader.leader_epoch, snapshot_id=sid, size=p.size,
+                                       position=p.position, unaligned_records=bytes(p.unaligned_records or b""))
+    raise TypeError(f"api key {api_key} has no core response")
