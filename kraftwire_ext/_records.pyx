@@ -428,6 +428,13 @@ cdef object _as_view(object buf):
     return mv
 
 
+cdef inline int _check_made(object obj) except -1:
+    """Objects made with Type.__new__ instead of by the codec have no buffer: refuse, never crash."""
+    if obj is None:
+        raise TypeError("this object was not created by the codec")
+    return 0
+
+
 cdef _Source _source(object buf, bint writable=False):
     cdef _Source src = _Source.__new__(_Source)
     src.view = _as_view(buf)
@@ -627,6 +634,7 @@ cdef class RecordBatch:
     @property
     def buffer(self):
         """The batch's bytes (a view into the input)."""
+        _check_made(self._src)
         return self._src.view[self.position:self.position + self.size_in_bytes]
 
     @property
@@ -652,6 +660,7 @@ cdef class RecordBatch:
     # No __len__ on purpose: list(batch) would preallocate from the (untrusted) record count.
 
     def __iter__(self):
+        _check_made(self._src)
         cdef _RecordIterator it = _RecordIterator.__new__(_RecordIterator)
         it.batch = self
         return it
@@ -713,6 +722,8 @@ cdef class _RecordIterator:
 
     cdef int _start(self) except -1:
         cdef RecordBatch b = self.batch
+        _check_made(b)
+        _check_made(b._src)
         cdef int codec = b.attributes & COMPRESSION_MASK
         cdef object data
         self.state = 2  # until set up successfully
@@ -805,6 +816,7 @@ cdef class BatchReader:
 
     def __next__(self):
         cdef _Source src = self._src
+        _check_made(src)
         cdef Py_ssize_t pos = self.valid_bytes
         cdef Py_ssize_t size = _frame(src.data, pos, src.size, self._max)
         if size == 0:
@@ -1218,6 +1230,9 @@ cdef class RecordBatchBuilder:
 
     def __cinit__(self):
         memset(&self._buf, 0, sizeof(GBuf))
+        _gb_reserve(&self._buf, 512)
+        self._buf.len = RECORD_BATCH_OVERHEAD  # the header is written in place by build()
+        self.compression = "none"
 
     def __dealloc__(self):
         _gb_free(&self._buf)
@@ -1249,9 +1264,10 @@ cdef class RecordBatchBuilder:
         self.timestamp_type = timestamp_type
         self.record_count = 0
         self._built = None
-        _gb_free(&self._buf)
-        _gb_reserve(&self._buf, 512)
-        self._buf.len = RECORD_BATCH_OVERHEAD  # the header is written in place by build()
+        if self._buf.cap < RECORD_BATCH_OVERHEAD:  # re-initialised after build() handed the buffer over
+            _gb_free(&self._buf)
+            _gb_reserve(&self._buf, 512)
+        self._buf.len = RECORD_BATCH_OVERHEAD  # (re-)initialised: drop any records
 
     cdef int64_t _timestamp(self, object timestamp) except? -1:
         if timestamp is None:
@@ -1348,14 +1364,19 @@ cdef class RecordBatchBuilder:
     cdef int64_t _write_with_headers(self, const char* kp, Py_ssize_t kn, const char* vp, Py_ssize_t vn,
                                      object headers, int64_t ts, int64_t delta) except? -1:
         # Pass 1 checks every header (same order and errors as the twin) and sizes it; pass 2 writes.
-        cdef Py_ssize_t nh = len(headers)
+        cdef Py_ssize_t nh
         cdef HeaderRef stack_refs[8]
         cdef HeaderRef* refs = stack_refs
         cdef list keep = None
         cdef Py_ssize_t i, hsize, body
         cdef uint64_t zd, zo
         cdef char* w
-        cdef object hkey, hvalue, converted
+        cdef object hkey, hvalue, converted, item
+        # Hold every object whose buffer pass 2 reads: a tuple snapshot of the headers, and tuples
+        # of any non-tuple items (unpacking those may run user code that mutates the caller's list).
+        if type(headers) is not tuple:
+            headers = tuple(headers)
+        nh = len(headers)
         if nh > 8:
             refs = <HeaderRef*>PyMem_Malloc(nh * sizeof(HeaderRef))
             if refs == NULL:
@@ -1363,7 +1384,13 @@ cdef class RecordBatchBuilder:
         try:
             hsize = _varint_size(_zz(nh))
             for i in range(nh):
-                hkey, hvalue = headers[i]
+                item = headers[i]
+                if type(item) is not tuple:
+                    item = tuple(item)
+                    if keep is None:
+                        keep = []
+                    keep.append(item)
+                hkey, hvalue = item
                 if not isinstance(hkey, str):
                     raise TypeError(f"header key must be str, not {type(hkey).__name__}")
                 if hvalue is None:

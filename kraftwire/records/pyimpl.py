@@ -650,7 +650,8 @@ class RecordBatchBuilder:
             _put_varint(body, len(value))
             body += value
         _put_varint(body, len(headers))
-        for hkey, hvalue in headers:
+        for item in headers:
+            hkey, hvalue = item
             if not isinstance(hkey, str):
                 raise TypeError(f"header key must be str, not {type(hkey).__name__}")
             _check_bytes("header value", hvalue)
@@ -676,8 +677,8 @@ class RecordBatchBuilder:
         """Append one record; returns its absolute offset."""
         _check_bytes("key", key)
         _check_bytes("value", value)
-        if not isinstance(headers, (list, tuple)):
-            headers = list(headers)
+        if type(headers) is not tuple:
+            headers = tuple(headers)  # a snapshot: unpacking items may run code that mutates the caller's list
         return self._append(key, value, headers, self._timestamp(timestamp))
 
     def append_many(

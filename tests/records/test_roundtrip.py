@@ -229,3 +229,47 @@ def test_many_headers_and_buffer_header_values(codec):
         b.append(None, None, [("ok", b"v")] * 9 + [("bad", "str value")], timestamp=1)
     with pytest.raises(UnicodeEncodeError):
         b.append(None, None, [("\ud800", b"v")], timestamp=1)
+
+
+def test_objects_not_made_by_the_codec_fail_cleanly(codec):
+    """Type.__new__ skips __init__: every method must raise, never crash."""
+    reader = codec.BatchReader.__new__(codec.BatchReader)
+    with pytest.raises((TypeError, AttributeError)):
+        next(reader)
+    batch = codec.RecordBatch.__new__(codec.RecordBatch)
+    with pytest.raises((TypeError, AttributeError)):
+        list(batch)
+    with pytest.raises((TypeError, AttributeError)):
+        batch.buffer
+    builder = codec.RecordBatchBuilder.__new__(codec.RecordBatchBuilder)
+    try:
+        builder.append(b"k", b"v", timestamp=1)
+        builder.build()
+    except (TypeError, AttributeError):
+        pass
+
+
+def test_builder_reinitialised_after_build(codec):
+    b = codec.RecordBatchBuilder()
+    b.append(None, b"one", timestamp=1)
+    first = b.build()
+    b.__init__(base_offset=9)
+    b.append(None, b"two", timestamp=2)
+    assert [tuple(r) for r in list(codec.read_batches(b.build()))[0]] == [(9, 2, None, b"two", [])]
+    assert [r.value for r in list(codec.read_batches(first))[0]] == [b"one"]
+
+
+def test_header_items_that_run_user_code(codec):
+    """Unpacking a non-tuple header item may run user code that empties the caller's list."""
+    headers = []
+
+    class Evil:
+        def __iter__(self):
+            headers.clear()
+            return iter(("k", b"v"))
+
+    headers.extend([("a", b"1"), Evil(), ("c", b"3")])
+    b = codec.RecordBatchBuilder()
+    b.append(None, None, headers, timestamp=1)
+    (rec,) = list(list(codec.read_batches(b.build()))[0])
+    assert rec.headers == [("a", b"1"), ("k", b"v"), ("c", b"3")]
