@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kraftwire.records import api
 from kraftwire.records import compression as comp
 from kraftwire.records import pyimpl
+from kraftwire.records.columns import to_arrow
 
 I64 = st.integers(-(2**63), 2**63 - 1)
 I32 = st.integers(-(2**31), 2**31 - 1)
@@ -89,6 +90,21 @@ def test_builders_produce_identical_bytes(both, helpers, params, recs, bulk):
     if recs:
         (batch,) = list(ext.read_batches(data))
         assert batch.record_count == len(recs)
+        max_ts = max(r[3] for r in recs) if not bulk else recs[0][3]
+        expected = []
+        for i, (key, value, headers, ts) in enumerate(recs):
+            if bulk:
+                headers, ts = [], recs[0][3]
+            if params["timestamp_type"] == 1:
+                ts = max_ts
+            offset = (params["base_offset"] + i + 2**63) % 2**64 - 2**63
+            expected.append((offset, ts, key, value, headers))
+        assert [tuple(r) for r in batch] == expected
+        rows = to_arrow(ext.decode_raw_columns(data)).to_pylist()
+        assert [(r["offset"], r["timestamp"], r["key"], r["value"], [(h["key"], h["value"]) for h in r["headers"]])
+                for r in rows] == expected  # fmt: skip
+        assert {(r["partition_leader_epoch"], r["is_control"], r["base_offset"]) for r in rows} == {
+            (params["partition_leader_epoch"], params["is_control"], params["base_offset"])}
 
 
 @st.composite
