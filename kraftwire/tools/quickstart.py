@@ -1,28 +1,209 @@
 """``kraftwire quickstart``: the embedded default — a local N-node quorum running the test-server workload.
 
-The node (asyncio server, driver) is not built yet; until it is, this command says so and exits non-zero
-rather than pretending to run anything.
+It formats temporary log directories, binds every node's listening socket itself *before* writing the voter list
+(the sockets are handed to the nodes, so no port can be taken in between), starts the nodes as separate processes
+(``kraftwire test-server``), forwards their records/s / ``bytes.committed.rate`` / ``commit.latency`` lines (the
+leader's; at least one line every 5 s), and after ``--duration`` stops them with SIGTERM (graceful), prints a summary
+and writes ``--json`` in the test server's shape.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import json
+import os
+import shutil
+import signal
+import socket
 import sys
+import tempfile
+import time
+
+REPORT_INTERVAL_S = 5.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nodes", type=int, default=3, help="number of voters (default 3)")
-    parser.add_argument("--duration", type=float, default=30.0, help="seconds to run the workload")
+    parser.add_argument("--duration", type=float, default=30.0, help="seconds to run the workload (default 30)")
     parser.add_argument("--throughput", type=int, default=20000, help="records per second, -1 for unthrottled")
-    parser.add_argument("--record-size", type=int, default=256, help="bytes per record")
-    parser.add_argument("--records-per-append", type=int, default=1, help="records per append")
+    parser.add_argument("--record-size", type=int, default=256, help="bytes per record (default 256)")
+    parser.add_argument("--records-per-append", type=int, default=1, help="records per append (default 1)")
     parser.add_argument("--json", metavar="PATH", help="write the summary as JSON")
+    parser.add_argument("--dir", metavar="DIR", help="put the nodes' configs, logs and data here (kept)")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+
+
+def node_properties(node_id: int, port: int, voters: str, log_dir: str) -> str:
+    return (f"node.id={node_id}\n"
+            f"listeners=PLAINTEXT://127.0.0.1:{port}\n"
+            "controller.listener.names=PLAINTEXT\n"
+            f"controller.quorum.voters={voters}\n"
+            f"log.dirs={log_dir}\n")
+
+
+def kraftwire_env() -> dict:
+    """The environment for child processes: they import the same kraftwire as this process."""
+    import kraftwire
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
 
 
 def run(args: argparse.Namespace) -> int:
-    print(
-        "kraftwire quickstart: coming with the node (asyncio server + Raft driver), which has not landed yet.\n"
-        "Today kraftwire ships the RecordBatch v2 codec, the Kafka protocol layer and the log; see README.md.",
-        file=sys.stderr,
-    )
-    return 2
+    if args.nodes < 1:
+        print("kraftwire quickstart: --nodes must be >= 1", file=sys.stderr)
+        return 1
+    return asyncio.run(_main(args))
+
+
+async def _main(args: argparse.Namespace) -> int:
+    from kraftwire.config import load_config
+    from kraftwire.ids import random_kafka_uuid, uuid_to_base64
+    from kraftwire.tools.storage import format_storage
+
+    base = args.dir or tempfile.mkdtemp(prefix="kraftwire-quickstart-")
+    os.makedirs(base, exist_ok=True)
+    sockets = []
+    for _ in range(args.nodes):
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", 0))
+        s.listen(128)
+        s.set_inheritable(True)
+        sockets.append(s)
+    ports = [s.getsockname()[1] for s in sockets]
+    voters = ",".join(f"{i + 1}@127.0.0.1:{p}" for i, p in enumerate(ports))
+    cluster_id = uuid_to_base64(random_kafka_uuid())
+    configs = []
+    for i, port in enumerate(ports, start=1):
+        path = os.path.join(base, f"node-{i}.properties")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(node_properties(i, port, voters, os.path.join(base, f"kraft-logs-{i}")))
+        format_storage(load_config(path).validate(), cluster_id)
+        configs.append(path)
+    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports)
+    print(f"kraftwire quickstart: {args.nodes} node(s), cluster {cluster_id}, data in {base}", flush=True)
+    print(f"voters: {voters}", flush=True)
+    env = kraftwire_env()
+    procs = []
+    for i, (path, s) in enumerate(zip(configs, sockets), start=1):
+        cmd = [sys.executable, "-m", "kraftwire", "test-server", "--config", path,
+               "--listener-fd", f"PLAINTEXT={s.fileno()}", "--throughput", str(args.throughput),
+               "--record-size", str(args.record_size), "--records-per-append", str(args.records_per_append),
+               "--json", os.path.join(base, f"node-{i}.json"), "--report-interval", str(REPORT_INTERVAL_S)]
+        log_file = open(os.path.join(base, f"node-{i}.log"), "wb")
+        proc = await asyncio.create_subprocess_exec(*cmd, stdout=asyncio.subprocess.PIPE, stderr=log_file,
+                                                    pass_fds=(s.fileno(),), env=env)
+        log_file.close()
+        procs.append(proc)
+    for s in sockets:
+        s.close()
+    started = time.monotonic()
+    last_line = [time.monotonic()]
+    readers = [asyncio.get_running_loop().create_task(_forward(i, p, last_line)) for i, p in enumerate(procs, 1)]
+    status_task = asyncio.get_running_loop().create_task(_print_status(ports))
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        while time.monotonic() - started < args.duration and not stop.is_set():
+            if any(p.returncode is not None for p in procs):
+                print("kraftwire quickstart: a node exited early; see its log in " + base, file=sys.stderr)
+                break
+            try:
+                await asyncio.wait_for(stop.wait(), 1.0)
+            except asyncio.TimeoutError:
+                pass
+            if time.monotonic() - last_line[0] >= REPORT_INTERVAL_S + 0.5:
+                print("records/s: 0.0 (no leader is committing yet)", flush=True)
+                last_line[0] = time.monotonic()
+    finally:
+        status_task.cancel()
+        for p in procs:
+            if p.returncode is None:
+                p.send_signal(signal.SIGTERM)
+        for p in procs:
+            try:
+                await asyncio.wait_for(p.wait(), 20)
+            except asyncio.TimeoutError:
+                p.kill()
+                await p.wait()
+        for r in readers:
+            try:
+                await asyncio.wait_for(r, 5)
+            except (asyncio.TimeoutError, asyncio.CancelledError):
+                pass
+    elapsed = time.monotonic() - started
+    summary = merge_summaries([os.path.join(base, f"node-{i}.json") for i in range(1, args.nodes + 1)])
+    codes = [p.returncode for p in procs]
+    summary["nodes"] = args.nodes
+    summary["duration_s"] = round(elapsed, 1)
+    lat = summary["commit_latency_ms"]
+    print(f"summary: {summary['records_per_sec']:.1f} records/s committed ({summary['mb_per_sec']:.3f} MB/s), "
+          f"commit latency p50 {lat['p50']:.1f} ms p75 {lat['p75']:.1f} ms p99 {lat['p99']:.1f} ms "
+          f"p99.9 {lat['p999']:.1f} ms over {elapsed:.1f} s; exit codes {codes}", flush=True)
+    print(f"bootstrap servers: {bootstrap}", flush=True)
+    print(f"topic: __raft_performance_test (try: kcat -b {bootstrap} -L; "
+          f"kraftwire metadata-quorum --bootstrap-server 127.0.0.1:{ports[0]} describe --status)", flush=True)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump(summary, f, indent=2)
+            f.write("\n")
+    if not (args.keep or args.dir) and all(c == 0 for c in codes):
+        shutil.rmtree(base, ignore_errors=True)
+    elif not args.dir:
+        print(f"kept {base}", flush=True)
+    return 0 if all(c == 0 for c in codes) else 1
+
+
+async def _forward(node_id: int, proc, last_line) -> None:
+    assert proc.stdout is not None
+    while True:
+        line = await proc.stdout.readline()
+        if not line:
+            return
+        text = line.decode(errors="replace").rstrip()
+        if text.startswith("records/s:") and not text.startswith("records/s: 0.0,"):
+            print(f"[node {node_id}] {text}", flush=True)
+            last_line[0] = time.monotonic()
+
+
+async def _print_status(ports) -> None:
+    from kraftwire.tools.metadata_quorum import fetch_quorum, status_lines
+
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        await asyncio.sleep(1.0)
+        try:
+            quorum, cluster = await fetch_quorum("127.0.0.1", ports[0], timeout=2)
+        except Exception:  # noqa: BLE001 - best effort: the nodes may still be starting
+            continue
+        part = quorum.topics[0].partitions[0]
+        if part.error_code == 0 and part.leader_id >= 0:
+            print("\n".join(status_lines(quorum, cluster)), flush=True)
+            return
+
+
+def merge_summaries(paths: list[str]) -> dict:
+    """Records and bytes add up over the nodes (each counts only the epochs it led); latency percentiles are those of
+    the node that committed the most."""
+    best, records_per_sec, mb_per_sec, records = None, 0.0, 0.0, 0
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            continue
+        records_per_sec += data.get("records_per_sec", 0.0)
+        mb_per_sec += data.get("mb_per_sec", 0.0)
+        records += data.get("records", 0)
+        if best is None or data.get("records", 0) > best.get("records", 0):
+            best = data
+    latency = (best or {}).get("commit_latency_ms") or {"p50": 0.0, "p75": 0.0, "p99": 0.0, "p999": 0.0}
+    return {"records_per_sec": round(records_per_sec, 1), "mb_per_sec": round(mb_per_sec, 3),
+            "commit_latency_ms": latency, "records": records}
