@@ -1,0 +1,201 @@
+"""Bad input: every malformed frame is a clear ProtocolError naming what was wrong — never another exception,
+never an allocation sized by an unchecked length. Includes a mutation fuzz over the request decoder."""
+
+from __future__ import annotations
+
+import random
+import struct
+import tracemalloc
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol import codec, framing, messages as m
+from kraftwire.protocol import wire_types as wt
+
+
+def _filled(info, version, depth=0):
+    """A message with every present field non-default: arrays of one element, strings, records."""
+    kw = {}
+    for f in info.fields:
+        if not f.present(version):
+            continue
+        if f.struct is not None:
+            item = _filled(f.struct, version, depth + 1)
+        else:
+            item = {"string": "xy", "bytes": b"b", "records": b"rec", "bool": True, "float64": 1.5,
+                    "uuid": __import__("uuid").UUID(int=7)}.get(f.type, 3)
+        kw[f.attr] = [item] if f.is_array else item
+    return info.cls(**kw)
+
+
+def _corpus() -> list[bytes]:
+    frames = []
+    for info in m.APIS.values():
+        lo, hi = info.valid_versions
+        for v in range(lo, hi + 1):
+            for body in (info.request(), _filled(info.request._info, v)):
+                frames.append(b"".join(framing.encode_request(body, v, 11, "fuzz"))[4:])
+    return frames
+
+
+CORPUS = _corpus()
+
+
+def _decode_only_protocol_errors(data: bytes) -> None:
+    try:
+        framing.decode_request(data)
+    except ProtocolError:
+        pass
+
+
+def _mutate(rng: random.Random, frame: bytes) -> bytes:
+    b = bytearray(frame)
+    op = rng.randrange(6)
+    if op == 0 and b:  # flip bits
+        for _ in range(rng.randint(1, 4)):
+            b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
+    elif op == 1:  # truncate
+        del b[rng.randrange(len(b) + 1):]
+    elif op == 2 and len(b) > 8:  # huge / negative length-ish values at a random spot past the api key/version
+        i = rng.randrange(4, len(b) - 3)
+        b[i:i + 4] = rng.choice([b"\x7f\xff\xff\xff", b"\xff\xff\xff\xfe", b"\x80\x00\x00\x00", b"\xff\xff\xff\xff"])
+    elif op == 3:  # insert random bytes
+        i = rng.randrange(len(b) + 1)
+        b[i:i] = rng.randbytes(rng.randint(1, 8))
+    elif op == 4 and b:  # unterminated varints
+        i = rng.randrange(len(b))
+        b[i:] = b"\xff" * rng.randint(1, 12)
+    else:  # random byte replacement
+        for _ in range(rng.randint(1, 8)):
+            if b:
+                b[rng.randrange(len(b))] = rng.randrange(256)
+    return bytes(b)
+
+
+def test_corpus_decodes_cleanly():
+    assert len(CORPUS) > 150
+    for frame in CORPUS:
+        framing.decode_request(frame)
+
+
+def test_mutation_fuzz_only_protocol_errors_escape():
+    rng = random.Random(20261122)
+    n = 0
+    for _ in range(20):
+        for frame in CORPUS:
+            _decode_only_protocol_errors(_mutate(rng, frame))
+            n += 1
+    assert n >= 5000
+
+
+@settings(max_examples=1500)
+@given(st.binary(max_size=64))
+def test_random_bytes_only_protocol_errors(data):
+    _decode_only_protocol_errors(data)
+
+
+@settings(max_examples=300)
+@given(st.binary(min_size=4, max_size=64))
+def test_random_bytes_after_a_valid_header_only_protocol_errors(tail):
+    for key, version in ((1, 17), (0, 9), (52, 2), (3, 12), (18, 4), (59, 1)):
+        _decode_only_protocol_errors(struct.pack(">hhi", key, version, 1) + b"\xff\xff" + b"\x00" + tail)
+        _decode_only_protocol_errors(struct.pack(">hhi", key, version, 1) + b"\xff\xff" + tail)
+
+
+@settings(max_examples=300)
+@given(st.lists(st.binary(max_size=40), max_size=6))
+def test_splitter_only_protocol_errors(chunks):
+    s = framing.FrameSplitter(max_size=1000)
+    try:
+        for c in chunks:
+            s.feed(c)
+    except ProtocolError:
+        pass
+
+
+# ---- clear messages -------------------------------------------------------------------------------
+
+def _vote_v0_prefix() -> bytes:
+    return b"\x04abc"  # ClusterId
+
+
+@pytest.mark.parametrize("body,version,problem", [
+    (b"", 0, r"VoteRequest\.cluster_id: varint runs past the end"),
+    (b"\x04ab", 0, r"VoteRequest\.cluster_id: length 3 runs past the end"),
+    (b"\xff\xff\xff\xff\xff\xff", 0, r"malformed varint: longer than 5 bytes"),
+    (b"\xff\xff\xff\xff\x7f", 0, r"malformed varint: more than 32 bits"),
+    (b"\x04abc\x7f", 0, r"VoteRequest\.topics: length 126 runs past the end"),
+    (b"\x04abc\x02\x02x\x02\x00\x00", 0, r"VoteRequest\.TopicData\.PartitionData\.partition_index.*truncated"),
+    (b"\x04\xff\xfe\xfd\x01\x00", 0, r"not valid UTF-8"),
+    (b"\x04abc\x01\x00\x00", 0, r"trailing bytes"),
+    (b"\x04abc\x01\x05\x00\x00", 0, r"tag count 5 exceeds"),
+    (b"\x04abc\x01\x01\x00\x09\x00", 0, r"tagged field 0 of 9 bytes runs past"),
+])
+def test_malformed_bodies_name_the_problem(body, version, problem):
+    with pytest.raises(ProtocolError, match=problem):
+        codec.decode(m.VoteRequest, body, version)
+
+
+def test_classic_negative_and_oversized_lengths():
+    # BeginQuorumEpochRequest v0: ClusterId int16 length, then int32 array count
+    with pytest.raises(ProtocolError, match="negative length -2"):
+        codec.decode(m.BeginQuorumEpochRequest, b"\xff\xfe", 0)
+    with pytest.raises(ProtocolError, match=r"topics: length 2147483647 runs past"):
+        codec.decode(m.BeginQuorumEpochRequest, b"\xff\xff\x7f\xff\xff\xff", 0)
+    with pytest.raises(ProtocolError, match=r"null array in a non-nullable field"):
+        codec.decode(m.BeginQuorumEpochRequest, b"\xff\xff\xff\xff\xff\xff", 0)
+
+
+def test_huge_counts_do_not_allocate():
+    # []int32 with a claimed 500M elements in a 20-byte frame: refused before any list is built
+    body = b"\xff\xff" + b"\x00\x00\x00\x01" + b"\x00\x00" + b"\x00\x00\x00\x01" + b"\x00" * 12 + b"\x1d\xcd\x65\x00"
+    tracemalloc.start()
+    try:
+        with pytest.raises(ProtocolError):
+            codec.decode(m.EndQuorumEpochRequest, body, 0)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+
+
+def test_unknown_version_and_unknown_message():
+    from kraftwire.errors import UnsupportedVersionError
+
+    with pytest.raises(UnsupportedVersionError):
+        codec.decode(m.VoteRequest, b"", 9)
+    with pytest.raises(UnsupportedVersionError):
+        codec.encode(m.VoteRequest(), -1)
+    with pytest.raises(ProtocolError, match="unknown message"):
+        codec.decode("NoSuchRequest", b"", 0)
+    with pytest.raises(ProtocolError, match="unknown api"):
+        m.api(4242)
+
+
+def test_encoding_bad_values_is_a_protocol_error():
+    with pytest.raises(ProtocolError, match="non-nullable"):
+        codec.encode(m.VoteRequest(topics=[m.VoteRequest.TopicData(topic_name=None)]), 0)
+    with pytest.raises(ProtocolError, match="VoteRequest"):
+        codec.encode(m.VoteRequest(voter_id=2**40), 1)
+    with pytest.raises(ProtocolError):
+        codec.encode(m.VoteRequest(topics=[m.VoteRequest.TopicData(partitions=[m.VoteRequest.PartitionData(
+            candidate_directory_id="not-a-uuid")])]), 1)
+    with pytest.raises(ProtocolError, match="int16 length limit"):
+        codec.encode(m.BeginQuorumEpochRequest(cluster_id="x" * 40000), 0)
+
+
+def test_varint_primitives():
+    for n in (0, 1, -1, 63, -64, 2**31 - 1, -(2**31)):
+        enc = wt.varint_bytes(n)
+        assert wt.read_varint(enc, 0, len(enc), "x") == (n, len(enc))
+    for n in (0, 2**63 - 1, -(2**63)):
+        enc = wt.varlong_bytes(n)
+        assert wt.read_varlong(enc, 0, len(enc), "x") == (n, len(enc))
+    assert wt.varint_bytes(-1) == b"\x01" and wt.varint_bytes(1) == b"\x02" and wt.uvarint_bytes(128) == b"\x80\x01"
+    with pytest.raises(ProtocolError):
+        wt.read_varlong(b"\xff" * 11, 0, 11, "x")
+    with pytest.raises(ProtocolError):
+        wt.varint_bytes(2**31)

@@ -1,0 +1,170 @@
+"""Frames, headers, correlation ids, and the ApiVersions builder (KIP-511 fallback, Produce from v0)."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import ProtocolError, UnsupportedVersionError
+from kraftwire.ids import METADATA_TOPIC_ID
+from kraftwire.protocol import codec, framing, messages as m
+from kraftwire.protocol.api_versions import advertised_ranges, api_versions_response, encode_api_versions_response
+
+
+def J(chunks) -> bytes:
+    return b"".join(chunks)
+
+
+# ---- frame splitter ------------------------------------------------------------------------------
+
+def test_splitter_handles_byte_by_byte_and_coalesced_input():
+    frames = [b"a", b"", b"hello" * 100]
+    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
+    s = framing.FrameSplitter()
+    out = []
+    for i in range(len(stream)):
+        out += s.feed(stream[i:i + 1])
+    assert out == frames and s.buffered == 0
+    assert framing.FrameSplitter().feed(stream) == frames
+
+
+@pytest.mark.parametrize("prefix,problem", [(b"\xff\xff\xff\xff", "negative"), (struct.pack(">i", 101), "exceeds")])
+def test_splitter_rejects_bad_sizes_before_buffering(prefix, problem):
+    s = framing.FrameSplitter(max_size=100)
+    with pytest.raises(ProtocolError, match=problem):
+        s.feed(prefix)
+
+
+def test_default_max_is_socket_request_max_bytes():
+    assert framing.DEFAULT_MAX_FRAME == 104857600
+    with pytest.raises(ProtocolError, match="socket.request.max.bytes"):
+        framing.FrameSplitter().feed(struct.pack(">i", 104857601))
+    assert framing.FrameSplitter().feed(struct.pack(">i", 104857600)) == []  # allowed, waiting for data
+
+
+def test_truncated_frame_at_eof():
+    s = framing.FrameSplitter()
+    assert s.feed(b"\x00\x00\x00\x05abc") == []
+    with pytest.raises(ProtocolError, match="partial frame"):
+        s.check_eof()
+
+
+# ---- headers -----------------------------------------------------------------------------------------
+
+def test_request_header_versions_follow_flexibility():
+    req = m.MetadataRequest(topics=None)
+    v8 = J(framing.encode_request(req, 8, 7, "cli"))
+    # size | key 3 | version 8 | correlation 7 | client id "cli" (int16 length) | body
+    assert v8[4:17] == bytes.fromhex("0003 0008 00000007 0003 636c69")
+    v9 = J(framing.encode_request(req, 9, 7, "cli"))
+    # header v2: same fields, ClientId stays int16-length, then an empty tag section
+    assert v9[4:18] == bytes.fromhex("0003 0009 00000007 0003 636c69 00")
+    r = framing.decode_request(v9[4:])
+    assert r.header.client_id == "cli" and r.version == 9 and r.body.topics is None
+
+
+def test_response_header_versions_and_api_versions_exception():
+    flex = J(framing.encode_response(m.MetadataResponse(), 9, 5))
+    assert flex[4:9] == bytes.fromhex("00000005 00")  # header v1: correlation id + tags
+    classic = J(framing.encode_response(m.MetadataResponse(), 8, 5))
+    assert classic[4:8] == bytes.fromhex("00000005") and len(classic) == len(codec.encode(m.MetadataResponse(), 8)) + 8
+    av = J(framing.encode_response(m.ApiVersionsResponse(), 3, 5))  # flexible body, but header v0
+    assert av[4:8] == bytes.fromhex("00000005") and av[8:] == codec.encode(m.ApiVersionsResponse(), 3)
+    assert m.api("ApiVersions").response_header_version(4) == 0
+
+
+def test_unknown_api_and_version_carry_the_correlation_id():
+    frame = struct.pack(">hhih", 999, 0, 42, -1)
+    with pytest.raises(UnsupportedVersionError) as info:
+        framing.decode_request(frame)
+    assert info.value.api_key == 999 and info.value.correlation_id == 42
+    frame = struct.pack(">hhih", 18, 9, 43, -1) + b"\x00" + b"\x01\x01\x00"  # ApiVersions v9 (future)
+    with pytest.raises(UnsupportedVersionError) as info:
+        framing.decode_request(frame)
+    assert info.value.api_version == 9 and info.value.correlation_id == 43
+
+
+def test_topic_ids_in_metadata_and_fetch():
+    R = m.MetadataResponse
+    meta = R(topics=[R.MetadataResponseTopic(name="__cluster_metadata", topic_id=METADATA_TOPIC_ID)])
+    assert codec.decode(R, codec.encode(meta, 10), 10).topics[0].topic_id == METADATA_TOPIC_ID
+    assert codec.decode(R, codec.encode(meta, 9), 9).topics[0].topic_id != METADATA_TOPIC_ID  # v9: no ids
+    F = m.FetchRequest
+    fetch = F(topics=[F.FetchTopic(topic="x", topic_id=METADATA_TOPIC_ID, partitions=[F.FetchPartition(partition=0)])])
+    back = codec.decode(F, codec.encode(fetch, 13), 13).topics[0]
+    assert back.topic_id == METADATA_TOPIC_ID and back.topic == ""  # v13 addresses topics by id only
+    assert codec.decode(F, codec.encode(fetch, 12), 12).topics[0].topic == "x"
+
+
+# ---- outbound correlation ids ------------------------------------------------------------------------
+
+def _respond(cid, body, version):
+    return J(framing.encode_response(body, version, cid))[4:]
+
+
+def test_outbound_requests_match_responses_by_correlation_id():
+    out = framing.OutboundRequests(client_id="node-1")
+    c1, chunks1 = out.encode(m.VoteRequest(), 1, context="vote")
+    c2, _ = out.encode(m.FetchRequest(), 13, context="fetch")
+    assert (c1, c2) == (0, 1) and len(out) == 2
+    req = framing.decode_request(J(chunks1)[4:])
+    assert req.header.correlation_id == 0 and req.header.client_id == "node-1"
+    pending, body = out.on_response(_respond(1, m.FetchResponse(session_id=9), 13))
+    assert pending.context == "fetch" and pending.version == 13 and body.session_id == 9
+    with pytest.raises(ProtocolError, match="no pending"):
+        out.on_response(_respond(1, m.FetchResponse(), 13))
+    assert [p.correlation_id for p in out.fail_all()] == [0] and len(out) == 0
+
+
+def test_correlation_ids_wrap():
+    out = framing.OutboundRequests(first_correlation_id=0x7FFFFFFF)
+    assert out.encode(m.ApiVersionsRequest(), 0)[0] == 0x7FFFFFFF
+    assert out.encode(m.ApiVersionsRequest(), 0)[0] == 0
+
+
+def test_api_versions_error_response_decodes_as_v0_whatever_was_asked():
+    out = framing.OutboundRequests()
+    cid, _ = out.encode(m.ApiVersionsRequest(client_software_name="k", client_software_version="1"), 4)
+    reply = J(encode_api_versions_response({18: (0, 3)}, 4, cid))[4:]
+    pending, body = out.on_response(reply)
+    assert body.error_code == ec.UNSUPPORTED_VERSION and body.api_keys[0].max_version == 3
+
+
+# ---- ApiVersions builder -------------------------------------------------------------------------------
+
+REGISTERED = {18: (0, 4), 3: (0, 12), 0: (3, 11), 1: (4, 17), 52: (0, 2)}
+
+
+def test_api_versions_lists_exactly_the_registered_handlers_with_produce_from_zero():
+    body, version = api_versions_response(REGISTERED, 3)
+    assert version == 3 and body.error_code == 0
+    assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [
+        (0, 0, 11), (1, 4, 17), (3, 0, 12), (18, 0, 4), (52, 0, 2)]
+    assert advertised_ranges({53: (0, 1)}) == {53: (0, 1)}  # never the schema list
+
+
+def test_kip_511_fallback_is_a_v0_body_with_error_35_listing_the_ranges():
+    wire = J(encode_api_versions_response(REGISTERED, 7, correlation_id=9))
+    # size | correlation id 9 (header v0) | error 35 | int32 count 5 | (key, min, max) x 5 — v0 layout
+    assert wire[4:8] == bytes.fromhex("00000009")
+    assert wire[8:10] == bytes.fromhex("0023")
+    assert wire[10:14] == bytes.fromhex("00000005")
+    assert wire[14:20] == bytes.fromhex("0000 0000 000b")  # Produce 0-11
+    assert len(wire) == 4 + 4 + 2 + 4 + 5 * 6
+    body = codec.decode(m.ApiVersionsResponse, wire[8:], 0)
+    assert body.error_code == 35 and len(body.api_keys) == 5
+
+
+def test_kip_511_fallback_is_readable_by_kafka_python():
+    from kafka.protocol.metadata import ApiVersionsResponse as Theirs
+
+    wire = J(encode_api_versions_response(REGISTERED, 5, correlation_id=1))
+    theirs = Theirs.decode(wire[8:], version=4)  # kafka-python sent v4; it reads any error body as v0
+    assert theirs.error_code == 35 and {k.api_key for k in theirs.api_keys} == set(REGISTERED)
+
+
+def test_api_versions_without_its_own_handler_still_answers_with_the_fallback():
+    body, version = api_versions_response({3: (0, 12)}, 0)
+    assert body.error_code == 35 and version == 0
