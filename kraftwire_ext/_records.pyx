@@ -88,6 +88,7 @@ cdef int N_COMPRESSION = len(_api.COMPRESSION_NAMES)
 cdef int TIMESTAMP_TYPE_MASK = _api.TIMESTAMP_TYPE_MASK
 cdef int TRANSACTIONAL_MASK = _api.TRANSACTIONAL_MASK
 cdef int CONTROL_MASK = _api.CONTROL_MASK
+cdef int16_t CONTROL_UNKNOWN = _api.CONTROL_UNKNOWN
 cdef tuple COMPRESSION_NAMES = tuple(_api.COMPRESSION_NAMES)
 cdef dict COMPRESSION_IDS = dict(_api.COMPRESSION_IDS)
 # In the last byte a varint may use 4 payload bits (35 > 32), a varlong 1 bit (70 > 64).
@@ -1030,16 +1031,18 @@ cdef inline int _bit(GBuf* g, Py_ssize_t i, bint v) except -1:
     return 0
 
 
-DEF NBUF = 20
+DEF NBUF = 20  # 19 used
 
 cdef int _columns_records(GBuf* g, const uint8_t* d, Py_ssize_t p, Py_ssize_t end, int64_t count, Py_ssize_t fixed,
                           int64_t base_offset, int64_t base_ts, bint log_append, int64_t append_ts,
                           int32_t epoch, uint8_t ts_type, bint control, Py_ssize_t* nrows, Py_ssize_t* nheaders) except -1:
     # g[0] offset, 1 timestamp, 2 ts_type, 3 key_valid, 4 key_offs, 5 key_data, 6 val_valid, 7 val_offs,
-    # 8 val_data, 9 hdr_offs, 10 hk_offs, 11 hk_data, 12 hv_valid, 13 hv_offs, 14 hv_data, 15 epoch, 16 base, 17 control
+    # 8 val_data, 9 hdr_offs, 10 hk_offs, 11 hk_data, 12 hv_valid, 13 hv_offs, 14 hv_data, 15 epoch, 16 base, 17 control,
+    # 18 control type
     cdef RecSpan s
     cdef int64_t i, h, n
     cdef Py_ssize_t row = nrows[0], hrow = nheaders[0], q, region = end - p
+    cdef int16_t ctype
     cdef Py_ssize_t est = region // 7 + 1
     if est > count:
         est = <Py_ssize_t>count
@@ -1051,6 +1054,7 @@ cdef int _columns_records(GBuf* g, const uint8_t* d, Py_ssize_t p, Py_ssize_t en
     _gb_reserve(&g[15], est * 4)
     _gb_reserve(&g[16], est * 8)
     _gb_reserve(&g[2], est)
+    _gb_reserve(&g[18], est * 2)
     for i in range(count):
         if p >= end:
             _fail(R_RECORD_COUNT_MISMATCH, p, fixed)
@@ -1089,6 +1093,11 @@ cdef int _columns_records(GBuf* g, const uint8_t* d, Py_ssize_t p, Py_ssize_t en
         _gb_i32(&g[15], epoch)
         _gb_i64(&g[16], base_offset)
         _bit(&g[17], row, control)
+        if control and s.key_len >= 4:
+            ctype = _rd16(d + s.key_start + 2)
+        else:
+            ctype = CONTROL_UNKNOWN
+        _gb_put(&g[18], &ctype, 2)
         row += 1
     if p != end:
         _fail(R_TRAILING_BYTES, p, fixed)
@@ -1145,7 +1154,7 @@ def decode_raw_columns(buf, validate=True, max_batch_size=_api.MAX_BATCH_SIZE):
             _gb_take(&g[6]), _gb_take(&g[7]), _gb_take(&g[8]),
             _gb_take(&g[9]), nheaders, _gb_take(&g[10]), _gb_take(&g[11]),
             _gb_take(&g[12]), _gb_take(&g[13]), _gb_take(&g[14]),
-            _gb_take(&g[15]), _gb_take(&g[16]), _gb_take(&g[17]),
+            _gb_take(&g[15]), _gb_take(&g[16]), _gb_take(&g[17]), _gb_take(&g[18]),
         )
     finally:
         for i in range(NBUF):

@@ -9,7 +9,8 @@ Columns (one row per record, batch fields repeated per record)::
 
     offset int64, timestamp int64, timestamp_type int8, key binary (nullable),
     value binary (nullable), headers list<struct<key: string not null, value: binary>>,
-    partition_leader_epoch int32, base_offset int64 (of the record's batch), is_control bool
+    partition_leader_epoch int32, base_offset int64 (of the record's batch), is_control bool,
+    control_type int16 (a control record's type from its key, CONTROL_* in api; -1 for data records)
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ class RawColumns(NamedTuple):
     partition_leader_epoch: bytes  # int32[num_rows]
     base_offset: bytes  # int64[num_rows]
     is_control: bytes  # bitmap
+    control_type: bytes  # int16[num_rows]: the control record type (key bytes 2..4), -1 for data records
 
 
 COLUMN_NAMES = (
@@ -50,6 +52,7 @@ COLUMN_NAMES = (
     "partition_leader_epoch",
     "base_offset",
     "is_control",
+    "control_type",
 )
 
 
@@ -84,5 +87,6 @@ def to_arrow(raw: RawColumns):
         pa.Array.from_buffers(pa.int32(), n, [None, buf(raw.partition_leader_epoch)]),
         pa.Array.from_buffers(pa.int64(), n, [None, buf(raw.base_offset)]),
         pa.Array.from_buffers(pa.bool_(), n, [None, buf(raw.is_control)]),
+        pa.Array.from_buffers(pa.int16(), n, [None, buf(raw.control_type)]),
     ]
     return pa.RecordBatch.from_arrays(arrays, names=list(COLUMN_NAMES))

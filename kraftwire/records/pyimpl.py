@@ -493,7 +493,7 @@ def _le(a: array) -> bytes:
 
 def decode_raw_columns(buf, validate: bool = True, max_batch_size: int = MAX_BATCH_SIZE) -> RawColumns:
     """Decode every record of every whole batch in *buf* into Arrow-layout buffers (:mod:`columns`)."""
-    offsets, timestamps, epochs, bases = array("q"), array("q"), array("i"), array("q")
+    offsets, timestamps, epochs, bases, ctypes = array("q"), array("q"), array("i"), array("q"), array("h")
     ts_types, controls = bytearray(), bytearray()
     key_ok, key_offs, key_data = bytearray(), array("i", [0]), bytearray()
     val_ok, val_offs, val_data = bytearray(), array("i", [0]), bytearray()
@@ -510,6 +510,7 @@ def decode_raw_columns(buf, validate: bool = True, max_batch_size: int = MAX_BAT
             bases.append(batch.base_offset)
             ts_types.append(ts_type)
             controls.append(control)
+            ctypes.append(api.parse_control_key(key)[1] if control else api.CONTROL_UNKNOWN)
             key_ok.append(key is not None)
             if key is not None:
                 key_data += key
@@ -533,7 +534,7 @@ def decode_raw_columns(buf, validate: bool = True, max_batch_size: int = MAX_BAT
         _bitmap(val_ok, n), _le(val_offs), bytes(val_data),
         _le(hdr_offs), len(hk_offs) - 1, _le(hk_offs), bytes(hk_data),
         _bitmap(hv_ok, len(hv_ok)), _le(hv_offs), bytes(hv_data),
-        _le(epochs), _le(bases), _bitmap(controls, n),
+        _le(epochs), _le(bases), _bitmap(controls, n), _le(ctypes),
     )  # fmt: skip
 
 

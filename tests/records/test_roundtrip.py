@@ -211,6 +211,7 @@ def test_columns_to_arrow(codec):
     assert [r["partition_leader_epoch"] for r in rows] == [2] * 10 + [3]
     assert [r["is_control"] for r in rows] == [False] * 10 + [True]
     assert rows[10]["base_offset"] == 15 and rows[3]["base_offset"] == 5
+    assert [r["control_type"] for r in rows] == [-1] * 10 + [api.CONTROL_LEADER_CHANGE]
     table.validate(full=True)
     assert to_arrow(codec.decode_raw_columns(b"")).num_rows == 0
 
