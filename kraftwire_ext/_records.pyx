@@ -17,9 +17,8 @@ Design notes:
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE, PyBytes_CheckExact
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
-from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from cpython.list cimport PyList_New, PyList_Append
-from cpython.tuple cimport PyTuple_New
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint16_t, uint8_t, int8_t
@@ -33,7 +32,6 @@ cdef extern from "Python.h":
     int _PyBytes_Resize(PyObject** bytes, Py_ssize_t newsize) except -1
     object PyMemoryView_FromMemory(char *mem, Py_ssize_t size, int flags)
     int PyBUF_READ
-    void PyTuple_SET_ITEM(object p, Py_ssize_t pos, object o)
 
 import sys as _sys
 import time as _time

@@ -43,7 +43,8 @@ batch_st = st.fixed_dictionaries(
     }
 )
 # Fixtures used here are stateless module handles, so sharing them across examples is fine.
-SETTINGS = settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture], deadline=None)
+SETTINGS = settings(max_examples=max(300, settings.default.max_examples),  # more under the 'thorough' profile
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture], deadline=None)
 
 
 def build(codec, params, recs, bulk):
