@@ -86,7 +86,7 @@ def test_record_compares_like_a_tuple(codec):
     assert "offset=0" in repr(rec)
 
 
-def test_importing_the_extension_first_works(helpers):
+def test_importing_the_extension_first_works(helpers, tmp_path):
     """kraftwire_ext._records imports kraftwire.records.api, whose package imports the extension back."""
     if helpers.NO_EXT:
         pytest.skip("KRAFTWIRE_NO_EXT=1")
@@ -94,8 +94,10 @@ def test_importing_the_extension_first_works(helpers):
     import sys
 
     code = "import kraftwire_ext._records; import kraftwire.records as r; assert r.IMPLEMENTATION == 'ext', r.EXT_IMPORT_ERROR"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(os.path.abspath(p) for p in sys.path if p))
+    # Not from the repo root: ``-c`` puts the working directory first on sys.path, which would shadow an
+    # installed package with the source tree (which has no compiled extension).
+    subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60, cwd=tmp_path)
 
 
 def test_the_type_stub_matches_the_extension(helpers):
