@@ -4,8 +4,8 @@ It keeps whole RecordBatch v2 batches as immutable ``bytes`` and models durabili
 
 * ``flush()`` marks everything appended so far durable (``flushed_offset``).
 * ``crash()`` simulates a hard kill and restart: every batch at or above the flushed offset is lost, epoch-cache
-  entries starting there go too, the high watermark falls back to the log start, and an unfrozen snapshot writer
-  is abandoned. Truncations, snapshot freezes and log-start moves are durable when they return (the file log
+  entries starting there go too, the high watermark falls back to the log start, an unfrozen snapshot writer
+  is abandoned, and (as at every open) the log is truncated to the latest snapshot if that lies beyond it. Truncations, snapshot freezes and log-start moves are durable when they return (the file log
   fsyncs them), so a crash keeps them.
 * ``inject_io_error()`` makes the next write fail with ``LogIOError``, after which the log refuses all writes
   (fail-stop), as the file log does after an ``OSError``.
@@ -138,6 +138,8 @@ class MemoryLog(BaseLog):
         self._failed = None
         self._fail_next = False
         self._closed = False
+        # As the file log does when it opens (and KafkaMetadataLog): a snapshot beyond the log replaces the log.
+        self.truncate_to_latest_snapshot()
 
     def inject_io_error(self) -> None:
         """The next write (append, flush, truncate, snapshot write) fails with ``LogIOError``; then fail-stop."""

@@ -250,8 +250,10 @@ class SegmentedLog(BaseLog):
         for epoch, offset in recovered_epochs:
             if epoch >= 0:
                 cache.assign(epoch, offset)
-        cache.truncate_from_end(self._end)
+        # After a crash an epoch starting at the end offset may belong to lost batches (the memory log drops it
+        # too); after a clean shutdown it was durable (initialize_leader_epoch with no batch yet) and stays.
         cache.truncate_from_start(self._start)
+        cache.truncate_from_end(self._end + 1 if clean else self._end)
         self._cache = cache
         if cache.entries() != before or not os.path.exists(self._path(LeaderEpochCheckpointFile.NAME)):
             LeaderEpochCheckpointFile(self.directory).write(cache.entries())
@@ -612,10 +614,14 @@ class SegmentedLog(BaseLog):
                 self._lock_fd = -1
 
     def _simulate_power_loss(self) -> None:
-        """Testing hook: lose everything not fsynced (cut every .log file at its flushed size) and drop the
-        process's handles without a clean shutdown."""
+        """Testing hook: the worst case of a power loss — every batch at or above ``flushed_offset()`` is gone
+        (even bytes a segment roll happened to fsync), as ``MemoryLog.crash`` models it — and the process's
+        handles are dropped without a clean shutdown."""
+        cut = self._flushed
         for seg in self._segments:
-            if seg.fd >= 0 and seg.flushed_size < seg.size:
-                os.ftruncate(seg.fd, seg.flushed_size)
+            if seg.fd < 0 or seg.next_offset <= cut:
+                continue
+            position = 0 if seg.base_offset >= cut else seg.locate(cut)[0]
+            os.ftruncate(seg.fd, position)
         self._closed = True
         self._release()
