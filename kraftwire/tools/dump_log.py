@@ -111,8 +111,11 @@ def decode_control(key: bytes | None, value: bytes | None) -> tuple[str, Any]:
         from kraftwire.records.control import decode_control_record  # type: ignore
 
         decoded = decode_control_record(key, value)
-        name = CONTROL_TYPE_NAMES.get(ctype, f"UNKNOWN({ctype})")
-        return name, _message_plain(decoded, 0)
+        if isinstance(decoded, tuple):  # (type, message)
+            decoded = decoded[1]
+        name = _CONTROL_MESSAGES[ctype][0] if ctype in _CONTROL_MESSAGES else CONTROL_TYPE_NAMES.get(ctype, f"UNKNOWN({ctype})")
+        if getattr(decoded, "_info", None) is not None:
+            return name, _message_plain(decoded, 0)
     except Exception:
         pass
     spec = _CONTROL_MESSAGES.get(ctype)
