@@ -18,6 +18,7 @@ Fields absent at the version being encoded are ignored; on decode they hold thei
 
 from __future__ import annotations
 
+import keyword
 import re
 import uuid as _uuid
 from typing import Any, NamedTuple
@@ -41,8 +42,10 @@ def parse_versions(text: str | None) -> tuple[int, int] | None:
 
 
 def snake(name: str) -> str:
+    """``ClusterId`` -> ``cluster_id``, ``KRaftVersion`` -> ``kraft_version``; Python keywords get a ``_`` suffix."""
     name = name.replace("KRaft", "Kraft")
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+    out = re.sub(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])", "_", name).lower()
+    return out + "_" if keyword.iskeyword(out) or out in ("self", "_unknown_tags") else out
 
 
 PRIMITIVE_DEFAULTS: dict[str, Any] = {
@@ -254,21 +257,8 @@ def _build() -> None:
         info = StructInfo(name, decl.fields, name, structs)
         valid = parse_versions(decl.valid)
         flex = parse_versions(decl.flexible)
-        children = list(structs.values())
-        built: set[int] = set()
-
-        def build(s: StructInfo) -> None:
-            for f in s.fields:
-                if f.struct is not None and id(f.struct) not in built:
-                    build(f.struct)
-            if id(s) in built:
-                return
-            built.add(id(s))
-            if s is info:
-                return
-            _make_class(s, f"{name}.{s.name}", Base)
-
-        build(info)
+        for child in structs.values():  # struct defaults are built lazily, so order does not matter
+            _make_class(child, f"{name}.{child.name}", Base)
         cls = _make_class(info, name, MessageBase)
         cls.NAME = name
         cls.KIND = decl.kind
@@ -276,9 +266,9 @@ def _build() -> None:
         cls.VALID_VERSIONS = valid
         cls.FLEXIBLE_FROM = flex[0] if flex else None
         cls.KRAFTWIRE_SPECIFIC = decl.kraftwire
-        for s in children:
-            if not hasattr(cls, s.name):
-                setattr(cls, s.name, s.cls)
+        for child in structs.values():
+            if not hasattr(cls, child.name):
+                setattr(cls, child.name, child.cls)
         MESSAGES[name] = cls
     for name, cls in MESSAGES.items():
         if cls.KIND == "request":
