@@ -1,0 +1,139 @@
+"""Node settings from Kafka properties: the README's files, a real server.properties, and refusals that name the key
+and the value."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftwire.config import parse_properties
+from kraftwire.errors import ConfigError
+from kraftwire.ids import Endpoint
+from kraftwire.server.settings import NodeSettings
+
+README = """node.id=2
+listeners=PLAINTEXT://localhost:9093
+controller.listener.names=PLAINTEXT
+controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094
+log.dirs=/tmp/kraft-logs-2
+"""
+
+# the controller part of Kafka's config/kraft/controller.properties (abridged, comments dropped)
+KAFKA_CONTROLLER = """process.roles=controller
+node.id=1
+controller.quorum.bootstrap.servers=localhost:9093
+controller.quorum.voters=1@localhost:9093
+listeners=CONTROLLER://:9093
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT,SSL:SSL
+num.network.threads=3
+num.io.threads=8
+socket.send.buffer.bytes=102400
+socket.receive.buffer.bytes=102400
+socket.request.max.bytes=104857600
+log.dirs=/tmp/kraft-controller-logs
+num.partitions=1
+num.recovery.threads.per.data.dir=1
+offsets.topic.replication.factor=1
+log.retention.hours=168
+log.segment.bytes=1073741824
+log.retention.check.interval.ms=300000
+"""
+
+
+def settings(text: str) -> NodeSettings:
+    return NodeSettings.from_properties(parse_properties(text))
+
+
+def test_readme_file():
+    s = settings(README)
+    assert s.node_id == 2 and s.roles == ("controller",)
+    assert s.listeners == (Endpoint("PLAINTEXT", "localhost", 9093),)
+    assert [(v.node_id, v.host, v.port) for v in s.voters] == [(1, "localhost", 9092), (2, "localhost", 9093),
+                                                               (3, "localhost", 9094)]
+    assert s.metadata_dir == "/tmp/kraft-logs-2"
+    assert s.partition_dir == "/tmp/kraft-logs-2/__cluster_metadata-0"
+    assert s.metrics_port == 0 and not s.ignored_keys and not s.unknown_keys
+    rc = s.raft_config("abc")
+    assert rc.voters == frozenset({1, 2, 3}) and rc.node_id == 2 and rc.cluster_id == "abc"
+    assert (rc.election_timeout_ms, rc.fetch_timeout_ms, rc.append_linger_ms, rc.retry_backoff_ms) == (1000, 2000, 25, 20)
+
+
+def test_real_kafka_controller_properties():
+    s = settings(KAFKA_CONTROLLER)
+    assert s.listeners == (Endpoint("CONTROLLER", "", 9093),)  # empty host: every interface
+    assert s.advertised == (Endpoint("CONTROLLER", "localhost", 9093),)
+    assert s.controller_listener == "CONTROLLER"
+    assert "num.network.threads" in s.ignored_keys and "log.retention.hours" in s.ignored_keys
+    assert "socket.request.max.bytes" not in s.ignored_keys and s.max_frame_bytes == 104857600
+    assert not s.unknown_keys
+
+
+def test_timings_and_unknown_keys():
+    s = settings(README + "controller.quorum.election.timeout.ms=300\ncontroller.quorum.append.linger.ms=5\n"
+                 "frobnicate.level=9\nmetrics.port=9404\n")
+    rc = s.raft_config("x")
+    assert rc.election_timeout_ms == 300 and rc.append_linger_ms == 5
+    assert s.unknown_keys == ("frobnicate.level",)
+    assert s.metrics_port == 9404
+
+
+def test_controller_listener_name_defaults_to_plaintext_when_the_map_is_absent():
+    s = settings(README.replace("PLAINTEXT://", "CONTROLLER://").replace("names=PLAINTEXT", "names=CONTROLLER"))
+    assert s.controller_listener == "CONTROLLER"
+
+
+@pytest.mark.parametrize("extra, key, value", [
+    ("controller.quorum.election.timeout.ms=soon\n", "controller.quorum.election.timeout.ms", "soon"),
+    ("controller.quorum.fetch.timeout.ms=-5\n", "controller.quorum.fetch.timeout.ms", -5),
+    ("metrics.port=99999\n", "metrics.port", "99999"),
+    ("process.roles=broker\n", "process.roles", "broker"),
+    ("process.roles=controller,chef\n", "process.roles", "controller,chef"),
+    ("listener.security.protocol.map=PLAINTEXT:SSL\n", "listener.security.protocol.map", "PLAINTEXT:SSL"),
+])
+def test_bad_values_name_key_and_value(extra, key, value):
+    with pytest.raises(ConfigError) as info:
+        settings(README + extra)
+    assert info.value.key == key and info.value.value == value
+    assert key in str(info.value) and str(value) in str(info.value)
+
+
+@pytest.mark.parametrize("text, key", [
+    (README.replace("controller.quorum.voters=1@localhost:9092", "controller.quorum.voters=one@localhost:9092"),
+     "controller.quorum.voters"),
+    (README.replace("1@localhost:9092", "1@0.0.0.0:9092"), "controller.quorum.voters"),
+    (README.replace("2@localhost:9093", "1@localhost:9093"), "controller.quorum.voters"),
+    (README.replace("listeners=PLAINTEXT://localhost:9093", "listeners=localhost:9093"), "listeners"),
+    (README.replace("localhost:9093\ncontroller", "localhost:http\ncontroller"), "listeners"),
+    (README.replace("controller.listener.names=PLAINTEXT", "controller.listener.names=CONTROLLER"),
+     "controller.listener.names"),
+    (README.replace("controller.listener.names=PLAINTEXT\n", ""), "controller.listener.names"),
+    (README.replace("node.id=2\n", ""), "node.id"),
+    (README.replace("controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094\n", ""),
+     "controller.quorum.voters"),
+])
+def test_structural_errors(text, key):
+    with pytest.raises(ConfigError) as info:
+        settings(text)
+    assert info.value.key == key
+
+
+@pytest.mark.parametrize("old, replacement", [
+    ("broker.id=1", "node.id"),
+    ("quorum.bootstrap.servers=localhost:9092", "controller.quorum"),
+    ("quorum.bootstrap.voters=1@localhost:9092", "controller.quorum.voters"),
+    ("verbose=true", "log"),
+    ("zookeeper.connect=localhost:2181", "ZooKeeper"),
+])
+def test_old_raft_readme_keys_name_their_replacement(old, replacement):
+    with pytest.raises(ConfigError) as info:
+        settings(README + old + "\n")
+    assert info.value.key == old.split("=")[0]
+    assert replacement in str(info.value)
+
+
+def test_dynamic_quorum_only_is_refused_clearly():
+    text = README.replace("controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094",
+                          "controller.quorum.bootstrap.servers=localhost:9092")
+    with pytest.raises(ConfigError) as info:
+        settings(text)
+    assert info.value.key == "controller.quorum.bootstrap.servers" and "KIP-853" in str(info.value)

@@ -1,0 +1,106 @@
+"""Core Raft messages survive the trip through Kafka's wire messages (encoded to bytes and back) at every version
+this node sends, and requests at older versions Kafka peers use still translate."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.protocol import codec
+from kraftwire.protocol import messages as w
+from kraftwire.raft import messages as m
+from kraftwire.server import wire
+
+TOPIC = wire.Topic("__raft_performance_test", uuid.UUID(int=2))
+DIR = uuid.UUID("12345678-1234-5678-1234-567812345678")
+
+REQUESTS = [
+    m.VoteRequest(1, 2, 77, "cid", candidate_epoch=5, candidate_key=ReplicaKey(1), voter_id=2, last_offset_epoch=4,
+                  last_offset=100, pre_vote=True),
+    m.VoteRequest(1, 2, 78, "cid", candidate_epoch=5, candidate_key=ReplicaKey(1), voter_id=2, last_offset_epoch=4,
+                  last_offset=100, pre_vote=False),
+    m.BeginQuorumEpochRequest(1, 3, 79, "cid", voter_id=3, new_leader_id=1, new_leader_epoch=6),
+    m.EndQuorumEpochRequest(1, 2, 80, "cid", resigned_leader_id=1, resigned_leader_epoch=6,
+                            preferred_candidates=(ReplicaKey(3), ReplicaKey(2))),
+    m.FetchRequest(2, 1, 81, "cid", replica_id=2, replica_epoch=-1, current_leader_epoch=6, fetch_offset=1234,
+                   last_fetched_epoch=5, max_wait_ms=500, max_bytes=8 << 20),
+    m.FetchSnapshotRequest(2, 1, 82, None, replica_id=2, current_leader_epoch=6, snapshot_id=SnapshotId(100, 4),
+                           position=4096, max_bytes=1 << 20),
+]
+
+
+def _src(req):
+    return {m.VoteRequest: lambda r: r.candidate_key.id, m.BeginQuorumEpochRequest: lambda r: r.new_leader_id,
+            m.EndQuorumEpochRequest: lambda r: r.resigned_leader_id, m.FetchRequest: lambda r: r.replica_id,
+            m.FetchSnapshotRequest: lambda r: r.replica_id}[type(req)](req)
+
+
+@pytest.mark.parametrize("req", REQUESTS, ids=lambda r: type(r).__name__)
+def test_request_round_trip(req):
+    key, version, body = wire.request_to_wire(req, TOPIC)
+    data = codec.encode(body, version)
+    decoded = codec.decode(w.api(key).request, data, version)
+    back = wire.request_to_core(key, version, decoded, req.dst, req.correlation_id, TOPIC)
+    assert back == req
+    assert _src(back) == req.src
+
+
+def test_older_vote_and_end_quorum_versions():
+    req = REQUESTS[1]
+    key, _, body = wire.request_to_wire(req, TOPIC)
+    for version in (0, 1):
+        decoded = codec.decode(w.VoteRequest, codec.encode(body, version), version)
+        back = wire.request_to_core(key, version, decoded, 2, 5, TOPIC)
+        assert back.candidate_epoch == 5 and back.last_offset == 100 and not back.pre_vote
+    end = REQUESTS[3]
+    key, _, body = wire.request_to_wire(end, TOPIC)
+    decoded = codec.decode(w.EndQuorumEpochRequest, codec.encode(body, 0), 0)
+    back = wire.request_to_core(key, 0, decoded, 2, 5, TOPIC)
+    assert [k.id for k in back.preferred_candidates] == [3, 2]
+
+
+def test_fetch_for_another_topic_is_refused():
+    key, version, body = wire.request_to_wire(REQUESTS[4], wire.Topic("__cluster_metadata", uuid.UUID(int=1)))
+    with pytest.raises(wire.WireError):
+        wire.request_to_core(key, version, body, 1, 9, TOPIC)
+
+
+RESPONSES = [
+    (m.VoteResponse(2, 1, 77, 0, 3, 5, vote_granted=True, pre_vote=True), REQUESTS[0]),
+    (m.VoteResponse(2, 1, 78, 74, -1, 6, vote_granted=False), REQUESTS[1]),
+    (m.BeginQuorumEpochResponse(3, 1, 79, 0, 1, 6), REQUESTS[2]),
+    (m.EndQuorumEpochResponse(2, 1, 80, 104, -1, 6), REQUESTS[3]),
+    (m.FetchResponse(1, 2, 81, 0, 1, 6, high_watermark=1200, records=b"\x00" * 70, log_start_offset=0), REQUESTS[4]),
+    (m.FetchResponse(1, 2, 81, 0, 1, 6, high_watermark=1200, diverging_epoch=OffsetAndEpoch(900, 4),
+                     log_start_offset=0), REQUESTS[4]),
+    (m.FetchResponse(1, 2, 81, 0, 1, 6, high_watermark=1200, snapshot_id=SnapshotId(500, 3), log_start_offset=500),
+     REQUESTS[4]),
+    (m.FetchSnapshotResponse(1, 2, 82, 0, 1, 6, snapshot_id=SnapshotId(100, 4), size=9000, position=4096,
+                             unaligned_records=b"abc"), REQUESTS[5]),
+]
+
+
+@pytest.mark.parametrize("resp, req", RESPONSES, ids=lambda x: type(x).__name__)
+def test_response_round_trip(resp, req):
+    key, version, _ = wire.request_to_wire(req, TOPIC)
+    body = wire.response_to_wire(resp, TOPIC)
+    decoded = codec.decode(w.api(key).response, codec.encode(body, version), version)
+    back = wire.response_to_core(key, decoded, resp.src, resp.dst, resp.correlation_id, req)
+    assert back == resp
+
+
+def test_describe_quorum_response_carries_endpoints_and_directory_ids():
+    resp = m.DescribeQuorumResponse(1, -1, 5, 0, 1, 6, high_watermark=42,
+                                    current_voters=(m.ReplicaStateInfo(1, 50, 1000, 1000),
+                                                    m.ReplicaStateInfo(2, 42, 990, 990)))
+    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("PLAINTEXT", "h1", 9092)], 2: [("PLAINTEXT", "h2", 9093)]},
+                                        {1: DIR})
+    decoded = codec.decode(w.DescribeQuorumResponse, codec.encode(body, 2), 2)
+    part = decoded.topics[0].partitions[0]
+    assert (part.leader_id, part.leader_epoch, part.high_watermark) == (1, 6, 42)
+    assert [(r.replica_id, r.log_end_offset, r.replica_directory_id) for r in part.current_voters] == [
+        (1, 50, DIR), (2, 42, uuid.UUID(int=0))]
+    assert [(n.node_id, n.listeners[0].host, n.listeners[0].port) for n in decoded.nodes] == [(1, "h1", 9092),
+                                                                                              (2, "h2", 9093)]
