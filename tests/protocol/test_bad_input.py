@@ -199,3 +199,27 @@ def test_varint_primitives():
         wt.read_varlong(b"\xff" * 11, 0, 11, "x")
     with pytest.raises(ProtocolError):
         wt.varint_bytes(2**31)
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=48), st.sampled_from([(1, 12), (1, 4), (52, 1), (18, 3), (18, 0), (3, 12), (59, 1)]))
+def test_random_response_frames_only_protocol_errors(tail, api_version):
+    key, version = api_version
+    out = framing.OutboundRequests()
+    cid, _ = out.encode(m.api(key).request(), version)
+    try:
+        out.on_response(struct.pack(">i", cid) + tail)
+    except ProtocolError:
+        pass
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=6), st.binary(max_size=48))
+def test_random_control_records_only_protocol_errors(key, value):
+    from kraftwire.records import control
+
+    for k in (key, b"\x00\x00\x00\x02" + key, b"\x00\x00\x00\x06"):
+        try:
+            control.decode_control_record(k, value)
+        except ProtocolError:
+            pass
