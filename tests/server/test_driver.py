@@ -1,0 +1,172 @@
+"""The driver executes a Ready in the contract's order: persist before anything, log ops, send, gated messages only
+after a flush that covers them completed (the flush runs in a worker thread), LogFlushed back to the core, high
+watermark; an I/O error stops the node (fail-stop)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+from kraftwire.log.memory import MemoryLog
+from kraftwire.raft import messages as m
+from kraftwire.raft.election import ElectionState
+from kraftwire.raft.events import LogFlushed
+from kraftwire.raft.ready import AppendAsFollower, Ready
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.server.driver import Driver, now_ms
+
+
+class RecordingLog(MemoryLog):
+    def __init__(self, journal, gate: threading.Event) -> None:
+        super().__init__()
+        self.journal = journal
+        self.gate = gate
+
+    def append_as_follower(self, records, epoch):
+        self.journal.append("append")
+        return super().append_as_follower(records, epoch)
+
+    def flush(self):
+        self.journal.append("flush-start")
+        assert self.gate.wait(10)
+        offset = super().flush()
+        self.journal.append(f"flush-done {offset}")
+        return offset
+
+    def update_high_watermark(self, offset):
+        self.journal.append(f"hw {offset}")
+        super().update_high_watermark(offset)
+
+
+class Store:
+    def __init__(self, journal, fail=False) -> None:
+        self.journal = journal
+        self.fail = fail
+
+    def write(self, state) -> None:
+        if self.fail:
+            raise OSError(5, "Input/output error")
+        self.journal.append(f"persist epoch={state.leader_epoch}")
+
+
+class Quorum:
+    leader_id = 2
+
+
+class StubCore:
+    """Returns scripted Readys; records what the driver tells it."""
+
+    local_id = 1
+    state_name = "Follower"
+    epoch = 1
+    quorum = Quorum()
+
+    def __init__(self, readys, journal) -> None:
+        self.readys = list(readys)
+        self.journal = journal
+        self.number = 100
+
+    def _next(self):
+        if self.readys:
+            return self.readys.pop(0)
+        self.number += 1
+        return Ready(self.number, next_wakeup_ms=now_ms() + 60_000)
+
+    def handle(self, event, now):
+        self.journal.append(f"core {type(event).__name__}" + (f" {event.offset}" if isinstance(event, LogFlushed) else ""))
+        return self._next()
+
+    def poll(self, now):
+        return self._next()
+
+
+def batch(base: int, count: int, epoch: int = 1) -> bytes:
+    builder = RecordBatchBuilder(base_offset=base, partition_leader_epoch=epoch)
+    for i in range(count):
+        builder.append(None, b"v%d" % i, timestamp=0)
+    return builder.build()
+
+
+def fetch(cid: int) -> m.FetchRequest:
+    return m.FetchRequest(1, 2, cid, "c", replica_id=1, replica_epoch=-1, current_leader_epoch=1, fetch_offset=3,
+                          last_fetched_epoch=1, max_wait_ms=500, max_bytes=1000)
+
+
+def test_ready_order_and_flush_gating():
+    journal: list[str] = []
+    gate = threading.Event()
+    log = RecordingLog(journal, gate)
+    vote = m.VoteResponse(1, 3, 5, 0, 2, 1, vote_granted=False)
+    ready = Ready(1, persist=ElectionState(1, 2), log_ops=(AppendAsFollower(batch(0, 3), 1),), flush=True,
+                  send=(vote,), send_after_flush=(fetch(9),), high_watermark=2, next_wakeup_ms=now_ms() + 60_000)
+    core = StubCore([ready], journal)
+
+    async def main():
+        driver = Driver(core, log, Store(journal), lambda msg: journal.append(f"send {type(msg).__name__}"),
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+        driver.start()
+        await asyncio.sleep(0.2)
+        assert "send FetchRequest" not in journal  # the flush has not completed
+        gate.set()
+        for _ in range(100):
+            if any(e.startswith("core LogFlushed") for e in journal):
+                break
+            await asyncio.sleep(0.02)
+        await driver.stop()
+
+    asyncio.run(main())
+    order = [e for e in journal if not e.startswith("flush-start")]
+    assert order[:4] == ["persist epoch=1", "append", "send VoteResponse", "hw 2"], journal
+    i_done = next(i for i, e in enumerate(order) if e.startswith("flush-done"))
+    i_fetch = order.index("send FetchRequest")
+    i_flushed = next(i for i, e in enumerate(order) if e.startswith("core LogFlushed"))
+    assert order[i_done] == "flush-done 3"
+    assert i_done < i_fetch < i_flushed, journal
+    assert not any(e.startswith("FATAL") for e in journal)
+
+
+def test_gated_messages_without_a_flush_wait_for_earlier_unflushed_data():
+    journal: list[str] = []
+    gate = threading.Event()
+    log = RecordingLog(journal, gate)
+    first = Ready(1, log_ops=(AppendAsFollower(batch(0, 2), 1),), flush=True, next_wakeup_ms=now_ms() + 60_000)
+    second = Ready(2, send_after_flush=(fetch(10),), next_wakeup_ms=now_ms() + 60_000)
+    core = StubCore([first, second], journal)
+
+    async def main():
+        driver = Driver(core, log, Store(journal), lambda msg: journal.append(f"send {type(msg).__name__}"),
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+        driver.start()
+        driver.poll()  # the second Ready: its gated Fetch must wait for the flush of the first
+        await asyncio.sleep(0.2)
+        assert "send FetchRequest" not in journal
+        gate.set()
+        for _ in range(100):
+            if "send FetchRequest" in journal:
+                break
+            await asyncio.sleep(0.02)
+        await driver.stop()
+
+    asyncio.run(main())
+    assert journal.index("flush-done 2") < journal.index("send FetchRequest")
+
+
+def test_io_error_is_fail_stop():
+    journal: list[str] = []
+    gate = threading.Event()
+    gate.set()
+    log = RecordingLog(journal, gate)
+    ready = Ready(1, persist=ElectionState(3), send=(m.VoteResponse(1, 3, 5, 0, -1, 3, vote_granted=True),),
+                  next_wakeup_ms=now_ms() + 60_000)
+    core = StubCore([ready], journal)
+    fatal = []
+
+    async def main():
+        driver = Driver(core, log, Store(journal, fail=True), lambda msg: journal.append("send"),
+                        on_fatal=lambda what, exc: fatal.append((what, exc)))
+        driver.start()
+        await driver.stop()
+
+    asyncio.run(main())
+    assert fatal and isinstance(fatal[0][1], OSError)
+    assert "send" not in journal  # nothing leaves after a failed persist
