@@ -162,7 +162,7 @@ class TwoLogs(RuleBasedStateMachine):
 
 
 TwoLogs.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=40, deadline=None,
+    max_examples=40, stateful_step_count=40, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_memory_and_segmented_logs_agree = TwoLogs.TestCase
