@@ -220,22 +220,25 @@ def _script(src: str) -> list[str]:
     return [sys.executable, "-c", textwrap.dedent(src).format(topic=TOPIC)]
 
 
-def _drive(client: str, server: CaptureServer) -> None:
+def _drive(client: str, server: CaptureServer) -> str:
+    """Run the client against *server*; returns its stderr tails (for failure messages)."""
     bootstrap = f"127.0.0.1:{server.port}"
+    runs = []
     if client == "kafka-python":
-        _run(_script(KAFKA_PYTHON) + [bootstrap])
+        runs.append(_run(_script(KAFKA_PYTHON) + [bootstrap]))
     elif client == "aiokafka":
-        _run(_script(AIOKAFKA) + [bootstrap])
+        runs.append(_run(_script(AIOKAFKA) + [bootstrap]))
     elif client == "confluent-kafka":
-        _run(_script(CONFLUENT) + [bootstrap])
+        runs.append(_run(_script(CONFLUENT) + [bootstrap]))
     elif client == "kcat":
         kcat = shutil.which("kcat")
         assert kcat, "kcat is not installed (the CI installs it; this test must not skip)"
-        _run([kcat, "-b", bootstrap, "-L", "-m", "5"], timeout=10)
-        _run([kcat, "-b", bootstrap, "-P", "-t", TOPIC, "-p", "0", "-X", "message.timeout.ms=5000"],
-             stdin=b"hello\nworld\n", timeout=10)
-        _run([kcat, "-b", bootstrap, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-c", "1", "-e",
-              "-X", "fetch.wait.max.ms=200"], timeout=6)
+        runs.append(_run([kcat, "-b", bootstrap, "-L", "-m", "5"], timeout=10))
+        runs.append(_run([kcat, "-b", bootstrap, "-P", "-t", TOPIC, "-p", "0", "-X", "message.timeout.ms=5000"],
+                         stdin=b"hello\nworld\n", timeout=10))
+        runs.append(_run([kcat, "-b", bootstrap, "-C", "-t", TOPIC, "-p", "0", "-o", "beginning", "-c", "1", "-e",
+                          "-X", "fetch.wait.max.ms=200"], timeout=6))
+    return "\n".join(f"rc={r.returncode} stderr: {r.stderr.decode(errors='replace')[-800:]}" for r in runs)
 
 
 # client -> the api keys it must have sent
@@ -259,11 +262,11 @@ def test_real_client_traffic_round_trips(client):
     _module_present(client)
     server = CaptureServer()
     try:
-        _drive(client, server)
+        log = _drive(client, server)
     finally:
         server.close()
     assert not server.errors, server.errors
-    assert server.frames, f"{client} sent nothing"
+    assert server.frames, f"{client} sent nothing\n{log}"
     seen = set()
     for frame in server.frames:
         req = framing.decode_request(frame)  # exact: no trailing bytes allowed
@@ -273,7 +276,7 @@ def test_real_client_traffic_round_trips(client):
         seen.add(req.api.key)
     SEEN[client] = seen
     missing = EXPECTED[client] - seen
-    assert not missing, f"{client} never sent api keys {sorted(missing)} (saw {sorted(seen)})"
+    assert not missing, f"{client} never sent api keys {sorted(missing)} (saw {sorted(seen)})\n{log}"
 
 
 def test_all_clients_together_cover_the_client_apis():
