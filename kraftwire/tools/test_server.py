@@ -52,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd), topic=PERFORMANCE_TEST_TOPIC,
                 listeners=[workload])
+    workload.attach_metrics(node.metrics)
 
     async def main() -> int:
         code = await run_node(node, duration_s=args.duration, on_started=lambda: workload.start(node.driver))

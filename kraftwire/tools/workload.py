@@ -25,7 +25,7 @@ from kraftwire.server.metrics import Histogram
 log = logging.getLogger("kraftwire.workload")
 
 #: in unthrottled mode, stop appending when this many records are uncommitted
-MAX_IN_FLIGHT_RECORDS = 200_000
+MAX_IN_FLIGHT_RECORDS = 50_000
 
 
 class WorkloadError(KraftwireError):
@@ -65,6 +65,10 @@ class Workload:
         self._task: asyncio.Task | None = None
         self._reporter: asyncio.Task | None = None
         self.lines: list[str] = []
+        self.exported: Histogram | None = None  # the node's Prometheus commit latency histogram, when attached
+
+    def attach_metrics(self, registry) -> None:
+        self.exported = registry.histogram("commit_latency_ms", "test-server workload: append to commit latency (ms)")
 
     # ---------------------------------------------------------------------------------------------- Raft listener
     def handle_leader_change(self, leader) -> None:
@@ -103,6 +107,8 @@ class Workload:
                 offset, appended = pending.popleft()
                 self.histogram.record_ms((now - appended) * 1000)
                 self.window.record_ms((now - appended) * 1000)
+                if self.exported is not None:
+                    self.exported.record_ms((now - appended) * 1000)
                 last = offset
             if last != batch.last_offset:
                 self._fail(f"committed batch ends at {batch.last_offset}, the append ended at {last}")
