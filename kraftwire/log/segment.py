@@ -20,7 +20,6 @@ import os
 import struct
 from array import array
 
-from kraftwire.errors import LogIOError
 from kraftwire.records import MAX_BATCH_SIZE, BatchInfo, validate_batches
 from kraftwire.records import api as layout
 
@@ -386,7 +385,3 @@ class LogSegment:
         self.size = self.flushed_size = result.valid_bytes
         self.indexes_dirty = True
         return result
-
-
-def io_error(action: str, path: str, exc: OSError) -> LogIOError:
-    return LogIOError(f"I/O error while {action} {path}: {exc}")

@@ -3,7 +3,6 @@ against both implementations (MemoryLog, SegmentedLog)."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 

@@ -8,7 +8,7 @@ import tempfile
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import SnapshotId

@@ -251,3 +251,26 @@ def test_out_of_space_rlimit_fsize(tmp_path):
     assert log.end_offset() == ok
     validate_batches(log.read(0, 1 << 24).records)
     log.close()
+
+
+def test_snapshot_freeze_io_error_leaves_no_checkpoint_and_stops_the_log(tmp_path, monkeypatch):
+    d = tmp_path / "t-0"
+    log = SegmentedLog(str(d))
+    log.append_as_leader(batch(2, 1), 1)
+    log.update_high_watermark(2)
+    w = log.create_new_snapshot(SnapshotId(2, 1))
+    w.append(b"state")
+
+    def broken_fsync(fd):
+        raise OSError(5, "injected EIO")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(LogIOError):
+        w.freeze()
+    monkeypatch.undo()
+    assert not [n for n in os.listdir(d) if ".checkpoint" in n]  # neither .part nor a half-made snapshot
+    assert log.latest_snapshot_id() is None
+    with pytest.raises(LogIOError):
+        log.append_as_leader(batch(1, 1), 1)  # fail-stop
+    log.close()
+    assert not (d / CLEAN_SHUTDOWN).exists()

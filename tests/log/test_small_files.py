@@ -199,3 +199,18 @@ def test_config_errors_name_key_and_value(props, key):
         Config.from_properties(props).validate()
     assert info.value.key == key
     assert key in str(info.value)
+
+
+def test_failed_atomic_write_keeps_the_old_file_and_no_tmp(tmp_path, monkeypatch):
+    f = LeaderEpochCheckpointFile(str(tmp_path))
+    f.write([EpochEntry(1, 0)])
+
+    def broken_fsync(fd):
+        raise OSError(5, "injected EIO")
+
+    monkeypatch.setattr(os, "fsync", broken_fsync)
+    with pytest.raises(LogIOError):
+        f.write([EpochEntry(1, 0), EpochEntry(2, 9)])
+    monkeypatch.undo()
+    assert f.read() == [EpochEntry(1, 0)]
+    assert sorted(os.listdir(tmp_path)) == ["leader-epoch-checkpoint"]
