@@ -206,11 +206,23 @@ def _emit_decode_value(g: _Gen, ind: int, f: FieldInfo, target: str, version: in
     reader, is_struct = _reader_for_item(f, version, flex, path)
     r = g.const(reader, "R")
     call = f"{r}(buf, pos, {end})" if is_struct else f"{r}(buf, pos, {end}, {w})"
-    if not f.is_array:
-        g.emit(ind, f"{target}, pos = {call}")
-        return
     compact = flex and not f.classic_string
-    g.emit(ind, f"n, pos = {g.const(wt.read_array_length)}(buf, pos, {end}, {w}, {compact}, {f.is_nullable(version)})")
+    if not f.is_array:
+        if f.type == "string":
+            _emit_string_fast_path(g, ind, target, compact, call, end)
+        else:
+            g.emit(ind, f"{target}, pos = {call}")
+        return
+    # fast path: a one-byte compact count; anything else (null, multi-byte, classic int32) goes to the checker
+    if compact:
+        g.emit(ind, f"c = buf[pos] if pos < {end} else 0")
+        g.emit(ind, f"if 0 < c < 128 and c <= {end} - pos:")
+        g.emit(ind + 1, "n = c - 1")
+        g.emit(ind + 1, "pos += 1")
+        g.emit(ind, "else:")
+        g.emit(ind + 1, f"n, pos = {g.const(wt.read_array_length)}(buf, pos, {end}, {w}, True, {f.is_nullable(version)})")
+    else:
+        g.emit(ind, f"n, pos = {g.const(wt.read_array_length)}(buf, pos, {end}, {w}, False, {f.is_nullable(version)})")
     g.emit(ind, "if n < 0:")
     g.emit(ind + 1, f"{target} = None")
     g.emit(ind, "else:")
@@ -223,10 +235,35 @@ def _emit_decode_value(g: _Gen, ind: int, f: FieldInfo, target: str, version: in
         return
     g.emit(ind + 1, "l = []")
     g.emit(ind + 1, "ap = l.append")
-    g.emit(ind + 1, "for _ in range(n):")
-    g.emit(ind + 2, f"e, pos = {call}")
-    g.emit(ind + 2, "ap(e)")
+    if f.type == "string":
+        g.emit(ind + 1, "for _ in range(n):")
+        _emit_string_fast_path(g, ind + 2, "e", compact, call, end)
+        g.emit(ind + 2, "ap(e)")
+    else:
+        g.emit(ind + 1, "for _ in range(n):")
+        g.emit(ind + 2, f"e, pos = {call}")
+        g.emit(ind + 2, "ap(e)")
     g.emit(ind + 1, f"{target} = l")
+
+
+def _emit_string_fast_path(g: _Gen, ind: int, target: str, compact: bool, call: str, end: str) -> None:
+    """Inline the common case (short, non-null, in bounds); the checked reader handles everything else.
+
+    Invalid UTF-8 on the fast path surfaces as UnicodeDecodeError, which decode_from turns into a
+    ProtocolError ("string is not valid UTF-8").
+    """
+    if compact:
+        g.emit(ind, f"c = buf[pos] if pos < {end} else 0")
+        g.emit(ind, f"if 0 < c < 128 and pos + c <= {end}:")
+        g.emit(ind + 1, f"{target} = str(buf[pos + 1:pos + c], 'utf-8')")
+        g.emit(ind + 1, "pos += c")
+    else:
+        g.emit(ind, f"c = (buf[pos] << 8 | buf[pos + 1]) if pos + 1 < {end} else 0x8000")
+        g.emit(ind, f"if c < 0x8000 and pos + 2 + c <= {end}:")
+        g.emit(ind + 1, f"{target} = str(buf[pos + 2:pos + 2 + c], 'utf-8')")
+        g.emit(ind + 1, "pos += 2 + c")
+    g.emit(ind, "else:")
+    g.emit(ind + 1, f"{target}, pos = {call}")
 
 
 def _default_expr(g: _Gen, f: FieldInfo) -> str:
@@ -320,13 +357,18 @@ def decoder(cls: type, version: int):
     return _decoder_for(cls._info, version, _flexible(cls, version), cls.NAME)
 
 
+_ENC_BY_CLASS: dict[tuple[type, int], Any] = {}
+_DEC_BY_CLASS: dict[tuple[type, int], Any] = {}
+
+
 def encode_chunks(msg: MessageBase, version: int) -> list:
     """Encode *msg* at *version* into a list of ``bytes``/``memoryview`` chunks (records not copied)."""
     cls = type(msg)
-    if not isinstance(msg, MessageBase):
-        raise ProtocolError(f"not a message: {cls.__name__}")
-    key = (id(cls._info), version * 2 + _flexible(cls, version))
-    fn = _ENC.get(key) or encoder(cls, version)
+    fn = _ENC_BY_CLASS.get((cls, version))
+    if fn is None:
+        if not isinstance(msg, MessageBase):
+            raise ProtocolError(f"not a message: {cls.__name__}")
+        fn = _ENC_BY_CLASS[(cls, version)] = encoder(cls, version)
     out: list = []
     try:
         fn(msg, out.append, out.extend)
@@ -355,9 +397,10 @@ def decode_from(cls: type | str, buf, pos: int, end: int | None, version: int):
     """Decode one *cls* at *version* from ``buf[pos:end]``; returns ``(msg, next_pos)``."""
     if isinstance(cls, str):
         cls = get(cls)
-    key = (id(cls._info), version * 2 + _flexible(cls, version))
-    fn = _DEC.get(key) or decoder(cls, version)
-    view = _as_view(buf)
+    fn = _DEC_BY_CLASS.get((cls, version))
+    if fn is None:
+        fn = _DEC_BY_CLASS[(cls, version)] = decoder(cls, version)
+    view = buf if type(buf) is memoryview and buf.format == "B" else _as_view(buf)
     if end is None:
         end = len(view)
     try:
@@ -366,6 +409,8 @@ def decode_from(cls: type | str, buf, pos: int, end: int | None, version: int):
         raise
     except RecursionError:
         raise ProtocolError(f"{cls.NAME} v{version}: nesting too deep") from None
+    except UnicodeDecodeError as exc:
+        raise ProtocolError(f"{cls.NAME} v{version}: a string is not valid UTF-8 ({exc.reason})") from None
     except _LOW_LEVEL as exc:
         raise ProtocolError(f"malformed {cls.NAME} v{version}: {type(exc).__name__}: {exc}") from exc
 
