@@ -7,6 +7,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kraftwire.protocol import codec, messages
+from kraftwire.protocol import messages as m
 
 
 def _cases():
@@ -89,3 +90,20 @@ def test_unknown_tags_are_preserved_and_can_be_dropped():
     dec._unknown_tags = None
     assert codec.encode(dec, 0) == base
     assert wt.uvarint_bytes(300) == b"\xac\x02"
+
+
+@pytest.mark.parametrize("length", [0, 1, 126, 127, 128, 300, 20000])
+def test_length_boundaries_of_strings_and_arrays(length):
+    """Compact lengths switch from one to two varint bytes at 127 (length + 1 = 128): both paths decode."""
+    name = "é" * (length // 2) + "x" * (length % 2)
+    for version in (0, 9, 12):  # classic and flexible Metadata requests
+        R = m.MetadataRequest
+        msg = R(topics=[R.MetadataRequestTopic(name=name)] * min(length, 300))
+        assert codec.decode(R, codec.encode(msg, version), version) == msg
+    F = m.FetchRequest
+    msg = F(topics=[F.FetchTopic(topic=name, partitions=[F.FetchPartition(partition=i) for i in range(length % 400)])])
+    for version in (4, 12):
+        assert codec.decode(F, codec.encode(msg, version), version) == msg
+    E = m.EndQuorumEpochRequest
+    msg = E(topics=[E.TopicData(partitions=[E.PartitionData(preferred_successors=list(range(length)))])])
+    assert codec.decode(E, codec.encode(msg, 0), 0) == msg
