@@ -1053,6 +1053,11 @@ cdef int _columns_records(GBuf* g, const uint8_t* d, Py_ssize_t p, Py_ssize_t en
     _gb_reserve(&g[16], est * 8)
     _gb_reserve(&g[2], est)
     _gb_reserve(&g[18], est * 2)
+    _gb_reserve(&g[3], est // 8 + 2)
+    _gb_reserve(&g[6], est // 8 + 2)
+    _gb_reserve(&g[17], est // 8 + 2)
+    _gb_reserve(&g[5], region)  # keys and values fit in the bytes they came from
+    _gb_reserve(&g[8], region)
     for i in range(count):
         if p >= end:
             _fail(R_RECORD_COUNT_MISMATCH, p, fixed)

@@ -64,29 +64,45 @@ def arrow_available() -> bool:
     return True
 
 
+_ARROW = None
+
+
+def _arrow():
+    """pyarrow and the types/schema, built once (per-call type construction was ~30% of the wrapping)."""
+    global _ARROW
+    if _ARROW is None:
+        import pyarrow as pa
+
+        header = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
+        types = (pa.int64(), pa.int64(), pa.int8(), pa.binary(), pa.binary(), pa.list_(header), pa.int32(),
+                 pa.int64(), pa.bool_(), pa.int16())  # fmt: skip
+        schema = pa.schema([pa.field(name, t) for name, t in zip(COLUMN_NAMES, types)])
+        _ARROW = (pa, header, types, schema)
+    return _ARROW
+
+
 def to_arrow(raw: RawColumns):
     """Wrap the buffers of *raw* as a ``pyarrow.RecordBatch`` without copying them."""
-    import pyarrow as pa
-
+    pa, header, types, schema = _arrow()
     n = raw.num_rows
     h = raw.num_headers
     buf = pa.py_buffer
-    header_struct = pa.struct([pa.field("key", pa.string(), nullable=False), pa.field("value", pa.binary())])
-    header_keys = pa.Array.from_buffers(pa.string(), h, [None, buf(raw.header_key_offsets), buf(raw.header_key_data)])
-    header_values = pa.Array.from_buffers(
+    from_buffers = pa.Array.from_buffers
+    header_keys = from_buffers(pa.string(), h, [None, buf(raw.header_key_offsets), buf(raw.header_key_data)])
+    header_values = from_buffers(
         pa.binary(), h, [buf(raw.header_value_validity), buf(raw.header_value_offsets), buf(raw.header_value_data)]
     )
-    headers_struct = pa.Array.from_buffers(header_struct, h, [None], children=[header_keys, header_values])
+    headers_struct = from_buffers(header, h, [None], children=[header_keys, header_values])
     arrays = [
-        pa.Array.from_buffers(pa.int64(), n, [None, buf(raw.offset)]),
-        pa.Array.from_buffers(pa.int64(), n, [None, buf(raw.timestamp)]),
-        pa.Array.from_buffers(pa.int8(), n, [None, buf(raw.timestamp_type)]),
-        pa.Array.from_buffers(pa.binary(), n, [buf(raw.key_validity), buf(raw.key_offsets), buf(raw.key_data)]),
-        pa.Array.from_buffers(pa.binary(), n, [buf(raw.value_validity), buf(raw.value_offsets), buf(raw.value_data)]),
-        pa.Array.from_buffers(pa.list_(header_struct), n, [None, buf(raw.header_offsets)], children=[headers_struct]),
-        pa.Array.from_buffers(pa.int32(), n, [None, buf(raw.partition_leader_epoch)]),
-        pa.Array.from_buffers(pa.int64(), n, [None, buf(raw.base_offset)]),
-        pa.Array.from_buffers(pa.bool_(), n, [None, buf(raw.is_control)]),
-        pa.Array.from_buffers(pa.int16(), n, [None, buf(raw.control_type)]),
+        from_buffers(types[0], n, [None, buf(raw.offset)]),
+        from_buffers(types[1], n, [None, buf(raw.timestamp)]),
+        from_buffers(types[2], n, [None, buf(raw.timestamp_type)]),
+        from_buffers(types[3], n, [buf(raw.key_validity), buf(raw.key_offsets), buf(raw.key_data)]),
+        from_buffers(types[4], n, [buf(raw.value_validity), buf(raw.value_offsets), buf(raw.value_data)]),
+        from_buffers(types[5], n, [None, buf(raw.header_offsets)], children=[headers_struct]),
+        from_buffers(types[6], n, [None, buf(raw.partition_leader_epoch)]),
+        from_buffers(types[7], n, [None, buf(raw.base_offset)]),
+        from_buffers(types[8], n, [None, buf(raw.is_control)]),
+        from_buffers(types[9], n, [None, buf(raw.control_type)]),
     ]
-    return pa.RecordBatch.from_arrays(arrays, names=list(COLUMN_NAMES))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
