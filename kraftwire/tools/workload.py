@@ -114,7 +114,7 @@ class Workload:
                 self._fail(f"committed batch ends at {batch.last_offset}, the append ended at {last}")
                 return
             count = len(batch.records)
-            size = sum(len(r) for r in batch.records)
+            size = sum(map(len, batch.records))
             self.in_flight -= count
             self.total_records += count
             self.total_bytes += size
