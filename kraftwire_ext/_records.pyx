@@ -715,6 +715,8 @@ cdef class _RecordIterator:
     cdef int64_t append_ts
     cdef bint log_append
     cdef int state            # 0 not started, 1 running, 2 finished
+    cdef object ts_obj        # the previous record's timestamp as an int: records often share one
+    cdef int64_t ts_value
 
     def __iter__(self):
         return self
@@ -751,6 +753,7 @@ cdef class _RecordIterator:
         cdef RecSpan s
         cdef Record r
         cdef const uint8_t* d
+        cdef int64_t ts
         if self.state != 1:
             if self.state == 0:
                 self._start()
@@ -770,10 +773,11 @@ cdef class _RecordIterator:
         self.state = 1
         r = Record.__new__(Record)
         r.offset = <int64_t>(<uint64_t>self.base_offset + <uint64_t>self.index)
-        if self.log_append:
-            r.timestamp = self.append_ts
-        else:
-            r.timestamp = <int64_t>(<uint64_t>self.base_ts + <uint64_t>s.ts_delta)
+        ts = self.append_ts if self.log_append else <int64_t>(<uint64_t>self.base_ts + <uint64_t>s.ts_delta)
+        if self.ts_obj is None or ts != self.ts_value:
+            self.ts_obj = ts
+            self.ts_value = ts
+        r.timestamp = self.ts_obj
         if s.key_len >= 0:
             r.key = PyBytes_FromStringAndSize(<const char*>(d + s.key_start), <Py_ssize_t>s.key_len)
         else:
