@@ -66,7 +66,7 @@ def ours_encode_record(mod, case, keys, values, headers):
     b = mod.RecordBatchBuilder(compression=case.compression)
     append = b.append
     for i in range(RECORDS):
-        append(keys[i], values[i], headers[i], TIMESTAMP)
+        append(keys[i], values[i], headers[i], TIMESTAMP + i)  # distinct timestamps: no flattering reuse
     return b.build()
 
 
@@ -104,7 +104,7 @@ def peer_encode_record(builder_cls, case, keys, values, headers):
     b = builder_cls(2, api.COMPRESSION_IDS[case.compression], 0, -1, -1, -1, 1 << 30)
     append = b.append
     for i in range(RECORDS):
-        append(i, TIMESTAMP, keys[i], values[i], headers[i])
+        append(i, TIMESTAMP + i, keys[i], values[i], headers[i])
     return bytes(b.build())
 
 
