@@ -18,11 +18,11 @@ Design notes:
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE, PyBytes_CheckExact
 from cpython.buffer cimport PyObject_GetBuffer, PyBuffer_Release, PyBUF_SIMPLE
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
-from cpython.list cimport PyList_New, PyList_Append
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.ref cimport Py_INCREF, Py_XDECREF, PyObject
 from cpython.unicode cimport PyUnicode_DecodeUTF8, PyUnicode_AsUTF8AndSize
 from libc.stdint cimport int64_t, uint64_t, int32_t, uint32_t, int16_t, uint16_t, uint8_t, int8_t
-from libc.string cimport memcpy, memset
+from libc.string cimport memcpy, memset, memcmp
 cimport cython
 
 cdef extern from *:
@@ -371,14 +371,30 @@ cdef int _parse_record(const uint8_t* d, Py_ssize_t* pp, Py_ssize_t end, int64_t
     return 0
 
 
-cdef list _make_headers(const uint8_t* d, Py_ssize_t p, int64_t count):
-    """Materialise headers already validated by _parse_record."""
-    cdef list out = PyList_New(0)
+cdef list _make_headers(const uint8_t* d, Py_ssize_t p, int64_t count, list key_cache):
+    """Materialise headers already validated by _parse_record (so *count* is backed by real bytes).
+
+    Header keys repeat from record to record: *key_cache* holds the previous record's key strs by
+    position, reused when the bytes match (saves a str allocation and UTF-8 decode per header).
+    """
+    cdef list out = PyList_New(<Py_ssize_t>count)
     cdef int64_t i, n
     cdef object k, v
+    cdef const char* cached
+    cdef Py_ssize_t cached_len
     for i in range(count):
         n = _varint_unchecked(d, &p)
-        k = PyUnicode_DecodeUTF8(<const char*>(d + p), <Py_ssize_t>n, NULL)
+        k = None
+        if i < len(key_cache):
+            cached = PyUnicode_AsUTF8AndSize(key_cache[i], &cached_len)
+            if cached_len == n and memcmp(cached, d + p, <size_t>n) == 0:
+                k = key_cache[i]
+        if k is None:
+            k = PyUnicode_DecodeUTF8(<const char*>(d + p), <Py_ssize_t>n, NULL)
+            if i < len(key_cache):
+                key_cache[i] = k
+            else:
+                key_cache.append(k)
         p += <Py_ssize_t>n
         n = _varint_unchecked(d, &p)
         if n < 0:
@@ -386,7 +402,9 @@ cdef list _make_headers(const uint8_t* d, Py_ssize_t p, int64_t count):
         else:
             v = PyBytes_FromStringAndSize(<const char*>(d + p), <Py_ssize_t>n)
             p += <Py_ssize_t>n
-        PyList_Append(out, (k, v))
+        pair = (k, v)
+        Py_INCREF(pair)
+        PyList_SET_ITEM(out, <Py_ssize_t>i, pair)
     return out
 
 
@@ -716,6 +734,7 @@ cdef class _RecordIterator:
     cdef bint log_append
     cdef int state            # 0 not started, 1 running, 2 finished
     cdef object ts_obj        # the previous record's timestamp as an int: records often share one
+    cdef list key_cache       # header key strs of earlier records, by position
     cdef int64_t ts_value
 
     def __iter__(self):
@@ -741,6 +760,7 @@ cdef class _RecordIterator:
             self.end = PyBytes_GET_SIZE(data)
             self.fixed = b.position + RECORDS_POS
         self.index = 0
+        self.key_cache = []
         self.count = b.record_count
         self.base_offset = b.base_offset
         self.base_ts = b.base_timestamp
@@ -789,7 +809,7 @@ cdef class _RecordIterator:
         if s.header_count == 0:
             r.headers = PyList_New(0)
         else:
-            r.headers = _make_headers(d, s.headers_start, s.header_count)
+            r.headers = _make_headers(d, s.headers_start, s.header_count, self.key_cache)
         self.index += 1
         return r
 
