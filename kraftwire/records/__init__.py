@@ -24,6 +24,11 @@ Public names::
     decode_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> pyarrow.RecordBatch | RawColumns
     decode_raw_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> RawColumns
     control_key(type, version=0) -> bytes ; parse_control_key(key) -> (version, type) ; CONTROL_* ids
+
+Buffers: readers, batches and record iterators hold a buffer export of their input (so a
+``bytearray`` cannot be resized while they are alive); ``RecordBatch.buffer`` is a view into it.
+Records' ``key``/``value`` are always fresh ``bytes``. Errors: every malformed input raises
+``kraftwire.errors.CorruptRecordError(reason, position)`` with a reason from ``api.ALL_REASONS``.
 """
 
 from __future__ import annotations

@@ -84,6 +84,9 @@ def test_record_compares_like_a_tuple(codec):
     offset, ts, key, value, headers = rec
     assert (rec.offset, rec.timestamp, rec.key, rec.value, rec.headers) == (offset, ts, key, value, headers)
     assert "offset=0" in repr(rec)
+    import pickle
+
+    assert pickle.loads(pickle.dumps(rec)) == rec
 
 
 def test_importing_the_extension_first_works(helpers, tmp_path):
