@@ -219,4 +219,10 @@ class ReplicatedLog(LogView, Protocol):
 
     def snapshot_ids(self) -> Iterator[SnapshotId]: ...
 
+    def maybe_clean(self, now_ms: int) -> bool:
+        """Kafka's ``maybeClean``: apply ``metadata.max.retention.bytes`` / ``.ms`` by advancing the log start to newer
+        snapshots (whole segments below it and older snapshots go; the latest snapshot never). Returns whether
+        anything was deleted. Added by the log work (additive); the driver calls it after a snapshot is frozen."""
+        ...
+
     def close(self) -> None: ...

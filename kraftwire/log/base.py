@@ -20,7 +20,8 @@ The semantics follow Kafka's ``ReplicatedLog`` defaults and ``KafkaMetadataLog``
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+import struct
+from typing import Iterator
 
 from kraftwire.errors import (
     InvalidAppendError,
@@ -32,9 +33,11 @@ from kraftwire.errors import (
 from kraftwire.ids import OffsetAndEpoch, SnapshotId
 from kraftwire.log.api import Isolation, LogAppendInfo, LogFetchInfo, RawSnapshotReader, RawSnapshotWriter, ValidOffsetAndEpoch
 from kraftwire.log.epoch_cache import LeaderEpochCache
-from kraftwire.records import BatchInfo, CorruptRecordError, MAX_BATCH_SIZE, rebase_batches, validate_batches
+from kraftwire.records import MAX_BATCH_SIZE, BatchInfo, CorruptRecordError, read_batches, rebase_batches, validate_batches
 
 __all__ = ["BaseLog", "check_batches"]
+
+_SNAPSHOT_HEADER_VALUE = struct.Struct(">hq")  # SnapshotHeaderRecord v0: Version int16, LastContainedLogTimestamp
 
 
 def check_batches(records: bytes | memoryview, max_batch_size: int = MAX_BATCH_SIZE) -> list[BatchInfo]:
@@ -313,29 +316,55 @@ class BaseLog:
     def snapshot_size(self, snapshot_id: SnapshotId) -> int | None:
         return self._snapshots.get(snapshot_id)
 
-    def maybe_clean(self, now_ms: int, *, retention_bytes: int, retention_ms: int, log_size: int,
-                    snapshot_timestamp: Callable[[SnapshotId], int | None]) -> bool:
-        """Retention (Kafka's ``maybeClean``): while the oldest snapshot is older than ``retention_ms`` (by its
-        header's last contained timestamp), or the log plus all snapshots exceed ``retention_bytes``, advance the
-        log start to the next snapshot (deleting whole segments below it and the older snapshot). -1 disables a
-        limit. The latest snapshot is never deleted."""
+    #: Retention limits (``metadata.max.retention.bytes`` / ``.ms``); -1 disables one. Subclasses set them.
+    retention_bytes: int = -1
+    retention_ms: int = -1
+
+    def size_in_bytes(self) -> int:
+        """Bytes the log's batches occupy (retention adds the snapshots to this)."""
+        raise NotImplementedError
+
+    def snapshot_timestamp(self, snapshot_id: SnapshotId) -> int | None:
+        """The snapshot header's LastContainedLogTimestamp (SnapshotHeaderRecord v0: int16 version, int64
+        timestamp, in the first record of the first batch), or None if it cannot be read."""
+        reader = self.read_snapshot(snapshot_id)
+        if reader is None:
+            return None
+        try:
+            head = reader.slice(0, 1 << 16)
+            for batch in read_batches(head, validate=False):
+                for record in batch:
+                    value = record.value
+                    if value is not None and len(value) >= _SNAPSHOT_HEADER_VALUE.size:
+                        return _SNAPSHOT_HEADER_VALUE.unpack_from(value)[1]
+                    return None
+                return None
+        except (CorruptRecordError, ValueError):
+            return None
+        finally:
+            reader.close()
+        return None
+
+    def maybe_clean(self, now_ms: int) -> bool:
+        """Retention (Kafka's ``maybeClean``): while log + snapshots exceed ``retention_bytes``, or the oldest
+        snapshot is older than ``retention_ms`` (by its header's last contained timestamp), advance the log start
+        to the next snapshot — deleting the older snapshot and whole segments below the new start. The latest
+        snapshot is never deleted, so nothing above it goes. Returns whether anything was deleted."""
+        self._check_writable()
         cleaned = False
-        if retention_bytes >= 0:
-            total = sum(self._snapshots.values())
+        if self.retention_bytes >= 0:
             ids = sorted(self._snapshots)
             for older, newer in zip(ids, ids[1:]):
-                if log_size + total <= retention_bytes:
+                if self.size_in_bytes() + sum(self._snapshots.values()) <= self.retention_bytes:
                     break
-                size = self._snapshots.get(older, 0)
                 if not self.delete_before_snapshot(newer):
                     break
-                total -= size
                 cleaned = True
-        if retention_ms >= 0:
+        if self.retention_ms >= 0:
             ids = sorted(self._snapshots)
             for older, newer in zip(ids, ids[1:]):
-                ts = snapshot_timestamp(older)
-                if ts is None or now_ms - ts <= retention_ms:
+                ts = self.snapshot_timestamp(older)
+                if ts is None or now_ms - ts <= self.retention_ms:
                     break
                 if not self.delete_before_snapshot(newer):
                     break

@@ -102,11 +102,15 @@ class _Batch:
 
 
 class MemoryLog(BaseLog):
-    """``ReplicatedLog`` held in memory. ``MemoryLog(topic_id=METADATA_TOPIC_ID, max_batch_size=8 MiB)``."""
+    """``ReplicatedLog`` held in memory. ``MemoryLog(topic_id=METADATA_TOPIC_ID, *, max_batch_size=8 MiB,
+    retention_bytes=-1, retention_ms=-1)`` (retention off unless set; ``maybe_clean(now_ms)`` applies it)."""
 
-    def __init__(self, topic_id: uuid.UUID = METADATA_TOPIC_ID, *, max_batch_size: int = MAX_BATCH_SIZE) -> None:
+    def __init__(self, topic_id: uuid.UUID = METADATA_TOPIC_ID, *, max_batch_size: int = MAX_BATCH_SIZE,
+                 retention_bytes: int = -1, retention_ms: int = -1) -> None:
         self.topic_id = topic_id
         self.max_batch_size = max_batch_size
+        self.retention_bytes = retention_bytes
+        self.retention_ms = retention_ms
         self._batches: list[_Batch] = []
         self._last_offsets: list[int] = []  # parallel to _batches, for bisect
         self._snapshot_data: dict[SnapshotId, bytes] = {}
@@ -161,6 +165,9 @@ class MemoryLog(BaseLog):
 
     def close(self) -> None:
         self._closed = True
+
+    def size_in_bytes(self) -> int:
+        return sum(len(b.data) for b in self._batches)
 
     # ------------------------------------------------------------------------------------------------ hooks
 

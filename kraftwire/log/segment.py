@@ -91,7 +91,8 @@ class LogSegment:
         self.size = 0 if create else os.fstat(self.fd).st_size
         self.flushed_size = self.size
         self.next_offset = base_offset
-        self.created_ms = created_ms
+        # Creation time for time-based rolling when batches carry no timestamps (an existing file: its mtime).
+        self.created_ms = created_ms if create else int(os.fstat(self.fd).st_mtime * 1000)
         self.first_timestamp: int | None = None
         self.last_epoch = -1
         # Sparse offset index: absolute last offsets and positions, both increasing.

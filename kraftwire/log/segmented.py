@@ -56,7 +56,7 @@ from kraftwire.log.checkpoint import (
 )
 from kraftwire.log.epoch_cache import CheckpointFormatError, LeaderEpochCache
 from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
-from kraftwire.records import MAX_BATCH_SIZE, BatchInfo, read_batches
+from kraftwire.records import MAX_BATCH_SIZE, BatchInfo
 from kraftwire.records import api as layout
 from kraftwire.snapshot.paths import SnapshotFileKind, deleted_path, parse_snapshot_path, snapshot_path
 from kraftwire.snapshot.reader import FileRawSnapshotReader
@@ -73,7 +73,6 @@ RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
 _I64 = struct.Struct(">q")
-_SNAPSHOT_HEADER_VALUE = struct.Struct(">hq")  # SnapshotHeaderRecord v0: Version int16, LastContainedLogTimestamp
 
 _GiB = 1 << 30
 _WEEK_MS = 7 * 24 * 3600 * 1000
@@ -543,38 +542,19 @@ class SegmentedLog(BaseLog):
             return None
 
     def snapshot_timestamp(self, snapshot_id: SnapshotId) -> int | None:
-        """The snapshot header's LastContainedLogTimestamp (file mtime if the header cannot be read)."""
-        reader = self.read_snapshot(snapshot_id)
-        if reader is None:
-            return None
-        try:
-            head = reader.slice(0, 1 << 16)
-            for batch in read_batches(head, validate=False):
-                for record in batch:
-                    if record.value is not None and len(record.value) >= _SNAPSHOT_HEADER_VALUE.size:
-                        return _SNAPSHOT_HEADER_VALUE.unpack_from(record.value)[1]
-                    break
-                break
-        except Exception:
-            pass
-        finally:
-            reader.close()
+        """The snapshot header's LastContainedLogTimestamp, or the file's mtime if the header cannot be read."""
+        ts = super().snapshot_timestamp(snapshot_id)
+        if ts is not None or snapshot_id not in self._snapshots:
+            return ts
         try:
             return int(os.path.getmtime(snapshot_path(self.directory, snapshot_id)) * 1000)
         except OSError:
             return None
 
-    def maybe_clean(self, now_ms: int | None = None, **_ignored) -> bool:  # type: ignore[override]
-        """Apply ``metadata.max.retention.bytes`` / ``.ms``: advance the log start to newer snapshots (deleting
-        whole segments below them) while the oldest snapshot is too old or log + snapshots are too big."""
-        self._check_writable()
-        return super().maybe_clean(
-            self._clock() if now_ms is None else now_ms,
-            retention_bytes=self.retention_bytes,
-            retention_ms=self.retention_ms,
-            log_size=self.size_in_bytes(),
-            snapshot_timestamp=self.snapshot_timestamp,
-        )
+    def maybe_clean(self, now_ms: int | None = None) -> bool:
+        """Apply ``retention_bytes`` / ``retention_ms`` (see ``BaseLog.maybe_clean``); ``now_ms`` defaults to the
+        log's clock."""
+        return super().maybe_clean(self._clock() if now_ms is None else now_ms)
 
     # ------------------------------------------------------------------------------------------------ closing
 

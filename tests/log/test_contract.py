@@ -341,3 +341,16 @@ def test_io_error_is_fail_stop(harness, batch):
     assert log.end_offset() == 2
     fill(log, batch, [(2, 1)])
     assert log.end_offset() == 3
+
+
+def test_retention_on_both_logs(harness, batch):
+    log = harness.open()
+    log.retention_bytes, log.retention_ms = 0, -1
+    fill(log, batch, [(1, 3), (1, 3), (1, 3)])
+    log.update_high_watermark(9)
+    assert not log.maybe_clean(0)  # no snapshot: nothing may go
+    write_snapshot(log, SnapshotId(3, 1))
+    assert not log.maybe_clean(0)  # only one snapshot: it is the latest and is kept
+    write_snapshot(log, SnapshotId(6, 1))
+    assert log.maybe_clean(0)
+    assert list(log.snapshot_ids()) == [SnapshotId(6, 1)] and log.start_offset() == 6
