@@ -11,7 +11,7 @@ not yet know the broker's versions can read them (KIP-511).
 Public API::
 
     FrameSplitter(max_size=DEFAULT_MAX_FRAME)      .feed(data) -> list[bytes]   # complete frames, no prefix
-    frame(chunks) -> list                           # prepend the int32 size to a chunk list
+    frame(chunks) -> list                           # prepend the int32 size; join small chunks, keep records by reference
     decode_request_header(frame) -> (RequestHeader, body_pos)
     decode_request(frame) -> Request(header, api, version, body)   # UnsupportedVersionError carries correlation_id
     encode_request(body, version, correlation_id, client_id="kraftwire") -> list   # framed chunks
@@ -36,10 +36,32 @@ API_VERSIONS_KEY = 18
 _SIZE = wt.INT32
 
 
+#: Chunks at least this large (records payloads) are passed through by reference; smaller neighbours are
+#: joined, so a transport's ``writelines`` gets a few buffers instead of one per field.
+ZERO_COPY_MIN = 16 * 1024
+
+
+def coalesce(chunks: list, zero_copy_min: int = ZERO_COPY_MIN) -> list:
+    """Join runs of small chunks; keep chunks of ``zero_copy_min`` bytes or more as the caller's objects."""
+    out: list = []
+    run: list = []
+    for c in chunks:
+        if len(c) >= zero_copy_min:
+            if run:
+                out.append(b"".join(run))
+                run = []
+            out.append(c)
+        else:
+            run.append(c)
+    if run:
+        out.append(b"".join(run))
+    return out
+
+
 def frame(chunks: list) -> list:
-    """Prepend the int32 size prefix to *chunks* (in place) and return the list."""
+    """Prepend the int32 size prefix to *chunks* and coalesce small chunks (see :func:`coalesce`)."""
     chunks.insert(0, _SIZE.pack(sum(map(len, chunks))))
-    return chunks
+    return coalesce(chunks)
 
 
 class FrameSplitter:

@@ -212,9 +212,17 @@ def _make_class(info: StructInfo, qualname: str, base: type) -> type:
     body.append("    self._unknown_tags = _unknown_tags")
     params.append("_unknown_tags=None")
     src = f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body) + "\n"
+    # __eq__ compares the declared fields as one tuple (the encoder compares tagged structs to defaults)
+    own = "".join(f"self.{a}, " for a in attrs)
+    other = "".join(f"other.{a}, " for a in attrs)
+    src += ("def __eq__(self, other):\n"
+            "    if type(other) is not type(self):\n"
+            "        return NotImplemented\n"
+            f"    return ({own}) == ({other})\n")
     exec(compile(src, f"<kraftwire init {qualname}>", "exec"), ns)
     cls = type(qualname.rsplit(".", 1)[-1], (base,), {"__slots__": tuple(attrs) + ("_unknown_tags",),
-                                                      "__init__": ns["__init__"], "_info": info})
+                                                      "__init__": ns["__init__"], "__eq__": ns["__eq__"],
+                                                      "__hash__": None, "_info": info})
     cls.__qualname__ = qualname
     cls.__module__ = __name__
     info.cls = cls

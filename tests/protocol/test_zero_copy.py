@@ -42,3 +42,14 @@ def test_bytes_fields_decode_to_bytes_and_records_to_views():
             protocols=[J.JoinGroupRequestProtocol(name="range", metadata=b"\x00\x01")])
     back = codec.decode(J, codec.encode(req, 6), 6)
     assert type(back.protocols[0].metadata) is bytes
+
+
+def test_framed_output_is_few_chunks_with_records_by_reference():
+    F = m.FetchResponse
+    resp = F(responses=[F.FetchableTopicResponse(topic="t", partitions=[
+        F.PartitionData(partition_index=i, records=RECORDS if i == 1 else b"small") for i in range(3)])])
+    chunks = framing.encode_response(resp, 12, 1)
+    assert len(chunks) == 3 and chunks[1] is RECORDS  # [size+header+fields, records, trailing fields]
+    assert b"".join(chunks) == b"".join(framing.frame(codec.encode_chunks(m.ResponseHeader(correlation_id=1), 1)
+                                                      + codec.encode_chunks(resp, 12)))
+    assert len(framing.encode_response(m.FetchResponse(), 12, 1)) == 1
