@@ -100,7 +100,7 @@ class Driver:
         self._gated: deque[tuple[int, tuple[m.Message, ...]]] = deque()
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
-        self._busy = False
+        self._poll_soon = False
         self._last_view = None
         self.flushes = 0
         self.flush_ms_total = 0.0
@@ -210,9 +210,14 @@ class Driver:
             else:
                 self._gated.append((target, ready.send_after_flush))
                 self._flush_wanted = True
-        # 6. high watermark
+        # 6. high watermark. The core hands committed batches to its listeners from the log's high watermark, which
+        # is only applied here, after the core returned: poll once more right away so the commit is delivered now
+        # rather than at the next timer or message (up to a linger period later).
         if ready.high_watermark is not None:
             lg.update_high_watermark(ready.high_watermark)
+            if self._loop is not None and not self._poll_soon:
+                self._poll_soon = True
+                self._loop.call_soon(self._poll_now)
         # 7. snapshots
         for op in ready.snapshot_ops:
             self._snapshot_op(op)
@@ -245,6 +250,10 @@ class Driver:
             self._timer.cancel()
         delay = max(0, wake_ms - now_ms()) / 1000.0
         self._timer = self._loop.call_later(delay, self._on_timer)
+
+    def _poll_now(self) -> None:
+        self._poll_soon = False
+        self.poll()
 
     def _on_timer(self) -> None:
         self._timer = None
