@@ -354,3 +354,18 @@ def test_retention_on_both_logs(harness, batch):
     write_snapshot(log, SnapshotId(6, 1))
     assert log.maybe_clean(0)
     assert list(log.snapshot_ids()) == [SnapshotId(6, 1)] and log.start_offset() == 6
+
+
+def test_a_record_level_defect_under_a_valid_crc_is_refused(harness, batch):
+    import crc32c
+    import struct
+
+    log = harness.open()
+    good = bytearray(batch(2))
+    # Break the first record's offset delta (a zig-zag varint right after its length and attributes) and
+    # recompute the CRC, so only a record-level check can catch it.
+    good[61 + 1 + 1 + 1] = 0x08
+    good[17:21] = struct.pack(">I", crc32c.crc32c(bytes(good[21:])))
+    with pytest.raises(InvalidAppendError, match="offset delta mismatch"):
+        log.append_as_leader(bytes(good), 1)
+    assert log.end_offset() == 0
