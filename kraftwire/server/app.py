@@ -178,6 +178,12 @@ class Node:
         Prospective and Follower forever. Kafka's ProspectiveState keeps the leader id, so the rule does not fire
         there; we drop the leader id from such answers (the epoch, the only safety-relevant fact, is kept)."""
         assert self.driver is not None and self.raft is not None
+        if isinstance(response, m.Response) and response.error != m.NONE:
+            self.metrics.inc("raft_response_errors_total", api=type(response).__name__.replace("Response", ""),
+                             error=m.error_name(response.error), direction="received")
+            if response.error == m.INCONSISTENT_CLUSTER_ID:
+                log.warning("node %d refused our %s: its cluster id differs from ours (%s); check meta.properties",
+                            response.src, type(response).__name__.replace("Response", "Request"), self.cluster_id)
         if (isinstance(response, m.VoteResponse) and response.pre_vote and response.leader_epoch == self.raft.epoch
                 and response.leader_id != NO_ID):
             response = dataclasses.replace(response, leader_id=NO_ID)
@@ -192,6 +198,9 @@ class Node:
         if entry is None:
             return  # the asking connection is gone
         conn, wire_cid, api_key, version = entry
+        if isinstance(msg, m.Response) and msg.error != m.NONE:
+            self.metrics.inc("raft_response_errors_total", api=type(msg).__name__.replace("Response", ""),
+                             error=m.error_name(msg.error), direction="sent")
         if isinstance(msg, m.Response) and msg.error == m.INCONSISTENT_CLUSTER_ID:
             log.warning("refused a %s from %s (node %d): its cluster id differs from ours (%s)", type(msg).__name__
                         .replace("Response", "Request"), conn.peer, msg.dst, self.cluster_id)
