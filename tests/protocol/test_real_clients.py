@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import textwrap
@@ -43,7 +44,8 @@ def _topic_id(name: str) -> uuid.UUID:
 
 
 class CaptureServer:
-    def __init__(self) -> None:
+    def __init__(self, advertised: dict | None = None) -> None:
+        self.advertised = dict(ADVERTISED if advertised is None else advertised)
         self.sock = socket.socket()
         self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self.sock.bind(("127.0.0.1", 0))
@@ -101,13 +103,13 @@ class CaptureServer:
             req = framing.decode_request(frame)
         except UnsupportedVersionError as exc:
             if exc.api_key == 18:
-                body, version = api_versions_response(ADVERTISED, exc.api_version)
+                body, version = api_versions_response(self.advertised, exc.api_version)
                 return framing.encode_response(body, version, exc.correlation_id)
             self.errors.append(repr(exc))
             return None
         key, v, cid, body = req.api.key, req.version, req.header.correlation_id, req.body
         if key == 18:
-            resp, v = api_versions_response(ADVERTISED, v)
+            resp, v = api_versions_response(self.advertised, v)
         elif key == 3:
             resp = self._metadata(body, v)
         elif key == 0:
@@ -287,3 +289,31 @@ def test_all_clients_together_cover_the_client_apis():
     union = set().union(*SEEN.values())
     for name in ("Metadata", "Produce", "Fetch", "ListOffsets", "FindCoordinator", "JoinGroup"):
         assert m.api(name).key in union, name
+
+
+# KIP-511 with real clients: advertise ApiVersions only up to v2, so each client's first ApiVersions request
+# (kafka-python v4, librdkafka v3) gets error 35 in a v0 body; the client must retry lower and go on.
+FALLBACK = {
+    "kafka-python": (4, KAFKA_PYTHON),
+    "confluent-kafka": (3, CONFLUENT),
+}
+
+
+@pytest.mark.parametrize("client", list(FALLBACK))
+def test_real_clients_follow_the_kip_511_fallback(client):
+    _module_present(client)
+    first_version, _ = FALLBACK[client]
+    server = CaptureServer(advertised={**ADVERTISED, 18: (0, 2)})
+    try:
+        log = _drive(client, server)
+    finally:
+        server.close()
+    assert not server.errors, server.errors
+    sent = []
+    for frame in server.frames:
+        key, version = struct.unpack_from(">hh", frame, 0)
+        sent.append((key, version))
+    api_versions_sent = [v for k, v in sent if k == 18]
+    assert api_versions_sent and api_versions_sent[0] == first_version, (sent, log)
+    assert any(v <= 2 for v in api_versions_sent), (sent, log)
+    assert any(k == 3 for k, _ in sent), f"{client} did not go on to Metadata after the fallback: {sent}\n{log}"
