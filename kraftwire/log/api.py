@@ -204,8 +204,9 @@ class ReplicatedLog(LogView, Protocol):
     def update_high_watermark(self, offset: int) -> None: ...
 
     def create_new_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotWriter | None:
-        """A writer for a snapshot produced locally; ``None`` if that id already exists. Raises if the id is above the
-        high watermark or not on a batch boundary."""
+        """A writer for a snapshot produced locally; ``None`` if that id already exists or ends below the log start
+        (as Kafka). Raises ``InvalidSnapshotIdError`` if the id is above the high watermark, not VALID for
+        ``validate_offset_and_epoch``, or not on a batch boundary."""
         ...
 
     def store_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotWriter:
@@ -214,7 +215,9 @@ class ReplicatedLog(LogView, Protocol):
         ...
 
     def delete_before_snapshot(self, snapshot_id: SnapshotId) -> bool:
-        """Advance the log start to ``snapshot_id.end_offset`` (deleting older segments and snapshots)."""
+        """Advance the log start to ``snapshot_id.end_offset`` (deleting whole segments below it and older
+        snapshots). Does nothing and returns False unless ``snapshot_id`` is a known snapshot above the current log
+        start, at or below the latest snapshot and the high watermark."""
         ...
 
     def snapshot_ids(self) -> Iterator[SnapshotId]: ...
