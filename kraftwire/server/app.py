@@ -37,6 +37,8 @@ from kraftwire.server.settings import NodeSettings
 log = logging.getLogger("kraftwire.node")
 
 PERFORMANCE_TEST_TOPIC = "__raft_performance_test"
+#: client id of a DescribeQuorum a non-leader forwards to the leader; such a request is never forwarded again
+FORWARD_CLIENT_ID = "kraftwire-forward"
 DESCRIBE_CLUSTER, METADATA = 60, 3
 
 
@@ -247,6 +249,8 @@ class Node:
             return
         leader = self.raft.quorum.leader_id
         voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
+        if request.header.client_id == FORWARD_CLIENT_ID:
+            voter = None  # views differ (an election is under way): answer, do not forward in a circle
         if voter is None:
             R = w.DescribeQuorumResponse
             body = R(error_code=0, topics=[R.TopicData(topic_name=names[0], partitions=[R.PartitionData(
@@ -260,7 +264,8 @@ class Node:
         version, wire_cid = request.version, request.header.correlation_id
         try:
             body = await request_once(voter.host, voter.port, request.body, version,
-                                      timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000)
+                                      timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000,
+                                      client_id=FORWARD_CLIENT_ID)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
             R = w.DescribeQuorumResponse

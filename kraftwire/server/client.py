@@ -47,8 +47,9 @@ class KafkaConnection:
             pass
 
 
-async def request_once(host: str, port: int, body, version: int, *, timeout: float = 10.0):
-    conn = await KafkaConnection.open(host, port, timeout=timeout)
+async def request_once(host: str, port: int, body, version: int, *, timeout: float = 10.0,
+                       client_id: str = "kraftwire-admin"):
+    conn = await KafkaConnection.open(host, port, timeout=timeout, client_id=client_id)
     try:
         return await conn.request(body, version, timeout=timeout)
     finally:

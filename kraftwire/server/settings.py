@@ -118,6 +118,9 @@ class NodeSettings:
         if "controller" not in roles:
             raise ConfigError("process.roles", ",".join(roles),
                               "kraftwire runs the Raft quorum: the controller role is required")
+        if "broker" in roles:
+            warnings.append("process.roles includes broker: this node runs the controller (Raft quorum) part; "
+                            "client-facing broker APIs are served only where kraftwire implements them")
         if config.node_id < 0:
             raise ConfigError("node.id", props.get("node.id", "(missing)"), "a node id >= 0 is required")
         protocol_map = _parse_protocol_map(config.listener_security_protocol_map)
