@@ -15,7 +15,7 @@ Files in the partition directory::
 
 The three offset checkpoints use Kafka's offset-checkpoint text (``0``, count, ``<topic> <partition> <offset>``).
 
-Recovery on open: after a clean shutdown, segments are trusted (index files loaded if sane, else rebuilt from
+Recovery on open (``loader.py``): after a clean shutdown, segments are trusted (index files loaded if sane, else rebuilt from
 headers). After a crash, every segment from the recovery point on is validated with the codec's validate-only path
 (framing + CRC-32C) plus contiguous offsets and non-decreasing epochs; the file is cut (and fsynced) after the last
 valid batch and later segments are deleted, so no byte that failed validation is ever served. The epoch cache is
@@ -36,42 +36,40 @@ import bisect
 import errno
 import fcntl
 import os
-import re
 import struct
 import time
 import uuid
 from typing import Callable
 
 from kraftwire.config import Config
-from kraftwire.errors import LogError, LogIOError, LogLockedError
-from kraftwire.ids import METADATA_TOPIC_ID, SnapshotId
+from kraftwire.errors import LogIOError
+from kraftwire.ids import SnapshotId
 from kraftwire.log.api import RawSnapshotReader, RawSnapshotWriter
 from kraftwire.log.base import BaseLog
 from kraftwire.log.checkpoint import (
     LeaderEpochCheckpointFile,
     OffsetCheckpointFile,
-    PartitionMetadataFile,
     fsync_dir,
     write_atomic,
 )
-from kraftwire.log.epoch_cache import CheckpointFormatError, LeaderEpochCache
-from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from kraftwire.log.epoch_cache import LeaderEpochCache
+from kraftwire.log.loader import (
+    CLEAN_SHUTDOWN,
+    HIGH_WATERMARK_CHECKPOINT,
+    LOCK_FILE,
+    LOG_START_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    load,
+)
+from kraftwire.log.segment import LogSegment
 from kraftwire.records import MAX_BATCH_SIZE, BatchInfo
 from kraftwire.records import api as layout
-from kraftwire.snapshot.paths import SnapshotFileKind, deleted_path, parse_snapshot_path, snapshot_path
+from kraftwire.snapshot.paths import deleted_path, snapshot_path
 from kraftwire.snapshot.reader import FileRawSnapshotReader
 from kraftwire.snapshot.writer import FileRawSnapshotWriter
 
 __all__ = ["SegmentedLog", "partition_dir", "CLEAN_SHUTDOWN", "LOCK_FILE"]
 
-CLEAN_SHUTDOWN = "clean-shutdown"
-LOCK_FILE = ".lock"
-HIGH_WATERMARK_CHECKPOINT = "high-watermark-checkpoint"
-LOG_START_CHECKPOINT = "log-start-offset-checkpoint"
-RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
-
-_SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
-_STRAY_SUFFIXES = (".deleted", ".cleaned", ".swap", ".tmp")
 _I64 = struct.Struct(">q")
 
 _GiB = 1 << 30
@@ -171,154 +169,7 @@ class SegmentedLog(BaseLog):
     # ------------------------------------------------------------------------------------------------ opening
 
     def _open(self, topic_id: uuid.UUID | None) -> None:
-        created = not os.path.isdir(self.directory)
-        if created:
-            os.makedirs(self.directory, exist_ok=True)
-            fsync_dir(os.path.dirname(self.directory))
-        self._lock_fd = os.open(self._path(LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(self._lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(self._lock_fd)
-            self._lock_fd = -1
-            raise LogLockedError(f"{self.directory} is locked by another process (or another open log)") from None
-
-        pm = PartitionMetadataFile(self.directory)
-        existing = pm.read()
-        if existing is None:
-            pm.write(topic_id or METADATA_TOPIC_ID)
-            self.topic_id = topic_id or METADATA_TOPIC_ID
-        else:
-            if topic_id is not None and topic_id != existing:
-                raise LogError(f"{self.directory} holds topic id {existing}, not {topic_id}")
-            self.topic_id = existing
-
-        clean = os.path.exists(self._path(CLEAN_SHUTDOWN))
-        if clean:
-            os.unlink(self._path(CLEAN_SHUTDOWN))
-            fsync_dir(self.directory)
-        self._remove_strays()
-
-        start_cp = self._offset_file(LOG_START_CHECKPOINT).read() or 0
-        recovery_point = self._offset_file(RECOVERY_POINT_CHECKPOINT).read() or 0
-        bases = sorted(
-            int(m.group(1)) for m in (_SEGMENT_NAME.match(n) for n in os.listdir(self.directory)) if m is not None
-        )
-        cache = self._load_epoch_cache()
-        recovered_epochs: list[tuple[int, int]] = []
-        expected: int | None = None
-        prev_epoch = -1
-        trusted_below = recovery_point if not clean else float("inf")
-        for i, base in enumerate(bases):
-            seg = LogSegment(self.directory, base, index_interval_bytes=self.index_interval_bytes,
-                             max_batch_size=self.max_batch_size)
-            self._segments.append(seg)
-            self._bases.append(base)
-            if expected is not None and base != expected:
-                self.recovery_report.append(f"segment {base} does not follow the previous one (expected {expected})")
-                self._drop_segments_from(i)
-                break
-            next_base = bases[i + 1] if i + 1 < len(bases) else None
-            if clean or (next_base is not None and next_base <= trusted_below):
-                seg.load_trusted(use_index_files=True)
-                trusted_ok = next_base is None or seg.next_offset == next_base
-            else:
-                trusted_ok = False
-            if not trusted_ok:
-                result = seg.recover(base, prev_epoch)
-                recovered_epochs.extend(result.epochs)
-                if result.reason:
-                    self.recovery_report.append(f"{seg.path}: {result.reason}; cut {result.truncated_bytes} bytes")
-            expected = seg.next_offset
-            if seg.last_epoch >= 0:
-                prev_epoch = seg.last_epoch
-        if not self._segments:
-            self._new_segment(start_cp)
-        self._start = max(start_cp, self._segments[0].base_offset)
-        self._end = self._segments[-1].next_offset
-        if self._start > self._end:
-            self._drop_segments_from(0)
-            self._new_segment(self._start)
-            self._end = self._start
-        self.recovery_report.insert(0, "clean" if clean else "recovered")
-
-        # Epoch cache: the checkpoint cut at the recovered end, plus what recovery saw.
-        if cache is None:
-            cache = self._rebuild_epoch_cache()
-        before = cache.entries()
-        for epoch, offset in recovered_epochs:
-            if epoch >= 0:
-                cache.assign(epoch, offset)
-        # After a crash an epoch starting at the end offset may belong to lost batches (the memory log drops it
-        # too); after a clean shutdown it was durable (initialize_leader_epoch with no batch yet) and stays.
-        cache.truncate_from_start(self._start)
-        cache.truncate_from_end(self._end + 1 if clean else self._end)
-        self._cache = cache
-        if cache.entries() != before or not os.path.exists(self._path(LeaderEpochCheckpointFile.NAME)):
-            LeaderEpochCheckpointFile(self.directory).write(cache.entries())
-
-        self._load_snapshots()
-        if self._start > 0 and not any(s.end_offset >= self._start for s in self._snapshots):
-            raise LogError(
-                f"inconsistent snapshot state in {self.directory}: the log starts at {self._start} but no snapshot "
-                "covers that offset"
-            )
-
-        # Everything kept is durable now: fsync what recovery looked at and checkpoint the recovery point.
-        for seg in self._segments:
-            if seg is not self._segments[-1] and seg.indexes_dirty:
-                seg.on_become_inactive()
-                seg.write_indexes(fsync=True)
-            os.fsync(seg.fd)
-            seg.flushed_size = seg.size
-        fsync_dir(self.directory)
-        self._offset_file(RECOVERY_POINT_CHECKPOINT).write(self._segments[-1].base_offset)
-        self._flushed = self._end
-        hw = self._offset_file(HIGH_WATERMARK_CHECKPOINT).read()
-        self._hwm = max(self._start, min(hw if hw is not None else 0, self._end))
-        self._hw_written = hw
-        self._hw_written_ms = self._clock()
-        self.truncate_to_latest_snapshot()
-
-    def _remove_strays(self) -> None:
-        for name in os.listdir(self.directory):
-            path = self._path(name)
-            parsed = parse_snapshot_path(name)
-            if parsed is not None and parsed.kind is not SnapshotFileKind.FROZEN:
-                os.unlink(path)
-            elif name.endswith(_STRAY_SUFFIXES):
-                os.unlink(path)
-            elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
-                stem = name.rsplit(".", 1)[0]
-                if not os.path.exists(self._path(stem + LOG_SUFFIX)):
-                    os.unlink(path)
-
-    def _load_epoch_cache(self) -> LeaderEpochCache | None:
-        try:
-            entries = LeaderEpochCheckpointFile(self.directory).read()
-        except (CheckpointFormatError, ValueError):
-            return None
-        if not entries and not os.path.exists(self._path(LeaderEpochCheckpointFile.NAME)):
-            return None
-        return LeaderEpochCache(entries)
-
-    def _rebuild_epoch_cache(self) -> LeaderEpochCache:
-        cache = LeaderEpochCache()
-        for seg in self._segments:
-            for base, _last, epoch, _pos, _size, _ts in seg.scan_headers(0, seg.size):
-                if epoch >= 0:
-                    cache.assign(epoch, base)
-        return cache
-
-    def _load_snapshots(self) -> None:
-        for name in os.listdir(self.directory):
-            parsed = parse_snapshot_path(name)
-            if parsed is None or parsed.kind is not SnapshotFileKind.FROZEN:
-                continue
-            if parsed.snapshot_id.end_offset < self._start:
-                os.unlink(parsed.path if os.path.isabs(parsed.path) else self._path(name))
-                continue
-            self._snapshots[parsed.snapshot_id] = os.path.getsize(self._path(name))
+        load(self, topic_id)
 
     # ------------------------------------------------------------------------------------------------ segments
 
