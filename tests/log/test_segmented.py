@@ -264,3 +264,28 @@ def test_reads_are_immutable_bytes_across_truncation(tmp_path):
     assert r.records == snapshot
     assert [b.base_offset for b in read_batches(log.read(0, 1 << 20).records)] == [0, 1]
     log.close()
+
+
+def test_batches_written_by_kafka_python_are_stored_and_served_unchanged(tmp_path):
+    from kafka.record.default_records import DefaultRecordBatchBuilder
+
+    def kafka_batch(codec: int) -> bytes:
+        b = DefaultRecordBatchBuilder(magic=2, compression_type=codec, is_transactional=False, producer_id=-1,
+                                      producer_epoch=-1, base_sequence=-1, batch_size=1 << 20)
+        for i in range(4):
+            b.append(i, timestamp=1_700_000_000_000 + i, key=b"k%d" % i, value=b"payload-%d" % i * 5, headers=[])
+        return bytes(b.build())
+
+    log = SegmentedLog(str(tmp_path / "t-0"))
+    sent = [kafka_batch(0), kafka_batch(1)]  # uncompressed and gzip
+    for data in sent:
+        log.append_as_leader(data, 2)
+    served = log.read(0, 1 << 20).records
+    batches = list(read_batches(served))
+    assert [(b.base_offset, b.last_offset, b.partition_leader_epoch, b.compression) for b in batches] == [
+        (0, 3, 2, "none"), (4, 7, 2, "gzip")]
+    # Byte for byte what the client sent, apart from the base offset and leader epoch the leader stamps.
+    for b, original in zip(batches, sent):
+        assert bytes(b.buffer)[16:] == original[16:] and bytes(b.buffer)[8:12] == original[8:12]
+    assert [r.value for r in batches[1]] == [b"payload-%d" % i * 5 for i in range(4)]
+    log.close()
