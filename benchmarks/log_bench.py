@@ -110,6 +110,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | {mbs:.0f} | {bps:.0f} |")
         print(f"| ratio log/raw | {raw_s / log_s:.0%} | |")
 
+        # Smaller batches (the test-server's shapes): the fixed per-append cost shows here.
+        print()
+        print("| batch shape | raw write+fsync batches/s | append+flush batches/s | ratio |")
+        print("|---|---|---|---|")
+        for count, size in ((100, 256), (1, 256)):
+            small = make_batch(count, size)
+            n = max(50, args.batches)
+            raw_t, log_t = [], []
+            for r in range(args.rounds):
+                raw_t.append(bench_raw(os.path.join(parent, "raw.bin"), small, n))
+                log_t.append(bench_log(os.path.join(parent, f"small{count}-{r}", "t-0"), small, n))
+            rs, ls = statistics.median(raw_t), statistics.median(log_t)
+            print(f"| {count} x {size} B ({len(small)} B) | {n / rs:.0f} | {n / ls:.0f} | {rs / ls:.0%} |")
+
         # Reopen of a large log.
         d = os.path.join(parent, "big", "t-0")
         log = SegmentedLog(d, segment_bytes=args.segment_mib * MiB)
