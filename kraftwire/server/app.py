@@ -16,7 +16,7 @@ import socket
 import time
 from dataclasses import replace
 
-from kraftwire.errors import ConfigError, KraftwireError, StorageNotFormattedError
+from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
 from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
@@ -100,11 +100,18 @@ class Node:
         self.cluster_id = meta.cluster_id
         self.directory_id = meta.directory_id
         self.topic = wire.Topic(s.topic, topic_id_for(s.topic))
-        self.log = SegmentedLog.from_config(s.config, topic_id=self.topic.topic_id)
+        try:
+            self.log = SegmentedLog.from_config(s.config, topic_id=self.topic.topic_id)
+        except LogError as exc:
+            raise StartupError(f"cannot open the log in {s.partition_dir}: {exc}") from exc
         if self.log.recovery_report:
             log.info("log %s opened: %s", self.log.directory, "; ".join(self.log.recovery_report))
         store = FileQuorumStateStore(self.log.directory)
-        stored = election_from_store(store.read())
+        try:
+            stored = election_from_store(store.read())
+        except LogError as exc:
+            self.log.close()
+            raise StartupError(f"cannot read {store.path}: {exc}") from exc
         raft_config = s.raft_config(self.cluster_id)
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:

@@ -83,6 +83,8 @@ def test_raft_request_from_another_cluster_gets_inconsistent_cluster_id(make_clu
     assert cid == 31
     p = answer.topics[0].partitions[0]
     assert p.error_code == 104 and not p.vote_granted  # INCONSISTENT_CLUSTER_ID
+    second = _start(e2e, node.config)  # the same log directory while the node runs: refused, the node unharmed
+    assert second.returncode == 1 and "cannot open the log" in second.stderr, second.stderr
     after = cluster.wait_for_leader()
     assert after.leader_id == 1 and after.leader_epoch == part.leader_epoch  # nothing else happened
     assert cluster.stop_all() == {1: 0}
