@@ -112,6 +112,10 @@ class SegmentedLog(BaseLog):
         clock_ms: Callable[[], int] | None = None,
         high_watermark_checkpoint_interval_ms: int = 5000,
     ) -> None:
+        if not 0 < segment_bytes <= 2**31 - 1:
+            raise ValueError(f"segment_bytes {segment_bytes} must be in [1, 2^31 - 1] (index positions are int32)")
+        if index_interval_bytes < 0:
+            raise ValueError(f"index_interval_bytes {index_interval_bytes} must be >= 0")
         self.directory = os.path.abspath(directory)
         self.topic = _topic_of(self.directory)
         self.segment_bytes = segment_bytes
@@ -241,6 +245,9 @@ class SegmentedLog(BaseLog):
             active.append(data, infos, stamps)
         except OSError as exc:
             raise self._fail(exc, "appending") from exc
+        except LogIOError as exc:  # a checkpoint written while rolling
+            self._set_failed(exc)
+            raise
 
     def _roll(self, base: int) -> LogSegment:
         old = self._segments[-1]

@@ -274,3 +274,25 @@ def test_snapshot_freeze_io_error_leaves_no_checkpoint_and_stops_the_log(tmp_pat
         log.append_as_leader(batch(1, 1), 1)  # fail-stop
     log.close()
     assert not (d / CLEAN_SHUTDOWN).exists()
+
+
+def test_io_error_while_rolling_is_fail_stop(tmp_path, monkeypatch):
+    d = tmp_path / "t-0"
+    log = SegmentedLog(str(d), segment_bytes=300)
+    log.append_as_leader(batch(4, 1), 1)
+    log.flush()
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", broken_replace)
+    with pytest.raises(LogIOError):
+        log.append_as_leader(batch(4, 1), 1)  # rolls: the recovery-point checkpoint cannot be written
+    monkeypatch.undo()
+    with pytest.raises(LogIOError, match="refuses writes"):
+        log.append_as_leader(batch(1, 1), 1)
+    log.close()
+    assert not (d / CLEAN_SHUTDOWN).exists()
+    log = SegmentedLog(str(d), segment_bytes=300)
+    assert log.end_offset() == 4
+    log.close()
