@@ -179,8 +179,9 @@ class RaftNode:
     # ================================================================================================================
     def _begin(self, now_ms: int) -> None:
         self._now = now_ms
+        self._flushed = min(self._flushed, self.log.end_offset())  # truncation takes durability with it
         if self._deferred_truncate is not None:  # Mutations.hw_before_truncate
-            self._b.log_ops.append(TruncateTo(self._deferred_truncate))
+            self.truncate(self._deferred_truncate)
             self._deferred_truncate = None
 
     def _finish(self, now_ms: int) -> Ready:
@@ -211,10 +212,13 @@ class RaftNode:
             return now_ms
         state = self.quorum.state
         times = [now_ms + self.config.fetch_timeout_ms]
-        for attr in ("election_deadline_ms", "fetch_deadline_ms", "backoff_until_ms", "check_quorum_deadline_ms"):
-            value = getattr(state, attr, None)
-            if value is not None:
-                times.append(value)
+        if isinstance(state, CandidateState) and state.backoff_until_ms is not None:
+            times.append(state.backoff_until_ms)
+        else:
+            for attr in ("election_deadline_ms", "fetch_deadline_ms", "check_quorum_deadline_ms"):
+                value = getattr(state, attr, None)
+                if value is not None:
+                    times.append(value)
         times.extend(o.deadline_ms for o in self._outstanding.values())
         times.extend(p.deadline_ms for p in self._parked.values())
         times.extend(t for t in self._retry_after.values() if t > now_ms)
@@ -224,7 +228,8 @@ class RaftNode:
             deadline = self._accumulator.next_deadline_ms()
             if deadline is not None:
                 times.append(deadline)
-        return max(now_ms, min(t for t in times if t < NEVER))
+        # every timer due now was handled by _tick: the next one is at least a millisecond away
+        return max(now_ms + 1, min(t for t in times if t < NEVER))
 
     # ================================================================================================================
     # requests out
@@ -284,6 +289,7 @@ class RaftNode:
             epoch == self.epoch
             and leader_id not in (NO_ID, self.local_id)
             and isinstance(self.quorum.state, (UnattachedState, ProspectiveState, CandidateState))
+            and self.quorum.election.leader_id != leader_id  # a prospective already knows (and left) that leader
         ):
             if leader_id not in (NO_ID, self.local_id):
                 self.become_follower(epoch, leader_id, now_ms)
@@ -464,6 +470,10 @@ class RaftNode:
 
     def wake_now(self) -> None:
         self._wake_now = True
+
+    def truncate(self, offset: int) -> None:
+        self._b.log_ops.append(TruncateTo(offset))
+        self._flushed = min(self._flushed, offset)
 
     def defer_truncate(self, offset: int) -> None:
         self._deferred_truncate = offset

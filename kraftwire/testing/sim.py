@@ -331,7 +331,8 @@ class Cluster:
         if node is None or node.raft is None:
             self.counters["undeliverable"] += 1
             return
-        self.trace(f"{msg.src}->{msg.dst} {describe_message(msg)}")
+        if self.trace_lines is not None:
+            self.trace(f"{msg.src}->{msg.dst} {describe_message(msg)}")
         self._execute(node, node.raft.handle(Received(msg), self.now))
 
     def partition(self, group_a, group_b, *, one_way: bool = False) -> None:
@@ -426,8 +427,8 @@ def describe_message(msg: m.Message) -> str:
         if msg.diverging_epoch is not None:
             extra = f", diverging={msg.diverging_epoch.epoch}:{msg.diverging_epoch.offset}"
         if msg.records:
-            r = validate_batches(msg.records, check_records=False)
-            extra += f", records={r.first_offset}..{r.last_offset}"
+            r = validate_batches(msg.records, check_records=False, stop_at_corruption=True)
+            extra += f", records={r.first_offset}..{r.last_offset}" + (", CORRUPT" if r.error else "")
         return f"FetchResponse(epoch={msg.leader_epoch}, error={m.error_name(msg.error)}, hw={msg.high_watermark}{extra})"
     if isinstance(msg, m.BeginQuorumEpochRequest):
         return f"BeginQuorumEpochRequest(epoch={msg.new_leader_epoch})"

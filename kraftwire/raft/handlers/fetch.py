@@ -19,7 +19,7 @@ from kraftwire.log.api import ValidationKind
 from kraftwire.raft import messages as m
 from kraftwire.raft.epoch_filter import filter_fetched
 from kraftwire.raft.leader import LeaderState
-from kraftwire.raft.ready import AppendAsFollower, TruncateTo
+from kraftwire.raft.ready import AppendAsFollower
 from kraftwire.raft.states import FollowerState, ResignedState, UnattachedState
 from kraftwire.records import validate_batches
 
@@ -118,6 +118,9 @@ def maybe_send_fetch(node, now_ms: int) -> None:
     dest = fetch_target(node)
     if dest is None or node.has_outstanding(m.FetchRequest) or now_ms < node._fetch_retry_ms:
         return
+    if node._b.log_ops:  # the log will change when this Ready runs: fetch from the new end next step
+        node.wake_now()
+        return
     log = node.log
     if log.end_offset() > node._flushed and not node.config.mutations.fetch_past_flush:
         node._b.flush = True
@@ -162,7 +165,7 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
             from kraftwire.raft.node import RaftFatalError
 
             raise RaftFatalError(f"node {node.local_id}: truncation to {target} below high watermark {node.high_watermark}")
-        node._b.log_ops.append(TruncateTo(target))
+        node.truncate(target)
         if resp.high_watermark >= 0:
             node.emit_high_watermark(min(target, resp.high_watermark))
         node.wake_now()  # fetch again from the truncated log
