@@ -145,13 +145,13 @@ class Cluster:
     ``log.dirs=<tmp>/kraft-logs-N``."""
 
     def __init__(self, base: str, n: int, *, command: str = "test-server", extra_args=(), extra_props: str = "",
-                 listener: str = "PLAINTEXT"):
+                 listener: str = "PLAINTEXT", observers: int = 0):
         self.base = base
         self.listener = listener
         self.command = command
         self.extra_args = list(extra_args)
         socks = [bind_listener() for _ in range(n)]
-        voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(socks, 1))
+        voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(socks[:n - observers], 1))
         cluster_id = kw("storage", "random-uuid").stdout.strip()
         self.cluster_id = cluster_id
         self.nodes: dict[int, NodeProc] = {}
