@@ -188,11 +188,17 @@ cdef inline int _varint(const uint8_t* d, Py_ssize_t* pp, Py_ssize_t end, int64_
     """A zig-zag varint (at most 5 bytes) bounded by end."""
     cdef Py_ssize_t p = pp[0]
     cdef uint8_t b
+    cdef uint64_t raw
     if p < end:
         b = d[p]
         if b < 0x80:
             out[0] = <int64_t>((b >> 1) ^ (0 - (b & 1)))
             pp[0] = p + 1
+            return 0
+        if p + 1 < end and d[p + 1] < 0x80:  # two bytes: lengths of 64..8191, small deltas
+            raw = (<uint64_t>(b & 0x7F)) | (<uint64_t>d[p + 1] << 7)
+            out[0] = <int64_t>((raw >> 1) ^ (<uint64_t>0 - (raw & 1)))
+            pp[0] = p + 2
             return 0
     return _varint_slow(d, pp, end, out, MAX_VARINT_BYTES, VARINT_LAST_BYTE_BAD, fixed)
 
@@ -200,11 +206,17 @@ cdef inline int _varint(const uint8_t* d, Py_ssize_t* pp, Py_ssize_t end, int64_
 cdef inline int _varlong(const uint8_t* d, Py_ssize_t* pp, Py_ssize_t end, int64_t* out, Py_ssize_t fixed) except -1:
     cdef Py_ssize_t p = pp[0]
     cdef uint8_t b
+    cdef uint64_t raw
     if p < end:
         b = d[p]
         if b < 0x80:
             out[0] = <int64_t>((b >> 1) ^ (0 - (b & 1)))
             pp[0] = p + 1
+            return 0
+        if p + 1 < end and d[p + 1] < 0x80:  # two bytes: lengths of 64..8191, small deltas
+            raw = (<uint64_t>(b & 0x7F)) | (<uint64_t>d[p + 1] << 7)
+            out[0] = <int64_t>((raw >> 1) ^ (<uint64_t>0 - (raw & 1)))
+            pp[0] = p + 2
             return 0
     return _varint_slow(d, pp, end, out, MAX_VARLONG_BYTES, VARLONG_LAST_BYTE_BAD, fixed)
 
