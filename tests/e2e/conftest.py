@@ -233,13 +233,14 @@ def make_cluster(tmp_path):
         cluster.close()
 
 
-def segment_batches(partition_dir: str) -> list[dict]:
-    """Every batch of a node's log (dump-log --json over its segments, in order)."""
+def segment_batches(partition_dir: str, *, check: bool = True) -> list[dict]:
+    """Every batch of a node's log (dump-log --json over its segments, in order); ``check=False`` accepts a torn
+    tail (dump-log then exits non-zero and reports it)."""
     files = sorted(os.path.join(partition_dir, f) for f in os.listdir(partition_dir) if f.endswith(".log"))
     if not files:
         return []
-    out = kw("dump-log", "--json", "--files", *files).stdout
-    return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    out = kw("dump-log", "--json", "--files", *files, check=check).stdout
+    return [b for b in (json.loads(line) for line in out.splitlines() if line.startswith("{")) if "base_offset" in b]
 
 
 class _Helpers:
