@@ -83,6 +83,7 @@ class RaftNode:
         self._wake_now = False
         self._fetch_retry_ms = 0
         self._deferred_persist: ElectionState | None = None
+        self._defer_vote_persist = False
         self._deferred_truncate: int | None = None
         self._listeners: list[ListenerContext] = []
         self._observer_target: int | None = None
@@ -197,8 +198,12 @@ class RaftNode:
             self._send_end_quorum_epoch(state, now_ms)
         self._deliver_commits()
         persist = self.quorum.take_pending_persist()
-        if self.config.mutations.reply_vote_before_persist:
+        if self._defer_vote_persist:  # Mutations.reply_vote_before_persist: the grant leaves, its record waits
+            self._defer_vote_persist = False
             persist, self._deferred_persist = self._deferred_persist, persist
+        elif self._deferred_persist is not None:
+            persist = persist or self._deferred_persist
+            self._deferred_persist = None
         if persist is not None:
             self._b.persist = persist
         self._ready_number += 1
@@ -258,8 +263,12 @@ class RaftNode:
         for cid in [c for c, o in self._outstanding.items() if o.deadline_ms <= now_ms]:
             out = self._outstanding.pop(cid)
             self.counters["request_timeouts"] += 1
-            if out.kind is m.FetchRequest and self._observer_target is not None:
-                self._observer_target = None  # try another voter
+            if out.kind is m.FetchRequest and not self.quorum.is_voter:
+                self.pick_observer_target()  # try another voter
+
+    def pick_observer_target(self) -> None:
+        voters = sorted(self.config.voters)
+        self._observer_target = voters[self.rng.randrange(0, len(voters))]
 
     def _match_response(self, response: m.Response) -> Outstanding | None:
         """The outstanding request this response answers, or None (unknown correlation id, wrong peer or type,
@@ -397,7 +406,7 @@ class RaftNode:
         if not self.quorum.is_voter:
             if isinstance(state, FollowerState) and now_ms >= state.fetch_deadline_ms:
                 state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
-                self._observer_target = None
+                self.pick_observer_target()  # the leader went quiet: ask any voter who leads now
             return
         if isinstance(state, UnattachedState):
             if now_ms >= state.election_deadline_ms:

@@ -34,10 +34,14 @@ def _commit_more(cluster: Cluster, what: str, amount: int = COMMIT_STEP) -> None
 
 
 def _all_caught_up(cluster: Cluster, what: str) -> None:
+    """Every node (all are restarted first) reaches the committed offset as of now."""
+    cluster.run_for(60)  # let pending graceful shutdowns finish before restarting everyone
+    for node_id in cluster.nodes:
+        cluster.restart(node_id)
     target = cluster.committed_offset()
-    running = [n for n in cluster.nodes.values() if n.running]
     cluster.run_until(
-        lambda: all(n.log.high_watermark() >= target for n in running), cluster.now + PHASE_DEADLINE_MS, what
+        lambda: all(n.log.high_watermark() >= target for n in cluster.nodes.values()),
+        cluster.now + PHASE_DEADLINE_MS, what,
     )
 
 
@@ -70,7 +74,6 @@ def leader_failover(seed: int, mutations: Mutations = Mutations()) -> Cluster:
         else:
             cluster.shutdown(old)
         _commit_more(cluster, f"commits after leader {old} stopped")
-        cluster.restart(old) if not cluster.nodes[old].running else None
         cluster.run_for(60)
         cluster.restart(old)
         _commit_more(cluster, f"commits after {old} restarted")

@@ -122,6 +122,7 @@ class Cluster:
         self.max_flush_delay_ms = max_flush_delay_ms
         self.replay = replay or f"python -m kraftwire.testing.replay --seed {seed}"
         self.counters: Counter[str] = Counter()
+        self.retired_counters: Counter[str] = Counter()  # counters of node incarnations that stopped
         self.trace_lines: list[str] | None = [] if trace else None
         voter_ids = frozenset(range(1, voters + 1))
         self.voter_ids = voter_ids
@@ -198,6 +199,7 @@ class Cluster:
             return
         self.counters["hard_kills"] += 1
         self.trace(f"node {node_id} killed")
+        self.retired_counters.update(node.raft.counters)
         node.raft = None
         node.next_poll_ms = None
         node.log.crash()
@@ -216,6 +218,7 @@ class Cluster:
         def stop() -> None:
             if node.raft is not None and node.incarnation == incarnation:
                 node.log.flush()
+                self.retired_counters.update(node.raft.counters)
                 node.raft = None
                 node.next_poll_ms = None
                 node.log.crash()  # nothing unflushed remains, so nothing is lost
@@ -408,6 +411,7 @@ class Cluster:
 
     def node_counters(self) -> Counter:
         total: Counter = Counter(self.counters)
+        total.update(self.retired_counters)
         for node in self.nodes.values():
             if node.raft is not None:
                 total.update(node.raft.counters)

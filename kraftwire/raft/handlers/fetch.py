@@ -96,8 +96,7 @@ def fetch_target(node) -> int | None:
         return state.leader_id if node._observer_target is None or node.quorum.is_voter else node._observer_target
     if not node.quorum.is_voter and isinstance(state, UnattachedState):
         if node._observer_target is None:
-            voters = sorted(node.config.voters)
-            node._observer_target = voters[node.rng.randrange(0, len(voters))]
+            node.pick_observer_target()
         return node._observer_target
     return None
 
@@ -144,7 +143,8 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     state = node.quorum.state
     if resp.error != m.NONE:
         node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
-        node._observer_target = None
+        if not node.quorum.is_voter:
+            node.pick_observer_target()
         return
     if not isinstance(state, FollowerState) or resp.src != state.leader_id:
         return

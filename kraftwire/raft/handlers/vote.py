@@ -76,6 +76,7 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
         already = getattr(state, "voted_key", None)
         if already is None or not already.matches(req.candidate_key):
             node.become_voted(req.candidate_epoch, req.candidate_key, now_ms)
+            node._defer_vote_persist = node.config.mutations.reply_vote_before_persist
         node.counters["votes_granted"] += 1
     answer(m.NONE, granted)
 
