@@ -178,8 +178,9 @@ class ReplicatedLog(LogView, Protocol):
 
     def truncate_to(self, offset: int) -> None:
         """Drop every batch whose last offset is at or above ``offset`` (a batch is never split, so the new end
-        offset may be below ``offset``); epoch-cache entries starting at or after the new end go too. Below the
-        high watermark it raises ``InvalidTruncationError``."""
+        offset may be below ``offset``); epoch-cache entries starting at or after the new end go too — also when no
+        batch goes and ``offset`` equals the end (an epoch initialised there with no batch yet). Beyond the end it
+        is a no-op. Below the high watermark it raises ``InvalidTruncationError``."""
         ...
 
     def truncate_to_end_offset(self, end: OffsetAndEpoch) -> int:

@@ -15,7 +15,9 @@ The semantics follow Kafka's ``ReplicatedLog`` defaults and ``KafkaMetadataLog``
   (the high watermark for COMMITTED, the log end for UNCOMMITTED), at least one batch, at most ``max_bytes``
   otherwise. ``LogFetchInfo.start_offset`` is the first returned batch's base offset.
 * ``truncate_to(o)`` drops every batch whose last offset is ≥ ``o`` (a batch is never split), so the end offset
-  becomes ≤ ``o``; epoch-cache entries starting at or after the new end go too (even when no batch was dropped).
+  becomes ≤ ``o``; epoch-cache entries starting at or after the new end go too, also when ``o`` is the end and no
+  batch goes (an epoch initialised with no batch yet: Kafka keeps it there, which can make a follower re-fetch the
+  same diverging answer forever).
 """
 
 from __future__ import annotations
@@ -231,7 +233,10 @@ class BaseLog:
             self._end = new_end
             self._flushed = min(self._flushed, new_end)
             self._hwm = min(self._hwm, new_end)
-        if self._cache.truncate_from_end(self._end):
+            cut = new_end
+        else:
+            cut = offset  # no batch goes; an epoch that starts at ``offset`` (== end: no batch yet) still does
+        if self._cache.truncate_from_end(cut):
             self._epoch_cache_changed()
 
     def truncate_to_end_offset(self, end: OffsetAndEpoch) -> int:

@@ -159,8 +159,11 @@ def test_truncate(harness, batch):
     log.truncate_to(7)  # mid-batch: the whole batch [6, 8] goes
     assert log.end_offset() == 6
     assert [(e.epoch, e.start_offset) for e in log.epoch_entries()] == [(1, 0), (2, 3)]
-    log.truncate_to(100)  # beyond the end: no-op
-    assert log.end_offset() == 6
+    log.initialize_leader_epoch(4)
+    log.truncate_to(100)  # beyond the end: no-op (the epoch starting at the end stays)
+    assert log.end_offset() == 6 and log.last_fetched_epoch() == 4
+    log.truncate_to(6)  # at the end: an epoch with no batch yet goes (see truncate_to_end_offset)
+    assert log.last_fetched_epoch() == 2
     log.truncate_to(3)
     assert log.end_offset() == 3 and log.last_fetched_epoch() == 1
     fill(log, batch, [(4, 2)])
