@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import errno
 import itertools
 import logging
 import random
@@ -130,7 +131,13 @@ class Node:
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock)
                 else:
-                    server = await loop.create_server(factory, ep.host or None, ep.port, reuse_address=True)
+                    try:
+                        server = await loop.create_server(factory, ep.host or None, ep.port, reuse_address=True)
+                    except OSError as exc:
+                        # "localhost" may also name ::1 on a host without IPv6: serve the IPv4 loopback then
+                        if ep.host != "localhost" or exc.errno not in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+                            raise
+                        server = await loop.create_server(factory, "127.0.0.1", ep.port, reuse_address=True)
                 self._servers.append(server)
                 addr = server.sockets[0].getsockname()
                 self.bound[ep.name] = (addr[0], addr[1])
