@@ -1,0 +1,230 @@
+"""RaftNode rules, one node at a time (the simulation covers them in combination)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from kraftwire.errors import NotLeaderError, RecordTooLargeError
+from kraftwire.ids import NO_ID, OffsetAndEpoch, ReplicaKey
+from kraftwire.log.memory import MemoryLog
+from kraftwire.raft import messages as m
+from kraftwire.raft.election import ElectionState
+from kraftwire.raft.events import Received
+from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
+
+
+def vote_request(epoch, cand=2, dst=1, last_epoch=0, last=0, pre=False, cid=77):
+    return m.VoteRequest(cand, dst, cid, "kraftwire", candidate_epoch=epoch, candidate_key=ReplicaKey(cand),
+                         voter_id=dst, last_offset_epoch=last_epoch, last_offset=last, pre_vote=pre)
+
+
+def fetch(src, offset, last_epoch, epoch, cid=5, wait=0, dst=1):
+    return m.FetchRequest(src, dst, cid, "kraftwire", replica_id=src, replica_epoch=-1, current_leader_epoch=epoch,
+                          fetch_offset=offset, last_fetched_epoch=last_epoch, max_wait_ms=wait, max_bytes=1 << 20)
+
+
+def make_leader(harness, voters=(1, 2, 3)):
+    h = harness(voters=voters, pre_vote=False)
+    sent = h.poll(at=250)  # election timeout -> candidate epoch 1
+    for req in [s for s in sent if isinstance(s, m.VoteRequest)]:
+        h.deliver(m.VoteResponse(req.dst, 1, req.correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
+    assert h.node.is_leader()
+    return h
+
+
+def test_single_voter_elects_itself_and_commits_leader_change(harness):
+    h = harness(voters=(1,))
+    h.poll(at=250)
+    assert h.node.is_leader() and h.node.epoch == 1
+    h.poll()
+    assert h.log.high_watermark() == 1
+    [batch] = list(read_batches(h.log.read(0, 1 << 20).records))
+    assert batch.is_control and batch.partition_leader_epoch == 1
+
+
+def test_granted_vote_is_persisted_in_the_same_ready_that_sends_it(harness):
+    h = harness(node_id=1)
+    ready = h.node.handle(Received(vote_request(3)), 0)
+    [resp] = ready.send
+    assert resp.vote_granted and resp.leader_epoch == 3
+    assert ready.persist == ElectionState(3, NO_ID, ReplicaKey(2))  # the driver persists before sending
+
+
+def test_no_second_vote_in_an_epoch_even_after_restart(harness):
+    h = harness(node_id=1)
+    h.deliver(vote_request(3, cand=2))
+    restarted = harness(node_id=1, stored=h.persisted, log=h.log)
+    ready = restarted.node.handle(Received(vote_request(3, cand=3)), 0)
+    assert not ready.send[0].vote_granted
+    ready = restarted.node.handle(Received(vote_request(3, cand=2, cid=78)), 0)
+    assert ready.send[0].vote_granted  # the same candidate may ask again
+
+
+def test_vote_rejected_for_a_shorter_log(harness):
+    h = harness(node_id=1)
+    h.log.append_as_leader(_batch(), 2)
+    ready = h.node.handle(Received(vote_request(3, last_epoch=1, last=5)), 0)
+    assert not ready.send[0].vote_granted
+
+
+def _batch(n=1):
+    b = RecordBatchBuilder()
+    for i in range(n):
+        b.append(None, f"x{i}".encode(), timestamp=0)
+    return b.build()
+
+
+def test_invalid_vote_requests(harness):
+    h = harness(node_id=1)
+    ready = h.node.handle(Received(vote_request(3, last_epoch=3)), 0)
+    assert ready.send[0].error == m.INVALID_REQUEST
+    bad_key = replace(vote_request(3), voter_id=9)
+    assert h.node.handle(Received(bad_key), 0).send[0].error == m.INVALID_VOTER_KEY
+
+
+def test_pre_vote_changes_nothing_and_follower_with_live_leader_rejects(harness):
+    h = harness(node_id=1)
+    ready = h.node.handle(Received(vote_request(1, pre=True)), 0)
+    assert ready.send[0].vote_granted and ready.persist is None and h.node.epoch == 0
+    sent = h.deliver(m.BeginQuorumEpochRequest(3, 1, 9, "kraftwire", voter_id=1, new_leader_id=3, new_leader_epoch=1))
+    assert h.node.state_name == "Follower"
+    [f] = [s for s in sent if isinstance(s, m.FetchRequest)]
+    h.deliver(m.FetchResponse(3, 1, f.correlation_id, m.NONE, 3, 1, high_watermark=0))
+    ready = h.node.handle(Received(vote_request(2, pre=True, cid=80)), h.now)
+    assert not ready.send[0].vote_granted
+
+
+def test_leader_writes_leader_change_then_commits_on_majority_flush(harness):
+    h = make_leader(harness)
+    assert h.persisted == ElectionState(1, 1, ReplicaKey(1))
+    assert h.log.end_offset() == 1 and h.log.epoch_entries()[0].epoch == 1
+    assert h.node.high_watermark == 0
+    h.deliver(fetch(2, 1, 1, 1))
+    assert h.node.high_watermark == 1 and h.log.high_watermark() == 1
+
+
+def test_leader_answers_diverging_epoch(harness):
+    h = make_leader(harness)
+    sent = h.deliver(fetch(2, 5, 0, 1))  # claims 5 records of epoch 0 the leader never had
+    [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
+    assert resp.diverging_epoch is not None and resp.diverging_epoch.offset == 0
+
+
+def test_fetch_epoch_errors(harness):
+    h = make_leader(harness)
+    assert h.deliver(fetch(2, 0, 0, 0))[0].error == m.FENCED_LEADER_EPOCH
+    assert h.deliver(fetch(2, 0, 0, 2))[0].error == m.UNKNOWN_LEADER_EPOCH
+    assert h.deliver(fetch(2, 0, 2, 1))[0].error == m.INVALID_REQUEST
+
+
+def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
+    h = make_leader(harness)
+    h.deliver(fetch(2, 1, 1, 1))
+    assert h.deliver(fetch(2, 1, 1, 1, cid=6, wait=500)) == []  # nothing new: parked
+    h.node.schedule_append([b"a"], h.now)
+    sent = h.poll()
+    [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
+    assert resp.correlation_id == 6 and resp.records
+    h.deliver(fetch(3, 2, 1, 1, cid=7, wait=500))
+    assert h.node.counters["purgatory_completions"] == 1
+    h.node.resign(h.now)
+    sent = h.poll()
+    [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
+    assert resp.error == m.BROKER_NOT_AVAILABLE and resp.correlation_id == 7
+    ends = [s for s in sent if isinstance(s, m.EndQuorumEpochRequest)]
+    assert {e.dst for e in ends} == {2, 3} and ends[0].preferred_candidates[0].id == 3  # most caught up first
+
+
+def test_leader_never_replicates_past_its_flushed_offset(harness):
+    h = make_leader(harness)
+    h.deliver(fetch(2, 1, 1, 1))
+    h.node.schedule_append([b"a"], h.now)
+    h.poll(flush=False)  # appended but not yet durable
+    assert h.log.end_offset() == 2 and h.log.flushed_offset() == 1
+    [resp] = h.deliver(fetch(2, 1, 1, 1, cid=9))
+    assert resp.records == b""
+
+
+def test_anonymous_observer_gets_data_but_no_state(harness):
+    h = make_leader(harness)
+    sent = h.deliver(fetch(NO_ID, 0, 0, 1, cid=11))
+    assert sent[0].records
+    assert NO_ID not in h.node.state.observer_states and NO_ID not in h.node.state.voter_states
+
+
+def test_append_api_requires_leadership_and_limits_size(harness):
+    h = harness()
+    with pytest.raises(NotLeaderError):
+        h.node.schedule_append([b"x"], 0)
+    h = make_leader(harness)
+    with pytest.raises(RecordTooLargeError):
+        h.node.schedule_append([b"x" * (9 << 20)], h.now)
+    first, last = h.node.append_batch(_batch(3), h.now)
+    assert (first, last) == (1, 3)
+    h.poll()
+    assert h.log.end_offset() == 4
+    assert validate_batches(h.log.read(1, 1 << 20).records).batches[0].partition_leader_epoch == 1
+
+
+def test_follower_truncates_before_applying_the_leader_high_watermark(harness):
+    log = MemoryLog()
+    for epoch in (1, 1, 2):
+        log.append_as_leader(_batch(), epoch)
+    log.flush()
+    h = harness(node_id=2, voters=(1, 2, 3), stored=ElectionState(3, 1, None), log=log)
+    [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
+    assert (f.fetch_offset, f.last_fetched_epoch) == (3, 2)
+    resp = m.FetchResponse(1, 2, f.correlation_id, m.NONE, 1, 3, high_watermark=3,
+                           diverging_epoch=OffsetAndEpoch(2, 1))
+    ready = h.node.handle(Received(resp), 0)
+    assert [type(op).__name__ for op in ready.log_ops] == ["TruncateTo"]
+    assert ready.log_ops[0].offset == 2 and ready.high_watermark == 2  # min(truncated end, leader HW)
+    assert h.node.counters["truncations"] == 1
+
+
+def test_stale_fetch_response_is_ignored(harness):
+    h = harness(node_id=2, stored=ElectionState(1, 1, None))
+    [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
+    b = RecordBatchBuilder(base_offset=0, partition_leader_epoch=1)
+    b.append(None, b"x", timestamp=0)
+    stale = m.FetchResponse(1, 2, f.correlation_id + 1000, m.NONE, 1, 1, high_watermark=1, records=b.build())
+    ready = h.node.handle(Received(stale), 0)
+    assert not ready.log_ops and h.node.counters["stale_responses"] == 1
+
+
+def test_late_listener_is_told_the_current_leader_and_gets_commits(harness):
+    h = make_leader(harness)
+    h.deliver(fetch(2, 1, 1, 1))
+    h.node.schedule_append([b"a", b"b"], h.now)
+    h.poll()
+    h.deliver(fetch(2, 3, 1, 1, cid=12))
+
+    class L:
+        def __init__(self):
+            self.leaders, self.batches = [], []
+
+        def handle_leader_change(self, le):
+            self.leaders.append(le)
+
+        def handle_commit(self, batches):
+            self.batches.extend(batches)
+
+        def handle_load_snapshot(self, reader):
+            raise AssertionError
+
+    listener = L()
+    h.node.register(listener)
+    assert listener.leaders and listener.leaders[0].leader_id == 1 and listener.leaders[0].epoch == 1
+    h.poll()
+    assert [b.records for b in listener.batches] == [(), (b"a", b"b")]
+    assert listener.batches[0].is_control
+
+
+def test_restarted_leader_comes_back_resigned(harness):
+    h = make_leader(harness)
+    again = harness(stored=h.persisted, log=h.log)
+    assert again.node.state_name == "Resigned" and again.node.epoch == 1
+    with pytest.raises(NotLeaderError):
+        again.node.schedule_append([b"x"], 0)
