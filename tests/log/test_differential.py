@@ -3,6 +3,7 @@ epochs, bytes, snapshots and errors, through crashes (power loss drops unflushed
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 
@@ -161,8 +162,9 @@ class TwoLogs(RuleBasedStateMachine):
                 assert m.validate_offset_and_epoch(off, e) == s.validate_offset_and_epoch(off, e)
 
 
+_THOROUGH = os.environ.get("KRAFTWIRE_HYPOTHESIS_PROFILE") == "thorough"
 TwoLogs.TestCase.settings = settings(
-    max_examples=40, stateful_step_count=40, deadline=None,
+    max_examples=400 if _THOROUGH else 40, stateful_step_count=60 if _THOROUGH else 40, deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
 test_memory_and_segmented_logs_agree = TwoLogs.TestCase
