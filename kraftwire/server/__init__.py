@@ -1,0 +1,16 @@
+"""The asyncio edge around the pure Raft core: a process people run.
+
+* ``settings.py``   — Kafka properties → ``NodeSettings`` (listeners, voters, roles, timings); refusals name key and value
+* ``app.py``        — ``Node``: wires log, quorum-state, core, driver, peers, listeners, metrics; graceful shutdown
+* ``driver.py``     — executes each ``Ready`` in the contract's order (fsync off the loop, gated sends), fail-stop
+* ``peers.py``      — outbound connections to the voters (timeouts, reconnect backoff, ``RequestFailed``)
+* ``connection.py`` — inbound connections: bytes → frames → dispatcher
+* ``dispatcher.py`` — api key → handler; ApiVersions derived from the registered handlers
+* ``wire.py``       — core Raft messages ↔ Kafka's Vote/BeginQuorumEpoch/EndQuorumEpoch/Fetch/FetchSnapshot/DescribeQuorum
+* ``client.py``     — a minimal Kafka client (DescribeQuorum forwarding, admin tools)
+* ``metrics.py``    — latency histogram and Prometheus text
+
+Other APIs plug in with ``node.dispatcher.register(api_key, min_version, max_version, handler)`` before
+``node.start()``; a handler gets ``(request, conn)`` and answers with ``conn.send_response(body, version, cid)``.
+Leader writes go through ``node.driver.call(lambda raft, now: raft.append_batch(batch, now))``.
+"""
