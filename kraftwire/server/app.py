@@ -73,6 +73,8 @@ class Node:
         self.directory_id = None
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
+        #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
+        self.broker_fetch = None
 
     # ================================================================================================================
     # start
@@ -155,13 +157,36 @@ class Node:
         self.driver.start()
 
     def _register_handlers(self) -> None:
+        """Raft RPCs, DescribeQuorum always; DescribeCluster and Metadata unless registered before ``start()``.
+        Fetch is shared with client fetches: ``broker_fetch = (min_version, handler)`` set before ``start()`` gets
+        every Fetch that is not a Raft replica's (no replica id, or a version without topic ids)."""
         d = self.dispatcher
+        registered = d.registered()
         for key in wire.RAFT_KEYS:
             lo, hi = wire.ACCEPT[key]
-            d.register(key, lo, hi, self._raft_request)
+            if key == wire.FETCH:
+                if self.broker_fetch is not None:
+                    lo = min(lo, self.broker_fetch[0])
+                d.register(key, lo, hi, self._fetch)
+            else:
+                d.register(key, lo, hi, self._raft_request)
         d.register(wire.DESCRIBE_QUORUM, 0, 2, self._describe_quorum)
-        d.register(DESCRIBE_CLUSTER, 0, 1, self._describe_cluster)
-        d.register(METADATA, 0, 12, self._metadata)
+        if DESCRIBE_CLUSTER not in registered:
+            d.register(DESCRIBE_CLUSTER, 0, 1, self._describe_cluster)
+        if METADATA not in registered:
+            d.register(METADATA, 0, 12, self._metadata)
+
+    def _fetch(self, request, conn) -> None:
+        body, version = request.body, request.version
+        replica = body.replica_state.replica_id if version >= 15 else body.replica_id
+        if self.broker_fetch is not None and (replica < 0 or version < wire.ACCEPT[wire.FETCH][0]):
+            self.broker_fetch[1](request, conn)
+            return
+        if version < wire.ACCEPT[wire.FETCH][0]:
+            log.warning("closing connection from %s: Fetch v%d has no topic ids (Raft needs v13+)", conn.peer, version)
+            conn.close()
+            return
+        self._raft_request(request, conn)
 
     # ================================================================================================================
     # raft requests in, responses out
