@@ -42,7 +42,7 @@ def _pure(rel: Path) -> bool:
     parts = rel.parts
     if parts[0] in ("protocol", "raft"):
         return True
-    return parts[0] == "log" and rel.stem in {"api", "memory", "epoch_cache"}
+    return parts[0] == "log" and rel.stem in {"api", "base", "memory", "epoch_cache"}
 
 
 def _modules():
