@@ -12,5 +12,7 @@
 
 Other APIs plug in with ``node.dispatcher.register(api_key, min_version, max_version, handler)`` before
 ``node.start()``; a handler gets ``(request, conn)`` and answers with ``conn.send_response(body, version, cid)``.
+Fetch is shared: set ``node.broker_fetch = (min_version, handler)`` to receive every Fetch that is not a Raft
+replica's.
 Leader writes go through ``node.driver.call(lambda raft, now: raft.append_batch(batch, now))``.
 """
