@@ -26,6 +26,8 @@ class ReplicaState:
     end_offset: int = -1  # -1: unknown (no valid fetch yet in this epoch)
     last_fetch_ms: int = -1
     last_caught_up_ms: int = -1
+    sent_high_watermark: int = -1  # the high watermark last sent to this replica
+
 
 
 def majority_end_offset(end_offsets: list[int]) -> int:
@@ -102,6 +104,9 @@ class LeaderState:
             return False
         self.high_watermark = candidate
         return True
+
+    def replica(self, replica_id: int) -> ReplicaState | None:
+        return self.voter_states.get(replica_id) or self.observer_states.get(replica_id)
 
     # --- check-quorum ----------------------------------------------------------------------------------------------
     def _record_voter_contact(self, voter_id: int, now_ms: int) -> None:

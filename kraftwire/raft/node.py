@@ -520,11 +520,11 @@ class RaftNode:
         if self.quorum.is_leader() and leader.high_watermark is not None and leader.high_watermark > leader.epoch_start_offset:
             self._notify_all_leaders()
 
-    def park_fetch(self, request: m.FetchRequest, now_ms: int) -> None:
+    def park_fetch(self, request: m.FetchRequest, now_ms: int, high_watermark: int | None) -> None:
+        """Hold an empty answer until new durable data, a high-watermark change (relative to ``high_watermark``),
+        MaxWaitMs, or resignation. One parked fetch per replica id (a newer one replaces the older)."""
         key = request.replica_id if request.replica_id != NO_ID else -request.correlation_id - 2
-        leader = self.quorum.state
-        hw = leader.high_watermark if isinstance(leader, LeaderState) else None
-        self._parked[key] = ParkedFetch(request, now_ms + request.max_wait_ms, hw)
+        self._parked[key] = ParkedFetch(request, now_ms + request.max_wait_ms, high_watermark)
 
     def complete_ready_parked(self, now_ms: int) -> None:
         from kraftwire.raft.handlers.fetch import answer_fetch

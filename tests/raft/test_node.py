@@ -127,12 +127,14 @@ def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
     sent = h.poll()
     [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
     assert resp.correlation_id == 6 and resp.records
-    h.deliver(fetch(3, 2, 1, 1, cid=7, wait=500))
+    [first] = h.deliver(fetch(3, 2, 1, 1, cid=7, wait=500))
+    assert first.high_watermark == 2  # replica 3 had not heard this high watermark yet: answered at once
+    assert h.deliver(fetch(3, 2, 1, 1, cid=8, wait=500)) == []
     assert h.node.counters["purgatory_completions"] == 1
     h.node.resign(h.now)
     sent = h.poll()
     [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
-    assert resp.error == m.BROKER_NOT_AVAILABLE and resp.correlation_id == 7
+    assert resp.error == m.BROKER_NOT_AVAILABLE and resp.correlation_id == 8
     ends = [s for s in sent if isinstance(s, m.EndQuorumEpochRequest)]
     assert {e.dst for e in ends} == {2, 3} and ends[0].preferred_candidates[0].id == 3  # most caught up first
 

@@ -51,6 +51,9 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
 
     def answer(error: int, **fields) -> None:
         hw = state.high_watermark if isinstance(state, LeaderState) else None
+        replica = state.replica(req.replica_id) if isinstance(state, LeaderState) else None
+        if replica is not None and hw is not None:
+            replica.sent_high_watermark = hw
         node.reply(
             m.FetchResponse(
                 node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch,
@@ -79,12 +82,16 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         return answer(m.NONE, snapshot_id=SnapshotId(oe.offset, oe.epoch))
     if validation.kind is ValidationKind.DIVERGING:
         return answer(m.NONE, diverging_epoch=validation.offset_and_epoch)
+    hw_before = state.high_watermark
     if req.replica_id != NO_ID:
         if state.update_replica_end_offset(req.replica_id, req.fetch_offset, now_ms, node.log.end_offset()):
             node.emit_high_watermark(state.high_watermark)
     records = _read_up_to(node, req.fetch_offset, node.replication_limit(), min(req.max_bytes, node.config.max_fetch_bytes))
-    if not records and allow_park and req.max_wait_ms > 0:
-        node.park_fetch(req, now_ms)
+    replica = state.replica(req.replica_id)
+    knows_hw = replica is None or state.high_watermark is None or replica.sent_high_watermark == state.high_watermark
+    if not records and allow_park and req.max_wait_ms > 0 and knows_hw:
+        # parked against the HW *before* this fetch: if this very fetch advanced it, the answer leaves at once
+        node.park_fetch(req, now_ms, hw_before)
         return
     answer(m.NONE, records=records)
 
