@@ -8,7 +8,6 @@ listeners close, the log is flushed and closed (clean-shutdown marker written).
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import errno
 import itertools
 import logging
@@ -213,21 +212,14 @@ class Node:
         self.driver.received(core)
 
     def _deliver_response(self, response: m.Message) -> None:
-        """A response from a peer, to the core. Work-around (see the report of issue 6): a pre-vote answer that names
-        the leader of our own epoch would move a Prospective node straight back to Follower before its tally counts
-        the grant (the core's common response rule), so after a leader crash two followers can flip between
-        Prospective and Follower forever. Kafka's ProspectiveState keeps the leader id, so the rule does not fire
-        there; we drop the leader id from such answers (the epoch, the only safety-relevant fact, is kept)."""
-        assert self.driver is not None and self.raft is not None
+        """A response from a peer, to the core (counting and logging refusals on the way)."""
+        assert self.driver is not None
         if isinstance(response, m.Response) and response.error != m.NONE:
             self.metrics.inc("raft_response_errors_total", api=type(response).__name__.replace("Response", ""),
                              error=m.error_name(response.error), direction="received")
             if response.error == m.INCONSISTENT_CLUSTER_ID:
                 log.warning("node %d refused our %s: its cluster id differs from ours (%s); check meta.properties",
                             response.src, type(response).__name__.replace("Response", "Request"), self.cluster_id)
-        if (isinstance(response, m.VoteResponse) and response.pre_vote and response.leader_epoch == self.raft.epoch
-                and response.leader_id != NO_ID):
-            response = dataclasses.replace(response, leader_id=NO_ID)
         self.driver.received(response)
 
     def _route(self, msg: m.Message) -> None:
