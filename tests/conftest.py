@@ -31,3 +31,21 @@ def pytest_report_header(config):
     except Exception as exc:  # the header must never hide the real failure, which the tests report
         lines.append(f"kraftwire.records did not import: {exc!r}")
     return lines
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--sim-seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seeds per Raft simulation property (default 100; same as KRAFTWIRE_SIM_SEEDS)",
+    )
+
+
+def pytest_configure(config):
+    seeds = config.getoption("--sim-seeds")
+    if seeds is not None:
+        if seeds < 1:
+            raise ValueError(f"--sim-seeds must be at least 1, got {seeds}")
+        os.environ["KRAFTWIRE_SIM_SEEDS"] = str(seeds)
