@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
 
-from kraftwire.ids import NO_ID
+from kraftwire.ids import NO_ID, SnapshotId
+from kraftwire.log.api import Isolation, LogView
+from kraftwire.records import read_batches
 
 T = TypeVar("T")
 
@@ -57,9 +59,25 @@ class Batch(Generic[T]):
 class Listener(Protocol[T]):
     def handle_commit(self, batches: list[Batch[T]]) -> None: ...
 
-    def handle_load_snapshot(self, reader: object) -> None: ...
+    def handle_load_snapshot(self, reader: "SnapshotReader[T]") -> None: ...
 
     def handle_leader_change(self, leader: LeaderAndEpoch) -> None: ...
+
+
+class SnapshotSource(Protocol[T]):
+    """A listener that can produce snapshots implements this too: the records of its state image, exactly as of
+    everything it has been given so far (its position is always a batch boundary at or below the HW)."""
+
+    def snapshot_records(self) -> list[T]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotReader(Generic[T]):
+    """What ``handle_load_snapshot`` receives: the snapshot id and its data records (control records left out)."""
+
+    snapshot_id: SnapshotId
+    records: tuple[T, ...]
+    last_contained_timestamp: int = -1
 
 
 class ListenerContext:
@@ -68,4 +86,75 @@ class ListenerContext:
     def __init__(self, listener: Listener, next_offset: int = 0) -> None:
         self.listener = listener
         self.next_offset = next_offset
+        self.delivered_bytes = 0
+        self.last_epoch = 0  # epoch of the last batch delivered (names a snapshot taken at next_offset)
         self.last_leader: LeaderAndEpoch | None = None
+
+
+class ListenerHub:
+    """Delivers committed batches, snapshots and leader changes to every registered listener, in order, once."""
+
+    def __init__(self, log: LogView, serde: RecordSerde, max_bytes: int) -> None:
+        self.log = log
+        self.serde = serde
+        self.max_bytes = max_bytes
+        self.contexts: list[ListenerContext] = []
+
+    def register(self, listener: Listener, current: LeaderAndEpoch | None) -> None:
+        ctx = ListenerContext(listener, 0)
+        self.contexts.append(ctx)
+        self._notify(ctx, current)
+
+    def notify_leader(self, current: LeaderAndEpoch | None) -> None:
+        for ctx in self.contexts:
+            self._notify(ctx, current)
+
+    @staticmethod
+    def _notify(ctx: ListenerContext, current: LeaderAndEpoch | None) -> None:
+        if current is not None and current != ctx.last_leader:
+            ctx.last_leader = current
+            ctx.listener.handle_leader_change(current)
+
+    def deliver(self, *, may_load_snapshot: bool = True) -> None:
+        """Hand every listener what was committed since its last call (a snapshot first, if it is behind the log
+        start). The leader never loads a snapshot (``may_load_snapshot=False``)."""
+        hw = self.log.high_watermark()
+        for ctx in self.contexts:
+            if ctx.next_offset < self.log.start_offset():
+                if not may_load_snapshot:
+                    raise AssertionError("a leader never loads a snapshot")
+                self._load_snapshot(ctx)
+            while ctx.next_offset < hw:
+                batches = self._read(ctx.next_offset, hw)
+                if not batches:
+                    break
+                ctx.next_offset = batches[-1].last_offset + 1
+                ctx.last_epoch = batches[-1].epoch
+                ctx.delivered_bytes += sum(b.size_in_bytes for b in batches)
+                ctx.listener.handle_commit(batches)
+
+    def _read(self, offset: int, hw: int) -> list[Batch]:
+        info = self.log.read(offset, self.max_bytes, Isolation.COMMITTED)
+        batches = []
+        for rb in read_batches(info.records, validate=False):
+            if rb.last_offset < offset:
+                continue
+            if rb.base_offset >= hw:
+                break
+            records = () if rb.is_control else tuple(self.serde.deserialize(r.value) for r in rb)
+            batches.append(Batch(rb.base_offset, rb.last_offset, rb.partition_leader_epoch, rb.max_timestamp,
+                                 rb.size_in_bytes, records, rb.is_control))
+        return batches
+
+    def _load_snapshot(self, ctx: ListenerContext) -> None:
+        snapshot_id = self.log.latest_snapshot_id()
+        if snapshot_id is None:
+            return
+        raw = self.log.read_snapshot(snapshot_id)
+        records = []
+        for rb in read_batches(raw.records(), validate=True):
+            if not rb.is_control:
+                records.extend(self.serde.deserialize(r.value) for r in rb)
+        ctx.listener.handle_load_snapshot(SnapshotReader(snapshot_id, tuple(records)))
+        ctx.next_offset = snapshot_id.end_offset
+        ctx.last_epoch = snapshot_id.epoch

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kraftwire.errors import CorruptRecordError, NotLeaderError, RecordTooLargeError
 from kraftwire.ids import NO_ID, ReplicaKey
-from kraftwire.log.api import Isolation, LogView
+from kraftwire.log.api import LogView
 from kraftwire.raft import messages as m
 from kraftwire.raft.accumulator import BatchAccumulator
 from kraftwire.raft.config import RaftConfig
@@ -25,11 +25,12 @@ from kraftwire.raft.control_records import leader_change_batch
 from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotStored
 from kraftwire.raft.leader import NEVER, LeaderState
-from kraftwire.raft.listener import Batch, BytesSerde, LeaderAndEpoch, Listener, ListenerContext, RecordSerde
+from kraftwire.raft.listener import BytesSerde, LeaderAndEpoch, Listener, ListenerHub, RecordSerde
 from kraftwire.raft.quorum_state import QuorumState, Rng
 from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
-from kraftwire.records import read_batches, validate_batches
+from kraftwire.raft.snapshots import Snapshots
+from kraftwire.records import validate_batches
 
 
 class RaftFatalError(Exception):
@@ -85,7 +86,8 @@ class RaftNode:
         self._deferred_persist: ElectionState | None = None
         self._defer_vote_persist = False
         self._deferred_truncate: int | None = None
-        self._listeners: list[ListenerContext] = []
+        self.listeners = ListenerHub(log, self.serde, config.max_fetch_bytes)
+        self.snapshots = Snapshots(self)
         self._observer_target: int | None = None
         self._on_enter(now_ms)
 
@@ -138,9 +140,7 @@ class RaftNode:
 
     def register(self, listener: Listener) -> None:
         """Add a listener; it is told the current leader at once (if one is known) and then every commit."""
-        ctx = ListenerContext(listener, self.log.start_offset())
-        self._listeners.append(ctx)
-        self._notify_leader(ctx)
+        self.listeners.register(listener, self._current_leader_for_listeners())
 
     def schedule_append(self, records: list, now_ms: int) -> int:
         """Queue ``records`` as one atomic batch (linger ``append.linger.ms``); returns the last record's offset.
@@ -180,7 +180,11 @@ class RaftNode:
     # ================================================================================================================
     def _begin(self, now_ms: int) -> None:
         self._now = now_ms
-        self._flushed = min(self._flushed, self.log.end_offset())  # truncation takes durability with it
+        log = self.log
+        # truncation takes durability with it; a log restarted at a snapshot is durable up to its start
+        self._flushed = max(min(self._flushed, log.end_offset()), log.start_offset())
+        self._hw = max(self._hw, log.high_watermark())
+        self.snapshots.maybe_install()
         if self._deferred_truncate is not None:  # Mutations.hw_before_truncate
             self.truncate(self._deferred_truncate)
             self._deferred_truncate = None
@@ -196,7 +200,9 @@ class RaftNode:
             self._send_vote_requests(now_ms)
         elif isinstance(state, ResignedState):
             self._send_end_quorum_epoch(state, now_ms)
-        self._deliver_commits()
+        self.listeners.deliver(may_load_snapshot=not self.quorum.is_leader())
+        self.snapshots.maybe_advance_log_start()
+        self.snapshots.maybe_create(now_ms)
         persist = self.quorum.take_pending_persist()
         if self._defer_vote_persist:  # Mutations.reply_vote_before_persist: the grant leaves, its record waits
             self._defer_vote_persist = False
@@ -562,44 +568,15 @@ class RaftNode:
     # listeners
     # ================================================================================================================
     def _current_leader_for_listeners(self) -> LeaderAndEpoch | None:
+        """Followers tell listeners at once; a leader only once its first record of the epoch is committed."""
         state = self.quorum.state
         if isinstance(state, LeaderState):
             committed = state.high_watermark is not None and state.high_watermark > state.epoch_start_offset
             return LeaderAndEpoch(self.local_id, state.epoch) if committed else None
         return LeaderAndEpoch(self.quorum.leader_id, self.epoch)
 
-    def _notify_leader(self, ctx: ListenerContext) -> None:
-        current = self._current_leader_for_listeners()
-        if current is not None and current != ctx.last_leader:
-            ctx.last_leader = current
-            ctx.listener.handle_leader_change(current)
-
     def _notify_all_leaders(self) -> None:
-        for ctx in self._listeners:
-            self._notify_leader(ctx)
-
-    def _deliver_commits(self) -> None:
-        if not self._listeners:
-            return
-        hw = self.log.high_watermark()
-        for ctx in self._listeners:
-            while ctx.next_offset < hw:
-                info = self.log.read(ctx.next_offset, self.config.max_fetch_bytes, Isolation.COMMITTED)
-                batches = []
-                for rb in read_batches(info.records, validate=False):
-                    if rb.last_offset < ctx.next_offset:
-                        continue
-                    if rb.base_offset >= hw:
-                        break
-                    records = () if rb.is_control else tuple(self.serde.deserialize(r.value) for r in rb)
-                    batches.append(
-                        Batch(rb.base_offset, rb.last_offset, rb.partition_leader_epoch, rb.max_timestamp,
-                              rb.size_in_bytes, records, rb.is_control)
-                    )
-                if not batches:
-                    break
-                ctx.next_offset = batches[-1].last_offset + 1
-                ctx.listener.handle_commit(batches)
+        self.listeners.notify_leader(self._current_leader_for_listeners())
 
 
 from kraftwire.raft.handlers import RESPONSE_OF as _RESPONSE_OF  # noqa: E402  (handlers import node lazily)

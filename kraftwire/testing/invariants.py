@@ -13,7 +13,9 @@ adds):
                        so is persisted; a Fetch never asks from past the sender's flushed offset; a leader never
                        sends records past its flushed offset.
 * leader-restart     — a node never becomes leader again in an epoch it led before a restart.
-* committed-data     — every batch below any node's high watermark is byte-identical to the batch first committed
+* snapshot-at-log-start — a log that starts above 0 starts exactly at its earliest snapshot's end offset.
+* leader-never-loads-snapshot, listener-order — checked by the simulator's state machine.
+* committed-data     — the state machines of all nodes apply the same value sequence; and every batch below any node's high watermark is byte-identical to the batch first committed
                        at that offset anywhere; committed data is never lost or rewritten.
 """
 
@@ -163,6 +165,16 @@ class Invariants:
         if i < len(self.committed_bases) and self.committed_bases[i] <= last:
             self.fail("committed-data", f"node {node_id} batch {base}..{last} overlaps committed batch at "
                       f"{self.committed_bases[i]}")
+
+    def check_snapshot_at_log_start(self, node_id: int, log) -> None:
+        start = log.start_offset()
+        earliest = log.earliest_snapshot_id()
+        if earliest is None:
+            if start != 0:
+                self.fail("snapshot-at-log-start", f"node {node_id} log starts at {start} without a snapshot")
+            return
+        if start > earliest.end_offset or (start > 0 and start != earliest.end_offset):
+            self.fail("snapshot-at-log-start", f"node {node_id} log start {start}, earliest snapshot {earliest}")
 
     def check_majority(self, flushed_by_voter: dict[int, int]) -> None:
         if self.relaxed or self.max_committed == 0:

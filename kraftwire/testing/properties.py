@@ -205,6 +205,24 @@ def chaos(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     return cluster
 
 
+def snapshots(seed: int, mutations: Mutations = Mutations()) -> Cluster:
+    """Nodes snapshot every ~1.5 KiB of committed data and drop the log below; a node that was down (or wiped) must
+    catch up by downloading the leader's snapshot in chunks (FetchSnapshot) and installing it."""
+    choice = random.Random(f"snapshots:{seed}")
+    voters, observers = choice.randint(3, 5), choice.randint(0, 1)
+    lagging = choice.choice(list(range(1, voters + 1)) + [100 + i for i in range(observers)])
+    wipe = choice.random() < 0.3
+    cluster, _ = _cluster("snapshots", seed, mutations, voters=voters, observers=observers, snapshot_bytes=1500,
+                          relaxed_invariants=wipe)
+    cluster.start_workload(records=choice.randint(1, 3))
+    _commit_more(cluster, "first commits")
+    cluster.wipe(lagging) if wipe else cluster.kill(lagging)
+    _commit_more(cluster, "commits past a snapshot while one node is down", amount=60)
+    cluster.restart(lagging)
+    _all_caught_up(cluster, "the lagging node installed a snapshot and caught up")
+    return cluster
+
+
 PROPERTIES = {
     f.__name__: f
     for f in (
@@ -216,5 +234,6 @@ PROPERTIES = {
         back_to_back_failures,
         wipe_one_node,
         chaos,
+        snapshots,
     )
 }

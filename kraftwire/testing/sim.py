@@ -29,8 +29,11 @@ from kraftwire.raft.node import RaftNode
 from kraftwire.raft.ready import (
     AppendAsFollower,
     AppendAsLeader,
+    CreateSnapshot,
+    DeleteBeforeSnapshot,
     InitializeLeaderEpoch,
     Ready,
+    StoreSnapshot,
     TruncateTo,
     TruncateToLatestSnapshot,
 )
@@ -66,6 +69,7 @@ class SimNode:
     incarnation: int = 0
     next_poll_ms: int | None = None
     committed_values: list = field(default_factory=list)
+    snapshot_loads: int = 0
 
     @property
     def running(self) -> bool:
@@ -73,22 +77,45 @@ class SimNode:
 
 
 class _Recorder:
-    """A listener that keeps what was committed (checks listener delivery order)."""
+    """The replicated state machine of the simulation: the list of committed values, in order. It can snapshot
+    itself, and every node's list must be a prefix of (or extend) the same global history."""
 
-    def __init__(self, node: SimNode) -> None:
+    def __init__(self, node: SimNode, history: list) -> None:
         self.node = node
+        self.history = history  # shared by all nodes: the longest committed value sequence seen
         self.next_offset = None
+        node.committed_values = []
+
+    def _check_from(self, start: int) -> None:
+        values, history = self.node.committed_values, self.history
+        for i in range(start, len(values)):
+            if i < len(history):
+                if history[i] != values[i]:
+                    raise InvariantViolation("committed-data", f"node {self.node.node_id} applied {values[i]!r} as "
+                                             f"value #{i}, others applied {history[i]!r}")
+            else:
+                history.append(values[i])
 
     def handle_commit(self, batches) -> None:
+        start = len(self.node.committed_values)
         for b in batches:
             if self.next_offset is not None and b.base_offset != self.next_offset:
-                raise AssertionError(f"listener of node {self.node.node_id} got {b.base_offset}, expected "
-                                     f"{self.next_offset}")
+                raise InvariantViolation("listener-order", f"node {self.node.node_id} got {b.base_offset}, "
+                                         f"expected {self.next_offset}")
             self.next_offset = b.last_offset + 1
-            self.node.committed_values.extend((b.base_offset, r) for r in b.records)
+            self.node.committed_values.extend(b.records)
+        self._check_from(start)
 
-    def handle_load_snapshot(self, reader) -> None:  # pragma: no cover - snapshots not simulated yet
-        pass
+    def handle_load_snapshot(self, reader) -> None:
+        if self.node.raft is not None and self.node.raft.is_leader():
+            raise InvariantViolation("leader-never-loads-snapshot", f"node {self.node.node_id}")
+        self.node.committed_values = list(reader.records)
+        self.next_offset = reader.snapshot_id.end_offset
+        self.node.snapshot_loads += 1
+        self._check_from(0)
+
+    def snapshot_records(self) -> list:
+        return list(self.node.committed_values)
 
     def handle_leader_change(self, leader) -> None:
         pass
@@ -110,6 +137,7 @@ class Cluster:
         fetch_timeout_ms: int = 300,
         max_flush_delay_ms: int = 3,
         trace: bool = False,
+        snapshot_bytes: int = 0,
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
@@ -131,7 +159,9 @@ class Cluster:
             node_id=1, voters=voter_ids, election_timeout_ms=election_timeout_ms, election_backoff_max_ms=100,
             fetch_timeout_ms=fetch_timeout_ms, request_timeout_ms=fetch_timeout_ms, retry_backoff_ms=10,
             append_linger_ms=0, fetch_max_wait_ms=50, pre_vote=pre_vote, mutations=mutations,
+            snapshot_max_bytes_between=snapshot_bytes, snapshot_interval_ms=0, fetch_snapshot_max_bytes=200,
         )
+        self.history: list = []
         ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]
         self.nodes = {i: SimNode(i, replace(base, node_id=i)) for i in ids}
         self.next_value = 0
@@ -188,7 +218,7 @@ class Cluster:
         node.incarnation += 1
         node_rng = random.Random(self.rng.getrandbits(64))
         node.raft = RaftNode(node.config, node.log, node.durable, node_rng, self.now)
-        node.raft.register(_Recorder(node))
+        node.raft.register(_Recorder(node, self.history))
         self.trace(f"node {node_id} starts as {node.raft.state_name} in epoch {node.raft.epoch}")
         self._poll(node_id, node.incarnation)
 
@@ -262,6 +292,11 @@ class Cluster:
             if isinstance(op, AppendAsLeader):
                 log.append_as_leader(op.records, op.epoch)
             elif isinstance(op, AppendAsFollower):
+                above = [b.partition_leader_epoch for b in validate_batches(op.records, check_records=False).batches
+                         if b.partition_leader_epoch > op.epoch]
+                if above:
+                    self.invariants.fail("epoch-filter", f"node {node.node_id} in epoch {op.epoch} appends batches "
+                                         f"of epochs {above}")
                 log.append_as_follower(op.records, op.epoch)
             elif isinstance(op, TruncateTo):
                 log.truncate_to(op.offset)
@@ -277,6 +312,22 @@ class Cluster:
         self._send_all(node, ready.send)
         if ready.high_watermark is not None:
             log.update_high_watermark(ready.high_watermark)
+        for sop in ready.snapshot_ops:
+            if isinstance(sop, CreateSnapshot):
+                end = sop.snapshot_id.end_offset
+                if any(base < end <= last for base, last, _, _ in log.batches()):
+                    self.invariants.fail("snapshot-on-batch-boundary", f"node {node.node_id} snapshot at {end}")
+                writer = log.create_new_snapshot(sop.snapshot_id)
+                if writer is not None:
+                    writer.append(sop.data)
+                    writer.freeze()
+            elif isinstance(sop, StoreSnapshot):
+                if sop.snapshot_id not in set(log.snapshot_ids()):
+                    writer = log.store_snapshot(sop.snapshot_id)
+                    writer.append(sop.data)
+                    writer.freeze()
+            elif isinstance(sop, DeleteBeforeSnapshot):
+                log.delete_before_snapshot(sop.snapshot_id)
         wake = max(ready.next_wakeup_ms, self.now)
         if node.next_poll_ms is None or wake < node.next_poll_ms:
             node.next_poll_ms = wake
@@ -397,6 +448,7 @@ class Cluster:
                         inv.fail("monotonic-epoch", f"node {node.node_id} runs epoch {raft.epoch}, persisted "
                                  f"{node.durable.epoch}")
             inv.check_committed(node.node_id, node.log)
+            inv.check_snapshot_at_log_start(node.node_id, node.log)
         inv.check_majority({v: self.nodes[v].log.flushed_offset() for v in self.voter_ids})
 
     def describe_states(self) -> str:

@@ -122,8 +122,14 @@ def send_fetch(node, dest: int, now_ms: int, *, fetch_offset: int, last_fetched_
 
 def maybe_send_fetch(node, now_ms: int) -> None:
     dest = fetch_target(node)
-    if dest is None or node.has_outstanding(m.FetchRequest) or now_ms < node._fetch_retry_ms:
+    if dest is None or now_ms < node._fetch_retry_ms or node.snapshots.installing is not None:
         return
+    if node.has_outstanding(m.FetchRequest) or node.has_outstanding(m.FetchSnapshotRequest):
+        return
+    if node.snapshots.download is not None:
+        from kraftwire.raft.handlers.fetch_snapshot import send_fetch_snapshot
+
+        return send_fetch_snapshot(node, dest, now_ms)
     if node._b.log_ops:  # the log will change when this Ready runs: fetch from the new end next step
         node.wake_now()
         return

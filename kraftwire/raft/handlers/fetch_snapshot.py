@@ -1,8 +1,7 @@
 """FetchSnapshot (API 59): the leader serves a snapshot in chunks (``Position``/``MaxBytes``); a follower below the
 leader's log start downloads it and installs it. Fetch and FetchSnapshot share the follower's fetch timer.
 
-Status: the leader side answers; the follower side records that a snapshot is needed (``snapshot_needed`` counter)
-but does not download yet.
+The download state and the install steps live in ``raft/snapshots.py``.
 """
 
 from __future__ import annotations
@@ -10,6 +9,7 @@ from __future__ import annotations
 from kraftwire.ids import SnapshotId
 from kraftwire.raft import messages as m
 from kraftwire.raft.leader import LeaderState
+from kraftwire.raft.states import FollowerState
 
 
 def handle_request(node, req: m.FetchSnapshotRequest, now_ms: int) -> None:
@@ -39,8 +39,32 @@ def handle_request(node, req: m.FetchSnapshotRequest, now_ms: int) -> None:
 
 
 def handle_response(node, resp: m.FetchSnapshotResponse, out, now_ms: int) -> None:
+    state = node.quorum.state
+    if not isinstance(state, FollowerState) or resp.src != state.leader_id:
+        return
+    if resp.error != m.NONE:
+        node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
+        if resp.error in (m.SNAPSHOT_NOT_FOUND, m.POSITION_OUT_OF_RANGE):
+            node.snapshots.download = None  # ask the leader again with Fetch
+        return
+    state.last_fetch_success_ms = now_ms
+    state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms  # one timer for Fetch and FetchSnapshot
     node.counters["snapshot_chunks"] += 1
+    node.snapshots.on_chunk(resp.snapshot_id, resp.position, resp.size, resp.unaligned_records)
 
 
 def start_snapshot_fetch(node, snapshot_id: SnapshotId, now_ms: int) -> None:
-    node.set_fetch_retry(now_ms + node.config.fetch_timeout_ms)
+    node.snapshots.start_download(snapshot_id)
+    node.wake_now()
+
+
+def send_fetch_snapshot(node, dest: int, now_ms: int) -> None:
+    download = node.snapshots.download
+    node.send_request(
+        lambda cid: m.FetchSnapshotRequest(
+            node.local_id, dest, cid, node.config.cluster_id, replica_id=node.local_id,
+            current_leader_epoch=node.epoch, snapshot_id=download.snapshot_id, position=len(download.data),
+            max_bytes=node.config.fetch_snapshot_max_bytes,
+        ),
+        dest, now_ms,
+    )
