@@ -6,11 +6,12 @@ fresh outputs, so a test compares it with the file and ``KRAFTWIRE_REWRITE_GOLDE
 
 Commands::
 
-    cluster voters=3 [observers=0] [prevote=on|off] [seed=1]   start a quorum (timeouts: election 1000, fetch 3000)
+    cluster voters=3 [observers=0] [prevote=on|off] [seed=1] [snapshot_bytes=0]   start a quorum (timeouts: election 1000, fetch 3000)
     timeout N          expire node N's election/fetch timer now
     run MS             advance virtual time
     append K           the leader schedules K records
     kill N | restart N | shutdown N | isolate N | heal
+    snapshots N        node N's log start, snapshot ids and what its state machine loaded
     state              one line per node: state, epoch, leader, log end, high watermark
     log N              node N's batches: base..last, epoch, control or data
 """
@@ -43,7 +44,7 @@ def render_log(cluster: Cluster, node_id: int) -> list[str]:
     if log.end_offset() == log.start_offset():
         return ["(empty)"]
     data = log.read(log.start_offset(), 1 << 30).records
-    parts = []
+    parts = [f"(log starts at {log.start_offset()})"] if log.start_offset() else []
     for b in read_batches(data, validate=False):
         kind = "control" if b.is_control else "data " + ",".join(r.value.decode() for r in b)
         parts.append(f"{b.base_offset}..{b.last_offset} epoch={b.partition_leader_epoch} {kind}")
@@ -82,6 +83,7 @@ def run_transcript(text: str) -> str:
             cluster = Cluster(
                 int(opts.get("seed", 1)), voters=int(opts.get("voters", 3)), observers=int(opts.get("observers", 0)),
                 pre_vote=opts.get("prevote", "on") == "on", election_timeout_ms=1000, fetch_timeout_ms=3000,
+                snapshot_bytes=int(opts.get("snapshot_bytes", 0)),
             )
             continue
         assert cluster is not None, "the first command must be 'cluster'"
@@ -109,6 +111,11 @@ def run_transcript(text: str) -> str:
             out.extend(render_state(cluster))
         elif cmd == "log":
             out.extend(render_log(cluster, int(args[0])))
+        elif cmd == "snapshots":
+            node = cluster.nodes[int(args[0])]
+            ids = [f"{s.end_offset}@{s.epoch}" for s in node.log.snapshot_ids()]
+            out.append(f"log start {node.log.start_offset()}, snapshots [{', '.join(ids)}], "
+                       f"state machine loaded {node.snapshot_loads} snapshot(s), holds {len(node.committed_values)} values")
         else:
             raise ValueError(f"unknown command {cmd!r}")
     return "\n".join(out) + "\n"
