@@ -1,0 +1,45 @@
+"""Client-facing Kafka APIs on the quorum's one topic (one partition): what real Kafka clients need.
+
+* ``metadata.py``  — Metadata: the voters' endpoints as brokers, the Raft leader as partition leader
+* ``produce.py``   — Produce (acks 0 / 1 / -1) through the core's raw-batch append; idempotence checks
+* ``fetch.py``     — consumer Fetch (long polling, up to this node's high watermark) and ListOffsets
+* ``producers.py`` — InitProducerId and the producer-state table rebuilt from data-batch headers
+* ``groups.py``    — FindCoordinator (groups are not coordinated yet: COORDINATOR_NOT_AVAILABLE)
+
+``register_client_apis(node)`` runs when the node is built (before ``start()``); the handlers attach to the core and
+the driver on first use. Fetch (api key 1) is shared with Raft replication: the node routes a Fetch with replica
+id -1 (or a version without topic ids) to ``node.broker_fetch``, i.e. here.
+"""
+
+from __future__ import annotations
+
+from kraftwire.server.broker.context import BrokerContext
+
+
+def register_client_apis(node) -> BrokerContext:
+    """Register every client API on ``node.dispatcher``; call before ``node.start()`` (the handlers attach to the
+    core and the driver on first use)."""
+    from kraftwire.server.broker import fetch, groups, metadata, produce, producers
+
+    ctx = BrokerContext(node)
+    d = node.dispatcher
+    states = producers.ProducerStates(ctx)
+
+    def attached(fn):
+        def handler(request, conn) -> None:
+            if not ctx.attach():
+                conn.close()  # the node is not started (or already stopped)
+                return
+            fn(request, conn)
+        return handler
+
+    node.broker_fetch = (fetch.MIN_VERSION, attached(fetch.ConsumerFetch(ctx).handle))
+    d.register(metadata.API_KEY, 0, metadata.MAX_VERSION, attached(metadata.Metadata(ctx).handle))
+    d.register(produce.API_KEY, 0, produce.MAX_VERSION, attached(produce.Produce(ctx, states).handle))
+    d.register(fetch.LIST_OFFSETS, 1, fetch.LIST_OFFSETS_MAX, attached(fetch.ListOffsets(ctx).handle))
+    d.register(groups.FIND_COORDINATOR, 0, groups.FIND_COORDINATOR_MAX,
+               attached(groups.FindCoordinator(ctx).handle))
+    d.register(producers.INIT_PRODUCER_ID, 0, producers.INIT_PRODUCER_ID_MAX,
+               attached(producers.InitProducerId(ctx, states).handle))
+    node.broker = ctx
+    return ctx

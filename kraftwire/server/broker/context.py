@@ -1,0 +1,94 @@
+"""What the client APIs share: the node's core, log and topic, error codes, and "after every Ready" watchers.
+
+Produce acknowledgements and parked consumer fetches wait for the log (flushed offset, high watermark) or for a
+leadership change; the driver calls ``on_ready`` callbacks after executing each Ready, which is exactly when those
+can have moved.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+NONE = 0
+OFFSET_OUT_OF_RANGE = 1
+CORRUPT_MESSAGE = 2
+UNKNOWN_TOPIC_OR_PARTITION = 3
+LEADER_NOT_AVAILABLE = 5
+NOT_LEADER_OR_FOLLOWER = 6
+REQUEST_TIMED_OUT = 7
+MESSAGE_TOO_LARGE = 10
+COORDINATOR_NOT_AVAILABLE = 15
+INVALID_REQUIRED_ACKS = 21
+UNSUPPORTED_VERSION = 35
+OUT_OF_ORDER_SEQUENCE_NUMBER = 45
+DUPLICATE_SEQUENCE_NUMBER = 46
+INVALID_PRODUCER_EPOCH = 47
+UNKNOWN_PRODUCER_ID = 59
+INVALID_RECORD = 87
+UNKNOWN_TOPIC_ID = 100
+TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53
+
+
+class BrokerContext:
+    def __init__(self, node) -> None:
+        self.node = node
+        self.watchers: list[Callable[[], None]] = []
+        self._attached = None
+
+    def attach(self) -> bool:
+        """Hook the "after every Ready" callbacks into the node's driver (once it exists); False if not running."""
+        driver = self.node.driver
+        if driver is None or driver.stopped or self.node.log is None:
+            return False
+        if self._attached is not driver:
+            driver.on_ready.append(self._on_ready)
+            self._attached = driver
+        return True
+
+    # ---------------------------------------------------------------------------------------------------- views
+    @property
+    def raft(self):
+        return self.node.raft
+
+    @property
+    def driver(self):
+        return self.node.driver
+
+    @property
+    def log(self):
+        return self.node.log
+
+    @property
+    def topic_name(self) -> str:
+        return self.node.topic.name
+
+    @property
+    def topic_id(self):
+        return self.node.topic.topic_id
+
+    @property
+    def voters(self):
+        return self.node.settings.voters
+
+    @property
+    def node_id(self) -> int:
+        return self.node.settings.node_id
+
+    def is_leader(self) -> bool:
+        raft = self.raft
+        return raft is not None and raft.is_leader() and not self.driver.stopped
+
+    def leader_id(self) -> int:
+        return self.raft.quorum.leader_id
+
+    def epoch(self) -> int:
+        return self.raft.epoch
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        return asyncio.get_running_loop()
+
+    # ---------------------------------------------------------------------------------------------------- watchers
+    def _on_ready(self) -> None:
+        for watcher in list(self.watchers):
+            watcher()

@@ -1,0 +1,224 @@
+"""Consumer Fetch and ListOffsets on the quorum's topic.
+
+Fetch serves whole batches up to this node's own high watermark (a follower never serves above its own; control
+batches pass through and clients skip them). An offset below the log start or above the log end is
+OFFSET_OUT_OF_RANGE; between the high watermark and the log end the answer is empty. Long polling: when fewer than
+MinBytes are ready the request is parked until the high watermark moves (checked after every Ready) or MaxWaitMs
+passes. Fetch sessions are not kept: every answer carries session id 0, which tells clients to send full requests.
+
+ListOffsets (answered by the leader): -2 earliest = log start, -1 latest = high watermark, -3 max timestamp, t ≥ 0
+the first offset whose record timestamp is ≥ t (a scan of batch headers, then of one batch's records), or -1.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kraftwire.errors import KraftwireError
+from kraftwire.log.api import Isolation
+from kraftwire.protocol import messages as w
+from kraftwire.records import read_batches
+from kraftwire.server.broker import context as c
+
+log = logging.getLogger("kraftwire.broker.fetch")
+
+MIN_VERSION = 4
+MAX_VERSION = 17
+LIST_OFFSETS = 2
+LIST_OFFSETS_MAX = 10
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+SCAN_CHUNK = 4 * 1024 * 1024
+
+
+class _Parked:
+    __slots__ = ("request", "conn", "timer", "done")
+
+    def __init__(self, request, conn) -> None:
+        self.request, self.conn, self.timer, self.done = request, conn, None, False
+
+
+class ConsumerFetch:
+    def __init__(self, ctx: c.BrokerContext) -> None:
+        self.ctx = ctx
+        self.parked: list[_Parked] = []
+        self._last_hw = -1
+        ctx.watchers.append(self._check)
+
+    def _answer(self, request):
+        """(response body, bytes of records in it)."""
+        ctx = self.ctx
+        lg = ctx.log
+        body, version = request.body, request.version
+        R = w.FetchResponse
+        total = 0
+        budget = body.max_bytes if body.max_bytes > 0 else DEFAULT_MAX_BYTES
+        topics = []
+        hw, start, end = lg.high_watermark(), lg.start_offset(), lg.end_offset()
+        for t in body.topics:
+            ours = (t.topic_id == ctx.topic_id) if version >= 13 else (t.topic == ctx.topic_name)
+            parts = []
+            for p in t.partitions:
+                pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=hw,
+                                     last_stable_offset=hw, log_start_offset=start, aborted_transactions=None,
+                                     preferred_read_replica=-1, records=b"")
+                parts.append(pd)
+                if not ours:
+                    pd.error_code = c.UNKNOWN_TOPIC_ID if version >= 13 else c.UNKNOWN_TOPIC_OR_PARTITION
+                    pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
+                    continue
+                if p.partition != 0:
+                    pd.error_code = c.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                offset = p.fetch_offset
+                if offset < start or offset > end:
+                    pd.error_code = c.OFFSET_OUT_OF_RANGE
+                    continue
+                if offset >= hw or budget <= 0:
+                    continue
+                limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
+                try:
+                    info = lg.read(offset, limit, Isolation.COMMITTED)
+                except KraftwireError:
+                    pd.error_code = c.OFFSET_OUT_OF_RANGE
+                    continue
+                pd.records = info.records
+                n = len(info.records)
+                total += n
+                budget -= n
+            topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
+        return R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total
+
+    def handle(self, request, conn) -> None:
+        resp, total = self._answer(request)
+        body = request.body
+        if total >= max(body.min_bytes, 1) or body.max_wait_ms <= 0 or self._has_error(resp):
+            conn.send_response(resp, request.version, request.header.correlation_id)
+            return
+        parked = _Parked(request, conn)
+        parked.timer = self.ctx.loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
+        self.parked.append(parked)
+
+    @staticmethod
+    def _has_error(resp) -> bool:
+        return any(p.error_code for t in resp.responses for p in t.partitions)
+
+    def _send(self, parked: _Parked, resp=None) -> None:
+        if parked.done:
+            return
+        parked.done = True
+        if parked.timer is not None:
+            parked.timer.cancel()
+        if resp is None:
+            resp, _ = self._answer(parked.request)
+        parked.conn.send_response(resp, parked.request.version, parked.request.header.correlation_id)
+
+    def _expire(self, parked: _Parked) -> None:
+        parked.timer = None
+        self._send(parked)
+        self.parked = [p for p in self.parked if not p.done]
+
+    def _check(self) -> None:
+        if not self.parked:
+            return
+        lg = self.ctx.log
+        if lg is None:
+            return
+        hw = lg.high_watermark()
+        if hw == self._last_hw:
+            return
+        self._last_hw = hw
+        keep = []
+        for parked in self.parked:
+            if parked.done:
+                continue
+            if parked.conn.closed:
+                parked.done = True
+                if parked.timer is not None:
+                    parked.timer.cancel()
+                continue
+            resp, total = self._answer(parked.request)
+            if total >= max(parked.request.body.min_bytes, 1) or self._has_error(resp):
+                self._send(parked, resp)
+            else:
+                keep.append(parked)
+        self.parked = keep
+
+
+class ListOffsets:
+    def __init__(self, ctx: c.BrokerContext) -> None:
+        self.ctx = ctx
+
+    def offset_for_timestamp(self, ts: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record with timestamp ≥ ``ts`` below the high watermark, or (-1, -1)."""
+        lg = self.ctx.log
+        pos, hw = lg.start_offset(), lg.high_watermark()
+        while pos < hw:
+            info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
+            if not len(info.records):
+                break
+            for b in read_batches(info.records, validate=False):
+                if b.last_offset < pos:
+                    continue
+                pos = b.last_offset + 1
+                if b.is_control or b.max_timestamp < ts:
+                    continue
+                for r in b:
+                    if r.timestamp >= ts:
+                        return r.offset, r.timestamp
+        return -1, -1
+
+    def max_timestamp(self) -> tuple[int, int]:
+        lg = self.ctx.log
+        pos, hw = lg.start_offset(), lg.high_watermark()
+        best = (-1, -1)
+        while pos < hw:
+            info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
+            if not len(info.records):
+                break
+            for b in read_batches(info.records, validate=False):
+                if b.last_offset < pos:
+                    continue
+                pos = b.last_offset + 1
+                if not b.is_control and b.max_timestamp > best[1]:
+                    for r in b:
+                        if r.timestamp == b.max_timestamp:
+                            best = (r.offset, r.timestamp)
+                            break
+        return best
+
+    def handle(self, request, conn) -> None:
+        ctx = self.ctx
+        R = w.ListOffsetsResponse
+        version = request.version
+        topics = []
+        for t in request.body.topics:
+            parts = []
+            for p in t.partitions:
+                pr = R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, timestamp=-1,
+                                                    offset=-1, leader_epoch=-1)
+                parts.append(pr)
+                if t.name != ctx.topic_name or p.partition_index != 0:
+                    pr.error_code = c.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                if not ctx.is_leader():
+                    pr.error_code = c.NOT_LEADER_OR_FOLLOWER
+                    continue
+                lg = ctx.log
+                pr.leader_epoch = ctx.epoch()
+                ts = p.timestamp
+                try:
+                    if ts == -2:
+                        pr.offset = lg.start_offset()
+                    elif ts == -1:
+                        pr.offset = lg.high_watermark()
+                    elif ts == -3:
+                        pr.offset, pr.timestamp = self.max_timestamp()
+                    elif ts >= 0:
+                        pr.offset, pr.timestamp = self.offset_for_timestamp(ts)
+                    else:
+                        pr.error_code = c.UNSUPPORTED_VERSION
+                except KraftwireError as exc:
+                    log.warning("ListOffsets failed: %s", exc)
+                    pr.error_code = c.NOT_LEADER_OR_FOLLOWER
+            topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)

@@ -1,0 +1,187 @@
+"""Produce through the core's raw-batch append (no linger): the client's batch is validated, re-based and stamped
+with the leader epoch; its compression stays as produced.
+
+acks=0: no answer. acks=1: answered once the leader's log is flushed past the batch. acks=-1: answered once the high
+watermark passes the batch. A pending answer turns into NOT_LEADER_OR_FOLLOWER when this node stops leading the
+epoch it appended in (the batch may still commit under the next leader, exactly as with Kafka), and into
+REQUEST_TIMED_OUT after the request's timeout. Non-leaders answer NOT_LEADER_OR_FOLLOWER so clients re-route.
+
+Versions 0-2 are advertised (older librdkafka needs Produce min v0 to use compression) but refused per partition
+with UNSUPPORTED_VERSION, as Kafka 4 does: message format v2 starts at v3.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kraftwire.errors import CorruptRecordError, KraftwireError, NotLeaderError, RecordTooLargeError
+from kraftwire.protocol import messages as w
+from kraftwire.records import read_batches
+from kraftwire.server.broker import context as c
+
+log = logging.getLogger("kraftwire.broker.produce")
+
+API_KEY = 0
+MAX_VERSION = 11
+
+
+class _Pending:
+    __slots__ = ("conn", "version", "cid", "acks", "epoch", "targets", "body", "timer", "done")
+
+    def __init__(self, conn, version, cid, acks, epoch, targets, body) -> None:
+        self.conn, self.version, self.cid, self.acks, self.epoch = conn, version, cid, acks, epoch
+        self.targets = targets  # [(partition response, end offset the answer waits for)]
+        self.body = body
+        self.timer = None
+        self.done = False
+
+
+class Produce:
+    def __init__(self, ctx: c.BrokerContext, states) -> None:
+        self.ctx = ctx
+        self.states = states
+        self.pending: list[_Pending] = []
+        ctx.watchers.append(self._check)
+
+    # ---------------------------------------------------------------------------------------------------- append
+    def _append(self, records, pr) -> int | None:
+        """Append one partition's records; fills ``pr`` and returns the end offset to wait for (None: no wait)."""
+        ctx = self.ctx
+        if records is None or not len(records):
+            pr.error_code = c.CORRUPT_MESSAGE
+            return None
+        raw = bytes(records)
+        try:
+            batches = list(read_batches(raw, validate=True))
+        except CorruptRecordError as exc:
+            pr.error_code, pr.error_message = c.CORRUPT_MESSAGE, str(exc)
+            return None
+        if not batches:
+            pr.error_code = c.CORRUPT_MESSAGE
+            return None
+        if any(b.is_control or b.is_transactional for b in batches):
+            pr.error_code = c.INVALID_RECORD
+            pr.error_message = "control and transactional batches are not accepted (transactions are not supported)"
+            return None
+        idempotent = [b for b in batches if b.producer_id >= 0]
+        if idempotent and len(batches) != 1:
+            pr.error_code, pr.error_message = c.INVALID_RECORD, "an idempotent producer must send one batch"
+            return None
+        if idempotent:
+            b = batches[0]
+            check = self.states.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
+            if check.error:
+                pr.error_code, pr.error_message = check.error, check.message
+                return None
+            if check.duplicate is not None:
+                pr.base_offset = check.duplicate[0]
+                pr.log_start_offset = ctx.log.start_offset()
+                return check.duplicate[1] + 1
+        try:
+            first, last = ctx.driver.call(lambda raft, now: raft.append_batch(raw, now))
+        except NotLeaderError:
+            pr.error_code = c.NOT_LEADER_OR_FOLLOWER
+            return None
+        except RecordTooLargeError as exc:
+            pr.error_code, pr.error_message = c.MESSAGE_TOO_LARGE, str(exc)
+            return None
+        except CorruptRecordError as exc:
+            pr.error_code, pr.error_message = c.CORRUPT_MESSAGE, str(exc)
+            return None
+        if idempotent:
+            b = batches[0]
+            self.states.appended(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1,
+                                 first, last)
+        pr.base_offset = first
+        pr.log_start_offset = ctx.log.start_offset()
+        return last + 1
+
+    # ---------------------------------------------------------------------------------------------------- handler
+    def handle(self, request, conn) -> None:
+        ctx = self.ctx
+        body, version = request.body, request.version
+        R = w.ProduceResponse
+        acks = body.acks
+        epoch = ctx.epoch()
+        targets = []
+        topics = []
+        for t in body.topic_data:
+            parts = []
+            for p in t.partition_data:
+                pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
+                                                log_start_offset=-1)
+                parts.append(pr)
+                if version < 3:
+                    pr.error_code = c.UNSUPPORTED_VERSION
+                elif acks not in (0, 1, -1):
+                    pr.error_code = c.INVALID_REQUIRED_ACKS
+                elif t.name != ctx.topic_name or p.index != 0:
+                    pr.error_code = c.UNKNOWN_TOPIC_OR_PARTITION
+                elif not ctx.is_leader():
+                    pr.error_code = c.NOT_LEADER_OR_FOLLOWER
+                else:
+                    try:
+                        end = self._append(p.records, pr)
+                    except KraftwireError as exc:  # pragma: no cover - defensive: answer rather than disconnect
+                        log.warning("produce from %s failed: %s", conn.peer, exc)
+                        pr.error_code, end = c.CORRUPT_MESSAGE, None
+                    if end is not None:
+                        targets.append((pr, end))
+                if pr.error_code == c.NOT_LEADER_OR_FOLLOWER and version >= 10:
+                    pr.current_leader = R.LeaderIdAndEpoch(leader_id=ctx.leader_id(), leader_epoch=ctx.epoch())
+            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=parts))
+        if acks == 0:
+            return
+        resp = R(responses=topics, throttle_time_ms=0)
+        if not targets:
+            conn.send_response(resp, version, request.header.correlation_id)
+            return
+        pending = _Pending(conn, version, request.header.correlation_id, acks, epoch, targets, resp)
+        if self._ready(pending):
+            conn.send_response(resp, version, pending.cid)
+            return
+        self.pending.append(pending)
+        timeout_s = max(body.timeout_ms, 0) / 1000.0
+        pending.timer = ctx.loop().call_later(timeout_s, self._timed_out, pending)
+
+    # ---------------------------------------------------------------------------------------------------- waiting
+    def _ready(self, p: _Pending) -> bool:
+        lg = self.ctx.log
+        reached = lg.high_watermark() if p.acks == -1 else lg.flushed_offset()
+        return all(end <= reached for _, end in p.targets)
+
+    def _check(self) -> None:
+        if not self.pending:
+            return
+        ctx = self.ctx
+        lost = not ctx.is_leader()
+        keep = []
+        for p in self.pending:
+            if p.done or p.conn.closed:
+                self._finish(p, None)
+                continue
+            if (lost or ctx.epoch() != p.epoch) and not self._ready(p):
+                for pr, _ in p.targets:
+                    pr.error_code, pr.base_offset = c.NOT_LEADER_OR_FOLLOWER, -1
+                self._finish(p, p.body)
+            elif self._ready(p):
+                self._finish(p, p.body)
+            else:
+                keep.append(p)
+        self.pending = keep
+
+    def _finish(self, p: _Pending, body) -> None:
+        if p.timer is not None:
+            p.timer.cancel()
+        if not p.done and body is not None:
+            p.conn.send_response(body, p.version, p.cid)
+        p.done = True
+
+    def _timed_out(self, p: _Pending) -> None:
+        if p.done:
+            return
+        for pr, _ in p.targets:
+            pr.error_code, pr.base_offset = c.REQUEST_TIMED_OUT, -1
+        p.timer = None
+        self._finish(p, p.body)
+        self.pending = [q for q in self.pending if not q.done]

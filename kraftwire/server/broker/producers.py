@@ -1,0 +1,168 @@
+"""Idempotent producers: InitProducerId and the producer-state table.
+
+The table is rebuilt deterministically from the data batches' headers (producer id, producer epoch, base sequence,
+record count) by scanning the log in offset order, so every replica (and so every new leader) holds the same view
+of what is in its log. A truncation (a follower dropping a diverging tail) makes the next scan start again from the
+log start. On the leader a batch it has just appended is applied at once (the same rule, no re-read).
+
+Sequence rules (Kafka's ``ProducerStateManager``):
+
+* producer id -1: no checks;
+* an epoch below the producer's current epoch: INVALID_PRODUCER_EPOCH;
+* a new epoch for a known producer must start at sequence 0, otherwise OUT_OF_ORDER_SEQUENCE_NUMBER; a producer
+  not seen before may start anywhere (its history may have been deleted);
+* a batch equal (first and last sequence) to one of the producer's last five batches is a retry: it is acknowledged
+  with its original offsets and not appended again;
+* otherwise the first sequence must follow the last one (wrapping at 2^31), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+
+Producer ids: ``epoch << 32 | node id << 24 | counter`` (24 bits, seeded from the clock), so nodes and epochs never
+hand out the same id and a restarted node is unlikely to repeat one. Transactions are not supported: a
+transactional InitProducerId gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED (a fatal error on every client) and the node
+logs why.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from kraftwire.errors import KraftwireError
+from kraftwire.log.api import Isolation
+from kraftwire.protocol import messages as w
+from kraftwire.records import read_batches
+from kraftwire.server.broker import context as c
+
+log = logging.getLogger("kraftwire.broker.producers")
+
+INIT_PRODUCER_ID = 22
+INIT_PRODUCER_ID_MAX = 5
+CACHED_BATCHES = 5
+SCAN_CHUNK = 8 * 1024 * 1024
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int
+    last_seq: int = -1
+    #: (first sequence, last sequence, first offset, last offset) of the latest batches
+    batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
+
+
+class SequenceCheck:
+    """Outcome of checking a batch: ``error`` (0: fine), or ``duplicate`` = (first offset, last offset)."""
+
+    __slots__ = ("error", "duplicate", "message")
+
+    def __init__(self, error: int = 0, duplicate=None, message: str | None = None) -> None:
+        self.error = error
+        self.duplicate = duplicate
+        self.message = message
+
+
+def next_seq(seq: int, count: int) -> int:
+    return (seq + count) % (1 << 31)
+
+
+class ProducerStates:
+    def __init__(self, ctx: c.BrokerContext) -> None:
+        self.ctx = ctx
+        self.table: dict[int, ProducerEntry] = {}
+        self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
+        self._counter = int(time.time() * 1000) & 0xFFFFFF
+        ctx.watchers.append(self.catch_up)
+
+    # ---------------------------------------------------------------------------------------------------- log scan
+    def catch_up(self) -> None:
+        lg = self.ctx.log
+        if lg is None:
+            return
+        end = lg.end_offset()
+        if end < self.scanned_to or self.scanned_to < lg.start_offset():
+            self.table.clear()
+            self.scanned_to = lg.start_offset()
+        while self.scanned_to < end:
+            try:
+                info = lg.read(self.scanned_to, SCAN_CHUNK, Isolation.UNCOMMITTED)
+            except KraftwireError:
+                return
+            if not len(info.records):
+                return
+            for b in read_batches(info.records, validate=False):
+                if b.last_offset < self.scanned_to:
+                    continue
+                if not b.is_control and b.producer_id >= 0:
+                    self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1,
+                               b.base_offset, b.last_offset)
+                self.scanned_to = b.last_offset + 1
+
+    def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
+        entry = self.table.get(pid)
+        if entry is None or epoch != entry.epoch:
+            entry = self.table[pid] = ProducerEntry(epoch)
+        last_seq = (first_seq + count - 1) % (1 << 31)
+        entry.last_seq = last_seq
+        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+
+    def appended(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
+        """The leader appended this batch at ``first_offset``: apply it now if the scan had reached it."""
+        if self.scanned_to == first_offset:
+            self.apply(pid, epoch, first_seq, count, first_offset, last_offset)
+            self.scanned_to = last_offset + 1
+
+    # ---------------------------------------------------------------------------------------------------- checks
+    def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
+        self.catch_up()
+        entry = self.table.get(pid)
+        if entry is None:
+            return SequenceCheck()
+        if epoch < entry.epoch:
+            return SequenceCheck(c.INVALID_PRODUCER_EPOCH, message=f"producer {pid} epoch {epoch} is older than "
+                                 f"its current epoch {entry.epoch}")
+        if epoch > entry.epoch:
+            if first_seq != 0:
+                return SequenceCheck(c.OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid}: new epoch {epoch} "
+                                     f"must start at sequence 0, not {first_seq}")
+            return SequenceCheck()
+        last_seq = (first_seq + count - 1) % (1 << 31)
+        for b_first, b_last, off_first, off_last in entry.batches:
+            if b_first == first_seq and b_last == last_seq:
+                return SequenceCheck(duplicate=(off_first, off_last))
+        if first_seq != next_seq(entry.last_seq, 1):
+            return SequenceCheck(c.OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid} epoch {epoch}: sequence "
+                                 f"{first_seq} does not follow {entry.last_seq}")
+        return SequenceCheck()
+
+    # ---------------------------------------------------------------------------------------------------- ids
+    def new_producer_id(self) -> int:
+        self._counter = (self._counter + 1) & 0xFFFFFF
+        return (max(self.ctx.epoch(), 0) << 32) | ((self.ctx.node_id & 0xFF) << 24) | self._counter
+
+
+class InitProducerId:
+    def __init__(self, ctx: c.BrokerContext, states: ProducerStates) -> None:
+        self.ctx = ctx
+        self.states = states
+
+    def handle(self, request, conn) -> None:
+        body = request.body
+        R = w.InitProducerIdResponse
+        if body.transactional_id is not None:
+            log.warning("refused InitProducerId for transactional id %r from %s: transactions are not supported "
+                        "by kraftwire (idempotent producers are)", body.transactional_id, conn.peer)
+            resp = R(error_code=c.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producer_id=-1, producer_epoch=-1)
+        elif body.producer_id >= 0 and body.producer_epoch >= 0:
+            # KIP-360: a producer bumps its own epoch (after an unknown/out-of-order error); same id, next epoch
+            epoch = body.producer_epoch + 1
+            if epoch > 32767:
+                resp = R(error_code=0, producer_id=self.states.new_producer_id(), producer_epoch=0)
+            else:
+                resp = R(error_code=0, producer_id=body.producer_id, producer_epoch=epoch)
+        else:
+            resp = R(error_code=0, producer_id=self.states.new_producer_id(), producer_epoch=0)
+        conn.send_response(resp, request.version, request.header.correlation_id)
+
+
+def register(ctx: c.BrokerContext, dispatcher, states: ProducerStates) -> None:
+    dispatcher.register(INIT_PRODUCER_ID, 0, INIT_PRODUCER_ID_MAX, InitProducerId(ctx, states).handle)
