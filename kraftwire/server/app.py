@@ -74,6 +74,9 @@ class Node:
         self._directory_ids: dict[int, object] = {}
         #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
         self.broker_fetch = None
+        from kraftwire.server.broker import register_client_apis  # client-facing APIs (issue 7)
+
+        register_client_apis(self)
 
     # ================================================================================================================
     # start
