@@ -190,20 +190,23 @@ async def _print_status(ports) -> None:
 
 
 def merge_summaries(paths: list[str]) -> dict:
-    """Records and bytes add up over the nodes (each counts only the epochs it led); latency percentiles are those of
-    the node that committed the most."""
-    best, records_per_sec, mb_per_sec, records = None, 0.0, 0.0, 0
+    """Records and bytes of all nodes (each counts only the epochs it led) over the time from the first commit any of
+    them saw to the last node's end; latency percentiles are those of the node that committed the most."""
+    best, records, size, first, end = None, 0, 0, None, None
     for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
                 data = json.load(f)
         except (OSError, ValueError):
             continue
-        records_per_sec += data.get("records_per_sec", 0.0)
-        mb_per_sec += data.get("mb_per_sec", 0.0)
         records += data.get("records", 0)
+        size += data.get("bytes", 0)
+        if data.get("first_commit_unix") is not None:
+            first = data["first_commit_unix"] if first is None else min(first, data["first_commit_unix"])
+            end = data["end_unix"] if end is None else max(end, data["end_unix"])
         if best is None or data.get("records", 0) > best.get("records", 0):
             best = data
+    seconds = max((end - first) if first is not None else 0.0, 1e-9)
     latency = (best or {}).get("commit_latency_ms") or {"p50": 0.0, "p75": 0.0, "p99": 0.0, "p999": 0.0}
-    return {"records_per_sec": round(records_per_sec, 1), "mb_per_sec": round(mb_per_sec, 3),
-            "commit_latency_ms": latency, "records": records}
+    return {"records_per_sec": round(records / seconds, 1), "mb_per_sec": round(size / seconds / 1e6, 3),
+            "commit_latency_ms": latency, "records": records, "seconds": round(seconds if first else 0.0, 3)}

@@ -51,7 +51,7 @@ def load_settings_or_exit(path: str):
         return None
 
 
-async def run_node(node, *, duration_s: float | None = None, on_started=None) -> int:
+async def run_node(node, *, duration_s: float | None = None, on_started=None, before_shutdown=None) -> int:
     """Start ``node``, wait for SIGINT/SIGTERM (or ``duration_s``), shut down gracefully."""
     from kraftwire.server.app import StartupError
 
@@ -75,6 +75,8 @@ async def run_node(node, *, duration_s: float | None = None, on_started=None) ->
         else:
             await stop.wait()
     finally:
+        if before_shutdown is not None:
+            before_shutdown()
         logging.getLogger("kraftwire.node").info("shutting down")
         await node.shutdown()
     return 0

@@ -55,7 +55,8 @@ def run(args: argparse.Namespace) -> int:
     workload.attach_metrics(node.metrics)
 
     async def main() -> int:
-        code = await run_node(node, duration_s=args.duration, on_started=lambda: workload.start(node.driver))
+        code = await run_node(node, duration_s=args.duration, on_started=lambda: workload.start(node.driver),
+                              before_shutdown=workload.mark_end)
         await workload.stop()
         return code
 

@@ -61,6 +61,8 @@ class Workload:
         self.started = time.monotonic()
         self.window_started = self.started
         self.error: Exception | None = None
+        self.first_commit_wall: float | None = None  # wall-clock time of the first commit this node saw as leader
+        self.end_wall: float | None = None  # set by mark_end() when the run is over (shutdown is not counted)
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
         self._reporter: asyncio.Task | None = None
@@ -98,6 +100,8 @@ class Workload:
         for batch in batches:
             if batch.is_control or batch.epoch != self.epoch:
                 continue
+            if self.first_commit_wall is None:
+                self.first_commit_wall = time.time()
             pending = self.pending
             if not pending or pending[0][0] < batch.base_offset:
                 self._fail(f"committed batch {batch.base_offset}..{batch.last_offset} of epoch {batch.epoch}, "
@@ -224,10 +228,21 @@ class Workload:
             print(line, file=self.out, flush=True)
         return line
 
+    def mark_end(self) -> None:
+        """The measured run ends now: no more appends; the time spent shutting down is not counted."""
+        if self.end_wall is None:
+            self.end_wall = time.time()
+        self.epoch = None
+
     def summary(self) -> dict:
-        elapsed = max(time.monotonic() - self.started, 1e-9)
+        """Rates over the time from this node's first commit as leader (the election is not counted) to the end
+        (``mark_end``, else now)."""
+        end = self.end_wall if self.end_wall is not None else time.time()
+        start = self.first_commit_wall if self.first_commit_wall is not None else end
+        elapsed = max(end - start, 1e-9)
         return summary_dict(self.total_records / elapsed, self.total_bytes / elapsed, self.histogram,
-                            records=self.total_records, seconds=elapsed)
+                            records=self.total_records, bytes=self.total_bytes, seconds=round(elapsed, 3),
+                            first_commit_unix=self.first_commit_wall, end_unix=end)
 
 
 def _pct(h: Histogram, p: float) -> float:
