@@ -86,7 +86,7 @@ def failover(rounds: int = 3) -> list[dict]:
                 procs[i] = subprocess.Popen(
                     [sys.executable, "-m", "kraftwire", "test-server", "--config", path, "--throughput", "2000",
                      "--listener-fd", f"PLAINTEXT={s.fileno()}"], pass_fds=(s.fileno(),), env=_env(),
-                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                    stdout=subprocess.DEVNULL, stderr=open(os.path.join(os.environ.get("KW_BENCH_LOGS", tmp), f"node-{i}.log"), "ab"))
             try:
                 deadline = time.monotonic() + 30
                 part = None
