@@ -10,51 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kraftwire.ids import NO_ID, OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
 
-try:  # the protocol engineer's table, when it exists
-    from kraftwire import error_codes as _codes  # type: ignore[attr-defined]
-
-    def _code(name: str, fallback: int) -> int:
-        for attr in (name, name.lower()):
-            value = getattr(_codes, attr, None)
-            if isinstance(value, int):
-                return value
-            if value is not None and isinstance(getattr(value, "code", None), int):
-                return value.code
-        return fallback
-
-except ImportError:  # pragma: no cover - until kraftwire/error_codes.py lands
-
-    def _code(name: str, fallback: int) -> int:
-        return fallback
-
-
-NONE = _code("NONE", 0)
-NOT_LEADER_OR_FOLLOWER = _code("NOT_LEADER_OR_FOLLOWER", 6)
-REQUEST_TIMED_OUT = _code("REQUEST_TIMED_OUT", 7)
-BROKER_NOT_AVAILABLE = _code("BROKER_NOT_AVAILABLE", 8)
-INVALID_REQUEST = _code("INVALID_REQUEST", 42)
-FENCED_LEADER_EPOCH = _code("FENCED_LEADER_EPOCH", 74)
-UNKNOWN_LEADER_EPOCH = _code("UNKNOWN_LEADER_EPOCH", 75)
-SNAPSHOT_NOT_FOUND = _code("SNAPSHOT_NOT_FOUND", 98)
-POSITION_OUT_OF_RANGE = _code("POSITION_OUT_OF_RANGE", 99)
-INCONSISTENT_CLUSTER_ID = _code("INCONSISTENT_CLUSTER_ID", 104)
-INVALID_VOTER_KEY = _code("INVALID_VOTER_KEY", 125)
-
-ERROR_NAMES = {
-    NONE: "NONE",
-    NOT_LEADER_OR_FOLLOWER: "NOT_LEADER_OR_FOLLOWER",
-    REQUEST_TIMED_OUT: "REQUEST_TIMED_OUT",
-    BROKER_NOT_AVAILABLE: "BROKER_NOT_AVAILABLE",
-    INVALID_REQUEST: "INVALID_REQUEST",
-    FENCED_LEADER_EPOCH: "FENCED_LEADER_EPOCH",
-    UNKNOWN_LEADER_EPOCH: "UNKNOWN_LEADER_EPOCH",
-    SNAPSHOT_NOT_FOUND: "SNAPSHOT_NOT_FOUND",
-    POSITION_OUT_OF_RANGE: "POSITION_OUT_OF_RANGE",
-    INCONSISTENT_CLUSTER_ID: "INCONSISTENT_CLUSTER_ID",
-    INVALID_VOTER_KEY: "INVALID_VOTER_KEY",
-}
+from kraftwire import error_codes as _codes
+from kraftwire.error_codes import (  # Kafka's wire error codes (a data table in kraftwire.error_codes)
+    BROKER_NOT_AVAILABLE,
+    FENCED_LEADER_EPOCH,
+    INCONSISTENT_CLUSTER_ID,
+    INVALID_REQUEST,
+    INVALID_VOTER_KEY,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    POSITION_OUT_OF_RANGE,
+    REQUEST_TIMED_OUT,
+    SNAPSHOT_NOT_FOUND,
+    UNKNOWN_LEADER_EPOCH,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +166,6 @@ def is_request(message: Message) -> bool:
 
 
 def error_name(code: int) -> str:
-    return ERROR_NAMES.get(code, str(code))
+    return _codes.name_of(code)
 
 
-__all__ = [name for name in dir() if not name.startswith("_")] + ["NO_ID"]

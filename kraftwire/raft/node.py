@@ -129,7 +129,7 @@ class RaftNode:
                 if out.kind is m.FetchRequest:
                     self._fetch_retry_ms = now_ms + self.config.retry_backoff_ms
         elif isinstance(event, SnapshotStored):
-            pass
+            pass  # the core reads the log's snapshot list at the start of every step; the event only wakes it
         else:
             raise TypeError(f"unknown event {event!r}")
         return self._finish(now_ms)
@@ -331,9 +331,7 @@ class RaftNode:
         state = self.quorum.state
         if isinstance(state, (ProspectiveState, CandidateState)):
             self.counters["prevote_rounds" if isinstance(state, ProspectiveState) else "elections"] += 1
-            self._maybe_win_election(now_ms)
-        elif isinstance(state, ResignedState):
-            pass
+            self._maybe_win_election(now_ms)  # a single voter wins at once
         self._notify_all_leaders()
 
     def become_unattached(self, epoch: int, now_ms: int) -> None:

@@ -137,8 +137,6 @@ class QuorumState:
             )
         else:
             self.state = UnattachedState(stored.epoch, deadline, stored.voted_key if self.is_voter else None)
-        if self.pending_persist is None and stored.epoch == 0 and stored == ElectionState(0):
-            self.pending_persist = None
 
     # --- transitions -------------------------------------------------------------------------------------------------
     def _set(self, state: State, *, durable: bool) -> None:
