@@ -4,7 +4,8 @@
 * ``produce.py``   — Produce (acks 0 / 1 / -1) through the core's raw-batch append; idempotence checks
 * ``fetch.py``     — consumer Fetch (long polling, up to this node's high watermark) and ListOffsets
 * ``producers.py`` — InitProducerId and the producer-state table rebuilt from data-batch headers
-* ``groups.py``    — FindCoordinator (groups are not coordinated yet: COORDINATOR_NOT_AVAILABLE)
+* ``groups.py``    — FindCoordinator and the classic group protocol, coordinated by the leader
+* ``scan.py``      — one pass over the log feeding the state rebuilt from it (producers, group offsets)
 
 ``register_client_apis(node)`` runs when the node is built (before ``start()``); the handlers attach to the core and
 the driver on first use. Fetch (api key 1) is shared with Raft replication: the node routes a Fetch with replica
@@ -19,11 +20,12 @@ from kraftwire.server.broker.context import BrokerContext
 def register_client_apis(node) -> BrokerContext:
     """Register every client API on ``node.dispatcher``; call before ``node.start()`` (the handlers attach to the
     core and the driver on first use)."""
-    from kraftwire.server.broker import fetch, groups, metadata, produce, producers
+    from kraftwire.server.broker import fetch, groups, metadata, produce, producers, scan
 
     ctx = BrokerContext(node)
     d = node.dispatcher
-    states = producers.ProducerStates(ctx)
+    log_scan = scan.LogScan(ctx)
+    states = producers.ProducerStates(ctx, log_scan)
 
     def attached(fn):
         def handler(request, conn) -> None:
@@ -37,8 +39,7 @@ def register_client_apis(node) -> BrokerContext:
     d.register(metadata.API_KEY, 0, metadata.MAX_VERSION, attached(metadata.Metadata(ctx).handle))
     d.register(produce.API_KEY, 0, produce.MAX_VERSION, attached(produce.Produce(ctx, states).handle))
     d.register(fetch.LIST_OFFSETS, 1, fetch.LIST_OFFSETS_MAX, attached(fetch.ListOffsets(ctx).handle))
-    d.register(groups.FIND_COORDINATOR, 0, groups.FIND_COORDINATOR_MAX,
-               attached(groups.FindCoordinator(ctx).handle))
+    ctx.groups = groups.register(ctx, d, log_scan, attached)
     d.register(producers.INIT_PRODUCER_ID, 0, producers.INIT_PRODUCER_ID_MAX,
                attached(producers.InitProducerId(ctx, states).handle))
     node.broker = ctx

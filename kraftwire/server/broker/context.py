@@ -35,6 +35,7 @@ class BrokerContext:
         self.node = node
         self.watchers: list[Callable[[], None]] = []
         self._attached = None
+        self._commit_waits = []
 
     def attach(self) -> bool:
         """Hook the "after every Ready" callbacks into the node's driver (once it exists); False if not running."""
@@ -88,7 +89,53 @@ class BrokerContext:
     def loop(self) -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()
 
+    def voter(self, node_id: int):
+        for v in self.voters:
+            if v.node_id == node_id:
+                return v
+        return None
+
     # ---------------------------------------------------------------------------------------------------- watchers
     def _on_ready(self) -> None:
         for watcher in list(self.watchers):
             watcher()
+        if self._commit_waits:
+            self._check_commit_waits()
+
+    # ---------------------------------------------------------------------------------------------------- commits
+    _commit_waits: list
+
+    def append_and_commit(self, raw_batch: bytes, callback: Callable[[int], None], timeout_ms: int = 30_000) -> None:
+        """Append ``raw_batch`` as leader; ``callback(error)`` once the high watermark passes it (NONE), when this
+        node stops leading that epoch (NOT_LEADER_OR_FOLLOWER) or after ``timeout_ms`` (REQUEST_TIMED_OUT)."""
+        epoch = self.epoch()
+        try:
+            _first, last = self.driver.call(lambda raft, now: raft.append_batch(raw_batch, now))
+        except Exception:  # NotLeaderError and friends: the caller only needs to know it did not work
+            callback(NOT_LEADER_OR_FOLLOWER)
+            return
+        wait = [last + 1, epoch, callback, None]
+        wait[3] = self.loop().call_later(timeout_ms / 1000.0, self._commit_timeout, wait)
+        self._commit_waits.append(wait)
+        self._check_commit_waits()
+
+    def _commit_timeout(self, wait) -> None:
+        if wait in self._commit_waits:
+            self._commit_waits.remove(wait)
+            wait[2](REQUEST_TIMED_OUT)
+
+    def _check_commit_waits(self) -> None:
+        hw = self.log.high_watermark() if self.log is not None else -1
+        leading = self.is_leader()
+        keep = []
+        for wait in self._commit_waits:
+            end, epoch, callback, timer = wait
+            if end <= hw:
+                timer.cancel()
+                callback(NONE)
+            elif not leading or self.epoch() != epoch:
+                timer.cancel()
+                callback(NOT_LEADER_OR_FOLLOWER)
+            else:
+                keep.append(wait)
+        self._commit_waits = keep

@@ -1,29 +1,502 @@
-"""FindCoordinator. Consumer groups are not coordinated yet: every lookup answers COORDINATOR_NOT_AVAILABLE, which
-clients treat as retriable. The API is advertised anyway because librdkafka enables LZ4 only when FindCoordinator
-is, and confluent-kafka's consumer sends it even when it only uses ``assign()``."""
+"""FindCoordinator and the classic consumer-group protocol (JoinGroup, SyncGroup, Heartbeat, LeaveGroup,
+OffsetCommit, OffsetFetch), coordinated by the Raft leader.
+
+Membership lives in the leader's memory (as in Kafka, members rejoin a new coordinator). What must survive a
+failover is in the log, as kraftwire control records (consumers skip control batches, so they never see them):
+
+* ``KRAFTWIRE_GROUP_OFFSET`` (0x7000): one committed offset; an OffsetCommit is answered once its batch is
+  committed (high watermark past it);
+* ``KRAFTWIRE_GROUP_GENERATION`` (0x7001): each completed rebalance, so a new coordinator continues the generation
+  numbers instead of reusing them.
+
+Every replica rebuilds the committed offsets and the last generations from those records (``scan.py``), so a new
+leader answers OffsetFetch with what the old one committed.
+
+Rebalance (Kafka's GroupCoordinator, simplified): a join moves the group to PreparingRebalance; it completes when
+every known member has rejoined or the largest rebalance timeout passes (members that did not rejoin are dropped);
+the generation is bumped, the leader member gets the member list and sends the assignments in SyncGroup. Members
+that stop heartbeating for their session timeout are removed and the group rebalances. Join v4+ first answers
+MEMBER_ID_REQUIRED with a fresh member id. Static membership (group.instance.id) is accepted but treated as
+dynamic.
+"""
 
 from __future__ import annotations
 
+import logging
+import time
+import uuid
+
+from kraftwire.errors import KraftwireError
 from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.records.control import (
+    KRAFTWIRE_GROUP_GENERATION,
+    KRAFTWIRE_GROUP_OFFSET,
+    control_record_key,
+    decode_control_record,
+    encode_control_value,
+)
 from kraftwire.server.broker import context as c
 
-FIND_COORDINATOR = 10
-FIND_COORDINATOR_MAX = 4
-MESSAGE = "consumer groups are not supported by this kraftwire version"
+log = logging.getLogger("kraftwire.broker.groups")
+
+FIND_COORDINATOR, FIND_COORDINATOR_MAX = 10, 4
+JOIN_GROUP, JOIN_GROUP_MAX = 11, 7
+HEARTBEAT, HEARTBEAT_MAX = 12, 4
+LEAVE_GROUP, LEAVE_GROUP_MAX = 13, 4
+SYNC_GROUP, SYNC_GROUP_MAX = 14, 5
+OFFSET_COMMIT, OFFSET_COMMIT_MIN, OFFSET_COMMIT_MAX = 8, 2, 8
+OFFSET_FETCH, OFFSET_FETCH_MIN, OFFSET_FETCH_MAX = 9, 1, 7
+
+ILLEGAL_GENERATION = 22
+INCONSISTENT_GROUP_PROTOCOL = 23
+INVALID_GROUP_ID = 24
+UNKNOWN_MEMBER_ID = 25
+INVALID_SESSION_TIMEOUT = 26
+REBALANCE_IN_PROGRESS = 27
+NOT_COORDINATOR = 16
+MEMBER_ID_REQUIRED = 79
+
+MIN_SESSION_TIMEOUT_MS = 1000
+MAX_SESSION_TIMEOUT_MS = 1_800_000
+TICK_S = 0.25
+
+EMPTY, PREPARING, COMPLETING, STABLE = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 
 
-class FindCoordinator:
-    def __init__(self, ctx: c.BrokerContext) -> None:
+class Member:
+    __slots__ = ("member_id", "instance_id", "client_id", "client_host", "session_ms", "rebalance_ms",
+                 "protocol_type", "protocols", "assignment", "join", "sync", "seen")
+
+    def __init__(self, member_id, instance_id, client_id, client_host) -> None:
+        self.member_id, self.instance_id = member_id, instance_id
+        self.client_id, self.client_host = client_id, client_host
+        self.session_ms = self.rebalance_ms = 0
+        self.protocol_type = ""
+        self.protocols: list[tuple[str, bytes]] = []
+        self.assignment = b""
+        self.join = None  # (conn, version, correlation id) of a pending JoinGroup
+        self.sync = None  # (conn, version, correlation id) of a pending SyncGroup
+        self.seen = time.monotonic()
+
+
+class Group:
+    def __init__(self, group_id: str, generation: int) -> None:
+        self.group_id = group_id
+        self.state = EMPTY
+        self.generation = generation
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}
+        self.pending_ids: set[str] = set()
+        self.rebalance_deadline = 0.0
+
+
+class Coordinator:
+    def __init__(self, ctx: c.BrokerContext, scan) -> None:
         self.ctx = ctx
+        self.groups: dict[str, Group] = {}
+        self.groups_epoch = -1
+        #: committed offsets rebuilt from the log: (group, topic, partition) -> (offset, leader epoch, metadata)
+        self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
+        self.generations: dict[str, int] = {}
+        self._tick = None
+        scan.on_batch.append(self._on_batch)
+        scan.on_reset.append(self._reset)
+        self.scan = scan
+        ctx.watchers.append(self._check_leadership)
 
-    def handle(self, request, conn) -> None:
-        R = w.FindCoordinatorResponse
-        version = request.version
-        if version >= 4:
-            body = R(throttle_time_ms=0, coordinators=[
-                R.Coordinator(key=k, node_id=-1, host="", port=-1, error_code=c.COORDINATOR_NOT_AVAILABLE,
-                              error_message=MESSAGE) for k in request.body.coordinator_keys])
+    # ---------------------------------------------------------------------------------------------------- log state
+    def _reset(self) -> None:
+        self.offsets.clear()
+        self.generations.clear()
+
+    def _on_batch(self, b) -> None:
+        if not b.is_control:
+            return
+        for r in b:
+            try:
+                ctype, msg = decode_control_record(r.key, r.value)
+            except KraftwireError:
+                continue
+            if ctype == KRAFTWIRE_GROUP_OFFSET:
+                key = (msg.group_id, msg.topic, msg.partition)
+                if msg.offset < 0:
+                    self.offsets.pop(key, None)
+                else:
+                    self.offsets[key] = (msg.offset, msg.leader_epoch, msg.metadata)
+            elif ctype == KRAFTWIRE_GROUP_GENERATION:
+                self.generations[msg.group_id] = max(self.generations.get(msg.group_id, 0), msg.generation_id)
+
+    def _append(self, records, callback) -> None:
+        builder = RecordBatchBuilder(is_control=True)
+        for ctype, msg in records:
+            builder.append(control_record_key(ctype), encode_control_value(ctype, msg))
+        self.ctx.append_and_commit(builder.build(), callback)
+
+    # ---------------------------------------------------------------------------------------------------- leadership
+    def coordinating(self) -> bool:
+        ctx = self.ctx
+        if not ctx.is_leader():
+            return False
+        if self.groups_epoch != ctx.epoch():
+            self._drop_groups()
+            self.groups_epoch = ctx.epoch()
+        if self._tick is None:
+            self._tick = ctx.loop().call_later(TICK_S, self._on_tick)
+        return True
+
+    def _check_leadership(self) -> None:
+        if self.groups and (not self.ctx.is_leader() or self.groups_epoch != self.ctx.epoch()):
+            self._drop_groups()
+
+    def _drop_groups(self) -> None:
+        for group in self.groups.values():
+            for m in group.members.values():
+                self._answer_join(m, error=NOT_COORDINATOR, group=group)
+                self._answer_sync(m, NOT_COORDINATOR, group)
+        self.groups.clear()
+
+    def group(self, group_id: str) -> Group:
+        g = self.groups.get(group_id)
+        if g is None:
+            self.scan.catch_up()
+            g = self.groups[group_id] = Group(group_id, self.generations.get(group_id, 0))
+        return g
+
+    # ---------------------------------------------------------------------------------------------------- timers
+    def _on_tick(self) -> None:
+        self._tick = None
+        if not self.ctx.is_leader() or self.ctx.driver.stopped:
+            self._drop_groups()
+            return
+        now = time.monotonic()
+        for group in list(self.groups.values()):
+            if group.state == PREPARING:
+                if now >= group.rebalance_deadline:
+                    self._complete_join(group)
+                continue
+            expired = [m for m in group.members.values()
+                       if m.join is None and now - m.seen > m.session_ms / 1000.0]
+            for m in expired:
+                log.info("group %s: member %s expired (no heartbeat for %d ms)", group.group_id, m.member_id,
+                         m.session_ms)
+                self._remove(group, m)
+            if expired and group.state in (STABLE, COMPLETING):
+                self._prepare(group)
+        self._tick = self.ctx.loop().call_later(TICK_S, self._on_tick)
+
+    # ---------------------------------------------------------------------------------------------------- rebalance
+    def _remove(self, group: Group, m: Member) -> None:
+        group.members.pop(m.member_id, None)
+        self._answer_join(m, error=UNKNOWN_MEMBER_ID, group=group)
+        self._answer_sync(m, UNKNOWN_MEMBER_ID, group)
+        if group.leader == m.member_id:
+            group.leader = None
+        if not group.members and group.state != PREPARING:
+            group.state = EMPTY
+            group.protocol_name = None
+
+    def _prepare(self, group: Group) -> None:
+        if group.state == COMPLETING:
+            for m in group.members.values():
+                self._answer_sync(m, REBALANCE_IN_PROGRESS, group)
+        if group.state != PREPARING:
+            group.state = PREPARING
+            timeout = max((m.rebalance_ms for m in group.members.values()), default=0)
+            group.rebalance_deadline = time.monotonic() + timeout / 1000.0
+        self._maybe_complete_join(group)
+
+    def _maybe_complete_join(self, group: Group) -> None:
+        if group.state == PREPARING and group.members and all(m.join is not None for m in group.members.values()):
+            self._complete_join(group)
+
+    def _complete_join(self, group: Group) -> None:
+        for m in [m for m in group.members.values() if m.join is None]:
+            self._remove(group, m)
+        group.generation += 1
+        if not group.members:
+            group.state, group.protocol_name, group.leader = EMPTY, None, None
+            return
+        members = list(group.members.values())
+        if group.leader not in group.members:
+            group.leader = members[0].member_id
+        leader = group.members[group.leader]
+        common = set.intersection(*(set(n for n, _ in m.protocols) for m in members))
+        group.protocol_name = next((n for n, _ in leader.protocols if n in common), None)
+        group.protocol_type = leader.protocol_type
+        group.state = COMPLETING
+        now = time.monotonic()
+        for m in members:
+            m.seen = now
+            m.assignment = b""
+            self._answer_join(m, error=0, group=group)
+        gen = w.KraftwireGroupGenerationRecord
+        record = gen(group_id=group.group_id, generation_id=group.generation, protocol_type=group.protocol_type,
+                     protocol_name=group.protocol_name, leader=group.leader, members=[
+                         gen.Member(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                                    client_host=m.client_host, rebalance_timeout_ms=m.rebalance_ms)
+                         for m in members])
+        self._append([(KRAFTWIRE_GROUP_GENERATION, record)], lambda error: None)
+        log.info("group %s: generation %d, protocol %s, leader %s, %d members", group.group_id, group.generation,
+                 group.protocol_name, group.leader, len(members))
+
+    def _answer_join(self, m: Member, *, error: int, group: Group) -> None:
+        if m.join is None:
+            return
+        conn, version, cid = m.join
+        m.join = None
+        R = w.JoinGroupResponse
+        if error:
+            body = R(error_code=error, generation_id=-1, protocol_name=None if version >= 7 else "", leader="",
+                     member_id=m.member_id if error == MEMBER_ID_REQUIRED else "", members=[])
         else:
-            body = R(throttle_time_ms=0, error_code=c.COORDINATOR_NOT_AVAILABLE, error_message=MESSAGE,
-                     node_id=-1, host="", port=-1)
-        conn.send_response(body, version, request.header.correlation_id)
+            chosen = group.protocol_name
+            members = []
+            if m.member_id == group.leader:
+                members = [R.JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
+                                                     metadata=dict(x.protocols).get(chosen, b""))
+                           for x in group.members.values()]
+            body = R(error_code=0, generation_id=group.generation, protocol_type=group.protocol_type,
+                     protocol_name=chosen, leader=group.leader, member_id=m.member_id, members=members)
+        conn.send_response(body, version, cid)
+
+    def _answer_sync(self, m: Member, error: int, group: Group) -> None:
+        if m.sync is None:
+            return
+        conn, version, cid = m.sync
+        m.sync = None
+        body = w.SyncGroupResponse(error_code=error, protocol_type=group.protocol_type,
+                                   protocol_name=group.protocol_name, assignment=b"" if error else m.assignment)
+        conn.send_response(body, version, cid)
+
+    # ---------------------------------------------------------------------------------------------------- handlers
+    def find_coordinator(self, request, conn) -> None:
+        ctx = self.ctx
+        R = w.FindCoordinatorResponse
+        version, body = request.version, request.body
+        leader = ctx.voter(ctx.leader_id())
+
+        def answer(key_type):
+            if key_type != 0:
+                return c.COORDINATOR_NOT_AVAILABLE, "transactions are not supported by kraftwire", -1, "", -1
+            if leader is None:
+                return c.COORDINATOR_NOT_AVAILABLE, "no Raft leader", -1, "", -1
+            return 0, None, leader.node_id, leader.host, leader.port
+
+        if version >= 4:
+            coords = []
+            for key in body.coordinator_keys:
+                err, msg, nid, host, port = answer(body.key_type)
+                coords.append(R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err,
+                                            error_message=msg))
+            resp = R(throttle_time_ms=0, coordinators=coords)
+        else:
+            err, msg, nid, host, port = answer(body.key_type if version >= 1 else 0)
+            resp = R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=nid, host=host, port=port)
+        conn.send_response(resp, version, request.header.correlation_id)
+
+    def join_group(self, request, conn) -> None:
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.JoinGroupResponse
+
+        def fail(error, member_id=""):
+            conn.send_response(R(error_code=error, generation_id=-1, protocol_name=None if version >= 7 else "",
+                                 leader="", member_id=member_id, members=[]), version, cid)
+
+        if not self.coordinating():
+            return fail(NOT_COORDINATOR)
+        if not body.group_id:
+            return fail(INVALID_GROUP_ID)
+        if not MIN_SESSION_TIMEOUT_MS <= body.session_timeout_ms <= MAX_SESSION_TIMEOUT_MS:
+            return fail(INVALID_SESSION_TIMEOUT)
+        group = self.group(body.group_id)
+        if group.members and group.protocol_type and body.protocol_type != group.protocol_type:
+            return fail(INCONSISTENT_GROUP_PROTOCOL)
+        member_id = body.member_id
+        client_id = request.header.client_id or ""
+        if not member_id:
+            member_id = f"{client_id}-{uuid.uuid4()}"
+            if version >= 4:
+                group.pending_ids.add(member_id)
+                return fail(MEMBER_ID_REQUIRED, member_id)
+        elif member_id not in group.members and member_id not in group.pending_ids:
+            return fail(UNKNOWN_MEMBER_ID, member_id)
+        group.pending_ids.discard(member_id)
+        m = group.members.get(member_id)
+        if m is None:
+            m = group.members[member_id] = Member(member_id, getattr(body, "group_instance_id", None), client_id,
+                                                  conn.peer.rsplit(":", 1)[0])
+        if m.join is not None:  # a duplicate join: the older request is superseded
+            self._answer_join(m, error=UNKNOWN_MEMBER_ID, group=group)
+        m.session_ms = body.session_timeout_ms
+        m.rebalance_ms = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
+        m.protocol_type = body.protocol_type
+        m.protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        m.seen = time.monotonic()
+        m.join = (conn, version, cid)
+        if group.state == PREPARING:
+            self._maybe_complete_join(group)
+        else:
+            self._prepare(group)
+
+    def sync_group(self, request, conn) -> None:
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.SyncGroupResponse
+
+        def fail(error):
+            conn.send_response(R(error_code=error, assignment=b""), version, cid)
+
+        if not self.coordinating():
+            return fail(NOT_COORDINATOR)
+        group = self.groups.get(body.group_id)
+        m = group.members.get(body.member_id) if group else None
+        if m is None:
+            return fail(UNKNOWN_MEMBER_ID)
+        if body.generation_id != group.generation:
+            return fail(ILLEGAL_GENERATION)
+        if group.state == PREPARING:
+            return fail(REBALANCE_IN_PROGRESS)
+        m.seen = time.monotonic()
+        m.sync = (conn, version, cid)
+        if group.state == COMPLETING and m.member_id == group.leader:
+            given = {a.member_id: bytes(a.assignment) for a in body.assignments}
+            for x in group.members.values():
+                x.assignment = given.get(x.member_id, b"")
+            group.state = STABLE
+            for x in group.members.values():
+                self._answer_sync(x, 0, group)
+        elif group.state == STABLE:
+            self._answer_sync(m, 0, group)
+
+    def heartbeat(self, request, conn) -> None:
+        body = request.body
+        conn.send_response(w.HeartbeatResponse(error_code=self._heartbeat_error(body)), request.version,
+                           request.header.correlation_id)
+
+    def _heartbeat_error(self, body) -> int:
+        if not self.coordinating():
+            return NOT_COORDINATOR
+        group = self.groups.get(body.group_id)
+        m = group.members.get(body.member_id) if group else None
+        if m is None:
+            return UNKNOWN_MEMBER_ID
+        if body.generation_id != group.generation:
+            return ILLEGAL_GENERATION
+        m.seen = time.monotonic()
+        return REBALANCE_IN_PROGRESS if group.state == PREPARING else 0
+
+    def leave_group(self, request, conn) -> None:
+        body, version = request.body, request.version
+        R = w.LeaveGroupResponse
+        if not self.coordinating():
+            conn.send_response(R(error_code=NOT_COORDINATOR), version, request.header.correlation_id)
+            return
+        group = self.groups.get(body.group_id)
+        ids = [x.member_id for x in body.members] if version >= 3 else [body.member_id]
+        results = []
+        for member_id in ids:
+            m = group.members.get(member_id) if group else None
+            results.append(R.MemberResponse(member_id=member_id, error_code=0 if m else UNKNOWN_MEMBER_ID))
+            if m is not None:
+                log.info("group %s: member %s left", group.group_id, member_id)
+                self._remove(group, m)
+        if group is not None and group.members and group.state in (STABLE, COMPLETING, PREPARING):
+            self._prepare(group)
+        top = 0 if version >= 3 or not results else results[0].error_code
+        conn.send_response(R(error_code=top, members=results), version, request.header.correlation_id)
+
+    def offset_commit(self, request, conn) -> None:
+        ctx = self.ctx
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.OffsetCommitResponse
+        responses = [R.OffsetCommitResponseTopic(name=t.name, partitions=[
+            R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=0)
+            for p in t.partitions]) for t in body.topics]
+
+        def answer(error=None):
+            for t in responses:
+                for p in t.partitions:
+                    if error is not None and p.error_code == 0:
+                        p.error_code = error
+            conn.send_response(R(throttle_time_ms=0, topics=responses), version, cid)
+
+        if not self.coordinating():
+            return answer(NOT_COORDINATOR)
+        if not body.group_id:
+            return answer(INVALID_GROUP_ID)
+        generation = body.generation_id_or_member_epoch
+        group = self.groups.get(body.group_id)
+        if generation >= 0 or body.member_id:
+            m = group.members.get(body.member_id) if group else None
+            if m is None:
+                return answer(UNKNOWN_MEMBER_ID)
+            if generation != group.generation:
+                return answer(ILLEGAL_GENERATION)
+            if group.state == PREPARING:
+                return answer(REBALANCE_IN_PROGRESS)
+            m.seen = time.monotonic()
+        elif group is not None and group.members:
+            return answer(UNKNOWN_MEMBER_ID)  # a "simple" commit into a group with members
+        records = []
+        now_ms = int(time.time() * 1000)
+        for t, rt in zip(body.topics, responses):
+            for p, rp in zip(t.partitions, rt.partitions):
+                if t.name != ctx.topic_name or p.partition_index != 0:
+                    rp.error_code = c.UNKNOWN_TOPIC_OR_PARTITION
+                    continue
+                records.append((KRAFTWIRE_GROUP_OFFSET, w.KraftwireGroupOffsetRecord(
+                    group_id=body.group_id, topic=t.name, partition=p.partition_index, offset=p.committed_offset,
+                    leader_epoch=getattr(p, "committed_leader_epoch", -1), metadata=p.committed_metadata,
+                    commit_timestamp=now_ms)))
+        if not records:
+            return answer()
+        self._append(records, lambda error: answer(NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER
+                                                   else (error or None)))
+
+    def offset_fetch(self, request, conn) -> None:
+        ctx = self.ctx
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.OffsetFetchResponse
+        if not self.coordinating():
+            if version >= 2:
+                conn.send_response(R(error_code=NOT_COORDINATOR, topics=[]), version, cid)
+                return
+            error = NOT_COORDINATOR
+        else:
+            error = 0
+            self.scan.catch_up()
+        group_id = body.group_id
+        if body.topics is None:
+            wanted = {}
+            for (g, topic, part) in self.offsets:
+                if g == group_id:
+                    wanted.setdefault(topic, []).append(part)
+            asked = sorted(wanted.items())
+        else:
+            asked = [(t.name, list(t.partition_indexes)) for t in body.topics]
+        topics = []
+        for name, parts in asked:
+            out = []
+            for part in parts:
+                offset, epoch, meta = self.offsets.get((group_id, name, part), (-1, -1, ""))
+                perr = error or (c.UNKNOWN_TOPIC_OR_PARTITION if name != ctx.topic_name and version < 2 else 0)
+                out.append(R.OffsetFetchResponsePartition(partition_index=part, committed_offset=offset,
+                                                          committed_leader_epoch=epoch, metadata=meta or "",
+                                                          error_code=perr))
+            topics.append(R.OffsetFetchResponseTopic(name=name, partitions=out))
+        conn.send_response(R(throttle_time_ms=0, error_code=0, topics=topics), version, cid)
+
+
+def register(ctx: c.BrokerContext, dispatcher, scan, attached) -> Coordinator:
+    co = Coordinator(ctx, scan)
+    d = dispatcher
+    d.register(FIND_COORDINATOR, 0, FIND_COORDINATOR_MAX, attached(co.find_coordinator))
+    d.register(JOIN_GROUP, 0, JOIN_GROUP_MAX, attached(co.join_group))
+    d.register(SYNC_GROUP, 0, SYNC_GROUP_MAX, attached(co.sync_group))
+    d.register(HEARTBEAT, 0, HEARTBEAT_MAX, attached(co.heartbeat))
+    d.register(LEAVE_GROUP, 0, LEAVE_GROUP_MAX, attached(co.leave_group))
+    d.register(OFFSET_COMMIT, OFFSET_COMMIT_MIN, OFFSET_COMMIT_MAX, attached(co.offset_commit))
+    d.register(OFFSET_FETCH, OFFSET_FETCH_MIN, OFFSET_FETCH_MAX, attached(co.offset_fetch))
+    return co

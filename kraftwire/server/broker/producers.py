@@ -28,10 +28,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from kraftwire.errors import KraftwireError
-from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.records import read_batches
 from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.producers")
@@ -39,7 +36,6 @@ log = logging.getLogger("kraftwire.broker.producers")
 INIT_PRODUCER_ID = 22
 INIT_PRODUCER_ID_MAX = 5
 CACHED_BATCHES = 5
-SCAN_CHUNK = 8 * 1024 * 1024
 
 
 @dataclass(slots=True)
@@ -66,36 +62,18 @@ def next_seq(seq: int, count: int) -> int:
 
 
 class ProducerStates:
-    def __init__(self, ctx: c.BrokerContext) -> None:
+    def __init__(self, ctx: c.BrokerContext, scan) -> None:
         self.ctx = ctx
+        self.scan = scan
         self.table: dict[int, ProducerEntry] = {}
-        self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
         self._counter = int(time.time() * 1000) & 0xFFFFFF
-        ctx.watchers.append(self.catch_up)
+        scan.on_batch.append(self._on_batch)
+        scan.on_reset.append(self.table.clear)
 
-    # ---------------------------------------------------------------------------------------------------- log scan
-    def catch_up(self) -> None:
-        lg = self.ctx.log
-        if lg is None:
-            return
-        end = lg.end_offset()
-        if end < self.scanned_to or self.scanned_to < lg.start_offset():
-            self.table.clear()
-            self.scanned_to = lg.start_offset()
-        while self.scanned_to < end:
-            try:
-                info = lg.read(self.scanned_to, SCAN_CHUNK, Isolation.UNCOMMITTED)
-            except KraftwireError:
-                return
-            if not len(info.records):
-                return
-            for b in read_batches(info.records, validate=False):
-                if b.last_offset < self.scanned_to:
-                    continue
-                if not b.is_control and b.producer_id >= 0:
-                    self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1,
-                               b.base_offset, b.last_offset)
-                self.scanned_to = b.last_offset + 1
+    def _on_batch(self, b) -> None:
+        if not b.is_control and b.producer_id >= 0:
+            self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, b.base_offset,
+                       b.last_offset)
 
     def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
         entry = self.table.get(pid)
@@ -107,13 +85,12 @@ class ProducerStates:
 
     def appended(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
         """The leader appended this batch at ``first_offset``: apply it now if the scan had reached it."""
-        if self.scanned_to == first_offset:
-            self.apply(pid, epoch, first_seq, count, first_offset, last_offset)
-            self.scanned_to = last_offset + 1
+        self.scan.appended(first_offset, last_offset,
+                           lambda: self.apply(pid, epoch, first_seq, count, first_offset, last_offset))
 
     # ---------------------------------------------------------------------------------------------------- checks
     def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
-        self.catch_up()
+        self.scan.catch_up()
         entry = self.table.get(pid)
         if entry is None:
             return SequenceCheck()
