@@ -369,7 +369,14 @@ class Cluster:
         f = self.faults
         if f.corrupt_rate and self.rng.random() < f.corrupt_rate:
             data = bytearray(msg.records)
-            data[self.rng.randrange(len(data))] ^= 1 << self.rng.randrange(8)
+            # Any byte but a batch's PartitionLeaderEpoch (bytes 12..15): that field is outside the CRC by design
+            # (leaders rewrite it), so no receiver could detect a flip there; TCP's checksum is what guards it.
+            while True:
+                i = self.rng.randrange(len(data))
+                starts = [b.position for b in validate_batches(msg.records, check_records=False).batches]
+                if not any(p + 12 <= i < p + 16 for p in starts):
+                    break
+            data[i] ^= 1 << self.rng.randrange(8)
             self.counters["corrupted"] += 1
             return replace(msg, records=bytes(data))
         if f.future_batch_rate and self.rng.random() < f.future_batch_rate:

@@ -19,6 +19,9 @@ REGRESSIONS = [
     ("flushed_offset_survived_truncation", "leader_partitioned", 0),
     # an observer kept fetching from a dead leader instead of asking the voters
     ("observer_never_rediscovered_leader", "chaos", 70),
+    # the fault injector flipped a PartitionLeaderEpoch bit (outside the CRC, undetectable by design): fixed in the
+    # fault model, which now flips only bytes a receiver can check
+    ("undetectable_epoch_bit_flip", "chaos", 499),
 ]
 
 
