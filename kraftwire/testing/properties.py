@@ -22,10 +22,8 @@ def _replay(name: str, seed: int, mutations: Mutations) -> str:
     return f"python -m kraftwire.testing.replay {name} --seed {seed}{extra}"
 
 
-def _cluster(name: str, seed: int, mutations: Mutations, **kwargs) -> tuple[Cluster, random.Random]:
-    choice = random.Random(f"{name}:{seed}")
-    cluster = Cluster(seed, mutations=mutations, replay=_replay(name, seed, mutations), **kwargs)
-    return cluster, choice
+def _cluster(name: str, seed: int, mutations: Mutations, **kwargs) -> Cluster:
+    return Cluster(seed, mutations=mutations, replay=_replay(name, seed, mutations), **kwargs)
 
 
 def _commit_more(cluster: Cluster, what: str, amount: int = COMMIT_STEP) -> None:
@@ -51,9 +49,10 @@ def _leader_id(cluster: Cluster, what: str) -> int:
 
 
 def elect_initial_leader(seed: int, mutations: Mutations = Mutations()) -> Cluster:
-    _, choice = _cluster("x", seed, mutations)
-    cluster, choice = _cluster(
-        "elect_initial_leader", seed, mutations, voters=choice.randint(1, 5), observers=choice.randint(0, 2)
+    choice = random.Random(f"elect_initial_leader:{seed}")
+    cluster = _cluster(
+        "elect_initial_leader", seed, mutations, voters=choice.randint(1, 5), observers=choice.randint(0, 2),
+        anonymous_observer=choice.random() < 0.3,
     )
     cluster.start_workload()
     _commit_more(cluster, "first commits")
@@ -63,7 +62,7 @@ def elect_initial_leader(seed: int, mutations: Mutations = Mutations()) -> Clust
 
 def leader_failover(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     choice = random.Random(f"leader_failover:{seed}")
-    cluster, _ = _cluster("leader_failover", seed, mutations, voters=choice.randint(3, 5),
+    cluster = _cluster("leader_failover", seed, mutations, voters=choice.randint(3, 5),
                           observers=choice.randint(0, 2))
     cluster.start_workload()
     _commit_more(cluster, "first commits")
@@ -84,7 +83,7 @@ def leader_failover(seed: int, mutations: Mutations = Mutations()) -> Cluster:
 def recover_after_all_killed(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     choice = random.Random(f"recover_after_all_killed:{seed}")
     voters = choice.randint(3, 5)
-    cluster, _ = _cluster("recover_after_all_killed", seed, mutations, voters=voters, observers=choice.randint(0, 1))
+    cluster = _cluster("recover_after_all_killed", seed, mutations, voters=voters, observers=choice.randint(0, 1))
     cluster.start_workload()
     _commit_more(cluster, "first commits")
     cluster.run_for(choice.randint(0, 30))
@@ -104,7 +103,7 @@ def recover_after_all_killed(seed: int, mutations: Mutations = Mutations()) -> C
 
 def leader_partitioned(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     choice = random.Random(f"leader_partitioned:{seed}")
-    cluster, _ = _cluster("leader_partitioned", seed, mutations, voters=choice.randint(3, 5),
+    cluster = _cluster("leader_partitioned", seed, mutations, voters=choice.randint(3, 5),
                           observers=choice.randint(0, 2))
     cluster.start_workload()
     _commit_more(cluster, "first commits")
@@ -125,7 +124,7 @@ def leader_partitioned(seed: int, mutations: Mutations = Mutations()) -> Cluster
 def majority_reachable(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     """Five voters; {1,2} cannot reach {3,4,5} in one direction; the quorum must still make progress."""
     choice = random.Random(f"majority_reachable:{seed}")
-    cluster, _ = _cluster("majority_reachable", seed, mutations, voters=5, observers=choice.randint(0, 2))
+    cluster = _cluster("majority_reachable", seed, mutations, voters=5, observers=choice.randint(0, 2))
     cluster.start_workload()
     _commit_more(cluster, "first commits")
     cluster.partition([1, 2], [3, 4, 5], one_way=True)
@@ -138,7 +137,7 @@ def majority_reachable(seed: int, mutations: Mutations = Mutations()) -> Cluster
 
 def back_to_back_failures(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     choice = random.Random(f"back_to_back_failures:{seed}")
-    cluster, _ = _cluster("back_to_back_failures", seed, mutations, voters=choice.randint(3, 5))
+    cluster = _cluster("back_to_back_failures", seed, mutations, voters=choice.randint(3, 5))
     cluster.start_workload()
     _commit_more(cluster, "first commits")
     first = _leader_id(cluster, "a leader")
@@ -157,7 +156,7 @@ def back_to_back_failures(seed: int, mutations: Mutations = Mutations()) -> Clus
 def wipe_one_node(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     """A voter loses its disk (relaxed invariants, as in Kafka's canRecoverFromSingleNodeCommittedDataLoss)."""
     choice = random.Random(f"wipe_one_node:{seed}")
-    cluster, _ = _cluster("wipe_one_node", seed, mutations, voters=choice.randint(3, 5),
+    cluster = _cluster("wipe_one_node", seed, mutations, voters=choice.randint(3, 5),
                           observers=choice.randint(0, 2), relaxed_invariants=True)
     cluster.start_workload()
     _commit_more(cluster, "first commits")
@@ -178,8 +177,8 @@ def chaos(seed: int, mutations: Mutations = Mutations()) -> Cluster:
         drop_rate=choice.choice([0.0, 0.02, 0.1]), duplicate_rate=choice.choice([0.0, 0.05]), max_delay_ms=20,
         corrupt_rate=0.05, future_batch_rate=0.05,
     )
-    cluster, _ = _cluster("chaos", seed, mutations, voters=choice.randint(3, 5), observers=choice.randint(0, 1),
-                          faults=faults)
+    cluster = _cluster("chaos", seed, mutations, voters=choice.randint(3, 5), observers=choice.randint(0, 1),
+                          faults=faults, anonymous_observer=choice.random() < 0.3)
     cluster.start_workload()
     for _ in range(choice.randint(3, 6)):
         cluster.run_for(choice.randint(50, 400))
@@ -212,7 +211,7 @@ def snapshots(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     voters, observers = choice.randint(3, 5), choice.randint(0, 1)
     lagging = choice.choice(list(range(1, voters + 1)) + [100 + i for i in range(observers)])
     wipe = choice.random() < 0.3
-    cluster, _ = _cluster("snapshots", seed, mutations, voters=voters, observers=observers, snapshot_bytes=1500,
+    cluster = _cluster("snapshots", seed, mutations, voters=voters, observers=observers, snapshot_bytes=1500,
                           relaxed_invariants=wipe)
     cluster.start_workload(records=choice.randint(1, 3))
     _commit_more(cluster, "first commits")

@@ -138,6 +138,7 @@ class Cluster:
         max_flush_delay_ms: int = 3,
         trace: bool = False,
         snapshot_bytes: int = 0,
+        anonymous_observer: bool = False,
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
@@ -163,6 +164,8 @@ class Cluster:
         )
         self.history: list = []
         ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]
+        if anonymous_observer:
+            ids.append(NO_ID)  # a replica without an id (a debugging tool): the leader keeps no state for it
         self.nodes = {i: SimNode(i, replace(base, node_id=i)) for i in ids}
         self.next_value = 0
         for node in self.nodes.values():
