@@ -101,3 +101,9 @@ def interop():
         harness_module = harness
 
     return H
+
+
+@pytest.fixture
+def e2e_kw():
+    """``python -m kraftwire ARGS`` to completion (the e2e harness's ``kw``)."""
+    return harness.kw
