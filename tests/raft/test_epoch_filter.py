@@ -64,3 +64,31 @@ def test_epoch_going_backwards_stops_the_prefix():
     data = batch(10, 3) + batch(11, 2)
     r = run(data)
     assert r.records == batch(10, 3) and r.end_offset == 11
+
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+
+@given(
+    epochs=st.lists(st.integers(-1, 6), min_size=1, max_size=8),
+    sizes=st.lists(st.integers(1, 3), min_size=8, max_size=8),
+    follower_epoch=st.integers(0, 6),
+    last=st.integers(0, 3),
+)
+def test_accepted_part_is_a_prefix_within_the_epoch(epochs, sizes, follower_epoch, last):
+    offset, data = 10, b""
+    for epoch, n in zip(epochs, sizes):
+        data += batch(offset, epoch, n)
+        offset += n
+    r = run(data, epoch=follower_epoch, last=last)
+    assert data.startswith(r.records) and not r.rejected
+    kept = validate_batches_or_empty(r.records)
+    assert all(b.partition_leader_epoch <= follower_epoch for b in kept)
+    assert r.end_offset == (kept[-1].last_offset + 1 if kept else 10)
+    assert r.batch_count + r.dropped_batches == len(epochs)
+
+
+def validate_batches_or_empty(data):
+    from kraftwire.records import validate_batches
+
+    return validate_batches(data).batches if data else []
