@@ -2,7 +2,7 @@
 lines: values are increasing integers (``"0"``, ``"1"``...; ``PREFIX.N`` with ``--value-prefix``), one
 ``producer_send_success`` (topic, partition, offset) or ``producer_send_error`` line per record, then ``tool_data``
 and ``shutdown_complete``. The Java tool cannot be installed from the registries these machines reach; this runs on
-confluent-kafka (librdkafka) with Kafka producer keys passed through (``_client_props``)."""
+confluent-kafka (librdkafka) with Kafka producer keys passed through (``producer_perf_test``)."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def emit(obj: dict) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraftwire.tools import _client_props as cp
+    from kraftwire.tools import producer_perf_test as cp
 
     props = cp.read_properties(args.producer_config) if args.producer_config else {}
     props["bootstrap.servers"] = args.bootstrap_server
