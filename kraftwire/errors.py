@@ -102,3 +102,8 @@ class InvalidSnapshotIdError(LogError, ValueError):
 
 class LogLockedError(LogError):
     """Another process holds the log directory's ``.lock``."""
+
+
+class RaftFatalError(KraftwireError):
+    """A Raft safety rule would break (e.g. a follower asked to truncate below its high watermark): the node must
+    stop rather than continue with a log it can no longer trust."""

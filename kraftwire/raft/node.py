@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from kraftwire.errors import CorruptRecordError, NotLeaderError, RecordTooLargeError
+from kraftwire.errors import CorruptRecordError, NotLeaderError, RaftFatalError, RecordTooLargeError  # noqa: F401
 from kraftwire.ids import NO_ID, ReplicaKey
 from kraftwire.log.api import LogView
 from kraftwire.raft import messages as m
@@ -31,10 +31,6 @@ from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, R
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
 from kraftwire.raft.snapshots import Snapshots
 from kraftwire.records import validate_batches
-
-
-class RaftFatalError(Exception):
-    """A rule that must never break did (e.g. truncating below the high watermark). The node must stop."""
 
 
 @dataclass(slots=True)

@@ -230,3 +230,19 @@ def test_restarted_leader_comes_back_resigned(harness):
     assert again.node.state_name == "Resigned" and again.node.epoch == 1
     with pytest.raises(NotLeaderError):
         again.node.schedule_append([b"x"], 0)
+
+
+def test_truncating_below_the_high_watermark_is_fatal(harness):
+    from kraftwire.errors import RaftFatalError
+
+    log = MemoryLog()
+    for _ in range(3):
+        log.append_as_leader(_batch(), 1)
+    log.flush()
+    log.update_high_watermark(3)
+    h = harness(node_id=2, stored=ElectionState(2, 1, None), log=log)
+    [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
+    resp = m.FetchResponse(1, 2, f.correlation_id, m.NONE, 1, 2, high_watermark=3,
+                           diverging_epoch=OffsetAndEpoch(1, 1))
+    with pytest.raises(RaftFatalError):
+        h.node.handle(Received(resp), 0)

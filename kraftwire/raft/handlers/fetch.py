@@ -14,6 +14,7 @@ high watermark; records -> filter, append, flush, and the next Fetch leaves only
 
 from __future__ import annotations
 
+from kraftwire.errors import RaftFatalError
 from kraftwire.ids import NO_ID, OffsetAndEpoch, SnapshotId
 from kraftwire.log.api import ValidationKind
 from kraftwire.raft import messages as m
@@ -175,8 +176,6 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
             node.defer_truncate(target)
             return
         if target < node.high_watermark:
-            from kraftwire.raft.node import RaftFatalError
-
             raise RaftFatalError(f"node {node.local_id}: truncation to {target} below high watermark {node.high_watermark}")
         node.truncate(target)
         if resp.high_watermark >= 0:
