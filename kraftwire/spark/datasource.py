@@ -1,0 +1,214 @@
+"""``spark.read.format("kraftwire").load(PATH)``: a PySpark Python Data Source over Raft log dirs and snapshots.
+
+PATH: a metadata log dir, a partition dir, a ``.log`` segment, a ``.checkpoint`` snapshot, or several of them
+(comma-separated, globs allowed). One row per record; columns in :data:`kraftwire.spark.scan.COLUMNS`
+(``offset``/``timestamp`` are longs, ``timestamp`` in epoch ms; ``committed`` = offset below the node's
+``high-watermark-checkpoint``, null when there is none; snapshot rows are committed; ``source`` is ``segment`` or
+``snapshot``; corruption is flagged, see :mod:`kraftwire.spark.scan`).
+
+Options:
+    startingOffset      first offset (inclusive)                                   default: none
+    endingOffset        end offset (exclusive)                                     default: none
+    includeControl      keep control records (flagged by is_control)              default: true
+    committedOnly       only records below the checkpointed high watermark        default: false
+    includeSnapshots    also read the frozen snapshots of the partition dirs      default: false
+                        (a PATH naming a .checkpoint file is always read)
+    maxPartitionBytes   split segments larger than this at .index positions       default: 64 MiB
+    statsDir            diagnostics: each partition read writes a JSON file here (bytes_read, rows, ...)
+
+Partitions: one per segment (large ones split on batch boundaries through the ``.index``). Pushed filters
+(``spark.sql.python.filterPushdown.enabled``, which :func:`kraftwire.spark.register` turns on): comparisons and
+``IN`` on ``offset``, bounds on ``timestamp``, ``is_control``/``committed`` equality. Offset bounds skip whole
+segments and, through the ``.index``, the bytes before/after the range; timestamp lower bounds skip through the
+``.timeindex``. Every filter taken is applied exactly to the rows, so Spark does not re-check them.
+Everything here pickles; pyspark is imported only by this module, pyarrow only in the workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterator
+
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceReader,
+    EqualTo,
+    GreaterThan,
+    GreaterThanOrEqual,
+    In,
+    InputPartition,
+    LessThan,
+    LessThanOrEqual,
+    Not,
+)
+from pyspark.sql.types import StructType
+
+from kraftwire.spark.files import Bounds, FileRange, plan, resolve
+from kraftwire.spark.scan import COLUMNS, RowFilter
+
+__all__ = ["KraftwireDataSource", "KraftwireReader", "RangePartition", "spark_schema", "NAME"]
+
+NAME = "kraftwire"
+DEFAULT_MAX_PARTITION_BYTES = 64 * 1024 * 1024
+_INT64_MAX = 2**63 - 1
+
+
+def spark_schema() -> StructType:
+    """The source's schema as a StructType (built without a JVM, from :data:`COLUMNS`)."""
+    def t(ddl: str):
+        if ddl.startswith("array"):
+            return {"type": "array", "containsNull": True, "elementType": {"type": "struct", "fields": [
+                {"name": "key", "type": "string", "nullable": True, "metadata": {}},
+                {"name": "value", "type": "binary", "nullable": True, "metadata": {}}]}}
+        return {"int": "integer", "bigint": "long", "tinyint": "byte", "smallint": "short"}.get(ddl, ddl)
+
+    return StructType.fromJson({"type": "struct", "fields": [
+        {"name": n, "type": t(d), "nullable": True, "metadata": {}} for n, d in COLUMNS]})
+
+
+def _bool(options, key: str, default: bool) -> bool:
+    v = options.get(key)
+    if v is None:
+        return default
+    s = str(v).strip().lower()
+    if s not in ("true", "false"):
+        raise ValueError(f"kraftwire: option {key} must be true or false, not {v!r}")
+    return s == "true"
+
+
+def _int(options, key: str):
+    v = options.get(key)
+    return None if v is None or str(v).strip() == "" else int(v)
+
+
+class RangePartition(InputPartition):
+    """One byte range of one file (see :class:`kraftwire.spark.files.FileRange`)."""
+
+    def __init__(self, rng: FileRange) -> None:
+        super().__init__(rng)
+        self.range = rng
+
+
+class KraftwireDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> StructType:
+        return spark_schema()
+
+    def reader(self, schema: StructType) -> "KraftwireReader":
+        if [f.name for f in schema.fields] != [n for n, _ in COLUMNS]:
+            raise ValueError("kraftwire: the schema is fixed; do not pass .schema(...) to this source")
+        return KraftwireReader(dict(self.options))
+
+    def streamReader(self, schema: StructType):
+        from kraftwire.spark.stream import KraftwireStreamReader
+
+        return KraftwireStreamReader(dict(self.options))
+
+
+def _as_int(v):
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+class KraftwireReader(DataSourceReader):
+    def __init__(self, options: dict) -> None:
+        opts = {k.lower(): v for k, v in options.items()}
+        path = opts.get("path") or opts.get("paths")
+        if not path:
+            raise ValueError("kraftwire: give a PATH: spark.read.format('kraftwire').load(PATH)")
+        if path.startswith("["):  # .load([a, b]) arrives as a JSON list
+            import json
+
+            path = ",".join(json.loads(path))
+        self.path = path
+        self.include_snapshots = _bool(opts, "includesnapshots", False)
+        self.max_bytes = _int(opts, "maxpartitionbytes") or DEFAULT_MAX_PARTITION_BYTES
+        self.stats_dir = opts.get("statsdir")
+        start, end = _int(opts, "startingoffset"), _int(opts, "endingoffset")
+        bounds = Bounds(offset_lo=start, offset_hi=None if end is None else end - 1)
+        self.filter = RowFilter(
+            bounds=bounds,
+            is_control=None if _bool(opts, "includecontrol", True) else False,
+            committed=True if _bool(opts, "committedonly", False) else None,
+        )
+
+    # ---------------------------------------------------------------------------------------- pushdown
+
+    def pushFilters(self, filters):
+        for flt in filters:
+            taken = self._take(flt)
+            if taken is None:
+                yield flt
+            else:
+                self.filter = taken
+
+    def _take(self, flt) -> RowFilter | None:
+        """The row filter narrowed by ``flt``, or None when ``flt`` is not one this source applies."""
+        rf = self.filter
+        b = rf.bounds
+        if not isinstance(flt, (EqualTo, GreaterThan, GreaterThanOrEqual, LessThan, LessThanOrEqual, In, Not)):
+            return None
+        col = flt.attribute if not isinstance(flt, Not) else getattr(flt.child, "attribute", None)
+        if isinstance(flt, Not):
+            inner = flt.child
+            if isinstance(inner, EqualTo) and col in (("is_control",), ("committed",)) and isinstance(inner.value, bool):
+                return self._take(EqualTo(col, not inner.value))
+            return None
+        if col in (("is_control",), ("committed",)):
+            if not (isinstance(flt, EqualTo) and isinstance(flt.value, bool)):
+                return None
+            key = col[0]
+            current = getattr(rf, key)
+            if current is not None and current != flt.value:
+                return replace(rf, bounds=Bounds(0, -1))  # contradiction: nothing matches
+            return replace(rf, **{key: flt.value})
+        if col not in (("offset",), ("timestamp",)):
+            return None
+        lo_name, hi_name = ("offset_lo", "offset_hi") if col == ("offset",) else ("ts_lo", "ts_hi")
+        lo, hi = getattr(b, lo_name), getattr(b, hi_name)
+        if isinstance(flt, In):
+            values = [v for v in flt.value if _as_int(v) is not None]
+            if col != ("offset",) or len(values) != len(flt.value):
+                return None
+            if not values:
+                return replace(rf, bounds=Bounds(0, -1))
+            new_in = frozenset(values) if rf.offsets_in is None else rf.offsets_in & frozenset(values)
+            lo2 = max(min(values), lo) if lo is not None else min(values)
+            hi2 = min(max(values), hi) if hi is not None else max(values)
+            return replace(rf, offsets_in=new_in, bounds=replace(b, **{lo_name: lo2, hi_name: hi2}))
+        v = _as_int(flt.value)
+        if v is None:
+            return None
+        if isinstance(flt, EqualTo):
+            new_lo, new_hi = v, v
+        elif isinstance(flt, GreaterThan):
+            new_lo, new_hi = v + 1, None
+        elif isinstance(flt, GreaterThanOrEqual):
+            new_lo, new_hi = v, None
+        elif isinstance(flt, LessThan):
+            new_lo, new_hi = None, v - 1
+        elif isinstance(flt, LessThanOrEqual):
+            new_lo, new_hi = None, v
+        else:
+            return None
+        if new_lo is not None:
+            lo = new_lo if lo is None else max(lo, new_lo)
+        if new_hi is not None:
+            hi = new_hi if hi is None else min(hi, new_hi)
+        return replace(rf, bounds=replace(b, **{lo_name: lo, hi_name: hi}))
+
+    # ---------------------------------------------------------------------------------------- planning
+
+    def partitions(self):
+        files = resolve(self.path, self.include_snapshots)
+        return [RangePartition(r) for r in plan(files, self.filter.bounds, self.max_bytes)]
+
+    def read(self, partition: RangePartition) -> Iterator:
+        from kraftwire.spark.scan import ScanStats, scan, write_stats
+
+        stats = ScanStats()
+        yield from scan(partition.range, self.filter, stats=stats)
+        if self.stats_dir:
+            write_stats(self.stats_dir, partition.range, stats)
