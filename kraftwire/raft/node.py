@@ -330,9 +330,10 @@ class RaftNode:
             self._maybe_win_election(now_ms)  # a single voter wins at once
         self._notify_all_leaders()
 
-    def become_unattached(self, epoch: int, now_ms: int) -> None:
+    def become_unattached(self, epoch: int, now_ms: int, *, keep_timer: bool = False) -> None:
+        deadline = self.quorum.running_timer_ms() if keep_timer else None
         self._on_leave()
-        self.quorum.to_unattached(epoch, now_ms)
+        self.quorum.to_unattached(epoch, now_ms, deadline_ms=deadline)
         self._on_enter(now_ms)
 
     def become_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:

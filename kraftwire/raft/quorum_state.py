@@ -147,11 +147,24 @@ class QuorumState:
     def _illegal(self, target: str, why: str) -> IllegalTransitionError:
         return IllegalTransitionError(self.name, target, why)
 
-    def to_unattached(self, epoch: int, now_ms: int) -> None:
-        """Higher epoch seen, leader unknown (durable)."""
+    def to_unattached(self, epoch: int, now_ms: int, *, deadline_ms: int | None = None) -> None:
+        """Higher epoch seen, leader unknown (durable). ``deadline_ms`` keeps a running election timer: a voter only
+        restarts its timer when it grants a vote, so a candidate it rejects cannot keep postponing its election."""
         if epoch <= self.epoch:
             raise self._illegal("Unattached", f"epoch {epoch} is not above {self.epoch}")
-        self._set(UnattachedState(epoch, self.random_election_deadline(now_ms)), durable=True)
+        deadline = self.random_election_deadline(now_ms) if deadline_ms is None else deadline_ms
+        self._set(UnattachedState(epoch, deadline), durable=True)
+
+    def running_timer_ms(self) -> int | None:
+        """The deadline at which this voter would start an election on its own, if a timer is running."""
+        state = self.state
+        if isinstance(state, CandidateState) and state.backoff_until_ms is not None:
+            return state.backoff_until_ms
+        for attr in ("election_deadline_ms", "fetch_deadline_ms"):
+            value = getattr(state, attr, None)
+            if value is not None:
+                return value
+        return None
 
     def to_unattached_same_epoch(self, now_ms: int) -> None:
         """A lost pre-vote or a resigned leader's timeout: no new epoch, and the vote already cast is kept."""

@@ -137,7 +137,8 @@ def majority_reachable(seed: int, mutations: Mutations = Mutations()) -> Cluster
 
 def back_to_back_failures(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     choice = random.Random(f"back_to_back_failures:{seed}")
-    cluster = _cluster("back_to_back_failures", seed, mutations, voters=choice.randint(3, 5))
+    cluster = _cluster("back_to_back_failures", seed, mutations, voters=choice.randint(3, 5),
+                       pre_vote=choice.random() < 0.5)
     cluster.start_workload()
     _commit_more(cluster, "first commits")
     first = _leader_id(cluster, "a leader")
@@ -178,7 +179,7 @@ def chaos(seed: int, mutations: Mutations = Mutations()) -> Cluster:
         corrupt_rate=0.05, future_batch_rate=0.05,
     )
     cluster = _cluster("chaos", seed, mutations, voters=choice.randint(3, 5), observers=choice.randint(0, 1),
-                          faults=faults, anonymous_observer=choice.random() < 0.3)
+                          faults=faults, anonymous_observer=choice.random() < 0.3, pre_vote=choice.random() < 0.7)
     cluster.start_workload()
     for _ in range(choice.randint(3, 6)):
         cluster.run_for(choice.randint(50, 400))

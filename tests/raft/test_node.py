@@ -246,3 +246,16 @@ def test_truncating_below_the_high_watermark_is_fatal(harness):
                            diverging_epoch=OffsetAndEpoch(1, 1))
     with pytest.raises(RaftFatalError):
         h.node.handle(Received(resp), 0)
+
+
+def test_rejected_candidate_does_not_restart_the_voters_election_timer(harness):
+    log = MemoryLog()
+    log.append_as_leader(_batch(), 1)
+    log.flush()
+    h = harness(node_id=1, stored=ElectionState(1), log=log)
+    deadline = h.node.state.election_deadline_ms
+    ready = h.node.handle(Received(vote_request(5, last_epoch=0, last=0)), 10)  # a stale log: rejected
+    assert not ready.send[0].vote_granted and h.node.epoch == 5
+    assert h.node.state.election_deadline_ms == deadline
+    ready = h.node.handle(Received(vote_request(6, last_epoch=1, last=1, cid=90)), 20)  # up to date: granted
+    assert ready.send[0].vote_granted and h.node.state.election_deadline_ms != deadline

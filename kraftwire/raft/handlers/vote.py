@@ -69,7 +69,8 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
     if req.candidate_epoch < node.epoch:
         return answer(m.NONE)
     if req.candidate_epoch > node.epoch:
-        node.become_unattached(req.candidate_epoch, now_ms)
+        # the election timer keeps running (only a granted vote restarts it, in become_voted)
+        node.become_unattached(req.candidate_epoch, now_ms, keep_timer=True)
     granted = can_grant_vote(node, req, now_ms)
     if granted:
         state = node.quorum.state
