@@ -107,3 +107,163 @@ def interop():
 def e2e_kw():
     """``python -m kraftwire ARGS`` to completion (the e2e harness's ``kw``)."""
     return harness.kw
+
+
+class FaultProxy:
+    """A TCP proxy in front of every node of a quorum (threads, blocking sockets). Metadata and FindCoordinator
+    answers are rewritten so clients keep talking through the proxies; ``drop_produce(n)`` makes the proxies
+    swallow the next ``n`` Produce answers that report success, closing that connection right after the node
+    processed the request (the client sees the connection die and resends the same batch)."""
+
+    def __init__(self, quorum: Quorum) -> None:
+        import socket
+        import threading
+
+        self.quorum = quorum
+        self.lock = threading.Lock()
+        self.to_drop = 0
+        self.dropped = 0
+        self.listeners = {}
+        self.ports = {}
+        self.closed = False
+        for node_id, node in quorum.cluster.nodes.items():
+            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            s.bind(("127.0.0.1", 0))
+            s.listen(64)
+            self.listeners[node_id] = s
+            self.ports[node_id] = s.getsockname()[1]
+            threading.Thread(target=self._accept, args=(s, node.port), daemon=True).start()
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{p}" for p in self.ports.values())
+
+    def drop_produce(self, n: int) -> None:
+        with self.lock:
+            self.to_drop += n
+
+    def close(self) -> None:
+        self.closed = True
+        for s in self.listeners.values():
+            s.close()
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+    def _accept(self, listener, target_port: int) -> None:
+        import socket
+        import threading
+
+        while not self.closed:
+            try:
+                client, _ = listener.accept()
+            except OSError:
+                return
+            try:
+                server = socket.create_connection(("127.0.0.1", target_port), timeout=10)
+                server.settimeout(None)
+            except OSError:
+                client.close()
+                continue
+            inflight: dict[int, tuple[int, int]] = {}
+            threading.Thread(target=self._pump_requests, args=(client, server, inflight), daemon=True).start()
+            threading.Thread(target=self._pump_responses, args=(server, client, inflight), daemon=True).start()
+
+    @staticmethod
+    def _read_frame(sock):
+        import struct
+
+        head = b""
+        while len(head) < 4:
+            chunk = sock.recv(4 - len(head))
+            if not chunk:
+                return None
+            head += chunk
+        (size,) = struct.unpack(">i", head)
+        body = bytearray()
+        while len(body) < size:
+            chunk = sock.recv(min(1 << 20, size - len(body)))
+            if not chunk:
+                return None
+            body += chunk
+        return head, bytes(body)
+
+    @staticmethod
+    def _shut(*socks) -> None:
+        import socket
+
+        for s in socks:
+            try:
+                s.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            s.close()
+
+    def _pump_requests(self, client, server, inflight) -> None:
+        import struct
+
+        try:
+            while True:
+                got = self._read_frame(client)
+                if got is None:
+                    break
+                head, body = got
+                api_key, version, cid = struct.unpack_from(">hhi", body, 0)
+                inflight[cid] = (api_key, version)
+                server.sendall(head + body)
+        except OSError:
+            pass
+        self._shut(client, server)
+
+    def _pump_responses(self, server, client, inflight) -> None:
+        import struct
+
+        from kraftwire.protocol import framing
+
+        try:
+            while True:
+                got = self._read_frame(server)
+                if got is None:
+                    break
+                head, body = got
+                (cid,) = struct.unpack_from(">i", body, 0)
+                api_key, version = inflight.pop(cid, (None, None))
+                if api_key in (3, 10):  # Metadata, FindCoordinator: point clients at the proxies
+                    _, resp = framing.decode_response(body, api_key, version)
+                    self._rewrite(api_key, resp)
+                    client.sendall(b"".join(bytes(c) for c in framing.encode_response(resp, version, cid)))
+                    continue
+                if api_key == 0:
+                    _, resp = framing.decode_response(body, api_key, version)
+                    ok = all(p.error_code == 0 for t in resp.responses for p in t.partition_responses)
+                    with self.lock:
+                        drop = ok and self.to_drop > 0
+                        if drop:
+                            self.to_drop -= 1
+                            self.dropped += 1
+                    if drop:
+                        break
+                client.sendall(head + body)
+        except OSError:
+            pass
+        self._shut(client, server)
+
+    def _rewrite(self, api_key: int, resp) -> None:
+        if api_key == 3:
+            for b in resp.brokers:
+                if b.node_id in self.ports:
+                    b.host, b.port = "127.0.0.1", self.ports[b.node_id]
+        else:
+            if getattr(resp, "node_id", -1) in self.ports:
+                resp.host, resp.port = "127.0.0.1", self.ports[resp.node_id]
+            for co in resp.coordinators or []:
+                if co.node_id in self.ports:
+                    co.host, co.port = "127.0.0.1", self.ports[co.node_id]
+
+
+@pytest.fixture
+def fault_proxy(quorum):
+    proxy = FaultProxy(quorum)
+    try:
+        yield proxy
+    finally:
+        proxy.close()

@@ -89,10 +89,13 @@ def test_confluent_kafka_producer_keeps_compression(quorum, interop, compression
             producer.poll(0)
     assert producer.flush(TIMEOUT_S) == 0
     assert not errors and len(offsets) == len(want)
-    # the leader stored the client's compression byte for byte (no recompression)
+    # the leader stored the client's batches as produced (no recompression); librdkafka itself sends a batch
+    # uncompressed when compressing would not make it smaller, so "none" may appear for a small batch
     lo, hi = min(offsets), max(offsets)
     data = [b for b in quorum.batches(quorum.leader()) if not b["is_control"] and lo <= b["base_offset"] <= hi]
-    assert data and {b["compression"] for b in data} == {compression}
+    assert {b["compression"] for b in data} <= {compression, "none"}
+    packed = sum(b["record_count"] for b in data if b["compression"] == compression)
+    assert packed >= 0.9 * len(want)
 
     consumer = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": f"assign-{tag}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"})
