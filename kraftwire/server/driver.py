@@ -190,9 +190,11 @@ class Driver:
             elif isinstance(op, TruncateTo):
                 with self._io_lock:
                     lg.truncate_to(op.offset)
+                self._clamp_gated()
             elif isinstance(op, TruncateToLatestSnapshot):
                 with self._io_lock:
                     lg.truncate_to_latest_snapshot()
+                self._clamp_gated()
             else:  # pragma: no cover
                 raise TypeError(f"unknown log op {op!r}")
         # 3. flush (requested; runs in the worker)
@@ -225,6 +227,14 @@ class Driver:
         self._arm_timer(ready.next_wakeup_ms)
         if self._flush_wanted and self._flush_task is None and self._loop is not None:
             self._flush_task = self._loop.create_task(self._flush_loop())
+
+    def _clamp_gated(self) -> None:
+        """After a truncation, held messages wait for the (shorter) log to be durable, not for data that is gone:
+        otherwise one of them could wait until the log grows back, and hold up the ones queued behind it."""
+        end = self.log.end_offset()
+        if self._gated:
+            self._gated = deque((min(t, end), msgs) for t, msgs in self._gated)
+            self._flush_wanted = True
 
     def _snapshot_op(self, op) -> None:
         with self._io_lock:
@@ -279,9 +289,12 @@ class Driver:
                 self.flush_ms_total += (time.perf_counter() - started) * 1000
                 if self._stopped:
                     return
-                while self._gated and self._gated[0][0] <= flushed:
-                    for msg in self._gated.popleft()[1]:
-                        self._send(msg)
+                if self._gated:
+                    ready_now = [msgs for target, msgs in self._gated if target <= flushed]
+                    self._gated = deque((t, msgs) for t, msgs in self._gated if t > flushed)
+                    for msgs in ready_now:
+                        for msg in msgs:
+                            self._send(msg)
                 if self._gated:
                     self._flush_wanted = True
                 self.handle(LogFlushed(flushed))
