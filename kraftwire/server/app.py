@@ -39,6 +39,7 @@ log = logging.getLogger("kraftwire.node")
 PERFORMANCE_TEST_TOPIC = "__raft_performance_test"
 #: client id of a DescribeQuorum a non-leader forwards to the leader; such a request is never forwarded again
 FORWARD_CLIENT_ID = "kraftwire-forward"
+STATUS_INTERVAL_S = 30.0
 DESCRIBE_CLUSTER, METADATA = 60, 3
 
 
@@ -157,6 +158,19 @@ class Node:
         log.info("node %d of cluster %s: log %s, voters %s", s.node_id, self.cluster_id, self.log.directory,
                  ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in s.voters))
         self.driver.start()
+        self._status_task = loop.create_task(self._status_loop())
+
+    async def _status_loop(self, interval_s: float = STATUS_INTERVAL_S) -> None:
+        """One INFO line per interval, so an operator sees the node is alive and where its log is."""
+        while True:
+            await asyncio.sleep(interval_s)
+            raft, lg = self.raft, self.log
+            if raft is None or lg is None:
+                return
+            leader = raft.quorum.leader_id
+            log.info("status: %s in epoch %d, leader %s, high watermark %d, log end %d, %d flushes",
+                     raft.state_name, raft.epoch, "unknown" if leader == NO_ID else leader, lg.high_watermark(),
+                     lg.end_offset(), self.driver.flushes if self.driver else 0)
 
     def _register_handlers(self) -> None:
         """Raft RPCs, DescribeQuorum always; DescribeCluster and Metadata unless registered before ``start()``.
@@ -373,6 +387,9 @@ class Node:
     # ================================================================================================================
     async def shutdown(self, *, resign_timeout_s: float = 2.0) -> None:
         driver, raft = self.driver, self.raft
+        task = getattr(self, "_status_task", None)
+        if task is not None:
+            task.cancel()
         if driver is not None and raft is not None and not driver.stopped:
             if raft.is_leader():
                 log.info("node %d resigns leadership of epoch %d (shutdown): EndQuorumEpoch to the voters",
