@@ -259,3 +259,38 @@ def test_rejected_candidate_does_not_restart_the_voters_election_timer(harness):
     assert h.node.state.election_deadline_ms == deadline
     ready = h.node.handle(Received(vote_request(6, last_epoch=1, last=1, cid=90)), 20)  # up to date: granted
     assert ready.send[0].vote_granted and h.node.state.election_deadline_ms != deadline
+
+
+def test_describe_quorum_from_leader_and_non_leader(harness):
+    h = make_leader(harness)
+    h.deliver(fetch(2, 1, 1, 1))
+    h.deliver(fetch(42, 1, 1, 1, cid=13))
+    [resp] = h.deliver(m.DescribeQuorumRequest(99, 1, 21))
+    assert resp.error == m.NONE and resp.high_watermark == 1 and resp.leader_id == 1
+    assert [(v.replica_id, v.log_end_offset) for v in resp.current_voters] == [(1, 1), (2, 1), (3, -1)]
+    assert [o.replica_id for o in resp.observers] == [42]
+    follower = harness(node_id=2)
+    [resp] = follower.deliver(m.DescribeQuorumRequest(99, 2, 22))
+    assert resp.error == m.NOT_LEADER_OR_FOLLOWER
+
+
+def test_fetch_snapshot_served_in_chunks(harness):
+    from kraftwire.ids import SnapshotId
+
+    h = make_leader(harness)
+    h.deliver(fetch(2, 1, 1, 1))
+    writer = h.log.create_new_snapshot(SnapshotId(1, 1))
+    writer.append(b"x" * 250)
+    writer.freeze()
+
+    def ask(position, epoch=1, sid=SnapshotId(1, 1), cid=30):
+        [resp] = h.deliver(m.FetchSnapshotRequest(2, 1, cid, "kraftwire", replica_id=2, current_leader_epoch=epoch,
+                                                  snapshot_id=sid, position=position, max_bytes=100))
+        return resp
+
+    first = ask(0)
+    assert (first.error, first.size, first.position, len(first.unaligned_records)) == (m.NONE, 250, 0, 100)
+    assert len(ask(200).unaligned_records) == 50
+    assert ask(250).error == m.POSITION_OUT_OF_RANGE
+    assert ask(0, sid=SnapshotId(7, 1)).error == m.SNAPSHOT_NOT_FOUND
+    assert ask(0, epoch=0).error == m.FENCED_LEADER_EPOCH
