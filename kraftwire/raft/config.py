@@ -59,6 +59,10 @@ class RaftConfig:
     snapshot_max_bytes_between: int = 20 * 1024 * 1024
     #: metadata.log.max.snapshot.interval.ms (0 disables the time trigger)
     snapshot_interval_ms: int = 60 * 60 * 1000
+    #: False (Kafka's way): the log start moves only by retention (``metadata.max.retention.bytes/.ms``), which the
+    #: driver applies with ``ReplicatedLog.maybe_clean``. True: the core moves it to each new snapshot as soon as that
+    #: snapshot is durable (the simulation does this to exercise snapshot installs).
+    advance_log_start_on_snapshot: bool = False
     mutations: Mutations = field(default_factory=Mutations)
 
     @property

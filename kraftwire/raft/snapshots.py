@@ -3,7 +3,8 @@
 Producing: when a listener that is a ``SnapshotSource`` has been given ``snapshot_max_bytes_between`` bytes since
 the last snapshot (or ``snapshot_interval_ms`` passed), the core asks it for its records and writes the snapshot at
 its position — always a batch boundary at or below the high watermark — named (end offset, epoch of the last batch).
-Only once the log reports that snapshot does the core advance the log start (``DeleteBeforeSnapshot``).
+Only once the log reports that snapshot may the log start advance: by retention in the log (Kafka's way, the default),
+or — with ``advance_log_start_on_snapshot`` — by the core at once (``DeleteBeforeSnapshot``).
 
 Installing: a follower told ``SnapshotId`` by the leader downloads it with FetchSnapshot in chunks (the fetch timer
 covers both), stores it (``StoreSnapshot``), then — once it is durable — restarts its log at the snapshot's end
@@ -79,6 +80,9 @@ class Snapshots:
     def maybe_advance_log_start(self) -> None:
         """Only once the snapshot is durable (the log lists it) does the log start move up to it."""
         pending = self.pending_delete
+        if not self.node.config.advance_log_start_on_snapshot:
+            self.pending_delete = None
+            return
         if pending is not None and pending in set(self.node.log.snapshot_ids()):
             self.node._b.snapshot_ops.append(DeleteBeforeSnapshot(pending))
             self.pending_delete = None

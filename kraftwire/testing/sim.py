@@ -161,6 +161,7 @@ class Cluster:
             fetch_timeout_ms=fetch_timeout_ms, request_timeout_ms=fetch_timeout_ms, retry_backoff_ms=10,
             append_linger_ms=0, fetch_max_wait_ms=50, pre_vote=pre_vote, mutations=mutations,
             snapshot_max_bytes_between=snapshot_bytes, snapshot_interval_ms=0, fetch_snapshot_max_bytes=200,
+            advance_log_start_on_snapshot=True,
         )
         self.history: list = []
         ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]
