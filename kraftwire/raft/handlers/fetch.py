@@ -2,7 +2,8 @@
 request; the follower truncates, appends (through the KAFKA-18723 epoch filter), flushes, and fetches again.
 
 Leader rules: the request is validated, then its epoch compared with ours (FENCED_LEADER_EPOCH below,
-UNKNOWN_LEADER_EPOCH above, NOT_LEADER_OR_FOLLOWER when not leading). ``validate_offset_and_epoch`` decides between
+UNKNOWN_LEADER_EPOCH above, NOT_LEADER_OR_FOLLOWER when not leading). A follower with an empty log is sent the latest
+snapshot's id when one exists (not the 0-0 bootstrap snapshot). Otherwise ``validate_offset_and_epoch`` decides between
 records, DivergingEpoch and SnapshotId. A valid fetch from a replica with an id records its end offset (that may
 advance the high watermark). The leader never sends data past its own flushed offset; an empty answer is parked up to
 MaxWaitMs.
@@ -77,6 +78,9 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         return answer(m.BROKER_NOT_AVAILABLE)
     if not isinstance(state, LeaderState):
         return answer(m.NOT_LEADER_OR_FOLLOWER)
+    latest = node.log.latest_snapshot_id()
+    if req.fetch_offset == 0 and latest is not None and latest.end_offset > 0:
+        return answer(m.NONE, snapshot_id=latest)  # an empty follower starts from the snapshot (never the bootstrap)
     validation = node.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch)
     if validation.kind is ValidationKind.SNAPSHOT:
         oe = validation.offset_and_epoch
