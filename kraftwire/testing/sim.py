@@ -26,18 +26,9 @@ from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.node import RaftNode
-from kraftwire.raft.ready import (
-    AppendAsFollower,
-    AppendAsLeader,
-    CreateSnapshot,
-    DeleteBeforeSnapshot,
-    InitializeLeaderEpoch,
-    Ready,
-    StoreSnapshot,
-    TruncateTo,
-    TruncateToLatestSnapshot,
-)
+from kraftwire.raft.ready import AppendAsFollower, CreateSnapshot, Ready
 from kraftwire.records import RecordBatchBuilder, validate_batches
+from kraftwire.testing.apply import apply_log_op, apply_snapshot_op
 from kraftwire.testing.invariants import InvariantViolation, Invariants
 
 OBSERVER_BASE_ID = 100
@@ -293,21 +284,13 @@ class Cluster:
             self.invariants.on_persist(node.node_id, ready.persist)
         log = node.log
         for op in ready.log_ops:
-            if isinstance(op, AppendAsLeader):
-                log.append_as_leader(op.records, op.epoch)
-            elif isinstance(op, AppendAsFollower):
+            if isinstance(op, AppendAsFollower):
                 above = [b.partition_leader_epoch for b in validate_batches(op.records, check_records=False).batches
                          if b.partition_leader_epoch > op.epoch]
                 if above:
                     self.invariants.fail("epoch-filter", f"node {node.node_id} in epoch {op.epoch} appends batches "
                                          f"of epochs {above}")
-                log.append_as_follower(op.records, op.epoch)
-            elif isinstance(op, TruncateTo):
-                log.truncate_to(op.offset)
-            elif isinstance(op, InitializeLeaderEpoch):
-                log.initialize_leader_epoch(op.epoch)
-            elif isinstance(op, TruncateToLatestSnapshot):
-                log.truncate_to_latest_snapshot()
+            apply_log_op(log, op)
         if ready.flush:
             delay = self.rng.randint(0, self.max_flush_delay_ms)
             self._at(self.now + delay, self._flushed, node.node_id, node.incarnation, ready.send_after_flush)
@@ -321,17 +304,7 @@ class Cluster:
                 end = sop.snapshot_id.end_offset
                 if any(base < end <= last for base, last, _, _ in log.batches()):
                     self.invariants.fail("snapshot-on-batch-boundary", f"node {node.node_id} snapshot at {end}")
-                writer = log.create_new_snapshot(sop.snapshot_id)
-                if writer is not None:
-                    writer.append(sop.data)
-                    writer.freeze()
-            elif isinstance(sop, StoreSnapshot):
-                if sop.snapshot_id not in set(log.snapshot_ids()):
-                    writer = log.store_snapshot(sop.snapshot_id)
-                    writer.append(sop.data)
-                    writer.freeze()
-            elif isinstance(sop, DeleteBeforeSnapshot):
-                log.delete_before_snapshot(sop.snapshot_id)
+            apply_snapshot_op(log, sop)
         wake = max(ready.next_wakeup_ms, self.now)
         if node.next_poll_ms is None or wake < node.next_poll_ms:
             node.next_poll_ms = wake

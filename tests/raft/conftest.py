@@ -10,7 +10,7 @@ from kraftwire.log.memory import MemoryLog
 from kraftwire.raft.config import RaftConfig
 from kraftwire.raft.events import LogFlushed, Received
 from kraftwire.raft.node import RaftNode
-from kraftwire.raft.ready import AppendAsFollower, AppendAsLeader, InitializeLeaderEpoch, TruncateTo
+from kraftwire.testing.apply import apply_log_op, apply_snapshot_op
 
 
 class Harness:
@@ -30,17 +30,12 @@ class Harness:
         if ready.persist is not None:
             self.persisted = ready.persist
         for op in ready.log_ops:
-            if isinstance(op, AppendAsLeader):
-                self.log.append_as_leader(op.records, op.epoch)
-            elif isinstance(op, AppendAsFollower):
-                self.log.append_as_follower(op.records, op.epoch)
-            elif isinstance(op, TruncateTo):
-                self.log.truncate_to(op.offset)
-            elif isinstance(op, InitializeLeaderEpoch):
-                self.log.initialize_leader_epoch(op.epoch)
+            apply_log_op(self.log, op)
         sent = list(ready.send)
         if ready.high_watermark is not None:
             self.log.update_high_watermark(ready.high_watermark)
+        for op in ready.snapshot_ops:
+            apply_snapshot_op(self.log, op)
         if ready.flush and flush:
             offset = self.log.flush()
             sent += list(ready.send_after_flush)
