@@ -294,3 +294,43 @@ def test_fetch_snapshot_served_in_chunks(harness):
     assert ask(250).error == m.POSITION_OUT_OF_RANGE
     assert ask(0, sid=SnapshotId(7, 1)).error == m.SNAPSHOT_NOT_FOUND
     assert ask(0, epoch=0).error == m.FENCED_LEADER_EPOCH
+
+
+def test_linger_expiry_is_a_wakeup_even_without_more_appends(harness):
+    h = harness(voters=(1,), append_linger_ms=25)
+    h.poll(at=250)
+    h.poll()
+    h.node.schedule_append([b"a"], 300)
+    ready = h.node.poll(300)
+    assert not ready.log_ops and ready.next_wakeup_ms == 325
+    h.apply(ready)
+    ready = h.node.poll(325)
+    assert [type(op).__name__ for op in ready.log_ops] == ["AppendAsLeader"] and ready.flush
+
+
+def test_several_listeners_each_get_every_commit(harness):
+    h = harness(voters=(1,))
+    h.poll(at=250)
+
+    class L:
+        def __init__(self):
+            self.values = []
+
+        def handle_leader_change(self, le):
+            pass
+
+        def handle_commit(self, batches):
+            self.values += [r for b in batches for r in b.records]
+
+        def handle_load_snapshot(self, reader):
+            raise AssertionError
+
+    a, b = L(), L()
+    h.node.register(a)
+    h.node.schedule_append([b"x"], h.now)
+    h.poll()
+    h.node.register(b)
+    h.node.schedule_append([b"y", b"z"], h.now)
+    h.poll()
+    h.poll()
+    assert a.values == b.values == [b"x", b"y", b"z"]
