@@ -334,3 +334,25 @@ def test_several_listeners_each_get_every_commit(harness):
     h.poll()
     h.poll()
     assert a.values == b.values == [b"x", b"y", b"z"]
+
+
+def test_begin_quorum_epoch_is_resent_only_to_voters_that_did_not_acknowledge(harness):
+    h = harness(voters=(1, 2, 3), pre_vote=False)
+    sent = h.poll(at=250)
+    for req in [s for s in sent if isinstance(s, m.VoteRequest)]:
+        h.deliver(m.VoteResponse(req.dst, 1, req.correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
+    begins = {s.dst: s for r in h.readies for s in r.send if isinstance(s, m.BeginQuorumEpochRequest)}
+    assert set(begins) == {2, 3}
+    h.deliver(m.BeginQuorumEpochResponse(2, 1, begins[2].correlation_id, m.NONE, 1, 1))
+    resent = [s for s in h.poll(at=h.now + 301) if isinstance(s, m.BeginQuorumEpochRequest)]
+    assert [s.dst for s in resent] == [3]
+
+
+def test_check_quorum_resigns_a_leader_nobody_fetches_from(harness):
+    h = make_leader(harness)
+    start = h.now
+    h.poll(at=start + 449)
+    assert h.node.is_leader()
+    sent = h.poll(at=start + 450)  # 1.5 x fetch timeout (300 ms)
+    assert h.node.state_name == "Resigned" and h.node.counters["check_quorum_resignations"] == 1
+    assert {s.dst for s in sent if isinstance(s, m.EndQuorumEpochRequest)} == {2, 3}
