@@ -5,7 +5,7 @@ Python loop over the same ranges with the same codec (reference).
 
 The log dir is written once through a real SegmentedLog (256 MiB segments, 4 KiB index interval; batches of 100
 records with 100-byte values and 8-byte keys) and reused. Each Spark run is its own process (a session per master);
-the timed query is ``df.count()`` after one warm-up query (the session start is not timed). Prints one table.
+the timed queries are ``df.count()`` (default options, then ``includePath=false``) after one warm-up query (the session start is not timed). Prints one table.
 """
 
 from __future__ import annotations
@@ -99,9 +99,13 @@ def spark_run(directory: str, master: str) -> dict:
     t = time.perf_counter()
     rows = df.count()
     seconds = time.perf_counter() - t
+    lean = spark.read.format("kraftwire").option("includePath", "false").load(directory)
+    t = time.perf_counter()
+    assert lean.count() == rows
+    lean_seconds = time.perf_counter() - t
     parts = df.rdd.getNumPartitions()
     spark.stop()
-    return {"master": master, "rows": rows, "seconds": seconds, "partitions": parts}
+    return {"master": master, "rows": rows, "seconds": seconds, "lean_seconds": lean_seconds, "partitions": parts}
 
 
 def main() -> None:
@@ -124,12 +128,15 @@ def main() -> None:
         r = json.loads(out.stdout.strip().splitlines()[-1])
         results[master] = r
         table.append((f"spark {master} df.count() ({r['partitions']} partitions)", r["rows"], r["seconds"]))
+        table.append((f"spark {master} same, includePath=false", r["rows"], r["lean_seconds"]))
     print(f"log dir: {args.dir}: {meta['bytes'] / 2**20:.0f} MiB, {meta['records']:,} records, cpus={os.cpu_count()}")
     print(f"{'reader':48} {'rows':>12} {'seconds':>8} {'rows/s':>12} {'MiB/s':>8}")
     for name, n, s in table:
         print(f"{name:48} {n:>12,} {s:>8.2f} {n / s:>12,.0f} {meta['bytes'] / 2**20 / s:>8.0f}")
     if "local[1]" in results and "local[2]" in results:
-        print(f"local[1] -> local[2] speed-up: {results['local[1]']['seconds'] / results['local[2]']['seconds']:.2f}x")
+        one, two = results["local[1]"], results["local[2]"]
+        print(f"local[1] -> local[2] speed-up: {one['seconds'] / two['seconds']:.2f}x "
+              f"(includePath=false: {one['lean_seconds'] / two['lean_seconds']:.2f}x)")
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("batch_base_offset", "bigint"),
     ("batch_crc_valid", "boolean"),
     ("committed", "boolean"),
-    ("source", "string"),
+    ("is_snapshot", "boolean"),
     ("error", "string"),
 )
 
@@ -104,7 +104,7 @@ def _const_bool(pa, value: bool, n: int):
     return pa.Array.from_buffers(pa.bool_(), n, [None, pa.py_buffer((b"\xff" if value else b"\x00") * ((n + 7) // 8))])
 
 
-def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None):
+def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None, with_path: bool = True):
     """Wrap the codec's Arrow-layout buffers (no copies) and add the per-file columns."""
     pa, schema, header, headers_type = arrow_schema()
     n, h = raw.num_rows, raw.num_headers
@@ -123,7 +123,7 @@ def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None):
         committed = pc.less(offset, pa.scalar(f.high_watermark, pa.int64()))
     arrays = [
         pa.nulls(n, pa.int32()) if f.node is None else pa.repeat(pa.scalar(f.node, pa.int32()), n),
-        _const_string(pa, f.path, n),
+        _const_string(pa, f.path, n) if with_path else pa.nulls(n, pa.string()),
         offset,
         fb(pa.int32(), n, [None, buf(raw.partition_leader_epoch)]),
         fb(pa.int64(), n, [None, buf(raw.timestamp)]),
@@ -136,7 +136,7 @@ def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None):
         fb(pa.int64(), n, [None, buf(raw.base_offset)]),
         _const_bool(pa, crc_valid, n),
         committed,
-        _const_string(pa, f.kind, n),
+        _const_bool(pa, f.kind == "snapshot", n),
         pa.nulls(n, pa.string()) if error is None else _const_string(pa, error, n),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -150,7 +150,7 @@ def _marker(f, base: Optional[int], epoch: Optional[int], crc_valid: bool, error
     row = {"node": f.node, "path": f.path, "offset": base, "partition_leader_epoch": epoch, "timestamp": None,
            "timestamp_type": None, "key": None, "value": None, "headers": None, "is_control": None,
            "control_type": None, "batch_base_offset": base, "batch_crc_valid": crc_valid, "committed": committed,
-           "source": f.kind, "error": error}
+           "is_snapshot": f.kind == "snapshot", "error": error}
     return pa.RecordBatch.from_pylist([row], schema=schema)
 
 
@@ -198,7 +198,7 @@ class ScanStats:
     corrupt_batches: int = 0
 
 
-def _decode_slow(data: bytes, f, base_pos: int) -> Iterator:
+def _decode_slow(data: bytes, f, base_pos: int, with_path: bool = True) -> Iterator:
     """``data`` (whole batches) failed the fast path: decode batch by batch, flagging the bad ones."""
     pos = 0
     n = len(data)
@@ -206,7 +206,7 @@ def _decode_slow(data: bytes, f, base_pos: int) -> Iterator:
         rest = memoryview(data)[pos:]
         checked = validate_batches(rest, stop_at_corruption=True)
         if checked.valid_bytes:
-            yield _to_batch(decode_raw_columns(rest[: checked.valid_bytes], False), f)
+            yield _to_batch(decode_raw_columns(rest[: checked.valid_bytes], False), f, with_path=with_path)
             pos += checked.valid_bytes
         if checked.error is None:
             return
@@ -218,14 +218,16 @@ def _decode_slow(data: bytes, f, base_pos: int) -> Iterator:
         crc_ok = reason != layout.REASON_CRC_MISMATCH
         where = f"{reason} in the batch at byte {base_pos + pos}"
         try:
-            yield _to_batch(decode_raw_columns(bad[:size], False), f, crc_valid=crc_ok, error=where)
+            yield _to_batch(decode_raw_columns(bad[:size], False), f, crc_valid=crc_ok, error=where, with_path=with_path)
         except (CorruptRecordError, ValueError):
             yield _marker(f, base, epoch, crc_ok, where)
         pos += size
 
 
-def scan(r: FileRange, rf: RowFilter, chunk: int = READ_CHUNK, stats: Optional[ScanStats] = None) -> Iterator:
-    """Yield ``pyarrow.RecordBatch``es (schema :func:`arrow_schema`) for the records of ``r`` that pass ``rf``."""
+def scan(r: FileRange, rf: RowFilter, chunk: int = READ_CHUNK, stats: Optional[ScanStats] = None,
+         with_path: bool = True) -> Iterator:
+    """Yield ``pyarrow.RecordBatch``es (schema :func:`arrow_schema`) for the records of ``r`` that pass ``rf``
+    (``with_path=False``: the ``path`` column is null, which Spark ingests much faster than a string per row)."""
     stats = stats if stats is not None else ScanStats()
     f = r.file
     hi = rf.bounds.offset_hi
@@ -263,9 +265,9 @@ def scan(r: FileRange, rf: RowFilter, chunk: int = READ_CHUNK, stats: Optional[S
             body = memoryview(data)[:whole]
             if whole:
                 try:
-                    batches = [_to_batch(decode_raw_columns(body, True), f)]
+                    batches = [_to_batch(decode_raw_columns(body, True), f, with_path=with_path)]
                 except CorruptRecordError:
-                    batches = list(_decode_slow(bytes(body), f, pos - len(data)))
+                    batches = list(_decode_slow(bytes(body), f, pos - len(data), with_path))
                 for b in batches:
                     if b.num_rows and b.column("offset")[b.num_rows - 1].is_valid:
                         last_seen = b.column("offset")[b.num_rows - 1].as_py()

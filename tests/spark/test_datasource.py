@@ -52,7 +52,7 @@ def test_reads_back_exactly_one_partition_per_segment(spark, node_logs):
     assert [_row_tuple(r) for r in rows] == _expected(info)
     assert {r["node"] for r in rows} == {1}
     assert all(r["batch_crc_valid"] and r["committed"] and r["error"] is None for r in rows)
-    assert {r["source"] for r in rows} == {"segment"}
+    assert not any(r["is_snapshot"] for r in rows)
     control = [r for r in rows if r["is_control"]]
     assert len(control) == 2 and all(r["control_type"] == 2 for r in control)
     # batch_base_offset: a record's batch; paths name the segment that holds it
@@ -162,7 +162,7 @@ def test_snapshot_read(spark, tmp_path, logs):
     assert [r["offset"] for r in rows] == list(range(7))
     assert [r["control_type"] for r in rows if r["is_control"]] == [CONTROL_SNAPSHOT_HEADER, CONTROL_SNAPSHOT_FOOTER]
     assert [r["value"] for r in rows if not r["is_control"]] == [f"state-{i}".encode() for i in range(5)]
-    assert all(r["source"] == "snapshot" and r["committed"] and r["node"] == 5 for r in rows)
+    assert all(r["is_snapshot"] and r["committed"] and r["node"] == 5 for r in rows)
     with_snap = spark.read.format("kraftwire").option("includeSnapshots", "true").load(info["root"])
     assert with_snap.count() == len(info["expected"]) + 7
 
