@@ -60,3 +60,15 @@ def test_flipped_byte_fails_through_the_cli(spark, tmp_path, node_logs, capsys):
     assert spark.range(1).count() == 1  # the CLI left the shared session running
     assert main(["audit", node_logs["nodes"][1]["root"], node_logs["nodes"][3]["root"]]) == 0
     assert "audit: PASSED" in capsys.readouterr().out
+
+
+def test_missing_segment_is_a_gap(spark, tmp_path, node_logs):
+    copy = str(tmp_path / "node-3")
+    shutil.copytree(node_logs["nodes"][3]["root"], copy)
+    middle = sorted(glob.glob(os.path.join(copy, "__cluster_metadata-0", "*.log")))[2]
+    os.unlink(middle)
+    report = audit(spark, [node_logs["nodes"][1]["root"], copy])
+    assert not report.ok
+    gap = int(os.path.basename(middle)[:20])
+    assert any(f"gap starting at offset {gap}" in v for v in report.violations), report.render()
+    assert next(r for r in report.replicas if r.node == 3).gaps > 0
