@@ -161,12 +161,15 @@ class Node:
         self._status_task = loop.create_task(self._status_loop())
 
     async def _status_loop(self, interval_s: float = STATUS_INTERVAL_S) -> None:
-        """One INFO line per interval, so an operator sees the node is alive and where its log is."""
+        """One INFO line per interval, so an operator sees the node is alive and where its log is; time-based
+        retention runs on the same beat."""
         while True:
             await asyncio.sleep(interval_s)
             raft, lg = self.raft, self.log
             if raft is None or lg is None:
                 return
+            if self.driver is not None:
+                self.driver.maybe_clean()
             leader = raft.quorum.leader_id
             log.info("status: %s in epoch %d, leader %s, high watermark %d, log end %d, %d flushes",
                      raft.state_name, raft.epoch, "unknown" if leader == NO_ID else leader, lg.high_watermark(),

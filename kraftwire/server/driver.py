@@ -248,10 +248,23 @@ class Driver:
                 stored = SnapshotStored(op.snapshot_id.end_offset, op.snapshot_id.epoch)
                 assert self._loop is not None
                 self._loop.call_soon(self.handle, stored)
+                # A new snapshot is what lets retention move the log start (whole segments below it only).
+                self.log.maybe_clean(now_ms())
             elif isinstance(op, DeleteBeforeSnapshot):
                 self.log.delete_before_snapshot(op.snapshot_id)
             else:  # pragma: no cover
                 raise TypeError(f"unknown snapshot op {op!r}")
+
+    def maybe_clean(self) -> bool:
+        """Apply time-based retention (``metadata.max.retention.ms``) between snapshots; an I/O error is fatal."""
+        if self._stopped:
+            return False
+        try:
+            with self._io_lock:
+                return self.log.maybe_clean(now_ms())
+        except Exception as exc:
+            self._on_fatal("applying log retention", exc)
+            return False
 
     def _arm_timer(self, wake_ms: int) -> None:
         if self._stopped or self._loop is None:

@@ -170,3 +170,38 @@ def test_io_error_is_fail_stop():
     asyncio.run(main())
     assert fatal and isinstance(fatal[0][1], OSError)
     assert "send" not in journal  # nothing leaves after a failed persist
+
+
+def test_a_frozen_snapshot_lets_retention_move_the_log_start():
+    """Retention is the log's (``maybe_clean``): the driver runs it once a snapshot is frozen, so old data goes.
+    As in Kafka, retention moves the log start from one snapshot to the next: it needs two of them."""
+    from kraftwire.ids import SnapshotId
+    from kraftwire.raft.ready import AppendAsLeader, CreateSnapshot
+    from kraftwire.records.control import snapshot_footer_batch, snapshot_header_batch
+
+    journal: list[str] = []
+    log = MemoryLog(retention_bytes=1)  # anything above one byte is over the limit
+    for i in range(4):
+        log.append_as_leader(batch(0, 5), 1)
+    log.flush()
+    log.update_high_watermark(log.end_offset())
+    snapshot = snapshot_header_batch(0, epoch=1) + batch(1, 3) + snapshot_footer_batch(epoch=1, base_offset=4)
+    older = Ready(1, snapshot_ops=(CreateSnapshot(SnapshotId(5, 1), snapshot),), next_wakeup_ms=now_ms() + 60_000)
+    ready = Ready(2, snapshot_ops=(CreateSnapshot(SnapshotId(10, 1), snapshot),), next_wakeup_ms=now_ms() + 60_000)
+    core = StubCore([older, ready], journal)
+
+    async def main():
+        driver = Driver(core, log, Store(journal), lambda msg: None,
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}: {exc!r}"))
+        driver.start()  # executes both snapshot Readys (the second follows the first one's SnapshotStored)
+        for _ in range(100):
+            if log.start_offset() == 10:
+                break
+            await asyncio.sleep(0.01)
+        await driver.stop()
+
+    assert log.start_offset() == 0
+    asyncio.run(main())
+    assert not any(e.startswith("FATAL") for e in journal), journal
+    assert log.latest_snapshot_id() == SnapshotId(10, 1)
+    assert log.start_offset() == 10
