@@ -25,6 +25,7 @@ def register_client_apis(node) -> BrokerContext:
     ctx = BrokerContext(node)
     d = node.dispatcher
     log_scan = scan.LogScan(ctx)
+    node.raft_listeners.append(scan.StateImage(ctx))  # broker state in the snapshots
     states = producers.ProducerStates(ctx, log_scan)
 
     def attached(fn):

@@ -26,14 +26,12 @@ import logging
 import time
 import uuid
 
-from kraftwire.errors import KraftwireError
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import (
     KRAFTWIRE_GROUP_GENERATION,
     KRAFTWIRE_GROUP_OFFSET,
     control_record_key,
-    decode_control_record,
     encode_control_value,
 )
 from kraftwire.server.broker import context as c
@@ -98,37 +96,14 @@ class Coordinator:
         self.ctx = ctx
         self.groups: dict[str, Group] = {}
         self.groups_epoch = -1
-        #: committed offsets rebuilt from the log: (group, topic, partition) -> (offset, leader epoch, metadata)
-        self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
-        self.generations: dict[str, int] = {}
+        #: committed offsets and last generations, rebuilt from the log by the scan (``state.py``)
+        self.offsets = scan.state.offsets
+        self.generations = scan.state.generations
         self._tick = None
-        scan.on_batch.append(self._on_batch)
-        scan.on_reset.append(self._reset)
         self.scan = scan
         ctx.watchers.append(self._check_leadership)
 
     # ---------------------------------------------------------------------------------------------------- log state
-    def _reset(self) -> None:
-        self.offsets.clear()
-        self.generations.clear()
-
-    def _on_batch(self, b) -> None:
-        if not b.is_control:
-            return
-        for r in b:
-            try:
-                ctype, msg = decode_control_record(r.key, r.value)
-            except KraftwireError:
-                continue
-            if ctype == KRAFTWIRE_GROUP_OFFSET:
-                key = (msg.group_id, msg.topic, msg.partition)
-                if msg.offset < 0:
-                    self.offsets.pop(key, None)
-                else:
-                    self.offsets[key] = (msg.offset, msg.leader_epoch, msg.metadata)
-            elif ctype == KRAFTWIRE_GROUP_GENERATION:
-                self.generations[msg.group_id] = max(self.generations.get(msg.group_id, 0), msg.generation_id)
-
     def _append(self, records, callback) -> None:
         builder = RecordBatchBuilder(is_control=True)
         for ctype, msg in records:

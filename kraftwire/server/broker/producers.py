@@ -25,9 +25,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
-from dataclasses import dataclass, field
-
 from kraftwire.protocol import messages as w
 from kraftwire.server.broker import context as c
 
@@ -35,15 +32,6 @@ log = logging.getLogger("kraftwire.broker.producers")
 
 INIT_PRODUCER_ID = 22
 INIT_PRODUCER_ID_MAX = 5
-CACHED_BATCHES = 5
-
-
-@dataclass(slots=True)
-class ProducerEntry:
-    epoch: int
-    last_seq: int = -1
-    #: (first sequence, last sequence, first offset, last offset) of the latest batches
-    batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
 
 
 class SequenceCheck:
@@ -65,28 +53,13 @@ class ProducerStates:
     def __init__(self, ctx: c.BrokerContext, scan) -> None:
         self.ctx = ctx
         self.scan = scan
-        self.table: dict[int, ProducerEntry] = {}
+        self.table = scan.state.producers  # rebuilt from the log by the scan
         self._counter = int(time.time() * 1000) & 0xFFFFFF
-        scan.on_batch.append(self._on_batch)
-        scan.on_reset.append(self.table.clear)
-
-    def _on_batch(self, b) -> None:
-        if not b.is_control and b.producer_id >= 0:
-            self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, b.base_offset,
-                       b.last_offset)
-
-    def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
-        entry = self.table.get(pid)
-        if entry is None or epoch != entry.epoch:
-            entry = self.table[pid] = ProducerEntry(epoch)
-        last_seq = (first_seq + count - 1) % (1 << 31)
-        entry.last_seq = last_seq
-        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
 
     def appended(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
         """The leader appended this batch at ``first_offset``: apply it now if the scan had reached it."""
-        self.scan.appended(first_offset, last_offset,
-                           lambda: self.apply(pid, epoch, first_seq, count, first_offset, last_offset))
+        self.scan.appended(first_offset, last_offset, lambda: self.scan.state.apply_producer(
+            pid, epoch, first_seq, count, first_offset, last_offset))
 
     # ---------------------------------------------------------------------------------------------------- checks
     def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:

@@ -1,25 +1,87 @@
-"""One pass over the log in offset order feeding every state rebuilt from it (producer state, group offsets and
-generations), on every replica alike. ``catch_up()`` reads from where it stopped to the log end; a truncation below
-that point (a follower dropping a diverging tail) or a log start moving past it (retention) makes it start again
-from the log start, after telling every subscriber to forget what it had (``reset``)."""
+"""One pass over the log in offset order feeding the state rebuilt from it (``state.LogState``: producer state,
+group offsets and generations), on every replica alike.
+
+``catch_up()`` reads from where it stopped to the log end. A truncation below that point (a follower dropping a
+diverging tail), a log start moving past it (retention, an installed snapshot) or the first call starts again: from
+the latest snapshot's image if there is one the log can continue from, else from the log start.
+
+``StateImage`` is the Raft listener that makes that state part of the snapshots: the core asks it for its records at
+its position (a batch boundary at or below the high watermark); it recomputes the state as of exactly that offset
+(the previous snapshot's image plus the committed batches since), so the image never holds uncommitted entries.
+"""
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
 
 from kraftwire.errors import KraftwireError
 from kraftwire.log.api import Isolation
 from kraftwire.records import read_batches
+from kraftwire.server.broker.state import LogState
+
+log = logging.getLogger("kraftwire.broker.scan")
 
 SCAN_CHUNK = 8 * 1024 * 1024
+
+
+def snapshot_values(lg, snapshot_id) -> list[bytes] | None:
+    raw = lg.read_snapshot(snapshot_id)
+    if raw is None:
+        return None
+    try:
+        values = []
+        for b in read_batches(raw.records(), validate=True):
+            if not b.is_control:
+                values.extend(r.value for r in b)
+        return values
+    finally:
+        raw.close()
+
+
+def replay(lg, state: LogState, start: int, end: int, isolation: Isolation) -> int:
+    """Fold batches [start, end) into ``state``; returns the offset reached."""
+    pos = start
+    while pos < end:
+        try:
+            info = lg.read(pos, SCAN_CHUNK, isolation)
+        except KraftwireError:
+            break
+        if not len(info.records):
+            break
+        for b in read_batches(info.records, validate=False):
+            if b.last_offset < pos:
+                continue
+            if b.base_offset >= end:
+                return pos
+            state.apply(b)
+            pos = b.last_offset + 1
+    return pos
+
+
+def base_image(lg, state: LogState, limit: int) -> int:
+    """Load the image of the latest snapshot at or below ``limit`` that the log continues; returns where to scan
+    from (the log start when there is none)."""
+    start = lg.start_offset()
+    latest = lg.latest_snapshot_id()
+    if latest is not None and start <= latest.end_offset <= min(limit, lg.end_offset()):
+        values = snapshot_values(lg, latest)
+        if values is not None and state.load(values):
+            log.info("broker state loaded from snapshot %d-%d: %d producers, %d committed group offsets",
+                     latest.end_offset, latest.epoch, len(state.producers), len(state.offsets))
+            return latest.end_offset
+    state.clear()
+    if start > 0:
+        log.warning("no kraftwire state image at the log start %d: producer state and group offsets older than it "
+                    "are unknown", start)
+    return start
 
 
 class LogScan:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
+        self.state = LogState()
         self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
-        self.on_batch: list[Callable] = []
-        self.on_reset: list[Callable[[], None]] = []
         ctx.watchers.append(self.catch_up)
 
     def catch_up(self) -> None:
@@ -28,22 +90,9 @@ class LogScan:
             return
         end = lg.end_offset()
         if end < self.scanned_to or self.scanned_to < lg.start_offset():
-            for reset in self.on_reset:
-                reset()
-            self.scanned_to = lg.start_offset()
-        while self.scanned_to < end:
-            try:
-                info = lg.read(self.scanned_to, SCAN_CHUNK, Isolation.UNCOMMITTED)
-            except KraftwireError:
-                return
-            if not len(info.records):
-                return
-            for b in read_batches(info.records, validate=False):
-                if b.last_offset < self.scanned_to:
-                    continue
-                for fn in self.on_batch:
-                    fn(b)
-                self.scanned_to = b.last_offset + 1
+            self.scanned_to = base_image(lg, self.state, end)
+        if self.scanned_to < end:
+            self.scanned_to = replay(lg, self.state, self.scanned_to, end, Isolation.UNCOMMITTED)
 
     def appended(self, first_offset: int, last_offset: int, apply: Callable[[], None]) -> None:
         """This node has just appended offsets [first, last] (as leader): ``apply`` them now if the scan had
@@ -51,3 +100,28 @@ class LogScan:
         if self.scanned_to == first_offset:
             apply()
             self.scanned_to = last_offset + 1
+
+
+class StateImage:
+    """Raft listener + snapshot source for the broker state (see the module docstring)."""
+
+    def __init__(self, ctx) -> None:
+        self.ctx = ctx
+        self.position = 0
+
+    def handle_commit(self, batches) -> None:
+        if batches:
+            self.position = batches[-1].last_offset + 1
+
+    def handle_load_snapshot(self, reader) -> None:
+        self.position = reader.snapshot_id.end_offset
+
+    def handle_leader_change(self, leader) -> None:
+        pass
+
+    def snapshot_records(self) -> list[bytes]:
+        lg = self.ctx.log
+        state = LogState()
+        start = base_image(lg, state, self.position)
+        replay(lg, state, start, self.position, Isolation.COMMITTED)
+        return state.image()

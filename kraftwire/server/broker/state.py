@@ -1,0 +1,108 @@
+"""The state rebuilt from the log, in one place: producer state (idempotence) from data-batch headers, committed
+group offsets and last group generations from kraftwire control records. ``apply(batch)`` folds one batch in;
+``image()``/``load()`` turn the whole state into snapshot records and back.
+
+Snapshot image format (kraftwire's own; one JSON object per record value, ``"kw"`` names the kind):
+``{"kw":"producer","id":P,"epoch":E,"batches":[[first seq, last seq, first offset, last offset], ...]}``,
+``{"kw":"offset","group":G,"topic":T,"partition":N,"offset":O,"leader_epoch":L,"metadata":M}``,
+``{"kw":"generation","group":G,"generation":N}``. Values of any other shape are ignored on load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import deque
+from dataclasses import dataclass, field
+
+from kraftwire.errors import KraftwireError
+from kraftwire.records.control import KRAFTWIRE_GROUP_GENERATION, KRAFTWIRE_GROUP_OFFSET, decode_control_record
+
+CACHED_BATCHES = 5
+SEQ_MOD = 1 << 31
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int
+    last_seq: int = -1
+    #: (first sequence, last sequence, first offset, last offset) of the latest batches
+    batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
+
+
+class LogState:
+    def __init__(self) -> None:
+        self.producers: dict[int, ProducerEntry] = {}
+        #: (group, topic, partition) -> (offset, leader epoch, metadata)
+        self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
+        self.generations: dict[str, int] = {}
+
+    def clear(self) -> None:
+        self.producers.clear()
+        self.offsets.clear()
+        self.generations.clear()
+
+    # ------------------------------------------------------------------------------------------------ folding
+    def apply(self, b) -> None:
+        if b.is_control:
+            self._apply_control(b)
+        elif b.producer_id >= 0:
+            self.apply_producer(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1,
+                                b.base_offset, b.last_offset)
+
+    def apply_producer(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int,
+                       last_offset: int) -> None:
+        entry = self.producers.get(pid)
+        if entry is None or epoch != entry.epoch:
+            entry = self.producers[pid] = ProducerEntry(epoch)
+        last_seq = (first_seq + count - 1) % SEQ_MOD
+        entry.last_seq = last_seq
+        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+
+    def _apply_control(self, b) -> None:
+        for r in b:
+            try:
+                ctype, msg = decode_control_record(r.key, r.value)
+            except KraftwireError:
+                continue  # Raft's own control records (LeaderChange...) and unknown kinds
+            if ctype == KRAFTWIRE_GROUP_OFFSET:
+                key = (msg.group_id, msg.topic, msg.partition)
+                if msg.offset < 0:
+                    self.offsets.pop(key, None)
+                else:
+                    self.offsets[key] = (msg.offset, msg.leader_epoch, msg.metadata)
+            elif ctype == KRAFTWIRE_GROUP_GENERATION:
+                self.generations[msg.group_id] = max(self.generations.get(msg.group_id, 0), msg.generation_id)
+
+    # ------------------------------------------------------------------------------------------------ image
+    def image(self) -> list[bytes]:
+        out = []
+        for pid, e in sorted(self.producers.items()):
+            out.append({"kw": "producer", "id": pid, "epoch": e.epoch, "batches": [list(x) for x in e.batches]})
+        for (group, topic, part), (offset, epoch, meta) in sorted(self.offsets.items()):
+            out.append({"kw": "offset", "group": group, "topic": topic, "partition": part, "offset": offset,
+                        "leader_epoch": epoch, "metadata": meta})
+        for group, generation in sorted(self.generations.items()):
+            out.append({"kw": "generation", "group": group, "generation": generation})
+        return [json.dumps(o, separators=(",", ":")).encode() for o in out]
+
+    def load(self, values) -> bool:
+        """Replace the state by a snapshot image; False (state left empty) if a value is not kraftwire's."""
+        self.clear()
+        for value in values:
+            try:
+                o = json.loads(value)
+                kind = o["kw"]
+            except (ValueError, TypeError, KeyError):
+                self.clear()
+                return False
+            if kind == "producer":
+                e = self.producers[o["id"]] = ProducerEntry(o["epoch"])
+                for first_seq, last_seq, first_off, last_off in o["batches"]:
+                    e.batches.append((first_seq, last_seq, first_off, last_off))
+                    e.last_seq = last_seq
+            elif kind == "offset":
+                self.offsets[(o["group"], o["topic"], o["partition"])] = (o["offset"], o["leader_epoch"],
+                                                                          o["metadata"])
+            elif kind == "generation":
+                self.generations[o["group"]] = o["generation"]
+        return True
