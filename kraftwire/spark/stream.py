@@ -166,14 +166,19 @@ class KraftwireStreamReader(DataSourceStreamReader):
         rf = RowFilter(bounds=Bounds(offset_lo=partition.start, offset_hi=partition.end - 1), is_control=self.is_control)
         client = self._client()
         offset = partition.start
+        deadline = time.monotonic() + self.timeout
         while offset < partition.end:
             data, hw, _start, node = client.fetch(offset, self.fetch_bytes)
             whole = whole_batches_size(data)
             if whole == 0:
-                if hw <= offset:
-                    raise RuntimeError(f"kraftwire: offset {offset} is not committed (high watermark {hw}); "
-                                       "was the log truncated below a planned micro-batch?")
+                # Planned offsets were below the HW, so they are committed; a new leader may briefly report a
+                # lower HW until it commits in its epoch. Wait for it, within the timeout.
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"kraftwire: no records at offset {offset} within {self.timeout} s "
+                                       f"(high watermark {hw}); was the log start moved past a planned micro-batch?")
+                time.sleep(0.1)
                 continue
+            deadline = time.monotonic() + self.timeout
             raw = decode_raw_columns(memoryview(data)[:whole], True)
             src = LogFile(path="", kind="fetch", size=0, node=node, high_watermark=hw)
             batch = _to_batch(raw, src, with_path=False)
