@@ -72,3 +72,19 @@ def test_missing_segment_is_a_gap(spark, tmp_path, node_logs):
     gap = int(os.path.basename(middle)[:20])
     assert any(f"gap starting at offset {gap}" in v for v in report.violations), report.render()
     assert next(r for r in report.replicas if r.node == 3).gaps > 0
+
+
+def test_decreasing_epoch_fails(spark, tmp_path, logs):
+    from kraftwire.records import read_batches, set_base_offset_and_epoch
+
+    info = logs.write(str(tmp_path / "e"), 1, epochs=(1, 2, 3))
+    last = sorted(glob.glob(os.path.join(info["dir"], "*.log")))[-1]
+    data = bytearray(open(last, "rb").read())
+    first = next(iter(read_batches(bytes(data))))
+    assert first.partition_leader_epoch == 3
+    # The epoch is outside the CRC: stamp epoch 1 on the last segment's first batch (CRC stays valid).
+    set_base_offset_and_epoch(data, 0, first.base_offset, 1)
+    open(last, "wb").write(bytes(data))
+    report = audit(spark, [info["root"]])
+    assert not report.ok and report.replicas[0].epoch_errors > 0, report.render()
+    assert report.replicas[0].corrupt_batches == 0

@@ -200,3 +200,15 @@ def test_corruption_is_flagged_not_fatal(tmp_path, logs):
     rows = [r for b in scan(second, RowFilter()) for r in b.to_pylist()]
     assert len(rows) == 1 and rows[0]["offset"] is None and "bad batch length" in rows[0]["error"]
     assert first_batch.num_rows > 1
+
+
+def test_timestamp_lower_bound_skips_through_the_timeindex(tmp_path, logs):
+    info = logs.write(str(tmp_path / "ts"), 8, batches=60)
+    files = resolve(info["root"])
+    everything = plan(files, Bounds(), 1 << 30)
+    cut = logs.T0 + 1000 * 50
+    late = plan(files, Bounds(ts_lo=cut), 1 << 30)
+    assert sum(r.end - r.start for r in late) < sum(r.end - r.start for r in everything) / 3
+    rf = RowFilter(bounds=Bounds(ts_lo=cut))
+    got = sorted(o for r in late for b in scan(r, rf) for o in b.column("offset").to_pylist())
+    assert got == sorted(o for o, _, ts, *_ in info["expected"] if ts >= cut)
