@@ -15,6 +15,7 @@ TIMEOUT_S = 120
 
 def read_tag(quorum, tag, bootstrap=None, expect=0):
     from kafka import KafkaConsumer, TopicPartition
+    from kafka.errors import KafkaTimeoutError
 
     consumer = KafkaConsumer(bootstrap_servers=(bootstrap or quorum.bootstrap).split(","), group_id=None,
                              consumer_timeout_ms=2000, request_timeout_ms=20000)
@@ -23,8 +24,14 @@ def read_tag(quorum, tag, bootstrap=None, expect=0):
         tp = TopicPartition("clients", 0)
         consumer.assign([tp])
         consumer.seek_to_beginning(tp)
-        end = consumer.end_offsets([tp])[tp]
         deadline = time.monotonic() + TIMEOUT_S
+        end = None
+        while end is None:  # right after a failover the client may still be finding the new leader
+            try:
+                end = consumer.end_offsets([tp])[tp]
+            except KafkaTimeoutError:
+                if time.monotonic() >= deadline:
+                    raise
         pos = 0
         while pos < end and time.monotonic() < deadline:
             for m in consumer:
