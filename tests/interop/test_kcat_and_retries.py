@@ -74,3 +74,65 @@ def test_idempotent_sequences_like_kafka(quorum, interop):
     txn = asyncio.run(request_once("127.0.0.1", leader.port, w.InitProducerIdRequest(
         transactional_id="tx", transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1), 4))
     assert txn.error_code == 53 and txn.producer_id == -1
+
+
+def fetch_request(offset, max_wait_ms, topic):
+    F = w.FetchRequest
+    return F(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20, isolation_level=0, topics=[
+        F.FetchTopic(topic=topic, partitions=[F.FetchPartition(partition=0, fetch_offset=offset,
+                                                               partition_max_bytes=1 << 20)])])
+
+
+def test_acks_0_and_1_and_a_long_polling_fetch(quorum, interop):
+    """acks=1 answers with the offset; acks=0 gets no answer (the next request on the connection is answered and the
+    record is there); a Fetch parked at the end (MaxWaitMs 20 s, MinBytes 1) returns the record produced while it
+    waited."""
+    from kraftwire.records import read_batches
+    from kraftwire.server.client import KafkaConnection
+
+    leader = quorum.leader()
+    one = RecordBatchBuilder()
+    one.append(None, b"acks-1")
+    r1 = produce(leader.port, one.build(), interop.TOPIC, acks=1)
+    assert r1.error_code == 0 and r1.base_offset > 0
+
+    async def scenario():
+        conn = await KafkaConnection.open("127.0.0.1", leader.port)
+        try:
+            zero = RecordBatchBuilder()
+            zero.append(None, b"acks-0")
+            P = w.ProduceRequest
+            cid, chunks = conn._out.encode(P(acks=0, timeout_ms=5000, topic_data=[P.TopicProduceData(
+                name=interop.TOPIC, partition_data=[P.PartitionProduceData(index=0, records=zero.build())])]), 9)
+            conn._out.cancel(cid)  # acks=0: the node sends nothing back
+            conn._writer.writelines(chunks)
+            md = await conn.request(w.MetadataRequest(topics=None), 9)  # answered next, nothing in between
+            assert md.topics[0].name == interop.TOPIC
+            # wait (bounded) until acks-0 is committed, then park a fetch at the end
+            deadline = asyncio.get_running_loop().time() + 30
+            while True:
+                lo = await conn.request(w.ListOffsetsRequest(replica_id=-1, topics=[
+                    w.ListOffsetsRequest.ListOffsetsTopic(name=interop.TOPIC, partitions=[
+                        w.ListOffsetsRequest.ListOffsetsPartition(partition_index=0, timestamp=-1)])]), 5)
+                end = lo.topics[0].partitions[0].offset
+                if end > r1.base_offset + 1 or asyncio.get_running_loop().time() > deadline:
+                    break
+                await asyncio.sleep(0.05)
+            got = await conn.request(fetch_request(r1.base_offset + 1, 0, interop.TOPIC), 11)
+            values = [r.value for b in read_batches(got.responses[0].partitions[0].records) for r in b]
+            assert values[:1] == [b"acks-0"]
+            parked = asyncio.ensure_future(conn.request(fetch_request(end, 20000, interop.TOPIC), 11, timeout=30))
+            await asyncio.sleep(0.3)
+            late = RecordBatchBuilder()
+            late.append(None, b"while-parked")
+            r = await asyncio.get_running_loop().run_in_executor(None, produce, leader.port, late.build(),
+                                                                 interop.TOPIC)
+            assert r.error_code == 0
+            resp = await parked
+            part = resp.responses[0].partitions[0]
+            values = [rec.value for b in read_batches(part.records) for rec in b]
+            assert part.error_code == 0 and values == [b"while-parked"]
+        finally:
+            await conn.close()
+
+    asyncio.run(scenario())
