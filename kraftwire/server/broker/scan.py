@@ -82,7 +82,13 @@ class LogScan:
         self.ctx = ctx
         self.state = LogState()
         self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
-        ctx.watchers.append(self.catch_up)
+        #: set while a Produce appends: the batch is applied by ``appended`` (no read-back)
+        self.hold = False
+        ctx.watchers.append(self._watch)
+
+    def _watch(self) -> None:
+        if not self.hold:
+            self.catch_up()
 
     def catch_up(self) -> None:
         lg = self.ctx.log
