@@ -102,14 +102,15 @@ def audit(spark, logdirs: list[str], *, sample: int = 10) -> AuditReport:
     """Audit the replicas under ``logdirs`` (``spark`` must have the source registered: ``kraftwire.spark.register``)."""
     from pyspark.sql import functions as F
 
-    files = resolve(",".join(logdirs))
+    files = [f for f in resolve(",".join(logdirs)) if f.kind == "segment"]
     info: dict[str, tuple] = {}
     for f in files:
         info.setdefault(os.path.dirname(f.path), (f.node, f.high_watermark))
     hws = [hw for _, hw in info.values() if hw is not None]
     committed = max(hws) if hws else None
 
-    df = spark.read.format("kraftwire").load(",".join(sorted({f.path for f in files})))
+    # Segments only (the partition dirs, not their snapshots: snapshot offsets are not log offsets).
+    df = spark.read.format("kraftwire").load(",".join(sorted(info)))
     replica = F.regexp_extract(F.col("path"), r"^(.*)/[^/]*$", 1)
     bad = F.col("error").isNotNull() | ~F.col("batch_crc_valid")
     rows = df.select(
