@@ -1,4 +1,9 @@
-"""kraftwire on Spark: a PySpark Python Data Source over Raft log dirs/snapshots, and the replica audit.
+"""kraftwire on Spark: a PySpark Python Data Source over Raft log dirs/snapshots (batch) and over a live quorum's
+consumer Fetch (streaming), and the replica audit.
+
+Modules: ``files`` (what PATH names, byte ranges from the ``.index``), ``scan`` (a range -> Arrow batches, the
+schema, the corruption contract), ``datasource`` (the batch source, pushdown), ``stream`` (the streaming source),
+``audit`` (replica comparison as DataFrame work; CLI: ``kraftwire audit``).
 
     from kraftwire.spark import register, session
     spark = session("local[2]")            # or any SparkSession, then register(spark)

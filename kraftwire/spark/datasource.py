@@ -22,7 +22,8 @@ Partitions: one per segment (large ones split on batch boundaries through the ``
 ``IN`` on ``offset``, bounds on ``timestamp``, ``is_control``/``committed`` equality. Offset bounds skip whole
 segments and, through the ``.index``, the bytes before/after the range; timestamp lower bounds skip through the
 ``.timeindex``. Every filter taken is applied exactly to the rows, so Spark does not re-check them.
-Everything here pickles; pyspark is imported only by this module, pyarrow only in the workers.
+Everything here pickles. pyspark is imported by this module and stream.py (not by ``import kraftwire.spark``,
+files.py or scan.py); pyarrow only where batches are built (the workers).
 """
 
 from __future__ import annotations
