@@ -148,42 +148,40 @@ class ListOffsets:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
 
-    def offset_for_timestamp(self, ts: int) -> tuple[int, int]:
-        """(offset, timestamp) of the first record with timestamp ≥ ``ts`` below the high watermark, or (-1, -1)."""
+    def _committed_data_batches(self):
+        """Every committed data batch (control batches skipped), oldest first, read in SCAN_CHUNK pieces."""
         lg = self.ctx.log
         pos, hw = lg.start_offset(), lg.high_watermark()
         while pos < hw:
             info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
             if not len(info.records):
-                break
+                return
             for b in read_batches(info.records, validate=False):
                 if b.last_offset < pos:
                     continue
                 pos = b.last_offset + 1
-                if b.is_control or b.max_timestamp < ts:
-                    continue
-                for r in b:
-                    if r.timestamp >= ts:
-                        return r.offset, r.timestamp
+                if not b.is_control:
+                    yield b
+
+    def offset_for_timestamp(self, ts: int) -> tuple[int, int]:
+        """(offset, timestamp) of the first record with timestamp ≥ ``ts`` below the high watermark, or (-1, -1)."""
+        for b in self._committed_data_batches():
+            if b.max_timestamp < ts:
+                continue
+            for r in b:
+                if r.timestamp >= ts:
+                    return r.offset, r.timestamp
         return -1, -1
 
     def max_timestamp(self) -> tuple[int, int]:
-        lg = self.ctx.log
-        pos, hw = lg.start_offset(), lg.high_watermark()
+        """(offset, timestamp) of the first committed record carrying the largest timestamp, or (-1, -1)."""
         best = (-1, -1)
-        while pos < hw:
-            info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
-            if not len(info.records):
-                break
-            for b in read_batches(info.records, validate=False):
-                if b.last_offset < pos:
-                    continue
-                pos = b.last_offset + 1
-                if not b.is_control and b.max_timestamp > best[1]:
-                    for r in b:
-                        if r.timestamp == b.max_timestamp:
-                            best = (r.offset, r.timestamp)
-                            break
+        for b in self._committed_data_batches():
+            if b.max_timestamp > best[1]:
+                for r in b:
+                    if r.timestamp == b.max_timestamp:
+                        best = (r.offset, r.timestamp)
+                        break
         return best
 
     def handle(self, request, conn) -> None:
