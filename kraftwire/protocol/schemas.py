@@ -856,3 +856,49 @@ M("KraftwireBrokerRegistrationRecord", "data", None, "0", "0+", [
         F("SecurityProtocol", "int16", "0+"),
     ]),
 ], kraftwire=True)
+
+
+# BrokerRegistration (62) and BrokerHeartbeat (63), KIP-631: a broker-role node registers with the active
+# controller and heartbeats to it. Their JSON specs are not in the reference folder; declared here from Kafka's
+# protocol. BrokerRegistration v1 adds IsMigratingZkBroker (KIP-866), v2 LogDirs (KIP-858), v3
+# PreviousBrokerEpoch (KIP-966); later versions are not declared. BrokerHeartbeat is declared at v0 only (v1's
+# OfflineLogDirs is not needed by kraftwire).
+M("BrokerRegistrationRequest", "request", 62, "0-3", "0+", [
+    F("BrokerId", "int32", "0+"),
+    F("ClusterId", "string", "0+"),
+    F("IncarnationId", "uuid", "0+"),
+    F("Listeners", "[]Listener", "0+", fields=[
+        F("Name", "string", "0+"),
+        F("Host", "string", "0+"),
+        F("Port", "uint16", "0+"),
+        F("SecurityProtocol", "int16", "0+"),
+    ]),
+    F("Features", "[]Feature", "0+", fields=[
+        F("Name", "string", "0+"),
+        F("MinSupportedVersion", "int16", "0+"),
+        F("MaxSupportedVersion", "int16", "0+"),
+    ]),
+    F("Rack", "string", "0+", nullable="0+"),
+    F("IsMigratingZkBroker", "bool", "1+", default=False),
+    F("LogDirs", "[]uuid", "2+"),
+    F("PreviousBrokerEpoch", "int64", "3+", default=-1),
+])
+M("BrokerRegistrationResponse", "response", 62, "0-3", "0+", [
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("ErrorCode", "int16", "0+"),
+    F("BrokerEpoch", "int64", "0+", default=-1),
+])
+M("BrokerHeartbeatRequest", "request", 63, "0", "0+", [
+    F("BrokerId", "int32", "0+"),
+    F("BrokerEpoch", "int64", "0+", default=-1),
+    F("CurrentMetadataOffset", "int64", "0+"),
+    F("WantFence", "bool", "0+"),
+    F("WantShutDown", "bool", "0+"),
+])
+M("BrokerHeartbeatResponse", "response", 63, "0", "0+", [
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("ErrorCode", "int16", "0+"),
+    F("IsCaughtUp", "bool", "0+", default=False),
+    F("IsFenced", "bool", "0+", default=True),
+    F("ShouldShutDown", "bool", "0+"),
+])
