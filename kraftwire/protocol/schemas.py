@@ -857,6 +857,15 @@ M("KraftwireBrokerRegistrationRecord", "data", None, "0", "0+", [
     ]),
 ], kraftwire=True)
 
+# A registered broker's lifecycle state after its registration (1 Fenced, 2 Online, 3 Stopping = controlled
+# shutdown, 4 Offline); BrokerEpoch names the registration it applies to.
+M("KraftwireBrokerStateRecord", "data", None, "0", "0+", [
+    F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
+    F("BrokerId", "int32", "0+"),
+    F("BrokerEpoch", "int64", "0+"),
+    F("State", "int8", "0+"),
+], kraftwire=True)
+
 
 # BrokerRegistration (62) and BrokerHeartbeat (63), KIP-631: a broker-role node registers with the active
 # controller and heartbeats to it. Their JSON specs are not in the reference folder; declared here from Kafka's

@@ -16,6 +16,7 @@ KRAFT_VOTERS                6      VotersRecord (Version, Voters[...])
 KRAFTWIRE_GROUP_OFFSET      28672  KraftwireGroupOffsetRecord      (kraftwire-specific)
 KRAFTWIRE_GROUP_GENERATION  28673  KraftwireGroupGenerationRecord  (kraftwire-specific)
 KRAFTWIRE_BROKER_REGISTR.   28674  KraftwireBrokerRegistrationRecord (kraftwire-specific)
+KRAFTWIRE_BROKER_STATE      28675  KraftwireBrokerStateRecord        (kraftwire-specific)
 ==========================  =====  ===============================================================
 
 kraftwire's types sit at 0x7000 and up, far from Kafka's small numbers (0-6 today), so a future Kafka
@@ -63,6 +64,7 @@ KRAFT_VOTERS = CONTROL_KRAFT_VOTERS
 KRAFTWIRE_GROUP_OFFSET = 0x7000
 KRAFTWIRE_GROUP_GENERATION = 0x7001
 KRAFTWIRE_BROKER_REGISTRATION = 0x7002
+KRAFTWIRE_BROKER_STATE = 0x7003
 
 #: control type -> (name, value message class)
 CONTROL_MESSAGES: dict[int, tuple[str, type]] = {
@@ -74,6 +76,7 @@ CONTROL_MESSAGES: dict[int, tuple[str, type]] = {
     KRAFTWIRE_GROUP_OFFSET: ("KRAFTWIRE_GROUP_OFFSET", m.KraftwireGroupOffsetRecord),
     KRAFTWIRE_GROUP_GENERATION: ("KRAFTWIRE_GROUP_GENERATION", m.KraftwireGroupGenerationRecord),
     KRAFTWIRE_BROKER_REGISTRATION: ("KRAFTWIRE_BROKER_REGISTRATION", m.KraftwireBrokerRegistrationRecord),
+    KRAFTWIRE_BROKER_STATE: ("KRAFTWIRE_BROKER_STATE", m.KraftwireBrokerStateRecord),
 }
 #: The value version kraftwire writes (Kafka's current versions for its own types).
 VALUE_VERSION = 0

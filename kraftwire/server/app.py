@@ -78,6 +78,9 @@ class Node:
         from kraftwire.server.broker import register_client_apis  # client-facing APIs (issue 7)
 
         register_client_apis(self)
+        from kraftwire.server.roles import Roles  # process.roles, listeners, the broker lifecycle (issue 9)
+
+        self.roles = Roles(self)
 
     # ================================================================================================================
     # start
@@ -132,7 +135,7 @@ class Node:
         try:
             for ep in s.listeners:
                 sock = self.listen_sockets.pop(ep.name, None)
-                factory = lambda: InboundConnection(self.dispatcher, s.max_frame_bytes)  # noqa: E731
+                factory = (lambda d: lambda: InboundConnection(d, s.max_frame_bytes))(self.roles.dispatcher_for(ep))
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock)
                 else:
@@ -158,6 +161,7 @@ class Node:
         log.info("node %d of cluster %s: log %s, voters %s", s.node_id, self.cluster_id, self.log.directory,
                  ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in s.voters))
         self.driver.start()
+        self.roles.start()
         self._status_task = loop.create_task(self._status_loop())
 
     async def _status_loop(self, interval_s: float = STATUS_INTERVAL_S) -> None:
@@ -332,16 +336,16 @@ class Node:
         leader = self.raft.quorum.leader_id
         body = R(error_code=0, cluster_id=self.cluster_id, endpoint_type=getattr(request.body, "endpoint_type", 1),
                  controller_id=leader,
-                 brokers=[R.DescribeClusterBroker(broker_id=v.node_id, host=v.host, port=v.port)
-                          for v in self.settings.voters])
+                 brokers=[R.DescribeClusterBroker(broker_id=i, host=h, port=p)
+                          for i, h, p in self.roles.serving_brokers()])
         conn.send_response(body, request.version, request.header.correlation_id)
 
     def _metadata(self, request, conn) -> None:
         """Enough Metadata for admin clients to bootstrap: the voters as brokers, the leader as controller."""
         assert self.raft is not None
         R = w.MetadataResponse
-        body = R(brokers=[R.MetadataResponseBroker(node_id=v.node_id, host=v.host, port=v.port)
-                          for v in self.settings.voters],
+        body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in
+                          self.roles.serving_brokers()],
                  cluster_id=self.cluster_id, controller_id=self.raft.quorum.leader_id, topics=[])
         conn.send_response(body, request.version, request.header.correlation_id)
 
@@ -394,6 +398,7 @@ class Node:
         if task is not None:
             task.cancel()
         if driver is not None and raft is not None and not driver.stopped:
+            await self.roles.controlled_shutdown()
             if raft.is_leader():
                 log.info("node %d resigns leadership of epoch %d (shutdown): EndQuorumEpoch to the voters",
                          self.settings.node_id, raft.epoch)

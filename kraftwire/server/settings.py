@@ -84,6 +84,9 @@ class NodeSettings:
     ignored_keys: tuple[str, ...] = ()
     unknown_keys: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
+    controller_listener_names: tuple[str, ...] = ()
+    broker_heartbeat_interval_ms: int = 2000
+    broker_session_timeout_ms: int = 9000
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -115,12 +118,8 @@ class NodeSettings:
         for role in roles:
             if role not in ("controller", "broker"):
                 raise ConfigError("process.roles", ",".join(config.process_roles), f"unknown role {role!r}")
-        if "controller" not in roles:
-            raise ConfigError("process.roles", ",".join(roles),
-                              "kraftwire runs the Raft quorum: the controller role is required")
-        if "broker" in roles:
-            warnings.append("process.roles includes broker: this node runs the controller (Raft quorum) part; "
-                            "client-facing broker APIs are served only where kraftwire implements them")
+        if len(set(roles)) != len(roles):
+            raise ConfigError("process.roles", ",".join(roles), "a role appears twice")
         if config.node_id < 0:
             raise ConfigError("node.id", props.get("node.id", "(missing)"), "a node id >= 0 is required")
         protocol_map = _parse_protocol_map(config.listener_security_protocol_map)
@@ -134,7 +133,12 @@ class NodeSettings:
             raise ConfigError("controller.listener.names", props.get("controller.listener.names", "(missing)"),
                               "name the listener the quorum uses, e.g. controller.listener.names=" + names[0])
         controller_listener = config.controller_listener_names[0]
-        if controller_listener not in names:
+        broker_only = "controller" not in roles
+        if broker_only and set(config.controller_listener_names) & set(names):
+            raise ConfigError("process.roles", ",".join(roles),
+                              "a broker-only node must not list a controller listener (controller.listener.names) "
+                              "in 'listeners'; it reaches the quorum through controller.quorum.voters")
+        if not broker_only and controller_listener not in names:
             raise ConfigError("controller.listener.names", ",".join(config.controller_listener_names),
                               f"{controller_listener} is not one of the listeners ({', '.join(names)})")
         for ep in listeners:
@@ -165,8 +169,20 @@ class NodeSettings:
         if len(set(ids)) != len(ids):
             raise ConfigError("controller.quorum.voters", ",".join(config.controller_quorum_voters),
                               "a voter id appears twice")
-        if config.node_id not in ids:
+        if broker_only and config.node_id in ids:
+            raise ConfigError("process.roles", ",".join(roles), f"node.id {config.node_id} is in "
+                              "controller.quorum.voters; a broker-only node must not be (it fetches the log as an "
+                              "observer)")
+        if config.node_id not in ids and not broker_only:
             warnings.append(f"node.id {config.node_id} is not in controller.quorum.voters: this node is an observer")
+        heartbeat_ms = _int_key("broker.heartbeat.interval.ms", props.get("broker.heartbeat.interval.ms", "2000"))
+        session_ms = _int_key("broker.session.timeout.ms", props.get("broker.session.timeout.ms", "9000"))
+        if heartbeat_ms <= 0 or session_ms <= heartbeat_ms:
+            raise ConfigError("broker.session.timeout.ms", session_ms,
+                              f"must be greater than broker.heartbeat.interval.ms ({heartbeat_ms}), both > 0")
+        for key in ("broker.heartbeat.interval.ms", "broker.session.timeout.ms"):
+            if key in ignored:
+                ignored.remove(key)
         metrics_port = _int_key("metrics.port", own["metrics.port"])
         if not 0 <= metrics_port <= 65535:
             raise ConfigError("metrics.port", own["metrics.port"], "must be a port number (0 = off)")
@@ -178,7 +194,9 @@ class NodeSettings:
         return cls(config=config, node_id=config.node_id, roles=roles, listeners=listeners, advertised=advertised,
                    controller_listener=controller_listener, voters=voters, metrics_port=metrics_port,
                    metrics_host=own["metrics.host"], max_frame_bytes=max_frame, ignored_keys=tuple(ignored),
-                   unknown_keys=tuple(unknown), warnings=tuple(warnings))
+                   unknown_keys=tuple(unknown), warnings=tuple(warnings),
+                   controller_listener_names=tuple(config.controller_listener_names),
+                   broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms)
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -199,11 +217,30 @@ class NodeSettings:
                 return v
         return None
 
-    def controller_endpoint(self) -> Endpoint:
+    @property
+    def is_broker(self) -> bool:
+        return "broker" in self.roles
+
+    @property
+    def is_controller(self) -> bool:
+        return "controller" in self.roles
+
+    def client_listeners(self) -> tuple[Endpoint, ...]:
+        """Listeners that serve client APIs: those not named in controller.listener.names, or, when the only
+        listener is the controller listener (the seed configs), that one."""
+        names = set(self.controller_listener_names or (self.controller_listener,))
+        own = tuple(ep for ep in self.listeners if ep.name not in names)
+        return own or tuple(ep for ep in self.listeners if ep.name == self.controller_listener)
+
+    def advertised_client_listeners(self) -> tuple[Endpoint, ...]:
+        names = {ep.name for ep in self.client_listeners()}
+        return tuple(ep for ep in self.advertised if ep.name in names)
+
+    def controller_endpoint(self) -> Endpoint | None:
         for ep in self.listeners:
             if ep.name == self.controller_listener:
                 return ep
-        raise AssertionError("validated at build time")
+        return None  # a broker-only node has no controller listener
 
     def raft_config(self, cluster_id: str) -> RaftConfig:
         c = self.config

@@ -66,7 +66,8 @@ class Metadata:
                     topics.append(T(error_code=c.UNKNOWN_TOPIC_OR_PARTITION if t.name is not None
                                     else c.UNKNOWN_TOPIC_ID, name=t.name, topic_id=t.topic_id, is_internal=False,
                                     partitions=[]))
-        body = R(brokers=[R.MetadataResponseBroker(node_id=v.node_id, host=v.host, port=v.port)
-                          for v in ctx.voters],
+        roles = getattr(ctx.node, "roles", None)  # serving nodes: voters serving clients + Online brokers (issue 9)
+        listed = roles.serving_brokers() if roles is not None else [(v.node_id, v.host, v.port) for v in ctx.voters]
+        body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in listed],
                  cluster_id=ctx.node.cluster_id, controller_id=ctx.leader_id(), topics=topics)
         conn.send_response(body, version, request.header.correlation_id)

@@ -1,0 +1,283 @@
+"""KIP-500 roles on one node: ``process.roles=controller`` (a voter), ``broker`` (an observer of the quorum with its
+node id: it fetches the log, never votes, never stands for election) and ``broker,controller`` (combined: both in one
+process).
+
+* **Listeners.** ``controller.listener.names`` separates the controller listener from client listeners as in Kafka:
+  when a node has client listeners, the controller listener refuses client APIs (Produce, ListOffsets, groups,
+  InitProducerId) and the client listeners refuse the quorum's RPCs (Vote, Begin/EndQuorumEpoch, FetchSnapshot,
+  BrokerRegistration, BrokerHeartbeat); ApiVersions on each lists only what that listener serves. A node whose only
+  listener is the controller listener (the seed configs) serves everything there, as before.
+* **Broker lifecycle.** A node with the broker role registers with the active controller (BrokerRegistration, to the
+  Raft leader's voter endpoint) and heartbeats every ``broker.heartbeat.interval.ms`` with its high watermark; a
+  node with the controller role answers those while it leads (``lifecycle.Controller``). On shutdown a broker asks
+  for a controlled shutdown (WantShutDown) and waits, bounded, for ShouldShutDown.
+* **Who serves clients.** ``serving_brokers()`` is what Metadata and DescribeCluster list: voters that are not
+  registered brokers (their controller listener serves clients), and registered brokers that are Online (at their
+  registered client endpoint); never a Fenced, Stopping or Offline broker.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import struct
+import time
+
+from kraftwire.errors import KraftwireError
+from kraftwire.ids import NO_ID
+from kraftwire.protocol import messages as w
+from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.server import lifecycle as lc
+from kraftwire.server.client import KafkaConnection
+
+log = logging.getLogger("kraftwire.roles")
+
+API_VERSIONS = 18
+BROKER_REGISTRATION, BROKER_HEARTBEAT = 62, 63
+#: served only on a controller listener (when the node has dedicated client listeners)
+CONTROLLER_ONLY = frozenset({52, 53, 54, 59, 62, 63, 80, 81, 82})
+#: served only on client listeners (when the node has dedicated client listeners)
+CLIENT_ONLY = frozenset({0, 2, 8, 9, 10, 11, 12, 13, 14, 22})
+TICK_S = 0.1
+SHUTDOWN_WAIT_S = 5.0
+
+
+class ListenerDispatcher:
+    """One listener's view of the node's dispatcher: refuses (closes the connection on) the api keys in ``denied``
+    and answers ApiVersions without them."""
+
+    def __init__(self, base, denied: frozenset, name: str) -> None:
+        self.base = base
+        self.denied = denied
+        self.name = name
+
+    @property
+    def connections(self):
+        return self.base.connections
+
+    def count_error(self, kind: str) -> None:
+        self.base.count_error(kind)
+
+    def connection_closed(self, conn) -> None:
+        self.base.connection_closed(conn)
+
+    def registered(self) -> dict:
+        return {k: v for k, v in self.base.registered().items() if k not in self.denied}
+
+    def dispatch(self, frame: bytes, conn) -> None:
+        if len(frame) >= 8:
+            api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
+            if api_key == API_VERSIONS:
+                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id))
+                return
+            if api_key in self.denied:
+                self.base.count_error(str(api_key))
+                log.warning("closing connection from %s: api key %d is not served on listener %s", conn.peer, api_key,
+                            self.name)
+                conn.close()
+                return
+        self.base.dispatch(frame, conn)
+
+
+class Roles:
+    def __init__(self, node) -> None:
+        self.node = node
+        s = node.settings
+        self.settings = s
+        self.scan = lc.RegistryScan()
+        self.session_timeout_ms = s.broker_session_timeout_ms
+        self.heartbeat_interval_ms = s.broker_heartbeat_interval_ms
+        self.controller = lc.Controller(self) if s.is_controller else None
+        self.incarnation = lc.new_incarnation()
+        self.broker_epoch = -1
+        self.registered_at: float | None = None
+        self.online_at: float | None = None
+        self.started_at = time.monotonic()
+        self._shutting = False
+        self._should_shut_down = False
+        self._tasks: list[asyncio.Task] = []
+        self._conn: KafkaConnection | None = None
+        self._conn_target = None
+        # one snapshot image for the broker APIs' state and the broker registry
+        listeners = node.raft_listeners
+        for i, listener in enumerate(listeners):
+            if hasattr(listener, "snapshot_records"):
+                listeners[i] = lc.ImageListener(listener, node)
+                break
+        else:
+            listeners.append(lc.ImageListener(None, node))
+        if self.controller is not None:
+            node.dispatcher.register(BROKER_REGISTRATION, 0, 3, self._guard(self.controller.registration))
+            node.dispatcher.register(BROKER_HEARTBEAT, 0, 0, self._guard(self.controller.heartbeat))
+
+    def _guard(self, fn):
+        def handler(request, conn) -> None:
+            if self.node.driver is None or self.node.log is None:
+                conn.close()
+                return
+            self.catch_up()
+            fn(request, conn)
+        return handler
+
+    @property
+    def registry(self) -> lc.BrokerRegistry:
+        return self.scan.registry
+
+    def catch_up(self) -> None:
+        if self.node.log is not None:
+            self.scan.catch_up(self.node.log)
+
+    # ------------------------------------------------------------------------------------------------ listeners
+    def dispatcher_for(self, ep):
+        s = self.settings
+        names = set(s.controller_listener_names or (s.controller_listener,))
+        dedicated = any(e.name not in names for e in s.listeners)
+        if not dedicated:
+            return self.node.dispatcher
+        if ep.name in names:
+            return ListenerDispatcher(self.node.dispatcher, CLIENT_ONLY, ep.name)
+        return ListenerDispatcher(self.node.dispatcher, CONTROLLER_ONLY, ep.name)
+
+    # ------------------------------------------------------------------------------------------------ who serves
+    def serving_brokers(self) -> list[tuple[int, str, int]]:
+        self.catch_up()
+        brokers = self.registry.brokers
+        out = []
+        for v in self.settings.voters:
+            if v.node_id not in brokers:
+                out.append((v.node_id, v.host, v.port))
+        for info in self.registry.online():
+            if info.endpoints:
+                _, host, port = info.endpoints[0]
+                out.append((info.broker_id, host, port))
+        out.sort()
+        return out
+
+    # ------------------------------------------------------------------------------------------------ running
+    def start(self) -> None:
+        loop = asyncio.get_running_loop()
+        self._tasks.append(loop.create_task(self._tick_loop()))
+        if self.settings.is_broker:
+            self._tasks.append(loop.create_task(self._broker_loop()))
+
+    async def _tick_loop(self) -> None:
+        last_state = None
+        while True:
+            await asyncio.sleep(TICK_S)
+            try:
+                self.catch_up()
+                if self.controller is not None:
+                    self.controller.tick()
+                if self.settings.is_broker:
+                    info = self.registry.brokers.get(self.settings.node_id)
+                    state = (info.epoch, info.state) if info is not None and info.epoch == self.broker_epoch else None
+                    if state != last_state and state is not None:
+                        if state[1] == lc.ONLINE and self.online_at is None:
+                            self.online_at = time.monotonic()
+                            log.info("broker %d is Online (epoch %d) %.3f s after start", self.settings.node_id,
+                                     state[0], self.online_at - self.started_at)
+                        else:
+                            log.info("broker %d is %s (epoch %d)", self.settings.node_id,
+                                     lc.STATE_NAMES.get(state[1], state[1]), state[0])
+                        last_state = state
+            except Exception as exc:  # noqa: BLE001 - the tick must survive a bad record or a race
+                log.warning("roles tick: %s", exc, exc_info=True)
+
+    def _leader_endpoint(self):
+        raft = self.node.raft
+        if raft is None:
+            return None
+        leader = raft.quorum.leader_id
+        if leader == NO_ID:
+            return None
+        return self.settings.voter(leader)
+
+    async def _request(self, body, version: int):
+        voter = self._leader_endpoint()
+        if voter is None:
+            return None
+        timeout = self.settings.config.controller_quorum_request_timeout_ms / 1000.0
+        if self._conn is None or self._conn_target != voter:
+            await self._close_conn()
+            self._conn = await KafkaConnection.open(voter.host, voter.port, timeout=timeout,
+                                                    client_id=f"kraftwire-broker-{self.settings.node_id}")
+            self._conn_target = voter
+        try:
+            return await self._conn.request(body, version, timeout=timeout)
+        except BaseException:
+            await self._close_conn()
+            raise
+
+    async def _close_conn(self) -> None:
+        conn, self._conn, self._conn_target = self._conn, None, None
+        if conn is not None:
+            await conn.close()
+
+    async def _broker_step(self) -> None:
+        s = self.settings
+        if self.broker_epoch < 0:
+            R = w.BrokerRegistrationRequest
+            body = R(broker_id=s.node_id, cluster_id=self.node.cluster_id, incarnation_id=self.incarnation,
+                     listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port,
+                                           security_protocol=0)
+                                for ep in self._advertised()], features=[], rack=None)
+            resp = await self._request(body, 0)
+            if resp is None:
+                return
+            if resp.error_code == 0:
+                self.broker_epoch = resp.broker_epoch
+                self.registered_at = time.monotonic()
+                log.info("broker %d registered with controller %d: epoch %d (Fenced until caught up)", s.node_id,
+                         self._conn_target.node_id if self._conn_target else -1, self.broker_epoch)
+            elif resp.error_code != lc.NOT_CONTROLLER:
+                log.warning("BrokerRegistration refused: error %d", resp.error_code)
+            return
+        lg = self.node.log
+        body = w.BrokerHeartbeatRequest(broker_id=s.node_id, broker_epoch=self.broker_epoch,
+                                        current_metadata_offset=lg.high_watermark() if lg is not None else -1,
+                                        want_fence=False, want_shut_down=self._shutting)
+        resp = await self._request(body, 0)
+        if resp is None:
+            return
+        if resp.error_code in (lc.STALE_BROKER_EPOCH, lc.BROKER_ID_NOT_REGISTERED):
+            log.info("broker %d: the controller does not know epoch %d (error %d): registering again", s.node_id,
+                     self.broker_epoch, resp.error_code)
+            self.broker_epoch = -1
+        elif resp.error_code == 0 and resp.should_shut_down:
+            self._should_shut_down = True
+
+    def _advertised(self):
+        return self.settings.advertised_client_listeners()
+
+    async def _broker_loop(self) -> None:
+        while True:
+            try:
+                await self._broker_step()
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.debug("broker %d: controller request failed: %s", self.settings.node_id, exc)
+            registered = self.broker_epoch >= 0
+            wait = self.heartbeat_interval_ms if registered else self.settings.config.controller_quorum_retry_backoff_ms
+            await asyncio.sleep(max(wait, 20) / 1000.0)
+
+    async def controlled_shutdown(self, timeout_s: float = SHUTDOWN_WAIT_S) -> None:
+        """Broker role: WantShutDown heartbeats until the controller answers ShouldShutDown (bounded); the
+        registry then shows this broker Stopping, then Offline."""
+        for task in self._tasks:
+            task.cancel()
+        self._tasks.clear()
+        if not self.settings.is_broker or self.broker_epoch < 0:
+            await self._close_conn()
+            return
+        self._shutting = True
+        log.info("broker %d: controlled shutdown (Stopping)", self.settings.node_id)
+        deadline = time.monotonic() + timeout_s
+        while not self._should_shut_down and time.monotonic() < deadline and self.broker_epoch >= 0:
+            try:
+                await asyncio.wait_for(self._broker_step(), max(0.05, deadline - time.monotonic()))
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.debug("controlled shutdown request failed: %s", exc)
+            if not self._should_shut_down:
+                await asyncio.sleep(0.1)
+        log.info("broker %d: controlled shutdown %s", self.settings.node_id,
+                 "complete (Offline)" if self._should_shut_down else "not confirmed by the controller in time")
+        await self._close_conn()
