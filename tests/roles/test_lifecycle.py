@@ -4,9 +4,26 @@ keeps every broker's state; SIGTERM is a controlled shutdown (Stopping, then Off
 
 from __future__ import annotations
 
+import asyncio
 import re
 import signal
 import time
+
+
+def _fetch(port: int, offset: int = 0):
+    """A consumer Fetch (replica id -1, v11 with topic names) to the node on ``port``: (error, high watermark, values)."""
+    from kraftwire.protocol import messages as w
+    from kraftwire.records import read_batches
+    from kraftwire.server.client import request_once
+
+    F = w.FetchRequest
+    req = F(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, topics=[
+        F.FetchTopic(topic="roles", partitions=[F.FetchPartition(partition=0, fetch_offset=offset,
+                                                                  partition_max_bytes=1 << 20)])])
+    resp = asyncio.run(request_once("127.0.0.1", port, req, 11, timeout=10))
+    p = resp.responses[0].partitions[0]
+    values = [r.value for b in read_batches(p.records or b"", validate=False) if not b.is_control for r in b]
+    return p.error_code, p.high_watermark, values
 
 
 def _online_after(node) -> float | None:
@@ -39,6 +56,27 @@ def test_brokers_lifecycle(make_roles_cluster, roles):
     # a broker never votes nor stands for election
     for b in cluster.brokers:
         assert "Candidate" not in b.stderr() and "Prospective" not in b.stderr()
+
+    # a consumer may fetch from an Online broker, up to the broker's own high watermark
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=[f"127.0.0.1:{c.port}" for c in cluster.controllers], acks="all",
+                             request_timeout_ms=10000, max_block_ms=20000)
+    want = [f"via-broker-{i:04d}".encode() for i in range(500)]
+    try:
+        for v in want:
+            producer.send("roles", value=v)
+        producer.flush(60)
+    finally:
+        producer.close(10)
+
+    def served_by_broker():
+        error, hw, values = _fetch(cluster.brokers[0].port)
+        got = [v for v in values if v.startswith(b"via-broker-")]
+        return (error, hw, got) if error == 0 and got == want else None
+
+    error, hw, got = roles.wait_until(served_by_broker, "the broker serves the records to a consumer", cluster)
+    assert got == want
 
     # SIGSTOP past the session timeout: fenced and gone from Metadata; SIGCONT: back
     paused = cluster.brokers[1]
