@@ -165,7 +165,11 @@ class Roles:
         while True:
             await asyncio.sleep(TICK_S)
             try:
-                self.catch_up()
+                # the registry is read lazily (Metadata, DescribeCluster, registration and heartbeat handlers)
+                # except where something must happen without a request: the active controller's session expiry and
+                # a broker watching its own state
+                if self.settings.is_broker or (self.controller is not None and self.controller.leading()):
+                    self.catch_up()
                 if self.controller is not None:
                     self.controller.tick()
                 if self.settings.is_broker:
