@@ -57,11 +57,6 @@ class LogHarness:
 
 @pytest.fixture(params=["memory", "segmented", "segmented-tiny"])
 def harness(request, tmp_path):
-    if request.param != "memory":
-        try:
-            import kraftwire.log.segmented  # noqa: F401
-        except ImportError:
-            pytest.skip("SegmentedLog not built yet")
     h = LogHarness(request.param, tmp_path)
     yield h
     if h.log is not None and h.kind != "memory":
