@@ -40,6 +40,7 @@ CONTROLLER_ONLY = frozenset({52, 53, 54, 59, 62, 63, 80, 81, 82})
 CLIENT_ONLY = frozenset({0, 2, 8, 9, 10, 11, 12, 13, 14, 22})
 TICK_S = 0.1
 SHUTDOWN_WAIT_S = 5.0
+FENCED_HEARTBEAT_MS = 100
 
 
 class ListenerDispatcher:
@@ -260,7 +261,14 @@ class Roles:
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                 log.debug("broker %d: controller request failed: %s", self.settings.node_id, exc)
             registered = self.broker_epoch >= 0
-            wait = self.heartbeat_interval_ms if registered else self.settings.config.controller_quorum_retry_backoff_ms
+            info = self.registry.brokers.get(self.settings.node_id)
+            online = registered and info is not None and info.epoch == self.broker_epoch and info.state == lc.ONLINE
+            if online:
+                wait = self.heartbeat_interval_ms
+            elif registered:  # Fenced: report progress often so the controller unfences as soon as it is caught up
+                wait = min(self.heartbeat_interval_ms, FENCED_HEARTBEAT_MS)
+            else:
+                wait = self.settings.config.controller_quorum_retry_backoff_ms
             await asyncio.sleep(max(wait, 20) / 1000.0)
 
     async def controlled_shutdown(self, timeout_s: float = SHUTDOWN_WAIT_S) -> None:
