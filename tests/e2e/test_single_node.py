@@ -13,7 +13,6 @@ import struct
 import time
 import urllib.request
 
-import pytest
 
 SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config",
                        "kraft.properties")
