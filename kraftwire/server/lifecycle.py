@@ -22,10 +22,18 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
+from kraftwire.error_codes import (
+    BROKER_ID_NOT_REGISTERED,
+    INCONSISTENT_CLUSTER_ID,
+    NONE,
+    NOT_CONTROLLER,
+    REQUEST_TIMED_OUT,
+    STALE_BROKER_EPOCH,
+)
 from kraftwire.errors import KraftwireError
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import (
     KRAFTWIRE_BROKER_REGISTRATION,
     KRAFTWIRE_BROKER_STATE,
@@ -33,19 +41,13 @@ from kraftwire.records.control import (
     decode_control_record,
     encode_control_value,
 )
+from kraftwire.server.broker.scan import replay, snapshot_values
 
 log = logging.getLogger("kraftwire.lifecycle")
 
 FENCED, ONLINE, STOPPING, OFFLINE = 1, 2, 3, 4
 STATE_NAMES = {FENCED: "Fenced", ONLINE: "Online", STOPPING: "Stopping", OFFLINE: "Offline"}
 
-NONE = 0
-NOT_CONTROLLER = 41
-STALE_BROKER_EPOCH = 77
-BROKER_ID_NOT_REGISTERED = 102
-INCONSISTENT_CLUSTER_ID = 104
-REQUEST_TIMED_OUT = 7
-SCAN_CHUNK = 8 * 1024 * 1024
 
 
 @dataclass
@@ -124,50 +126,17 @@ class BrokerRegistry:
 
 
 # ---------------------------------------------------------------------------------------------------- log folding
-def _snapshot_values(lg, snapshot_id):
-    raw = lg.read_snapshot(snapshot_id)
-    if raw is None:
-        return None
-    try:
-        values = []
-        for b in read_batches(raw.records(), validate=True):
-            if not b.is_control:
-                values.extend(r.value for r in b)
-        return values
-    finally:
-        raw.close()
-
-
 def base_image(lg, registry: BrokerRegistry, limit: int) -> int:
     """Load the registry from the latest snapshot at or below ``limit`` the log continues; where to scan from."""
     start = lg.start_offset()
     latest = lg.latest_snapshot_id()
     registry.clear()
     if latest is not None and start <= latest.end_offset <= min(limit, lg.end_offset()):
-        values = _snapshot_values(lg, latest)
+        values = snapshot_values(lg, latest)
         if values is not None:
             registry.load(values)
             return latest.end_offset
     return start
-
-
-def replay(lg, registry: BrokerRegistry, start: int, end: int, isolation) -> int:
-    pos = start
-    while pos < end:
-        try:
-            info = lg.read(pos, SCAN_CHUNK, isolation)
-        except KraftwireError:
-            break
-        if not len(info.records):
-            break
-        for b in read_batches(info.records, validate=False):
-            if b.last_offset < pos:
-                continue
-            if b.base_offset >= end:
-                return pos
-            registry.apply(b)
-            pos = b.last_offset + 1
-    return pos
 
 
 class RegistryScan:

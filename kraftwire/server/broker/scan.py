@@ -26,6 +26,7 @@ SCAN_CHUNK = 8 * 1024 * 1024
 
 
 def snapshot_values(lg, snapshot_id) -> list[bytes] | None:
+    """The values of the data records in a snapshot (its kraftwire state image), or None if it is gone."""
     raw = lg.read_snapshot(snapshot_id)
     if raw is None:
         return None
@@ -39,8 +40,9 @@ def snapshot_values(lg, snapshot_id) -> list[bytes] | None:
         raw.close()
 
 
-def replay(lg, state: LogState, start: int, end: int, isolation: Isolation) -> int:
-    """Fold batches [start, end) into ``state``; returns the offset reached."""
+def replay(lg, state, start: int, end: int, isolation: Isolation) -> int:
+    """Fold batches [start, end) into ``state`` (anything with ``apply(batch)``: the broker APIs' ``LogState``, the
+    broker registry); returns the offset reached."""
     pos = start
     while pos < end:
         try:
