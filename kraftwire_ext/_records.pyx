@@ -1229,6 +1229,33 @@ cdef inline char* _put_zz(char* w, uint64_t z) noexcept nogil:
     return w + 1
 
 
+cdef inline Py_ssize_t _field_size(Py_ssize_t n) noexcept nogil:
+    """Encoded size of a nullable length-prefixed field (key, value, header value): -1 is null."""
+    return (_varint_size(_zz(n)) + n) if n >= 0 else 1
+
+
+cdef inline char* _put_field(char* w, const char* p, Py_ssize_t n) noexcept nogil:
+    """A nullable length-prefixed field: zig-zag length then the bytes; null (-1) is the one byte 0x01."""
+    if n < 0:
+        w[0] = 1
+        return w + 1
+    w = _put_zz(w, _zz(n))
+    memcpy(w, p, n)
+    return w + n
+
+
+cdef inline char* _put_record_head(char* w, Py_ssize_t body, uint64_t zd, uint64_t zo, const char* kp,
+                                   Py_ssize_t kn, const char* vp, Py_ssize_t vn) noexcept nogil:
+    """Length, attributes (0), timestamp delta, offset delta, key, value: a record up to its header count."""
+    w = _put_zz(w, _zz(body))
+    w[0] = 0
+    w += 1
+    w = _put_zz(w, zd)
+    w = _put_zz(w, zo)
+    w = _put_field(w, kp, kn)
+    return _put_field(w, vp, vn)
+
+
 cdef int _bytes_arg(object v, const char* name, const char** ptr, Py_ssize_t* n, Py_buffer* view, bint* has_view) except -1:
     """Pointer/length of a bytes-like argument, -1 length for None."""
     if v is None:
@@ -1350,32 +1377,12 @@ cdef class RecordBatchBuilder:
         cdef uint64_t zo = _zz(self.record_count)
         cdef Py_ssize_t body = 1 + _varint_size(zd) + _varint_size(zo) + 1  # + header count (0)
         cdef char* w
-        body += (_varint_size(_zz(kn)) + kn) if kn >= 0 else 1
-        body += (_varint_size(_zz(vn)) + vn) if vn >= 0 else 1
+        body += _field_size(kn) + _field_size(vn)
         if body > I32_MAX:
             raise OverflowError("record too large")
         if self._buf.len + body + 5 > self._buf.cap:
             _gb_reserve(&self._buf, body + 5)
-        w = self._buf.data + self._buf.len
-        w = _put_zz(w, _zz(body))
-        w[0] = 0
-        w += 1
-        w = _put_zz(w, zd)
-        w = _put_zz(w, zo)
-        if kn >= 0:
-            w = _put_zz(w, _zz(kn))
-            memcpy(w, kp, kn)
-            w += kn
-        else:
-            w[0] = 1
-            w += 1
-        if vn >= 0:
-            w = _put_zz(w, _zz(vn))
-            memcpy(w, vp, vn)
-            w += vn
-        else:
-            w[0] = 1
-            w += 1
+        w = _put_record_head(self._buf.data + self._buf.len, body, zd, zo, kp, kn, vp, vn)
         w[0] = 0
         w += 1
         self._buf.len = w - self._buf.data
@@ -1457,48 +1464,19 @@ cdef class RecordBatchBuilder:
                 else:
                     raise TypeError(f"header value must be bytes or None, not {type(hvalue).__name__}")
                 refs[i].kp = PyUnicode_AsUTF8AndSize(hkey, &refs[i].kn)
-                hsize += _varint_size(_zz(refs[i].kn)) + refs[i].kn
-                hsize += (_varint_size(_zz(refs[i].vn)) + refs[i].vn) if refs[i].vn >= 0 else 1
+                hsize += _field_size(refs[i].kn) + _field_size(refs[i].vn)
             zd = _zz(delta)
             zo = _zz(self.record_count)
             body = 1 + _varint_size(zd) + _varint_size(zo) + hsize
-            body += (_varint_size(_zz(kn)) + kn) if kn >= 0 else 1
-            body += (_varint_size(_zz(vn)) + vn) if vn >= 0 else 1
+            body += _field_size(kn) + _field_size(vn)
             if body > I32_MAX:
                 raise OverflowError("record too large")
             _gb_reserve(&self._buf, body + 5)
-            w = self._buf.data + self._buf.len
-            w = _put_zz(w, _zz(body))
-            w[0] = 0
-            w += 1
-            w = _put_zz(w, zd)
-            w = _put_zz(w, zo)
-            if kn >= 0:
-                w = _put_zz(w, _zz(kn))
-                memcpy(w, kp, kn)
-                w += kn
-            else:
-                w[0] = 1
-                w += 1
-            if vn >= 0:
-                w = _put_zz(w, _zz(vn))
-                memcpy(w, vp, vn)
-                w += vn
-            else:
-                w[0] = 1
-                w += 1
+            w = _put_record_head(self._buf.data + self._buf.len, body, zd, zo, kp, kn, vp, vn)
             w = _put_zz(w, _zz(nh))
             for i in range(nh):
-                w = _put_zz(w, _zz(refs[i].kn))
-                memcpy(w, refs[i].kp, refs[i].kn)
-                w += refs[i].kn
-                if refs[i].vn >= 0:
-                    w = _put_zz(w, _zz(refs[i].vn))
-                    memcpy(w, refs[i].vp, refs[i].vn)
-                    w += refs[i].vn
-                else:
-                    w[0] = 1
-                    w += 1
+                w = _put_field(w, refs[i].kp, refs[i].kn)  # header keys are never null (kn >= 0)
+                w = _put_field(w, refs[i].vp, refs[i].vn)
             self._buf.len = w - self._buf.data
         finally:
             if refs != stack_refs:
