@@ -124,6 +124,13 @@ def _emit_encode_item(g, ind, f, expr, version, flex, what, a, x, path):
         raise ProtocolError(f"{what}: no encoder for type {f.type}")
 
 
+def _layout(info: StructInfo, version: int, flex: bool):
+    """The fields written in order at ``version``, and the tagged ones (by tag) — one rule for encoder and decoder."""
+    present = [f for f in info.fields if f.present(version) and not (flex and f.is_tagged(version))]
+    tagged = sorted((f for f in info.fields if flex and f.is_tagged(version)), key=lambda f: f.tag)
+    return present, tagged
+
+
 def _encoder_for(info: StructInfo, version: int, flex: bool, path: str):
     key = (id(info), version * 2 + flex)
     fn = _ENC.get(key)
@@ -131,8 +138,7 @@ def _encoder_for(info: StructInfo, version: int, flex: bool, path: str):
         return fn
     g = _Gen()
     g.emit(0, "def enc(o, a, x):")
-    present = [f for f in info.fields if f.present(version) and not (flex and f.is_tagged(version))]
-    tagged = sorted((f for f in info.fields if flex and f.is_tagged(version)), key=lambda f: f.tag)
+    present, tagged = _layout(info, version, flex)
     i = 0
     while i < len(present):
         f = present[i]
@@ -283,8 +289,7 @@ def _decoder_for(info: StructInfo, version: int, flex: bool, path: str):
     g = _Gen()
     g.emit(0, "def dec(buf, pos, end):")
     g.emit(1, f"o = _new({g.const(info.cls, 'C')})")
-    present = [f for f in info.fields if f.present(version) and not (flex and f.is_tagged(version))]
-    tagged = sorted((f for f in info.fields if flex and f.is_tagged(version)), key=lambda f: f.tag)
+    present, tagged = _layout(info, version, flex)
     absent = [f for f in info.fields if f not in present and f not in tagged]
     i = 0
     while i < len(present):
