@@ -364,6 +364,10 @@ class Node:
             reg.set("raft_log_start_offset", self.log.start_offset(), "log start offset")
             if self.driver is not None:
                 reg.set("raft_flushes", self.driver.flushes, "log flushes (fsync) completed")
+                reg.set("raft_flushes_inline", self.driver.flushes_inline,
+                        "log flushes run on the event loop thread (the disk was quick)")
+                reg.set("raft_flush_ms_average", round(self.driver.flush_ms_average, 3),
+                        "moving average of a log flush in milliseconds")
             for key, value in self.raft.counters.items():
                 reg.set("raft_core_events", value, "Raft core counters", event=key)
         return reg.render()

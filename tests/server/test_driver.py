@@ -1,6 +1,7 @@
 """The driver executes a Ready in the contract's order: persist before anything, log ops, send, gated messages only
-after a flush that covers them completed (the flush runs in a worker thread), LogFlushed back to the core, high
-watermark; an I/O error stops the node (fail-stop)."""
+after a flush that covers them completed, LogFlushed back to the core, high watermark; an I/O error stops the node
+(fail-stop). Flushes run on the loop thread while the disk is quick and in a worker thread while it is slow; the
+ordering tests hold a flush open, so they pin the worker thread (``inline_flush_max_ms=-1``)."""
 
 from __future__ import annotations
 
@@ -103,7 +104,7 @@ def test_ready_order_and_flush_gating():
 
     async def main():
         driver = Driver(core, log, Store(journal), lambda msg: journal.append(f"send {type(msg).__name__}"),
-                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"), inline_flush_max_ms=-1)
         driver.start()
         await asyncio.sleep(0.2)
         assert "send FetchRequest" not in journal  # the flush has not completed
@@ -135,7 +136,7 @@ def test_gated_messages_without_a_flush_wait_for_earlier_unflushed_data():
 
     async def main():
         driver = Driver(core, log, Store(journal), lambda msg: journal.append(f"send {type(msg).__name__}"),
-                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"), inline_flush_max_ms=-1)
         driver.start()
         driver.poll()  # the second Ready: its gated Fetch must wait for the flush of the first
         await asyncio.sleep(0.2)
@@ -205,3 +206,84 @@ def test_a_frozen_snapshot_lets_retention_move_the_log_start():
     assert not any(e.startswith("FATAL") for e in journal), journal
     assert log.latest_snapshot_id() == SnapshotId(10, 1)
     assert log.start_offset() == 10
+
+
+class TimedLog(MemoryLog):
+    """Records which thread each flush ran on; a flush takes ``delay_s``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.delay_s = 0.0
+        self.threads: list[str] = []
+
+    def flush(self):
+        self.threads.append(threading.current_thread().name)
+        if self.delay_s:
+            threading.Event().wait(self.delay_s)
+        return super().flush()
+
+
+def _run_flushes(log: TimedLog, count: int, **driver_kwargs) -> Driver:
+    """Executes ``count`` Readys that each append one batch and ask for a flush, one after another."""
+    journal: list[str] = []
+    readys = [Ready(i + 1, log_ops=(AppendAsFollower(batch(i, 1), 1),), flush=True,
+                    send_after_flush=(fetch(i),), next_wakeup_ms=now_ms() + 60_000) for i in range(count)]
+    core = StubCore(readys, journal)
+    sent: list[str] = []
+
+    async def main():
+        driver = Driver(core, log, Store(journal), lambda msg: sent.append(type(msg).__name__),
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"), **driver_kwargs)
+        driver.start()
+        for _ in range(count - 1):
+            before = len(sent)
+            driver.poll()
+            for _ in range(500):
+                if len(sent) > before and driver._flush_task is None:
+                    break
+                await asyncio.sleep(0.002)
+        for _ in range(500):
+            if len(sent) == count:
+                break
+            await asyncio.sleep(0.002)
+        await driver.stop()
+        return driver
+
+    driver = asyncio.run(main())
+    assert len(sent) == count, (sent, journal)  # every gated Fetch left, after its flush
+    assert not any(e.startswith("FATAL") for e in journal)
+    return driver
+
+
+def test_quick_flushes_run_on_the_loop_thread():
+    log = TimedLog()
+    driver = _run_flushes(log, 5)
+    loop_thread = threading.main_thread().name
+    # stop() makes the last flush, in the worker; every flush before it ran on the loop thread
+    assert log.threads[:-1] == [loop_thread] * (len(log.threads) - 1), log.threads
+    assert driver.flushes_inline == len(log.threads) - 1 >= 1 and driver.flushing_inline
+
+
+def test_slow_flushes_move_to_the_worker_thread_and_back():
+    log = TimedLog()
+    log.delay_s = 0.02  # 20 ms a flush: far above the 1 ms inline limit
+    driver = _run_flushes(log, 4)
+    loop_thread = threading.main_thread().name
+    # The average starts at 0, so the first slow flush still ran inline; it pushed the average past the limit.
+    assert log.threads[0] == loop_thread
+    assert all(name != loop_thread for name in log.threads[1:]), log.threads
+    assert driver.flush_ms_average > 1.0 and not driver.flushing_inline
+
+    # The disk is quick again: the moving average decays below the limit and flushes return to the loop thread.
+    log.delay_s = 0.0
+    average = driver.flush_ms_average
+    for _ in range(40):
+        driver._flush_locked()
+    assert driver.flush_ms_average < 1.0 < average and driver.flushing_inline
+
+
+def test_flushes_can_be_pinned_to_the_worker_thread():
+    log = TimedLog()
+    driver = _run_flushes(log, 3, inline_flush_max_ms=-1)
+    assert driver.flushes_inline == 0
+    assert threading.main_thread().name not in log.threads
