@@ -436,6 +436,24 @@ class RaftNode:
     def start_backoff(self, state: CandidateState, now_ms: int) -> None:
         state.backoff_until_ms = now_ms + self.quorum.binary_exponential_backoff_ms(state.retries)
 
+    def note_rival_candidate(self, now_ms: int) -> None:
+        """A split vote: another candidate asked for our vote in our own epoch (and was refused: we voted for
+        ourselves). Typical after a leader died: the surviving voters' fetch timeouts expire together, both pass
+        the pre-vote and run in the same epoch, and each then waits out a whole election timeout (1-2 s with
+        Kafka's defaults) before the next round — unless a still silent voter settles it, which it may do at once.
+
+        So the candidate keeps counting votes, but moves its election deadline to a random point within the first
+        half of the election timeout. The rivals draw independently, so one usually starts the next round (pre-vote,
+        then vote) well before the other and wins it. Timing only: safety never depends on when a candidate gives up.
+        """
+        state = self.quorum.state
+        if not isinstance(state, CandidateState) or state.backoff_until_ms is not None or state.rival_seen:
+            return
+        state.rival_seen = True
+        self.counters["split_votes"] += 1
+        deadline = now_ms + self.quorum.rng.randrange(0, self.config.election_timeout_ms // 2 + 1)
+        state.election_deadline_ms = min(state.election_deadline_ms, deadline)
+
     def _lose_prevote(self, state: ProspectiveState, now_ms: int) -> None:
         self.counters["prevote_lost"] += 1
         self._on_leave()

@@ -53,6 +53,7 @@ class CandidateState:
     tally: VoteTally
     retries: int = 1
     backoff_until_ms: int | None = None  # set once the election is lost or timed out
+    rival_seen: bool = False  # another candidate asked for our vote in this epoch (a split vote)
     name: str = "Candidate"
 
     @property

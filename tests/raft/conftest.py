@@ -16,14 +16,14 @@ from kraftwire.testing.apply import apply_log_op, apply_snapshot_op
 class Harness:
     """One node, driven by hand: ``apply`` executes a Ready on the log (flushing immediately if asked)."""
 
-    def __init__(self, node_id=1, voters=(1, 2, 3), stored=None, log=None, now=0, **kw):
+    def __init__(self, node_id=1, voters=(1, 2, 3), stored=None, log=None, now=0, seed=7, **kw):
         settings = dict(election_timeout_ms=100, fetch_timeout_ms=300, request_timeout_ms=300, append_linger_ms=0)
         settings.update(kw)
         self.config = RaftConfig(node_id=node_id, voters=frozenset(voters), **settings)
         self.log = log or MemoryLog()
         self.now = now
         self.persisted = stored
-        self.node = RaftNode(self.config, self.log, stored, random.Random(7), now)
+        self.node = RaftNode(self.config, self.log, stored, random.Random(seed), now)
         self.readies = []
 
     def apply(self, ready, flush=True):

@@ -356,3 +356,57 @@ def test_check_quorum_resigns_a_leader_nobody_fetches_from(harness):
     sent = h.poll(at=start + 450)  # 1.5 x fetch timeout (300 ms)
     assert h.node.state_name == "Resigned" and h.node.counters["check_quorum_resignations"] == 1
     assert {s.dst for s in sent if isinstance(s, m.EndQuorumEpochRequest)} == {2, 3}
+
+
+
+# --- split votes after a leader died ---------------------------------------------------------------------------------
+def _split_candidate(harness, **kw):
+    """Node 1 of three runs for epoch 1 (no pre-vote; starts at 2500 ms): node 2 runs in epoch 1 too."""
+    from kraftwire.raft.states import CandidateState
+
+    h = harness(voters=(1, 2, 3), pre_vote=False, **kw)
+    sent = h.poll(at=2500)
+    assert isinstance(h.node.state, CandidateState) and h.node.epoch == 1
+    return h, {s.dst: s for s in sent if isinstance(s, m.VoteRequest)}
+
+
+def test_a_rival_candidate_in_our_epoch_shortens_the_election_to_half_its_timeout(harness):
+    for seed in range(20):
+        h, _ = _split_candidate(harness, election_timeout_ms=1000, seed=seed)
+        deadline = h.node.state.election_deadline_ms
+        assert 2500 + 1000 <= deadline < 2500 + 2000  # the usual randomised election timeout
+        [resp] = h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
+        assert not resp.vote_granted  # we voted for ourselves
+        state = h.node.state
+        assert state.rival_seen and h.node.counters["split_votes"] == 1
+        assert h.now <= state.election_deadline_ms <= h.now + 500
+        h.deliver(vote_request(1, cand=2, last_epoch=0, last=0, cid=78))  # a retry changes nothing more
+        assert h.node.counters["split_votes"] == 1
+
+
+def test_a_split_candidate_still_wins_with_the_vote_that_arrives_in_time(harness):
+    h, requests = _split_candidate(harness, election_timeout_ms=1000)
+    h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
+    h.deliver(m.VoteResponse(2, 1, requests[2].correlation_id, m.NONE, NO_ID, 1, vote_granted=False))
+    h.deliver(m.VoteResponse(3, 1, requests[3].correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
+    assert h.node.is_leader()
+
+
+def test_a_split_candidate_backs_off_at_its_shortened_deadline_then_runs_again(harness):
+    from kraftwire.raft.states import CandidateState
+
+    h, _ = _split_candidate(harness, election_timeout_ms=1000, election_backoff_max_ms=1000)
+    h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
+    deadline = h.node.state.election_deadline_ms
+    h.poll(at=deadline)
+    assert h.node.state.backoff_until_ms is not None and h.node.state.backoff_until_ms - deadline in (0, 100)
+    sent = h.poll(at=h.node.state.backoff_until_ms)
+    assert isinstance(h.node.state, CandidateState) and h.node.epoch == 2  # no pre-vote in this harness
+    assert {s.dst for s in sent if isinstance(s, m.VoteRequest)} == {2, 3}
+    assert h.now - 2500 < 1000  # the next round began before the first election timeout could have ended
+
+
+def test_vote_requests_from_older_epochs_are_no_split(harness):
+    h, _ = _split_candidate(harness, election_timeout_ms=1000)
+    h.deliver(vote_request(0, cand=2, last_epoch=0, last=0))
+    assert not h.node.state.rival_seen and h.node.counters["split_votes"] == 0

@@ -72,6 +72,8 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
         # the election timer keeps running (only a granted vote restarts it, in become_voted)
         node.become_unattached(req.candidate_epoch, now_ms, keep_timer=True)
     granted = can_grant_vote(node, req, now_ms)
+    if not granted and isinstance(node.quorum.state, CandidateState) and req.candidate_epoch == node.epoch:
+        node.note_rival_candidate(now_ms)
     if granted:
         state = node.quorum.state
         already = getattr(state, "voted_key", None)
