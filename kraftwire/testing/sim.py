@@ -23,7 +23,7 @@ from kraftwire.log.memory import MemoryLog
 from kraftwire.raft import messages as m
 from kraftwire.raft.config import Mutations, RaftConfig
 from kraftwire.raft.election import ElectionState
-from kraftwire.raft.events import LogFlushed, Received
+from kraftwire.raft.events import LogFlushed, Received, RequestFailed
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.ready import AppendAsFollower, CreateSnapshot, Ready
@@ -368,10 +368,28 @@ class Cluster:
         node = self.nodes.get(msg.dst)
         if node is None or node.raft is None:
             self.counters["undeliverable"] += 1
+            if m.is_request(msg):
+                self._refuse(msg)
             return
         if self.trace_lines is not None:
             self.trace(f"{msg.src}->{msg.dst} {describe_message(msg)}")
         self._execute(node, node.raft.handle(Received(msg), self.now))
+
+    def _refuse(self, request: m.Message) -> None:
+        """A request to a node that is down fails at the transport, as TCP answers a closed port (connection
+        refused): the sender learns it after a network delay. A partition, by contrast, stays silent."""
+        sender = self.nodes.get(request.src)
+        if sender is None or sender.raft is None:
+            return
+        incarnation = sender.incarnation
+        failed = RequestFailed(request.dst, request.correlation_id)
+
+        def refuse() -> None:
+            if sender.raft is not None and sender.incarnation == incarnation:
+                self.counters["refused"] += 1
+                self._execute(sender, sender.raft.handle(failed, self.now))
+
+        self._at(self.now + self.rng.randint(self.faults.min_delay_ms, self.faults.max_delay_ms), refuse)
 
     def partition(self, group_a, group_b, *, one_way: bool = False) -> None:
         """Drop messages from every node of ``group_a`` to every node of ``group_b`` (and back unless one_way)."""
