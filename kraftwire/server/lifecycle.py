@@ -41,7 +41,7 @@ from kraftwire.records.control import (
     decode_control_record,
     encode_control_value,
 )
-from kraftwire.server.broker.scan import replay, snapshot_values
+from kraftwire.server.broker.scan import CommittedImage, replay, snapshot_values
 
 log = logging.getLogger("kraftwire.lifecycle")
 
@@ -171,10 +171,13 @@ class ImageListener:
         self.inner = inner
         self.node = node
         self.position = 0
+        self.registry = CommittedImage(BrokerRegistry, base_image)
 
     def handle_commit(self, batches) -> None:
         if batches:
             self.position = batches[-1].last_offset + 1
+            if self.node.log is not None:
+                self.registry.advance(self.node.log, self.position)
         if self.inner is not None:
             self.inner.handle_commit(batches)
 
@@ -189,11 +192,7 @@ class ImageListener:
 
     def snapshot_records(self) -> list[bytes]:
         out = list(self.inner.snapshot_records()) if self.inner is not None else []
-        lg = self.node.log
-        registry = BrokerRegistry()
-        start = base_image(lg, registry, self.position)
-        replay(lg, registry, start, self.position, Isolation.COMMITTED)
-        return out + registry.image()
+        return out + self.registry.advance(self.node.log, self.position).image()
 
 
 # ---------------------------------------------------------------------------------------------------- controller
