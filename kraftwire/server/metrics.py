@@ -48,15 +48,16 @@ class Histogram:
         self._max_us = 0
         self._min_us = -1
 
-    def record_ms(self, value_ms: float) -> None:
+    def record_ms(self, value_ms: float, count: int = 1) -> None:
+        """Record ``count`` observations of ``value_ms``."""
         us = int(value_ms * 1000.0) if value_ms > 0 else 0
         index = _bucket_index(us)
         counts = self._counts
         if index >= len(counts):
             counts.extend([0] * (index + 1 - len(counts)))
-        counts[index] += 1
-        self.count += 1
-        self._sum_us += us
+        counts[index] += count
+        self.count += count
+        self._sum_us += us * count
         if us > self._max_us:
             self._max_us = us
         if self._min_us < 0 or us < self._min_us:

@@ -109,10 +109,15 @@ class Workload:
                 return
             while pending and pending[0][0] <= batch.last_offset:
                 offset, appended = pending.popleft()
-                self.histogram.record_ms((now - appended) * 1000)
-                self.window.record_ms((now - appended) * 1000)
+                run = 1  # the appends of one pacing tick share their append time: record them at once
+                while pending and pending[0][1] == appended and pending[0][0] <= batch.last_offset:
+                    offset = pending.popleft()[0]
+                    run += 1
+                latency_ms = (now - appended) * 1000
+                self.histogram.record_ms(latency_ms, run)
+                self.window.record_ms(latency_ms, run)
                 if self.exported is not None:
-                    self.exported.record_ms((now - appended) * 1000)
+                    self.exported.record_ms(latency_ms, run)
                 last = offset
             if last != batch.last_offset:
                 self._fail(f"committed batch ends at {batch.last_offset}, the append ended at {last}")
@@ -159,12 +164,15 @@ class Workload:
         from kraftwire.server.driver import now_ms
 
         now = now_ms()
+        appended = 0.0
         try:
-            for _ in range(count):
+            for i in range(count):
                 if self.epoch is None or raft.epoch != self.epoch:
                     break
+                if not i % 64:  # appends made together share one append time (recorded at once on commit)
+                    appended = t()
                 offset = raft.schedule_append(self.payload, now)
-                self.pending.append((offset, t()))
+                self.pending.append((offset, appended))
                 self.in_flight += self.k
                 made += 1
         except NotLeaderError:

@@ -84,3 +84,14 @@ def test_prometheus_rendering():
     assert r.value("requests_total", api="Fetch") == 3
     with pytest.raises(ValueError):
         r.set("requests_total", 1)
+
+
+def test_recording_a_value_n_times_at_once_equals_recording_it_n_times():
+    one, many = Histogram(), Histogram()
+    for v, n in ((0.4, 3), (12.5, 40), (250.0, 1), (0.0, 7)):
+        for _ in range(n):
+            one.record_ms(v)
+        many.record_ms(v, n)
+    assert many.count == one.count == 51
+    for p in (1, 50, 90, 99, 99.9):
+        assert many.percentile(p) == one.percentile(p)
