@@ -55,6 +55,8 @@ _INT32_MAX = 2**31 - 1
 SCAN_CHUNK = 16 * 1024 * 1024
 #: Bytes read at a time when scanning forward from an index entry to an offset.
 LOCATE_CHUNK = 64 * 1024
+#: The positions of at least this many of the latest batches are kept in memory (reads are mostly near the end).
+TAIL_BATCHES = 1024
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -104,6 +106,11 @@ class LogSegment:
         self.max_timestamp = -1
         self.offset_of_max_timestamp = -1
         self.indexes_dirty = create
+        # Every batch tracked lately (base, last offset, position), in order: the fetches, listeners and scans that
+        # read just-written data find it without scanning headers forward from the sparse index.
+        self._tail_bases = array("q")
+        self._tail_lasts = array("q")
+        self._tail_positions = array("q")
 
     # ------------------------------------------------------------------------------------------------ writing
 
@@ -122,6 +129,11 @@ class LogSegment:
         self.bytes_since_index += size
         self.next_offset = last + 1
         self.last_epoch = epoch
+        if len(self._tail_lasts) >= 2 * TAIL_BATCHES:
+            del self._tail_bases[:TAIL_BATCHES], self._tail_lasts[:TAIL_BATCHES], self._tail_positions[:TAIL_BATCHES]
+        self._tail_bases.append(base)
+        self._tail_lasts.append(last)
+        self._tail_positions.append(position)
 
     def _maybe_time_entry(self) -> None:
         if self.max_timestamp >= 0 and (not self.time_entries or self.max_timestamp > self.time_entries[-1][0]):
@@ -232,6 +244,12 @@ class LogSegment:
 
     def locate(self, offset: int) -> tuple[int, int]:
         """(position, base offset) of the first batch whose last offset is ≥ ``offset``; (size, next) if none."""
+        if offset >= self.next_offset:
+            return self.size, self.next_offset
+        lasts = self._tail_lasts
+        if lasts and offset > lasts[0]:  # among the latest batches: consecutive, so no scan is needed
+            j = bisect.bisect_left(lasts, offset)
+            return self._tail_positions[j], self._tail_bases[j]
         i = bisect.bisect_right(self.index_offsets, offset - 1) - 1
         # index entries map a batch's last offset to its position; start from the last entry whose batch ends
         # before ``offset`` (or the file start) and scan forward.
@@ -292,6 +310,9 @@ class LogSegment:
     def _reset_tracking(self) -> None:
         self.index_offsets = array("q")
         self.index_positions = array("q")
+        self._tail_bases = array("q")
+        self._tail_lasts = array("q")
+        self._tail_positions = array("q")
         self.time_entries = []
         self.bytes_since_index = 0
         self.max_timestamp = -1

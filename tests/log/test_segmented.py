@@ -289,3 +289,36 @@ def test_batches_written_by_kafka_python_are_stored_and_served_unchanged(tmp_pat
         assert bytes(b.buffer)[16:] == original[16:] and bytes(b.buffer)[8:12] == original[8:12]
     assert [r.value for r in batches[1]] == [b"payload-%d" % i * 5 for i in range(4)]
     log.close()
+
+
+def test_locate_through_the_tail_positions_agrees_with_a_header_scan(tmp_path, monkeypatch):
+    """The latest batches' positions are kept in memory (trimmed as the segment grows, rebuilt after truncation):
+    every offset must be found at exactly the batch a scan of the headers finds."""
+    from kraftwire.log import segment as seg
+    from kraftwire.records import validate_batches
+
+    monkeypatch.setattr(seg, "TAIL_BATCHES", 8)  # trim often
+    s = seg.LogSegment(str(tmp_path), 0, index_interval_bytes=300, create=True)
+    offset = 0
+    for i in range(60):
+        count = 1 + i % 4
+        b = RecordBatchBuilder(base_offset=offset, partition_leader_epoch=1)
+        for j in range(count):
+            b.append(None, b"v" * (20 + j), timestamp=i)
+        data = b.build()
+        v = validate_batches(data)
+        s.append(data, v.batches, [i])
+        offset += count
+
+    def scanned(o):
+        for base, last, _e, pos, _size, _ts in s.scan_headers(0, s.size):
+            if last >= o:
+                return pos, base
+        return s.size, s.next_offset
+
+    for o in range(offset + 3):
+        assert s.locate(o) == scanned(o), o
+    s.truncate_to(offset // 2)
+    for o in range(offset + 3):
+        assert s.locate(o) == scanned(o), o
+    s.close()
