@@ -2,7 +2,10 @@
 what Kafka's ``kafka-metadata-quorum.sh`` prints (kraft-facts §11), from DescribeQuorum v2 and DescribeCluster.
 
 ``--status``: aligned ``Key: value`` lines (ClusterId, LeaderId, LeaderEpoch, HighWatermark, MaxFollowerLag,
-MaxFollowerLagTimeMs, CurrentVoters, CurrentObservers). ``--replication``: the table NodeId, DirectoryId,
+MaxFollowerLagTimeMs, CurrentVoters, CurrentObservers). Each observer object carries one key Kafka's tool does not
+print, ``"lag"`` (leader log end offset minus the observer's, as in ``--replication``; -1 when the leader does not know
+the observer's end), so a broker's lag shows at a glance; the shape stays a JSON list of objects, so parsers of
+Kafka's output keep working. ``--replication``: the table NodeId, DirectoryId,
 LogEndOffset, Lag, LastFetchTimestamp, LastCaughtUpTimestamp, Status — leader first, then voters, then observers.
 """
 
@@ -61,9 +64,15 @@ def _endpoints(quorum, node_id: int) -> list[str]:
     return []
 
 
-def _replicas_json(quorum, replicas) -> str:
-    items = [{"id": r.replica_id, "directoryId": _dir(r.replica_directory_id), "endpoints": _endpoints(quorum, r.replica_id)}
-             for r in replicas]
+def _replicas_json(quorum, replicas, *, leader_end: int | None = None) -> str:
+    """Kafka's list of replica objects; with ``leader_end``, each also gets its ``"lag"`` behind the leader."""
+    items = []
+    for r in replicas:
+        item = {"id": r.replica_id, "directoryId": _dir(r.replica_directory_id),
+                "endpoints": _endpoints(quorum, r.replica_id)}
+        if leader_end is not None:
+            item["lag"] = max(0, leader_end - r.log_end_offset) if r.log_end_offset >= 0 and leader_end >= 0 else -1
+        items.append(item)
     return "[" + ", ".join(json.dumps(i, separators=(", ", ": ")) for i in items) + "]"
 
 
@@ -86,7 +95,8 @@ def status_lines(quorum, cluster) -> list[str]:
         ("MaxFollowerLag", max_lag),
         ("MaxFollowerLagTimeMs", max_lag_time),
         ("CurrentVoters", _replicas_json(quorum, part.current_voters)),
-        ("CurrentObservers", _replicas_json(quorum, part.observers)),
+        ("CurrentObservers", _replicas_json(quorum, part.observers,
+                                            leader_end=leader.log_end_offset if leader is not None else -1)),
     ]
     width = max(len(k) for k, _ in rows) + 1
     return [f"{(k + ':').ljust(width)} {v}" for k, v in rows]

@@ -5,6 +5,7 @@ keeps every broker's state; SIGTERM is a controlled shutdown (Stopping, then Off
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import signal
 import time
@@ -48,8 +49,9 @@ def test_brokers_lifecycle(make_roles_cluster, roles):
     assert sorted(v.replica_id for v in view.current_voters) == [1, 2, 3]
     status = h.kw("metadata-quorum", "--bootstrap-server", f"127.0.0.1:{cluster.brokers[0].port}", "describe",
                   "--status").stdout
-    observers = status.split("CurrentObservers:")[1]
-    assert '"id": 4' in observers and '"id": 5' in observers
+    observers = {o["id"]: o for o in json.loads(status.split("CurrentObservers:")[1].splitlines()[0])}
+    assert sorted(observers) == [4, 5]
+    assert all(isinstance(o["lag"], int) and o["lag"] >= 0 for o in observers.values()), observers
     times = [roles.wait_until(lambda b=b: _online_after(b), f"broker {b.node_id} logs Online", cluster)
              for b in cluster.brokers]
     print(f"\nbroker start -> Online: {', '.join(f'{t:.2f} s' for t in times)}")

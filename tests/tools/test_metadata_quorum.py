@@ -34,7 +34,17 @@ def test_status():
     assert lines[5] == "MaxFollowerLagTimeMs: 100"  # leader caught up 1000 - lagging voter 900
     assert lines[6].startswith("CurrentVoters:        [{\"id\": 1, \"directoryId\": \"" + uuid_to_base64(D1) + "\"")
     assert '{"id": 2, "directoryId": null, "endpoints": ["CONTROLLER://h:9092"]}' in lines[6]
-    assert lines[7] == 'CurrentObservers:     [{"id": 4, "directoryId": null, "endpoints": []}]'
+    # Kafka's objects, plus the observer's lag behind the leader (LEO 100 - 80)
+    assert lines[7] == 'CurrentObservers:     [{"id": 4, "directoryId": null, "endpoints": [], "lag": 20}]'
+
+
+def test_status_observer_lag_is_minus_one_when_unknown():
+    quorum = _quorum()
+    quorum.topics[0].partitions[0].observers[0].log_end_offset = -1
+    lines = status_lines(quorum, w.DescribeClusterResponse(cluster_id="abc"))
+    assert lines[7].endswith('"lag": -1}]')
+    import json
+    assert json.loads(lines[7].split(":", 1)[1]) == [{"id": 4, "directoryId": None, "endpoints": [], "lag": -1}]
 
 
 def test_replication_table_orders_leader_voters_observers():
