@@ -32,7 +32,7 @@ from kraftwire.server.dispatcher import Dispatcher
 from kraftwire.server.driver import Driver, election_from_store, now_ms
 from kraftwire.server.metrics import Registry
 from kraftwire.server.peers import Peers
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.settings import NodeSettings, Voter
 
 log = logging.getLogger("kraftwire.node")
 
@@ -73,6 +73,8 @@ class Node:
         self.directory_id = None
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
+        #: set by the runner on SIGINT/SIGTERM: ends a quorum discovery that is still waiting for an answer
+        self.stop_requested: asyncio.Event | None = None
         #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
         self.broker_fetch = None
         from kraftwire.server.broker import register_client_apis  # client-facing APIs (issue 7)
@@ -121,6 +123,13 @@ class Node:
         except LogError as exc:
             self.log.close()
             raise StartupError(f"cannot read {store.path}: {exc}") from exc
+        if not s.voters:
+            try:
+                voters = await self._discover_voters()
+            except StartupError:
+                self.log.close()
+                raise
+            s = self.settings = self.roles.settings = replace(s, voters=voters)
         raft_config = s.raft_config(self.cluster_id)
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:
@@ -272,6 +281,44 @@ class Node:
     def _connection_closed(self, conn) -> None:
         for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
             self._inbound.pop(cid, None)
+
+    async def _discover_voters(self) -> tuple[Voter, ...]:
+        """A broker given only ``controller.quorum.bootstrap.servers``: ask them (DescribeQuorum v2, the same
+        request ``kraftwire metadata-quorum`` sends) which voters form the quorum and where their controller
+        listener is. Brokers often start before the controllers, so this retries (backing off up to 2 s) until one
+        answers with a leader's view, or the node is asked to stop."""
+        from kraftwire.tools.metadata_quorum import fetch_quorum
+
+        s = self.settings
+        timeout = s.config.controller_quorum_request_timeout_ms / 1000.0
+        backoff = max(0.05, s.config.controller_quorum_retry_backoff_ms / 1000.0)
+        attempt = 0
+        while True:
+            why = "no bootstrap server"
+            for host, port in s.bootstrap_servers:
+                try:
+                    quorum, _ = await fetch_quorum(host, port, timeout=timeout, topic=s.topic)
+                except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                    why = f"{host}:{port}: {exc or type(exc).__name__}"
+                    continue
+                voters = _voters_from(quorum, s.controller_listener_names)
+                if voters:
+                    log.info("node %d found the quorum through %s:%d: voters %s", s.node_id, host, port,
+                             ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters))
+                    return voters
+                why = f"{host}:{port}: no leader to describe the quorum yet"
+            attempt += 1
+            if attempt == 1 or attempt % 20 == 0:
+                log.warning("node %d: the quorum is not reachable through controller.quorum.bootstrap.servers yet "
+                            "(%s); retrying", s.node_id, why)
+            stop = self.stop_requested
+            if stop is not None and stop.is_set():
+                raise StartupError(f"stopped before the quorum answered ({why})")
+            try:
+                await asyncio.wait_for(stop.wait() if stop is not None else asyncio.sleep(3600),
+                                       min(backoff * attempt, 2.0))
+            except asyncio.TimeoutError:
+                pass
 
     # ================================================================================================================
     # DescribeQuorum, DescribeCluster, Metadata
@@ -440,3 +487,23 @@ def load_settings(path: str) -> NodeSettings:
         return NodeSettings.from_file(path)
     except ConfigError:
         raise
+
+
+def _voters_from(quorum, listener_names) -> tuple[Voter, ...]:
+    """The voters of a DescribeQuorum v2 answer, each at its listener named in ``listener_names`` (else its first);
+    empty when the answer is an error or lacks an endpoint."""
+    topics = quorum.topics or []
+    if not topics or not topics[0].partitions:
+        return ()
+    part = topics[0].partitions[0]
+    if part.error_code != 0 or part.leader_id < 0 or not part.current_voters:
+        return ()
+    listeners = {n.node_id: list(n.listeners) for n in (quorum.nodes or [])}
+    voters = []
+    for v in part.current_voters:
+        options = listeners.get(v.replica_id) or []
+        chosen = next((ep for ep in options if ep.name in listener_names), options[0] if options else None)
+        if chosen is None:
+            return ()
+        voters.append(Voter(v.replica_id, chosen.host, chosen.port))
+    return tuple(voters)

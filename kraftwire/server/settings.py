@@ -87,6 +87,8 @@ class NodeSettings:
     controller_listener_names: tuple[str, ...] = ()
     broker_heartbeat_interval_ms: int = 2000
     broker_session_timeout_ms: int = 9000
+    #: ``controller.quorum.bootstrap.servers`` as (host, port); a broker without ``voters`` learns them from these
+    bootstrap_servers: tuple[tuple[str, int], ...] = ()
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -157,14 +159,18 @@ class NodeSettings:
         advertised = tuple(by_name.get(ep.name) or Endpoint(ep.name, ep.host or "localhost", ep.port)
                            for ep in listeners)
         voters = tuple(_parse_voter(item) for item in config.controller_quorum_voters)
+        bootstrap = tuple(_parse_bootstrap(item) for item in config.controller_quorum_bootstrap_servers)
         if not voters:
-            if config.controller_quorum_bootstrap_servers:
+            if bootstrap and not broker_only:
                 raise ConfigError("controller.quorum.bootstrap.servers",
                                   ",".join(config.controller_quorum_bootstrap_servers),
-                                  "dynamic quorums (KIP-853) are not supported yet; list the voters in "
-                                  "controller.quorum.voters=id@host:port,...")
-            raise ConfigError("controller.quorum.voters", props.get("controller.quorum.voters", "(missing)"),
-                              "list the voters as id@host:port,...")
+                                  "a controller needs controller.quorum.voters=id@host:port,... (dynamic voter sets, "
+                                  "KIP-853, are not supported); only a broker may find the quorum through "
+                                  "controller.quorum.bootstrap.servers alone")
+            if not bootstrap:
+                raise ConfigError("controller.quorum.voters", props.get("controller.quorum.voters", "(missing)"),
+                                  "list the voters as id@host:port,... (a broker may instead name "
+                                  "controller.quorum.bootstrap.servers=host:port,...)")
         ids = [v.node_id for v in voters]
         if len(set(ids)) != len(ids):
             raise ConfigError("controller.quorum.voters", ",".join(config.controller_quorum_voters),
@@ -196,7 +202,8 @@ class NodeSettings:
                    metrics_host=own["metrics.host"], max_frame_bytes=max_frame, ignored_keys=tuple(ignored),
                    unknown_keys=tuple(unknown), warnings=tuple(warnings),
                    controller_listener_names=tuple(config.controller_listener_names),
-                   broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms)
+                   broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
+                   bootstrap_servers=bootstrap)
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -298,6 +305,13 @@ def _port(key: str, item: str, text: str) -> int:
     if not 0 <= port <= 65535:
         raise ConfigError(key, item, f"port {port} is out of range")
     return port
+
+
+def _parse_bootstrap(item: str) -> tuple[str, int]:
+    host, colon, port_text = item.strip().rpartition(":")
+    if not colon or not host or not port_text.isdigit() or not 0 < int(port_text) <= 65535:
+        raise ConfigError("controller.quorum.bootstrap.servers", item, "expected host:port")
+    return host.strip("[]"), int(port_text)
 
 
 def _parse_voter(item: str) -> Voter:

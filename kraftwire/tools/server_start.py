@@ -59,6 +59,7 @@ async def run_node(node, *, duration_s: float | None = None, on_started=None, be
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    node.stop_requested = stop
     try:
         await node.start()
     except StartupError as exc:

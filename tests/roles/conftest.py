@@ -3,7 +3,7 @@
 Reuses the end-to-end harness (tests/e2e/conftest.py), loaded by path (``--import-mode=importlib``). Controllers use
 the seed shape (their only listener is the controller listener ``CONTROLLER``, which then serves clients too);
 brokers have ``process.roles=broker``, a client listener ``BROKER`` and reach the quorum through
-``controller.quorum.voters``. Every listening socket is bound here first and handed over (``--listener-fd``).
+``controller.quorum.voters`` (or, with ``bootstrap_brokers=True``, ``controller.quorum.bootstrap.servers`` only). Every listening socket is bound here first and handed over (``--listener-fd``).
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class Proc(harness.NodeProc):
 
 class RolesCluster(harness.Cluster):
     def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
-                 combined: bool = False) -> None:
+                 combined: bool = False, bootstrap_brokers: bool = False) -> None:
         self.base = base
         self.listener = "CONTROLLER"
         self.command = "server-start"
@@ -69,6 +69,7 @@ class RolesCluster(harness.Cluster):
         self.nodes = {}
         csocks = [harness.bind_listener() for _ in range(controllers)]
         voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(csocks, 1))
+        bootstrap = ",".join(f"localhost:{s.getsockname()[1]}" for s in csocks)
         self.cluster_id = harness.kw("storage", "random-uuid").stdout.strip()
         for i in range(1, controllers + brokers + 1):
             path = os.path.join(base, f"server-{i}.properties")
@@ -81,9 +82,11 @@ class RolesCluster(harness.Cluster):
                 socks = {"BROKER": harness.bind_listener()}
                 roles = "broker"
             listeners = ",".join(f"{n}://localhost:{s.getsockname()[1]}" for n, s in socks.items())
+            quorum = (f"controller.quorum.bootstrap.servers={bootstrap}" if bootstrap_brokers and i > controllers
+                      else f"controller.quorum.voters={voters}")
             with open(path, "w", encoding="utf-8") as f:
                 f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
-                        f"controller.quorum.voters={voters}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
+                        f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
                         f"metadata.log.topic=roles\n{extra_props}")
             harness.kw("storage", "format", "-t", self.cluster_id, "-c", path)
             self.nodes[i] = Proc(self, i, socks, path)

@@ -131,9 +131,62 @@ def test_old_raft_readme_keys_name_their_replacement(old, replacement):
     assert replacement in str(info.value)
 
 
-def test_dynamic_quorum_only_is_refused_clearly():
+def test_a_controller_with_bootstrap_servers_only_is_refused_clearly():
     text = README.replace("controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094",
                           "controller.quorum.bootstrap.servers=localhost:9092")
     with pytest.raises(ConfigError) as info:
         settings(text)
     assert info.value.key == "controller.quorum.bootstrap.servers" and "KIP-853" in str(info.value)
+    assert "only a broker" in str(info.value)
+
+
+BROKER_BOOTSTRAP = """process.roles=broker
+node.id=4
+listeners=BROKER://localhost:9095
+controller.listener.names=CONTROLLER
+listener.security.protocol.map=BROKER:PLAINTEXT,CONTROLLER:PLAINTEXT
+controller.quorum.bootstrap.servers=localhost:9092, 127.0.0.1:9093,[::1]:9094
+log.dirs=/tmp/kraft-logs-4
+"""
+
+
+def test_a_broker_may_name_bootstrap_servers_alone():
+    s = settings(BROKER_BOOTSTRAP)
+    assert s.voters == () and s.is_broker
+    assert s.bootstrap_servers == (("localhost", 9092), ("127.0.0.1", 9093), ("::1", 9094))
+
+
+@pytest.mark.parametrize("bad", ["localhost", "localhost:x", ":9092", "localhost:70000"])
+def test_a_bad_bootstrap_server_names_the_key_and_value(bad):
+    with pytest.raises(ConfigError) as info:
+        settings(BROKER_BOOTSTRAP.replace("localhost:9092, 127.0.0.1:9093,[::1]:9094", bad))
+    assert info.value.key == "controller.quorum.bootstrap.servers" and bad in str(info.value)
+
+
+def test_neither_voters_nor_bootstrap_servers_names_the_voters_key():
+    with pytest.raises(ConfigError) as info:
+        settings(BROKER_BOOTSTRAP.replace("controller.quorum.bootstrap.servers=localhost:9092, 127.0.0.1:9093,"
+                                          "[::1]:9094\n", ""))
+    assert info.value.key == "controller.quorum.voters" and "bootstrap.servers" in str(info.value)
+
+
+def test_voters_are_read_from_a_describe_quorum_answer_at_the_controller_listener():
+    from kraftwire.protocol import messages as w
+    from kraftwire.server.app import _voters_from
+    from kraftwire.server.settings import Voter
+
+    R = w.DescribeQuorumResponse
+
+    def answer(error=0, leader=2, nodes=True):
+        part = R.PartitionData(partition_index=0, error_code=error, leader_id=leader, leader_epoch=3,
+                               high_watermark=10,
+                               current_voters=[R.ReplicaState(replica_id=i, log_end_offset=10) for i in (1, 2)])
+        listeners = {1: [R.Listener(name="PLAIN", host="a", port=1), R.Listener(name="CONTROLLER", host="b", port=2)],
+                     2: [R.Listener(name="X", host="c", port=3)]}
+        return R(topics=[R.TopicData(topic_name="t", partitions=[part])],
+                 nodes=[R.Node(node_id=i, listeners=ls) for i, ls in listeners.items()] if nodes else [])
+
+    assert _voters_from(answer(), ("CONTROLLER",)) == (Voter(1, "b", 2), Voter(2, "c", 3))
+    assert _voters_from(answer(error=6), ("CONTROLLER",)) == ()  # NOT_LEADER_OR_FOLLOWER: ask again
+    assert _voters_from(answer(leader=-1), ("CONTROLLER",)) == ()
+    assert _voters_from(answer(nodes=False), ("CONTROLLER",)) == ()  # no endpoint: cannot use it
