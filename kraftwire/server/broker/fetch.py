@@ -29,6 +29,7 @@ LIST_OFFSETS = 2
 LIST_OFFSETS_MAX = 10
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 SCAN_CHUNK = 4 * 1024 * 1024
+FIRST_SCAN_CHUNK = 64 * 1024
 
 
 class _Parked:
@@ -156,8 +157,10 @@ class ListOffsets:
         hw = lg.high_watermark()
         pos = lg.start_offset() if pos is None else pos
         end = hw if end is None else min(end, hw)
+        chunk = FIRST_SCAN_CHUNK  # a lookup usually ends in the first batches read: start small, then grow
         while pos < end:
-            info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
+            info = lg.read(pos, chunk, Isolation.COMMITTED)
+            chunk = min(chunk * 4, SCAN_CHUNK)
             if not len(info.records):
                 return
             for b in read_batches(info.records, validate=False):
