@@ -152,7 +152,7 @@ class ListOffsets:
 
     def _committed_data_batches(self, pos: int | None = None, end: int | None = None):
         """Committed data batches (control batches skipped) holding offsets in [pos, end) (default: the whole
-        committed log), oldest first, read in SCAN_CHUNK pieces."""
+        committed log), oldest first, read in pieces growing from FIRST_SCAN_CHUNK to SCAN_CHUNK."""
         lg = self.ctx.log
         hw = lg.high_watermark()
         pos = lg.start_offset() if pos is None else pos
