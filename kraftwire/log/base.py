@@ -134,6 +134,11 @@ class BaseLog:
         data, first = self._read_storage(offset, limit, max_bytes)
         return LogFetchInfo(data, first if data else offset)
 
+    def timestamp_search_ranges(self, timestamp: int) -> list[tuple[int, int]]:
+        """Offset ranges ``[from, to)``, oldest first, outside of which no record has a timestamp ≥ ``timestamp``
+        (ListOffsets by timestamp scans them in order). Without indexes: the whole log."""
+        return [(self._start, self._end)]
+
     def latest_snapshot_id(self) -> SnapshotId | None:
         return max(self._snapshots) if self._snapshots else None
 

@@ -283,6 +283,22 @@ class LogSegment:
             end += size
         return (buf if end == len(buf) else buf[:end]), first
 
+    def timestamp_scan_start(self, timestamp: int) -> int:
+        """The offset from which a search for the first record with timestamp ≥ ``timestamp`` in this segment may
+        start (Kafka's ``TimeIndex.lookup``): the offset of the largest ``.timeindex`` entry whose timestamp is
+        ≤ ``timestamp``, else the segment's base offset. Sound because an entry (T, o) is the largest batch max
+        timestamp of the segment up to the batch holding ``o``, first reached in that batch: every earlier batch
+        holds only timestamps below T ≤ ``timestamp``."""
+        times = self.time_entries
+        lo, hi = 0, len(times)
+        while lo < hi:  # first entry with a timestamp above the target
+            mid = (lo + hi) // 2
+            if times[mid][0] <= timestamp:
+                lo = mid + 1
+            else:
+                hi = mid
+        return times[lo - 1][1] if lo else self.base_offset
+
     def batch_start_for(self, offset: int) -> int:
         _, base = self.locate(offset)
         return base

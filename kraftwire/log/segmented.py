@@ -314,6 +314,19 @@ class SegmentedLog(BaseLog):
             return parts[0], first
         return b"".join(parts), first
 
+    def timestamp_search_ranges(self, timestamp: int) -> list[tuple[int, int]]:
+        """Kafka's lookup by timestamp: segments whose largest batch max timestamp is below ``timestamp`` are
+        skipped; in the others the scan starts at the ``.timeindex`` entry (``LogSegment.timestamp_scan_start``).
+        One range per such segment (Kafka stops at the first; a caller that skips control batches may need the
+        next one)."""
+        ranges = []
+        for seg in self._segments:
+            if seg.max_timestamp >= timestamp and seg.next_offset > seg.base_offset:
+                lo = max(seg.timestamp_scan_start(timestamp), self._start)
+                if lo < seg.next_offset:
+                    ranges.append((lo, seg.next_offset))
+        return ranges
+
     def _batch_start_for(self, offset: int) -> int:
         return self._segments[self._segment_index(offset)].batch_start_for(offset)
 

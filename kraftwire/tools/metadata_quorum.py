@@ -2,10 +2,10 @@
 what Kafka's ``kafka-metadata-quorum.sh`` prints (kraft-facts §11), from DescribeQuorum v2 and DescribeCluster.
 
 ``--status``: aligned ``Key: value`` lines (ClusterId, LeaderId, LeaderEpoch, HighWatermark, MaxFollowerLag,
-MaxFollowerLagTimeMs, CurrentVoters, CurrentObservers). Each observer object carries one key Kafka's tool does not
-print, ``"lag"`` (leader log end offset minus the observer's, as in ``--replication``; -1 when the leader does not know
-the observer's end), so a broker's lag shows at a glance; the shape stays a JSON list of objects, so parsers of
-Kafka's output keep working. ``--replication``: the table NodeId, DirectoryId,
+MaxFollowerLagTimeMs, CurrentVoters, CurrentObservers), values from column 24 as Kafka prints them. The two lists keep
+Kafka's JSON objects (``id``, ``directoryId`` — null when unset —, ``endpoints`` only when the quorum reports some)
+and add one key Kafka's objects do not have, ``lag``: the leader's log end offset minus the replica's, the same
+number as the ``Lag`` column of ``--replication`` (issue #9). ``--replication``: the table NodeId, DirectoryId,
 LogEndOffset, Lag, LastFetchTimestamp, LastCaughtUpTimestamp, Status — leader first, then voters, then observers.
 """
 
@@ -20,6 +20,7 @@ import time
 from kraftwire.ids import ZERO_UUID, uuid_to_base64
 
 DEFAULT_TOPIC = "__cluster_metadata"
+_STATUS_VALUE_COLUMN = 24  # Kafka pads every --status key ("ClusterId:" .. "MaxFollowerLagTimeMs:") to 24 columns
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -64,21 +65,30 @@ def _endpoints(quorum, node_id: int) -> list[str]:
     return []
 
 
-def _replicas_json(quorum, replicas, *, leader_end: int | None = None) -> str:
-    """Kafka's list of replica objects; with ``leader_end``, each also gets its ``"lag"`` behind the leader."""
+def _leader(part):
+    return next((v for v in part.current_voters if v.replica_id == part.leader_id), None)
+
+
+def _lag(leader, replica) -> int | None:
+    """Kafka's --replication ``Lag``: leader log end offset minus the replica's (never below 0); None without a leader."""
+    return None if leader is None else max(0, leader.log_end_offset - replica.log_end_offset)
+
+
+def _replicas_json(quorum, replicas, leader) -> str:
     items = []
     for r in replicas:
-        item = {"id": r.replica_id, "directoryId": _dir(r.replica_directory_id),
-                "endpoints": _endpoints(quorum, r.replica_id)}
-        if leader_end is not None:
-            item["lag"] = max(0, leader_end - r.log_end_offset) if r.log_end_offset >= 0 and leader_end >= 0 else -1
+        item = {"id": r.replica_id, "directoryId": _dir(r.replica_directory_id)}
+        endpoints = _endpoints(quorum, r.replica_id)
+        if endpoints:  # Kafka leaves the key out when the quorum knows no endpoint (observers, old voters)
+            item["endpoints"] = endpoints
+        item["lag"] = _lag(leader, r)
         items.append(item)
     return "[" + ", ".join(json.dumps(i, separators=(", ", ": ")) for i in items) + "]"
 
 
 def status_lines(quorum, cluster) -> list[str]:
     part = quorum.topics[0].partitions[0]
-    leader = next((v for v in part.current_voters if v.replica_id == part.leader_id), None)
+    leader = _leader(part)
     max_lag, max_lag_time = 0, -1
     if leader is not None and part.current_voters:
         lagging = min(part.current_voters, key=lambda v: v.log_end_offset)
@@ -94,19 +104,16 @@ def status_lines(quorum, cluster) -> list[str]:
         ("HighWatermark", part.high_watermark),
         ("MaxFollowerLag", max_lag),
         ("MaxFollowerLagTimeMs", max_lag_time),
-        ("CurrentVoters", _replicas_json(quorum, part.current_voters)),
-        ("CurrentObservers", _replicas_json(quorum, part.observers,
-                                            leader_end=leader.log_end_offset if leader is not None else -1)),
+        ("CurrentVoters", _replicas_json(quorum, part.current_voters, leader)),
+        ("CurrentObservers", _replicas_json(quorum, part.observers, leader)),
     ]
-    width = max(len(k) for k, _ in rows) + 1
-    return [f"{(k + ':').ljust(width)} {v}" for k, v in rows]
+    return [f"{(k + ':').ljust(_STATUS_VALUE_COLUMN)}{v}" for k, v in rows]
 
 
 def replication_lines(quorum, *, human_readable: bool = False, now_ms: int | None = None) -> list[str]:
     part = quorum.topics[0].partitions[0]
     now_ms = int(time.time() * 1000) if now_ms is None else now_ms
-    leader = next((v for v in part.current_voters if v.replica_id == part.leader_id), None)
-    leader_leo = leader.log_end_offset if leader is not None else 0
+    leader = _leader(part)
     others = [v for v in part.current_voters if v.replica_id != part.leader_id]
     ordered = ([(leader, "Leader")] if leader else []) + [(v, "Follower") for v in others] + \
               [(o, "Observer") for o in part.observers]
@@ -118,7 +125,7 @@ def replication_lines(quorum, *, human_readable: bool = False, now_ms: int | Non
 
     header = ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp", "LastCaughtUpTimestamp", "Status"]
     rows = [[str(r.replica_id), uuid_to_base64(r.replica_directory_id), str(r.log_end_offset),
-             str(max(0, leader_leo - r.log_end_offset)), ts(r.last_fetch_timestamp), ts(r.last_caught_up_timestamp),
+             str(_lag(leader, r) or 0), ts(r.last_fetch_timestamp), ts(r.last_caught_up_timestamp),
              status] for r, status in ordered]
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header))]
     return ["\t".join(cell.ljust(widths[i]) for i, cell in enumerate(row)).rstrip() for row in [header, *rows]]

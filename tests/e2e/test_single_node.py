@@ -50,7 +50,7 @@ def test_shipped_single_node_config_commits_and_describes(make_cluster, tmp_path
     assert keys == ["ClusterId", "LeaderId", "LeaderEpoch", "HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs",
                     "CurrentVoters", "CurrentObservers"]
     assert re.search(r"^LeaderId:\s+1$", status, re.M)
-    assert f"ClusterId:            {cluster.cluster_id}" in status
+    assert f"ClusterId:              {cluster.cluster_id}" in status
     assert f'"endpoints": ["CONTROLLER://localhost:{node.port}"]' in status
     repl = e2e.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--replication",
                   "--human-readable").stdout.splitlines()

@@ -7,7 +7,8 @@ MinBytes are ready the request is parked until the high watermark moves (checked
 passes. Fetch sessions are not kept: every answer carries session id 0, which tells clients to send full requests.
 
 ListOffsets (answered by the leader): -2 earliest = log start, -1 latest = high watermark, -3 max timestamp, t ≥ 0
-the first offset whose record timestamp is ≥ t (a scan of batch headers, then of one batch's records), or -1.
+the first offset whose record timestamp is ≥ t, or -1: Kafka's lookup (skip segments by their largest timestamp, start
+at the ``.timeindex`` entry, scan batch headers, then one batch's records).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ LIST_OFFSETS = 2
 LIST_OFFSETS_MAX = 10
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 SCAN_CHUNK = 4 * 1024 * 1024
+FIRST_SCAN_CHUNK = 64 * 1024
 
 
 class _Parked:
@@ -148,30 +150,43 @@ class ListOffsets:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
 
-    def _committed_data_batches(self):
-        """Every committed data batch (control batches skipped), oldest first, read in SCAN_CHUNK pieces."""
+    def _committed_data_batches(self, pos: int | None = None, end: int | None = None):
+        """Committed data batches (control batches skipped) holding offsets in [pos, end) (default: the whole
+        committed log), oldest first, read in pieces growing from FIRST_SCAN_CHUNK to SCAN_CHUNK."""
         lg = self.ctx.log
-        pos, hw = lg.start_offset(), lg.high_watermark()
-        while pos < hw:
-            info = lg.read(pos, SCAN_CHUNK, Isolation.COMMITTED)
+        hw = lg.high_watermark()
+        pos = lg.start_offset() if pos is None else pos
+        end = hw if end is None else min(end, hw)
+        chunk = FIRST_SCAN_CHUNK  # a lookup usually ends in the first batches read: start small, then grow
+        while pos < end:
+            info = lg.read(pos, chunk, Isolation.COMMITTED)
+            chunk = min(chunk * 4, SCAN_CHUNK)
             if not len(info.records):
                 return
             for b in read_batches(info.records, validate=False):
                 if b.last_offset < pos:
                     continue
+                if b.base_offset >= end:
+                    return
                 pos = b.last_offset + 1
                 if not b.is_control:
                     yield b
 
-    def offset_for_timestamp(self, ts: int) -> tuple[int, int]:
-        """(offset, timestamp) of the first record with timestamp ≥ ``ts`` below the high watermark, or (-1, -1)."""
-        for b in self._committed_data_batches():
-            if b.max_timestamp < ts:
-                continue
-            for r in b:
-                if r.timestamp >= ts:
-                    return r.offset, r.timestamp
-        return -1, -1
+    def offset_for_timestamp(self, ts: int) -> tuple[int, int, int]:
+        """(offset, timestamp, batch leader epoch) of the first committed data record with timestamp ≥ ``ts``, or
+        (-1, -1, -1). As Kafka: segments whose largest timestamp is below ``ts`` are skipped and the scan starts at
+        the ``.timeindex`` entry (``timestamp_search_ranges``); a record's timestamp is its CreateTime, or the
+        batch max timestamp for a LogAppendTime batch (the codec's rule)."""
+        lg = self.ctx.log
+        start = lg.start_offset()
+        for lo, hi in lg.timestamp_search_ranges(ts):
+            for b in self._committed_data_batches(max(lo, start), hi):
+                if b.max_timestamp < ts:
+                    continue
+                for r in b:
+                    if r.timestamp >= ts and r.offset >= start:
+                        return r.offset, r.timestamp, b.partition_leader_epoch
+        return -1, -1, -1
 
     def max_timestamp(self) -> tuple[int, int]:
         """(offset, timestamp) of the first committed record carrying the largest timestamp, or (-1, -1)."""
@@ -212,7 +227,8 @@ class ListOffsets:
                     elif ts == -3:
                         pr.offset, pr.timestamp = self.max_timestamp()
                     elif ts >= 0:
-                        pr.offset, pr.timestamp = self.offset_for_timestamp(ts)
+                        pr.offset, pr.timestamp, epoch = self.offset_for_timestamp(ts)
+                        pr.leader_epoch = epoch  # Kafka answers the found batch's epoch (-1 when none)
                     else:
                         pr.error_code = c.UNSUPPORTED_VERSION
                 except KraftwireError as exc:
