@@ -22,6 +22,7 @@ from kraftwire.error_codes import (  # noqa: F401
     MESSAGE_TOO_LARGE,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
+    OFFSET_NOT_AVAILABLE,
     OFFSET_OUT_OF_RANGE,
     OUT_OF_ORDER_SEQUENCE_NUMBER,
     REQUEST_TIMED_OUT,
@@ -88,6 +89,10 @@ class BrokerContext:
 
     def epoch(self) -> int:
         return self.raft.epoch
+
+    def epoch_start_offset(self) -> int:
+        """Where this leader's epoch starts in the log (-1 when not leading)."""
+        return getattr(self.raft.quorum.state, "epoch_start_offset", -1) if self.raft is not None else -1
 
     def loop(self) -> asyncio.AbstractEventLoop:
         return asyncio.get_running_loop()

@@ -219,6 +219,11 @@ class ListOffsets:
                 lg = ctx.log
                 pr.leader_epoch = ctx.epoch()
                 ts = p.timestamp
+                if ts != -2 and ctx.epoch_start_offset() > lg.high_watermark():
+                    # As Kafka: a new leader has not committed in its epoch yet, and the high watermark it knew as a
+                    # follower may be behind the old leader's: clients retry rather than see an offset go back.
+                    pr.error_code = c.OFFSET_NOT_AVAILABLE
+                    continue
                 try:
                     if ts == -2:
                         pr.offset = lg.start_offset()
