@@ -26,7 +26,7 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
 from kraftwire.server import wire
-from kraftwire.server.client import request_once
+from kraftwire.server.client import describe_quorum, request_once
 from kraftwire.server.connection import InboundConnection
 from kraftwire.server.dispatcher import Dispatcher
 from kraftwire.server.driver import Driver, election_from_store, now_ms
@@ -287,8 +287,6 @@ class Node:
         request ``kraftwire metadata-quorum`` sends) which voters form the quorum and where their controller
         listener is. Brokers often start before the controllers, so this retries (backing off up to 2 s) until one
         answers with a leader's view, or the node is asked to stop."""
-        from kraftwire.tools.metadata_quorum import fetch_quorum
-
         s = self.settings
         timeout = s.config.controller_quorum_request_timeout_ms / 1000.0
         backoff = max(0.05, s.config.controller_quorum_retry_backoff_ms / 1000.0)
@@ -297,7 +295,7 @@ class Node:
             why = "no bootstrap server"
             for host, port in s.bootstrap_servers:
                 try:
-                    quorum, _ = await fetch_quorum(host, port, timeout=timeout, topic=s.topic)
+                    quorum, _ = await describe_quorum(host, port, timeout=timeout, topic=s.topic)
                 except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                     why = f"{host}:{port}: {exc or type(exc).__name__}"
                     continue

@@ -1,6 +1,7 @@
 """A minimal asyncio Kafka client: one connection, requests in order, responses matched by correlation id.
 
-Used by the node to forward DescribeQuorum to the leader and by the admin tools (``metadata-quorum``).
+Used by the node to forward DescribeQuorum to the leader, by a broker that finds the quorum through
+``controller.quorum.bootstrap.servers``, and by the admin tools (``metadata-quorum``).
 """
 
 from __future__ import annotations
@@ -63,3 +64,18 @@ def parse_host_port(text: str) -> tuple[str, int]:
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
     return host or "localhost", int(port)
+
+
+async def describe_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = "__cluster_metadata"):
+    """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port, on one connection."""
+    from kraftwire.protocol import messages as w
+
+    conn = await KafkaConnection.open(host, port, timeout=timeout)
+    try:
+        R = w.DescribeQuorumRequest
+        quorum = await conn.request(R(topics=[R.TopicData(topic_name=topic, partitions=[
+            R.PartitionData(partition_index=0)])]), 2, timeout=timeout)
+        cluster = await conn.request(w.DescribeClusterRequest(), 1, timeout=timeout)
+        return quorum, cluster
+    finally:
+        await conn.close()

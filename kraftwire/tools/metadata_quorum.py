@@ -40,18 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC):
     """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port."""
-    from kraftwire.protocol import messages as w
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.client import describe_quorum
 
-    conn = await KafkaConnection.open(host, port, timeout=timeout)
-    try:
-        R = w.DescribeQuorumRequest
-        quorum = await conn.request(R(topics=[R.TopicData(topic_name=topic, partitions=[
-            R.PartitionData(partition_index=0)])]), 2, timeout=timeout)
-        cluster = await conn.request(w.DescribeClusterRequest(), 1, timeout=timeout)
-        return quorum, cluster
-    finally:
-        await conn.close()
+    return await describe_quorum(host, port, timeout=timeout, topic=topic)
 
 
 def _dir(value) -> str | None:
