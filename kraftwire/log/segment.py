@@ -290,14 +290,8 @@ class LogSegment:
         timestamp of the segment up to the batch holding ``o``, first reached in that batch: every earlier batch
         holds only timestamps below T ≤ ``timestamp``."""
         times = self.time_entries
-        lo, hi = 0, len(times)
-        while lo < hi:  # first entry with a timestamp above the target
-            mid = (lo + hi) // 2
-            if times[mid][0] <= timestamp:
-                lo = mid + 1
-            else:
-                hi = mid
-        return times[lo - 1][1] if lo else self.base_offset
+        above = bisect.bisect_right(times, timestamp, key=lambda entry: entry[0])  # first entry above the target
+        return times[above - 1][1] if above else self.base_offset
 
     def batch_start_for(self, offset: int) -> int:
         _, base = self.locate(offset)
