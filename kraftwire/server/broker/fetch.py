@@ -18,8 +18,8 @@ import logging
 from kraftwire.errors import KraftwireError
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.records import read_batches
 from kraftwire.server.broker import context as c
+from kraftwire.server.broker.scan import batches_between
 
 log = logging.getLogger("kraftwire.broker.fetch")
 
@@ -157,20 +157,10 @@ class ListOffsets:
         hw = lg.high_watermark()
         pos = lg.start_offset() if pos is None else pos
         end = hw if end is None else min(end, hw)
-        chunk = FIRST_SCAN_CHUNK  # a lookup usually ends in the first batches read: start small, then grow
-        while pos < end:
-            info = lg.read(pos, chunk, Isolation.COMMITTED)
-            chunk = min(chunk * 4, SCAN_CHUNK)
-            if not len(info.records):
-                return
-            for b in read_batches(info.records, validate=False):
-                if b.last_offset < pos:
-                    continue
-                if b.base_offset >= end:
-                    return
-                pos = b.last_offset + 1
-                if not b.is_control:
-                    yield b
+        # a lookup usually ends in the first batches read: start small, then grow
+        for b in batches_between(lg, pos, end, Isolation.COMMITTED, first_chunk=FIRST_SCAN_CHUNK, max_chunk=SCAN_CHUNK):
+            if not b.is_control:
+                yield b
 
     def offset_for_timestamp(self, ts: int) -> tuple[int, int, int]:
         """(offset, timestamp, batch leader epoch) of the first committed data record with timestamp ≥ ``ts``, or
