@@ -10,7 +10,9 @@ failover is in the log, as kraftwire control records (consumers skip control bat
   numbers instead of reusing them.
 
 Every replica rebuilds the committed offsets and the last generations from those records (``scan.py``), so a new
-leader answers OffsetFetch with what the old one committed.
+leader answers OffsetFetch with what the old one committed. OffsetFetch serves committed offsets only: a commit
+the leader has appended but not committed yet is read through to the value it replaced, and a new leader answers
+COORDINATOR_LOAD_IN_PROGRESS until it has committed in its epoch (before that it may not know the last commits).
 
 Rebalance (Kafka's GroupCoordinator, simplified): a join moves the group to PreparingRebalance; it completes when
 every known member has rejoined or the largest rebalance timeout passes (members that did not rejoin are dropped);
@@ -53,6 +55,7 @@ UNKNOWN_MEMBER_ID = 25
 INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
 NOT_COORDINATOR = 16
+COORDINATOR_LOAD_IN_PROGRESS = 14
 MEMBER_ID_REQUIRED = 79
 
 MIN_SESSION_TIMEOUT_MS = 1000
@@ -435,27 +438,32 @@ class Coordinator:
         body, version, cid = request.body, request.version, request.header.correlation_id
         R = w.OffsetFetchResponse
         if not self.coordinating():
-            if version >= 2:
-                conn.send_response(R(error_code=NOT_COORDINATOR, topics=[]), version, cid)
-                return
             error = NOT_COORDINATOR
+        elif ctx.epoch_start_offset() > ctx.log.high_watermark():
+            # A new leader learns what the old one committed only once it commits in its own epoch (as Kafka's
+            # coordinator answers while it loads the offsets partition).
+            error = COORDINATOR_LOAD_IN_PROGRESS
         else:
             error = 0
-            self.scan.catch_up()
+        if error and version >= 2:
+            conn.send_response(R(error_code=error, topics=[]), version, cid)
+            return
         group_id = body.group_id
+        # Only what is committed: a commit this leader appended but has not committed may still be lost with its
+        # leadership, and its OffsetCommit has not been answered yet either.
+        committed = self.scan.committed_offsets(group_id) if error == 0 else {}
         if body.topics is None:
             wanted = {}
-            for (g, topic, part) in self.offsets:
-                if g == group_id:
-                    wanted.setdefault(topic, []).append(part)
-            asked = sorted(wanted.items())
+            for topic, part in committed:
+                wanted.setdefault(topic, []).append(part)
+            asked = sorted((topic, sorted(parts)) for topic, parts in wanted.items())
         else:
             asked = [(t.name, list(t.partition_indexes)) for t in body.topics]
         topics = []
         for name, parts in asked:
             out = []
             for part in parts:
-                offset, epoch, meta = self.offsets.get((group_id, name, part), (-1, -1, ""))
+                offset, epoch, meta = committed.get((name, part), (-1, -1, ""))
                 perr = error or (c.UNKNOWN_TOPIC_OR_PARTITION if name != ctx.topic_name and version < 2 else 0)
                 out.append(R.OffsetFetchResponsePartition(partition_index=part, committed_offset=offset,
                                                           committed_leader_epoch=epoch, metadata=meta or "",

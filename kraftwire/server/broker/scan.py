@@ -19,7 +19,7 @@ import logging
 from typing import Callable
 
 from kraftwire.errors import KraftwireError
-from kraftwire.log.api import Isolation
+from kraftwire.log.api import Isolation, ValidationKind
 from kraftwire.records import read_batches
 from kraftwire.server.broker.state import LogState
 
@@ -85,6 +85,7 @@ def base_image(lg, state: LogState, limit: int) -> int:
         if values is not None and state.load(values):
             log.info("broker state loaded from snapshot %d-%d: %d producers, %d committed group offsets",
                      latest.end_offset, latest.epoch, len(state.producers), len(state.offsets))
+            state.last_epoch = latest.epoch
             return latest.end_offset
     state.clear()
     if start > 0:
@@ -96,7 +97,7 @@ def base_image(lg, state: LogState, limit: int) -> int:
 class LogScan:
     def __init__(self, ctx) -> None:
         self.ctx = ctx
-        self.state = LogState()
+        self.state = LogState(track_pending=True)
         self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
         #: set while a Produce appends: the batch is applied by ``appended`` (no read-back)
         self.hold = False
@@ -111,10 +112,25 @@ class LogScan:
         if lg is None:
             return
         end = lg.end_offset()
-        if end < self.scanned_to or self.scanned_to < lg.start_offset():
+        if end < self.scanned_to or self.scanned_to < lg.start_offset() or self._truncated_since(lg):
             self.scanned_to = base_image(lg, self.state, end)
         if self.scanned_to < end:
             self.scanned_to = replay(lg, self.state, self.scanned_to, end, Isolation.UNCOMMITTED)
+        self.state.commit_to(lg.high_watermark())
+
+    def _truncated_since(self, lg) -> bool:
+        """Whether the log no longer holds what was scanned, even if it has grown back past it (a follower may
+        truncate and append in one Ready). By Raft's log matching, the entry before ``scanned_to`` is unchanged
+        exactly when it still has the epoch the scan saw."""
+        epoch = self.state.last_epoch
+        if epoch < 0 or self.scanned_to <= lg.start_offset():
+            return False
+        return lg.validate_offset_and_epoch(self.scanned_to, epoch).kind is not ValidationKind.VALID
+
+    def committed_offsets(self, group: str) -> dict:
+        """``group``'s committed offsets ((topic, partition) -> (offset, leader epoch, metadata)), as of now."""
+        self.catch_up()
+        return self.state.committed_offsets(group, self.ctx.log.high_watermark())
 
     def appended(self, first_offset: int, last_offset: int, apply: Callable[[], None]) -> None:
         """This node has just appended offsets [first, last] (as leader): ``apply`` them now if the scan had
@@ -122,6 +138,7 @@ class LogScan:
         if self.scanned_to == first_offset:
             apply()
             self.scanned_to = last_offset + 1
+            self.state.last_epoch = self.ctx.epoch()
 
 
 class CommittedImage:

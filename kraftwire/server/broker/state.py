@@ -30,19 +30,32 @@ class ProducerEntry:
 
 
 class LogState:
-    def __init__(self) -> None:
+    """``track_pending``: remember what each group offset record replaced until ``commit_to`` passes it, for a
+    state folded from uncommitted data (the leader's scan) that must still answer with committed offsets."""
+
+    def __init__(self, *, track_pending: bool = False) -> None:
+        self.track_pending = track_pending
         self.producers: dict[int, ProducerEntry] = {}
         #: (group, topic, partition) -> (offset, leader epoch, metadata)
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
         self.generations: dict[str, int] = {}
+        #: group offset writes not known to be committed yet, oldest first: (log offset of the record, key, the
+        #: value the key had before it, or None). ``committed_offsets`` reads through them; ``commit_to`` drops
+        #: the ones the high watermark has passed.
+        self.pending: deque[tuple[int, tuple[str, str, int], tuple[int, int, str | None] | None]] = deque()
+        #: partition leader epoch of the last batch folded in (-1: none)
+        self.last_epoch = -1
 
     def clear(self) -> None:
         self.producers.clear()
         self.offsets.clear()
         self.generations.clear()
+        self.pending.clear()
+        self.last_epoch = -1
 
     # ------------------------------------------------------------------------------------------------ folding
     def apply(self, b) -> None:
+        self.last_epoch = b.partition_leader_epoch
         if b.is_control:
             self._apply_control(b)
         elif b.producer_id >= 0:
@@ -66,12 +79,38 @@ class LogState:
                 continue  # Raft's own control records (LeaderChange...) and unknown kinds
             if ctype == KRAFTWIRE_GROUP_OFFSET:
                 key = (msg.group_id, msg.topic, msg.partition)
+                if self.track_pending:
+                    self.pending.append((r.offset, key, self.offsets.get(key)))
                 if msg.offset < 0:
                     self.offsets.pop(key, None)
                 else:
                     self.offsets[key] = (msg.offset, msg.leader_epoch, msg.metadata)
             elif ctype == KRAFTWIRE_GROUP_GENERATION:
                 self.generations[msg.group_id] = max(self.generations.get(msg.group_id, 0), msg.generation_id)
+
+    # ------------------------------------------------------------------------------------------------ committed view
+    def commit_to(self, high_watermark: int) -> None:
+        """Offsets below ``high_watermark`` are committed: forget what their group offset records replaced."""
+        pending = self.pending
+        while pending and pending[0][0] < high_watermark:
+            pending.popleft()
+
+    def committed_offsets(self, group: str, high_watermark: int) -> dict[tuple[str, int], tuple[int, int, str | None]]:
+        """``group``'s offsets as the log holds them below ``high_watermark``: a write at or above it is replaced by
+        the value it overwrote (a leader may still lose what it has not committed; Kafka's coordinator likewise
+        serves a commit only once its append completed)."""
+        self.commit_to(high_watermark)
+        out = {(t, p): v for (g, t, p), v in self.offsets.items() if g == group}
+        undone = set()
+        for _offset, key, previous in self.pending:
+            if key[0] != group or key in undone:
+                continue
+            undone.add(key)  # the oldest uncommitted write of a key holds its committed value
+            if previous is None:
+                out.pop(key[1:], None)
+            else:
+                out[key[1:]] = previous
+        return out
 
     # ------------------------------------------------------------------------------------------------ image
     def image(self) -> list[bytes]:
