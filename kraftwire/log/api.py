@@ -166,6 +166,9 @@ class LogView(Protocol):
 class ReplicatedLog(LogView, Protocol):
     """The writable log. Only the driver (and tools) call these, never the Raft core."""
 
+    #: how many truncations removed batches so far (a reader folding the log notices a rewrite by it)
+    truncations: int
+
     def append_as_leader(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
         """Append batches written by this leader: re-based to ``end_offset()``, partition leader epoch set to
         ``epoch``; the epoch cache learns ``epoch`` at the first offset if it is new."""

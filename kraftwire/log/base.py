@@ -75,6 +75,9 @@ class BaseLog:
     max_batch_size: int = MAX_BATCH_SIZE
     #: Validate every record's framing on append (not only the batch CRC). On by default.
     check_records: bool = True
+    #: How many times batches were removed from the end (truncation, reset to a snapshot): a reader folding the
+    #: log compares it with the value it saw, since the log may have grown back past where it stopped.
+    truncations: int = 0
 
     # ------------------------------------------------------------------------------------------------ LogView
 
@@ -234,6 +237,7 @@ class BaseLog:
         if offset < self._start:
             raise InvalidTruncationError(f"truncation to offset {offset} is below the log start {self._start}")
         if offset < self._end:
+            self.truncations += 1
             new_end = self._truncate_storage(offset)
             self._end = new_end
             self._flushed = min(self._flushed, new_end)
@@ -262,6 +266,7 @@ class BaseLog:
             return False
         latest_epoch = self._cache.latest_epoch() or 0
         if snap.epoch > latest_epoch or (snap.epoch == latest_epoch and snap.end_offset > self._end):
+            self.truncations += 1
             self._reset_storage(snap.end_offset)
             self._start = self._end = self._flushed = snap.end_offset
             self._hwm = snap.end_offset

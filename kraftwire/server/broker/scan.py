@@ -99,6 +99,7 @@ class LogScan:
         self.ctx = ctx
         self.state = LogState(track_pending=True)
         self.scanned_to = -1  # nothing scanned yet (the log is opened by start())
+        self._truncations = 0  # the log's truncation count when last checked
         #: set while a Produce appends: the batch is applied by ``appended`` (no read-back)
         self.hold = False
         ctx.watchers.append(self._watch)
@@ -120,8 +121,11 @@ class LogScan:
 
     def _truncated_since(self, lg) -> bool:
         """Whether the log no longer holds what was scanned, even if it has grown back past it (a follower may
-        truncate and append in one Ready). By Raft's log matching, the entry before ``scanned_to`` is unchanged
-        exactly when it still has the epoch the scan saw."""
+        truncate and append in one Ready). Looked at only after a truncation; by Raft's log matching, the entry
+        before ``scanned_to`` is unchanged exactly when it still has the epoch the scan saw."""
+        if lg.truncations == self._truncations:
+            return False
+        self._truncations = lg.truncations
         epoch = self.state.last_epoch
         if epoch < 0 or self.scanned_to <= lg.start_offset():
             return False
