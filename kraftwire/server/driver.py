@@ -2,16 +2,20 @@
 
 Everything runs on the event loop thread. The log flush (fsync) runs right there too while the disk is quick — as in
 Kafka's single-threaded raft client, a sub-millisecond fsync costs less than handing it to a thread and being woken
-again, and that handoff sits twice on every commit's critical path (leader, then follower). When recent flushes are
-slow (their moving average passes ``INLINE_FLUSH_MAX_MS``, or the driver's ``inline_flush_max_ms``), flushes move to one worker thread so the node keeps
-serving while the disk works, and move back once the disk is quick again. Either way it is group commit: appends made
-meanwhile join the next flush. The order of the contract is kept like this:
+again, and that handoff sits twice on every commit's critical path (leader, then follower). An inline flush runs
+inside the Ready that asked for it, before its messages leave, and ``LogFlushed`` is fed to the core as soon as that
+Ready is done: a follower's next Fetch and the leader's answers to parked fetches do not wait for another turn of
+the event loop nor for the broker callbacks. When recent flushes are slow (their moving average passes
+``INLINE_FLUSH_MAX_MS``, or the driver's ``inline_flush_max_ms``), flushes move to one worker thread so the node
+keeps serving while the disk works, and move back once the disk is quick again. Either way it is group commit:
+appends made meanwhile join the next flush. The order of the contract is kept like this:
 
 1. ``persist``: quorum-state is written (tmp, fsync, rename, fsync dir) synchronously, before anything else of the
    Ready — nothing later can overtake it. It is rare (elections), so blocking the loop for it is the honest choice.
 2. ``log_ops`` run synchronously. The log allows appends while a flush runs in the worker; truncation and snapshot
    operations take the I/O lock, i.e. wait for an in-flight flush to finish first.
-3. ``flush``: a flush is requested; the worker flushes whatever the log holds when it starts.
+3. ``flush``: inline, the log is flushed here; otherwise a flush is requested and the worker flushes whatever the
+   log holds when it starts.
 4. ``send`` leaves now.
 5. ``send_after_flush``: held with the log end offset after this Ready's log ops as their durability target, and
    released only once a completed flush covers that target (then ``LogFlushed`` is fed to the core). A crash drops
@@ -177,15 +181,20 @@ class Driver:
     # ------------------------------------------------------------------------------------------------ executing
     def _execute(self, ready: Ready, cause) -> None:
         try:
-            self._execute_unchecked(ready)
+            flushed = self._execute_unchecked(ready)
         except Exception as exc:
             self._on_fatal(f"executing Ready #{ready.number}", exc)
             return
         self._log_view(cause)
+        if flushed is not None:
+            # The flush ran inline within this Ready: tell the core now (its Ready runs the callbacks).
+            self.handle(LogFlushed(flushed))
+            return
         for callback in self.on_ready:
             callback()
 
-    def _execute_unchecked(self, ready: Ready) -> None:
+    def _execute_unchecked(self, ready: Ready) -> int | None:
+        """Returns the flushed offset when this Ready's flush ran inline (the caller feeds ``LogFlushed``)."""
         # 1. persist
         if ready.persist is not None:
             self.store.write(election_to_store(ready.persist))
@@ -208,16 +217,24 @@ class Driver:
                 self._clamp_gated()
             else:  # pragma: no cover
                 raise TypeError(f"unknown log op {op!r}")
-        # 3. flush (requested; runs in the worker)
+        # 3. flush: while the disk is quick and no flush is in flight in the worker, right here, before anything of
+        # this Ready leaves (a follower's next Fetch, the leader's answers to parked fetches wait on it).
         target = lg.end_offset()
-        if ready.flush:
-            self._flush_wanted = True
+        flushed = None
+        if ready.flush or (ready.send_after_flush and lg.flushed_offset() < target):
+            if self.flushing_inline and self._flush_task is None and self._loop is not None:
+                self.flushes_inline += 1
+                flushed = self._flush_locked()
+                self._flush_wanted = False
+                self._release_gated(flushed)
+            else:
+                self._flush_wanted = True
         # 4. send now
         for msg in ready.send:
             self._send(msg)
         # 5. gated on durability
         if ready.send_after_flush:
-            if not ready.flush and lg.flushed_offset() >= target:
+            if lg.flushed_offset() >= target:
                 for msg in ready.send_after_flush:
                     self._send(msg)
             else:
@@ -238,6 +255,18 @@ class Driver:
         self._arm_timer(ready.next_wakeup_ms)
         if self._flush_wanted and self._flush_task is None and self._loop is not None:
             self._flush_task = self._loop.create_task(self._flush_loop())
+        return flushed
+
+    def _release_gated(self, flushed: int) -> None:
+        """Send the held messages whose durability target ``flushed`` covers, oldest first."""
+        if self._gated:
+            ready_now = [msgs for target, msgs in self._gated if target <= flushed]
+            self._gated = deque((t, msgs) for t, msgs in self._gated if t > flushed)
+            for msgs in ready_now:
+                for msg in msgs:
+                    self._send(msg)
+        if self._gated:
+            self._flush_wanted = True
 
     def _clamp_gated(self) -> None:
         """After a truncation, held messages wait for the (shorter) log to be durable, not for data that is gone:
@@ -278,12 +307,18 @@ class Driver:
             return False
 
     def _arm_timer(self, wake_ms: int) -> None:
+        """One timer polls the core at ``wake_ms``. A timer already due no later is kept: polling early is harmless
+        (that poll arms the next one), and most Readys only move the wake-up later (a fetch parked again, a
+        deadline pushed back), so this saves cancelling and scheduling a timer on every Ready."""
         if self._stopped or self._loop is None:
             return
-        if self._timer is not None:
-            self._timer.cancel()
-        delay = max(0, wake_ms - now_ms()) / 1000.0
-        self._timer = self._loop.call_later(delay, self._on_timer)
+        when = self._loop.time() + max(0, wake_ms - now_ms()) / 1000.0
+        timer = self._timer
+        if timer is not None:
+            if timer.when() <= when:
+                return
+            timer.cancel()
+        self._timer = self._loop.call_at(when, self._on_timer)
 
     def _poll_now(self) -> None:
         self._poll_soon = False
@@ -326,14 +361,7 @@ class Driver:
                     return
                 if self._stopped:
                     return
-                if self._gated:
-                    ready_now = [msgs for target, msgs in self._gated if target <= flushed]
-                    self._gated = deque((t, msgs) for t, msgs in self._gated if t > flushed)
-                    for msgs in ready_now:
-                        for msg in msgs:
-                            self._send(msg)
-                if self._gated:
-                    self._flush_wanted = True
+                self._release_gated(flushed)
                 self.handle(LogFlushed(flushed))
         finally:
             self._flush_task = None

@@ -287,3 +287,52 @@ def test_flushes_can_be_pinned_to_the_worker_thread():
     driver = _run_flushes(log, 3, inline_flush_max_ms=-1)
     assert driver.flushes_inline == 0
     assert threading.main_thread().name not in log.threads
+
+
+def test_an_inline_flush_runs_within_its_ready_before_the_messages_and_the_callbacks():
+    """Inline, the Ready's flush happens before its sends; the gated Fetch leaves within the same call, LogFlushed
+    reaches the core right after, and the broker callbacks run once, after that (nothing waits for a loop turn)."""
+    journal: list[str] = []
+    gate = threading.Event()
+    gate.set()
+    log = RecordingLog(journal, gate)
+    vote = m.VoteResponse(1, 3, 5, 0, 2, 1, vote_granted=False)
+    ready = Ready(1, log_ops=(AppendAsFollower(batch(0, 3), 1),), flush=True, send=(vote,),
+                  send_after_flush=(fetch(9),), high_watermark=2, next_wakeup_ms=now_ms() + 60_000)
+    core = StubCore([ready], journal)
+
+    async def main():
+        driver = Driver(core, log, Store(journal), lambda msg: journal.append(f"send {type(msg).__name__}"),
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+        driver.on_ready.append(lambda: journal.append("callbacks"))
+        driver._loop = asyncio.get_running_loop()
+        driver.poll()  # one synchronous call executes the whole Ready
+        snapshot = list(journal)
+        await driver.stop()
+        return driver, snapshot
+
+    driver, order = asyncio.run(main())
+    assert order == ["append", "flush-start", "flush-done 3", "send VoteResponse", "send FetchRequest", "hw 2",
+                     "core LogFlushed 3", "callbacks"], order
+    assert driver.flushes_inline == 1
+
+
+def test_a_later_wakeup_keeps_the_armed_timer_and_an_earlier_one_replaces_it():
+    journal: list[str] = []
+    core = StubCore([], journal)
+
+    async def main():
+        driver = Driver(core, MemoryLog(), Store(journal), lambda msg: None,
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+        driver._loop = asyncio.get_running_loop()
+        driver._arm_timer(now_ms() + 1000)
+        first = driver._timer
+        driver._arm_timer(now_ms() + 5000)  # polling at the earlier time is harmless: kept
+        assert driver._timer is first and not first.cancelled()
+        driver._arm_timer(now_ms() + 10)  # sooner: must replace it
+        assert driver._timer is not first and first.cancelled()
+        assert driver._timer.when() < first.when()
+        await driver.stop()
+
+    asyncio.run(main())
+    assert journal == []
