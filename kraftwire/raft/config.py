@@ -51,6 +51,9 @@ class RaftConfig:
     retry_backoff_ms: int = 20  # controller.quorum.retry.backoff.ms
     append_linger_ms: int = 25  # controller.quorum.append.linger.ms
     fetch_max_wait_ms: int = 500  # MaxWaitMs of a follower Fetch
+    #: how long the leader holds a parked fetch whose only news is a new high watermark, waiting for data to carry
+    #: it (0: answer at once, as Kafka does)
+    high_watermark_linger_ms: int = 5
     max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES
     max_fetch_bytes: int = MAX_BATCH_SIZE_BYTES
     fetch_snapshot_max_bytes: int = MAX_BATCH_SIZE_BYTES

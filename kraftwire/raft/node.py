@@ -45,7 +45,10 @@ class Outstanding:
 class ParkedFetch:
     request: m.FetchRequest
     deadline_ms: int
+    #: the high watermark the fetching replica knows; a different one is news for it
     high_watermark: int | None
+    #: when high-watermark news alone answers it (set when the news appears: that time + the linger)
+    news_due_ms: int | None = None
 
 
 class RaftNode:
@@ -227,7 +230,8 @@ class RaftNode:
                 if value is not None:
                     times.append(value)
         times.extend(o.deadline_ms for o in self._outstanding.values())
-        times.extend(p.deadline_ms for p in self._parked.values())
+        times.extend(p.deadline_ms if p.news_due_ms is None else min(p.deadline_ms, p.news_due_ms)
+                     for p in self._parked.values())
         times.extend(t for t in self._retry_after.values() if t > now_ms)
         if self._fetch_retry_ms > now_ms:
             times.append(self._fetch_retry_ms)
@@ -540,8 +544,9 @@ class RaftNode:
             self._notify_all_leaders()
 
     def park_fetch(self, request: m.FetchRequest, now_ms: int, high_watermark: int | None) -> None:
-        """Hold an empty answer until new durable data, a high-watermark change (relative to ``high_watermark``),
-        MaxWaitMs, or resignation. One parked fetch per replica id (a newer one replaces the older)."""
+        """Hold an empty answer until new durable data, MaxWaitMs, resignation, or a high watermark other than
+        ``high_watermark`` (the one the replica knows) once that news is ``high_watermark_linger_ms`` old. One
+        parked fetch per replica id (a newer one replaces the older)."""
         key = request.replica_id if request.replica_id != NO_ID else -request.correlation_id - 2
         self._parked[key] = ParkedFetch(request, now_ms + request.max_wait_ms, high_watermark)
 
@@ -552,10 +557,15 @@ class RaftNode:
         if not isinstance(leader, LeaderState) or not self._parked:
             return
         limit = self.replication_limit()
+        linger = self.config.high_watermark_linger_ms
+        hw = leader.high_watermark
         for key, parked in list(self._parked.items()):
-            if limit > parked.request.fetch_offset or leader.high_watermark != parked.high_watermark or (
-                now_ms >= parked.deadline_ms
-            ):
+            due = limit > parked.request.fetch_offset or now_ms >= parked.deadline_ms
+            if not due and hw != parked.high_watermark:
+                if parked.news_due_ms is None:
+                    parked.news_due_ms = now_ms + linger
+                due = now_ms >= parked.news_due_ms
+            if due:
                 del self._parked[key]
                 self.counters["purgatory_completions"] += 1
                 answer_fetch(self, parked.request, now_ms, allow_park=False)

@@ -8,7 +8,9 @@
 * ``controller.quorum.voters`` (``id@host:port``), ``process.roles`` (none means controller, as the seed files);
 * the old raft README's keys are refused with their replacements named; Kafka keys kraftwire does not use are
   reported once as ignored; other unknown keys are warned about;
-* kraftwire's own keys: ``metrics.port`` (Prometheus endpoint, off unless set), ``metadata.log.topic``.
+* kraftwire's own keys: ``metrics.port`` (Prometheus endpoint, off unless set), ``metadata.log.topic``,
+  ``controller.quorum.high.watermark.linger.ms`` (how long the leader holds a follower's Fetch whose only news is
+  a new high watermark, so that the next data carries it; 0 answers at once, as Kafka does).
 
 Every refusal raises ``ConfigError(key, value, reason)``.
 """
@@ -34,7 +36,7 @@ RETIRED_KEYS = {
 }
 
 #: kraftwire's own keys (not Kafka's), with defaults.
-OWN_KEYS = {"metrics.port": "0", "metrics.host": "127.0.0.1"}
+OWN_KEYS = {"metrics.port": "0", "metrics.host": "127.0.0.1", "controller.quorum.high.watermark.linger.ms": "5"}
 
 #: Kafka broker/controller keys that are legal in a server.properties but that kraftwire does not use.
 KAFKA_IGNORED_KEYS = frozenset("""
@@ -89,6 +91,7 @@ class NodeSettings:
     broker_session_timeout_ms: int = 9000
     #: ``controller.quorum.bootstrap.servers`` as (host, port); a broker without ``voters`` learns them from these
     bootstrap_servers: tuple[tuple[str, int], ...] = ()
+    high_watermark_linger_ms: int = 5
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -192,6 +195,10 @@ class NodeSettings:
         metrics_port = _int_key("metrics.port", own["metrics.port"])
         if not 0 <= metrics_port <= 65535:
             raise ConfigError("metrics.port", own["metrics.port"], "must be a port number (0 = off)")
+        hw_linger_key = "controller.quorum.high.watermark.linger.ms"
+        hw_linger = _int_key(hw_linger_key, own[hw_linger_key])
+        if not 0 <= hw_linger <= 60_000:
+            raise ConfigError(hw_linger_key, own[hw_linger_key], "must be between 0 (answer at once) and 60000 ms")
         max_frame = _int_key("socket.request.max.bytes", props.get("socket.request.max.bytes", str(100 * 1024 * 1024)))
         if max_frame < 1024:
             raise ConfigError("socket.request.max.bytes", max_frame, "must be at least 1024")
@@ -203,7 +210,7 @@ class NodeSettings:
                    unknown_keys=tuple(unknown), warnings=tuple(warnings),
                    controller_listener_names=tuple(config.controller_listener_names),
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
-                   bootstrap_servers=bootstrap)
+                   bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger)
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -261,6 +268,7 @@ class NodeSettings:
             append_linger_ms=c.controller_quorum_append_linger_ms,
             snapshot_max_bytes_between=c.metadata_log_max_record_bytes_between_snapshots,
             snapshot_interval_ms=c.metadata_log_max_snapshot_interval_ms,
+            high_watermark_linger_ms=self.high_watermark_linger_ms,
         ).validate()
 
 

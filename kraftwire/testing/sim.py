@@ -153,6 +153,8 @@ class Cluster:
             append_linger_ms=0, fetch_max_wait_ms=50, pre_vote=pre_vote, mutations=mutations,
             snapshot_max_bytes_between=snapshot_bytes, snapshot_interval_ms=0, fetch_snapshot_max_bytes=200,
             advance_log_start_on_snapshot=True,
+            # both ways of answering high-watermark news: at once (Kafka's) and after a linger
+            high_watermark_linger_ms=(seed % 3) * 3,
         )
         self.history: list = []
         ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]

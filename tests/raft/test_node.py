@@ -25,8 +25,8 @@ def fetch(src, offset, last_epoch, epoch, cid=5, wait=0, dst=1):
                           fetch_offset=offset, last_fetched_epoch=last_epoch, max_wait_ms=wait, max_bytes=1 << 20)
 
 
-def make_leader(harness, voters=(1, 2, 3)):
-    h = harness(voters=voters, pre_vote=False)
+def make_leader(harness, voters=(1, 2, 3), **kw):
+    h = harness(voters=voters, pre_vote=False, **kw)
     sent = h.poll(at=250)  # election timeout -> candidate epoch 1
     for req in [s for s in sent if isinstance(s, m.VoteRequest)]:
         h.deliver(m.VoteResponse(req.dst, 1, req.correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
@@ -120,7 +120,7 @@ def test_fetch_epoch_errors(harness):
 
 
 def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
-    h = make_leader(harness)
+    h = make_leader(harness, high_watermark_linger_ms=0)  # Kafka's way: high-watermark news is answered at once
     h.deliver(fetch(2, 1, 1, 1))
     assert h.deliver(fetch(2, 1, 1, 1, cid=6, wait=500)) == []  # nothing new: parked
     h.node.schedule_append([b"a"], h.now)
@@ -137,6 +137,34 @@ def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
     assert resp.error == m.BROKER_NOT_AVAILABLE and resp.correlation_id == 8
     ends = [s for s in sent if isinstance(s, m.EndQuorumEpochRequest)]
     assert {e.dst for e in ends} == {2, 3} and ends[0].preferred_candidates[0].id == 3  # most caught up first
+
+
+def test_high_watermark_news_alone_waits_for_the_linger_and_data_carries_it_sooner(harness):
+    """A follower that has not heard the latest high watermark, fetching with nothing new to read, is answered once
+    that news is ``high_watermark_linger_ms`` old, unless data comes first and carries it. The wake-up is set."""
+    h = make_leader(harness, high_watermark_linger_ms=10)
+    h.deliver(fetch(2, 1, 1, 1))
+    assert h.log.high_watermark() == 1  # replica 2 now holds the LeaderChange: committed
+    # replica 3 has not heard high watermark 1: parked, its answer due 10 ms later
+    assert h.deliver(fetch(3, 1, 1, 1, cid=7, wait=500)) == []
+    assert h.node.poll(h.now).next_wakeup_ms == h.now + 10
+    assert h.poll(at=h.now + 9) == []
+    [news] = h.poll(at=h.now + 1)
+    assert news.correlation_id == 7 and news.high_watermark == 1 and not news.records
+    # replica 2 acknowledged offset 1 itself: it heard nothing yet either; data arrives within the linger
+    assert h.deliver(fetch(2, 1, 1, 1, cid=8, wait=500)) == []
+    h.now += 3
+    h.node.schedule_append([b"a"], h.now)
+    [data] = [s for s in h.poll() if isinstance(s, m.FetchResponse)]
+    assert data.correlation_id == 8 and data.records and data.high_watermark == 1
+    # a follower that knows the high watermark waits for data or MaxWaitMs, as before
+    assert h.deliver(fetch(3, 2, 1, 1, cid=9, wait=500)) == []  # it made the record committed: news for it
+    [hw2] = h.poll(at=h.now + 10)
+    assert hw2.correlation_id == 9 and hw2.high_watermark == 2
+    assert h.deliver(fetch(3, 2, 1, 1, cid=10, wait=100)) == []
+    assert h.poll(at=h.now + 99) == []
+    [timeout] = h.poll(at=h.now + 1)
+    assert timeout.correlation_id == 10 and not timeout.records
 
 
 def test_leader_never_replicates_past_its_flushed_offset(harness):

@@ -56,6 +56,7 @@ def test_readme_file():
     rc = s.raft_config("abc")
     assert rc.voters == frozenset({1, 2, 3}) and rc.node_id == 2 and rc.cluster_id == "abc"
     assert (rc.election_timeout_ms, rc.fetch_timeout_ms, rc.append_linger_ms, rc.retry_backoff_ms) == (1000, 2000, 25, 20)
+    assert rc.high_watermark_linger_ms == 5  # kraftwire's own default
 
 
 def test_real_kafka_controller_properties():
@@ -70,9 +71,10 @@ def test_real_kafka_controller_properties():
 
 def test_timings_and_unknown_keys():
     s = settings(README + "controller.quorum.election.timeout.ms=300\ncontroller.quorum.append.linger.ms=5\n"
-                 "frobnicate.level=9\nmetrics.port=9404\n")
+                 "frobnicate.level=9\nmetrics.port=9404\ncontroller.quorum.high.watermark.linger.ms=0\n")
     rc = s.raft_config("x")
     assert rc.election_timeout_ms == 300 and rc.append_linger_ms == 5
+    assert rc.high_watermark_linger_ms == 0  # Kafka's way: high-watermark news answered at once
     assert s.unknown_keys == ("frobnicate.level",)
     assert s.metrics_port == 9404
 
@@ -86,6 +88,8 @@ def test_controller_listener_name_defaults_to_plaintext_when_the_map_is_absent()
     ("controller.quorum.election.timeout.ms=soon\n", "controller.quorum.election.timeout.ms", "soon"),
     ("controller.quorum.fetch.timeout.ms=-5\n", "controller.quorum.fetch.timeout.ms", -5),
     ("metrics.port=99999\n", "metrics.port", "99999"),
+    ("controller.quorum.high.watermark.linger.ms=-1\n", "controller.quorum.high.watermark.linger.ms", "-1"),
+    ("controller.quorum.high.watermark.linger.ms=soon\n", "controller.quorum.high.watermark.linger.ms", "soon"),
     ("process.roles=broker\n", "process.roles", "broker"),
     ("process.roles=controller,chef\n", "process.roles", "controller,chef"),
     ("listener.security.protocol.map=PLAINTEXT:SSL\n", "listener.security.protocol.map", "PLAINTEXT:SSL"),

@@ -6,7 +6,8 @@ UNKNOWN_LEADER_EPOCH above, NOT_LEADER_OR_FOLLOWER when not leading). A follower
 snapshot's id when one exists (not the 0-0 bootstrap snapshot). Otherwise ``validate_offset_and_epoch`` decides between
 records, DivergingEpoch and SnapshotId. A valid fetch from a replica with an id records its end offset (that may
 advance the high watermark). The leader never sends data past its own flushed offset; an empty answer is parked up to
-MaxWaitMs.
+MaxWaitMs. A parked fetch whose replica has not heard the latest high watermark is answered once that news is
+``high_watermark_linger_ms`` old (Kafka answers at once: linger 0), unless new data answers it sooner and carries it.
 
 Follower rules: DivergingEpoch -> truncate first (never below the high watermark), and only then apply the leader's
 high watermark; records -> filter, append, flush, and the next Fetch leaves only after that flush
@@ -92,12 +93,15 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         if state.update_replica_end_offset(req.replica_id, req.fetch_offset, now_ms, node.log.end_offset()):
             node.emit_high_watermark(state.high_watermark)
     records = _read_up_to(node, req.fetch_offset, node.replication_limit(), min(req.max_bytes, node.config.max_fetch_bytes))
-    replica = state.replica(req.replica_id)
-    knows_hw = replica is None or state.high_watermark is None or replica.sent_high_watermark == state.high_watermark
-    if not records and allow_park and req.max_wait_ms > 0 and knows_hw:
-        # parked against the HW *before* this fetch: if this very fetch advanced it, the answer leaves at once
-        node.park_fetch(req, now_ms, hw_before)
-        return
+    if not records and allow_park and req.max_wait_ms > 0:
+        # Parked against the high watermark the replica knows: the one last sent to it, else the one before this
+        # fetch (so news this very fetch made counts). News alone answers after high_watermark_linger_ms; data
+        # comes sooner and carries it.
+        replica = state.replica(req.replica_id)
+        known = hw_before if replica is None or state.high_watermark is None else replica.sent_high_watermark
+        if node.config.high_watermark_linger_ms > 0 or known == state.high_watermark:
+            node.park_fetch(req, now_ms, known)
+            return
     answer(m.NONE, records=records)
 
 
