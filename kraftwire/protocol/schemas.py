@@ -911,3 +911,82 @@ M("BrokerHeartbeatResponse", "response", 63, "0", "0+", [
     F("IsFenced", "bool", "0+", default=True),
     F("ShouldShutDown", "bool", "0+"),
 ])
+
+
+# Group administration (what kafka-consumer-groups.sh and the admin clients send), declared by hand from Apache
+# Kafka's JSON specs because the reference set carries only the group membership APIs. Versions: the ones current
+# clients use; later ones add fields kraftwire has no use for (ListGroups v5 type filter, DescribeGroups v6 message,
+# DeleteGroups v3 message, OffsetDelete v1 flexible).
+
+M("ListGroupsRequest", "request", 16, "0-4", "3+", [
+    F("StatesFilter", "[]string", "4+"),
+])
+
+M("ListGroupsResponse", "response", 16, "0-4", "3+", [
+    F("ThrottleTimeMs", "int32", "1+"),
+    F("ErrorCode", "int16", "0+"),
+    F("Groups", "[]ListedGroup", "0+", fields=[
+        F("GroupId", "string", "0+"),
+        F("ProtocolType", "string", "0+"),
+        F("GroupState", "string", "4+"),
+    ]),
+])
+
+M("DescribeGroupsRequest", "request", 15, "0-5", "5+", [
+    F("Groups", "[]string", "0+"),
+    F("IncludeAuthorizedOperations", "bool", "3+"),
+])
+
+M("DescribeGroupsResponse", "response", 15, "0-5", "5+", [
+    F("ThrottleTimeMs", "int32", "1+"),
+    F("Groups", "[]DescribedGroup", "0+", fields=[
+        F("ErrorCode", "int16", "0+"),
+        F("GroupId", "string", "0+"),
+        F("GroupState", "string", "0+"),
+        F("ProtocolType", "string", "0+"),
+        F("ProtocolData", "string", "0+"),
+        F("Members", "[]DescribedGroupMember", "0+", fields=[
+            F("MemberId", "string", "0+"),
+            F("GroupInstanceId", "string", "4+", nullable="4+", default=None),
+            F("ClientId", "string", "0+"),
+            F("ClientHost", "string", "0+"),
+            F("MemberMetadata", "bytes", "0+"),
+            F("MemberAssignment", "bytes", "0+"),
+        ]),
+        F("AuthorizedOperations", "int32", "3+", default=-2147483648),
+    ]),
+])
+
+M("DeleteGroupsRequest", "request", 42, "0-2", "2+", [
+    F("GroupsNames", "[]string", "0+"),
+])
+
+M("DeleteGroupsResponse", "response", 42, "0-2", "2+", [
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("Results", "[]DeletableGroupResult", "0+", fields=[
+        F("GroupId", "string", "0+"),
+        F("ErrorCode", "int16", "0+"),
+    ]),
+])
+
+M("OffsetDeleteRequest", "request", 47, "0", "none", [
+    F("GroupId", "string", "0+"),
+    F("Topics", "[]OffsetDeleteRequestTopic", "0+", fields=[
+        F("Name", "string", "0+"),
+        F("Partitions", "[]OffsetDeleteRequestPartition", "0+", fields=[
+            F("PartitionIndex", "int32", "0+"),
+        ]),
+    ]),
+])
+
+M("OffsetDeleteResponse", "response", 47, "0", "none", [
+    F("ErrorCode", "int16", "0+"),
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("Topics", "[]OffsetDeleteResponseTopic", "0+", fields=[
+        F("Name", "string", "0+"),
+        F("Partitions", "[]OffsetDeleteResponsePartition", "0+", fields=[
+            F("PartitionIndex", "int32", "0+"),
+            F("ErrorCode", "int16", "0+"),
+        ]),
+    ]),
+])

@@ -1,0 +1,126 @@
+"""Group administration through a 3-node quorum with the admin clients people use (what kafka-consumer-groups.sh
+does): list, describe, delete a group's offsets, delete a group — with Kafka's refusals for a group that has
+members (NON_EMPTY_GROUP), a topic a member subscribes to (GROUP_SUBSCRIBED_TO_TOPIC) and an unknown group
+(GROUP_ID_NOT_FOUND)."""
+
+from __future__ import annotations
+
+import time
+
+from kraftwire.server.broker.group_admin import subscribed_topics
+
+TIMEOUT_S = 60
+
+
+def _produce(quorum, tag: str, n: int = 200) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=quorum.servers, request_timeout_ms=10000, max_block_ms=10000)
+    try:
+        for i in range(n):
+            producer.send("clients", value=f"{tag}-{i:04d}".encode())
+        producer.flush(TIMEOUT_S)
+    finally:
+        producer.close(10)
+
+
+def _errors(result) -> dict:
+    """kafka-python 3 answers {key: error name or 'OK'} (or an exception type); normalise to names."""
+    return {k: (v if isinstance(v, str) else getattr(v, "__name__", type(v).__name__)) for k, v in result.items()}
+
+
+def test_kafka_python_admin_lists_describes_and_deletes_a_group(quorum, interop):
+    from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
+
+    _produce(quorum, "adm")
+    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=quorum.servers, group_id="admin-kp",
+                             client_id="adm-consumer", auto_offset_reset="earliest", enable_auto_commit=False,
+                             consumer_timeout_ms=3000, request_timeout_ms=20000, session_timeout_ms=10000,
+                             heartbeat_interval_ms=1000)
+    admin = KafkaAdminClient(bootstrap_servers=quorum.servers, request_timeout_ms=20000)
+    tp = TopicPartition(interop.TOPIC, 0)
+    try:
+        seen = 0
+        deadline = interop.bounded(TIMEOUT_S)
+        while seen < 50 and not deadline.expired():
+            for _ in consumer:
+                seen += 1
+                if seen == 50:
+                    break
+        consumer.commit({tp: OffsetAndMetadata(50, "", -1)})
+
+        listed = {g["group_id"]: g for g in admin.list_groups()}
+        assert listed["admin-kp"]["group_state"] == "Stable" and listed["admin-kp"]["protocol_type"] == "consumer"
+        described = admin.describe_groups(["admin-kp"])["admin-kp"]
+        assert described["group_state"] == "Stable" and described["protocol_data"] == "range"
+        [member] = described["members"]
+        assert member["client_id"] == "adm-consumer"
+        assert member["member_metadata"]["topics"] == [interop.TOPIC]
+        assert member["member_assignment"]["assigned_partitions"] == [{"topic": interop.TOPIC, "partitions": [0]}]
+
+        # a group with a member cannot be deleted, nor the offsets of a topic it subscribes to
+        assert _errors(admin.delete_groups(["admin-kp"])) == {"admin-kp": "NonEmptyGroupError"}
+        refused = admin.delete_group_offsets("admin-kp", [tp])
+        assert "GroupSubscribedToTopic" in str(refused), refused
+        assert admin.list_group_offsets({"admin-kp": None})["admin-kp"][tp].offset == 50
+    finally:
+        consumer.close(autocommit=False)
+    try:
+        described = admin.describe_groups(["admin-kp"])["admin-kp"]
+        assert described["group_state"] == "Empty" and described["members"] == []
+        admin.delete_group_offsets("admin-kp", [tp])
+        assert admin.list_group_offsets({"admin-kp": None})["admin-kp"] == {}
+        # no members and no offsets left: the group is gone
+        assert "admin-kp" not in {g["group_id"] for g in admin.list_groups()}
+        assert _errors(admin.delete_groups(["admin-kp", "never-was"])) == {"admin-kp": "GroupIdNotFoundError",
+                                                                         "never-was": "GroupIdNotFoundError"}
+        assert admin.describe_groups(["never-was"])["never-was"]["group_state"] == "Dead"
+    finally:
+        admin.close()
+
+
+def test_confluent_admin_lists_describes_and_deletes_a_group(quorum, interop):
+    from confluent_kafka import Consumer, ConsumerGroupState, KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    _produce(quorum, "cadm")
+    consumer = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": "admin-ck", "client.id": "ck-consumer",
+                         "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    admin = AdminClient({"bootstrap.servers": quorum.bootstrap})
+    consumer.subscribe([interop.TOPIC])
+    got = 0
+    deadline = time.monotonic() + TIMEOUT_S
+    while got < 20 and time.monotonic() < deadline:
+        msg = consumer.poll(1.0)
+        if msg is not None and not msg.error():
+            got += 1
+    consumer.commit(asynchronous=False)
+    try:
+        listed = admin.list_consumer_groups().result(TIMEOUT_S)
+        assert not listed.errors
+        assert {g.group_id: g.state for g in listed.valid}["admin-ck"] == ConsumerGroupState.STABLE
+        desc = admin.describe_consumer_groups(["admin-ck"])["admin-ck"].result(TIMEOUT_S)
+        assert desc.state == ConsumerGroupState.STABLE and desc.partition_assignor == "range"
+        [member] = desc.members
+        assert member.client_id == "ck-consumer"
+        assert [(p.topic, p.partition) for p in member.assignment.topic_partitions] == [(interop.TOPIC, 0)]
+        error = admin.delete_consumer_groups(["admin-ck"])["admin-ck"].exception(TIMEOUT_S)
+        assert error is not None and "NON_EMPTY_GROUP" in str(error)
+    finally:
+        consumer.close()
+    assert admin.delete_consumer_groups(["admin-ck"])["admin-ck"].result(TIMEOUT_S) is None
+    listed = admin.list_consumer_groups().result(TIMEOUT_S)
+    assert "admin-ck" not in {g.group_id for g in listed.valid}
+    try:
+        admin.delete_consumer_groups(["admin-ck"])["admin-ck"].result(TIMEOUT_S)
+        raise AssertionError("deleting a deleted group succeeded")
+    except KafkaException as exc:
+        assert "GROUP_ID_NOT_FOUND" in str(exc)
+
+
+def test_subscriptions_are_read_from_the_consumer_protocol_metadata():
+    # version 1, topics ["a", "bb"], then user data: what every Java-protocol consumer sends
+    metadata = b"\x00\x01" + b"\x00\x00\x00\x02" + b"\x00\x01a" + b"\x00\x02bb" + b"\xff\xff\xff\xff"
+    assert subscribed_topics(metadata) == {"a", "bb"}
+    assert subscribed_topics(b"\x00\x01\x00\x00\x00\x05\x00\x01a") is None  # truncated: unreadable
+    assert subscribed_topics(b"") is None
