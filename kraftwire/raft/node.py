@@ -88,6 +88,8 @@ class RaftNode:
         self.listeners = ListenerHub(log, self.serde, config.max_fetch_bytes)
         self.snapshots = Snapshots(self)
         self._observer_target: int | None = None
+        #: voters an observer gave up on since its last successful fetch (a quiet leader, requests that timed out)
+        self._quiet_voters: set[int] = set()
         self._on_enter(now_ms)
 
     # ================================================================================================================
@@ -270,11 +272,25 @@ class RaftNode:
             out = self._outstanding.pop(cid)
             self.counters["request_timeouts"] += 1
             if out.kind is m.FetchRequest and not self.quorum.is_voter:
-                self.pick_observer_target()  # try another voter
+                # try another voter than the one that did not answer (and than a leader that went quiet)
+                state = self.quorum.state
+                quiet = state.leader_id if isinstance(state, FollowerState) and self._observer_target is not None \
+                    else None
+                self.pick_observer_target(unresponsive=(out.dest, quiet))
 
-    def pick_observer_target(self) -> None:
+    def pick_observer_target(self, *, unresponsive=(), skip=()) -> None:
+        """Pick a random voter to fetch from. ``unresponsive`` voters (a leader that went quiet, one whose request
+        timed out) are skipped until a fetch succeeds again; ``skip`` (one that just answered without naming a
+        leader) only this time. A dead node's port may hang rather than refuse, so a live voter is always preferred;
+        when every voter is unresponsive, all are tried again."""
+        self._quiet_voters.update(v for v in unresponsive if v is not None)
         voters = sorted(self.config.voters)
-        self._observer_target = voters[self.rng.randrange(0, len(voters))]
+        alive = [v for v in voters if v not in self._quiet_voters]
+        if not alive:
+            self._quiet_voters.clear()
+            alive = voters
+        choices = [v for v in alive if v not in skip] or alive
+        self._observer_target = choices[self.rng.randrange(0, len(choices))]
 
     def _match_response(self, response: m.Response) -> Outstanding | None:
         """The outstanding request this response answers, or None (unknown correlation id, wrong peer or type,
@@ -411,7 +427,11 @@ class RaftNode:
         if not self.quorum.is_voter:
             if isinstance(state, FollowerState) and now_ms >= state.fetch_deadline_ms:
                 state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
-                self.pick_observer_target()  # the leader went quiet: ask any voter who leads now
+                # the leader went quiet: ask another voter who leads now, at once (a Fetch still waiting on the
+                # quiet one is given up: a dead node's port may hang rather than refuse; a late answer is stale)
+                self.pick_observer_target(unresponsive=(state.leader_id, self._observer_target))
+                for cid in [c for c, o in self._outstanding.items() if o.kind is m.FetchRequest]:
+                    del self._outstanding[cid]
             return
         if isinstance(state, UnattachedState):
             if now_ms >= state.election_deadline_ms:

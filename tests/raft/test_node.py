@@ -438,3 +438,35 @@ def test_vote_requests_from_older_epochs_are_no_split(harness):
     h, _ = _split_candidate(harness, election_timeout_ms=1000)
     h.deliver(vote_request(0, cand=2, last_epoch=0, last=0))
     assert not h.node.state.rival_seen and h.node.counters["split_votes"] == 0
+
+
+def test_an_observer_whose_leader_went_quiet_asks_the_other_voters(harness):
+    """Fetch timeout on an observer: it gives up on the quiet leader at once (its pending Fetch too: a dead node's
+    port may hang rather than refuse) and asks the other voters, in turn while they answer without a leader (an
+    election is running), never the quiet one until a fetch succeeds; the voter that names the new leader sends it
+    there."""
+    for seed in range(20):
+        h = harness(node_id=42, voters=(1, 2, 3), seed=seed, fetch_timeout_ms=2000, request_timeout_ms=2000)
+        [first] = [s for s in h.poll(at=1) if isinstance(s, m.FetchRequest)]
+        sent = h.deliver(m.FetchResponse(first.dst, 42, first.correlation_id, m.NONE, 1, 1, high_watermark=0))
+        assert h.node.quorum.leader_id == 1
+        [to_leader] = [s for s in sent + h.poll() if isinstance(s, m.FetchRequest)]
+        assert to_leader.dst == 1
+        targets, pending, gave_up_at = [], [], None
+        for _ in range(400):
+            pending += [s for s in h.poll(at=h.now + 10) if isinstance(s, m.FetchRequest)]
+            while pending and len(targets) < 7:
+                req = pending.pop(0)
+                targets.append(req.dst)
+                gave_up_at = gave_up_at or h.now
+                # mid-election voters know no leader; the sixth answer names leader 3, elected in epoch 2
+                leader, epoch = (NO_ID, 1) if len(targets) < 6 else (3, 2)
+                pending += [s for s in h.deliver(m.FetchResponse(req.dst, 42, req.correlation_id,
+                                                                 m.NOT_LEADER_OR_FOLLOWER, leader, epoch,
+                                                                 high_watermark=-1))
+                            if isinstance(s, m.FetchRequest)]
+            if len(targets) == 7:
+                break
+        assert gave_up_at <= 2300, (seed, gave_up_at)  # at the fetch timeout, not the pending Fetch's own timeout
+        assert 1 not in targets[:6] and all(a != b for a, b in zip(targets[:5], targets[1:6])), (seed, targets)
+        assert h.node.quorum.leader_id == 3 and targets[6] == 3, (seed, targets)

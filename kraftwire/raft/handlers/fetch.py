@@ -166,11 +166,17 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     if resp.error != m.NONE:
         node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
         if not node.quorum.is_voter:
-            node.pick_observer_target()
+            named = resp.leader_id
+            if (isinstance(state, FollowerState) and named == state.leader_id and named not in (NO_ID, resp.src)
+                    and named not in node._quiet_voters):
+                node._observer_target = None  # the answer named our leader, which has not gone quiet: fetch from it
+            else:
+                node.pick_observer_target(skip=(resp.src,))
         return
     if not isinstance(state, FollowerState) or resp.src != state.leader_id:
         return
     node._observer_target = None
+    node._quiet_voters.clear()
     state.last_fetch_success_ms = now_ms
     state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     log = node.log
