@@ -142,6 +142,16 @@ class BaseLog:
         (ListOffsets by timestamp scans them in order). Without indexes: the whole log."""
         return [(self._start, self._end)]
 
+    def timestamp_ranges(self) -> list[tuple[int, int, int]]:
+        """``(largest timestamp, from, to)`` ranges covering the log, no record in a range newer than its bound.
+        Without indexes: one range, unbounded."""
+        return [(2 ** 63 - 1, self._start, self._end)] if self._end > self._start else []
+
+    def epoch_for_offset(self, offset: int) -> int:
+        """The leader epoch of the batch holding ``offset`` by the epoch cache (-1 when it does not say)."""
+        epoch = self._cache.epoch_for_offset(offset)
+        return -1 if epoch is None else epoch
+
     def latest_snapshot_id(self) -> SnapshotId | None:
         return max(self._snapshots) if self._snapshots else None
 

@@ -327,6 +327,12 @@ class SegmentedLog(BaseLog):
                     ranges.append((lo, seg.next_offset))
         return ranges
 
+    def timestamp_ranges(self) -> list[tuple[int, int, int]]:
+        """``(largest batch max timestamp, from, to)`` per non-empty segment: no record in ``[from, to)`` has a
+        larger timestamp (ListOffsets max-timestamp looks only where the largest can be)."""
+        return [(seg.max_timestamp, max(seg.base_offset, self._start), seg.next_offset) for seg in self._segments
+                if seg.next_offset > max(seg.base_offset, self._start)]
+
     def _batch_start_for(self, offset: int) -> int:
         return self._segments[self._segment_index(offset)].batch_start_for(offset)
 

@@ -1,5 +1,6 @@
 """ListOffsets by timestamp through the ``.timeindex`` (Kafka's lookup: segment by largest timestamp, then the time
-index entry, then a scan) answers exactly what a linear scan of the committed data batches answers, on random
+index entry, then a scan), and by max timestamp (segments by their largest timestamp, newest first), answer exactly
+what a linear scan of the committed data batches answers, on random
 multi-segment logs with unordered timestamps, control and LogAppendTime batches, truncations, clean reopens and
 crashes; and every segment's time index equals the one rebuilt from its batch headers."""
 
@@ -37,6 +38,25 @@ def linear_offset_for_timestamp(lg, ts: int) -> tuple[int, int, int]:
                 if r.timestamp >= ts:
                     return r.offset, r.timestamp, b.partition_leader_epoch
     return -1, -1, -1
+
+
+def linear_max_timestamp(lg) -> tuple[int, int, int]:
+    """The reference for ListOffsets -3: the first committed data record carrying the largest timestamp."""
+    best = (-1, -1, -1)
+    pos, hw = lg.start_offset(), lg.high_watermark()
+    while pos < hw:
+        info = lg.read(pos, 1 << 20, Isolation.COMMITTED)
+        if not len(info.records):
+            break
+        for b in read_batches(info.records, validate=False):
+            if b.last_offset < pos:
+                continue
+            pos = b.last_offset + 1
+            if not b.is_control:
+                for r in b:
+                    if r.timestamp > best[1]:
+                        best = (r.offset, r.timestamp, b.partition_leader_epoch)
+    return best
 
 
 def _build(spec, epoch: int) -> bytes:
@@ -115,6 +135,7 @@ def test_timeindex_lookup_equals_linear_scan(ops, targets, tiny):
             lo = ListOffsets(SimpleNamespace(log=lg))
             for t in targets:
                 assert lo.offset_for_timestamp(BASE_TS + t) == linear_offset_for_timestamp(lg, BASE_TS + t), (t, hw)
+            assert lo.max_timestamp() == linear_max_timestamp(lg), hw
     finally:
         try:
             lg.close()

@@ -44,6 +44,9 @@ def test_a_new_leader_answers_offset_not_available_until_it_commits_in_its_epoch
     assert ask(BASE_TS).error_code == c.OFFSET_NOT_AVAILABLE
     earliest = ask(-2)
     assert earliest.error_code == c.NONE and earliest.offset == 0
+    assert earliest.leader_epoch == 1  # as Kafka: the epoch of the log start's batch, not the leader's current one
     lg.update_high_watermark(2)  # the leader committed its epoch's first record
     latest = ask(-1)
-    assert latest.error_code == c.NONE and latest.offset == 2
+    assert latest.error_code == c.NONE and latest.offset == 2 and latest.leader_epoch == 2
+    newest = ask(-3)  # max timestamp: the record and its batch's epoch
+    assert (newest.offset, newest.timestamp, newest.leader_epoch) == (1, BASE_TS + 1, 1)

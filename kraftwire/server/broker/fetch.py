@@ -178,14 +178,23 @@ class ListOffsets:
                         return r.offset, r.timestamp, b.partition_leader_epoch
         return -1, -1, -1
 
-    def max_timestamp(self) -> tuple[int, int]:
-        """(offset, timestamp) of the first committed record carrying the largest timestamp, or (-1, -1)."""
-        best = (-1, -1)
-        for b in self._committed_data_batches():
-            if b.max_timestamp > best[1]:
+    def max_timestamp(self) -> tuple[int, int, int]:
+        """(offset, timestamp, batch leader epoch) of the first committed data record carrying the largest
+        timestamp, or (-1, -1, -1). Segments are visited by their largest timestamp, newest first, and the walk
+        stops at one that cannot hold a larger one (Kafka keeps that maximum per segment for this lookup)."""
+        lg = self.ctx.log
+        start = lg.start_offset()
+        best = (-1, -1, -1)
+        for bound, lo, hi in sorted(lg.timestamp_ranges(), key=lambda r: (-r[0], r[1])):
+            if bound < best[1]:
+                break
+            for b in self._committed_data_batches(max(lo, start), hi):
+                if b.max_timestamp < best[1]:
+                    continue
                 for r in b:
                     if r.timestamp == b.max_timestamp:
-                        best = (r.offset, r.timestamp)
+                        if r.timestamp > best[1] or r.offset < best[0]:
+                            best = (r.offset, r.timestamp, b.partition_leader_epoch)
                         break
         return best
 
@@ -217,10 +226,11 @@ class ListOffsets:
                 try:
                     if ts == -2:
                         pr.offset = lg.start_offset()
+                        pr.leader_epoch = lg.epoch_for_offset(pr.offset)  # as Kafka: the log start's epoch
                     elif ts == -1:
                         pr.offset = lg.high_watermark()
                     elif ts == -3:
-                        pr.offset, pr.timestamp = self.max_timestamp()
+                        pr.offset, pr.timestamp, pr.leader_epoch = self.max_timestamp()
                     elif ts >= 0:
                         pr.offset, pr.timestamp, epoch = self.offset_for_timestamp(ts)
                         pr.leader_epoch = epoch  # Kafka answers the found batch's epoch (-1 when none)
