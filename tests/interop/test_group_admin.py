@@ -124,3 +124,58 @@ def test_subscriptions_are_read_from_the_consumer_protocol_metadata():
     assert subscribed_topics(metadata) == {"a", "bb"}
     assert subscribed_topics(b"\x00\x01\x00\x00\x00\x05\x00\x01a") is None  # truncated: unreadable
     assert subscribed_topics(b"") is None
+
+
+def test_a_static_member_restarts_without_a_rebalance(quorum, interop):
+    """KIP-345 with librdkafka's group.instance.id: the group leader and a second static member share the topic's
+    one partition; the second restarts within its session timeout (librdkafka sends no LeaveGroup for a static
+    member) and gets its place back without a rebalance — the leader sees no revocation — while the old member id
+    is fenced."""
+    from confluent_kafka import Consumer
+    from kafka import KafkaAdminClient
+
+    events: dict[str, list] = {"a": [], "b": []}
+
+    def consumer(name: str) -> Consumer:
+        c = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": "static-g", "group.instance.id": name,
+                      "client.id": name, "session.timeout.ms": 30000, "auto.offset.reset": "earliest",
+                      "enable.auto.commit": False})
+        c.subscribe([interop.TOPIC], on_assign=lambda _c, parts: events[name].append(("assign", len(parts))),
+                    on_revoke=lambda _c, parts: events[name].append(("revoke", len(parts))))
+        return c
+
+    def pump(consumers, until, seconds=TIMEOUT_S):
+        deadline = time.monotonic() + seconds
+        while not until() and time.monotonic() < deadline:
+            for c in consumers:
+                c.poll(0.1)
+        assert until(), events
+
+    admin = KafkaAdminClient(bootstrap_servers=quorum.servers, request_timeout_ms=20000)
+    a = consumer("a")
+    pump([a], lambda: events["a"] == [("assign", 1)])  # alone: the leader, holding the partition
+    b = consumer("b")
+    pump([a, b], lambda: events["b"] and events["b"][-1][0] == "assign" and events["a"][-1][0] == "assign"
+         and len(events["a"]) >= 3)
+    # after the rebalance for b: a revoked and was assigned again; one of them holds the partition
+    held = {n: events[n][-1][1] for n in "ab"}
+    assert sorted(held.values()) == [0, 1], events
+    before = admin.describe_groups(["static-g"])["static-g"]
+    old_b = next(m["member_id"] for m in before["members"] if m["group_instance_id"] == "b")
+    b.close()  # static: no LeaveGroup, b keeps its place until its session timeout
+    seen_a = list(events["a"])
+    events["b"] = []
+    b2 = consumer("b")
+    try:
+        pump([a, b2], lambda: events["b"] == [("assign", held["b"])])
+        for _ in range(20):  # a keeps polling: a rebalance would revoke its assignment
+            a.poll(0.1)
+        assert events["a"] == seen_a, events
+        after = admin.describe_groups(["static-g"])["static-g"]
+        assert after["group_state"] == "Stable"
+        ids = {m["group_instance_id"]: m["member_id"] for m in after["members"]}
+        assert set(ids) == {"a", "b"} and ids["b"] != old_b
+    finally:
+        b2.close()
+        a.close()
+        admin.close()

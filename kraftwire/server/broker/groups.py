@@ -18,8 +18,11 @@ Rebalance (Kafka's GroupCoordinator, simplified): a join moves the group to Prep
 every known member has rejoined or the largest rebalance timeout passes (members that did not rejoin are dropped);
 the generation is bumped, the leader member gets the member list and sends the assignments in SyncGroup. Members
 that stop heartbeating for their session timeout are removed and the group rebalances. Join v4+ first answers
-MEMBER_ID_REQUIRED with a fresh member id. Static membership (group.instance.id) is accepted but treated as
-dynamic.
+MEMBER_ID_REQUIRED with a fresh member id. Static membership (KIP-345, group.instance.id): a static member joins
+without that round; when one comes back (a restart) its new member id takes the old one's place and assignment, a
+Stable group does not rebalance for a follower with unchanged protocols, and the old member id is fenced
+(FENCED_INSTANCE_ID on Join, Sync, Heartbeat, OffsetCommit, LeaveGroup). A static member leaves by instance id or
+at its session timeout.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ REBALANCE_IN_PROGRESS = 27
 NOT_COORDINATOR = 16
 COORDINATOR_LOAD_IN_PROGRESS = 14
 MEMBER_ID_REQUIRED = 79
+FENCED_INSTANCE_ID = 82
 
 MIN_SESSION_TIMEOUT_MS = 1000
 MAX_SESSION_TIMEOUT_MS = 1_800_000
@@ -92,6 +96,16 @@ class Group:
         self.members: dict[str, Member] = {}
         self.pending_ids: set[str] = set()
         self.rebalance_deadline = 0.0
+        #: static membership (KIP-345): group.instance.id -> the member id that holds it now
+        self.static: dict[str, str] = {}
+
+    def fenced(self, member_id: str, instance_id: str | None) -> int:
+        """Kafka's check of a request naming a static member: FENCED_INSTANCE_ID when the instance id is held by
+        another member id now (a newer incarnation of that consumer joined), else 0."""
+        if instance_id is None:
+            return 0
+        holder = self.static.get(instance_id)
+        return FENCED_INSTANCE_ID if holder is not None and holder != member_id else 0
 
 
 class Coordinator:
@@ -168,6 +182,8 @@ class Coordinator:
     # ---------------------------------------------------------------------------------------------------- rebalance
     def _remove(self, group: Group, m: Member) -> None:
         group.members.pop(m.member_id, None)
+        if m.instance_id is not None and group.static.get(m.instance_id) == m.member_id:
+            del group.static[m.instance_id]
         self._answer_join(m, error=UNKNOWN_MEMBER_ID, group=group)
         self._answer_sync(m, UNKNOWN_MEMBER_ID, group)
         if group.leader == m.member_id:
@@ -294,30 +310,67 @@ class Coordinator:
             return fail(INCONSISTENT_GROUP_PROTOCOL)
         member_id = body.member_id
         client_id = request.header.client_id or ""
-        if not member_id:
+        instance_id = getattr(body, "group_instance_id", None) if version >= 5 else None
+        protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        if not member_id and instance_id is not None:
+            # A static member (re)joins: no MEMBER_ID_REQUIRED round; a known instance id takes over the old member
+            member_id = f"{instance_id}-{uuid.uuid4()}"
+            old_id = group.static.get(instance_id)
+            old = group.members.get(old_id) if old_id is not None else None
+            group.static[instance_id] = member_id
+            if old is not None:
+                if self._replace_static(group, old, member_id, body, protocols, conn, version, cid):
+                    return
+        elif not member_id:
             member_id = f"{client_id}-{uuid.uuid4()}"
             if version >= 4:
                 group.pending_ids.add(member_id)
                 return fail(MEMBER_ID_REQUIRED, member_id)
+        elif group.fenced(member_id, instance_id):
+            return fail(FENCED_INSTANCE_ID, member_id)
         elif member_id not in group.members and member_id not in group.pending_ids:
             return fail(UNKNOWN_MEMBER_ID, member_id)
         group.pending_ids.discard(member_id)
         m = group.members.get(member_id)
         if m is None:
-            m = group.members[member_id] = Member(member_id, getattr(body, "group_instance_id", None), client_id,
-                                                  conn.peer.rsplit(":", 1)[0])
+            m = group.members[member_id] = Member(member_id, instance_id, client_id, conn.peer.rsplit(":", 1)[0])
         if m.join is not None:  # a duplicate join: the older request is superseded
             self._answer_join(m, error=UNKNOWN_MEMBER_ID, group=group)
         m.session_ms = body.session_timeout_ms
         m.rebalance_ms = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
         m.protocol_type = body.protocol_type
-        m.protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        m.protocols = protocols
         m.seen = time.monotonic()
         m.join = (conn, version, cid)
         if group.state == PREPARING:
             self._maybe_complete_join(group)
         else:
             self._prepare(group)
+
+    def _replace_static(self, group: Group, old: Member, member_id: str, body, protocols, conn, version,
+                        cid) -> bool:
+        """A static member came back (a restart): its old member id is fenced and the new one takes its place, its
+        assignment with it. In a Stable group a follower whose protocols did not change gets the current generation
+        without a rebalance (KIP-345); True when answered that way."""
+        self._answer_join(old, error=FENCED_INSTANCE_ID, group=group)
+        self._answer_sync(old, FENCED_INSTANCE_ID, group)
+        del group.members[old.member_id]
+        log.info("group %s: static member %s rejoined as %s (was %s)", group.group_id, old.instance_id, member_id,
+                 old.member_id)
+        unchanged = old.protocols == protocols and old.protocol_type == body.protocol_type
+        was_leader = group.leader == old.member_id
+        old.member_id = member_id
+        group.members[member_id] = old
+        if was_leader:
+            group.leader = member_id
+        if group.state != STABLE or was_leader or not unchanged:
+            return False  # the join goes on as any other (a rebalance follows)
+        old.session_ms = body.session_timeout_ms
+        old.rebalance_ms = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
+        old.seen = time.monotonic()
+        old.join = (conn, version, cid)
+        self._answer_join(old, error=0, group=group)
+        return True
 
     def sync_group(self, request, conn) -> None:
         body, version, cid = request.body, request.version, request.header.correlation_id
@@ -329,6 +382,8 @@ class Coordinator:
         if not self.coordinating():
             return fail(NOT_COORDINATOR)
         group = self.groups.get(body.group_id)
+        if group is not None and group.fenced(body.member_id, getattr(body, "group_instance_id", None)):
+            return fail(FENCED_INSTANCE_ID)
         m = group.members.get(body.member_id) if group else None
         if m is None:
             return fail(UNKNOWN_MEMBER_ID)
@@ -357,6 +412,8 @@ class Coordinator:
         if not self.coordinating():
             return NOT_COORDINATOR
         group = self.groups.get(body.group_id)
+        if group is not None and group.fenced(body.member_id, getattr(body, "group_instance_id", None)):
+            return FENCED_INSTANCE_ID
         m = group.members.get(body.member_id) if group else None
         if m is None:
             return UNKNOWN_MEMBER_ID
@@ -372,11 +429,16 @@ class Coordinator:
             conn.send_response(R(error_code=NOT_COORDINATOR), version, request.header.correlation_id)
             return
         group = self.groups.get(body.group_id)
-        ids = [x.member_id for x in body.members] if version >= 3 else [body.member_id]
+        who = ([(x.member_id, x.group_instance_id) for x in body.members] if version >= 3
+               else [(body.member_id, None)])
         results = []
-        for member_id in ids:
-            m = group.members.get(member_id) if group else None
-            results.append(R.MemberResponse(member_id=member_id, error_code=0 if m else UNKNOWN_MEMBER_ID))
+        for member_id, instance_id in who:
+            error = group.fenced(member_id, instance_id) if group is not None and member_id else 0
+            if not member_id and instance_id is not None and group is not None:
+                member_id = group.static.get(instance_id, "")  # leaving by instance id (KIP-345)
+            m = group.members.get(member_id) if group and not error else None
+            results.append(R.MemberResponse(member_id=member_id, group_instance_id=instance_id,
+                                            error_code=error or (0 if m else UNKNOWN_MEMBER_ID)))
             if m is not None:
                 log.info("group %s: member %s left", group.group_id, member_id)
                 self._remove(group, m)
@@ -406,6 +468,8 @@ class Coordinator:
             return answer(INVALID_GROUP_ID)
         generation = body.generation_id_or_member_epoch
         group = self.groups.get(body.group_id)
+        if group is not None and group.fenced(body.member_id, getattr(body, "group_instance_id", None)):
+            return answer(FENCED_INSTANCE_ID)
         if generation >= 0 or body.member_id:
             m = group.members.get(body.member_id) if group else None
             if m is None:
