@@ -990,3 +990,39 @@ M("OffsetDeleteResponse", "response", 47, "0", "none", [
         ]),
     ]),
 ])
+
+# DescribeConfigs (what kafka-configs.sh --describe and the admin clients send), from Kafka's JSON spec.
+M("DescribeConfigsRequest", "request", 32, "0-4", "4+", [
+    F("Resources", "[]DescribeConfigsResource", "0+", fields=[
+        F("ResourceType", "int8", "0+"),
+        F("ResourceName", "string", "0+"),
+        F("ConfigurationKeys", "[]string", "0+", nullable="0+"),
+    ]),
+    F("IncludeSynonyms", "bool", "1+", default=False),
+    F("IncludeDocumentation", "bool", "3+", default=False),
+])
+
+M("DescribeConfigsResponse", "response", 32, "0-4", "4+", [
+    F("ThrottleTimeMs", "int32", "0+"),
+    F("Results", "[]DescribeConfigsResult", "0+", fields=[
+        F("ErrorCode", "int16", "0+"),
+        F("ErrorMessage", "string", "0+", nullable="0+"),
+        F("ResourceType", "int8", "0+"),
+        F("ResourceName", "string", "0+"),
+        F("Configs", "[]DescribeConfigsResourceResult", "0+", fields=[
+            F("Name", "string", "0+"),
+            F("Value", "string", "0+", nullable="0+"),
+            F("ReadOnly", "bool", "0+"),
+            F("IsDefault", "bool", "0"),
+            F("ConfigSource", "int8", "1+", default=-1),
+            F("IsSensitive", "bool", "0+"),
+            F("Synonyms", "[]DescribeConfigsSynonym", "1+", fields=[
+                F("Name", "string", "1+"),
+                F("Value", "string", "1+", nullable="0+"),
+                F("Source", "int8", "1+"),
+            ]),
+            F("ConfigType", "int8", "3+", default=0),
+            F("Documentation", "string", "3+", nullable="0+"),
+        ]),
+    ]),
+])

@@ -6,6 +6,7 @@
 * ``producers.py`` — InitProducerId and the producer-state table rebuilt from data-batch headers
 * ``groups.py``    — FindCoordinator and the classic group protocol, coordinated by the leader
 * ``group_admin.py`` — ListGroups, DescribeGroups, DeleteGroups, OffsetDelete (kafka-consumer-groups.sh)
+* ``configs.py``   — DescribeConfigs for this node and the topic (kafka-configs.sh --describe), read-only
 * ``scan.py``      — one pass over the log feeding the state rebuilt from it (producers, group offsets)
 
 ``register_client_apis(node)`` runs when the node is built (before ``start()``); the handlers attach to the core and
@@ -21,7 +22,7 @@ from kraftwire.server.broker.context import BrokerContext
 def register_client_apis(node) -> BrokerContext:
     """Register every client API on ``node.dispatcher``; call before ``node.start()`` (the handlers attach to the
     core and the driver on first use)."""
-    from kraftwire.server.broker import fetch, group_admin, groups, metadata, produce, producers, scan
+    from kraftwire.server.broker import configs, fetch, group_admin, groups, metadata, produce, producers, scan
 
     ctx = BrokerContext(node)
     d = node.dispatcher
@@ -43,6 +44,7 @@ def register_client_apis(node) -> BrokerContext:
     d.register(fetch.LIST_OFFSETS, 1, fetch.LIST_OFFSETS_MAX, attached(fetch.ListOffsets(ctx).handle))
     ctx.groups = groups.register(ctx, d, log_scan, attached)
     group_admin.register(ctx.groups, d, attached)
+    d.register(configs.API_KEY, 0, configs.MAX_VERSION, attached(configs.DescribeConfigs(ctx).handle))
     d.register(producers.INIT_PRODUCER_ID, 0, producers.INIT_PRODUCER_ID_MAX,
                attached(producers.InitProducerId(ctx, states).handle))
     node.broker = ctx

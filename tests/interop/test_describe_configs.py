@@ -1,0 +1,55 @@
+"""DescribeConfigs (kafka-configs.sh --describe) with both admin clients through a 3-node quorum: the topic's
+settings as the log keeps them, each node's own keys with where the value came from (its file or the default), the
+broker key a topic key is read from, and Kafka's error for another topic."""
+
+from __future__ import annotations
+
+TIMEOUT_S = 30
+STATIC, DEFAULT = 4, 5  # ConfigSource: STATIC_BROKER_CONFIG, DEFAULT_CONFIG
+
+
+def test_confluent_admin_describes_the_topic_and_each_node(quorum, interop):
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
+
+    admin = AdminClient({"bootstrap.servers": quorum.bootstrap})
+    topic = ConfigResource(ResourceType.TOPIC, interop.TOPIC)
+    configs = admin.describe_configs([topic])[topic].result(TIMEOUT_S)
+    assert configs["cleanup.policy"].value == "delete"
+    assert configs["segment.bytes"].value == str(1 << 30) and configs["segment.bytes"].source == DEFAULT
+    assert configs["max.message.bytes"].value == str(8 * 1024 * 1024)
+    assert configs["min.insync.replicas"].value == "2"  # acks=all waits for a majority of the three voters
+    assert all(c.is_read_only and not c.is_sensitive for c in configs.values())
+
+    for node_id, node in quorum.cluster.nodes.items():
+        broker = ConfigResource(ResourceType.BROKER, str(node_id))
+        own = admin.describe_configs([broker])[broker].result(TIMEOUT_S)
+        assert own["node.id"].value == str(node_id) and own["node.id"].source == STATIC
+        assert own["metadata.log.topic"].value == interop.TOPIC and own["metadata.log.topic"].source == STATIC
+        assert own["controller.quorum.election.timeout.ms"].source in (STATIC, DEFAULT)
+        assert own["listeners"].value.endswith(f":{node.port}")
+
+    other = ConfigResource(ResourceType.TOPIC, "no-such-topic")
+    try:
+        admin.describe_configs([other])[other].result(TIMEOUT_S)
+        raise AssertionError("an unknown topic was described")
+    except KafkaException as exc:
+        assert exc.args[0].code() == 3  # UNKNOWN_TOPIC_OR_PARTITION
+
+
+def test_kafka_python_admin_describes_with_synonyms(quorum, interop):
+    from kafka import KafkaAdminClient
+    from kafka.admin import ConfigResource, ConfigResourceType
+
+    admin = KafkaAdminClient(bootstrap_servers=quorum.servers, request_timeout_ms=20000)
+    try:
+        got = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, interop.TOPIC, configs=None)],
+                                     include_synonyms=True, config_filter="all")
+        segment = got["topic"][interop.TOPIC]["segment.bytes"]
+        assert str(segment["value"]) == str(1 << 30), segment
+        assert "metadata.log.segment.bytes" in str(segment), segment  # the broker key it is read from
+        picked = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, interop.TOPIC,
+                                                        configs={"retention.ms": None})], config_filter="all")
+        assert set(picked["topic"][interop.TOPIC]) == {"retention.ms"}
+    finally:
+        admin.close()
