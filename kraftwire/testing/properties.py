@@ -155,7 +155,11 @@ def back_to_back_failures(seed: int, mutations: Mutations = Mutations()) -> Clus
 
 
 def wipe_one_node(seed: int, mutations: Mutations = Mutations()) -> Cluster:
-    """A voter loses its disk (relaxed invariants, as in Kafka's canRecoverFromSingleNodeCommittedDataLoss)."""
+    """A voter loses its disk (relaxed invariants, as in Kafka's canRecoverFromSingleNodeCommittedDataLoss).
+
+    As there, the wiped voter returns only once a leader other than it is established (known to every running voter
+    and committing in its epoch): Raft cannot keep committed data if an empty voter, which remembers neither its log
+    nor its vote, helps elect a candidate that lacks it — the loss KIP-853's directory ids exist to prevent."""
     choice = random.Random(f"wipe_one_node:{seed}")
     cluster = _cluster("wipe_one_node", seed, mutations, voters=choice.randint(3, 5),
                           observers=choice.randint(0, 2), relaxed_invariants=True)
@@ -163,6 +167,19 @@ def wipe_one_node(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     _commit_more(cluster, "first commits")
     victim = choice.choice(sorted(cluster.voter_ids))
     cluster.wipe(victim)
+
+    def leader_established() -> bool:
+        lead = cluster.leader()
+        if lead is None or lead.node_id == victim:
+            return False
+        state = lead.raft.quorum.state
+        if state.high_watermark is None or state.high_watermark <= state.epoch_start_offset:
+            return False
+        return all(n.raft.quorum.leader_id == lead.node_id for i, n in cluster.nodes.items()
+                   if i in cluster.voter_ids and n.raft is not None)
+
+    cluster.run_until(leader_established, cluster.now + PHASE_DEADLINE_MS,
+                      "a leader other than the wiped voter, committing, before it returns")
     cluster.run_for(choice.randint(0, 100))
     cluster.restart(victim)
     _commit_more(cluster, "commits after a wiped voter returned")
