@@ -21,41 +21,39 @@ from kraftwire.server.broker.fetch import ListOffsets
 BASE_TS = 1_700_000_000_000
 
 
-def linear_offset_for_timestamp(lg, ts: int) -> tuple[int, int, int]:
-    """The reference: the previous implementation, every committed batch from the log start, oldest first."""
+def committed_batches(lg):
+    """Every committed batch from the log start, oldest first, by plain reads (what the references walk)."""
     pos, hw = lg.start_offset(), lg.high_watermark()
     while pos < hw:
         info = lg.read(pos, 1 << 20, Isolation.COMMITTED)
         if not len(info.records):
-            break
+            return
         for b in read_batches(info.records, validate=False):
             if b.last_offset < pos:
                 continue
             pos = b.last_offset + 1
-            if b.is_control or b.max_timestamp < ts:
-                continue
-            for r in b:
-                if r.timestamp >= ts:
-                    return r.offset, r.timestamp, b.partition_leader_epoch
+            yield b
+
+
+def linear_offset_for_timestamp(lg, ts: int) -> tuple[int, int, int]:
+    """The reference: the previous implementation, every committed batch from the log start, oldest first."""
+    for b in committed_batches(lg):
+        if b.is_control or b.max_timestamp < ts:
+            continue
+        for r in b:
+            if r.timestamp >= ts:
+                return r.offset, r.timestamp, b.partition_leader_epoch
     return -1, -1, -1
 
 
 def linear_max_timestamp(lg) -> tuple[int, int, int]:
     """The reference for ListOffsets -3: the first committed data record carrying the largest timestamp."""
     best = (-1, -1, -1)
-    pos, hw = lg.start_offset(), lg.high_watermark()
-    while pos < hw:
-        info = lg.read(pos, 1 << 20, Isolation.COMMITTED)
-        if not len(info.records):
-            break
-        for b in read_batches(info.records, validate=False):
-            if b.last_offset < pos:
-                continue
-            pos = b.last_offset + 1
-            if not b.is_control:
-                for r in b:
-                    if r.timestamp > best[1]:
-                        best = (r.offset, r.timestamp, b.partition_leader_epoch)
+    for b in committed_batches(lg):
+        if not b.is_control:
+            for r in b:
+                if r.timestamp > best[1]:
+                    best = (r.offset, r.timestamp, b.partition_leader_epoch)
     return best
 
 

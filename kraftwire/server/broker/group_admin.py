@@ -136,17 +136,12 @@ class GroupAdmin:
         known = set(self._group_ids()) if not status else set()
         out = []
         for group_id in request.body.groups:
-            if status:
-                out.append(R.DescribedGroup(error_code=status, group_id=group_id, group_state="", protocol_type="",
-                                            protocol_data="", members=[],
+            if status or group_id not in known:  # an error, or a group that does not exist: Dead, no error
+                out.append(R.DescribedGroup(error_code=status, group_id=group_id, group_state="" if status else DEAD,
+                                            protocol_type="", protocol_data="", members=[],
                                             authorized_operations=NO_AUTHORIZED_OPERATIONS))
                 continue
             group = self.co.groups.get(group_id)
-            if group_id not in known:
-                out.append(R.DescribedGroup(error_code=0, group_id=group_id, group_state=DEAD, protocol_type="",
-                                            protocol_data="", members=[],
-                                            authorized_operations=NO_AUTHORIZED_OPERATIONS))
-                continue
             state, protocol_type = self._state_of(group_id)
             stable = group is not None and group.state == STABLE
             members = []
