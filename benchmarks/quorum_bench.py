@@ -29,10 +29,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
 
 
 def _env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
+    from kraftwire.tools.quickstart import kraftwire_env
+
+    return kraftwire_env()
 
 
 def quickstart(duration: float, throughput: int, k: int) -> dict:

@@ -11,6 +11,7 @@ import asyncio
 import errno
 import itertools
 import logging
+import os
 import random
 import socket
 import time
@@ -169,6 +170,7 @@ class Node:
         self.started_ms = now_ms()
         log.info("node %d of cluster %s: log %s, voters %s", s.node_id, self.cluster_id, self.log.directory,
                  ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in s.voters))
+        _log_codec()
         self.driver.start()
         self.roles.start()
         self._status_task = loop.create_task(self._status_loop())
@@ -505,3 +507,18 @@ def _voters_from(quorum, listener_names) -> tuple[Voter, ...]:
             return ()
         voters.append(Voter(v.replica_id, chosen.host, chosen.port))
     return tuple(voters)
+
+
+def _log_codec() -> None:
+    """Say which RecordBatch codec this process runs: the C extension is several times faster, and a missing one
+    (a source checkout that was never built, a broken wheel) must not pass unnoticed."""
+    from kraftwire import records
+
+    if records.IMPLEMENTATION == "ext":
+        log.info("record codec: the C extension (kraftwire_ext)")
+    elif os.environ.get("KRAFTWIRE_NO_EXT", "") not in ("", "0"):
+        log.info("record codec: pure Python (KRAFTWIRE_NO_EXT is set)")
+    else:
+        log.warning("record codec: pure Python, several times slower — the C extension did not import: %s "
+                    "(pip install the package, or build it in place: python setup.py build_ext --inplace)",
+                    records.EXT_IMPORT_ERROR)

@@ -12,7 +12,8 @@ schema, the corruption contract), ``datasource`` (the batch source, pushdown), `
 ``register(spark)`` registers the ``kraftwire`` source and turns on ``spark.sql.python.filterPushdown.enabled``.
 Spark's Python workers must import kraftwire and pyarrow: ``session()`` sets ``PYSPARK_PYTHON`` to this interpreter
 and puts this kraftwire's parent directory on ``PYTHONPATH`` before the JVM starts (workers inherit the
-environment), which covers source trees and virtualenvs. pyspark is imported only when these functions run.
+environment), which covers source trees and virtualenvs; ``PYTHONSAFEPATH`` keeps a worker started inside a source
+checkout from importing that checkout (without its compiled extension) instead. pyspark is imported only when these functions run.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def worker_environment() -> dict[str, str]:
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
     if root not in paths:
         paths.insert(0, root)
+    # PYTHONSAFEPATH: a worker started in a source checkout must not import the checkout (no compiled extension)
     return {"PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON") or sys.executable,
-            "PYTHONPATH": os.pathsep.join(paths)}
+            "PYTHONPATH": os.pathsep.join(paths), "PYTHONSAFEPATH": "1"}
 
 
 def register(spark) -> None:
@@ -51,7 +53,7 @@ def session(master: str = "local[2]", app_name: str = "kraftwire", conf: dict | 
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "4",
                 "spark.sql.python.filterPushdown.enabled": "true",
-                "spark.executorEnv.PYTHONPATH": os.environ["PYTHONPATH"]}
+                "spark.executorEnv.PYTHONPATH": os.environ["PYTHONPATH"], "spark.executorEnv.PYTHONSAFEPATH": "1"}
     settings.update(conf or {})
     for k, v in settings.items():
         builder = builder.config(k, v)

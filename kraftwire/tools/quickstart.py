@@ -43,12 +43,16 @@ def node_properties(node_id: int, port: int, voters: str, log_dir: str) -> str:
 
 
 def kraftwire_env() -> dict:
-    """The environment for child processes: they import the same kraftwire as this process."""
+    """The environment for child processes (``python -m kraftwire ...``): they import the same kraftwire as this
+    process. ``-m`` puts the working directory first on ``sys.path``, so run from a source checkout a child would
+    import the checkout (without its compiled extension) instead of the installed package: ``PYTHONSAFEPATH``
+    (Python 3.11+) leaves the working directory out."""
     import kraftwire
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
     env = dict(os.environ)
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    env["PYTHONSAFEPATH"] = "1"
     env["PYTHONUNBUFFERED"] = "1"
     return env
 

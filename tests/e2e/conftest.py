@@ -25,10 +25,10 @@ ELECTION_TIMEOUT_S = 30.0
 
 
 def kraftwire_env() -> dict:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env["PYTHONUNBUFFERED"] = "1"
-    return env
+    """Children import the kraftwire under test (the installed one in CI), never the checkout they run in."""
+    from kraftwire.tools.quickstart import kraftwire_env as env
+
+    return env()
 
 
 def kw(*args, timeout: float = 60, check: bool = True) -> subprocess.CompletedProcess:
