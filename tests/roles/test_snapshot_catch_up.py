@@ -26,7 +26,8 @@ def test_broker_behind_the_log_start_catches_up_through_a_snapshot(make_roles_cl
     c_port = cluster.controllers[0].port
     broker = cluster.brokers[0]
     roles.wait_until(lambda: roles.broker_ids(c_port) == [1, 2, 3, 4], "the broker is Online", cluster)
-    assert broker.terminate() == 0
+    code = broker.terminate()
+    assert code == 0, f"the broker exited {code} on SIGTERM:\n{broker.stderr()[-6000:]}"
     batches = roles.harness.segment_batches(os.path.join(broker.log_dir, "roles-0"), check=False)
     broker_end = batches[-1]["last_offset"] + 1 if batches else 0
     roles.wait_until(lambda: roles.broker_ids(c_port) == [1, 2, 3], "the stopped broker leaves Metadata", cluster)
