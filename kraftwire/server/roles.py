@@ -260,6 +260,10 @@ class Roles:
                 await self._broker_step()
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                 log.debug("broker %d: controller request failed: %s", self.settings.node_id, exc)
+            except Exception as exc:  # noqa: BLE001 - the broker must keep heartbeating after an unexpected failure
+                log.warning("broker %d: controller request failed: %s: %s", self.settings.node_id,
+                            type(exc).__name__, exc)
+                await self._close_conn()
             registered = self.broker_epoch >= 0
             info = self.registry.brokers.get(self.settings.node_id)
             online = registered and info is not None and info.epoch == self.broker_epoch and info.state == lc.ONLINE
@@ -274,9 +278,12 @@ class Roles:
     async def controlled_shutdown(self, timeout_s: float = SHUTDOWN_WAIT_S) -> None:
         """Broker role: WantShutDown heartbeats until the controller answers ShouldShutDown (bounded); the
         registry then shows this broker Stopping, then Offline."""
-        for task in self._tasks:
+        tasks, self._tasks = list(self._tasks), []
+        for task in tasks:
             task.cancel()
-        self._tasks.clear()
+        # Wait until they have stopped: a heartbeat in flight still reads from the controller connection, and a
+        # second reader on it fails ("read() called while another coroutine is already waiting").
+        await asyncio.gather(*tasks, return_exceptions=True)
         if not self.settings.is_broker or self.broker_epoch < 0:
             await self._close_conn()
             return
@@ -288,6 +295,8 @@ class Roles:
                 await asyncio.wait_for(self._broker_step(), max(0.05, deadline - time.monotonic()))
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                 log.debug("controlled shutdown request failed: %s", exc)
+            except Exception as exc:  # noqa: BLE001 - shutting down must go on whatever one request did
+                log.warning("controlled shutdown request failed: %s: %s", type(exc).__name__, exc)
             if not self._should_shut_down:
                 await asyncio.sleep(0.1)
         log.info("broker %d: controlled shutdown %s", self.settings.node_id,
