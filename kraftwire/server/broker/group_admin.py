@@ -73,12 +73,8 @@ class GroupAdmin:
 
     def _group_ids(self) -> list[str]:
         """Groups with members and groups with committed offsets."""
-        scan = self.co.scan
-        scan.catch_up()
-        candidates = set(self.co.groups) | {g for g, _t, _p in scan.state.offsets} | {
-            key[0] for _o, key, _prev in scan.state.pending}
         live = {g for g, group in self.co.groups.items() if group.members}
-        return sorted(g for g in candidates if g in live or scan.committed_offsets(g))
+        return sorted(live | {g for g, _t, _p in self.co.scan.committed_offsets()})
 
     def _state_of(self, group_id: str) -> tuple[str, str]:
         """(state, protocol type) of a known group."""
@@ -92,8 +88,7 @@ class GroupAdmin:
         if not records:
             on_done(0)
             return
-        self.co._append(records, lambda error: on_done(NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER
-                                                       else error))
+        self.co._append(records, on_done)
 
     @staticmethod
     def _tombstone(group_id: str, topic: str, partition: int):

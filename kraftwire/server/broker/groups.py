@@ -122,10 +122,13 @@ class Coordinator:
 
     # ---------------------------------------------------------------------------------------------------- log state
     def _append(self, records, callback) -> None:
+        """Append kraftwire control records; ``callback(error)`` once committed (0), and NOT_COORDINATOR when this
+        node stopped leading first (what group clients expect in place of NOT_LEADER_OR_FOLLOWER)."""
         builder = RecordBatchBuilder(is_control=True)
         for ctype, msg in records:
             builder.append(control_record_key(ctype), encode_control_value(ctype, msg))
-        self.ctx.append_and_commit(builder.build(), callback)
+        self.ctx.append_and_commit(builder.build(), lambda error: callback(
+            NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER else error))
 
     # ---------------------------------------------------------------------------------------------------- leadership
     def coordinating(self) -> bool:
@@ -494,8 +497,7 @@ class Coordinator:
                     commit_timestamp=now_ms)))
         if not records:
             return answer()
-        self._append(records, lambda error: answer(NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER
-                                                   else (error or None)))
+        self._append(records, lambda error: answer(error or None))
 
     def offset_fetch(self, request, conn) -> None:
         ctx = self.ctx

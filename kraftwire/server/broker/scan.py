@@ -131,10 +131,14 @@ class LogScan:
             return False
         return lg.validate_offset_and_epoch(self.scanned_to, epoch).kind is not ValidationKind.VALID
 
-    def committed_offsets(self, group: str) -> dict:
-        """``group``'s committed offsets ((topic, partition) -> (offset, leader epoch, metadata)), as of now."""
+    def committed_offsets(self, group: str | None = None) -> dict:
+        """The committed group offsets as of now, (group, topic, partition) -> (offset, leader epoch, metadata); with
+        ``group``, that group's only, keyed (topic, partition)."""
         self.catch_up()
-        return self.state.committed_offsets(group, self.ctx.log.high_watermark())
+        view = self.state.committed_offsets(self.ctx.log.high_watermark())
+        if group is None:
+            return view
+        return {(t, p): v for (g, t, p), v in view.items() if g == group}
 
     def appended(self, first_offset: int, last_offset: int, apply: Callable[[], None]) -> None:
         """This node has just appended offsets [first, last] (as leader): ``apply`` them now if the scan had

@@ -95,21 +95,21 @@ class LogState:
         while pending and pending[0][0] < high_watermark:
             pending.popleft()
 
-    def committed_offsets(self, group: str, high_watermark: int) -> dict[tuple[str, int], tuple[int, int, str | None]]:
-        """``group``'s offsets as the log holds them below ``high_watermark``: a write at or above it is replaced by
+    def committed_offsets(self, high_watermark: int) -> dict[tuple[str, str, int], tuple[int, int, str | None]]:
+        """The group offsets as the log holds them below ``high_watermark``: a write at or above it is replaced by
         the value it overwrote (a leader may still lose what it has not committed; Kafka's coordinator likewise
         serves a commit only once its append completed)."""
         self.commit_to(high_watermark)
-        out = {(t, p): v for (g, t, p), v in self.offsets.items() if g == group}
+        out = dict(self.offsets)
         undone = set()
         for _offset, key, previous in self.pending:
-            if key[0] != group or key in undone:
+            if key in undone:
                 continue
             undone.add(key)  # the oldest uncommitted write of a key holds its committed value
             if previous is None:
-                out.pop(key[1:], None)
+                out.pop(key, None)
             else:
-                out[key[1:]] = previous
+                out[key] = previous
         return out
 
     # ------------------------------------------------------------------------------------------------ image
