@@ -8,20 +8,13 @@ Ready is done: a follower's next Fetch and the leader's answers to parked fetche
 the event loop nor for the broker callbacks. When recent flushes are slow (their moving average passes
 ``INLINE_FLUSH_MAX_MS``, or the driver's ``inline_flush_max_ms``), flushes move to one worker thread so the node
 keeps serving while the disk works, and move back once the disk is quick again. Either way it is group commit:
-appends made meanwhile join the next flush. The order of the contract is kept like this:
+appends made meanwhile join the next flush.
 
-1. ``persist``: quorum-state is written (tmp, fsync, rename, fsync dir) synchronously, before anything else of the
-   Ready — nothing later can overtake it. It is rare (elections), so blocking the loop for it is the honest choice.
-2. ``log_ops`` run synchronously. The log allows appends while a flush runs in the worker; truncation and snapshot
-   operations take the I/O lock, i.e. wait for an in-flight flush to finish first.
-3. ``flush``: inline, the log is flushed here; otherwise a flush is requested and the worker flushes whatever the
-   log holds when it starts.
-4. ``send`` leaves now.
-5. ``send_after_flush``: held with the log end offset after this Ready's log ops as their durability target, and
-   released only once a completed flush covers that target (then ``LogFlushed`` is fed to the core). A crash drops
-   them, as the contract says.
-6. ``high_watermark`` is applied to the log; 7. snapshot ops run under the I/O lock; 8. one timer calls ``poll`` at
-   ``next_wakeup_ms``.
+The Ready itself is executed by ``kraftwire.raft.execute.ReadyExecutor`` — the same code the simulator and the unit
+tests run — with this driver as its host: quorum-state is written synchronously (tmp, fsync, rename, fsync dir; rare,
+so blocking the loop for it is the honest choice), truncations and snapshot operations take the I/O lock (they wait
+for a flush in the worker to finish), messages gated on durability are held by the executor until a completed flush
+covers them, and one timer calls ``poll`` at ``next_wakeup_ms``.
 
 Fail-stop: any exception from the log, the quorum-state file or the core stops the process at once (exit code 3),
 without a clean-shutdown marker, so the next start recovers from disk. Voter fsync cannot be turned off.
@@ -35,7 +28,6 @@ import os
 import sys
 import threading
 import time
-from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
@@ -45,17 +37,8 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotStored
 from kraftwire.raft.node import RaftNode
-from kraftwire.raft.ready import (
-    AppendAsFollower,
-    AppendAsLeader,
-    CreateSnapshot,
-    DeleteBeforeSnapshot,
-    InitializeLeaderEpoch,
-    Ready,
-    StoreSnapshot,
-    TruncateTo,
-    TruncateToLatestSnapshot,
-)
+from kraftwire.raft.execute import ReadyExecutor
+from kraftwire.raft.ready import Ready
 
 log = logging.getLogger("kraftwire.driver")
 FATAL_EXIT_CODE = 3
@@ -109,7 +92,7 @@ class Driver:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="kraftwire-fsync")
         self._flush_wanted = False
         self._flush_task: asyncio.Task | None = None
-        self._gated: deque[tuple[int, tuple[m.Message, ...]]] = deque()
+        self.executor = ReadyExecutor(log_, self)
         self._timer: asyncio.TimerHandle | None = None
         self._stopped = False
         self._poll_soon = False
@@ -193,107 +176,49 @@ class Driver:
         for callback in self.on_ready:
             callback()
 
+    # ------------------------------------------------------------------------------------------------ ReadyHost
+    # The executor runs the Ready's steps in order and calls these.
+    def persist(self, state: ElectionState) -> None:
+        self.store.write(election_to_store(state))
+
+    def send(self, message: m.Message) -> None:
+        self._send(message)
+
+    def flush(self) -> int | None:
+        """While the disk is quick and no flush is in flight in the worker: flush right here, before anything of this
+        Ready leaves (a follower's next Fetch, the leader's answers to parked fetches wait on it). Otherwise ask the
+        flush loop for one (it flushes whatever the log holds when it starts, and goes round again while asked)."""
+        if self.flushing_inline and self._flush_task is None and self._loop is not None:
+            self.flushes_inline += 1
+            self._flush_wanted = False
+            return self._flush_locked()
+        self._flush_wanted = True
+        return None
+
+    def exclusive(self):
+        return self._io_lock
+
+    def high_watermark_advanced(self) -> None:
+        # The core hands committed batches to its listeners from the log's high watermark, which is only applied by
+        # the executor, after the core returned: poll once more right away so the commit is delivered now rather
+        # than at the next timer or message (up to a linger period later).
+        if self._loop is not None and not self._poll_soon:
+            self._poll_soon = True
+            self._loop.call_soon(self._poll_now)
+
+    def snapshot_stored(self, snapshot_id) -> None:
+        assert self._loop is not None
+        self._loop.call_soon(self.handle, SnapshotStored(snapshot_id.end_offset, snapshot_id.epoch))
+        # A new snapshot is what lets retention move the log start (whole segments below it only).
+        with self._io_lock:
+            self.log.maybe_clean(now_ms())
+
     def _execute_unchecked(self, ready: Ready) -> int | None:
         """Returns the flushed offset when this Ready's flush ran inline (the caller feeds ``LogFlushed``)."""
-        # 1. persist
-        if ready.persist is not None:
-            self.store.write(election_to_store(ready.persist))
-        # 2. log ops
-        lg = self.log
-        for op in ready.log_ops:
-            if isinstance(op, AppendAsLeader):
-                lg.append_as_leader(op.records, op.epoch)
-            elif isinstance(op, AppendAsFollower):
-                lg.append_as_follower(op.records, op.epoch)
-            elif isinstance(op, InitializeLeaderEpoch):
-                lg.initialize_leader_epoch(op.epoch)
-            elif isinstance(op, TruncateTo):
-                with self._io_lock:
-                    lg.truncate_to(op.offset)
-                self._clamp_gated()
-            elif isinstance(op, TruncateToLatestSnapshot):
-                with self._io_lock:
-                    lg.truncate_to_latest_snapshot()
-                self._clamp_gated()
-            else:  # pragma: no cover
-                raise TypeError(f"unknown log op {op!r}")
-        # 3. flush: while the disk is quick and no flush is in flight in the worker, right here, before anything of
-        # this Ready leaves (a follower's next Fetch, the leader's answers to parked fetches wait on it).
-        target = lg.end_offset()
-        flushed = None
-        if ready.flush or (ready.send_after_flush and lg.flushed_offset() < target):
-            if self.flushing_inline and self._flush_task is None and self._loop is not None:
-                self.flushes_inline += 1
-                flushed = self._flush_locked()
-                self._flush_wanted = False
-                self._release_gated(flushed)
-            else:
-                self._flush_wanted = True
-        # 4. send now
-        for msg in ready.send:
-            self._send(msg)
-        # 5. gated on durability
-        if ready.send_after_flush:
-            if lg.flushed_offset() >= target:
-                for msg in ready.send_after_flush:
-                    self._send(msg)
-            else:
-                self._gated.append((target, ready.send_after_flush))
-                self._flush_wanted = True
-        # 6. high watermark. The core hands committed batches to its listeners from the log's high watermark, which
-        # is only applied here, after the core returned: poll once more right away so the commit is delivered now
-        # rather than at the next timer or message (up to a linger period later).
-        if ready.high_watermark is not None:
-            lg.update_high_watermark(ready.high_watermark)
-            if self._loop is not None and not self._poll_soon:
-                self._poll_soon = True
-                self._loop.call_soon(self._poll_now)
-        # 7. snapshots
-        for op in ready.snapshot_ops:
-            self._snapshot_op(op)
-        # 8. timer
-        self._arm_timer(ready.next_wakeup_ms)
+        flushed = self.executor.execute(ready)
         if self._flush_wanted and self._flush_task is None and self._loop is not None:
             self._flush_task = self._loop.create_task(self._flush_loop())
         return flushed
-
-    def _release_gated(self, flushed: int) -> None:
-        """Send the held messages whose durability target ``flushed`` covers, oldest first."""
-        if self._gated:
-            ready_now = [msgs for target, msgs in self._gated if target <= flushed]
-            self._gated = deque((t, msgs) for t, msgs in self._gated if t > flushed)
-            for msgs in ready_now:
-                for msg in msgs:
-                    self._send(msg)
-        if self._gated:
-            self._flush_wanted = True
-
-    def _clamp_gated(self) -> None:
-        """After a truncation, held messages wait for the (shorter) log to be durable, not for data that is gone:
-        otherwise one of them could wait until the log grows back, and hold up the ones queued behind it."""
-        end = self.log.end_offset()
-        if self._gated:
-            self._gated = deque((min(t, end), msgs) for t, msgs in self._gated)
-            self._flush_wanted = True
-
-    def _snapshot_op(self, op) -> None:
-        with self._io_lock:
-            if isinstance(op, (CreateSnapshot, StoreSnapshot)):
-                writer = (self.log.create_new_snapshot(op.snapshot_id) if isinstance(op, CreateSnapshot)
-                          else self.log.store_snapshot(op.snapshot_id))
-                if writer is not None:
-                    writer.append(op.data)
-                    writer.freeze()
-                    writer.close()
-                stored = SnapshotStored(op.snapshot_id.end_offset, op.snapshot_id.epoch)
-                assert self._loop is not None
-                self._loop.call_soon(self.handle, stored)
-                # A new snapshot is what lets retention move the log start (whole segments below it only).
-                self.log.maybe_clean(now_ms())
-            elif isinstance(op, DeleteBeforeSnapshot):
-                self.log.delete_before_snapshot(op.snapshot_id)
-            else:  # pragma: no cover
-                raise TypeError(f"unknown snapshot op {op!r}")
 
     def maybe_clean(self) -> bool:
         """Apply time-based retention (``metadata.max.retention.ms``) between snapshots; an I/O error is fatal."""
@@ -306,7 +231,7 @@ class Driver:
             self._on_fatal("applying log retention", exc)
             return False
 
-    def _arm_timer(self, wake_ms: int) -> None:
+    def arm_timer(self, wake_ms: int) -> None:
         """One timer polls the core at ``wake_ms``. A timer already due no later is kept: polling early is harmless
         (that poll arms the next one), and most Readys only move the wake-up later (a fetch parked again, a
         deadline pushed back), so this saves cancelling and scheduling a timer on every Ready."""
@@ -361,7 +286,7 @@ class Driver:
                     return
                 if self._stopped:
                     return
-                self._release_gated(flushed)
+                self.executor.flushed(flushed)
                 self.handle(LogFlushed(flushed))
         finally:
             self._flush_task = None

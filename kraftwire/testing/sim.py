@@ -24,11 +24,11 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.config import Mutations, RaftConfig
 from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received, RequestFailed
+from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.ready import AppendAsFollower, CreateSnapshot, Ready
 from kraftwire.records import RecordBatchBuilder, validate_batches
-from kraftwire.testing.apply import apply_log_op, apply_snapshot_op
 from kraftwire.testing.invariants import InvariantViolation, Invariants
 
 OBSERVER_BASE_ID = 100
@@ -61,6 +61,7 @@ class SimNode:
     next_poll_ms: int | None = None
     committed_values: list = field(default_factory=list)
     snapshot_loads: int = 0
+    executor: ReadyExecutor | None = None
 
     @property
     def running(self) -> bool:
@@ -110,6 +111,36 @@ class _Recorder:
 
     def handle_leader_change(self, leader) -> None:
         pass
+
+
+class _SimHost(HostBase):
+    """One node incarnation's surroundings: a durable election state, the simulated network, a disk whose flush
+    completes after a random delay, and the cluster's event queue for wake-ups."""
+
+    def __init__(self, cluster: "Cluster", node: SimNode) -> None:
+        self.cluster = cluster
+        self.node = node
+        self.incarnation = node.incarnation
+
+    def persist(self, state: ElectionState) -> None:
+        self.node.durable = state
+        self.cluster.invariants.on_persist(self.node.node_id, state)
+
+    def send(self, message: m.Message) -> None:
+        self.cluster._send(self.node, message)
+
+    def flush(self) -> int | None:
+        cluster = self.cluster
+        delay = cluster.rng.randint(0, cluster.max_flush_delay_ms)
+        cluster._at(cluster.now + delay, cluster._flushed, self.node.node_id, self.incarnation)
+        return None
+
+    def arm_timer(self, wake_ms: int) -> None:
+        cluster, node = self.cluster, self.node
+        wake = max(wake_ms, cluster.now)
+        if node.next_poll_ms is None or wake < node.next_poll_ms:
+            node.next_poll_ms = wake
+            cluster._at(wake, cluster._scheduled_poll, node.node_id, self.incarnation, wake)
 
 
 class Cluster:
@@ -215,6 +246,7 @@ class Cluster:
         node.incarnation += 1
         node_rng = random.Random(self.rng.getrandbits(64))
         node.raft = RaftNode(node.config, node.log, node.durable, node_rng, self.now)
+        node.executor = ReadyExecutor(node.log, _SimHost(self, node))
         node.raft.register(_Recorder(node, self.history))
         self.trace(f"node {node_id} starts as {node.raft.state_name} in epoch {node.raft.epoch}")
         self._poll(node_id, node.incarnation)
@@ -281,10 +313,6 @@ class Cluster:
             self._poll(node_id, incarnation)
 
     def _execute(self, node: SimNode, ready: Ready) -> None:
-        if ready.persist is not None:
-            node.durable = ready.persist
-            self.invariants.on_persist(node.node_id, ready.persist)
-        log = node.log
         for op in ready.log_ops:
             if isinstance(op, AppendAsFollower):
                 above = [b.partition_leader_epoch for b in validate_batches(op.records, check_records=False).batches
@@ -292,39 +320,28 @@ class Cluster:
                 if above:
                     self.invariants.fail("epoch-filter", f"node {node.node_id} in epoch {op.epoch} appends batches "
                                          f"of epochs {above}")
-            apply_log_op(log, op)
-        if ready.flush:
-            delay = self.rng.randint(0, self.max_flush_delay_ms)
-            self._at(self.now + delay, self._flushed, node.node_id, node.incarnation, ready.send_after_flush)
-        elif ready.send_after_flush:
-            self._send_all(node, ready.send_after_flush)
-        self._send_all(node, ready.send)
-        if ready.high_watermark is not None:
-            log.update_high_watermark(ready.high_watermark)
+        # Checked before the Ready runs, so the invariant (not the log's own refusal) names the fault. The same
+        # Ready's log ops cannot change the answer: they append above the high watermark, which a snapshot is below.
         for sop in ready.snapshot_ops:
             if isinstance(sop, CreateSnapshot):
                 end = sop.snapshot_id.end_offset
-                if any(base < end <= last for base, last, _, _ in log.batches()):
+                if any(base < end <= last for base, last, _, _ in node.log.batches()):
                     self.invariants.fail("snapshot-on-batch-boundary", f"node {node.node_id} snapshot at {end}")
-            apply_snapshot_op(log, sop)
-        wake = max(ready.next_wakeup_ms, self.now)
-        if node.next_poll_ms is None or wake < node.next_poll_ms:
-            node.next_poll_ms = wake
-            self._at(wake, self._scheduled_poll, node.node_id, node.incarnation, wake)
+        assert node.executor is not None
+        node.executor.execute(ready)  # a simulated flush is never inline: it completes in _flushed
 
-    def _flushed(self, node_id: int, incarnation: int, gated) -> None:
+    def _flushed(self, node_id: int, incarnation: int) -> None:
         node = self.nodes[node_id]
         if node.raft is None or node.incarnation != incarnation:
             return
         offset = node.log.flush()
-        self._send_all(node, gated)
+        node.executor.flushed(offset)
         self._execute(node, node.raft.handle(LogFlushed(offset), self.now))
 
     # --- network ----------------------------------------------------------------------------------------------------
-    def _send_all(self, node: SimNode, messages) -> None:
-        for msg in messages:
-            self.invariants.on_send(msg, node.durable, node.log.flushed_offset())
-            self._route(msg)
+    def _send(self, node: SimNode, msg: m.Message) -> None:
+        self.invariants.on_send(msg, node.durable, node.log.flushed_offset())
+        self._route(msg)
 
     def _route(self, msg: m.Message) -> None:
         self.counters["messages"] += 1

@@ -9,12 +9,13 @@ import pytest
 from kraftwire.log.memory import MemoryLog
 from kraftwire.raft.config import RaftConfig
 from kraftwire.raft.events import LogFlushed, Received
+from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.node import RaftNode
-from kraftwire.testing.apply import apply_log_op, apply_snapshot_op
 
 
-class Harness:
-    """One node, driven by hand: ``apply`` executes a Ready on the log (flushing immediately if asked)."""
+class Harness(HostBase):
+    """One node, driven by hand: ``apply`` executes a Ready with the production executor, flushing at once when the
+    Ready asks for it (unless ``flush=False``: then nothing is ever flushed and gated messages stay held)."""
 
     def __init__(self, node_id=1, voters=(1, 2, 3), stored=None, log=None, now=0, seed=7, **kw):
         settings = dict(election_timeout_ms=100, fetch_timeout_ms=300, request_timeout_ms=300, append_linger_ms=0)
@@ -24,24 +25,32 @@ class Harness:
         self.now = now
         self.persisted = stored
         self.node = RaftNode(self.config, self.log, stored, random.Random(seed), now)
+        self.executor = ReadyExecutor(self.log, self)
         self.readies = []
+        self._sent = []
+        self._flushing = True
+
+    # ReadyHost
+    def persist(self, state):
+        self.persisted = state
+
+    def send(self, message):
+        self._sent.append(message)
+
+    def flush(self):
+        return self.log.flush() if self._flushing else None
+
+    def arm_timer(self, wake_ms):
+        pass
 
     def apply(self, ready, flush=True):
+        """Execute ``ready`` (and the Readys its flush leads to); returns every message sent meanwhile, in order."""
         self.readies.append(ready)
-        if ready.persist is not None:
-            self.persisted = ready.persist
-        for op in ready.log_ops:
-            apply_log_op(self.log, op)
-        sent = list(ready.send)
-        if ready.high_watermark is not None:
-            self.log.update_high_watermark(ready.high_watermark)
-        for op in ready.snapshot_ops:
-            apply_snapshot_op(self.log, op)
-        if ready.flush and flush:
-            offset = self.log.flush()
-            sent += list(ready.send_after_flush)
-            follow = self.node.handle(LogFlushed(offset), self.now)
-            sent += self.apply(follow, flush)
+        self._flushing = flush
+        self._sent = sent = []
+        flushed = self.executor.execute(ready)
+        if flushed is not None:
+            sent += self.apply(self.node.handle(LogFlushed(flushed), self.now), flush)
         return sent
 
     def poll(self, at=None, flush=True):

@@ -325,11 +325,11 @@ def test_a_later_wakeup_keeps_the_armed_timer_and_an_earlier_one_replaces_it():
         driver = Driver(core, MemoryLog(), Store(journal), lambda msg: None,
                         on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
         driver._loop = asyncio.get_running_loop()
-        driver._arm_timer(now_ms() + 1000)
+        driver.arm_timer(now_ms() + 1000)
         first = driver._timer
-        driver._arm_timer(now_ms() + 5000)  # polling at the earlier time is harmless: kept
+        driver.arm_timer(now_ms() + 5000)  # polling at the earlier time is harmless: kept
         assert driver._timer is first and not first.cancelled()
-        driver._arm_timer(now_ms() + 10)  # sooner: must replace it
+        driver.arm_timer(now_ms() + 10)  # sooner: must replace it
         assert driver._timer is not first and first.cancelled()
         assert driver._timer.when() < first.when()
         await driver.stop()
