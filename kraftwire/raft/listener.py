@@ -45,15 +45,42 @@ class LeaderAndEpoch:
         return self.leader_id == node_id and node_id != NO_ID
 
 
-@dataclass(frozen=True, slots=True)
 class Batch(Generic[T]):
-    base_offset: int
-    last_offset: int
-    epoch: int
-    append_timestamp: int
-    size_in_bytes: int
-    records: tuple[T, ...]
-    is_control: bool = False
+    """A committed batch as a listener sees it. ``records`` are decoded through the serde on first use only: most
+    listeners need the offsets and counts alone, and decoding every record into objects was the largest single cost
+    of a committed batch. ``source`` is the codec's batch (its buffer stays valid while the batch is referenced)."""
+
+    __slots__ = ("base_offset", "last_offset", "epoch", "append_timestamp", "size_in_bytes", "is_control",
+                 "record_count", "_records", "_source", "_serde")
+
+    def __init__(self, base_offset: int, last_offset: int, epoch: int, append_timestamp: int, size_in_bytes: int,
+                 records: tuple[T, ...] | None = None, is_control: bool = False, *, source=None,
+                 serde: "RecordSerde[T] | None" = None) -> None:
+        self.base_offset = base_offset
+        self.last_offset = last_offset
+        self.epoch = epoch
+        self.append_timestamp = append_timestamp
+        self.size_in_bytes = size_in_bytes
+        self.is_control = is_control
+        if records is None and (is_control or source is None):
+            records = ()
+        self._records = records
+        self._source = source
+        self._serde = serde
+        self.record_count = len(records) if records is not None else source.record_count
+
+    @property
+    def records(self) -> tuple[T, ...]:
+        records = self._records
+        if records is None:
+            deserialize = self._serde.deserialize
+            records = self._records = tuple(deserialize(r.value) for r in self._source)
+            self._source = None
+        return records
+
+    def __repr__(self) -> str:
+        return (f"Batch({self.base_offset}..{self.last_offset}, epoch={self.epoch}, "
+                f"{'control' if self.is_control else f'{self.record_count} records'})")
 
 
 class Listener(Protocol[T]):
@@ -117,33 +144,44 @@ class ListenerHub:
 
     def deliver(self, *, may_load_snapshot: bool = True) -> None:
         """Hand every listener what was committed since its last call (a snapshot first, if it is behind the log
-        start). The leader never loads a snapshot (``may_load_snapshot=False``)."""
-        hw = self.log.high_watermark()
-        for ctx in self.contexts:
-            if ctx.next_offset < self.log.start_offset():
+        start). One read of the log serves every listener at the same position (usually all of them). The leader
+        never loads a snapshot (``may_load_snapshot=False``)."""
+        log = self.log
+        hw = log.high_watermark()
+        contexts = self.contexts
+        for ctx in contexts:
+            if ctx.next_offset < log.start_offset():
                 if not may_load_snapshot:
                     raise AssertionError("a leader never loads a snapshot")
                 self._load_snapshot(ctx)
-            while ctx.next_offset < hw:
-                batches = self._read(ctx.next_offset, hw)
-                if not batches:
-                    break
-                ctx.next_offset = batches[-1].last_offset + 1
-                ctx.last_epoch = batches[-1].epoch
-                ctx.delivered_bytes += sum(b.size_in_bytes for b in batches)
-                ctx.listener.handle_commit(batches)
+        while True:
+            behind = [ctx for ctx in contexts if ctx.next_offset < hw]
+            if not behind:
+                return
+            offset = min(ctx.next_offset for ctx in behind)
+            batches = self._read(offset, hw)
+            if not batches:
+                return
+            for ctx in behind:
+                # Every position is a batch boundary, so a listener ahead of the read takes a suffix of it.
+                mine = batches if ctx.next_offset == offset else [b for b in batches if b.base_offset >= ctx.next_offset]
+                if mine:
+                    ctx.next_offset = mine[-1].last_offset + 1
+                    ctx.last_epoch = mine[-1].epoch
+                    ctx.delivered_bytes += sum(b.size_in_bytes for b in mine)
+                    ctx.listener.handle_commit(mine)
 
     def _read(self, offset: int, hw: int) -> list[Batch]:
         info = self.log.read(offset, self.max_bytes, Isolation.COMMITTED)
         batches = []
+        serde = self.serde
         for rb in read_batches(info.records, validate=False):
             if rb.last_offset < offset:
                 continue
             if rb.base_offset >= hw:
                 break
-            records = () if rb.is_control else tuple(self.serde.deserialize(r.value) for r in rb)
             batches.append(Batch(rb.base_offset, rb.last_offset, rb.partition_leader_epoch, rb.max_timestamp,
-                                 rb.size_in_bytes, records, rb.is_control))
+                                 rb.size_in_bytes, None, rb.is_control, source=rb, serde=serde))
         return batches
 
     def _load_snapshot(self, ctx: ListenerContext) -> None:

@@ -122,8 +122,8 @@ class Workload:
             if last != batch.last_offset:
                 self._fail(f"committed batch ends at {batch.last_offset}, the append ended at {last}")
                 return
-            count = len(batch.records)
-            size = sum(map(len, batch.records))
+            count = batch.record_count
+            size = count * self.record_size  # only this workload appends in its epoch, records of one size
             self.in_flight -= count
             self.total_records += count
             self.total_bytes += size
