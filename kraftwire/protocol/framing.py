@@ -73,46 +73,68 @@ class FrameSplitter:
 
     def __init__(self, max_size: int = DEFAULT_MAX_FRAME) -> None:
         self.max_size = max_size
-        self._buf = bytearray()
-        self._need: int | None = None
+        self._parts: list = []  # what arrived of an incomplete frame: bytes, or views of the bytes that arrived
+        self._have = 0  # their total length
+        self._body: int | None = None  # the size of the frame being gathered once its prefix is known
 
     def feed(self, data) -> list[bytes]:
-        buf = self._buf
-        buf += data
+        """The frames completed by ``data``. Every frame is copied exactly once out of what arrived: complete frames
+        straight from ``data``, a frame spanning several reads by one join of its pieces once it is whole (growing
+        a bytearray would copy it on every resize, and slicing one copies twice; a fresh megabyte costs its page
+        faults on every copy)."""
         frames: list[bytes] = []
-        start = 0
-        while True:
-            avail = len(buf) - start
-            if self._need is None:
-                if avail < 4:
-                    break
-                size = _SIZE.unpack_from(buf, start)[0]
-                if size < 0:
-                    raise ProtocolError(f"frame size prefix is negative ({size})")
-                if size > self.max_size:
-                    raise ProtocolError(f"frame size {size} exceeds the maximum of {self.max_size} bytes "
-                                        "(socket.request.max.bytes)")
-                self._need = size
+        if not isinstance(data, bytes):
+            data = bytes(data)  # kept or sliced below: a caller may reuse a mutable buffer (asyncio hands bytes)
+        if self._parts:
+            self._parts.append(data)
+            self._have += len(data)
+            body = self._body
+            if body is None:  # fewer than 4 bytes of the prefix were buffered
+                if self._have < 4:
+                    return frames
+                data = b"".join(self._parts)
+                self._parts, self._have = [], 0
+            else:
+                if self._have < body:
+                    return frames
+                over = self._have - body  # bytes beyond the frame: all in ``data``, which completed it
+                view = memoryview(data)
+                self._parts[-1] = view[:len(view) - over]
+                frames.append(b"".join(self._parts))
+                self._parts, self._have, self._body = [], 0, None
+                data = view[len(view) - over:]
+        # Slicing bytes copies once; a view (the tail after a gathered frame) copies with bytes().
+        src = data if isinstance(data, bytes) else None
+        view = data if isinstance(data, memoryview) else memoryview(data)
+        start, end = 0, len(view)
+        while end - start >= 4:
+            size = _SIZE.unpack_from(view, start)[0]
+            if size < 0:
+                raise ProtocolError(f"frame size prefix is negative ({size})")
+            if size > self.max_size:
+                raise ProtocolError(f"frame size {size} exceeds the maximum of {self.max_size} bytes "
+                                    "(socket.request.max.bytes)")
+            if end - start - 4 < size:
+                self._body = size
                 start += 4
-                avail -= 4
-            if avail < self._need:
                 break
-            frames.append(bytes(buf[start:start + self._need]))
-            start += self._need
-            self._need = None
-        if start:
-            del buf[:start]
+            frames.append(src[start + 4:start + 4 + size] if src is not None
+                          else bytes(view[start + 4:start + 4 + size]))
+            start += 4 + size
+        if start < end or self._body is not None:  # (a prefix alone, with none of its body yet, counts too)
+            self._parts = [view[start:]]  # a view of immutable bytes stays valid
+            self._have = end - start
         return frames
 
     @property
     def buffered(self) -> int:
-        """Bytes held for an incomplete frame."""
-        return len(self._buf)
+        """Bytes held for an incomplete frame (its size prefix included)."""
+        return self._have + (4 if self._body is not None else 0)
 
     def check_eof(self) -> None:
         """Call when the peer closed: a partial frame left over is a truncated frame."""
-        if self._buf:
-            raise ProtocolError(f"connection closed inside a frame ({len(self._buf)} bytes of a partial frame)")
+        if self._parts:
+            raise ProtocolError(f"connection closed inside a frame ({self.buffered} bytes of a partial frame)")
 
 
 class Request(NamedTuple):

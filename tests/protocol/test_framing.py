@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import ProtocolError, UnsupportedVersionError
@@ -30,6 +31,29 @@ def test_splitter_handles_byte_by_byte_and_coalesced_input():
     assert framing.FrameSplitter().feed(stream) == frames
 
 
+@settings(max_examples=300)
+@example(frames=[b"hello world"], cuts=[5, 9], kinds=["bytes", "bytearray"] + ["bytes"] * 11)
+@example(frames=[b"hello world"], cuts=[5, 9], kinds=["bytes", "memoryview"] + ["bytes"] * 11)
+@given(frames=st.lists(st.binary(max_size=300), max_size=8), cuts=st.lists(st.integers(0, 3000), max_size=12),
+       kinds=st.lists(st.sampled_from(["bytes", "bytearray", "memoryview"]), min_size=13, max_size=13))
+def test_splitter_returns_the_frames_whatever_the_chunking_and_buffer_type(frames, cuts, kinds):
+    stream = b"".join(struct.pack(">i", len(f)) + f for f in frames)
+    bounds = sorted({0, len(stream), *(c for c in cuts if c <= len(stream))})
+    s = framing.FrameSplitter()
+    out = []
+    for (a, b), kind in zip(zip(bounds, bounds[1:]), kinds):
+        chunk = stream[a:b]
+        if kind != "bytes":
+            chunk = bytearray(chunk) if kind == "bytearray" else memoryview(bytearray(chunk))
+        got = s.feed(chunk)
+        if kind != "bytes":
+            chunk[:] = b"\xee" * len(chunk)  # a caller reusing its buffer must not change what was buffered
+        out += got
+    assert out == frames and all(type(f) is bytes for f in out)
+    assert s.buffered == 0
+    s.check_eof()
+
+
 @pytest.mark.parametrize("prefix,problem", [(b"\xff\xff\xff\xff", "negative"), (struct.pack(">i", 101), "exceeds")])
 def test_splitter_rejects_bad_sizes_before_buffering(prefix, problem):
     s = framing.FrameSplitter(max_size=100)
@@ -48,6 +72,10 @@ def test_truncated_frame_at_eof():
     s = framing.FrameSplitter()
     assert s.feed(b"\x00\x00\x00\x05abc") == []
     with pytest.raises(ProtocolError, match="partial frame"):
+        s.check_eof()
+    s = framing.FrameSplitter()
+    assert s.feed(b"\x00\x00\x00\x05") == [] and s.buffered == 4  # the size prefix alone
+    with pytest.raises(ProtocolError, match="4 bytes of a partial frame"):
         s.check_eof()
 
 
