@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Iterator, Protocol, runtime_checkable
 
 from kraftwire.ids import OffsetAndEpoch, SnapshotId
+from kraftwire.records.api import BatchInfo
 
 
 class Isolation(enum.Enum):
@@ -150,9 +151,12 @@ class LogView(Protocol):
 
     def validate_offset_and_epoch(self, offset: int, epoch: int) -> ValidOffsetAndEpoch: ...
 
-    def read(self, offset: int, max_bytes: int, isolation: Isolation = Isolation.UNCOMMITTED) -> LogFetchInfo:
+    def read(self, offset: int, max_bytes: int, isolation: Isolation = Isolation.UNCOMMITTED, *,
+             limit: int | None = None) -> LogFetchInfo:
         """Whole batches from the batch containing ``offset``, at most ``max_bytes`` but always at least one batch
-        if any is readable. Raises ``OffsetOutOfRangeError`` outside [start_offset, end_offset]."""
+        if any is readable, and only batches whose last offset is below ``limit`` (when given) and below the
+        isolation's bound (the high watermark, or the log end). ``records`` may be a read-only view. Raises
+        ``OffsetOutOfRangeError`` outside [start_offset, end_offset]."""
         ...
 
     def latest_snapshot_id(self) -> SnapshotId | None: ...
@@ -174,9 +178,11 @@ class ReplicatedLog(LogView, Protocol):
         ``epoch``; the epoch cache learns ``epoch`` at the first offset if it is new."""
         ...
 
-    def append_as_follower(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+    def append_as_follower(self, records: bytes | memoryview, epoch: int,
+                           batches: list[BatchInfo] | None = None) -> LogAppendInfo:
         """Append already validated batches fetched from the leader (their base offset must equal ``end_offset()``).
-        ``epoch`` is the follower's current epoch (KAFKA-18723): a batch above it is refused."""
+        ``epoch`` is the follower's current epoch (KAFKA-18723): a batch above it is refused. ``batches`` is what
+        the codec's full validation of exactly ``records`` reported, when the caller ran it (else the log does)."""
         ...
 
     def truncate_to(self, offset: int) -> None:

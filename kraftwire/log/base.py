@@ -128,10 +128,12 @@ class BaseLog:
             return ValidOffsetAndEpoch.diverging(end)
         return ValidOffsetAndEpoch.valid(OffsetAndEpoch(offset, epoch))
 
-    def read(self, offset: int, max_bytes: int, isolation: Isolation = Isolation.UNCOMMITTED) -> LogFetchInfo:
+    def read(self, offset: int, max_bytes: int, isolation: Isolation = Isolation.UNCOMMITTED, *,
+             limit: int | None = None) -> LogFetchInfo:
         if offset < self._start or offset > self._end:
             raise OffsetOutOfRangeError(offset, self._start, self._end)
-        limit = self._hwm if isolation is Isolation.COMMITTED else self._end
+        bound = self._hwm if isolation is Isolation.COMMITTED else self._end
+        limit = bound if limit is None else min(limit, bound)
         if offset >= limit:
             return LogFetchInfo(b"", offset)
         data, first = self._read_storage(offset, limit, max_bytes)
@@ -183,9 +185,20 @@ class BaseLog:
         infos = check_batches(data, self.max_batch_size, self.check_records)
         return self._append(data, infos)
 
-    def append_as_follower(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+    def append_as_follower(self, records: bytes | memoryview, epoch: int,
+                           batches: list[BatchInfo] | None = None) -> LogAppendInfo:
+        """Append a leader's batches as they are. ``batches``: what the codec's full validation (CRC and record
+        framing) of exactly these bytes reported, when the caller already ran it (the follower's epoch filter);
+        otherwise the log validates them itself. Either way nothing the codec would reject is stored."""
         self._check_writable()
-        infos = check_batches(records, self.max_batch_size, self.check_records)
+        if batches is None:
+            infos = check_batches(records, self.max_batch_size, self.check_records)
+        else:
+            infos = batches
+            too_large = next((i for i in infos if i.size > self.max_batch_size), None)
+            if too_large is not None:
+                raise InvalidAppendError(f"refusing to append a batch of {too_large.size} bytes at offset "
+                                         f"{too_large.base_offset}: above the maximum of {self.max_batch_size}")
         expected = self._end
         latest = self._cache.latest_epoch()
         prev_epoch = -1 if latest is None else latest
@@ -208,8 +221,7 @@ class BaseLog:
                 )
             prev_epoch = info.partition_leader_epoch
             expected = info.last_offset + 1
-        data = records if isinstance(records, bytes) else bytes(records)
-        return self._append(data, infos)
+        return self._append(records, infos)
 
     def _append(self, data: bytes, infos: list[BatchInfo]) -> LogAppendInfo:
         first, last = infos[0].base_offset, infos[-1].last_offset

@@ -171,7 +171,9 @@ class MemoryLog(BaseLog):
 
     # ------------------------------------------------------------------------------------------------ hooks
 
-    def _append_storage(self, data: bytes, infos: list[BatchInfo]) -> None:
+    def _append_storage(self, data: bytes | memoryview, infos: list[BatchInfo]) -> None:
+        if not isinstance(data, bytes):
+            data = bytes(data)  # kept as the batch itself: it must not change under us
         if len(infos) == 1:
             i = infos[0]
             self._batches.append(_Batch(i.base_offset, i.last_offset, i.partition_leader_epoch, data))

@@ -259,9 +259,10 @@ class LogSegment:
                 return pos, base
         return self.size, self.next_offset
 
-    def read(self, offset: int, limit: int, max_bytes: int) -> tuple[bytes, int]:
+    def read(self, offset: int, limit: int, max_bytes: int) -> tuple[bytes | memoryview, int]:
         """Whole batches from the one holding ``offset`` while last offset < ``limit``, ≤ ``max_bytes`` (at least
-        one batch). Returns (bytes, base offset of the first batch) or (b"", offset). One ``pread`` normally."""
+        one batch). Returns (bytes or a read-only view of them, base offset of the first batch) or (b"", offset).
+        One ``pread`` normally."""
         position, _ = self.locate(offset)
         available = self.size - position
         if available < layout.RECORD_BATCH_OVERHEAD:
@@ -281,7 +282,7 @@ class LogSegment:
             if end + size > len(buf) or base + _I32.unpack_from(buf, end + layout.LAST_OFFSET_DELTA_POS)[0] >= limit:
                 break
             end += size
-        return (buf if end == len(buf) else buf[:end]), first
+        return (buf if end == len(buf) else memoryview(buf)[:end]), first  # a view: no second copy of the read
 
     def timestamp_scan_start(self, timestamp: int) -> int:
         """The offset from which a search for the first record with timestamp ≥ ``timestamp`` in this segment may

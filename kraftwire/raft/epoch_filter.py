@@ -26,12 +26,13 @@ NO_PARTITION_LEADER_EPOCH = -1
 
 @dataclass(frozen=True, slots=True)
 class FilterResult:
-    records: bytes  # the accepted prefix (whole batches), possibly empty
+    records: bytes | memoryview  # the accepted prefix (whole batches), possibly empty
     batch_count: int
     end_offset: int  # the follower's log end offset after appending ``records``
     last_epoch: int  # partition leader epoch of the last accepted batch (unchanged input if none)
     dropped_batches: int
     reason: str | None  # why something was dropped or rejected ("corrupt: crc mismatch", "epoch 7 above 6", ...)
+    batches: tuple = ()  # the accepted batches as the codec's full validation reported them (the log trusts these)
 
     @property
     def rejected(self) -> bool:
@@ -78,5 +79,5 @@ def filter_fetched(
         accepted_bytes = batch.position + batch.size
         count += 1
     return FilterResult(
-        bytes(records[:accepted_bytes]), count, end, epoch, len(batches) - count, reason
+        memoryview(records)[:accepted_bytes], count, end, epoch, len(batches) - count, reason, tuple(batches[:count])
     )

@@ -110,7 +110,7 @@ class ReadyExecutor:
             if kind is AppendAsLeader:
                 log.append_as_leader(op.records, op.epoch)
             elif kind is AppendAsFollower:
-                log.append_as_follower(op.records, op.epoch)
+                log.append_as_follower(op.records, op.epoch, op.batches)
             elif kind is InitializeLeaderEpoch:
                 log.initialize_leader_epoch(op.epoch)
             elif kind is TruncateTo:

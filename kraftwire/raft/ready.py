@@ -46,8 +46,12 @@ class AppendAsLeader:
 
 @dataclass(frozen=True, slots=True)
 class AppendAsFollower:
-    records: bytes
+    """``batches``: the codec's full validation of exactly ``records`` (the epoch filter ran it), so the log does
+    not validate them again; ``None`` lets the log validate."""
+
+    records: bytes | memoryview
     epoch: int
+    batches: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)

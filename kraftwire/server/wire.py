@@ -270,7 +270,7 @@ def response_to_core(api_key: int, body, src: int, dst: int, cid: int, request=N
         leader = p.current_leader
         return m.FetchResponse(src, dst, cid, p.error_code, leader.leader_id, leader.leader_epoch,
                                high_watermark=p.high_watermark, diverging_epoch=diverging, snapshot_id=snapshot,
-                               records=bytes(p.records) if p.records is not None else b"",
+                               records=p.records if p.records is not None else b"",
                                log_start_offset=p.log_start_offset)
     if api_key == FETCH_SNAPSHOT:
         parts = [p for t in body.topics for p in t.partitions]

@@ -122,6 +122,36 @@ def test_read_committed_stops_below_high_watermark(harness, batch):
     assert log.high_watermark() == 9
 
 
+def test_read_up_to_a_limit_returns_whole_batches_below_it(harness, batch):
+    log = harness.open()
+    fill(log, batch, [(1, 3), (1, 3), (1, 3)])
+    log.update_high_watermark(9)
+    assert offsets(bytes(log.read(0, 1 << 20, limit=7).records)) == [(0, 2, 1), (3, 5, 1)]  # 7 is in the third
+    assert offsets(bytes(log.read(3, 1 << 20, limit=6).records)) == [(3, 5, 1)]
+    assert log.read(6, 1 << 20, limit=8).records == b""
+    log.update_high_watermark(3)  # the tighter of the limit and the isolation's bound wins
+    assert offsets(bytes(log.read(0, 1 << 20, Isolation.COMMITTED, limit=9).records)) == [(0, 2, 1)]
+
+
+def test_follower_append_with_the_callers_validation(harness, batch):
+    from kraftwire.records import validate_batches
+
+    log = harness.open()
+    data = batch(2, base_offset=0, epoch=1) + batch(1, base_offset=2, epoch=1)
+    infos = validate_batches(data).batches
+    log.append_as_follower(memoryview(data), 1, infos)
+    assert offsets(bytes(log.read(0, 1 << 20).records)) == [(0, 1, 1), (2, 2, 1)]
+    # the log's own rules still hold for what the caller validated: offsets, epochs, and its batch size limit
+    more = batch(1, base_offset=5, epoch=1)
+    with pytest.raises(InvalidAppendError, match="end offset"):
+        log.append_as_follower(more, 1, validate_batches(more).batches)
+    big = batch(1, base_offset=3, epoch=1)
+    log.max_batch_size = len(big) - 1
+    with pytest.raises(InvalidAppendError, match="above the maximum"):
+        log.append_as_follower(big, 1, validate_batches(big).batches)
+    assert log.end_offset() == 3
+
+
 def test_read_bytes_never_change_under_a_reader(harness, batch):
     log = harness.open()
     fill(log, batch, [(1, 3), (1, 3)])

@@ -23,9 +23,9 @@ class RecordingLog(MemoryLog):
         self.journal = journal
         self.gate = gate
 
-    def append_as_follower(self, records, epoch):
+    def append_as_follower(self, records, epoch, batches=None):
         self.journal.append("append")
-        return super().append_as_follower(records, epoch)
+        return super().append_as_follower(records, epoch, batches)
 
     def flush(self):
         self.journal.append("flush-start")

@@ -24,7 +24,6 @@ from kraftwire.raft.epoch_filter import filter_fetched
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.ready import AppendAsFollower
 from kraftwire.raft.states import FollowerState, ResignedState, UnattachedState
-from kraftwire.records import validate_batches
 
 
 # --- leader side ---------------------------------------------------------------------------------------------------
@@ -32,21 +31,12 @@ def handle_request(node, req: m.FetchRequest, now_ms: int) -> None:
     answer_fetch(node, req, now_ms, allow_park=True)
 
 
-def _read_up_to(node, offset: int, limit: int, max_bytes: int) -> bytes:
-    """Whole batches from ``offset`` ending at or below ``limit`` (the leader's flushed offset)."""
+def _read_up_to(node, offset: int, limit: int, max_bytes: int) -> bytes | memoryview:
+    """Whole batches from ``offset`` whose last offset is below ``limit`` (the leader's flushed offset), as the log
+    read them (the log stores only batches the codec accepted)."""
     if offset >= limit:
         return b""
-    info = node.log.read(offset, max_bytes)
-    data = bytes(info.records)
-    if not data:
-        return b""
-    batches = validate_batches(data, check_records=False).batches
-    end = 0
-    for batch in batches:
-        if batch.last_offset >= limit:
-            break
-        end = batch.position + batch.size
-    return data[:end]
+    return node.log.read(offset, max_bytes, limit=limit).records
 
 
 def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) -> None:
@@ -213,7 +203,7 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     if result.dropped_batches:
         node.counters["epoch_filter_drops"] += 1
     if result.batch_count:
-        node._b.log_ops.append(AppendAsFollower(result.records, node.epoch))
+        node._b.log_ops.append(AppendAsFollower(result.records, node.epoch, result.batches))
         node._b.flush = True
     if resp.high_watermark >= 0:
         node.emit_high_watermark(min(result.end_offset, resp.high_watermark))
