@@ -48,10 +48,11 @@ class LeaderAndEpoch:
 class Batch(Generic[T]):
     """A committed batch as a listener sees it. ``records`` are decoded through the serde on first use only: most
     listeners need the offsets and counts alone, and decoding every record into objects was the largest single cost
-    of a committed batch. ``source`` is the codec's batch (its buffer stays valid while the batch is referenced)."""
+    of a committed batch. ``source`` is the codec's batch (header fields, records), for a listener that folds
+    batches itself: the hub's one read serves it too. ``None`` for a batch made from records alone."""
 
     __slots__ = ("base_offset", "last_offset", "epoch", "append_timestamp", "size_in_bytes", "is_control",
-                 "record_count", "_records", "_source", "_serde")
+                 "record_count", "source", "_records", "_serde")
 
     def __init__(self, base_offset: int, last_offset: int, epoch: int, append_timestamp: int, size_in_bytes: int,
                  records: tuple[T, ...] | None = None, is_control: bool = False, *, source=None,
@@ -65,7 +66,7 @@ class Batch(Generic[T]):
         if records is None and (is_control or source is None):
             records = ()
         self._records = records
-        self._source = source
+        self.source = source
         self._serde = serde
         self.record_count = len(records) if records is not None else source.record_count
 
@@ -74,8 +75,7 @@ class Batch(Generic[T]):
         records = self._records
         if records is None:
             deserialize = self._serde.deserialize
-            records = self._records = tuple(deserialize(r.value) for r in self._source)
-            self._source = None
+            records = self._records = tuple(deserialize(r.value) for r in self.source)
         return records
 
     def __repr__(self) -> str:

@@ -177,7 +177,7 @@ class ImageListener:
         if batches:
             self.position = batches[-1].last_offset + 1
             if self.node.log is not None:
-                self.registry.advance(self.node.log, self.position)
+                self.registry.fold(self.node.log, batches)
         if self.inner is not None:
             self.inner.handle_commit(batches)
 

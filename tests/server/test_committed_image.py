@@ -84,3 +84,33 @@ def test_starts_again_from_the_snapshot_image_when_the_log_start_passed_it():
         position = _commit(lg, _offset_commit("g", i))
     assert image.advance(lg, position).image() == _full(lg, position)
     assert image.state.offsets[("g", "t", 0)][0] == 8
+
+
+def test_folding_the_listener_hubs_batches_reads_nothing_more_and_equals_a_full_replay():
+    from kraftwire.raft.listener import BytesSerde, ListenerHub
+
+    lg = CountingLog()
+    image = CommittedImage(LogState)
+
+    class Folder:
+        def handle_commit(self, batches):
+            image.fold(lg, batches)
+
+        def handle_load_snapshot(self, reader):
+            raise AssertionError("no snapshot here")
+
+        def handle_leader_change(self, leader):
+            pass
+
+    hub = ListenerHub(lg, BytesSerde(), max_bytes=1 << 20)
+    hub.register(Folder(), None)
+    _commit(lg, _produce(7, 0))
+    hub.deliver()  # the first call catches up through advance()
+    for i in range(1, 30):
+        batch = _offset_commit(f"g{i % 3}", i) if i % 4 == 0 else _produce(1000 + i % 2, (i // 2) * 3)
+        _commit(lg, batch)
+        before = lg.read_bytes
+        hub.deliver()
+        assert lg.read_bytes - before == len(batch)  # the hub's one read of the new batch, nothing more
+    assert image.state.image() == _full(lg, lg.end_offset())
+    assert image.offset == lg.end_offset()

@@ -169,6 +169,23 @@ class CommittedImage:
             self.offset = replay(lg, self.state, self.offset, position, Isolation.COMMITTED)
         return self.state
 
+    def fold(self, lg, batches) -> None:
+        """Fold the committed batches a Raft listener was just handed (``Batch.source``: the codec's batches of the
+        listener hub's one read) when they continue exactly where the image stopped; otherwise catch up through
+        ``advance`` (the first call, a snapshot installed, the log start moved)."""
+        if not batches:
+            return
+        if self.state is None or self.offset != batches[0].base_offset or self.offset < lg.start_offset():
+            self.advance(lg, batches[-1].last_offset + 1)
+            return
+        state = self.state
+        try:
+            for b in batches:
+                state.apply(b.source)
+                self.offset = b.last_offset + 1
+        except KraftwireError:
+            pass  # as replay(): a batch whose records cannot be read ends the fold there
+
 
 class StateImage:
     """Raft listener + snapshot source for the broker state (see the module docstring)."""
@@ -182,7 +199,7 @@ class StateImage:
         if batches:
             self.position = batches[-1].last_offset + 1
             if self.ctx.log is not None:
-                self.image.advance(self.ctx.log, self.position)
+                self.image.fold(self.ctx.log, batches)
 
     def handle_load_snapshot(self, reader) -> None:
         self.position = reader.snapshot_id.end_offset
