@@ -173,9 +173,11 @@ class ReplicatedLog(LogView, Protocol):
     #: how many truncations removed batches so far (a reader folding the log notices a rewrite by it)
     truncations: int
 
-    def append_as_leader(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, records: bytes | memoryview, epoch: int,
+                         batches: list[BatchInfo] | None = None) -> LogAppendInfo:
         """Append batches written by this leader: re-based to ``end_offset()``, partition leader epoch set to
-        ``epoch``; the epoch cache learns ``epoch`` at the first offset if it is new."""
+        ``epoch``; the epoch cache learns ``epoch`` at the first offset if it is new. ``batches`` is what the
+        codec's full validation of exactly ``records`` reported, when the caller ran it (else the log does)."""
         ...
 
     def append_as_follower(self, records: bytes | memoryview, epoch: int,

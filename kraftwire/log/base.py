@@ -58,6 +58,26 @@ def check_batches(records: bytes | memoryview, max_batch_size: int = MAX_BATCH_S
     return result.batches
 
 
+def _placed(batches: list[BatchInfo], end: int, epoch: int) -> bool:
+    """Whether validated batches already sit at consecutive offsets from ``end``, stamped with ``epoch``."""
+    for info in batches:
+        if info.base_offset != end or info.partition_leader_epoch != epoch:
+            return False
+        end = info.last_offset + 1
+    return True
+
+
+def _rebased(batches: list[BatchInfo], end: int, epoch: int) -> list[BatchInfo]:
+    """The validation report of ``batches`` after ``rebase_batches(…, end, epoch)``: offsets and epoch change,
+    positions and sizes (and the CRC, which does not cover them) do not."""
+    out = []
+    for info in batches:
+        last = end + info.last_offset - info.base_offset
+        out.append(BatchInfo(end, last, epoch, info.position, info.size))
+        end = last + 1
+    return out
+
+
 class BaseLog:
     """Shared logic of the two ``ReplicatedLog`` implementations. Subclasses provide the storage hooks
     (``_append_storage``, ``_read_storage``, ``_batch_start_for``, ``_truncate_storage``, ``_reset_storage``,
@@ -171,19 +191,37 @@ class BaseLog:
         if self._closed:
             raise LogIOError("the log is closed")
 
-    def append_as_leader(self, records: bytes | memoryview, epoch: int) -> LogAppendInfo:
+    def append_as_leader(self, records: bytes | memoryview, epoch: int,
+                         batches: list[BatchInfo] | None = None) -> LogAppendInfo:
+        """Append batches re-based to the log end and stamped with ``epoch``. ``batches``: what the codec's full
+        validation of exactly ``records`` reported, when the caller ran it (the core validates a produced batch;
+        its accumulator builds its own). Batches already at the log end in ``epoch`` are stored as they are, without
+        a copy; otherwise they are re-based (a copy), and validated here only if nobody did."""
         self._check_writable()
         if epoch < 0:
             raise InvalidAppendError(f"leader epoch {epoch} is negative")
         latest = self._cache.latest_epoch()
         if latest is not None and epoch < latest:
             raise InvalidAppendError(f"leader append in epoch {epoch} below the log's latest epoch {latest}")
+        if batches is not None:
+            self._check_sizes(batches)
+            if _placed(batches, self._end, epoch):
+                return self._append(records, batches)
         try:
             data = rebase_batches(records, self._end, epoch, self.max_batch_size)
         except (ValueError, CorruptRecordError) as exc:
             raise InvalidAppendError(f"refusing a malformed leader append: {exc}") from exc
-        infos = check_batches(data, self.max_batch_size, self.check_records)
+        if batches is None:
+            infos = check_batches(data, self.max_batch_size, self.check_records)
+        else:
+            infos = _rebased(batches, self._end, epoch)
         return self._append(data, infos)
+
+    def _check_sizes(self, batches: list[BatchInfo]) -> None:
+        too_large = next((i for i in batches if i.size > self.max_batch_size), None)
+        if too_large is not None:
+            raise InvalidAppendError(f"refusing to append a batch of {too_large.size} bytes at offset "
+                                     f"{too_large.base_offset}: above the maximum of {self.max_batch_size}")
 
     def append_as_follower(self, records: bytes | memoryview, epoch: int,
                            batches: list[BatchInfo] | None = None) -> LogAppendInfo:
@@ -195,10 +233,7 @@ class BaseLog:
             infos = check_batches(records, self.max_batch_size, self.check_records)
         else:
             infos = batches
-            too_large = next((i for i in infos if i.size > self.max_batch_size), None)
-            if too_large is not None:
-                raise InvalidAppendError(f"refusing to append a batch of {too_large.size} bytes at offset "
-                                         f"{too_large.base_offset}: above the maximum of {self.max_batch_size}")
+            self._check_sizes(infos)
         expected = self._end
         latest = self._cache.latest_epoch()
         prev_epoch = -1 if latest is None else latest

@@ -10,7 +10,10 @@
 
 Both indexes live in memory while the segment is active and are written to disk (then fsynced) when the segment
 is rolled or the log closes cleanly; after a crash they are rebuilt from the validated ``.log``, so a flush only
-fsyncs the ``.log`` file. Reads use ``os.pread`` and return fresh ``bytes`` (no mmap can change under a reader).
+fsyncs the ``.log`` file. Reads use ``os.pread`` and return fresh ``bytes`` (no mmap can change under a reader),
+except for the latest ``RECENT_BYTES`` appended, which the active segment keeps as the immutable buffers they were
+appended from: a leader reads every append back for each follower's Fetch, for its listeners and for the broker
+scan, and serving those from memory (a view, or one join) saves a system call and a copy each time.
 """
 
 from __future__ import annotations
@@ -57,6 +60,8 @@ SCAN_CHUNK = 16 * 1024 * 1024
 LOCATE_CHUNK = 64 * 1024
 #: The positions of at least this many of the latest batches are kept in memory (reads are mostly near the end).
 TAIL_BATCHES = 1024
+#: The active segment serves reads of at least this many of its latest bytes from the appended buffers.
+RECENT_BYTES = 4 * 1024 * 1024
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -111,6 +116,11 @@ class LogSegment:
         self._tail_bases = array("q")
         self._tail_lasts = array("q")
         self._tail_positions = array("q")
+        # The latest appends as the immutable buffers they came in, with their file positions: the bytes of
+        # [_recent_positions[0], size) without a read (empty when they are not all there).
+        self._recent: list = []
+        self._recent_positions = array("q")
+        self._recent_bytes = 0
 
     # ------------------------------------------------------------------------------------------------ writing
 
@@ -151,6 +161,47 @@ class LogSegment:
                         position + info.position, info.size, ts)
         self.size = position + len(data)
         self.indexes_dirty = True
+        self._remember(data, position)
+
+    def _remember(self, data, position: int) -> None:
+        """Keep ``data`` (written at ``position``) for reads, if nobody can change it: bytes, or a view of bytes."""
+        if isinstance(data, memoryview):
+            if not isinstance(data.obj, bytes):
+                return self._forget()
+        elif not isinstance(data, bytes):
+            return self._forget()
+        self._recent.append(data)
+        self._recent_positions.append(position)
+        self._recent_bytes += len(data)
+        while self._recent_bytes - len(self._recent[0]) >= RECENT_BYTES:
+            self._recent_bytes -= len(self._recent.pop(0))
+            del self._recent_positions[0]
+
+    def _forget(self) -> None:
+        self._recent = []
+        self._recent_positions = array("q")
+        self._recent_bytes = 0
+
+    def _recent_slice(self, position: int, length: int):
+        """The bytes [position, position + length) from the remembered appends (a view when one buffer holds them,
+        else one join), or None when they are not all remembered."""
+        positions = self._recent_positions
+        if not positions or position < positions[0] or position + length > self.size:
+            return None
+        i = bisect.bisect_right(positions, position) - 1
+        start = position - positions[i]
+        first = self._recent[i]
+        if start + length <= len(first):
+            return memoryview(first)[start:start + length]
+        parts = [memoryview(first)[start:]]
+        need = length - len(parts[0])
+        for data in self._recent[i + 1:]:
+            if need <= len(data):
+                parts.append(memoryview(data)[:need])
+                break
+            parts.append(data)
+            need -= len(data)
+        return b"".join(parts)
 
     def fits(self, offset: int) -> bool:
         """Whether ``offset`` can be stored relative to this segment's base in an int32."""
@@ -166,6 +217,7 @@ class LogSegment:
         """Kafka appends the final max timestamp to the time index when a segment stops being active."""
         self._maybe_time_entry()
         self.indexes_dirty = True
+        self._forget()
 
     def write_indexes(self, *, fsync: bool = True) -> None:
         """Write both index files from memory (exact size, no preallocation)."""
@@ -190,6 +242,7 @@ class LogSegment:
         position, _ = self.locate(offset)
         if position >= self.size:
             return self.next_offset
+        self._forget()
         os.ftruncate(self.fd, position)
         os.fsync(self.fd)
         self.size = self.flushed_size = position
@@ -204,6 +257,7 @@ class LogSegment:
         self.indexes_dirty = True
 
     def close(self) -> None:
+        self._forget()
         if self.fd >= 0:
             os.close(self.fd)
             self.fd = -1
@@ -267,13 +321,18 @@ class LogSegment:
         available = self.size - position
         if available < layout.RECORD_BATCH_OVERHEAD:
             return b"", offset
-        buf = os.pread(self.fd, min(max(max_bytes, layout.RECORD_BATCH_OVERHEAD), available), position)
+        want = min(max(max_bytes, layout.RECORD_BATCH_OVERHEAD), available)
+        buf = self._recent_slice(position, want)
+        if buf is None:
+            buf = os.pread(self.fd, want, position)
         base, length = _BASE_AND_LENGTH.unpack_from(buf, 0)
         size = length + layout.LOG_OVERHEAD
         if base + _I32.unpack_from(buf, layout.LAST_OFFSET_DELTA_POS)[0] >= limit:
             return b"", offset
         if size > len(buf):  # the first batch is larger than max_bytes: return it whole anyway
-            buf = os.pread(self.fd, size, position)
+            buf = self._recent_slice(position, size)
+            if buf is None:
+                buf = os.pread(self.fd, size, position)
         first = base
         end = size
         while end + layout.RECORD_BATCH_OVERHEAD <= len(buf):
@@ -282,7 +341,7 @@ class LogSegment:
             if end + size > len(buf) or base + _I32.unpack_from(buf, end + layout.LAST_OFFSET_DELTA_POS)[0] >= limit:
                 break
             end += size
-        return (buf if end == len(buf) else memoryview(buf)[:end]), first  # a view: no second copy of the read
+        return (buf if end == len(buf) else memoryview(buf)[:end]), first  # a view: no second copy
 
     def timestamp_scan_start(self, timestamp: int) -> int:
         """The offset from which a search for the first record with timestamp ≥ ``timestamp`` in this segment may

@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kraftwire.errors import RecordTooLargeError
-from kraftwire.records import RECORD_BATCH_OVERHEAD, RecordBatchBuilder
+from kraftwire.records import RECORD_BATCH_OVERHEAD, BatchInfo, RecordBatchBuilder
 
 #: DefaultRecord.MAX_RECORD_OVERHEAD: the most bytes a record adds besides its key and value.
 MAX_RECORD_OVERHEAD = 21
 
 
 def estimated_size(values: list[bytes]) -> int:
-    return sum(len(v) + MAX_RECORD_OVERHEAD for v in values)
+    return sum(map(len, values)) + MAX_RECORD_OVERHEAD * len(values)
 
 
 @dataclass(slots=True)
@@ -77,14 +77,22 @@ class BatchAccumulator:
 
     def drain(self, now_ms: int) -> list[bytes]:
         """Whole batches ready to append (completed ones, and the open one once it lingered long enough)."""
+        return [data for data, _ in self.drain_built(now_ms)]
+
+    def drain_built(self, now_ms: int) -> list[tuple[bytes, BatchInfo]]:
+        """``drain``, each batch with what the log would learn by validating it: this builder wrote it at its final
+        offsets and epoch, so the log stores it as it is."""
         if self._open is not None and now_ms >= self._open.created_ms + self.linger_ms:
             self._completed.append(self._open)
             self._open = None
         out = []
+        epoch = self.epoch
         for batch in self._completed:
-            builder = RecordBatchBuilder(base_offset=batch.base_offset, partition_leader_epoch=self.epoch)
+            builder = RecordBatchBuilder(base_offset=batch.base_offset, partition_leader_epoch=epoch)
             builder.append_many(batch.values, timestamp=now_ms)
-            out.append(builder.build())
+            data = builder.build()
+            last = batch.base_offset + len(batch.values) - 1
+            out.append((data, BatchInfo(batch.base_offset, last, epoch, 0, len(data))))
         self._completed.clear()
         return out
 

@@ -108,7 +108,7 @@ class ReadyExecutor:
         for op in ready.log_ops:
             kind = type(op)
             if kind is AppendAsLeader:
-                log.append_as_leader(op.records, op.epoch)
+                log.append_as_leader(op.records, op.epoch, op.batches)
             elif kind is AppendAsFollower:
                 log.append_as_follower(op.records, op.epoch, op.batches)
             elif kind is InitializeLeaderEpoch:

@@ -30,7 +30,7 @@ from kraftwire.raft.quorum_state import QuorumState, Rng
 from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
 from kraftwire.raft.snapshots import Snapshots
-from kraftwire.records import validate_batches
+from kraftwire.records import BatchInfo, validate_batches
 
 
 @dataclass(slots=True)
@@ -164,10 +164,10 @@ class RaftNode:
             raise CorruptRecordError("incomplete batch", result.valid_bytes)
         count = sum(b.last_offset - b.base_offset + 1 for b in result.batches)
         acc.flush_open()
-        self._append_leader_batches(acc.drain(now_ms))
+        self._append_leader_batches(acc.drain_built(now_ms))
         first = acc.next_offset
         acc.skip(count)
-        self._b.log_ops.append(AppendAsLeader(bytes(raw_batch), self.epoch))
+        self._b.log_ops.append(AppendAsLeader(bytes(raw_batch), self.epoch, tuple(result.batches)))
         self._b.flush = True
         return first, first + count - 1
 
@@ -539,9 +539,9 @@ class RaftNode:
             raise NotLeaderError(f"node {self.local_id} is {self.state_name} in epoch {self.epoch}")
         return self._accumulator
 
-    def _append_leader_batches(self, batches: list[bytes]) -> None:
-        for batch in batches:
-            self._b.log_ops.append(AppendAsLeader(batch, self.epoch))
+    def _append_leader_batches(self, built: list[tuple[bytes, BatchInfo]]) -> None:
+        for data, info in built:
+            self._b.log_ops.append(AppendAsLeader(data, self.epoch, (info,)))
             self._b.flush = True
 
     def replication_limit(self) -> int:
@@ -557,7 +557,7 @@ class RaftNode:
         if leader.update_local_end_offset(local_end, now_ms):
             self.emit_high_watermark(leader.high_watermark)
         if self._accumulator is not None:
-            self._append_leader_batches(self._accumulator.drain(now_ms))
+            self._append_leader_batches(self._accumulator.drain_built(now_ms))
         send_begin_quorum_epoch(self, leader, now_ms)
         self.complete_ready_parked(now_ms)
         if self.quorum.is_leader() and leader.high_watermark is not None and leader.high_watermark > leader.epoch_start_offset:

@@ -40,8 +40,12 @@ class InitializeLeaderEpoch:
 
 @dataclass(frozen=True, slots=True)
 class AppendAsLeader:
-    records: bytes
+    """``batches``: the codec's full validation of exactly ``records`` (the core validated a produced batch, or its
+    accumulator built it), so the log does not validate them again; ``None`` lets the log validate."""
+
+    records: bytes | memoryview
     epoch: int
+    batches: tuple | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -152,6 +152,26 @@ def test_follower_append_with_the_callers_validation(harness, batch):
     assert log.end_offset() == 3
 
 
+def test_leader_append_with_the_callers_validation(harness, batch):
+    from kraftwire.records import validate_batches
+
+    log = harness.open()
+    placed = batch(2, base_offset=0, epoch=1)  # already at the log end in the leader's epoch: stored as it is
+    log.append_as_leader(placed, 1, validate_batches(placed).batches)
+    produced = batch(3, base_offset=40, epoch=-1) + batch(1, base_offset=99, epoch=-1)  # a client's: re-based
+    info = log.append_as_leader(produced, 1, validate_batches(produced).batches)
+    assert (info.first_offset, info.last_offset) == (2, 5)
+    assert offsets(bytes(log.read(0, 1 << 20).records)) == [(0, 1, 1), (2, 4, 1), (5, 5, 1)]
+    assert bytes(log.read(0, 1 << 20).records)[:len(placed)] == placed
+    stored = bytes(log.read(0, 1 << 20).records)
+    assert validate_batches(stored).valid_bytes == len(stored)  # CRCs still hold after the re-basing
+    big = batch(1, epoch=1)
+    log.max_batch_size = len(big) - 1
+    with pytest.raises(InvalidAppendError, match="above the maximum"):
+        log.append_as_leader(big, 1, validate_batches(big).batches)
+    assert log.end_offset() == 6
+
+
 def test_read_bytes_never_change_under_a_reader(harness, batch):
     log = harness.open()
     fill(log, batch, [(1, 3), (1, 3)])

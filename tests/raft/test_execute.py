@@ -39,9 +39,9 @@ class TracingLog(MemoryLog):
         super().__init__()
         self.trace = trace
 
-    def append_as_leader(self, records, epoch):
+    def append_as_leader(self, records, epoch, batches=None):
         self.trace.append("append")
-        return super().append_as_leader(records, epoch)
+        return super().append_as_leader(records, epoch, batches)
 
     def truncate_to(self, offset):
         self.trace.append(f"truncate {offset}")
