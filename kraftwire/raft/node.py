@@ -25,7 +25,7 @@ from kraftwire.raft.control_records import leader_change_batch
 from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotStored
 from kraftwire.raft.leader import NEVER, LeaderState
-from kraftwire.raft.listener import BytesSerde, LeaderAndEpoch, Listener, ListenerHub, RecordSerde
+from kraftwire.raft.listener import BytesSerde, LeaderAndEpoch, Listener, ListenerHub, RecordSerde, serializer_of
 from kraftwire.raft.quorum_state import QuorumState, Rng
 from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
@@ -66,6 +66,7 @@ class RaftNode:
         self.log = log
         self.rng = rng
         self.serde = serde or BytesSerde()
+        self._serialize = serializer_of(self.serde)
         self.local_id = config.node_id
         self.counters: Counter[str] = Counter()
         self.quorum = QuorumState(config, rng)
@@ -149,7 +150,7 @@ class RaftNode:
         Raises ``NotLeaderError`` unless this node is the leader, ``RecordTooLargeError`` (changing nothing) if the
         records cannot fit in one batch."""
         acc = self._require_accumulator()
-        values = [self.serde.serialize(r) for r in records]
+        values = self._serialize(records)
         return acc.append(values, now_ms)
 
     def append_batch(self, raw_batch: bytes, now_ms: int) -> tuple[int, int]:

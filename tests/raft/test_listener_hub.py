@@ -106,3 +106,20 @@ def test_the_high_watermark_bounds_delivery():
     hub.register(c, None)
     hub.deliver()
     assert c.values == [b"a"]
+
+
+def test_serializing_an_append_uses_serialize_all_when_the_serde_has_it():
+    from kraftwire.raft.listener import serializer_of
+
+    class Upper:
+        def serialize(self, record):
+            return record.upper().encode()
+
+        def deserialize(self, data):
+            return data.decode()
+
+    assert serializer_of(Upper())(["a", "b"]) == [b"A", b"B"]
+    values = [b"x", bytearray(b"y"), memoryview(b"z")]
+    out = serializer_of(BytesSerde())(values)
+    assert out == [b"x", b"y", b"z"] and all(type(v) is bytes for v in out)
+    assert out[0] is values[0]  # bytes pass through without a copy
