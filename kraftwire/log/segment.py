@@ -60,8 +60,10 @@ SCAN_CHUNK = 16 * 1024 * 1024
 LOCATE_CHUNK = 64 * 1024
 #: The positions of at least this many of the latest batches are kept in memory (reads are mostly near the end).
 TAIL_BATCHES = 1024
-#: The active segment serves reads of at least this many of its latest bytes from the appended buffers.
-RECENT_BYTES = 4 * 1024 * 1024
+#: The active segment serves reads of at least this many of its latest bytes from the appended buffers: enough for
+#: a leader's listeners to read commits from memory with the test-server workload's 50,000 records (12.8 MB of
+#: 256-byte records) in flight.
+RECENT_BYTES = 16 * 1024 * 1024
 
 
 def segment_filename(base_offset: int, suffix: str = LOG_SUFFIX) -> str:
@@ -318,7 +320,7 @@ class LogSegment:
         one batch). Returns (bytes or a read-only view of them, base offset of the first batch) or (b"", offset).
         One ``pread`` normally."""
         position, _ = self.locate(offset)
-        available = self.size - position
+        available = self._stop_before(limit) - position
         if available < layout.RECORD_BATCH_OVERHEAD:
             return b"", offset
         want = min(max(max_bytes, layout.RECORD_BATCH_OVERHEAD), available)
@@ -342,6 +344,15 @@ class LogSegment:
                 break
             end += size
         return (buf if end == len(buf) else memoryview(buf)[:end]), first  # a view: no second copy
+
+    def _stop_before(self, limit: int) -> int:
+        """A file position no read bounded by ``limit`` needs to pass: where the first batch whose last offset is at
+        or above ``limit`` starts, when the latest batches' positions tell (a committed read then leaves the
+        uncommitted tail alone); else the file size."""
+        lasts = self._tail_lasts
+        if limit >= self.next_offset or not lasts or limit <= lasts[0]:
+            return self.size
+        return self._tail_positions[bisect.bisect_left(lasts, limit)]
 
     def timestamp_scan_start(self, timestamp: int) -> int:
         """The offset from which a search for the first record with timestamp ≥ ``timestamp`` in this segment may

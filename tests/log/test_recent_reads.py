@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 from kraftwire.log import segment as segment_module
 from kraftwire.log.api import Isolation
 from kraftwire.log.segmented import SegmentedLog
+from kraftwire.records import read_batches
 
 from .conftest import make_batch
 
@@ -34,6 +35,20 @@ def _from_file(log, offset, max_bytes, limit):
     finally:
         for seg, (recent, positions, size) in zip(log._segments, saved):
             seg._recent, seg._recent_positions, seg._recent_bytes = recent, positions, size
+
+
+def _check_contract(log, got: bytes, offset: int, max_bytes: int, limit: int) -> None:
+    """Whole batches from the one holding ``offset``, all ending below ``limit``, as many as fit in ``max_bytes``
+    within a segment (at least one): judged against every batch of the log, read whole."""
+    everything = bytes(log.read(0, 1 << 30).records) if log.end_offset() else b""
+    batches = [(b.base_offset, b.last_offset, b.size_in_bytes) for b in read_batches(everything)]
+    wanted = [b for b in batches if b[1] >= offset and b[1] < limit]
+    got_batches = [(b.base_offset, b.last_offset, b.size_in_bytes) for b in read_batches(got)]
+    assert got_batches == wanted[:len(got_batches)]
+    if wanted:
+        assert got_batches, (offset, limit)
+    if len(got_batches) < len(wanted) and len(got_batches) > 0:
+        assert sum(b[2] for b in wanted[:len(got_batches) + 1]) > max_bytes or len(log._segments) > 1
 
 
 def _served_from_memory(log) -> bool:
@@ -71,6 +86,7 @@ def test_reads_from_memory_equal_reads_from_the_file(tmp_path_factory, ops):
                 limit = offset + span
                 got = bytes(log.read(offset, max_bytes, limit=limit).records)
                 assert got == _from_file(log, offset, max_bytes, limit)
+                _check_contract(log, got, offset, max_bytes, limit)
         log.flush()
         end = log.end_offset()
         for offset in range(0, end, 3):
