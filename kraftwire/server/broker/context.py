@@ -1,14 +1,17 @@
-"""What the client APIs share: the node's core, log and topic, error codes, and "after every Ready" watchers.
+"""What the client APIs share: the node's core, log and topic, error codes, "after every Ready" watchers, and the
+one offset-keyed wait (``waits``) for answers that need the log to reach an offset.
 
-Produce acknowledgements and parked consumer fetches wait for the log (flushed offset, high watermark) or for a
-leadership change; the driver calls ``on_ready`` callbacks after executing each Ready, which is exactly when those
-can have moved.
+Produce acknowledgements, coordinator appends and parked consumer fetches wait for the log (flushed offset, high
+watermark) or for a leadership change; the driver calls ``on_ready`` callbacks after executing each Ready, which is
+exactly when those can have moved.
 """
 
 from __future__ import annotations
 
 import asyncio
 from typing import Callable
+
+from kraftwire.server.broker.waits import FLUSHED, HIGH_WATERMARK, OffsetWaits
 
 # The wire error codes the client APIs answer with, re-exported from the one table (``c.NONE`` etc. in the handlers).
 from kraftwire.error_codes import (  # noqa: F401
@@ -39,7 +42,7 @@ class BrokerContext:
         self.node = node
         self.watchers: list[Callable[[], None]] = []
         self._attached = None
-        self._commit_waits = []
+        self.waits = OffsetWaits()
 
     def attach(self) -> bool:
         """Hook the "after every Ready" callbacks into the node's driver (once it exists); False if not running."""
@@ -107,43 +110,29 @@ class BrokerContext:
     def _on_ready(self) -> None:
         for watcher in list(self.watchers):
             watcher()
-        if self._commit_waits:
-            self._check_commit_waits()
+        self.check_waits()
 
-    # ---------------------------------------------------------------------------------------------------- commits
-    _commit_waits: list
+    # ---------------------------------------------------------------------------------------------------- waits
+    def check_waits(self) -> None:
+        lg = self.log
+        if lg is not None:
+            self.waits.check(lg.high_watermark(), lg.flushed_offset(), self.epoch() if self.is_leader() else None)
+
+    def wait_for(self, end: int, epoch: int, callback: Callable[[int], None], *, committed: bool = True,
+                 timeout_ms: int = 30_000) -> None:
+        """``callback(error)`` once the high watermark (``committed``) or the flushed offset reaches ``end``
+        (NONE), when this node stops leading ``epoch`` first (NOT_LEADER_OR_FOLLOWER), or after ``timeout_ms``
+        (REQUEST_TIMED_OUT)."""
+        self.waits.add(HIGH_WATERMARK if committed else FLUSHED, end, epoch, callback, loop=self.loop(),
+                       timeout_s=max(timeout_ms, 0) / 1000.0, timeout_error=REQUEST_TIMED_OUT)
+        self.check_waits()
 
     def append_and_commit(self, raw_batch: bytes, callback: Callable[[int], None], timeout_ms: int = 30_000) -> None:
-        """Append ``raw_batch`` as leader; ``callback(error)`` once the high watermark passes it (NONE), when this
-        node stops leading that epoch (NOT_LEADER_OR_FOLLOWER) or after ``timeout_ms`` (REQUEST_TIMED_OUT)."""
+        """Append ``raw_batch`` as leader; ``callback(error)`` as ``wait_for`` says, for its last offset."""
         epoch = self.epoch()
         try:
             _first, last = self.driver.call(lambda raft, now: raft.append_batch(raw_batch, now))
         except Exception:  # NotLeaderError and friends: the caller only needs to know it did not work
             callback(NOT_LEADER_OR_FOLLOWER)
             return
-        wait = [last + 1, epoch, callback, None]
-        wait[3] = self.loop().call_later(timeout_ms / 1000.0, self._commit_timeout, wait)
-        self._commit_waits.append(wait)
-        self._check_commit_waits()
-
-    def _commit_timeout(self, wait) -> None:
-        if wait in self._commit_waits:
-            self._commit_waits.remove(wait)
-            wait[2](REQUEST_TIMED_OUT)
-
-    def _check_commit_waits(self) -> None:
-        hw = self.log.high_watermark() if self.log is not None else -1
-        leading = self.is_leader()
-        keep = []
-        for wait in self._commit_waits:
-            end, epoch, callback, timer = wait
-            if end <= hw:
-                timer.cancel()
-                callback(NONE)
-            elif not leading or self.epoch() != epoch:
-                timer.cancel()
-                callback(NOT_LEADER_OR_FOLLOWER)
-            else:
-                keep.append(wait)
-        self._commit_waits = keep
+        self.wait_for(last + 1, epoch, callback, timeout_ms=timeout_ms)

@@ -29,23 +29,10 @@ def _nothing() -> None:
     """A data batch without a producer id changes no rebuilt state."""
 
 
-class _Pending:
-    __slots__ = ("conn", "version", "cid", "acks", "epoch", "targets", "body", "timer", "done")
-
-    def __init__(self, conn, version, cid, acks, epoch, targets, body) -> None:
-        self.conn, self.version, self.cid, self.acks, self.epoch = conn, version, cid, acks, epoch
-        self.targets = targets  # [(partition response, end offset the answer waits for)]
-        self.body = body
-        self.timer = None
-        self.done = False
-
-
 class Produce:
     def __init__(self, ctx: c.BrokerContext, states) -> None:
         self.ctx = ctx
         self.states = states
-        self.pending: list[_Pending] = []
-        ctx.watchers.append(self._check)
 
     # ---------------------------------------------------------------------------------------------------- append
     def _append(self, records, pr) -> int | None:
@@ -149,52 +136,12 @@ class Produce:
         if not targets:
             conn.send_response(resp, version, request.header.correlation_id)
             return
-        pending = _Pending(conn, version, request.header.correlation_id, acks, epoch, targets, resp)
-        if self._ready(pending):
-            conn.send_response(resp, version, pending.cid)
-            return
-        self.pending.append(pending)
-        timeout_s = max(body.timeout_ms, 0) / 1000.0
-        pending.timer = ctx.loop().call_later(timeout_s, self._timed_out, pending)
+        cid = request.header.correlation_id
 
-    # ---------------------------------------------------------------------------------------------------- waiting
-    def _ready(self, p: _Pending) -> bool:
-        lg = self.ctx.log
-        reached = lg.high_watermark() if p.acks == -1 else lg.flushed_offset()
-        return all(end <= reached for _, end in p.targets)
+        def answer(error: int) -> None:
+            if error:
+                for pr, _ in targets:
+                    pr.error_code, pr.base_offset = error, -1
+            conn.send_response(resp, version, cid)
 
-    def _check(self) -> None:
-        if not self.pending:
-            return
-        ctx = self.ctx
-        lost = not ctx.is_leader()
-        keep = []
-        for p in self.pending:
-            if p.done or p.conn.closed:
-                self._finish(p, None)
-                continue
-            if (lost or ctx.epoch() != p.epoch) and not self._ready(p):
-                for pr, _ in p.targets:
-                    pr.error_code, pr.base_offset = c.NOT_LEADER_OR_FOLLOWER, -1
-                self._finish(p, p.body)
-            elif self._ready(p):
-                self._finish(p, p.body)
-            else:
-                keep.append(p)
-        self.pending = keep
-
-    def _finish(self, p: _Pending, body) -> None:
-        if p.timer is not None:
-            p.timer.cancel()
-        if not p.done and body is not None:
-            p.conn.send_response(body, p.version, p.cid)
-        p.done = True
-
-    def _timed_out(self, p: _Pending) -> None:
-        if p.done:
-            return
-        for pr, _ in p.targets:
-            pr.error_code, pr.base_offset = c.REQUEST_TIMED_OUT, -1
-        p.timer = None
-        self._finish(p, p.body)
-        self.pending = [q for q in self.pending if not q.done]
+        ctx.wait_for(max(end for _, end in targets), epoch, answer, committed=acks == -1, timeout_ms=body.timeout_ms)
