@@ -11,27 +11,24 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
-import kraftwire
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
+# The shared test helpers (tests/harness) beside these benchmarks; kraftwire itself is whichever one is installed.
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+
+from harness import processes  # noqa: E402
+
 TOPIC = "clients"
 VALUE = b"x" * 100
 
 
-def harness():
-    spec = importlib.util.spec_from_file_location("kraftwire_e2e_harness", os.path.join(ROOT, "tests", "e2e",
-                                                                                         "conftest.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def pct(samples: list[float], p: float) -> float:
@@ -164,10 +161,9 @@ def main() -> int:
     ap.add_argument("--clients", default=",".join(THROUGHPUT))
     ap.add_argument("--json")
     args = ap.parse_args()
-    h = harness()
     rows = []
     with tempfile.TemporaryDirectory() as base:
-        cluster = h.Cluster(base, 3, command="server-start", extra_props=f"metadata.log.topic={TOPIC}\n")
+        cluster = processes.Cluster(base, 3, command="server-start", extra_props=f"metadata.log.topic={TOPIC}\n")
         try:
             cluster.start_all()
             cluster.wait_for_leader()

@@ -23,9 +23,7 @@ import sys
 import tempfile
 import time
 
-import kraftwire
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
 
 
 def _env() -> dict:

@@ -12,39 +12,36 @@ asserted.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import re
 import statistics
+import sys
 import tempfile
 import time
 
-import kraftwire
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
+# The shared test helpers (tests/harness) beside these benchmarks; kraftwire itself is whichever one is installed.
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+
+from harness import processes, roles  # noqa: E402
+
 DEFAULTS = "broker.heartbeat.interval.ms=2000\nbroker.session.timeout.ms=9000\n"
 
 
-def roles_harness():
-    spec = importlib.util.spec_from_file_location("kraftwire_roles_harness",
-                                                  os.path.join(ROOT, "tests", "roles", "conftest.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
-def one_round(h) -> dict:
+def one_round() -> dict:
     with tempfile.TemporaryDirectory() as base:
-        cluster = h.RolesCluster(base, controllers=3, brokers=2, extra_props=DEFAULTS)
+        cluster = roles.RolesCluster(base, controllers=3, brokers=2, extra_props=DEFAULTS)
         try:
             cluster.start_all()
             part = cluster.wait_for_leader()
             port = cluster.controllers[0].port
-            h.wait_until(lambda: h.broker_ids(port) == [1, 2, 3, 4, 5], "brokers Online", cluster, timeout=60)
+            roles.wait_until(lambda: roles.broker_ids(port) == [1, 2, 3, 4, 5], "brokers Online", cluster, timeout=60)
             online = []
             for b in cluster.brokers:
-                m = h.wait_until(lambda b=b: re.search(r"is Online \(epoch \d+\) ([0-9.]+) s after start", b.stderr()),
+                m = roles.wait_until(lambda b=b: re.search(r"is Online \(epoch \d+\) ([0-9.]+) s after start", b.stderr()),
                                  "Online line", cluster)
                 online.append(float(m.group(1)))
             leader = cluster.nodes[part.leader_id]
@@ -55,13 +52,13 @@ def one_round(h) -> dict:
             new_port = cluster.nodes[new.leader_id].port
 
             def following():
-                p = h.harness.leader_view(new_port)
+                p = processes.leader_view(new_port)
                 if p is None or p.leader_id != new.leader_id:
                     return None
                 obs = {o.replica_id: o for o in p.observers}
                 return all(i in obs and obs[i].log_end_offset >= p.high_watermark for i in (4, 5))
 
-            h.wait_until(following, "brokers following", cluster, timeout=60)
+            roles.wait_until(following, "brokers following", cluster, timeout=60)
             return {"online_s": online, "election_s": elected, "brokers_following_s": time.monotonic() - t0}
         finally:
             cluster.close()
@@ -72,8 +69,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json")
     args = ap.parse_args()
-    h = roles_harness()
-    rounds = [one_round(h) for _ in range(args.rounds)]
+    rounds = [one_round() for _ in range(args.rounds)]
     online = [t for r in rounds for t in r["online_s"]]
     follow = [r["brokers_following_s"] for r in rounds]
     summary = {"rounds": rounds, "online_s_median": statistics.median(online), "online_s_max": max(online),

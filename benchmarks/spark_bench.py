@@ -19,8 +19,6 @@ import sys
 import time
 
 REPEATS = 3
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, ROOT)
 
 
 def build(directory: str, size_mib: int) -> dict:

@@ -1,8 +1,16 @@
-"""Suite-wide settings. Hypothesis runs without deadlines: two shared cores make timings meaningless."""
+"""Suite-wide settings. Hypothesis runs without deadlines: two shared cores make timings meaningless.
+
+``tests/`` goes on ``sys.path`` (last, so it shadows nothing installed) for the shared helpers: ``import harness``.
+"""
 
 from __future__ import annotations
 
 import os
+import sys
+
+_TESTS = os.path.dirname(os.path.abspath(__file__))
+if _TESTS not in sys.path:
+    sys.path.append(_TESTS)
 
 from hypothesis import HealthCheck, settings
 

@@ -8,10 +8,12 @@ import os
 import random
 import time
 
+from harness import processes
+
 ROUNDS = 6
 
 
-def test_kill_and_terminate_rounds(make_cluster, e2e):
+def test_kill_and_terminate_rounds(make_cluster):
     rng = random.Random(6)
     cluster = make_cluster(3, extra_args=["--throughput", "2000"])
     cluster.start_all()
@@ -38,7 +40,7 @@ def test_kill_and_terminate_rounds(make_cluster, e2e):
     assert cluster.stop_all() == {1: 0, 2: 0, 3: 0}
     logs = {}
     for node in cluster.nodes.values():
-        batches = e2e.segment_batches(os.path.join(node.log_dir, "__raft_performance_test-0"))
+        batches = processes.segment_batches(os.path.join(node.log_dir, "__raft_performance_test-0"))
         logs[node.node_id] = [(b["base_offset"], b["last_offset"], b["crc"]) for b in batches if b["last_offset"] < hw]
         err = node.stderr()
         for bad in ("Traceback", "FATAL", "WorkloadError"):

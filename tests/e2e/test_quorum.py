@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import time
 
+from harness import processes
+
 
 WORKLOAD = ["--throughput", "2000", "--records-per-append", "1"]
 
@@ -24,7 +26,7 @@ def _all_caught_up(part, hw_floor: int) -> bool:
                                                    for r in part.current_voters)
 
 
-def test_three_node_quorum_failover_rejoin_and_identical_logs(make_cluster, e2e):
+def test_three_node_quorum_failover_rejoin_and_identical_logs(make_cluster):
     cluster = make_cluster(3, extra_args=WORKLOAD)
     t0 = time.monotonic()
     cluster.start_all()
@@ -76,7 +78,7 @@ def test_three_node_quorum_failover_rejoin_and_identical_logs(make_cluster, e2e)
     assert codes == {1: 0, 2: 0, 3: 0}, codes
     logs = {}
     for node in cluster.nodes.values():
-        batches = e2e.segment_batches(os.path.join(node.log_dir, "__raft_performance_test-0"))
+        batches = processes.segment_batches(os.path.join(node.log_dir, "__raft_performance_test-0"))
         assert batches, f"node {node.node_id} has an empty log"
         assert all(b["crc_valid"] for b in batches)
         assert batches[-1]["last_offset"] + 1 >= hw, f"node {node.node_id} log end below the high watermark {hw}"
@@ -92,4 +94,4 @@ def test_three_node_quorum_failover_rejoin_and_identical_logs(make_cluster, e2e)
     for node in cluster.nodes.values():
         assert "WorkloadError" not in node.stderr() and "error" not in node.stdout().lower()
     print(f"logs identical on all three nodes up to high watermark {hw} ({len(logs[1])} batches, epochs {epochs})")
-    assert time.monotonic() - t0 < 10 * e2e.ELECTION_TIMEOUT_S
+    assert time.monotonic() - t0 < 10 * processes.ELECTION_TIMEOUT_S

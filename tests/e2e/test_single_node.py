@@ -13,12 +13,14 @@ import struct
 import time
 import urllib.request
 
+from harness import processes
+
 
 SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config",
                        "kraft.properties")
 
 
-def _start_single(make_cluster, tmp_path, e2e, *, metrics: bool = True):
+def _start_single(make_cluster, tmp_path, *, metrics: bool = True):
     # The tests run from a checkout, where the shipped sample config sits beside them: its absence is a failure.
     assert os.path.exists(SHIPPED), f"the shipped single-node config is missing: {SHIPPED}"
     cluster = make_cluster(1, extra_args=["--throughput", "1000", "--report-interval", "1"], listener="CONTROLLER")
@@ -29,7 +31,7 @@ def _start_single(make_cluster, tmp_path, e2e, *, metrics: bool = True):
     text = text.replace("localhost:9093", f"localhost:{node.port}").replace("/tmp/kraft-logs-1", node.log_dir)
     metrics_port = None
     if metrics:
-        probe = e2e.bind_listener()
+        probe = processes.bind_listener()
         metrics_port = probe.getsockname()[1]
         probe.close()  # the metrics endpoint is not part of the quorum; a lost race only fails this test's start
         text += f"\nmetrics.port={metrics_port}\n"
@@ -39,8 +41,8 @@ def _start_single(make_cluster, tmp_path, e2e, *, metrics: bool = True):
     return cluster, node, metrics_port
 
 
-def test_shipped_single_node_config_commits_and_describes(make_cluster, tmp_path, e2e):
-    cluster, node, metrics_port = _start_single(make_cluster, tmp_path, e2e)
+def test_shipped_single_node_config_commits_and_describes(make_cluster, tmp_path):
+    cluster, node, metrics_port = _start_single(make_cluster, tmp_path)
     part = cluster.wait_for_leader()
     assert part.leader_id == 1
     part = cluster.wait_for(lambda p: p.high_watermark > 500, "500 committed offsets")
@@ -48,14 +50,14 @@ def test_shipped_single_node_config_commits_and_describes(make_cluster, tmp_path
     # own copy is not built in CI): a node falling back to the pure-Python twin says so, and this fails.
     assert "record codec: the C extension" in node.stderr(), node.stderr()[-2000:]
 
-    status = e2e.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--status").stdout
+    status = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--status").stdout
     keys = [line.split(":", 1)[0] for line in status.splitlines()]
     assert keys == ["ClusterId", "LeaderId", "LeaderEpoch", "HighWatermark", "MaxFollowerLag", "MaxFollowerLagTimeMs",
                     "CurrentVoters", "CurrentObservers"]
     assert re.search(r"^LeaderId:\s+1$", status, re.M)
     assert f"ClusterId:              {cluster.cluster_id}" in status
     assert f'"endpoints": ["CONTROLLER://localhost:{node.port}"]' in status
-    repl = e2e.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--replication",
+    repl = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--replication",
                   "--human-readable").stdout.splitlines()
     assert repl[0].split() == ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
                                "LastCaughtUpTimestamp", "Status"]
@@ -104,8 +106,8 @@ def _send_and_wait_close(port: int, data: bytes, timeout: float = 10.0) -> bytes
         return b"".join(chunks)
 
 
-def test_malformed_frames_and_half_open_connections_never_stop_the_node(make_cluster, tmp_path, e2e):
-    cluster, node, _ = _start_single(make_cluster, tmp_path, e2e, metrics=False)
+def test_malformed_frames_and_half_open_connections_never_stop_the_node(make_cluster, tmp_path):
+    cluster, node, _ = _start_single(make_cluster, tmp_path, metrics=False)
     cluster.wait_for_leader()
     port = node.port
     rng = random.Random(6)

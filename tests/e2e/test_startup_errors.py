@@ -10,6 +10,8 @@ import uuid
 
 import pytest
 
+from harness import processes
+
 BASE = """node.id=1
 listeners=PLAINTEXT://localhost:{port}
 controller.listener.names=PLAINTEXT
@@ -18,9 +20,9 @@ log.dirs={logs}
 """
 
 
-def _start(e2e, config_path, timeout=30):
+def _start(config_path, timeout=30):
     return subprocess.run([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config_path)],
-                          capture_output=True, text=True, env=e2e.env(), timeout=timeout)
+                          capture_output=True, text=True, env=processes.kraftwire_env(), timeout=timeout)
 
 
 @pytest.mark.parametrize("extra, needles", [
@@ -29,36 +31,36 @@ def _start(e2e, config_path, timeout=30):
     ("zookeeper.connect=localhost:2181\n", ["zookeeper.connect", "ZooKeeper"]),
     ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\n", ["listener.security.protocol.map", "PLAINTEXT:SASL_SSL"]),
 ])
-def test_config_errors_name_key_and_value(e2e, tmp_path, extra, needles):
+def test_config_errors_name_key_and_value(tmp_path, extra, needles):
     config = tmp_path / "server.properties"
     config.write_text(BASE.format(port=9, logs=tmp_path / "logs") + extra)
-    proc = _start(e2e, config)
+    proc = _start(config)
     assert proc.returncode == 1, proc.stderr
     for needle in needles:
         assert needle in proc.stderr, proc.stderr
 
 
-def test_unformatted_directory_is_refused(e2e, tmp_path):
+def test_unformatted_directory_is_refused(tmp_path):
     config = tmp_path / "server.properties"
     config.write_text(BASE.format(port=9, logs=tmp_path / "logs"))
-    proc = _start(e2e, config)
+    proc = _start(config)
     assert proc.returncode == 1
     assert "meta.properties" in proc.stderr or "not exist" in proc.stderr
     assert "storage format" in proc.stderr
 
 
-def test_node_id_must_match_meta_properties(e2e, tmp_path):
+def test_node_id_must_match_meta_properties(tmp_path):
     config = tmp_path / "server.properties"
     config.write_text(BASE.format(port=9, logs=tmp_path / "logs"))
-    e2e.kw("storage", "format", "-t", e2e.kw("storage", "random-uuid").stdout.strip(), "-c", str(config))
+    processes.kw("storage", "format", "-t", processes.kw("storage", "random-uuid").stdout.strip(), "-c", str(config))
     config.write_text(BASE.format(port=9, logs=tmp_path / "logs").replace("node.id=1", "node.id=2")
                       .replace("voters=1@", "voters=2@"))
-    proc = _start(e2e, config)
+    proc = _start(config)
     assert proc.returncode == 1
     assert "node.id" in proc.stderr and "1" in proc.stderr and "2" in proc.stderr
 
 
-def test_raft_request_from_another_cluster_gets_inconsistent_cluster_id(make_cluster, e2e):
+def test_raft_request_from_another_cluster_gets_inconsistent_cluster_id(make_cluster):
     cluster = make_cluster(1, command="server-start")
     node = cluster.nodes[1]
     node.start()
@@ -83,7 +85,7 @@ def test_raft_request_from_another_cluster_gets_inconsistent_cluster_id(make_clu
     assert cid == 31
     p = answer.topics[0].partitions[0]
     assert p.error_code == 104 and not p.vote_granted  # INCONSISTENT_CLUSTER_ID
-    second = _start(e2e, node.config)  # the same log directory while the node runs: refused, the node unharmed
+    second = _start(node.config)  # the same log directory while the node runs: refused, the node unharmed
     assert second.returncode == 1 and "cannot open the log" in second.stderr, second.stderr
     after = cluster.wait_for_leader()
     assert after.leader_id == 1 and after.leader_epoch == part.leader_epoch  # nothing else happened

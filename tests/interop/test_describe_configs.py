@@ -4,16 +4,18 @@ broker key a topic key is read from, and Kafka's error for another topic."""
 
 from __future__ import annotations
 
+from harness import clients
+
 TIMEOUT_S = 30
 STATIC, DEFAULT = 4, 5  # ConfigSource: STATIC_BROKER_CONFIG, DEFAULT_CONFIG
 
 
-def test_confluent_admin_describes_the_topic_and_each_node(quorum, interop):
+def test_confluent_admin_describes_the_topic_and_each_node(quorum):
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, ConfigResource, ResourceType
 
     admin = AdminClient({"bootstrap.servers": quorum.bootstrap})
-    topic = ConfigResource(ResourceType.TOPIC, interop.TOPIC)
+    topic = ConfigResource(ResourceType.TOPIC, clients.TOPIC)
     configs = admin.describe_configs([topic])[topic].result(TIMEOUT_S)
     assert configs["cleanup.policy"].value == "delete"
     assert configs["segment.bytes"].value == str(1 << 30) and configs["segment.bytes"].source == DEFAULT
@@ -25,7 +27,7 @@ def test_confluent_admin_describes_the_topic_and_each_node(quorum, interop):
         broker = ConfigResource(ResourceType.BROKER, str(node_id))
         own = admin.describe_configs([broker])[broker].result(TIMEOUT_S)
         assert own["node.id"].value == str(node_id) and own["node.id"].source == STATIC
-        assert own["metadata.log.topic"].value == interop.TOPIC and own["metadata.log.topic"].source == STATIC
+        assert own["metadata.log.topic"].value == clients.TOPIC and own["metadata.log.topic"].source == STATIC
         assert own["controller.quorum.election.timeout.ms"].source in (STATIC, DEFAULT)
         assert own["listeners"].value.endswith(f":{node.port}")
 
@@ -37,19 +39,19 @@ def test_confluent_admin_describes_the_topic_and_each_node(quorum, interop):
         assert exc.args[0].code() == 3  # UNKNOWN_TOPIC_OR_PARTITION
 
 
-def test_kafka_python_admin_describes_with_synonyms(quorum, interop):
+def test_kafka_python_admin_describes_with_synonyms(quorum):
     from kafka import KafkaAdminClient
     from kafka.admin import ConfigResource, ConfigResourceType
 
     admin = KafkaAdminClient(bootstrap_servers=quorum.servers, request_timeout_ms=20000)
     try:
-        got = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, interop.TOPIC, configs=None)],
+        got = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, clients.TOPIC, configs=None)],
                                      include_synonyms=True, config_filter="all")
-        segment = got["topic"][interop.TOPIC]["segment.bytes"]
+        segment = got["topic"][clients.TOPIC]["segment.bytes"]
         assert str(segment["value"]) == str(1 << 30), segment
         assert "metadata.log.segment.bytes" in str(segment), segment  # the broker key it is read from
-        picked = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, interop.TOPIC,
+        picked = admin.describe_configs([ConfigResource(ConfigResourceType.TOPIC, clients.TOPIC,
                                                         configs={"retention.ms": None})], config_filter="all")
-        assert set(picked["topic"][interop.TOPIC]) == {"retention.ms"}
+        assert set(picked["topic"][clients.TOPIC]) == {"retention.ms"}
     finally:
         admin.close()

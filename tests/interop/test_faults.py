@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import time
 
+from harness import clients
+
 TIMEOUT_S = 120
 
 
@@ -44,10 +46,10 @@ def read_tag(quorum, tag, bootstrap=None, expect=0):
     return got
 
 
-def test_dropped_produce_answers_are_resent_without_duplicates(quorum, interop, fault_proxy):
+def test_dropped_produce_answers_are_resent_without_duplicates(quorum, fault_proxy):
     from kafka import KafkaProducer
 
-    want = interop.values("proxy")
+    want = clients.values("proxy")
     producer = KafkaProducer(bootstrap_servers=fault_proxy.bootstrap.split(","), acks="all",
                              request_timeout_ms=10000, max_block_ms=10000, retry_backoff_ms=50, linger_ms=2)
     try:
@@ -55,7 +57,7 @@ def test_dropped_produce_answers_are_resent_without_duplicates(quorum, interop, 
         for i, v in enumerate(want):
             if i % 2000 == 500:
                 fault_proxy.drop_produce(2)
-            futures.append(producer.send(interop.TOPIC, value=v))
+            futures.append(producer.send(clients.TOPIC, value=v))
         producer.flush(TIMEOUT_S)
         offsets = [f.get(timeout=30).offset for f in futures]
     finally:
@@ -65,23 +67,23 @@ def test_dropped_produce_answers_are_resent_without_duplicates(quorum, interop, 
     assert read_tag(quorum, "proxy") == want
 
 
-def test_sigkill_leader_during_acks_all_production(quorum, interop):
+def test_sigkill_leader_during_acks_all_production(quorum):
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     cluster = quorum.cluster
     # a group commits an offset before the crash
-    seed = interop.values("foseed", 200)
+    seed = clients.values("foseed", 200)
     producer = KafkaProducer(bootstrap_servers=quorum.servers, acks="all", request_timeout_ms=10000,
                              max_block_ms=20000, retry_backoff_ms=100, retries=2**31 - 1)
     for v in seed:
-        producer.send(interop.TOPIC, value=v)
+        producer.send(clients.TOPIC, value=v)
     producer.flush(30)
-    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=quorum.servers, group_id="fo-group",
+    consumer = KafkaConsumer(clients.TOPIC, bootstrap_servers=quorum.servers, group_id="fo-group",
                              auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=3000,
                              request_timeout_ms=20000, session_timeout_ms=10000, heartbeat_interval_ms=1000)
     seen = 0
     committed_at = None
-    deadline = interop.bounded(TIMEOUT_S)
+    deadline = clients.bounded(TIMEOUT_S)
     while committed_at is None and not deadline.expired():
         for m in consumer:
             if m.value.startswith(b"foseed-"):
@@ -95,11 +97,11 @@ def test_sigkill_leader_during_acks_all_production(quorum, interop):
 
     leader = quorum.leader()
     old_epoch = cluster.wait_for_leader().leader_epoch
-    want = interop.values("fo")
+    want = clients.values("fo")
     futures = []
     killed = False
     for i, v in enumerate(want):
-        futures.append(producer.send(interop.TOPIC, value=v))
+        futures.append(producer.send(clients.TOPIC, value=v))
         if i == 3000:
             producer.flush(30)
         if i == 3500 and not killed:
@@ -124,12 +126,12 @@ def test_sigkill_leader_during_acks_all_production(quorum, interop):
     assert sum(acked) >= 3000
 
     # the group resumes from its committed offset under the new coordinator (offsets were in the log)
-    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=survivors.split(","), group_id="fo-group",
+    consumer = KafkaConsumer(clients.TOPIC, bootstrap_servers=survivors.split(","), group_id="fo-group",
                              auto_offset_reset="earliest", consumer_timeout_ms=3000, request_timeout_ms=20000,
                              session_timeout_ms=10000, heartbeat_interval_ms=1000)
     try:
         first = None
-        deadline = interop.bounded(TIMEOUT_S)
+        deadline = clients.bounded(TIMEOUT_S)
         while first is None and not deadline.expired():
             for m in consumer:
                 first = m

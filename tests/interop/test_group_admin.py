@@ -9,6 +9,8 @@ import time
 
 from kraftwire.server.broker.group_admin import subscribed_topics
 
+from harness import clients
+
 TIMEOUT_S = 60
 
 
@@ -29,19 +31,19 @@ def _errors(result) -> dict:
     return {k: (v if isinstance(v, str) else getattr(v, "__name__", type(v).__name__)) for k, v in result.items()}
 
 
-def test_kafka_python_admin_lists_describes_and_deletes_a_group(quorum, interop):
+def test_kafka_python_admin_lists_describes_and_deletes_a_group(quorum):
     from kafka import KafkaAdminClient, KafkaConsumer, OffsetAndMetadata, TopicPartition
 
     _produce(quorum, "adm")
-    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=quorum.servers, group_id="admin-kp",
+    consumer = KafkaConsumer(clients.TOPIC, bootstrap_servers=quorum.servers, group_id="admin-kp",
                              client_id="adm-consumer", auto_offset_reset="earliest", enable_auto_commit=False,
                              consumer_timeout_ms=3000, request_timeout_ms=20000, session_timeout_ms=10000,
                              heartbeat_interval_ms=1000)
     admin = KafkaAdminClient(bootstrap_servers=quorum.servers, request_timeout_ms=20000)
-    tp = TopicPartition(interop.TOPIC, 0)
+    tp = TopicPartition(clients.TOPIC, 0)
     try:
         seen = 0
-        deadline = interop.bounded(TIMEOUT_S)
+        deadline = clients.bounded(TIMEOUT_S)
         while seen < 50 and not deadline.expired():
             for _ in consumer:
                 seen += 1
@@ -55,8 +57,8 @@ def test_kafka_python_admin_lists_describes_and_deletes_a_group(quorum, interop)
         assert described["group_state"] == "Stable" and described["protocol_data"] == "range"
         [member] = described["members"]
         assert member["client_id"] == "adm-consumer"
-        assert member["member_metadata"]["topics"] == [interop.TOPIC]
-        assert member["member_assignment"]["assigned_partitions"] == [{"topic": interop.TOPIC, "partitions": [0]}]
+        assert member["member_metadata"]["topics"] == [clients.TOPIC]
+        assert member["member_assignment"]["assigned_partitions"] == [{"topic": clients.TOPIC, "partitions": [0]}]
 
         # a group with a member cannot be deleted, nor the offsets of a topic it subscribes to
         assert _errors(admin.delete_groups(["admin-kp"])) == {"admin-kp": "NonEmptyGroupError"}
@@ -79,7 +81,7 @@ def test_kafka_python_admin_lists_describes_and_deletes_a_group(quorum, interop)
         admin.close()
 
 
-def test_confluent_admin_lists_describes_and_deletes_a_group(quorum, interop):
+def test_confluent_admin_lists_describes_and_deletes_a_group(quorum):
     from confluent_kafka import Consumer, ConsumerGroupState, KafkaException
     from confluent_kafka.admin import AdminClient
 
@@ -87,7 +89,7 @@ def test_confluent_admin_lists_describes_and_deletes_a_group(quorum, interop):
     consumer = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": "admin-ck", "client.id": "ck-consumer",
                          "auto.offset.reset": "earliest", "enable.auto.commit": False})
     admin = AdminClient({"bootstrap.servers": quorum.bootstrap})
-    consumer.subscribe([interop.TOPIC])
+    consumer.subscribe([clients.TOPIC])
     got = 0
     deadline = time.monotonic() + TIMEOUT_S
     while got < 20 and time.monotonic() < deadline:
@@ -103,7 +105,7 @@ def test_confluent_admin_lists_describes_and_deletes_a_group(quorum, interop):
         assert desc.state == ConsumerGroupState.STABLE and desc.partition_assignor == "range"
         [member] = desc.members
         assert member.client_id == "ck-consumer"
-        assert [(p.topic, p.partition) for p in member.assignment.topic_partitions] == [(interop.TOPIC, 0)]
+        assert [(p.topic, p.partition) for p in member.assignment.topic_partitions] == [(clients.TOPIC, 0)]
         error = admin.delete_consumer_groups(["admin-ck"])["admin-ck"].exception(TIMEOUT_S)
         assert error is not None and "NON_EMPTY_GROUP" in str(error)
     finally:
@@ -126,7 +128,7 @@ def test_subscriptions_are_read_from_the_consumer_protocol_metadata():
     assert subscribed_topics(b"") is None
 
 
-def test_a_static_member_restarts_without_a_rebalance(quorum, interop):
+def test_a_static_member_restarts_without_a_rebalance(quorum):
     """KIP-345 with librdkafka's group.instance.id: the group leader and a second static member share the topic's
     one partition; the second restarts within its session timeout (librdkafka sends no LeaveGroup for a static
     member) and gets its place back without a rebalance — the leader sees no revocation — while the old member id
@@ -140,7 +142,7 @@ def test_a_static_member_restarts_without_a_rebalance(quorum, interop):
         c = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": "static-g", "group.instance.id": name,
                       "client.id": name, "session.timeout.ms": 30000, "auto.offset.reset": "earliest",
                       "enable.auto.commit": False})
-        c.subscribe([interop.TOPIC], on_assign=lambda _c, parts: events[name].append(("assign", len(parts))),
+        c.subscribe([clients.TOPIC], on_assign=lambda _c, parts: events[name].append(("assign", len(parts))),
                     on_revoke=lambda _c, parts: events[name].append(("revoke", len(parts))))
         return c
 

@@ -10,6 +10,8 @@ import os
 import shutil
 import subprocess
 
+from harness import clients
+
 KAFKAJS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kafkajs")
 TIMEOUT_S = 120
 
@@ -26,18 +28,18 @@ def produce_kafka_python(quorum, want):
         producer.close(10)
 
 
-def test_kafka_python_group_consumer_commits_and_resumes(quorum, interop):
+def test_kafka_python_group_consumer_commits_and_resumes(quorum):
     from kafka import KafkaConsumer
 
-    want = interop.values("kpg")
+    want = clients.values("kpg")
     offsets = produce_kafka_python(quorum, want)
     half = len(want) // 2
     got: list = []
-    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=quorum.servers, group_id="kp-group",
+    consumer = KafkaConsumer(clients.TOPIC, bootstrap_servers=quorum.servers, group_id="kp-group",
                              auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=3000,
                              request_timeout_ms=20000, session_timeout_ms=10000, heartbeat_interval_ms=1000)
     try:
-        deadline = interop.bounded(TIMEOUT_S)
+        deadline = clients.bounded(TIMEOUT_S)
         while len(got) < half and not deadline.expired():
             for msg in consumer:
                 if msg.value.startswith(b"kpg-"):
@@ -52,12 +54,12 @@ def test_kafka_python_group_consumer_commits_and_resumes(quorum, interop):
     assert committed_at == offsets[half - 1] + 1
 
     rest: list = []
-    consumer = KafkaConsumer(interop.TOPIC, bootstrap_servers=quorum.servers, group_id="kp-group",
+    consumer = KafkaConsumer(clients.TOPIC, bootstrap_servers=quorum.servers, group_id="kp-group",
                              auto_offset_reset="earliest", consumer_timeout_ms=3000, request_timeout_ms=20000,
                              session_timeout_ms=10000, heartbeat_interval_ms=1000)
     try:
         first_offset = None
-        deadline = interop.bounded(TIMEOUT_S)
+        deadline = clients.bounded(TIMEOUT_S)
         while len(rest) < len(want) - half and not deadline.expired():
             for msg in consumer:
                 if first_offset is None:
@@ -70,23 +72,23 @@ def test_kafka_python_group_consumer_commits_and_resumes(quorum, interop):
     assert rest == want[half:]
 
 
-def test_confluent_kafka_subscribe(quorum, interop):
+def test_confluent_kafka_subscribe(quorum):
     from confluent_kafka import Consumer, Producer
 
-    want = interop.values("ckg")
+    want = clients.values("ckg")
     producer = Producer({"bootstrap.servers": quorum.bootstrap, "linger.ms": 5})
     for i, v in enumerate(want):
-        producer.produce(interop.TOPIC, value=v)
+        producer.produce(clients.TOPIC, value=v)
         if i % 1000 == 0:
             producer.poll(0)
     assert producer.flush(TIMEOUT_S) == 0
     consumer = Consumer({"bootstrap.servers": quorum.bootstrap, "group.id": "ck-group",
                          "auto.offset.reset": "earliest", "session.timeout.ms": 10000})
     try:
-        consumer.subscribe([interop.TOPIC])
+        consumer.subscribe([clients.TOPIC])
         got: list = []
         last = None
-        deadline = interop.bounded(TIMEOUT_S)
+        deadline = clients.bounded(TIMEOUT_S)
         while len(got) < len(want) and not deadline.expired():
             msg = consumer.poll(1.0)
             if msg is None or msg.error():
@@ -110,14 +112,14 @@ def ensure_kafkajs() -> None:
         assert out.returncode == 0, f"npm install kafkajs failed:\n{out.stdout}\n{out.stderr}"
 
 
-def test_kafkajs_producer_and_group_consumer(quorum, interop):
+def test_kafkajs_producer_and_group_consumer(quorum):
     ensure_kafkajs()
-    n = interop.RECORDS
+    n = clients.RECORDS
     env = dict(os.environ, KAFKAJS_NO_PARTITIONER_WARNING="1")
-    out = subprocess.run(["node", "clients.js", quorum.bootstrap, interop.TOPIC, "kjs", str(n), "kjs-group"],
+    out = subprocess.run(["node", "clients.js", quorum.bootstrap, clients.TOPIC, "kjs", str(n), "kjs-group"],
                          cwd=KAFKAJS_DIR, capture_output=True, text=True, timeout=240, env=env)
     assert out.returncode == 0, out.stderr[-4000:]
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    assert result["consumed"] == [v.decode() for v in interop.values("kjs", n)]
+    assert result["consumed"] == [v.decode() for v in clients.values("kjs", n)]
     assert result["offsets"] == sorted(result["offsets"])
     assert result["fetched"] == result["committed"]

@@ -14,6 +14,8 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.server.client import request_once
 
+from harness import clients
+
 
 def produce(port, batch: bytes):
     P = w.ProduceRequest
@@ -29,8 +31,8 @@ def offset_fetch(port, group):
     return resp.error_code, resp.topics[0].partitions[0].committed_offset
 
 
-def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot(tmp_path, interop):
-    quorum = interop.start_quorum(str(tmp_path), "metadata.log.max.record.bytes.between.snapshots=20000\n")
+def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot(tmp_path):
+    quorum = clients.start_quorum(str(tmp_path), "metadata.log.max.record.bytes.between.snapshots=20000\n")
     cluster = quorum.cluster
     try:
         leader = quorum.leader()
@@ -46,7 +48,7 @@ def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot
         from kafka import KafkaConsumer, KafkaProducer
 
         producer = KafkaProducer(bootstrap_servers=quorum.servers, acks="all", request_timeout_ms=10000)
-        for v in interop.values("snap", 2000):
+        for v in clients.values("snap", 2000):
             producer.send("clients", value=v)
         producer.flush(60)
         producer.close(10)
@@ -54,7 +56,7 @@ def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot
                                  auto_offset_reset="earliest", enable_auto_commit=False, consumer_timeout_ms=3000,
                                  session_timeout_ms=10000, heartbeat_interval_ms=1000)
         committed = None
-        deadline = interop.bounded(60)
+        deadline = clients.bounded(60)
         while committed is None and not deadline.expired():
             for m in consumer:
                 if m.value == b"snap-001000":
@@ -65,7 +67,7 @@ def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot
         assert committed is not None
         # more data so that the next snapshot is taken after the commit
         producer = KafkaProducer(bootstrap_servers=quorum.servers, acks="all", request_timeout_ms=10000)
-        for v in interop.values("snap2", 2000):
+        for v in clients.values("snap2", 2000):
             producer.send("clients", value=v)
         producer.flush(60)
         producer.close(10)
@@ -77,7 +79,7 @@ def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot
                 out.append(files and open(files[-1], "rb").read())
             return out
 
-        deadline = interop.bounded(60)
+        deadline = clients.bounded(60)
         while not deadline.expired():
             found = images()
             if all(f and b'"kw":"offset"' in f and b'"kw":"producer"' in f for f in found):
@@ -88,7 +90,7 @@ def test_group_offsets_and_producer_state_survive_a_restart_through_the_snapshot
         assert cluster.stop_all() == {1: 0, 2: 0, 3: 0}
         cluster.start_all()
         leader = quorum.leader()
-        deadline = interop.bounded(60)
+        deadline = clients.bounded(60)
         result = None
         while not deadline.expired():
             result = offset_fetch(leader.port, "snap-group")

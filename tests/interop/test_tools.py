@@ -6,12 +6,15 @@ from __future__ import annotations
 import json
 import re
 
+from harness import processes
+from harness import clients
+
 SUMMARY = re.compile(r"^(\d+) records sent, [\d.]+ records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, "
                      r"[\d.]+ ms max latency, \d+ ms 50th, \d+ ms 95th, \d+ ms 99th, \d+ ms 99\.9th\.$")
 
 
-def test_producer_perf_test_prints_kafkas_summary(quorum, interop, e2e_kw):
-    out = e2e_kw("producer-perf-test", "--topic", interop.TOPIC, "--num-records", "2000", "--throughput", "-1",
+def test_producer_perf_test_prints_kafkas_summary(quorum):
+    out = processes.kw("producer-perf-test", "--topic", clients.TOPIC, "--num-records", "2000", "--throughput", "-1",
                  "--record-size", "10", "--producer-props", f"bootstrap.servers={quorum.bootstrap}", "acks=all",
                  timeout=120)
     last = out.stdout.strip().splitlines()[-1]
@@ -19,9 +22,9 @@ def test_producer_perf_test_prints_kafkas_summary(quorum, interop, e2e_kw):
     assert m and int(m.group(1)) == 2000, out.stdout
 
 
-def test_verifiable_producer_json_lines(quorum, interop, e2e_kw):
-    n = interop.RECORDS
-    out = e2e_kw("verifiable-producer", "--topic", interop.TOPIC, "--bootstrap-server", quorum.bootstrap,
+def test_verifiable_producer_json_lines(quorum):
+    n = clients.RECORDS
+    out = processes.kw("verifiable-producer", "--topic", clients.TOPIC, "--bootstrap-server", quorum.bootstrap,
                  "--max-messages", str(n), "--value-prefix", "7", timeout=180)
     events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
     assert events[0]["name"] == "startup_complete"
@@ -37,11 +40,11 @@ def test_verifiable_producer_json_lines(quorum, interop, e2e_kw):
 
     consumer = KafkaConsumer(bootstrap_servers=quorum.servers, group_id=None, consumer_timeout_ms=2000)
     try:
-        tp = TopicPartition(interop.TOPIC, 0)
+        tp = TopicPartition(clients.TOPIC, 0)
         consumer.assign([tp])
         consumer.seek(tp, offsets[0])
         got: list = []
-        deadline = interop.bounded(120)
+        deadline = clients.bounded(120)
         while len(got) < n and not deadline.expired():
             got.extend(m.value.decode() for m in consumer if m.offset <= offsets[-1])
     finally:

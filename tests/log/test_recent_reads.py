@@ -12,7 +12,7 @@ from kraftwire.log.api import Isolation
 from kraftwire.log.segmented import SegmentedLog
 from kraftwire.records import read_batches
 
-from .conftest import make_batch
+from harness.batches import make_batch
 
 _ops = st.lists(
     st.one_of(

@@ -16,6 +16,9 @@ from hypothesis import strategies as st
 from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import codec, messages
 
+from harness.messages import message_strategy
+
+
 
 def _kafka_python_classes() -> dict[str, type]:
     from kafka.protocol.api_message import ApiMessage
@@ -133,10 +136,10 @@ def _from_theirs(tobj, info, struct_field, version):
 @pytest.mark.parametrize("name,version", CASES)
 @settings(max_examples=25, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_cross_encoding_with_kafka_python(strategy_for, name, version, data):
+def test_cross_encoding_with_kafka_python(name, version, data):
     ours_cls = messages.get(name)
     theirs_cls = THEIRS[name]
-    msg = data.draw(strategy_for(ours_cls, version))
+    msg = data.draw(message_strategy(ours_cls, version))
     if name == "ApiVersionsResponse":
         msg.error_code = 0  # kafka-python reads any error body as v0 (KIP-511); covered in test_api_versions
     wire = codec.encode(msg, version)

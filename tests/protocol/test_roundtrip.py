@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from kraftwire.protocol import codec, messages
 from kraftwire.protocol import messages as m
 
+from harness.messages import message_strategy
+
 
 def _cases():
     for name, cls in messages.MESSAGES.items():
@@ -20,9 +22,9 @@ def _cases():
 @pytest.mark.parametrize("name,version", list(_cases()))
 @settings(max_examples=25, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_round_trip(strategy_for, name, version, data):
+def test_round_trip(name, version, data):
     cls = messages.get(name)
-    msg = data.draw(strategy_for(cls, version))
+    msg = data.draw(message_strategy(cls, version))
     wire = codec.encode(msg, version)
     back = codec.decode(cls, wire, version)
     assert back == msg

@@ -14,6 +14,8 @@ from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import Received
 from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
 
+from harness.raft import NodeHarness
+
 
 def vote_request(epoch, cand=2, dst=1, last_epoch=0, last=0, pre=False, cid=77):
     return m.VoteRequest(cand, dst, cid, "kraftwire", candidate_epoch=epoch, candidate_key=ReplicaKey(cand),
@@ -25,8 +27,8 @@ def fetch(src, offset, last_epoch, epoch, cid=5, wait=0, dst=1):
                           fetch_offset=offset, last_fetched_epoch=last_epoch, max_wait_ms=wait, max_bytes=1 << 20)
 
 
-def make_leader(harness, voters=(1, 2, 3), **kw):
-    h = harness(voters=voters, pre_vote=False, **kw)
+def make_leader(voters=(1, 2, 3), **kw):
+    h = NodeHarness(voters=voters, pre_vote=False, **kw)
     sent = h.poll(at=250)  # election timeout -> candidate epoch 1
     for req in [s for s in sent if isinstance(s, m.VoteRequest)]:
         h.deliver(m.VoteResponse(req.dst, 1, req.correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
@@ -34,8 +36,8 @@ def make_leader(harness, voters=(1, 2, 3), **kw):
     return h
 
 
-def test_single_voter_elects_itself_and_commits_leader_change(harness):
-    h = harness(voters=(1,))
+def test_single_voter_elects_itself_and_commits_leader_change():
+    h = NodeHarness(voters=(1,))
     h.poll(at=250)
     assert h.node.is_leader() and h.node.epoch == 1
     h.poll()
@@ -44,26 +46,26 @@ def test_single_voter_elects_itself_and_commits_leader_change(harness):
     assert batch.is_control and batch.partition_leader_epoch == 1
 
 
-def test_granted_vote_is_persisted_in_the_same_ready_that_sends_it(harness):
-    h = harness(node_id=1)
+def test_granted_vote_is_persisted_in_the_same_ready_that_sends_it():
+    h = NodeHarness(node_id=1)
     ready = h.node.handle(Received(vote_request(3)), 0)
     [resp] = ready.send
     assert resp.vote_granted and resp.leader_epoch == 3
     assert ready.persist == ElectionState(3, NO_ID, ReplicaKey(2))  # the driver persists before sending
 
 
-def test_no_second_vote_in_an_epoch_even_after_restart(harness):
-    h = harness(node_id=1)
+def test_no_second_vote_in_an_epoch_even_after_restart():
+    h = NodeHarness(node_id=1)
     h.deliver(vote_request(3, cand=2))
-    restarted = harness(node_id=1, stored=h.persisted, log=h.log)
+    restarted = NodeHarness(node_id=1, stored=h.persisted, log=h.log)
     ready = restarted.node.handle(Received(vote_request(3, cand=3)), 0)
     assert not ready.send[0].vote_granted
     ready = restarted.node.handle(Received(vote_request(3, cand=2, cid=78)), 0)
     assert ready.send[0].vote_granted  # the same candidate may ask again
 
 
-def test_vote_rejected_for_a_shorter_log(harness):
-    h = harness(node_id=1)
+def test_vote_rejected_for_a_shorter_log():
+    h = NodeHarness(node_id=1)
     h.log.append_as_leader(_batch(), 2)
     ready = h.node.handle(Received(vote_request(3, last_epoch=1, last=5)), 0)
     assert not ready.send[0].vote_granted
@@ -76,16 +78,16 @@ def _batch(n=1):
     return b.build()
 
 
-def test_invalid_vote_requests(harness):
-    h = harness(node_id=1)
+def test_invalid_vote_requests():
+    h = NodeHarness(node_id=1)
     ready = h.node.handle(Received(vote_request(3, last_epoch=3)), 0)
     assert ready.send[0].error == m.INVALID_REQUEST
     bad_key = replace(vote_request(3), voter_id=9)
     assert h.node.handle(Received(bad_key), 0).send[0].error == m.INVALID_VOTER_KEY
 
 
-def test_pre_vote_changes_nothing_and_follower_with_live_leader_rejects(harness):
-    h = harness(node_id=1)
+def test_pre_vote_changes_nothing_and_follower_with_live_leader_rejects():
+    h = NodeHarness(node_id=1)
     ready = h.node.handle(Received(vote_request(1, pre=True)), 0)
     assert ready.send[0].vote_granted and ready.persist is None and h.node.epoch == 0
     sent = h.deliver(m.BeginQuorumEpochRequest(3, 1, 9, "kraftwire", voter_id=1, new_leader_id=3, new_leader_epoch=1))
@@ -96,8 +98,8 @@ def test_pre_vote_changes_nothing_and_follower_with_live_leader_rejects(harness)
     assert not ready.send[0].vote_granted
 
 
-def test_leader_writes_leader_change_then_commits_on_majority_flush(harness):
-    h = make_leader(harness)
+def test_leader_writes_leader_change_then_commits_on_majority_flush():
+    h = make_leader()
     assert h.persisted == ElectionState(1, 1, ReplicaKey(1))
     assert h.log.end_offset() == 1 and h.log.epoch_entries()[0].epoch == 1
     assert h.node.high_watermark == 0
@@ -105,22 +107,22 @@ def test_leader_writes_leader_change_then_commits_on_majority_flush(harness):
     assert h.node.high_watermark == 1 and h.log.high_watermark() == 1
 
 
-def test_leader_answers_diverging_epoch(harness):
-    h = make_leader(harness)
+def test_leader_answers_diverging_epoch():
+    h = make_leader()
     sent = h.deliver(fetch(2, 5, 0, 1))  # claims 5 records of epoch 0 the leader never had
     [resp] = [s for s in sent if isinstance(s, m.FetchResponse)]
     assert resp.diverging_epoch is not None and resp.diverging_epoch.offset == 0
 
 
-def test_fetch_epoch_errors(harness):
-    h = make_leader(harness)
+def test_fetch_epoch_errors():
+    h = make_leader()
     assert h.deliver(fetch(2, 0, 0, 0))[0].error == m.FENCED_LEADER_EPOCH
     assert h.deliver(fetch(2, 0, 0, 2))[0].error == m.UNKNOWN_LEADER_EPOCH
     assert h.deliver(fetch(2, 0, 2, 1))[0].error == m.INVALID_REQUEST
 
 
-def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
-    h = make_leader(harness, high_watermark_linger_ms=0)  # Kafka's way: high-watermark news is answered at once
+def test_parked_fetch_completes_on_new_data_and_fails_on_resign():
+    h = make_leader(high_watermark_linger_ms=0)  # Kafka's way: high-watermark news is answered at once
     h.deliver(fetch(2, 1, 1, 1))
     assert h.deliver(fetch(2, 1, 1, 1, cid=6, wait=500)) == []  # nothing new: parked
     h.node.schedule_append([b"a"], h.now)
@@ -139,10 +141,10 @@ def test_parked_fetch_completes_on_new_data_and_fails_on_resign(harness):
     assert {e.dst for e in ends} == {2, 3} and ends[0].preferred_candidates[0].id == 3  # most caught up first
 
 
-def test_high_watermark_news_alone_waits_for_the_linger_and_data_carries_it_sooner(harness):
+def test_high_watermark_news_alone_waits_for_the_linger_and_data_carries_it_sooner():
     """A follower that has not heard the latest high watermark, fetching with nothing new to read, is answered once
     that news is ``high_watermark_linger_ms`` old, unless data comes first and carries it. The wake-up is set."""
-    h = make_leader(harness, high_watermark_linger_ms=10)
+    h = make_leader(high_watermark_linger_ms=10)
     h.deliver(fetch(2, 1, 1, 1))
     assert h.log.high_watermark() == 1  # replica 2 now holds the LeaderChange: committed
     # replica 3 has not heard high watermark 1: parked, its answer due 10 ms later
@@ -167,8 +169,8 @@ def test_high_watermark_news_alone_waits_for_the_linger_and_data_carries_it_soon
     assert timeout.correlation_id == 10 and not timeout.records
 
 
-def test_leader_never_replicates_past_its_flushed_offset(harness):
-    h = make_leader(harness)
+def test_leader_never_replicates_past_its_flushed_offset():
+    h = make_leader()
     h.deliver(fetch(2, 1, 1, 1))
     h.node.schedule_append([b"a"], h.now)
     h.poll(flush=False)  # appended but not yet durable
@@ -177,18 +179,18 @@ def test_leader_never_replicates_past_its_flushed_offset(harness):
     assert resp.records == b""
 
 
-def test_anonymous_observer_gets_data_but_no_state(harness):
-    h = make_leader(harness)
+def test_anonymous_observer_gets_data_but_no_state():
+    h = make_leader()
     sent = h.deliver(fetch(NO_ID, 0, 0, 1, cid=11))
     assert sent[0].records
     assert NO_ID not in h.node.state.observer_states and NO_ID not in h.node.state.voter_states
 
 
-def test_append_api_requires_leadership_and_limits_size(harness):
-    h = harness()
+def test_append_api_requires_leadership_and_limits_size():
+    h = NodeHarness()
     with pytest.raises(NotLeaderError):
         h.node.schedule_append([b"x"], 0)
-    h = make_leader(harness)
+    h = make_leader()
     with pytest.raises(RecordTooLargeError):
         h.node.schedule_append([b"x" * (9 << 20)], h.now)
     first, last = h.node.append_batch(_batch(3), h.now)
@@ -198,12 +200,12 @@ def test_append_api_requires_leadership_and_limits_size(harness):
     assert validate_batches(h.log.read(1, 1 << 20).records).batches[0].partition_leader_epoch == 1
 
 
-def test_follower_truncates_before_applying_the_leader_high_watermark(harness):
+def test_follower_truncates_before_applying_the_leader_high_watermark():
     log = MemoryLog()
     for epoch in (1, 1, 2):
         log.append_as_leader(_batch(), epoch)
     log.flush()
-    h = harness(node_id=2, voters=(1, 2, 3), stored=ElectionState(3, 1, None), log=log)
+    h = NodeHarness(node_id=2, voters=(1, 2, 3), stored=ElectionState(3, 1, None), log=log)
     [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
     assert (f.fetch_offset, f.last_fetched_epoch) == (3, 2)
     resp = m.FetchResponse(1, 2, f.correlation_id, m.NONE, 1, 3, high_watermark=3,
@@ -214,8 +216,8 @@ def test_follower_truncates_before_applying_the_leader_high_watermark(harness):
     assert h.node.counters["truncations"] == 1
 
 
-def test_stale_fetch_response_is_ignored(harness):
-    h = harness(node_id=2, stored=ElectionState(1, 1, None))
+def test_stale_fetch_response_is_ignored():
+    h = NodeHarness(node_id=2, stored=ElectionState(1, 1, None))
     [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
     b = RecordBatchBuilder(base_offset=0, partition_leader_epoch=1)
     b.append(None, b"x", timestamp=0)
@@ -224,8 +226,8 @@ def test_stale_fetch_response_is_ignored(harness):
     assert not ready.log_ops and h.node.counters["stale_responses"] == 1
 
 
-def test_late_listener_is_told_the_current_leader_and_gets_commits(harness):
-    h = make_leader(harness)
+def test_late_listener_is_told_the_current_leader_and_gets_commits():
+    h = make_leader()
     h.deliver(fetch(2, 1, 1, 1))
     h.node.schedule_append([b"a", b"b"], h.now)
     h.poll()
@@ -252,15 +254,15 @@ def test_late_listener_is_told_the_current_leader_and_gets_commits(harness):
     assert listener.batches[0].is_control
 
 
-def test_restarted_leader_comes_back_resigned(harness):
-    h = make_leader(harness)
-    again = harness(stored=h.persisted, log=h.log)
+def test_restarted_leader_comes_back_resigned():
+    h = make_leader()
+    again = NodeHarness(stored=h.persisted, log=h.log)
     assert again.node.state_name == "Resigned" and again.node.epoch == 1
     with pytest.raises(NotLeaderError):
         again.node.schedule_append([b"x"], 0)
 
 
-def test_truncating_below_the_high_watermark_is_fatal(harness):
+def test_truncating_below_the_high_watermark_is_fatal():
     from kraftwire.errors import RaftFatalError
 
     log = MemoryLog()
@@ -268,7 +270,7 @@ def test_truncating_below_the_high_watermark_is_fatal(harness):
         log.append_as_leader(_batch(), 1)
     log.flush()
     log.update_high_watermark(3)
-    h = harness(node_id=2, stored=ElectionState(2, 1, None), log=log)
+    h = NodeHarness(node_id=2, stored=ElectionState(2, 1, None), log=log)
     [f] = [s for s in h.poll() if isinstance(s, m.FetchRequest)]
     resp = m.FetchResponse(1, 2, f.correlation_id, m.NONE, 1, 2, high_watermark=3,
                            diverging_epoch=OffsetAndEpoch(1, 1))
@@ -276,11 +278,11 @@ def test_truncating_below_the_high_watermark_is_fatal(harness):
         h.node.handle(Received(resp), 0)
 
 
-def test_rejected_candidate_does_not_restart_the_voters_election_timer(harness):
+def test_rejected_candidate_does_not_restart_the_voters_election_timer():
     log = MemoryLog()
     log.append_as_leader(_batch(), 1)
     log.flush()
-    h = harness(node_id=1, stored=ElectionState(1), log=log)
+    h = NodeHarness(node_id=1, stored=ElectionState(1), log=log)
     deadline = h.node.state.election_deadline_ms
     ready = h.node.handle(Received(vote_request(5, last_epoch=0, last=0)), 10)  # a stale log: rejected
     assert not ready.send[0].vote_granted and h.node.epoch == 5
@@ -289,23 +291,23 @@ def test_rejected_candidate_does_not_restart_the_voters_election_timer(harness):
     assert ready.send[0].vote_granted and h.node.state.election_deadline_ms != deadline
 
 
-def test_describe_quorum_from_leader_and_non_leader(harness):
-    h = make_leader(harness)
+def test_describe_quorum_from_leader_and_non_leader():
+    h = make_leader()
     h.deliver(fetch(2, 1, 1, 1))
     h.deliver(fetch(42, 1, 1, 1, cid=13))
     [resp] = h.deliver(m.DescribeQuorumRequest(99, 1, 21))
     assert resp.error == m.NONE and resp.high_watermark == 1 and resp.leader_id == 1
     assert [(v.replica_id, v.log_end_offset) for v in resp.current_voters] == [(1, 1), (2, 1), (3, -1)]
     assert [o.replica_id for o in resp.observers] == [42]
-    follower = harness(node_id=2)
+    follower = NodeHarness(node_id=2)
     [resp] = follower.deliver(m.DescribeQuorumRequest(99, 2, 22))
     assert resp.error == m.NOT_LEADER_OR_FOLLOWER
 
 
-def test_fetch_snapshot_served_in_chunks(harness):
+def test_fetch_snapshot_served_in_chunks():
     from kraftwire.ids import SnapshotId
 
-    h = make_leader(harness)
+    h = make_leader()
     h.deliver(fetch(2, 1, 1, 1))
     writer = h.log.create_new_snapshot(SnapshotId(1, 1))
     writer.append(b"x" * 250)
@@ -324,8 +326,8 @@ def test_fetch_snapshot_served_in_chunks(harness):
     assert ask(0, epoch=0).error == m.FENCED_LEADER_EPOCH
 
 
-def test_linger_expiry_is_a_wakeup_even_without_more_appends(harness):
-    h = harness(voters=(1,), append_linger_ms=25)
+def test_linger_expiry_is_a_wakeup_even_without_more_appends():
+    h = NodeHarness(voters=(1,), append_linger_ms=25)
     h.poll(at=250)
     h.poll()
     h.node.schedule_append([b"a"], 300)
@@ -336,8 +338,8 @@ def test_linger_expiry_is_a_wakeup_even_without_more_appends(harness):
     assert [type(op).__name__ for op in ready.log_ops] == ["AppendAsLeader"] and ready.flush
 
 
-def test_several_listeners_each_get_every_commit(harness):
-    h = harness(voters=(1,))
+def test_several_listeners_each_get_every_commit():
+    h = NodeHarness(voters=(1,))
     h.poll(at=250)
 
     class L:
@@ -364,8 +366,8 @@ def test_several_listeners_each_get_every_commit(harness):
     assert a.values == b.values == [b"x", b"y", b"z"]
 
 
-def test_begin_quorum_epoch_is_resent_only_to_voters_that_did_not_acknowledge(harness):
-    h = harness(voters=(1, 2, 3), pre_vote=False)
+def test_begin_quorum_epoch_is_resent_only_to_voters_that_did_not_acknowledge():
+    h = NodeHarness(voters=(1, 2, 3), pre_vote=False)
     sent = h.poll(at=250)
     for req in [s for s in sent if isinstance(s, m.VoteRequest)]:
         h.deliver(m.VoteResponse(req.dst, 1, req.correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
@@ -376,8 +378,8 @@ def test_begin_quorum_epoch_is_resent_only_to_voters_that_did_not_acknowledge(ha
     assert [s.dst for s in resent] == [3]
 
 
-def test_check_quorum_resigns_a_leader_nobody_fetches_from(harness):
-    h = make_leader(harness)
+def test_check_quorum_resigns_a_leader_nobody_fetches_from():
+    h = make_leader()
     start = h.now
     h.poll(at=start + 449)
     assert h.node.is_leader()
@@ -388,19 +390,19 @@ def test_check_quorum_resigns_a_leader_nobody_fetches_from(harness):
 
 
 # --- split votes after a leader died ---------------------------------------------------------------------------------
-def _split_candidate(harness, **kw):
+def _split_candidate(**kw):
     """Node 1 of three runs for epoch 1 (no pre-vote; starts at 2500 ms): node 2 runs in epoch 1 too."""
     from kraftwire.raft.states import CandidateState
 
-    h = harness(voters=(1, 2, 3), pre_vote=False, **kw)
+    h = NodeHarness(voters=(1, 2, 3), pre_vote=False, **kw)
     sent = h.poll(at=2500)
     assert isinstance(h.node.state, CandidateState) and h.node.epoch == 1
     return h, {s.dst: s for s in sent if isinstance(s, m.VoteRequest)}
 
 
-def test_a_rival_candidate_in_our_epoch_shortens_the_election_to_half_its_timeout(harness):
+def test_a_rival_candidate_in_our_epoch_shortens_the_election_to_half_its_timeout():
     for seed in range(20):
-        h, _ = _split_candidate(harness, election_timeout_ms=1000, seed=seed)
+        h, _ = _split_candidate(election_timeout_ms=1000, seed=seed)
         deadline = h.node.state.election_deadline_ms
         assert 2500 + 1000 <= deadline < 2500 + 2000  # the usual randomised election timeout
         [resp] = h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
@@ -412,18 +414,18 @@ def test_a_rival_candidate_in_our_epoch_shortens_the_election_to_half_its_timeou
         assert h.node.counters["split_votes"] == 1
 
 
-def test_a_split_candidate_still_wins_with_the_vote_that_arrives_in_time(harness):
-    h, requests = _split_candidate(harness, election_timeout_ms=1000)
+def test_a_split_candidate_still_wins_with_the_vote_that_arrives_in_time():
+    h, requests = _split_candidate(election_timeout_ms=1000)
     h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
     h.deliver(m.VoteResponse(2, 1, requests[2].correlation_id, m.NONE, NO_ID, 1, vote_granted=False))
     h.deliver(m.VoteResponse(3, 1, requests[3].correlation_id, m.NONE, NO_ID, 1, vote_granted=True))
     assert h.node.is_leader()
 
 
-def test_a_split_candidate_backs_off_at_its_shortened_deadline_then_runs_again(harness):
+def test_a_split_candidate_backs_off_at_its_shortened_deadline_then_runs_again():
     from kraftwire.raft.states import CandidateState
 
-    h, _ = _split_candidate(harness, election_timeout_ms=1000, election_backoff_max_ms=1000)
+    h, _ = _split_candidate(election_timeout_ms=1000, election_backoff_max_ms=1000)
     h.deliver(vote_request(1, cand=2, last_epoch=0, last=0))
     deadline = h.node.state.election_deadline_ms
     h.poll(at=deadline)
@@ -434,19 +436,19 @@ def test_a_split_candidate_backs_off_at_its_shortened_deadline_then_runs_again(h
     assert h.now - 2500 < 1000  # the next round began before the first election timeout could have ended
 
 
-def test_vote_requests_from_older_epochs_are_no_split(harness):
-    h, _ = _split_candidate(harness, election_timeout_ms=1000)
+def test_vote_requests_from_older_epochs_are_no_split():
+    h, _ = _split_candidate(election_timeout_ms=1000)
     h.deliver(vote_request(0, cand=2, last_epoch=0, last=0))
     assert not h.node.state.rival_seen and h.node.counters["split_votes"] == 0
 
 
-def test_an_observer_whose_leader_went_quiet_asks_the_other_voters(harness):
+def test_an_observer_whose_leader_went_quiet_asks_the_other_voters():
     """Fetch timeout on an observer: it gives up on the quiet leader at once (its pending Fetch too: a dead node's
     port may hang rather than refuse) and asks the other voters, in turn while they answer without a leader (an
     election is running), never the quiet one until a fetch succeeds; the voter that names the new leader sends it
     there."""
     for seed in range(20):
-        h = harness(node_id=42, voters=(1, 2, 3), seed=seed, fetch_timeout_ms=2000, request_timeout_ms=2000)
+        h = NodeHarness(node_id=42, voters=(1, 2, 3), seed=seed, fetch_timeout_ms=2000, request_timeout_ms=2000)
         [first] = [s for s in h.poll(at=1) if isinstance(s, m.FetchRequest)]
         sent = h.deliver(m.FetchResponse(first.dst, 42, first.correlation_id, m.NONE, 1, 1, high_watermark=0))
         assert h.node.quorum.leader_id == 1

@@ -9,6 +9,8 @@ import pytest
 import kraftwire.records as records
 from kraftwire.records import api, pyimpl
 
+from harness.codec import NO_EXT, load_ext
+
 
 def test_the_extension_really_loaded_unless_disabled():
     if os.environ.get("KRAFTWIRE_NO_EXT", "") not in ("", "0"):
@@ -89,9 +91,9 @@ def test_record_compares_like_a_tuple(codec):
     assert pickle.loads(pickle.dumps(rec)) == rec
 
 
-def test_importing_the_extension_first_works(helpers, tmp_path):
+def test_importing_the_extension_first_works(tmp_path):
     """kraftwire_ext._records imports kraftwire.records.api, whose package imports the extension back."""
-    if helpers.NO_EXT:
+    if NO_EXT:
         pytest.skip("KRAFTWIRE_NO_EXT=1")
     import subprocess
     import sys
@@ -103,12 +105,12 @@ def test_importing_the_extension_first_works(helpers, tmp_path):
     subprocess.run([sys.executable, "-c", code], check=True, env=env, timeout=60, cwd=tmp_path)
 
 
-def test_the_type_stub_matches_the_extension(helpers):
-    if helpers.NO_EXT:
+def test_the_type_stub_matches_the_extension():
+    if NO_EXT:
         pytest.skip("KRAFTWIRE_NO_EXT=1")
     import ast
 
-    ext = helpers.load_ext()
+    ext = load_ext()
     stub = os.path.join(os.path.dirname(ext.__file__), "_records.pyi")
     tree = ast.parse(open(stub).read())
     declared = {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}

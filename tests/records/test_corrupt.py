@@ -10,6 +10,8 @@ import pytest
 from kraftwire.errors import CorruptRecordError
 from kraftwire.records import api
 
+from harness.codec import read_all
+
 
 def zz(v: int) -> bytes:
     """Zig-zag varint, written independently of the codec."""
@@ -106,9 +108,9 @@ def test_every_reason_has_a_case():
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_read_batches_reports_reason_and_position(codec, helpers, name):
+def test_read_batches_reports_reason_and_position(codec, name):
     buf, reason, position = CASES[name]
-    events = helpers.read_all(codec, buf)
+    events = read_all(codec, buf)
     assert events[-1] == ("corrupt", reason, position), events
     if reason in HEADER_LEVEL and position < len(GOOD):
         assert len(events) == 1, "a batch with a corrupt header must not be yielded"
@@ -147,8 +149,8 @@ def test_header_checks_do_not_need_records_iterated(codec):
             next(iter(codec.read_batches(CASES[name][0])))
 
 
-def test_records_before_a_corrupt_record_are_yielded(codec, helpers):
-    events = helpers.read_all(codec, CASES["offset delta mismatch"][0])
+def test_records_before_a_corrupt_record_are_yielded(codec):
+    events = read_all(codec, CASES["offset delta mismatch"][0])
     assert [e[0] for e in events] == ["batch", "record", "corrupt"]
 
 

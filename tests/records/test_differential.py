@@ -20,6 +20,8 @@ from kraftwire.records import compression as comp
 from kraftwire.records import pyimpl
 from kraftwire.records.columns import to_arrow
 
+from harness.codec import fix_crc, outcome, read_all
+
 I64 = st.integers(-(2**63), 2**63 - 1)
 I32 = st.integers(-(2**31), 2**31 - 1)
 
@@ -57,37 +59,37 @@ def build(codec, params, recs, bulk):
     return b.build()
 
 
-def compare_everything(py, ext, helpers, buf, max_batch_size=api.MAX_BATCH_SIZE):
+def compare_everything(py, ext, buf, max_batch_size=api.MAX_BATCH_SIZE):
     for validate in (True, False):
-        events = helpers.read_all(py, buf, validate, max_batch_size)
-        assert events == helpers.read_all(ext, buf, validate, max_batch_size)
+        events = read_all(py, buf, validate, max_batch_size)
+        assert events == read_all(ext, buf, validate, max_batch_size)
         if validate:
             event(f"outcome: {events[-1][1] if events[-1][0] == 'corrupt' else 'ok'}")
     for kwargs in ({}, {"stop_at_corruption": True}, {"check_records": False, "stop_at_corruption": True}):
-        a = helpers.outcome(py.validate_batches, buf, max_batch_size, **kwargs)
-        b = helpers.outcome(ext.validate_batches, buf, max_batch_size, **kwargs)
+        a = outcome(py.validate_batches, buf, max_batch_size, **kwargs)
+        b = outcome(ext.validate_batches, buf, max_batch_size, **kwargs)
         if a[0] == "ok" and a[1].error is not None:  # compare the carried error by its fields
             a = ("ok", a[1]._replace(error=(a[1].error.reason, a[1].error.position)))
             b = ("ok", b[1]._replace(error=(b[1].error.reason, b[1].error.position)))
         assert a == b, kwargs
-    assert helpers.outcome(py.decode_raw_columns, buf, True, max_batch_size) == helpers.outcome(
+    assert outcome(py.decode_raw_columns, buf, True, max_batch_size) == outcome(
         ext.decode_raw_columns, buf, True, max_batch_size
     )
-    assert helpers.outcome(py.whole_batches_size, buf, max_batch_size) == helpers.outcome(
+    assert outcome(py.whole_batches_size, buf, max_batch_size) == outcome(
         ext.whole_batches_size, buf, max_batch_size
     )
-    assert helpers.outcome(py.rebase_batches, buf, 5, 6, max_batch_size) == helpers.outcome(
+    assert outcome(py.rebase_batches, buf, 5, 6, max_batch_size) == outcome(
         ext.rebase_batches, buf, 5, 6, max_batch_size
     )
 
 
 @SETTINGS
 @given(params=batch_st, recs=st.lists(record_st, max_size=12), bulk=st.booleans())
-def test_builders_produce_identical_bytes(both, helpers, params, recs, bulk):
+def test_builders_produce_identical_bytes(both, params, recs, bulk):
     py, ext = both
     data = build(py, params, recs, bulk)
     assert data == build(ext, params, recs, bulk)
-    compare_everything(py, ext, helpers, data)
+    compare_everything(py, ext, data)
     if recs:
         (batch,) = list(ext.read_batches(data))
         assert batch.record_count == len(recs)
@@ -142,12 +144,12 @@ def mutate(data: bytes, draw) -> bytearray:
 
 @SETTINGS
 @given(data=buffers(), ops=st.data(), recompute_crc=st.booleans())
-def test_mutated_batches_agree(both, helpers, data, ops, recompute_crc):
+def test_mutated_batches_agree(both, data, ops, recompute_crc):
     py, ext = both
     buf = mutate(data, ops.draw)
     if recompute_crc and len(buf) >= api.RECORD_BATCH_OVERHEAD:
-        helpers.fix_crc(buf)
-    compare_everything(py, ext, helpers, bytes(buf))
+        fix_crc(buf)
+    compare_everything(py, ext, bytes(buf))
 
 
 @SETTINGS
@@ -157,7 +159,7 @@ def test_mutated_batches_agree(both, helpers, data, ops, recompute_crc):
     attributes=st.builds(lambda c, f: c | f, st.sampled_from([0, 0, 1, 2, 3, 4, 0, 1, 2, 3, 4, 5, 7]), st.sampled_from([0, 0x08, 0x10, 0x20, 0x78])),
     compress_first=st.booleans(),
 )
-def test_arbitrary_record_sections_agree(both, helpers, records, count, attributes, compress_first):
+def test_arbitrary_record_sections_agree(both, records, count, attributes, compress_first):
     """A valid header and CRC around arbitrary record bytes (optionally validly compressed)."""
     py, ext = both
     codec_id = attributes & api.COMPRESSION_MASK
@@ -166,7 +168,7 @@ def test_arbitrary_record_sections_agree(both, helpers, records, count, attribut
     hdr = api.HEADER_STRUCT.pack(3, api.MIN_BATCH_LENGTH + len(records), 1, 2, 0, attributes, count - 1, 10, 20, -1, -1, -1, count)
     buf = bytearray(hdr + records)
     struct.pack_into(">I", buf, api.CRC_POS, crc32c.crc32c(bytes(buf[api.CRC_START :])))
-    compare_everything(py, ext, helpers, bytes(buf))
+    compare_everything(py, ext, bytes(buf))
 
 
 @st.composite
@@ -198,18 +200,18 @@ def record_soup(draw):
 
 @SETTINGS
 @given(soup=record_soup())
-def test_record_soup_agrees(both, helpers, soup):
+def test_record_soup_agrees(both, soup):
     records, count, gz = soup
     if gz:
         records = gzip.compress(records)
     hdr = api.HEADER_STRUCT.pack(0, api.MIN_BATCH_LENGTH + len(records), 1, 2, 0, gz, count - 1, 10, 20, -1, -1, -1, count)
     buf = bytearray(hdr + records)
     struct.pack_into(">I", buf, api.CRC_POS, crc32c.crc32c(bytes(buf[api.CRC_START :])))
-    compare_everything(both[0], both[1], helpers, bytes(buf))
+    compare_everything(both[0], both[1], bytes(buf))
 
 
 @SETTINGS
 @given(garbage=st.binary(max_size=200), limit=st.sampled_from([61, 100, 4096, api.MAX_BATCH_SIZE]))
-def test_garbage_agrees(both, helpers, garbage, limit):
+def test_garbage_agrees(both, garbage, limit):
     py, ext = both
-    compare_everything(py, ext, helpers, garbage, limit)
+    compare_everything(py, ext, garbage, limit)

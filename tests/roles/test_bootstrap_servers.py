@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 
+from harness import roles
 
-def test_a_broker_finds_the_quorum_through_bootstrap_servers(make_roles_cluster, roles):
+
+def test_a_broker_finds_the_quorum_through_bootstrap_servers(make_roles_cluster):
     cluster = make_roles_cluster(controllers=3, brokers=1, bootstrap_brokers=True)
-    h = roles.harness
+    h = roles.processes
     broker = cluster.brokers[0]
     assert "controller.quorum.voters" not in open(broker.config).read()
     broker.start()  # before any controller: it keeps asking

@@ -9,6 +9,8 @@ import time
 
 import pytest
 
+from harness import roles
+
 
 def _api_keys(port: int) -> set[int]:
     from kraftwire.protocol import messages as w
@@ -20,7 +22,7 @@ def _api_keys(port: int) -> set[int]:
     return {k.api_key for k in resp.api_keys}
 
 
-def test_combined_single_process_serves_a_client(make_roles_cluster, roles):
+def test_combined_single_process_serves_a_client(make_roles_cluster):
     from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
     cluster = make_roles_cluster(controllers=1, brokers=0, combined=True)
@@ -30,7 +32,7 @@ def test_combined_single_process_serves_a_client(make_roles_cluster, roles):
     client_port, controller_port = node.port_of("BROKER"), node.port_of("CONTROLLER")
     # Online as a broker at its client endpoint
     md = roles.wait_until(lambda: (lambda m: m if m is not None and [(b.node_id, b.port) for b in m.brokers]
-                                   == [(1, client_port)] else None)(_md(roles, client_port)),
+                                   == [(1, client_port)] else None)(_md(client_port)),
                           "the combined node lists itself at its client listener", cluster)
     assert md.controller_id == 1
     client_keys, controller_keys = _api_keys(client_port), _api_keys(controller_port)
@@ -64,7 +66,7 @@ def test_combined_single_process_serves_a_client(make_roles_cluster, roles):
     assert "controlled shutdown complete (Offline)" in node.stderr()
 
 
-def _md(roles, port):
+def _md(port):
     try:
         return roles.metadata(port)
     except Exception:  # noqa: BLE001 - starting

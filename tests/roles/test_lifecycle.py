@@ -10,6 +10,8 @@ import re
 import signal
 import time
 
+from harness import roles
+
 
 def _fetch(port: int, offset: int = 0):
     """A consumer Fetch (replica id -1, v11 with topic names) to the node on ``port``: (error, high watermark, values)."""
@@ -32,13 +34,13 @@ def _online_after(node) -> float | None:
     return float(m.group(1)) if m else None
 
 
-def test_brokers_lifecycle(make_roles_cluster, roles):
+def test_brokers_lifecycle(make_roles_cluster):
     cluster = make_roles_cluster(controllers=3, brokers=2)
     cluster.start_all()
     part = cluster.wait_for_leader()
     leader = cluster.nodes[part.leader_id]
     c_port = cluster.controllers[0].port
-    h = roles.harness
+    h = roles.processes
 
     # register, become Online, appear in Metadata (on a controller and on a broker) and DescribeQuorum
     roles.wait_until(lambda: roles.broker_ids(c_port) == [1, 2, 3, 4, 5], "both brokers Online in Metadata", cluster)

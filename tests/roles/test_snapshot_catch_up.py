@@ -8,6 +8,8 @@ import glob
 import os
 import time
 
+from harness import roles
+
 SMALL = ("metadata.log.segment.min.bytes=16384\nmetadata.log.segment.bytes=16384\n"
          "metadata.max.retention.bytes=16384\nmetadata.log.max.record.bytes.between.snapshots=20000\n")
 
@@ -17,7 +19,7 @@ def _log_start(node) -> int:
     return min(int(os.path.basename(f).split(".")[0]) for f in files) if files else 0
 
 
-def test_broker_behind_the_log_start_catches_up_through_a_snapshot(make_roles_cluster, roles):
+def test_broker_behind_the_log_start_catches_up_through_a_snapshot(make_roles_cluster):
     from kafka import KafkaProducer
 
     cluster = make_roles_cluster(controllers=3, brokers=1, extra_props=SMALL)
@@ -28,7 +30,7 @@ def test_broker_behind_the_log_start_catches_up_through_a_snapshot(make_roles_cl
     roles.wait_until(lambda: roles.broker_ids(c_port) == [1, 2, 3, 4], "the broker is Online", cluster)
     code = broker.terminate()
     assert code == 0, f"the broker exited {code} on SIGTERM:\n{broker.stderr()[-6000:]}"
-    batches = roles.harness.segment_batches(os.path.join(broker.log_dir, "roles-0"), check=False)
+    batches = roles.processes.segment_batches(os.path.join(broker.log_dir, "roles-0"), check=False)
     broker_end = batches[-1]["last_offset"] + 1 if batches else 0
     roles.wait_until(lambda: roles.broker_ids(c_port) == [1, 2, 3], "the stopped broker leaves Metadata", cluster)
 

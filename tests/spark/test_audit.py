@@ -10,6 +10,8 @@ import shutil
 from kraftwire.cli import main
 from kraftwire.spark.audit import audit
 
+from harness.spark_logs import write_node_log
+
 
 def test_healthy_replicas_pass(spark, node_logs):
     roots = [n["root"] for n in node_logs["nodes"].values()]
@@ -20,9 +22,9 @@ def test_healthy_replicas_pass(spark, node_logs):
     assert {r.node for r in report.replicas} == {1, 2, 3}
 
 
-def test_divergence_below_high_watermark_fails(spark, tmp_path, node_logs, logs):
+def test_divergence_below_high_watermark_fails(spark, tmp_path, node_logs):
     good = node_logs["nodes"]
-    bad = logs.write(str(tmp_path / "node-3"), 3, diverge_from=30)
+    bad = write_node_log(str(tmp_path / "node-3"), 3, diverge_from=30)
     report = audit(spark, [good[1]["root"], good[2]["root"], bad["root"]])
     assert not report.ok
     assert any("below the committed watermark" in v for v in report.violations), report.render()
@@ -30,12 +32,12 @@ def test_divergence_below_high_watermark_fails(spark, tmp_path, node_logs, logs)
     assert next(r for r in report.replicas if r.node == 3).status == "VIOLATION"
 
 
-def test_uncommitted_tail_is_reported_not_failed(spark, tmp_path, logs):
+def test_uncommitted_tail_is_reported_not_failed(spark, tmp_path):
     # Same history up to data batch 50; node 3 then took other records; every checkpointed HW is below that.
     hw = 200
-    a = logs.write(str(tmp_path / "a"), 1, high_watermark=hw)
-    b = logs.write(str(tmp_path / "b"), 2, high_watermark=hw)
-    c = logs.write(str(tmp_path / "c"), 3, high_watermark=hw, diverge_from=50)
+    a = write_node_log(str(tmp_path / "a"), 1, high_watermark=hw)
+    b = write_node_log(str(tmp_path / "b"), 2, high_watermark=hw)
+    c = write_node_log(str(tmp_path / "c"), 3, high_watermark=hw, diverge_from=50)
     values_a = {x[0]: x[4] for x in a["expected"]}
     assert min(x[0] for x in c["expected"] if values_a[x[0]] != x[4]) >= hw
     report = audit(spark, [a["root"], b["root"], c["root"]])
@@ -74,10 +76,10 @@ def test_missing_segment_is_a_gap(spark, tmp_path, node_logs):
     assert next(r for r in report.replicas if r.node == 3).gaps > 0
 
 
-def test_decreasing_epoch_fails(spark, tmp_path, logs):
+def test_decreasing_epoch_fails(spark, tmp_path):
     from kraftwire.records import read_batches, set_base_offset_and_epoch
 
-    info = logs.write(str(tmp_path / "e"), 1, epochs=(1, 2, 3))
+    info = write_node_log(str(tmp_path / "e"), 1, epochs=(1, 2, 3))
     last = sorted(glob.glob(os.path.join(info["dir"], "*.log")))[-1]
     data = bytearray(open(last, "rb").read())
     first = next(iter(read_batches(bytes(data))))

@@ -23,6 +23,8 @@ from kraftwire.spark.datasource import KraftwireReader, spark_schema
 from kraftwire.spark.files import Bounds, plan, resolve
 from kraftwire.spark.scan import RowFilter, arrow_schema, scan
 
+from harness.spark_logs import T0, write_node_log
+
 
 def _row_tuple(r):
     headers = [(h["key"], h["value"]) for h in r["headers"]] if r["headers"] is not None else None
@@ -79,7 +81,7 @@ def test_path_forms_partition_dir_segment_list_and_glob(spark, node_logs):
     assert both.rdd.getNumPartitions() * 3 == everything.rdd.getNumPartitions() * 2
 
 
-def test_pushed_offset_filter_reads_fewer_bytes(spark, node_logs, tmp_path, logs):
+def test_pushed_offset_filter_reads_fewer_bytes(spark, node_logs, tmp_path):
     info = node_logs["nodes"][1]
     full_dir, part_dir = str(tmp_path / "full"), str(tmp_path / "part")
     def base():
@@ -98,7 +100,7 @@ def test_pushed_offset_filter_reads_fewer_bytes(spark, node_logs, tmp_path, logs
     # IN and timestamp bounds, not-control: results exact (Spark does not re-check filters we took)
     picked = base().load(info["root"]).where("offset IN (3, 150, 299) AND NOT is_control")
     assert sorted(r["offset"] for r in picked.select("offset").collect()) == [3, 150, 299]
-    cut = logs.T0 + 1000 * 40
+    cut = T0 + 1000 * 40
     late = base().load(info["root"]).where(f"timestamp >= {cut}").select("offset").collect()
     assert sorted(r["offset"] for r in late) == sorted(o for o, _, ts, *_ in info["expected"] if ts >= cut)
 
@@ -116,8 +118,8 @@ def test_push_filters_unit():
     assert pickle.loads(pickle.dumps(r)).filter == rf
 
 
-def test_options_and_committed(spark, tmp_path, logs):
-    info = logs.write(str(tmp_path / "n7"), 7, batches=20, high_watermark=50)
+def test_options_and_committed(spark, tmp_path):
+    info = write_node_log(str(tmp_path / "n7"), 7, batches=20, high_watermark=50)
     def r():  # a DataFrameReader keeps its options: a fresh one per read
         return spark.read.format("kraftwire")
 
@@ -130,8 +132,8 @@ def test_options_and_committed(spark, tmp_path, logs):
     assert sorted(x["offset"] for x in ranged) == list(range(30, 40))
 
 
-def test_large_segment_split_on_index(tmp_path, logs):
-    info = logs.write(str(tmp_path / "big"), 4, batches=200, segment_bytes=1 << 20)
+def test_large_segment_split_on_index(tmp_path):
+    info = write_node_log(str(tmp_path / "big"), 4, batches=200, segment_bytes=1 << 20)
     files = resolve(info["root"])
     assert len(files) == 1
     ranges = plan(files, Bounds(), 4096)
@@ -143,18 +145,18 @@ def test_large_segment_split_on_index(tmp_path, logs):
     assert p == ranges[1]
 
 
-def test_snapshot_read(spark, tmp_path, logs):
-    info = logs.write(str(tmp_path / "snap"), 5, batches=10)
+def test_snapshot_read(spark, tmp_path):
+    info = write_node_log(str(tmp_path / "snap"), 5, batches=10)
     w = FileRawSnapshotWriter(info["dir"], SnapshotId(info["hw"], 2))
     b = RecordBatchBuilder(is_control=True)
-    b.append(control_key(CONTROL_SNAPSHOT_HEADER), b"\x00\x00" + b"\x00" * 8 + b"\x00", timestamp=logs.T0)
+    b.append(control_key(CONTROL_SNAPSHOT_HEADER), b"\x00\x00" + b"\x00" * 8 + b"\x00", timestamp=T0)
     w.append(b.build())
     b = RecordBatchBuilder(base_offset=1)
     for i in range(5):
-        b.append(f"s{i}".encode(), f"state-{i}".encode(), timestamp=logs.T0)
+        b.append(f"s{i}".encode(), f"state-{i}".encode(), timestamp=T0)
     w.append(b.build())
     b = RecordBatchBuilder(base_offset=6, is_control=True)
-    b.append(control_key(CONTROL_SNAPSHOT_FOOTER), b"\x00\x00\x00", timestamp=logs.T0)
+    b.append(control_key(CONTROL_SNAPSHOT_FOOTER), b"\x00\x00\x00", timestamp=T0)
     w.append(b.build())
     w.freeze()
     path = w.path
@@ -175,8 +177,8 @@ def _flip(path: str, position: int) -> None:
         f.write(bytes([byte[0] ^ 0xFF]))
 
 
-def test_corruption_is_flagged_not_fatal(tmp_path, logs):
-    info = logs.write(str(tmp_path / "c"), 6, batches=20)
+def test_corruption_is_flagged_not_fatal(tmp_path):
+    info = write_node_log(str(tmp_path / "c"), 6, batches=20)
     seg = sorted(glob.glob(os.path.join(info["dir"], "*.log")))[0]
     size = os.path.getsize(seg)
     clean = [o for rg in plan(resolve(seg), Bounds(), 1 << 30) for b in scan(rg, RowFilter())
@@ -202,11 +204,11 @@ def test_corruption_is_flagged_not_fatal(tmp_path, logs):
     assert first_batch.num_rows > 1
 
 
-def test_timestamp_lower_bound_skips_through_the_timeindex(tmp_path, logs):
-    info = logs.write(str(tmp_path / "ts"), 8, batches=60)
+def test_timestamp_lower_bound_skips_through_the_timeindex(tmp_path):
+    info = write_node_log(str(tmp_path / "ts"), 8, batches=60)
     files = resolve(info["root"])
     everything = plan(files, Bounds(), 1 << 30)
-    cut = logs.T0 + 1000 * 50
+    cut = T0 + 1000 * 50
     late = plan(files, Bounds(ts_lo=cut), 1 << 30)
     assert sum(r.end - r.start for r in late) < sum(r.end - r.start for r in everything) / 3
     rf = RowFilter(bounds=Bounds(ts_lo=cut))

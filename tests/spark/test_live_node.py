@@ -4,23 +4,19 @@ record once across a query restart (file sink + checkpoint)."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 
 import pytest
 
-_E2E = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "e2e", "conftest.py")
-_spec = importlib.util.spec_from_file_location("kraftwire_e2e_harness_spark", _E2E)
-harness = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(harness)
+from harness import processes
 
 TOPIC = "sparkdata"
 
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    cluster = harness.Cluster(str(tmp_path_factory.mktemp("live")), 1, command="server-start",
+    cluster = processes.Cluster(str(tmp_path_factory.mktemp("live")), 1, command="server-start",
                               extra_props=f"metadata.log.topic={TOPIC}\nmetadata.log.segment.min.bytes=16384\nmetadata.log.segment.bytes=16384\n")
     try:
         cluster.start_all()

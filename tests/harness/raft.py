@@ -1,10 +1,8 @@
-"""Helpers for node-level tests: a node over a MemoryLog whose Readies are applied synchronously."""
+"""One Raft node over a MemoryLog, driven by hand: its Readies run synchronously through the production executor."""
 
 from __future__ import annotations
 
 import random
-
-import pytest
 
 from kraftwire.log.memory import MemoryLog
 from kraftwire.raft.config import RaftConfig
@@ -13,7 +11,7 @@ from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.node import RaftNode
 
 
-class Harness(HostBase):
+class NodeHarness(HostBase):
     """One node, driven by hand: ``apply`` executes a Ready with the production executor, flushing at once when the
     Ready asks for it (unless ``flush=False``: then nothing is ever flushed and gated messages stay held)."""
 
@@ -60,8 +58,3 @@ class Harness(HostBase):
 
     def deliver(self, msg, flush=True):
         return self.apply(self.node.handle(Received(msg), self.now), flush)
-
-
-@pytest.fixture
-def harness():
-    return Harness

@@ -1,4 +1,4 @@
-"""Shared helpers for the protocol tests, exposed as fixtures (tests/ has no packages).
+"""Hypothesis strategies derived from the protocol declarations.
 
 ``message_strategy(cls, version)`` is a hypothesis strategy derived from the declarations: every field
 present at *version* gets a value of its type (None only where nullable at that version).
@@ -6,7 +6,6 @@ present at *version* gets a value of its type (None only where nullable at that 
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import strategies as st
 
 from kraftwire.protocol.messages import FieldInfo, StructInfo
@@ -46,11 +45,6 @@ def _struct(info: StructInfo, version: int, depth: int = 0):
 
 def message_strategy(cls, version: int):
     return _struct(cls._info, version)
-
-
-@pytest.fixture(scope="session")
-def strategy_for():
-    return message_strategy
 
 
 def all_message_versions():

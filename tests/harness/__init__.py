@@ -1,0 +1,12 @@
+"""Test helpers shared by the suite and the benchmarks: plain modules, imported by name (``tests/`` is put on
+``sys.path`` by ``tests/conftest.py``; the benchmarks add it relative to their own file). Conftests hold fixtures only.
+
+* ``processes`` — real node processes: ``Cluster``, ``NodeProc``, ``kw`` (``python -m kraftwire ...``), DescribeQuorum.
+* ``roles``     — controllers and brokers as processes (``RolesCluster``) and broker Metadata helpers.
+* ``clients``   — the interop quorum (``Quorum``, ``start_quorum``), tagged values, deadlines, ``FaultProxy``.
+* ``raft``      — one Raft node driven by hand through the production Ready executor (``NodeHarness``).
+* ``batches``   — record batch builders and the ``LogHarness`` that opens, reopens and crashes a log.
+* ``codec``     — comparing the two codec implementations (``outcome``, ``read_all``, ``fix_crc``, ...).
+* ``messages``  — hypothesis strategies derived from the protocol declarations.
+* ``spark_logs``— node log dirs written through a real ``SegmentedLog`` for the Spark source tests.
+"""

@@ -1,0 +1,133 @@
+"""The KIP-500 roles as real processes: controllers (voters) and brokers (observers) as real processes.
+
+Builds on ``processes.processes``. Controllers use
+the seed shape (their only listener is the controller listener ``CONTROLLER``, which then serves clients too);
+brokers have ``process.roles=broker``, a client listener ``BROKER`` and reach the quorum through
+``controller.quorum.voters`` (or, with ``bootstrap_brokers=True``, ``controller.quorum.bootstrap.servers`` only). Every listening socket is bound here first and handed over (``--listener-fd``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from harness import processes
+
+WAIT_S = 30.0
+COMMON = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+          "controller.listener.names=CONTROLLER\nbroker.heartbeat.interval.ms=300\nbroker.session.timeout.ms=3000\n")
+
+
+class Proc(processes.NodeProc):
+    """A node with one or more listeners, each handed over as a bound socket."""
+
+    def __init__(self, cluster, node_id: int, socks: dict, config: str) -> None:
+        first = next(iter(socks.values()))
+        super().__init__(cluster, node_id, first, config)
+        self.socks = socks
+
+    def start(self, *extra: str) -> None:
+        assert self.proc is None or self.proc.poll() is not None
+        self.starts += 1
+        fds = []
+        for name, s in self.socks.items():
+            fds += ["--listener-fd", f"{name}={s.fileno()}"]
+        cmd = [sys.executable, "-m", "kraftwire", "server-start", "--config", self.config, *fds, *extra]
+        out = open(os.path.join(self.cluster.base, f"node-{self.node_id}.{self.starts}.out"), "wb")
+        err = open(self.stderr_path, "wb")
+        self.started_at = time.monotonic()
+        self.proc = subprocess.Popen(cmd, stdout=out, stderr=err, pass_fds=tuple(s.fileno() for s in self.socks.values()),
+                                     env=processes.kraftwire_env())
+        out.close()
+        err.close()
+
+    def port_of(self, name: str) -> int:
+        return self.socks[name].getsockname()[1]
+
+    def signal(self, sig) -> None:
+        if self.running:
+            self.proc.send_signal(sig)
+
+
+class RolesCluster(processes.Cluster):
+    def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
+                 combined: bool = False, bootstrap_brokers: bool = False) -> None:
+        self.base = base
+        self.listener = "CONTROLLER"
+        self.command = "server-start"
+        self.extra_args = []
+        self.nodes = {}
+        csocks = [processes.bind_listener() for _ in range(controllers)]
+        voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(csocks, 1))
+        bootstrap = ",".join(f"localhost:{s.getsockname()[1]}" for s in csocks)
+        self.cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
+        for i in range(1, controllers + brokers + 1):
+            path = os.path.join(base, f"server-{i}.properties")
+            if i <= controllers:
+                socks = {"CONTROLLER": csocks[i - 1]}
+                if combined:
+                    socks["BROKER"] = processes.bind_listener()
+                roles = "broker,controller" if combined else "controller"
+            else:
+                socks = {"BROKER": processes.bind_listener()}
+                roles = "broker"
+            listeners = ",".join(f"{n}://localhost:{s.getsockname()[1]}" for n, s in socks.items())
+            quorum = (f"controller.quorum.bootstrap.servers={bootstrap}" if bootstrap_brokers and i > controllers
+                      else f"controller.quorum.voters={voters}")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
+                        f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
+                        f"metadata.log.topic=roles\n{extra_props}")
+            processes.kw("storage", "format", "-t", self.cluster_id, "-c", path)
+            self.nodes[i] = Proc(self, i, socks, path)
+        self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]
+        self.brokers = [self.nodes[i] for i in range(controllers + 1, controllers + brokers + 1)]
+
+    def close(self) -> None:
+        for node in self.nodes.values():
+            if node.proc is not None and node.proc.poll() is None:
+                node.proc.send_signal(signal.SIGCONT)
+            node.kill()
+            for s in node.socks.values():
+                s.close()
+
+    def wait_for_leader(self, *, exclude=(), min_epoch: int = 0, timeout: float = WAIT_S):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for node in self.controllers:
+                if node.running:
+                    part = processes.leader_view(node.port)
+                    if part is not None and part.leader_id not in exclude and part.leader_epoch >= min_epoch:
+                        return part
+            time.sleep(0.1)
+        raise AssertionError(f"no leader within {timeout} s\n" + self.diagnostics())
+
+
+def metadata(port: int, timeout: float = 3.0):
+    """Metadata v1 (all topics) from the node on ``port``."""
+    from kraftwire.protocol import messages as w
+    from kraftwire.server.client import request_once
+
+    return asyncio.run(request_once("127.0.0.1", port, w.MetadataRequest(topics=None), 1, timeout=timeout))
+
+
+def broker_ids(port: int):
+    try:
+        return sorted(b.node_id for b in metadata(port).brokers)
+    except Exception:  # noqa: BLE001 - the node may be starting or down
+        return None
+
+
+def wait_until(predicate, what: str, cluster, timeout: float = WAIT_S):
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = predicate()
+        if last:
+            return last
+        time.sleep(0.1)
+    raise AssertionError(f"{what} not reached within {timeout} s (last {last!r})\n" + cluster.diagnostics())
