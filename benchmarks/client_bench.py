@@ -3,7 +3,8 @@
     python benchmarks/client_bench.py [--records 200000] [--latency-records 2000] [--json out.json]
 
 Per client: produce throughput (records/s and MB/s, 100-byte values, acks=all, the client's own batching) and
-acks=all latency at concurrency 1 (one record, wait for its acknowledgement, next record: p50/p99). Figures depend on
+acks=all latency at concurrency 1 (one record, wait for its acknowledgement, next record: p50/p99) and the leader
+process's CPU time per such write (user + system, from /proc). Figures depend on
 the machine (2 shared cores here: the clients compete with the three nodes); they are reported, never asserted.
 """
 
@@ -29,6 +30,13 @@ TOPIC = "clients"
 VALUE = b"x" * 100
 
 
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` so far (``/proc/PID/stat`` fields 14 and 15)."""
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def pct(samples: list[float], p: float) -> float:
@@ -174,11 +182,15 @@ def main() -> int:
                 row = {"client": name, "records": n, "records_per_s": n / elapsed,
                        "mb_per_s": n * len(VALUE) / elapsed / 1e6}
                 if name in LATENCY:
+                    leader = cluster.nodes[cluster.wait_for_leader().leader_id]
+                    cpu_before = cpu_seconds(leader.proc.pid)
                     lat = LATENCY[name](bootstrap, args.latency_records)
-                    row.update(p50_ms=statistics.median(lat), p99_ms=pct(lat, 0.99))
+                    cpu_us = (cpu_seconds(leader.proc.pid) - cpu_before) / len(lat) * 1e6
+                    row.update(p50_ms=statistics.median(lat), p99_ms=pct(lat, 0.99), leader_cpu_us_per_write=cpu_us)
                 rows.append(row)
                 print(f"{name:16s} {row['records_per_s']:>10,.0f} records/s {row['mb_per_s']:7.2f} MB/s"
                       + (f"   acks=all c=1: p50 {row['p50_ms']:.2f} ms  p99 {row['p99_ms']:.2f} ms"
+                         f"  leader CPU {row['leader_cpu_us_per_write']:.0f} us/write"
                          if "p50_ms" in row else ""), flush=True)
         finally:
             cluster.close()
