@@ -23,6 +23,7 @@ LAYERS: dict[str, int] = {
     "ids": 0,
     "config": 0,
     "protocol": 1,
+    "security": 1,
     "records": 2,
     "log": 3,
     "snapshot": 3,

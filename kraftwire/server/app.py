@@ -14,6 +14,7 @@ import logging
 import os
 import random
 import socket
+import ssl
 import time
 from dataclasses import replace
 
@@ -74,6 +75,9 @@ class Node:
         self.directory_id = None
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
+        #: TLS contexts: per SSL listener served, and for connections to the controller listener (None: PLAINTEXT)
+        self.server_tls: dict[str, ssl.SSLContext] = {}
+        self.controller_tls: ssl.SSLContext | None = None
         #: set by the runner on SIGINT/SIGTERM: ends a quorum discovery that is still waiting for an answer
         self.stop_requested: asyncio.Event | None = None
         #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
@@ -90,6 +94,12 @@ class Node:
     # ================================================================================================================
     async def start(self) -> None:
         s = self.settings
+        try:
+            self.server_tls = {ep.name: ctx for ep in s.listeners
+                               if (ctx := s.server_ssl_context(ep.name)) is not None}
+            self.controller_tls = s.controller_ssl_context()
+        except ConfigError as exc:
+            raise StartupError(f"configuration error: {exc}") from exc
         for warning in s.warnings:
             log.warning("%s", warning)
         if s.ignored_keys:
@@ -138,28 +148,34 @@ class Node:
         self.driver = Driver(self.raft, self.log, store, self._route, metrics=self.metrics)
         self.peers = Peers(s.node_id, s.voters, self.topic, directory_id=self.directory_id,
                            request_timeout_ms=raft_config.request_timeout_ms, deliver=self._deliver_response,
-                           on_failed=self.driver.request_failed, metrics=self.metrics)
+                           on_failed=self.driver.request_failed, metrics=self.metrics,
+                           ssl_context=self.controller_tls)
         self._register_handlers()
         self.dispatcher.on_close.append(self._connection_closed)
         loop = asyncio.get_running_loop()
         try:
             for ep in s.listeners:
                 sock = self.listen_sockets.pop(ep.name, None)
-                factory = (lambda d: lambda: InboundConnection(d, s.max_frame_bytes))(self.roles.dispatcher_for(ep))
+                tls = self.server_tls.get(ep.name)
+                rules = s.principal_rules(ep.name)
+                factory = (lambda d, r: lambda: InboundConnection(d, s.max_frame_bytes, r))(
+                    self.roles.dispatcher_for(ep), rules)
                 if sock is not None:
-                    server = await loop.create_server(factory, sock=sock)
+                    server = await loop.create_server(factory, sock=sock, ssl=tls)
                 else:
                     try:
-                        server = await loop.create_server(factory, ep.host or None, ep.port, reuse_address=True)
+                        server = await loop.create_server(factory, ep.host or None, ep.port, reuse_address=True,
+                                                          ssl=tls)
                     except OSError as exc:
                         # "localhost" may also name ::1 on a host without IPv6: serve the IPv4 loopback then
                         if ep.host != "localhost" or exc.errno not in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
                             raise
-                        server = await loop.create_server(factory, "127.0.0.1", ep.port, reuse_address=True)
+                        server = await loop.create_server(factory, "127.0.0.1", ep.port, reuse_address=True,
+                                                          ssl=tls)
                 self._servers.append(server)
                 addr = server.sockets[0].getsockname()
                 self.bound[ep.name] = (addr[0], addr[1])
-                log.info("listening on %s://%s:%d", ep.name, addr[0], addr[1])
+                log.info("listening on %s://%s:%d (%s)", ep.name, addr[0], addr[1], s.protocol_of(ep.name))
             if s.metrics_port:
                 server = await asyncio.start_server(self._serve_metrics, s.metrics_host, s.metrics_port)
                 self._servers.append(server)
@@ -297,7 +313,8 @@ class Node:
             why = "no bootstrap server"
             for host, port in s.bootstrap_servers:
                 try:
-                    quorum, _ = await describe_quorum(host, port, timeout=timeout, topic=s.topic)
+                    quorum, _ = await describe_quorum(host, port, timeout=timeout, topic=s.topic,
+                                                      ssl_context=self.controller_tls)
                 except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                     why = f"{host}:{port}: {exc or type(exc).__name__}"
                     continue
@@ -367,7 +384,7 @@ class Node:
         try:
             body = await request_once(voter.host, voter.port, request.body, version,
                                       timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000,
-                                      client_id=FORWARD_CLIENT_ID)
+                                      client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
             R = w.DescribeQuorumResponse

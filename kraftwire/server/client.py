@@ -21,8 +21,12 @@ class KafkaConnection:
         self._frames: list[bytes] = []
 
     @classmethod
-    async def open(cls, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kraftwire-admin"):
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    async def open(cls, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kraftwire-admin",
+                   ssl_context=None):
+        """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names)."""
+        reader, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None),
+            timeout)
         return cls(reader, writer, client_id)
 
     async def request(self, body, version: int, *, timeout: float = 10.0):
@@ -49,8 +53,8 @@ class KafkaConnection:
 
 
 async def request_once(host: str, port: int, body, version: int, *, timeout: float = 10.0,
-                       client_id: str = "kraftwire-admin"):
-    conn = await KafkaConnection.open(host, port, timeout=timeout, client_id=client_id)
+                       client_id: str = "kraftwire-admin", ssl_context=None):
+    conn = await KafkaConnection.open(host, port, timeout=timeout, client_id=client_id, ssl_context=ssl_context)
     try:
         return await conn.request(body, version, timeout=timeout)
     finally:
@@ -66,11 +70,12 @@ def parse_host_port(text: str) -> tuple[str, int]:
     return host or "localhost", int(port)
 
 
-async def describe_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = "__cluster_metadata"):
+async def describe_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = "__cluster_metadata",
+                          ssl_context=None):
     """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port, on one connection."""
     from kraftwire.protocol import messages as w
 
-    conn = await KafkaConnection.open(host, port, timeout=timeout)
+    conn = await KafkaConnection.open(host, port, timeout=timeout, ssl_context=ssl_context)
     try:
         R = w.DescribeQuorumRequest
         quorum = await conn.request(R(topics=[R.TopicData(topic_name=topic, partitions=[

@@ -13,12 +13,14 @@ import time
 
 from kraftwire.errors import ProtocolError
 from kraftwire.protocol.framing import FrameSplitter, encode_response
+from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, parse_rules, tls_principal
 
 log = logging.getLogger("kraftwire.connection")
 
 #: output queued for one client beyond which it is disconnected
 MAX_WRITE_BUFFER = 256 * 1024 * 1024
 IDLE_TIMEOUT_S = 600.0
+DEFAULT_RULES = parse_rules("DEFAULT")
 
 
 def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
@@ -35,11 +37,14 @@ def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
 
 
 class InboundConnection(asyncio.Protocol):
-    def __init__(self, dispatcher, max_frame_bytes: int) -> None:
+    def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES) -> None:
         self.dispatcher = dispatcher
+        self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
         self.splitter = FrameSplitter(max_frame_bytes)
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        #: who is on the other end (``User:ANONYMOUS`` on PLAINTEXT; the mapped certificate subject on mutual TLS)
+        self.principal = ANONYMOUS
         self.closed = False
         self.last_activity = time.monotonic()
         self._idle: asyncio.TimerHandle | None = None
@@ -48,6 +53,14 @@ class InboundConnection(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        if transport.get_extra_info("sslcontext") is not None:
+            try:
+                self.principal = tls_principal(transport.get_extra_info("peercert"), self.principal_rules)
+            except NoMatchingRule as exc:
+                log.warning("closing TLS connection from %s: %s", self.peer, exc)
+                self.closed = True
+                transport.close()
+                return
         self.dispatcher.connections.add(self)
         self._arm_idle()
 

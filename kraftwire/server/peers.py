@@ -58,7 +58,10 @@ class _Peer(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         try:
             timeout = self.peers.request_timeout_ms / 1000
-            await asyncio.wait_for(loop.create_connection(lambda: self, self.host, self.port), timeout)
+            tls = self.peers.ssl_context
+            await asyncio.wait_for(loop.create_connection(lambda: self, self.host, self.port, ssl=tls,
+                                                          server_hostname=self.host if tls is not None else None),
+                                   timeout)
         except (OSError, asyncio.TimeoutError) as exc:
             self.connecting = False
             self.failures += 1
@@ -141,8 +144,9 @@ class _Peer(asyncio.Protocol):
 
 class Peers:
     def __init__(self, local_id: int, voters, topic: wire.Topic, *, directory_id: uuid.UUID | None,
-                 request_timeout_ms: int, deliver, on_failed, metrics=None) -> None:
+                 request_timeout_ms: int, deliver, on_failed, metrics=None, ssl_context=None) -> None:
         self.local_id = local_id
+        self.ssl_context = ssl_context  # TLS to the controller listener (None: PLAINTEXT)
         self.topic = topic
         self.directory_id = directory_id
         self.request_timeout_ms = request_timeout_ms

@@ -205,7 +205,8 @@ class Roles:
         if self._conn is None or self._conn_target != voter:
             await self._close_conn()
             self._conn = await KafkaConnection.open(voter.host, voter.port, timeout=timeout,
-                                                    client_id=f"kraftwire-broker-{self.settings.node_id}")
+                                                    client_id=f"kraftwire-broker-{self.settings.node_id}",
+                                                    ssl_context=self.node.controller_tls)
             self._conn_target = voter
         try:
             return await self._conn.request(body, version, timeout=timeout)

@@ -3,7 +3,8 @@
 ``kraftwire.config.Config`` parses Kafka's keys with their defaults; this module adds the node's own rules:
 
 * listeners (``NAME://host:port``, empty host = every interface) resolved through
-  ``listener.security.protocol.map`` (only PLAINTEXT is served); the controller listener is the first of
+  ``listener.security.protocol.map`` (PLAINTEXT and SSL are served, SSL with the ``ssl.*`` keys of
+  ``kraftwire.security.tls``, per listener through ``listener.name.<l>.``); the controller listener is the first of
   ``controller.listener.names`` (Kafka maps controller listener names missing from the map to PLAINTEXT);
 * ``controller.quorum.voters`` (``id@host:port``), ``process.roles`` (none means controller, as the seed files);
 * the old raft README's keys are refused with their replacements named; Kafka keys kraftwire does not use are
@@ -18,12 +19,16 @@ Every refusal raises ``ConfigError(key, value, reason)``.
 from __future__ import annotations
 
 import os
+import ssl
 from dataclasses import dataclass, field
 
 from kraftwire.config import Config, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
+from kraftwire.security.principal import parse_rules
+from kraftwire.security.tls import (SslSettings, client_context, listener_value, server_context, ssl_settings,
+                                    used_keys)
 
 #: Keys of the old raft README / ZooKeeper era, with what replaces them.
 RETIRED_KEYS = {
@@ -59,7 +64,7 @@ _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets."
                    "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
                    "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
 
-SUPPORTED_PROTOCOLS = ("PLAINTEXT",)
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL")
 _DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
                          "SASL_SSL": "SASL_SSL"}
 
@@ -92,6 +97,10 @@ class NodeSettings:
     #: ``controller.quorum.bootstrap.servers`` as (host, port); a broker without ``voters`` learns them from these
     bootstrap_servers: tuple[tuple[str, int], ...] = ()
     high_watermark_linger_ms: int = 5
+    #: security protocol of every listener this node serves or dials (its own and the controller listener)
+    listener_protocols: tuple[tuple[str, str], ...] = ()
+    #: TLS settings of the SSL listeners among them
+    ssl_listeners: tuple[tuple[str, SslSettings], ...] = ()
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -146,6 +155,7 @@ class NodeSettings:
         if not broker_only and controller_listener not in names:
             raise ConfigError("controller.listener.names", ",".join(config.controller_listener_names),
                               f"{controller_listener} is not one of the listeners ({', '.join(names)})")
+        protocols: dict[str, str] = {}
         for ep in listeners:
             protocol = protocol_map.get(ep.name)
             if protocol is None:
@@ -156,7 +166,29 @@ class NodeSettings:
                                       f"no security protocol for listener {ep.name}")
             if protocol not in SUPPORTED_PROTOCOLS:
                 raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
-                                  "kraftwire serves PLAINTEXT listeners only")
+                                  "kraftwire serves PLAINTEXT and SSL listeners (SASL is not supported yet)")
+            protocols[ep.name] = protocol
+        if controller_listener not in protocols:  # a broker-only node dials the controller listener
+            protocol = protocol_map.get(controller_listener, "PLAINTEXT" if not config.listener_security_protocol_map
+                                        else None)
+            if protocol is None:
+                raise ConfigError("listener.security.protocol.map", ",".join(config.listener_security_protocol_map),
+                                  f"no security protocol for the controller listener {controller_listener}")
+            if protocol not in SUPPORTED_PROTOCOLS:
+                raise ConfigError("listener.security.protocol.map", f"{controller_listener}:{protocol}",
+                                  "kraftwire dials PLAINTEXT and SSL listeners (SASL is not supported yet)")
+            protocols[controller_listener] = protocol
+        ssl_listeners = {name: ssl_settings(props, name) for name, p in protocols.items() if p == "SSL"}
+        for ep in listeners:
+            tls = ssl_listeners.get(ep.name)
+            if tls is not None and not tls.has_keystore:
+                raise ConfigError(listener_value(props, ep.name, "ssl.keystore.location")[0], "(missing)",
+                                  f"the SSL listener {ep.name} needs a keystore: ssl.keystore.type=PEM with "
+                                  "ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain")
+        for name in ssl_listeners:
+            for key in used_keys(props, name):
+                if key in ignored:
+                    ignored.remove(key)
         advertised = tuple(_parse_listener("advertised.listeners", item) for item in config.advertised_listeners)
         by_name = {e.name: e for e in advertised}
         advertised = tuple(by_name.get(ep.name) or Endpoint(ep.name, ep.host or "localhost", ep.port)
@@ -210,7 +242,8 @@ class NodeSettings:
                    unknown_keys=tuple(unknown), warnings=tuple(warnings),
                    controller_listener_names=tuple(config.controller_listener_names),
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
-                   bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger)
+                   bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger,
+                   listener_protocols=tuple(protocols.items()), ssl_listeners=tuple(ssl_listeners.items()))
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -255,6 +288,24 @@ class NodeSettings:
             if ep.name == self.controller_listener:
                 return ep
         return None  # a broker-only node has no controller listener
+
+    def protocol_of(self, listener: str) -> str:
+        return dict(self.listener_protocols).get(listener, "PLAINTEXT")
+
+    def server_ssl_context(self, listener: str) -> ssl.SSLContext | None:
+        """The TLS context a listener serves with (None for PLAINTEXT); ``ConfigError`` when its keys are wrong."""
+        settings = dict(self.ssl_listeners).get(listener)
+        return server_context(settings) if settings is not None else None
+
+    def principal_rules(self, listener: str) -> tuple:
+        """``ssl.principal.mapping.rules`` of a listener, parsed (``DEFAULT`` unless it is an SSL listener)."""
+        settings = dict(self.ssl_listeners).get(listener)
+        return parse_rules(settings.principal_mapping_rules if settings is not None else "DEFAULT")
+
+    def controller_ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of connections to the controller listener (quorum peers, a broker's controller link)."""
+        settings = dict(self.ssl_listeners).get(self.controller_listener)
+        return client_context(settings) if settings is not None else None
 
     def raft_config(self, cluster_id: str) -> RaftConfig:
         c = self.config
