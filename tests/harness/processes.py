@@ -120,18 +120,16 @@ class NodeProc:
         return self.proc is not None and self.proc.poll() is None
 
     def stderr(self) -> str:
-        out = []
-        for i in range(1, self.starts + 1):
-            path = os.path.join(self.cluster.base, f"node-{self.node_id}.{i}.log")
-            if os.path.exists(path):
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    out.append(f.read())
-        return "\n".join(out)
+        """Everything the node wrote to stderr (its log), over all its starts."""
+        return self._output("log")
 
     def stdout(self) -> str:
+        return self._output("out")
+
+    def _output(self, suffix: str) -> str:
         out = []
         for i in range(1, self.starts + 1):
-            path = os.path.join(self.cluster.base, f"node-{self.node_id}.{i}.out")
+            path = os.path.join(self.cluster.base, f"node-{self.node_id}.{i}.{suffix}")
             if os.path.exists(path):
                 with open(path, encoding="utf-8", errors="replace") as f:
                     out.append(f.read())
