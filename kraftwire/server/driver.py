@@ -94,6 +94,8 @@ class Driver:
         self._flush_task: asyncio.Task | None = None
         self.executor = ReadyExecutor(log_, self)
         self._timer: asyncio.TimerHandle | None = None
+        # kept beside the handle: uvloop's call_at answers a due time with a plain Handle, which has no when()
+        self._timer_when = 0.0
         self._stopped = False
         self._poll_soon = False
         self._last_view = None
@@ -240,10 +242,11 @@ class Driver:
         when = self._loop.time() + max(0, wake_ms - now_ms()) / 1000.0
         timer = self._timer
         if timer is not None:
-            if timer.when() <= when:
+            if self._timer_when <= when:
                 return
             timer.cancel()
         self._timer = self._loop.call_at(when, self._on_timer)
+        self._timer_when = when
 
     def _poll_now(self) -> None:
         self._poll_soon = False
