@@ -8,7 +8,7 @@
 * ``dispatcher.py`` — api key → handler; ApiVersions derived from the registered handlers
 * ``wire.py``       — core Raft messages ↔ Kafka's Vote/BeginQuorumEpoch/EndQuorumEpoch/Fetch/FetchSnapshot/DescribeQuorum
 * ``client.py``     — a minimal Kafka client (DescribeQuorum forwarding, admin tools)
-* ``metrics.py``    — latency histogram and Prometheus text
+* ``metrics.py``    — latency histogram; the Prometheus endpoint (prometheus_client, one registry per node)
 
 Other APIs plug in with ``node.dispatcher.register(api_key, min_version, max_version, handler)`` before
 ``node.start()``; a handler gets ``(request, conn)`` and answers with ``conn.send_response(body, version, cid)``.

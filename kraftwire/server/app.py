@@ -62,6 +62,7 @@ class Node:
         self.listen_sockets = dict(listen_sockets or {})
         self.raft_listeners = list(listeners)
         self.metrics = Registry()
+        self.metrics.refresh = self._refresh_metrics
         self.dispatcher = Dispatcher(self.metrics)
         self._inbound: dict[int, tuple] = {}
         self._ids = itertools.count(1)
@@ -177,9 +178,8 @@ class Node:
                 self.bound[ep.name] = (addr[0], addr[1])
                 log.info("listening on %s://%s:%d (%s)", ep.name, addr[0], addr[1], s.protocol_of(ep.name))
             if s.metrics_port:
-                server = await asyncio.start_server(self._serve_metrics, s.metrics_host, s.metrics_port)
-                self._servers.append(server)
-                log.info("metrics on http://%s:%d/metrics", s.metrics_host, server.sockets[0].getsockname()[1])
+                host, port = self.metrics.serve(s.metrics_host, s.metrics_port, loop)
+                log.info("metrics on http://%s:%d/metrics", host, port)
         except OSError as exc:
             self.log.close()
             raise StartupError(f"cannot listen: {exc}") from exc
@@ -417,6 +417,11 @@ class Node:
     # metrics endpoint
     # ================================================================================================================
     def render_metrics(self) -> str:
+        """What the metrics endpoint serves (Prometheus text format)."""
+        return self.metrics.render()
+
+    def _refresh_metrics(self) -> None:
+        """The state gauges, set from the node before every collection (on the event loop's thread)."""
         reg = self.metrics
         if self.raft is not None and self.log is not None:
             for name in ("Unattached", "Prospective", "Candidate", "Voted", "Follower", "Leader", "Resigned"):
@@ -434,28 +439,6 @@ class Node:
                         "moving average of a log flush in milliseconds")
             for key, value in self.raft.counters.items():
                 reg.set("raft_core_events", value, "Raft core counters", event=key)
-        return reg.render()
-
-    async def _serve_metrics(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        try:
-            line = await asyncio.wait_for(reader.readline(), 5)
-            while True:
-                header = await asyncio.wait_for(reader.readline(), 5)
-                if header in (b"\r\n", b"\n", b""):
-                    break
-            path = line.split()[1].decode() if len(line.split()) > 1 else "/"
-            if path.startswith("/metrics") or path == "/":
-                payload = self.render_metrics().encode()
-                status = "200 OK"
-            else:
-                payload, status = b"not found\n", "404 Not Found"
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: "
-                         f"{len(payload)}\r\nConnection: close\r\n\r\n".encode() + payload)
-            await writer.drain()
-        except (OSError, asyncio.TimeoutError, IndexError):
-            pass
-        finally:
-            writer.close()
 
     # ================================================================================================================
     # shutdown
@@ -480,6 +463,7 @@ class Node:
             for server in self._servers:
                 server.close()
             await driver.stop()
+        await asyncio.to_thread(self.metrics.stop_serving)  # its accept loop ends within 0.5 s: off the loop
         if self.peers is not None:
             self.peers.close()
         self.dispatcher.close_all()
