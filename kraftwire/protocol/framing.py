@@ -171,8 +171,13 @@ def decode_request_header(frame_buf) -> tuple[Any, int]:
     return header, pos
 
 
-def decode_request(frame_buf, *, exact: bool = True) -> Request:
+def decode_request(frame_buf, *, exact: bool = False) -> Request:
     """Decode a whole request frame (without its size prefix).
+
+    Bytes after the body are ignored, as Kafka's request parser does: librdkafka 2.x writes an all-topics
+    Metadata v12 request's topic array as a 4-byte 0 instead of the 1-byte null (librdkafka issue #5049), leaving
+    three. A body that ends early is still an error. ``exact=True`` refuses the extra bytes (for tests that check a
+    client's encoding).
 
     An unknown api key or unsupported version raises :class:`UnsupportedVersionError` with
     ``correlation_id`` and ``header`` attributes set, so the caller can still answer.

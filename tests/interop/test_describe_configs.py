@@ -55,3 +55,16 @@ def test_kafka_python_admin_describes_with_synonyms(quorum):
         assert set(picked["topic"][clients.TOPIC]) == {"retention.ms"}
     finally:
         admin.close()
+
+
+def test_confluent_admin_lists_topics_though_librdkafka_pads_its_metadata_request(quorum):
+    """librdkafka 2.x's all-topics Metadata v12 carries three bytes after its body (librdkafka #5049); Kafka ignores
+    them, and so must the node, instead of closing the connection ("Broker transport failure")."""
+    from confluent_kafka.admin import AdminClient
+
+    md = AdminClient({"bootstrap.servers": quorum.bootstrap}).list_topics(timeout=TIMEOUT_S)
+    assert clients.TOPIC in md.topics and md.topics[clients.TOPIC].error is None
+    assert list(md.topics[clients.TOPIC].partitions) == [0]
+    assert set(md.brokers) == set(quorum.cluster.nodes)
+    for node in quorum.cluster.nodes.values():
+        assert "unexpected trailing bytes" not in node.stderr()

@@ -196,3 +196,17 @@ def test_kip_511_fallback_is_readable_by_kafka_python():
 def test_api_versions_without_its_own_handler_still_answers_with_the_fallback():
     body, version = api_versions_response({3: (0, 12)}, 0)
     assert body.error_code == 35 and version == 0
+
+
+def test_bytes_after_a_request_body_are_ignored_as_kafka_does_but_a_short_body_is_not():
+    """librdkafka 2.x's all-topics Metadata v12: the topic array as a 4-byte 0 (librdkafka #5049). Kafka decodes the
+    first byte as the null compact array, the next ones as the two flags and the tag buffer, and ignores the rest."""
+    header = struct.pack(">hhih", 3, 12, 77, 7) + b"rdkafka" + b"\x00"  # Metadata v12, request header v2
+    sent = header + b"\x00\x00\x00\x00" + b"\x00\x00\x00"
+    req = framing.decode_request(sent)
+    assert (req.api.name, req.version, req.header.correlation_id) == ("Metadata", 12, 77)
+    assert req.body.topics is None
+    with pytest.raises(ProtocolError, match="3 unexpected trailing bytes"):
+        framing.decode_request(sent, exact=True)
+    with pytest.raises(ProtocolError):
+        framing.decode_request(header + b"\x02")  # one topic announced, none there

@@ -271,7 +271,7 @@ def test_real_client_traffic_round_trips(client):
     assert server.frames, f"{client} sent nothing\n{log}"
     seen = set()
     for frame in server.frames:
-        req = framing.decode_request(frame)  # exact: no trailing bytes allowed
+        req = framing.decode_request(frame, exact=True)  # no trailing bytes allowed
         hv = req.api.request_header_version(req.version)
         again = codec.encode(req.header, hv) + codec.encode(req.body, req.version)
         assert again == frame, f"{client}: {req.api.name} v{req.version} did not re-encode byte-identical"
