@@ -28,6 +28,7 @@ LAYERS: dict[str, int] = {
     "log": 3,
     "snapshot": 3,
     "raft": 4,
+    "metadata": 4,
     "testing": 5,
     "server": 5,
     "tools": 6,
@@ -41,7 +42,7 @@ FORBIDDEN_IN_PURE = {"asyncio", "socket", "time", "threading", "os", "random", "
 
 def _pure(rel: Path) -> bool:
     parts = rel.parts
-    if parts[0] in ("protocol", "raft"):
+    if parts[0] in ("protocol", "raft", "metadata"):
         return True
     return parts[0] == "log" and rel.stem in {"api", "base", "memory", "epoch_cache"}
 

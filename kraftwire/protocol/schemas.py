@@ -1,7 +1,7 @@
 """kraftwire's compact declarations of the Kafka messages it speaks, as data.
 
 Every message the protocol layer can encode or decode is declared here once: its kind (request,
-response, header, data), api key, valid and flexible version ranges, and its fields. Nothing else in
+response, header, data, metadata — Kafka's metadata records, whose api key is the record type), api key, valid and flexible version ranges, and its fields. Nothing else in
 the package knows a field layout; the codec compiles encoders and decoders from these tuples.
 
 ``F(name, type, versions, nullable=, tag=, tagged=, flexible=, default=, fields=)`` declares a field:
@@ -19,8 +19,8 @@ the package knows a field layout; the codec compiles encoders and decoders from 
 ``M(name, kind, api_key, valid, flexible, fields)`` declares a message and registers it in
 :data:`MESSAGES`.
 
-The region between the GENERATED markers is written by ``python -m kraftwire.tools.generate_schemas``
-from Apache Kafka's JSON specs (names, types, versions, tags, defaults only); a test checks it is
+The regions between the GENERATED markers (messages; metadata records) are written by
+``python -m kraftwire.tools.generate_schemas`` from Apache Kafka's JSON specs (names, types, versions, tags, defaults only); a test checks it is
 current. The declarations after it are hand-written: the Vote v2 ``PreVote`` field (KIP-996, later
 than the reference specs) and kraftwire's own state records, marked ``kraftwire=True``.
 """
@@ -46,7 +46,7 @@ class Field(NamedTuple):
 
 class Message(NamedTuple):
     name: str
-    kind: str  # "request" | "response" | "header" | "data"
+    kind: str  # "request" | "response" | "header" | "data" | "metadata" (a record of __cluster_metadata)
     api_key: int | None
     valid: str
     flexible: str
@@ -782,6 +782,173 @@ M('VotersRecord', 'data', None, '0', '0+', [
     ]),
 ])
 # ---- END GENERATED ----
+# ---- BEGIN GENERATED METADATA RECORDS (python -m kraftwire.tools.generate_schemas) ----
+M('AbortTransactionRecord', 'metadata', 25, '0', '0+', [
+    F('Reason', 'string', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+])
+M('AccessControlEntryRecord', 'metadata', 18, '0', '0+', [
+    F('Id', 'uuid', '0+'),
+    F('ResourceType', 'int8', '0+'),
+    F('ResourceName', 'string', '0+'),
+    F('PatternType', 'int8', '0+'),
+    F('Principal', 'string', '0+'),
+    F('Host', 'string', '0+'),
+    F('Operation', 'int8', '0+'),
+    F('PermissionType', 'int8', '0+'),
+])
+M('BeginTransactionRecord', 'metadata', 23, '0', '0+', [
+    F('Name', 'string', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+])
+M('BrokerRegistrationChangeRecord', 'metadata', 17, '0-2', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+'),
+    F('Fenced', 'int8', '0+', tag=0, tagged='0+'),
+    F('InControlledShutdown', 'int8', '1+', tag=1, tagged='1+'),
+    F('LogDirs', '[]uuid', '2+', tag=2, tagged='2+'),
+])
+M('ClientQuotaRecord', 'metadata', 14, '0', '0+', [
+    F('Entity', '[]EntityData', '0+', fields=[
+        F('EntityType', 'string', '0+'),
+        F('EntityName', 'string', '0+', nullable='0+'),
+    ]),
+    F('Key', 'string', '0+'),
+    F('Value', 'float64', '0+'),
+    F('Remove', 'bool', '0+'),
+])
+M('ConfigRecord', 'metadata', 4, '0', '0+', [
+    F('ResourceType', 'int8', '0+'),
+    F('ResourceName', 'string', '0+'),
+    F('Name', 'string', '0+'),
+    F('Value', 'string', '0+', nullable='0+'),
+])
+M('DelegationTokenRecord', 'metadata', 10, '0', '0+', [
+    F('Owner', 'string', '0+'),
+    F('Requester', 'string', '0+'),
+    F('Renewers', '[]string', '0+'),
+    F('IssueTimestamp', 'int64', '0+'),
+    F('MaxTimestamp', 'int64', '0+'),
+    F('ExpirationTimestamp', 'int64', '0+'),
+    F('TokenId', 'string', '0+'),
+])
+M('EndTransactionRecord', 'metadata', 24, '0', '0+', [
+])
+M('FeatureLevelRecord', 'metadata', 12, '0', '0+', [
+    F('Name', 'string', '0+'),
+    F('FeatureLevel', 'int16', '0+'),
+])
+M('FenceBrokerRecord', 'metadata', 7, '0', '0+', [
+    F('Id', 'int32', '0+'),
+    F('Epoch', 'int64', '0+'),
+])
+M('NoOpRecord', 'metadata', 20, '0', '0+', [
+])
+M('PartitionChangeRecord', 'metadata', 5, '0-2', '0+', [
+    F('PartitionId', 'int32', '0+', default=-1),
+    F('TopicId', 'uuid', '0+'),
+    F('Isr', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    F('Leader', 'int32', '0+', tag=1, tagged='0+', default=-2),
+    F('Replicas', '[]int32', '0+', nullable='0+', tag=2, tagged='0+', default=None),
+    F('RemovingReplicas', '[]int32', '0+', nullable='0+', tag=3, tagged='0+', default=None),
+    F('AddingReplicas', '[]int32', '0+', nullable='0+', tag=4, tagged='0+', default=None),
+    F('LeaderRecoveryState', 'int8', '0+', tag=5, tagged='0+', default=-1),
+    F('Directories', '[]uuid', '1+', nullable='1+', tag=8, tagged='1+', default=None),
+    F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tag=6, tagged='2+', default=None),
+    F('LastKnownElr', '[]int32', '2+', nullable='2+', tag=7, tagged='2+', default=None),
+])
+M('PartitionRecord', 'metadata', 3, '0-2', '0+', [
+    F('PartitionId', 'int32', '0+', default=-1),
+    F('TopicId', 'uuid', '0+'),
+    F('Replicas', '[]int32', '0+'),
+    F('Isr', '[]int32', '0+'),
+    F('RemovingReplicas', '[]int32', '0+'),
+    F('AddingReplicas', '[]int32', '0+'),
+    F('Leader', 'int32', '0+', default=-1),
+    F('LeaderRecoveryState', 'int8', '0+', tag=0, tagged='0+', default=0),
+    F('LeaderEpoch', 'int32', '0+', default=-1),
+    F('PartitionEpoch', 'int32', '0+', default=-1),
+    F('Directories', '[]uuid', '1+'),
+    F('EligibleLeaderReplicas', '[]int32', '2+', nullable='2+', tag=1, tagged='2+', default=None),
+    F('LastKnownElr', '[]int32', '2+', nullable='2+', tag=2, tagged='2+', default=None),
+])
+M('ProducerIdsRecord', 'metadata', 15, '0', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+    F('NextProducerId', 'int64', '0+'),
+])
+M('RegisterBrokerRecord', 'metadata', 0, '0-3', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('IsMigratingZkBroker', 'bool', '2+', default=False),
+    F('IncarnationId', 'uuid', '0+'),
+    F('BrokerEpoch', 'int64', '0+'),
+    F('EndPoints', '[]BrokerEndpoint', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+        F('SecurityProtocol', 'int16', '0+'),
+    ]),
+    F('Features', '[]BrokerFeature', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('MinSupportedVersion', 'int16', '0+'),
+        F('MaxSupportedVersion', 'int16', '0+'),
+    ]),
+    F('Rack', 'string', '0+', nullable='0+'),
+    F('Fenced', 'bool', '0+', default=True),
+    F('InControlledShutdown', 'bool', '1+', default=False),
+    F('LogDirs', '[]uuid', '3+', tag=0, tagged='3+'),
+])
+M('RegisterControllerRecord', 'metadata', 27, '0', '0+', [
+    F('ControllerId', 'int32', '0+'),
+    F('IncarnationId', 'uuid', '0+'),
+    F('ZkMigrationReady', 'bool', '0+'),
+    F('EndPoints', '[]ControllerEndpoint', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+        F('SecurityProtocol', 'int16', '0+'),
+    ]),
+    F('Features', '[]ControllerFeature', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('MinSupportedVersion', 'int16', '0+'),
+        F('MaxSupportedVersion', 'int16', '0+'),
+    ]),
+])
+M('RemoveAccessControlEntryRecord', 'metadata', 19, '0', '0+', [
+    F('Id', 'uuid', '0+'),
+])
+M('RemoveDelegationTokenRecord', 'metadata', 26, '0', '0+', [
+    F('TokenId', 'string', '0+'),
+])
+M('RemoveTopicRecord', 'metadata', 9, '0', '0+', [
+    F('TopicId', 'uuid', '0+'),
+])
+M('RemoveUserScramCredentialRecord', 'metadata', 22, '0', '0+', [
+    F('Name', 'string', '0+'),
+    F('Mechanism', 'int8', '0+'),
+])
+M('TopicRecord', 'metadata', 2, '0', '0+', [
+    F('Name', 'string', '0+'),
+    F('TopicId', 'uuid', '0+'),
+])
+M('UnfenceBrokerRecord', 'metadata', 8, '0', '0+', [
+    F('Id', 'int32', '0+'),
+    F('Epoch', 'int64', '0+'),
+])
+M('UnregisterBrokerRecord', 'metadata', 1, '0', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+'),
+])
+M('UserScramCredentialRecord', 'metadata', 11, '0', '0+', [
+    F('Name', 'string', '0+'),
+    F('Mechanism', 'int8', '0+'),
+    F('Salt', 'bytes', '0+'),
+    F('StoredKey', 'bytes', '0+'),
+    F('ServerKey', 'bytes', '0+'),
+    F('Iterations', 'int32', '0+'),
+])
+M('ZkMigrationStateRecord', 'metadata', 21, '0', '0+', [
+    F('ZkMigrationState', 'int8', '0+'),
+])
+# ---- END GENERATED METADATA RECORDS ----
 # fmt: on
 
 

@@ -1,10 +1,12 @@
-"""Regenerate the generated region of ``kraftwire/protocol/schemas.py`` from Kafka's JSON message specs.
+"""Regenerate the generated regions of ``kraftwire/protocol/schemas.py`` from Kafka's JSON specs.
 
 Usage::
 
-    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--check]
+    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--metadata-records DIR] [--check]
 
-``SPEC_DIR`` defaults to ``../shared/reference/kafka-message-specs`` (relative to the repository root).
+Two regions, one per spec folder: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs``
+relative to the repository root) and the metadata records of ``__cluster_metadata`` (default
+``../shared/reference/kafka-metadata-records``; kind ``metadata``, the api key is the record type).
 Only facts are carried over: message and field names, types, version ranges, nullable/tagged/flexible
 versions, tags, api keys and defaults. Comments and ``about`` prose are not copied. ``commonStructs`` are
 inlined where they are used, so every declaration is self-contained.
@@ -23,9 +25,12 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
+DEFAULT_METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
 END = "# ---- END GENERATED ----\n"
+BEGIN_METADATA = "# ---- BEGIN GENERATED METADATA RECORDS (python -m kraftwire.tools.generate_schemas) ----\n"
+END_METADATA = "# ---- END GENERATED METADATA RECORDS ----\n"
 
 _PRIMITIVES = {"int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "bool", "string", "bytes", "uuid", "records"}
 
@@ -91,17 +96,24 @@ def render_spec(spec: dict) -> str:
     return head + body + "])\n"
 
 
-def render(spec_dir: Path) -> str:
-    parts = [BEGIN]
+def render(spec_dir: Path, begin: str = BEGIN, end: str = END) -> str:
+    parts = [begin]
     for path in sorted(spec_dir.glob("*.json")):
         parts.append(render_spec(load_spec(path)))
-    parts.append(END)
+    parts.append(end)
     return "".join(parts)
 
 
+def render_metadata(spec_dir: Path) -> str:
+    return render(spec_dir, BEGIN_METADATA, END_METADATA)
+
+
 def splice(current: str, generated: str) -> str:
-    start = current.index(BEGIN)
-    end = current.index(END) + len(END)
+    """Replace the region ``generated`` is for (its first line names it) with ``generated``."""
+    begin = generated[: generated.index("\n") + 1]
+    end_marker = END_METADATA if begin == BEGIN_METADATA else END
+    start = current.index(begin)
+    end = current.index(end_marker, start) + len(end_marker)
     return current[:start] + generated + current[end:]
 
 
@@ -109,12 +121,21 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     check = "--check" in args
     args = [a for a in args if a != "--check"]
+    metadata_dir = DEFAULT_METADATA_DIR
+    if "--metadata-records" in args:
+        i = args.index("--metadata-records")
+        if i + 1 >= len(args):
+            print("--metadata-records needs a directory", file=sys.stderr)
+            return 2
+        metadata_dir = Path(args[i + 1])
+        del args[i:i + 2]
     spec_dir = Path(args[0]) if args else DEFAULT_SPEC_DIR
-    if not spec_dir.is_dir():
-        print(f"spec directory not found: {spec_dir}", file=sys.stderr)
-        return 2
+    for d in (spec_dir, metadata_dir):
+        if not d.is_dir():
+            print(f"spec directory not found: {d}", file=sys.stderr)
+            return 2
     current = SCHEMAS_PY.read_text()
-    updated = splice(current, render(spec_dir))
+    updated = splice(splice(current, render(spec_dir)), render_metadata(metadata_dir))
     if check:
         if updated != current:
             print(f"{SCHEMAS_PY} is out of date; run python -m kraftwire.tools.generate_schemas", file=sys.stderr)

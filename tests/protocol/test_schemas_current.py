@@ -11,6 +11,7 @@ from kraftwire.tools import generate_schemas
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
+METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 
 
@@ -19,6 +20,13 @@ def spec_dir() -> Path:
     if not SPEC_DIR.is_dir():
         pytest.skip(f"reference specs not present at {SPEC_DIR}")
     return SPEC_DIR
+
+
+@pytest.fixture(scope="module")
+def metadata_dir() -> Path:
+    if not METADATA_DIR.is_dir():
+        pytest.skip(f"reference metadata record specs not present at {METADATA_DIR}")
+    return METADATA_DIR
 
 
 def test_generated_region_is_current(spec_dir):
@@ -41,7 +49,26 @@ def test_every_reference_spec_is_declared_with_its_versions(spec_dir):
         assert [f.name for f in cls._info.fields][: len(spec["fields"])] == [f["name"] for f in spec["fields"]]
 
 
+def test_generated_metadata_records_are_current(metadata_dir):
+    current = SCHEMAS_PY.read_text()
+    assert generate_schemas.splice(current, generate_schemas.render_metadata(metadata_dir)) == current, (
+        "kraftwire/protocol/schemas.py is stale: run python -m kraftwire.tools.generate_schemas")
+
+
+def test_every_metadata_record_spec_is_declared_with_its_type_and_versions(metadata_dir):
+    specs = sorted(metadata_dir.glob("*.json"))
+    assert len(specs) >= 25
+    for path in specs:
+        spec = generate_schemas.load_spec(path)
+        decl = schemas.MESSAGES[spec["name"]]
+        assert (decl.kind, decl.api_key, decl.valid, decl.flexible) == (
+            "metadata", spec["apiKey"], spec["validVersions"], spec["flexibleVersions"]), spec["name"]
+        cls = messages.get(spec["name"])
+        assert [f.name for f in cls._info.fields] == [f["name"] for f in spec["fields"]]
+
+
 def test_no_prose_is_copied():
     text = SCHEMAS_PY.read_text()
-    assert "about" not in text.split("BEGIN GENERATED")[1].split("END GENERATED")[0]
+    for region in text.split("BEGIN GENERATED")[1:]:
+        assert "about" not in region.split("END GENERATED")[0]
     assert "Licensed to the Apache" not in text
