@@ -10,6 +10,10 @@ from kraftwire.cli import main
 from kraftwire.errors import StorageNotFormattedError
 from kraftwire.ids import uuid_from_base64
 from kraftwire.log.meta_properties import ensure_formatted, read_meta_properties
+from kraftwire.metadata import version as mv
+from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, Bootstrap, decode_bootstrap_file
+from kraftwire.metadata.records import MetadataRecordError
+from kraftwire.records import read_batches
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 
@@ -40,7 +44,8 @@ def test_format_writes_meta_properties_in_every_dir(tmp_path, capsys):
         ensure_formatted(str(tmp_path / "logs-a"))
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
     out = capsys.readouterr().out
-    assert out == f"Formatting {tmp_path}/logs-a\nFormatting {tmp_path}/logs-b\n"
+    assert out == (f"Formatting metadata directory {tmp_path}/logs-a with metadata.version {mv.DEFAULT.name}.\n"
+                   f"Formatting data directory {tmp_path}/logs-b with metadata.version {mv.DEFAULT.name}.\n")
     a = read_meta_properties(str(tmp_path / "logs-a"))
     b = read_meta_properties(str(tmp_path / "logs-b"))
     assert (a.version, a.cluster_id, a.node_id) == (1, CLUSTER, 1)
@@ -72,13 +77,15 @@ def test_format_ignore_formatted_formats_the_others(tmp_path, capsys):
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 1  # logs-a is formatted: nothing written
     assert not (tmp_path / "logs-b" / "meta.properties").exists()
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-g"]) == 0
-    assert capsys.readouterr().out.endswith(f"Formatting {tmp_path}/logs-b\n")
+    assert capsys.readouterr().out.endswith(f"Formatting data directory {tmp_path}/logs-b with metadata.version "
+                                            f"{mv.DEFAULT.name}.\n")
 
 
 def test_format_metadata_log_dir(tmp_path, capsys):
     cfg = write_config(tmp_path, extra=f"metadata.log.dir={tmp_path}/meta\n")
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
-    assert capsys.readouterr().out.splitlines()[0] == f"Formatting {tmp_path}/meta"
+    assert capsys.readouterr().out.splitlines()[0] == (f"Formatting metadata directory {tmp_path}/meta with "
+                                                       f"metadata.version {mv.DEFAULT.name}.")
 
 
 @pytest.mark.parametrize(
@@ -111,3 +118,70 @@ def test_help_mentions_dynamic_quorum_flags_as_coming_later(capsys):
         main(["storage", "format", "--help"])
     out = capsys.readouterr().out
     assert "--standalone" in out and "--initial-controllers" in out and "coming later" in out
+
+
+# ------------------------------------------------------------------------------------------------ bootstrap
+def _bootstrap(path) -> Bootstrap:
+    return decode_bootstrap_file((path / BOOTSTRAP_FILE).read_bytes())
+
+
+def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
+    data = (tmp_path / "logs-a" / BOOTSTRAP_FILE).read_bytes()
+    assert (tmp_path / "logs-b" / BOOTSTRAP_FILE).read_bytes() == data
+    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch, footer control batch
+    batches = list(read_batches(data))
+    assert [(b.base_offset, b.partition_leader_epoch, b.is_control) for b in batches] == [
+        (0, 0, True), (1, 0, False), (2, 0, True)]
+    (rec,) = list(batches[1])
+    assert rec.key is None
+    # the value by the spec: frame version 1, api key 12 (FeatureLevelRecord), version 0, name, level, no tags
+    name = b"metadata.version"
+    assert bytes(rec.value) == bytes([1, 12, 0, len(name) + 1]) + name + mv.DEFAULT.level.to_bytes(2, "big") + b"\0"
+    boot = _bootstrap(tmp_path / "logs-a")
+    assert boot.metadata_version == mv.DEFAULT
+    assert [(r.message.name, r.message.feature_level) for r in boot.records] == [("metadata.version", mv.DEFAULT.level)]
+
+
+@pytest.mark.parametrize("args, name", [
+    (["-r", "3.7"], "3.7-IV4"),
+    (["--release-version", "3.5-IV2"], "3.5-IV2"),
+    (["-f", "metadata.version=14"], "3.6-IV2"),
+    (["-f", "group.version=0", "-r", "3.9"], "3.9-IV0"),
+])
+def test_release_version_and_features(tmp_path, capsys, args, name):
+    cfg = write_config(tmp_path)
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, *args]) == 0
+    assert f"with metadata.version {name}." in capsys.readouterr().out
+    boot = _bootstrap(tmp_path / "logs-a")
+    assert boot.metadata_version.name == name
+    assert [r.message.name for r in boot.records] == ["metadata.version"]  # level-0 features are not recorded
+
+
+@pytest.mark.parametrize("args, message", [
+    (["-r", "4.0"], "4.0-IV3 (level 25) is not supported"),
+    (["-r", "3.2"], "3.2-IV0 (level 3) is not supported"),
+    (["-r", "2.8"], "unknown metadata.version '2.8'"),
+    (["-r", "3.9", "-f", "metadata.version=21"], "not both"),
+    (["-f", "group.version=1"], "group.version up to level 0"),
+    (["-f", "unicorn.version=1"], "unsupported feature: unicorn.version"),
+    (["-f", "metadata.version"], "expected NAME=LEVEL"),
+])
+def test_bad_release_or_feature_is_refused_and_writes_nothing(tmp_path, capsys, args, message):
+    cfg = write_config(tmp_path)
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, *args]) == 1
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "logs-a").exists()
+
+
+def test_a_damaged_bootstrap_file_is_refused_with_the_reason(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
+    data = (tmp_path / "logs-a" / BOOTSTRAP_FILE).read_bytes()
+    with pytest.raises(MetadataRecordError, match="ends inside a batch|no snapshot footer"):
+        decode_bootstrap_file(data[:-5])
+    flipped = bytearray(data)
+    flipped[len(data) // 2] ^= 0xFF
+    with pytest.raises(MetadataRecordError):
+        decode_bootstrap_file(bytes(flipped))
