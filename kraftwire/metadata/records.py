@@ -14,6 +14,7 @@ The declarations are generated from Kafka's specs into ``kraftwire.protocol.sche
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from kraftwire.errors import KraftwireError, ProtocolError
@@ -27,6 +28,11 @@ FRAME_VERSION = 1
 RECORD_TYPES: dict[int, type] = {cls.API_KEY: cls for cls in messages.MESSAGES.values() if cls.KIND == "metadata"}
 #: record name -> record class
 RECORDS_BY_NAME: dict[str, type] = {cls.NAME: cls for cls in RECORD_TYPES.values()}
+
+
+def type_name(cls: type) -> str:
+    """Kafka's ``MetadataRecordType`` name of a record class: ``RegisterBrokerRecord`` -> ``REGISTER_BROKER_RECORD``."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", cls.NAME).upper()
 
 
 class MetadataRecordError(KraftwireError):

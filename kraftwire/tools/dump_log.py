@@ -8,7 +8,9 @@ Text output, per batch (Kafka's field names and order)::
     position: 0 CreateTime: 1700000000002 size: 120 magic: 2 compresscodec: none crc: 123 isvalid: true
 
 (one line), and with ``--print-records`` one ``| offset: ...`` line per record; control records are decoded
-(LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters). ``--json`` prints one JSON object per batch with the
+(LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters). ``--cluster-metadata-decoder`` prints every data
+record as Kafka's tool does, ``payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":...,"topicId":...}}``
+(in ``--json``: a ``metadata`` object per record). ``--json`` prints one JSON object per batch with the
 keys ``base_offset, last_offset, partition_leader_epoch, crc, crc_valid, is_control, compression, record_count,
 size_in_bytes, position`` (+ ``records`` with ``--print-records``: ``offset, timestamp, key_size, value_size,
 headers`` and either ``control_type`` + ``control`` or ``key``/``value`` as base64). A corrupt or torn tail is
@@ -26,6 +28,8 @@ import sys
 from typing import Any, Iterator
 
 from kraftwire.errors import CorruptRecordError
+from kraftwire.metadata import records as metadata_records
+from kraftwire.metadata.records import MetadataRecordError
 from kraftwire.records import CONTROL_TYPE_NAMES, parse_control_key, read_batches, validate_batches
 from kraftwire.snapshot.paths import parse_snapshot_path
 
@@ -50,7 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="one JSON object per batch (snake_case keys)")
     parser.add_argument("--print-records", action="store_true", help="also print every record")
     parser.add_argument("--cluster-metadata-decoder", action="store_true",
-                        help="accepted for kafka-dump-log compatibility; control records are always decoded")
+                        help="decode data records as Kafka metadata records (type, version, data as JSON; implies "
+                        "--print-records); control records are always decoded")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,7 +63,8 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     for path in args.files:
         try:
-            for line in dump_file(path, as_json=args.json, print_records=args.print_records):
+            for line in dump_file(path, as_json=args.json, print_records=args.print_records,
+                                  metadata_decoder=args.cluster_metadata_decoder):
                 if line.startswith("\0error"):
                     status = 1
                     line = line[len("\0error"):]
@@ -139,7 +145,20 @@ def _crc_valid(batch_bytes: bytes | memoryview) -> bool:
     return res.error is None and res.batch_count == 1
 
 
-def _record_objects(batch) -> tuple[list[dict], str | None]:
+def decode_metadata(value) -> dict:
+    """A data record's value as Kafka's metadata decoder prints it: ``{"type", "version", "data"}``; a value that is
+    no metadata record gives ``{"error": reason}``."""
+    if value is None:
+        return {"error": "null value (a metadata record has one)"}
+    try:
+        record, version = metadata_records.decode(value)
+    except MetadataRecordError as exc:
+        return {"error": str(exc)}
+    return {"type": metadata_records.type_name(type(record)), "version": version,
+            "data": _message_plain(record, version)}
+
+
+def _record_objects(batch, metadata_decoder: bool = False) -> tuple[list[dict], str | None]:
     out: list[dict] = []
     try:
         for r in batch:
@@ -157,6 +176,8 @@ def _record_objects(batch) -> tuple[list[dict], str | None]:
             else:
                 entry["key"] = _to_jsonable(r.key)
                 entry["value"] = _to_jsonable(r.value)
+                if metadata_decoder:
+                    entry["metadata"] = decode_metadata(r.value)
             out.append(entry)
     except CorruptRecordError as exc:
         return out, f"corrupt record at byte {exc.position}: {exc.reason}"
@@ -183,13 +204,21 @@ def _record_text(rec: dict, ts_name: str) -> str:
     if "control_type" in rec:
         body = json.dumps(rec["control"], separators=(",", ":"))
         return f"{head} {rec['control_type']}: {body}"
+    if "metadata" in rec:
+        meta = rec["metadata"]
+        if "error" in meta:
+            return f"{head} payload: (not a metadata record: {meta['error']})"
+        return f"{head} payload: {json.dumps(meta, separators=(',', ':'))}"
     value = rec["value"]
     payload = base64.b64decode(value).decode("utf-8", "replace") if value is not None else "null"
     return f"{head} payload: {payload}"
 
 
-def dump_file(path: str, *, as_json: bool = False, print_records: bool = False) -> Iterator[str]:
-    """Yield the output lines for one file. A line starting with NUL+"error" marks a problem found in the file."""
+def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
+              metadata_decoder: bool = False) -> Iterator[str]:
+    """Yield the output lines for one file. A line starting with NUL+"error" marks a problem found in the file.
+    ``metadata_decoder`` decodes data records as metadata records (and prints records)."""
+    print_records = print_records or metadata_decoder
     name = os.path.basename(path)
     if name.endswith(".index"):
         yield from _dump_index(path, as_json, time_index=False)
@@ -212,7 +241,7 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False) 
     try:
         for b in reader:
             crc_valid = _crc_valid(b.buffer)
-            records, record_problem = _record_objects(b) if print_records else ([], None)
+            records, record_problem = _record_objects(b, metadata_decoder) if print_records else ([], None)
             if as_json:
                 obj: dict[str, Any] = {
                     "base_offset": b.base_offset,

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import uuid
 
 from kraftwire.cli import main
 from kraftwire.ids import SnapshotId
 from kraftwire.log.segmented import SegmentedLog
+from kraftwire.metadata import version as mv
+from kraftwire.metadata.bootstrap import bootstrap_records, encode_bootstrap_file, metadata_batches
+from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.protocol import codec
 from kraftwire.protocol import messages as m
 from kraftwire.records import RecordBatchBuilder, control_key
@@ -112,3 +116,39 @@ def test_corrupt_and_torn_tails_are_reported(tmp_path, capsys):
     assert main(["dump-log", "--files", str(garbage), "--json"]) == 1
     objs = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert objs[-1]["position"] == 91 and "error" in objs[-1] and objs[-1]["invalid_bytes"] == 40
+
+
+def test_cluster_metadata_decoder_prints_records_as_kafka_does(tmp_path, capsys):
+    """bootstrap.checkpoint as storage format writes it, and a segment of metadata records, decoded."""
+    boot = tmp_path / "bootstrap.checkpoint"
+    boot.write_bytes(encode_bootstrap_file(bootstrap_records(mv.DEFAULT), 1_700_000_000_000))
+    assert main(["dump-log", "--cluster-metadata-decoder", "--files", str(boot)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    payloads = [line.split(" payload: ", 1)[1] for line in lines if " payload: " in line]
+    assert payloads == ['{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version",'
+                        f'"featureLevel":{mv.DEFAULT.level}}}}}']
+    assert any("SnapshotHeader" in line for line in lines) and any("SnapshotFooter" in line for line in lines)
+
+    topic_id = uuid.UUID(int=7)
+    items = [ApiMessageAndVersion(m.TopicRecord(name="orders", topic_id=topic_id), 0),
+             ApiMessageAndVersion(m.PartitionChangeRecord(partition_id=0, topic_id=topic_id, isr=[1, 2]), 0)]
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(b"".join(metadata_batches(items, base_offset=0, epoch=3, timestamp=1_700_000_000_000)))
+    assert main(["dump-log", "--cluster-metadata-decoder", "--json", "--files", str(seg)]) == 0
+    (batch,) = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    meta = [r["metadata"] for r in batch["records"]]
+    assert meta[0] == {"type": "TOPIC_RECORD", "version": 0, "data": {"name": "orders", "topicId": "AAAAAAAAAAAAAAAAAAAABw"}}
+    assert meta[1]["type"] == "PARTITION_CHANGE_RECORD" and meta[1]["data"]["isr"] == [1, 2]
+    assert meta[1]["data"]["leader"] == -2  # tagged, absent: its default (unchanged)
+
+
+def test_cluster_metadata_decoder_names_what_is_not_a_metadata_record(tmp_path, capsys):
+    b = RecordBatchBuilder(base_offset=0, partition_leader_epoch=1)
+    b.append(None, b"\x01\x63\x00", timestamp=1)  # type 99
+    b.append(b"k", b"hello", timestamp=2)
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(b.build())
+    assert main(["dump-log", "--cluster-metadata-decoder", "--files", str(seg)]) == 0
+    out = capsys.readouterr().out
+    assert "payload: (not a metadata record: unknown metadata record type 99)" in out
+    assert "payload: (not a metadata record: unsupported metadata record frame version 104" in out
