@@ -42,7 +42,6 @@ PERFORMANCE_TEST_TOPIC = "__raft_performance_test"
 #: client id of a DescribeQuorum a non-leader forwards to the leader; such a request is never forwarded again
 FORWARD_CLIENT_ID = "kraftwire-forward"
 STATUS_INTERVAL_S = 30.0
-DESCRIBE_CLUSTER, METADATA = 60, 3
 
 
 def topic_id_for(name: str):
@@ -211,7 +210,6 @@ class Node:
         Fetch is shared with client fetches: ``broker_fetch = (min_version, handler)`` set before ``start()`` gets
         every Fetch that is not a Raft replica's (no replica id, or a version without topic ids)."""
         d = self.dispatcher
-        registered = d.registered()
         for key in wire.RAFT_KEYS:
             lo, hi = wire.ACCEPT[key]
             if key == wire.FETCH:
@@ -220,11 +218,11 @@ class Node:
                 d.register(key, lo, hi, self._fetch)
             else:
                 d.register(key, lo, hi, self._raft_request)
-        d.register(wire.DESCRIBE_QUORUM, 0, 2, self._describe_quorum)
-        if DESCRIBE_CLUSTER not in registered:
-            d.register(DESCRIBE_CLUSTER, 0, 1, self._describe_cluster)
-        if METADATA not in registered:
-            d.register(METADATA, 0, 12, self._metadata)
+        d.serve("DescribeQuorum", self._describe_quorum)
+        if not d.serves("DescribeCluster"):
+            d.serve("DescribeCluster", self._describe_cluster)
+        if not d.serves("Metadata"):
+            d.serve("Metadata", self._metadata)
 
     def _fetch(self, request, conn) -> None:
         body, version = request.body, request.version

@@ -14,15 +14,15 @@ import logging
 import struct
 from typing import Callable
 
+from kraftwire.error_codes import INVALID_REQUEST
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
-from kraftwire.protocol import framing
+from kraftwire.protocol import framing, served
 from kraftwire.protocol.api_versions import encode_api_versions_response
 from kraftwire.protocol.messages import APIS
 
 log = logging.getLogger("kraftwire.dispatcher")
 
-API_VERSIONS = 18
-INVALID_REQUEST = 42
+API_VERSIONS = served.key("ApiVersions")
 
 
 class Dispatcher:
@@ -31,10 +31,19 @@ class Dispatcher:
         self.connections: set = set()
         self.metrics = metrics
         self.on_close: list[Callable] = []
-        self.register(API_VERSIONS, 0, 4, self._api_versions)
+        self.serve("ApiVersions", self._api_versions)
 
     def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
         self._handlers[api_key] = (min_version, max_version, fn)
+
+    def serve(self, name: str, fn: Callable, *, min_version: int | None = None) -> None:
+        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*
+        when a caller serves less)."""
+        lo, hi = served.versions(name)
+        self.register(served.key(name), lo if min_version is None else max(lo, min_version), hi, fn)
+
+    def serves(self, name: str) -> bool:
+        return served.key(name) in self._handlers
 
     def registered(self) -> dict[int, tuple[int, int]]:
         return {k: (lo, hi) for k, (lo, hi, _) in self._handlers.items()}

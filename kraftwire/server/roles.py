@@ -26,18 +26,20 @@ import time
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID
 from kraftwire.protocol import messages as w
+from kraftwire.protocol import served
 from kraftwire.protocol.api_versions import encode_api_versions_response
 from kraftwire.server import lifecycle as lc
 from kraftwire.server.client import KafkaConnection
 
 log = logging.getLogger("kraftwire.roles")
 
-API_VERSIONS = 18
-BROKER_REGISTRATION, BROKER_HEARTBEAT = 62, 63
+API_VERSIONS = served.key("ApiVersions")
 #: served only on a controller listener (when the node has dedicated client listeners)
-CONTROLLER_ONLY = frozenset({52, 53, 54, 59, 62, 63, 80, 81, 82})
+CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot", "BrokerRegistration",
+                              "BrokerHeartbeat", "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter")
 #: served only on client listeners (when the node has dedicated client listeners)
-CLIENT_ONLY = frozenset({0, 2, 8, 9, 10, 11, 12, 13, 14, 22})
+CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
+                          "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId")
 TICK_S = 0.1
 SHUTDOWN_WAIT_S = 5.0
 FENCED_HEARTBEAT_MS = 100
@@ -108,8 +110,8 @@ class Roles:
         else:
             listeners.append(lc.ImageListener(None, node))
         if self.controller is not None:
-            node.dispatcher.register(BROKER_REGISTRATION, 0, 3, self._guard(self.controller.registration))
-            node.dispatcher.register(BROKER_HEARTBEAT, 0, 0, self._guard(self.controller.heartbeat))
+            node.dispatcher.serve("BrokerRegistration", self._guard(self.controller.registration))
+            node.dispatcher.serve("BrokerHeartbeat", self._guard(self.controller.heartbeat))
 
     def _guard(self, fn):
         def handler(request, conn) -> None:

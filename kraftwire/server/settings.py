@@ -22,7 +22,7 @@ import os
 import ssl
 from dataclasses import dataclass, field
 
-from kraftwire.config import Config, parse_properties
+from kraftwire.config import Config, default, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
@@ -40,9 +40,6 @@ RETIRED_KEYS = {
                          "controller.listener.names",
 }
 
-#: kraftwire's own keys (not Kafka's), with defaults.
-OWN_KEYS = {"metrics.port": "0", "metrics.host": "127.0.0.1", "controller.quorum.high.watermark.linger.ms": "5"}
-
 #: Kafka broker/controller keys that are legal in a server.properties but that kraftwire does not use.
 KAFKA_IGNORED_KEYS = frozenset("""
 num.network.threads num.io.threads socket.send.buffer.bytes socket.receive.buffer.bytes num.partitions
@@ -57,8 +54,7 @@ auto.leader.rebalance.enable background.threads queued.max.requests log.roll.hou
 early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
 sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users
 allow.everyone.if.no.acl.found group.coordinator.rebalance.protocols transaction.partition.verification.enable
-node.id.generation.enable reserved.broker.max.id broker.heartbeat.interval.ms broker.session.timeout.ms
-metadata.log.max.record.bytes.between.snapshots socket.request.max.bytes connections.max.idle.ms
+node.id.generation.enable reserved.broker.max.id connections.max.idle.ms
 """.split())
 _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets.", "transaction.", "group.",
                    "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
@@ -85,18 +81,18 @@ class NodeSettings:
     advertised: tuple[Endpoint, ...]
     controller_listener: str
     voters: tuple[Voter, ...]
-    metrics_port: int = 0
-    metrics_host: str = "127.0.0.1"
-    max_frame_bytes: int = 100 * 1024 * 1024
+    metrics_port: int = default("metrics.port")
+    metrics_host: str = default("metrics.host")
+    max_frame_bytes: int = default("socket.request.max.bytes")
     ignored_keys: tuple[str, ...] = ()
     unknown_keys: tuple[str, ...] = ()
     warnings: tuple[str, ...] = field(default=())
     controller_listener_names: tuple[str, ...] = ()
-    broker_heartbeat_interval_ms: int = 2000
-    broker_session_timeout_ms: int = 9000
+    broker_heartbeat_interval_ms: int = default("broker.heartbeat.interval.ms")
+    broker_session_timeout_ms: int = default("broker.session.timeout.ms")
     #: ``controller.quorum.bootstrap.servers`` as (host, port); a broker without ``voters`` learns them from these
     bootstrap_servers: tuple[tuple[str, int], ...] = ()
-    high_watermark_linger_ms: int = 5
+    high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
     #: security protocol of every listener this node serves or dials (its own and the controller listener)
     listener_protocols: tuple[tuple[str, str], ...] = ()
     #: TLS settings of the SSL listeners among them
@@ -118,11 +114,8 @@ class NodeSettings:
             if key in props:
                 raise ConfigError(key, props[key], f"this key is no longer read; use {replacement}")
         config = Config.from_properties(props).validate()
-        own = {k: props.get(k, d) for k, d in OWN_KEYS.items()}
         ignored, unknown = [], []
         for key in config.unknown:
-            if key in OWN_KEYS:
-                continue
             if key in KAFKA_IGNORED_KEYS or key.startswith(_KAFKA_PREFIXES):
                 ignored.append(key)
             else:
@@ -216,29 +209,24 @@ class NodeSettings:
                               "observer)")
         if config.node_id not in ids and not broker_only:
             warnings.append(f"node.id {config.node_id} is not in controller.quorum.voters: this node is an observer")
-        heartbeat_ms = _int_key("broker.heartbeat.interval.ms", props.get("broker.heartbeat.interval.ms", "2000"))
-        session_ms = _int_key("broker.session.timeout.ms", props.get("broker.session.timeout.ms", "9000"))
+        heartbeat_ms, session_ms = config.broker_heartbeat_interval_ms, config.broker_session_timeout_ms
         if heartbeat_ms <= 0 or session_ms <= heartbeat_ms:
-            raise ConfigError("broker.session.timeout.ms", session_ms,
+            raise ConfigError("broker.session.timeout.ms", props.get("broker.session.timeout.ms", session_ms),
                               f"must be greater than broker.heartbeat.interval.ms ({heartbeat_ms}), both > 0")
-        for key in ("broker.heartbeat.interval.ms", "broker.session.timeout.ms"):
-            if key in ignored:
-                ignored.remove(key)
-        metrics_port = _int_key("metrics.port", own["metrics.port"])
+        metrics_port = config.metrics_port
         if not 0 <= metrics_port <= 65535:
-            raise ConfigError("metrics.port", own["metrics.port"], "must be a port number (0 = off)")
-        hw_linger_key = "controller.quorum.high.watermark.linger.ms"
-        hw_linger = _int_key(hw_linger_key, own[hw_linger_key])
+            raise ConfigError("metrics.port", props.get("metrics.port", metrics_port), "must be a port number (0 = off)")
+        hw_linger = config.controller_quorum_high_watermark_linger_ms
         if not 0 <= hw_linger <= 60_000:
-            raise ConfigError(hw_linger_key, own[hw_linger_key], "must be between 0 (answer at once) and 60000 ms")
-        max_frame = _int_key("socket.request.max.bytes", props.get("socket.request.max.bytes", str(100 * 1024 * 1024)))
+            raise ConfigError("controller.quorum.high.watermark.linger.ms",
+                              props.get("controller.quorum.high.watermark.linger.ms", hw_linger),
+                              "must be between 0 (answer at once) and 60000 ms")
+        max_frame = config.socket_request_max_bytes
         if max_frame < 1024:
-            raise ConfigError("socket.request.max.bytes", max_frame, "must be at least 1024")
-        if "socket.request.max.bytes" in ignored:
-            ignored.remove("socket.request.max.bytes")
+            raise ConfigError("socket.request.max.bytes", props.get("socket.request.max.bytes", max_frame), "must be at least 1024")
         return cls(config=config, node_id=config.node_id, roles=roles, listeners=listeners, advertised=advertised,
                    controller_listener=controller_listener, voters=voters, metrics_port=metrics_port,
-                   metrics_host=own["metrics.host"], max_frame_bytes=max_frame, ignored_keys=tuple(ignored),
+                   metrics_host=config.metrics_host, max_frame_bytes=max_frame, ignored_keys=tuple(ignored),
                    unknown_keys=tuple(unknown), warnings=tuple(warnings),
                    controller_listener_names=tuple(config.controller_listener_names),
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
@@ -321,13 +309,6 @@ class NodeSettings:
             snapshot_interval_ms=c.metadata_log_max_snapshot_interval_ms,
             high_watermark_linger_ms=self.high_watermark_linger_ms,
         ).validate()
-
-
-def _int_key(key: str, value: str) -> int:
-    try:
-        return int(str(value).strip())
-    except ValueError:
-        raise ConfigError(key, value, "expected an integer") from None
 
 
 def _parse_protocol_map(items: tuple[str, ...]) -> dict[str, str]:

@@ -13,19 +13,21 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+from kraftwire.error_codes import UNKNOWN_TOPIC_ID
 from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId
 from kraftwire.protocol import messages as w
+from kraftwire.protocol import served
 from kraftwire.raft import messages as m
 
-VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = 52, 53, 54, 1, 59, 55
-UNKNOWN_TOPIC_ID = 100
+_NAMES = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot", "DescribeQuorum")
+VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = (served.key(n) for n in _NAMES)
 RAFT_KEYS = (VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT)
 
-#: version this node sends each Raft request at
-SEND_VERSION = {VOTE: 2, BEGIN_QUORUM_EPOCH: 1, END_QUORUM_EPOCH: 1, FETCH: 17, FETCH_SNAPSHOT: 1, DESCRIBE_QUORUM: 2}
-#: versions this node accepts for each Raft request (Fetch needs topic ids: v13+)
-ACCEPT = {VOTE: (0, 2), BEGIN_QUORUM_EPOCH: (0, 1), END_QUORUM_EPOCH: (0, 1), FETCH: (13, 17),
-          FETCH_SNAPSHOT: (0, 1), DESCRIBE_QUORUM: (0, 2)}
+#: versions this node accepts for each Raft request (a replica's Fetch needs topic ids)
+ACCEPT = {served.key(n): served.versions(n) for n in _NAMES}
+ACCEPT[FETCH] = (served.RAFT_FETCH_MIN_VERSION, served.versions("Fetch")[1])
+#: version this node sends each Raft request at: the highest it serves
+SEND_VERSION = {k: hi for k, (_lo, hi) in ACCEPT.items()}
 
 
 class WireError(Exception):

@@ -121,7 +121,8 @@ def test_the_view_equals_a_replay_of_the_committed_log(steps):
 def test_offset_fetch_answers_committed_offsets_and_waits_for_a_new_leaders_first_commit():
     """Through the coordinator: a new leader answers COORDINATOR_LOAD_IN_PROGRESS (retriable) until it commits in
     its epoch; then only committed offsets, whichever way the request asks (v1: per partition, v2+: top level)."""
-    from kraftwire.server.broker.groups import COORDINATOR_LOAD_IN_PROGRESS, Coordinator
+    from kraftwire.error_codes import COORDINATOR_LOAD_IN_PROGRESS
+    from kraftwire.server.broker.groups import Coordinator
 
     lg = MemoryLog()
     lg.update_high_watermark(_append(lg, ("g", 0, 10)))

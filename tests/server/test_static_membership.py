@@ -9,7 +9,8 @@ from types import SimpleNamespace
 
 from kraftwire.log.memory import MemoryLog
 from kraftwire.protocol import messages as w
-from kraftwire.server.broker.groups import FENCED_INSTANCE_ID, STABLE, UNKNOWN_MEMBER_ID, Coordinator
+from kraftwire.error_codes import FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID
+from kraftwire.server.broker.groups import STABLE, Coordinator
 from kraftwire.server.broker.scan import LogScan
 
 

@@ -16,6 +16,7 @@ id -1 (or a version without topic ids) to ``node.broker_fetch``, i.e. here.
 
 from __future__ import annotations
 
+from kraftwire.protocol import served
 from kraftwire.server.broker.context import BrokerContext
 
 
@@ -38,14 +39,13 @@ def register_client_apis(node) -> BrokerContext:
             fn(request, conn)
         return handler
 
-    node.broker_fetch = (fetch.MIN_VERSION, attached(fetch.ConsumerFetch(ctx).handle))
-    d.register(metadata.API_KEY, 0, metadata.MAX_VERSION, attached(metadata.Metadata(ctx).handle))
-    d.register(produce.API_KEY, 0, produce.MAX_VERSION, attached(produce.Produce(ctx, states).handle))
-    d.register(fetch.LIST_OFFSETS, 1, fetch.LIST_OFFSETS_MAX, attached(fetch.ListOffsets(ctx).handle))
+    node.broker_fetch = (served.versions("Fetch")[0], attached(fetch.ConsumerFetch(ctx).handle))
+    d.serve("Metadata", attached(metadata.Metadata(ctx).handle))
+    d.serve("Produce", attached(produce.Produce(ctx, states).handle))
+    d.serve("ListOffsets", attached(fetch.ListOffsets(ctx).handle))
     ctx.groups = groups.register(ctx, d, log_scan, attached)
     group_admin.register(ctx.groups, d, attached)
-    d.register(configs.API_KEY, 0, configs.MAX_VERSION, attached(configs.DescribeConfigs(ctx).handle))
-    d.register(producers.INIT_PRODUCER_ID, 0, producers.INIT_PRODUCER_ID_MAX,
-               attached(producers.InitProducerId(ctx, states).handle))
+    d.serve("DescribeConfigs", attached(configs.DescribeConfigs(ctx).handle))
+    d.serve("InitProducerId", attached(producers.InitProducerId(ctx, states).handle))
     node.broker = ctx
     return ctx

@@ -17,12 +17,11 @@ takes its configuration from the properties file at start (there is no AlterConf
 from __future__ import annotations
 
 from kraftwire.config import KEYS
+from kraftwire.error_codes import INVALID_REQUEST
 from kraftwire.protocol import messages as w
 from kraftwire.raft.config import MAX_BATCH_SIZE_BYTES
 from kraftwire.server.broker import context as c
 
-API_KEY, MAX_VERSION = 32, 4
-INVALID_REQUEST = 42
 TOPIC, BROKER = 2, 4
 # ConfigSource
 STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 4, 5

@@ -23,10 +23,6 @@ from kraftwire.server.broker.scan import batches_between
 
 log = logging.getLogger("kraftwire.broker.fetch")
 
-MIN_VERSION = 4
-MAX_VERSION = 17
-LIST_OFFSETS = 2
-LIST_OFFSETS_MAX = 10
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 SCAN_CHUNK = 4 * 1024 * 1024
 FIRST_SCAN_CHUNK = 64 * 1024

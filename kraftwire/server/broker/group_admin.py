@@ -20,21 +20,20 @@ import logging
 import struct
 import time
 
+from kraftwire.error_codes import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    GROUP_ID_NOT_FOUND,
+    GROUP_SUBSCRIBED_TO_TOPIC,
+    NON_EMPTY_GROUP,
+    NOT_COORDINATOR,
+)
 from kraftwire.protocol import messages as w
 from kraftwire.records.control import KRAFTWIRE_GROUP_OFFSET
 from kraftwire.server.broker import context as c
-from kraftwire.server.broker.groups import COORDINATOR_LOAD_IN_PROGRESS, EMPTY, NOT_COORDINATOR, STABLE, Coordinator
+from kraftwire.server.broker.groups import EMPTY, STABLE, Coordinator
 
 log = logging.getLogger("kraftwire.broker.groups")
 
-DESCRIBE_GROUPS, DESCRIBE_GROUPS_MAX = 15, 5
-LIST_GROUPS, LIST_GROUPS_MAX = 16, 4
-DELETE_GROUPS, DELETE_GROUPS_MAX = 42, 2
-OFFSET_DELETE, OFFSET_DELETE_MAX = 47, 0
-
-NON_EMPTY_GROUP = 68
-GROUP_ID_NOT_FOUND = 69
-GROUP_SUBSCRIBED_TO_TOPIC = 86
 DEAD = "Dead"
 #: DescribeGroups: authorized operations were not asked for (Kafka's sentinel)
 NO_AUTHORIZED_OPERATIONS = -2147483648
@@ -244,8 +243,8 @@ class GroupAdmin:
 def register(co: Coordinator, dispatcher, attached) -> GroupAdmin:
     admin = GroupAdmin(co)
     d = dispatcher
-    d.register(LIST_GROUPS, 0, LIST_GROUPS_MAX, attached(admin.list_groups))
-    d.register(DESCRIBE_GROUPS, 0, DESCRIBE_GROUPS_MAX, attached(admin.describe_groups))
-    d.register(DELETE_GROUPS, 0, DELETE_GROUPS_MAX, attached(admin.delete_groups))
-    d.register(OFFSET_DELETE, 0, OFFSET_DELETE_MAX, attached(admin.offset_delete))
+    d.serve("ListGroups", attached(admin.list_groups))
+    d.serve("DescribeGroups", attached(admin.describe_groups))
+    d.serve("DeleteGroups", attached(admin.delete_groups))
+    d.serve("OffsetDelete", attached(admin.offset_delete))
     return admin

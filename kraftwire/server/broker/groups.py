@@ -31,6 +31,18 @@ import logging
 import time
 import uuid
 
+from kraftwire.error_codes import (
+    COORDINATOR_LOAD_IN_PROGRESS,
+    FENCED_INSTANCE_ID,
+    ILLEGAL_GENERATION,
+    INCONSISTENT_GROUP_PROTOCOL,
+    INVALID_GROUP_ID,
+    INVALID_SESSION_TIMEOUT,
+    MEMBER_ID_REQUIRED,
+    NOT_COORDINATOR,
+    REBALANCE_IN_PROGRESS,
+    UNKNOWN_MEMBER_ID,
+)
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import (
@@ -43,24 +55,6 @@ from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.groups")
 
-FIND_COORDINATOR, FIND_COORDINATOR_MAX = 10, 4
-JOIN_GROUP, JOIN_GROUP_MAX = 11, 7
-HEARTBEAT, HEARTBEAT_MAX = 12, 4
-LEAVE_GROUP, LEAVE_GROUP_MAX = 13, 4
-SYNC_GROUP, SYNC_GROUP_MAX = 14, 5
-OFFSET_COMMIT, OFFSET_COMMIT_MIN, OFFSET_COMMIT_MAX = 8, 2, 8
-OFFSET_FETCH, OFFSET_FETCH_MIN, OFFSET_FETCH_MAX = 9, 1, 7
-
-ILLEGAL_GENERATION = 22
-INCONSISTENT_GROUP_PROTOCOL = 23
-INVALID_GROUP_ID = 24
-UNKNOWN_MEMBER_ID = 25
-INVALID_SESSION_TIMEOUT = 26
-REBALANCE_IN_PROGRESS = 27
-NOT_COORDINATOR = 16
-COORDINATOR_LOAD_IN_PROGRESS = 14
-MEMBER_ID_REQUIRED = 79
-FENCED_INSTANCE_ID = 82
 
 MIN_SESSION_TIMEOUT_MS = 1000
 MAX_SESSION_TIMEOUT_MS = 1_800_000
@@ -541,11 +535,11 @@ class Coordinator:
 def register(ctx: c.BrokerContext, dispatcher, scan, attached) -> Coordinator:
     co = Coordinator(ctx, scan)
     d = dispatcher
-    d.register(FIND_COORDINATOR, 0, FIND_COORDINATOR_MAX, attached(co.find_coordinator))
-    d.register(JOIN_GROUP, 0, JOIN_GROUP_MAX, attached(co.join_group))
-    d.register(SYNC_GROUP, 0, SYNC_GROUP_MAX, attached(co.sync_group))
-    d.register(HEARTBEAT, 0, HEARTBEAT_MAX, attached(co.heartbeat))
-    d.register(LEAVE_GROUP, 0, LEAVE_GROUP_MAX, attached(co.leave_group))
-    d.register(OFFSET_COMMIT, OFFSET_COMMIT_MIN, OFFSET_COMMIT_MAX, attached(co.offset_commit))
-    d.register(OFFSET_FETCH, OFFSET_FETCH_MIN, OFFSET_FETCH_MAX, attached(co.offset_fetch))
+    d.serve("FindCoordinator", attached(co.find_coordinator))
+    d.serve("JoinGroup", attached(co.join_group))
+    d.serve("SyncGroup", attached(co.sync_group))
+    d.serve("Heartbeat", attached(co.heartbeat))
+    d.serve("LeaveGroup", attached(co.leave_group))
+    d.serve("OffsetCommit", attached(co.offset_commit))
+    d.serve("OffsetFetch", attached(co.offset_fetch))
     return co

@@ -8,8 +8,6 @@ from __future__ import annotations
 from kraftwire.protocol import messages as w
 from kraftwire.server.broker import context as c
 
-API_KEY = 3
-MAX_VERSION = 12
 ZERO = None
 
 

@@ -21,8 +21,6 @@ from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.produce")
 
-API_KEY = 0
-MAX_VERSION = 11
 
 
 def _nothing() -> None:

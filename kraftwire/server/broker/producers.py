@@ -30,8 +30,6 @@ from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.producers")
 
-INIT_PRODUCER_ID = 22
-INIT_PRODUCER_ID_MAX = 5
 
 
 class SequenceCheck:
@@ -115,4 +113,4 @@ class InitProducerId:
 
 
 def register(ctx: c.BrokerContext, dispatcher, states: ProducerStates) -> None:
-    dispatcher.register(INIT_PRODUCER_ID, 0, INIT_PRODUCER_ID_MAX, InitProducerId(ctx, states).handle)
+    dispatcher.serve("InitProducerId", InitProducerId(ctx, states).handle)

@@ -1,0 +1,71 @@
+"""Which Kafka APIs kraftwire serves, and at which versions: the one table the handlers register from.
+
+Api keys are never written as numbers outside :mod:`kraftwire.protocol`: a handler names its API
+(``dispatcher.serve("Produce", handler)``) and the key comes from the declared messages. The version range here is
+what kraftwire answers, which may be narrower than what the schemas declare (a newer JoinGroup, for instance, adds
+semantics kraftwire does not implement yet); ``tests/protocol/test_served.py`` checks that every range lies inside
+the declared one. ApiVersions advertises exactly the registered ranges.
+
+A few ranges have a lower bound for a reason worth keeping next to it:
+
+* ``Fetch`` from 4 for consumers (record batches v2 need magic 2); a Raft replica's Fetch needs topic ids (13+),
+  see ``RAFT_FETCH_MIN_VERSION``.
+* ``ListOffsets`` from 1 (v0's offset arrays are not served).
+* ``OffsetCommit`` from 2 and ``OffsetFetch`` from 1 (the ZooKeeper-era v0 forms).
+"""
+
+from __future__ import annotations
+
+from kraftwire.protocol.messages import api
+
+#: api name -> (lowest, highest) version kraftwire serves
+SERVED: dict[str, tuple[int, int]] = {
+    # client APIs
+    "Produce": (0, 11),
+    "Fetch": (4, 17),
+    "ListOffsets": (1, 10),
+    "Metadata": (0, 12),
+    "OffsetCommit": (2, 8),
+    "OffsetFetch": (1, 7),
+    "FindCoordinator": (0, 4),
+    "JoinGroup": (0, 7),
+    "Heartbeat": (0, 4),
+    "LeaveGroup": (0, 4),
+    "SyncGroup": (0, 5),
+    "DescribeGroups": (0, 5),
+    "ListGroups": (0, 4),
+    "ApiVersions": (0, 4),
+    "InitProducerId": (0, 5),
+    "DescribeConfigs": (0, 4),
+    "DeleteGroups": (0, 2),
+    "OffsetDelete": (0, 0),
+    "DescribeCluster": (0, 1),
+    # the quorum's APIs
+    "Vote": (0, 2),
+    "BeginQuorumEpoch": (0, 1),
+    "EndQuorumEpoch": (0, 1),
+    "DescribeQuorum": (0, 2),
+    "FetchSnapshot": (0, 1),
+    "BrokerRegistration": (0, 3),
+    "BrokerHeartbeat": (0, 0),
+}
+
+#: a Raft replica's Fetch names the topic by id (KIP-516), which Fetch has from version 13
+RAFT_FETCH_MIN_VERSION = 13
+
+
+def key(name: str) -> int:
+    """The api key of *name* (``"Produce"`` -> 0), from the declared messages."""
+    return api(name).key
+
+
+def versions(name: str) -> tuple[int, int]:
+    """The served version range of *name*; KeyError names an API kraftwire does not serve."""
+    try:
+        return SERVED[name]
+    except KeyError:
+        raise KeyError(f"kraftwire does not serve {name}") from None
+
+
+def keys(*names: str) -> frozenset[int]:
+    return frozenset(key(n) for n in names)
