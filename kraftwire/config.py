@@ -24,6 +24,7 @@ __all__ = [
     "Config",
     "ConfigKey",
     "KEYS",
+    "default",
     "METADATA_TOPIC",
     "parse_properties",
     "load_properties",
@@ -197,9 +198,23 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("listeners", "listeners", _list, (), "NAME://host:port,..."),
     ConfigKey("advertised.listeners", "advertised_listeners", _list, ()),
     ConfigKey("listener.security.protocol.map", "listener_security_protocol_map", _list, ()),
+    ConfigKey("broker.heartbeat.interval.ms", "broker_heartbeat_interval_ms", _int, 2000,
+              "how often a broker heartbeats to the active controller"),
+    ConfigKey("broker.session.timeout.ms", "broker_session_timeout_ms", _int, 9000,
+              "a broker without a heartbeat for this long is fenced"),
+    ConfigKey("socket.request.max.bytes", "socket_request_max_bytes", _int, 100 * MiB, "the largest request frame"),
+    ConfigKey("controller.quorum.high.watermark.linger.ms", "controller_quorum_high_watermark_linger_ms", _int, 5,
+              "kraftwire: how long the leader holds a follower fetch whose only news is the high watermark"),
+    ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
+    ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
 
 _BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
+
+
+def default(name: str) -> Any:
+    """The default of key *name*, from ``KEYS`` (the one place defaults are written)."""
+    return _BY_NAME[name].default
 
 
 @dataclass(frozen=True)
@@ -207,33 +222,39 @@ class Config:
     """Parsed configuration. Build with ``Config.from_properties`` (or ``load_config``); all fields have
     Kafka's defaults, so ``Config()`` is a valid (if not very useful) configuration."""
 
-    node_id: int = -1
-    process_roles: tuple[str, ...] = ()
-    log_dirs: tuple[str, ...] = ()
-    log_dir: str = "/tmp/kafka-logs"
-    metadata_log_dir: str | None = None
-    metadata_log_topic: str = METADATA_TOPIC
-    metadata_log_segment_bytes: int = 1 * GiB
-    metadata_log_segment_min_bytes: int = 8 * MiB
-    metadata_log_segment_ms: int = _WEEK_MS
-    metadata_max_retention_bytes: int = 100 * MiB
-    metadata_max_retention_ms: int = _WEEK_MS
-    metadata_log_max_record_bytes_between_snapshots: int = 20 * MiB
-    metadata_log_max_snapshot_interval_ms: int = _HOUR_MS
-    metadata_max_idle_interval_ms: int = 500
-    log_index_interval_bytes: int = 4096
-    controller_quorum_voters: tuple[str, ...] = ()
-    controller_quorum_bootstrap_servers: tuple[str, ...] = ()
-    controller_quorum_election_timeout_ms: int = 1000
-    controller_quorum_fetch_timeout_ms: int = 2000
-    controller_quorum_election_backoff_max_ms: int = 1000
-    controller_quorum_append_linger_ms: int = 25
-    controller_quorum_request_timeout_ms: int = 2000
-    controller_quorum_retry_backoff_ms: int = 20
-    controller_listener_names: tuple[str, ...] = ()
-    listeners: tuple[str, ...] = ()
-    advertised_listeners: tuple[str, ...] = ()
-    listener_security_protocol_map: tuple[str, ...] = ()
+    node_id: int = default("node.id")
+    process_roles: tuple[str, ...] = default("process.roles")
+    log_dirs: tuple[str, ...] = default("log.dirs")
+    log_dir: str = default("log.dir")
+    metadata_log_dir: str | None = default("metadata.log.dir")
+    metadata_log_topic: str = default("metadata.log.topic")
+    metadata_log_segment_bytes: int = default("metadata.log.segment.bytes")
+    metadata_log_segment_min_bytes: int = default("metadata.log.segment.min.bytes")
+    metadata_log_segment_ms: int = default("metadata.log.segment.ms")
+    metadata_max_retention_bytes: int = default("metadata.max.retention.bytes")
+    metadata_max_retention_ms: int = default("metadata.max.retention.ms")
+    metadata_log_max_record_bytes_between_snapshots: int = default("metadata.log.max.record.bytes.between.snapshots")
+    metadata_log_max_snapshot_interval_ms: int = default("metadata.log.max.snapshot.interval.ms")
+    metadata_max_idle_interval_ms: int = default("metadata.max.idle.interval.ms")
+    log_index_interval_bytes: int = default("log.index.interval.bytes")
+    controller_quorum_voters: tuple[str, ...] = default("controller.quorum.voters")
+    controller_quorum_bootstrap_servers: tuple[str, ...] = default("controller.quorum.bootstrap.servers")
+    controller_quorum_election_timeout_ms: int = default("controller.quorum.election.timeout.ms")
+    controller_quorum_fetch_timeout_ms: int = default("controller.quorum.fetch.timeout.ms")
+    controller_quorum_election_backoff_max_ms: int = default("controller.quorum.election.backoff.max.ms")
+    controller_quorum_append_linger_ms: int = default("controller.quorum.append.linger.ms")
+    controller_quorum_request_timeout_ms: int = default("controller.quorum.request.timeout.ms")
+    controller_quorum_retry_backoff_ms: int = default("controller.quorum.retry.backoff.ms")
+    controller_listener_names: tuple[str, ...] = default("controller.listener.names")
+    listeners: tuple[str, ...] = default("listeners")
+    advertised_listeners: tuple[str, ...] = default("advertised.listeners")
+    listener_security_protocol_map: tuple[str, ...] = default("listener.security.protocol.map")
+    broker_heartbeat_interval_ms: int = default("broker.heartbeat.interval.ms")
+    broker_session_timeout_ms: int = default("broker.session.timeout.ms")
+    socket_request_max_bytes: int = default("socket.request.max.bytes")
+    controller_quorum_high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
+    metrics_port: int = default("metrics.port")
+    metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.
     unknown: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: Every key/value as read from the file.
@@ -317,7 +338,7 @@ class Config:
                 value = getattr(self, f.name)
                 if value < 0:
                     key = "controller.quorum." + f.name[len("controller_quorum_") :].replace("_", ".")
-                    raise ConfigError(key, value, "must be >= 0")
+                    raise ConfigError(key, self.raw.get(key, value), "must be >= 0")
         return self
 
 

@@ -33,6 +33,8 @@ __all__ = [
     "INDEX_SUFFIX",
     "TIME_INDEX_SUFFIX",
     "segment_filename",
+    "parse_index",
+    "parse_time_index",
     "LogSegment",
     "RecoveryResult",
 ]
@@ -45,6 +47,40 @@ TIME_INDEX_ENTRY = struct.Struct(">qi")
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+
+
+def parse_index(data: bytes, base: int, size: int) -> tuple[list[int], list[int], bool]:
+    """Read a ``.index`` file's bytes: ``(last offsets, positions, complete)``.
+
+    The entries kept are the leading run that makes sense for a ``.log`` of ``size`` bytes whose base offset is
+    ``base``: relative offsets >= 0 and positions in ``[0, size)``, both strictly increasing. ``complete`` is False
+    when anything was left out (a bad entry and what follows it, or a partial trailing entry) - a segment rebuilds
+    such an index; an offline reader uses the prefix (Kafka preallocates an active segment's index with zeros).
+    """
+    usable = len(data) - len(data) % INDEX_ENTRY.size
+    offsets: list[int] = []
+    positions: list[int] = []
+    prev_rel = prev_pos = -1
+    for rel, pos in INDEX_ENTRY.iter_unpack(memoryview(data)[:usable]):
+        if rel <= prev_rel or pos <= prev_pos or pos >= size:
+            return offsets, positions, False
+        offsets.append(base + rel)
+        positions.append(pos)
+        prev_rel, prev_pos = rel, pos
+    return offsets, positions, usable == len(data)
+
+
+def parse_time_index(data: bytes, base: int) -> tuple[list[tuple[int, int]], bool]:
+    """Read a ``.timeindex`` file's bytes: ``([(max timestamp so far, last offset)], complete)``: the leading run
+    with relative offsets >= 0 and non-decreasing, timestamps strictly increasing (``complete`` as in
+    :func:`parse_index`)."""
+    usable = len(data) - len(data) % TIME_INDEX_ENTRY.size
+    out: list[tuple[int, int]] = []
+    for ts, rel in TIME_INDEX_ENTRY.iter_unpack(memoryview(data)[:usable]):
+        if rel < 0 or (out and (ts <= out[-1][0] or base + rel < out[-1][1])):
+            return out, False
+        out.append((ts, base + rel))
+    return out, usable == len(data)
 
 # Batch header fields the segment reads, derived from the codec's one layout table.
 _BASE_AND_LENGTH = struct.Struct(">qi")  # BaseOffset, Length at BASE_OFFSET_POS
@@ -410,25 +446,11 @@ class LogSegment:
                 time_index = f.read()
         except OSError:
             return False
-        if len(index) % INDEX_ENTRY.size or len(time_index) % TIME_INDEX_ENTRY.size:
+        offsets, positions, index_complete = parse_index(index, self.base_offset, self.size)
+        times, times_complete = parse_time_index(time_index, self.base_offset)
+        if not (index_complete and times_complete):
             return False
-        offsets = array("q")
-        positions = array("q")
-        prev_o = prev_p = -1
-        for rel, pos in INDEX_ENTRY.iter_unpack(index):
-            if rel <= prev_o or pos <= prev_p or pos >= self.size or rel < 0:
-                return False
-            offsets.append(self.base_offset + rel)
-            positions.append(pos)
-            prev_o, prev_p = rel, pos
-        times: list[tuple[int, int]] = []
-        prev_t = None
-        for ts, rel in TIME_INDEX_ENTRY.iter_unpack(time_index):
-            if rel < 0 or (prev_t is not None and ts <= prev_t):
-                return False
-            times.append((ts, self.base_offset + rel))
-            prev_t = ts
-        self.index_offsets, self.index_positions, self.time_entries = offsets, positions, times
+        self.index_offsets, self.index_positions, self.time_entries = array("q", offsets), array("q", positions), times
         if times:
             self.max_timestamp, self.offset_of_max_timestamp = times[-1]
         if len(offsets):

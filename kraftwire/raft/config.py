@@ -1,13 +1,15 @@
 """The Raft core's configuration: Kafka's ``controller.quorum.*`` settings plus test-only mutation switches.
 
 The core never reads a file or the environment: the server (or the simulator) builds one ``RaftConfig`` and hands it
-to ``RaftNode``. Defaults are Kafka's (``QuorumConfig`` / ``KafkaRaftClient`` constants).
+to ``RaftNode``. Defaults of the keys come from ``kraftwire.config.KEYS`` (Kafka's ``QuorumConfig``); the rest are
+``KafkaRaftClient`` constants.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kraftwire.config import default
 from kraftwire.ids import NO_ID
 
 #: Kafka's MAX_BATCH_SIZE_BYTES (= MAX_FETCH_SIZE_BYTES): 8 MiB.
@@ -44,24 +46,24 @@ class RaftConfig:
     node_id: int
     voters: frozenset[int]
     cluster_id: str = "kraftwire"
-    election_timeout_ms: int = 1000  # controller.quorum.election.timeout.ms
-    election_backoff_max_ms: int = 1000  # controller.quorum.election.backoff.max.ms
-    fetch_timeout_ms: int = 2000  # controller.quorum.fetch.timeout.ms
-    request_timeout_ms: int = 2000  # controller.quorum.request.timeout.ms
-    retry_backoff_ms: int = 20  # controller.quorum.retry.backoff.ms
-    append_linger_ms: int = 25  # controller.quorum.append.linger.ms
+    election_timeout_ms: int = default("controller.quorum.election.timeout.ms")
+    election_backoff_max_ms: int = default("controller.quorum.election.backoff.max.ms")
+    fetch_timeout_ms: int = default("controller.quorum.fetch.timeout.ms")
+    request_timeout_ms: int = default("controller.quorum.request.timeout.ms")
+    retry_backoff_ms: int = default("controller.quorum.retry.backoff.ms")
+    append_linger_ms: int = default("controller.quorum.append.linger.ms")
     fetch_max_wait_ms: int = 500  # MaxWaitMs of a follower Fetch
     #: how long the leader holds a parked fetch whose only news is a new high watermark, waiting for data to carry
     #: it (0: answer at once, as Kafka does)
-    high_watermark_linger_ms: int = 5
+    high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
     max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES
     max_fetch_bytes: int = MAX_BATCH_SIZE_BYTES
     fetch_snapshot_max_bytes: int = MAX_BATCH_SIZE_BYTES
     pre_vote: bool = True  # KIP-996
     #: metadata.log.max.record.bytes.between.snapshots (0 disables the byte trigger)
-    snapshot_max_bytes_between: int = 20 * 1024 * 1024
+    snapshot_max_bytes_between: int = default("metadata.log.max.record.bytes.between.snapshots")
     #: metadata.log.max.snapshot.interval.ms (0 disables the time trigger)
-    snapshot_interval_ms: int = 60 * 60 * 1000
+    snapshot_interval_ms: int = default("metadata.log.max.snapshot.interval.ms")
     #: False (Kafka's way): the log start moves only by retention (``metadata.max.retention.bytes/.ms``), which the
     #: driver applies with ``ReplicatedLog.maybe_clean``. True: the core moves it to each new snapshot as soon as that
     #: snapshot is durable (the simulation does this to exercise snapshot installs).

@@ -25,7 +25,7 @@ from typing import Optional
 from kraftwire.log.checkpoint import OffsetCheckpointFile
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT
 from kraftwire.log.meta_properties import MetaPropertiesError, read_meta_properties
-from kraftwire.log.segment import INDEX_ENTRY, INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_ENTRY, TIME_INDEX_SUFFIX
+from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_index, parse_time_index
 from kraftwire.records import api as layout
 from kraftwire.snapshot.paths import SnapshotFileKind, parse_snapshot_path
 
@@ -185,17 +185,12 @@ def _read(path: str) -> bytes:
 
 
 def read_index(segment_path: str, base: int, size: int) -> tuple[list[int], list[int]]:
-    """(last offsets, positions) of the ``.index`` entries: the strictly increasing prefix (a Kafka index may be
-    preallocated with zero entries at its tail), positions inside the file."""
-    data = _read(segment_path[: -len(LOG_SUFFIX)] + INDEX_SUFFIX)
-    offsets: list[int] = []
-    positions: list[int] = []
-    usable = len(data) - len(data) % INDEX_ENTRY.size
-    for rel, pos in INDEX_ENTRY.iter_unpack(data[:usable]):
-        if rel < 0 or pos <= 0 or pos >= size or (offsets and (base + rel <= offsets[-1] or pos <= positions[-1])):
-            break
-        offsets.append(base + rel)
-        positions.append(pos)
+    """(last offsets, positions) of the ``.index`` entries: the usable prefix (``log.segment.parse_index``; a Kafka
+    index may be preallocated with zero entries at its tail). An entry at position 0 says nothing a reader does not
+    know (a file is always read from its start) and may be a preallocated zero, so it is left out."""
+    offsets, positions, _complete = parse_index(_read(segment_path[: -len(LOG_SUFFIX)] + INDEX_SUFFIX), base, size)
+    if positions and positions[0] == 0:
+        return offsets[1:], positions[1:]
     return offsets, positions
 
 
@@ -207,14 +202,7 @@ def read_time_index(segment_path: str, base: int) -> list[tuple[int, int]]:
             return []
     except OSError:
         return []
-    data = _read(ti)
-    usable = len(data) - len(data) % TIME_INDEX_ENTRY.size
-    out: list[tuple[int, int]] = []
-    for ts, rel in TIME_INDEX_ENTRY.iter_unpack(data[:usable]):
-        if rel < 0 or (out and (ts <= out[-1][0] or base + rel < out[-1][1])):
-            break
-        out.append((ts, base + rel))
-    return out
+    return parse_time_index(_read(ti), base)[0]
 
 
 def batch_header(fd: int, position: int) -> Optional[tuple[int, int, int]]:

@@ -214,3 +214,22 @@ def test_failed_atomic_write_keeps_the_old_file_and_no_tmp(tmp_path, monkeypatch
     monkeypatch.undo()
     assert f.read() == [EpochEntry(1, 0)]
     assert sorted(os.listdir(tmp_path)) == ["leader-epoch-checkpoint"]
+
+
+def test_index_layout_is_parsed_in_one_place():
+    """``.index``/``.timeindex`` bytes are read by ``log.segment.parse_index``/``parse_time_index`` for the log and
+    for offline readers (Spark) alike: the leading run of sane entries, and whether anything was cut."""
+    from kraftwire.log.segment import INDEX_ENTRY, TIME_INDEX_ENTRY, parse_index, parse_time_index
+
+    entries = INDEX_ENTRY.pack(3, 4100) + INDEX_ENTRY.pack(9, 8300)
+    assert parse_index(entries, 100, 9000) == ([103, 109], [4100, 8300], True)
+    # Kafka preallocates an active segment's index with zeros: the prefix is usable, the file is not complete
+    assert parse_index(entries + bytes(80), 100, 9000) == ([103, 109], [4100, 8300], False)
+    assert parse_index(entries + b"\x00\x01", 100, 9000) == ([103, 109], [4100, 8300], False)
+    # a position past the end of the .log (an index older than a truncation) ends the usable run
+    assert parse_index(entries, 100, 8000) == ([103], [4100], False)
+    assert parse_index(INDEX_ENTRY.pack(-1, 10), 0, 100) == ([], [], False)
+    times = TIME_INDEX_ENTRY.pack(1000, 3) + TIME_INDEX_ENTRY.pack(2000, 9)
+    assert parse_time_index(times, 100) == ([(1000, 103), (2000, 109)], True)
+    assert parse_time_index(times + TIME_INDEX_ENTRY.pack(1500, 12), 100) == ([(1000, 103), (2000, 109)], False)
+    assert parse_time_index(times + TIME_INDEX_ENTRY.pack(3000, 5), 100) == ([(1000, 103), (2000, 109)], False)

@@ -86,7 +86,7 @@ def test_controller_listener_name_defaults_to_plaintext_when_the_map_is_absent()
 
 @pytest.mark.parametrize("extra, key, value", [
     ("controller.quorum.election.timeout.ms=soon\n", "controller.quorum.election.timeout.ms", "soon"),
-    ("controller.quorum.fetch.timeout.ms=-5\n", "controller.quorum.fetch.timeout.ms", -5),
+    ("controller.quorum.fetch.timeout.ms=-5\n", "controller.quorum.fetch.timeout.ms", "-5"),
     ("metrics.port=99999\n", "metrics.port", "99999"),
     ("controller.quorum.high.watermark.linger.ms=-1\n", "controller.quorum.high.watermark.linger.ms", "-1"),
     ("controller.quorum.high.watermark.linger.ms=soon\n", "controller.quorum.high.watermark.linger.ms", "soon"),
@@ -195,3 +195,39 @@ def test_voters_are_read_from_a_describe_quorum_answer_at_the_controller_listene
     assert _voters_from(answer(error=6), ("CONTROLLER",)) == ()  # NOT_LEADER_OR_FOLLOWER: ask again
     assert _voters_from(answer(leader=-1), ("CONTROLLER",)) == ()
     assert _voters_from(answer(nodes=False), ("CONTROLLER",)) == ()  # no endpoint: cannot use it
+
+
+def test_every_default_is_written_once_in_the_keys_table():
+    """``kraftwire.config.KEYS`` is the one place a default is written: ``Config``, ``NodeSettings`` and the Raft
+    core's ``RaftConfig`` take theirs from it, and every key has exactly one ``Config`` field."""
+    from dataclasses import fields
+
+    from kraftwire.config import KEYS, Config, default
+    from kraftwire.raft.config import RaftConfig
+    from kraftwire.server.settings import NodeSettings
+
+    config_fields = {f.name for f in fields(Config)} - {"unknown", "raw"}
+    assert config_fields == {k.attr for k in KEYS}
+    assert len({k.name for k in KEYS}) == len(KEYS)
+    empty = Config()
+    for k in KEYS:
+        assert getattr(empty, k.attr) == k.default, k.name
+    raft = RaftConfig(node_id=1, voters=frozenset({1}))
+    for attr, key in [("election_timeout_ms", "controller.quorum.election.timeout.ms"),
+                      ("election_backoff_max_ms", "controller.quorum.election.backoff.max.ms"),
+                      ("fetch_timeout_ms", "controller.quorum.fetch.timeout.ms"),
+                      ("request_timeout_ms", "controller.quorum.request.timeout.ms"),
+                      ("retry_backoff_ms", "controller.quorum.retry.backoff.ms"),
+                      ("append_linger_ms", "controller.quorum.append.linger.ms"),
+                      ("high_watermark_linger_ms", "controller.quorum.high.watermark.linger.ms"),
+                      ("snapshot_max_bytes_between", "metadata.log.max.record.bytes.between.snapshots"),
+                      ("snapshot_interval_ms", "metadata.log.max.snapshot.interval.ms")]:
+        assert getattr(raft, attr) == default(key), key
+    node_defaults = {f.name: f.default for f in fields(NodeSettings)}
+    assert node_defaults["broker_session_timeout_ms"] == default("broker.session.timeout.ms") == 9000
+    assert node_defaults["max_frame_bytes"] == default("socket.request.max.bytes")
+    # a file without the keys gets the same values as the dataclass defaults
+    s = settings(README)
+    assert s.raft_config("x") == RaftConfig(node_id=s.node_id, voters=frozenset(v.node_id for v in s.voters),
+                                            cluster_id="x")
+    assert (s.broker_heartbeat_interval_ms, s.metrics_port, s.metrics_host) == (2000, 0, "127.0.0.1")
