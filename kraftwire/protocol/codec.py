@@ -12,9 +12,9 @@ Messages (classes generated from :mod:`kraftwire.protocol.schemas`, see :mod:`kr
 
 Encoding and decoding::
 
-    codec.encode(msg, version) -> bytes                  # also msg.encode(version)
+    codec.encode(msg, version) -> bytes
     codec.encode_chunks(msg, version) -> list            # zero-copy: bytes/memoryview chunks, records untouched
-    codec.decode(cls_or_name, buf, version, *, exact=True) -> msg    # also Cls.decode(buf, version)
+    codec.decode(cls_or_name, buf, version, *, exact=True) -> msg
     codec.decode_from(cls_or_name, buf, pos, end, version) -> (msg, next_pos)
 
 ``buf`` may be ``bytes``, ``bytearray`` or ``memoryview``. ``records`` fields decode to a ``memoryview``

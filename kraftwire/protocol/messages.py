@@ -175,22 +175,6 @@ class MessageBase(Base):
     def is_flexible(cls, version: int) -> bool:
         return cls.FLEXIBLE_FROM is not None and version >= cls.FLEXIBLE_FROM
 
-    def encode(self, version: int) -> bytes:
-        from kraftwire.protocol.codec import encode
-
-        return encode(self, version)
-
-    def encode_chunks(self, version: int) -> list:
-        from kraftwire.protocol.codec import encode_chunks
-
-        return encode_chunks(self, version)
-
-    @classmethod
-    def decode(cls, buf, version: int):
-        from kraftwire.protocol.codec import decode
-
-        return decode(cls, buf, version)
-
 
 _MISSING = object()
 

@@ -144,6 +144,56 @@ M('BeginQuorumEpochResponse', 'response', 53, '0-1', '1+', [
         F('Port', 'uint16', '1+'),
     ]),
 ])
+M('BrokerHeartbeatRequest', 'request', 63, '0-1', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+    F('CurrentMetadataOffset', 'int64', '0+'),
+    F('WantFence', 'bool', '0+'),
+    F('WantShutDown', 'bool', '0+'),
+    F('OfflineLogDirs', '[]uuid', '1+', tag=0, tagged='1+'),
+])
+M('BrokerHeartbeatResponse', 'response', 63, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('IsCaughtUp', 'bool', '0+', default=False),
+    F('IsFenced', 'bool', '0+', default=True),
+    F('ShouldShutDown', 'bool', '0+'),
+])
+M('BrokerRegistrationRequest', 'request', 62, '0-4', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('ClusterId', 'string', '0+'),
+    F('IncarnationId', 'uuid', '0+'),
+    F('Listeners', '[]Listener', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+        F('SecurityProtocol', 'int16', '0+'),
+    ]),
+    F('Features', '[]Feature', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('MinSupportedVersion', 'int16', '0+'),
+        F('MaxSupportedVersion', 'int16', '0+'),
+    ]),
+    F('Rack', 'string', '0+', nullable='0+'),
+    F('IsMigratingZkBroker', 'bool', '1+', default=False),
+    F('LogDirs', '[]uuid', '2+'),
+    F('PreviousBrokerEpoch', 'int64', '3+', default=-1),
+])
+M('BrokerRegistrationResponse', 'response', 62, '0-4', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+])
+M('DeleteGroupsRequest', 'request', 42, '0-2', '2+', [
+    F('GroupsNames', '[]string', '0+'),
+])
+M('DeleteGroupsResponse', 'response', 42, '0-2', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]DeletableGroupResult', '0+', fields=[
+        F('GroupId', 'string', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+    ]),
+])
 M('DescribeClusterRequest', 'request', 60, '0-1', '0+', [
     F('IncludeClusterAuthorizedOperations', 'bool', '0+'),
     F('EndpointType', 'int8', '1+', default=1),
@@ -162,6 +212,62 @@ M('DescribeClusterResponse', 'response', 60, '0-1', '0+', [
         F('Rack', 'string', '0+', nullable='0+', default=None),
     ]),
     F('ClusterAuthorizedOperations', 'int32', '0+', default=-2147483648),
+])
+M('DescribeConfigsRequest', 'request', 32, '0-4', '4+', [
+    F('Resources', '[]DescribeConfigsResource', '0+', fields=[
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('ConfigurationKeys', '[]string', '0+', nullable='0+'),
+    ]),
+    F('IncludeSynonyms', 'bool', '1+', default=False),
+    F('IncludeDocumentation', 'bool', '3+', default=False),
+])
+M('DescribeConfigsResponse', 'response', 32, '0-4', '4+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]DescribeConfigsResult', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('Configs', '[]DescribeConfigsResourceResult', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Value', 'string', '0+', nullable='0+'),
+            F('ReadOnly', 'bool', '0+'),
+            F('IsDefault', 'bool', '0'),
+            F('ConfigSource', 'int8', '1+', default=-1),
+            F('IsSensitive', 'bool', '0+'),
+            F('Synonyms', '[]DescribeConfigsSynonym', '1+', fields=[
+                F('Name', 'string', '1+'),
+                F('Value', 'string', '1+', nullable='0+'),
+                F('Source', 'int8', '1+'),
+            ]),
+            F('ConfigType', 'int8', '3+', default=0),
+            F('Documentation', 'string', '3+', nullable='0+'),
+        ]),
+    ]),
+])
+M('DescribeGroupsRequest', 'request', 15, '0-5', '5+', [
+    F('Groups', '[]string', '0+'),
+    F('IncludeAuthorizedOperations', 'bool', '3+'),
+])
+M('DescribeGroupsResponse', 'response', 15, '0-5', '5+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('Groups', '[]DescribedGroup', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('GroupId', 'string', '0+'),
+        F('GroupState', 'string', '0+'),
+        F('ProtocolType', 'string', '0+'),
+        F('ProtocolData', 'string', '0+'),
+        F('Members', '[]DescribedGroupMember', '0+', fields=[
+            F('MemberId', 'string', '0+'),
+            F('GroupInstanceId', 'string', '4+', nullable='4+', default=None),
+            F('ClientId', 'string', '0+'),
+            F('ClientHost', 'string', '0+'),
+            F('MemberMetadata', 'bytes', '0+'),
+            F('MemberAssignment', 'bytes', '0+'),
+        ]),
+        F('AuthorizedOperations', 'int32', '3+', default=-2147483648),
+    ]),
 ])
 M('DescribeQuorumRequest', 'request', 55, '0-2', '0+', [
     F('Topics', '[]TopicData', '0+', fields=[
@@ -469,6 +575,20 @@ M('LeaveGroupResponse', 'response', 13, '0-5', '4+', [
         F('ErrorCode', 'int16', '3+'),
     ]),
 ])
+M('ListGroupsRequest', 'request', 16, '0-5', '3+', [
+    F('StatesFilter', '[]string', '4+'),
+    F('TypesFilter', '[]string', '5+'),
+])
+M('ListGroupsResponse', 'response', 16, '0-5', '3+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('Groups', '[]ListedGroup', '0+', fields=[
+        F('GroupId', 'string', '0+'),
+        F('ProtocolType', 'string', '0+'),
+        F('GroupState', 'string', '4+'),
+        F('GroupType', 'string', '5+'),
+    ]),
+])
 M('ListOffsetsRequest', 'request', 2, '0-10', '6+', [
     F('ReplicaId', 'int32', '0+'),
     F('IsolationLevel', 'int8', '2+'),
@@ -558,6 +678,26 @@ M('OffsetCommitResponse', 'response', 8, '2-10', '8+', [
         F('Name', 'string', '0-9'),
         F('TopicId', 'uuid', '10+'),
         F('Partitions', '[]OffsetCommitResponsePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
+M('OffsetDeleteRequest', 'request', 47, '0', 'none', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]OffsetDeleteRequestTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]OffsetDeleteRequestPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('OffsetDeleteResponse', 'response', 47, '0', 'none', [
+    F('ErrorCode', 'int16', '0+'),
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Topics', '[]OffsetDeleteResponseTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]OffsetDeleteResponsePartition', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
             F('ErrorCode', 'int16', '0+'),
         ]),
@@ -1032,164 +1172,3 @@ M("KraftwireBrokerStateRecord", "data", None, "0", "0+", [
     F("BrokerEpoch", "int64", "0+"),
     F("State", "int8", "0+"),
 ], kraftwire=True)
-
-
-# BrokerRegistration (62) and BrokerHeartbeat (63), KIP-631: a broker-role node registers with the active
-# controller and heartbeats to it. Their JSON specs are not in the reference folder; declared here from Kafka's
-# protocol. BrokerRegistration v1 adds IsMigratingZkBroker (KIP-866), v2 LogDirs (KIP-858), v3
-# PreviousBrokerEpoch (KIP-966); later versions are not declared. BrokerHeartbeat is declared at v0 only (v1's
-# OfflineLogDirs is not needed by kraftwire).
-M("BrokerRegistrationRequest", "request", 62, "0-3", "0+", [
-    F("BrokerId", "int32", "0+"),
-    F("ClusterId", "string", "0+"),
-    F("IncarnationId", "uuid", "0+"),
-    F("Listeners", "[]Listener", "0+", fields=[
-        F("Name", "string", "0+"),
-        F("Host", "string", "0+"),
-        F("Port", "uint16", "0+"),
-        F("SecurityProtocol", "int16", "0+"),
-    ]),
-    F("Features", "[]Feature", "0+", fields=[
-        F("Name", "string", "0+"),
-        F("MinSupportedVersion", "int16", "0+"),
-        F("MaxSupportedVersion", "int16", "0+"),
-    ]),
-    F("Rack", "string", "0+", nullable="0+"),
-    F("IsMigratingZkBroker", "bool", "1+", default=False),
-    F("LogDirs", "[]uuid", "2+"),
-    F("PreviousBrokerEpoch", "int64", "3+", default=-1),
-])
-M("BrokerRegistrationResponse", "response", 62, "0-3", "0+", [
-    F("ThrottleTimeMs", "int32", "0+"),
-    F("ErrorCode", "int16", "0+"),
-    F("BrokerEpoch", "int64", "0+", default=-1),
-])
-M("BrokerHeartbeatRequest", "request", 63, "0", "0+", [
-    F("BrokerId", "int32", "0+"),
-    F("BrokerEpoch", "int64", "0+", default=-1),
-    F("CurrentMetadataOffset", "int64", "0+"),
-    F("WantFence", "bool", "0+"),
-    F("WantShutDown", "bool", "0+"),
-])
-M("BrokerHeartbeatResponse", "response", 63, "0", "0+", [
-    F("ThrottleTimeMs", "int32", "0+"),
-    F("ErrorCode", "int16", "0+"),
-    F("IsCaughtUp", "bool", "0+", default=False),
-    F("IsFenced", "bool", "0+", default=True),
-    F("ShouldShutDown", "bool", "0+"),
-])
-
-
-# Group administration (what kafka-consumer-groups.sh and the admin clients send), declared by hand from Apache
-# Kafka's JSON specs because the reference set carries only the group membership APIs. Versions: the ones current
-# clients use; later ones add fields kraftwire has no use for (ListGroups v5 type filter, DescribeGroups v6 message,
-# DeleteGroups v3 message, OffsetDelete v1 flexible).
-
-M("ListGroupsRequest", "request", 16, "0-4", "3+", [
-    F("StatesFilter", "[]string", "4+"),
-])
-
-M("ListGroupsResponse", "response", 16, "0-4", "3+", [
-    F("ThrottleTimeMs", "int32", "1+"),
-    F("ErrorCode", "int16", "0+"),
-    F("Groups", "[]ListedGroup", "0+", fields=[
-        F("GroupId", "string", "0+"),
-        F("ProtocolType", "string", "0+"),
-        F("GroupState", "string", "4+"),
-    ]),
-])
-
-M("DescribeGroupsRequest", "request", 15, "0-5", "5+", [
-    F("Groups", "[]string", "0+"),
-    F("IncludeAuthorizedOperations", "bool", "3+"),
-])
-
-M("DescribeGroupsResponse", "response", 15, "0-5", "5+", [
-    F("ThrottleTimeMs", "int32", "1+"),
-    F("Groups", "[]DescribedGroup", "0+", fields=[
-        F("ErrorCode", "int16", "0+"),
-        F("GroupId", "string", "0+"),
-        F("GroupState", "string", "0+"),
-        F("ProtocolType", "string", "0+"),
-        F("ProtocolData", "string", "0+"),
-        F("Members", "[]DescribedGroupMember", "0+", fields=[
-            F("MemberId", "string", "0+"),
-            F("GroupInstanceId", "string", "4+", nullable="4+", default=None),
-            F("ClientId", "string", "0+"),
-            F("ClientHost", "string", "0+"),
-            F("MemberMetadata", "bytes", "0+"),
-            F("MemberAssignment", "bytes", "0+"),
-        ]),
-        F("AuthorizedOperations", "int32", "3+", default=-2147483648),
-    ]),
-])
-
-M("DeleteGroupsRequest", "request", 42, "0-2", "2+", [
-    F("GroupsNames", "[]string", "0+"),
-])
-
-M("DeleteGroupsResponse", "response", 42, "0-2", "2+", [
-    F("ThrottleTimeMs", "int32", "0+"),
-    F("Results", "[]DeletableGroupResult", "0+", fields=[
-        F("GroupId", "string", "0+"),
-        F("ErrorCode", "int16", "0+"),
-    ]),
-])
-
-M("OffsetDeleteRequest", "request", 47, "0", "none", [
-    F("GroupId", "string", "0+"),
-    F("Topics", "[]OffsetDeleteRequestTopic", "0+", fields=[
-        F("Name", "string", "0+"),
-        F("Partitions", "[]OffsetDeleteRequestPartition", "0+", fields=[
-            F("PartitionIndex", "int32", "0+"),
-        ]),
-    ]),
-])
-
-M("OffsetDeleteResponse", "response", 47, "0", "none", [
-    F("ErrorCode", "int16", "0+"),
-    F("ThrottleTimeMs", "int32", "0+"),
-    F("Topics", "[]OffsetDeleteResponseTopic", "0+", fields=[
-        F("Name", "string", "0+"),
-        F("Partitions", "[]OffsetDeleteResponsePartition", "0+", fields=[
-            F("PartitionIndex", "int32", "0+"),
-            F("ErrorCode", "int16", "0+"),
-        ]),
-    ]),
-])
-
-# DescribeConfigs (what kafka-configs.sh --describe and the admin clients send), from Kafka's JSON spec.
-M("DescribeConfigsRequest", "request", 32, "0-4", "4+", [
-    F("Resources", "[]DescribeConfigsResource", "0+", fields=[
-        F("ResourceType", "int8", "0+"),
-        F("ResourceName", "string", "0+"),
-        F("ConfigurationKeys", "[]string", "0+", nullable="0+"),
-    ]),
-    F("IncludeSynonyms", "bool", "1+", default=False),
-    F("IncludeDocumentation", "bool", "3+", default=False),
-])
-
-M("DescribeConfigsResponse", "response", 32, "0-4", "4+", [
-    F("ThrottleTimeMs", "int32", "0+"),
-    F("Results", "[]DescribeConfigsResult", "0+", fields=[
-        F("ErrorCode", "int16", "0+"),
-        F("ErrorMessage", "string", "0+", nullable="0+"),
-        F("ResourceType", "int8", "0+"),
-        F("ResourceName", "string", "0+"),
-        F("Configs", "[]DescribeConfigsResourceResult", "0+", fields=[
-            F("Name", "string", "0+"),
-            F("Value", "string", "0+", nullable="0+"),
-            F("ReadOnly", "bool", "0+"),
-            F("IsDefault", "bool", "0"),
-            F("ConfigSource", "int8", "1+", default=-1),
-            F("IsSensitive", "bool", "0+"),
-            F("Synonyms", "[]DescribeConfigsSynonym", "1+", fields=[
-                F("Name", "string", "1+"),
-                F("Value", "string", "1+", nullable="0+"),
-                F("Source", "int8", "1+"),
-            ]),
-            F("ConfigType", "int8", "3+", default=0),
-            F("Documentation", "string", "3+", nullable="0+"),
-        ]),
-    ]),
-])

@@ -2,10 +2,11 @@
 
 Usage::
 
-    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--metadata-records DIR] [--check]
+    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--all-specs DIR] [--metadata-records DIR] [--check]
 
-Two regions, one per spec folder: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs``
-relative to the repository root) and the metadata records of ``__cluster_metadata`` (default
+Two regions: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs`` relative to the
+repository root, plus the ``FROM_ALL`` messages from ``--all-specs``, default
+``../shared/reference/kafka-message-specs-all``) and the metadata records of ``__cluster_metadata`` (default
 ``../shared/reference/kafka-metadata-records``; kind ``metadata``, the api key is the record type).
 Only facts are carried over: message and field names, types, version ranges, nullable/tagged/flexible
 versions, tags, api keys and defaults. Comments and ``about`` prose are not copied. ``commonStructs`` are
@@ -26,6 +27,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
 DEFAULT_METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
+DEFAULT_ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-all"
+#: messages kraftwire speaks that only the complete spec folder has (the curated one wins where both have a file)
+FROM_ALL = (
+    "BrokerHeartbeatRequest", "BrokerHeartbeatResponse", "BrokerRegistrationRequest", "BrokerRegistrationResponse",
+    "DeleteGroupsRequest", "DeleteGroupsResponse", "DescribeConfigsRequest", "DescribeConfigsResponse",
+    "DescribeGroupsRequest", "DescribeGroupsResponse", "ListGroupsRequest", "ListGroupsResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse",
+)
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
 END = "# ---- END GENERATED ----\n"
@@ -96,16 +105,25 @@ def render_spec(spec: dict) -> str:
     return head + body + "])\n"
 
 
-def render(spec_dir: Path, begin: str = BEGIN, end: str = END) -> str:
+def spec_paths(spec_dir: Path, all_dir: Path | None = None) -> list[Path]:
+    """Every spec of ``spec_dir``, plus the ``FROM_ALL`` ones of ``all_dir`` it lacks, sorted by file name."""
+    paths = {p.name: p for p in spec_dir.glob("*.json")}
+    if all_dir is not None:
+        for name in FROM_ALL:
+            paths.setdefault(f"{name}.json", all_dir / f"{name}.json")
+    return [paths[n] for n in sorted(paths)]
+
+
+def render(spec_dir: Path, all_dir: Path | None = None, begin: str = BEGIN, end: str = END) -> str:
     parts = [begin]
-    for path in sorted(spec_dir.glob("*.json")):
+    for path in spec_paths(spec_dir, all_dir):
         parts.append(render_spec(load_spec(path)))
     parts.append(end)
     return "".join(parts)
 
 
 def render_metadata(spec_dir: Path) -> str:
-    return render(spec_dir, BEGIN_METADATA, END_METADATA)
+    return render(spec_dir, None, BEGIN_METADATA, END_METADATA)
 
 
 def splice(current: str, generated: str) -> str:
@@ -129,13 +147,21 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         metadata_dir = Path(args[i + 1])
         del args[i:i + 2]
+    all_dir = DEFAULT_ALL_DIR
+    if "--all-specs" in args:
+        i = args.index("--all-specs")
+        if i + 1 >= len(args):
+            print("--all-specs needs a directory", file=sys.stderr)
+            return 2
+        all_dir = Path(args[i + 1])
+        del args[i:i + 2]
     spec_dir = Path(args[0]) if args else DEFAULT_SPEC_DIR
-    for d in (spec_dir, metadata_dir):
+    for d in (spec_dir, metadata_dir, all_dir):
         if not d.is_dir():
             print(f"spec directory not found: {d}", file=sys.stderr)
             return 2
     current = SCHEMAS_PY.read_text()
-    updated = splice(splice(current, render(spec_dir)), render_metadata(metadata_dir))
+    updated = splice(splice(current, render(spec_dir, all_dir)), render_metadata(metadata_dir))
     if check:
         if updated != current:
             print(f"{SCHEMAS_PY} is out of date; run python -m kraftwire.tools.generate_schemas", file=sys.stderr)
