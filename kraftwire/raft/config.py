@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kraftwire.config import default
+from kraftwire.errors import ConfigError
 from kraftwire.ids import NO_ID
 
 #: Kafka's MAX_BATCH_SIZE_BYTES (= MAX_FETCH_SIZE_BYTES): 8 MiB.
@@ -79,8 +80,6 @@ class RaftConfig:
         return len(self.voters) // 2 + 1
 
     def validate(self) -> "RaftConfig":
-        from kraftwire.errors import ConfigError
-
         if not self.voters:
             raise ConfigError("controller.quorum.voters", sorted(self.voters), "at least one voter is required")
         for key, value in (

@@ -13,7 +13,6 @@ write path.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
 
 from kraftwire.errors import CorruptRecordError, NotLeaderError, RaftFatalError, RecordTooLargeError  # noqa: F401
 from kraftwire.ids import NO_ID, ReplicaKey
@@ -24,31 +23,21 @@ from kraftwire.raft.config import RaftConfig
 from kraftwire.raft.control_records import leader_change_batch
 from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotStored
+from kraftwire.raft.handlers import RESPONSE_OF, dispatch
+from kraftwire.raft.handlers.begin_quorum_epoch import send_begin_quorum_epoch
+from kraftwire.raft.handlers.end_quorum_epoch import send_end_quorum_epoch
+from kraftwire.raft.handlers.fetch import answer_fetch, maybe_send_fetch
+from kraftwire.raft.handlers.vote import send_vote_requests
 from kraftwire.raft.leader import NEVER, LeaderState
 from kraftwire.raft.listener import BytesSerde, LeaderAndEpoch, Listener, ListenerHub, RecordSerde, serializer_of
+from kraftwire.raft.observer import ObserverTarget
+from kraftwire.raft.purgatory import FetchPurgatory
 from kraftwire.raft.quorum_state import QuorumState, Rng
+from kraftwire.raft.requests import Outstanding, OutstandingRequests
 from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
 from kraftwire.raft.snapshots import Snapshots
 from kraftwire.records import BatchInfo, validate_batches
-
-
-@dataclass(slots=True)
-class Outstanding:
-    kind: type
-    dest: int
-    epoch: int
-    deadline_ms: int
-
-
-@dataclass(slots=True)
-class ParkedFetch:
-    request: m.FetchRequest
-    deadline_ms: int
-    #: the high watermark the fetching replica knows; a different one is news for it
-    high_watermark: int | None
-    #: when high-watermark news alone answers it (set when the news appears: that time + the linger)
-    news_due_ms: int | None = None
 
 
 class RaftNode:
@@ -72,25 +61,28 @@ class RaftNode:
         self.quorum = QuorumState(config, rng)
         self.quorum.initialize(stored, log.last_fetched_epoch(), now_ms)
         self._now = now_ms
-        self._b = ReadyBuilder()
+        #: the handlers' step interface: the Ready being built by this ``handle``/``poll`` (log, snapshot, persist
+        #: and message operations in the order ``ready.py`` defines)
+        self.step = ReadyBuilder()
         self._ready_number = 0
-        self._next_correlation = rng.randrange(1, 1 << 30)
-        self._outstanding: dict[int, Outstanding] = {}
-        self._retry_after: dict[int, int] = {}
-        self._flushed = log.flushed_offset()
+        self.requests = OutstandingRequests(rng.randrange(1, 1 << 30), RESPONSE_OF)
+        #: destination -> when a request to it may be retried (after a failure)
+        self.retry_after: dict[int, int] = {}
+        #: the local log's durable end, as the host last reported it (``LogFlushed``)
+        self.flushed_offset = log.flushed_offset()
         self._hw = log.high_watermark()
-        self._parked: dict[int, ParkedFetch] = {}
+        self.purgatory = FetchPurgatory()
         self._accumulator: BatchAccumulator | None = None
         self._wake_now = False
-        self._fetch_retry_ms = 0
+        #: a follower's next Fetch is not sent before this time
+        self.fetch_retry_ms = 0
         self._deferred_persist: ElectionState | None = None
-        self._defer_vote_persist = False
+        #: Mutations.reply_vote_before_persist only: the next vote's persist waits for the following Ready
+        self.defer_vote_persist = False
         self._deferred_truncate: int | None = None
         self.listeners = ListenerHub(log, self.serde, config.max_fetch_bytes)
         self.snapshots = Snapshots(self)
-        self._observer_target: int | None = None
-        #: voters an observer gave up on since its last successful fetch (a quiet leader, requests that timed out)
-        self._quiet_voters: set[int] = set()
+        self.observer = ObserverTarget(config.voters, rng)
         self._on_enter(now_ms)
 
     # ================================================================================================================
@@ -123,13 +115,13 @@ class RaftNode:
         if isinstance(event, Received):
             self._on_message(event.message, now_ms)
         elif isinstance(event, LogFlushed):
-            self._flushed = max(self._flushed, min(event.offset, self.log.end_offset()))
+            self.flushed_offset = max(self.flushed_offset, min(event.offset, self.log.end_offset()))
         elif isinstance(event, RequestFailed):
-            out = self._outstanding.pop(event.correlation_id, None)
+            out = self.requests.pop(event.correlation_id)
             if out is not None:
-                self._retry_after[out.dest] = now_ms + self.config.retry_backoff_ms
+                self.retry_after[out.dest] = now_ms + self.config.retry_backoff_ms
                 if out.kind is m.FetchRequest:
-                    self._fetch_retry_ms = now_ms + self.config.retry_backoff_ms
+                    self.fetch_retry_ms = now_ms + self.config.retry_backoff_ms
         elif isinstance(event, SnapshotStored):
             pass  # the core reads the log's snapshot list at the start of every step; the event only wakes it
         else:
@@ -168,8 +160,8 @@ class RaftNode:
         self._append_leader_batches(acc.drain_built(now_ms))
         first = acc.next_offset
         acc.skip(count)
-        self._b.log_ops.append(AppendAsLeader(bytes(raw_batch), self.epoch, tuple(result.batches)))
-        self._b.flush = True
+        self.step.log_ops.append(AppendAsLeader(bytes(raw_batch), self.epoch, tuple(result.batches)))
+        self.step.flush = True
         return first, first + count - 1
 
     def resign(self, now_ms: int) -> None:
@@ -184,7 +176,7 @@ class RaftNode:
         self._now = now_ms
         log = self.log
         # truncation takes durability with it; a log restarted at a snapshot is durable up to its start
-        self._flushed = max(min(self._flushed, log.end_offset()), log.start_offset())
+        self.flushed_offset = max(min(self.flushed_offset, log.end_offset()), log.start_offset())
         self._hw = max(self._hw, log.high_watermark())
         self.snapshots.maybe_install()
         if self._deferred_truncate is not None:  # Mutations.hw_before_truncate
@@ -206,17 +198,19 @@ class RaftNode:
         self.snapshots.maybe_advance_log_start()
         self.snapshots.maybe_create(now_ms)
         persist = self.quorum.take_pending_persist()
-        if self._defer_vote_persist:  # Mutations.reply_vote_before_persist: the grant leaves, its record waits
-            self._defer_vote_persist = False
+        if self.defer_vote_persist:  # Mutations.reply_vote_before_persist: the grant leaves, its record waits
+            self.defer_vote_persist = False
             persist, self._deferred_persist = self._deferred_persist, persist
         elif self._deferred_persist is not None:
             persist = persist or self._deferred_persist
             self._deferred_persist = None
         if persist is not None:
-            self._b.persist = persist
+            self.step.persist = persist
         self._ready_number += 1
-        ready = self._b.build(self._ready_number, self._next_wakeup(now_ms))
-        self._b = ReadyBuilder()
+        ready = self.step.build(self._ready_number, self._next_wakeup(now_ms))
+        #: the handlers' step interface: the Ready being built by this ``handle``/``poll`` (log, snapshot, persist
+        #: and message operations in the order ``ready.py`` defines)
+        self.step = ReadyBuilder()
         return ready
 
     def _next_wakeup(self, now_ms: int) -> int:
@@ -232,12 +226,11 @@ class RaftNode:
                 value = getattr(state, attr, None)
                 if value is not None:
                     times.append(value)
-        times.extend(o.deadline_ms for o in self._outstanding.values())
-        times.extend(p.deadline_ms if p.news_due_ms is None else min(p.deadline_ms, p.news_due_ms)
-                     for p in self._parked.values())
-        times.extend(t for t in self._retry_after.values() if t > now_ms)
-        if self._fetch_retry_ms > now_ms:
-            times.append(self._fetch_retry_ms)
+        times.extend(self.requests.deadlines())
+        times.extend(self.purgatory.deadlines())
+        times.extend(t for t in self.retry_after.values() if t > now_ms)
+        if self.fetch_retry_ms > now_ms:
+            times.append(self.fetch_retry_ms)
         if self._accumulator is not None:
             deadline = self._accumulator.next_deadline_ms()
             if deadline is not None:
@@ -249,60 +242,38 @@ class RaftNode:
     # requests out
     # ================================================================================================================
     def next_correlation_id(self) -> int:
-        cid = self._next_correlation
-        self._next_correlation = (self._next_correlation + 1) & 0x7FFFFFFF
-        return cid
+        return self.requests.next_correlation_id()
 
     def send_request(self, make, dest: int, now_ms: int, *, after_flush: bool = False, timeout_ms: int | None = None):
         """Build a request with a fresh correlation id (``make(correlation_id)``), remember it, queue it."""
         cid = self.next_correlation_id()
         request = make(cid)
         deadline = now_ms + (timeout_ms if timeout_ms is not None else self.config.request_timeout_ms)
-        self._outstanding[cid] = Outstanding(type(request), dest, self.epoch, deadline)
-        (self._b.send_after_flush if after_flush else self._b.send).append(request)
+        self.requests.add(cid, type(request), dest, self.epoch, deadline)
+        (self.step.send_after_flush if after_flush else self.step.send).append(request)
         return request
 
     def reply(self, response: m.Message) -> None:
-        self._b.send.append(response)
+        self.step.send.append(response)
 
     def has_outstanding(self, kind: type, dest: int | None = None) -> bool:
-        return any(o.kind is kind and (dest is None or o.dest == dest) for o in self._outstanding.values())
+        return self.requests.has(kind, dest)
 
     def _expire_outstanding(self, now_ms: int) -> None:
-        for cid in [c for c, o in self._outstanding.items() if o.deadline_ms <= now_ms]:
-            out = self._outstanding.pop(cid)
+        for out in self.requests.expire(now_ms):
             self.counters["request_timeouts"] += 1
             if out.kind is m.FetchRequest and not self.quorum.is_voter:
                 # try another voter than the one that did not answer (and than a leader that went quiet)
                 state = self.quorum.state
-                quiet = state.leader_id if isinstance(state, FollowerState) and self._observer_target is not None \
+                quiet = state.leader_id if isinstance(state, FollowerState) and self.observer.target is not None \
                     else None
-                self.pick_observer_target(unresponsive=(out.dest, quiet))
+                self.observer.pick(unresponsive=(out.dest, quiet))
 
-    def pick_observer_target(self, *, unresponsive=(), skip=()) -> None:
-        """Pick a random voter to fetch from. ``unresponsive`` voters (a leader that went quiet, one whose request
-        timed out) are skipped until a fetch succeeds again; ``skip`` (one that just answered without naming a
-        leader) only this time. A dead node's port may hang rather than refuse, so a live voter is always preferred;
-        when every voter is unresponsive, all are tried again."""
-        self._quiet_voters.update(v for v in unresponsive if v is not None)
-        voters = sorted(self.config.voters)
-        alive = [v for v in voters if v not in self._quiet_voters]
-        if not alive:
-            self._quiet_voters.clear()
-            alive = voters
-        choices = [v for v in alive if v not in skip] or alive
-        self._observer_target = choices[self.rng.randrange(0, len(choices))]
-
-    def _match_response(self, response: m.Response) -> Outstanding | None:
+    def match_response(self, response: m.Response) -> Outstanding | None:
         """The outstanding request this response answers, or None (unknown correlation id, wrong peer or type,
         or the local epoch changed since the request was sent): such responses are ignored."""
-        out = self._outstanding.get(response.correlation_id)
-        expected = _RESPONSE_OF.get(out.kind) if out is not None else None
-        if out is None or out.dest != response.src or not isinstance(response, expected):
-            self.counters["stale_responses"] += 1
-            return None
-        del self._outstanding[response.correlation_id]
-        if out.epoch != self.epoch:
+        out, current = self.requests.match(response, self.epoch)
+        if not current:
             self.counters["stale_responses"] += 1
             return None
         return out
@@ -311,8 +282,6 @@ class RaftNode:
     # messages in
     # ================================================================================================================
     def _on_message(self, message: m.Message, now_ms: int) -> None:
-        from kraftwire.raft.handlers import dispatch
-
         dispatch(self, message, now_ms)
 
     def observe_epoch(self, epoch: int, leader_id: int, now_ms: int) -> bool:
@@ -337,12 +306,12 @@ class RaftNode:
     # ================================================================================================================
     def _on_leave(self) -> None:
         state = self.quorum.state
-        if isinstance(state, (LeaderState, ResignedState)) or self._parked:
+        if isinstance(state, (LeaderState, ResignedState)) or self.purgatory:
             self._complete_parked(m.NOT_LEADER_OR_FOLLOWER)
         self._accumulator = None
-        self._outstanding.clear()
-        self._retry_after.clear()
-        self._observer_target = None
+        self.requests.clear()
+        self.retry_after.clear()
+        self.observer.target = None
 
     def _on_enter(self, now_ms: int) -> None:
         state = self.quorum.state
@@ -396,18 +365,18 @@ class RaftNode:
         start = self.log.end_offset()
         leader = self.quorum.to_leader(now_ms, start)
         self.counters["leaders_elected"] += 1
-        self._b.log_ops.append(InitializeLeaderEpoch(leader.epoch))
+        self.step.log_ops.append(InitializeLeaderEpoch(leader.epoch))
         batch = leader_change_batch(
             self.local_id, self.config.voters, leader.granting_voters, epoch=leader.epoch, base_offset=start,
             timestamp=now_ms,
         )
-        self._b.log_ops.append(AppendAsLeader(batch, leader.epoch))
-        self._b.flush = True
+        self.step.log_ops.append(AppendAsLeader(batch, leader.epoch))
+        self.step.flush = True
         self._accumulator = BatchAccumulator(
             epoch=leader.epoch, next_offset=start + 1, linger_ms=self.config.append_linger_ms,
             max_batch_size=self.config.max_batch_size_bytes,
         )
-        leader.update_local_end_offset(self._flushed, now_ms)
+        leader.update_local_end_offset(self.flushed_offset, now_ms)
         self._on_enter(now_ms)
 
     def _resign(self, now_ms: int) -> None:
@@ -430,9 +399,8 @@ class RaftNode:
                 state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
                 # the leader went quiet: ask another voter who leads now, at once (a Fetch still waiting on the
                 # quiet one is given up: a dead node's port may hang rather than refuse; a late answer is stale)
-                self.pick_observer_target(unresponsive=(state.leader_id, self._observer_target))
-                for cid in [c for c, o in self._outstanding.items() if o.kind is m.FetchRequest]:
-                    del self._outstanding[cid]
+                self.observer.pick(unresponsive=(state.leader_id, self.observer.target))
+                self.requests.drop(lambda o: o.kind is not m.FetchRequest)
             return
         if isinstance(state, UnattachedState):
             if now_ms >= state.election_deadline_ms:
@@ -497,8 +465,6 @@ class RaftNode:
     # elections
     # ================================================================================================================
     def _send_vote_requests(self, now_ms: int) -> None:
-        from kraftwire.raft.handlers.vote import send_vote_requests
-
         send_vote_requests(self, now_ms)
 
     def maybe_win_election(self, now_ms: int) -> None:
@@ -508,25 +474,23 @@ class RaftNode:
     # follower side
     # ================================================================================================================
     def _maybe_send_fetch(self, now_ms: int) -> None:
-        from kraftwire.raft.handlers.fetch import maybe_send_fetch
-
         maybe_send_fetch(self, now_ms)
 
     def set_fetch_retry(self, at_ms: int) -> None:
-        self._fetch_retry_ms = at_ms
+        self.fetch_retry_ms = at_ms
 
     def emit_high_watermark(self, offset: int) -> None:
         """Record a new high watermark (never lower than the current one)."""
         if offset > self._hw:
             self._hw = offset
-            self._b.high_watermark = offset
+            self.step.high_watermark = offset
 
     def wake_now(self) -> None:
         self._wake_now = True
 
     def truncate(self, offset: int) -> None:
-        self._b.log_ops.append(TruncateTo(offset))
-        self._flushed = min(self._flushed, offset)
+        self.step.log_ops.append(TruncateTo(offset))
+        self.flushed_offset = min(self.flushed_offset, offset)
 
     def defer_truncate(self, offset: int) -> None:
         self._deferred_truncate = offset
@@ -542,19 +506,17 @@ class RaftNode:
 
     def _append_leader_batches(self, built: list[tuple[bytes, BatchInfo]]) -> None:
         for data, info in built:
-            self._b.log_ops.append(AppendAsLeader(data, self.epoch, (info,)))
-            self._b.flush = True
+            self.step.log_ops.append(AppendAsLeader(data, self.epoch, (info,)))
+            self.step.flush = True
 
     def replication_limit(self) -> int:
         """The leader never replicates past its own flushed offset."""
         if self.config.mutations.replicate_past_flush:
             return self.log.end_offset()
-        return min(self._flushed, self.log.end_offset())
+        return min(self.flushed_offset, self.log.end_offset())
 
     def _leader_work(self, leader: LeaderState, now_ms: int) -> None:
-        from kraftwire.raft.handlers.begin_quorum_epoch import send_begin_quorum_epoch
-
-        local_end = self.log.end_offset() if self.config.mutations.count_unflushed_toward_hw else self._flushed
+        local_end = self.log.end_offset() if self.config.mutations.count_unflushed_toward_hw else self.flushed_offset
         if leader.update_local_end_offset(local_end, now_ms):
             self.emit_high_watermark(leader.high_watermark)
         if self._accumulator is not None:
@@ -568,32 +530,19 @@ class RaftNode:
         """Hold an empty answer until new durable data, MaxWaitMs, resignation, or a high watermark other than
         ``high_watermark`` (the one the replica knows) once that news is ``high_watermark_linger_ms`` old. One
         parked fetch per replica id (a newer one replaces the older)."""
-        key = request.replica_id if request.replica_id != NO_ID else -request.correlation_id - 2
-        self._parked[key] = ParkedFetch(request, now_ms + request.max_wait_ms, high_watermark)
+        self.purgatory.park(request, now_ms, high_watermark)
 
     def complete_ready_parked(self, now_ms: int) -> None:
-        from kraftwire.raft.handlers.fetch import answer_fetch
-
         leader = self.quorum.state
-        if not isinstance(leader, LeaderState) or not self._parked:
+        if not isinstance(leader, LeaderState) or not self.purgatory:
             return
-        limit = self.replication_limit()
-        linger = self.config.high_watermark_linger_ms
-        hw = leader.high_watermark
-        for key, parked in list(self._parked.items()):
-            due = limit > parked.request.fetch_offset or now_ms >= parked.deadline_ms
-            if not due and hw != parked.high_watermark:
-                if parked.news_due_ms is None:
-                    parked.news_due_ms = now_ms + linger
-                due = now_ms >= parked.news_due_ms
-            if due:
-                del self._parked[key]
-                self.counters["purgatory_completions"] += 1
-                answer_fetch(self, parked.request, now_ms, allow_park=False)
+        for request in self.purgatory.take_due(now_ms, self.replication_limit(), leader.high_watermark,
+                                               self.config.high_watermark_linger_ms):
+            self.counters["purgatory_completions"] += 1
+            answer_fetch(self, request, now_ms, allow_park=False)
 
     def _complete_parked(self, error: int) -> None:
-        for parked in self._parked.values():
-            req = parked.request
+        for req in self.purgatory.take_all():
             self.counters["purgatory_completions"] += 1
             self.reply(
                 m.FetchResponse(
@@ -601,11 +550,8 @@ class RaftNode:
                     high_watermark=self._hw,
                 )
             )
-        self._parked.clear()
 
     def _send_end_quorum_epoch(self, state: ResignedState, now_ms: int) -> None:
-        from kraftwire.raft.handlers.end_quorum_epoch import send_end_quorum_epoch
-
         send_end_quorum_epoch(self, state, now_ms)
 
     # ================================================================================================================
@@ -622,5 +568,3 @@ class RaftNode:
     def _notify_all_leaders(self) -> None:
         self.listeners.notify_leader(self._current_leader_for_listeners())
 
-
-from kraftwire.raft.handlers import RESPONSE_OF as _RESPONSE_OF  # noqa: E402  (handlers import node lazily)

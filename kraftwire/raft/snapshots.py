@@ -70,7 +70,7 @@ class Snapshots:
             end -= 1  # planted bug: one record inside the last batch
         values = [node.serde.serialize(r) for r in ctx.listener.snapshot_records()]
         snapshot_id = SnapshotId(end, ctx.last_epoch)
-        node._b.snapshot_ops.append(CreateSnapshot(snapshot_id, build_snapshot(values, epoch=ctx.last_epoch,
+        node.step.snapshot_ops.append(CreateSnapshot(snapshot_id, build_snapshot(values, epoch=ctx.last_epoch,
                                                                                timestamp=now_ms)))
         node.counters["snapshots_created"] += 1
         self.last_snapshot_ms = now_ms
@@ -84,7 +84,7 @@ class Snapshots:
             self.pending_delete = None
             return
         if pending is not None and pending in set(self.node.log.snapshot_ids()):
-            self.node._b.snapshot_ops.append(DeleteBeforeSnapshot(pending))
+            self.node.step.snapshot_ops.append(DeleteBeforeSnapshot(pending))
             self.pending_delete = None
 
     # --- installing --------------------------------------------------------------------------------------------------
@@ -98,7 +98,7 @@ class Snapshots:
             return
         d.data += chunk
         if len(d.data) >= size:
-            self.node._b.snapshot_ops.append(StoreSnapshot(snapshot_id, bytes(d.data)))
+            self.node.step.snapshot_ops.append(StoreSnapshot(snapshot_id, bytes(d.data)))
             self.installing = snapshot_id
             self.download = None
             self.node.wake_now()
@@ -106,7 +106,7 @@ class Snapshots:
     def maybe_install(self) -> None:
         installing = self.installing
         if installing is not None and installing in set(self.node.log.snapshot_ids()):
-            self.node._b.log_ops.append(TruncateToLatestSnapshot())
+            self.node.step.log_ops.append(TruncateToLatestSnapshot())
             self.node.counters["snapshot_installs"] += 1
             self.installing = None
             self.node.wake_now()

@@ -70,7 +70,7 @@ def dispatch(node, message: m.Message, now_ms: int) -> None:
     if message.leader_epoch > node.epoch and node.observe_epoch(message.leader_epoch, message.leader_id, now_ms):
         node.counters["epoch_learned_from_response"] += 1
         return
-    out = node._match_response(message)
+    out = node.match_response(message)
     if out is None:
         return
     if node.observe_epoch(message.leader_epoch, message.leader_id, now_ms):

@@ -37,12 +37,12 @@ def handle_response(node, resp: m.BeginQuorumEpochResponse, out, now_ms: int) ->
     if isinstance(state, LeaderState) and resp.error == m.NONE:
         state.acknowledge(resp.src)
     elif resp.error != m.NONE:
-        node._retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
+        node.retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
 
 
 def send_begin_quorum_epoch(node, leader: LeaderState, now_ms: int) -> None:
     for voter in sorted(leader.unacknowledged):
-        if node.has_outstanding(m.BeginQuorumEpochRequest, voter) or node._retry_after.get(voter, 0) > now_ms:
+        if node.has_outstanding(m.BeginQuorumEpochRequest, voter) or node.retry_after.get(voter, 0) > now_ms:
             continue
         node.send_request(
             lambda cid, voter=voter: m.BeginQuorumEpochRequest(

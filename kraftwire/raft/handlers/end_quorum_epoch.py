@@ -40,7 +40,7 @@ def handle_response(node, resp: m.EndQuorumEpochResponse, out, now_ms: int) -> N
 def send_end_quorum_epoch(node, state: ResignedState, now_ms: int) -> None:
     preferred = tuple(ReplicaKey(v) for v in state.preferred_successors)
     for voter in sorted(state.unacknowledged):
-        if node.has_outstanding(m.EndQuorumEpochRequest, voter) or node._retry_after.get(voter, 0) > now_ms:
+        if node.has_outstanding(m.EndQuorumEpochRequest, voter) or node.retry_after.get(voter, 0) > now_ms:
             continue
         node.send_request(
             lambda cid, voter=voter: m.EndQuorumEpochRequest(

@@ -21,6 +21,7 @@ from kraftwire.ids import NO_ID, OffsetAndEpoch, SnapshotId
 from kraftwire.log.api import ValidationKind
 from kraftwire.raft import messages as m
 from kraftwire.raft.epoch_filter import filter_fetched
+from kraftwire.raft.handlers.fetch_snapshot import send_fetch_snapshot, start_snapshot_fetch
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.ready import AppendAsFollower
 from kraftwire.raft.states import FollowerState, ResignedState, UnattachedState
@@ -99,11 +100,9 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
 def fetch_target(node) -> int | None:
     state = node.quorum.state
     if isinstance(state, FollowerState):
-        return state.leader_id if node._observer_target is None or node.quorum.is_voter else node._observer_target
+        return state.leader_id if node.observer.target is None or node.quorum.is_voter else node.observer.target
     if not node.quorum.is_voter and isinstance(state, UnattachedState):
-        if node._observer_target is None:
-            node.pick_observer_target()
-        return node._observer_target
+        return node.observer.pick() if node.observer.target is None else node.observer.target
     return None
 
 
@@ -121,20 +120,18 @@ def send_fetch(node, dest: int, now_ms: int, *, fetch_offset: int, last_fetched_
 
 def maybe_send_fetch(node, now_ms: int) -> None:
     dest = fetch_target(node)
-    if dest is None or now_ms < node._fetch_retry_ms or node.snapshots.installing is not None:
+    if dest is None or now_ms < node.fetch_retry_ms or node.snapshots.installing is not None:
         return
     if node.has_outstanding(m.FetchRequest) or node.has_outstanding(m.FetchSnapshotRequest):
         return
     if node.snapshots.download is not None:
-        from kraftwire.raft.handlers.fetch_snapshot import send_fetch_snapshot
-
         return send_fetch_snapshot(node, dest, now_ms)
-    if node._b.log_ops:  # the log will change when this Ready runs: fetch from the new end next step
+    if node.step.log_ops:  # the log will change when this Ready runs: fetch from the new end next step
         node.wake_now()
         return
     log = node.log
-    if log.end_offset() > node._flushed and not node.config.mutations.fetch_past_flush:
-        node._b.flush = True
+    if log.end_offset() > node.flushed_offset and not node.config.mutations.fetch_past_flush:
+        node.step.flush = True
         return  # fetch again once LogFlushed says the log is durable
     send_fetch(
         node, dest, now_ms, fetch_offset=log.end_offset(), last_fetched_epoch=log.last_fetched_epoch(),
@@ -158,15 +155,14 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
         if not node.quorum.is_voter:
             named = resp.leader_id
             if (isinstance(state, FollowerState) and named == state.leader_id and named not in (NO_ID, resp.src)
-                    and named not in node._quiet_voters):
-                node._observer_target = None  # the answer named our leader, which has not gone quiet: fetch from it
+                    and named not in node.observer.quiet):
+                node.observer.target = None  # the answer named our leader, which has not gone quiet: fetch from it
             else:
-                node.pick_observer_target(skip=(resp.src,))
+                node.observer.pick(skip=(resp.src,))
         return
     if not isinstance(state, FollowerState) or resp.src != state.leader_id:
         return
-    node._observer_target = None
-    node._quiet_voters.clear()
+    node.observer.fetched()
     state.last_fetch_success_ms = now_ms
     state.fetch_deadline_ms = now_ms + node.config.fetch_timeout_ms
     log = node.log
@@ -188,8 +184,6 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
         return
     if resp.snapshot_id is not None:
         node.counters["snapshot_needed"] += 1
-        from kraftwire.raft.handlers.fetch_snapshot import start_snapshot_fetch
-
         start_snapshot_fetch(node, resp.snapshot_id, now_ms)
         return
     result = filter_fetched(
@@ -203,8 +197,8 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     if result.dropped_batches:
         node.counters["epoch_filter_drops"] += 1
     if result.batch_count:
-        node._b.log_ops.append(AppendAsFollower(result.records, node.epoch, result.batches))
-        node._b.flush = True
+        node.step.log_ops.append(AppendAsFollower(result.records, node.epoch, result.batches))
+        node.step.flush = True
     if resp.high_watermark >= 0:
         node.emit_high_watermark(min(result.end_offset, resp.high_watermark))
     if result.batch_count:

@@ -79,7 +79,7 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
         already = getattr(state, "voted_key", None)
         if already is None or not already.matches(req.candidate_key):
             node.become_voted(req.candidate_epoch, req.candidate_key, now_ms)
-            node._defer_vote_persist = node.config.mutations.reply_vote_before_persist
+            node.defer_vote_persist = node.config.mutations.reply_vote_before_persist
         node.counters["votes_granted"] += 1
     answer(m.NONE, granted)
 
@@ -87,7 +87,7 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
 def handle_response(node, resp: m.VoteResponse, out, now_ms: int) -> None:
     state = node.quorum.state
     if resp.error != m.NONE:
-        node._retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
+        node.retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
         return
     if resp.pre_vote:
         if not isinstance(state, ProspectiveState):
@@ -112,14 +112,14 @@ def send_vote_requests(node, now_ms: int) -> None:
         return
     pre_vote = isinstance(state, ProspectiveState)
     log = node.log
-    needs_flush = log.end_offset() > node._flushed
+    needs_flush = log.end_offset() > node.flushed_offset
     for voter in sorted(state.tally.unrecorded()):
         if voter == node.local_id or node.has_outstanding(m.VoteRequest, voter):
             continue
-        if node._retry_after.get(voter, 0) > now_ms:
+        if node.retry_after.get(voter, 0) > now_ms:
             continue
         if needs_flush:
-            node._b.flush = True
+            node.step.flush = True
         node.send_request(
             lambda cid, voter=voter: m.VoteRequest(
                 node.local_id, voter, cid, node.config.cluster_id,
