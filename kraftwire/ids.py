@@ -68,6 +68,8 @@ class Endpoint:
         return f"{self.name}://{host}:{self.port}"
 
 
+#: the uuid type, for the pure layers' annotations (they never make ids: those are passed in)
+UUID = uuid.UUID
 ZERO_UUID = uuid.UUID(int=0)
 #: Kafka's fixed topic id of ``__cluster_metadata`` (Uuid.METADATA_TOPIC_ID = (0, 1)).
 METADATA_TOPIC_ID = uuid.UUID(int=1)

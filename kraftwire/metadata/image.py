@@ -14,19 +14,19 @@ bumps the partition epoch. ``BrokerRegistrationChangeRecord`` fences with 1 and 
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Mapping
 
 from kraftwire.errors import KraftwireError
+from kraftwire.ids import UUID, ZERO_UUID
 from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.metadata.version import FEATURE_NAME, BY_LEVEL, MetadataVersion
 from kraftwire.protocol import messages as m
 
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
-UNASSIGNED_DIR = uuid.UUID(int=0)
+UNASSIGNED_DIR = ZERO_UUID
 _EMPTY: Mapping = MappingProxyType({})
 
 
@@ -60,20 +60,20 @@ class FeatureRange:
 class BrokerRegistration:
     id: int
     epoch: int
-    incarnation_id: uuid.UUID
+    incarnation_id: UUID
     listeners: tuple[Endpoint, ...]
     features: tuple[FeatureRange, ...]
     rack: str | None
     fenced: bool
     in_controlled_shutdown: bool
-    log_dirs: tuple[uuid.UUID, ...] = ()
+    log_dirs: tuple[UUID, ...] = ()
     is_migrating_zk_broker: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class ControllerRegistration:
     id: int
-    incarnation_id: uuid.UUID
+    incarnation_id: UUID
     zk_migration_ready: bool
     listeners: tuple[Endpoint, ...]
     features: tuple[FeatureRange, ...]
@@ -82,7 +82,7 @@ class ControllerRegistration:
 @dataclass(frozen=True, slots=True)
 class PartitionRegistration:
     replicas: tuple[int, ...]
-    directories: tuple[uuid.UUID, ...]
+    directories: tuple[UUID, ...]
     isr: tuple[int, ...]
     removing_replicas: tuple[int, ...]
     adding_replicas: tuple[int, ...]
@@ -97,7 +97,7 @@ class PartitionRegistration:
 @dataclass(frozen=True, slots=True)
 class TopicImage:
     name: str
-    id: uuid.UUID
+    id: UUID
     partitions: Mapping[int, PartitionRegistration] = field(default_factory=_empty)
 
 
@@ -146,12 +146,12 @@ class MetadataImage:
     features: Mapping[str, int] = field(default_factory=_empty)
     brokers: Mapping[int, BrokerRegistration] = field(default_factory=_empty)
     controllers: Mapping[int, ControllerRegistration] = field(default_factory=_empty)
-    topics: Mapping[uuid.UUID, TopicImage] = field(default_factory=_empty)
-    topic_ids: Mapping[str, uuid.UUID] = field(default_factory=_empty)
+    topics: Mapping[UUID, TopicImage] = field(default_factory=_empty)
+    topic_ids: Mapping[str, UUID] = field(default_factory=_empty)
     configs: Mapping[tuple[int, str], Mapping[str, str]] = field(default_factory=_empty)
     client_quotas: Mapping[tuple[tuple[str, str | None], ...], Mapping[str, float]] = field(default_factory=_empty)
     producer_ids: ProducerIds = ProducerIds()
-    acls: Mapping[uuid.UUID, AclEntry] = field(default_factory=_empty)
+    acls: Mapping[UUID, AclEntry] = field(default_factory=_empty)
     scram: Mapping[tuple[int, str], ScramCredential] = field(default_factory=_empty)
     delegation_tokens: Mapping[str, DelegationToken] = field(default_factory=_empty)
     zk_migration_state: int = 0
@@ -267,7 +267,7 @@ class MetadataDelta:
             part = self._parts[name] = dict(getattr(self.image, name))
         return part
 
-    def _topic_parts(self, topic_id: uuid.UUID, what: str) -> tuple[TopicImage, dict]:
+    def _topic_parts(self, topic_id: UUID, what: str) -> tuple[TopicImage, dict]:
         topics = self._part("topics")
         t = topics.get(topic_id)
         if t is None:
