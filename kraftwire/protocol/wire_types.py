@@ -162,10 +162,23 @@ def reader_for_fixed(st: struct.Struct):
     return read
 
 
+#: uuid.UUID objects by their 16 bytes. Decoded messages repeat a few ids very often (a topic id per partition, a
+#: log directory per replica, the metadata topic's id in every Raft Fetch) and building a UUID costs ~1.7 us while a
+#: lookup costs ~0.1 us; UUIDs are immutable, so sharing one object is safe. Bounded: cleared when it is full.
+_UUID_CACHE: dict[bytes, _UUID] = {}
+_UUID_CACHE_MAX = 1 << 16
+
+
 def read_uuid(buf, pos, end, what):
     if end - pos < 16:
         raise truncated(what, pos, 16, end)
-    return _UUID(bytes=bytes(buf[pos:pos + 16])), pos + 16
+    raw = bytes(buf[pos:pos + 16])
+    value = _UUID_CACHE.get(raw)
+    if value is None:
+        if len(_UUID_CACHE) >= _UUID_CACHE_MAX:
+            _UUID_CACHE.clear()
+        value = _UUID_CACHE[raw] = _UUID(bytes=raw)
+    return value, pos + 16
 
 
 def write_uuid(append, value, what):
