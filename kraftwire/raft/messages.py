@@ -25,6 +25,7 @@ from kraftwire.error_codes import (  # Kafka's wire error codes (a data table in
     REQUEST_TIMED_OUT,
     SNAPSHOT_NOT_FOUND,
     UNKNOWN_LEADER_EPOCH,
+    UNSUPPORTED_VERSION,
 )
 
 

@@ -87,15 +87,18 @@ def test_invalid_vote_requests():
 
 
 def test_pre_vote_changes_nothing_and_follower_with_live_leader_rejects():
+    """A prospective asks with its current epoch (KIP-996 as Kafka sends it): granting it changes nothing."""
     h = NodeHarness(node_id=1)
-    ready = h.node.handle(Received(vote_request(1, pre=True)), 0)
+    ready = h.node.handle(Received(vote_request(0, pre=True)), 0)
     assert ready.send[0].vote_granted and ready.persist is None and h.node.epoch == 0
     sent = h.deliver(m.BeginQuorumEpochRequest(3, 1, 9, "kraftwire", voter_id=1, new_leader_id=3, new_leader_epoch=1))
     assert h.node.state_name == "Follower"
+    ready = h.node.handle(Received(vote_request(1, pre=True, cid=79)), h.now)
+    assert ready.send[0].vote_granted  # a follower that has not fetched from its leader yet grants it
     [f] = [s for s in sent if isinstance(s, m.FetchRequest)]
     h.deliver(m.FetchResponse(3, 1, f.correlation_id, m.NONE, 3, 1, high_watermark=0))
-    ready = h.node.handle(Received(vote_request(2, pre=True, cid=80)), h.now)
-    assert not ready.send[0].vote_granted
+    ready = h.node.handle(Received(vote_request(1, pre=True, cid=80)), h.now)
+    assert not ready.send[0].vote_granted and h.node.state_name == "Follower"
 
 
 def test_leader_writes_leader_change_then_commits_on_majority_flush():

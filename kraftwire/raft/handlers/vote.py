@@ -1,8 +1,19 @@
 """Vote (API 52) with KIP-996 PreVote: granting rules, sending vote requests, counting answers.
 
-A real vote in a higher epoch first moves the voter to Unattached(epoch) (durable). A granted real vote moves it to
-Voted (durable), so the grant only leaves the node after it is persisted (``Ready.persist`` precedes ``send``).
-A pre-vote never changes the voter's state or epoch.
+As Kafka's raft client does since KIP-996:
+
+* a prospective asks with its **current** epoch and PreVote=true (a candidate with the epoch it just started);
+* the receiver refuses a request whose last epoch is not below the candidate's epoch (real vote) or is above it
+  (pre-vote: the prospective may hold records of its own epoch) with INVALID_REQUEST, and an older epoch with
+  FENCED_LEADER_EPOCH;
+* a request in a higher epoch first moves the receiver to Unattached(epoch) (durable), pre-vote or not: the epoch is
+  a fact the sender has seen. A granted real vote moves it to Voted (durable), so the grant only leaves the node
+  after it is persisted (``Ready.persist`` precedes ``send``). A granted pre-vote changes nothing;
+* a pre-vote is granted when the prospective's log is at least as up to date, except by a leader, and by a follower
+  that has fetched from its leader in this epoch (a resigned leader grants it, as Kafka's does). One deliberate
+  difference: a follower its leader told it resigned (EndQuorumEpoch) grants pre-votes too, so the successor wins in
+  one round even when its pre-vote reaches that follower before the leader's EndQuorumEpoch does;
+* a peer that answers UNSUPPORTED_VERSION (an older Kafka without Vote v2) makes a prospective a candidate at once.
 """
 
 from __future__ import annotations
@@ -24,12 +35,8 @@ def can_grant_vote(node, req: m.VoteRequest, now_ms: int) -> bool:
     if req.pre_vote:
         if isinstance(state, LeaderState):
             return False
-        if isinstance(state, FollowerState):
-            fetched_recently = (
-                state.last_fetch_success_ms >= 0 and now_ms - state.last_fetch_success_ms < node.config.fetch_timeout_ms
-            )
-            if fetched_recently and not state.leader_resigned:
-                return False
+        if isinstance(state, FollowerState) and state.last_fetch_success_ms >= 0 and not state.leader_resigned:
+            return False  # it has a leader it fetched from in this epoch
         return _log_is_up_to_date(node, req)
     if isinstance(state, (LeaderState, CandidateState, ResignedState, FollowerState)):
         return False
@@ -55,22 +62,21 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
 
     if req.voter_id not in (node.local_id, NO_ID):
         return answer(m.INVALID_VOTER_KEY)
-    if req.last_offset < 0 or req.last_offset_epoch < 0 or req.last_offset_epoch >= req.candidate_epoch:
+    last_epoch, epoch = req.last_offset_epoch, req.candidate_epoch
+    if req.last_offset < 0 or last_epoch < 0 or (last_epoch > epoch if req.pre_vote else last_epoch >= epoch):
         return answer(m.INVALID_REQUEST)
+    if epoch < node.epoch:
+        return answer(m.FENCED_LEADER_EPOCH)
     if not node.quorum.is_voter or req.candidate_key.id not in node.config.voters:
-        return answer(m.NONE)
+        return answer(m.NONE)  # static voters: a non-voter's request moves nothing and its answer counts nowhere
+    if epoch > node.epoch:
+        # the election timer keeps running (only a granted vote restarts it, in become_voted)
+        node.become_unattached(epoch, now_ms, keep_timer=True)
     if req.pre_vote:
-        if req.candidate_epoch <= node.epoch:
-            return answer(m.NONE)
         granted = can_grant_vote(node, req, now_ms)
         if not granted:
             node.counters["prevote_rejections"] += 1
         return answer(m.NONE, granted)
-    if req.candidate_epoch < node.epoch:
-        return answer(m.NONE)
-    if req.candidate_epoch > node.epoch:
-        # the election timer keeps running (only a granted vote restarts it, in become_voted)
-        node.become_unattached(req.candidate_epoch, now_ms, keep_timer=True)
     granted = can_grant_vote(node, req, now_ms)
     if not granted and isinstance(node.quorum.state, CandidateState) and req.candidate_epoch == node.epoch:
         node.note_rival_candidate(now_ms)
@@ -86,6 +92,10 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
 
 def handle_response(node, resp: m.VoteResponse, out, now_ms: int) -> None:
     state = node.quorum.state
+    if resp.error == m.UNSUPPORTED_VERSION and isinstance(state, ProspectiveState):
+        node.counters["prevote_unsupported"] += 1
+        node.become_candidate(now_ms)  # a voter without Vote v2 cannot answer a pre-vote: run for real, as Kafka does
+        return
     if resp.error != m.NONE:
         node.retry_after[resp.src] = now_ms + node.config.retry_backoff_ms
         return
@@ -123,7 +133,7 @@ def send_vote_requests(node, now_ms: int) -> None:
         node.send_request(
             lambda cid, voter=voter: m.VoteRequest(
                 node.local_id, voter, cid, node.config.cluster_id,
-                candidate_epoch=state.epoch + 1 if pre_vote else state.epoch,
+                candidate_epoch=state.epoch,
                 candidate_key=ReplicaKey(node.local_id), voter_id=voter,
                 last_offset_epoch=log.last_fetched_epoch(), last_offset=log.end_offset(), pre_vote=pre_vote,
             ),
