@@ -17,6 +17,8 @@ from kraftwire.ids import ReplicaKey
 
 #: LeaderState.CHECK_QUORUM_TIMEOUT_FACTOR: resign if a majority has not fetched within 1.5 x fetch timeout.
 CHECK_QUORUM_TIMEOUT_FACTOR = 1.5
+#: LeaderState.OBSERVER_SESSION_TIMEOUT_MS: an observer that has not fetched for 5 minutes is forgotten
+OBSERVER_SESSION_TIMEOUT_MS = 300_000
 NEVER = 2**62
 
 
@@ -27,6 +29,8 @@ class ReplicaState:
     last_fetch_ms: int = -1
     last_caught_up_ms: int = -1
     sent_high_watermark: int = -1  # the high watermark last sent to this replica
+    #: the leader's end offset when this replica last fetched (Kafka's lastFetchLeaderLogEndOffset)
+    leader_end_at_last_fetch: int = -1
 
 
 
@@ -87,9 +91,14 @@ class LeaderState:
         else:
             state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
         state.end_offset = end_offset  # may go down: a replica that lost its disk must be able to recover
-        state.last_fetch_ms = now_ms
+        # Caught up (Kafka's rule): to the leader's end now, or to the leader's end as of the previous fetch - then
+        # it was caught up at that fetch's time, not now; so the lag a slow follower shows is not understated
         if end_offset >= leader_end_offset:
-            state.last_caught_up_ms = now_ms
+            state.last_caught_up_ms = max(state.last_caught_up_ms, now_ms)
+        elif state.leader_end_at_last_fetch > 0 and end_offset >= state.leader_end_at_last_fetch:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
+        state.leader_end_at_last_fetch = leader_end_offset
+        state.last_fetch_ms = max(state.last_fetch_ms, now_ms)
         if replica_id in self.voter_states:
             self.unacknowledged.discard(replica_id)
             self._record_voter_contact(replica_id, now_ms)
@@ -108,7 +117,18 @@ class LeaderState:
     def replica(self, replica_id: int) -> ReplicaState | None:
         return self.voter_states.get(replica_id) or self.observer_states.get(replica_id)
 
+    def observers(self, now_ms: int) -> dict[int, ReplicaState]:
+        """The observers that fetched within ``OBSERVER_SESSION_TIMEOUT_MS``; older ones are forgotten."""
+        for rid in [r for r, st in self.observer_states.items() if now_ms - st.last_fetch_ms >= OBSERVER_SESSION_TIMEOUT_MS]:
+            del self.observer_states[rid]
+        return self.observer_states
+
     # --- check-quorum ----------------------------------------------------------------------------------------------
+    def record_fetch_snapshot(self, replica_id: int, now_ms: int) -> None:
+        """A FetchSnapshot from a voter is contact too (Kafka's updateCheckQuorumForFollowingVoter)."""
+        if replica_id in self.voter_states:
+            self._record_voter_contact(replica_id, now_ms)
+
     def _record_voter_contact(self, voter_id: int, now_ms: int) -> None:
         self._fetched_since_reset.add(voter_id)
         if len(self._fetched_since_reset | {self.local_id}) >= len(self.voters) // 2 + 1:

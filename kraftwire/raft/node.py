@@ -383,7 +383,7 @@ class RaftNode:
         leader = self.quorum.state
         assert isinstance(leader, LeaderState)
         successors = tuple(v for _, v in leader.end_offsets_for_successors())
-        self._complete_parked(m.BROKER_NOT_AVAILABLE)
+        self._complete_parked(m.NOT_LEADER_OR_FOLLOWER)  # as Kafka's transitionToResigned
         self._on_leave()
         self.quorum.to_resigned(now_ms, successors)
         self._on_enter(now_ms)

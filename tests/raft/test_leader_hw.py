@@ -89,3 +89,44 @@ def test_successors_are_ordered_by_end_offset():
     s.update_replica_end_offset(3, 9, 0, 9)
     s.update_replica_end_offset(4, 7, 0, 9)
     assert [v for _, v in s.end_offsets_for_successors()] == [3, 2, 4]
+
+
+# ------------------------------------------------------------------------------------------------ Kafka's leader rules
+def _leader(now_ms=0, voters=(1, 2, 3)):
+    from kraftwire.raft.leader import LeaderState
+
+    return LeaderState(epoch=1, local_id=1, voters=frozenset(voters), epoch_start_offset=0,
+                       granting_voters=frozenset(voters), now_ms=now_ms, fetch_timeout_ms=2000)
+
+
+def test_last_caught_up_time_follows_kafkas_rule():
+    """Caught up now (fetch offset >= the leader's end), or caught up to the leader's end as of the previous fetch:
+    then the time of that previous fetch, so a follower always one batch behind does not look caught up now."""
+    leader = _leader()
+    leader.update_replica_end_offset(2, 0, 1000, leader_end_offset=10)
+    assert leader.replica(2).last_caught_up_ms == -1
+    leader.update_replica_end_offset(2, 10, 1500, leader_end_offset=20)  # reached the end seen at 1000
+    assert leader.replica(2).last_caught_up_ms == 1000
+    leader.update_replica_end_offset(2, 15, 1800, leader_end_offset=30)  # short of the end seen at 1500
+    assert leader.replica(2).last_caught_up_ms == 1000
+    leader.update_replica_end_offset(2, 30, 2100, leader_end_offset=30)
+    assert leader.replica(2).last_caught_up_ms == 2100 and leader.replica(2).last_fetch_ms == 2100
+
+
+def test_a_fetch_snapshot_from_a_voter_counts_for_check_quorum():
+    leader = _leader()
+    deadline = leader.check_quorum_deadline_ms
+    leader.record_fetch_snapshot(9, 2000)  # an observer: no contact for check-quorum
+    assert leader.check_quorum_deadline_ms == deadline
+    leader.record_fetch_snapshot(2, 2000)
+    assert leader.check_quorum_deadline_ms == 2000 + leader.check_quorum_timeout_ms
+
+
+def test_observers_unseen_for_five_minutes_are_forgotten():
+    from kraftwire.raft.leader import OBSERVER_SESSION_TIMEOUT_MS
+
+    leader = _leader()
+    leader.update_replica_end_offset(7, 0, 1000, leader_end_offset=0)
+    leader.update_replica_end_offset(8, 0, 2000, leader_end_offset=0)
+    assert set(leader.observers(1000 + OBSERVER_SESSION_TIMEOUT_MS - 1)) == {7, 8}
+    assert set(leader.observers(1000 + OBSERVER_SESSION_TIMEOUT_MS)) == {8}

@@ -24,6 +24,6 @@ def handle_request(node, req: m.DescribeQuorumRequest, now_ms: int) -> None:
             node.local_id, req.src, req.correlation_id, m.NONE, node.local_id, state.epoch,
             high_watermark=-1 if state.high_watermark is None else state.high_watermark,
             current_voters=tuple(info(s) for s in state.voter_states.values()),
-            observers=tuple(info(s) for _, s in sorted(state.observer_states.items())),
+            observers=tuple(info(s) for _, s in sorted(state.observers(now_ms).items())),
         )
     )

@@ -35,6 +35,7 @@ def handle_request(node, req: m.FetchSnapshotRequest, now_ms: int) -> None:
     if req.position < 0 or req.position >= max(size, 1):
         return answer(m.POSITION_OUT_OF_RANGE)
     chunk = reader.slice(req.position, min(req.max_bytes, node.config.fetch_snapshot_max_bytes))
+    state.record_fetch_snapshot(req.replica_id, now_ms)
     answer(m.NONE, snapshot_id=req.snapshot_id, size=size, position=req.position, unaligned_records=bytes(chunk))
 
 
