@@ -18,6 +18,8 @@ import ssl
 import time
 from dataclasses import replace
 
+from kraftwire.config import METADATA_TOPIC
+from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
 from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
@@ -358,7 +360,19 @@ class Node:
         assert self.raft is not None and self.driver is not None
         version = request.version
         wire_cid = request.header.correlation_id
-        names = [t.topic_name for t in request.body.topics] or [self.topic.name]
+        topics = request.body.topics
+        if not (len(topics) == 1 and topics[0].topic_name in (self.topic.name, METADATA_TOPIC)
+                and len(topics[0].partitions) == 1 and topics[0].partitions[0].partition_index == 0):
+            # Kafka's answer to anything but the quorum's one partition. Kafka's tools always name __cluster_metadata;
+            # a test server's quorum log has another name, so both names are this quorum's.
+            R = w.DescribeQuorumResponse
+            body = R(error_code=0, topics=[R.TopicData(topic_name=t.topic_name, partitions=[
+                R.PartitionData(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
+                                leader_id=NO_ID, leader_epoch=-1, high_watermark=-1) for p in t.partitions])
+                for t in topics])
+            conn.send_response(body, version, wire_cid)
+            return
+        names = [topics[0].topic_name]
         if self.raft.is_leader():
             cid = next(self._ids)
             self._inbound[cid] = _Entry(conn, wire_cid, wire.DESCRIBE_QUORUM, version, names[0])

@@ -59,8 +59,14 @@ def election_from_store(data: QuorumStateData | None) -> ElectionState | None:
     return ElectionState(data.leader_epoch, data.leader_id, voted)
 
 
-def election_to_store(state: ElectionState) -> QuorumStateData:
+def election_to_store(state: ElectionState, static_voters=None) -> QuorumStateData:
+    """The quorum-state to write: data_version 0 with the static voters (kraft.version 0, as Kafka writes it for
+    ``controller.quorum.voters``), else data_version 1 with the voted directory id (kraft.version 1)."""
     voted = state.voted_key
+    if static_voters is not None:
+        return QuorumStateData(leader_epoch=state.epoch, leader_id=state.leader_id,
+                               voted_id=voted.id if voted else NO_ID, current_voters=tuple(sorted(static_voters)),
+                               data_version=0)
     return QuorumStateData(leader_epoch=state.epoch, leader_id=state.leader_id,
                            voted_id=voted.id if voted else NO_ID,
                            voted_directory_id=voted.directory_id if voted else None)
@@ -181,7 +187,7 @@ class Driver:
     # ------------------------------------------------------------------------------------------------ ReadyHost
     # The executor runs the Ready's steps in order and calls these.
     def persist(self, state: ElectionState) -> None:
-        self.store.write(election_to_store(state))
+        self.store.write(election_to_store(state, self.raft.config.voters))
 
     def send(self, message: m.Message) -> None:
         self._send(message)

@@ -25,8 +25,10 @@ _STATUS_VALUE_COLUMN = 24  # Kafka pads every --status key ("ClusterId:" .. "Max
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("--bootstrap-server", metavar="HOST:PORT")
-    target.add_argument("--bootstrap-controller", metavar="HOST:PORT")
+    target.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT...]",
+                        help="brokers to ask, tried in order until one answers")
+    target.add_argument("--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]",
+                        help="controllers to ask, tried in order until one answers")
     parser.add_argument("--command-config", help="accepted for compatibility; ignored (PLAINTEXT only)")
     parser.add_argument("--timeout", type=float, default=10.0, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="mq_command", metavar="describe")
@@ -127,15 +129,23 @@ def run(args: argparse.Namespace) -> int:
     from kraftwire.server.client import parse_host_port
 
     try:
-        host, port = parse_host_port(args.bootstrap_server or args.bootstrap_controller)
+        servers = [parse_host_port(item.strip())
+                   for item in (args.bootstrap_server or args.bootstrap_controller).split(",") if item.strip()]
     except ValueError as exc:
         print(f"kraftwire metadata-quorum: {exc}", file=sys.stderr)
         return 1
-    try:
-        quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout))
-    except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
-        print(f"kraftwire metadata-quorum: cannot describe the quorum via {host}:{port}: {exc or type(exc).__name__}",
-              file=sys.stderr)
+    if not servers:
+        print("kraftwire metadata-quorum: no bootstrap server given", file=sys.stderr)
+        return 1
+    failures = []
+    for host, port in servers:
+        try:
+            quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout))
+            break
+        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+            failures.append(f"{host}:{port}: {exc or type(exc).__name__}")
+    else:
+        print(f"kraftwire metadata-quorum: cannot describe the quorum via {'; '.join(failures)}", file=sys.stderr)
         return 1
     part = quorum.topics[0].partitions[0] if quorum.topics and quorum.topics[0].partitions else None
     error = quorum.error_code or (part.error_code if part is not None else 0)

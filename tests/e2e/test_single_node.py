@@ -62,6 +62,13 @@ def test_shipped_single_node_config_commits_and_describes(make_cluster, tmp_path
     assert repl[0].split() == ["NodeId", "DirectoryId", "LogEndOffset", "Lag", "LastFetchTimestamp",
                                "LastCaughtUpTimestamp", "Status"]
     assert repl[1].split()[0] == "1" and repl[1].split()[-1] == "Leader" and "ms ago" in repl[1]
+    # a list of bootstrap servers is tried in order until one answers (a closed port first)
+    dead = processes.bind_listener()
+    dead_port = dead.getsockname()[1]
+    dead.close()
+    listed = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{dead_port},localhost:{node.port}",
+                          "describe", "--status").stdout
+    assert re.search(r"^LeaderId:\s+1$", listed, re.M)
 
     from kafka import KafkaAdminClient
 

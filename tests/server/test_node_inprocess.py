@@ -5,7 +5,9 @@ itself and answers DescribeQuorum; shutdown closes the log cleanly."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
+import time
 import socket
 
 from kraftwire.config import parse_properties
@@ -66,6 +68,14 @@ def test_plugins_api_versions_describe_quorum_and_clean_shutdown(tmp_path):
                                                                   partitions=[R.PartitionData()])]), 2)
                 part = quorum.topics[0].partitions[0]
                 assert part.leader_id == 1 and part.error_code == 0 and part.high_watermark >= 1
+                before_ms = int(time.time() * 1000) - 5_000
+                [me] = part.current_voters  # the leader's own row is dated now, as Kafka's is
+                assert me.replica_id == 1 and me.last_fetch_timestamp >= before_ms
+                assert me.last_caught_up_timestamp == me.last_fetch_timestamp
+                other = await conn.request(R(topics=[R.TopicData(topic_name="orders", partitions=[
+                    R.PartitionData(partition_index=0), R.PartitionData(partition_index=1)])]), 2)
+                assert [(t.topic_name, [(p.partition_index, p.error_code) for p in t.partitions])
+                        for t in other.topics] == [("orders", [(0, 3), (1, 3)])]  # UNKNOWN_TOPIC_OR_PARTITION
                 cluster = await conn.request(w.DescribeClusterRequest(), 1)
                 assert cluster.cluster_id == "Uc70e1ZARn6UM4iJHeByUw" and cluster.controller_id == 1
             finally:
@@ -77,4 +87,7 @@ def test_plugins_api_versions_describe_quorum_and_clean_shutdown(tmp_path):
     assert seen == [("ListOffsets", 5), ("Fetch", 12)]
     partition = logs / "__cluster_metadata-0"
     assert (partition / "clean-shutdown").exists() and (partition / "quorum-state").exists()
+    # static voters are kraft.version 0: Kafka writes quorum-state data_version 0 with the voters
+    state = json.loads((partition / "quorum-state").read_text())
+    assert state["data_version"] == 0 and state["currentVoters"] == [{"voterId": 1}] and state["leaderId"] == 1
     assert os.path.getsize(partition / "00000000000000000000.log") > 0

@@ -17,6 +17,8 @@ def handle_request(node, req: m.DescribeQuorumRequest, now_ms: int) -> None:
         return
 
     def info(s):
+        if s.replica_id == node.local_id:  # the leader is caught up with itself now (Kafka's describeQuorum)
+            return m.ReplicaStateInfo(s.replica_id, s.end_offset, now_ms, now_ms)
         return m.ReplicaStateInfo(s.replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms)
 
     node.reply(
