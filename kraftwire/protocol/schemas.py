@@ -820,6 +820,22 @@ M('RequestHeader', 'header', None, '0-2', '2+', [
 M('ResponseHeader', 'header', None, '0-1', '1+', [
     F('CorrelationId', 'int32', '0+'),
 ])
+M('SaslAuthenticateRequest', 'request', 36, '0-2', '2+', [
+    F('AuthBytes', 'bytes', '0+'),
+])
+M('SaslAuthenticateResponse', 'response', 36, '0-2', '2+', [
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('AuthBytes', 'bytes', '0+'),
+    F('SessionLifetimeMs', 'int64', '1+', default=0),
+])
+M('SaslHandshakeRequest', 'request', 17, '0-1', 'none', [
+    F('Mechanism', 'string', '0+'),
+])
+M('SaslHandshakeResponse', 'response', 17, '0-1', 'none', [
+    F('ErrorCode', 'int16', '0+'),
+    F('Mechanisms', '[]string', '0+'),
+])
 M('SnapshotFooterRecord', 'data', None, '0', '0+', [
     F('Version', 'int16', '0+'),
 ])

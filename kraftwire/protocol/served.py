@@ -40,6 +40,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
+    # SASL listeners only; SaslHandshake v0 (raw tokens without Kafka framing) is not served
+    "SaslHandshake": (1, 1),
+    "SaslAuthenticate": (0, 2),
     # the quorum's APIs
     "Vote": (0, 2),
     "BeginQuorumEpoch": (0, 1),

@@ -32,6 +32,7 @@ from kraftwire.raft.states import ResignedState
 from kraftwire.server import wire
 from kraftwire.server.client import describe_quorum, request_once
 from kraftwire.server.connection import InboundConnection
+from kraftwire.server.sasl import SaslDispatcher
 from kraftwire.server.dispatcher import Dispatcher
 from kraftwire.server.driver import Driver, election_from_store, now_ms
 from kraftwire.server.metrics import Registry
@@ -160,8 +161,11 @@ class Node:
                 sock = self.listen_sockets.pop(ep.name, None)
                 tls = self.server_tls.get(ep.name)
                 rules = s.principal_rules(ep.name)
-                factory = (lambda d, r: lambda: InboundConnection(d, s.max_frame_bytes, r))(
-                    self.roles.dispatcher_for(ep), rules)
+                dispatcher = self.roles.dispatcher_for(ep)
+                sasl = s.sasl_of(ep.name)
+                if sasl is not None:
+                    dispatcher = SaslDispatcher(dispatcher, sasl)
+                factory = (lambda d, r: lambda: InboundConnection(d, s.max_frame_bytes, r))(dispatcher, rules)
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock, ssl=tls)
                 else:

@@ -26,6 +26,7 @@ from kraftwire.config import Config, default, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
+from kraftwire.security.sasl.settings import SaslSettings, sasl_settings
 from kraftwire.security.principal import parse_rules
 from kraftwire.security.tls import (SslSettings, client_context, listener_value, server_context, ssl_settings,
                                     used_keys)
@@ -60,7 +61,10 @@ _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets."
                    "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
                    "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
 
-SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL")
+SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+#: what a node can dial (quorum peers, a broker's controller link): no SASL client yet
+DIALED_PROTOCOLS = ("PLAINTEXT", "SSL")
+TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 _DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
                          "SASL_SSL": "SASL_SSL"}
 
@@ -95,8 +99,10 @@ class NodeSettings:
     high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
     #: security protocol of every listener this node serves or dials (its own and the controller listener)
     listener_protocols: tuple[tuple[str, str], ...] = ()
-    #: TLS settings of the SSL listeners among them
+    #: TLS settings of the SSL and SASL_SSL listeners among them
     ssl_listeners: tuple[tuple[str, SslSettings], ...] = ()
+    #: SASL settings of the SASL_PLAINTEXT and SASL_SSL listeners
+    sasl_listeners: tuple[tuple[str, SaslSettings], ...] = ()
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -159,7 +165,11 @@ class NodeSettings:
                                       f"no security protocol for listener {ep.name}")
             if protocol not in SUPPORTED_PROTOCOLS:
                 raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
-                                  "kraftwire serves PLAINTEXT and SSL listeners (SASL is not supported yet)")
+                                  f"not a security protocol ({', '.join(SUPPORTED_PROTOCOLS)})")
+            if ep.name in config.controller_listener_names and protocol not in DIALED_PROTOCOLS:
+                raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
+                                  "the controller listener is dialed by the other nodes, which do not speak SASL "
+                                  "yet: use SSL (with ssl.client.auth=required) or PLAINTEXT there")
             protocols[ep.name] = protocol
         if controller_listener not in protocols:  # a broker-only node dials the controller listener
             protocol = protocol_map.get(controller_listener, "PLAINTEXT" if not config.listener_security_protocol_map
@@ -167,11 +177,13 @@ class NodeSettings:
             if protocol is None:
                 raise ConfigError("listener.security.protocol.map", ",".join(config.listener_security_protocol_map),
                                   f"no security protocol for the controller listener {controller_listener}")
-            if protocol not in SUPPORTED_PROTOCOLS:
+            if protocol not in DIALED_PROTOCOLS:
                 raise ConfigError("listener.security.protocol.map", f"{controller_listener}:{protocol}",
                                   "kraftwire dials PLAINTEXT and SSL listeners (SASL is not supported yet)")
             protocols[controller_listener] = protocol
-        ssl_listeners = {name: ssl_settings(props, name) for name, p in protocols.items() if p == "SSL"}
+        ssl_listeners = {name: ssl_settings(props, name) for name, p in protocols.items() if p in TLS_PROTOCOLS}
+        sasl_listeners = {name: sasl_settings(props, name) for name, p in protocols.items()
+                          if p.startswith("SASL_")}
         for ep in listeners:
             tls = ssl_listeners.get(ep.name)
             if tls is not None and not tls.has_keystore:
@@ -180,6 +192,10 @@ class NodeSettings:
                                   "ssl.keystore.location, or ssl.keystore.key and ssl.keystore.certificate.chain")
         for name in ssl_listeners:
             for key in used_keys(props, name):
+                if key in ignored:
+                    ignored.remove(key)
+        for name, sasl in sasl_listeners.items():
+            for key in sasl.used_keys() | {"sasl.enabled.mechanisms", f"listener.name.{name.lower()}.sasl.enabled.mechanisms"}:
                 if key in ignored:
                     ignored.remove(key)
         advertised = tuple(_parse_listener("advertised.listeners", item) for item in config.advertised_listeners)
@@ -231,7 +247,8 @@ class NodeSettings:
                    controller_listener_names=tuple(config.controller_listener_names),
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
                    bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger,
-                   listener_protocols=tuple(protocols.items()), ssl_listeners=tuple(ssl_listeners.items()))
+                   listener_protocols=tuple(protocols.items()), ssl_listeners=tuple(ssl_listeners.items()),
+                   sasl_listeners=tuple(sasl_listeners.items()))
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -284,6 +301,9 @@ class NodeSettings:
         """The TLS context a listener serves with (None for PLAINTEXT); ``ConfigError`` when its keys are wrong."""
         settings = dict(self.ssl_listeners).get(listener)
         return server_context(settings) if settings is not None else None
+
+    def sasl_of(self, listener: str) -> SaslSettings | None:
+        return dict(self.sasl_listeners).get(listener)
 
     def principal_rules(self, listener: str) -> tuple:
         """``ssl.principal.mapping.rules`` of a listener, parsed (``DEFAULT`` unless it is an SSL listener)."""

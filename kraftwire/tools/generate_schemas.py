@@ -33,7 +33,8 @@ FROM_ALL = (
     "BrokerHeartbeatRequest", "BrokerHeartbeatResponse", "BrokerRegistrationRequest", "BrokerRegistrationResponse",
     "DeleteGroupsRequest", "DeleteGroupsResponse", "DescribeConfigsRequest", "DescribeConfigsResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ListGroupsRequest", "ListGroupsResponse",
-    "OffsetDeleteRequest", "OffsetDeleteResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse", "SaslAuthenticateRequest", "SaslAuthenticateResponse",
+    "SaslHandshakeRequest", "SaslHandshakeResponse",
 )
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"

@@ -1,0 +1,66 @@
+"""The SASL settings of one listener, from Kafka's keys.
+
+* ``sasl.enabled.mechanisms`` (or ``listener.name.<l>.sasl.enabled.mechanisms``): Kafka's default is GSSAPI, which
+  kraftwire does not implement, so a SASL listener names its mechanisms; PLAIN is served.
+* ``listener.name.<l>.<mechanism>.sasl.jaas.config``: the login module and its options; for PLAIN the
+  ``user_<name>="<password>"`` options are the accounts.
+
+``ConfigError`` names the key and the value.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraftwire.errors import ConfigError
+from kraftwire.security.sasl import plain
+from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
+
+SUPPORTED = (plain.MECHANISM,)
+PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+
+
+@dataclass(frozen=True)
+class SaslSettings:
+    listener: str
+    mechanisms: tuple[str, ...]
+    plain_users: dict[str, str] = field(default_factory=dict, repr=False)  # never printed: passwords
+
+    def used_keys(self) -> set[str]:
+        return {f"listener.name.{self.listener.lower()}.{m.lower()}.sasl.jaas.config" for m in self.mechanisms}
+
+
+def _value(props: dict[str, str], listener: str, key: str) -> tuple[str, str | None]:
+    prefixed = f"listener.name.{listener.lower()}.{key}"
+    if prefixed in props:
+        return prefixed, props[prefixed]
+    return key, props.get(key)
+
+
+def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
+    key, raw = _value(props, listener, "sasl.enabled.mechanisms")
+    mechanisms = tuple(m.strip().upper() for m in (raw if raw is not None else "GSSAPI").split(",") if m.strip())
+    if not mechanisms:
+        raise ConfigError(key, raw, f"the SASL listener {listener} needs at least one mechanism, e.g. PLAIN")
+    for mech in mechanisms:
+        if mech not in SUPPORTED:
+            shown = raw if raw is not None else "GSSAPI (Kafka's default)"
+            raise ConfigError(key, shown, f"kraftwire serves SASL {', '.join(SUPPORTED)}; {mech} is not supported "
+                                          f"(set {key}=PLAIN)")
+    users: dict[str, str] = {}
+    if plain.MECHANISM in mechanisms:
+        jaas_key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
+        text = props.get(jaas_key)
+        if text is None:
+            raise ConfigError(jaas_key, "(missing)", f"PLAIN on listener {listener} needs its accounts: {jaas_key}="
+                                                    f'{PLAIN_MODULE} required user_<name>="<password>";')
+        try:
+            module = parse_jaas_config(text)
+        except JaasError as exc:
+            raise ConfigError(jaas_key, "(hidden: it holds passwords)", str(exc)) from None
+        if module.class_name != PLAIN_MODULE:
+            raise ConfigError(jaas_key, module.class_name, f"the PLAIN login module is {PLAIN_MODULE}")
+        users = plain.users_from_options(module.options)
+        if not users:
+            raise ConfigError(jaas_key, "(hidden: it holds passwords)", 'no account: list them as user_<name>="<password>"')
+    return SaslSettings(listener, mechanisms, users)

@@ -1,0 +1,132 @@
+"""SASL/PLAIN on a client listener (SASL_PLAINTEXT), with real clients: confluent-kafka (librdkafka) produces with
+acks=all and kafka-python reads it back, both logging in with PLAIN; a wrong password and a request before logging in
+are refused as Kafka refuses them, and the node keeps serving. The quorum's own listener stays PLAINTEXT."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+pytestmark = pytest.mark.interop
+
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" password="admin-secret" '
+        'user_admin="admin-secret" user_alice="alice-secret";')
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory):
+    from harness import roles
+
+    props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:SASL_PLAINTEXT\n"
+             "sasl.enabled.mechanisms=PLAIN\n"
+             f"listener.name.broker.plain.sasl.jaas.config={JAAS}\n")
+    cluster = roles.RolesCluster(str(tmp_path_factory.mktemp("sasl")), controllers=1, brokers=0, combined=True,
+                                 extra_props=props)
+    try:
+        cluster.start_all()
+        cluster.wait_for_leader()
+        yield cluster.nodes[1]
+    finally:
+        cluster.close()
+
+
+def _conf(port: int, password: str = "alice-secret") -> dict:
+    return {"bootstrap.servers": f"localhost:{port}", "security.protocol": "SASL_PLAINTEXT",
+            "sasl.mechanisms": "PLAIN", "sasl.username": "alice", "sasl.password": password}
+
+
+def _produce(port: int, values) -> None:
+    from confluent_kafka import Producer
+
+    errors = []
+    p = Producer({**_conf(port), "acks": "all", "linger.ms": 5, "message.timeout.ms": 60000})
+    for v in values:
+        p.produce("roles", v, on_delivery=lambda err, msg: errors.append(err) if err else None)
+    assert p.flush(90) == 0, "records still in flight after 90 s"
+    assert errors == []
+
+
+def _read(port: int, n: int) -> list[bytes]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    c = KafkaConsumer(bootstrap_servers=[f"localhost:{port}"], security_protocol="SASL_PLAINTEXT",
+                      sasl_mechanism="PLAIN", sasl_plain_username="alice", sasl_plain_password="alice-secret",
+                      enable_auto_commit=False, auto_offset_reset="earliest", consumer_timeout_ms=2000)
+    try:
+        tp = TopicPartition("roles", 0)
+        c.assign([tp])
+        c.seek_to_beginning(tp)
+        got, deadline = [], time.monotonic() + 60
+        while len(got) < n and time.monotonic() < deadline:
+            for batch in c.poll(timeout_ms=500).values():
+                got += [r.value for r in batch if r.value and r.value.startswith(b"sasl-")]
+        return got
+    finally:
+        c.close()
+
+
+def _session(port: int, steps):
+    """Run ``steps(conn)`` on one raw connection to the SASL listener."""
+    from kraftwire.server.client import KafkaConnection
+
+    async def main():
+        conn = await KafkaConnection.open("127.0.0.1", port, timeout=5, client_id="sasl-test")
+        try:
+            return await steps(conn)
+        finally:
+            await conn.close()
+
+    return asyncio.run(main())
+
+
+def test_clients_log_in_with_plain_and_produce_and_consume(node):
+    port = node.port_of("BROKER")
+    values = [b"sasl-%d" % i for i in range(300)]
+    _produce(port, values)
+    assert _read(port, len(values)) == values
+    assert "User:alice authenticated with SASL PLAIN" in node.stderr()
+
+
+def test_a_wrong_password_is_refused_with_kafkas_error_and_the_connection_closes(node):
+    from kraftwire.protocol import messages as w
+
+    port = node.port_of("BROKER")
+
+    async def steps(conn):
+        versions = await conn.request(w.ApiVersionsRequest(), 3)
+        keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
+        assert keys[17] == (1, 1) and keys[36] == (0, 2)  # SaslHandshake, SaslAuthenticate on this listener
+        hs = await conn.request(w.SaslHandshakeRequest(mechanism="PLAIN"), 1)
+        assert hs.error_code == 0 and hs.mechanisms == ["PLAIN"]
+        auth = await conn.request(w.SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00wrong"), 2)
+        assert auth.error_code == 58  # SASL_AUTHENTICATION_FAILED
+        assert auth.error_message == ("Authentication failed during authentication due to invalid credentials with "
+                                      "SASL mechanism PLAIN")
+        with pytest.raises(Exception):
+            await conn.request(w.MetadataRequest(topics=None), 1, timeout=3)  # the node closed the connection
+
+    _session(port, steps)
+    assert "failed SASL PLAIN authentication from 127.0.0.1" in node.stderr()
+    assert "wrong" not in node.stderr()  # the password is never logged
+
+
+def test_an_unknown_mechanism_and_a_request_before_logging_in_are_refused(node):
+    from kraftwire.protocol import messages as w
+
+    port = node.port_of("BROKER")
+
+    async def mechanism(conn):
+        hs = await conn.request(w.SaslHandshakeRequest(mechanism="SCRAM-SHA-512"), 1)
+        assert hs.error_code == 33 and hs.mechanisms == ["PLAIN"]  # UNSUPPORTED_SASL_MECHANISM
+
+    async def too_early(conn):
+        with pytest.raises(Exception):
+            await conn.request(w.MetadataRequest(topics=None), 1, timeout=3)
+
+    _session(port, mechanism)
+    _session(port, too_early)
+    assert "before SASL authentication" in node.stderr()
+    # and the node still serves a client that logs in properly
+    _produce(port, [b"sasl-after-refusals"])

@@ -1,0 +1,101 @@
+"""SASL's pure parts: Kafka's JAAS option syntax, PLAIN's rules, the exchange's states, and the listener settings
+(each refusal names the key)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import ConfigError
+from kraftwire.security.sasl import plain
+from kraftwire.security.sasl.exchange import AUTHENTICATE, DONE, FAILED, SaslExchange, failure_message
+from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
+from kraftwire.security.sasl.settings import sasl_settings
+
+MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+USERS = {"alice": "alice-secret", "bob": 'p"w\\d'}
+
+
+def test_jaas_entries_as_kafka_writes_them():
+    entry = parse_jaas_config(f'{MODULE} required username="admin" password="admin-secret" '
+                              f'user_admin="admin-secret" user_alice=alice-secret user_bob="p\\"w\\\\d";')
+    assert entry.class_name == MODULE and entry.flag == "required"
+    assert entry.options["user_bob"] == 'p"w\\d' and entry.options["user_alice"] == "alice-secret"
+    assert plain.users_from_options(entry.options) == {"admin": "admin-secret", "alice": "alice-secret",
+                                                       "bob": 'p"w\\d'}
+
+
+@pytest.mark.parametrize("text, reason", [
+    (f'{MODULE} required user_a="x"', "ends with ';'"),
+    (f'{MODULE} required user_a="x"; {MODULE} required;', "exactly one login module"),
+    (f'{MODULE} mandatory user_a="x";', "not one of"),
+    (f'{MODULE} required user_a;', "key=value"),
+    ('required;', "class and a flag"),
+])
+def test_bad_jaas_entries_say_why(text, reason):
+    with pytest.raises(JaasError, match=reason):
+        parse_jaas_config(text)
+
+
+@pytest.mark.parametrize("token, ok", [
+    (b"\x00alice\x00alice-secret", True),
+    (b"alice\x00alice-secret", False),  # two parts
+    (b"alice\x00alice\x00alice-secret", True),  # authzid = the user
+    (b"bob\x00alice\x00alice-secret", False),  # another authzid
+    (b"\x00alice\x00wrong", False),
+    (b"\x00carol\x00alice-secret", False),  # unknown user
+    (b"\x00\x00alice-secret", False),
+    (b"\x00alice\x00", False),
+    (b"\x00alice\x00alice-secret\x00", False),
+    (b"\xff\x00alice\x00alice-secret", False),  # not UTF-8
+])
+def test_plain_follows_kafkas_rules(token, ok):
+    outcome = plain.authenticate(token, USERS)
+    assert (outcome.principal == "User:alice") is ok and (outcome.principal is None) is not ok
+    assert ok or outcome.reason
+
+
+def test_the_exchange_moves_handshake_authenticate_done():
+    ex = SaslExchange({"PLAIN": lambda t: plain.authenticate(t, USERS)})
+    assert ex.handshake("PLAIN") == (ec.NONE, ["PLAIN"]) and ex.state == AUTHENTICATE
+    answer = ex.authenticate(b"\x00alice\x00alice-secret")
+    assert answer.error == ec.NONE and ex.state == DONE and ex.principal == "User:alice"
+
+
+def test_the_exchange_refuses_what_kafka_refuses():
+    ex = SaslExchange({"PLAIN": lambda t: plain.authenticate(t, USERS)})
+    assert ex.authenticate(b"\x00alice\x00alice-secret").error == ec.ILLEGAL_SASL_STATE and ex.state == FAILED
+    ex = SaslExchange({"PLAIN": lambda t: plain.authenticate(t, USERS)})
+    assert ex.handshake("GSSAPI").error == ec.UNSUPPORTED_SASL_MECHANISM and ex.state == FAILED
+    ex = SaslExchange({"PLAIN": lambda t: plain.authenticate(t, USERS)})
+    ex.handshake("PLAIN")
+    answer = ex.authenticate(b"\x00alice\x00nope")
+    assert (answer.error, answer.message) == (ec.SASL_AUTHENTICATION_FAILED, failure_message("PLAIN"))
+    assert ex.principal is None and ex.state == FAILED and "alice" in answer.reason
+
+
+JAAS_KEY = "listener.name.sasl_plaintext.plain.sasl.jaas.config"
+
+
+@pytest.mark.parametrize("props, key", [
+    ({}, "sasl.enabled.mechanisms"),  # Kafka's default is GSSAPI
+    ({"sasl.enabled.mechanisms": "PLAIN,SCRAM-SHA-512"}, "sasl.enabled.mechanisms"),
+    ({"listener.name.sasl_plaintext.sasl.enabled.mechanisms": "OAUTHBEARER"},
+     "listener.name.sasl_plaintext.sasl.enabled.mechanisms"),
+    ({"sasl.enabled.mechanisms": "PLAIN"}, JAAS_KEY),
+    ({"sasl.enabled.mechanisms": "PLAIN", JAAS_KEY: f'{MODULE} required username="a" password="b";'}, JAAS_KEY),
+    ({"sasl.enabled.mechanisms": "PLAIN", JAAS_KEY: 'com.example.Other required user_a="b";'}, JAAS_KEY),
+    ({"sasl.enabled.mechanisms": "PLAIN", JAAS_KEY: f'{MODULE} required user_a="b"'}, JAAS_KEY),
+])
+def test_listener_settings_name_the_key(props, key):
+    with pytest.raises(ConfigError) as info:
+        sasl_settings(props, "SASL_PLAINTEXT")
+    assert info.value.key == key
+    assert "secret" not in str(info.value)
+
+
+def test_listener_settings():
+    s = sasl_settings({"sasl.enabled.mechanisms": "plain", JAAS_KEY: f'{MODULE} required user_alice="alice-secret";'},
+                      "SASL_PLAINTEXT")
+    assert s.mechanisms == ("PLAIN",) and s.plain_users == {"alice": "alice-secret"}
+    assert "alice-secret" not in repr(s)
