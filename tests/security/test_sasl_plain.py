@@ -130,3 +130,50 @@ def test_an_unknown_mechanism_and_a_request_before_logging_in_are_refused(node):
     assert "before SASL authentication" in node.stderr()
     # and the node still serves a client that logs in properly
     _produce(port, [b"sasl-after-refusals"])
+
+
+@pytest.fixture(scope="module")
+def tls_node(tmp_path_factory):
+    from harness import roles
+    from harness.certs import CA
+
+    base = tmp_path_factory.mktemp("sasl-ssl")
+    ca = CA(str(base / "ca"))
+    cert = ca.issue("node")
+    props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:SASL_SSL\n"
+             "listener.name.broker.sasl.enabled.mechanisms=PLAIN\n"
+             f"listener.name.broker.plain.sasl.jaas.config={JAAS}\n"
+             f"listener.name.broker.ssl.keystore.type=PEM\nlistener.name.broker.ssl.keystore.location={cert.bundle_path}\n")
+    cluster = roles.RolesCluster(str(base), controllers=1, brokers=0, combined=True, extra_props=props)
+    try:
+        cluster.start_all()
+        cluster.wait_for_leader()
+        yield cluster.nodes[1], ca
+    finally:
+        cluster.close()
+
+
+def test_sasl_ssl_encrypts_and_logs_in(tls_node):
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    node, ca = tls_node
+    conf = {"bootstrap.servers": f"localhost:{node.port_of('BROKER')}", "security.protocol": "SASL_SSL",
+            "ssl.ca.location": ca.path, "sasl.mechanisms": "PLAIN", "sasl.username": "admin",
+            "sasl.password": "admin-secret"}
+    errors = []
+    p = Producer({**conf, "acks": "all", "message.timeout.ms": 60000})
+    for i in range(50):
+        p.produce("roles", b"sasl-ssl-%d" % i, on_delivery=lambda err, msg: errors.append(err) if err else None)
+    assert p.flush(90) == 0 and errors == []
+    c = Consumer({**conf, "group.id": "sasl-ssl", "enable.auto.commit": False})
+    try:
+        c.assign([TopicPartition("roles", 0, 0)])
+        got, deadline = [], time.monotonic() + 60
+        while len(got) < 50 and time.monotonic() < deadline:
+            msg = c.poll(0.5)
+            if msg is not None and msg.error() is None and msg.value().startswith(b"sasl-ssl-"):
+                got.append(msg.value())
+    finally:
+        c.close()
+    assert got == [b"sasl-ssl-%d" % i for i in range(50)]
+    assert "User:admin authenticated with SASL PLAIN" in node.stderr()
