@@ -8,7 +8,7 @@ active controller of an empty log writes these records into the log. Pure: bytes
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Iterable, NamedTuple
 
 from kraftwire.metadata.records import ApiMessageAndVersion, MetadataRecordError
 from kraftwire.metadata.snapshot import (MAX_RECORDS_PER_BATCH, decode_snapshot, encode_snapshot_records,
@@ -17,7 +17,7 @@ from kraftwire.metadata.version import FEATURE_NAME, MetadataVersion, from_level
 from kraftwire.protocol import messages as m
 
 __all__ = ["BOOTSTRAP_FILE", "MAX_RECORDS_PER_BATCH", "Bootstrap", "bootstrap_records", "decode_bootstrap_file",
-           "encode_bootstrap_file", "metadata_batches"]
+           "encode_bootstrap_file", "metadata_batches", "scram_credentials"]
 
 BOOTSTRAP_FILE = "bootstrap.checkpoint"
 
@@ -29,13 +29,33 @@ class Bootstrap(NamedTuple):
     records: tuple[ApiMessageAndVersion, ...]
 
 
-def bootstrap_records(version: MetadataVersion, features: dict[str, int] | None = None) -> Bootstrap:
-    """The bootstrap of a new cluster at ``version`` with other ``features`` (levels above 0 are recorded)."""
+def bootstrap_records(version: MetadataVersion, features: dict[str, int] | None = None,
+                      scram: Iterable[tuple[int, str, object]] = ()) -> Bootstrap:
+    """The bootstrap of a new cluster at ``version`` with other ``features`` (levels above 0 are recorded) and SCRAM
+    credentials ``(mechanism byte, user, credential with salt/stored_key/server_key/iterations)`` (``storage format
+    --add-scram``; they need metadata.version 3.5-IV2)."""
     items = [ApiMessageAndVersion(m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=version.level), 0)]
     for name in sorted(features or {}):
         if name != FEATURE_NAME and features[name] > 0:
             items.append(ApiMessageAndVersion(m.FeatureLevelRecord(name=name, feature_level=features[name]), 0))
+    scram = list(scram)
+    if scram and not version.at_least("3.5-IV2"):
+        raise ValueError(f"SCRAM credentials need metadata.version 3.5-IV2 or later, not {version}")
+    for mechanism, user, cred in scram:
+        items.append(ApiMessageAndVersion(m.UserScramCredentialRecord(
+            name=user, mechanism=mechanism, salt=cred.salt, stored_key=cred.stored_key, server_key=cred.server_key,
+            iterations=cred.iterations), 0))
     return Bootstrap(version, tuple(items))
+
+
+def scram_credentials(bootstrap: Bootstrap) -> dict[tuple[str, int], tuple[bytes, bytes, bytes, int]]:
+    """``{(user, mechanism byte): (salt, stored key, server key, iterations)}`` of the bootstrap's SCRAM records."""
+    out = {}
+    for item in bootstrap.records:
+        r = item.message
+        if isinstance(r, m.UserScramCredentialRecord):
+            out[(r.name, r.mechanism)] = (bytes(r.salt), bytes(r.stored_key), bytes(r.server_key), r.iterations)
+    return out
 
 
 def encode_bootstrap_file(bootstrap: Bootstrap, timestamp: int) -> bytes:

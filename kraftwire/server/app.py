@@ -33,6 +33,8 @@ from kraftwire.server import wire
 from kraftwire.server.client import describe_quorum, request_once
 from kraftwire.server.connection import InboundConnection
 from kraftwire.server.sasl import SaslDispatcher
+from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
+from kraftwire.security.sasl import scram
 from kraftwire.server.dispatcher import Dispatcher
 from kraftwire.server.driver import Driver, election_from_store, now_ms
 from kraftwire.server.metrics import Registry
@@ -164,7 +166,7 @@ class Node:
                 dispatcher = self.roles.dispatcher_for(ep)
                 sasl = s.sasl_of(ep.name)
                 if sasl is not None:
-                    dispatcher = SaslDispatcher(dispatcher, sasl)
+                    dispatcher = SaslDispatcher(dispatcher, sasl, self._scram_credentials(sasl))
                 factory = (lambda d, r: lambda: InboundConnection(d, s.max_frame_bytes, r))(dispatcher, rules)
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock, ssl=tls)
@@ -359,6 +361,26 @@ class Node:
         if requested:
             for t in body.topics:
                 t.topic_name = requested
+
+    def _scram_credentials(self, sasl) -> dict:
+        """SCRAM credentials for a listener that enables SCRAM: the UserScramCredentialRecords ``storage format
+        --add-scram`` wrote into ``bootstrap.checkpoint`` (the records the first controller writes into the log;
+        credentials changed later through the log come with the metadata image)."""
+        if not any(m.startswith("SCRAM-") for m in sasl.mechanisms):
+            return {}
+        path = os.path.join(self.settings.metadata_dir, BOOTSTRAP_FILE)
+        try:
+            with open(path, "rb") as f:
+                creds = scram_credentials(decode_bootstrap_file(f.read()))
+        except FileNotFoundError:
+            log.warning("listener %s enables SCRAM but %s does not exist: nobody can log in with SCRAM", sasl.listener,
+                        path)
+            return {}
+        except (OSError, KraftwireError) as exc:
+            raise StartupError(f"cannot read the SCRAM credentials in {path}: {exc}") from exc
+        log.info("listener %s: SCRAM credentials for %d user(s) from %s", sasl.listener,
+                 len({u for u, _ in creds}), path)
+        return {key: scram.Credential(*value) for key, value in creds.items()}
 
     def _describe_quorum(self, request, conn) -> None:
         assert self.raft is not None and self.driver is not None

@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 import struct
+from typing import Mapping
 
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.protocol import framing, served
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.api_versions import encode_api_versions_response
-from kraftwire.security.sasl import plain
+from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.exchange import FAILED, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
 
@@ -30,12 +32,27 @@ SASL_AUTHENTICATE = served.key("SaslAuthenticate")
 FAILED_AUTHENTICATION_DELAY_S = 0.1
 
 
+def mechanisms_for(settings: SaslSettings, scram_credentials: Mapping) -> dict:
+    """Mechanism name -> a factory of its server side, for the mechanisms the listener enables."""
+    out = {}
+    for mech in settings.mechanisms:
+        if mech == plain.MECHANISM:
+            out[mech] = (lambda users: lambda: plain.PlainServer(users))(settings.plain_users)
+        else:
+            source = scram.lookup(scram_credentials, mech)
+            out[mech] = (lambda m, src: lambda: scram.ScramServer(m, src, _nonce))(mech, source)
+    return out
+
+
+def _nonce() -> str:
+    return scram.server_nonce(secrets.randbits(130))
+
+
 class SaslDispatcher:
-    def __init__(self, base, settings: SaslSettings) -> None:
+    def __init__(self, base, settings: SaslSettings, scram_credentials: Mapping | None = None) -> None:
         self.base = base
         self.settings = settings
-        users = settings.plain_users
-        self._mechanisms = {plain.MECHANISM: lambda token: plain.authenticate(token, users)}
+        self._mechanisms = mechanisms_for(settings, scram_credentials or {})
 
     @property
     def connections(self):
@@ -56,7 +73,7 @@ class SaslDispatcher:
     def _exchange(self, conn) -> SaslExchange:
         exchange = getattr(conn, "sasl", None)
         if exchange is None:
-            exchange = conn.sasl = SaslExchange({m: self._mechanisms[m] for m in self.settings.mechanisms})
+            exchange = conn.sasl = SaslExchange(self._mechanisms)
         return exchange
 
     def dispatch(self, frame: bytes, conn) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import sys
 import time
 
@@ -26,6 +27,7 @@ from kraftwire.log.checkpoint import write_atomic
 from kraftwire.log.meta_properties import MetaProperties, read_meta_properties, write_meta_properties
 from kraftwire.metadata import version as mv
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, encode_bootstrap_file
+from kraftwire.security.sasl import scram
 
 __all__ = ["add_arguments", "run", "format_storage"]
 
@@ -49,6 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="a feature level to start at (repeatable); metadata.version=LEVEL instead of -r")
     fmt.add_argument("-g", "--ignore-formatted", action="store_true",
                      help="skip directories that are already formatted instead of failing")
+    fmt.add_argument("-S", "--add-scram", metavar="SCRAM", action="append", default=[],
+                     help="a SCRAM credential for the metadata log, repeatable: "
+                          "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
+                          "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'")
     fmt.add_argument("-s", "--standalone", action="store_true",
                      help="(coming later, with dynamic quorums / KIP-853: not supported yet) format as the single "
                      "initial voter")
@@ -76,8 +82,12 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         version, features = release_and_features(args.release_version, args.feature)
+        scram_records = []
+        for text in args.add_scram:
+            mechanism, user, cred = scram.parse_add_scram(text, lambda: scram.server_nonce(secrets.randbits(130)).encode())
+            scram_records.append((scram.MECHANISMS[mechanism][1], user, cred))
         for line in format_storage(config, args.cluster_id, ignore_formatted=args.ignore_formatted,
-                                   metadata_version=version, features=features):
+                                   metadata_version=version, features=features, scram=scram_records):
             print(line)
     except (KraftwireError, ValueError) as exc:
         print(f"kraftwire storage format: {exc}", file=sys.stderr)
@@ -121,7 +131,7 @@ def release_and_features(release: str | None, feature_args: list[str]) -> tuple[
 
 def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = False,
                    metadata_version: mv.MetadataVersion = mv.DEFAULT, features: dict[str, int] | None = None,
-                   now_ms: int | None = None) -> list[str]:
+                   now_ms: int | None = None, scram=()) -> list[str]:
     """Format every log dir of ``config``; returns the lines to print. Raises ``ValueError`` with the reason."""
     try:
         uuid_from_base64(cluster_id)
@@ -147,7 +157,7 @@ def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = 
         return ["All of the log directories are already formatted."]
     lines = []
     metadata_dir = config.metadata_dir()
-    bootstrap = encode_bootstrap_file(bootstrap_records(metadata_version, features),
+    bootstrap = encode_bootstrap_file(bootstrap_records(metadata_version, features, scram),
                                       int(time.time() * 1000) if now_ms is None else now_ms)
     for d in todo:
         created = not os.path.isdir(d)

@@ -55,7 +55,7 @@ class Proc(processes.NodeProc):
 
 class RolesCluster(processes.Cluster):
     def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
-                 combined: bool = False, bootstrap_brokers: bool = False) -> None:
+                 combined: bool = False, bootstrap_brokers: bool = False, format_args=()) -> None:
         self.base = base
         self.listener = "CONTROLLER"
         self.command = "server-start"
@@ -82,7 +82,7 @@ class RolesCluster(processes.Cluster):
                 f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
                         f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
                         f"metadata.log.topic=roles\n{extra_props}")
-            processes.kw("storage", "format", "-t", self.cluster_id, "-c", path)
+            processes.kw("storage", "format", "-t", self.cluster_id, "-c", path, *format_args)
             self.nodes[i] = Proc(self, i, socks, path)
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]
         self.brokers = [self.nodes[i] for i in range(controllers + 1, controllers + brokers + 1)]

@@ -11,10 +11,10 @@ from __future__ import annotations
 from typing import Callable, Mapping, NamedTuple
 
 from kraftwire.error_codes import ILLEGAL_SASL_STATE, NONE, SASL_AUTHENTICATION_FAILED, UNSUPPORTED_SASL_MECHANISM
-from kraftwire.security.sasl.plain import Outcome
+from kraftwire.security.sasl.mechanism import MechanismServer
 
-#: mechanism name -> token check (one-message mechanisms; multi-step ones keep their own state)
-Mechanism = Callable[[bytes], Outcome]
+#: mechanism name -> a new server side for one login
+Mechanism = Callable[[], MechanismServer]
 
 HANDSHAKE, AUTHENTICATE, DONE, FAILED = "handshake", "authenticate", "done", "failed"
 
@@ -41,6 +41,7 @@ class SaslExchange:
         self.state = HANDSHAKE
         self.mechanism: str | None = None
         self.principal: str | None = None
+        self._server: MechanismServer | None = None
 
     @property
     def authenticated(self) -> bool:
@@ -55,18 +56,20 @@ class SaslExchange:
             self.state = FAILED
             return HandshakeAnswer(UNSUPPORTED_SASL_MECHANISM, enabled)
         self.mechanism = mechanism
+        self._server = self.mechanisms[mechanism]()
         self.state = AUTHENTICATE
         return HandshakeAnswer(NONE, enabled)
 
     def authenticate(self, token: bytes) -> AuthenticateAnswer:
-        if self.state != AUTHENTICATE or self.mechanism is None:
+        if self.state != AUTHENTICATE or self.mechanism is None or self._server is None:
             self.state = FAILED
             return AuthenticateAnswer(ILLEGAL_SASL_STATE, "SaslAuthenticate before a successful SaslHandshake", b"",
                                       "SaslAuthenticate out of order")
-        outcome = self.mechanisms[self.mechanism](token)
-        if outcome.principal is None:
+        step = self._server.evaluate(token)
+        if step.failure is not None:
             self.state = FAILED
-            return AuthenticateAnswer(SASL_AUTHENTICATION_FAILED, failure_message(self.mechanism), b"", outcome.reason)
-        self.principal = outcome.principal
-        self.state = DONE
-        return AuthenticateAnswer(NONE, None, b"", "")
+            return AuthenticateAnswer(SASL_AUTHENTICATION_FAILED, failure_message(self.mechanism), b"", step.failure)
+        if step.principal is not None:
+            self.principal = step.principal
+            self.state = DONE
+        return AuthenticateAnswer(NONE, None, step.reply, "")

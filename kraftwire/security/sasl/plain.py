@@ -11,6 +11,8 @@ from __future__ import annotations
 import hmac
 from typing import Mapping, NamedTuple
 
+from kraftwire.security.sasl.mechanism import Step
+
 MECHANISM = "PLAIN"
 USER_PREFIX = "user_"
 
@@ -43,3 +45,14 @@ def authenticate(token: bytes, users: Mapping[str, str]) -> Outcome:
     if expected is None or not ok:
         return Outcome(None, f"invalid credentials for user {username!r}")
     return Outcome(f"User:{username}", "")
+
+
+class PlainServer:
+    """PLAIN as a one-step SASL server (``evaluate`` answers the one message)."""
+
+    def __init__(self, users: Mapping[str, str]) -> None:
+        self.users = users
+
+    def evaluate(self, token: bytes) -> Step:
+        outcome = authenticate(token, self.users)
+        return Step(b"", outcome.principal, outcome.reason if outcome.principal is None else None)

@@ -1,7 +1,8 @@
 """The SASL settings of one listener, from Kafka's keys.
 
 * ``sasl.enabled.mechanisms`` (or ``listener.name.<l>.sasl.enabled.mechanisms``): Kafka's default is GSSAPI, which
-  kraftwire does not implement, so a SASL listener names its mechanisms; PLAIN is served.
+  kraftwire does not implement, so a SASL listener names its mechanisms; PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512 are
+  served (SCRAM credentials are UserScramCredentialRecords: ``storage format --add-scram``).
 * ``listener.name.<l>.<mechanism>.sasl.jaas.config``: the login module and its options; for PLAIN the
   ``user_<name>="<password>"`` options are the accounts.
 
@@ -13,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kraftwire.errors import ConfigError
-from kraftwire.security.sasl import plain
+from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
 
-SUPPORTED = (plain.MECHANISM,)
+SUPPORTED = (plain.MECHANISM, *scram.MECHANISMS)
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
+SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
 
 @dataclass(frozen=True)
@@ -63,4 +65,15 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
         users = plain.users_from_options(module.options)
         if not users:
             raise ConfigError(jaas_key, "(hidden: it holds passwords)", 'no account: list them as user_<name>="<password>"')
+    for mech in mechanisms:
+        if mech in scram.MECHANISMS:  # the accounts are credentials in the metadata log; the entry is optional
+            jaas_key = f"listener.name.{listener.lower()}.{mech.lower()}.sasl.jaas.config"
+            text = props.get(jaas_key)
+            if text is not None:
+                try:
+                    module = parse_jaas_config(text)
+                except JaasError as exc:
+                    raise ConfigError(jaas_key, "(hidden: it may hold passwords)", str(exc)) from None
+                if module.class_name != SCRAM_MODULE:
+                    raise ConfigError(jaas_key, module.class_name, f"the SCRAM login module is {SCRAM_MODULE}")
     return SaslSettings(listener, mechanisms, users)
