@@ -150,11 +150,12 @@ class Node:
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:
             self.raft.register(listener)
-        self.driver = Driver(self.raft, self.log, store, self._route, metrics=self.metrics)
+        self.driver = Driver(self.raft, self.log, store, self._route, metrics=self.metrics,
+                             static_voters=raft_config.voters)
         self.peers = Peers(s.node_id, s.voters, self.topic, directory_id=self.directory_id,
                            request_timeout_ms=raft_config.request_timeout_ms, deliver=self._deliver_response,
                            on_failed=self.driver.request_failed, metrics=self.metrics,
-                           ssl_context=self.controller_tls)
+                           ssl_context=self.controller_tls, sasl=s.controller_sasl)
         self._register_handlers()
         self.dispatcher.on_close.append(self._connection_closed)
         loop = asyncio.get_running_loop()
@@ -320,7 +321,7 @@ class Node:
             for host, port in s.bootstrap_servers:
                 try:
                     quorum, _ = await describe_quorum(host, port, timeout=timeout, topic=s.topic,
-                                                      ssl_context=self.controller_tls)
+                                                      ssl_context=self.controller_tls, sasl=s.controller_sasl)
                 except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
                     why = f"{host}:{port}: {exc or type(exc).__name__}"
                     continue
@@ -422,7 +423,8 @@ class Node:
         try:
             body = await request_once(voter.host, voter.port, request.body, version,
                                       timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000,
-                                      client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls)
+                                      client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
+                                      sasl=self.settings.controller_sasl)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
             R = w.DescribeQuorumResponse

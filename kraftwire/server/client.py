@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import asyncio
 
-from kraftwire.errors import ProtocolError
+from kraftwire.errors import KraftwireError, ProtocolError
+from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+
+
+class SaslLoginError(KraftwireError):
+    """The server refused this client's SASL login."""
 
 
 class KafkaConnection:
@@ -22,12 +27,30 @@ class KafkaConnection:
 
     @classmethod
     async def open(cls, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kraftwire-admin",
-                   ssl_context=None):
-        """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names)."""
+                   ssl_context=None, sasl=None):
+        """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names; then log in
+        with ``sasl``, a ``SaslLogin``, when given)."""
         reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None),
             timeout)
-        return cls(reader, writer, client_id)
+        conn = cls(reader, writer, client_id)
+        if sasl is not None:
+            try:
+                await conn.login(sasl, timeout=timeout)
+            except BaseException:
+                await conn.close()
+                raise
+        return conn
+
+    async def login(self, sasl, *, timeout: float = 10.0) -> None:
+        """SaslHandshake v1 and SaslAuthenticate; ``SaslLoginError`` when the server refuses."""
+        hs = await self.request(w.SaslHandshakeRequest(mechanism=sasl.mechanism), 1, timeout=timeout)
+        if hs.error_code:
+            raise SaslLoginError(f"the server refused SASL mechanism {sasl.mechanism} (error {hs.error_code}; it "
+                                 f"enables {', '.join(hs.mechanisms) or 'none'})")
+        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), 1, timeout=timeout)
+        if auth.error_code:
+            raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}")
 
     async def request(self, body, version: int, *, timeout: float = 10.0):
         _, chunks = self._out.encode(body, version)
@@ -53,8 +76,9 @@ class KafkaConnection:
 
 
 async def request_once(host: str, port: int, body, version: int, *, timeout: float = 10.0,
-                       client_id: str = "kraftwire-admin", ssl_context=None):
-    conn = await KafkaConnection.open(host, port, timeout=timeout, client_id=client_id, ssl_context=ssl_context)
+                       client_id: str = "kraftwire-admin", ssl_context=None, sasl=None):
+    conn = await KafkaConnection.open(host, port, timeout=timeout, client_id=client_id, ssl_context=ssl_context,
+                                      sasl=sasl)
     try:
         return await conn.request(body, version, timeout=timeout)
     finally:
@@ -71,11 +95,9 @@ def parse_host_port(text: str) -> tuple[str, int]:
 
 
 async def describe_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = "__cluster_metadata",
-                          ssl_context=None):
+                          ssl_context=None, sasl=None):
     """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port, on one connection."""
-    from kraftwire.protocol import messages as w
-
-    conn = await KafkaConnection.open(host, port, timeout=timeout, ssl_context=ssl_context)
+    conn = await KafkaConnection.open(host, port, timeout=timeout, ssl_context=ssl_context, sasl=sasl)
     try:
         R = w.DescribeQuorumRequest
         quorum = await conn.request(R(topics=[R.TopicData(topic_name=topic, partitions=[

@@ -86,8 +86,10 @@ class Driver:
 
     def __init__(self, raft: RaftNode, log_, store: FileQuorumStateStore, send: Callable[[m.Message], None], *,
                  on_fatal: Callable[[str, BaseException], None] = fail_stop, metrics=None,
-                 inline_flush_max_ms: float = INLINE_FLUSH_MAX_MS) -> None:
+                 inline_flush_max_ms: float = INLINE_FLUSH_MAX_MS, static_voters=None) -> None:
         self.raft = raft
+        #: controller.quorum.voters (kraft.version 0): quorum-state is written at data_version 0 with them
+        self.static_voters = static_voters
         self.log = log_
         self.store = store
         self._send = send
@@ -187,7 +189,7 @@ class Driver:
     # ------------------------------------------------------------------------------------------------ ReadyHost
     # The executor runs the Ready's steps in order and calls these.
     def persist(self, state: ElectionState) -> None:
-        self.store.write(election_to_store(state, self.raft.config.voters))
+        self.store.write(election_to_store(state, self.static_voters))
 
     def send(self, message: m.Message) -> None:
         self._send(message)

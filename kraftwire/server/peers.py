@@ -15,6 +15,7 @@ import time
 import uuid
 
 from kraftwire.errors import KraftwireError
+from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
 from kraftwire.raft import messages as m
 from kraftwire.server import wire
@@ -23,6 +24,7 @@ log = logging.getLogger("kraftwire.peers")
 
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
+_HANDSHAKE, _AUTHENTICATE = "sasl-handshake", "sasl-authenticate"  # the contexts of a login's two requests
 
 
 class _Peer(asyncio.Protocol):
@@ -40,11 +42,16 @@ class _Peer(asyncio.Protocol):
         self.backoff_until = 0.0
         self.failures = 0
         self.was_connected = False
+        #: a SASL login under way on this connection: Raft requests wait in ``queue`` until it succeeds
+        self.logging_in = False
 
     # ------------------------------------------------------------------------------------------------ sending
     def send(self, msg: m.Message) -> None:
-        if self.transport is not None:
+        if self.transport is not None and not self.logging_in:
             self._write(msg)
+            return
+        if self.transport is not None:  # logging in: sent once the server has accepted us
+            self.queue.append(msg)
             return
         if time.monotonic() < self.backoff_until:
             self.peers.fail(self.node_id, msg)
@@ -81,9 +88,45 @@ class _Peer(asyncio.Protocol):
             log.info("connected to node %d at %s:%d", self.node_id, self.host, self.port)
         self.failures = 0
         self.was_connected = True
+        if self.peers.sasl is not None:
+            self.logging_in = True
+            self._write_login(w.SaslHandshakeRequest(mechanism=self.peers.sasl.mechanism), _HANDSHAKE)
+            asyncio.get_running_loop().call_later(self.peers.request_timeout_ms / 1000, self._login_timed_out,
+                                                  transport)
+            return
+        self._flush_queue()
+
+    def _login_timed_out(self, transport) -> None:
+        if self.logging_in and self.transport is transport:
+            log.warning("node %d did not answer our SASL login in time; closing the connection", self.node_id)
+            transport.close()
+
+    def _flush_queue(self) -> None:
         queued, self.queue = self.queue, []
         for msg in queued:
             self._write(msg)
+
+    def _write_login(self, body, step: str) -> None:
+        _, chunks = self.out.encode(body, 1, context=step)
+        assert self.transport is not None
+        self.transport.writelines(chunks)
+
+    def _login_answer(self, step: str, body) -> None:
+        """The next step of the SASL login; a refusal closes the connection (queued requests then fail)."""
+        sasl = self.peers.sasl
+        if body.error_code:
+            what = "mechanism" if step == _HANDSHAKE else "login"
+            detail = getattr(body, "error_message", None) or body.error_code
+            log.warning("node %d refused our SASL %s %s as %s: %s", self.node_id, sasl.mechanism, what,
+                        sasl.username, detail)
+            if self.transport is not None:
+                self.transport.close()
+            return
+        if step == _HANDSHAKE:
+            self._write_login(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), _AUTHENTICATE)
+            return
+        self.logging_in = False
+        self._flush_queue()
 
     def _write(self, msg: m.Message) -> None:
         api_key, version, body = wire.request_to_wire(msg, self.peers.topic, self.peers.directory_id)
@@ -113,6 +156,9 @@ class _Peer(asyncio.Protocol):
             frames = self.splitter.feed(data)
             for frame in frames:
                 pending, body = self.out.on_response(frame)
+                if pending.context in (_HANDSHAKE, _AUTHENTICATE):
+                    self._login_answer(pending.context, body)
+                    continue
                 timer = self.timers.pop(pending.correlation_id, None)
                 if timer is not None:
                     timer.cancel()
@@ -130,12 +176,17 @@ class _Peer(asyncio.Protocol):
             log.info("connection to node %d lost%s", self.node_id, f": {exc}" if exc else "")
         self.transport = None
         self.connecting = False
+        self.logging_in = False
         self.splitter = FrameSplitter()
         for timer in self.timers.values():
             timer.cancel()
         self.timers.clear()
         for pending in self.out.fail_all():
-            self.peers.fail(self.node_id, pending.context)
+            if pending.context not in (_HANDSHAKE, _AUTHENTICATE):
+                self.peers.fail(self.node_id, pending.context)
+        queued, self.queue = self.queue, []  # waiting for a login that will not happen on this connection
+        for msg in queued:
+            self.peers.fail(self.node_id, msg)
 
     def close(self) -> None:
         if self.transport is not None:
@@ -144,9 +195,10 @@ class _Peer(asyncio.Protocol):
 
 class Peers:
     def __init__(self, local_id: int, voters, topic: wire.Topic, *, directory_id: uuid.UUID | None,
-                 request_timeout_ms: int, deliver, on_failed, metrics=None, ssl_context=None) -> None:
+                 request_timeout_ms: int, deliver, on_failed, metrics=None, ssl_context=None, sasl=None) -> None:
         self.local_id = local_id
         self.ssl_context = ssl_context  # TLS to the controller listener (None: PLAINTEXT)
+        self.sasl = sasl  # a SaslLogin when the controller listener is SASL_PLAINTEXT / SASL_SSL
         self.topic = topic
         self.directory_id = directory_id
         self.request_timeout_ms = request_timeout_ms

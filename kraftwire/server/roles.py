@@ -208,7 +208,8 @@ class Roles:
             await self._close_conn()
             self._conn = await KafkaConnection.open(voter.host, voter.port, timeout=timeout,
                                                     client_id=f"kraftwire-broker-{self.settings.node_id}",
-                                                    ssl_context=self.node.controller_tls)
+                                                    ssl_context=self.node.controller_tls,
+                                                    sasl=self.settings.controller_sasl)
             self._conn_target = voter
         try:
             return await self._conn.request(body, version, timeout=timeout)

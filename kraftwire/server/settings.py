@@ -26,7 +26,8 @@ from kraftwire.config import Config, default, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
-from kraftwire.security.sasl.settings import SaslSettings, sasl_settings
+from kraftwire.security.sasl.client import SaslLogin
+from kraftwire.security.sasl.settings import SaslSettings, controller_login, sasl_settings
 from kraftwire.security.principal import parse_rules
 from kraftwire.security.tls import (SslSettings, client_context, listener_value, server_context, ssl_settings,
                                     used_keys)
@@ -62,8 +63,8 @@ _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets."
                    "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
 
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
-#: what a node can dial (quorum peers, a broker's controller link): no SASL client yet
-DIALED_PROTOCOLS = ("PLAINTEXT", "SSL")
+#: what a node can dial (quorum peers, a broker's controller link); SASL with PLAIN
+DIALED_PROTOCOLS = SUPPORTED_PROTOCOLS
 TLS_PROTOCOLS = ("SSL", "SASL_SSL")
 _DEFAULT_PROTOCOL_MAP = {"PLAINTEXT": "PLAINTEXT", "SSL": "SSL", "SASL_PLAINTEXT": "SASL_PLAINTEXT",
                          "SASL_SSL": "SASL_SSL"}
@@ -103,6 +104,8 @@ class NodeSettings:
     ssl_listeners: tuple[tuple[str, SslSettings], ...] = ()
     #: SASL settings of the SASL_PLAINTEXT and SASL_SSL listeners
     sasl_listeners: tuple[tuple[str, SaslSettings], ...] = ()
+    #: how this node logs in to a SASL controller listener (None: it is PLAINTEXT or SSL)
+    controller_sasl: SaslLogin | None = None
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -166,10 +169,6 @@ class NodeSettings:
             if protocol not in SUPPORTED_PROTOCOLS:
                 raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
                                   f"not a security protocol ({', '.join(SUPPORTED_PROTOCOLS)})")
-            if ep.name in config.controller_listener_names and protocol not in DIALED_PROTOCOLS:
-                raise ConfigError("listener.security.protocol.map", f"{ep.name}:{protocol}",
-                                  "the controller listener is dialed by the other nodes, which do not speak SASL "
-                                  "yet: use SSL (with ssl.client.auth=required) or PLAINTEXT there")
             protocols[ep.name] = protocol
         if controller_listener not in protocols:  # a broker-only node dials the controller listener
             protocol = protocol_map.get(controller_listener, "PLAINTEXT" if not config.listener_security_protocol_map
@@ -182,8 +181,16 @@ class NodeSettings:
                                   "kraftwire dials PLAINTEXT and SSL listeners (SASL is not supported yet)")
             protocols[controller_listener] = protocol
         ssl_listeners = {name: ssl_settings(props, name) for name, p in protocols.items() if p in TLS_PROTOCOLS}
+        served = {ep.name for ep in listeners}
         sasl_listeners = {name: sasl_settings(props, name) for name, p in protocols.items()
-                          if p.startswith("SASL_")}
+                          if p.startswith("SASL_") and name in served}
+        controller_sasl = (controller_login(props, controller_listener)
+                           if protocols[controller_listener].startswith("SASL_") else None)
+        if controller_sasl is not None:
+            for key in ("sasl.mechanism.controller.protocol",
+                        f"listener.name.{controller_listener.lower()}.plain.sasl.jaas.config"):
+                if key in ignored:
+                    ignored.remove(key)
         for ep in listeners:
             tls = ssl_listeners.get(ep.name)
             if tls is not None and not tls.has_keystore:
@@ -248,7 +255,7 @@ class NodeSettings:
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
                    bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger,
                    listener_protocols=tuple(protocols.items()), ssl_listeners=tuple(ssl_listeners.items()),
-                   sasl_listeners=tuple(sasl_listeners.items()))
+                   sasl_listeners=tuple(sasl_listeners.items()), controller_sasl=controller_sasl)
 
     # ------------------------------------------------------------------------------------------------ derived
     @property

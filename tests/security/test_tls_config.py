@@ -98,10 +98,11 @@ def test_bad_tls_settings_name_key_and_value(node_cert, extra, key, value):
     assert (info.value.key, info.value.value) == (key, value)
 
 
-def test_sasl_listeners_are_refused_clearly():
+def test_a_sasl_listener_without_a_supported_mechanism_is_refused_clearly():
+    """SASL is served now; Kafka's default mechanism (GSSAPI) is not, and the refusal names the key."""
     with pytest.raises(ConfigError) as info:
         _settings(BASE.replace("SSL", "SASL_SSL"))
-    assert info.value.key == "listener.security.protocol.map" and "SASL" in str(info.value)
+    assert info.value.key == "sasl.enabled.mechanisms" and "GSSAPI" in str(info.value)
 
 
 def test_a_client_auth_listener_needs_a_truststore(node_cert):

@@ -99,7 +99,11 @@ def test_the_endpoint_serves_every_family_with_its_type_and_values_follow_the_no
                 first = await _scrape(metrics_port)
                 for _ in range(3):
                     await conn.request(w.ApiVersionsRequest(), 3)
-                while load.total_records < 200:
+                # wait (bounded) until the workload has committed 200 more records than the first scrape saw
+                target = _value(first, "kraftwire_raft_high_watermark") + 200
+                for _ in range(500):
+                    if node.log.high_watermark() >= target:
+                        break
                     await asyncio.sleep(0.02)
                 second = await _scrape(metrics_port)
             finally:

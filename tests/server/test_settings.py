@@ -93,7 +93,7 @@ def test_controller_listener_name_defaults_to_plaintext_when_the_map_is_absent()
     ("process.roles=broker\n", "process.roles", "broker"),
     ("process.roles=controller,chef\n", "process.roles", "controller,chef"),
     ("listener.security.protocol.map=PLAINTEXT:SSL\n", "ssl.keystore.location", "(missing)"),
-    ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\n", "listener.security.protocol.map", "PLAINTEXT:SASL_SSL"),
+    ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\n", "sasl.enabled.mechanisms", "GSSAPI (Kafka's default)"),
 ])
 def test_bad_values_name_key_and_value(extra, key, value):
     with pytest.raises(ConfigError) as info:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from kraftwire.errors import ConfigError
 from kraftwire.security.sasl import plain, scram
+from kraftwire.security.sasl.client import SaslLogin
 from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
 
 SUPPORTED = (plain.MECHANISM, *scram.MECHANISMS)
@@ -77,3 +78,28 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
                 if module.class_name != SCRAM_MODULE:
                     raise ConfigError(jaas_key, module.class_name, f"the SCRAM login module is {SCRAM_MODULE}")
     return SaslSettings(listener, mechanisms, users)
+
+
+def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
+    """How this node logs in to the SASL controller listener: ``sasl.mechanism.controller.protocol`` (PLAIN; Kafka's
+    default GSSAPI is not supported) with ``username``/``password`` from that listener's PLAIN JAAS entry."""
+    key = "sasl.mechanism.controller.protocol"
+    mechanism = props.get(key, "GSSAPI").strip().upper()
+    if mechanism != plain.MECHANISM:
+        raise ConfigError(key, props.get(key, "GSSAPI (Kafka's default)"),
+                          "the nodes log in to the controller listener with PLAIN: set "
+                          "sasl.mechanism.controller.protocol=PLAIN (SCRAM credentials live in the log itself)")
+    jaas_key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
+    text = props.get(jaas_key)
+    if text is None:
+        raise ConfigError(jaas_key, "(missing)", f'the login of this node: {PLAIN_MODULE} required '
+                                                 f'username="<name>" password="<password>";')
+    try:
+        module = parse_jaas_config(text)
+    except JaasError as exc:
+        raise ConfigError(jaas_key, "(hidden: it holds passwords)", str(exc)) from None
+    user, password = module.options.get("username"), module.options.get("password")
+    if not user or not password:
+        raise ConfigError(jaas_key, "(hidden: it holds passwords)",
+                          "username=... and password=... say how this node logs in to the controller listener")
+    return SaslLogin(plain.MECHANISM, user, password)

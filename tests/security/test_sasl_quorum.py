@@ -1,0 +1,67 @@
+"""A 3-voter quorum whose only listener is SASL_PLAINTEXT: the voters log in to each other with PLAIN
+(``sasl.mechanism.controller.protocol``) before any Raft request, elect, and replicate what confluent-kafka produces
+with acks=all; a peer that has not logged in cannot even ask for a vote."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+pytestmark = pytest.mark.interop
+
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="node" password="node-secret" '
+        'user_node="node-secret" user_alice="alice-secret";')
+
+
+@pytest.fixture(scope="module")
+def quorum(tmp_path_factory):
+    from harness import processes
+
+    props = ("listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT\nmetadata.log.topic=guarded\n"
+             "sasl.enabled.mechanisms=PLAIN\nsasl.mechanism.controller.protocol=PLAIN\n"
+             f"listener.name.plaintext.plain.sasl.jaas.config={JAAS}\n")
+    cluster = processes.Cluster(str(tmp_path_factory.mktemp("sasl-quorum")), 3, command="server-start",
+                                extra_props=props)
+    try:
+        cluster.start_all()
+        yield cluster
+    finally:
+        cluster.close()
+
+
+def test_voters_log_in_to_each_other_and_replicate(quorum):
+    from confluent_kafka import Producer
+
+    bootstrap = ",".join(f"localhost:{n.port}" for n in quorum.nodes.values())
+    errors = []
+    p = Producer({"bootstrap.servers": bootstrap, "security.protocol": "SASL_PLAINTEXT", "sasl.mechanisms": "PLAIN",
+                  "sasl.username": "alice", "sasl.password": "alice-secret", "acks": "all",
+                  "message.timeout.ms": 90000})
+    for i in range(200):
+        p.produce("guarded", b"guarded-%d" % i, on_delivery=lambda err, msg: errors.append(err) if err else None)
+    assert p.flush(120) == 0 and errors == []  # committed: a majority of voters replicated it over SASL
+    logs = "".join(n.stderr() for n in quorum.nodes.values())
+    assert logs.count("User:node authenticated with SASL PLAIN") >= 2  # the voters' own connections
+    assert "refused our SASL" not in logs
+
+
+def test_a_vote_request_without_logging_in_is_refused(quorum):
+    from kraftwire.protocol import messages as w
+    from kraftwire.server.client import KafkaConnection
+
+    node = next(iter(quorum.nodes.values()))
+    R = w.VoteRequest
+
+    async def main():
+        conn = await KafkaConnection.open("127.0.0.1", node.port, timeout=5)
+        try:
+            with pytest.raises(Exception):
+                await conn.request(R(cluster_id=None, topics=[R.TopicData(topic_name="guarded", partitions=[
+                    R.PartitionData(partition_index=0, candidate_epoch=99, candidate_id=3, last_offset_epoch=0,
+                                    last_offset=0)])]), 1, timeout=3)
+        finally:
+            await conn.close()
+
+    asyncio.run(main())
+    assert "api key 52 before SASL authentication" in node.stderr()
