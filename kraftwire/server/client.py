@@ -7,10 +7,15 @@ Used by the node to forward DescribeQuorum to the leader, by a broker that finds
 from __future__ import annotations
 
 import asyncio
+import secrets
 
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+
+
+def scram_nonce() -> str:
+    return secrets.token_urlsafe(24)
 
 
 class SaslLoginError(KraftwireError):
@@ -48,7 +53,26 @@ class KafkaConnection:
         if hs.error_code:
             raise SaslLoginError(f"the server refused SASL mechanism {sasl.mechanism} (error {hs.error_code}; it "
                                  f"enables {', '.join(hs.mechanisms) or 'none'})")
-        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), 1, timeout=timeout)
+        if sasl.mechanism == "PLAIN":
+            auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), 1, timeout=timeout)
+            self._check_login(sasl, auth)
+            return
+        client = sasl.scram(scram_nonce())
+        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=client.first()), 1, timeout=timeout)
+        self._check_login(sasl, auth)
+        try:
+            final = client.final(bytes(auth.auth_bytes))
+        except ValueError as exc:
+            raise SaslLoginError(f"SASL {sasl.mechanism}: {exc}") from None
+        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=final), 1, timeout=timeout)
+        self._check_login(sasl, auth)
+        try:
+            client.verify(bytes(auth.auth_bytes))
+        except ValueError as exc:
+            raise SaslLoginError(f"SASL {sasl.mechanism}: {exc}") from None
+
+    @staticmethod
+    def _check_login(sasl, auth) -> None:
         if auth.error_code:
             raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}")
 

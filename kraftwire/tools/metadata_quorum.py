@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="brokers to ask, tried in order until one answers")
     target.add_argument("--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]",
                         help="controllers to ask, tried in order until one answers")
-    parser.add_argument("--command-config", help="accepted for compatibility; ignored (PLAINTEXT only)")
+    parser.add_argument("--command-config", metavar="FILE",
+                        help="client properties for a secured listener: security.protocol, ssl.truststore.*, "
+                             "sasl.mechanism, sasl.jaas.config (as Kafka's tools take them)")
     parser.add_argument("--timeout", type=float, default=10.0, help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="mq_command", metavar="describe")
     sub.required = True
@@ -40,11 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     describe.add_argument("--human-readable", action="store_true", help="timestamps as '<n> ms ago'")
 
 
-async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC):
+async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC, ssl_context=None,
+                       sasl=None):
     """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port."""
     from kraftwire.server.client import describe_quorum
 
-    return await describe_quorum(host, port, timeout=timeout, topic=topic)
+    return await describe_quorum(host, port, timeout=timeout, topic=topic, ssl_context=ssl_context, sasl=sasl)
 
 
 def _dir(value) -> str | None:
@@ -137,10 +140,18 @@ def run(args: argparse.Namespace) -> int:
     if not servers:
         print("kraftwire metadata-quorum: no bootstrap server given", file=sys.stderr)
         return 1
+    from kraftwire.errors import ConfigError
+    from kraftwire.tools.command_config import client_security
+
+    try:
+        tls, login = client_security(args.command_config)
+    except ConfigError as exc:
+        print(f"kraftwire metadata-quorum: {exc}", file=sys.stderr)
+        return 1
     failures = []
     for host, port in servers:
         try:
-            quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout))
+            quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout, ssl_context=tls, sasl=login))
             break
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             failures.append(f"{host}:{port}: {exc or type(exc).__name__}")

@@ -65,3 +65,23 @@ def test_a_vote_request_without_logging_in_is_refused(quorum):
 
     asyncio.run(main())
     assert "api key 52 before SASL authentication" in node.stderr()
+
+
+def test_metadata_quorum_logs_in_with_command_config(quorum, tmp_path):
+    from harness import processes
+
+    node = next(iter(quorum.nodes.values()))
+    conf = tmp_path / "admin.properties"
+    conf.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required "
+                    'username="alice" password="alice-secret";\n')
+    status = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "--command-config",
+                          str(conf), "describe", "--status").stdout
+    assert "LeaderId:" in status and "CurrentVoters:" in status
+    refused = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "describe", "--status",
+                           check=False)
+    assert refused.returncode == 1 and "cannot describe the quorum" in refused.stderr
+    conf.write_text(conf.read_text().replace("alice-secret", "wrong"))
+    wrong = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{node.port}", "--command-config",
+                         str(conf), "describe", "--status", check=False)
+    assert wrong.returncode == 1 and "SASL login as alice refused" in wrong.stderr

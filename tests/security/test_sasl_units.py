@@ -101,3 +101,33 @@ def test_listener_settings():
                       "SASL_PLAINTEXT")
     assert s.mechanisms == ("PLAIN",) and s.plain_users == {"alice": "alice-secret"}
     assert "alice-secret" not in repr(s)
+
+
+@pytest.mark.parametrize("text, key", [
+    ("security.protocol=SASL_PLAINTEXT\n", "sasl.mechanism"),  # Kafka's default GSSAPI
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\n", "sasl.jaas.config"),
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config="
+     f'{MODULE} required username="a" password="b";\n', "sasl.jaas.config"),  # PLAIN's module for SCRAM
+    ("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+     f'{MODULE} required username="a";\n', "sasl.jaas.config"),
+    ("security.protocol=KERBEROS\n", "security.protocol"),
+])
+def test_command_config_errors_name_the_key(tmp_path, text, key):
+    from kraftwire.tools.command_config import client_security
+
+    path = tmp_path / "c.properties"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        client_security(str(path))
+    assert info.value.key == key
+
+
+def test_command_config_logins(tmp_path):
+    from kraftwire.tools.command_config import client_security
+
+    path = tmp_path / "c.properties"
+    path.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-512\nsasl.jaas.config="
+                    'org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="pw";\n')
+    tls, login = client_security(str(path))
+    assert tls is None and (login.mechanism, login.username, login.password) == ("SCRAM-SHA-512", "bob", "pw")
+    assert client_security(None) == (None, None)

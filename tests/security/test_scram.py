@@ -193,3 +193,17 @@ def test_real_clients_log_in_with_scram(scram_node):
     with pytest.raises(KafkaException):
         admin.list_topics(timeout=5)
     assert "failed SASL SCRAM-SHA-512 authentication" in scram_node.stderr()
+
+
+@pytest.mark.interop
+def test_metadata_quorum_logs_in_with_scram(scram_node, tmp_path):
+    from harness import processes
+
+    conf = tmp_path / "admin.properties"
+    conf.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+                    "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+                    'username="bob" password="bob-secret";\n')
+    status = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{scram_node.port_of('BROKER')}",
+                          "--command-config", str(conf), "describe", "--status").stdout
+    assert "LeaderId:" in status
+    assert "User:bob authenticated with SASL SCRAM-SHA-256" in scram_node.stderr()

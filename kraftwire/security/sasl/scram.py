@@ -232,3 +232,43 @@ def _split_items(text: str) -> list[str]:
     if cur or items:
         items.append("".join(cur))
     return [i for i in items if i.strip()]
+
+
+# ---------------------------------------------------------------------------------------------------- the client
+class ScramClient:
+    """The client side of one login (admin tools with ``--command-config``): ``first()``, then ``final(server_first)``,
+    then ``verify(server_final)``; ``ValueError`` when the server's messages are wrong."""
+
+    def __init__(self, mechanism: str, username: str, password: str, client_nonce: str) -> None:
+        self.mechanism = mechanism
+        self.hash = MECHANISMS[mechanism][0]
+        self.username = username
+        self.password = password
+        self.nonce = client_nonce
+        self._first_bare = "n=" + username.replace("=", "=3D").replace(",", "=2C") + ",r=" + client_nonce
+        self._expected_final: bytes | None = None
+
+    def first(self) -> bytes:
+        return ("n,," + self._first_bare).encode()
+
+    def final(self, server_first: bytes) -> bytes:
+        text = bytes(server_first).decode("utf-8")
+        fields = dict(f.split("=", 1) for f in text.split(",") if "=" in f)
+        nonce, salt, iterations = fields.get("r", ""), fields.get("s"), fields.get("i", "")
+        if not nonce.startswith(self.nonce) or len(nonce) == len(self.nonce) or salt is None or not iterations.isdigit():
+            raise ValueError("the server-first message is not r=<our nonce + theirs>,s=<salt>,i=<iterations>")
+        if not MIN_ITERATIONS <= int(iterations) <= MAX_ITERATIONS:
+            raise ValueError(f"the server asks for {iterations} iterations")
+        salted = salted_password(self.mechanism, self.password, base64.b64decode(salt), int(iterations))
+        client_key = _hmac(self.hash, salted, b"Client Key")
+        stored = hashlib.new(self.hash, client_key).digest()
+        without_proof = f"c=biws,r={nonce}"
+        auth = f"{self._first_bare},{text},{without_proof}".encode()
+        proof = bytes(a ^ b for a, b in zip(client_key, _hmac(self.hash, stored, auth)))
+        server_key = _hmac(self.hash, salted, b"Server Key")
+        self._expected_final = b"v=" + base64.b64encode(_hmac(self.hash, server_key, auth))
+        return f"{without_proof},p={base64.b64encode(proof).decode()}".encode()
+
+    def verify(self, server_final: bytes) -> None:
+        if self._expected_final is None or not hmac.compare_digest(bytes(server_final), self._expected_final):
+            raise ValueError("the server's signature is wrong: it does not know our credential")
