@@ -177,3 +177,50 @@ def test_sasl_ssl_encrypts_and_logs_in(tls_node):
         c.close()
     assert got == [b"sasl-ssl-%d" % i for i in range(50)]
     assert "User:admin authenticated with SASL PLAIN" in node.stderr()
+
+
+def test_a_storm_of_malformed_logins_leaves_the_node_serving(node):
+    """Seeded fuzz, bounded in count and time: random SaslAuthenticate tokens after a good handshake, random bytes
+    as whole frames, truncated SASL requests; every connection is answered or closed, and a proper login still
+    produces afterwards."""
+    import random
+    import socket
+    import struct
+
+    from kraftwire.protocol import messages as w
+    from kraftwire.protocol.framing import encode_request
+
+    port = node.port_of("BROKER")
+    rng = random.Random(20261125)
+    deadline = time.monotonic() + 30
+
+    def frame(body, version, cid=1):
+        return b"".join(bytes(c) for c in encode_request(body, version, cid, client_id="fuzz"))
+
+    def exchange(payload: bytes) -> None:
+        with socket.create_connection(("127.0.0.1", port), timeout=3) as s:
+            s.sendall(payload)
+            try:
+                while s.recv(65536):
+                    pass
+            except (socket.timeout, ConnectionResetError):
+                pass
+
+    handshake = frame(w.SaslHandshakeRequest(mechanism="PLAIN"), 1)
+    for i in range(120):
+        if time.monotonic() > deadline:
+            break
+        kind = i % 3
+        if kind == 0:
+            token = bytes(rng.randrange(256) for _ in range(rng.randrange(0, 64)))
+            exchange(handshake + frame(w.SaslAuthenticateRequest(auth_bytes=token), 2, cid=2))
+        elif kind == 1:
+            junk = bytes(rng.randrange(256) for _ in range(rng.randrange(8, 80)))
+            exchange(struct.pack(">i", len(junk)) + junk)
+        else:
+            good = frame(w.SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00alice-secret"), 2, cid=2)
+            cut = rng.randrange(5, len(good))
+            # a SaslAuthenticate cut short, in a frame whose size prefix matches what is left
+            exchange(handshake + struct.pack(">i", cut - 4) + good[4:cut])
+    assert node.running
+    _produce(port, [b"sasl-after-fuzz"])
