@@ -29,7 +29,9 @@ def _start(config_path, timeout=30):
     ("controller.quorum.election.timeout.ms=fast\n", ["controller.quorum.election.timeout.ms", "'fast'"]),
     ("broker.id=1\n", ["broker.id", "node.id"]),
     ("zookeeper.connect=localhost:2181\n", ["zookeeper.connect", "ZooKeeper"]),
-    ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\n", ["listener.security.protocol.map", "PLAINTEXT:SASL_SSL"]),
+    ("listener.security.protocol.map=PLAINTEXT:TLS\n", ["listener.security.protocol.map", "PLAINTEXT:TLS"]),
+    # SASL_SSL is served, but Kafka's default mechanism (GSSAPI) is not: the refusal names the key.
+    ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\n", ["sasl.enabled.mechanisms", "GSSAPI"]),
 ])
 def test_config_errors_name_key_and_value(tmp_path, extra, needles):
     config = tmp_path / "server.properties"
