@@ -168,7 +168,8 @@ class Node:
                 sasl = s.sasl_of(ep.name)
                 if sasl is not None:
                     dispatcher = SaslDispatcher(dispatcher, sasl, self._scram_credentials(sasl))
-                factory = (lambda d, r: lambda: InboundConnection(d, s.max_frame_bytes, r))(dispatcher, rules)
+                factory = (lambda d, r, n: lambda: InboundConnection(d, s.max_frame_bytes, r, n))(dispatcher, rules,
+                                                                                                  ep.name)
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock, ssl=tls)
                 else:
@@ -441,7 +442,7 @@ class Node:
         body = R(error_code=0, cluster_id=self.cluster_id, endpoint_type=getattr(request.body, "endpoint_type", 1),
                  controller_id=leader,
                  brokers=[R.DescribeClusterBroker(broker_id=i, host=h, port=p)
-                          for i, h, p in self.roles.serving_brokers()])
+                          for i, h, p in self.roles.serving_brokers(getattr(conn, "listener", None))])
         conn.send_response(body, request.version, request.header.correlation_id)
 
     def _metadata(self, request, conn) -> None:
@@ -449,7 +450,7 @@ class Node:
         assert self.raft is not None
         R = w.MetadataResponse
         body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in
-                          self.roles.serving_brokers()],
+                          self.roles.serving_brokers(getattr(conn, "listener", None))],
                  cluster_id=self.cluster_id, controller_id=self.raft.quorum.leader_id, topics=[])
         conn.send_response(body, request.version, request.header.correlation_id)
 

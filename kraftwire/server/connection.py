@@ -37,8 +37,11 @@ def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
 
 
 class InboundConnection(asyncio.Protocol):
-    def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES) -> None:
+    def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES,
+                 listener: str | None = None) -> None:
         self.dispatcher = dispatcher
+        #: the listener this connection arrived on: Metadata answers with each broker's endpoint on it, as Kafka does
+        self.listener = listener
         self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
         self.splitter = FrameSplitter(max_frame_bytes)
         self.transport: asyncio.Transport | None = None

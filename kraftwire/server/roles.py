@@ -142,17 +142,29 @@ class Roles:
         return ListenerDispatcher(self.node.dispatcher, CONTROLLER_ONLY, ep.name)
 
     # ------------------------------------------------------------------------------------------------ who serves
-    def serving_brokers(self) -> list[tuple[int, str, int]]:
+    def serving_brokers(self, listener: str | None = None) -> list[tuple[int, str, int]]:
+        """``(id, host, port)`` of each node serving clients. With ``listener`` (the one a request arrived on) each
+        registered broker is listed at its endpoint of that name and left out if it has none, as Kafka's Metadata
+        does; a client bootstrapping from a SASL_SSL listener must not be sent to a PLAINTEXT one."""
         self.catch_up()
+        if listener in self.settings.controller_listener_names:
+            listener = None  # admin clients bootstrapping from a controller: the brokers' first listeners
         brokers = self.registry.brokers
         out = []
         for v in self.settings.voters:
             if v.node_id not in brokers:
                 out.append((v.node_id, v.host, v.port))
         for info in self.registry.online():
-            if info.endpoints:
+            if not info.endpoints:
+                continue
+            if listener is None:
                 _, host, port = info.endpoints[0]
-                out.append((info.broker_id, host, port))
+            else:
+                match = next((ep for ep in info.endpoints if ep[0] == listener), None)
+                if match is None:
+                    continue
+                _, host, port = match
+            out.append((info.broker_id, host, port))
         out.sort()
         return out
 

@@ -55,7 +55,10 @@ class Proc(processes.NodeProc):
 
 class RolesCluster(processes.Cluster):
     def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
-                 combined: bool = False, bootstrap_brokers: bool = False, format_args=()) -> None:
+                 combined: bool = False, bootstrap_brokers: bool = False, format_args=(),
+                 extra_listeners: tuple[str, ...] = ()) -> None:
+        """``extra_listeners``: more client listener names on every broker (bound here, like the others); their
+        protocols go in ``extra_props``' listener.security.protocol.map."""
         self.base = base
         self.listener = "CONTROLLER"
         self.command = "server-start"
@@ -75,6 +78,9 @@ class RolesCluster(processes.Cluster):
             else:
                 socks = {"BROKER": processes.bind_listener()}
                 roles = "broker"
+            if "BROKER" in socks:
+                for name in extra_listeners:
+                    socks[name] = processes.bind_listener()
             listeners = ",".join(f"{n}://localhost:{s.getsockname()[1]}" for n, s in socks.items())
             quorum = (f"controller.quorum.bootstrap.servers={bootstrap}" if bootstrap_brokers and i > controllers
                       else f"controller.quorum.voters={voters}")

@@ -140,11 +140,14 @@ def tls_node(tmp_path_factory):
     base = tmp_path_factory.mktemp("sasl-ssl")
     ca = CA(str(base / "ca"))
     cert = ca.issue("node")
-    props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:SASL_SSL\n"
-             "listener.name.broker.sasl.enabled.mechanisms=PLAIN\n"
-             f"listener.name.broker.plain.sasl.jaas.config={JAAS}\n"
-             f"listener.name.broker.ssl.keystore.type=PEM\nlistener.name.broker.ssl.keystore.location={cert.bundle_path}\n")
-    cluster = roles.RolesCluster(str(base), controllers=1, brokers=0, combined=True, extra_props=props)
+    # a PLAINTEXT listener first and the SASL_SSL one second: a client bootstrapping from the second must be sent
+    # back to it (Metadata answers with the endpoint of the listener the request came in on), not to the first
+    props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:PLAINTEXT,SECURE:SASL_SSL\n"
+             "listener.name.secure.sasl.enabled.mechanisms=PLAIN\n"
+             f"listener.name.secure.plain.sasl.jaas.config={JAAS}\n"
+             f"listener.name.secure.ssl.keystore.type=PEM\nlistener.name.secure.ssl.keystore.location={cert.bundle_path}\n")
+    cluster = roles.RolesCluster(str(base), controllers=1, brokers=0, combined=True, extra_props=props,
+                                 extra_listeners=("SECURE",))
     try:
         cluster.start_all()
         cluster.wait_for_leader()
@@ -157,7 +160,7 @@ def test_sasl_ssl_encrypts_and_logs_in(tls_node):
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     node, ca = tls_node
-    conf = {"bootstrap.servers": f"localhost:{node.port_of('BROKER')}", "security.protocol": "SASL_SSL",
+    conf = {"bootstrap.servers": f"localhost:{node.port_of('SECURE')}", "security.protocol": "SASL_SSL",
             "ssl.ca.location": ca.path, "sasl.mechanisms": "PLAIN", "sasl.username": "admin",
             "sasl.password": "admin-secret"}
     errors = []
@@ -224,3 +227,22 @@ def test_a_storm_of_malformed_logins_leaves_the_node_serving(node):
             exchange(handshake + struct.pack(">i", cut - 4) + good[4:cut])
     assert node.running
     _produce(port, [b"sasl-after-fuzz"])
+
+
+def test_metadata_names_the_listener_the_request_came_in_on(tls_node):
+    from kraftwire.protocol import messages as w
+    from kraftwire.security.sasl.client import SaslLogin
+    from kraftwire.server.client import request_once
+    import ssl
+
+    node, ca = tls_node
+
+    def brokers(port, **kw):
+        resp = asyncio.run(request_once("localhost", port, w.MetadataRequest(topics=[]), 9, **kw))
+        return [(b.node_id, b.port) for b in resp.brokers]
+
+    login = SaslLogin("PLAIN", "alice", "alice-secret")
+    assert brokers(node.port_of("SECURE"), ssl_context=ssl.create_default_context(cafile=ca.path),
+                   sasl=login) == \
+        [(1, node.port_of("SECURE"))]
+    assert brokers(node.port_of("BROKER")) == [(1, node.port_of("BROKER"))]

@@ -65,7 +65,7 @@ class Metadata:
                                     else c.UNKNOWN_TOPIC_ID, name=t.name, topic_id=t.topic_id, is_internal=False,
                                     partitions=[]))
         roles = getattr(ctx.node, "roles", None)  # serving nodes: voters serving clients + Online brokers (issue 9)
-        listed = roles.serving_brokers() if roles is not None else [(v.node_id, v.host, v.port) for v in ctx.voters]
+        listed = roles.serving_brokers(getattr(conn, "listener", None)) if roles is not None else [(v.node_id, v.host, v.port) for v in ctx.voters]
         body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in listed],
                  cluster_id=ctx.node.cluster_id, controller_id=ctx.leader_id(), topics=topics)
         conn.send_response(body, version, request.header.correlation_id)

@@ -1,0 +1,142 @@
+"""Security benchmark: what TLS and SASL cost, measured as ratios in one run on this machine.
+
+    python benchmarks/security_bench.py [--records 100000] [--logins 200]
+
+One combined node (broker,controller; fsync on) with three client listeners: PLAINTEXT, SASL_SSL with PLAIN, and
+SASL_PLAINTEXT with SCRAM-SHA-512 (credentials added by ``storage format --add-scram``). Reported:
+
+* confluent-kafka produce throughput (acks=all, 100-byte values) on PLAINTEXT and on SASL_SSL, and their ratio
+  (the issue's goal: SASL_SSL >= 60 % of plaintext);
+* SCRAM-SHA-512 logins per second (connect, SaslHandshake, two SaslAuthenticate round trips; 4096 iterations);
+* acks=all latency at concurrency 1 of an authenticated producer, p99 with and without a storm of failed logins
+  (bounded in count and time) running beside it (goal: <= 1.5x).
+
+Figures depend on the machine; they are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+import tempfile
+import threading
+import time
+
+sys.path.append(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "tests"))
+
+from harness import roles  # noqa: E402
+from harness.certs import CA  # noqa: E402
+
+VALUE = b"x" * 100
+JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";')
+
+
+def produce_throughput(conf: dict, n: int) -> float:
+    from confluent_kafka import Producer
+
+    p = Producer({**conf, "acks": "all", "linger.ms": 5, "batch.size": 1_000_000,
+                  "queue.buffering.max.messages": 1_000_000})
+    start = time.perf_counter()
+    for _ in range(n):
+        while True:
+            try:
+                p.produce("roles", VALUE)
+                break
+            except BufferError:
+                p.poll(0.005)
+    assert p.flush(300) == 0
+    return n / (time.perf_counter() - start)
+
+
+def latency_p99(conf: dict, n: int) -> float:
+    from confluent_kafka import Producer
+
+    p = Producer({**conf, "acks": "all", "linger.ms": 0})
+    samples = []
+    for _ in range(n):
+        done = []
+        t0 = time.perf_counter()
+        p.produce("roles", VALUE, on_delivery=lambda err, msg: done.append(err))
+        while not done:
+            p.poll(0.0005)
+        samples.append((time.perf_counter() - t0) * 1000)
+    samples.sort()
+    return samples[min(len(samples) - 1, int(0.99 * len(samples)))]
+
+
+def scram_logins(port: int, n: int, password: str = "alice-secret", seconds: float = 120.0) -> tuple[float, int]:
+    from kraftwire.security.sasl.client import SaslLogin
+    from kraftwire.server.client import KafkaConnection, SaslLoginError
+
+    login = SaslLogin("SCRAM-SHA-512", "alice", password)
+
+    async def run():
+        failures = done = 0
+        start = time.perf_counter()
+        for _ in range(n):
+            if time.perf_counter() - start > seconds:
+                break
+            done += 1
+            try:
+                conn = await KafkaConnection.open("127.0.0.1", port, timeout=10, sasl=login)
+                await conn.close()
+            except SaslLoginError:
+                failures += 1
+            except (OSError, asyncio.TimeoutError):
+                failures += 1
+        return done / (time.perf_counter() - start), failures
+
+    return asyncio.run(run())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--records", type=int, default=100_000)
+    parser.add_argument("--logins", type=int, default=200)
+    parser.add_argument("--latency-records", type=int, default=1000)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as base:
+        ca = CA(os.path.join(base, "ca"))
+        cert = ca.issue("node")
+        props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:PLAINTEXT,SECURE:SASL_SSL,"
+                 "SCRAM:SASL_PLAINTEXT\n"
+                 "listener.name.secure.sasl.enabled.mechanisms=PLAIN\n"
+                 f"listener.name.secure.plain.sasl.jaas.config={JAAS}\n"
+                 f"listener.name.secure.ssl.keystore.type=PEM\nlistener.name.secure.ssl.keystore.location="
+                 f"{cert.bundle_path}\n"
+                 "listener.name.scram.sasl.enabled.mechanisms=SCRAM-SHA-512\n")
+        cluster = roles.RolesCluster(base, controllers=1, brokers=0, combined=True, extra_props=props,
+                                     extra_listeners=("SECURE", "SCRAM"),
+                                     format_args=("--add-scram", "SCRAM-SHA-512=[name=alice,password=alice-secret]"))
+        node = cluster.nodes[1]
+        try:
+            cluster.start_all()
+            cluster.wait_for_leader()
+            plain = {"bootstrap.servers": f"localhost:{node.port_of('BROKER')}"}
+            secure = {"bootstrap.servers": f"localhost:{node.port_of('SECURE')}", "security.protocol": "SASL_SSL",
+                      "ssl.ca.location": ca.path, "sasl.mechanisms": "PLAIN", "sasl.username": "alice",
+                      "sasl.password": "alice-secret"}
+            produce_throughput(plain, min(10_000, args.records))  # warm up
+            t_plain = produce_throughput(plain, args.records)
+            t_secure = produce_throughput(secure, args.records)
+            print(f"produce, acks=all, 100 B: PLAINTEXT {t_plain:,.0f} records/s, SASL_SSL (PLAIN) "
+                  f"{t_secure:,.0f} records/s: {t_secure / t_plain:.0%}")
+            rate, failures = scram_logins(node.port_of("SCRAM"), args.logins)
+            print(f"SCRAM-SHA-512 logins (4096 iterations): {rate:,.1f}/s over {args.logins} ({failures} failed)")
+            quiet = latency_p99(secure, args.latency_records)
+            storm = threading.Thread(target=lambda: scram_logins(node.port_of("SCRAM"), 2000, password="wrong",
+                                                                 seconds=60), daemon=True)
+            storm.start()
+            stormy = latency_p99(secure, args.latency_records)
+            storm.join(timeout=120)
+            print(f"authenticated producer p99 (acks=all, one at a time): {quiet:.2f} ms quiet, {stormy:.2f} ms during "
+                  f"a storm of failed SCRAM logins: {stormy / quiet:.2f}x")
+        finally:
+            cluster.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
