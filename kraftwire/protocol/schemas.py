@@ -84,6 +84,52 @@ M('AddRaftVoterResponse', 'response', 80, '0', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+'),
 ])
+M('AllocateProducerIdsRequest', 'request', 67, '0', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+])
+M('AllocateProducerIdsResponse', 'response', 67, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ProducerIdStart', 'int64', '0+'),
+    F('ProducerIdLen', 'int32', '0+'),
+])
+M('AlterPartitionRequest', 'request', 56, '0-3', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0-1'),
+        F('TopicId', 'uuid', '2+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('NewIsr', '[]int32', '0-2'),
+            F('NewIsrWithEpochs', '[]BrokerState', '3+', fields=[
+                F('BrokerId', 'int32', '3+'),
+                F('BrokerEpoch', 'int64', '3+', default=-1),
+            ]),
+            F('LeaderRecoveryState', 'int8', '1+', default=0),
+            F('PartitionEpoch', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('AlterPartitionResponse', 'response', 56, '0-3', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('Topics', '[]TopicData', '0+', fields=[
+        F('TopicName', 'string', '0-1'),
+        F('TopicId', 'uuid', '2+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('Isr', '[]int32', '0+'),
+            F('LeaderRecoveryState', 'int8', '1+', default=0),
+            F('PartitionEpoch', 'int32', '0+'),
+        ]),
+    ]),
+])
 M('ApiVersionsRequest', 'request', 18, '0-4', '3+', [
     F('ClientSoftwareName', 'string', '3+'),
     F('ClientSoftwareVersion', 'string', '3+'),
@@ -184,6 +230,61 @@ M('BrokerRegistrationResponse', 'response', 62, '0-4', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
 ])
+M('CreatePartitionsRequest', 'request', 37, '0-3', '2+', [
+    F('Topics', '[]CreatePartitionsTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Count', 'int32', '0+'),
+        F('Assignments', '[]CreatePartitionsAssignment', '0+', nullable='0+', fields=[
+            F('BrokerIds', '[]int32', '0+'),
+        ]),
+    ]),
+    F('TimeoutMs', 'int32', '0+'),
+    F('ValidateOnly', 'bool', '0+'),
+])
+M('CreatePartitionsResponse', 'response', 37, '0-3', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]CreatePartitionsTopicResult', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    ]),
+])
+M('CreateTopicsRequest', 'request', 19, '0-7', '5+', [
+    F('Topics', '[]CreatableTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('NumPartitions', 'int32', '0+'),
+        F('ReplicationFactor', 'int16', '0+'),
+        F('Assignments', '[]CreatableReplicaAssignment', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('BrokerIds', '[]int32', '0+'),
+        ]),
+        F('Configs', '[]CreatableTopicConfig', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Value', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+    F('timeoutMs', 'int32', '0+', default=60000),
+    F('validateOnly', 'bool', '1+', default=False),
+])
+M('CreateTopicsResponse', 'response', 19, '0-7', '5+', [
+    F('ThrottleTimeMs', 'int32', '2+'),
+    F('Topics', '[]CreatableTopicResult', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('TopicId', 'uuid', '7+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '1+', nullable='0+'),
+        F('TopicConfigErrorCode', 'int16', '5+', tag=0, tagged='5+'),
+        F('NumPartitions', 'int32', '5+', default=-1),
+        F('ReplicationFactor', 'int16', '5+', default=-1),
+        F('Configs', '[]CreatableTopicConfigs', '5+', nullable='5+', fields=[
+            F('Name', 'string', '5+'),
+            F('Value', 'string', '5+', nullable='5+'),
+            F('ReadOnly', 'bool', '5+'),
+            F('ConfigSource', 'int8', '5+', default=-1),
+            F('IsSensitive', 'bool', '5+'),
+        ]),
+    ]),
+])
 M('DeleteGroupsRequest', 'request', 42, '0-2', '2+', [
     F('GroupsNames', '[]string', '0+'),
 ])
@@ -192,6 +293,23 @@ M('DeleteGroupsResponse', 'response', 42, '0-2', '2+', [
     F('Results', '[]DeletableGroupResult', '0+', fields=[
         F('GroupId', 'string', '0+'),
         F('ErrorCode', 'int16', '0+'),
+    ]),
+])
+M('DeleteTopicsRequest', 'request', 20, '0-6', '4+', [
+    F('Topics', '[]DeleteTopicState', '6+', fields=[
+        F('Name', 'string', '6+', nullable='6+', default=None),
+        F('TopicId', 'uuid', '6+'),
+    ]),
+    F('TopicNames', '[]string', '0-5'),
+    F('TimeoutMs', 'int32', '0+'),
+])
+M('DeleteTopicsResponse', 'response', 20, '0-6', '4+', [
+    F('ThrottleTimeMs', 'int32', '1+'),
+    F('Responses', '[]DeletableTopicResult', '0+', fields=[
+        F('Name', 'string', '0+', nullable='6+'),
+        F('TopicId', 'uuid', '6+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '5+', nullable='5+', default=None),
     ]),
 ])
 M('DescribeClusterRequest', 'request', 60, '0-1', '0+', [
@@ -311,6 +429,26 @@ M('DescribeQuorumResponse', 'response', 55, '0-2', '0+', [
             F('Name', 'string', '2+'),
             F('Host', 'string', '2+'),
             F('Port', 'uint16', '2+'),
+        ]),
+    ]),
+])
+M('ElectLeadersRequest', 'request', 43, '0-2', '2+', [
+    F('ElectionType', 'int8', '1+'),
+    F('TopicPartitions', '[]TopicPartitions', '0+', nullable='0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+    F('TimeoutMs', 'int32', '0+', default=60000),
+])
+M('ElectLeadersResponse', 'response', 43, '0-2', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '1+'),
+    F('ReplicaElectionResults', '[]ReplicaElectionResult', '0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('PartitionResult', '[]PartitionResult', '0+', fields=[
+            F('PartitionId', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+'),
         ]),
     ]),
 ])
