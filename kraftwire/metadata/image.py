@@ -27,6 +27,9 @@ from kraftwire.protocol import messages as m
 NO_LEADER = -1
 NO_LEADER_CHANGE = -2
 UNASSIGNED_DIR = ZERO_UUID
+#: Kafka's DirectoryId.LOST and MIGRATING: a replica on a lost directory; a broker that registered no directories
+LOST_DIR = UUID(int=1)
+MIGRATING_DIR = UUID(int=2)
 _EMPTY: Mapping = MappingProxyType({})
 
 

@@ -112,21 +112,24 @@ def test_heartbeats_unfence_once_caught_up_and_refuse_a_stale_epoch():
         assert res.response.error_code == ec.STALE_BROKER_EPOCH and res.records == ()
 
 
-def test_shutdown_waits_while_the_broker_leads_partitions():
+def test_controlled_shutdown_moves_leadership_away_then_shuts_down():
     bc = BrokerControl(CLUSTER, TIMEOUT)
     img = apply(image(), bc.register(image(), registration(1), next_offset=1, now_ms=0), 1)
     img = apply(img, bc.heartbeat(img, heartbeat(1, 1, 1), now_ms=1), 2)
     led = replay_all([m.TopicRecord(name="t", topic_id=T1),
                       m.PartitionRecord(partition_id=0, topic_id=T1, replicas=[1], isr=[1], leader=1)], img, 4)
     res = bc.heartbeat(led, heartbeat(1, 1, 4, shut=True), now_ms=2)
+    # Kafka's order: the broker is marked in controlled shutdown, then leaves its leaderships; the last ISR member
+    # stays in the ISR (it is never written empty) and the partition goes leaderless
+    kinds = [type(r.message).__name__ for r in res.records]
+    assert kinds == ["BrokerRegistrationChangeRecord", "PartitionChangeRecord"]
     assert res.records[0].message.in_controlled_shutdown == 1 and not res.response.should_shut_down
-    led = apply(led, res, 5)
+    assert res.records[1].message.leader == -1 and res.records[1].message.isr is None
+    led = apply(led, res, 6)
     assert led.brokers[1].in_controlled_shutdown and not led.brokers[1].fenced
-    still = bc.heartbeat(led, heartbeat(1, 1, 5, shut=True), now_ms=3)
-    assert still.records == () and not still.response.should_shut_down
-    gone = replay_all([m.PartitionChangeRecord(partition_id=0, topic_id=T1, leader=-1)], led, 6)
-    done = bc.heartbeat(gone, heartbeat(1, 1, 6, shut=True), now_ms=4)
-    assert done.response.should_shut_down and done.response.is_fenced and done.records[0].message.fenced == 1
+    assert led.topics[T1].partitions[0].leader == -1 and led.topics[T1].partitions[0].isr == (1,)
+    done = bc.heartbeat(led, heartbeat(1, 1, 6, shut=True), now_ms=4)
+    assert done.response.should_shut_down and done.response.is_fenced and done.records[-1].message.fenced == 1
     # a broker that leads nothing shuts down at once; a fenced one too, without a record
     bc2 = BrokerControl(CLUSTER, TIMEOUT)
     img2 = apply(image(), bc2.register(image(), registration(2), next_offset=1, now_ms=0), 1)

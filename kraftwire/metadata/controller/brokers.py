@@ -14,27 +14,27 @@ Registration (checked in this order):
   ``metadata.version`` range supports level 1 only, others default to 0);
 * from metadata.version 3.7-IV2, a log directory listed twice, unassigned, or registered by another broker:
   INVALID_REGISTRATION;
-* otherwise one RegisterBrokerRecord. The broker epoch is the offset that record will have. The same incarnation
+* otherwise one RegisterBrokerRecord. The broker epoch is the offset the batch will start at. The same incarnation
   registering again (a retry whose answer was lost) keeps its epoch and its fenced / controlled-shutdown flags; a
-  new incarnation starts fenced.
+  new incarnation starts fenced, after partition changes that take the old one out of every ISR and leadership.
 
 Heartbeat: an unregistered broker or another epoch gets STALE_BROKER_EPOCH. Otherwise the broker's state moves:
 
 ===================  ==========================================================================================
 from                 to
 ===================  ==========================================================================================
+controlled shutdown  (fenced or not, as Kafka's heartbeat manager puts it first) shutdown-now once it leads nothing
+                     and its offset is no further than the lowest offset an active broker reported
 fenced               shutdown-now if it wants to shut down; unfenced once caught up (its metadata offset has
                      reached its registration record) unless it wants to stay fenced
 unfenced             fenced if it asks; controlled shutdown if it wants to shut down and leads partitions,
                      shutdown-now if it leads none
-controlled shutdown  shutdown-now once it leads nothing and its offset is no further than the lowest offset an
-                     active broker reported
 ===================  ==========================================================================================
 
 Fencing (including shutdown-now) writes BrokerRegistrationChangeRecord Fenced=1, unfencing Fenced=-1, controlled
 shutdown InControlledShutdown=1 (every supported metadata.version has that record; Fence/UnfenceBrokerRecord are
-older). Moving partition leadership and ISR away from a broker that is fenced or shutting down joins these records
-when partitions are replicated.
+older), with the partition changes of ``topics``: a broker fenced or shutting down leaves every ISR and leadership,
+one unfenced may lead the partitions that have no leader.
 A session expires ``broker.session.timeout.ms`` after the last heartbeat: ``expire`` fences one broker per call (the
 one silent longest), as Kafka's controller does per event. A new active controller starts every session afresh.
 """
@@ -54,21 +54,13 @@ from kraftwire.error_codes import (
 )
 from kraftwire.ids import UUID
 from kraftwire.metadata.image import UNASSIGNED_DIR, BrokerRegistration, MetadataImage
+from kraftwire.metadata.controller import topics
+from kraftwire.metadata.controller.result import ControllerResult
 from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.metadata.version import FEATURE_NAME, MetadataVersion
 from kraftwire.protocol import messages as m
 
 FENCE, UNFENCE = 1, -1
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerResult:
-    """Records to append (one atomic batch) and the response to send once they are committed."""
-
-    records: tuple[ApiMessageAndVersion, ...]
-    response: object
-    #: what happened, for the log line of the edge ("registered", "unfenced", ...); "" when nothing did
-    event: str = ""
 
 
 @dataclass(slots=True)
@@ -150,7 +142,10 @@ class BrokerControl:
                                              max_supported_version=f.max_supported_version) for f in req.features],
                    rack=req.rack, fenced=fenced, in_controlled_shutdown=shutting, log_dirs=list(log_dirs))
         self._touch(req.broker_id, now_ms)
-        return ControllerResult((ApiMessageAndVersion(record, mv.register_broker_record_version),),
+        # a new incarnation starts fenced: the old one's ISR places and leaderships go first (Kafka's handling of
+        # an unclean shutdown); the epoch stays the batch's first offset, as Kafka's
+        cleanup = topics.fenced_changes(image, req.broker_id) if existing is not None and not same else []
+        return ControllerResult((*cleanup, ApiMessageAndVersion(record, mv.register_broker_record_version)),
                                 m.BrokerRegistrationResponse(error_code=NONE, broker_epoch=epoch),
                                 "registered again (same incarnation)" if same else "registered")
 
@@ -165,14 +160,16 @@ class BrokerControl:
         caught_up = req.current_metadata_offset >= b.epoch  # the registration record's offset
         records: list[ApiMessageAndVersion] = []
         fenced, shut, event = b.fenced, False, ""
-        if b.fenced:
+        # a broker in controlled shutdown stays there (fenced or not) until it shuts down or registers again
+        if b.in_controlled_shutdown:
+            if self._may_shut_down(image, b, req.current_metadata_offset, now_ms):
+                records = [] if b.fenced else _fence_records(image, b)
+                fenced, shut, event = True, True, "controlled shutdown complete"
+        elif b.fenced:
             if req.want_shut_down:
                 shut, event = True, "shut down while fenced"
             elif caught_up and not req.want_fence:
                 records, fenced, event = _unfence_records(image, b), False, "unfenced"
-        elif b.in_controlled_shutdown:
-            if self._may_shut_down(image, b, req.current_metadata_offset, now_ms):
-                records, fenced, shut, event = _fence_records(image, b), True, True, "controlled shutdown complete"
         elif req.want_fence:
             records, fenced, event = _fence_records(image, b), True, "fenced at its request"
         elif req.want_shut_down:
@@ -224,13 +221,16 @@ def _change(image: MetadataImage, b: BrokerRegistration, *, fenced: int = 0, shu
                                 mv.broker_registration_change_record_version)
 
 
+# As Kafka orders them: a fenced broker leaves the ISRs and leaderships before it is marked fenced; an unfenced one
+# is marked first and then elected where partitions have no leader; one entering controlled shutdown is marked, then
+# leaves the ISRs and leaderships.
 def _fence_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [_change(image, b, fenced=FENCE)]
+    return [*topics.fenced_changes(image, b.id), _change(image, b, fenced=FENCE)]
 
 
 def _unfence_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [_change(image, b, fenced=UNFENCE)]
+    return [_change(image, b, fenced=UNFENCE), *topics.unfenced_changes(image, b.id)]
 
 
 def _controlled_shutdown_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [_change(image, b, shutting=1)]
+    return [_change(image, b, shutting=1), *topics.fenced_changes(image, b.id)]

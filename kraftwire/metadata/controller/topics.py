@@ -1,0 +1,563 @@
+"""Topics, partitions and leadership: the active controller's ReplicationControlManager, pure.
+
+Requests (each: image + request -> ``ControllerResult`` of records and response; nothing changes until the records
+are replayed, which the edge does once they commit):
+
+* **CreateTopics.** Names are checked as Kafka checks them (non-empty, not ``.``/``..``, at most 249 characters of
+  ``[a-zA-Z0-9._-]``, no ``.``/``_`` collision with an existing topic: INVALID_TOPIC_EXCEPTION); a name twice in the
+  request or ``__cluster_metadata`` is INVALID_REQUEST; an existing topic TOPIC_ALREADY_EXISTS; a config that is
+  unknown, null or invalid INVALID_CONFIG. Replicas are placed by the striped placer over registered brokers not in
+  controlled shutdown (``placement``), or taken from explicit assignments (then the replication factor and the
+  partition count must be -1: INVALID_REQUEST; a bad assignment INVALID_REPLICA_ASSIGNMENT). A partition's ISR is
+  its active replicas in replica order and its leader the first of them; leader and partition epochs start at 0.
+  Records: TopicRecord, the topic's ConfigRecords, then one PartitionRecord per partition. ``validate_only`` writes
+  none. A topic that would take the request past 10,000 records fails with POLICY_VIOLATION.
+* **DeleteTopics** by name or id: RemoveTopicRecord; unknown names UNKNOWN_TOPIC_OR_PARTITION, unknown ids
+  UNKNOWN_TOPIC_ID; duplicates INVALID_REQUEST.
+* **CreatePartitions**: more partitions, placed with the topic's replication factor; not more is INVALID_PARTITIONS.
+* **AlterPartition** (a partition leader changing its ISR), checked in Kafka's order: stale broker epoch (the whole
+  request), unknown topic, epochs newer than the controller's (NOT_CONTROLLER), an older leader epoch
+  (FENCED_LEADER_EPOCH), a sender that is not the leader (INVALID_REQUEST), an older partition epoch
+  (INVALID_UPDATE_VERSION), an ISR outside the replicas or without the leader (INVALID_REQUEST), recovery-state
+  misuse (INVALID_REQUEST), a member that is fenced, shutting down, unregistered or of another broker epoch
+  (INELIGIBLE_REPLICA; OPERATION_NOT_ATTEMPTED before v2).
+* **ElectLeaders**, PREFERRED or UNCLEAN: ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
+  ELIGIBLE_LEADERS_NOT_AVAILABLE as Kafka answers them.
+
+Broker lifecycle (called by the broker manager, ``brokers.py``): a broker being fenced or entering controlled
+shutdown leaves every ISR it is in and loses its leaderships; a broker being unfenced may lead the partitions that
+have no leader.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from kraftwire.error_codes import (
+    ELECTION_NOT_NEEDED,
+    ELIGIBLE_LEADERS_NOT_AVAILABLE,
+    FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_CONFIG,
+    INVALID_PARTITIONS,
+    INVALID_REPLICA_ASSIGNMENT,
+    INVALID_REPLICATION_FACTOR,
+    INVALID_REQUEST,
+    INVALID_TOPIC_EXCEPTION,
+    INVALID_UPDATE_VERSION,
+    NEW_LEADER_ELECTED,
+    NONE,
+    NOT_CONTROLLER,
+    OPERATION_NOT_ATTEMPTED,
+    POLICY_VIOLATION,
+    PREFERRED_LEADER_NOT_AVAILABLE,
+    STALE_BROKER_EPOCH,
+    TOPIC_ALREADY_EXISTS,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
+from kraftwire.ids import UUID, ZERO_UUID
+from kraftwire.metadata.controller import partitions as pc
+from kraftwire.metadata.controller import topic_configs
+from kraftwire.metadata.controller.placement import PlacementError, UsableBroker, place
+from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
+from kraftwire.metadata.image import (
+    MIGRATING_DIR,
+    NO_LEADER,
+    UNASSIGNED_DIR,
+    MetadataImage,
+    PartitionRegistration,
+    replay_all,
+)
+from kraftwire.metadata.records import ApiMessageAndVersion
+from kraftwire.metadata.version import MetadataVersion
+from kraftwire.protocol import messages as m
+
+METADATA_TOPIC = "__cluster_metadata"
+MAX_NAME_LENGTH = 249
+TOPIC_RESOURCE = 2  # ConfigResource type of a topic
+_LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+ELECTION_PREFERRED, ELECTION_UNCLEAN = 0, 1  # ElectLeaders ElectionType
+
+
+# ================================================================================================================
+# names and brokers
+# ================================================================================================================
+def name_error(name: str) -> str:
+    """"" for a legal topic name, else Kafka's reason."""
+    if not name:
+        return "Topic name is illegal, it can't be empty"
+    if name in (".", ".."):
+        return "Topic name cannot be \".\" or \"..\""
+    if len(name) > MAX_NAME_LENGTH:
+        return (f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, topic name: {name}")
+    if not set(name) <= _LEGAL:
+        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', "
+                "'_' and '-'")
+    return ""
+
+
+def _unified(name: str) -> str:
+    return name.replace(".", "_")
+
+
+def active(image: MetadataImage, broker_id: int) -> bool:
+    """Registered, unfenced and not in controlled shutdown: may be in an ISR and lead."""
+    b = image.brokers.get(broker_id)
+    return b is not None and not b.fenced and not b.in_controlled_shutdown
+
+
+def usable_brokers(image: MetadataImage) -> list[UsableBroker]:
+    """Where new replicas may go: registered brokers not in controlled shutdown (fenced ones as followers)."""
+    return [UsableBroker(b.id, b.rack, b.fenced) for _, b in sorted(image.brokers.items())
+            if not b.in_controlled_shutdown]
+
+
+def default_dir(image: MetadataImage, broker_id: int) -> UUID:
+    b = image.brokers.get(broker_id)
+    if b is None:
+        return UNASSIGNED_DIR
+    if not b.log_dirs:
+        return MIGRATING_DIR
+    return b.log_dirs[0] if len(b.log_dirs) == 1 else UNASSIGNED_DIR
+
+
+def _mv(image: MetadataImage) -> MetadataVersion:
+    mv = image.metadata_version
+    if mv is None:
+        raise ValueError("the image has no metadata.version: the bootstrap records come first")
+    return mv
+
+
+def _unclean_allowed(image: MetadataImage, topic_name: str) -> bool:
+    return topic_configs.flag(image.configs.get((TOPIC_RESOURCE, topic_name), {}), "unclean.leader.election.enable")
+
+
+def _partition_record(image: MetadataImage, topic_id: UUID, index: int, replicas: list[int],
+                      isr: list[int]) -> ApiMessageAndVersion:
+    mv = _mv(image)
+    directories = [default_dir(image, r) for r in replicas] if mv.at_least("3.7-IV2") else []
+    return ApiMessageAndVersion(
+        m.PartitionRecord(partition_id=index, topic_id=topic_id, replicas=list(replicas), isr=list(isr),
+                          removing_replicas=[], adding_replicas=[], leader=isr[0], leader_recovery_state=0,
+                          leader_epoch=0, partition_epoch=0, directories=directories),
+        mv.partition_record_version)
+
+
+class _Refused(Exception):
+    def __init__(self, code: int, message: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+
+
+def _manual_replicas(image: MetadataImage, replicas, rf: int | None) -> list[int]:
+    replicas = list(replicas)
+    if not replicas:
+        raise _Refused(INVALID_REPLICA_ASSIGNMENT, "The manual partition assignment includes an empty replica list.")
+    previous = None
+    for b in sorted(replicas):
+        if b not in image.brokers:
+            raise _Refused(INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes broker {b}, but "
+                                                       "no such broker is registered.")
+        if b == previous:
+            raise _Refused(INVALID_REPLICA_ASSIGNMENT, f"The manual partition assignment includes the broker {b} "
+                                                       "more than once.")
+        previous = b
+    if rf is not None and len(replicas) != rf:
+        raise _Refused(INVALID_REPLICA_ASSIGNMENT,
+                       f"The manual partition assignment includes a partition with {len(replicas)} replica(s), but "
+                       f"this is not consistent with previous partitions, which have {rf} replica(s).")
+    return replicas
+
+
+# ================================================================================================================
+# the manager
+# ================================================================================================================
+class ReplicationControl:
+    """``rng``: ``randrange(n)`` for placement; ``new_topic_id``: a fresh random topic id. Both come from the edge
+    (seeded in tests and simulations)."""
+
+    def __init__(self, *, rng, new_topic_id: Callable[[], UUID], default_partitions: int = 1,
+                 default_replication_factor: int = 1) -> None:
+        self.rng = rng
+        self.new_topic_id = new_topic_id
+        self.default_partitions = default_partitions
+        self.default_replication_factor = default_replication_factor
+
+    # ------------------------------------------------------------------------------------------------ CreateTopics
+    def create_topics(self, image: MetadataImage, req, version: int = 7) -> ControllerResult:
+        R = m.CreateTopicsResponse
+        errors: dict[str, tuple[int, str | None]] = {}
+        seen: set[str] = set()
+        for t in req.topics:
+            if t.name in seen:
+                errors[t.name] = (INVALID_REQUEST, "Duplicate topic name.")
+            seen.add(t.name)
+        existing = {_unified(n): n for n in image.topic_ids}
+        for t in req.topics:
+            if t.name in errors:
+                continue
+            if t.name == METADATA_TOPIC:
+                errors[t.name] = (INVALID_REQUEST, f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
+                continue
+            why = name_error(t.name)
+            if why:
+                errors[t.name] = (INVALID_TOPIC_EXCEPTION, why)
+            elif t.name in image.topic_ids:
+                errors[t.name] = (TOPIC_ALREADY_EXISTS, f"Topic '{t.name}' already exists.")
+            elif ("." in t.name or "_" in t.name) and _unified(t.name) in existing:
+                errors[t.name] = (INVALID_TOPIC_EXCEPTION,
+                                  f"Topic '{t.name}' collides with existing topic: {existing[_unified(t.name)]}")
+            else:
+                for c in t.configs:
+                    why = topic_configs.check(c.name, c.value)
+                    if why:
+                        errors[t.name] = (INVALID_CONFIG, why)
+                        break
+        records: list[ApiMessageAndVersion] = []
+        results = {}
+        for t in req.topics:
+            if t.name in errors:
+                continue
+            try:
+                topic_records, result = self._create_topic(image, t)
+            except _Refused as r:
+                errors[t.name] = (r.code, r.message)
+                continue
+            if len(records) + len(topic_records) > MAX_RECORDS_PER_USER_OP:
+                errors[t.name] = (POLICY_VIOLATION, "Excessively large number of partitions per request.")
+                continue
+            records.extend(topic_records)
+            results[t.name] = result
+        out = []
+        for t in req.topics:
+            if t.name in errors:
+                code, message = errors[t.name]
+                out.append(R.CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=code,
+                                                  error_message=message, topic_config_error_code=0,
+                                                  num_partitions=-1, replication_factor=-1, configs=None))
+            else:
+                out.append(results[t.name])
+        created = [t.name for t in req.topics if t.name not in errors]
+        event = f"created {', '.join(created)}" if created and not req.validate_only else ""
+        return ControllerResult(() if req.validate_only else tuple(records),
+                                R(throttle_time_ms=0, topics=out), event)
+
+    def _create_topic(self, image: MetadataImage, t) -> tuple[list[ApiMessageAndVersion], object]:
+        R = m.CreateTopicsResponse
+        assignments: list[list[int]] = []
+        if t.assignments:
+            if t.replication_factor != -1:
+                raise _Refused(INVALID_REQUEST, "A manual partition assignment was specified, but replication "
+                                                "factor was not set to -1.")
+            if t.num_partitions != -1:
+                raise _Refused(INVALID_REQUEST, "A manual partition assignment was specified, but numPartitions "
+                                                "was not set to -1.")
+            by_index: dict[int, list[int]] = {}
+            rf = None
+            for a in t.assignments:
+                if a.partition_index in by_index:
+                    raise _Refused(INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition assignments for "
+                                                               f"partition {a.partition_index}")
+                replicas = _manual_replicas(image, a.broker_ids, rf)
+                rf = len(replicas)
+                if not any(active(image, b) for b in replicas):
+                    raise _Refused(INVALID_REPLICA_ASSIGNMENT,
+                                   "All brokers specified in the manual partition assignment for partition "
+                                   f"{a.partition_index} are fenced or in controlled shutdown.")
+                by_index[a.partition_index] = replicas
+            for i in range(len(by_index)):
+                if i not in by_index:
+                    raise _Refused(INVALID_REPLICA_ASSIGNMENT,
+                                   "partitions should be a consecutive 0-based integer sequence")
+            assignments = [by_index[i] for i in range(len(by_index))]
+        elif t.replication_factor < -1 or t.replication_factor == 0:
+            raise _Refused(INVALID_REPLICATION_FACTOR,
+                           "Replication factor must be larger than 0, or -1 to use the default value.")
+        elif t.num_partitions < -1 or t.num_partitions == 0:
+            raise _Refused(INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        else:
+            count = self.default_partitions if t.num_partitions == -1 else t.num_partitions
+            rf = self.default_replication_factor if t.replication_factor == -1 else t.replication_factor
+            if count > MAX_RECORDS_PER_USER_OP:
+                raise _Refused(POLICY_VIOLATION, "Excessively large number of partitions per request.")
+            try:
+                assignments = place(usable_brokers(image), count, rf, self.rng)
+            except PlacementError as exc:
+                raise _Refused(INVALID_REPLICATION_FACTOR,
+                               f"Unable to replicate the partition {rf} time(s): {exc}") from None
+            for replicas in assignments:
+                if not any(active(image, b) for b in replicas):
+                    raise _Refused(INVALID_REPLICATION_FACTOR,
+                                   f"Unable to replicate the partition {rf} time(s): All brokers are currently "
+                                   "fenced or in controlled shutdown.")
+        topic_id = self.new_topic_id()
+        overrides = {c.name: c.value for c in t.configs}
+        records = [ApiMessageAndVersion(m.TopicRecord(name=t.name, topic_id=topic_id), 0)]
+        records += [ApiMessageAndVersion(m.ConfigRecord(resource_type=TOPIC_RESOURCE, resource_name=t.name,
+                                                        name=name, value=value), 0)
+                    for name, value in overrides.items()]
+        for index, replicas in enumerate(assignments):
+            isr = [b for b in replicas if active(image, b)]
+            records.append(_partition_record(image, topic_id, index, replicas, isr))
+        configs = [R.CreatableTopicConfigs(name=name, value=value, read_only=False, config_source=source,
+                                           is_sensitive=False)
+                   for name, value, source, _ in topic_configs.describe(overrides)]
+        result = R.CreatableTopicResult(name=t.name, topic_id=topic_id, error_code=NONE, error_message=None,
+                                        topic_config_error_code=NONE, num_partitions=len(assignments),
+                                        replication_factor=len(assignments[0]), configs=configs)
+        return records, result
+
+    # ------------------------------------------------------------------------------------------------ DeleteTopics
+    def delete_topics(self, image: MetadataImage, req, version: int = 6) -> ControllerResult:
+        R = m.DeleteTopicsResponse
+        wanted = ([(t.name, t.topic_id) for t in req.topics] if version >= 6
+                  else [(n, ZERO_UUID) for n in req.topic_names])
+        names = [n for n, _ in wanted if n is not None]
+        ids = [i for n, i in wanted if n is None and i != ZERO_UUID]
+        out, records, done = [], [], set()
+        for name, topic_id in wanted:
+            code, message, tid = NONE, None, topic_id
+            if name is not None:
+                t = image.topic(name)
+                if names.count(name) > 1:
+                    code, message = INVALID_REQUEST, "Duplicate topic name."
+                elif t is None:
+                    code = UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    tid = t.id
+            else:
+                t = image.topics.get(topic_id)
+                if ids.count(topic_id) > 1:
+                    code, message = INVALID_REQUEST, "Duplicate topic id."
+                elif t is None:
+                    code = UNKNOWN_TOPIC_ID
+                else:
+                    name = t.name
+            if code == NONE and tid not in done:
+                done.add(tid)
+                records.append(ApiMessageAndVersion(m.RemoveTopicRecord(topic_id=tid), 0))
+            out.append(R.DeletableTopicResult(name=name, topic_id=tid if code == NONE else topic_id,
+                                              error_code=code, error_message=message))
+        deleted = [r.name for r in out if r.error_code == NONE]
+        return ControllerResult(tuple(records), R(throttle_time_ms=0, responses=out),
+                                f"deleted {', '.join(deleted)}" if deleted else "")
+
+    # ------------------------------------------------------------------------------------------------ CreatePartitions
+    def create_partitions(self, image: MetadataImage, req) -> ControllerResult:
+        R = m.CreatePartitionsResponse
+        records: list[ApiMessageAndVersion] = []
+        results = []
+        for t in req.topics:
+            code, message = NONE, None
+            try:
+                new = self._more_partitions(image, t)
+                if len(records) + len(new) > MAX_RECORDS_PER_USER_OP:
+                    raise _Refused(POLICY_VIOLATION, "Excessively large number of partitions per request.")
+                records.extend(new)
+            except _Refused as r:
+                code, message = r.code, r.message
+            results.append(R.CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message))
+        return ControllerResult(() if req.validate_only else tuple(records),
+                                R(throttle_time_ms=0, results=results))
+
+    def _more_partitions(self, image: MetadataImage, t) -> list[ApiMessageAndVersion]:
+        topic = image.topic(t.name)
+        if topic is None:
+            raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+        have = len(topic.partitions)
+        if t.count == have:
+            raise _Refused(INVALID_PARTITIONS, f"Topic already has {have} partition(s).")
+        if t.count < have:
+            raise _Refused(INVALID_PARTITIONS, f"The topic {t.name} currently has {have} partition(s); {t.count} "
+                                               "would not be an increase.")
+        additional = t.count - have
+        rf = len(next(iter(topic.partitions.values())).replicas)
+        if t.assignments is not None:
+            if len(t.assignments) != additional:
+                raise _Refused(INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {additional} additional partition(s), "
+                                                           f"but only {len(t.assignments)} assignment(s) were "
+                                                           "specified.")
+            assignments = []
+            for i, a in enumerate(t.assignments):
+                replicas = _manual_replicas(image, a.broker_ids, rf)
+                if not any(active(image, b) for b in replicas):
+                    raise _Refused(INVALID_REPLICA_ASSIGNMENT,
+                                   "All brokers specified in the manual partition assignment for partition "
+                                   f"{have + i} are fenced or in controlled shutdown.")
+                assignments.append(replicas)
+        else:
+            if additional > MAX_RECORDS_PER_USER_OP:
+                raise _Refused(POLICY_VIOLATION, "Excessively large number of partitions per request.")
+            try:
+                assignments = place(usable_brokers(image), additional, rf, self.rng)
+            except PlacementError as exc:
+                raise _Refused(INVALID_REPLICATION_FACTOR, str(exc)) from None
+        records = []
+        for i, replicas in enumerate(assignments):
+            isr = [b for b in replicas if active(image, b)]
+            if not isr:
+                raise _Refused(INVALID_REPLICATION_FACTOR, f"Unable to replicate the partition {rf} time(s): All "
+                                                           "brokers are currently fenced or in controlled shutdown.")
+            records.append(_partition_record(image, topic.id, have + i, replicas, isr))
+        return records
+
+    # ------------------------------------------------------------------------------------------------ AlterPartition
+    def alter_partition(self, image: MetadataImage, req, version: int) -> ControllerResult:
+        R = m.AlterPartitionResponse
+        sender = image.brokers.get(req.broker_id)
+        if sender is None or sender.epoch != req.broker_epoch:
+            return ControllerResult((), R(throttle_time_ms=0, error_code=STALE_BROKER_EPOCH, topics=[]))
+        mv = _mv(image)
+        records: list[ApiMessageAndVersion] = []
+        topics_out = []
+        for td in req.topics:
+            tout = R.TopicData(topic_name=td.topic_name, topic_id=td.topic_id, partitions=[])
+            topics_out.append(tout)
+            topic = image.topics.get(td.topic_id) if version > 1 else image.topic(td.topic_name)
+            if topic is None:
+                code = UNKNOWN_TOPIC_ID if version > 1 else UNKNOWN_TOPIC_OR_PARTITION
+                tout.partitions = [R.PartitionData(partition_index=pd.partition_index, error_code=code)
+                                   for pd in td.partitions]
+                continue
+            for pd in td.partitions:
+                states = ([(s.broker_id, s.broker_epoch) for s in pd.new_isr_with_epochs] if version >= 3
+                          else [(b, -1) for b in pd.new_isr])
+                p = topic.partitions.get(pd.partition_index)
+                code = self._check_alter(image, req.broker_id, p, pd, states, version)
+                if code != NONE:
+                    tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=code))
+                    continue
+                election = pc.UNCLEAN if _unclean_allowed(image, topic.name) else pc.ONLINE
+                change = pc.partition_change(mv, topic.id, pd.partition_index, p,
+                                             acceptable=lambda b: active(image, b),
+                                             isr=tuple(b for b, _ in states), election=election,
+                                             recovery_state=pd.leader_recovery_state)
+                if change is not None:
+                    records.append(change)
+                    p = replay_all([change], image).topics[topic.id].partitions[pd.partition_index]
+                    if change.message.leader not in (req.broker_id, -2):
+                        tout.partitions.append(R.PartitionData(
+                            partition_index=pd.partition_index,
+                            error_code=NEW_LEADER_ELECTED if version > 1 else FENCED_LEADER_EPOCH))
+                        continue
+                tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=NONE,
+                                                       leader_id=p.leader, leader_epoch=p.leader_epoch,
+                                                       isr=list(p.isr), leader_recovery_state=p.leader_recovery_state,
+                                                       partition_epoch=p.partition_epoch))
+        return ControllerResult(tuple(records), R(throttle_time_ms=0, error_code=NONE, topics=topics_out))
+
+    @staticmethod
+    def _check_alter(image: MetadataImage, sender: int, p: PartitionRegistration | None, pd, states,
+                     version: int) -> int:
+        if p is None:
+            return UNKNOWN_TOPIC_OR_PARTITION
+        if pd.leader_epoch > p.leader_epoch or pd.partition_epoch > p.partition_epoch:
+            return NOT_CONTROLLER
+        if pd.leader_epoch < p.leader_epoch:
+            return FENCED_LEADER_EPOCH
+        if sender != p.leader:
+            return INVALID_REQUEST
+        if pd.partition_epoch < p.partition_epoch:
+            return INVALID_UPDATE_VERSION
+        isr = [b for b, _ in states]
+        if not isr or len(set(isr)) != len(isr) or not set(isr) <= set(p.replicas) or p.leader not in isr:
+            return INVALID_REQUEST
+        if pd.leader_recovery_state == pc.RECOVERING and len(isr) > 1:
+            return INVALID_REQUEST
+        if p.leader_recovery_state == pc.RECOVERED and pd.leader_recovery_state == pc.RECOVERING:
+            return INVALID_REQUEST
+        for b, epoch in states:
+            reg = image.brokers.get(b)
+            if (reg is None or reg.fenced or reg.in_controlled_shutdown
+                    or (epoch != -1 and epoch != reg.epoch)):
+                return INELIGIBLE_REPLICA if version > 1 else OPERATION_NOT_ATTEMPTED
+        return NONE
+
+    # ------------------------------------------------------------------------------------------------ ElectLeaders
+    def elect_leaders(self, image: MetadataImage, req, version: int = 2) -> ControllerResult:
+        R = m.ElectLeadersResponse
+        election_type = req.election_type if version >= 1 else ELECTION_PREFERRED
+        if election_type not in (ELECTION_PREFERRED, ELECTION_UNCLEAN):
+            return ControllerResult((), R(throttle_time_ms=0, error_code=INVALID_REQUEST,
+                                          replica_election_results=[]))
+        records: list[ApiMessageAndVersion] = []
+        results = []
+        # every partition when none are named; then the ones that needed no election are left out, as Kafka does
+        everything = req.topic_partitions is None
+        wanted = ([(name, sorted(image.topic(name).partitions)) for name in sorted(image.topic_ids)] if everything
+                  else [(tp.topic, tp.partitions) for tp in req.topic_partitions])
+        for name, indexes in wanted:
+            res = R.ReplicaElectionResult(topic=name, partition_result=[])
+            results.append(res)
+            for index in indexes:
+                code, message = self._elect(image, name, index, election_type, records)
+                if not (everything and code == ELECTION_NOT_NEEDED):
+                    res.partition_result.append(R.PartitionResult(partition_id=index, error_code=code,
+                                                                  error_message=message))
+        return ControllerResult(tuple(records), R(throttle_time_ms=0, error_code=NONE,
+                                                  replica_election_results=results))
+
+    def _elect(self, image: MetadataImage, name: str, index: int, election_type: int,
+               records: list) -> tuple[int, str | None]:
+        topic = image.topic(name)
+        if topic is None:
+            return UNKNOWN_TOPIC_OR_PARTITION, f"No such topic as {name}"
+        p = topic.partitions.get(index)
+        if p is None:
+            return UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{index}"
+        if election_type == ELECTION_PREFERRED and p.replicas and p.leader == p.replicas[0]:
+            return ELECTION_NOT_NEEDED, None
+        if election_type == ELECTION_UNCLEAN and p.leader != NO_LEADER:
+            return ELECTION_NOT_NEEDED, None
+        # a preferred election succeeds only if the first replica ends up leading
+        change = pc.partition_change(_mv(image), topic.id, index, p, acceptable=lambda b: active(image, b),
+                                     election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN)
+        if change is None or (election_type == ELECTION_PREFERRED and change.message.leader != p.replicas[0]):
+            if election_type == ELECTION_PREFERRED:
+                return PREFERRED_LEADER_NOT_AVAILABLE, None
+            return ELIGIBLE_LEADERS_NOT_AVAILABLE, None
+        if len(records) >= MAX_RECORDS_PER_USER_OP:
+            return POLICY_VIOLATION, "Excessively large number of partitions per request."
+        records.append(change)
+        return NONE, None
+
+
+# ================================================================================================================
+# the broker lifecycle's partition changes
+# ================================================================================================================
+def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool) -> list[ApiMessageAndVersion]:
+    """Kafka's generateLeaderAndIsrUpdates: with ``removing``, every partition whose ISR holds ``broker_id``
+    loses it (and it cannot lead); with ``adding``, every leaderless partition may elect it (it counts as active
+    although the image still shows it fenced)."""
+    mv = _mv(image)
+    out = []
+
+    def acceptable(b: int) -> bool:
+        if removing and b == broker_id:
+            return False
+        return (adding and b == broker_id) or active(image, b)
+
+    for tid in sorted(image.topics, key=lambda u: image.topics[u].name):
+        topic = image.topics[tid]
+        election = pc.UNCLEAN if _unclean_allowed(image, topic.name) else pc.ONLINE
+        for index in sorted(topic.partitions):
+            p = topic.partitions[index]
+            if removing and broker_id not in p.isr:
+                continue
+            if adding and p.leader != NO_LEADER:
+                continue
+            isr = tuple(b for b in p.isr if b != broker_id) if removing else p.isr
+            change = pc.partition_change(mv, tid, index, p, acceptable=acceptable, isr=isr, election=election)
+            if change is not None:
+                out.append(change)
+    return out
+
+
+def fenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
+    return _changes(image, broker_id, removing=True, adding=False)
+
+
+def unfenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
+    return _changes(image, broker_id, removing=False, adding=True)
