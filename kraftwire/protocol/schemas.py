@@ -94,6 +94,26 @@ M('AllocateProducerIdsResponse', 'response', 67, '0', '0+', [
     F('ProducerIdStart', 'int64', '0+'),
     F('ProducerIdLen', 'int32', '0+'),
 ])
+M('AlterConfigsRequest', 'request', 33, '0-2', '2+', [
+    F('Resources', '[]AlterConfigsResource', '0+', fields=[
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('Configs', '[]AlterableConfig', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Value', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+    F('ValidateOnly', 'bool', '0+'),
+])
+M('AlterConfigsResponse', 'response', 33, '0-2', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Responses', '[]AlterConfigsResourceResponse', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+    ]),
+])
 M('AlterPartitionRequest', 'request', 56, '0-3', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
@@ -639,6 +659,27 @@ M('HeartbeatResponse', 'response', 12, '0-4', '4+', [
     F('ThrottleTimeMs', 'int32', '1+'),
     F('ErrorCode', 'int16', '0+'),
 ])
+M('IncrementalAlterConfigsRequest', 'request', 44, '0-1', '1+', [
+    F('Resources', '[]AlterConfigsResource', '0+', fields=[
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('Configs', '[]AlterableConfig', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('ConfigOperation', 'int8', '0+'),
+            F('Value', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+    F('ValidateOnly', 'bool', '0+'),
+])
+M('IncrementalAlterConfigsResponse', 'response', 44, '0-1', '1+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Responses', '[]AlterConfigsResourceResponse', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+    ]),
+])
 M('InitProducerIdRequest', 'request', 22, '0-5', '2+', [
     F('TransactionalId', 'string', '0+', nullable='0+'),
     F('TransactionTimeoutMs', 'int32', '0+'),
@@ -999,6 +1040,26 @@ M('SyncGroupResponse', 'response', 14, '0-5', '4+', [
     F('ProtocolType', 'string', '5+', nullable='5+', default=None),
     F('ProtocolName', 'string', '5+', nullable='5+', default=None),
     F('Assignment', 'bytes', '0+'),
+])
+M('UpdateFeaturesRequest', 'request', 57, '0-2', '0+', [
+    F('timeoutMs', 'int32', '0+', default=60000),
+    F('FeatureUpdates', '[]FeatureUpdateKey', '0+', fields=[
+        F('Feature', 'string', '0+'),
+        F('MaxVersionLevel', 'int16', '0+'),
+        F('AllowDowngrade', 'bool', '0'),
+        F('UpgradeType', 'int8', '1+', default=1),
+    ]),
+    F('ValidateOnly', 'bool', '1+', default=False),
+])
+M('UpdateFeaturesResponse', 'response', 57, '0-2', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('Results', '[]UpdatableFeatureResult', '0-1', fields=[
+        F('Feature', 'string', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+    ]),
 ])
 M('UpdateRaftVoterRequest', 'request', 82, '0', '0+', [
     F('ClusterId', 'string', '0+', nullable='0+'),

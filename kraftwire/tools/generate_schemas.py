@@ -30,14 +30,15 @@ DEFAULT_METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-re
 DEFAULT_ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-all"
 #: messages kraftwire speaks that only the complete spec folder has (the curated one wins where both have a file)
 FROM_ALL = (
-    "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterPartitionRequest", "AlterPartitionResponse",
-    "BrokerHeartbeatRequest", "BrokerHeartbeatResponse", "BrokerRegistrationRequest", "BrokerRegistrationResponse",
-    "CreatePartitionsRequest", "CreatePartitionsResponse", "CreateTopicsRequest", "CreateTopicsResponse",
-    "DeleteGroupsRequest", "DeleteGroupsResponse", "DeleteTopicsRequest", "DeleteTopicsResponse",
-    "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeGroupsRequest", "DescribeGroupsResponse",
-    "ElectLeadersRequest", "ElectLeadersResponse", "ListGroupsRequest", "ListGroupsResponse", "OffsetDeleteRequest",
-    "OffsetDeleteResponse", "SaslAuthenticateRequest", "SaslAuthenticateResponse", "SaslHandshakeRequest",
-    "SaslHandshakeResponse",
+    "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
+    "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
+    "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
+    "CreateTopicsRequest", "CreateTopicsResponse", "DeleteGroupsRequest", "DeleteGroupsResponse",
+    "DeleteTopicsRequest", "DeleteTopicsResponse", "DescribeConfigsRequest", "DescribeConfigsResponse",
+    "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
+    "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse", "SaslAuthenticateRequest", "SaslAuthenticateResponse",
+    "SaslHandshakeRequest", "SaslHandshakeResponse", "UpdateFeaturesRequest", "UpdateFeaturesResponse",
 )
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"

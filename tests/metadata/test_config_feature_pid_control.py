@@ -1,0 +1,168 @@
+"""The active controller's configs, features and producer-id decisions (``metadata.controller.configs``,
+``features``, ``producer_ids``), per request and error code, with the records replayed into the image."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kraftwire import error_codes as ec
+from kraftwire.metadata import records as serde
+from kraftwire.metadata.controller import features as fc
+from kraftwire.metadata.controller import producer_ids
+from kraftwire.metadata.controller.configs import APPEND, DELETE, SET, SUBTRACT, ConfigControl
+from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
+from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
+from kraftwire.protocol import messages as m
+
+IA = m.IncrementalAlterConfigsRequest
+LA = m.AlterConfigsRequest
+
+
+def apply(img: MetadataImage, result) -> MetadataImage:
+    if not result.records:
+        return img
+    delta = MetadataDelta(img)
+    for r in result.records:
+        delta.replay(serde.decode(serde.encode(r.message, r.version)).message)
+    return delta.apply(img.offset + len(result.records))
+
+
+def base(broker_mv=(MINIMUM.level, MAXIMUM.level)) -> MetadataImage:
+    R = m.RegisterBrokerRecord
+    return replay_all([
+        m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level),
+        R(broker_id=1, incarnation_id=uuid.UUID(int=1), broker_epoch=7, end_points=[], rack=None,
+          features=[R.BrokerFeature(name=FEATURE_NAME, min_supported_version=broker_mv[0],
+                                    max_supported_version=broker_mv[1])]),
+        m.TopicRecord(name="t", topic_id=uuid.UUID(int=5)),
+        m.TopicRecord(name="u", topic_id=uuid.UUID(int=6)),
+    ])
+
+
+def inc(*resources, validate_only=False):
+    return IA(resources=[IA.AlterConfigsResource(resource_type=rt, resource_name=rn, configs=[
+        IA.AlterableConfig(name=k, config_operation=op, value=v) for k, op, v in ops]) for rt, rn, ops in resources],
+        validate_only=validate_only)
+
+
+def test_incremental_set_delete_append_subtract_on_a_topic():
+    cc = ConfigControl()
+    img = base()
+    res = cc.incremental_alter(img, inc((2, "t", [("retention.ms", SET, "1000"),
+                                                  ("cleanup.policy", APPEND, "compact")])))
+    assert res.response.responses[0].error_code == ec.NONE
+    img = apply(img, res)
+    assert img.configs[(2, "t")] == {"retention.ms": "1000", "cleanup.policy": "delete,compact"}
+    res = cc.incremental_alter(img, inc((2, "t", [("cleanup.policy", SUBTRACT, "delete"),
+                                                  ("retention.ms", DELETE, None)])))
+    img = apply(img, res)
+    assert img.configs[(2, "t")] == {"cleanup.policy": "compact"}
+    # setting a topic key to its current value writes nothing; validate_only writes nothing
+    assert cc.incremental_alter(img, inc((2, "t", [("cleanup.policy", SET, "compact")]))).records == ()
+    assert cc.incremental_alter(img, inc((2, "t", [("segment.ms", SET, "5")]), validate_only=True)).records == ()
+
+
+def test_broker_keys_are_written_even_when_unchanged_and_checked_by_the_edge():
+    cc = ConfigControl(broker_check=lambda k, v: "" if k == "log.retention.ms" and v.isdigit()
+                       else f"Invalid value {v} for configuration {k}")
+    img = base()
+    res = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "5")]), (4, "", [("log.retention.ms",
+                                                                                              SET, "6")])))
+    assert [r.error_code for r in res.response.responses] == [ec.NONE, ec.NONE] and len(res.records) == 2
+    img = apply(img, res)
+    again = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "5")])))
+    assert len(again.records) == 1
+    bad = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "x")])))
+    assert bad.response.responses[0].error_code == ec.INVALID_CONFIG and bad.records == ()
+
+
+@pytest.mark.parametrize("resource, code, needle", [
+    ((2, "t", [("retention.ms", SET, "soon")]), ec.INVALID_CONFIG, "retention.ms"),
+    ((2, "t", [("nope.key", SET, "1")]), ec.INVALID_CONFIG, "Unknown topic config name: nope.key"),
+    ((2, "t", [("retention.ms", APPEND, "1")]), ec.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type "
+                                                                   "is not LIST."),
+    ((2, "t", [("retention.ms", SET, None)]), ec.INVALID_CONFIG, "Null value"),
+    ((2, "missing", [("retention.ms", SET, "1")]), ec.UNKNOWN_TOPIC_OR_PARTITION, "does not exist"),
+    ((4, "x", [("a", SET, "1")]), ec.INVALID_REQUEST, "Invalid broker name x"),
+    ((4, "9", [("a", SET, "1")]), ec.BROKER_ID_NOT_REGISTERED, "No broker with id 9"),
+    ((8, "1", [("kafka.server", SET, "DEBUG")]), ec.INVALID_REQUEST, "Unknown resource type 8"),
+])
+def test_incremental_refusals(resource, code, needle):
+    res = ConfigControl().incremental_alter(base(), inc(resource, (2, "u", [("segment.ms", SET, "9")])))
+    first, second = res.response.responses
+    assert first.error_code == code and needle in first.error_message
+    assert second.error_code == ec.NONE  # the other resource still goes through
+    assert [r.message.name for r in res.records] == ["segment.ms"]
+
+
+def test_a_resource_named_twice_is_refused():
+    res = ConfigControl().incremental_alter(base(), inc((2, "t", [("segment.ms", SET, "9")]),
+                                                        (2, "t", [("segment.ms", SET, "8")])))
+    assert [r.error_code for r in res.response.responses] == [ec.INVALID_REQUEST] * 2 and res.records == ()
+
+
+def test_legacy_alter_replaces_the_whole_set():
+    cc = ConfigControl()
+    img = apply(base(), cc.incremental_alter(base(), inc((2, "t", [("retention.ms", SET, "1"),
+                                                                   ("segment.ms", SET, "2")]))))
+    req = LA(resources=[LA.AlterConfigsResource(resource_type=2, resource_name="t", configs=[
+        LA.AlterableConfig(name="segment.ms", value="3")])], validate_only=False)
+    res = cc.legacy_alter(img, req)
+    assert res.response.responses[0].error_code == ec.NONE
+    assert apply(img, res).configs[(2, "t")] == {"segment.ms": "3"}
+
+
+def test_producer_id_blocks_are_consecutive_and_checked_against_the_broker_epoch():
+    img = base()
+    starts = []
+    for _ in range(3):
+        res = producer_ids.allocate(img, m.AllocateProducerIdsRequest(broker_id=1, broker_epoch=7))
+        assert res.response.error_code == ec.NONE and res.response.producer_id_len == 1000
+        starts.append(res.response.producer_id_start)
+        img = apply(img, res)
+    assert starts == [0, 1000, 2000] and img.producer_ids.next_producer_id == 3000
+    assert replay_all(img.records()).producer_ids == img.producer_ids  # a snapshot keeps the next block
+    stale = producer_ids.allocate(img, m.AllocateProducerIdsRequest(broker_id=1, broker_epoch=6))
+    assert stale.response.error_code == ec.STALE_BROKER_EPOCH and stale.records == ()
+    unknown = producer_ids.allocate(img, m.AllocateProducerIdsRequest(broker_id=2, broker_epoch=7))
+    assert unknown.response.error_code == ec.STALE_BROKER_EPOCH
+
+
+SUPPORTED = {FEATURE_NAME: (MINIMUM.level, MAXIMUM.level), "group.version": (0, 1)}
+
+
+def upd(name, level, kind=fc.UPGRADE, version=1, validate_only=False):
+    U = m.UpdateFeaturesRequest
+    return U(timeout_ms=1, feature_updates=[U.FeatureUpdateKey(feature=name, max_version_level=level,
+                                                               allow_downgrade=kind != fc.UPGRADE,
+                                                               upgrade_type=kind)], validate_only=validate_only)
+
+
+def test_update_features_upgrades_and_removes():
+    img = base()
+    img = replay_all([m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=BY_NAME["3.8-IV0"].level)], img)
+    res = fc.update_features(img, upd(FEATURE_NAME, MAXIMUM.level), 1, SUPPORTED)
+    assert res.response.results[0].error_code == ec.NONE
+    assert apply(img, res).metadata_version == MAXIMUM
+    assert fc.update_features(img, upd(FEATURE_NAME, MAXIMUM.level, validate_only=True), 1, SUPPORTED).records == ()
+    assert fc.update_features(img, upd(FEATURE_NAME, img.features[FEATURE_NAME]), 1, SUPPORTED).records == ()
+
+
+@pytest.mark.parametrize("update, version, needle", [
+    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.UPGRADE), 1, "without setting the upgrade type"),
+    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.SAFE_DOWNGRADE), 1, "might delete metadata"),
+    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.UNSAFE_DOWNGRADE), 1, "Unsafe metadata.version downgrades"),
+    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.SAFE_DOWNGRADE), 0, "might delete metadata"),  # v0 allow_downgrade
+    (upd("group.version", 1, fc.SAFE_DOWNGRADE), 1, "Can't downgrade to a newer version."),
+    (upd("group.version", -1), 1, "cannot be less than 0"),
+    (upd("group.version", 1, 9), 1, "Unknown upgrade type 9"),
+    (upd("share.version", 1), 1, "only supports versions 0-0"),
+    (upd("group.version", 1), 1, "Broker 1 does not support"),
+    (upd("kraft.version", 1), 1, "quorum's own log"),
+])
+def test_update_features_refusals(update, version, needle):
+    res = fc.update_features(base(), update, version, SUPPORTED)
+    r = res.response.results[0]
+    assert r.error_code == ec.INVALID_UPDATE_VERSION and needle in r.error_message and res.records == ()
