@@ -1,0 +1,136 @@
+"""What a broker answers from its metadata image (Kafka's KRaftMetadataCache), pure.
+
+``metadata_response(image, listener, request, version, controller_id=...)`` is the Metadata answer a client gets on
+``listener``:
+
+* brokers: the unfenced brokers that have that listener, at their endpoint of that name (with their rack);
+* topics: every topic when the request names none (null; an empty list at v0), else the ones named (by name, or by
+  id from v10). ``__cluster_metadata`` is never one of them. An unknown name is UNKNOWN_TOPIC_OR_PARTITION (an
+  illegal one INVALID_TOPIC_EXCEPTION), an unknown id UNKNOWN_TOPIC_ID. Unknown names that may be auto-created (the
+  request allows it, the broker's ``auto.create.topics.enable`` does, the name is legal) are returned in
+  ``to_create``: the broker asks the controller for them and the client retries, as a KRaft broker does;
+* per partition: the leader at its endpoint when it is alive on the listener; otherwise leader -1 with
+  LEADER_NOT_AVAILABLE (unregistered leader, or leader -1) or LISTENER_NOT_FOUND (registered but fenced or without
+  the listener; from v6 — before, LEADER_NOT_AVAILABLE). Offline replicas are the ones unregistered, fenced or
+  without the listener. At v0 only live replicas are listed and a missing one is REPLICA_NOT_AVAILABLE;
+* ``controller_id`` is chosen by the caller (Kafka's brokers answer a random alive broker).
+
+``describe_cluster_brokers(image, listener)`` lists the same brokers for DescribeCluster.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from kraftwire.error_codes import (
+    INVALID_TOPIC_EXCEPTION,
+    LEADER_NOT_AVAILABLE,
+    LISTENER_NOT_FOUND,
+    NONE,
+    REPLICA_NOT_AVAILABLE,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
+from kraftwire.ids import ZERO_UUID
+from kraftwire.metadata.controller.topics import METADATA_TOPIC, name_error
+from kraftwire.metadata.image import BrokerRegistration, MetadataImage
+from kraftwire.protocol import messages as m
+
+INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+NO_AUTHORIZED_OPERATIONS = -(2**31)
+
+
+class MetadataAnswer(NamedTuple):
+    response: object
+    #: unknown topic names to ask the controller to create (auto-creation)
+    to_create: tuple[str, ...]
+
+
+def _endpoint(b: BrokerRegistration | None, listener: str):
+    if b is None or b.fenced:
+        return None
+    return next((e for e in b.listeners if e.name == listener), None)
+
+
+def alive_brokers(image: MetadataImage, listener: str) -> list[tuple[BrokerRegistration, object]]:
+    out = []
+    for bid in sorted(image.brokers):
+        b = image.brokers[bid]
+        ep = _endpoint(b, listener)
+        if ep is not None:
+            out.append((b, ep))
+    return out
+
+
+def metadata_response(image: MetadataImage, listener: str, request, version: int, *, controller_id: int,
+                      cluster_id: str, auto_create: bool = False) -> MetadataAnswer:
+    R = m.MetadataResponse
+    brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
+               for b, ep in alive_brokers(image, listener)]
+    requested = request.topics
+    if requested is not None and version == 0 and not requested:
+        requested = None
+    topics, to_create = [], []
+    if requested is None:
+        for name in sorted(image.topic_ids):
+            if name != METADATA_TOPIC:
+                topics.append(_topic(image, name, listener, version))
+    else:
+        allow = auto_create and (version < 4 or request.allow_auto_topic_creation)
+        for t in requested:
+            name = t.name
+            if name is None and version >= 10 and t.topic_id not in (None, ZERO_UUID):
+                found = image.topics.get(t.topic_id)
+                if found is None or found.name == METADATA_TOPIC:
+                    topics.append(R.MetadataResponseTopic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=t.topic_id,
+                                                          is_internal=False, partitions=[],
+                                                          topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
+                    continue
+                name = found.name
+            if name is not None and name != METADATA_TOPIC and name in image.topic_ids:
+                topics.append(_topic(image, name, listener, version))
+                continue
+            code = UNKNOWN_TOPIC_OR_PARTITION
+            if name is not None and name_error(name):
+                code = INVALID_TOPIC_EXCEPTION
+            elif name is not None and allow and name != METADATA_TOPIC:
+                to_create.append(name)
+            topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID,
+                                                  is_internal=name in INTERNAL_TOPICS, partitions=[],
+                                                  topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
+    body = R(throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id, controller_id=controller_id, topics=topics,
+             cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS)
+    return MetadataAnswer(body, tuple(to_create))
+
+
+def _topic(image: MetadataImage, name: str, listener: str, version: int):
+    R = m.MetadataResponse
+    t = image.topic(name)
+    partitions = []
+    for index in sorted(t.partitions):
+        p = t.partitions[index]
+        offline = [r for r in p.replicas if _endpoint(image.brokers.get(r), listener) is None]
+        replicas, isr = list(p.replicas), list(p.isr)
+        leader = _endpoint(image.brokers.get(p.leader), listener) if p.leader >= 0 else None
+        if leader is None:
+            registered = p.leader >= 0 and p.leader in image.brokers
+            code = LISTENER_NOT_FOUND if registered and version >= 6 else LEADER_NOT_AVAILABLE
+            leader_id = -1
+        else:
+            code, leader_id = NONE, p.leader
+            if version == 0:  # v0 lists live replicas only and flags the missing ones
+                live = [r for r in replicas if r not in offline]
+                live_isr = [r for r in isr if r not in offline]
+                if len(live) < len(replicas) or len(live_isr) < len(isr):
+                    code = REPLICA_NOT_AVAILABLE
+                replicas, isr = live, live_isr
+        partitions.append(R.MetadataResponsePartition(error_code=code, partition_index=index, leader_id=leader_id,
+                                                      leader_epoch=p.leader_epoch, replica_nodes=replicas,
+                                                      isr_nodes=isr, offline_replicas=offline))
+    return R.MetadataResponseTopic(error_code=NONE, name=name, topic_id=t.id, is_internal=name in INTERNAL_TOPICS,
+                                   partitions=partitions, topic_authorized_operations=NO_AUTHORIZED_OPERATIONS)
+
+
+def describe_cluster_brokers(image: MetadataImage, listener: str) -> list:
+    B = m.DescribeClusterResponse.DescribeClusterBroker
+    return [B(broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack) for b, ep in alive_brokers(image, listener)]

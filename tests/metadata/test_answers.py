@@ -1,0 +1,100 @@
+"""A broker's Metadata and DescribeCluster answers from the image (``metadata.answers``), as Kafka's
+KRaftMetadataCache gives them: per listener, unfenced brokers only, leader errors by version, offline replicas,
+topic ids, ``__cluster_metadata`` hidden, auto-creation requests."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from kraftwire import error_codes as ec
+from kraftwire.metadata.answers import describe_cluster_brokers, metadata_response
+from kraftwire.metadata.image import replay_all
+from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
+from kraftwire.protocol import messages as m
+
+T1, T2, META = uuid.UUID(int=11), uuid.UUID(int=12), uuid.UUID(int=1)
+MR = m.MetadataRequest
+
+
+def image():
+    R = m.RegisterBrokerRecord
+
+    def broker(bid, fenced=False, listeners=("PLAINTEXT", "SECURE")):
+        return R(broker_id=bid, incarnation_id=uuid.UUID(int=bid), broker_epoch=bid, fenced=fenced, rack=f"r{bid}",
+                 features=[], end_points=[R.BrokerEndpoint(name=n, host=f"h{bid}", port=9000 + 10 * bid + i,
+                                                           security_protocol=0) for i, n in enumerate(listeners)])
+
+    P = m.PartitionRecord
+    return replay_all([
+        m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level),
+        broker(1), broker(2), broker(3, fenced=True), broker(4, listeners=("PLAINTEXT",)),
+        m.TopicRecord(name="t", topic_id=T1),
+        P(partition_id=0, topic_id=T1, replicas=[1, 2, 3], isr=[1, 2], leader=1, leader_epoch=5),
+        P(partition_id=1, topic_id=T1, replicas=[3, 1], isr=[3], leader=-1, leader_epoch=2),
+        P(partition_id=2, topic_id=T1, replicas=[4, 1], isr=[4, 1], leader=4, leader_epoch=0),
+        m.TopicRecord(name="__consumer_offsets", topic_id=T2),
+        P(partition_id=0, topic_id=T2, replicas=[2], isr=[2], leader=2),
+        m.TopicRecord(name="__cluster_metadata", topic_id=META),
+    ])
+
+
+def ask(topics, version=12, listener="SECURE", auto=False, allow=True):
+    req = MR(topics=topics, allow_auto_topic_creation=allow)
+    return metadata_response(image(), listener, req, version, controller_id=2, cluster_id="c", auto_create=auto)
+
+
+def test_brokers_are_the_unfenced_ones_with_the_listener_at_that_endpoint():
+    body = ask(None).response
+    assert [(b.node_id, b.host, b.port, b.rack) for b in body.brokers] == [(1, "h1", 9011, "r1"),
+                                                                         (2, "h2", 9021, "r2")]
+    assert [b.node_id for b in ask(None, listener="PLAINTEXT").response.brokers] == [1, 2, 4]
+    assert [b.broker_id for b in describe_cluster_brokers(image(), "PLAINTEXT")] == [1, 2, 4]
+    assert body.controller_id == 2 and body.cluster_id == "c"
+
+
+def test_all_topics_hide_the_metadata_topic_and_flag_internal_ones():
+    topics = ask(None).response.topics
+    assert [(t.name, t.is_internal, t.topic_id) for t in topics] == [("__consumer_offsets", True, T2),
+                                                                    ("t", False, T1)]
+    assert [t.name for t in ask([], version=0).response.topics] == ["__consumer_offsets", "t"]  # v0: [] is all
+
+
+def test_partition_leaders_offline_replicas_and_errors_by_version():
+    (t,) = ask([MR.MetadataRequestTopic(name="t")]).response.topics
+    p0, p1, p2 = t.partitions
+    assert (p0.error_code, p0.leader_id, p0.leader_epoch, p0.replica_nodes, p0.isr_nodes, p0.offline_replicas) == \
+        (ec.NONE, 1, 5, [1, 2, 3], [1, 2], [3])
+    assert (p1.error_code, p1.leader_id, p1.offline_replicas) == (ec.LEADER_NOT_AVAILABLE, -1, [3])
+    # broker 4 leads but has no SECURE listener: LISTENER_NOT_FOUND from v6, LEADER_NOT_AVAILABLE before
+    assert (p2.error_code, p2.leader_id, p2.offline_replicas) == (ec.LISTENER_NOT_FOUND, -1, [4])
+    old = ask([MR.MetadataRequestTopic(name="t")], version=5).response.topics[0].partitions[2]
+    assert old.error_code == ec.LEADER_NOT_AVAILABLE
+    v0 = ask([MR.MetadataRequestTopic(name="t")], version=0, listener="PLAINTEXT").response.topics[0].partitions[0]
+    assert v0.error_code == ec.REPLICA_NOT_AVAILABLE and v0.replica_nodes == [1, 2] and v0.isr_nodes == [1, 2]
+
+
+@pytest.mark.parametrize("topic, version, code", [
+    (MR.MetadataRequestTopic(name="nope"), 12, ec.UNKNOWN_TOPIC_OR_PARTITION),
+    (MR.MetadataRequestTopic(name="bad name"), 12, ec.INVALID_TOPIC_EXCEPTION),
+    (MR.MetadataRequestTopic(name="__cluster_metadata"), 12, ec.UNKNOWN_TOPIC_OR_PARTITION),
+    (MR.MetadataRequestTopic(name=None, topic_id=uuid.UUID(int=99)), 12, ec.UNKNOWN_TOPIC_ID),
+    (MR.MetadataRequestTopic(name=None, topic_id=META), 12, ec.UNKNOWN_TOPIC_ID),
+])
+def test_unknown_topics(topic, version, code):
+    (t,) = ask([topic], version=version).response.topics
+    assert t.error_code == code and t.partitions == []
+
+
+def test_topics_by_id_and_auto_creation():
+    (t,) = ask([MR.MetadataRequestTopic(name=None, topic_id=T1)]).response.topics
+    assert t.name == "t" and t.error_code == ec.NONE and len(t.partitions) == 3
+    wanted = [MR.MetadataRequestTopic(name=n) for n in ("new", "bad name", "t", "__cluster_metadata")]
+    answer = ask(wanted, auto=True)
+    assert answer.to_create == ("new",)
+    assert [x.error_code for x in answer.response.topics] == [ec.UNKNOWN_TOPIC_OR_PARTITION,
+                                                              ec.INVALID_TOPIC_EXCEPTION, ec.NONE,
+                                                              ec.UNKNOWN_TOPIC_OR_PARTITION]
+    assert ask(wanted, auto=True, allow=False).to_create == ()  # the client said no
+    assert ask(wanted, auto=False).to_create == ()  # auto.create.topics.enable=false
