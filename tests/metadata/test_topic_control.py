@@ -529,3 +529,15 @@ def test_topic_config_checks():
     assert topic_configs.check("segment.bytes", str(1024 * 1024)) == ""
     assert "at least 1048576" in topic_configs.check("segment.bytes", "1000")
     assert "Not a number" in topic_configs.check("segment.bytes", str(2**31))
+
+
+def test_a_preferred_election_on_a_leaderless_partition_takes_any_valid_leader_as_kafka_does():
+    img = replay_all([m.TopicRecord(name="t", topic_id=uuid.UUID(int=9)),
+                      m.PartitionRecord(partition_id=0, topic_id=uuid.UUID(int=9), replicas=[3, 2], isr=[3, 2],
+                                        leader=-1, leader_epoch=4)], cluster(fenced=(3,)))
+    E = m.ElectLeadersRequest
+    res = control().elect_leaders(img, E(election_type=0, topic_partitions=[E.TopicPartitions(topic="t",
+                                                                                               partitions=[0])],
+                                         timeout_ms=1), 2)
+    assert res.response.replica_election_results[0].partition_result[0].error_code == ec.NONE
+    assert apply(img, res).topic("t").partitions[0].leader == 2

@@ -511,10 +511,11 @@ class ReplicationControl:
             return ELECTION_NOT_NEEDED, None
         if election_type == ELECTION_UNCLEAN and p.leader != NO_LEADER:
             return ELECTION_NOT_NEEDED, None
-        # a preferred election succeeds only if the first replica ends up leading
+        # as Kafka: whatever change the election makes is written (a preferred election that finds the first
+        # replica unavailable may still give a leaderless partition another leader); no change is the error
         change = pc.partition_change(_mv(image), topic.id, index, p, acceptable=lambda b: active(image, b),
                                      election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN)
-        if change is None or (election_type == ELECTION_PREFERRED and change.message.leader != p.replicas[0]):
+        if change is None:
             if election_type == ELECTION_PREFERRED:
                 return PREFERRED_LEADER_NOT_AVAILABLE, None
             return ELIGIBLE_LEADERS_NOT_AVAILABLE, None
