@@ -129,3 +129,27 @@ class Dispatcher:
     def close_all(self) -> None:
         for conn in list(self.connections):
             conn.close()
+
+
+class DispatcherView:
+    """A dispatcher in front of another (``base``): connections, error counts and closing go to the base; a
+    subclass changes what is served (``registered``) and how frames are let through (``dispatch``)."""
+
+    def __init__(self, base) -> None:
+        self.base = base
+
+    @property
+    def connections(self):
+        return self.base.connections
+
+    def count_error(self, kind: str) -> None:
+        self.base.count_error(kind)
+
+    def connection_closed(self, conn) -> None:
+        self.base.connection_closed(conn)
+
+    def registered(self) -> dict:
+        return self.base.registered()
+
+    def dispatch(self, frame: bytes, conn) -> None:
+        self.base.dispatch(frame, conn)

@@ -30,6 +30,7 @@ from kraftwire.protocol import served
 from kraftwire.protocol.api_versions import encode_api_versions_response
 from kraftwire.server import lifecycle as lc
 from kraftwire.server.client import KafkaConnection
+from kraftwire.server.dispatcher import DispatcherView
 
 log = logging.getLogger("kraftwire.roles")
 
@@ -45,24 +46,14 @@ SHUTDOWN_WAIT_S = 5.0
 FENCED_HEARTBEAT_MS = 100
 
 
-class ListenerDispatcher:
+class ListenerDispatcher(DispatcherView):
     """One listener's view of the node's dispatcher: refuses (closes the connection on) the api keys in ``denied``
     and answers ApiVersions without them."""
 
     def __init__(self, base, denied: frozenset, name: str) -> None:
-        self.base = base
+        super().__init__(base)
         self.denied = denied
         self.name = name
-
-    @property
-    def connections(self):
-        return self.base.connections
-
-    def count_error(self, kind: str) -> None:
-        self.base.count_error(kind)
-
-    def connection_closed(self, conn) -> None:
-        self.base.connection_closed(conn)
 
     def registered(self) -> dict:
         return {k: v for k, v in self.base.registered().items() if k not in self.denied}

@@ -23,6 +23,7 @@ from kraftwire.protocol.api_versions import encode_api_versions_response
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.exchange import FAILED, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
+from kraftwire.server.dispatcher import DispatcherView
 
 log = logging.getLogger("kraftwire.sasl")
 
@@ -48,21 +49,11 @@ def _nonce() -> str:
     return scram.server_nonce(secrets.randbits(130))
 
 
-class SaslDispatcher:
+class SaslDispatcher(DispatcherView):
     def __init__(self, base, settings: SaslSettings, scram_credentials: Mapping | None = None) -> None:
-        self.base = base
+        super().__init__(base)
         self.settings = settings
         self._mechanisms = mechanisms_for(settings, scram_credentials or {})
-
-    @property
-    def connections(self):
-        return self.base.connections
-
-    def count_error(self, kind: str) -> None:
-        self.base.count_error(kind)
-
-    def connection_closed(self, conn) -> None:
-        self.base.connection_closed(conn)
 
     def registered(self) -> dict:
         out = dict(self.base.registered())

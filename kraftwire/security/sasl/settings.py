@@ -17,6 +17,7 @@ from kraftwire.errors import ConfigError
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.client import SaslLogin
 from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
+from kraftwire.security.tls import listener_value
 
 SUPPORTED = (plain.MECHANISM, *scram.MECHANISMS)
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
@@ -33,15 +34,20 @@ class SaslSettings:
         return {f"listener.name.{self.listener.lower()}.{m.lower()}.sasl.jaas.config" for m in self.mechanisms}
 
 
-def _value(props: dict[str, str], listener: str, key: str) -> tuple[str, str | None]:
-    prefixed = f"listener.name.{listener.lower()}.{key}"
-    if prefixed in props:
-        return prefixed, props[prefixed]
-    return key, props.get(key)
+def _jaas(jaas_key: str, text: str, login_module: str | None = None, what: str = ""):
+    """Parse a JAAS entry of Kafka's properties; ``ConfigError`` names the key, never the text (it holds
+    passwords), and refuses another login module than ``login_module`` when one is given (``what`` names it)."""
+    try:
+        module = parse_jaas_config(text)
+    except JaasError as exc:
+        raise ConfigError(jaas_key, "(hidden: it holds passwords)", str(exc)) from None
+    if login_module is not None and module.class_name != login_module:
+        raise ConfigError(jaas_key, module.class_name, f"the {what} login module is {login_module}")
+    return module
 
 
 def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
-    key, raw = _value(props, listener, "sasl.enabled.mechanisms")
+    key, raw = listener_value(props, listener, "sasl.enabled.mechanisms")
     mechanisms = tuple(m.strip().upper() for m in (raw if raw is not None else "GSSAPI").split(",") if m.strip())
     if not mechanisms:
         raise ConfigError(key, raw, f"the SASL listener {listener} needs at least one mechanism, e.g. PLAIN")
@@ -57,12 +63,7 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
         if text is None:
             raise ConfigError(jaas_key, "(missing)", f"PLAIN on listener {listener} needs its accounts: {jaas_key}="
                                                     f'{PLAIN_MODULE} required user_<name>="<password>";')
-        try:
-            module = parse_jaas_config(text)
-        except JaasError as exc:
-            raise ConfigError(jaas_key, "(hidden: it holds passwords)", str(exc)) from None
-        if module.class_name != PLAIN_MODULE:
-            raise ConfigError(jaas_key, module.class_name, f"the PLAIN login module is {PLAIN_MODULE}")
+        module = _jaas(jaas_key, text, PLAIN_MODULE, "PLAIN")
         users = plain.users_from_options(module.options)
         if not users:
             raise ConfigError(jaas_key, "(hidden: it holds passwords)", 'no account: list them as user_<name>="<password>"')
@@ -71,12 +72,7 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
             jaas_key = f"listener.name.{listener.lower()}.{mech.lower()}.sasl.jaas.config"
             text = props.get(jaas_key)
             if text is not None:
-                try:
-                    module = parse_jaas_config(text)
-                except JaasError as exc:
-                    raise ConfigError(jaas_key, "(hidden: it may hold passwords)", str(exc)) from None
-                if module.class_name != SCRAM_MODULE:
-                    raise ConfigError(jaas_key, module.class_name, f"the SCRAM login module is {SCRAM_MODULE}")
+                _jaas(jaas_key, text, SCRAM_MODULE, "SCRAM")
     return SaslSettings(listener, mechanisms, users)
 
 
@@ -94,10 +90,7 @@ def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
     if text is None:
         raise ConfigError(jaas_key, "(missing)", f'the login of this node: {PLAIN_MODULE} required '
                                                  f'username="<name>" password="<password>";')
-    try:
-        module = parse_jaas_config(text)
-    except JaasError as exc:
-        raise ConfigError(jaas_key, "(hidden: it holds passwords)", str(exc)) from None
+    module = _jaas(jaas_key, text)
     user, password = module.options.get("username"), module.options.get("password")
     if not user or not password:
         raise ConfigError(jaas_key, "(hidden: it holds passwords)",
