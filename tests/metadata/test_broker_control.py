@@ -9,10 +9,11 @@ import uuid
 
 import pytest
 
+from harness.metadata import replay, wire
+
 from kraftwire import error_codes as ec
-from kraftwire.metadata import records as serde
 from kraftwire.metadata.controller.brokers import BrokerControl
-from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
+from kraftwire.metadata.image import MetadataImage, replay_all
 from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 
@@ -40,12 +41,7 @@ def heartbeat(bid: int, epoch: int, offset: int, *, fence=False, shut=False):
 
 def apply(img: MetadataImage, result, offset: int) -> MetadataImage:
     """Replay a result's records at ``offset``.. through the serde, as a node that fetched them would."""
-    if not result.records:
-        return img
-    delta = MetadataDelta(img)
-    for r in result.records:
-        delta.replay(serde.decode(serde.encode(r.message, r.version)).message)
-    return delta.apply(offset + len(result.records) - 1)
+    return replay(img, result.records, offset + len(result.records) - 1)
 
 
 def test_registration_writes_the_record_at_the_levels_version_and_the_epoch_is_its_offset():
@@ -218,5 +214,5 @@ def test_simulation_brokers_against_one_controller(seed):
         if res.response is not None and hasattr(res.response, "is_fenced") and res.response.error_code == ec.NONE:
             assert img.brokers[bid].fenced == res.response.is_fenced, (seed, trail)
         # the image and its snapshot form agree at every step
-        snapshot = [serde.decode(serde.encode(r.message, r.version)).message for r in img.records()]
+        snapshot = [r.message for r in wire(img.records())]
         assert replay_all(snapshot, offset=img.offset) == img, (seed, trail)

@@ -7,12 +7,13 @@ import uuid
 
 import pytest
 
+from harness.metadata import replay
+
 from kraftwire import error_codes as ec
-from kraftwire.metadata import records as serde
 from kraftwire.metadata.controller import features as fc
 from kraftwire.metadata.controller import producer_ids
 from kraftwire.metadata.controller.configs import APPEND, DELETE, SET, SUBTRACT, ConfigControl
-from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
+from kraftwire.metadata.image import MetadataImage, replay_all
 from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
 from kraftwire.protocol import messages as m
 
@@ -21,12 +22,7 @@ LA = m.AlterConfigsRequest
 
 
 def apply(img: MetadataImage, result) -> MetadataImage:
-    if not result.records:
-        return img
-    delta = MetadataDelta(img)
-    for r in result.records:
-        delta.replay(serde.decode(serde.encode(r.message, r.version)).message)
-    return delta.apply(img.offset + len(result.records))
+    return replay(img, result.records)
 
 
 def base(broker_mv=(MINIMUM.level, MAXIMUM.level)) -> MetadataImage:

@@ -18,11 +18,12 @@ import uuid
 
 import pytest
 
+from harness.metadata import replay
+
 from kraftwire import error_codes as ec
-from kraftwire.metadata import records as serde
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topics import ReplicationControl, active
-from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
+from kraftwire.metadata.image import MetadataImage, replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 
@@ -30,15 +31,6 @@ CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 TIMEOUT = 9000
 SEEDS = 40
 EVENTS = 250
-
-
-def _apply(img: MetadataImage, records) -> MetadataImage:
-    if not records:
-        return img
-    delta = MetadataDelta(img)
-    for r in records:
-        delta.replay(serde.decode(serde.encode(r.message, r.version)).message)
-    return delta.apply(img.offset + len(records))
 
 
 def _check(img: MetadataImage, before: MetadataImage, records, ctx) -> None:
@@ -82,7 +74,7 @@ def test_controller_simulation(seed):
         nonlocal img
         before = img
         trail.append(what)
-        img = _apply(img, result.records)
+        img = replay(img, result.records)
         _check(img, before, result.records, (seed, trail[-12:]))
         counts[what.split()[0]] = counts.get(what.split()[0], 0) + 1
         return result

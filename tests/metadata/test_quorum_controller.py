@@ -17,8 +17,9 @@ import uuid
 
 import pytest
 
+from harness.metadata import wire
+
 from kraftwire import error_codes as ec
-from kraftwire.metadata import records as serde
 from kraftwire.metadata.bootstrap import bootstrap_records
 from kraftwire.metadata.controller.quorum import NotActive, QuorumController
 from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
@@ -34,11 +35,6 @@ def controller(node_id: int, seed: int = 0) -> QuorumController:
     return QuorumController(node_id, CLUSTER, rng=random.Random(seed * 10 + node_id),
                             new_uuid=lambda: uuid.UUID(int=next(ids)), supported_features=SUPPORTED,
                             default_partitions=2, default_replication_factor=2)
-
-
-def wire(records):
-    """Records as a follower reads them: encoded and decoded by the serde."""
-    return [serde.decode(serde.encode(r.message, r.version)) for r in records]
 
 
 def registration(bid: int, incarnation: int = 1):

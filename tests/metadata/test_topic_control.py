@@ -10,14 +10,15 @@ import uuid
 
 import pytest
 
+from harness.metadata import replay
+
 from kraftwire import error_codes as ec
-from kraftwire.metadata import records as serde
 from kraftwire.metadata.controller import partitions as pc
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.placement import PlacementError, UsableBroker, place
 from kraftwire.metadata.controller.topics import ReplicationControl, name_error
-from kraftwire.metadata.image import MIGRATING_DIR, MetadataDelta, MetadataImage, PartitionRegistration, replay_all
+from kraftwire.metadata.image import MIGRATING_DIR, MetadataImage, PartitionRegistration, replay_all
 from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 
@@ -25,12 +26,7 @@ CT = m.CreateTopicsRequest
 
 
 def apply(img: MetadataImage, result) -> MetadataImage:
-    if not result.records:
-        return img
-    delta = MetadataDelta(img)
-    for r in result.records:
-        delta.replay(serde.decode(serde.encode(r.message, r.version)).message)
-    return delta.apply(img.offset + len(result.records))
+    return replay(img, result.records)
 
 
 def cluster(brokers=(1, 2, 3), *, fenced=(), shutting=(), racks=None, level=DEFAULT.level, dirs=True):
