@@ -1,5 +1,6 @@
 """``kraftwire test-server --config FILE [--throughput N|-1] [--record-size B] [--records-per-append K]
-[--duration S] [--json PATH]``: a node on topic ``__raft_performance_test`` running Kafka's TestRaftServer workload
+[--duration S] [--json PATH]``: a node serving its Raft log to clients as topic ``__raft_performance_test`` (or
+the ``metadata.log.topic`` its config names) running Kafka's TestRaftServer workload
 (see ``kraftwire.tools.workload``), with the flags honoured. Every 5 s it prints records/s,
 ``bytes.committed.rate`` and ``commit.latency`` p50/p75/p99/p99.9 (while it leads); at the end (``--duration``
 elapsed, or SIGINT/SIGTERM) it writes ``--json``.
@@ -29,7 +30,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--throughput", type=int, default=20000, metavar="N",
-                        help="records per second, -1 for unthrottled (default 20000)")
+                        help="records per second, -1 for unthrottled, 0 to append nothing and only serve the log "
+                             "(default 20000)")
     parser.add_argument("--record-size", type=int, default=256, metavar="B", help="bytes per record (default 256)")
     parser.add_argument("--records-per-append", type=int, default=1, metavar="K",
                         help="records per schedule_append (default 1, as Kafka)")
@@ -40,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings_or_exit(args.config)
     if settings is None:
         return 1
+    from kraftwire.config import METADATA_TOPIC
     from kraftwire.server.app import PERFORMANCE_TEST_TOPIC, Node
     from kraftwire.tools.workload import Workload
 
@@ -50,8 +53,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"kraftwire test-server: {exc}", file=sys.stderr)
         return 1
-    node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd), topic=PERFORMANCE_TEST_TOPIC,
-                listeners=[workload])
+    topic = settings.config.metadata_log_topic
+    node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd),
+                topic=PERFORMANCE_TEST_TOPIC if topic == METADATA_TOPIC else topic, listeners=[workload])
     workload.attach_metrics(node.metrics)
 
     async def main() -> int:

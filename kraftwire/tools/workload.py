@@ -6,7 +6,9 @@ node for an epoch) it calls ``schedule_append`` with K zero-filled records of B 
 remembers (last offset, append time) per append. On ``handle_commit``, batches of its own epoch are checked against
 that queue — each committed data batch must end exactly at an expected offset and no expected offset may be skipped
 (a mismatch raises ``WorkloadError``) — and the commit latency (append → commit) and committed bytes are recorded.
-On resignation its state is cleared; it resumes when its node leads again.
+On resignation its state is cleared; it resumes when its node leads again. Batches a client produced to the
+served topic in between are not the workload's and are left out of its figures. At ``throughput`` 0 it appends
+nothing: the node only serves its log (the client tests' shape).
 
 Every ``report_interval_s`` it prints one line (records/s, ``bytes.committed.rate``, ``commit.latency``
 percentiles); ``summary()`` gives the JSON shape of ``--json``.
@@ -39,8 +41,9 @@ class Workload:
             raise ValueError("--record-size must be >= 0")
         if records_per_append < 1:
             raise ValueError("--records-per-append must be >= 1")
-        if throughput == 0 or throughput < -1:
-            raise ValueError("--throughput must be > 0 or -1 (unthrottled)")
+        if throughput < -1:
+            raise ValueError("--throughput must be >= 0 (0: serve the log only, append nothing) or -1 "
+                             "(unthrottled)")
         self.node_id = node_id
         self.throughput = throughput
         self.record_size = record_size
@@ -74,6 +77,8 @@ class Workload:
 
     # ---------------------------------------------------------------------------------------------- Raft listener
     def handle_leader_change(self, leader) -> None:
+        if self.throughput == 0:
+            return  # serving only: nothing to append, nothing to time
         if leader.is_leader(self.node_id):
             self.epoch = leader.epoch
             self.pending.clear()
@@ -103,7 +108,9 @@ class Workload:
             if self.first_commit_wall is None:
                 self.first_commit_wall = time.time()
             pending = self.pending
-            if not pending or pending[0][0] < batch.base_offset:
+            if not pending or pending[0][0] > batch.last_offset:
+                continue  # not one of this workload's appends: a client produced it
+            if pending[0][0] < batch.base_offset:
                 self._fail(f"committed batch {batch.base_offset}..{batch.last_offset} of epoch {batch.epoch}, "
                            f"expected offset {pending[0][0] if pending else 'none'}")
                 return

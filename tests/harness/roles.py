@@ -1,4 +1,5 @@
-"""The KIP-500 roles as real processes: controllers (voters) and brokers (observers) as real processes.
+"""The KIP-500 roles as real processes: controllers (voters) and brokers (observers), each serving its Raft log to
+clients as topic ``roles`` (``processes.SERVE_ONLY``: the test server appending nothing).
 
 Builds on ``processes.processes``. Controllers use
 the seed shape (their only listener is the controller listener ``CONTROLLER``, which then serves clients too);
@@ -36,7 +37,8 @@ class Proc(processes.NodeProc):
         fds = []
         for name, s in self.socks.items():
             fds += ["--listener-fd", f"{name}={s.fileno()}"]
-        cmd = [sys.executable, "-m", "kraftwire", "server-start", "--config", self.config, *fds, *extra]
+        cmd = [sys.executable, "-m", "kraftwire", self.cluster.command, "--config", self.config, *fds,
+               *self.cluster.extra_args, *extra]
         out = open(os.path.join(self.cluster.base, f"node-{self.node_id}.{self.starts}.out"), "wb")
         err = open(self.stderr_path, "wb")
         self.started_at = time.monotonic()
@@ -61,8 +63,8 @@ class RolesCluster(processes.Cluster):
         protocols go in ``extra_props``' listener.security.protocol.map."""
         self.base = base
         self.listener = "CONTROLLER"
-        self.command = "server-start"
-        self.extra_args = []
+        self.command = processes.SERVE_ONLY["command"]
+        self.extra_args = list(processes.SERVE_ONLY["extra_args"])
         self.nodes = {}
         csocks = [processes.bind_listener() for _ in range(controllers)]
         voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(csocks, 1))

@@ -21,7 +21,7 @@ def quorum(tmp_path_factory):
     props = ("listener.security.protocol.map=PLAINTEXT:SASL_PLAINTEXT\nmetadata.log.topic=guarded\n"
              "sasl.enabled.mechanisms=PLAIN\nsasl.mechanism.controller.protocol=PLAIN\n"
              f"listener.name.plaintext.plain.sasl.jaas.config={JAAS}\n")
-    cluster = processes.Cluster(str(tmp_path_factory.mktemp("sasl-quorum")), 3, command="server-start",
+    cluster = processes.Cluster(str(tmp_path_factory.mktemp("sasl-quorum")), 3, **processes.SERVE_ONLY,
                                 extra_props=props)
     try:
         cluster.start_all()

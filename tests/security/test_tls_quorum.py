@@ -35,7 +35,8 @@ def quorum(tmp_path_factory, pki):
     props = (f"listener.security.protocol.map=PLAINTEXT:SSL\nmetadata.log.topic={TOPIC}\n"
              f"ssl.keystore.type=PEM\nssl.keystore.location={pki['node'].bundle_path}\n"
              f"ssl.truststore.type=PEM\nssl.truststore.location={pki['ca'].path}\nssl.client.auth=required\n")
-    cluster = processes.Cluster(str(tmp_path_factory.mktemp("tls")), 3, command="server-start", extra_props=props)
+    cluster = processes.Cluster(str(tmp_path_factory.mktemp("tls")), 3, **processes.SERVE_ONLY,
+                                extra_props=props)
     try:
         cluster.start_all()
         yield cluster

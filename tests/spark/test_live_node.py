@@ -16,7 +16,7 @@ TOPIC = "sparkdata"
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
-    cluster = processes.Cluster(str(tmp_path_factory.mktemp("live")), 1, command="server-start",
+    cluster = processes.Cluster(str(tmp_path_factory.mktemp("live")), 1, **processes.SERVE_ONLY,
                               extra_props=f"metadata.log.topic={TOPIC}\nmetadata.log.segment.min.bytes=16384\nmetadata.log.segment.bytes=16384\n")
     try:
         cluster.start_all()

@@ -53,7 +53,24 @@ def test_resign_resets_and_other_leaders_batches_do_not_count():
     assert w.total_records == 0 and w.error is None
 
 
-@pytest.mark.parametrize("kwargs", [dict(throughput=0), dict(records_per_append=0), dict(record_size=-1)])
+def test_a_clients_batch_between_appends_is_not_the_workloads():
+    w = _leading()
+    w.pending.extend([(13, 0.0)])
+    w.in_flight = 2
+    w.handle_commit([_batch(10, 11, 3, size=100), _batch(12, 13, 3)])
+    assert w.error is None
+    assert w.total_records == 2 and w.total_bytes == 16 and not w.pending
+
+
+def test_throughput_zero_serves_only():
+    w = Workload(1, throughput=0, record_size=8)
+    w.handle_leader_change(LeaderAndEpoch(1, 3))
+    assert w.epoch is None
+    w.handle_commit([_batch(0, 4, 3)])
+    assert w.total_records == 0 and w.error is None
+
+
+@pytest.mark.parametrize("kwargs", [dict(throughput=-2), dict(records_per_append=0), dict(record_size=-1)])
 def test_bad_flags(kwargs):
     with pytest.raises(ValueError):
         Workload(1, **kwargs)
