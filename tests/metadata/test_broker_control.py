@@ -93,6 +93,15 @@ def test_a_live_session_of_another_incarnation_is_a_duplicate_and_the_same_incar
     assert later.response.broker_epoch == 3 and later.records[0].message.fenced  # the old session is over
 
 
+def test_a_fenced_registration_has_no_session_to_protect():
+    """A broker that was fenced (it shut down, or asked to be) restarts with a new incarnation at once."""
+    bc = BrokerControl(CLUSTER, TIMEOUT)
+    img = apply(image(), bc.register(image(), registration(1), next_offset=1, now_ms=0), 1)
+    assert img.brokers[1].fenced
+    fresh = bc.register(img, registration(1, incarnation=2), next_offset=2, now_ms=100)
+    assert fresh.response.error_code == ec.NONE and fresh.response.broker_epoch == 2
+
+
 def test_heartbeats_unfence_once_caught_up_and_refuse_a_stale_epoch():
     bc = BrokerControl(CLUSTER, TIMEOUT)
     img = apply(image(), bc.register(image(), registration(1), next_offset=10, now_ms=0), 10)

@@ -9,7 +9,8 @@ Registration (checked in this order):
 
 * another cluster id: INCONSISTENT_CLUSTER_ID;
 * a ZooKeeper-migrating broker: BROKER_ID_NOT_REGISTERED (there is no ZooKeeper here);
-* a registered broker of another incarnation whose session is alive: DUPLICATE_BROKER_REGISTRATION;
+* a registered broker of another incarnation that is unfenced and whose session is alive:
+  DUPLICATE_BROKER_REGISTRATION;
 * a finalized feature level outside the range the broker supports: UNSUPPORTED_VERSION (a broker that names no
   ``metadata.version`` range supports level 1 only, others default to 0);
 * from metadata.version 3.7-IV2, a log directory listed twice, unassigned, or registered by another broker:
@@ -116,7 +117,9 @@ class BrokerControl:
             return refuse(BROKER_ID_NOT_REGISTERED, "a ZooKeeper-migrating broker cannot register in this cluster")
         existing = image.brokers.get(req.broker_id)
         same = existing is not None and existing.incarnation_id == req.incarnation_id
-        if existing is not None and not same and self._alive(req.broker_id, now_ms):
+        # a fenced registration has no session to protect (Kafka's heartbeat manager: fenced -> no valid session),
+        # so a broker that shut down or was fenced restarts at once with its new incarnation
+        if existing is not None and not same and not existing.fenced and self._alive(req.broker_id, now_ms):
             return refuse(DUPLICATE_BROKER_REGISTRATION,
                           f"broker {req.broker_id} is registered with incarnation {existing.incarnation_id} and its "
                           "session has not expired")
