@@ -139,6 +139,15 @@ def _bool(key: str, value: str) -> bool:
     raise ConfigError(key, value, "expected true or false")
 
 
+def _at_least(low: int):
+    def parse(key: str, value: str) -> int:
+        n = _int(key, value)
+        if n < low:
+            raise ConfigError(key, value, f"must be at least {low}")
+        return n
+    return parse
+
+
 def _str(key: str, value: str) -> str:
     return value.strip()
 
@@ -205,6 +214,12 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("socket.request.max.bytes", "socket_request_max_bytes", _int, 100 * MiB, "the largest request frame"),
     ConfigKey("controller.quorum.high.watermark.linger.ms", "controller_quorum_high_watermark_linger_ms", _int, 5,
               "kraftwire: how long the leader holds a follower fetch whose only news is the high watermark"),
+    ConfigKey("num.partitions", "num_partitions", _at_least(1), 1, "partitions of an auto-created topic"),
+    ConfigKey("default.replication.factor", "default_replication_factor", _at_least(1), 1,
+              "replication factor of an auto-created topic"),
+    ConfigKey("auto.create.topics.enable", "auto_create_topics_enable", _bool, True,
+              "create a topic a client's Metadata request names, when the request allows it"),
+    ConfigKey("broker.rack", "broker_rack", _opt_str, None, "the rack of this broker (rack-aware replica placement)"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
@@ -253,6 +268,10 @@ class Config:
     broker_session_timeout_ms: int = default("broker.session.timeout.ms")
     socket_request_max_bytes: int = default("socket.request.max.bytes")
     controller_quorum_high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
+    num_partitions: int = default("num.partitions")
+    default_replication_factor: int = default("default.replication.factor")
+    auto_create_topics_enable: bool = default("auto.create.topics.enable")
+    broker_rack: str | None = default("broker.rack")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.

@@ -40,6 +40,14 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
+    # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
+    "CreateTopics": (0, 7),
+    "DeleteTopics": (0, 6),
+    "CreatePartitions": (0, 3),
+    "ElectLeaders": (0, 2),
+    "IncrementalAlterConfigs": (0, 1),
+    "AlterConfigs": (0, 2),
+    "UpdateFeatures": (0, 1),
     # SASL listeners only; SaslHandshake v0 (raw tokens without Kafka framing) is not served
     "SaslHandshake": (1, 1),
     "SaslAuthenticate": (0, 2),
@@ -51,6 +59,8 @@ SERVED: dict[str, tuple[int, int]] = {
     "FetchSnapshot": (0, 1),
     "BrokerRegistration": (0, 3),
     "BrokerHeartbeat": (0, 0),
+    "AlterPartition": (0, 3),
+    "AllocateProducerIds": (0, 0),
 }
 
 #: a Raft replica's Fetch names the topic by id (KIP-516), which Fetch has from version 13

@@ -164,6 +164,11 @@ class RaftNode:
         self.step.flush = True
         return first, first + count - 1
 
+    def next_append_offset(self) -> int:
+        """The offset the next append as leader gets (what the active controller's records are decided against: a
+        broker's epoch is the offset of its registration record). Raises ``NotLeaderError``."""
+        return self._require_accumulator().next_offset
+
     def resign(self, now_ms: int) -> None:
         """Graceful resignation (shutdown): a leader fences itself and tells the voters (EndQuorumEpoch)."""
         if self.quorum.is_leader():
