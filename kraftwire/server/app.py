@@ -1,5 +1,9 @@
 """The node: wires settings, log, quorum-state, Raft core, driver, peers, listeners and the metrics endpoint.
 
+Two kinds: a KRaft node (``Node(settings)``, what ``server-start`` runs), whose log is ``__cluster_metadata`` with
+Kafka's metadata records (``metadata_node``, ``kraft_apis``), and the raft test server (``Node(settings,
+topic=...)``), which serves its log to clients as that topic (``broker``, the legacy ``lifecycle``).
+
 ``Node(settings).start()`` refuses an unformatted directory (no meta.properties) and a node.id that does not match
 it; ``shutdown()`` is graceful: a leader resigns (EndQuorumEpoch to the voters, parked fetches answered), then the
 listeners close, the log is flushed and closed (clean-shutdown marker written).
@@ -87,12 +91,23 @@ class Node:
         self.stop_requested: asyncio.Event | None = None
         #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
         self.broker_fetch = None
-        from kraftwire.server.broker import register_client_apis  # client-facing APIs (issue 7)
+        #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
+        #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
+        self.metadata = None
+        if topic is None:
+            from kraftwire.server.kraft_apis import KraftApis
+            from kraftwire.server.metadata_node import MetadataNode, MetadataRoles
 
-        register_client_apis(self)
-        from kraftwire.server.roles import Roles  # process.roles, listeners, the broker lifecycle (issue 9)
+            self.metadata = MetadataNode(self)
+            self.raft_listeners.append(self.metadata)
+            KraftApis(self, self.metadata).register()
+            self.roles = MetadataRoles(self)
+        else:
+            from kraftwire.server.broker import register_client_apis  # the log as a client topic (issue 7)
+            from kraftwire.server.roles import Roles  # process.roles, listeners, the legacy lifecycle (issue 9)
 
-        self.roles = Roles(self)
+            register_client_apis(self)
+            self.roles = Roles(self)
 
     # ================================================================================================================
     # start
@@ -125,6 +140,8 @@ class Node:
         except (StorageNotFormattedError, MetaPropertiesError) as exc:
             raise StartupError(str(exc)) from exc
         self.cluster_id = meta.cluster_id
+        if self.metadata is not None:
+            self.metadata.start(self.cluster_id)
         self.directory_id = meta.directory_id
         self.topic = wire.Topic(s.topic, topic_id_for(s.topic))
         try:

@@ -1,4 +1,7 @@
-"""The broker lifecycle (KIP-631), as state folded from the log and as the active controller's decisions.
+"""The test server's broker lifecycle (KIP-631), as state folded from the log and as the active controller's decisions.
+
+A KRaft node (``server-start``) keeps brokers in Kafka's metadata records instead (``metadata_node``); this module
+serves the test server, whose log is a client topic, with kraftwire's own control records.
 
 States: a broker registers (BrokerRegistration) and is **Fenced**; the active controller makes it **Online** once a
 heartbeat shows it has caught up (its high watermark has passed the record of its current state: a broker that

@@ -8,9 +8,11 @@ process).
   BrokerRegistration, BrokerHeartbeat); ApiVersions on each lists only what that listener serves. A node whose only
   listener is the controller listener (the seed configs) serves everything there, as before.
 * **Broker lifecycle.** A node with the broker role registers with the active controller (BrokerRegistration, to the
-  Raft leader's voter endpoint) and heartbeats every ``broker.heartbeat.interval.ms`` with its high watermark; a
-  node with the controller role answers those while it leads (``lifecycle.Controller``). On shutdown a broker asks
-  for a controlled shutdown (WantShutDown) and waits, bounded, for ShouldShutDown.
+  Raft leader's voter endpoint) and heartbeats every ``broker.heartbeat.interval.ms``; a node with the controller
+  role answers those while it leads. On shutdown a broker asks for a controlled shutdown (WantShutDown) and waits,
+  bounded, for ShouldShutDown. ``Roles`` is the test server's (``lifecycle``: kraftwire control records, progress
+  as the high watermark); ``metadata_node.MetadataRoles`` the KRaft node's (Kafka's records, progress as the
+  image's offset).
 * **Who serves clients.** ``serving_brokers()`` is what Metadata and DescribeCluster list: voters that are not
   registered brokers (their controller listener serves clients), and registered brokers that are Online (at their
   registered client endpoint); never a Fenced, Stopping or Offline broker.
@@ -78,10 +80,8 @@ class Roles:
         self.node = node
         s = node.settings
         self.settings = s
-        self.scan = lc.RegistryScan()
         self.session_timeout_ms = s.broker_session_timeout_ms
         self.heartbeat_interval_ms = s.broker_heartbeat_interval_ms
-        self.controller = lc.Controller(self) if s.is_controller else None
         self.incarnation = lc.new_incarnation()
         self.broker_epoch = -1
         self.registered_at: float | None = None
@@ -92,7 +92,14 @@ class Roles:
         self._tasks: list[asyncio.Task] = []
         self._conn: KafkaConnection | None = None
         self._conn_target = None
-        # one snapshot image for the broker APIs' state and the broker registry
+        self._install()
+
+    def _install(self) -> None:
+        """The legacy lifecycle (the test server): registrations and states as kraftwire control records, folded
+        into a registry that shares the broker APIs' snapshot image."""
+        node = self.node
+        self.scan = lc.RegistryScan()
+        self.controller = lc.Controller(self) if self.settings.is_controller else None
         listeners = node.raft_listeners
         for i, listener in enumerate(listeners):
             if hasattr(listener, "snapshot_records"):
@@ -171,16 +178,9 @@ class Roles:
         while True:
             await asyncio.sleep(TICK_S)
             try:
-                # the registry is read lazily (Metadata, DescribeCluster, registration and heartbeat handlers)
-                # except where something must happen without a request: the active controller's session expiry and
-                # a broker watching its own state
-                if self.settings.is_broker or (self.controller is not None and self.controller.leading()):
-                    self.catch_up()
-                if self.controller is not None:
-                    self.controller.tick()
+                self._controller_tick()
                 if self.settings.is_broker:
-                    info = self.registry.brokers.get(self.settings.node_id)
-                    state = (info.epoch, info.state) if info is not None and info.epoch == self.broker_epoch else None
+                    state = self._my_state()
                     if state != last_state and state is not None:
                         if state[1] == lc.ONLINE and self.online_at is None:
                             self.online_at = time.monotonic()
@@ -192,6 +192,20 @@ class Roles:
                         last_state = state
             except Exception as exc:  # noqa: BLE001 - the tick must survive a bad record or a race
                 log.warning("roles tick: %s", exc, exc_info=True)
+
+    def _controller_tick(self) -> None:
+        # the registry is read lazily (Metadata, DescribeCluster, registration and heartbeat handlers) except where
+        # something must happen without a request: the active controller's session expiry and a broker watching
+        # its own state
+        if self.settings.is_broker or (self.controller is not None and self.controller.leading()):
+            self.catch_up()
+        if self.controller is not None:
+            self.controller.tick()
+
+    def _my_state(self):
+        """(broker epoch, lifecycle state) of this broker as the log says, None before it registered."""
+        info = self.registry.brokers.get(self.settings.node_id)
+        return (info.epoch, info.state) if info is not None and info.epoch == self.broker_epoch else None
 
     def _leader_endpoint(self):
         raft = self.node.raft
@@ -228,12 +242,8 @@ class Roles:
     async def _broker_step(self) -> None:
         s = self.settings
         if self.broker_epoch < 0:
-            R = w.BrokerRegistrationRequest
-            body = R(broker_id=s.node_id, cluster_id=self.node.cluster_id, incarnation_id=self.incarnation,
-                     listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port,
-                                           security_protocol=0)
-                                for ep in self._advertised()], features=[], rack=None)
-            resp = await self._request(body, 0)
+            body, version = self._registration()
+            resp = await self._request(body, version)
             if resp is None:
                 return
             if resp.error_code == 0:
@@ -244,11 +254,8 @@ class Roles:
             elif resp.error_code != lc.NOT_CONTROLLER:
                 log.warning("BrokerRegistration refused: error %d", resp.error_code)
             return
-        lg = self.node.log
-        body = w.BrokerHeartbeatRequest(broker_id=s.node_id, broker_epoch=self.broker_epoch,
-                                        current_metadata_offset=lg.high_watermark() if lg is not None else -1,
-                                        want_fence=False, want_shut_down=self._shutting)
-        resp = await self._request(body, 0)
+        body, version = self._heartbeat()
+        resp = await self._request(body, version)
         if resp is None:
             return
         if resp.error_code in (lc.STALE_BROKER_EPOCH, lc.BROKER_ID_NOT_REGISTERED):
@@ -257,6 +264,18 @@ class Roles:
             self.broker_epoch = -1
         elif resp.error_code == 0 and resp.should_shut_down:
             self._should_shut_down = True
+
+    def _registration(self):
+        R = w.BrokerRegistrationRequest
+        return R(broker_id=self.settings.node_id, cluster_id=self.node.cluster_id, incarnation_id=self.incarnation,
+                 listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port, security_protocol=0)
+                            for ep in self._advertised()], features=[], rack=None), 0
+
+    def _heartbeat(self):
+        lg = self.node.log
+        return w.BrokerHeartbeatRequest(broker_id=self.settings.node_id, broker_epoch=self.broker_epoch,
+                                        current_metadata_offset=lg.high_watermark() if lg is not None else -1,
+                                        want_fence=False, want_shut_down=self._shutting), 0
 
     def _advertised(self):
         return self.settings.advertised_client_listeners()
@@ -272,8 +291,8 @@ class Roles:
                             type(exc).__name__, exc)
                 await self._close_conn()
             registered = self.broker_epoch >= 0
-            info = self.registry.brokers.get(self.settings.node_id)
-            online = registered and info is not None and info.epoch == self.broker_epoch and info.state == lc.ONLINE
+            state = self._my_state() if registered else None
+            online = state is not None and state[1] == lc.ONLINE
             if online:
                 wait = self.heartbeat_interval_ms
             elif registered:  # Fenced: report progress often so the controller unfences as soon as it is caught up

@@ -58,13 +58,17 @@ class Proc(processes.NodeProc):
 class RolesCluster(processes.Cluster):
     def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
                  combined: bool = False, bootstrap_brokers: bool = False, format_args=(),
-                 extra_listeners: tuple[str, ...] = ()) -> None:
+                 extra_listeners: tuple[str, ...] = (), kraft: bool = False) -> None:
         """``extra_listeners``: more client listener names on every broker (bound here, like the others); their
-        protocols go in ``extra_props``' listener.security.protocol.map."""
+        protocols go in ``extra_props``' listener.security.protocol.map. ``kraft``: real KRaft nodes
+        (``server-start``: the log holds Kafka's metadata records) instead of test servers serving topic ``roles``."""
         self.base = base
         self.listener = "CONTROLLER"
-        self.command = processes.SERVE_ONLY["command"]
-        self.extra_args = list(processes.SERVE_ONLY["extra_args"])
+        if kraft:
+            self.command, self.extra_args = "server-start", []
+        else:
+            self.command = processes.SERVE_ONLY["command"]
+            self.extra_args = list(processes.SERVE_ONLY["extra_args"])
         self.nodes = {}
         csocks = [processes.bind_listener() for _ in range(controllers)]
         voters = ",".join(f"{i}@localhost:{s.getsockname()[1]}" for i, s in enumerate(csocks, 1))
@@ -89,7 +93,7 @@ class RolesCluster(processes.Cluster):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
                         f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
-                        f"metadata.log.topic=roles\n{extra_props}")
+                        + ("" if kraft else "metadata.log.topic=roles\n") + extra_props)
             processes.kw("storage", "format", "-t", self.cluster_id, "-c", path, *format_args)
             self.nodes[i] = Proc(self, i, socks, path)
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]

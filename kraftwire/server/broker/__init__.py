@@ -1,4 +1,5 @@
-"""Client-facing Kafka APIs on the quorum's one topic (one partition): what real Kafka clients need.
+"""The test server's client-facing Kafka APIs: the quorum's log served as one topic (one partition), with what real
+Kafka clients need. A KRaft node (``server-start``) serves ``kraft_apis`` instead.
 
 * ``metadata.py``  — Metadata: the voters' endpoints as brokers, the Raft leader as partition leader
 * ``produce.py``   — Produce (acks 0 / 1 / -1) through the core's raw-batch append; idempotence checks

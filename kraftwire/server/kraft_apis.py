@@ -1,0 +1,226 @@
+"""What a KRaft node (``kraftwire server-start``) answers clients, from its metadata image; thin handlers only.
+
+* Metadata and DescribeCluster: ``kraftwire.metadata.answers`` on this node's image, for the listener the request
+  came in on. The ControllerId a client is given is a random alive broker, as Kafka's KRaft brokers answer: the
+  controller APIs reach the active controller from any node (below). Unknown topics a Metadata request may
+  auto-create (``auto.create.topics.enable``, the request allowing it) are asked of the controller with
+  ``num.partitions`` and ``default.replication.factor``, and the client is told UNKNOWN_TOPIC_OR_PARTITION until
+  they exist.
+* The controller's APIs (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders, IncrementalAlterConfigs,
+  AlterConfigs, UpdateFeatures, and from brokers BrokerRegistration, BrokerHeartbeat, AlterPartition,
+  AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
+  leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
+  ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
+* The metadata log itself is internal: a Produce, Fetch or ListOffsets naming ``__cluster_metadata`` gets
+  UNKNOWN_TOPIC_OR_PARTITION. Topic partitions are not hosted yet (the partitions issue): their Produce, Fetch and
+  ListOffsets answer NOT_LEADER_OR_FOLLOWER, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+
+from kraftwire.config import METADATA_TOPIC
+from kraftwire.error_codes import (
+    COORDINATOR_NOT_AVAILABLE,
+    NOT_CONTROLLER,
+    NOT_LEADER_OR_FOLLOWER,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
+)
+from kraftwire.errors import KraftwireError
+from kraftwire.ids import NO_ID
+from kraftwire.metadata import answers
+from kraftwire.metadata.controller.refusals import refusal
+from kraftwire.protocol import messages as w
+from kraftwire.protocol import served
+from kraftwire.server.client import request_once
+
+log = logging.getLogger("kraftwire.kraft")
+
+#: the APIs the active controller decides, as the node serves them to clients and brokers
+CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
+                   "AlterConfigs", "UpdateFeatures", "BrokerRegistration", "BrokerHeartbeat", "AlterPartition",
+                   "AllocateProducerIds")
+#: client id of a request one node forwards to the active controller; such a request is never forwarded again
+FORWARD_CLIENT_ID = "kraftwire-forward"
+COORDINATOR_MESSAGE = "consumer groups and transactions are not served by this KRaft node yet"
+
+
+class KraftApis:
+    def __init__(self, node, metadata) -> None:
+        self.node = node
+        self.md = metadata
+        self.rng = random.Random()
+        self._creating: set[str] = set()
+
+    def register(self) -> None:
+        d = self.node.dispatcher
+        d.serve("Metadata", self.metadata)
+        d.serve("DescribeCluster", self.describe_cluster)
+        for api in CONTROLLER_APIS:
+            d.serve(api, self._controller_handler(api))
+        d.serve("Produce", self.produce)
+        d.serve("ListOffsets", self.list_offsets)
+        d.serve("FindCoordinator", self.find_coordinator)
+        self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
+
+    # ------------------------------------------------------------------------------------------------ cluster view
+    def _listener(self, conn) -> str:
+        listener = getattr(conn, "listener", None)
+        s = self.node.settings
+        if listener is None or listener in s.controller_listener_names:
+            # an admin client bootstrapping from a controller listener: the brokers' first listeners
+            brokers = self.md.image.brokers
+            for bid in sorted(brokers):
+                if brokers[bid].listeners and not brokers[bid].fenced:
+                    return brokers[bid].listeners[0].name
+            return listener or ""
+        return listener
+
+    def _controller_id(self, listener: str) -> int:
+        alive = [b.id for b, _ in answers.alive_brokers(self.md.image, listener)]
+        if alive:
+            return self.rng.choice(alive)
+        raft = self.node.raft
+        return raft.quorum.leader_id if raft is not None else NO_ID
+
+    def metadata(self, request, conn) -> None:
+        listener = self._listener(conn)
+        config = self.node.settings.config
+        answer = answers.metadata_response(self.md.image, listener, request.body, request.version,
+                                           controller_id=self._controller_id(listener),
+                                           cluster_id=self.node.cluster_id,
+                                           auto_create=config.auto_create_topics_enable)
+        conn.send_response(answer.response, request.version, request.header.correlation_id)
+        wanted = [name for name in answer.to_create if name not in self._creating]
+        if wanted:
+            self._auto_create(wanted)
+
+    def _auto_create(self, names: list[str]) -> None:
+        config = self.node.settings.config
+        CT = w.CreateTopicsRequest
+        body = CT(topics=[CT.CreatableTopic(name=n, num_partitions=config.num_partitions,
+                                            replication_factor=config.default_replication_factor, assignments=[],
+                                            configs=[]) for n in names],
+                  timeout_ms=30_000, validate_only=False)
+        self._creating.update(names)
+
+        def done(response) -> None:
+            self._creating.difference_update(names)
+            for t in response.topics:
+                if t.error_code not in (0, 36):  # TOPIC_ALREADY_EXISTS: someone else was first
+                    log.info("auto-creating topic %s: error %d (%s)", t.name, t.error_code, t.error_message)
+
+        self.call("CreateTopics", body, 5, done)
+
+    def describe_cluster(self, request, conn) -> None:
+        R = w.DescribeClusterResponse
+        listener = self._listener(conn)
+        endpoint_type = getattr(request.body, "endpoint_type", 1)
+        if endpoint_type == 2:  # KIP-919: the controllers, for --bootstrap-controller
+            raft = self.node.raft
+            brokers = [R.DescribeClusterBroker(broker_id=v.node_id, host=v.host, port=v.port)
+                       for v in self.node.settings.voters]
+            controller = raft.quorum.leader_id if raft is not None else NO_ID
+        else:
+            brokers = answers.describe_cluster_brokers(self.md.image, listener)
+            controller = self._controller_id(listener)
+        body = R(error_code=0, cluster_id=self.node.cluster_id, endpoint_type=endpoint_type, controller_id=controller,
+                 brokers=brokers)
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    # ------------------------------------------------------------------------------------------------ controller
+    def _controller_handler(self, api: str):
+        def handler(request, conn) -> None:
+            version, cid = request.version, request.header.correlation_id
+            forwarded = request.header.client_id == FORWARD_CLIENT_ID
+            self.call(api, request.body, version, lambda body: conn.send_response(body, version, cid),
+                      forward=not forwarded)
+        return handler
+
+    def call(self, api: str, body, version: int, answer, *, forward: bool = True) -> None:
+        """Decide on this node when it is the active controller, else forward to the Raft leader."""
+        if self.md.active:
+            self.md.submit(api, body, version, answer)
+            return
+        raft = self.node.raft
+        leader = raft.quorum.leader_id if raft is not None else NO_ID
+        voter = self.node.settings.voter(leader) if leader not in (NO_ID, self.node.settings.node_id) else None
+        if voter is None or not forward:
+            answer(refusal(api, body, version, NOT_CONTROLLER))
+            return
+        asyncio.get_running_loop().create_task(self._forward(api, body, version, answer, voter))
+
+    async def _forward(self, api: str, body, version: int, answer, voter) -> None:
+        s = self.node.settings
+        try:
+            response = await request_once(voter.host, voter.port, body, version,
+                                          timeout=max(s.config.controller_quorum_request_timeout_ms / 1000, 5.0),
+                                          client_id=FORWARD_CLIENT_ID, ssl_context=self.node.controller_tls,
+                                          sasl=s.controller_sasl)
+        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+            log.info("could not forward %s to controller %d: %s", api, voter.node_id, exc)
+            response = refusal(api, body, version, NOT_CONTROLLER)
+        answer(response)
+
+    # ------------------------------------------------------------------------------------------------ partitions
+    def _partition_error(self, name: str | None) -> int:
+        if name is None or name == METADATA_TOPIC or name not in self.md.image.topic_ids:
+            return UNKNOWN_TOPIC_OR_PARTITION
+        return NOT_LEADER_OR_FOLLOWER
+
+    def produce(self, request, conn) -> None:
+        body, version = request.body, request.version
+        R = w.ProduceResponse
+        topics = []
+        for t in body.topic_data:
+            code = self._partition_error(t.name)
+            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=[
+                R.PartitionProduceResponse(index=p.index, error_code=code, base_offset=-1, log_append_time_ms=-1,
+                                           log_start_offset=-1) for p in t.partition_data]))
+        if body.acks == 0:
+            return
+        conn.send_response(R(responses=topics, throttle_time_ms=0), version, request.header.correlation_id)
+
+    def fetch(self, request, conn) -> None:
+        body, version = request.body, request.version
+        R = w.FetchResponse
+        image = self.md.image
+        topics = []
+        for t in body.topics:
+            if version >= 13:
+                found = image.topics.get(t.topic_id)
+                code = UNKNOWN_TOPIC_ID if found is None else self._partition_error(found.name)
+            else:
+                code = self._partition_error(t.topic)
+            topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+                R.PartitionData(partition_index=p.partition, error_code=code, high_watermark=-1,
+                                last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                                preferred_read_replica=-1, records=b"") for p in t.partitions]))
+        conn.send_response(R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), version,
+                           request.header.correlation_id)
+
+    def list_offsets(self, request, conn) -> None:
+        R = w.ListOffsetsResponse
+        topics = []
+        for t in request.body.topics:
+            code = self._partition_error(t.name)
+            topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=[
+                R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=code, timestamp=-1,
+                                               offset=-1, leader_epoch=-1) for p in t.partitions]))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), request.version, request.header.correlation_id)
+
+    def find_coordinator(self, request, conn) -> None:
+        R = w.FindCoordinatorResponse
+        version, body = request.version, request.body
+        if version >= 4:
+            resp = R(throttle_time_ms=0, coordinators=[
+                R.Coordinator(key=key, node_id=-1, host="", port=-1, error_code=COORDINATOR_NOT_AVAILABLE,
+                              error_message=COORDINATOR_MESSAGE) for key in body.coordinator_keys])
+        else:
+            resp = R(throttle_time_ms=0, error_code=COORDINATOR_NOT_AVAILABLE, error_message=COORDINATOR_MESSAGE,
+                     node_id=-1, host="", port=-1)
+        conn.send_response(resp, version, request.header.correlation_id)

@@ -1,0 +1,84 @@
+"""Kafka's quickstart on the shipped ``config/server.properties`` (one combined node; ports and log dir swapped for
+the test's): ``server-start``, then a topic created with kafka-python's admin client is listed by kcat and by
+confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
+``__cluster_metadata`` itself is internal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+from harness import processes
+
+SHIPPED = os.path.join(processes.ROOT, "config", "server.properties")
+
+
+def test_quickstart_on_the_shipped_combined_config(tmp_path):
+    from confluent_kafka.admin import AdminClient
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    assert os.path.exists(SHIPPED), f"the shipped combined config is missing: {SHIPPED}"
+    broker, controller = processes.bind_listener(), processes.bind_listener()
+    bport, cport = broker.getsockname()[1], controller.getsockname()[1]
+    logs = str(tmp_path / "kraft-combined-logs")
+    with open(SHIPPED, encoding="utf-8") as f:
+        text = f.read()
+    assert "process.roles=broker,controller" in text and "/tmp/kraft-combined-logs" in text
+    config = tmp_path / "server.properties"
+    config.write_text(text.replace("localhost:9092", f"localhost:{bport}").replace("localhost:9093", f"localhost:{cport}")
+                      .replace("/tmp/kraft-combined-logs", logs))
+    cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
+    processes.kw("storage", "format", "-t", cluster_id, "-c", str(config))
+    err = open(tmp_path / "node.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config),
+                             "--listener-fd", f"PLAINTEXT={broker.fileno()}",
+                             "--listener-fd", f"CONTROLLER={controller.fileno()}"],
+                            stdout=subprocess.DEVNULL, stderr=err, pass_fds=(broker.fileno(), controller.fileno()),
+                            env=processes.kraftwire_env())
+    try:
+        admin = None
+        deadline = time.monotonic() + 30
+        while admin is None:
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=f"localhost:{bport}", request_timeout_ms=10000)
+            except Exception:  # noqa: BLE001 - the node is starting
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        try:
+            deadline = time.monotonic() + 30
+            while True:  # the broker is fenced until it has caught up: NOT_CONTROLLER/INVALID_REPLICATION_FACTOR
+                try:
+                    admin.create_topics([NewTopic("quickstart-events", num_partitions=1, replication_factor=1)])
+                    break
+                except Exception:  # noqa: BLE001
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
+        finally:
+            admin.close()
+
+        deadline = time.monotonic() + 20
+        listed = ""
+        while "quickstart-events" not in listed and time.monotonic() < deadline:
+            listed = subprocess.run([shutil.which("kcat") or "kcat", "-b", f"localhost:{bport}", "-L"],
+                                    capture_output=True, text=True, timeout=30).stdout
+        assert 'topic "quickstart-events" with 1 partitions' in listed, listed
+        assert "__cluster_metadata" not in listed
+        assert "broker 1 at localhost:" in listed
+        topics = AdminClient({"bootstrap.servers": f"localhost:{bport}"}).list_topics(timeout=20).topics
+        assert set(topics) == {"quickstart-events"}
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+        err.close()
+        broker.close()
+        controller.close()
+    segment = os.path.join(logs, "__cluster_metadata-0", "00000000000000000000.log")
+    dump = processes.kw("dump-log", "--cluster-metadata-decoder", "--files", segment).stdout
+    for kind in ("FEATURE_LEVEL_RECORD", "REGISTER_BROKER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD"):
+        assert kind in dump, dump[-3000:]
+    assert "quickstart-events" in dump

@@ -1,0 +1,79 @@
+"""KRaft nodes as real processes (``server-start``): three controllers and two brokers. Topics are created,
+described, grown and deleted with kafka-python's and librdkafka's admin clients through the brokers (which forward
+to the active controller); a SIGKILL of the active controller leaves every topic whole and a new one answers; a
+broker stopped with SIGTERM hands its leaderships to the other broker first."""
+
+from __future__ import annotations
+
+import signal
+
+from harness import roles
+
+
+def _leaders(port: int, topic: str):
+    md = roles.metadata(port)
+    for t in md.topics:
+        if t.name == topic and t.error_code == 0:
+            return {p.partition_index: (p.leader_id, sorted(p.replica_nodes), sorted(p.isr_nodes))
+                    for p in t.partitions}
+    return None
+
+
+def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster):
+    from kafka.admin import KafkaAdminClient, NewPartitions, NewTopic
+    from confluent_kafka.admin import AdminClient, NewTopic as CNewTopic
+
+    cluster = make_roles_cluster(controllers=3, brokers=2, kraft=True)
+    for node in cluster.nodes.values():
+        node.start()
+    cluster.wait_for_leader()
+    b4, b5 = (n.port_of("BROKER") for n in cluster.brokers)
+    roles.wait_until(lambda: roles.broker_ids(b4) == [4, 5] and roles.broker_ids(b5) == [4, 5],
+                     "both brokers Online in both brokers' images", cluster)
+
+    admin = KafkaAdminClient(bootstrap_servers=[f"127.0.0.1:{b4}"], request_timeout_ms=20000)
+    try:
+        admin.create_topics([NewTopic("orders", num_partitions=6, replication_factor=2)])
+        # answered once committed; each broker's image follows the quorum a moment later (as with Kafka)
+        roles.wait_until(lambda: "orders" in admin.list_topics(), "orders listed", cluster)
+        [desc] = admin.describe_topics(["orders"])
+        assert desc["error_code"] == 0 and len(desc["partitions"]) == 6
+        assert all(sorted(p["replica_nodes"]) == [4, 5] and p["leader_id"] in (4, 5) for p in desc["partitions"])
+        # the striped placer spreads leaders over both brokers
+        assert {p["leader_id"] for p in desc["partitions"]} == {4, 5}
+        admin.create_partitions({"orders": NewPartitions(total_count=8)})
+        roles.wait_until(lambda: (lambda ls: ls is not None and len(ls) == 8)(_leaders(b5, "orders")),
+                         "orders grown to 8 partitions in broker 5's image", cluster)
+    finally:
+        admin.close()
+
+    confluent = AdminClient({"bootstrap.servers": f"127.0.0.1:{b5}"})
+    futures = confluent.create_topics([CNewTopic("payments", num_partitions=2, replication_factor=1)],
+                                      operation_timeout=20)
+    futures["payments"].result(30)
+    roles.wait_until(lambda: "payments" in confluent.list_topics(timeout=20).topics, "payments listed", cluster)
+
+    # SIGKILL the active controller: a new one is elected, every topic is whole, and creation works again
+    leader = cluster.wait_for_leader().leader_id
+    cluster.nodes[leader].proc.send_signal(signal.SIGKILL)
+    cluster.nodes[leader].proc.wait(10)
+    cluster.wait_for_leader(exclude=(leader,))
+    after = confluent.create_topics([CNewTopic("after-kill", num_partitions=3, replication_factor=2)],
+                                    operation_timeout=20)
+    after["after-kill"].result(60)
+    for port in (b4, b5):
+        roles.wait_until(lambda: (lambda ls: ls is not None and len(ls) == 3)(_leaders(port, "after-kill")),
+                         f"after-kill in the image of the broker on {port}", cluster)
+        assert len(_leaders(port, "orders")) == 8 and len(_leaders(port, "payments")) == 2
+
+    deleted = confluent.delete_topics(["payments"], operation_timeout=20)
+    deleted["payments"].result(30)
+    roles.wait_until(lambda: _leaders(b4, "payments") is None, "payments deleted", cluster)
+
+    # SIGTERM broker 4: controlled shutdown moves its leaderships to broker 5 before it stops
+    cluster.brokers[0].proc.send_signal(signal.SIGTERM)
+    assert cluster.brokers[0].proc.wait(30) == 0
+    leaders = _leaders(b5, "orders")
+    assert leaders is not None and {leader for leader, _, _ in leaders.values()} == {5}, leaders
+    assert all(isr == [5] for _, _, isr in leaders.values()), leaders
+    assert roles.broker_ids(b5) == [5]
