@@ -1,7 +1,8 @@
 """What a KRaft node (``kraftwire server-start``) answers clients, from its metadata image; thin handlers only.
 
 * Metadata and DescribeCluster: ``kraftwire.metadata.answers`` on this node's image, for the listener the request
-  came in on. The ControllerId a client is given is a random alive broker, as Kafka's KRaft brokers answer: the
+  came in on; DescribeConfigs: ``kraftwire.metadata.describe_configs`` (topic and broker configs, dynamic over
+  static). The ControllerId a client is given is a random alive broker, as Kafka's KRaft brokers answer: the
   controller APIs reach the active controller from any node (below). Unknown topics a Metadata request may
   auto-create (``auto.create.topics.enable``, the request allowing it) are asked of the controller with
   ``num.partitions`` and ``default.replication.factor``, and the client is told UNKNOWN_TOPIC_OR_PARTITION until
@@ -65,6 +66,7 @@ class KraftApis:
         d.serve("Produce", self.produce)
         d.serve("ListOffsets", self.list_offsets)
         d.serve("FindCoordinator", self.find_coordinator)
+        d.serve("DescribeConfigs", self.describe_configs)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
 
     # ------------------------------------------------------------------------------------------------ cluster view
@@ -130,6 +132,15 @@ class KraftApis:
             controller = self._controller_id(listener)
         body = R(error_code=0, cluster_id=self.node.cluster_id, endpoint_type=endpoint_type, controller_id=controller,
                  brokers=brokers)
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    def describe_configs(self, request, conn) -> None:
+        from kraftwire.metadata.describe_configs import describe_configs
+        from kraftwire.server.broker.configs import static_broker_entries
+
+        s = self.node.settings
+        body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
+                                static=static_broker_entries(s.config))
         conn.send_response(body, request.version, request.header.correlation_id)
 
     # ------------------------------------------------------------------------------------------------ controller

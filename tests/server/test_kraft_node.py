@@ -117,6 +117,10 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                 F = w.FindCoordinatorRequest
                 found = await conn.request(F(key_type=0, coordinator_keys=["g"]), 4)
                 assert found.coordinators[0].error_code == ec.COORDINATOR_NOT_AVAILABLE
+                DC = w.DescribeConfigsRequest
+                configs = await conn.request(DC(resources=[DC.DescribeConfigsResource(
+                    resource_type=2, resource_name="quickstart-events", configuration_keys=["cleanup.policy"])]), 4)
+                assert [(c.name, c.value) for c in configs.results[0].configs] == [("cleanup.policy", "delete")]
                 cluster = await conn.request(w.DescribeClusterRequest(), 1)
                 assert [(b.broker_id, b.port) for b in cluster.brokers] == [(1, c.bport)]
                 deleted = await conn.request(w.DeleteTopicsRequest(topic_names=["auto-made"], timeout_ms=5000), 5)

@@ -50,16 +50,22 @@ def _type_of(key) -> int:
     return STRING
 
 
+def static_broker_entries(config) -> list[tuple]:
+    """``(name, value, source, type, documentation)`` of every key kraftwire reads: STATIC_BROKER_CONFIG when the
+    properties file sets it, DEFAULT_CONFIG otherwise."""
+    raw = config.raw
+    return [(k.name, _text(getattr(config, k.attr)), STATIC_BROKER_CONFIG if k.name in raw else DEFAULT_CONFIG,
+             _type_of(k), k.doc or None) for k in KEYS]
+
+
 class DescribeConfigs:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
 
     # (name, value, source, type, synonym key, documentation)
     def broker_entries(self) -> list[tuple]:
-        config = self.ctx.node.settings.config
-        raw = config.raw
-        return [(k.name, _text(getattr(config, k.attr)), STATIC_BROKER_CONFIG if k.name in raw else DEFAULT_CONFIG,
-                 _type_of(k), None, k.doc or None) for k in KEYS]
+        return [(name, value, source, kind, None, doc)
+                for name, value, source, kind, doc in static_broker_entries(self.ctx.node.settings.config)]
 
     def topic_entries(self) -> list[tuple]:
         config = self.ctx.node.settings.config

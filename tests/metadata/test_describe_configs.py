@@ -1,0 +1,74 @@
+"""DescribeConfigs from the image: a topic's keys with TOPIC_CONFIG where a ConfigRecord sets them; this broker's
+file values under the dynamic ones, strongest first in the synonyms; the cluster defaults alone under the empty name;
+Kafka's errors for an unknown topic, another broker and other resource types."""
+
+from __future__ import annotations
+
+from harness.metadata import replay
+
+from kraftwire import error_codes as ec
+from kraftwire.ids import UUID
+from kraftwire.metadata.describe_configs import (BROKER, DEFAULT_CONFIG, DYNAMIC_BROKER_CONFIG,
+                                                 DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, TOPIC,
+                                                 TOPIC_CONFIG, describe_configs)
+from kraftwire.metadata.image import MetadataImage
+from kraftwire.metadata.records import ApiMessageAndVersion as A
+from kraftwire.protocol import codec
+from kraftwire.protocol import messages as m
+
+DC = m.DescribeConfigsRequest
+STATIC = [("log.dirs", "/tmp/k", STATIC_BROKER_CONFIG, 7, "dirs"), ("num.partitions", "1", DEFAULT_CONFIG, 3, None)]
+
+
+def _image():
+    return replay(MetadataImage(), [
+        A(m.TopicRecord(name="orders", topic_id=UUID(int=9)), 0),
+        A(m.ConfigRecord(resource_type=TOPIC, resource_name="orders", name="retention.ms", value="1000"), 0),
+        A(m.ConfigRecord(resource_type=BROKER, resource_name="", name="num.partitions", value="3"), 0),
+        A(m.ConfigRecord(resource_type=BROKER, resource_name="1", name="num.partitions", value="6"), 0),
+        A(m.ConfigRecord(resource_type=BROKER, resource_name="", name="log.cleaner.threads", value="2"), 0),
+    ])
+
+
+def _ask(*resources, synonyms=True, version=4):
+    body = describe_configs(_image(), DC(resources=[DC.DescribeConfigsResource(resource_type=t, resource_name=n,
+                                                                                configuration_keys=k)
+                                                     for t, n, k in resources],
+                                          include_synonyms=synonyms, include_documentation=True),
+                            version, node_id=1, static=STATIC)
+    codec.encode(body, version)
+    return body.results
+
+
+def test_topic_keys_show_the_topics_own_values():
+    [r] = _ask((TOPIC, "orders", None))
+    by = {c.name: c for c in r.configs}
+    assert r.error_code == ec.NONE and len(by) > 30
+    assert (by["retention.ms"].value, by["retention.ms"].config_source, by["retention.ms"].is_default) == (
+        "1000", TOPIC_CONFIG, False)
+    assert (by["cleanup.policy"].value, by["cleanup.policy"].config_source) == ("delete", DEFAULT_CONFIG)
+    [only] = _ask((TOPIC, "orders", ["segment.ms"]))
+    assert [c.name for c in only.configs] == ["segment.ms"]
+
+
+def test_broker_values_are_dynamic_over_cluster_default_over_file():
+    [r] = _ask((BROKER, "1", None))
+    by = {c.name: c for c in r.configs}
+    parts = by["num.partitions"]
+    assert (parts.value, parts.config_source) == ("6", DYNAMIC_BROKER_CONFIG)
+    assert [(s.value, s.source) for s in parts.synonyms] == [("6", DYNAMIC_BROKER_CONFIG),
+                                                              ("3", DYNAMIC_DEFAULT_BROKER_CONFIG),
+                                                              ("1", DEFAULT_CONFIG)]
+    assert (by["log.dirs"].value, by["log.dirs"].config_source, by["log.dirs"].read_only) == (
+        "/tmp/k", STATIC_BROKER_CONFIG, True)
+    assert by["log.cleaner.threads"].config_source == DYNAMIC_DEFAULT_BROKER_CONFIG
+    [default] = _ask((BROKER, "", None))
+    assert sorted((c.name, c.value) for c in default.configs) == [("log.cleaner.threads", "2"), ("num.partitions", "3")]
+
+
+def test_errors():
+    unknown, metadata, other, logger = _ask((TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None),
+                                            (BROKER, "2", None), (8, "1", None))
+    assert unknown.error_code == metadata.error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
+    assert other.error_code == logger.error_code == ec.INVALID_REQUEST
+    assert "expected 1" in other.error_message
