@@ -1,7 +1,8 @@
 """Kafka's quickstart on the shipped ``config/server.properties`` (one combined node; ports and log dir swapped for
 the test's): ``server-start``, then a topic created with kafka-python's admin client is listed by kcat and by
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
-``__cluster_metadata`` itself is internal."""
+``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
+kafka-topics.sh's flags and output."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import time
 
 from harness import processes
 
-SHIPPED = os.path.join(processes.ROOT, "config", "server.properties")
+# the checkout's config/ (the tests run from a checkout; the installed package does not carry config/)
+SHIPPED = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config",
+                       "server.properties")
 
 
 def test_quickstart_on_the_shipped_combined_config(tmp_path):
@@ -71,6 +74,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         assert "broker 1 at localhost:" in listed
         topics = AdminClient({"bootstrap.servers": f"localhost:{bport}"}).list_topics(timeout=20).topics
         assert set(topics) == {"quickstart-events"}
+        _kraftwire_topics(bport)
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
@@ -82,3 +86,45 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
     for kind in ("FEATURE_LEVEL_RECORD", "REGISTER_BROKER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD"):
         assert kind in dump, dump[-3000:]
     assert "quickstart-events" in dump
+
+
+def _topics(port: int, *args: str, ok: bool = True) -> str:
+    proc = processes.kw("topics", "--bootstrap-server", f"localhost:{port}", *args, check=False)
+    assert (proc.returncode == 0) == ok, (args, proc.returncode, proc.stdout, proc.stderr)
+    return proc.stdout
+
+
+def _eventually(port: int, *args: str, want: str) -> str:
+    deadline = time.monotonic() + 20
+    while True:
+        out = _topics(port, *args)
+        if want in out or time.monotonic() > deadline:
+            return out
+        time.sleep(0.1)
+
+
+def _kraftwire_topics(port: int) -> None:
+    assert _topics(port, "--create", "--topic", "orders", "--partitions", "3", "--replication-factor", "1",
+                   "--config", "retention.ms=1000") == "Created topic orders.\n"
+    dup = _topics(port, "--create", "--topic", "orders", ok=False)
+    assert dup.startswith("Error while executing topic command : ") and "already exists" in dup
+    assert _topics(port, "--create", "--topic", "orders", "--if-not-exists") == ""
+    bad = _topics(port, "--create", "--topic", "cfg", "--config", "retention.ms=soon", ok=False)
+    assert "retention.ms" in bad
+    described = _eventually(port, "--describe", "--topic", "orders", want="Partition: 2").splitlines()
+    head = described[0].split("\t")
+    assert head[0] == "Topic: orders" and head[1].startswith("TopicId: ") and head[2:] == [
+        "PartitionCount: 3", "ReplicationFactor: 1", "Configs: retention.ms=1000"]
+    assert described[1:] == [f"\tTopic: orders\tPartition: {i}\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: N/A\t"
+                             "LastKnownElr: N/A" for i in range(3)]
+    assert _topics(port, "--describe", "--under-replicated-partitions") == ""
+    assert _topics(port, "--alter", "--topic", "orders", "--partitions", "5") == ""
+    assert "Partition: 4" in _eventually(port, "--describe", "--topic", "orders", want="Partition: 4")
+    assert _eventually(port, "--list", want="orders").split() == ["orders", "quickstart-events"]
+    assert _topics(port, "--delete", "--topic", "ord.*") == ""
+    deadline = time.monotonic() + 20
+    while "orders" in _topics(port, "--list").split() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _topics(port, "--list").split() == ["quickstart-events"]
+    missing = _topics(port, "--describe", "--topic", "nope", ok=False)
+    assert missing == "Error while executing topic command : Topic 'nope' does not exist as expected\n"
