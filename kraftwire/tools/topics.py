@@ -28,6 +28,7 @@ INTERNAL = frozenset({"__consumer_offsets", "__transaction_state", "__share_grou
 TOPIC_RESOURCE = 2
 DEFAULT_CONFIG_SOURCE = 5
 RETRY_BACKOFF_S = 0.1
+CONNECT_BACKOFF_S = 0.2
 
 
 class TopicCommandError(Exception):
@@ -76,22 +77,27 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _connect(args, tls, login):
+async def connect(args, tls, login):
     from kraftwire.server.client import KafkaConnection, parse_host_port
 
-    last = None
-    for server in args.bootstrap_server.split(","):
-        host, port = parse_host_port(server)
-        try:
-            return await KafkaConnection.open(host, port, timeout=args.timeout, client_id="kraftwire-topics",
-                                              ssl_context=tls, sasl=login)
-        except (OSError, asyncio.TimeoutError) as exc:
-            last = exc
-    raise last or OSError("no bootstrap server")
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + args.timeout
+    while True:  # every server in turn, again until --timeout (a node may still be starting)
+        last = None
+        for server in args.bootstrap_server.split(","):
+            host, port = parse_host_port(server)
+            try:
+                return await KafkaConnection.open(host, port, timeout=args.timeout, client_id="kraftwire-admin",
+                                                  ssl_context=tls, sasl=login)
+            except (OSError, asyncio.TimeoutError) as exc:
+                last = exc
+        if loop.time() + CONNECT_BACKOFF_S > deadline:
+            raise last or OSError("no bootstrap server")
+        await asyncio.sleep(CONNECT_BACKOFF_S)
 
 
 async def _run(args, tls, login) -> None:
-    conn = await _connect(args, tls, login)
+    conn = await connect(args, tls, login)
     try:
         if args.create:
             await _create(conn, args)

@@ -2,7 +2,7 @@
 the test's): ``server-start``, then a topic created with kafka-python's admin client is listed by kcat and by
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
 ``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
-kafka-topics.sh's flags and output."""
+kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's."""
 
 from __future__ import annotations
 
@@ -75,6 +75,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         topics = AdminClient({"bootstrap.servers": f"localhost:{bport}"}).list_topics(timeout=20).topics
         assert set(topics) == {"quickstart-events"}
         _kraftwire_topics(bport)
+        _kraftwire_configs(bport)
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
@@ -128,3 +129,30 @@ def _kraftwire_topics(port: int) -> None:
     assert _topics(port, "--list").split() == ["quickstart-events"]
     missing = _topics(port, "--describe", "--topic", "nope", ok=False)
     assert missing == "Error while executing topic command : Topic 'nope' does not exist as expected\n"
+
+
+def _configs(port: int, *args: str, ok: bool = True):
+    proc = processes.kw("configs", "--bootstrap-server", f"localhost:{port}", *args, check=False)
+    assert (proc.returncode == 0) == ok, (args, proc.returncode, proc.stdout, proc.stderr)
+    return proc
+
+
+def _kraftwire_configs(port: int) -> None:
+    topic = ("--entity-type", "topics", "--entity-name", "quickstart-events")
+    done = _configs(port, *topic, "--alter", "--add-config", "retention.ms=1000,cleanup.policy=[compact,delete]")
+    assert done.stdout == "Completed updating config for topic quickstart-events.\n"
+    deadline = time.monotonic() + 20
+    while "retention.ms" not in (out := _configs(port, *topic, "--describe").stdout) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert out.splitlines() == [
+        "Dynamic configs for topic quickstart-events are:",
+        "  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}",
+        "  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}"]
+    bad = _configs(port, *topic, "--alter", "--add-config", "retention.ms=soon", ok=False)
+    assert bad.stderr.startswith("Error while executing config command with args") and "retention.ms" in bad.stderr
+    missing = _configs(port, *topic, "--alter", "--delete-config", "segment.ms", ok=False)
+    assert "Invalid config(s): segment.ms" in missing.stderr
+    broker = _configs(port, "--entity-type", "brokers", "--entity-name", "1", "--describe", "--all").stdout
+    assert broker.splitlines()[0] == "All configs for broker 1 are:"
+    assert "  process.roles=broker,controller sensitive=false synonyms={STATIC_BROKER_CONFIG:process.roles=" \
+           "broker,controller}" in broker.splitlines()
