@@ -2,7 +2,7 @@
 the test's): ``server-start``, then a topic created with kafka-python's admin client is listed by kcat and by
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
 ``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
-kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's."""
+kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's; ``kraftwire leader-election`` answers as kafka-leader-election.sh."""
 
 from __future__ import annotations
 
@@ -76,6 +76,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         assert set(topics) == {"quickstart-events"}
         _kraftwire_topics(bport)
         _kraftwire_configs(bport)
+        _leader_election(bport)
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
@@ -156,3 +157,20 @@ def _kraftwire_configs(port: int) -> None:
     assert broker.splitlines()[0] == "All configs for broker 1 are:"
     assert "  process.roles=broker,controller sensitive=false synonyms={STATIC_BROKER_CONFIG:process.roles=" \
            "broker,controller}" in broker.splitlines()
+
+
+def _leader_election(port: int) -> None:
+    def elect(*args: str):
+        return processes.kw("leader-election", "--bootstrap-server", f"localhost:{port}", "--election-type",
+                            "preferred", *args, check=False)
+
+    one = elect("--topic", "quickstart-events", "--partition", "0")
+    assert (one.returncode, one.stdout) == (0, "Valid replica already elected for partitions quickstart-events-0\n")
+    everything = elect("--all-topic-partitions")
+    assert (everything.returncode, everything.stdout) == (0, "")  # nothing needed an election, none is listed
+    missing = elect("--topic", "nope", "--partition", "3")
+    assert missing.returncode == 1
+    assert missing.stdout.startswith("Error completing leader election (PREFERRED) for partition: nope-3: "
+                                     "UNKNOWN_TOPIC_OR_PARTITION"), missing.stdout
+    usage = elect("--topic", "quickstart-events")
+    assert usage.returncode == 1 and "Missing required option(s): partition" in usage.stderr
