@@ -88,6 +88,7 @@ class Roles:
         self.online_at: float | None = None
         self.started_at = time.monotonic()
         self._shutting = False
+        self._stopping = False
         self._should_shut_down = False
         self._tasks: list[asyncio.Task] = []
         self._conn: KafkaConnection | None = None
@@ -175,7 +176,7 @@ class Roles:
 
     async def _tick_loop(self) -> None:
         last_state = None
-        while True:
+        while not self._stopping:
             await asyncio.sleep(TICK_S)
             try:
                 self._controller_tick()
@@ -281,7 +282,7 @@ class Roles:
         return self.settings.advertised_client_listeners()
 
     async def _broker_loop(self) -> None:
-        while True:
+        while not self._stopping:
             try:
                 await self._broker_step()
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
@@ -305,11 +306,20 @@ class Roles:
         """Broker role: WantShutDown heartbeats until the controller answers ShouldShutDown (bounded); the
         registry then shows this broker Stopping, then Offline."""
         tasks, self._tasks = list(self._tasks), []
-        for task in tasks:
-            task.cancel()
         # Wait until they have stopped: a heartbeat in flight still reads from the controller connection, and a
-        # second reader on it fails ("read() called while another coroutine is already waiting").
-        await asyncio.gather(*tasks, return_exceptions=True)
+        # second reader on it fails ("read() called while another coroutine is already waiting"). The loops also
+        # check ``_stopping``, and the cancel is repeated: Python 3.11's wait_for (under every request) can swallow
+        # a cancel that arrives as its inner future completes, and a loop that lost it would run on for ever.
+        self._stopping = True
+        pending = set(tasks)
+        for _ in range(50):
+            if not pending:
+                break
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.1)
+        if pending:
+            log.warning("broker %d: %d background task(s) did not stop", self.settings.node_id, len(pending))
         if not self.settings.is_broker or self.broker_epoch < 0:
             await self._close_conn()
             return
