@@ -220,6 +220,10 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("auto.create.topics.enable", "auto_create_topics_enable", _bool, True,
               "create a topic a client's Metadata request names, when the request allows it"),
     ConfigKey("broker.rack", "broker_rack", _opt_str, None, "the rack of this broker (rack-aware replica placement)"),
+    ConfigKey("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _bool, True,
+              "the active controller moves leaderships back to preferred replicas"),
+    ConfigKey("leader.imbalance.check.interval.seconds", "leader_imbalance_check_interval_seconds", _at_least(1), 300,
+              "how often the active controller looks for leaderships to move back"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
@@ -272,6 +276,8 @@ class Config:
     default_replication_factor: int = default("default.replication.factor")
     auto_create_topics_enable: bool = default("auto.create.topics.enable")
     broker_rack: str | None = default("broker.rack")
+    auto_leader_rebalance_enable: bool = default("auto.leader.rebalance.enable")
+    leader_imbalance_check_interval_seconds: int = default("leader.imbalance.check.interval.seconds")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.

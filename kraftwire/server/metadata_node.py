@@ -72,10 +72,12 @@ class MetadataNode:
             self.controller = QuorumController(
                 s.node_id, "", rng=random.Random(), new_uuid=random_kafka_uuid,
                 session_timeout_ms=s.broker_session_timeout_ms,
-                idle_interval_ms=getattr(config, "metadata_max_idle_interval_ms", 500),
-                default_partitions=getattr(config, "num_partitions", 1),
-                default_replication_factor=getattr(config, "default_replication_factor", 1),
-                supported_features=supported_features())
+                idle_interval_ms=config.metadata_max_idle_interval_ms,
+                default_partitions=config.num_partitions,
+                default_replication_factor=config.default_replication_factor,
+                supported_features=supported_features(),
+                leader_rebalance_interval_ms=(config.leader_imbalance_check_interval_seconds * 1000
+                                              if config.auto_leader_rebalance_enable else 0))
             self._loader = self.controller.loader
         self._leads_epoch: int | None = None  # the epoch the core said this node leads (not yet active)
         self._last_epoch_seen = -1  # epoch of the last batch folded

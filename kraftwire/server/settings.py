@@ -52,7 +52,7 @@ share.coordinator.state.topic.replication.factor share.coordinator.state.topic.m
 min.insync.replicas delete.topic.enable log.flush.interval.messages log.flush.interval.ms
 controller.quorum.auto.join.enable unclean.leader.election.enable message.max.bytes
 replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type offsets.retention.minutes
-auto.leader.rebalance.enable background.threads queued.max.requests log.roll.hours log.roll.ms
+background.threads queued.max.requests log.roll.hours log.roll.ms
 early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
 sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users
 allow.everyone.if.no.acl.found group.coordinator.rebalance.protocols transaction.partition.verification.enable

@@ -95,6 +95,27 @@ def test_tick_writes_noops_when_idle_and_expires_sessions():
     assert controller(2).tick(10_000) == []  # not active: nothing
 
 
+def test_tick_rebalances_leaders_every_check_interval_when_enabled():
+    tid = uuid.UUID(int=77)
+    image = [m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level)]
+    image += [m.RegisterBrokerRecord(broker_id=b, incarnation_id=uuid.UUID(int=b), broker_epoch=b, end_points=[],
+                                     features=[], fenced=False, log_dirs=[]) for b in (1, 2)]
+    image += [m.TopicRecord(name="t", topic_id=tid),
+              m.PartitionRecord(partition_id=0, topic_id=tid, replicas=[1, 2], isr=[1, 2], leader=2, leader_epoch=3)]
+    for interval, expected in ((1000, 1), (0, 0)):
+        c = controller(1)
+        c.leader_rebalance_interval_ms = interval
+        c.idle_interval_ms = 0
+        c.load_snapshot(10, image)
+        assert c.activate(0) == ()
+        assert c.tick(999) == []
+        moved = c.tick(1000)
+        assert len(moved) == expected
+        if expected:
+            [change] = moved[0].records
+            assert change.message.leader == 1 and change.message.partition_id == 0
+
+
 # ================================================================================================================
 # the simulation
 # ================================================================================================================

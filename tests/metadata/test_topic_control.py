@@ -396,6 +396,27 @@ def test_elect_leaders_preferred_and_unclean():
     assert elect(1).response.replica_election_results[0].partition_result[0].error_code == ec.ELECTION_NOT_NEEDED
 
 
+def test_auto_leader_rebalance_moves_leadership_back_to_an_available_preferred_replica():
+    rc = control()
+    img, _ = _one_topic(rc, cluster())
+    assert rc.balance_leaders(img) is None  # every leader preferred
+    bc = BrokerControl("c", 9000)
+    hb = m.BrokerHeartbeatRequest
+    img = apply(img, bc.heartbeat(img, hb(broker_id=1, broker_epoch=10, current_metadata_offset=99, want_fence=True,
+                                          want_shut_down=False), now_ms=0))
+    img = apply(img, bc.heartbeat(img, hb(broker_id=1, broker_epoch=10, current_metadata_offset=99, want_fence=False,
+                                          want_shut_down=False), now_ms=1))
+    assert img.topic("t").partitions[0].leader == 2
+    assert rc.balance_leaders(img) is None  # the preferred replica is not in the ISR yet
+    img = apply(img, alter(rc, img, img.topic("t"), [2, 3, 1]))
+    res = rc.balance_leaders(img)
+    assert res is not None and len(res.records) == 1 and res.response is None
+    img = apply(img, res)
+    p = img.topic("t").partitions[0]
+    assert p.leader == 1 and p.leader_epoch > 1
+    assert rc.balance_leaders(img) is None
+
+
 def test_unclean_election_needs_an_acceptable_replica():
     rc = control()
     img, t = _one_topic(rc, cluster(), replicas=(1, 2))

@@ -13,8 +13,9 @@ Activation: a controller becomes active once it has folded everything before its
 then, as Kafka's Raft client calls handleLeaderChange after the listener caught up). On an empty log it first writes
 the bootstrap records (from ``bootstrap.checkpoint``), inside a metadata transaction from 3.6-IV1 (KIP-868), as
 Kafka's activation does; brokers' sessions start afresh. While active, ``tick`` writes a NoOpRecord every
-``metadata.max.idle.interval.ms`` (the log moves even when idle, so brokers see they are caught up) and fences one
-broker whose session expired.
+``metadata.max.idle.interval.ms`` (the log moves even when idle, so brokers see they are caught up), fences one
+broker whose session expired, and every ``leader.imbalance.check.interval.seconds`` (when
+``auto.leader.rebalance.enable``) moves leaderships back to preferred replicas that are in the ISR and active.
 
 No clock, no randomness, no I/O: ``now_ms`` and offsets are passed in; placement randomness and topic ids come from
 the ``rng`` and ``new_uuid`` given to the constructor.
@@ -49,7 +50,7 @@ class QuorumController:
     def __init__(self, node_id: int, cluster_id: str, *, rng, new_uuid: Callable[[], UUID],
                  session_timeout_ms: int = 9000, idle_interval_ms: int = 500, default_partitions: int = 1,
                  default_replication_factor: int = 1, supported_features: dict[str, tuple[int, int]] | None = None,
-                 broker_check=None) -> None:
+                 broker_check=None, leader_rebalance_interval_ms: int = 0) -> None:
         self.node_id = node_id
         self.brokers = BrokerControl(cluster_id, session_timeout_ms)
         self.topics = ReplicationControl(rng=rng, new_topic_id=new_uuid, default_partitions=default_partitions,
@@ -57,6 +58,9 @@ class QuorumController:
         self.configs = ConfigControl(broker_check) if broker_check is not None else ConfigControl()
         self.supported_features = dict(supported_features or {})
         self.idle_interval_ms = idle_interval_ms
+        #: auto.leader.rebalance.enable with leader.imbalance.check.interval.seconds; 0: off
+        self.leader_rebalance_interval_ms = leader_rebalance_interval_ms
+        self._last_rebalance_ms = 0
         self.loader = MetadataLoader()
         self.latest: MetadataImage = self.loader.image
         self.active = False
@@ -108,7 +112,7 @@ class QuorumController:
             raise ValueError("cannot activate inside an open metadata transaction")
         self.active = True
         self.latest = self.loader.image
-        self._last_noop_ms = now_ms
+        self._last_noop_ms = self._last_rebalance_ms = now_ms
         self.brokers.activate(self.latest, now_ms)
         if self.latest.metadata_version is not None or not bootstrap:
             return ()
@@ -145,14 +149,20 @@ class QuorumController:
         self.latest = image
 
     def tick(self, now_ms: int) -> list[ControllerResult]:
-        """Periodic work of the active controller: a session expiry (one broker per tick), and a NoOpRecord every
-        idle interval."""
+        """Periodic work of the active controller: a session expiry (one broker per tick), the preferred leader
+        elections of ``auto.leader.rebalance.enable`` every check interval, and a NoOpRecord every idle interval."""
         if not self.active:
             return []
         out = []
         expired = self.brokers.expire(self.latest, now_ms)
         if expired is not None:
             out.append(expired)
+        if (self.leader_rebalance_interval_ms > 0
+                and now_ms - self._last_rebalance_ms >= self.leader_rebalance_interval_ms):
+            self._last_rebalance_ms = now_ms
+            balanced = self.topics.balance_leaders(self.latest)
+            if balanced is not None:
+                out.append(balanced)
         if self.idle_interval_ms > 0 and now_ms - self._last_noop_ms >= self.idle_interval_ms:
             self._last_noop_ms = now_ms
             out.append(ControllerResult((ApiMessageAndVersion(m.NoOpRecord(), 0),), None, ""))

@@ -76,6 +76,8 @@ from kraftwire.protocol import messages as m
 METADATA_TOPIC = "__cluster_metadata"
 MAX_NAME_LENGTH = 249
 TOPIC_RESOURCE = 2  # ConfigResource type of a topic
+#: Kafka's cap on the preferred elections of one auto-rebalance event (maxElectionsPerImbalance)
+MAX_ELECTIONS_PER_IMBALANCE = 1000
 _LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 ELECTION_PREFERRED, ELECTION_UNCLEAN = 0, 1  # ElectLeaders ElectionType
 
@@ -523,6 +525,36 @@ class ReplicationControl:
             return POLICY_VIOLATION, "Excessively large number of partitions per request."
         records.append(change)
         return NONE, None
+
+
+    # ------------------------------------------------------------------------------------------------ rebalance
+    def balance_leaders(self, image: MetadataImage, limit: int = MAX_ELECTIONS_PER_IMBALANCE) -> ControllerResult | None:
+        """Kafka's maybeBalancePartitionLeaders (``auto.leader.rebalance.enable``): a preferred election for every
+        partition led by another replica than its first while the first is in the ISR and active, at most
+        ``limit`` per call (the next call takes the rest); None when every leader is preferred or cannot be."""
+        records: list[ApiMessageAndVersion] = []
+        mv = _mv(image)
+        for tid in sorted(image.topics, key=lambda u: image.topics[u].name):
+            topic = image.topics[tid]
+            for index in sorted(topic.partitions):
+                p = topic.partitions[index]
+                if not p.replicas or p.leader == p.replicas[0]:
+                    continue
+                preferred = p.replicas[0]
+                if preferred not in p.isr or not active(image, preferred):
+                    continue
+                change = pc.partition_change(mv, tid, index, p, acceptable=lambda b: active(image, b),
+                                             election=pc.PREFERRED)
+                if change is not None:
+                    records.append(change)
+                if len(records) >= limit:
+                    break
+            if len(records) >= limit:
+                break
+        if not records:
+            return None
+        return ControllerResult(tuple(records), None,
+                                f"auto leader rebalance: {len(records)} preferred leader election(s)")
 
 
 # ================================================================================================================
