@@ -2,7 +2,8 @@
 the test's): ``server-start``, then a topic created with kafka-python's admin client is listed by kcat and by
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
 ``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
-kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's; ``kraftwire leader-election`` answers as kafka-leader-election.sh."""
+kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's; ``kraftwire leader-election`` answers as kafka-leader-election.sh; KafkaJS's admin client creates, describes,
+grows, configures and deletes a topic."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         _kraftwire_topics(bport)
         _kraftwire_configs(bport)
         _leader_election(bport)
+        _kafkajs_admin(bport)
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
@@ -174,3 +176,19 @@ def _leader_election(port: int) -> None:
                                      "UNKNOWN_TOPIC_OR_PARTITION"), missing.stdout
     usage = elect("--topic", "quickstart-events")
     assert usage.returncode == 1 and "Missing required option(s): partition" in usage.stderr
+
+
+def _kafkajs_admin(port: int) -> None:
+    import json
+
+    from harness import clients
+
+    clients.ensure_kafkajs()
+    out = subprocess.run(["node", "admin.js", f"localhost:{port}", "kjs-admin"], cwd=clients.KAFKAJS_DIR,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen["created"] is True and seen["again"] is False  # KafkaJS: false when the topic already exists
+    assert seen["partitions"] == [[i, 1, [1], [1]] for i in range(3)]
+    assert seen["grown"] == 5 and seen["listed"] is True and seen["deleted"] is True
+    assert seen["retention"] == [["retention.ms", "1000"]]

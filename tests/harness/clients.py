@@ -209,3 +209,18 @@ class FaultProxy:
             for co in resp.coordinators or []:
                 if co.node_id in self.ports:
                     co.host, co.port = "127.0.0.1", self.ports[co.node_id]
+
+
+#: the KafkaJS scripts of the interop tests (node_modules installed by CI, or here on first use)
+KAFKAJS_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "interop", "kafkajs")
+
+
+def ensure_kafkajs() -> None:
+    import shutil
+    import subprocess
+
+    assert shutil.which("node") and shutil.which("npm"), "node and npm are required for the KafkaJS tests"
+    if not os.path.isdir(os.path.join(KAFKAJS_DIR, "node_modules", "kafkajs")):
+        out = subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=KAFKAJS_DIR, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, f"npm install kafkajs failed:\n{out.stdout}\n{out.stderr}"

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 
 from harness import clients
 
-KAFKAJS_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kafkajs")
+KAFKAJS_DIR = clients.KAFKAJS_DIR
 TIMEOUT_S = 120
 
 
@@ -104,16 +103,8 @@ def test_confluent_kafka_subscribe(quorum):
         consumer.close()
 
 
-def ensure_kafkajs() -> None:
-    assert shutil.which("node") and shutil.which("npm"), "node and npm are required for the KafkaJS test"
-    if not os.path.isdir(os.path.join(KAFKAJS_DIR, "node_modules", "kafkajs")):
-        out = subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=KAFKAJS_DIR, capture_output=True,
-                             text=True, timeout=300)
-        assert out.returncode == 0, f"npm install kafkajs failed:\n{out.stdout}\n{out.stderr}"
-
-
 def test_kafkajs_producer_and_group_consumer(quorum):
-    ensure_kafkajs()
+    clients.ensure_kafkajs()
     n = clients.RECORDS
     env = dict(os.environ, KAFKAJS_NO_PARTITIONER_WARNING="1")
     out = subprocess.run(["node", "clients.js", quorum.bootstrap, clients.TOPIC, "kjs", str(n), "kjs-group"],

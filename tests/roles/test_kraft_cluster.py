@@ -5,7 +5,9 @@ broker stopped with SIGTERM hands its leaderships to the other broker first."""
 
 from __future__ import annotations
 
+import asyncio
 import signal
+import threading
 
 from harness import roles
 
@@ -53,11 +55,34 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
     futures["payments"].result(30)
     roles.wait_until(lambda: "payments" in confluent.list_topics(timeout=20).topics, "payments listed", cluster)
 
-    # SIGKILL the active controller: a new one is elected, every topic is whole, and creation works again
+    # SIGKILL the active controller in the middle of a burst of CreateTopics: a new one is elected, every topic
+    # exists whole or not at all, and creation works again
+    burst = [f"burst-{i:02d}" for i in range(40)]
+    outcomes = {}
+
+    def create_burst():
+        from kraftwire.protocol import messages as w
+        from kraftwire.server.client import request_once
+
+        CT = w.CreateTopicsRequest
+        for name in burst:
+            body = CT(topics=[CT.CreatableTopic(name=name, num_partitions=4, replication_factor=1, assignments=[],
+                                                configs=[])], timeout_ms=5000, validate_only=False)
+            try:
+                outcomes[name] = asyncio.run(request_once("127.0.0.1", b4, body, 7, timeout=10)).topics[0].error_code
+            except Exception as exc:  # noqa: BLE001 - a request cut off by the kill
+                outcomes[name] = repr(exc)
+
+    creator = threading.Thread(target=create_burst)
+    creator.start()
+    roles.wait_until(lambda: len(outcomes) >= 10, "the burst under way", cluster)
     leader = cluster.wait_for_leader().leader_id
     cluster.nodes[leader].proc.send_signal(signal.SIGKILL)
     cluster.nodes[leader].proc.wait(10)
+    creator.join(120)
+    assert not creator.is_alive()
     cluster.wait_for_leader(exclude=(leader,))
+    assert any(code == 0 for code in outcomes.values())
     after = confluent.create_topics([CNewTopic("after-kill", num_partitions=3, replication_factor=2)],
                                     operation_timeout=20)
     after["after-kill"].result(60)
@@ -65,6 +90,11 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
         roles.wait_until(lambda: (lambda ls: ls is not None and len(ls) == 3)(_leaders(port, "after-kill")),
                          f"after-kill in the image of the broker on {port}", cluster)
         assert len(_leaders(port, "orders")) == 8 and len(_leaders(port, "payments")) == 2
+        for name in burst:
+            parts = _leaders(port, name)
+            assert parts is None or sorted(parts) == [0, 1, 2, 3], (name, parts)  # whole or not at all
+            if outcomes[name] == 0:
+                assert parts is not None, name  # acknowledged: committed, never lost
 
     deleted = confluent.delete_topics(["payments"], operation_timeout=20)
     deleted["payments"].result(30)
