@@ -150,6 +150,17 @@ class Node:
             raise StartupError(f"cannot open the log in {s.partition_dir}: {exc}") from exc
         if self.log.recovery_report:
             log.info("log %s opened: %s", self.log.directory, "; ".join(self.log.recovery_report))
+        if self.metadata is not None:
+            from kraftwire.server.metadata_node import check_metadata_log
+
+            why = check_metadata_log(self.log)
+            if why:
+                self.log.close()
+                raise StartupError(
+                    f"the log in {s.partition_dir} is not a KRaft metadata log: {why}. It was written by an earlier "
+                    "kraftwire (whose server-start served its log as a client topic) or by 'kraftwire test-server'. "
+                    "A KRaft node's __cluster_metadata holds Kafka's metadata records only: format a new directory "
+                    "(kraftwire storage format), or serve this one with 'kraftwire test-server'")
         store = FileQuorumStateStore(self.log.directory)
         try:
             stored = election_from_store(store.read())

@@ -50,6 +50,52 @@ log = logging.getLogger("kraftwire.controller")
 COMMIT_TIMEOUT_MS = 30_000
 
 
+#: kraftwire's private control record types (group offsets and generations, the legacy broker lifecycle)
+PRIVATE_CONTROL_TYPES = range(0x7000, 0x7100)
+#: how much of the log ``check_metadata_log`` reads at start
+CHECK_BYTES = 1 << 20
+
+
+def check_metadata_log(lg) -> str:
+    """'' when the log's latest snapshot and its first MiB hold Kafka metadata records only (and Raft's own control
+    records); else what was found where. A log written by an earlier kraftwire (client data, kraftwire control
+    records, JSON snapshot images) or by the test server fails on its first such record."""
+    from kraftwire.errors import CorruptRecordError
+    from kraftwire.log.api import Isolation
+    from kraftwire.metadata.records import MetadataRecordError
+    from kraftwire.records import read_batches
+
+    def scan(data, where: str) -> str:
+        try:
+            for batch in read_batches(data, validate=False):
+                for r in batch:
+                    if batch.is_control:
+                        key = r.key
+                        ctype = int.from_bytes(bytes(key[2:4]), "big") if key is not None and len(key) >= 4 else -1
+                        if ctype in PRIVATE_CONTROL_TYPES:
+                            return f"{where} offset {r.offset}: a kraftwire control record (type {ctype:#06x})"
+                    elif batch.base_offset >= 0:
+                        try:
+                            serde.decode(r.value)
+                        except MetadataRecordError as exc:
+                            return f"{where} offset {r.offset}: not a Kafka metadata record ({exc})"
+        except CorruptRecordError:
+            return ""  # a torn tail is the log's recovery's business, not a foreign format
+        return ""
+
+    latest = lg.latest_snapshot_id()
+    if latest is not None:
+        raw = lg.read_snapshot(latest)
+        if raw is not None:
+            why = scan(raw.records(), f"snapshot {latest.end_offset}-{latest.epoch}")
+            if why:
+                return why
+    start = lg.start_offset()
+    if lg.end_offset() <= start:
+        return ""
+    return scan(lg.read(start, CHECK_BYTES, Isolation.UNCOMMITTED).records, "the log at")
+
+
 def monotonic_ms() -> int:
     return int(time.monotonic() * 1000)
 

@@ -36,7 +36,7 @@ class Combined:
 
     def __init__(self, tmp_path, extra: str = "") -> None:
         self.logs = tmp_path / "logs"
-        self.logs.mkdir()
+        self.logs.mkdir(parents=True)
         write_meta_properties(str(self.logs), MetaProperties(cluster_id=CLUSTER, node_id=1))
         (self.logs / BOOTSTRAP_FILE).write_bytes(
             encode_bootstrap_file(bootstrap_records(BY_NAME["3.8-IV0"]), timestamp=0))
@@ -232,3 +232,38 @@ def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tm
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def test_a_log_written_by_an_earlier_kraftwire_is_refused_at_start(tmp_path):
+    """Client data, or kraftwire's own control records, in __cluster_metadata: the KRaft node refuses to start and
+    says why and what to do; nothing in the directory changes."""
+    import pytest
+
+    from kraftwire.log.segmented import SegmentedLog
+    from kraftwire.records import RecordBatchBuilder
+    from kraftwire.records.control import KRAFTWIRE_BROKER_STATE, control_record_key, encode_control_value
+    from kraftwire.server.app import StartupError
+
+    def written(builder):
+        c = Combined(tmp_path / f"case{len(list(tmp_path.iterdir()))}")
+        node = c.node()
+        lg = SegmentedLog.from_config(node.settings.config)
+        lg.append_as_leader(builder.build(), 1)
+        lg.flush()
+        lg.close()
+        return c, node
+
+    data = RecordBatchBuilder()
+    data.append(None, b"hello from a producer")
+    state = RecordBatchBuilder(is_control=True)
+    state.append(control_record_key(KRAFTWIRE_BROKER_STATE), encode_control_value(
+        KRAFTWIRE_BROKER_STATE, w.KraftwireBrokerStateRecord(broker_id=4, broker_epoch=3, state=2)))
+    for builder, why in ((data, "not a Kafka metadata record"), (state, "a kraftwire control record (type 0x7003)")):
+        c, node = written(builder)
+        before = sorted((p.name, p.stat().st_size) for p in (c.logs / "__cluster_metadata-0").iterdir())
+        with pytest.raises(StartupError) as refused:
+            asyncio.run(node.start())
+        text = str(refused.value)
+        assert "is not a KRaft metadata log" in text and why in text and "offset 0" in text
+        assert "kraftwire storage format" in text and "test-server" in text
+        assert sorted((p.name, p.stat().st_size) for p in (c.logs / "__cluster_metadata-0").iterdir()) == before
