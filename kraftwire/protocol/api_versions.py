@@ -18,7 +18,7 @@ Public API::
 
 from __future__ import annotations
 
-from typing import Mapping
+from typing import Mapping, NamedTuple
 
 from kraftwire.error_codes import UNSUPPORTED_VERSION
 from kraftwire.errors import ProtocolError
@@ -42,23 +42,42 @@ def advertised_ranges(registered: Mapping[int, tuple[int, int]]) -> dict[int, tu
     return out
 
 
+class Features(NamedTuple):
+    """What a KRaft node's ApiVersions v3+ carries (KIP-584): the feature ranges it supports, and the finalized
+    levels of its metadata image with that image's offset as their epoch."""
+
+    supported: Mapping[str, tuple[int, int]]
+    finalized: Mapping[str, int]
+    epoch: int
+
+
 def api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int, *,
-                          throttle_time_ms: int = 0) -> tuple[ApiVersionsResponse, int]:
+                          throttle_time_ms: int = 0, features: Features | None = None
+                          ) -> tuple[ApiVersionsResponse, int]:
     """Return ``(response, version to encode the body at)``.
 
     ``request_version`` outside the registered ApiVersions range (or ApiVersions not registered at all)
-    yields error 35 and body version 0; otherwise error 0 at the request's own version.
+    yields error 35 and body version 0; otherwise error 0 at the request's own version, with ``features`` in the
+    tagged fields from v3.
     """
     ranges = advertised_ranges(registered)
     keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in ranges.items()]
     own = ranges.get(API_VERSIONS_KEY)
     if own is None or not own[0] <= request_version <= own[1]:
         return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=keys), 0
-    return ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=throttle_time_ms), request_version
+    body = ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=throttle_time_ms)
+    if features is not None and request_version >= 3:
+        R = ApiVersionsResponse
+        body.supported_features = [R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
+                                   for n, (lo, hi) in sorted(features.supported.items())]
+        body.finalized_features = [R.FinalizedFeatureKey(name=n, max_version_level=level, min_version_level=level)
+                                   for n, level in sorted(features.finalized.items())]
+        body.finalized_features_epoch = features.epoch
+    return body, request_version
 
 
 def encode_api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int,
-                                 correlation_id: int) -> list:
+                                 correlation_id: int, features: Features | None = None) -> list:
     """The whole framed response (header v0) as a chunk list."""
-    body, version = api_versions_response(registered, request_version)
+    body, version = api_versions_response(registered, request_version, features=features)
     return encode_response(body, version, correlation_id)

@@ -31,6 +31,8 @@ class Dispatcher:
         self.connections: set = set()
         self.metrics = metrics
         self.on_close: list[Callable] = []
+        #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
+        self.features_source: Callable | None = None
         self.serve("ApiVersions", self._api_versions)
 
     def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
@@ -48,13 +50,18 @@ class Dispatcher:
     def registered(self) -> dict[int, tuple[int, int]]:
         return {k: (lo, hi) for k, (lo, hi, _) in self._handlers.items()}
 
+    def api_features(self):
+        """The features ApiVersions carries (``api_versions.Features``), from ``features_source`` when the node
+        set one (a KRaft node: its image), else None."""
+        return self.features_source() if self.features_source is not None else None
+
     def count_error(self, kind: str) -> None:
         if self.metrics is not None:
             self.metrics.inc("request_errors_total", api=kind)
 
     def _api_versions(self, request, conn) -> None:
         conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
-                                                      request.header.correlation_id))
+                                                      request.header.correlation_id, self.api_features()))
 
     def dispatch(self, frame: bytes, conn) -> None:
         if len(frame) < 8:
@@ -70,7 +77,8 @@ class Dispatcher:
         except UnsupportedVersionError:
             if api_key == API_VERSIONS:
                 self._count(api_key)
-                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id))
+                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
+                                                              self.api_features()))
                 return
             self.count_error(str(api_key))
             log.warning("closing connection from %s: unsupported api key %d version %d", conn.peer, api_key, version)
@@ -150,6 +158,9 @@ class DispatcherView:
 
     def registered(self) -> dict:
         return self.base.registered()
+
+    def api_features(self):
+        return self.base.api_features()
 
     def dispatch(self, frame: bytes, conn) -> None:
         self.base.dispatch(frame, conn)

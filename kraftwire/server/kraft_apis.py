@@ -68,6 +68,15 @@ class KraftApis:
         d.serve("FindCoordinator", self.find_coordinator)
         d.serve("DescribeConfigs", self.describe_configs)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
+        d.features_source = self.features
+
+    def features(self):
+        """ApiVersions' features: what this build supports; the image's finalized levels at its offset."""
+        from kraftwire.protocol.api_versions import Features
+        from kraftwire.server.metadata_node import supported_features
+
+        image = self.md.image
+        return Features(supported_features(), dict(image.features), image.offset)
 
     # ------------------------------------------------------------------------------------------------ cluster view
     def _listener(self, conn) -> str:

@@ -64,7 +64,8 @@ class ListenerDispatcher(DispatcherView):
         if len(frame) >= 8:
             api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
             if api_key == API_VERSIONS:
-                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id))
+                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
+                                                              self.api_features()))
                 return
             if api_key in self.denied:
                 self.base.count_error(str(api_key))

@@ -82,7 +82,8 @@ class SaslDispatcher(DispatcherView):
             return
         api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
         if api_key == API_VERSIONS:
-            conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id))
+            conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
+                                                              self.api_features()))
             return
         if api_key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
             self._refuse(conn, f"api key {api_key} before SASL authentication")

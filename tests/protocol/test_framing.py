@@ -210,3 +210,17 @@ def test_bytes_after_a_request_body_are_ignored_as_kafka_does_but_a_short_body_i
         framing.decode_request(sent, exact=True)
     with pytest.raises(ProtocolError):
         framing.decode_request(header + b"\x02")  # one topic announced, none there
+
+
+def test_api_versions_carries_features_from_v3_only():
+    from kraftwire.protocol.api_versions import Features
+
+    features = Features({"metadata.version": (7, 21)}, {"metadata.version": 21}, 42)
+    body, version = api_versions_response({18: (0, 4)}, 3, features=features)
+    decoded = codec.decode(m.ApiVersionsResponse, codec.encode(body, version), version)
+    assert [(f.name, f.min_version, f.max_version) for f in decoded.supported_features] == [("metadata.version", 7, 21)]
+    assert [(f.name, f.min_version_level, f.max_version_level) for f in decoded.finalized_features] == [
+        ("metadata.version", 21, 21)]
+    assert decoded.finalized_features_epoch == 42
+    old, v2 = api_versions_response({18: (0, 4)}, 2, features=features)
+    assert v2 == 2 and not old.supported_features and old.finalized_features_epoch == -1

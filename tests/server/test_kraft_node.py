@@ -121,6 +121,13 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                 configs = await conn.request(DC(resources=[DC.DescribeConfigsResource(
                     resource_type=2, resource_name="quickstart-events", configuration_keys=["cleanup.policy"])]), 4)
                 assert [(c.name, c.value) for c in configs.results[0].configs] == [("cleanup.policy", "delete")]
+                versions = await conn.request(w.ApiVersionsRequest(client_software_name="t",
+                                                                   client_software_version="1"), 3)
+                assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
+                    ("metadata.version", 7, 21)]
+                assert [(f.name, f.max_version_level) for f in versions.finalized_features] == [
+                    ("metadata.version", BY_NAME["3.8-IV0"].level)]
+                assert versions.finalized_features_epoch >= 0
                 cluster = await conn.request(w.DescribeClusterRequest(), 1)
                 assert [(b.broker_id, b.port) for b in cluster.brokers] == [(1, c.bport)]
                 deleted = await conn.request(w.DeleteTopicsRequest(topic_names=["auto-made"], timeout_ms=5000), 5)
