@@ -3,7 +3,7 @@ the test's): ``server-start``, then a topic created with kafka-python's admin cl
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
 ``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
 kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's; ``kraftwire leader-election`` answers as kafka-leader-election.sh; KafkaJS's admin client creates, describes,
-grows, configures and deletes a topic."""
+grows, configures and deletes a topic; ``kraftwire features`` describes and updates as kafka-features.sh."""
 
 from __future__ import annotations
 
@@ -79,6 +79,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         _kraftwire_configs(bport)
         _leader_election(bport)
         _kafkajs_admin(bport)
+        _features(bport)
     finally:
         proc.terminate()
         assert proc.wait(30) == 0
@@ -192,3 +193,21 @@ def _kafkajs_admin(port: int) -> None:
     assert seen["partitions"] == [[i, 1, [1], [1]] for i in range(3)]
     assert seen["grown"] == 5 and seen["listed"] is True and seen["deleted"] is True
     assert seen["retention"] == [["retention.ms", "1000"]]
+
+
+def _features(port: int) -> None:
+    def features(*args: str):
+        return processes.kw("features", "--bootstrap-server", f"localhost:{port}", *args, check=False)
+
+    described = features("describe")
+    assert described.returncode == 0
+    line = described.stdout.strip().split("\t")
+    assert line[:4] == ["Feature: metadata.version", "SupportedMinVersion: 3.3-IV3", "SupportedMaxVersion: 3.9-IV0",
+                        "FinalizedVersionLevel: 3.9-IV0"] and int(line[4].split(": ")[1]) > 0
+    dry = features("upgrade", "--release-version", "3.9-IV0", "--dry-run")
+    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 21.\n")
+    down = features("downgrade", "--release-version", "3.8-IV0")
+    assert down.returncode == 1 and down.stdout.startswith("Could not downgrade metadata.version to 20. ")
+    assert down.stderr.strip() == "1 out of 1 operation(s) failed."
+    mapping = features("version-mapping", "--release-version", "3.7")
+    assert mapping.stdout == "metadata.version=19 (3.7-IV4)\n"

@@ -1,0 +1,178 @@
+"""``kraftwire features --bootstrap-server HOST:PORT (describe | upgrade | downgrade | disable | version-mapping)``:
+Kafka's ``kafka-features.sh``, its flags and its output, on kraftwire's own protocol client.
+
+* ``describe``: one line per feature the node supports, from its ApiVersions (KIP-584):
+  ``Feature: metadata.version<TAB>SupportedMinVersion: 3.3-IV3<TAB>SupportedMaxVersion: 3.9-IV0<TAB>
+  FinalizedVersionLevel: 3.9-IV0<TAB>Epoch: 42`` (metadata.version levels by name, others as numbers);
+* ``upgrade`` / ``downgrade [--unsafe]`` with ``--release-version V`` (or the deprecated ``--metadata V``) and/or
+  ``--feature NAME=LEVEL`` (repeatable), ``--dry-run`` (validate only): UpdateFeatures, then per feature
+  ``metadata.version was upgraded to 21.`` (``can be`` on a dry run) or ``Could not upgrade metadata.version to 22.
+  <reason>``; ``disable --feature NAME`` sets level 0;
+* ``version-mapping [--release-version V]``: the feature levels a release implies.
+
+Failures end with ``N out of M operation(s) failed.`` on stderr and exit 1, as Kafka's tool.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+from kraftwire.error_codes import NOT_CONTROLLER, name_of
+
+UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
+RETRY_BACKOFF_S = 0.1
+
+
+class FeatureCommandError(Exception):
+    pass
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT...]", help="brokers to ask")
+    target.add_argument("--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]", help="controllers to ask")
+    parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
+    parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="op", metavar="describe|upgrade|downgrade|disable|version-mapping")
+    sub.required = True
+    sub.add_parser("describe", help="the supported and finalized features")
+    for op in ("upgrade", "downgrade"):
+        p = sub.add_parser(op, help=f"{op} one or more features")
+        p.add_argument("--metadata", help="the metadata.version (deprecated: use --release-version)")
+        p.add_argument("--release-version", help="a release, e.g. 3.9-IV0: its metadata.version")
+        p.add_argument("--feature", action="append", metavar="NAME=LEVEL", help="a feature and its level")
+        if op == "downgrade":
+            p.add_argument("--unsafe", action="store_true", help="allow a downgrade that may lose metadata")
+        p.add_argument("--dry-run", action="store_true", help="validate only")
+    p = sub.add_parser("disable", help="disable one or more features (level 0)")
+    p.add_argument("--feature", action="append", required=True, metavar="NAME", help="a feature to disable")
+    p.add_argument("--unsafe", action="store_true", help="allow a downgrade that may lose metadata")
+    p.add_argument("--dry-run", action="store_true", help="validate only")
+    p = sub.add_parser("version-mapping", help="the feature levels of a release")
+    p.add_argument("--release-version", help="the release (default: the latest this build supports)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from kraftwire.errors import ConfigError
+    from kraftwire.tools.command_config import client_security
+
+    args.bootstrap_server = args.bootstrap_server or args.bootstrap_controller
+    try:
+        if args.op == "version-mapping":
+            return _version_mapping(args)
+        updates = _updates(args) if args.op != "describe" else None
+        tls, login = client_security(args.command_config)
+        return asyncio.run(_run(args, tls, login, updates))
+    except (FeatureCommandError, ConfigError, OSError, asyncio.TimeoutError) as exc:
+        print(str(exc) or type(exc).__name__, file=sys.stderr)
+        return 1
+
+
+def level_text(feature: str, level: int) -> str:
+    from kraftwire.metadata.version import BY_LEVEL, FEATURE_NAME
+
+    if feature == FEATURE_NAME:
+        found = BY_LEVEL.get(level)
+        return found.name if found is not None else f"UNKNOWN {level}"
+    return str(level)
+
+
+def _release(text: str):
+    from kraftwire.metadata import version as mv
+
+    try:
+        return mv.parse(text)
+    except ValueError:
+        raise FeatureCommandError(f"Unknown metadata.version {text}. Supported metadata.version are "
+                                  + ", ".join(v.name for v in mv.supported())) from None
+
+
+def _updates(args) -> dict[str, int]:
+    from kraftwire.metadata.version import FEATURE_NAME
+
+    updates: dict[str, int] = {}
+    if args.op == "disable":
+        return {name: 0 for name in args.feature}
+    if args.release_version is not None and (args.metadata is not None or args.feature):
+        raise FeatureCommandError("Can not specify `release-version` with other feature flags.")
+    if args.release_version is not None:
+        updates[FEATURE_NAME] = _release(args.release_version).level
+    if args.metadata is not None:
+        print(" `metadata` flag is deprecated and may be removed in a future release.")
+        updates[FEATURE_NAME] = _release(args.metadata).level
+    for item in args.feature or ():
+        name, sep, level = item.partition("=")
+        if not sep:
+            raise FeatureCommandError(f"Can't parse feature=level string {item}: equals sign not found.")
+        try:
+            value = int(level.strip())
+            if not -32768 <= value <= 32767:
+                raise ValueError
+        except ValueError:
+            raise FeatureCommandError(f"Can't parse feature=level string {item}: unable to parse {level.strip()} "
+                                      "as a short.") from None
+        updates[name.strip()] = value
+    if not updates:
+        raise FeatureCommandError(f"You must specify at least one feature to {args.op}")
+    return updates
+
+
+def _version_mapping(args) -> int:
+    from kraftwire.metadata import version as mv
+
+    release = _release(args.release_version) if args.release_version else mv.MAXIMUM
+    print(f"metadata.version={release.level} ({release.name})")
+    return 0
+
+
+async def _run(args, tls, login, updates) -> int:
+    from kraftwire.protocol import messages as w
+    from kraftwire.tools.topics import connect
+
+    conn = await connect(args, tls, login)
+    try:
+        if updates is None:
+            versions = await conn.request(w.ApiVersionsRequest(client_software_name="kraftwire-features",
+                                                               client_software_version="1"), 3, timeout=args.timeout)
+            finalized = {f.name: f.max_version_level for f in versions.finalized_features or ()}
+            epoch = versions.finalized_features_epoch
+            for f in sorted(versions.supported_features or (), key=lambda f: f.name):
+                print(f"Feature: {f.name}\tSupportedMinVersion: {level_text(f.name, f.min_version)}\t"
+                      f"SupportedMaxVersion: {level_text(f.name, f.max_version)}\t"
+                      f"FinalizedVersionLevel: {level_text(f.name, finalized.get(f.name, 0))}\t"
+                      f"Epoch: {epoch if epoch >= 0 else '-'}")
+            return 0
+        kind = UPGRADE if args.op == "upgrade" else UNSAFE_DOWNGRADE if args.unsafe else SAFE_DOWNGRADE
+        UF = w.UpdateFeaturesRequest
+        body = UF(timeout_ms=int(args.timeout * 1000), validate_only=args.dry_run, feature_updates=[
+            UF.FeatureUpdateKey(feature=name, max_version_level=level, allow_downgrade=kind != UPGRADE,
+                                upgrade_type=kind) for name, level in sorted(updates.items())])
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + args.timeout
+        while True:
+            answer = await conn.request(body, 1, timeout=args.timeout + 5)
+            if answer.error_code != NOT_CONTROLLER or loop.time() + RETRY_BACKOFF_S > deadline:
+                break
+            await asyncio.sleep(RETRY_BACKOFF_S)
+    finally:
+        await conn.close()
+    results = {r.feature: r for r in answer.results or ()}
+    failures = 0
+    for name in sorted(updates):
+        level = updates[name]
+        r = results.get(name)
+        code = answer.error_code or (r.error_code if r is not None else 0)
+        message = answer.error_message if answer.error_code else (r.error_message if r is not None else None)
+        op_text = f"disable {name}" if args.op == "disable" else f"{args.op} {name} to {level}"
+        if code:
+            print(f"{'Can not' if args.dry_run else 'Could not'} {op_text}. {message or name_of(code)}")
+            failures += 1
+        else:
+            done = "disabled." if args.op == "disable" else f"{args.op}d to {level}."
+            print(f"{name}{' can be ' if args.dry_run else ' was '}{done}")
+    if failures:
+        print(f"{failures} out of {len(updates)} operation(s) failed.", file=sys.stderr)
+        return 1
+    return 0
