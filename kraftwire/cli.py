@@ -21,6 +21,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
+    ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
     ("dump-log", "kraftwire.tools.dump_log", "print the batches of log segments and snapshots (like kafka-dump-log)"),
     ("metadata-shell", "kraftwire.tools.metadata_shell", "browse a metadata snapshot or log (like kafka-metadata-shell.sh)"),
     ("audit", "kraftwire.tools.audit", "compare replicas' Raft logs offset by offset with Spark (corruption, gaps, epochs, divergence)"),

@@ -1041,6 +1041,14 @@ M('SyncGroupResponse', 'response', 14, '0-5', '4+', [
     F('ProtocolName', 'string', '5+', nullable='5+', default=None),
     F('Assignment', 'bytes', '0+'),
 ])
+M('UnregisterBrokerRequest', 'request', 64, '0', '0+', [
+    F('BrokerId', 'int32', '0+'),
+])
+M('UnregisterBrokerResponse', 'response', 64, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+])
 M('UpdateFeaturesRequest', 'request', 57, '0-2', '0+', [
     F('timeoutMs', 'int32', '0+', default=60000),
     F('FeatureUpdates', '[]FeatureUpdateKey', '0+', fields=[

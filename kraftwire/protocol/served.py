@@ -48,6 +48,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "IncrementalAlterConfigs": (0, 1),
     "AlterConfigs": (0, 2),
     "UpdateFeatures": (0, 1),
+    "UnregisterBroker": (0, 0),
     # SASL listeners only; SaslHandshake v0 (raw tokens without Kafka framing) is not served
     "SaslHandshake": (1, 1),
     "SaslAuthenticate": (0, 2),

@@ -8,7 +8,7 @@
   ``num.partitions`` and ``default.replication.factor``, and the client is told UNKNOWN_TOPIC_OR_PARTITION until
   they exist.
 * The controller's APIs (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders, IncrementalAlterConfigs,
-  AlterConfigs, UpdateFeatures, and from brokers BrokerRegistration, BrokerHeartbeat, AlterPartition,
+  AlterConfigs, UpdateFeatures, UnregisterBroker, and from brokers BrokerRegistration, BrokerHeartbeat, AlterPartition,
   AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
   leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
   ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
@@ -43,8 +43,8 @@ log = logging.getLogger("kraftwire.kraft")
 
 #: the APIs the active controller decides, as the node serves them to clients and brokers
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
-                   "AlterConfigs", "UpdateFeatures", "BrokerRegistration", "BrokerHeartbeat", "AlterPartition",
-                   "AllocateProducerIds")
+                   "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
+                   "AlterPartition", "AllocateProducerIds")
 #: client id of a request one node forwards to the active controller; such a request is never forwarded again
 FORWARD_CLIENT_ID = "kraftwire-forward"
 COORDINATOR_MESSAGE = "consumer groups and transactions are not served by this KRaft node yet"

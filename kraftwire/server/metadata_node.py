@@ -280,7 +280,8 @@ class MetadataNode:
             answer(refusal(api, request, version, NOT_CONTROLLER))
             return
         if result.event:
-            log.info("controller: %s", result.event)
+            who = getattr(request, "broker_id", None)
+            log.info("controller: %s%s: %s", api, f" (broker {who})" if who is not None else "", result.event)
 
         def done(error: int) -> None:
             if error == NONE:

@@ -38,7 +38,8 @@ FROM_ALL = (
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
     "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
     "OffsetDeleteRequest", "OffsetDeleteResponse", "SaslAuthenticateRequest", "SaslAuthenticateResponse",
-    "SaslHandshakeRequest", "SaslHandshakeResponse", "UpdateFeaturesRequest", "UpdateFeaturesResponse",
+    "SaslHandshakeRequest", "SaslHandshakeResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse",
+    "UpdateFeaturesRequest", "UpdateFeaturesResponse",
 )
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"

@@ -93,6 +93,30 @@ def test_a_live_session_of_another_incarnation_is_a_duplicate_and_the_same_incar
     assert later.response.broker_epoch == 3 and later.records[0].message.fenced  # the old session is over
 
 
+def test_unregister_takes_the_broker_out_of_every_isr_then_removes_it():
+    from kraftwire.metadata.controller.topics import ReplicationControl
+
+    bc = BrokerControl(CLUSTER, TIMEOUT)
+    img = image()
+    for bid, off in ((1, 1), (2, 2)):
+        img = apply(img, bc.register(img, registration(bid), next_offset=off, now_ms=0), off)
+        img = apply(img, bc.heartbeat(img, heartbeat(bid, off, 50), now_ms=1), off + 10)
+    rc = ReplicationControl(rng=random.Random(1), new_topic_id=lambda: uuid.UUID(int=5))
+    CT = m.CreateTopicsRequest
+    img = apply(img, rc.create_topics(img, CT(topics=[CT.CreatableTopic(
+        name="t", num_partitions=-1, replication_factor=-1, configs=[],
+        assignments=[CT.CreatableReplicaAssignment(partition_index=0, broker_ids=[1, 2])])], timeout_ms=1,
+        validate_only=False)), 40)
+    res = bc.unregister(img, m.UnregisterBrokerRequest(broker_id=1))
+    assert res.response.error_code == ec.NONE
+    assert [type(r.message).__name__ for r in res.records] == ["PartitionChangeRecord", "UnregisterBrokerRecord"]
+    img = apply(img, res, 50)
+    assert 1 not in img.brokers and img.topic("t").partitions[0].leader == 2 and img.topic("t").partitions[0].isr == (2,)
+    again = bc.unregister(img, m.UnregisterBrokerRequest(broker_id=1))
+    assert again.records == () and again.response.error_code == ec.BROKER_ID_NOT_REGISTERED
+    assert again.response.error_message == "Broker ID 1 is not currently registered"
+
+
 def test_a_fenced_registration_has_no_session_to_protect():
     """A broker that was fenced (it shut down, or asked to be) restarts with a new incarnation at once."""
     bc = BrokerControl(CLUSTER, TIMEOUT)

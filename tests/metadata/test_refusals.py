@@ -30,6 +30,7 @@ def _requests():
         "AlterConfigs": AC(resources=[AC.AlterConfigsResource(resource_type=2, resource_name="a")]),
         "UpdateFeatures": UF(feature_updates=[UF.FeatureUpdateKey(feature="metadata.version", max_version_level=21)]),
         "AllocateProducerIds": m.AllocateProducerIdsRequest(broker_id=4, broker_epoch=10),
+        "UnregisterBroker": m.UnregisterBrokerRequest(broker_id=4),
     }
 
 

@@ -6,6 +6,7 @@ broker stopped with SIGTERM hands its leaderships to the other broker first."""
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
 import threading
 
@@ -107,3 +108,30 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
     assert leaders is not None and {leader for leader, _, _ in leaders.values()} == {5}, leaders
     assert all(isr == [5] for _, _, isr in leaders.values()), leaders
     assert roles.broker_ids(b5) == [5]
+
+    # what the controllers' log holds, as Kafka's tools show it
+    from harness import processes
+
+    alive = next(n for n in cluster.controllers if n.running)
+    partition_dir = os.path.join(cluster.base, f"kraft-logs-{alive.node_id}", "__cluster_metadata-0")
+    shell = processes.kw("metadata-shell", "--snapshot", partition_dir, "ls", "/image/cluster/brokers").stdout
+    assert shell.split() == ["4", "5"]
+    topics = processes.kw("metadata-shell", "--snapshot", partition_dir, "ls", "/image/topics/byName").stdout.split()
+    assert "orders" in topics and "payments" not in topics
+    segment = sorted(f for f in os.listdir(partition_dir) if f.endswith(".log"))[0]
+    dump = processes.kw("dump-log", "--cluster-metadata-decoder", "--files",
+                        os.path.join(partition_dir, segment)).stdout
+    for kind in ("REGISTER_BROKER_RECORD", "BROKER_REGISTRATION_CHANGE_RECORD", "PARTITION_CHANGE_RECORD",
+                 "REMOVE_TOPIC_RECORD"):
+        assert kind in dump, kind
+
+    # kafka-cluster.sh: the cluster id, and unregistering the stopped broker
+    assert processes.kw("cluster", "--bootstrap-server", f"localhost:{b5}", "cluster-id").stdout == \
+        f"Cluster ID: {cluster.cluster_id}\n"
+    gone = processes.kw("cluster", "--bootstrap-server", f"localhost:{b5}", "unregister", "--id", "4")
+    assert gone.stdout == "Broker 4 is no longer registered.\n"
+    missing = processes.kw("cluster", "--bootstrap-server", f"localhost:{b5}", "unregister", "--id", "4", check=False)
+    assert missing.returncode == 1 and "Broker ID 4 is not currently registered" in missing.stderr
+    roles.wait_until(lambda: processes.kw("metadata-shell", "--snapshot", partition_dir, "ls",
+                                          "/image/cluster/brokers").stdout.split() == ["5"],
+                     "broker 4 unregistered in the controller's log", cluster)

@@ -183,6 +183,22 @@ class BrokerControl:
         return ControllerResult(tuple(records), R(error_code=NONE, is_caught_up=caught_up, is_fenced=fenced,
                                                   should_shut_down=shut), event)
 
+    # ------------------------------------------------------------------------------------------------ unregister
+    def unregister(self, image: MetadataImage, req) -> ControllerResult:
+        """UnregisterBroker (``kafka-cluster.sh unregister``): the broker leaves every ISR and leadership, then an
+        UnregisterBrokerRecord removes its registration; an unknown id is BROKER_ID_NOT_REGISTERED, as Kafka's
+        ReplicationControlManager.unregisterBroker answers."""
+        R = m.UnregisterBrokerResponse
+        b = image.brokers.get(req.broker_id)
+        if b is None:
+            return ControllerResult((), R(error_code=BROKER_ID_NOT_REGISTERED,
+                                          error_message=f"Broker ID {req.broker_id} is not currently registered"),
+                                    "not registered")
+        self.sessions.pop(b.id, None)
+        records = [*topics.fenced_changes(image, b.id),
+                   ApiMessageAndVersion(m.UnregisterBrokerRecord(broker_id=b.id, broker_epoch=b.epoch), 0)]
+        return ControllerResult(tuple(records), R(error_code=NONE, error_message=None), "unregistered")
+
     def _may_shut_down(self, image: MetadataImage, b: BrokerRegistration, offset: int, now_ms: int) -> bool:
         if _leads_partitions(image, b.id):
             return False

@@ -69,6 +69,7 @@ class QuorumController:
             "BrokerRegistration": lambda img, req, v, now, off: self.brokers.register(img, req, next_offset=off,
                                                                                       now_ms=now),
             "BrokerHeartbeat": lambda img, req, v, now, off: self.brokers.heartbeat(img, req, now_ms=now),
+            "UnregisterBroker": lambda img, req, v, now, off: self.brokers.unregister(img, req),
             "CreateTopics": lambda img, req, v, now, off: self.topics.create_topics(img, req, v),
             "DeleteTopics": lambda img, req, v, now, off: self.topics.delete_topics(img, req, v),
             "CreatePartitions": lambda img, req, v, now, off: self.topics.create_partitions(img, req),

@@ -83,6 +83,10 @@ def _update_features(req, version, code, message):
         for u in req.feature_updates])
 
 
+def _unregister_broker(req, version, code, message):
+    return m.UnregisterBrokerResponse(throttle_time_ms=0, error_code=code, error_message=message)
+
+
 def _allocate_producer_ids(req, version, code, message):
     return m.AllocateProducerIdsResponse(throttle_time_ms=0, error_code=code, producer_id_start=-1,
                                          producer_id_len=0)
@@ -100,6 +104,7 @@ _BUILDERS = {
     "AlterConfigs": _alter_configs(m.AlterConfigsResponse),
     "UpdateFeatures": _update_features,
     "AllocateProducerIds": _allocate_producer_ids,
+    "UnregisterBroker": _unregister_broker,
 }
 
 #: every api the controller decides has a refusal
