@@ -14,9 +14,9 @@ import argparse
 import asyncio
 import sys
 
-from kraftwire.error_codes import NOT_CONTROLLER, name_of
+from kraftwire.error_codes import name_of
+from kraftwire.tools.admin import connect, until_decided
 
-RETRY_BACKOFF_S = 0.1
 
 
 class ClusterCommandError(Exception):
@@ -53,7 +53,6 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args, tls, login) -> None:
     from kraftwire.protocol import messages as w
-    from kraftwire.tools.topics import connect
 
     conn = await connect(args, tls, login)
     try:
@@ -65,13 +64,8 @@ async def _run(args, tls, login) -> None:
             print(f"Cluster ID: {answer.cluster_id}" if answer.cluster_id
                   else "No cluster ID found. The Kafka version is probably too old.")
             return
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + args.timeout
-        while True:
-            answer = await conn.request(w.UnregisterBrokerRequest(broker_id=args.id), 0, timeout=args.timeout + 5)
-            if answer.error_code != NOT_CONTROLLER or loop.time() + RETRY_BACKOFF_S > deadline:
-                break
-            await asyncio.sleep(RETRY_BACKOFF_S)
+        answer = await until_decided(conn, w.UnregisterBrokerRequest(broker_id=args.id), 0, args.timeout,
+                                     lambda a: [a.error_code])
         if answer.error_code:
             raise ClusterCommandError(answer.error_message or f"{name_of(answer.error_code)} ({answer.error_code})")
         print(f"Broker {args.id} is no longer registered.")

@@ -21,7 +21,8 @@ import argparse
 import asyncio
 import sys
 
-from kraftwire.error_codes import NOT_CONTROLLER, name_of
+from kraftwire.error_codes import name_of
+from kraftwire.tools.admin import connect, until_decided
 
 TOPIC, BROKER = 2, 4
 SET, DELETE = 0, 1
@@ -29,7 +30,6 @@ SOURCE_NAMES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONF
                 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
 #: the source of the values a plain --describe shows (Kafka's tool filters on it)
 DYNAMIC_SOURCE = {("topics", False): 1, ("brokers", False): 2, ("brokers", True): 3}
-RETRY_BACKOFF_S = 0.1
 
 
 class ConfigCommandError(Exception):
@@ -105,8 +105,6 @@ def parse_add_config(text: str) -> list[tuple[str, str]]:
 
 
 async def _run(args, tls, login) -> None:
-    from kraftwire.tools.topics import connect
-
     conn = await connect(args, tls, login)
     try:
         if args.describe:
@@ -182,14 +180,8 @@ async def _alter(conn, args) -> None:
            + [IAC.AlterableConfig(name=k, config_operation=DELETE, value=None) for k in deletes])
     body = IAC(resources=[IAC.AlterConfigsResource(resource_type=rtype, resource_name=name, configs=ops)],
                validate_only=False)
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + args.timeout
-    while True:
-        answer = await conn.request(body, 1, timeout=args.timeout + 5)
-        [result] = answer.responses
-        if result.error_code != NOT_CONTROLLER or loop.time() + RETRY_BACKOFF_S > deadline:
-            break
-        await asyncio.sleep(RETRY_BACKOFF_S)
+    answer = await until_decided(conn, body, 1, args.timeout, lambda a: [r.error_code for r in a.responses])
+    [result] = answer.responses
     if result.error_code:
         raise ConfigCommandError(result.error_message or f"{name_of(result.error_code)} ({result.error_code})")
     if name:

@@ -19,10 +19,10 @@ import argparse
 import asyncio
 import sys
 
-from kraftwire.error_codes import NOT_CONTROLLER, name_of
+from kraftwire.error_codes import name_of
+from kraftwire.tools.admin import connect, until_decided
 
 UPGRADE, SAFE_DOWNGRADE, UNSAFE_DOWNGRADE = 1, 2, 3
-RETRY_BACKOFF_S = 0.1
 
 
 class FeatureCommandError(Exception):
@@ -129,7 +129,6 @@ def _version_mapping(args) -> int:
 
 async def _run(args, tls, login, updates) -> int:
     from kraftwire.protocol import messages as w
-    from kraftwire.tools.topics import connect
 
     conn = await connect(args, tls, login)
     try:
@@ -149,13 +148,7 @@ async def _run(args, tls, login, updates) -> int:
         body = UF(timeout_ms=int(args.timeout * 1000), validate_only=args.dry_run, feature_updates=[
             UF.FeatureUpdateKey(feature=name, max_version_level=level, allow_downgrade=kind != UPGRADE,
                                 upgrade_type=kind) for name, level in sorted(updates.items())])
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + args.timeout
-        while True:
-            answer = await conn.request(body, 1, timeout=args.timeout + 5)
-            if answer.error_code != NOT_CONTROLLER or loop.time() + RETRY_BACKOFF_S > deadline:
-                break
-            await asyncio.sleep(RETRY_BACKOFF_S)
+        answer = await until_decided(conn, body, 1, args.timeout, lambda a: [a.error_code])
     finally:
         await conn.close()
     results = {r.feature: r for r in answer.results or ()}

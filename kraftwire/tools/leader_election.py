@@ -16,10 +16,10 @@ import asyncio
 import json
 import sys
 
-from kraftwire.error_codes import ELECTION_NOT_NEEDED, NOT_CONTROLLER, name_of
+from kraftwire.error_codes import ELECTION_NOT_NEEDED, name_of
+from kraftwire.tools.admin import connect, until_decided
 
 TYPES = {"PREFERRED": 0, "UNCLEAN": 1}
-RETRY_BACKOFF_S = 0.1
 
 
 class ElectionError(Exception):
@@ -82,7 +82,6 @@ def _partitions(args) -> dict[str, list[int]] | None:
 
 async def _run(args, tls, login, partitions) -> int:
     from kraftwire.protocol import messages as w
-    from kraftwire.tools.topics import connect
 
     EL = w.ElectLeadersRequest
     body = EL(election_type=TYPES[args.election_type], timeout_ms=int(args.timeout * 1000),
@@ -90,13 +89,7 @@ async def _run(args, tls, login, partitions) -> int:
                                                                 for t, ps in partitions.items()])
     conn = await connect(args, tls, login)
     try:
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + args.timeout
-        while True:
-            answer = await conn.request(body, 2, timeout=args.timeout + 5)
-            if answer.error_code != NOT_CONTROLLER or loop.time() + RETRY_BACKOFF_S > deadline:
-                break
-            await asyncio.sleep(RETRY_BACKOFF_S)
+        answer = await until_decided(conn, body, 2, args.timeout, lambda a: [a.error_code])
     finally:
         await conn.close()
     if answer.error_code:

@@ -21,14 +21,13 @@ import argparse
 import asyncio
 import re
 
-from kraftwire.error_codes import NOT_CONTROLLER, TOPIC_ALREADY_EXISTS, name_of
+from kraftwire.error_codes import TOPIC_ALREADY_EXISTS, name_of
+from kraftwire.tools.admin import connect, until_decided
 from kraftwire.ids import uuid_to_base64
 
 INTERNAL = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 TOPIC_RESOURCE = 2
 DEFAULT_CONFIG_SOURCE = 5
-RETRY_BACKOFF_S = 0.1
-CONNECT_BACKOFF_S = 0.2
 
 
 class TopicCommandError(Exception):
@@ -75,25 +74,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"Error while executing topic command : cannot reach {args.bootstrap_server}: {exc or type(exc).__name__}")
         return 1
     return 0
-
-
-async def connect(args, tls, login):
-    from kraftwire.server.client import KafkaConnection, parse_host_port
-
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + args.timeout
-    while True:  # every server in turn, again until --timeout (a node may still be starting)
-        last = None
-        for server in args.bootstrap_server.split(","):
-            host, port = parse_host_port(server)
-            try:
-                return await KafkaConnection.open(host, port, timeout=args.timeout, client_id="kraftwire-admin",
-                                                  ssl_context=tls, sasl=login)
-            except (OSError, asyncio.TimeoutError) as exc:
-                last = exc
-        if loop.time() + CONNECT_BACKOFF_S > deadline:
-            raise last or OSError("no bootstrap server")
-        await asyncio.sleep(CONNECT_BACKOFF_S)
 
 
 async def _run(args, tls, login) -> None:
@@ -225,8 +205,8 @@ async def _create(conn, args) -> None:
                               replication_factor=-1 if assignments or args.replication_factor is None
                               else args.replication_factor,
                               assignments=assignments, configs=_configs(args.config))
-    answer = await _until_decided(conn, CT(topics=[topic], timeout_ms=int(args.timeout * 1000),
-                                           validate_only=False), 7, args, lambda a: [t.error_code for t in a.topics])
+    body = CT(topics=[topic], timeout_ms=int(args.timeout * 1000), validate_only=False)
+    answer = await until_decided(conn, body, 7, args.timeout, lambda a: [t.error_code for t in a.topics])
     [result] = answer.topics
     if result.error_code == TOPIC_ALREADY_EXISTS and args.if_not_exists:
         return
@@ -244,10 +224,9 @@ async def _alter(conn, args) -> None:
     names = _matching(await _metadata(conn, args), args)
     _ensure(names, args)
     CP = w.CreatePartitionsRequest
-    answer = await _until_decided(conn, CP(topics=[CP.CreatePartitionsTopic(name=n, count=args.partitions,
-                                                                            assignments=None) for n in names],
-                                           timeout_ms=int(args.timeout * 1000), validate_only=False), 3, args,
-                                  lambda a: [r.error_code for r in a.results])
+    body = CP(topics=[CP.CreatePartitionsTopic(name=n, count=args.partitions, assignments=None) for n in names],
+              timeout_ms=int(args.timeout * 1000), validate_only=False)
+    answer = await until_decided(conn, body, 3, args.timeout, lambda a: [r.error_code for r in a.results])
     for r in answer.results:
         _check(r.error_code, r.error_message)
 
@@ -262,23 +241,11 @@ async def _delete(conn, args) -> None:
     if not names:
         return
     DT = w.DeleteTopicsRequest
-    answer = await _until_decided(conn, DT(topics=[DT.DeleteTopicState(name=n) for n in names], topic_names=names,
-                                           timeout_ms=int(args.timeout * 1000)), 6, args,
-                                  lambda a: [r.error_code for r in a.responses])
+    body = DT(topics=[DT.DeleteTopicState(name=n) for n in names], topic_names=names,
+              timeout_ms=int(args.timeout * 1000))
+    answer = await until_decided(conn, body, 6, args.timeout, lambda a: [r.error_code for r in a.responses])
     for r in answer.responses:
         _check(r.error_code, r.error_message)
-
-
-async def _until_decided(conn, body, version: int, args, codes):
-    """Send a controller request, again while the answer is only NOT_CONTROLLER (no active controller yet, or a
-    failover under way), as Kafka's admin client retries it, until ``--timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + args.timeout
-    while True:
-        answer = await conn.request(body, version, timeout=args.timeout + 5)
-        if NOT_CONTROLLER not in codes(answer) or loop.time() + RETRY_BACKOFF_S > deadline:
-            return answer
-        await asyncio.sleep(RETRY_BACKOFF_S)
 
 
 def _check(code: int, message: str | None) -> None:
