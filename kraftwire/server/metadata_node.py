@@ -132,7 +132,6 @@ class MetadataNode:
         self._attached = None
         self.activated_at: float | None = None
         self.loaded_snapshot = None  # the id of the last snapshot this node's image was loaded from
-        self.on_publish: list = []  # callbacks(image) after every newly published image
 
     # ------------------------------------------------------------------------------------------------ the image
     @property
@@ -149,24 +148,18 @@ class MetadataNode:
 
     # ------------------------------------------------------------------------------------------------ Raft listener
     def handle_commit(self, batches) -> None:
-        published = None
         for b in batches:
             if b.is_control or b.source is None:
                 items = ()
             else:
                 items = [serde.decode(r.value) for r in b.source]
             if self.controller is not None:
-                image = self.controller.replay_committed(b.last_offset, items)
+                self.controller.replay_committed(b.last_offset, items)
             else:
-                image = self._loader.load_batch(b.last_offset, items)
-            if image is not None:
-                published = image
+                self._loader.load_batch(b.last_offset, items)
             self._last_epoch_seen = b.epoch
-        if self._leads_epoch is not None and self._last_epoch_seen == self._leads_epoch:
+        if self._leads_epoch is not None and not self.active and self._last_epoch_seen == self._leads_epoch:
             self._schedule_activation()
-        if published is not None:
-            for callback in list(self.on_publish):
-                callback(published)
 
     def handle_load_snapshot(self, reader) -> None:
         items = [serde.decode(v) for v in reader.records]
@@ -179,8 +172,6 @@ class MetadataNode:
         self.loaded_snapshot = reader.snapshot_id
         log.info("metadata image loaded from snapshot %d-%d: %d brokers, %d topics", end,
                  reader.snapshot_id.epoch, len(image.brokers), len(image.topics))
-        for callback in list(self.on_publish):
-            callback(image)
 
     def handle_leader_change(self, leader) -> None:
         me = self.node.settings.node_id
