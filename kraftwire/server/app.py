@@ -447,13 +447,19 @@ class Node:
             return
         asyncio.get_running_loop().create_task(self._forward_describe_quorum(request, conn, voter))
 
+    async def forward(self, voter, body, version: int, *, timeout_s: float | None = None):
+        """``body`` sent to ``voter``'s controller listener (TLS and SASL as the quorum's own connections), marked as
+        forwarded so that the receiver never forwards it again; its answer. Raises what the connection raises."""
+        s = self.settings
+        return await request_once(voter.host, voter.port, body, version,
+                                  timeout=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000,
+                                  client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
+                                  sasl=s.controller_sasl)
+
     async def _forward_describe_quorum(self, request, conn, voter) -> None:
         version, wire_cid = request.version, request.header.correlation_id
         try:
-            body = await request_once(voter.host, voter.port, request.body, version,
-                                      timeout=self.settings.config.controller_quorum_request_timeout_ms / 1000,
-                                      client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
-                                      sasl=self.settings.controller_sasl)
+            body = await self.forward(voter, request.body, version)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
             R = w.DescribeQuorumResponse

@@ -37,7 +37,7 @@ from kraftwire.metadata import answers
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.server.client import request_once
+from kraftwire.server.app import FORWARD_CLIENT_ID
 
 log = logging.getLogger("kraftwire.kraft")
 
@@ -45,8 +45,6 @@ log = logging.getLogger("kraftwire.kraft")
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds")
-#: client id of a request one node forwards to the active controller; such a request is never forwarded again
-FORWARD_CLIENT_ID = "kraftwire-forward"
 COORDINATOR_MESSAGE = "consumer groups and transactions are not served by this KRaft node yet"
 
 
@@ -156,7 +154,7 @@ class KraftApis:
     def _controller_handler(self, api: str):
         def handler(request, conn) -> None:
             version, cid = request.version, request.header.correlation_id
-            forwarded = request.header.client_id == FORWARD_CLIENT_ID
+            forwarded = request.header.client_id == FORWARD_CLIENT_ID  # never forwarded twice
             self.call(api, request.body, version, lambda body: conn.send_response(body, version, cid),
                       forward=not forwarded)
         return handler
@@ -175,12 +173,9 @@ class KraftApis:
         asyncio.get_running_loop().create_task(self._forward(api, body, version, answer, voter))
 
     async def _forward(self, api: str, body, version: int, answer, voter) -> None:
-        s = self.node.settings
+        timeout = max(self.node.settings.config.controller_quorum_request_timeout_ms / 1000, 5.0)
         try:
-            response = await request_once(voter.host, voter.port, body, version,
-                                          timeout=max(s.config.controller_quorum_request_timeout_ms / 1000, 5.0),
-                                          client_id=FORWARD_CLIENT_ID, ssl_context=self.node.controller_tls,
-                                          sasl=s.controller_sasl)
+            response = await self.node.forward(voter, body, version, timeout_s=timeout)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             log.info("could not forward %s to controller %d: %s", api, voter.node_id, exc)
             response = refusal(api, body, version, NOT_CONTROLLER)

@@ -343,15 +343,6 @@ class MetadataRoles(Roles):
         state = lc.STOPPING if b.in_controlled_shutdown else lc.FENCED if b.fenced else lc.ONLINE
         return b.epoch, state
 
-    def serving_brokers(self, listener: str | None = None) -> list[tuple[int, str, int]]:
-        from kraftwire.metadata import answers
-
-        image = self.node.metadata.image
-        if listener is None or listener in self.settings.controller_listener_names:
-            return sorted((b.id, b.listeners[0].host, b.listeners[0].port) for b in image.brokers.values()
-                          if not b.fenced and b.listeners)
-        return [(b.id, ep.host, ep.port) for b, ep in answers.alive_brokers(image, listener)]
-
     def _registration(self):
         s = self.settings
         R = w.BrokerRegistrationRequest

@@ -14,6 +14,14 @@ CONNECT_BACKOFF_S = 0.2
 RETRY_BACKOFF_S = 0.1
 
 
+def add_bootstrap_arguments(parser) -> None:
+    """``--bootstrap-server`` (required) and ``--command-config``, as kafka-topics.sh and kafka-configs.sh take
+    them."""
+    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
+                        help="the server(s) to connect to")
+    parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
+
+
 async def connect(args, tls, login):
     """A connection to one of ``args.bootstrap_server`` (comma-separated), each tried in turn, again until
     ``args.timeout`` (a node may still be starting); the last failure when none answered."""

@@ -22,7 +22,7 @@ import asyncio
 import sys
 
 from kraftwire.error_codes import name_of
-from kraftwire.tools.admin import connect, until_decided
+from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 
 TOPIC, BROKER = 2, 4
 SET, DELETE = 0, 1
@@ -37,9 +37,7 @@ class ConfigCommandError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
-                        help="the server(s) to connect to")
-    parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
+    add_bootstrap_arguments(parser)
     parser.add_argument("--entity-type", required=True, choices=("topics", "brokers"), help="the entity type")
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--entity-name", help="the topic name or broker id")

@@ -22,7 +22,7 @@ import asyncio
 import re
 
 from kraftwire.error_codes import TOPIC_ALREADY_EXISTS, name_of
-from kraftwire.tools.admin import connect, until_decided
+from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 from kraftwire.ids import uuid_to_base64
 
 INTERNAL = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
@@ -35,9 +35,7 @@ class TopicCommandError(Exception):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
-                        help="the server(s) to connect to")
-    parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
+    add_bootstrap_arguments(parser)
     action = parser.add_mutually_exclusive_group(required=True)
     for flag, text in (("--create", "create a new topic"), ("--list", "list all available topics"),
                        ("--describe", "list details for the given topics"),
