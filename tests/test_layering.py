@@ -29,6 +29,7 @@ LAYERS: dict[str, int] = {
     "snapshot": 3,
     "raft": 4,
     "metadata": 4,
+    "replica": 4,
     "testing": 5,
     "server": 5,
     "tools": 6,
@@ -42,7 +43,7 @@ FORBIDDEN_IN_PURE = {"asyncio", "socket", "time", "threading", "os", "random", "
 
 def _pure(rel: Path) -> bool:
     parts = rel.parts
-    if parts[0] in ("protocol", "raft", "metadata"):
+    if parts[0] in ("protocol", "raft", "metadata", "replica"):
         return True
     return parts[0] == "log" and rel.stem in {"api", "base", "memory", "epoch_cache"}
 

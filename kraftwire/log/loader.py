@@ -131,7 +131,7 @@ def load(log, topic_id: uuid.UUID | None) -> None:
         LeaderEpochCheckpointFile(log.directory).write(cache.entries())
 
     _load_snapshots(log)
-    if log._start > 0 and not any(s.end_offset >= log._start for s in log._snapshots):
+    if log.snapshots_cover_start and log._start > 0 and not any(s.end_offset >= log._start for s in log._snapshots):
         raise LogError(
             f"inconsistent snapshot state in {log.directory}: the log starts at {log._start} but no snapshot "
             "covers that offset"

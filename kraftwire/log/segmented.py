@@ -98,6 +98,9 @@ class SegmentedLog(BaseLog):
     (default: Kafka's metadata topic id) and must match it afterwards.
     """
 
+    #: A Raft log starts past 0 only at a snapshot (checked at open); a topic partition's start moves by retention.
+    snapshots_cover_start = True
+
     def __init__(
         self,
         directory: str,

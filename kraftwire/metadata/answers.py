@@ -52,6 +52,11 @@ def _endpoint(b: BrokerRegistration | None, listener: str):
     return next((e for e in b.listeners if e.name == listener), None)
 
 
+def broker_endpoint(image: MetadataImage, broker_id: int, listener: str):
+    """The endpoint of an unfenced broker on ``listener`` (``host``, ``port``), or None."""
+    return _endpoint(image.brokers.get(broker_id), listener)
+
+
 def alive_brokers(image: MetadataImage, listener: str) -> list[tuple[BrokerRegistration, object]]:
     out = []
     for bid in sorted(image.brokers):

@@ -929,6 +929,29 @@ M('OffsetFetchResponse', 'response', 9, '1-10', '6+', [
         F('ErrorCode', 'int16', '8+', default=0),
     ]),
 ])
+M('OffsetForLeaderEpochRequest', 'request', 23, '0-4', '4+', [
+    F('ReplicaId', 'int32', '3+', default=-2),
+    F('Topics', '[]OffsetForLeaderTopic', '0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('Partitions', '[]OffsetForLeaderPartition', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('CurrentLeaderEpoch', 'int32', '2+', default=-1),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('OffsetForLeaderEpochResponse', 'response', 23, '0-4', '4+', [
+    F('ThrottleTimeMs', 'int32', '2+'),
+    F('Topics', '[]OffsetForLeaderTopicResult', '0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('Partitions', '[]EpochEndOffset', '0+', fields=[
+            F('ErrorCode', 'int16', '0+'),
+            F('Partition', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '1+', default=-1),
+            F('EndOffset', 'int64', '0+', default=-1),
+        ]),
+    ]),
+])
 M('ProduceRequest', 'request', 0, '0-11', '9+', [
     F('TransactionalId', 'string', '3+', nullable='3+', default=None),
     F('Acks', 'int16', '0+'),

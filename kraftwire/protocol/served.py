@@ -36,6 +36,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "ListGroups": (0, 4),
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
+    "OffsetForLeaderEpoch": (0, 4),
     "DescribeConfigs": (0, 4),
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),

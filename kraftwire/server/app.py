@@ -91,6 +91,8 @@ class Node:
         self.stop_requested: asyncio.Event | None = None
         #: (min version, handler) for client Fetch requests, set by the broker APIs before ``start()``
         self.broker_fetch = None
+        #: a KRaft broker's hosted topic partitions (``replicas.ReplicaManager``), else None
+        self.replicas = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -100,7 +102,15 @@ class Node:
 
             self.metadata = MetadataNode(self)
             self.raft_listeners.append(self.metadata)
-            KraftApis(self, self.metadata).register()
+            kraft = KraftApis(self, self.metadata)
+            kraft.register()
+            if settings.is_broker:  # the topic partitions the image assigns this broker (the partitions issue)
+                from kraftwire.server.partition_apis import PartitionApis
+                from kraftwire.server.replicas import ReplicaManager
+
+                self.replicas = ReplicaManager(self)
+                self.metadata.on_image.append(self.replicas.apply)
+                PartitionApis(self, self.metadata, self.replicas, kraft).register()
             self.roles = MetadataRoles(self)
         else:
             from kraftwire.server.broker import register_client_apis  # the log as a client topic (issue 7)
@@ -142,6 +152,11 @@ class Node:
         self.cluster_id = meta.cluster_id
         if self.metadata is not None:
             self.metadata.start(self.cluster_id)
+        if self.replicas is not None:
+            try:
+                self.replicas.start()
+            except OSError as exc:
+                raise StartupError(f"cannot read the log directories: {exc}") from exc
         self.directory_id = meta.directory_id
         self.topic = wire.Topic(s.topic, topic_id_for(s.topic))
         try:
@@ -227,6 +242,17 @@ class Node:
         self.driver.start()
         self.roles.start()
         self._status_task = loop.create_task(self._status_loop())
+        if self.replicas is not None:
+            self._replica_task = loop.create_task(self._replica_beat())
+
+    async def _replica_beat(self, interval_s: float = 1.0) -> None:
+        """The hosted partitions' offset checkpoints (high watermarks, recovery points, log starts)."""
+        while True:
+            await asyncio.sleep(interval_s)
+            try:
+                self.replicas.beat()
+            except Exception as exc:  # noqa: BLE001 - the beat must survive; a failed dir is already offline
+                log.warning("replica checkpoints: %s", exc, exc_info=True)
 
     async def _status_loop(self, interval_s: float = STATUS_INTERVAL_S) -> None:
         """One INFO line per interval, so an operator sees the node is alive and where its log is; time-based
@@ -520,9 +546,10 @@ class Node:
     # ================================================================================================================
     async def shutdown(self, *, resign_timeout_s: float = 2.0) -> None:
         driver, raft = self.driver, self.raft
-        task = getattr(self, "_status_task", None)
-        if task is not None:
-            task.cancel()
+        for name in ("_status_task", "_replica_task"):
+            task = getattr(self, name, None)
+            if task is not None:
+                task.cancel()
         if driver is not None and raft is not None and not driver.stopped:
             await self.roles.controlled_shutdown()
             if raft.is_leader():
@@ -543,6 +570,8 @@ class Node:
             self.peers.close()
         self.dispatcher.close_all()
         await asyncio.sleep(0)
+        if self.replicas is not None:
+            self.replicas.close()
         if self.log is not None:
             self.log.close()
             self.log = None

@@ -12,9 +12,11 @@
   AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
   leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
   ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
-* The metadata log itself is internal: a Produce, Fetch or ListOffsets naming ``__cluster_metadata`` gets
-  UNKNOWN_TOPIC_OR_PARTITION. Topic partitions are not hosted yet (the partitions issue): their Produce, Fetch and
-  ListOffsets answer NOT_LEADER_OR_FOLLOWER, and FindCoordinator answers COORDINATOR_NOT_AVAILABLE.
+* A broker's topic partitions are ``partition_apis``' (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
+  InitProducerId), registered over the answers here. A controller-only node hosts none: there a Produce, Fetch or
+  ListOffsets gets NOT_LEADER_OR_FOLLOWER for a topic the image holds and UNKNOWN_TOPIC_OR_PARTITION otherwise (the
+  metadata log itself is internal). FindCoordinator answers COORDINATOR_NOT_AVAILABLE until the group coordinator
+  comes (the groups issue).
 """
 
 from __future__ import annotations
@@ -77,7 +79,7 @@ class KraftApis:
         return Features(supported_features(), dict(image.features), image.offset)
 
     # ------------------------------------------------------------------------------------------------ cluster view
-    def _listener(self, conn) -> str:
+    def listener_of(self, conn) -> str:
         listener = getattr(conn, "listener", None)
         s = self.node.settings
         if listener is None or listener in s.controller_listener_names:
@@ -97,7 +99,7 @@ class KraftApis:
         return raft.quorum.leader_id if raft is not None else NO_ID
 
     def metadata(self, request, conn) -> None:
-        listener = self._listener(conn)
+        listener = self.listener_of(conn)
         config = self.node.settings.config
         answer = answers.metadata_response(self.md.image, listener, request.body, request.version,
                                            controller_id=self._controller_id(listener),
@@ -127,7 +129,7 @@ class KraftApis:
 
     def describe_cluster(self, request, conn) -> None:
         R = w.DescribeClusterResponse
-        listener = self._listener(conn)
+        listener = self.listener_of(conn)
         endpoint_type = getattr(request.body, "endpoint_type", 1)
         if endpoint_type == 2:  # KIP-919: the controllers, for --bootstrap-controller
             raft = self.node.raft

@@ -132,6 +132,9 @@ class MetadataNode:
         self._attached = None
         self.activated_at: float | None = None
         self.loaded_snapshot = None  # the id of the last snapshot this node's image was loaded from
+        #: called with the image after commits were folded (once per event-loop turn, never inside the core)
+        self.on_image: list = []
+        self._publish_pending = False
 
     # ------------------------------------------------------------------------------------------------ the image
     @property
@@ -158,6 +161,7 @@ class MetadataNode:
             else:
                 self._loader.load_batch(b.last_offset, items)
             self._last_epoch_seen = b.epoch
+        self._publish()
         if self._leads_epoch is not None and not self.active and self._last_epoch_seen == self._leads_epoch:
             self._schedule_activation()
 
@@ -170,6 +174,7 @@ class MetadataNode:
             image = self._loader.load_snapshot(end, items)
         self._last_epoch_seen = reader.snapshot_id.epoch
         self.loaded_snapshot = reader.snapshot_id
+        self._publish()
         log.info("metadata image loaded from snapshot %d-%d: %d brokers, %d topics", end,
                  reader.snapshot_id.epoch, len(image.brokers), len(image.topics))
 
@@ -183,6 +188,19 @@ class MetadataNode:
         self._leads_epoch = None
         if self.active:
             self._deactivate(f"node {leader.leader_id} leads epoch {leader.epoch}")
+
+    def _publish(self) -> None:
+        if self.on_image and not self._publish_pending:
+            self._publish_pending = True
+            asyncio.get_running_loop().call_soon(self._published)
+
+    def _published(self) -> None:
+        self._publish_pending = False
+        for listener in list(self.on_image):
+            try:
+                listener(self.image)
+            except Exception:  # noqa: BLE001 - a listener's failure must not stop the metadata fold
+                log.exception("applying metadata image at offset %d", self.image.offset)
 
     def snapshot_records(self) -> list[bytes]:
         return [serde.encode(r.message, r.version) for r in self.image.records()]

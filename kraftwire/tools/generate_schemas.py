@@ -37,7 +37,8 @@ FROM_ALL = (
     "DeleteTopicsRequest", "DeleteTopicsResponse", "DescribeConfigsRequest", "DescribeConfigsResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
     "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
-    "OffsetDeleteRequest", "OffsetDeleteResponse", "SaslAuthenticateRequest", "SaslAuthenticateResponse",
+    "OffsetDeleteRequest", "OffsetDeleteResponse", "OffsetForLeaderEpochRequest", "OffsetForLeaderEpochResponse",
+    "SaslAuthenticateRequest", "SaslAuthenticateResponse",
     "SaslHandshakeRequest", "SaslHandshakeResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse",
     "UpdateFeaturesRequest", "UpdateFeaturesResponse",
 )

@@ -1,7 +1,7 @@
 """A KRaft node (what ``server-start`` runs) in-process on real sockets and files: its log holds Kafka's metadata
 records only; the active controller bootstraps the log, registers and unfences its broker, creates topics (directly
 or auto-created by a Metadata request) and answers after commit; clients get Kafka's codes for the internal
-metadata topic and for partitions it does not host yet; a restart rebuilds the same image from the log."""
+metadata topic; a restart rebuilds the same image from the log. Its partitions: ``test_partitions.py``."""
 
 from __future__ import annotations
 
@@ -107,13 +107,13 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                         break
                     await asyncio.sleep(0.02)
                 assert later.topics[0].error_code == ec.NONE and len(later.topics[0].partitions) == 1
-                # the metadata log is internal; topic partitions are not hosted yet
+                # the metadata log is internal; a hosted partition refuses a request without records
                 P = w.ProduceRequest
                 produce = await conn.request(P(acks=-1, timeout_ms=1000, topic_data=[
                     P.TopicProduceData(name=n, partition_data=[P.PartitionProduceData(index=0, records=None)])
                     for n in ("__cluster_metadata", "quickstart-events", "nope")]), 9)
                 assert [r.partition_responses[0].error_code for r in produce.responses] == [
-                    ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_LEADER_OR_FOLLOWER, ec.UNKNOWN_TOPIC_OR_PARTITION]
+                    ec.UNKNOWN_TOPIC_OR_PARTITION, ec.CORRUPT_MESSAGE, ec.UNKNOWN_TOPIC_OR_PARTITION]
                 F = w.FindCoordinatorRequest
                 found = await conn.request(F(key_type=0, coordinator_keys=["g"]), 4)
                 assert found.coordinators[0].error_code == ec.COORDINATOR_NOT_AVAILABLE

@@ -132,3 +132,8 @@ def describe(overrides) -> list[tuple[str, str, int, int]]:
 def flag(overrides, name: str) -> bool:
     """A boolean key's effective value for a topic (``overrides``: its ConfigRecords)."""
     return (overrides.get(name) or TOPIC_CONFIGS[name].default).strip().lower() == "true"
+
+
+def number(overrides, name: str) -> int:
+    """A numeric key's effective value for a topic (``overrides``: its ConfigRecords), as an int."""
+    return int(float(overrides.get(name) or TOPIC_CONFIGS[name].default))

@@ -16,16 +16,14 @@ from __future__ import annotations
 import logging
 
 from kraftwire.errors import KraftwireError
+from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
 from kraftwire.server.broker import context as c
-from kraftwire.server.broker.scan import batches_between
 
 log = logging.getLogger("kraftwire.broker.fetch")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
-SCAN_CHUNK = 4 * 1024 * 1024
-FIRST_SCAN_CHUNK = 64 * 1024
 
 
 class _Parked:
@@ -146,53 +144,11 @@ class ListOffsets:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
 
-    def _committed_data_batches(self, pos: int | None = None, end: int | None = None):
-        """Committed data batches (control batches skipped) holding offsets in [pos, end) (default: the whole
-        committed log), oldest first, read in pieces growing from FIRST_SCAN_CHUNK to SCAN_CHUNK."""
-        lg = self.ctx.log
-        hw = lg.high_watermark()
-        pos = lg.start_offset() if pos is None else pos
-        end = hw if end is None else min(end, hw)
-        # a lookup usually ends in the first batches read: start small, then grow
-        for b in batches_between(lg, pos, end, Isolation.COMMITTED, first_chunk=FIRST_SCAN_CHUNK, max_chunk=SCAN_CHUNK):
-            if not b.is_control:
-                yield b
-
     def offset_for_timestamp(self, ts: int) -> tuple[int, int, int]:
-        """(offset, timestamp, batch leader epoch) of the first committed data record with timestamp ≥ ``ts``, or
-        (-1, -1, -1). As Kafka: segments whose largest timestamp is below ``ts`` are skipped and the scan starts at
-        the ``.timeindex`` entry (``timestamp_search_ranges``); a record's timestamp is its CreateTime, or the
-        batch max timestamp for a LogAppendTime batch (the codec's rule)."""
-        lg = self.ctx.log
-        start = lg.start_offset()
-        for lo, hi in lg.timestamp_search_ranges(ts):
-            for b in self._committed_data_batches(max(lo, start), hi):
-                if b.max_timestamp < ts:
-                    continue
-                for r in b:
-                    if r.timestamp >= ts and r.offset >= start:
-                        return r.offset, r.timestamp, b.partition_leader_epoch
-        return -1, -1, -1
+        return lookup.offset_for_timestamp(self.ctx.log, ts)
 
     def max_timestamp(self) -> tuple[int, int, int]:
-        """(offset, timestamp, batch leader epoch) of the first committed data record carrying the largest
-        timestamp, or (-1, -1, -1). Segments are visited by their largest timestamp, newest first, and the walk
-        stops at one that cannot hold a larger one (Kafka keeps that maximum per segment for this lookup)."""
-        lg = self.ctx.log
-        start = lg.start_offset()
-        best = (-1, -1, -1)
-        for bound, lo, hi in sorted(lg.timestamp_ranges(), key=lambda r: (-r[0], r[1])):
-            if bound < best[1]:
-                break
-            for b in self._committed_data_batches(max(lo, start), hi):
-                if b.max_timestamp < best[1]:
-                    continue
-                for r in b:
-                    if r.timestamp == b.max_timestamp:
-                        if r.timestamp > best[1] or r.offset < best[0]:
-                            best = (r.offset, r.timestamp, b.partition_leader_epoch)
-                        break
-        return best
+        return lookup.max_timestamp(self.ctx.log)
 
     def handle(self, request, conn) -> None:
         ctx = self.ctx

@@ -5,15 +5,7 @@ record count) by scanning the log in offset order, so every replica (and so ever
 of what is in its log. A truncation (a follower dropping a diverging tail) makes the next scan start again from the
 log start. On the leader a batch it has just appended is applied at once (the same rule, no re-read).
 
-Sequence rules (Kafka's ``ProducerStateManager``):
-
-* producer id -1: no checks;
-* an epoch below the producer's current epoch: INVALID_PRODUCER_EPOCH;
-* a new epoch for a known producer must start at sequence 0, otherwise OUT_OF_ORDER_SEQUENCE_NUMBER; a producer
-  not seen before may start anywhere (its history may have been deleted);
-* a batch equal (first and last sequence) to one of the producer's last five batches is a retry: it is acknowledged
-  with its original offsets and not appended again;
-* otherwise the first sequence must follow the last one (wrapping at 2^31), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+The sequence rules (Kafka's ``ProducerStateManager``) are ``kraftwire.replica.producers``'s.
 
 Producer ids: ``epoch << 32 | node id << 24 | counter`` (24 bits, seeded from the clock), so nodes and epochs never
 hand out the same id and a restarted node is unlikely to repeat one. Transactions are not supported: a
@@ -25,26 +17,12 @@ from __future__ import annotations
 
 import logging
 import time
+
 from kraftwire.protocol import messages as w
+from kraftwire.replica.producers import SequenceCheck
 from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.producers")
-
-
-
-class SequenceCheck:
-    """Outcome of checking a batch: ``error`` (0: fine), or ``duplicate`` = (first offset, last offset)."""
-
-    __slots__ = ("error", "duplicate", "message")
-
-    def __init__(self, error: int = 0, duplicate=None, message: str | None = None) -> None:
-        self.error = error
-        self.duplicate = duplicate
-        self.message = message
-
-
-def next_seq(seq: int, count: int) -> int:
-    return (seq + count) % (1 << 31)
 
 
 class ProducerStates:
@@ -62,25 +40,7 @@ class ProducerStates:
     # ---------------------------------------------------------------------------------------------------- checks
     def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
         self.scan.catch_up()
-        entry = self.table.get(pid)
-        if entry is None:
-            return SequenceCheck()
-        if epoch < entry.epoch:
-            return SequenceCheck(c.INVALID_PRODUCER_EPOCH, message=f"producer {pid} epoch {epoch} is older than "
-                                 f"its current epoch {entry.epoch}")
-        if epoch > entry.epoch:
-            if first_seq != 0:
-                return SequenceCheck(c.OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid}: new epoch {epoch} "
-                                     f"must start at sequence 0, not {first_seq}")
-            return SequenceCheck()
-        last_seq = (first_seq + count - 1) % (1 << 31)
-        for b_first, b_last, off_first, off_last in entry.batches:
-            if b_first == first_seq and b_last == last_seq:
-                return SequenceCheck(duplicate=(off_first, off_last))
-        if first_seq != next_seq(entry.last_seq, 1):
-            return SequenceCheck(c.OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid} epoch {epoch}: sequence "
-                                 f"{first_seq} does not follow {entry.last_seq}")
-        return SequenceCheck()
+        return self.table.check(pid, epoch, first_seq, count)
 
     # ---------------------------------------------------------------------------------------------------- ids
     def new_producer_id(self) -> int:

@@ -20,6 +20,7 @@ from typing import Callable
 
 from kraftwire.errors import KraftwireError
 from kraftwire.log.api import Isolation, ValidationKind
+from kraftwire.log.lookup import batches_between
 from kraftwire.records import read_batches
 from kraftwire.server.broker.state import LogState
 
@@ -43,31 +44,12 @@ def snapshot_values(lg, snapshot_id) -> list[bytes] | None:
         raw.close()
 
 
-def batches_between(lg, start: int, end: int, isolation: Isolation, *, first_chunk: int = SCAN_CHUNK,
-                    max_chunk: int = SCAN_CHUNK):
-    """The batches holding offsets in [start, end), oldest first, read in pieces growing from ``first_chunk`` to
-    ``max_chunk`` (a short lookup reads little; a long walk reads in large pieces)."""
-    pos, chunk = start, first_chunk
-    while pos < end:
-        info = lg.read(pos, chunk, isolation)
-        chunk = min(chunk * 4, max_chunk)
-        if not len(info.records):
-            return
-        for b in read_batches(info.records, validate=False):
-            if b.last_offset < pos:
-                continue
-            if b.base_offset >= end:
-                return
-            pos = b.last_offset + 1
-            yield b
-
-
 def replay(lg, state, start: int, end: int, isolation: Isolation) -> int:
     """Fold batches [start, end) into ``state`` (anything with ``apply(batch)``: the broker APIs' ``LogState``, the
     broker registry); returns the offset reached."""
     pos = start
     try:
-        for b in batches_between(lg, start, end, isolation):
+        for b in batches_between(lg, start, end, isolation, first_chunk=SCAN_CHUNK, max_chunk=SCAN_CHUNK):
             state.apply(b)
             pos = b.last_offset + 1
     except KraftwireError:

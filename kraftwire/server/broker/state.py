@@ -12,22 +12,10 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from dataclasses import dataclass, field
 
 from kraftwire.errors import KraftwireError
 from kraftwire.records.control import KRAFTWIRE_GROUP_GENERATION, KRAFTWIRE_GROUP_OFFSET, decode_control_record
-
-CACHED_BATCHES = 5
-SEQ_MOD = 1 << 31
-
-
-@dataclass(slots=True)
-class ProducerEntry:
-    epoch: int
-    last_seq: int = -1
-    #: (first sequence, last sequence, first offset, last offset) of the latest batches
-    batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
-
+from kraftwire.replica.producers import ProducerEntry, ProducerTable
 
 class LogState:
     """``track_pending``: remember what each group offset record replaced until ``commit_to`` passes it, for a
@@ -35,7 +23,7 @@ class LogState:
 
     def __init__(self, *, track_pending: bool = False) -> None:
         self.track_pending = track_pending
-        self.producers: dict[int, ProducerEntry] = {}
+        self.producers = ProducerTable()
         #: (group, topic, partition) -> (offset, leader epoch, metadata)
         self.offsets: dict[tuple[str, str, int], tuple[int, int, str | None]] = {}
         self.generations: dict[str, int] = {}
@@ -64,12 +52,7 @@ class LogState:
 
     def apply_producer(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int,
                        last_offset: int) -> None:
-        entry = self.producers.get(pid)
-        if entry is None or epoch != entry.epoch:
-            entry = self.producers[pid] = ProducerEntry(epoch)
-        last_seq = (first_seq + count - 1) % SEQ_MOD
-        entry.last_seq = last_seq
-        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+        self.producers.apply(pid, epoch, first_seq, count, first_offset, last_offset)
 
     def _apply_control(self, b) -> None:
         for r in b:

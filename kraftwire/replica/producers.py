@@ -1,0 +1,88 @@
+"""Idempotent producers' state of one partition, and Kafka's sequence rules (``ProducerStateManager``, facts in
+kafka-replication-facts.md §6). Pure: folded from data-batch headers in offset order, so every replica of a log
+holds the same table.
+
+* producer id -1: no checks;
+* an epoch below the producer's current one: INVALID_PRODUCER_EPOCH;
+* a new epoch of a known producer must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER; a producer not seen
+  before may start anywhere (its history may have been deleted);
+* a batch equal (first and last sequence) to one of the producer's last five is a retry: acknowledged with its
+  original offsets, not appended again;
+* otherwise the first sequence must follow the last one (wrapping at 2^31), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from kraftwire.error_codes import INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER
+
+__all__ = ["CACHED_BATCHES", "SEQ_MOD", "ProducerEntry", "ProducerTable", "SequenceCheck", "next_seq"]
+
+CACHED_BATCHES = 5
+SEQ_MOD = 1 << 31
+
+
+def next_seq(seq: int, count: int) -> int:
+    return (seq + count) % SEQ_MOD
+
+
+@dataclass(slots=True)
+class ProducerEntry:
+    epoch: int
+    last_seq: int = -1
+    #: (first sequence, last sequence, first offset, last offset) of the latest batches
+    batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
+
+
+class SequenceCheck:
+    """Outcome of checking a batch: ``error`` (0: fine) with ``message``, or ``duplicate`` = (first offset, last
+    offset) of the batch it repeats."""
+
+    __slots__ = ("error", "duplicate", "message")
+
+    def __init__(self, error: int = 0, duplicate=None, message: str | None = None) -> None:
+        self.error = error
+        self.duplicate = duplicate
+        self.message = message
+
+
+class ProducerTable(dict):
+    """producer id -> ``ProducerEntry``."""
+
+    def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
+        """Fold in a batch of ``count`` records that the log holds at [first_offset, last_offset]."""
+        entry = self.get(pid)
+        if entry is None or epoch != entry.epoch:
+            entry = self[pid] = ProducerEntry(epoch)
+        last_seq = (first_seq + count - 1) % SEQ_MOD
+        entry.last_seq = last_seq
+        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+
+    def apply_batch(self, b) -> None:
+        """Fold in a data batch's header (anything with the ``BatchInfo`` / ``RecordBatch`` header fields)."""
+        if b.producer_id >= 0 and not b.is_control:
+            self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, b.base_offset,
+                       b.last_offset)
+
+    def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
+        entry = self.get(pid)
+        if pid < 0 or entry is None:
+            return SequenceCheck()
+        if epoch < entry.epoch:
+            return SequenceCheck(INVALID_PRODUCER_EPOCH, message=f"producer {pid} epoch {epoch} is older than its "
+                                 f"current epoch {entry.epoch}")
+        if epoch > entry.epoch:
+            if first_seq != 0:
+                return SequenceCheck(OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid}: new epoch {epoch} must "
+                                     f"start at sequence 0, not {first_seq}")
+            return SequenceCheck()
+        last_seq = (first_seq + count - 1) % SEQ_MOD
+        for b_first, b_last, off_first, off_last in entry.batches:
+            if b_first == first_seq and b_last == last_seq:
+                return SequenceCheck(duplicate=(off_first, off_last))
+        if first_seq != next_seq(entry.last_seq, 1):
+            return SequenceCheck(OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid} epoch {epoch}: sequence "
+                                 f"{first_seq} does not follow {entry.last_seq}")
+        return SequenceCheck()

@@ -1,0 +1,433 @@
+"""The client APIs of a KRaft broker's topic partitions (thin handlers over ``replicas.ReplicaManager``).
+
+* **Produce** (v3+; v0-2 are refused per partition with UNSUPPORTED_VERSION as Kafka 4 does): per partition the
+  replica state's checks (leader, acks, min.insync.replicas), then the manager's append. acks=0 gets no answer,
+  acks=1 is answered after the append, acks=-1 once the high watermark passes the batch (REQUEST_TIMED_OUT after the
+  request's timeout, NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the
+  ISR shrank below the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
+  endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
+* **Fetch** from consumers (replica id -1): whole batches up to the high watermark (the last stable offset is the
+  same: there are no transactions yet), at least one batch per request if one is readable, within MaxBytes and each
+  partition's PartitionMaxBytes; a current leader epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an
+  offset outside [log start, log end] is OFFSET_OUT_OF_RANGE. Fewer than MinBytes park the request until a high
+  watermark it reads moves or MaxWaitMs passes. Fetch sessions are not kept: every answer has session id 0, which
+  tells clients to send full requests (Kafka's rule for a broker without a session slot).
+* **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark, -3 max timestamp,
+  t ≥ 0 the first record at or after t (``kraftwire.log.lookup``); OFFSET_NOT_AVAILABLE while a new leader has not
+  reached its epoch's start with its high watermark.
+* **OffsetForLeaderEpoch** (KIP-320, clients validate their position after a leader change): the partition's end
+  offset for the asked epoch from its leader-epoch cache, (-1, -1) when undefined.
+* **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
+  (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
+  (KIP-360). A transactional id is refused until the transaction coordinator exists.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kraftwire import error_codes as ec
+from kraftwire.config import METADATA_TOPIC
+from kraftwire.errors import KraftwireError
+from kraftwire.log import lookup
+from kraftwire.log.api import Isolation
+from kraftwire.metadata import answers
+from kraftwire.protocol import messages as w
+from kraftwire.server.replicas import Hosted, ReplicaManager
+
+log = logging.getLogger("kraftwire.partitions")
+
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+PRODUCER_ID_BLOCK = 1000
+
+
+class PartitionApis:
+    def __init__(self, node, metadata, replicas: ReplicaManager, kraft) -> None:
+        self.node = node
+        self.md = metadata
+        self.replicas = replicas
+        self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
+        self.parked: list[_Parked] = []
+        self.ids = ProducerIdBlocks(node, kraft)
+        replicas.watchers.append(self._hw_moved)
+
+    def register(self) -> None:
+        from kraftwire.protocol import served
+
+        d = self.node.dispatcher
+        d.serve("Produce", self.produce)
+        d.serve("ListOffsets", self.list_offsets)
+        d.serve("OffsetForLeaderEpoch", self.offset_for_leader_epoch)
+        d.serve("InitProducerId", self.ids.handle)
+        self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
+
+    # ------------------------------------------------------------------------------------------------ shared
+    def _unhosted_error(self, name: str | None, index: int) -> int:
+        """The error for a partition this broker does not host (or does not lead)."""
+        image = self.md.image
+        if name is None or name == METADATA_TOPIC:
+            return ec.UNKNOWN_TOPIC_OR_PARTITION
+        topic = image.topic(name)
+        if topic is None or index not in topic.partitions:
+            return ec.UNKNOWN_TOPIC_OR_PARTITION
+        return ec.NOT_LEADER_OR_FOLLOWER
+
+    def _leader_hint(self, name: str, index: int):
+        """(leader id, leader epoch) the image holds for the partition, or (-1, -1)."""
+        topic = self.md.image.topic(name) if name else None
+        reg = topic.partitions.get(index) if topic is not None else None
+        return (reg.leader, reg.leader_epoch) if reg is not None else (-1, -1)
+
+    def _node_endpoints(self, R, leaders: set[int], conn) -> list:
+        listener = self.kraft.listener_of(conn)
+        out = []
+        for broker_id in sorted(leaders):
+            ep = answers.broker_endpoint(self.md.image, broker_id, listener)
+            if ep is not None:
+                out.append(R.NodeEndpoint(node_id=broker_id, host=ep.host, port=ep.port,
+                                          rack=self.md.image.brokers[broker_id].rack))
+        return out
+
+    # ------------------------------------------------------------------------------------------------ Produce
+    def produce(self, request, conn) -> None:
+        body, version = request.body, request.version
+        R = w.ProduceResponse
+        acks = body.acks
+        topics, waiting, hints = [], [], set()
+        for t in body.topic_data:
+            parts = []
+            for p in t.partition_data:
+                pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
+                                                log_start_offset=-1, record_errors=[])
+                parts.append(pr)
+                self._produce_one(t.name, p, pr, acks, version, body.transactional_id, waiting)
+                if pr.error_code == ec.NOT_LEADER_OR_FOLLOWER and version >= 10:
+                    leader, epoch = self._leader_hint(t.name, p.index)
+                    pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+                    if leader >= 0:
+                        hints.add(leader)
+            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=parts))
+        if acks == 0:
+            return
+        resp = R(responses=topics, throttle_time_ms=0)
+        if hints and version >= 10:
+            resp.node_endpoints = self._node_endpoints(R, hints, conn)
+        cid = request.header.correlation_id
+        if not waiting:
+            conn.send_response(resp, version, cid)
+            return
+        left = [len(waiting)]
+
+        def done(pr, hp, error: int) -> None:
+            if error == ec.NONE:
+                error = hp.state.ack_error(hp.min_isr)
+            if error:
+                pr.error_code, pr.base_offset = error, -1
+            left[0] -= 1
+            if left[0] == 0:
+                conn.send_response(resp, version, cid)
+
+        for pr, hp, end in waiting:
+            self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
+
+    def _produce_one(self, name, p, pr, acks: int, version: int, transactional_id, waiting: list) -> None:
+        if version < 3:
+            pr.error_code = ec.UNSUPPORTED_VERSION
+            return
+        if transactional_id is not None:
+            pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            pr.error_message = "transactions need the transaction coordinator, which this node does not run yet"
+            return
+        hp = self.replicas.get(name, p.index)
+        if hp is None:
+            pr.error_code = self._unhosted_error(name, p.index)
+            return
+        if hp.failed:
+            pr.error_code = ec.KAFKA_STORAGE_ERROR
+            return
+        error, message = hp.state.produce_error(acks, hp.min_isr)
+        if error:
+            pr.error_code, pr.error_message = error, message
+            return
+        result = self.replicas.append(hp, p.records, acks)
+        if result.error:
+            pr.error_code, pr.error_message = result.error, result.message
+            return
+        pr.base_offset, pr.log_start_offset = result.base_offset, result.log_start_offset
+        if acks == -1:
+            waiting.append((pr, hp, result.end))
+
+    # ------------------------------------------------------------------------------------------------ Fetch
+    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int) -> int:
+        """Fill ``pd`` for one partition; returns the bytes of records in it."""
+        if hp is None:
+            pd.error_code = self._unhosted_error(name, p.partition)
+            pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
+            return 0
+        if hp.failed:
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1)
+        if error:
+            pd.error_code = error
+            if version >= 12 and error in (ec.NOT_LEADER_OR_FOLLOWER, ec.FENCED_LEADER_EPOCH):
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+            return 0
+        lg = hp.log
+        hw, start, end = lg.high_watermark(), lg.start_offset(), lg.end_offset()
+        pd.high_watermark = pd.last_stable_offset = hw
+        pd.log_start_offset = start
+        offset = p.fetch_offset
+        if offset < start or offset > end:
+            pd.error_code = ec.OFFSET_OUT_OF_RANGE
+            return 0
+        if offset >= hw or budget <= 0:
+            return 0
+        limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
+        try:
+            info = lg.read(offset, limit, Isolation.COMMITTED)
+        except KraftwireError as exc:
+            log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        pd.records = info.records
+        return len(info.records)
+
+    def _fetch_answer(self, request):
+        """(response, bytes of records, whether any partition has an error, the partitions read)."""
+        body, version = request.body, request.version
+        R = w.FetchResponse
+        image = self.md.image
+        budget = body.max_bytes if version >= 3 and body.max_bytes > 0 else DEFAULT_MAX_BYTES
+        total, errors, keys, topics = 0, False, set(), []
+        for t in body.topics:
+            if version >= 13:
+                topic = image.topics.get(t.topic_id)
+                name = topic.name if topic is not None else None
+            else:
+                name = t.topic
+            parts = []
+            for p in t.partitions:
+                pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
+                                     last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                                     preferred_read_replica=-1, records=b"")
+                parts.append(pd)
+                if version >= 13 and name is None:
+                    pd.error_code = ec.UNKNOWN_TOPIC_ID
+                    errors = True
+                    continue
+                hp = self.replicas.get(name, p.partition)
+                n = self._partition_read(hp, name, p, version, pd, budget)
+                total += n
+                budget -= n
+                errors |= pd.error_code != 0
+                if hp is not None:
+                    keys.add((hp.topic, hp.index))
+            topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
+        resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+        return resp, total, errors, keys
+
+    def fetch(self, request, conn) -> None:
+        body = request.body
+        replica = body.replica_state.replica_id if request.version >= 15 else body.replica_id
+        if replica >= 0:
+            # a follower broker's fetch: replica fetchers come with the replication step of the partitions work
+            R = w.FetchResponse
+            conn.send_response(R(throttle_time_ms=0, error_code=ec.NOT_LEADER_OR_FOLLOWER, session_id=0,
+                                 responses=[]), request.version, request.header.correlation_id)
+            return
+        resp, total, errors, keys = self._fetch_answer(request)
+        if total >= max(body.min_bytes, 1) or body.max_wait_ms <= 0 or errors or not keys:
+            conn.send_response(resp, request.version, request.header.correlation_id)
+            return
+        parked = _Parked(request, conn, keys)
+        parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
+        self.parked.append(parked)
+
+    def _send(self, parked, resp=None) -> None:
+        if parked.done:
+            return
+        parked.done = True
+        if parked.timer is not None:
+            parked.timer.cancel()
+        if resp is None:
+            resp = self._fetch_answer(parked.request)[0]
+        parked.conn.send_response(resp, parked.request.version, parked.request.header.correlation_id)
+
+    def _expire(self, parked) -> None:
+        parked.timer = None
+        self._send(parked)
+        self.parked = [p for p in self.parked if not p.done]
+
+    def _hw_moved(self, hp: Hosted) -> None:
+        if not self.parked:
+            return
+        key = (hp.topic, hp.index)
+        keep = []
+        for parked in self.parked:
+            if parked.done:
+                continue
+            if parked.conn.closed:
+                parked.done = True
+                if parked.timer is not None:
+                    parked.timer.cancel()
+                continue
+            if key in parked.keys:
+                resp, total, errors, _ = self._fetch_answer(parked.request)
+                if total >= max(parked.request.body.min_bytes, 1) or errors:
+                    self._send(parked, resp)
+                    continue
+            keep.append(parked)
+        self.parked = keep
+
+    # ------------------------------------------------------------------------------------------------ ListOffsets
+    def list_offsets(self, request, conn) -> None:
+        R = w.ListOffsetsResponse
+        version = request.version
+        topics = []
+        for t in request.body.topics:
+            parts = []
+            for p in t.partitions:
+                pr = R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, timestamp=-1,
+                                                    offset=-1, leader_epoch=-1)
+                parts.append(pr)
+                self._list_one(t.name, p, pr, version)
+            topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
+
+    def _list_one(self, name, p, pr, version: int) -> None:
+        hp = self.replicas.get(name, p.partition_index)
+        if hp is None:
+            pr.error_code = self._unhosted_error(name, p.partition_index)
+            return
+        if hp.failed:
+            pr.error_code = ec.KAFKA_STORAGE_ERROR
+            return
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 4 else -1)
+        if error:
+            pr.error_code = error
+            return
+        lg = hp.log
+        ts = p.timestamp
+        pr.leader_epoch = hp.state.leader_epoch
+        if ts not in (-2, -4) and hp.state.epoch_start_offset > lg.high_watermark():
+            pr.error_code = ec.OFFSET_NOT_AVAILABLE
+            return
+        try:
+            if ts in (-2, -4):
+                pr.offset = lg.start_offset()
+                pr.leader_epoch = lg.epoch_for_offset(pr.offset)
+            elif ts == -1:
+                pr.offset = lg.high_watermark()
+            elif ts == -3:
+                pr.offset, pr.timestamp, pr.leader_epoch = lookup.max_timestamp(lg)
+            elif ts == -5:
+                pr.offset, pr.leader_epoch = -1, -1  # nothing is tiered: there is no remote log
+            elif ts >= 0:
+                pr.offset, pr.timestamp, pr.leader_epoch = lookup.offset_for_timestamp(lg, ts)
+            else:
+                pr.error_code = ec.UNSUPPORTED_VERSION
+        except KraftwireError as exc:
+            log.warning("ListOffsets on %s-%d: %s", hp.topic, hp.index, exc)
+            pr.error_code = ec.KAFKA_STORAGE_ERROR
+
+    # ------------------------------------------------------------------------------------------------ KIP-320
+    def offset_for_leader_epoch(self, request, conn) -> None:
+        R = w.OffsetForLeaderEpochResponse
+        version = request.version
+        topics = []
+        for t in request.body.topics:
+            parts = []
+            for p in t.partitions:
+                e = R.EpochEndOffset(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
+                parts.append(e)
+                hp = self.replicas.get(t.topic, p.partition)
+                if hp is None:
+                    e.error_code = self._unhosted_error(t.topic, p.partition)
+                    continue
+                if hp.failed:
+                    e.error_code = ec.KAFKA_STORAGE_ERROR
+                    continue
+                e.error_code = hp.state.epoch_error(p.current_leader_epoch if version >= 2 else -1)
+                if e.error_code == ec.NONE:
+                    e.leader_epoch, e.end_offset = hp.log.leader_epoch_end(p.leader_epoch)
+            topics.append(R.OffsetForLeaderTopicResult(topic=t.topic, partitions=parts))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
+
+
+class _Parked:
+    __slots__ = ("request", "conn", "keys", "timer", "done")
+
+    def __init__(self, request, conn, keys) -> None:
+        self.request, self.conn, self.keys, self.timer, self.done = request, conn, keys, None, False
+
+
+class ProducerIdBlocks:
+    """InitProducerId on a broker: ids come from blocks the active controller allocates (``ProducerIdsRecord``)."""
+
+    def __init__(self, node, kraft) -> None:
+        self.node = node
+        self.kraft = kraft
+        self.next_id = 0
+        self.end = 0
+        self.waiting: list = []
+        self.asking = False
+
+    def handle(self, request, conn) -> None:
+        body = request.body
+        R = w.InitProducerIdResponse
+        version, cid = request.version, request.header.correlation_id
+        if body.transactional_id is not None:
+            log.warning("refused InitProducerId for transactional id %r from %s: the transaction coordinator is not "
+                        "running on this node yet (idempotent producers are served)", body.transactional_id,
+                        conn.peer)
+            conn.send_response(R(throttle_time_ms=0, error_code=ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
+                                 producer_id=-1, producer_epoch=-1), version, cid)
+            return
+        if version >= 3 and body.producer_id >= 0 and 0 <= body.producer_epoch < 32766:
+            # KIP-360: a producer bumps its own epoch after an error; same id, the next epoch
+            conn.send_response(R(throttle_time_ms=0, error_code=0, producer_id=body.producer_id,
+                                 producer_epoch=body.producer_epoch + 1), version, cid)
+            return
+        self.waiting.append((conn, version, cid))
+        self._serve()
+
+    def _serve(self) -> None:
+        R = w.InitProducerIdResponse
+        while self.waiting and self.next_id < self.end:
+            conn, version, cid = self.waiting.pop(0)
+            pid, self.next_id = self.next_id, self.next_id + 1
+            conn.send_response(R(throttle_time_ms=0, error_code=0, producer_id=pid, producer_epoch=0), version, cid)
+        if self.waiting and not self.asking:
+            self._allocate()
+
+    def _allocate(self) -> None:
+        roles = self.node.roles
+        epoch = getattr(roles, "broker_epoch", -1)
+        if epoch is None or epoch < 0:
+            self._fail(ec.COORDINATOR_LOAD_IN_PROGRESS)
+            return
+        self.asking = True
+        body = w.AllocateProducerIdsRequest(broker_id=self.node.settings.node_id, broker_epoch=epoch)
+
+        def done(response) -> None:
+            self.asking = False
+            if response.error_code:
+                log.info("AllocateProducerIds: %s", ec.name_of(response.error_code))
+                self._fail(ec.COORDINATOR_LOAD_IN_PROGRESS if response.error_code == ec.NOT_CONTROLLER
+                           else response.error_code)
+                return
+            self.next_id = response.producer_id_start
+            self.end = response.producer_id_start + response.producer_id_len
+            self._serve()
+
+        self.kraft.call("AllocateProducerIds", body, 0, done)
+
+    def _fail(self, error: int) -> None:
+        R = w.InitProducerIdResponse
+        waiting, self.waiting = self.waiting, []
+        for conn, version, cid in waiting:
+            conn.send_response(R(throttle_time_ms=0, error_code=error, producer_id=-1, producer_epoch=-1), version,
+                               cid)

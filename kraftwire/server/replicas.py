@@ -1,0 +1,386 @@
+"""The broker's replica manager: the topic partitions the metadata image assigns this broker, hosted in its log
+directories, and the asyncio side of ``kraftwire.replica`` (Kafka's ``ReplicaManager``/``LogManager``, facts in
+kafka-replication-facts.md §1, §4).
+
+* **Following the image.** After every metadata commit the node calls ``apply(image)``: a partition listing this
+  broker among its replicas is opened (created in the log directory holding the fewest partitions, or where it
+  already is) and its ``ReplicaState`` applies the registration — a new leader epoch goes into the log's epoch cache
+  at the log end. A partition that left the image (its topic deleted, or this broker no longer a replica) is closed,
+  renamed ``<topic>-<p>.<uuid hex>-delete`` and removed, as Kafka does; leftovers of an interrupted removal go at the
+  next start. Topic configs (``segment.bytes``, ``segment.ms``, ``index.interval.bytes``, ``max.message.bytes``,
+  ``min.insync.replicas``) are read from the image each time, so an altered config applies to the open log.
+* **Leading.** ``append`` validates a producer's batches (framing, CRC-32C, every record: a corrupt batch is never
+  appended), checks idempotent producers' sequences (``kraftwire.replica.producers``, folded lazily from the log's
+  batch headers the first time a producer id shows up in a partition), appends as leader with the partition's leader
+  epoch and raises the high watermark. ``waits`` holds acks=-1 answers until the high watermark passes them.
+* **Files.** Each log directory's ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
+  ``replication-offset-checkpoint`` hold every partition's line; ``beat`` rewrites the changed ones (the node calls it
+  every second) and ``close`` at shutdown, after every log is closed cleanly.
+* **Faults.** An I/O error in a partition's log takes its whole log directory offline: its partitions answer
+  KAFKA_STORAGE_ERROR and are not touched again, while the other directories keep serving (Kafka's JBOD rule).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import uuid
+from typing import Callable
+
+from kraftwire.error_codes import (
+    CORRUPT_MESSAGE,
+    INVALID_RECORD,
+    KAFKA_STORAGE_ERROR,
+    MESSAGE_TOO_LARGE,
+    NONE,
+    NOT_LEADER_OR_FOLLOWER,
+    REQUEST_TIMED_OUT,
+)
+from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogError, LogIOError
+from kraftwire.log.checkpoint import fsync_dir
+from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
+from kraftwire.metadata.controller import topic_configs
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
+from kraftwire.records import read_batches, validate_batches
+from kraftwire.replica.partition import LEADER, ReplicaState
+from kraftwire.replica.producers import ProducerTable
+from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
+
+log = logging.getLogger("kraftwire.replicas")
+
+DELETE_SUFFIX = "-delete"
+
+
+class Hosted:
+    """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
+
+    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "waits", "min_isr", "failed")
+
+    def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
+        self.topic_id = topic_id
+        self.topic = topic
+        self.index = index
+        self.root = root
+        self.log = lg
+        self.state = state
+        self.producers: ProducerTable | None = None  # folded on first use
+        self.waits = OffsetWaits()
+        self.min_isr = 1
+        self.failed = False
+
+    def __repr__(self) -> str:
+        return f"Hosted({self.topic}-{self.index} {self.state.role} in {self.root})"
+
+    def producer_table(self) -> ProducerTable:
+        """The idempotent producers of this partition, folded from every batch header in the log on first use."""
+        if self.producers is None:
+            from kraftwire.log.api import Isolation
+            from kraftwire.log.lookup import batches_between
+
+            table = ProducerTable()
+            lg = self.log
+            for b in batches_between(lg, lg.start_offset(), lg.end_offset(), Isolation.UNCOMMITTED):
+                table.apply_batch(b)
+            self.producers = table
+        return self.producers
+
+
+class AppendResult:
+    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset")
+
+    def __init__(self, error: int = NONE, message: str | None = None, base_offset: int = -1, end: int = -1,
+                 log_start_offset: int = -1) -> None:
+        self.error, self.message, self.base_offset, self.end = error, message, base_offset, end
+        self.log_start_offset = log_start_offset
+
+
+class ReplicaManager:
+    def __init__(self, node) -> None:
+        self.node = node
+        self.broker_id = node.settings.node_id
+        self.partitions: dict[tuple[str, int], Hosted] = {}
+        self.by_id: dict[tuple[object, int], Hosted] = {}
+        self.roots: dict[str, LogDirCheckpoints] = {}
+        self.offline_roots: set[str] = set()
+        self._found: dict[tuple[str, int], str] = {}  # partition directories present at start -> their root
+        self._topics_seen: dict = {}
+        self._configs_seen = None
+        #: called with the ``Hosted`` whose high watermark moved (the consumer fetch purgatory listens)
+        self.watchers: list[Callable[[Hosted], None]] = []
+        self.started = False
+
+    # ------------------------------------------------------------------------------------------------ start / stop
+    def start(self) -> None:
+        """Index the partition directories of every log directory and remove interrupted deletions."""
+        for root in self.node.settings.config.all_log_dirs():
+            root = os.path.abspath(root)
+            self.roots[root] = LogDirCheckpoints(root)
+            for name in sorted(os.listdir(root)):
+                path = os.path.join(root, name)
+                if not os.path.isdir(path):
+                    continue
+                if name.endswith(DELETE_SUFFIX):
+                    shutil.rmtree(path, ignore_errors=True)
+                    continue
+                parsed = parse_partition_dir(name)
+                if parsed is None or parsed[0] == self.node.settings.config.metadata_log_topic:
+                    continue
+                if parsed in self._found:
+                    log.error("partition %s-%d has directories in both %s and %s: serving the first", *parsed,
+                              self._found[parsed], root)
+                    continue
+                self._found[parsed] = root
+        self.started = True
+
+    def close(self) -> None:
+        self.started = False  # an image published after this is not applied
+        for hp in list(self.partitions.values()):
+            hp.waits.leadership_lost()
+            if not hp.failed:
+                try:
+                    hp.log.close()
+                except LogIOError as exc:
+                    log.error("closing %s-%d: %s", hp.topic, hp.index, exc)
+        self.beat()
+        self.partitions.clear()
+        self.by_id.clear()
+
+    def beat(self) -> None:
+        """Write the log directories' offset checkpoints that changed (the high watermarks first)."""
+        for hp in self.partitions.values():
+            if not hp.failed and hp.state.role == LEADER:
+                try:
+                    hp.log.checkpoint_high_watermark()
+                except LogIOError as exc:
+                    self._dir_failed(hp.root, exc)
+        for root, checkpoints in self.roots.items():
+            if root in self.offline_roots:
+                continue
+            try:
+                checkpoints.write()
+            except (OSError, LogIOError) as exc:
+                self._dir_failed(root, exc)
+
+    # ------------------------------------------------------------------------------------------------ the image
+    def apply(self, image) -> None:
+        """Host, lead, follow or drop partitions as ``image`` says."""
+        if not self.started:
+            return
+        seen = self._topics_seen
+        for topic_id, topic in image.topics.items():
+            if seen.get(topic_id) is topic and not self._configs_changed(image, topic):
+                continue
+            overrides = image.configs.get((TOPIC_RESOURCE, topic.name), {})
+            for index, reg in topic.partitions.items():
+                hp = self.by_id.get((topic_id, index))
+                if self.broker_id not in reg.replicas:
+                    if hp is not None:
+                        self._delete(hp, "this broker is no longer a replica")
+                    continue
+                if hp is None:
+                    hp = self._host(topic_id, topic.name, index, overrides)
+                    if hp is None:
+                        continue
+                else:
+                    self._configure(hp, overrides)
+                if hp.failed:
+                    continue
+                change = hp.state.apply(reg, hp.log.end_offset())
+                if change is None:
+                    continue
+                if change.new_leader_epoch:
+                    try:
+                        hp.log.initialize_leader_epoch(reg.leader_epoch)
+                    except LogIOError as exc:
+                        self._dir_failed(hp.root, exc)
+                        continue
+                    log.info("leading %s-%d in leader epoch %d from offset %d (ISR %s)", hp.topic, index,
+                             reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
+                if hp.state.role != LEADER:
+                    hp.waits.leadership_lost()
+                self._advance(hp)
+        for topic_id in [t for t in seen if t not in image.topics]:
+            for hp in [h for (tid, _), h in list(self.by_id.items()) if tid == topic_id]:
+                self._delete(hp, "its topic was deleted")
+        self._topics_seen = dict(image.topics)
+        self._configs_seen = image.configs
+
+    def _configs_changed(self, image, topic) -> bool:
+        before = self._configs_seen
+        key = (TOPIC_RESOURCE, topic.name)
+        return before is None or before.get(key) is not image.configs.get(key)
+
+    def _pick_root(self) -> str | None:
+        counts = {root: 0 for root in self.roots if root not in self.offline_roots}
+        for hp in self.partitions.values():
+            if hp.root in counts:
+                counts[hp.root] += 1
+        return min(counts, key=lambda r: (counts[r], list(self.roots).index(r))) if counts else None
+
+    def _host(self, topic_id, topic: str, index: int, overrides) -> Hosted | None:
+        key = (topic, index)
+        root = self._found.pop(key, None) or self._pick_root()
+        if root is None:
+            log.error("cannot host %s-%d: every log directory is offline", topic, index)
+            return None
+        directory = os.path.join(root, f"{topic}-{index}")
+        settings = self._log_settings(overrides)
+        try:
+            lg = self._open(directory, root, topic_id, settings)
+        except LogError as exc:
+            if "holds topic id" not in str(exc):
+                raise
+            # a directory left by an earlier topic of the same name (deleted while this broker was down)
+            log.warning("%s belongs to an earlier topic %s: removing it", directory, exc)
+            self._remove_dir(directory, root)
+            lg = self._open(directory, root, topic_id, settings)
+        except (OSError, LogIOError) as exc:
+            self._dir_failed(root, exc)
+            return None
+        if lg.recovery_report and lg.recovery_report[0] != "clean":
+            log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
+        hp = Hosted(topic_id, topic, index, root, lg, ReplicaState(self.broker_id, topic, index))
+        hp.state.high_watermark = lg.high_watermark()
+        hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
+        self.partitions[key] = hp
+        self.by_id[(topic_id, index)] = hp
+        return hp
+
+    def _open(self, directory: str, root: str, topic_id, settings: dict) -> PartitionLog:
+        return PartitionLog(directory, self.roots[root], topic_id=topic_id, high_watermark_checkpoint_interval_ms=0,
+                            retention_bytes=-1, retention_ms=-1, **settings)
+
+    @staticmethod
+    def _log_settings(overrides) -> dict:
+        n = topic_configs.number
+        return {"segment_bytes": n(overrides, "segment.bytes"), "segment_ms": n(overrides, "segment.ms"),
+                "index_interval_bytes": n(overrides, "index.interval.bytes"),
+                "max_batch_size": n(overrides, "max.message.bytes")}
+
+    def _configure(self, hp: Hosted, overrides) -> None:
+        for attr, value in self._log_settings(overrides).items():
+            setattr(hp.log, attr, value)
+        hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
+
+    def _delete(self, hp: Hosted, why: str) -> None:
+        self.partitions.pop((hp.topic, hp.index), None)
+        self.by_id.pop((hp.topic_id, hp.index), None)
+        hp.waits.leadership_lost()
+        log.info("removing partition %s-%d: %s", hp.topic, hp.index, why)
+        if hp.failed:
+            return
+        directory = hp.log.directory
+        try:
+            hp.log.close()
+        except LogIOError as exc:
+            log.warning("closing %s-%d before removal: %s", hp.topic, hp.index, exc)
+        self.roots[hp.root].forget((hp.topic, hp.index))
+        self._remove_dir(directory, hp.root)
+
+    def _remove_dir(self, directory: str, root: str) -> None:
+        base = os.path.basename(directory)
+        # Kafka's name: <topic>-<p>.<uuid without dashes>-delete, the topic cut so the name stays within 255 bytes
+        tag = f".{uuid.uuid4().hex}{DELETE_SUFFIX}"
+        target = os.path.join(root, base[: 255 - len(tag)] + tag)
+        try:
+            os.rename(directory, target)
+            fsync_dir(root)
+        except OSError as exc:
+            self._dir_failed(root, exc)
+            return
+        try:
+            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, target, True)
+        except RuntimeError:  # no loop (tests driving the manager directly)
+            shutil.rmtree(target, ignore_errors=True)
+
+    def _dir_failed(self, root: str, exc: BaseException) -> None:
+        if root in self.offline_roots:
+            return
+        self.offline_roots.add(root)
+        log.error("log directory %s is offline after an I/O error (%s): its partitions answer KAFKA_STORAGE_ERROR",
+                  root, exc)
+        for hp in self.partitions.values():
+            if hp.root == root:
+                hp.failed = True
+                hp.waits.leadership_lost()
+
+    # ------------------------------------------------------------------------------------------------ lookups
+    def get(self, topic: str, index: int) -> Hosted | None:
+        return self.partitions.get((topic, index))
+
+    def get_by_id(self, topic_id, index: int) -> Hosted | None:
+        return self.by_id.get((topic_id, index))
+
+    # ------------------------------------------------------------------------------------------------ leading
+    def append(self, hp: Hosted, records, acks: int) -> AppendResult:
+        """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``)."""
+        if hp.failed:
+            return AppendResult(KAFKA_STORAGE_ERROR)
+        lg = hp.log
+        if records is None or not len(records):
+            return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
+        raw = bytes(records)
+        try:
+            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
+            if result.valid_bytes != len(raw) or result.batch_count == 0:
+                raise CorruptRecordError("the records end with an incomplete batch", result.valid_bytes)
+            headers = list(read_batches(raw, validate=False))
+        except CorruptRecordError as exc:
+            return AppendResult(CORRUPT_MESSAGE, str(exc))
+        too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
+        if too_large is not None:
+            return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes is larger than "
+                                                   f"max.message.bytes {lg.max_batch_size}")
+        if any(b.is_control for b in headers):
+            return AppendResult(INVALID_RECORD, "a producer may not write control batches")
+        if any(b.is_transactional for b in headers):
+            return AppendResult(INVALID_RECORD, "transactional batches need the transaction coordinator, which "
+                                                "this node does not run yet")
+        idempotent = [b for b in headers if b.producer_id >= 0]
+        table = None
+        if idempotent:
+            if len(headers) != 1:
+                return AppendResult(INVALID_RECORD, "an idempotent producer must send one batch per partition")
+            b = headers[0]
+            table = hp.producer_table()
+            check = table.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
+            if check.error:
+                return AppendResult(check.error, check.message)
+            if check.duplicate is not None:
+                first, last = check.duplicate
+                return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset())
+        try:
+            info = lg.append_as_leader(raw, hp.state.leader_epoch, result.batches)
+        except InvalidAppendError as exc:
+            return AppendResult(CORRUPT_MESSAGE, str(exc))
+        except LogIOError as exc:
+            self._dir_failed(hp.root, exc)
+            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
+        if table is not None:
+            b = headers[0]
+            table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
+                        info.last_offset)
+        self._advance(hp)
+        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
+                            log_start_offset=lg.start_offset())
+
+    def _advance(self, hp: Hosted) -> None:
+        """Raise the high watermark as far as the replica state allows and wake what waits on it."""
+        if hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr):
+            hp.log.update_high_watermark(hp.state.high_watermark)
+            for watcher in list(self.watchers):
+                watcher(hp)
+        hp.waits.check(hp.log.high_watermark(), -1,
+                       hp.state.leader_epoch if hp.state.role == LEADER and not hp.failed else None)
+
+    def wait_committed(self, hp: Hosted, end: int, callback: Callable[[int], None], timeout_ms: int) -> None:
+        """``callback(error)`` once the high watermark reaches ``end`` (NONE), when this broker stops leading the
+        epoch first (NOT_LEADER_OR_FOLLOWER), or after ``timeout_ms`` (REQUEST_TIMED_OUT)."""
+        if hp.failed:
+            callback(NOT_LEADER_OR_FOLLOWER)
+            return
+        hp.waits.add(HIGH_WATERMARK, end, hp.state.leader_epoch, callback, loop=asyncio.get_running_loop(),
+                     timeout_s=max(timeout_ms, 0) / 1000.0, timeout_error=REQUEST_TIMED_OUT)
+        self._advance(hp)

@@ -1,0 +1,250 @@
+"""A KRaft broker hosts the topic partitions its image assigns it (in-process, real sockets and files): Produce with
+acks 0/1/-1, consumer Fetch with long polling, ListOffsets, OffsetForLeaderEpoch and idempotent producers, each
+with Kafka's error codes for bad input; Kafka's files in the log directory; a restart serves the same data and a
+deleted topic's directories go."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import uuid
+
+from kraftwire import error_codes as ec
+from kraftwire.log.checkpoint import parse_offset_checkpoint
+from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.server.client import KafkaConnection
+from tests.server.test_kraft_node import Combined, _create, _online
+
+P = w.ProduceRequest
+F = w.FetchRequest
+L = w.ListOffsetsRequest
+O = w.OffsetForLeaderEpochRequest
+
+
+def _batch(values, *, pid=-1, epoch=-1, seq=-1, ts=1_700_000_000_000) -> bytes:
+    b = RecordBatchBuilder(producer_id=pid, producer_epoch=epoch, base_sequence=seq)
+    for i, v in enumerate(values):
+        b.append(None if v is None else f"k{i}".encode(), v, timestamp=ts + i)
+    return b.build()
+
+
+def _produce(topic: str, parts: dict[int, bytes | None], acks: int = -1, timeout_ms: int = 5000):
+    return P(acks=acks, timeout_ms=timeout_ms, topic_data=[P.TopicProduceData(name=topic, partition_data=[
+        P.PartitionProduceData(index=i, records=r) for i, r in parts.items()])])
+
+
+def _fetch(topic_id, parts: dict[int, int], *, max_wait_ms=0, min_bytes=1, epoch=-1):
+    return F(replica_id=-1, max_wait_ms=max_wait_ms, min_bytes=min_bytes, max_bytes=1 << 20, isolation_level=0,
+             session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=topic_id, partitions=[
+                 F.FetchPartition(partition=i, current_leader_epoch=epoch, fetch_offset=off, last_fetched_epoch=-1,
+                                  log_start_offset=-1, partition_max_bytes=1 << 20) for i, off in parts.items()])],
+             forgotten_topics_data=[], rack_id="")
+
+
+def _values(records) -> list[bytes]:
+    return [r.value for b in read_batches(bytes(records or b"")) if not b.is_control for r in b]
+
+
+async def _hosted(node, topic: str, n: int) -> None:
+    for _ in range(250):
+        if all(node.replicas.get(topic, i) is not None and node.replicas.get(topic, i).state.role == "leader"
+               for i in range(n)):
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{topic} not hosted: {node.replicas.partitions}")
+
+
+def test_produce_fetch_list_offsets_and_restart(tmp_path):
+    c = Combined(tmp_path)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                created = await conn.request(_create("orders", partitions=3), 7)
+                tid = created.topics[0].topic_id
+                await _hosted(node, "orders", 3)
+                # acks=-1 and acks=1 answer with the base offsets; acks=0 gets no answer at all
+                r = await conn.request(_produce("orders", {0: _batch([b"a", b"b", b"c"]), 1: _batch([b"x"])}), 9)
+                assert [(p.index, p.error_code, p.base_offset, p.log_start_offset)
+                        for p in r.responses[0].partition_responses] == [(0, 0, 0, 0), (1, 0, 0, 0)]
+                r = await conn.request(_produce("orders", {0: _batch([b"d"])}, acks=1), 9)
+                assert r.responses[0].partition_responses[0].base_offset == 3
+                # bad input: nothing appended, Kafka's codes
+                corrupt = bytearray(_batch([b"e"]))
+                corrupt[-1] ^= 0xFF
+                r = await conn.request(_produce("orders", {0: bytes(corrupt), 2: None, 7: _batch([b"z"])}), 9)
+                assert [(p.index, p.error_code) for p in r.responses[0].partition_responses] == [
+                    (0, ec.CORRUPT_MESSAGE), (2, ec.CORRUPT_MESSAGE), (7, ec.UNKNOWN_TOPIC_OR_PARTITION)]
+                r = await conn.request(_produce("orders", {0: _batch([b"e"])}, acks=2), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.INVALID_REQUIRED_ACKS
+                r = await conn.request(_produce("__cluster_metadata", {0: _batch([b"e"])}), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
+                assert node.replicas.get("orders", 0).log.end_offset() == 4
+
+                # fetch by topic id (v13+) and by name (v12)
+                f = await conn.request(_fetch(tid, {0: 0, 1: 0, 2: 0}), 13)
+                parts = f.responses[0].partitions
+                assert [_values(p.records) for p in parts] == [[b"a", b"b", b"c", b"d"], [b"x"], []]
+                assert [(p.high_watermark, p.last_stable_offset, p.log_start_offset) for p in parts] == [
+                    (4, 4, 0), (1, 1, 0), (0, 0, 0)]
+                assert f.session_id == 0
+                by_name = _fetch(tid, {1: 0})
+                by_name.topics[0].topic = "orders"
+                f = await conn.request(by_name, 12)
+                assert _values(f.responses[0].partitions[0].records) == [b"x"]
+                f = await conn.request(_fetch(tid, {0: 99}), 13)
+                assert f.responses[0].partitions[0].error_code == ec.OFFSET_OUT_OF_RANGE
+                f = await conn.request(_fetch(uuid.uuid4(), {0: 0}), 13)
+                assert f.responses[0].partitions[0].error_code == ec.UNKNOWN_TOPIC_ID
+                epoch = node.replicas.get("orders", 0).state.leader_epoch
+                f = await conn.request(_fetch(tid, {0: 0}, epoch=epoch + 1), 13)
+                assert f.responses[0].partitions[0].error_code == ec.UNKNOWN_LEADER_EPOCH
+
+                # long polling: a parked fetch is answered when a produce moves the high watermark
+                waiting = asyncio.ensure_future(conn.request(_fetch(tid, {2: 0}, max_wait_ms=5000), 13))
+                await asyncio.sleep(0.2)
+                assert not waiting.done()
+                other = await KafkaConnection.open("127.0.0.1", c.bport)
+                try:
+                    await other.request(_produce("orders", {2: _batch([b"late"])}), 9)
+                finally:
+                    await other.close()
+                f = await asyncio.wait_for(waiting, 3)
+                assert _values(f.responses[0].partitions[0].records) == [b"late"]
+                # and one that nothing wakes ends after MaxWaitMs, empty
+                f = await conn.request(_fetch(tid, {1: 1}, max_wait_ms=100), 13)
+                assert f.responses[0].partitions[0].records in (b"", None)
+
+                # ListOffsets: earliest, latest, by timestamp, max timestamp
+                lo = L(replica_id=-1, isolation_level=0, topics=[L.ListOffsetsTopic(name="orders", partitions=[
+                    L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=t)
+                    for t in (-2, -1, 1_700_000_000_001, -3)])])
+                got = await conn.request(lo, 8)
+                assert [(p.error_code, p.offset) for p in got.topics[0].partitions] == [
+                    (0, 0), (0, 4), (0, 1), (0, 2)]
+                # OffsetForLeaderEpoch: the end of the leader's epoch is the log end; an unknown epoch is undefined
+                ofl = O(replica_id=-1, topics=[O.OffsetForLeaderTopic(topic="orders", partitions=[
+                    O.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=e)
+                    for e in (epoch, epoch + 5)])])
+                got = await conn.request(ofl, 4)
+                assert [(p.error_code, p.leader_epoch, p.end_offset) for p in got.topics[0].partitions] == [
+                    (0, epoch, 4), (0, -1, -1)]
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+        return tid
+
+    tid = asyncio.run(main())
+    # Kafka's files: one directory per partition, the offset checkpoints at the log directory's root
+    names = sorted(os.listdir(c.logs))
+    assert {"orders-0", "orders-1", "orders-2", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint",
+            "replication-offset-checkpoint"} <= set(names)
+    assert {"00000000000000000000.log", "00000000000000000000.index", "leader-epoch-checkpoint",
+            "partition.metadata"} <= set(os.listdir(c.logs / "orders-0"))
+    hws = parse_offset_checkpoint((c.logs / "replication-offset-checkpoint").read_text())
+    assert {k: v for k, v in hws.items() if k[0] == "orders"} == {("orders", 0): 4, ("orders", 1): 1,
+                                                                  ("orders", 2): 1}
+
+    async def restart():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            await _hosted(node, "orders", 3)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                f = await conn.request(_fetch(tid, {0: 0, 2: 0}), 13)
+                assert [_values(p.records) for p in f.responses[0].partitions] == [
+                    [b"a", b"b", b"c", b"d"], [b"late"]]
+                r = await conn.request(_produce("orders", {0: _batch([b"after"])}), 9)
+                assert r.responses[0].partition_responses[0].base_offset == 4
+                d = await conn.request(w.DeleteTopicsRequest(topic_names=["orders"], timeout_ms=5000), 5)
+                assert d.responses[0].error_code == ec.NONE
+                for _ in range(250):
+                    if not any(n.startswith("orders-") for n in os.listdir(c.logs)):
+                        break
+                    await asyncio.sleep(0.02)
+                assert not any(n.startswith("orders-") for n in os.listdir(c.logs)), os.listdir(c.logs)
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(restart())
+    points = parse_offset_checkpoint((c.logs / "recovery-point-offset-checkpoint").read_text())
+    assert not any(k[0] == "orders" for k in points)
+
+
+def test_idempotent_producer_ids_retries_and_sequence_errors(tmp_path):
+    c = Combined(tmp_path)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                await conn.request(_create("idem", partitions=1), 7)
+                await _hosted(node, "idem", 1)
+                I = w.InitProducerIdRequest
+                first = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+                                             producer_epoch=-1), 4)
+                second = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+                                              producer_epoch=-1), 4)
+                assert first.error_code == second.error_code == ec.NONE
+                assert second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
+                # the block came from the active controller's ProducerIdsRecord
+                assert node.metadata.image.producer_ids.next_producer_id >= first.producer_id + 1
+                bumped = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000,
+                                              producer_id=first.producer_id, producer_epoch=0), 4)
+                assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)
+                txn = await conn.request(I(transactional_id="tx", transaction_timeout_ms=60000, producer_id=-1,
+                                           producer_epoch=-1), 4)
+                assert txn.error_code == ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+
+                pid = first.producer_id
+                b0 = _batch([b"0", b"1"], pid=pid, epoch=0, seq=0)
+                r = await conn.request(_produce("idem", {0: b0}), 9)
+                assert r.responses[0].partition_responses[0].base_offset == 0
+                r = await conn.request(_produce("idem", {0: b0}), 9)  # a retry: the original offsets, no append
+                assert (r.responses[0].partition_responses[0].error_code,
+                        r.responses[0].partition_responses[0].base_offset) == (0, 0)
+                r = await conn.request(_produce("idem", {0: _batch([b"x"], pid=pid, epoch=0, seq=5)}), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
+                r = await conn.request(_produce("idem", {0: _batch([b"2"], pid=pid, epoch=0, seq=2)}), 9)
+                assert r.responses[0].partition_responses[0].base_offset == 2
+                assert node.replicas.get("idem", 0).log.end_offset() == 3
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+    async def restart():
+        """The producer state is folded from the log again: a retry after a restart is still a duplicate."""
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            await _hosted(node, "idem", 1)
+            hp = node.replicas.get("idem", 0)
+            [pid] = list(hp.producer_table())
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                r = await conn.request(_produce("idem", {0: _batch([b"2"], pid=pid, epoch=0, seq=2)}), 9)
+                assert r.responses[0].partition_responses[0].base_offset == 2
+                assert hp.log.end_offset() == 3
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(restart())
