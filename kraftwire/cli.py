@@ -22,6 +22,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
     ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
+    ("console-producer", "kraftwire.tools.console_producer", "produce lines of standard input (like kafka-console-producer.sh)"),
+    ("console-consumer", "kraftwire.tools.console_consumer", "print a topic's records (like kafka-console-consumer.sh)"),
     ("dump-log", "kraftwire.tools.dump_log", "print the batches of log segments and snapshots (like kafka-dump-log)"),
     ("metadata-shell", "kraftwire.tools.metadata_shell", "browse a metadata snapshot or log (like kafka-metadata-shell.sh)"),
     ("audit", "kraftwire.tools.audit", "compare replicas' Raft logs offset by offset with Spark (corruption, gaps, epochs, divergence)"),

@@ -3,7 +3,9 @@ the test's): ``server-start``, then a topic created with kafka-python's admin cl
 confluent-kafka, the log holds Kafka's metadata records (``dump-log --cluster-metadata-decoder``), and
 ``__cluster_metadata`` itself is internal. ``kraftwire topics`` creates, describes, grows, lists and deletes with
 kafka-topics.sh's flags and output; ``kraftwire configs`` describes and alters with kafka-configs.sh's; ``kraftwire leader-election`` answers as kafka-leader-election.sh; KafkaJS's admin client creates, describes,
-grows, configures and deletes a topic; ``kraftwire features`` describes and updates as kafka-features.sh."""
+grows, configures and deletes a topic; ``kraftwire features`` describes and updates as kafka-features.sh. Events are produced and consumed with
+``kraftwire console-producer``/``console-consumer`` (Kafka's quickstart steps 4 and 5), kcat, kafka-python,
+confluent-kafka, aiokafka and KafkaJS, and read again after the node restarts."""
 
 from __future__ import annotations
 
@@ -75,6 +77,7 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         assert "broker 1 at localhost:" in listed
         topics = AdminClient({"bootstrap.servers": f"localhost:{bport}"}).list_topics(timeout=20).topics
         assert set(topics) == {"quickstart-events"}
+        _produce_and_consume(bport)
         _kraftwire_topics(bport)
         _kraftwire_configs(bport)
         _leader_election(bport)
@@ -84,13 +87,121 @@ def test_quickstart_on_the_shipped_combined_config(tmp_path):
         proc.terminate()
         assert proc.wait(30) == 0
         err.close()
+    # Kafka's quickstart, step 6 of a restart: the events are still there
+    err = open(tmp_path / "node2.log", "wb")
+    proc = subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config),
+                             "--listener-fd", f"PLAINTEXT={broker.fileno()}",
+                             "--listener-fd", f"CONTROLLER={controller.fileno()}"],
+                            stdout=subprocess.DEVNULL, stderr=err, pass_fds=(broker.fileno(), controller.fileno()),
+                            env=processes.kraftwire_env())
+    try:
+        again = _console_consumer(bport, "--from-beginning", "--max-messages", str(len(EVENTS)), "--timeout-ms",
+                                  "30000")
+        assert again.splitlines() == EVENTS
+    finally:
+        proc.terminate()
+        assert proc.wait(30) == 0
+        err.close()
         broker.close()
         controller.close()
+    assert {"quickstart-events-0", "replication-offset-checkpoint", "recovery-point-offset-checkpoint"} <= set(
+        os.listdir(logs))
     segment = os.path.join(logs, "__cluster_metadata-0", "00000000000000000000.log")
     dump = processes.kw("dump-log", "--cluster-metadata-decoder", "--files", segment).stdout
     for kind in ("FEATURE_LEVEL_RECORD", "REGISTER_BROKER_RECORD", "TOPIC_RECORD", "PARTITION_RECORD"):
         assert kind in dump, dump[-3000:]
     assert "quickstart-events" in dump
+
+
+EVENTS: list[str] = []
+
+
+def _console_consumer(port: int, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-m", "kraftwire", "console-consumer", "--bootstrap-server",
+                          f"localhost:{port}", "--topic", "quickstart-events", *args], capture_output=True, text=True,
+                         env=processes.kraftwire_env(), timeout=90)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def _produce_and_consume(port: int) -> None:
+    """Quickstart steps 4 and 5 with kraftwire's console tools, then every client on the same topic: each reads back
+    exactly what all wrote, in order (one partition)."""
+    import asyncio
+    import json
+
+    from confluent_kafka import Producer
+    from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+
+    from harness import clients
+
+    first = ["This is my first event", "This is my second event"]
+    out = subprocess.run([sys.executable, "-m", "kraftwire", "console-producer", "--bootstrap-server",
+                          f"localhost:{port}", "--topic", "quickstart-events"], input="\n".join(first) + "\n",
+                         capture_output=True, text=True, env=processes.kraftwire_env(), timeout=90)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert _console_consumer(port, "--from-beginning", "--max-messages", "2").splitlines() == first
+    EVENTS.extend(first)
+
+    kcat = shutil.which("kcat") or "kcat"
+    out = subprocess.run([kcat, "-b", f"localhost:{port}", "-t", "quickstart-events", "-P", "-K:", "-X", "acks=all"],
+                         input="k1:from kcat\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    EVENTS.append("from kcat")
+    p = KafkaProducer(bootstrap_servers=f"localhost:{port}", acks="all")
+    assert p.send("quickstart-events", b"from kafka-python").get(30).offset == 3
+    p.close()
+    EVENTS.append("from kafka-python")
+    cp = Producer({"bootstrap.servers": f"localhost:{port}", "enable.idempotence": True})
+    cp.produce("quickstart-events", b"from confluent-kafka")
+    assert cp.flush(30) == 0
+    EVENTS.append("from confluent-kafka")
+
+    async def aio() -> list[bytes]:
+        from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+        producer = AIOKafkaProducer(bootstrap_servers=f"localhost:{port}", acks="all", enable_idempotence=True)
+        await producer.start()
+        try:
+            await producer.send_and_wait("quickstart-events", b"from aiokafka")
+        finally:
+            await producer.stop()
+        consumer = AIOKafkaConsumer(bootstrap_servers=f"localhost:{port}", group_id=None,
+                                    auto_offset_reset="earliest")
+        await consumer.start()
+        try:
+            consumer.assign([TopicPartition("quickstart-events", 0)])
+            got: list[bytes] = []
+            for _ in range(50):
+                for batch in (await consumer.getmany(timeout_ms=200)).values():
+                    got.extend(m.value for m in batch)
+                if len(got) >= 6:
+                    break
+            return got
+        finally:
+            await consumer.stop()
+
+    assert [v.decode() for v in asyncio.run(aio())] == EVENTS + ["from aiokafka"]
+    EVENTS.append("from aiokafka")
+    clients.ensure_kafkajs()
+    out = subprocess.run(["node", "produce.js", f"localhost:{port}", "quickstart-events", "from kafkajs", "2"],
+                         cwd=clients.KAFKAJS_DIR, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert json.loads(out.stdout.strip().splitlines()[-1])["offsets"] == [[0, 6], [0, 7]]
+    EVENTS.extend(["from kafkajs-0", "from kafkajs-1"])
+
+    c = KafkaConsumer(bootstrap_servers=f"localhost:{port}", group_id=None, auto_offset_reset="earliest",
+                      consumer_timeout_ms=5000)
+    c.assign([TopicPartition("quickstart-events", 0)])
+    assert [m.value.decode() for m in c] == EVENTS
+    c.close()
+    listed = subprocess.run([kcat, "-b", f"localhost:{port}", "-t", "quickstart-events", "-C", "-e", "-f", "%k|%s\n"],
+                            capture_output=True, text=True, timeout=60).stdout.splitlines()
+    assert listed[2] == "k1|from kcat" and [line.split("|", 1)[1] for line in listed] == EVENTS
+    printed = _console_consumer(port, "--from-beginning", "--max-messages", "3", "--property", "print.key=true",
+                                "--property", "print.offset=true")
+    assert printed.splitlines() == ["Offset:0\tnull\tThis is my first event", "Offset:1\tnull\tThis is my second event",
+                                    "Offset:2\tk1\tfrom kcat"]
 
 
 def _topics(port: int, *args: str, ok: bool = True) -> str:
