@@ -143,8 +143,8 @@ def run(args: argparse.Namespace) -> int:
             msg = consumer.poll(0.2)
             if msg is None:
                 if args.timeout_ms is not None and (time.monotonic() - last) * 1000 >= args.timeout_ms:
-                    print(f"Error processing message, terminating consumer process: "
-                          f"org.apache.kafka.common.errors.TimeoutException", file=sys.stderr)
+                    print("Error processing message, terminating consumer process: "
+                          "org.apache.kafka.common.errors.TimeoutException", file=sys.stderr)
                     break
                 continue
             if msg.error() is not None:
