@@ -224,6 +224,8 @@ KEYS: tuple[ConfigKey, ...] = (
               "the active controller moves leaderships back to preferred replicas"),
     ConfigKey("leader.imbalance.check.interval.seconds", "leader_imbalance_check_interval_seconds", _at_least(1), 300,
               "how often the active controller looks for leaderships to move back"),
+    ConfigKey("replica.lag.time.max.ms", "replica_lag_time_max_ms", _at_least(1), 30_000,
+              "a follower not caught up for this long leaves the ISR"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
@@ -278,6 +280,7 @@ class Config:
     broker_rack: str | None = default("broker.rack")
     auto_leader_rebalance_enable: bool = default("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = default("leader.imbalance.check.interval.seconds")
+    replica_lag_time_max_ms: int = default("replica.lag.time.max.ms")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.

@@ -126,3 +126,20 @@ class PartitionLog(SegmentedLog):
         """Kafka's ``endOffsetFor`` on this partition's epoch cache (OffsetForLeaderEpoch): (epoch, end offset) —
         the log end for the latest epoch, the next epoch's start otherwise, (-1, -1) when undefined."""
         return self._cache.end_offset_for(epoch, self._end)
+
+    def truncate_to(self, offset: int) -> None:
+        """As the Raft log's, except that a follower may truncate below its high watermark (the leader after an
+        unclean election holds the truth): the high watermark comes down with the log."""
+        self._check_writable()
+        if self._start <= offset < self._hwm:
+            self._hwm = offset
+        super().truncate_to(offset)
+
+    def restart_at(self, offset: int) -> None:
+        """Drop the whole log and continue it at ``offset`` (a follower behind the leader's log start)."""
+        self._check_writable()
+        self.truncations += 1
+        self._reset_storage(offset)
+        self._start = self._end = self._flushed = self._hwm = offset
+        self._cache.clear()
+        self._epoch_cache_changed()

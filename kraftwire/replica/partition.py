@@ -12,9 +12,17 @@ Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-fact
 * **acks.** Only -1, 0 and 1 (INVALID_REQUIRED_ACKS). With acks=-1 an ISR smaller than the effective minimum —
   ``min(min.insync.replicas, replication factor)`` — refuses the append with NOT_ENOUGH_REPLICAS; an append whose
   wait ends while it is too small is answered NOT_ENOUGH_REPLICAS_AFTER_APPEND.
-* **High watermark.** The minimum of the leader's end offset and each ISR member's, never advancing while the ISR is
-  below the effective minimum, and never going back. Until followers replicate (the next step of the partitions
-  work) an ISR member other than the leader reports no end offset, so only a one-replica ISR advances.
+* **Followers' progress.** Each follower fetch reports the follower's end offset; its last caught-up time becomes
+  the fetch time when it fetched from the leader's end offset, the previous fetch time when it fetched from the end
+  the leader had then, and otherwise stays.
+* **ISR.** A follower outside the ISR whose end offset reached the high watermark and this leader epoch's start
+  offset is proposed for expansion; members not caught up within ``replica.lag.time.max.ms`` are proposed for
+  removal. One AlterPartition is in flight at a time; while an expansion is pending the *maximal* ISR (ISR plus the
+  new member) already counts for the high watermark and acks, while a shrink is pending the old ISR still does.
+  The answer commits the new ISR and partition epoch, reverts on OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA, and
+  otherwise waits for the metadata image to move.
+* **High watermark.** The minimum of the leader's end offset and each maximal-ISR member's, never advancing while the
+  ISR is below the effective minimum, and never going back.
 """
 
 from __future__ import annotations
@@ -23,15 +31,22 @@ from dataclasses import dataclass
 
 from kraftwire.error_codes import (
     FENCED_LEADER_EPOCH,
+    INELIGIBLE_REPLICA,
+    INVALID_REQUEST,
     INVALID_REQUIRED_ACKS,
+    INVALID_UPDATE_VERSION,
+    NEW_LEADER_ELECTED,
     NONE,
     NOT_ENOUGH_REPLICAS,
     NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     NOT_LEADER_OR_FOLLOWER,
+    OPERATION_NOT_ATTEMPTED,
     UNKNOWN_LEADER_EPOCH,
+    UNKNOWN_TOPIC_ID,
+    UNKNOWN_TOPIC_OR_PARTITION,
 )
 
-__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "LeaderChange", "ReplicaState"]
+__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "Follower", "LeaderChange", "PendingIsr", "ReplicaState"]
 
 LEADER, FOLLOWER, OFFLINE = "leader", "follower", "offline"
 
@@ -48,7 +63,7 @@ class ReplicaState:
     """``ReplicaState(broker_id, topic, partition)``: nothing applied yet (role OFFLINE, epochs -1)."""
 
     __slots__ = ("broker_id", "topic", "partition", "role", "leader", "leader_epoch", "partition_epoch", "replicas",
-                 "isr", "epoch_start_offset", "high_watermark", "follower_ends")
+                 "isr", "epoch_start_offset", "high_watermark", "followers", "pending", "in_flight")
 
     def __init__(self, broker_id: int, topic: str, partition: int) -> None:
         self.broker_id = broker_id
@@ -63,17 +78,21 @@ class ReplicaState:
         #: the log end offset when this broker's current leader epoch began (-1 when not leading)
         self.epoch_start_offset = -1
         self.high_watermark = 0
-        #: the end offsets the followers reported (none yet: followers come with replica fetchers)
-        self.follower_ends: dict[int, int] = {}
+        #: what the leader knows of each follower (reset when this broker starts leading an epoch)
+        self.followers: dict[int, Follower] = {}
+        #: an ISR change proposed to the controller and not yet answered or seen in the image
+        self.pending: PendingIsr | None = None
+        self.in_flight = False
 
     def __repr__(self) -> str:
         return (f"ReplicaState({self.topic}-{self.partition} {self.role} leader={self.leader} "
                 f"epoch={self.leader_epoch}/{self.partition_epoch} isr={list(self.isr)} hw={self.high_watermark})")
 
     # ------------------------------------------------------------------------------------------------ the image
-    def apply(self, registration, log_end: int) -> LeaderChange | None:
+    def apply(self, registration, log_end: int, now_ms: int = 0) -> LeaderChange | None:
         """Apply the image's registration (``replicas``, ``isr``, ``leader``, ``leader_epoch``,
-        ``partition_epoch``); ``log_end`` is the local log end offset. None when nothing changed (or it is older)."""
+        ``partition_epoch``); ``log_end`` is the local log end offset. None when nothing changed (or it is older).
+        A new leader counts its ISR members as caught up at ``now_ms``, the others never."""
         if registration.partition_epoch < self.partition_epoch:
             return None
         if (registration.partition_epoch == self.partition_epoch and registration.leader_epoch == self.leader_epoch
@@ -88,14 +107,21 @@ class ReplicaState:
         if registration.leader == self.broker_id:
             became = self.role != LEADER or new_epoch
             self.role = LEADER
+            self.pending, self.in_flight = None, False  # the image moved: whatever was proposed is settled
             if became:
                 self.epoch_start_offset = log_end
-                self.follower_ends = {}
+                self.followers = {b: Follower(b, now_ms if b in self.isr else 0) for b in self.replicas
+                                  if b != self.broker_id}
+            else:
+                for b in self.replicas:
+                    if b != self.broker_id and b not in self.followers:
+                        self.followers[b] = Follower(b, now_ms if b in self.isr else 0)
             return LeaderChange(LEADER, became)
         self.role = FOLLOWER if self.broker_id in self.replicas else OFFLINE
         self.epoch_start_offset = -1
-        self.follower_ends = {}
-        return LeaderChange(self.role, False)
+        self.followers = {}
+        self.pending, self.in_flight = None, False
+        return LeaderChange(self.role, new_epoch)
 
     # ------------------------------------------------------------------------------------------------ requests
     def epoch_error(self, current_leader_epoch: int) -> int:
@@ -125,16 +151,109 @@ class ReplicaState:
         """When an acks=-1 append's wait ends: NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below the minimum."""
         return NOT_ENOUGH_REPLICAS_AFTER_APPEND if len(self.isr) < self.min_isr(min_insync_replicas) else NONE
 
+    # ------------------------------------------------------------------------------------------------ followers
+    def maximal_isr(self) -> tuple[int, ...]:
+        """The ISR the high watermark and acks count: with an expansion pending, the ISR plus the new members."""
+        if self.pending is not None and self.pending.expand:
+            return self.pending.isr
+        return self.isr
+
+    def follower_fetched(self, replica: int, fetch_offset: int, broker_epoch: int, now_ms: int,
+                         leader_end: int) -> None:
+        """A follower fetched from ``fetch_offset`` (its end offset) while the leader's end was ``leader_end``."""
+        f = self.followers.get(replica)
+        if f is None:
+            return
+        if fetch_offset >= leader_end:
+            f.caught_up_ms = max(f.caught_up_ms, now_ms)
+        elif fetch_offset >= f.last_fetch_leader_end:
+            f.caught_up_ms = max(f.caught_up_ms, f.last_fetch_ms)
+        f.end_offset = fetch_offset
+        f.last_fetch_ms = now_ms
+        f.last_fetch_leader_end = leader_end
+        f.broker_epoch = broker_epoch
+
+    def propose_expansion(self, replica: int, eligible: bool) -> PendingIsr | None:
+        """After ``replica``'s fetch: the ISR with it added when it may join (``eligible``: registered, unfenced, not
+        shutting down, of the broker epoch it fetched with), else None."""
+        f = self.followers.get(replica)
+        if (self.role != LEADER or self.pending is not None or f is None or replica in self.isr or not eligible
+                or f.end_offset < self.high_watermark or f.end_offset < self.epoch_start_offset):
+            return None
+        self.pending = PendingIsr(tuple(self.isr) + (replica,), True)
+        return self.pending
+
+    def propose_shrink(self, now_ms: int, lag_ms: int, leader_end: int) -> PendingIsr | None:
+        """The ISR without the members that have not caught up within ``lag_ms``, or None."""
+        if self.role != LEADER or self.pending is not None:
+            return None
+        out = set()
+        for b in self.isr:
+            f = self.followers.get(b)
+            if b == self.broker_id or f is None:
+                continue
+            if f.end_offset != leader_end and now_ms - f.caught_up_ms > lag_ms:
+                out.add(b)
+        if not out:
+            return None
+        self.pending = PendingIsr(tuple(b for b in self.isr if b not in out), False)
+        return self.pending
+
+    def isr_answered(self, error: int, *, leader_epoch: int = -1, partition_epoch: int = -1,
+                     isr: tuple[int, ...] = ()) -> bool:
+        """The controller's answer to the pending proposal; True when it should be sent again."""
+        self.in_flight = False
+        if self.pending is None:
+            return False
+        if error == NONE:
+            if leader_epoch == self.leader_epoch and partition_epoch > self.partition_epoch:
+                self.isr, self.partition_epoch = tuple(isr), partition_epoch
+            self.pending = None
+            return False
+        if error in (OPERATION_NOT_ATTEMPTED, INELIGIBLE_REPLICA):
+            self.pending = None
+            return False
+        if error in (UNKNOWN_TOPIC_OR_PARTITION, UNKNOWN_TOPIC_ID, FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION,
+                     INVALID_REQUEST, NEW_LEADER_ELECTED):
+            return False  # stays pending until the image moves
+        return True
+
     # ------------------------------------------------------------------------------------------------ watermark
     def advance_high_watermark(self, log_end: int, min_insync_replicas: int) -> bool:
         """Recompute the leader's high watermark from ``log_end`` and the followers' end offsets; True if it moved."""
         if self.role != LEADER or len(self.isr) < self.min_isr(min_insync_replicas):
             return False
         hw = log_end
-        for broker in self.isr:
+        for broker in self.maximal_isr():
             if broker != self.broker_id:
-                hw = min(hw, self.follower_ends.get(broker, 0))
+                f = self.followers.get(broker)
+                hw = min(hw, f.end_offset if f is not None else 0)
         if hw > self.high_watermark:
             self.high_watermark = hw
             return True
         return False
+
+
+class Follower:
+    """What a leader knows of one follower (Kafka's ``Replica`` state)."""
+
+    __slots__ = ("broker_id", "end_offset", "caught_up_ms", "last_fetch_ms", "last_fetch_leader_end", "broker_epoch")
+
+    def __init__(self, broker_id: int, caught_up_ms: int = 0) -> None:
+        self.broker_id = broker_id
+        self.end_offset = 0
+        self.caught_up_ms = caught_up_ms
+        self.last_fetch_ms = 0
+        self.last_fetch_leader_end = 0
+        self.broker_epoch = -1
+
+    def __repr__(self) -> str:
+        return f"Follower({self.broker_id} end={self.end_offset} caught_up={self.caught_up_ms})"
+
+
+@dataclass(frozen=True, slots=True)
+class PendingIsr:
+    """An ISR proposed to the controller: ``expand`` adds a member (it counts at once), else members leave."""
+
+    isr: tuple[int, ...]
+    expand: bool

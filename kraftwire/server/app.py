@@ -288,10 +288,15 @@ class Node:
         if not d.serves("Metadata"):
             d.serve("Metadata", self._metadata)
 
+    def _partition_fetch(self, body) -> bool:
+        """A replica's Fetch for topic partitions (a follower broker), not for this quorum's log."""
+        return self.replicas is not None and any(t.topic_id != self.topic.topic_id for t in body.topics)
+
     def _fetch(self, request, conn) -> None:
         body, version = request.body, request.version
         replica = body.replica_state.replica_id if version >= 15 else body.replica_id
-        if self.broker_fetch is not None and (replica < 0 or version < wire.ACCEPT[wire.FETCH][0]):
+        if self.broker_fetch is not None and (replica < 0 or version < wire.ACCEPT[wire.FETCH][0]
+                                              or self._partition_fetch(body)):
             self.broker_fetch[1](request, conn)
             return
         if version < wire.ACCEPT[wire.FETCH][0]:
@@ -571,6 +576,7 @@ class Node:
         self.dispatcher.close_all()
         await asyncio.sleep(0)
         if self.replicas is not None:
+            await self.replicas.fetchers.close()
             self.replicas.close()
         if self.log is not None:
             self.log.close()

@@ -51,6 +51,7 @@ class PartitionApis:
         self.parked: list[_Parked] = []
         self.ids = ProducerIdBlocks(node, kraft)
         replicas.watchers.append(self._hw_moved)
+        replicas.alter = self._alter_partition
 
     def register(self) -> None:
         from kraftwire.protocol import served
@@ -202,6 +203,10 @@ class PartitionApis:
         image = self.md.image
         budget = body.max_bytes if version >= 3 and body.max_bytes > 0 else DEFAULT_MAX_BYTES
         total, errors, keys, topics = 0, False, set(), []
+        if version >= 15:
+            replica, broker_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
+        else:
+            replica, broker_epoch = body.replica_id, -1
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
@@ -219,7 +224,12 @@ class PartitionApis:
                     errors = True
                     continue
                 hp = self.replicas.get(name, p.partition)
-                n = self._partition_read(hp, name, p, version, pd, budget)
+                if replica >= 0:
+                    n = self._replica_read(hp, name, p, version, pd, budget, replica, broker_epoch)
+                    div = getattr(pd, "diverging_epoch", None)
+                    errors |= div is not None and div.epoch >= 0
+                else:
+                    n = self._partition_read(hp, name, p, version, pd, budget)
                 total += n
                 budget -= n
                 errors |= pd.error_code != 0
@@ -229,15 +239,58 @@ class PartitionApis:
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         return resp, total, errors, keys
 
+    def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int, replica: int,
+                      broker_epoch: int) -> int:
+        """Fill ``pd`` for a follower broker's fetch (as the leader); returns the bytes of records in it."""
+        if hp is None:
+            pd.error_code = self._unhosted_error(name, p.partition)
+            return 0
+        if hp.failed:
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        state = hp.state
+        error = state.epoch_error(p.current_leader_epoch)
+        if error == ec.NONE and replica not in state.replicas:
+            error = ec.UNKNOWN_LEADER_EPOCH if p.current_leader_epoch >= 0 else ec.NOT_LEADER_OR_FOLLOWER
+        if error == ec.NONE:
+            reg = self.md.image.brokers.get(replica)
+            if broker_epoch >= 0 and reg is not None and broker_epoch < reg.epoch:
+                error = ec.NOT_LEADER_OR_FOLLOWER  # a fetch from an older incarnation of that broker
+        if error:
+            pd.error_code = error
+            return 0
+        lg = hp.log
+        start, end = lg.start_offset(), lg.end_offset()
+        pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
+        pd.log_start_offset = start
+        offset = p.fetch_offset
+        if p.last_fetched_epoch >= 0:
+            epoch, epoch_end = lg.leader_epoch_end(p.last_fetched_epoch)
+            if epoch < 0 or offset < start:
+                pd.error_code = ec.OFFSET_OUT_OF_RANGE
+                return 0
+            if epoch < p.last_fetched_epoch or epoch_end < offset:
+                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=epoch_end)
+                return 0
+        if offset < start or offset > end:
+            pd.error_code = ec.OFFSET_OUT_OF_RANGE
+            return 0
+        self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
+        pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
+        if offset >= end or budget <= 0:
+            return 0
+        limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
+        try:
+            info = lg.read(offset, limit, Isolation.UNCOMMITTED)
+        except KraftwireError as exc:
+            log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        pd.records = info.records
+        return len(info.records)
+
     def fetch(self, request, conn) -> None:
         body = request.body
-        replica = body.replica_state.replica_id if request.version >= 15 else body.replica_id
-        if replica >= 0:
-            # a follower broker's fetch: replica fetchers come with the replication step of the partitions work
-            R = w.FetchResponse
-            conn.send_response(R(throttle_time_ms=0, error_code=ec.NOT_LEADER_OR_FOLLOWER, session_id=0,
-                                 responses=[]), request.version, request.header.correlation_id)
-            return
         resp, total, errors, keys = self._fetch_answer(request)
         if total >= max(body.min_bytes, 1) or body.max_wait_ms <= 0 or errors or not keys:
             conn.send_response(resp, request.version, request.header.correlation_id)
@@ -293,11 +346,11 @@ class PartitionApis:
                 pr = R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, timestamp=-1,
                                                     offset=-1, leader_epoch=-1)
                 parts.append(pr)
-                self._list_one(t.name, p, pr, version)
+                self._list_one(t.name, p, pr, version, request.body.replica_id)
             topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
-    def _list_one(self, name, p, pr, version: int) -> None:
+    def _list_one(self, name, p, pr, version: int, replica: int) -> None:
         hp = self.replicas.get(name, p.partition_index)
         if hp is None:
             pr.error_code = self._unhosted_error(name, p.partition_index)
@@ -320,7 +373,7 @@ class PartitionApis:
                 pr.offset = lg.start_offset()
                 pr.leader_epoch = lg.epoch_for_offset(pr.offset)
             elif ts == -1:
-                pr.offset = lg.high_watermark()
+                pr.offset = lg.end_offset() if replica >= 0 else lg.high_watermark()  # a follower asks for the end
             elif ts == -3:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.max_timestamp(lg)
             elif ts == -5:
@@ -332,6 +385,37 @@ class PartitionApis:
         except KraftwireError as exc:
             log.warning("ListOffsets on %s-%d: %s", hp.topic, hp.index, exc)
             pr.error_code = ec.KAFKA_STORAGE_ERROR
+
+    # ------------------------------------------------------------------------------------------------ ISR changes
+    def _alter_partition(self, hp: Hosted, pending) -> None:
+        """Propose ``pending`` (the new ISR) to the active controller (AlterPartition v3, with each member's broker
+        epoch as the leader knows it)."""
+        A = w.AlterPartitionRequest
+        state = hp.state
+        me = self.node.settings.node_id
+        epochs = {me: self.node.roles.broker_epoch if self.node.roles.broker_epoch is not None else -1}
+        for b, f in state.followers.items():
+            epochs[b] = f.broker_epoch
+        body = A(broker_id=me, broker_epoch=epochs[me], topics=[A.TopicData(topic_id=hp.topic_id, partitions=[
+            A.PartitionData(partition_index=hp.index, leader_epoch=state.leader_epoch,
+                            new_isr_with_epochs=[A.BrokerState(broker_id=b, broker_epoch=epochs.get(b, -1))
+                                                 for b in pending.isr],
+                            leader_recovery_state=0, partition_epoch=state.partition_epoch)])])
+
+        def answered(response) -> None:
+            if self.replicas.get(hp.topic, hp.index) is not hp:
+                return  # the partition went away meanwhile
+            error, data = response.error_code, None
+            if not error:
+                parts = [p for t in response.topics for p in t.partitions if p.partition_index == hp.index]
+                if not parts:
+                    error = ec.UNKNOWN_SERVER_ERROR
+                else:
+                    data = parts[0]
+                    error = data.error_code
+            self.replicas.alter_answered(hp, error, data)
+
+        self.kraft.call("AlterPartition", body, 3, answered)
 
     # ------------------------------------------------------------------------------------------------ KIP-320
     def offset_for_leader_epoch(self, request, conn) -> None:

@@ -26,9 +26,11 @@ import asyncio
 import logging
 import os
 import shutil
+import time
 import uuid
 from typing import Callable
 
+from kraftwire.error_codes import name_of as ec_name
 from kraftwire.error_codes import (
     CORRUPT_MESSAGE,
     INVALID_RECORD,
@@ -44,11 +46,15 @@ from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_p
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
 from kraftwire.records import read_batches, validate_batches
-from kraftwire.replica.partition import LEADER, ReplicaState
+from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 
 log = logging.getLogger("kraftwire.replicas")
+
+
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 DELETE_SUFFIX = "-delete"
 
@@ -107,9 +113,15 @@ class ReplicaManager:
         self._found: dict[tuple[str, int], str] = {}  # partition directories present at start -> their root
         self._topics_seen: dict = {}
         self._configs_seen = None
-        #: called with the ``Hosted`` whose high watermark moved (the consumer fetch purgatory listens)
+        #: called with the ``Hosted`` whose high watermark or (as leader) log end moved: parked fetches listen
         self.watchers: list[Callable[[Hosted], None]] = []
+        #: ``alter(hp, pending)`` sends an AlterPartition for ``hp``'s pending ISR (set by the partition APIs)
+        self.alter: Callable | None = None
+        self.lag_ms = node.settings.config.replica_lag_time_max_ms
         self.started = False
+        from kraftwire.server.fetcher import ReplicaFetchers
+
+        self.fetchers = ReplicaFetchers(self, node)
 
     # ------------------------------------------------------------------------------------------------ start / stop
     def start(self) -> None:
@@ -147,21 +159,32 @@ class ReplicaManager:
         self.partitions.clear()
         self.by_id.clear()
 
-    def beat(self) -> None:
-        """Write the log directories' offset checkpoints that changed (the high watermarks first)."""
+    def beat(self, now_ms: int | None = None) -> None:
+        """Propose ISR shrinks for followers that fell behind; write the log directories' offset checkpoints that
+        changed (the high watermarks first)."""
+        now_ms = _now_ms() if now_ms is None else now_ms
+        for hp in self.partitions.values():
+            if not hp.failed and hp.state.role == LEADER:
+                pending = hp.state.propose_shrink(now_ms, self.lag_ms, hp.log.end_offset())
+                if pending is not None:
+                    log.info("shrinking the ISR of %s-%d from %s to %s", hp.topic, hp.index, list(hp.state.isr),
+                             list(pending.isr))
+                    self._send_alter(hp)
+                elif hp.state.pending is not None and not hp.state.in_flight:
+                    self._send_alter(hp)  # an answer asked for it to be sent again
         for hp in self.partitions.values():
             if not hp.failed and hp.state.role == LEADER:
                 try:
                     hp.log.checkpoint_high_watermark()
                 except LogIOError as exc:
-                    self._dir_failed(hp.root, exc)
+                    self.dir_failed(hp.root, exc)
         for root, checkpoints in self.roots.items():
             if root in self.offline_roots:
                 continue
             try:
                 checkpoints.write()
             except (OSError, LogIOError) as exc:
-                self._dir_failed(root, exc)
+                self.dir_failed(root, exc)
 
     # ------------------------------------------------------------------------------------------------ the image
     def apply(self, image) -> None:
@@ -187,25 +210,34 @@ class ReplicaManager:
                     self._configure(hp, overrides)
                 if hp.failed:
                     continue
-                change = hp.state.apply(reg, hp.log.end_offset())
+                change = hp.state.apply(reg, hp.log.end_offset(), _now_ms())
                 if change is None:
                     continue
-                if change.new_leader_epoch:
+                if change.new_leader_epoch and change.role == LEADER:
                     try:
                         hp.log.initialize_leader_epoch(reg.leader_epoch)
                     except LogIOError as exc:
-                        self._dir_failed(hp.root, exc)
+                        self.dir_failed(hp.root, exc)
                         continue
                     log.info("leading %s-%d in leader epoch %d from offset %d (ISR %s)", hp.topic, index,
                              reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
                 if hp.state.role != LEADER:
                     hp.waits.leadership_lost()
+                if hp.state.role == FOLLOWER:
+                    if change.new_leader_epoch or change.role != FOLLOWER or not self._followed(hp):
+                        self.fetchers.follow(hp)
+                else:
+                    self.fetchers.unfollow((hp.topic, hp.index))
                 self._advance(hp)
         for topic_id in [t for t in seen if t not in image.topics]:
             for hp in [h for (tid, _), h in list(self.by_id.items()) if tid == topic_id]:
                 self._delete(hp, "its topic was deleted")
         self._topics_seen = dict(image.topics)
         self._configs_seen = image.configs
+
+    def _followed(self, hp: Hosted) -> bool:
+        f = self.fetchers.fetchers.get(hp.state.leader)
+        return f is not None and f.partitions.get((hp.topic, hp.index)) is hp
 
     def _configs_changed(self, image, topic) -> bool:
         before = self._configs_seen
@@ -237,7 +269,7 @@ class ReplicaManager:
             self._remove_dir(directory, root)
             lg = self._open(directory, root, topic_id, settings)
         except (OSError, LogIOError) as exc:
-            self._dir_failed(root, exc)
+            self.dir_failed(root, exc)
             return None
         if lg.recovery_report and lg.recovery_report[0] != "clean":
             log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
@@ -265,6 +297,7 @@ class ReplicaManager:
         hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
 
     def _delete(self, hp: Hosted, why: str) -> None:
+        self.fetchers.unfollow((hp.topic, hp.index))
         self.partitions.pop((hp.topic, hp.index), None)
         self.by_id.pop((hp.topic_id, hp.index), None)
         hp.waits.leadership_lost()
@@ -288,14 +321,14 @@ class ReplicaManager:
             os.rename(directory, target)
             fsync_dir(root)
         except OSError as exc:
-            self._dir_failed(root, exc)
+            self.dir_failed(root, exc)
             return
         try:
             asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, target, True)
         except RuntimeError:  # no loop (tests driving the manager directly)
             shutil.rmtree(target, ignore_errors=True)
 
-    def _dir_failed(self, root: str, exc: BaseException) -> None:
+    def dir_failed(self, root: str, exc: BaseException) -> None:
         if root in self.offline_roots:
             return
         self.offline_roots.add(root)
@@ -356,15 +389,50 @@ class ReplicaManager:
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except LogIOError as exc:
-            self._dir_failed(hp.root, exc)
+            self.dir_failed(hp.root, exc)
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         if table is not None:
             b = headers[0]
             table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
                         info.last_offset)
         self._advance(hp)
+        for watcher in list(self.watchers):  # parked follower fetches wait for new data
+            watcher(hp)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
                             log_start_offset=lg.start_offset())
+
+    def follower_appended(self, hp: Hosted, raw: bytes) -> None:
+        """A follower appended the leader's batches: its producer table (if folded) learns them."""
+        if hp.producers is not None:
+            for b in read_batches(raw, validate=False):
+                hp.producers.apply_batch(b)
+
+    def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
+        """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""
+        state = hp.state
+        state.follower_fetched(replica, fetch_offset, broker_epoch, _now_ms(), hp.log.end_offset())
+        reg = self.node.metadata.image.brokers.get(replica)
+        eligible = (reg is not None and not reg.fenced and not reg.in_controlled_shutdown
+                    and broker_epoch in (-1, reg.epoch))
+        pending = state.propose_expansion(replica, eligible)
+        if pending is not None:
+            log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
+            self._send_alter(hp)
+        self._advance(hp)
+
+    def _send_alter(self, hp: Hosted) -> None:
+        if self.alter is not None and hp.state.pending is not None and not hp.state.in_flight:
+            hp.state.in_flight = True
+            self.alter(hp, hp.state.pending)
+
+    def alter_answered(self, hp: Hosted, error: int, data=None) -> None:
+        again = hp.state.isr_answered(error, leader_epoch=getattr(data, "leader_epoch", -1),
+                                      partition_epoch=getattr(data, "partition_epoch", -1),
+                                      isr=tuple(getattr(data, "isr", ()) or ()))
+        if error:
+            log.info("AlterPartition for %s-%d: %s%s", hp.topic, hp.index, ec_name(error),
+                     "; sending it again" if again else "")
+        self._advance(hp)
 
     def _advance(self, hp: Hosted) -> None:
         """Raise the high watermark as far as the replica state allows and wake what waits on it."""

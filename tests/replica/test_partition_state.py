@@ -71,12 +71,12 @@ def test_high_watermark_is_the_minimum_over_the_isr_held_below_min_isr_and_monot
 
     s = ReplicaState(1, "t", 0)
     s.apply(reg(replicas=(1, 2, 3), isr=(1, 2)), log_end=0)
-    s.follower_ends[2] = 3
+    s.follower_fetched(2, 3, 1, now_ms=0, leader_end=10)
     assert s.advance_high_watermark(10, 1) and s.high_watermark == 3  # a lagging ISR member holds it back
-    s.follower_ends[3] = 1  # not in the ISR: does not count
-    s.follower_ends[2] = 10
+    s.follower_fetched(3, 1, 1, now_ms=0, leader_end=10)  # not in the ISR: does not count
+    s.follower_fetched(2, 10, 1, now_ms=0, leader_end=10)
     assert s.advance_high_watermark(10, 1) and s.high_watermark == 10
-    s.follower_ends[2] = 4  # never goes back
+    s.follower_fetched(2, 4, 1, now_ms=0, leader_end=10)  # never goes back
     assert not s.advance_high_watermark(10, 1) and s.high_watermark == 10
 
     s = ReplicaState(1, "t", 0)
@@ -85,3 +85,68 @@ def test_high_watermark_is_the_minimum_over_the_isr_held_below_min_isr_and_monot
     follower = ReplicaState(2, "t", 0)
     follower.apply(reg(replicas=(1, 2)), log_end=0)
     assert not follower.advance_high_watermark(10, 1)  # only a leader computes it
+
+
+def _leader(replicas=(1, 2, 3), isr=None, log_end=0):
+    s = ReplicaState(1, "t", 0)
+    s.apply(reg(replicas=replicas, isr=isr), log_end=log_end)
+    return s
+
+
+def test_caught_up_time_follows_kafkas_rule():
+    s = _leader()
+    s.follower_fetched(2, 10, 7, now_ms=100, leader_end=10)  # at the leader's end: caught up now
+    assert s.followers[2].caught_up_ms == 100 and s.followers[2].broker_epoch == 7
+    s.follower_fetched(2, 10, 7, now_ms=200, leader_end=15)  # reached the end the leader had at its last fetch
+    assert s.followers[2].caught_up_ms == 100  # ... which was at 100
+    s.follower_fetched(2, 15, 7, now_ms=300, leader_end=20)
+    assert s.followers[2].caught_up_ms == 200
+    s.follower_fetched(2, 16, 7, now_ms=400, leader_end=30)  # behind what the leader had: unchanged
+    assert s.followers[2].caught_up_ms == 200 and s.followers[2].end_offset == 16
+
+
+def test_expansion_needs_the_high_watermark_and_the_epoch_start_and_counts_at_once():
+    s = _leader(isr=(1, 2), log_end=5)  # this leader epoch starts at 5
+    s.follower_fetched(2, 8, 1, now_ms=0, leader_end=8)
+    assert s.advance_high_watermark(8, 1) and s.high_watermark == 8
+    s.follower_fetched(3, 4, 1, now_ms=0, leader_end=8)
+    assert s.propose_expansion(3, eligible=True) is None  # below the high watermark (and the epoch start)
+    s.follower_fetched(3, 8, 1, now_ms=0, leader_end=8)
+    assert s.propose_expansion(3, eligible=False) is None  # fenced, shutting down or another broker epoch
+    pending = s.propose_expansion(3, eligible=True)
+    assert pending.isr == (1, 2, 3) and s.maximal_isr() == (1, 2, 3)
+    assert s.propose_expansion(3, eligible=True) is None  # one change at a time
+    s.follower_fetched(2, 12, 1, now_ms=0, leader_end=12)
+    assert s.advance_high_watermark(12, 1) is False  # 3 counts already: it is at 8
+    s.follower_fetched(3, 12, 1, now_ms=0, leader_end=12)
+    assert s.advance_high_watermark(12, 1) and s.high_watermark == 12
+    assert not s.isr_answered(ec.NONE, leader_epoch=0, partition_epoch=1, isr=(1, 2, 3))
+    assert s.isr == (1, 2, 3) and s.partition_epoch == 1 and s.pending is None
+
+
+def test_shrink_removes_only_members_not_caught_up_within_the_lag_and_keeps_counting_them_until_answered():
+    s = ReplicaState(1, "t", 0)
+    s.apply(reg(replicas=(1, 2, 3)), log_end=0, now_ms=1000)  # a new leader counts its ISR caught up now
+    s.follower_fetched(2, 10, 1, now_ms=1500, leader_end=10)
+    s.follower_fetched(3, 4, 1, now_ms=1500, leader_end=10)
+    assert s.propose_shrink(now_ms=1900, lag_ms=1000, leader_end=10) is None  # 3 is behind, not for long yet
+    s.follower_fetched(3, 4, 1, now_ms=2000, leader_end=10)
+    pending = s.propose_shrink(now_ms=2001, lag_ms=1000, leader_end=10)
+    assert pending is not None and pending.isr == (1, 2) and not pending.expand
+    assert s.maximal_isr() == (1, 2, 3)  # a pending shrink still counts the old ISR
+    assert s.isr_answered(ec.NOT_CONTROLLER)  # any other error: send it again
+    assert s.pending is not None
+    assert not s.isr_answered(ec.INELIGIBLE_REPLICA) and s.pending is None  # reverted
+    quiet = _leader()
+    quiet.follower_fetched(2, 10, 1, now_ms=0, leader_end=10)
+    quiet.follower_fetched(3, 10, 1, now_ms=0, leader_end=10)
+    assert quiet.propose_shrink(now_ms=10**9, lag_ms=1000, leader_end=10) is None  # at the end: in sync
+
+
+def test_an_answer_for_an_older_epoch_or_a_stale_partition_epoch_changes_nothing():
+    s = _leader()
+    s.follower_fetched(3, 0, 1, now_ms=0, leader_end=5)
+    s.propose_shrink(now_ms=10**6, lag_ms=1, leader_end=5)
+    s.isr_answered(ec.NONE, leader_epoch=3, partition_epoch=9, isr=(1,))
+    assert s.isr == (1, 2, 3)
+    assert not s.isr_answered(ec.FENCED_LEADER_EPOCH)  # stays pending until the image moves

@@ -1,0 +1,256 @@
+"""Replica fetchers: a follower broker copies its partitions from their leaders (Kafka's ``ReplicaFetcherThread``;
+facts in kafka-replication-facts.md §2). One task and one connection per leader broker carry every partition this
+broker follows there; the decisions on each answer are ``kraftwire.replica.follower``'s.
+
+Each round sends one Fetch (v15+: ReplicaState with this broker's id and epoch) naming every partition with its
+topic id, the leader epoch this broker knows, its log end as the fetch offset, the epoch of its last batch and its
+log start; the leader parks it up to ``replica.fetch.wait.max.ms`` (500) when it has nothing new. On the answer:
+records are appended as they are (validated by the log: a corrupt batch is never stored), the follower's high
+watermark becomes the leader's capped at its end; DivergingEpoch truncates; OFFSET_OUT_OF_RANGE asks the leader
+for its end and log start (ListOffsets as a replica) and truncates or restarts the log; NOT_LEADER_OR_FOLLOWER,
+UNKNOWN_LEADER_EPOCH and unknown topics back off ``replica.fetch.backoff.ms`` (1000); FENCED_LEADER_EPOCH drops
+the partition from the fetcher until the image moves. A lost connection is opened again after the backoff.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import KraftwireError, LogIOError
+from kraftwire.ids import ZERO_UUID
+from kraftwire.protocol import messages as w
+from kraftwire.replica import follower as rules
+
+log = logging.getLogger("kraftwire.fetcher")
+
+FETCH_VERSION = 15
+FETCH_WAIT_MS = 500
+FETCH_MAX_BYTES = 10 * 1024 * 1024
+PARTITION_MAX_BYTES = 1024 * 1024
+BACKOFF_S = 1.0
+
+
+class LeaderFetcher:
+    """The partitions this broker follows on one leader broker, and the task that fetches them."""
+
+    def __init__(self, manager, leader: int) -> None:
+        self.manager = manager
+        self.leader = leader
+        self.partitions: dict[tuple[str, int], object] = {}  # (topic, index) -> Hosted
+        self.backoff: dict[tuple[str, int], float] = {}  # partition -> loop time it may be fetched again
+        self.task: asyncio.Task | None = None
+        self.conn = None
+
+    def start(self) -> None:
+        if self.task is None or self.task.done():
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        task, self.task = self.task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it is going away
+                pass
+        await self._close()
+
+    async def _close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    async def _connect(self):
+        from kraftwire.server.client import KafkaConnection
+
+        endpoint = self.manager.leader_endpoint(self.leader)
+        if endpoint is None:
+            return None
+        host, port = endpoint
+        self.conn = await KafkaConnection.open(host, port, timeout=5.0, client_id=f"replica-{self.manager.broker_id}")
+        return self.conn
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.partitions:
+            try:
+                conn = self.conn or await self._connect()
+                if conn is None:
+                    await asyncio.sleep(BACKOFF_S)
+                    continue
+                now = loop.time()
+                ready = {k: hp for k, hp in self.partitions.items() if self.backoff.get(k, 0) <= now}
+                if not ready:
+                    await asyncio.sleep(min(self.backoff.values()) - now if self.backoff else BACKOFF_S)
+                    continue
+                request = self._request(ready)
+                response = await conn.request(request, FETCH_VERSION, timeout=FETCH_WAIT_MS / 1000 + 30)
+                await self._handle(conn, ready, response)
+            except asyncio.CancelledError:
+                raise
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.info("fetching from broker %d: %s; again in %.0f s", self.leader, exc, BACKOFF_S)
+                await self._close()
+                await asyncio.sleep(BACKOFF_S)
+        await self._close()
+
+    def _request(self, ready: dict):
+        F = w.FetchRequest
+        by_topic: dict = {}
+        for hp in ready.values():
+            lg = hp.log
+            by_topic.setdefault(hp.topic_id, []).append(F.FetchPartition(
+                partition=hp.index, current_leader_epoch=hp.state.leader_epoch, fetch_offset=lg.end_offset(),
+                last_fetched_epoch=lg.last_fetched_epoch() if lg.end_offset() > lg.start_offset() else -1,
+                log_start_offset=lg.start_offset(), partition_max_bytes=PARTITION_MAX_BYTES,
+                replica_directory_id=ZERO_UUID))
+        return F(cluster_id=None, replica_id=-1,
+                 replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
+                                              replica_epoch=self.manager.broker_epoch()),
+                 max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=FETCH_MAX_BYTES, isolation_level=0, session_id=0,
+                 session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
+                                           for tid, parts in by_topic.items()],
+                 forgotten_topics_data=[], rack_id="")
+
+    async def _handle(self, conn, ready: dict, response) -> None:
+        if response.error_code:
+            raise KraftwireError(f"fetch answered {ec.name_of(response.error_code)}")
+        loop = asyncio.get_running_loop()
+        for t in response.responses:
+            for pd in t.partitions:
+                hp = self.manager.replicas.get_by_id(t.topic_id, pd.partition_index)
+                key = (hp.topic, hp.index) if hp is not None else None
+                if hp is None or key not in self.partitions or self.partitions[key] is not hp or hp.failed:
+                    continue
+                try:
+                    await self._partition(conn, hp, pd, loop)
+                except LogIOError as exc:
+                    self.manager.replicas.dir_failed(hp.root, exc)
+
+    async def _partition(self, conn, hp, pd, loop) -> None:
+        key = (hp.topic, hp.index)
+        lg = hp.log
+        error = pd.error_code
+        if error == ec.NONE:
+            div = getattr(pd, "diverging_epoch", None)
+            if div is not None and div.epoch >= 0 and div.end_offset >= 0:
+                target = rules.truncation_offset(div.epoch, div.end_offset, lg.leader_epoch_end, lg.end_offset())
+                log.info("%s-%d diverges from leader %d at epoch %d: truncating to %d (end %d)", hp.topic, hp.index,
+                         self.leader, div.epoch, target, lg.end_offset())
+                lg.truncate_to(target)
+                hp.producers = None  # folded again from what is left
+                return
+            records = pd.records
+            if records is not None and len(records):
+                try:
+                    lg.append_as_follower(bytes(records), hp.state.leader_epoch)
+                except KraftwireError as exc:
+                    if isinstance(exc, LogIOError):
+                        raise
+                    log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, self.leader, exc)
+                    self.backoff[key] = loop.time() + BACKOFF_S
+                    return
+                self.manager.replicas.follower_appended(hp, bytes(records))
+            hw = rules.follower_high_watermark(pd.high_watermark, lg.end_offset())
+            if hw > lg.high_watermark():
+                lg.update_high_watermark(hw)
+                hp.state.high_watermark = lg.high_watermark()
+            self.backoff.pop(key, None)
+            return
+        if error == ec.OFFSET_OUT_OF_RANGE:
+            await self._out_of_range(conn, hp)
+            return
+        if error == ec.FENCED_LEADER_EPOCH:
+            log.info("%s-%d: leader %d fenced epoch %d; waiting for the image", hp.topic, hp.index, self.leader,
+                     hp.state.leader_epoch)
+            self.partitions.pop(key, None)
+            return
+        self.backoff[key] = loop.time() + BACKOFF_S
+
+    async def _out_of_range(self, conn, hp) -> None:
+        L = w.ListOffsetsRequest
+        ends = {}
+        for ts in (-1, -2):
+            body = L(replica_id=self.manager.broker_id, isolation_level=0, topics=[L.ListOffsetsTopic(
+                name=hp.topic, partitions=[L.ListOffsetsPartition(partition_index=hp.index,
+                                                                  current_leader_epoch=hp.state.leader_epoch,
+                                                                  timestamp=ts)])])
+            answer = await conn.request(body, 4, timeout=10)
+            p = answer.topics[0].partitions[0]
+            if p.error_code:
+                self.backoff[(hp.topic, hp.index)] = asyncio.get_running_loop().time() + BACKOFF_S
+                return
+            ends[ts] = p.offset
+        lg = hp.log
+        action, offset = rules.out_of_range(ends[-1], ends[-2], lg.end_offset())
+        log.info("%s-%d out of range on leader %d (end %d, start %d, ours %d): %s to %d", hp.topic, hp.index,
+                 self.leader, ends[-1], ends[-2], lg.end_offset(), action, offset)
+        if action == rules.TRUNCATE:
+            lg.truncate_to(offset)
+            hp.producers = None
+        elif action == rules.RESTART:
+            lg.restart_at(offset)
+            hp.producers = None
+
+
+class ReplicaFetchers:
+    """Which leader each followed partition is fetched from; one ``LeaderFetcher`` per leader broker."""
+
+    def __init__(self, replicas, node) -> None:
+        self.replicas = replicas
+        self.node = node
+        self.broker_id = node.settings.node_id
+        self.fetchers: dict[int, LeaderFetcher] = {}
+        self.closed = False
+
+    def broker_epoch(self) -> int:
+        epoch = getattr(self.node.roles, "broker_epoch", -1)
+        return -1 if epoch is None else epoch
+
+    def leader_endpoint(self, broker_id: int):
+        """(host, port) of the leader on the listener this broker's clients use (Kafka's inter-broker listener is
+        the first of ``listeners`` that is not a controller listener by default)."""
+        from kraftwire.metadata import answers
+
+        image = self.node.metadata.image
+        names = [ep.name for ep in self.node.roles._advertised()]
+        for name in names:
+            ep = answers.broker_endpoint(image, broker_id, name)
+            if ep is not None:
+                return ep.host, ep.port
+        reg = image.brokers.get(broker_id)
+        if reg is not None and reg.listeners and not reg.fenced:
+            return reg.listeners[0].host, reg.listeners[0].port
+        return None
+
+    def follow(self, hp) -> None:
+        """Fetch ``hp`` from its leader (moving it from any other fetcher)."""
+        if self.closed:
+            return
+        key = (hp.topic, hp.index)
+        self.unfollow(key)
+        leader = hp.state.leader
+        if leader < 0 or leader == self.broker_id:
+            return
+        fetcher = self.fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self.fetchers[leader] = LeaderFetcher(self, leader)
+        fetcher.partitions[key] = hp
+        fetcher.backoff.pop(key, None)
+        fetcher.start()
+
+    def unfollow(self, key) -> None:
+        for fetcher in self.fetchers.values():
+            fetcher.partitions.pop(key, None)
+            fetcher.backoff.pop(key, None)
+
+    async def close(self) -> None:
+        self.closed = True
+        fetchers, self.fetchers = list(self.fetchers.values()), {}
+        for fetcher in fetchers:
+            await fetcher.stop()
