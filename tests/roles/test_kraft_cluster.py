@@ -1,6 +1,7 @@
 """KRaft nodes as real processes (``server-start``): three controllers and two brokers. Topics are created,
 described, grown and deleted with kafka-python's and librdkafka's admin clients through the brokers (which forward
-to the active controller); a SIGKILL of the active controller leaves every topic whole and a new one answers; a
+to the active controller); a SIGKILL of the active controller leaves every topic whole and a new one answers; an
+idempotent producer with acks=all loses and repeats nothing when a partition leader is SIGKILLed under its load; a
 broker stopped with SIGTERM hands its leaderships to the other broker first."""
 
 from __future__ import annotations
@@ -101,6 +102,8 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
     deleted["payments"].result(30)
     roles.wait_until(lambda: _leaders(b4, "payments") is None, "payments deleted", cluster)
 
+    _acks_all_survive_a_leader_kill(cluster, b4, b5)
+
     # SIGTERM broker 4: controlled shutdown moves its leaderships to broker 5 before it stops
     cluster.brokers[0].proc.send_signal(signal.SIGTERM)
     assert cluster.brokers[0].proc.wait(30) == 0
@@ -135,3 +138,57 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
     roles.wait_until(lambda: processes.kw("metadata-shell", "--snapshot", partition_dir, "ls",
                                           "/image/cluster/brokers").stdout.split() == ["5"],
                      "broker 4 unregistered in the controller's log", cluster)
+
+
+def _acks_all_survive_a_leader_kill(cluster, b4: int, b5: int, total: int = 3000) -> None:
+    """confluent-kafka, idempotent, acks=all, into the 8 partitions (RF 2) of ``orders`` while broker 4 is SIGKILLed:
+    every acknowledged record is read back from broker 5 exactly once, in the order acknowledged per partition."""
+    import time
+
+    from confluent_kafka import Producer
+    from kafka import KafkaConsumer, TopicPartition
+
+    acked: dict[int, list[tuple[int, bytes]]] = {}
+    failed = []
+
+    def delivered(err, msg) -> None:
+        if err is not None:
+            failed.append(err)
+        else:
+            acked.setdefault(msg.partition(), []).append((msg.offset(), msg.value()))
+
+    producer = Producer({"bootstrap.servers": f"127.0.0.1:{b4},127.0.0.1:{b5}", "enable.idempotence": True,
+                         "acks": "all", "linger.ms": 2, "message.timeout.ms": 60000})
+    leaders = _leaders(b5, "orders")
+    assert {leader for leader, _, _ in leaders.values()} == {4, 5}, leaders
+    for i in range(total):
+        producer.produce("orders", key=f"k{i % 97}".encode(), value=f"v{i:05d}".encode(), on_delivery=delivered)
+        producer.poll(0)
+        if i == total // 3:
+            producer.flush(30)
+            cluster.brokers[0].kill()  # SIGKILL the leader of half the partitions, records in flight
+        if i % 100 == 0:
+            time.sleep(0.02)
+    assert producer.flush(90) == 0
+    assert not failed, failed[:3]
+    assert sum(len(v) for v in acked.values()) == total
+    roles.wait_until(lambda: {leader for leader, _, _ in _leaders(b5, "orders").values()} == {5},
+                     "broker 5 leads every partition of orders", cluster)
+
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{b5}", group_id=None, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    try:
+        consumer.assign([TopicPartition("orders", p) for p in range(8)])
+        seen: dict[int, list[tuple[int, bytes]]] = {}
+        for m in consumer:
+            seen.setdefault(m.partition, []).append((m.offset, m.value))
+    finally:
+        consumer.close()
+    for p, records in acked.items():
+        values = [v for _, v in seen.get(p, [])]
+        assert len(values) == len(set(values)), f"partition {p} holds a record twice"
+        assert [v for _, v in sorted(records)] == [v for v in values if v in {x for _, x in records}], p
+        assert sorted(records) == [(o, v) for o, v in seen[p] if (o, v) in set(records)], p
+    # broker 4 comes back as a follower of what broker 5 now leads
+    cluster.brokers[0].start()
+    roles.wait_until(lambda: roles.broker_ids(b5) == [4, 5], "broker 4 back", cluster)
