@@ -111,7 +111,7 @@ class LeaderFetcher:
                 replica_directory_id=ZERO_UUID))
         return F(cluster_id=None, replica_id=-1,
                  replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
-                                              replica_epoch=self.manager.broker_epoch()),
+                                              replica_epoch=self.manager.replicas.broker_epoch()),
                  max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=FETCH_MAX_BYTES, isolation_level=0, session_id=0,
                  session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
                                            for tid, parts in by_topic.items()],
@@ -207,10 +207,6 @@ class ReplicaFetchers:
         self.broker_id = node.settings.node_id
         self.fetchers: dict[int, LeaderFetcher] = {}
         self.closed = False
-
-    def broker_epoch(self) -> int:
-        epoch = getattr(self.node.roles, "broker_epoch", -1)
-        return -1 if epoch is None else epoch
 
     def leader_endpoint(self, broker_id: int):
         """(host, port) of the leader on the listener this broker's clients use (Kafka's inter-broker listener is

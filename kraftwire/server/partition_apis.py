@@ -24,7 +24,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from kraftwire import error_codes as ec
@@ -34,6 +33,7 @@ from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
+from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
 
 log = logging.getLogger("kraftwire.partitions")
@@ -48,8 +48,8 @@ class PartitionApis:
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.parked: list[_Parked] = []
-        self.ids = ProducerIdBlocks(node, kraft)
+        self.purgatory = FetchPurgatory(self._ready_answer)
+        self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
         replicas.alter = self._alter_partition
 
@@ -197,7 +197,7 @@ class PartitionApis:
         return len(info.records)
 
     def _fetch_answer(self, request):
-        """(response, bytes of records, whether any partition has an error, the partitions read)."""
+        """(response, whether it may be sent now, the hosted partitions it reads)."""
         body, version = request.body, request.version
         R = w.FetchResponse
         image = self.md.image
@@ -237,7 +237,8 @@ class PartitionApis:
                     keys.add((hp.topic, hp.index))
             topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
-        return resp, total, errors, keys
+        # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
+        return resp, total >= max(body.min_bytes, 1) or errors or not keys, keys
 
     def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int, replica: int,
                       broker_epoch: int) -> int:
@@ -289,51 +290,16 @@ class PartitionApis:
         pd.records = info.records
         return len(info.records)
 
+    def _ready_answer(self, request):
+        resp, ready, _ = self._fetch_answer(request)
+        return resp, ready
+
     def fetch(self, request, conn) -> None:
-        body = request.body
-        resp, total, errors, keys = self._fetch_answer(request)
-        if total >= max(body.min_bytes, 1) or body.max_wait_ms <= 0 or errors or not keys:
-            conn.send_response(resp, request.version, request.header.correlation_id)
-            return
-        parked = _Parked(request, conn, keys)
-        parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
-        self.parked.append(parked)
-
-    def _send(self, parked, resp=None) -> None:
-        if parked.done:
-            return
-        parked.done = True
-        if parked.timer is not None:
-            parked.timer.cancel()
-        if resp is None:
-            resp = self._fetch_answer(parked.request)[0]
-        parked.conn.send_response(resp, parked.request.version, parked.request.header.correlation_id)
-
-    def _expire(self, parked) -> None:
-        parked.timer = None
-        self._send(parked)
-        self.parked = [p for p in self.parked if not p.done]
+        resp, ready, keys = self._fetch_answer(request)
+        self.purgatory.respond(request, conn, resp, ready, keys)
 
     def _hw_moved(self, hp: Hosted) -> None:
-        if not self.parked:
-            return
-        key = (hp.topic, hp.index)
-        keep = []
-        for parked in self.parked:
-            if parked.done:
-                continue
-            if parked.conn.closed:
-                parked.done = True
-                if parked.timer is not None:
-                    parked.timer.cancel()
-                continue
-            if key in parked.keys:
-                resp, total, errors, _ = self._fetch_answer(parked.request)
-                if total >= max(parked.request.body.min_bytes, 1) or errors:
-                    self._send(parked, resp)
-                    continue
-            keep.append(parked)
-        self.parked = keep
+        self.purgatory.wake((hp.topic, hp.index))
 
     # ------------------------------------------------------------------------------------------------ ListOffsets
     def list_offsets(self, request, conn) -> None:
@@ -393,7 +359,7 @@ class PartitionApis:
         A = w.AlterPartitionRequest
         state = hp.state
         me = self.node.settings.node_id
-        epochs = {me: self.node.roles.broker_epoch if self.node.roles.broker_epoch is not None else -1}
+        epochs = {me: self.replicas.broker_epoch()}
         for b, f in state.followers.items():
             epochs[b] = f.broker_epoch
         body = A(broker_id=me, broker_epoch=epochs[me], topics=[A.TopicData(topic_id=hp.topic_id, partitions=[
@@ -441,19 +407,13 @@ class PartitionApis:
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
 
-class _Parked:
-    __slots__ = ("request", "conn", "keys", "timer", "done")
-
-    def __init__(self, request, conn, keys) -> None:
-        self.request, self.conn, self.keys, self.timer, self.done = request, conn, keys, None, False
-
-
 class ProducerIdBlocks:
     """InitProducerId on a broker: ids come from blocks the active controller allocates (``ProducerIdsRecord``)."""
 
-    def __init__(self, node, kraft) -> None:
+    def __init__(self, node, kraft, replicas: ReplicaManager) -> None:
         self.node = node
         self.kraft = kraft
+        self.replicas = replicas
         self.next_id = 0
         self.end = 0
         self.waiting: list = []
@@ -488,9 +448,8 @@ class ProducerIdBlocks:
             self._allocate()
 
     def _allocate(self) -> None:
-        roles = self.node.roles
-        epoch = getattr(roles, "broker_epoch", -1)
-        if epoch is None or epoch < 0:
+        epoch = self.replicas.broker_epoch()
+        if epoch < 0:
             self._fail(ec.COORDINATOR_LOAD_IN_PROGRESS)
             return
         self.asking = True

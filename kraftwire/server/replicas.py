@@ -40,8 +40,10 @@ from kraftwire.error_codes import (
     NOT_LEADER_OR_FOLLOWER,
     REQUEST_TIMED_OUT,
 )
-from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogError, LogIOError
-from kraftwire.log.checkpoint import fsync_dir
+from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
+from kraftwire.log.api import Isolation
+from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir
+from kraftwire.log.lookup import batches_between
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
@@ -82,9 +84,6 @@ class Hosted:
     def producer_table(self) -> ProducerTable:
         """The idempotent producers of this partition, folded from every batch header in the log on first use."""
         if self.producers is None:
-            from kraftwire.log.api import Isolation
-            from kraftwire.log.lookup import batches_between
-
             table = ProducerTable()
             lg = self.log
             for b in batches_between(lg, lg.start_offset(), lg.end_offset(), Isolation.UNCOMMITTED):
@@ -260,13 +259,11 @@ class ReplicaManager:
         directory = os.path.join(root, f"{topic}-{index}")
         settings = self._log_settings(overrides)
         try:
-            lg = self._open(directory, root, topic_id, settings)
-        except LogError as exc:
-            if "holds topic id" not in str(exc):
-                raise
-            # a directory left by an earlier topic of the same name (deleted while this broker was down)
-            log.warning("%s belongs to an earlier topic %s: removing it", directory, exc)
-            self._remove_dir(directory, root)
+            existing = PartitionMetadataFile(directory).read() if os.path.isdir(directory) else None
+            if existing is not None and existing != topic_id:
+                # a directory left by an earlier topic of the same name (deleted while this broker was down)
+                log.warning("%s holds topic id %s, not %s: removing it", directory, existing, topic_id)
+                self._remove_dir(directory, root)
             lg = self._open(directory, root, topic_id, settings)
         except (OSError, LogIOError) as exc:
             self.dir_failed(root, exc)
@@ -395,11 +392,14 @@ class ReplicaManager:
             b = headers[0]
             table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
                         info.last_offset)
-        self._advance(hp)
-        for watcher in list(self.watchers):  # parked follower fetches wait for new data
-            watcher(hp)
+        self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
                             log_start_offset=lg.start_offset())
+
+    def broker_epoch(self) -> int:
+        """This broker's registration epoch (-1 before it registered)."""
+        epoch = getattr(self.node.roles, "broker_epoch", None)
+        return -1 if epoch is None else epoch
 
     def follower_appended(self, hp: Hosted, raw: bytes) -> None:
         """A follower appended the leader's batches: its producer table (if folded) learns them."""
@@ -434,10 +434,13 @@ class ReplicaManager:
                      "; sending it again" if again else "")
         self._advance(hp)
 
-    def _advance(self, hp: Hosted) -> None:
-        """Raise the high watermark as far as the replica state allows and wake what waits on it."""
-        if hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr):
+    def _advance(self, hp: Hosted, *, appended: bool = False) -> None:
+        """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
+        fetches also wait for new data: ``appended``)."""
+        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr)
+        if moved:
             hp.log.update_high_watermark(hp.state.high_watermark)
+        if moved or appended:
             for watcher in list(self.watchers):
                 watcher(hp)
         hp.waits.check(hp.log.high_watermark(), -1,

@@ -20,23 +20,17 @@ from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
 from kraftwire.server.broker import context as c
+from kraftwire.server.purgatory import FetchPurgatory
 
 log = logging.getLogger("kraftwire.broker.fetch")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 
 
-class _Parked:
-    __slots__ = ("request", "conn", "timer", "done")
-
-    def __init__(self, request, conn) -> None:
-        self.request, self.conn, self.timer, self.done = request, conn, None, False
-
-
 class ConsumerFetch:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
-        self.parked: list[_Parked] = []
+        self.purgatory = FetchPurgatory(self._ready_answer)
         self._last_hw = -1
         ctx.watchers.append(self._check)
 
@@ -84,37 +78,20 @@ class ConsumerFetch:
             topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
         return R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total
 
-    def handle(self, request, conn) -> None:
+    def _ready_answer(self, request):
+        """(response, whether it may be sent now: MinBytes reached or an error to report)."""
         resp, total = self._answer(request)
-        body = request.body
-        if total >= max(body.min_bytes, 1) or body.max_wait_ms <= 0 or self._has_error(resp):
-            conn.send_response(resp, request.version, request.header.correlation_id)
-            return
-        parked = _Parked(request, conn)
-        parked.timer = self.ctx.loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
-        self.parked.append(parked)
+        return resp, total >= max(request.body.min_bytes, 1) or self._has_error(resp)
+
+    def handle(self, request, conn) -> None:
+        self.purgatory.respond(request, conn, *self._ready_answer(request))
 
     @staticmethod
     def _has_error(resp) -> bool:
         return any(p.error_code for t in resp.responses for p in t.partitions)
 
-    def _send(self, parked: _Parked, resp=None) -> None:
-        if parked.done:
-            return
-        parked.done = True
-        if parked.timer is not None:
-            parked.timer.cancel()
-        if resp is None:
-            resp, _ = self._answer(parked.request)
-        parked.conn.send_response(resp, parked.request.version, parked.request.header.correlation_id)
-
-    def _expire(self, parked: _Parked) -> None:
-        parked.timer = None
-        self._send(parked)
-        self.parked = [p for p in self.parked if not p.done]
-
     def _check(self) -> None:
-        if not self.parked:
+        if not self.purgatory.parked:
             return
         lg = self.ctx.log
         if lg is None:
@@ -123,21 +100,7 @@ class ConsumerFetch:
         if hw == self._last_hw:
             return
         self._last_hw = hw
-        keep = []
-        for parked in self.parked:
-            if parked.done:
-                continue
-            if parked.conn.closed:
-                parked.done = True
-                if parked.timer is not None:
-                    parked.timer.cancel()
-                continue
-            resp, total = self._answer(parked.request)
-            if total >= max(parked.request.body.min_bytes, 1) or self._has_error(resp):
-                self._send(parked, resp)
-            else:
-                keep.append(parked)
-        self.parked = keep
+        self.purgatory.wake()
 
 
 class ListOffsets:
