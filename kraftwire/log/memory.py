@@ -21,9 +21,10 @@ from kraftwire.ids import METADATA_TOPIC_ID, SnapshotId
 from kraftwire.log.api import RawSnapshotReader, RawSnapshotWriter
 from kraftwire.log.base import BaseLog
 from kraftwire.log.epoch_cache import LeaderEpochCache
+from kraftwire.log.partition_rules import PartitionLogRules
 from kraftwire.records import MAX_BATCH_SIZE, BatchInfo
 
-__all__ = ["MemoryLog", "MemorySnapshotReader", "MemorySnapshotWriter"]
+__all__ = ["MemoryLog", "MemoryPartitionLog", "MemorySnapshotReader", "MemorySnapshotWriter"]
 
 
 class MemorySnapshotReader:
@@ -248,3 +249,7 @@ class MemoryLog(BaseLog):
     def read_snapshot(self, snapshot_id: SnapshotId) -> RawSnapshotReader | None:
         data = self._snapshot_data.get(snapshot_id)
         return None if data is None else MemorySnapshotReader(snapshot_id, data)
+
+
+class MemoryPartitionLog(PartitionLogRules, MemoryLog):
+    """A topic partition's log in memory, for the partition simulation: ``MemoryLog`` with the partition rules."""

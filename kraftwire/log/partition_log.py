@@ -24,6 +24,7 @@ import os
 
 from kraftwire.log.checkpoint import format_offset_checkpoint, parse_offset_checkpoint, read_file_or_none, write_atomic
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
+from kraftwire.log.partition_rules import PartitionLogRules
 from kraftwire.log.segmented import SegmentedLog
 
 __all__ = ["LogDirCheckpoints", "PartitionLog", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
@@ -101,11 +102,10 @@ class _Entry:
         self.checkpoints.set(self.name, self.key, offset)
 
 
-class PartitionLog(SegmentedLog):
+class PartitionLog(PartitionLogRules, SegmentedLog):
     """``PartitionLog(directory, checkpoints, *, topic_id, **segmented_log_options)``: the log of the partition
-    directory ``<root>/<topic>-<partition>`` whose root files are ``checkpoints``."""
-
-    snapshots_cover_start = False
+    directory ``<root>/<topic>-<partition>`` whose root files are ``checkpoints`` (the partition rules:
+    ``PartitionLogRules``)."""
 
     def __init__(self, directory: str, checkpoints: LogDirCheckpoints, **options) -> None:
         parsed = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
@@ -121,25 +121,3 @@ class PartitionLog(SegmentedLog):
 
     def _offset_file(self, name: str) -> _Entry:
         return _Entry(self.checkpoints, _ROOT_FILE[name], (self.topic, self.partition))
-
-    def leader_epoch_end(self, epoch: int) -> tuple[int, int]:
-        """Kafka's ``endOffsetFor`` on this partition's epoch cache (OffsetForLeaderEpoch): (epoch, end offset) —
-        the log end for the latest epoch, the next epoch's start otherwise, (-1, -1) when undefined."""
-        return self._cache.end_offset_for(epoch, self._end)
-
-    def truncate_to(self, offset: int) -> None:
-        """As the Raft log's, except that a follower may truncate below its high watermark (the leader after an
-        unclean election holds the truth): the high watermark comes down with the log."""
-        self._check_writable()
-        if self._start <= offset < self._hwm:
-            self._hwm = offset
-        super().truncate_to(offset)
-
-    def restart_at(self, offset: int) -> None:
-        """Drop the whole log and continue it at ``offset`` (a follower behind the leader's log start)."""
-        self._check_writable()
-        self.truncations += 1
-        self._reset_storage(offset)
-        self._start = self._end = self._flushed = self._hwm = offset
-        self._cache.clear()
-        self._epoch_cache_changed()

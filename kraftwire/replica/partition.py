@@ -19,8 +19,8 @@ Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-fact
   offset is proposed for expansion; members not caught up within ``replica.lag.time.max.ms`` are proposed for
   removal. One AlterPartition is in flight at a time; while an expansion is pending the *maximal* ISR (ISR plus the
   new member) already counts for the high watermark and acks, while a shrink is pending the old ISR still does.
-  The answer commits the new ISR and partition epoch, reverts on OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA, and
-  otherwise waits for the metadata image to move.
+  The answer to the pending proposal (only that one) commits the new ISR and partition epoch, reverts on
+  OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA, and otherwise waits for the metadata image to move.
 * **High watermark.** The minimum of the leader's end offset and each maximal-ISR member's, never advancing while the
   ISR is below the effective minimum, and never going back.
 """
@@ -28,6 +28,7 @@ Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-fact
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 from kraftwire.error_codes import (
     FENCED_LEADER_EPOCH,
@@ -40,13 +41,15 @@ from kraftwire.error_codes import (
     NOT_ENOUGH_REPLICAS,
     NOT_ENOUGH_REPLICAS_AFTER_APPEND,
     NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
     OPERATION_NOT_ATTEMPTED,
     UNKNOWN_LEADER_EPOCH,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 
-__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "Follower", "LeaderChange", "PendingIsr", "ReplicaState"]
+__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "Follower", "LeaderChange", "PendingIsr", "ReplicaState",
+           "check_fetch_position", "may_join_isr"]
 
 LEADER, FOLLOWER, OFFLINE = "leader", "follower", "offline"
 
@@ -132,6 +135,21 @@ class ReplicaState:
             return NONE
         return FENCED_LEADER_EPOCH if current_leader_epoch < self.leader_epoch else UNKNOWN_LEADER_EPOCH
 
+    def replica_fetch_error(self, current_leader_epoch: int, replica: int, broker_epoch: int,
+                            registered_epoch: int | None) -> int:
+        """The error for follower ``replica``'s fetch (``broker_epoch`` -1: not sent; ``registered_epoch``: that
+        broker's epoch in the image, None when unregistered): the epoch check, then a fetch from a broker that is not
+        a replica, or from an older incarnation of one, gets NOT_LEADER_OR_FOLLOWER (UNKNOWN_LEADER_EPOCH when it
+        sent an epoch: the replica set may be newer than this broker's image)."""
+        error = self.epoch_error(current_leader_epoch)
+        if error:
+            return error
+        if replica not in self.replicas:
+            return UNKNOWN_LEADER_EPOCH if current_leader_epoch >= 0 else NOT_LEADER_OR_FOLLOWER
+        if broker_epoch >= 0 and registered_epoch is not None and broker_epoch < registered_epoch:
+            return NOT_LEADER_OR_FOLLOWER
+        return NONE
+
     def min_isr(self, min_insync_replicas: int) -> int:
         """The effective minimum ISR size: ``min(min.insync.replicas, replication factor)``."""
         return max(1, min(min_insync_replicas, len(self.replicas) or 1))
@@ -199,9 +217,15 @@ class ReplicaState:
         self.pending = PendingIsr(tuple(b for b in self.isr if b not in out), False)
         return self.pending
 
-    def isr_answered(self, error: int, *, leader_epoch: int = -1, partition_epoch: int = -1,
+    def isr_answered(self, proposal: PendingIsr, error: int, *, leader_epoch: int = -1, partition_epoch: int = -1,
                      isr: tuple[int, ...] = ()) -> bool:
-        """The controller's answer to the pending proposal; True when it should be sent again."""
+        """The controller's answer to ``proposal``; True when it should be sent again. An answer to a proposal
+        that is no longer the pending one (the image settled it, and another went out since) changes nothing: taken
+        for the newer one it would drop a pending expansion whose member the controller may already have added —
+        the high watermark would then move without it (found by the partition simulation; Kafka's leader compares
+        the proposed state too)."""
+        if proposal is not self.pending:
+            return False
         self.in_flight = False
         if self.pending is None:
             return False
@@ -232,6 +256,33 @@ class ReplicaState:
             self.high_watermark = hw
             return True
         return False
+
+
+def may_join_isr(registration, broker_epoch: int) -> bool:
+    """Whether a follower whose image ``registration`` (a ``BrokerRegistration``, None when unregistered) is this
+    may be proposed for the ISR: registered, unfenced, not shutting down, and fetching with its current broker
+    epoch (-1: it sent none) — Kafka's ``isReplicaIsrEligible``."""
+    return (registration is not None and not registration.fenced and not registration.in_controlled_shutdown
+            and broker_epoch in (-1, registration.epoch))
+
+
+def check_fetch_position(fetch_offset: int, last_fetched_epoch: int, log_start: int, log_end: int,
+                         epoch_end: Callable[[int], tuple[int, int]]) -> tuple[int, tuple[int, int] | None]:
+    """A leader's check of a follower's fetch position: (error, diverging) where ``diverging`` is the
+    (epoch, end offset) to answer as DivergingEpoch. ``epoch_end`` is the leader log's ``leader_epoch_end``.
+
+    With a last fetched epoch: one this leader cannot place (or a fetch below the log start) is OFFSET_OUT_OF_RANGE;
+    when the leader's epoch found is older than it, or ends before the fetch offset, the follower diverged. Without
+    one, or after that: an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE."""
+    if last_fetched_epoch >= 0:
+        epoch, end = epoch_end(last_fetched_epoch)
+        if epoch < 0 or fetch_offset < log_start:
+            return OFFSET_OUT_OF_RANGE, None
+        if epoch < last_fetched_epoch or end < fetch_offset:
+            return NONE, (epoch, end)
+    if fetch_offset < log_start or fetch_offset > log_end:
+        return OFFSET_OUT_OF_RANGE, None
+    return NONE, None
 
 
 class Follower:

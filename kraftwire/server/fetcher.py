@@ -89,8 +89,9 @@ class LeaderFetcher:
                     await asyncio.sleep(min(self.backoff.values()) - now if self.backoff else BACKOFF_S)
                     continue
                 request = self._request(ready)
+                asked = {k: hp.state.leader_epoch for k, hp in ready.items()}
                 response = await conn.request(request, FETCH_VERSION, timeout=FETCH_WAIT_MS / 1000 + 30)
-                await self._handle(conn, ready, response)
+                await self._handle(conn, asked, response)
             except asyncio.CancelledError:
                 raise
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
@@ -106,7 +107,7 @@ class LeaderFetcher:
             lg = hp.log
             by_topic.setdefault(hp.topic_id, []).append(F.FetchPartition(
                 partition=hp.index, current_leader_epoch=hp.state.leader_epoch, fetch_offset=lg.end_offset(),
-                last_fetched_epoch=lg.last_fetched_epoch() if lg.end_offset() > lg.start_offset() else -1,
+                last_fetched_epoch=lg.latest_epoch(),
                 log_start_offset=lg.start_offset(), partition_max_bytes=PARTITION_MAX_BYTES,
                 replica_directory_id=ZERO_UUID))
         return F(cluster_id=None, replica_id=-1,
@@ -117,7 +118,10 @@ class LeaderFetcher:
                                            for tid, parts in by_topic.items()],
                  forgotten_topics_data=[], rack_id="")
 
-    async def _handle(self, conn, ready: dict, response) -> None:
+    async def _handle(self, conn, asked: dict, response) -> None:
+        """Each partition's answer, unless the partition moved on while the request was out: it left this fetcher,
+        or a new leader epoch began (Kafka's fetcher drops such an answer too; the partition simulation found that
+        acting on a stale FENCED_LEADER_EPOCH parked the partition for good)."""
         if response.error_code:
             raise KraftwireError(f"fetch answered {ec.name_of(response.error_code)}")
         loop = asyncio.get_running_loop()
@@ -125,7 +129,8 @@ class LeaderFetcher:
             for pd in t.partitions:
                 hp = self.manager.replicas.get_by_id(t.topic_id, pd.partition_index)
                 key = (hp.topic, hp.index) if hp is not None else None
-                if hp is None or key not in self.partitions or self.partitions[key] is not hp or hp.failed:
+                if (hp is None or key not in self.partitions or self.partitions[key] is not hp or hp.failed
+                        or asked.get(key) != hp.state.leader_epoch):
                     continue
                 try:
                     await self._partition(conn, hp, pd, loop)

@@ -33,6 +33,7 @@ from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
+from kraftwire.replica.partition import check_fetch_position
 from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
 
@@ -249,14 +250,9 @@ class PartitionApis:
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        state = hp.state
-        error = state.epoch_error(p.current_leader_epoch)
-        if error == ec.NONE and replica not in state.replicas:
-            error = ec.UNKNOWN_LEADER_EPOCH if p.current_leader_epoch >= 0 else ec.NOT_LEADER_OR_FOLLOWER
-        if error == ec.NONE:
-            reg = self.md.image.brokers.get(replica)
-            if broker_epoch >= 0 and reg is not None and broker_epoch < reg.epoch:
-                error = ec.NOT_LEADER_OR_FOLLOWER  # a fetch from an older incarnation of that broker
+        reg = self.md.image.brokers.get(replica)
+        error = hp.state.replica_fetch_error(p.current_leader_epoch, replica, broker_epoch,
+                                             None if reg is None else reg.epoch)
         if error:
             pd.error_code = error
             return 0
@@ -265,16 +261,11 @@ class PartitionApis:
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         pd.log_start_offset = start
         offset = p.fetch_offset
-        if p.last_fetched_epoch >= 0:
-            epoch, epoch_end = lg.leader_epoch_end(p.last_fetched_epoch)
-            if epoch < 0 or offset < start:
-                pd.error_code = ec.OFFSET_OUT_OF_RANGE
-                return 0
-            if epoch < p.last_fetched_epoch or epoch_end < offset:
-                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=epoch_end)
-                return 0
-        if offset < start or offset > end:
-            pd.error_code = ec.OFFSET_OUT_OF_RANGE
+        error, diverging = check_fetch_position(offset, p.last_fetched_epoch, start, end, lg.leader_epoch_end)
+        if error or diverging is not None:
+            pd.error_code = error
+            if diverging is not None:
+                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
             return 0
         self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
@@ -379,7 +370,7 @@ class PartitionApis:
                 else:
                     data = parts[0]
                     error = data.error_code
-            self.replicas.alter_answered(hp, error, data)
+            self.replicas.alter_answered(hp, pending, error, data)
 
         self.kraft.call("AlterPartition", body, 3, answered)
 

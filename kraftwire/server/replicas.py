@@ -48,7 +48,7 @@ from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_p
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
 from kraftwire.records import read_batches, validate_batches
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
+from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
 from kraftwire.replica.producers import ProducerTable
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 
@@ -411,9 +411,7 @@ class ReplicaManager:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""
         state = hp.state
         state.follower_fetched(replica, fetch_offset, broker_epoch, _now_ms(), hp.log.end_offset())
-        reg = self.node.metadata.image.brokers.get(replica)
-        eligible = (reg is not None and not reg.fenced and not reg.in_controlled_shutdown
-                    and broker_epoch in (-1, reg.epoch))
+        eligible = may_join_isr(self.node.metadata.image.brokers.get(replica), broker_epoch)
         pending = state.propose_expansion(replica, eligible)
         if pending is not None:
             log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
@@ -425,8 +423,8 @@ class ReplicaManager:
             hp.state.in_flight = True
             self.alter(hp, hp.state.pending)
 
-    def alter_answered(self, hp: Hosted, error: int, data=None) -> None:
-        again = hp.state.isr_answered(error, leader_epoch=getattr(data, "leader_epoch", -1),
+    def alter_answered(self, hp: Hosted, proposal, error: int, data=None) -> None:
+        again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
                                       partition_epoch=getattr(data, "partition_epoch", -1),
                                       isr=tuple(getattr(data, "isr", ()) or ()))
         if error:

@@ -1,0 +1,81 @@
+"""The seeded partition simulation (``kraftwire.testing.partition_sim``): the controller, the replica rules and the
+partition log under kills, partitions, drops and reordering, with its invariants checked after every event and
+convergence required once the faults stop. ``KRAFTWIRE_SIM_SEEDS`` seeds (default 100; ``--sim-seeds N``)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kraftwire.replica import partition as rp
+from kraftwire.testing import partition_sim as ps
+
+SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
+EVENTS = 1500
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_partition_simulation(seed):
+    ps.run_seed(seed, EVENTS)
+
+
+def test_the_runs_reach_the_interesting_paths():
+    totals: dict[str, int] = {}
+    for seed in range(25):
+        for k, v in ps.run_seed(10_000 + seed, EVENTS).counts.items():
+            totals[k] = totals.get(k, 0) + v
+    for path in ("acked", "produce_acks1", "truncated", "shrink_proposed", "alter_NONE", "alter_FENCED_LEADER_EPOCH",
+                 "fetch_FENCED_LEADER_EPOCH", "fetch_answer_of_an_older_epoch", "leader_elected", "killed",
+                 "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
+                 "produce_NOT_ENOUGH_REPLICAS", "preferred_election"):
+        assert totals.get(path, 0) > 0, (path, totals)
+
+
+def _first_failure(seeds=range(20)) -> str:
+    for seed in seeds:
+        try:
+            ps.run_seed(seed, 600)
+        except ps.SimulationFailure as exc:
+            return str(exc)
+    raise AssertionError("the broken rule went unnoticed")
+
+
+def test_a_high_watermark_that_ignores_the_followers_is_caught(monkeypatch):
+    def advance(self, log_end, min_insync_replicas):
+        if self.role == rp.LEADER and log_end > self.high_watermark:
+            self.high_watermark = log_end
+            return True
+        return False
+
+    monkeypatch.setattr(rp.ReplicaState, "advance_high_watermark", advance)
+    message = _first_failure()
+    assert "seed" in message and "replay: python -m kraftwire.testing.partition_sim --seed" in message
+
+
+def test_an_isr_that_takes_a_lagging_follower_is_caught(monkeypatch):
+    def expand(self, replica, eligible):
+        if self.role != rp.LEADER or self.pending is not None or replica in self.isr or replica not in self.followers:
+            return None
+        self.pending = rp.PendingIsr(tuple(self.isr) + (replica,), True)
+        return self.pending
+
+    monkeypatch.setattr(rp.ReplicaState, "propose_expansion", expand)
+    message = _first_failure()
+    assert "ISR member" in message or "acknowledged" in message or "committed" in message, message
+
+
+def test_acks_without_min_insync_replicas_copies_are_caught(monkeypatch):
+    monkeypatch.setattr(rp.ReplicaState, "min_isr", lambda self, n: 1)
+    assert "fewer than min.insync.replicas" in _first_failure()
+
+
+def test_a_follower_that_never_truncates_is_caught(monkeypatch):
+    monkeypatch.setattr(ps.rules, "truncation_offset", lambda epoch, end, local, log_end: log_end)
+    _first_failure()
+
+
+def test_a_seed_replays_with_its_trail(capsys):
+    assert ps.main(["--seed", "7", "--events", "200"]) == 0
+    out = capsys.readouterr().out
+    assert "settle: heal everything" in out and "leads p" in out
