@@ -157,6 +157,10 @@ def _opt_str(key: str, value: str) -> str | None:
     return v or None
 
 
+def _opt_int(key: str, value: str) -> int | None:
+    return _int(key, value) if value.strip() else None
+
+
 def _list(key: str, value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
@@ -226,6 +230,13 @@ KEYS: tuple[ConfigKey, ...] = (
               "how often the active controller looks for leaderships to move back"),
     ConfigKey("replica.lag.time.max.ms", "replica_lag_time_max_ms", _at_least(1), 30_000,
               "a follower not caught up for this long leaves the ISR"),
+    ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
+              "topic partitions' retention.ms default, in hours (log.retention.minutes and .ms win)"),
+    ConfigKey("log.retention.minutes", "log_retention_minutes", _opt_int, None, "retention.ms default in minutes"),
+    ConfigKey("log.retention.ms", "log_retention_ms", _opt_int, None, "retention.ms default (-1: keep forever)"),
+    ConfigKey("log.retention.bytes", "log_retention_bytes", _int, -1, "retention.bytes default (-1: no limit)"),
+    ConfigKey("log.retention.check.interval.ms", "log_retention_check_interval_ms", _at_least(1), 300_000,
+              "how often brokers delete the segments retention or DeleteRecords left behind"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
@@ -281,6 +292,11 @@ class Config:
     auto_leader_rebalance_enable: bool = default("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = default("leader.imbalance.check.interval.seconds")
     replica_lag_time_max_ms: int = default("replica.lag.time.max.ms")
+    log_retention_hours: int = default("log.retention.hours")
+    log_retention_minutes: int | None = default("log.retention.minutes")
+    log_retention_ms: int | None = default("log.retention.ms")
+    log_retention_bytes: int = default("log.retention.bytes")
+    log_retention_check_interval_ms: int = default("log.retention.check.interval.ms")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.
@@ -289,6 +305,17 @@ class Config:
     raw: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
 
     # ------------------------------------------------------------------------------------------- building
+
+    def retention_ms_default(self) -> int:
+        """The broker's ``retention.ms`` default: ``log.retention.ms``, else ``.minutes``, else ``.hours``; a
+        negative value keeps forever (-1)."""
+        if self.log_retention_ms is not None:
+            ms = self.log_retention_ms
+        elif self.log_retention_minutes is not None:
+            ms = self.log_retention_minutes * 60_000
+        else:
+            ms = self.log_retention_hours * 3_600_000
+        return -1 if ms < 0 else ms
 
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> "Config":

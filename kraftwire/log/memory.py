@@ -21,8 +21,9 @@ from kraftwire.ids import METADATA_TOPIC_ID, SnapshotId
 from kraftwire.log.api import RawSnapshotReader, RawSnapshotWriter
 from kraftwire.log.base import BaseLog
 from kraftwire.log.epoch_cache import LeaderEpochCache
-from kraftwire.log.partition_rules import PartitionLogRules
+from kraftwire.log.partition_rules import PartitionLogRules, SegmentInfo
 from kraftwire.records import MAX_BATCH_SIZE, BatchInfo
+from kraftwire.records.api import MAX_TIMESTAMP_POS
 
 __all__ = ["MemoryLog", "MemoryPartitionLog", "MemorySnapshotReader", "MemorySnapshotWriter"]
 
@@ -252,4 +253,12 @@ class MemoryLog(BaseLog):
 
 
 class MemoryPartitionLog(PartitionLogRules, MemoryLog):
-    """A topic partition's log in memory, for the partition simulation: ``MemoryLog`` with the partition rules."""
+    """A topic partition's log in memory, for the partition simulation: ``MemoryLog`` with the partition rules
+    (each batch counts as a segment for retention)."""
+
+    def segment_infos(self) -> list:
+        return [SegmentInfo(b.base_offset, len(b.data), int.from_bytes(b.data[MAX_TIMESTAMP_POS:MAX_TIMESTAMP_POS + 8], 'big', signed=True))
+                for b in self._batches]
+
+    def _roll_empty_segment(self) -> None:
+        pass  # batches are the segments here

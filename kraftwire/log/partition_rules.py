@@ -10,15 +10,43 @@ so the seeded partition simulation runs the same rules as a broker.
   and the high watermark comes down with the log.
 * **``restart_at(offset)``** drops the whole log and continues it at ``offset`` (a follower behind the leader's log
   start).
+* **A log start inside a batch.** DeleteRecords can put the leader's log start inside a batch, and the leader sends
+  a fetch at that offset the whole batch. A follower whose log end lies inside the first batch it is sent (its
+  empty log restarted there, or a different batch of its own reaching past the leader's log start) restarts its log
+  at the batch's base offset (or truncates to it, when that is above its log start and a batch boundary of its own)
+  before appending it. Kafka does
+  the first (``Partition.appendRecordsToFollowerOrFutureReplica``) and fails the partition on the second; the
+  partition simulation found that case, and the follower's records there are the ones the leader replaced (above
+  the follower's high watermark), so dropping them is what truncation on divergence would do. The follower's log
+  start moves back up with the leader's on its next fetch.
+* **Retention and DeleteRecords.** ``segment_infos()`` describes the segments for ``kraftwire.replica.retention``;
+  ``delete_oldest_segments(n)`` removes the first ``n`` (rolling a new empty segment first when that is all of
+  them) and moves the log start to the first one left; ``increment_log_start(offset)`` moves the log start (never
+  back, never past the high watermark) and removes the segments wholly below it.
 """
 
 from __future__ import annotations
 
-__all__ = ["PartitionLogRules"]
+from typing import NamedTuple
+
+from kraftwire.errors import LogError
+from kraftwire.records.api import BASE_OFFSET_POS, LAST_OFFSET_DELTA_POS
+
+__all__ = ["PartitionLogRules", "SegmentInfo"]
+
+
+class SegmentInfo(NamedTuple):
+    """A segment as retention sees it."""
+
+    base_offset: int
+    size: int
+    #: the largest record timestamp in it (-1 when none: the file's modification time stands in, as in Kafka)
+    largest_timestamp: int
 
 
 class PartitionLogRules:
-    """Mixed in before a ``BaseLog`` subclass."""
+    """Mixed in before a ``BaseLog`` subclass, which provides ``segment_infos()`` (a ``SegmentInfo`` per segment,
+    oldest first) and ``_roll_empty_segment()`` (start a new empty segment at the log end)."""
 
     snapshots_cover_start = False
 
@@ -34,6 +62,19 @@ class PartitionLogRules:
         when undefined."""
         return self._cache.end_offset_for(epoch, self._end)
 
+    def append_as_follower(self, records, epoch: int, batches=None):
+        end = self._end
+        if len(records) > LAST_OFFSET_DELTA_POS + 4:
+            base = int.from_bytes(records[BASE_OFFSET_POS:BASE_OFFSET_POS + 8], "big", signed=True)
+            delta = int.from_bytes(records[LAST_OFFSET_DELTA_POS:LAST_OFFSET_DELTA_POS + 4], "big", signed=True)
+            if 0 <= base < end <= base + delta:
+                if base > self._start:
+                    self.truncate_to(base)
+                if self._end != base:  # at or below the log start, or inside a batch of ours
+                    self.restart_at(base)
+                batches = None
+        return super().append_as_follower(records, epoch, batches)
+
     def truncate_to(self, offset: int) -> None:
         self._check_writable()
         if self._start <= offset < self._hwm:
@@ -47,3 +88,34 @@ class PartitionLogRules:
         self._start = self._end = self._flushed = self._hwm = offset
         self._cache.clear()
         self._epoch_cache_changed()
+
+    def delete_oldest_segments(self, count: int) -> int:
+        """Remove the ``count`` oldest segments; returns the new log start offset."""
+        self._check_writable()
+        bases = [s.base_offset for s in self.segment_infos()]
+        if count <= 0 or not bases:
+            return self._start
+        if count >= len(bases):
+            self._roll_empty_segment()
+            new_start = self._end
+        else:
+            new_start = bases[count]
+        self._move_start(max(self._start, new_start))
+        return self._start
+
+    def increment_log_start(self, offset: int) -> bool:
+        """Move the log start up to ``offset`` (DeleteRecords on the leader; a follower following its leader's log
+        start). False when it is not above the current start; ``LogError`` past the high watermark."""
+        self._check_writable()
+        if offset <= self._start:
+            return False
+        if offset > self._hwm:
+            raise LogError(f"log start offset {offset} would pass the high watermark {self._hwm}")
+        self._move_start(offset)
+        return True
+
+    def _move_start(self, offset: int) -> None:
+        self._start = offset
+        if self._cache.truncate_from_start(offset):
+            self._epoch_cache_changed()
+        self._delete_storage_before(offset)

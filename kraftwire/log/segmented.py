@@ -61,6 +61,7 @@ from kraftwire.log.loader import (
     RECOVERY_POINT_CHECKPOINT,
     load,
 )
+from kraftwire.log.partition_rules import SegmentInfo
 from kraftwire.log.segment import LogSegment
 from kraftwire.records import MAX_BATCH_SIZE, BatchInfo
 from kraftwire.records import api as layout
@@ -204,6 +205,19 @@ class SegmentedLog(BaseLog):
 
     def segment_base_offsets(self) -> list[int]:
         return list(self._bases)
+
+    def segment_infos(self) -> list:
+        """(base offset, size, largest timestamp) per segment for retention; a segment without timestamps stands
+        in with its creation time (Kafka uses the file's modification time)."""
+        return [SegmentInfo(seg.base_offset, seg.size, seg.max_timestamp if seg.max_timestamp >= 0 else seg.created_ms)
+                for seg in self._segments]
+
+    def _roll_empty_segment(self) -> None:
+        try:
+            if self._segments[-1].size > 0:
+                self._roll(self._end)
+        except OSError as exc:
+            raise self._fail(exc, "rolling a segment") from exc
 
     # ------------------------------------------------------------------------------------------------ failure
 

@@ -315,6 +315,27 @@ M('DeleteGroupsResponse', 'response', 42, '0-2', '2+', [
         F('ErrorCode', 'int16', '0+'),
     ]),
 ])
+M('DeleteRecordsRequest', 'request', 21, '0-2', '2+', [
+    F('Topics', '[]DeleteRecordsTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]DeleteRecordsPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('Offset', 'int64', '0+'),
+        ]),
+    ]),
+    F('TimeoutMs', 'int32', '0+'),
+])
+M('DeleteRecordsResponse', 'response', 21, '0-2', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Topics', '[]DeleteRecordsTopicResult', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]DeleteRecordsPartitionResult', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('LowWatermark', 'int64', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
 M('DeleteTopicsRequest', 'request', 20, '0-6', '4+', [
     F('Topics', '[]DeleteTopicState', '6+', fields=[
         F('Name', 'string', '6+', nullable='6+', default=None),

@@ -37,6 +37,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
     "OffsetForLeaderEpoch": (0, 4),
+    "DeleteRecords": (0, 2),
     "DescribeConfigs": (0, 4),
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),

@@ -165,6 +165,9 @@ class LeaderFetcher:
             if hw > lg.high_watermark():
                 lg.update_high_watermark(hw)
                 hp.state.high_watermark = lg.high_watermark()
+            start = rules.follower_log_start(pd.log_start_offset, lg.high_watermark())
+            if start > lg.start_offset() and lg.increment_log_start(start):
+                log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader, start)
             self.backoff.pop(key, None)
             return
         if error == ec.OFFSET_OUT_OF_RANGE:

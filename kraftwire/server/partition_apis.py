@@ -17,6 +17,11 @@
   reached its epoch's start with its high watermark.
 * **OffsetForLeaderEpoch** (KIP-320, clients validate their position after a leader change): the partition's end
   offset for the asked epoch from its leader-epoch cache, (-1, -1) when undefined.
+* **DeleteRecords** (``kafka-delete-records.sh``, ``AdminClient.delete_records``): on the leader, the log start moves
+  to the offset (-1: the high watermark); an offset past the high watermark or negative is OFFSET_OUT_OF_RANGE, a
+  topic whose cleanup.policy lacks ``delete`` POLICY_VIOLATION. The answer's low watermark is the leader's new log
+  start (Kafka waits for every live replica's; followers move theirs on their next fetch). Segments wholly below it
+  go at once; the rest of a segment stays unreadable.
 * **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
   (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
   (KIP-360). A transactional id is refused until the transaction coordinator exists.
@@ -33,7 +38,7 @@ from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
-from kraftwire.replica.partition import check_fetch_position
+from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
 
@@ -61,6 +66,7 @@ class PartitionApis:
         d.serve("Produce", self.produce)
         d.serve("ListOffsets", self.list_offsets)
         d.serve("OffsetForLeaderEpoch", self.offset_for_leader_epoch)
+        d.serve("DeleteRecords", self.delete_records)
         d.serve("InitProducerId", self.ids.handle)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
 
@@ -373,6 +379,29 @@ class PartitionApis:
             self.replicas.alter_answered(hp, pending, error, data)
 
         self.kraft.call("AlterPartition", body, 3, answered)
+
+    # ------------------------------------------------------------------------------------------------ DeleteRecords
+    def delete_records(self, request, conn) -> None:
+        R = w.DeleteRecordsResponse
+        topics = []
+        for t in request.body.topics:
+            parts = []
+            for p in t.partitions:
+                error, low = self._delete_one(t.name, p.partition_index, p.offset)
+                parts.append(R.DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=low,
+                                                            error_code=error))
+            topics.append(R.DeleteRecordsTopicResult(name=t.name, partitions=parts))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), request.version, request.header.correlation_id)
+
+    def _delete_one(self, name: str, index: int, offset: int) -> tuple[int, int]:
+        hp = self.replicas.get(name, index)
+        if hp is None:
+            return self._unhosted_error(name, index), -1
+        if hp.failed:
+            return ec.KAFKA_STORAGE_ERROR, -1
+        if hp.state.role != LEADER:
+            return ec.NOT_LEADER_OR_FOLLOWER, -1
+        return self.replicas.delete_records(hp, offset), hp.log.start_offset()
 
     # ------------------------------------------------------------------------------------------------ KIP-320
     def offset_for_leader_epoch(self, request, conn) -> None:

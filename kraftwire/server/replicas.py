@@ -16,6 +16,9 @@ kafka-replication-facts.md §1, §4).
 * **Files.** Each log directory's ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
   ``replication-offset-checkpoint`` hold every partition's line; ``beat`` rewrites the changed ones (the node calls it
   every second) and ``close`` at shutdown, after every log is closed cleanly.
+* **Retention.** Every ``log.retention.check.interval.ms`` ``retain`` deletes the old segments
+  ``kraftwire.replica.retention`` picks; DeleteRecords moves a leader's log start (``delete_records``) and
+  followers follow it on their next fetch.
 * **Faults.** An I/O error in a partition's log takes its whole log directory offline: its partitions answer
   KAFKA_STORAGE_ERROR and are not touched again, while the other directories keep serving (Kafka's JBOD rule).
 """
@@ -38,6 +41,8 @@ from kraftwire.error_codes import (
     MESSAGE_TOO_LARGE,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
+    OFFSET_OUT_OF_RANGE,
+    POLICY_VIOLATION,
     REQUEST_TIMED_OUT,
 )
 from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
@@ -50,6 +55,7 @@ from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
 from kraftwire.records import read_batches, validate_batches
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
 from kraftwire.replica.producers import ProducerTable
+from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 
 log = logging.getLogger("kraftwire.replicas")
@@ -59,6 +65,11 @@ def _now_ms() -> int:
     return int(time.monotonic() * 1000)
 
 DELETE_SUFFIX = "-delete"
+
+
+def _deletes(overrides) -> bool:
+    """Whether a topic's cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
+    return "delete" in [p.strip() for p in (overrides.get("cleanup.policy") or "delete").split(",")]
 
 
 class Hosted:
@@ -117,6 +128,7 @@ class ReplicaManager:
         #: ``alter(hp, pending)`` sends an AlterPartition for ``hp``'s pending ISR (set by the partition APIs)
         self.alter: Callable | None = None
         self.lag_ms = node.settings.config.replica_lag_time_max_ms
+        self._retain_at = _now_ms() + node.settings.config.log_retention_check_interval_ms
         self.started = False
         from kraftwire.server.fetcher import ReplicaFetchers
 
@@ -154,14 +166,17 @@ class ReplicaManager:
                     hp.log.close()
                 except LogIOError as exc:
                     log.error("closing %s-%d: %s", hp.topic, hp.index, exc)
-        self.beat()
+        self.beat(retain=False)
         self.partitions.clear()
         self.by_id.clear()
 
-    def beat(self, now_ms: int | None = None) -> None:
+    def beat(self, now_ms: int | None = None, *, retain: bool = True) -> None:
         """Propose ISR shrinks for followers that fell behind; write the log directories' offset checkpoints that
         changed (the high watermarks first)."""
         now_ms = _now_ms() if now_ms is None else now_ms
+        if retain and now_ms >= self._retain_at:
+            self._retain_at = now_ms + self.node.settings.config.log_retention_check_interval_ms
+            self.retain()
         for hp in self.partitions.values():
             if not hp.failed and hp.state.role == LEADER:
                 pending = hp.state.propose_shrink(now_ms, self.lag_ms, hp.log.end_offset())
@@ -395,6 +410,54 @@ class ReplicaManager:
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
                             log_start_offset=lg.start_offset())
+
+    def delete_records(self, hp: Hosted, offset: int) -> int:
+        """DeleteRecords on the leader: move the log start to ``offset`` (-1: the high watermark); the error code."""
+        if not _deletes(self._topic_config(hp.topic)):
+            return POLICY_VIOLATION
+        lg = hp.log
+        target = delete_records_offset(offset, lg.high_watermark())
+        if target is None:
+            return OFFSET_OUT_OF_RANGE
+        try:
+            if lg.increment_log_start(target):
+                log.info("%s-%d: records below %d deleted (DeleteRecords)", hp.topic, hp.index, target)
+        except LogIOError as exc:
+            self.dir_failed(hp.root, exc)
+            return KAFKA_STORAGE_ERROR
+        return NONE
+
+    def _topic_config(self, topic: str):
+        return self.node.metadata.image.configs.get((TOPIC_RESOURCE, topic), {})
+
+    def retain(self, now_ms: int | None = None) -> None:
+        """Retention on every hosted partition (leader or follower, each below its own high watermark): the
+        segments ``kraftwire.replica.retention`` says go, by ``retention.ms`` and ``retention.bytes`` (the topic's,
+        else the broker's ``log.retention.*``) and below the log start offset."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        config = self.node.settings.config
+        for hp in list(self.partitions.values()):
+            if hp.failed:
+                continue
+            overrides = self._topic_config(hp.topic)
+            ms, size = overrides.get("retention.ms"), overrides.get("retention.bytes")
+            ms = int(ms) if ms is not None else config.retention_ms_default()
+            size = int(size) if size is not None else config.log_retention_bytes
+            if not _deletes(overrides):
+                ms = size = -1  # compact-only: only what lies below the log start goes
+            lg = hp.log
+            deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(), log_end=lg.end_offset(),
+                                          high_watermark=lg.high_watermark(), now_ms=now_ms, retention_ms=ms,
+                                          retention_bytes=size)
+            if deletion is None:
+                continue
+            try:
+                start = lg.delete_oldest_segments(deletion.count)
+            except LogIOError as exc:
+                self.dir_failed(hp.root, exc)
+                continue
+            log.info("%s-%d: deleted %d old segment(s) (%s); the log starts at %d", hp.topic, hp.index,
+                     deletion.count, deletion.reason, start)
 
     def broker_epoch(self) -> int:
         """This broker's registration epoch (-1 before it registered)."""

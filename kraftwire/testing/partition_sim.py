@@ -7,8 +7,9 @@ of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.repl
 seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only believes it leads), followers fetch,
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
-restarted with a new incarnation, brokers are cut off from everyone or from one peer and healed, and the operator runs
-preferred elections.
+restarted with a new incarnation, brokers are cut off from everyone or from one peer and healed, the operator runs
+preferred elections and DeleteRecords, and retention (``retention.bytes``) deletes old segments (a batch is a
+segment in memory) — followers behind a leader's log start restart their log there.
 
 After every event (``check``):
 
@@ -47,6 +48,7 @@ from kraftwire.protocol import messages as m
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.replica import follower as rules
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position, may_join_isr
+from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 
 __all__ = ["PartitionSim", "SimulationFailure", "main"]
 
@@ -121,7 +123,9 @@ class PartitionSim:
         self.net: list[Msg] = []
         self.cut: set[frozenset] = set()  # links that drop everything
         self.isolated: set[int] = set()
-        self.committed: dict[int, list[tuple[int, bytes]]] = {p: [] for p in range(partitions)}  # (base, batch)
+        #: per partition, every committed batch: base offset -> (last offset, bytes); and where committed data ends
+        self.committed: dict[int, dict[int, tuple[int, bytes]]] = {p: {} for p in range(partitions)}
+        self.committed_end: dict[int, int] = {p: 0 for p in range(partitions)}
         self.epoch_leaders: dict[tuple[int, int], int] = {}
         self.leader_hw: dict[tuple[int, int, int, int], int] = {}  # (broker, incarnation, partition, epoch) -> hw
         self.acked: list[tuple[int, int, bytes]] = []
@@ -276,9 +280,8 @@ class PartitionSim:
     def acknowledged(self, b: Broker, w: Wait) -> None:
         self.count("acked")
         self.event(f"b{b.id} acks p{w.partition}@{w.base}")
-        committed = self.committed[w.partition]
         self.note_committed(b, w.partition)
-        if not any(base == w.base and data == w.data for base, data in committed):
+        if self.committed[w.partition].get(w.base, (0, None))[1] != w.data:
             self.fail(f"b{b.id} acknowledged p{w.partition}@{w.base}, which is not committed")
         holders = [broker for (broker, index), lg in self.logs.items()
                    if index == w.partition and self.holds(lg, w.base, w.data)]
@@ -390,6 +393,9 @@ class PartitionSim:
                 if new_hw > lg.high_watermark():
                     lg.update_high_watermark(new_hw)
                     r.state.high_watermark = lg.high_watermark()
+                start = rules.follower_log_start(log_start, lg.high_watermark())
+                if start > lg.start_offset() and lg.increment_log_start(start):
+                    self.count("follower_log_start_moved")
             elif error == ec.OFFSET_OUT_OF_RANGE:
                 r.fetch_token += 1
                 r.fetch_in_flight = True
@@ -586,7 +592,11 @@ class PartitionSim:
                 self.event(f"cut b{a} <-> b{c}")
                 self.count("cut")
                 self.cut.add(frozenset((a, c)))
-        elif roll < 0.985:
+        elif roll < 0.99:
+            self.delete_records(rng.randrange(self.n_partitions))
+        elif roll < 0.995:
+            self.retention(rng.choice([0, 200, 600]))
+        elif roll < 0.9975:
             E = m.ElectLeadersRequest
             res = self.rc.elect_leaders(self.image, E(election_type=0, topic_partitions=None, timeout_ms=1), 2)
             if res.records:
@@ -595,6 +605,39 @@ class PartitionSim:
             self._commit(res.records)
         else:
             self.tick(rng.randrange(5_000, 15_000))
+
+    def delete_records(self, index: int) -> None:
+        """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark."""
+        reg = self.image.topics[self.topic_id].partitions[index]
+        b = self.brokers.get(reg.leader)
+        r = b.replicas.get(index) if b is not None and b.alive else None
+        if r is None or r.state.role != LEADER:
+            return
+        lg = r.log
+        asked = self.rng.choice([-1, lg.start_offset(), (lg.start_offset() + lg.high_watermark()) // 2,
+                                 lg.high_watermark() + 1])
+        target = delete_records_offset(asked, lg.high_watermark())
+        if target is None:
+            self.count("delete_records_out_of_range")
+            return
+        if lg.increment_log_start(target):
+            self.event(f"b{b.id} deletes p{index} records below {target}")
+            self.count("delete_records")
+
+    def retention(self, retention_bytes: int) -> None:
+        """A retention pass on every live replica with ``retention.bytes``."""
+        for b in self.brokers.values():
+            if not b.alive:
+                continue
+            for index, r in b.replicas.items():
+                lg = r.log
+                deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(),
+                                              log_end=lg.end_offset(), high_watermark=lg.high_watermark(),
+                                              now_ms=self.now, retention_ms=-1, retention_bytes=retention_bytes)
+                if deletion is not None:
+                    start = lg.delete_oldest_segments(deletion.count)
+                    self.event(f"b{b.id} p{index} retention: {deletion.count} batches go, log start {start}")
+                    self.count("retention")
 
     # ------------------------------------------------------------------------------------------------ invariants
     @staticmethod
@@ -609,29 +652,32 @@ class PartitionSim:
         return any(b_base == base and b_data == data for b_base, _, _, b_data in lg.batches())
 
     @staticmethod
-    def prefix(lg: MemoryPartitionLog, end: int) -> list[tuple[int, bytes]]:
-        """The batches below ``end`` (which must be a batch boundary)."""
-        out = []
-        for base, last, _, data in lg.batches():
-            if base >= end:
-                break
-            if last >= end:
-                raise AssertionError(f"offset {end} falls inside the batch {base}..{last}")
-            out.append((base, data))
-        return out
+    def prefix(lg: MemoryPartitionLog, end: int) -> list[tuple[int, int, bytes]]:
+        """(base, last, bytes) of the batches wholly below ``end``. ``end`` (a high watermark) is a batch boundary
+        unless it sits on a log start inside a batch (DeleteRecords; a follower restarted there reports that end;
+        a restart brings the high watermark down to the log start): the batch around it is left out."""
+        return [(base, last, data) for base, last, _, data in lg.batches() if last < end]
+
+    def disagreement(self, batches, index: int) -> int | None:
+        """The base of the first of ``batches`` below the committed end that is not the committed batch there."""
+        committed, end = self.committed[index], self.committed_end[index]
+        for base, last, data in batches:
+            if base < end and committed.get(base) != (last, data):
+                return base
+        return None
 
     def note_committed(self, b: Broker, index: int) -> None:
         """A live leader's log below its high watermark must extend what was committed; it becomes committed."""
         r = b.replicas[index]
-        committed = self.committed[index]
         mine = self.prefix(r.log, r.log.high_watermark())
-        n = min(len(mine), len(committed))
-        if mine[:n] != committed[:n]:
-            at = next(i for i in range(n) if mine[i] != committed[i])
-            self.fail(f"leader b{b.id} of p{index} holds a different batch at offset {mine[at][0]} below its high "
+        bad = self.disagreement(mine, index)
+        if bad is not None:
+            self.fail(f"leader b{b.id} of p{index} holds a different batch at offset {bad} below its high "
                       f"watermark {r.log.high_watermark()} than was committed")
-        if len(mine) > len(committed):
-            committed.extend(mine[len(committed):])
+        for base, last, data in mine:
+            if base >= self.committed_end[index]:
+                self.committed[index][base] = (last, data)
+                self.committed_end[index] = last + 1
 
     def check(self) -> None:
         topic = self.image.topics[self.topic_id]
@@ -660,13 +706,18 @@ class PartitionSim:
                     lg = self.logs.get((member, index))
                     if member == b.id:
                         continue
-                    if (lg.end_offset() < hw or self.prefix(lg, hw) != mine) if lg is not None else hw > 0:
+                    if lg is None:
+                        held = hw == 0
+                    else:
+                        start = max(lg.start_offset(), r.log.start_offset())
+                        held = lg.end_offset() >= hw and ([x for x in self.prefix(lg, hw) if x[0] >= start]
+                                                          == [x for x in mine if x[0] >= start])
+                    if not held:
                         self.fail(f"ISR member b{member} of p{index} does not hold leader b{b.id}'s log up to its "
                                   f"high watermark {hw} (its log: {lg!r})")
         for (broker, index), lg in self.logs.items():
-            committed = self.committed[index]
             mine = self.prefix(lg, lg.high_watermark())
-            if mine != committed[:len(mine)]:
+            if self.disagreement(mine, index) is not None or (mine and mine[-1][1] >= self.committed_end[index]):
                 self.fail(f"b{broker} p{index} holds uncommitted or changed data below its high watermark "
                           f"{lg.high_watermark()}")
 
@@ -707,11 +758,13 @@ class PartitionSim:
                      for b in self.brokers.values() for i, r in b.replicas.items()]
             self.fail(f"no convergence after {limit} steps once the faults stopped: " + "; ".join(where))
         for index, base, data in self.acked:
-            if (base, data) not in self.committed[index]:
+            if self.committed[index].get(base, (0, None))[1] != data:
                 self.fail(f"acknowledged batch p{index}@{base} is gone")
             reg = self.image.topics[self.topic_id].partitions[index]
-            if self.batch_at(self.logs[(reg.leader, index)], base) != data:
-                self.fail(f"acknowledged batch p{index}@{base} differs on the leader")
+            lg = self.logs[(reg.leader, index)]
+            if base >= lg.start_offset() and self.batch_at(lg, base) != data:
+                self.fail(f"acknowledged batch p{index}@{base} is not on the leader above its log start "
+                          f"{lg.start_offset()}")
 
     def converged(self) -> bool:
         topic = self.image.topics[self.topic_id]
@@ -724,9 +777,12 @@ class PartitionSim:
             end = leader.log.end_offset()
             if leader.log.high_watermark() != end:
                 return False
-            batches = leader.log.batches()
             for member in reg.replicas:
-                if self.logs[(member, index)].batches() != batches:
+                lg = self.logs[(member, index)]
+                if lg.end_offset() != end:
+                    return False
+                start = max(lg.start_offset(), leader.log.start_offset())
+                if ([b for b in lg.batches() if b[1] >= start] != [b for b in leader.log.batches() if b[1] >= start]):
                     return False
         return True
 

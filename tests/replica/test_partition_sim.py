@@ -28,7 +28,8 @@ def test_the_runs_reach_the_interesting_paths():
     for path in ("acked", "produce_acks1", "truncated", "shrink_proposed", "alter_NONE", "alter_FENCED_LEADER_EPOCH",
                  "fetch_FENCED_LEADER_EPOCH", "fetch_answer_of_an_older_epoch", "leader_elected", "killed",
                  "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
-                 "produce_NOT_ENOUGH_REPLICAS", "preferred_election"):
+                 "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
+                 "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE"):
         assert totals.get(path, 0) > 0, (path, totals)
 
 

@@ -64,7 +64,8 @@ def test_real_kafka_controller_properties():
     assert s.listeners == (Endpoint("CONTROLLER", "", 9093),)  # empty host: every interface
     assert s.advertised == (Endpoint("CONTROLLER", "localhost", 9093),)
     assert s.controller_listener == "CONTROLLER"
-    assert "num.network.threads" in s.ignored_keys and "log.retention.hours" in s.ignored_keys
+    assert "num.network.threads" in s.ignored_keys and "socket.send.buffer.bytes" in s.ignored_keys
+    assert "log.retention.hours" not in s.ignored_keys  # retention.ms's default for topic partitions
     assert "socket.request.max.bytes" not in s.ignored_keys and s.max_frame_bytes == 104857600
     assert not s.unknown_keys
 
