@@ -7,7 +7,7 @@ so the seeded partition simulation runs the same rules as a broker.
 * **``leader_epoch_end(epoch)``** is Kafka's ``endOffsetFor`` (OffsetForLeaderEpoch, DivergingEpoch);
   **``latest_epoch()``** is -1 for an empty cache (the Raft log's ``last_fetched_epoch`` says 0).
 * **Truncation below the high watermark** is allowed: after an unclean election the new leader's log is the truth,
-  and the high watermark comes down with the log.
+  and the high watermark comes down with the log; below the log start the log restarts there.
 * **``restart_at(offset)``** drops the whole log and continues it at ``offset`` (a follower behind the leader's log
   start).
 * **A log start inside a batch.** DeleteRecords can put the leader's log start inside a batch, and the leader sends
@@ -22,7 +22,8 @@ so the seeded partition simulation runs the same rules as a broker.
 * **Retention and DeleteRecords.** ``segment_infos()`` describes the segments for ``kraftwire.replica.retention``;
   ``delete_oldest_segments(n)`` removes the first ``n`` (rolling a new empty segment first when that is all of
   them) and moves the log start to the first one left; ``increment_log_start(offset)`` moves the log start (never
-  back, never past the high watermark) and removes the segments wholly below it.
+  back, never past the high watermark) and removes the segments wholly below it; ``follow_log_start`` is a
+  follower's.
 """
 
 from __future__ import annotations
@@ -77,7 +78,10 @@ class PartitionLogRules:
 
     def truncate_to(self, offset: int) -> None:
         self._check_writable()
-        if self._start <= offset < self._hwm:
+        if offset < self._start:  # below the log start: Kafka truncates fully and starts there
+            self.restart_at(offset)
+            return
+        if offset < self._hwm:
             self._hwm = offset
         super().truncate_to(offset)
 
@@ -111,6 +115,21 @@ class PartitionLogRules:
             return False
         if offset > self._hwm:
             raise LogError(f"log start offset {offset} would pass the high watermark {self._hwm}")
+        self._move_start(offset)
+        return True
+
+    def follow_log_start(self, leader_start: int) -> bool:
+        """A follower's log start follows its leader's, up to its own log end, and its high watermark comes up with
+        it: what lies below the leader's log start is deleted in the partition, whatever this replica held there.
+        (Kafka moves it only after a successful fetch and never past the follower's high watermark; a follower that
+        truncated on DivergingEpoch could then keep records of its own below the leader's log start, which the
+        leader's epoch cache no longer covers, and expose them if it led next — the partition simulation found it.)
+        """
+        self._check_writable()
+        offset = min(leader_start, self._end)
+        if offset <= self._start:
+            return False
+        self._hwm = max(self._hwm, offset)
         self._move_start(offset)
         return True
 

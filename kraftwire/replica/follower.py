@@ -11,15 +11,15 @@ kafka-replication-facts.md §2). Pure: the replica fetcher (``kraftwire.server.f
   follower's end: the follower's log restarts at the leader's log start. Otherwise fetch again from the follower's
   end.
 * **High watermark.** A follower's is the leader's, capped at its own end offset.
-* **Log start.** A follower's moves up to the leader's (retention, DeleteRecords), capped at its high watermark.
+* **Log start.** A follower's moves up to the leader's (retention, DeleteRecords) on every answer, DivergingEpoch
+  included, capped at its log end (``PartitionLogRules.follow_log_start``).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-__all__ = ["truncation_offset", "out_of_range", "follower_high_watermark", "follower_log_start", "TRUNCATE",
-           "RESTART", "FETCH"]
+__all__ = ["truncation_offset", "out_of_range", "follower_high_watermark", "TRUNCATE", "RESTART", "FETCH"]
 
 TRUNCATE, RESTART, FETCH = "truncate", "restart", "fetch"
 
@@ -48,7 +48,3 @@ def out_of_range(leader_end: int, leader_start: int, log_end: int) -> tuple[str,
 
 def follower_high_watermark(leader_hw: int, log_end: int) -> int:
     return max(0, min(leader_hw, log_end))
-
-
-def follower_log_start(leader_start: int, high_watermark: int) -> int:
-    return min(leader_start, high_watermark)

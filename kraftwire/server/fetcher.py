@@ -149,6 +149,7 @@ class LeaderFetcher:
                          self.leader, div.epoch, target, lg.end_offset())
                 lg.truncate_to(target)
                 hp.producers = None  # folded again from what is left
+                self._follow_log_start(hp, pd.log_start_offset)
                 return
             records = pd.records
             if records is not None and len(records):
@@ -165,9 +166,7 @@ class LeaderFetcher:
             if hw > lg.high_watermark():
                 lg.update_high_watermark(hw)
                 hp.state.high_watermark = lg.high_watermark()
-            start = rules.follower_log_start(pd.log_start_offset, lg.high_watermark())
-            if start > lg.start_offset() and lg.increment_log_start(start):
-                log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader, start)
+            self._follow_log_start(hp, pd.log_start_offset)
             self.backoff.pop(key, None)
             return
         if error == ec.OFFSET_OUT_OF_RANGE:
@@ -179,6 +178,12 @@ class LeaderFetcher:
             self.partitions.pop(key, None)
             return
         self.backoff[key] = loop.time() + BACKOFF_S
+
+    def _follow_log_start(self, hp, leader_start: int) -> None:
+        if leader_start > hp.log.start_offset() and hp.log.follow_log_start(leader_start):
+            hp.state.high_watermark = hp.log.high_watermark()
+            log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader,
+                     hp.log.start_offset())
 
     async def _out_of_range(self, conn, hp) -> None:
         L = w.ListOffsetsRequest

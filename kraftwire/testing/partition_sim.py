@@ -7,7 +7,7 @@ of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.repl
 seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only believes it leads), followers fetch,
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
-restarted with a new incarnation, brokers are cut off from everyone or from one peer and healed, the operator runs
+restarted with a new incarnation, the active controller fails over, brokers are cut off from everyone or from one peer and healed, the operator runs
 preferred elections and DeleteRecords, and retention (``retention.bytes``) deletes old segments (a batch is a
 segment in memory) — followers behind a leader's log start restart their log there.
 
@@ -385,6 +385,7 @@ class PartitionSim:
                            f"{target}")
                 self.count("truncated" if target < lg.end_offset() else "diverging_no_truncation")
                 lg.truncate_to(target)
+                self.follow_log_start(r, log_start)
             elif error == ec.NONE:
                 if records:
                     lg.append_as_follower(records, r.state.leader_epoch)
@@ -393,9 +394,7 @@ class PartitionSim:
                 if new_hw > lg.high_watermark():
                     lg.update_high_watermark(new_hw)
                     r.state.high_watermark = lg.high_watermark()
-                start = rules.follower_log_start(log_start, lg.high_watermark())
-                if start > lg.start_offset() and lg.increment_log_start(start):
-                    self.count("follower_log_start_moved")
+                self.follow_log_start(r, log_start)
             elif error == ec.OFFSET_OUT_OF_RANGE:
                 r.fetch_token += 1
                 r.fetch_in_flight = True
@@ -403,6 +402,11 @@ class PartitionSim:
             elif error == ec.FENCED_LEADER_EPOCH:
                 r.fenced = True
             self.count(f"fetch_{ec.name_of(error)}")
+
+    def follow_log_start(self, r: Replica, leader_start: int) -> None:
+        if leader_start > r.log.start_offset() and r.log.follow_log_start(leader_start):
+            r.state.high_watermark = r.log.high_watermark()
+            self.count("follower_log_start_moved")
 
     def on_list_offsets(self, b: Broker, msg: Msg) -> None:
         index, token = msg.body
@@ -603,8 +607,24 @@ class PartitionSim:
                 self.event("preferred election")
                 self.count("preferred_election")
             self._commit(res.records)
+        elif roll < 0.999:
+            self.controller_failover()
         else:
             self.tick(rng.randrange(5_000, 15_000))
+
+    def controller_failover(self) -> None:
+        """Another controller becomes active on the same committed log (the Raft simulation's guarantee): requests
+        in flight to the old one are lost (their senders time out and send again) and every registered broker gets
+        a fresh session, as Kafka's new active controller gives them."""
+        self.event("controller failover")
+        self.count("controller_failover")
+        for msg in [x for x in self.net if x.dst == CONTROLLER or x.src == CONTROLLER and x.kind != "image"]:
+            self.net.remove(msg)
+            if msg.kind in ("alter", "alter_response"):
+                self.lost(msg)
+        self.rc = ReplicationControl(rng=random.Random(self.rng.randrange(1 << 30)), new_topic_id=self.rc.new_topic_id)
+        self.bc = BrokerControl(CLUSTER, SESSION_TIMEOUT_MS)
+        self.bc.activate(self.image, self.now)
 
     def delete_records(self, index: int) -> None:
         """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark."""
@@ -762,7 +782,7 @@ class PartitionSim:
                 self.fail(f"acknowledged batch p{index}@{base} is gone")
             reg = self.image.topics[self.topic_id].partitions[index]
             lg = self.logs[(reg.leader, index)]
-            if base >= lg.start_offset() and self.batch_at(lg, base) != data:
+            if base >= lg.start_offset() and not self.holds(lg, base, data):
                 self.fail(f"acknowledged batch p{index}@{base} is not on the leader above its log start "
                           f"{lg.start_offset()}")
 

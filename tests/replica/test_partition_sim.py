@@ -29,7 +29,8 @@ def test_the_runs_reach_the_interesting_paths():
                  "fetch_FENCED_LEADER_EPOCH", "fetch_answer_of_an_older_epoch", "leader_elected", "killed",
                  "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
                  "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
-                 "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE"):
+                 "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE",
+                 "controller_failover"):
         assert totals.get(path, 0) > 0, (path, totals)
 
 
@@ -64,6 +65,20 @@ def test_an_isr_that_takes_a_lagging_follower_is_caught(monkeypatch):
     monkeypatch.setattr(rp.ReplicaState, "propose_expansion", expand)
     message = _first_failure()
     assert "ISR member" in message or "acknowledged" in message or "committed" in message, message
+
+
+def test_an_isr_shrunk_without_alter_partition_is_caught(monkeypatch):
+    original = rp.ReplicaState.propose_shrink
+
+    def shrink_locally(self, now_ms, lag_ms, leader_end):
+        pending = original(self, now_ms, lag_ms, leader_end)
+        if pending is not None:
+            self.isr, self.pending = pending.isr, None  # the leader drops members on its own word
+        return None
+
+    monkeypatch.setattr(rp.ReplicaState, "propose_shrink", shrink_locally)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
 
 
 def test_acks_without_min_insync_replicas_copies_are_caught(monkeypatch):
