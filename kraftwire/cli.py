@@ -20,6 +20,8 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),
     ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
+    ("delete-records", "kraftwire.tools.delete_records", "delete a partition's records below an offset (like kafka-delete-records.sh)"),
+    ("log-dirs", "kraftwire.tools.log_dirs", "describe the brokers' log directories (like kafka-log-dirs.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
     ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
     ("console-producer", "kraftwire.tools.console_producer", "produce lines of standard input (like kafka-console-producer.sh)"),

@@ -191,6 +191,7 @@ ILLEGAL_SASL_STATE = 34
 UNSUPPORTED_VERSION = 35
 NOT_CONTROLLER = 41
 INVALID_REQUEST = 42
+POLICY_VIOLATION = 44
 OUT_OF_ORDER_SEQUENCE_NUMBER = 45
 DUPLICATE_SEQUENCE_NUMBER = 46
 INVALID_PRODUCER_EPOCH = 47
@@ -226,6 +227,37 @@ VOTER_NOT_FOUND = 127
 def name_of(code: int) -> str:
     e = BY_CODE.get(code)
     return e.name if e else f"UNKNOWN({code})"
+
+
+#: What Kafka's Java clients name an error and say about it (its ``Errors`` table), for tools that print as Kafka's
+#: do (``kafka-delete-records.sh``, ``kafka-log-dirs.sh``); the codes those tools can meet.
+JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
+    OFFSET_OUT_OF_RANGE: ("OffsetOutOfRangeException",
+                          "The requested offset is not within the range of offsets maintained by the server."),
+    UNKNOWN_TOPIC_OR_PARTITION: ("UnknownTopicOrPartitionException",
+                                 "This server does not host this topic-partition."),
+    NOT_LEADER_OR_FOLLOWER: ("NotLeaderOrFollowerException",
+                             "For requests intended only for the leader, this error indicates that the broker is not "
+                             "the current leader. For requests intended for any replica, this error indicates that "
+                             "the broker is not a replica of the topic partition."),
+    POLICY_VIOLATION: ("PolicyViolationException", "Request parameters do not satisfy the configured policy."),
+    KAFKA_STORAGE_ERROR: ("KafkaStorageException", "Disk error when trying to access log file on the disk."),
+    REQUEST_TIMED_OUT: ("TimeoutException", "The request timed out."),
+}
+
+
+def java_exception(code: int) -> str:
+    """``org.apache.kafka.common.errors.<Name>Exception: <message>`` as Kafka's tools print an error; the error's
+    name for a code this table lacks."""
+    known = JAVA_EXCEPTIONS.get(code)
+    if known is None:
+        return name_of(code)
+    return f"org.apache.kafka.common.errors.{known[0]}: {known[1]}"
+
+
+def java_exception_class(code: int) -> str | None:
+    known = JAVA_EXCEPTIONS.get(code)
+    return None if known is None else f"org.apache.kafka.common.errors.{known[0]}"
 
 
 def is_retriable(code: int) -> bool:

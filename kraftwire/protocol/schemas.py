@@ -428,6 +428,31 @@ M('DescribeGroupsResponse', 'response', 15, '0-5', '5+', [
         F('AuthorizedOperations', 'int32', '3+', default=-2147483648),
     ]),
 ])
+M('DescribeLogDirsRequest', 'request', 35, '0-4', '2+', [
+    F('Topics', '[]DescribableLogDirTopic', '0+', nullable='0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('DescribeLogDirsResponse', 'response', 35, '0-4', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '3+'),
+    F('Results', '[]DescribeLogDirsResult', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('LogDir', 'string', '0+'),
+        F('Topics', '[]DescribeLogDirsTopic', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', '[]DescribeLogDirsPartition', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+                F('PartitionSize', 'int64', '0+'),
+                F('OffsetLag', 'int64', '0+'),
+                F('IsFutureKey', 'bool', '0+'),
+            ]),
+        ]),
+        F('TotalBytes', 'int64', '4+', default=-1),
+        F('UsableBytes', 'int64', '4+', default=-1),
+    ]),
+])
 M('DescribeQuorumRequest', 'request', 55, '0-2', '0+', [
     F('Topics', '[]TopicData', '0+', fields=[
         F('TopicName', 'string', '0+'),

@@ -38,6 +38,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "InitProducerId": (0, 5),
     "OffsetForLeaderEpoch": (0, 4),
     "DeleteRecords": (0, 2),
+    "DescribeLogDirs": (0, 4),
     "DescribeConfigs": (0, 4),
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),

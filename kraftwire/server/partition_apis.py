@@ -22,6 +22,9 @@
   topic whose cleanup.policy lacks ``delete`` POLICY_VIOLATION. The answer's low watermark is the leader's new log
   start (Kafka waits for every live replica's; followers move theirs on their next fetch). Segments wholly below it
   go at once; the rest of a segment stays unreadable.
+* **DescribeLogDirs** (``kafka-log-dirs.sh``): each log directory of this broker with the partitions it holds
+  (all, or the topics and partitions asked), their sizes, offset lag 0 (no future replicas), and the file system's
+  total and usable bytes (v4); an offline directory answers KAFKA_STORAGE_ERROR.
 * **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
   (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
   (KIP-360). A transactional id is refused until the transaction coordinator exists.
@@ -30,6 +33,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 from kraftwire import error_codes as ec
 from kraftwire.config import METADATA_TOPIC
@@ -67,6 +71,7 @@ class PartitionApis:
         d.serve("ListOffsets", self.list_offsets)
         d.serve("OffsetForLeaderEpoch", self.offset_for_leader_epoch)
         d.serve("DeleteRecords", self.delete_records)
+        d.serve("DescribeLogDirs", self.describe_log_dirs)
         d.serve("InitProducerId", self.ids.handle)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
 
@@ -402,6 +407,37 @@ class PartitionApis:
         if hp.state.role != LEADER:
             return ec.NOT_LEADER_OR_FOLLOWER, -1
         return self.replicas.delete_records(hp, offset), hp.log.start_offset()
+
+    # ------------------------------------------------------------------------------------------------ DescribeLogDirs
+    def describe_log_dirs(self, request, conn) -> None:
+        R = w.DescribeLogDirsResponse
+        asked = None
+        if request.body.topics is not None:
+            asked = {(t.topic, p) for t in request.body.topics for p in t.partitions}
+        results = []
+        for root in self.replicas.roots:
+            offline = root in self.replicas.offline_roots
+            by_topic: dict[str, list] = {}
+            if not offline:
+                for (name, index), hp in sorted(self.replicas.partitions.items()):
+                    if hp.root != root or (asked is not None and (name, index) not in asked):
+                        continue
+                    by_topic.setdefault(name, []).append(R.DescribeLogDirsPartition(
+                        partition_index=index, partition_size=hp.log.size_in_bytes(), offset_lag=0,
+                        is_future_key=False))
+            total = usable = -1
+            if not offline:
+                try:
+                    st = os.statvfs(root)
+                    total, usable = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+                except OSError:
+                    pass
+            results.append(R.DescribeLogDirsResult(
+                error_code=ec.KAFKA_STORAGE_ERROR if offline else ec.NONE, log_dir=root,
+                topics=[R.DescribeLogDirsTopic(name=n, partitions=ps) for n, ps in by_topic.items()],
+                total_bytes=total, usable_bytes=usable))
+        conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE, results=results), request.version,
+                           request.header.correlation_id)
 
     # ------------------------------------------------------------------------------------------------ KIP-320
     def offset_for_leader_epoch(self, request, conn) -> None:

@@ -7,6 +7,7 @@ restart (log-start-offset-checkpoint)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import time
 
@@ -132,6 +133,93 @@ def test_retention_bytes_and_delete_records_move_every_replicas_log_start(tmp_pa
             node = await cluster.start_broker(follower)
             hp = await _until("hosted again", lambda: node.replicas.get("logs", 0))
             assert (hp.log.start_offset(), hp.log.end_offset()) == (end, end)
+        finally:
+            await cluster.stop()
+
+    asyncio.run(main())
+
+
+def _tool(*argv: str) -> tuple[int, str, str]:
+    """A kraftwire command run on another thread (the brokers run on this thread's loop)."""
+    import contextlib
+    import io
+
+    from kraftwire import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = cli.main(list(argv))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_log_dirs_and_delete_records_tools_answer_as_kafkas(tmp_path):
+    cluster = RetentionCluster(tmp_path)
+
+    async def main():
+        await cluster.start()
+        try:
+            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
+            try:
+                await _create(conn, "events", {})
+            finally:
+                await conn.close()
+            leader = cluster.partition("events", 0).leader
+            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get("events", 0) is not None
+                                               for b in (1, 2, 3)))
+            conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
+            try:
+                r = await conn.request(_produce("events", {0: _batch([b"a", b"b", b"c", b"d"],
+                                                                     ts=int(time.time() * 1000))}), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            hps = {b: cluster.nodes[b].replicas.get("events", 0) for b in (1, 2, 3)}
+            await _until("replicated", lambda: all(hp.log.high_watermark() == 4 for hp in hps.values()))
+            bootstrap = f"127.0.0.1:{cluster.port(1)}"
+
+            code, out, _ = await asyncio.to_thread(_tool, "log-dirs", "--bootstrap-server", bootstrap, "--describe",
+                                                   "--topic-list", "events")
+            assert code == 0
+            lines = out.splitlines()
+            assert lines[:2] == ["Querying brokers for log directories information",
+                                 "Received log directory information from brokers 1,2,3"]
+            described = json.loads(lines[2])
+            assert lines[2].startswith('{"brokers":[{"broker":1,"logDirs":[{"partitions":[{"partition":"events-0"')
+            assert described["version"] == 1 and [b["broker"] for b in described["brokers"]] == [1, 2, 3]
+            for b in described["brokers"]:
+                (d,) = b["logDirs"]
+                assert d["error"] is None and d["logDir"] == str(tmp_path / f"b{b['broker']}")
+                assert d["partitions"] == [{"partition": "events-0", "size": hps[b["broker"]].log.size_in_bytes(),
+                                            "offsetLag": 0, "isFuture": False}]
+            code, _, err = await asyncio.to_thread(_tool, "log-dirs", "--bootstrap-server", bootstrap, "--describe",
+                                                   "--broker-list", "1,7")
+            assert code == 1 and "The given brokers do not exist from --broker-list: 7. Current existent brokers: " \
+                                 "1,2,3" in err
+
+            spec = tmp_path / "offsets.json"
+            spec.write_text(json.dumps({"partitions": [{"topic": "events", "partition": 0, "offset": 3},
+                                                       {"topic": "events", "partition": 5, "offset": 1}],
+                                        "version": 1}))
+            code, out, _ = await asyncio.to_thread(_tool, "delete-records", "--bootstrap-server", bootstrap,
+                                                   "--offset-json-file", str(spec))
+            assert code == 0
+            assert out.splitlines()[:2] == ["Executing records delete operation", "Records delete operation completed:"]
+            assert sorted(out.splitlines()[2:]) == [
+                "partition: events-0\tlow_watermark: 3",
+                "partition: events-5\terror: org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This "
+                "server does not host this topic-partition."]
+            assert hps[leader].log.start_offset() == 3
+            spec.write_text(json.dumps({"partitions": [{"topic": "events", "partition": 0, "offset": 9}]}))
+            code, out, _ = await asyncio.to_thread(_tool, "delete-records", "--bootstrap-server", bootstrap,
+                                                   "--offset-json-file", str(spec))
+            assert code == 0 and out.splitlines()[2] == (
+                "partition: events-0\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: The requested "
+                "offset is not within the range of offsets maintained by the server.")
+            spec.write_text('{"partitions": [{"topic": "events", "partition": 0, "offset": 1}, '
+                            '{"topic": "events", "partition": 0, "offset": 2}], "version": 1}')
+            code, _, err = await asyncio.to_thread(_tool, "delete-records", "--bootstrap-server", bootstrap,
+                                                   "--offset-json-file", str(spec))
+            assert code == 1 and "Offset json file contains duplicate topic partitions: events-0" in err
         finally:
             await cluster.stop()
 

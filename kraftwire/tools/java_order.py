@@ -1,0 +1,43 @@
+"""The order a ``java.util.HashMap`` iterates its keys in, so the tools that print Kafka's JSON or per-partition lines
+(``log-dirs``, ``delete-records``) print them in the order Kafka's do. A HashMap's order is its bucket order: the
+key's ``hashCode`` spread (``h ^ h >>> 16``) masked to the table size, a power of two of at least 16 that keeps the
+map at most three quarters full; keys sharing a bucket keep their insertion order."""
+
+from __future__ import annotations
+
+from typing import Callable, Iterable, TypeVar
+
+T = TypeVar("T")
+
+__all__ = ["string_hash", "topic_partition_hash", "hashmap_order"]
+
+
+def _int32(v: int) -> int:
+    v &= 0xFFFFFFFF
+    return v - (1 << 32) if v >= 1 << 31 else v
+
+
+def string_hash(s: str) -> int:
+    """``String.hashCode``: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, as a 32-bit int."""
+    h = 0
+    for unit in s.encode("utf-16-be").hex(" ", 2).split():
+        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    return _int32(h)
+
+
+def topic_partition_hash(topic: str, partition: int) -> int:
+    """``TopicPartition.hashCode``."""
+    return _int32(31 * (31 + partition) + string_hash(topic))
+
+
+def hashmap_order(keys: Iterable[T], hash_of: Callable[[T], int]) -> list[T]:
+    items = list(keys)
+    capacity = 16
+    while len(items) > capacity * 3 // 4:
+        capacity *= 2
+
+    def bucket(item: T) -> int:
+        h = hash_of(item) & 0xFFFFFFFF
+        return (h ^ (h >> 16)) & (capacity - 1)
+
+    return [item for _, _, item in sorted((bucket(item), i, item) for i, item in enumerate(items))]
