@@ -10,6 +10,8 @@ watermark becomes the leader's capped at its end; DivergingEpoch truncates; OFFS
 for its end and log start (ListOffsets as a replica) and truncates or restarts the log; NOT_LEADER_OR_FOLLOWER,
 UNKNOWN_LEADER_EPOCH and unknown topics back off ``replica.fetch.backoff.ms`` (1000); FENCED_LEADER_EPOCH drops
 the partition from the fetcher until the image moves. A lost connection is opened again after the backoff.
+Fetchers dial the leader's inter-broker listener (``inter.broker.listener.name``, or the first listener of
+``security.inter.broker.protocol``) with that listener's TLS and this broker's SASL login to it.
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ class LeaderFetcher:
         if endpoint is None:
             return None
         host, port = endpoint
-        self.conn = await KafkaConnection.open(host, port, timeout=5.0, client_id=f"replica-{self.manager.broker_id}")
+        settings = self.manager.node.settings
+        self.conn = await KafkaConnection.open(host, port, timeout=5.0, client_id=f"replica-{self.manager.broker_id}",
+                                               ssl_context=self.manager.tls, sasl=settings.inter_broker_sasl)
         return self.conn
 
     async def _run(self) -> None:
@@ -220,22 +224,16 @@ class ReplicaFetchers:
         self.broker_id = node.settings.node_id
         self.fetchers: dict[int, LeaderFetcher] = {}
         self.closed = False
+        #: TLS of the connections to the leaders (an SSL or SASL_SSL inter-broker listener)
+        self.tls = node.settings.inter_broker_ssl_context()
 
     def leader_endpoint(self, broker_id: int):
-        """(host, port) of the leader on the listener this broker's clients use (Kafka's inter-broker listener is
-        the first of ``listeners`` that is not a controller listener by default)."""
+        """(host, port) of the leader's inter-broker listener (``inter.broker.listener.name``), None while the image
+        has no such endpoint for it."""
         from kraftwire.metadata import answers
 
-        image = self.node.metadata.image
-        names = [ep.name for ep in self.node.roles._advertised()]
-        for name in names:
-            ep = answers.broker_endpoint(image, broker_id, name)
-            if ep is not None:
-                return ep.host, ep.port
-        reg = image.brokers.get(broker_id)
-        if reg is not None and reg.listeners and not reg.fenced:
-            return reg.listeners[0].host, reg.listeners[0].port
-        return None
+        ep = answers.broker_endpoint(self.node.metadata.image, broker_id, self.node.settings.inter_broker_listener)
+        return None if ep is None else (ep.host, ep.port)
 
     def follow(self, hp) -> None:
         """Fetch ``hp`` from its leader (moving it from any other fetcher)."""

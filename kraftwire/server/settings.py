@@ -27,7 +27,7 @@ from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
 from kraftwire.security.sasl.client import SaslLogin
-from kraftwire.security.sasl.settings import SaslSettings, controller_login, sasl_settings
+from kraftwire.security.sasl.settings import SaslSettings, controller_login, inter_broker_login, sasl_settings
 from kraftwire.security.principal import parse_rules
 from kraftwire.security.tls import (SslSettings, client_context, listener_value, server_context, ssl_settings,
                                     used_keys)
@@ -106,6 +106,10 @@ class NodeSettings:
     sasl_listeners: tuple[tuple[str, SaslSettings], ...] = ()
     #: how this node logs in to a SASL controller listener (None: it is PLAINTEXT or SSL)
     controller_sasl: SaslLogin | None = None
+    #: the listener brokers replicate over (a broker's replica fetchers dial it on the leader); None on a controller
+    inter_broker_listener: str | None = None
+    #: how this broker logs in to a SASL inter-broker listener
+    inter_broker_sasl: SaslLogin | None = None
 
     # ------------------------------------------------------------------------------------------------ building
     @classmethod
@@ -191,6 +195,15 @@ class NodeSettings:
                         f"listener.name.{controller_listener.lower()}.plain.sasl.jaas.config"):
                 if key in ignored:
                     ignored.remove(key)
+        inter_broker, inter_broker_sasl = _inter_broker(props, roles, listeners, config, protocols, warnings)
+        if inter_broker is not None:
+            used = ["inter.broker.listener.name", "security.inter.broker.protocol"]
+            if inter_broker_sasl is not None:
+                used += ["sasl.mechanism.inter.broker.protocol",
+                         f"listener.name.{inter_broker.lower()}.plain.sasl.jaas.config"]
+            for key in used:
+                if key in ignored:
+                    ignored.remove(key)
         for ep in listeners:
             tls = ssl_listeners.get(ep.name)
             if tls is not None and not tls.has_keystore:
@@ -255,7 +268,8 @@ class NodeSettings:
                    broker_heartbeat_interval_ms=heartbeat_ms, broker_session_timeout_ms=session_ms,
                    bootstrap_servers=bootstrap, high_watermark_linger_ms=hw_linger,
                    listener_protocols=tuple(protocols.items()), ssl_listeners=tuple(ssl_listeners.items()),
-                   sasl_listeners=tuple(sasl_listeners.items()), controller_sasl=controller_sasl)
+                   sasl_listeners=tuple(sasl_listeners.items()), controller_sasl=controller_sasl,
+                   inter_broker_listener=inter_broker, inter_broker_sasl=inter_broker_sasl)
 
     # ------------------------------------------------------------------------------------------------ derived
     @property
@@ -317,6 +331,11 @@ class NodeSettings:
         settings = dict(self.ssl_listeners).get(listener)
         return parse_rules(settings.principal_mapping_rules if settings is not None else "DEFAULT")
 
+    def inter_broker_ssl_context(self) -> ssl.SSLContext | None:
+        """The TLS context of a replica fetcher's connections to the leaders' inter-broker listener."""
+        settings = dict(self.ssl_listeners).get(self.inter_broker_listener or "")
+        return client_context(settings) if settings is not None else None
+
     def controller_ssl_context(self) -> ssl.SSLContext | None:
         """The TLS context of connections to the controller listener (quorum peers, a broker's controller link)."""
         settings = dict(self.ssl_listeners).get(self.controller_listener)
@@ -336,6 +355,48 @@ class NodeSettings:
             snapshot_interval_ms=c.metadata_log_max_snapshot_interval_ms,
             high_watermark_linger_ms=self.high_watermark_linger_ms,
         ).validate()
+
+
+def _inter_broker(props, roles, listeners, config, protocols,
+                  warnings: list[str]) -> tuple[str | None, SaslLogin | None]:
+    """Kafka's rule for the listener brokers replicate over: ``inter.broker.listener.name``, else the first listener
+    whose protocol is ``security.inter.broker.protocol`` (PLAINTEXT by default); never a controller listener. Only
+    one of the two keys may be set. Where neither is set and no listener is PLAINTEXT, Kafka refuses to start;
+    kraftwire takes the first client listener with a warning (a single broker never dials it)."""
+    if "broker" not in roles:
+        return None, None
+    candidates = [ep.name for ep in listeners if ep.name not in config.controller_listener_names]
+    if not candidates:
+        return None, None
+    name = (props.get("inter.broker.listener.name") or "").strip()
+    protocol = (props.get("security.inter.broker.protocol") or "").strip()
+    if name and protocol:
+        raise ConfigError("security.inter.broker.protocol", protocol,
+                          "set inter.broker.listener.name or security.inter.broker.protocol, not both")
+    if name:
+        if name not in candidates:
+            raise ConfigError("inter.broker.listener.name", name,
+                              f"must be one of this broker's listeners that is not a controller listener "
+                              f"({', '.join(candidates)})")
+    else:
+        wanted = (protocol or "PLAINTEXT").upper()
+        matching = [n for n in candidates if protocols.get(n) == wanted]
+        if matching:
+            name = matching[0]
+        elif protocol:
+            raise ConfigError("security.inter.broker.protocol", protocol,
+                              f"no listener of this broker uses {wanted} (listeners: {', '.join(candidates)})")
+        else:
+            name = candidates[0]
+            warnings.append(f"no PLAINTEXT listener and no inter.broker.listener.name: brokers replicate over "
+                            f"{name} ({protocols.get(name)}); Kafka would refuse this configuration")
+    sasl = protocols.get(name, "").startswith("SASL_")
+    if sasl and not (props.get("inter.broker.listener.name") or protocol) \
+            and "sasl.mechanism.inter.broker.protocol" not in props:
+        warnings.append(f"replica fetchers dial the SASL listener {name} without a login: set "
+                        "sasl.mechanism.inter.broker.protocol=PLAIN and its username/password JAAS entry")
+        return name, None
+    return name, inter_broker_login(props, name) if sasl else None
 
 
 def _parse_protocol_map(items: tuple[str, ...]) -> dict[str, str]:

@@ -79,12 +79,22 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
 def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
     """How this node logs in to the SASL controller listener: ``sasl.mechanism.controller.protocol`` (PLAIN; Kafka's
     default GSSAPI is not supported) with ``username``/``password`` from that listener's PLAIN JAAS entry."""
-    key = "sasl.mechanism.controller.protocol"
+    return listener_login(props, listener, "sasl.mechanism.controller.protocol", "the controller listener")
+
+
+def inter_broker_login(props: dict[str, str], listener: str) -> "SaslLogin":
+    """How a broker logs in to the other brokers' SASL inter-broker listener (its replica fetchers):
+    ``sasl.mechanism.inter.broker.protocol`` (PLAIN) with ``username``/``password`` from that listener's PLAIN JAAS
+    entry, as Kafka's broker takes its own client login from it."""
+    return listener_login(props, listener, "sasl.mechanism.inter.broker.protocol", "the inter-broker listener")
+
+
+def listener_login(props: dict[str, str], listener: str, key: str, what: str) -> "SaslLogin":
     mechanism = props.get(key, "GSSAPI").strip().upper()
     if mechanism != plain.MECHANISM:
         raise ConfigError(key, props.get(key, "GSSAPI (Kafka's default)"),
-                          "the nodes log in to the controller listener with PLAIN: set "
-                          "sasl.mechanism.controller.protocol=PLAIN (SCRAM credentials live in the log itself)")
+                          f"the nodes log in to {what} with PLAIN: set {key}=PLAIN (SCRAM credentials live in the "
+                          "log itself)")
     jaas_key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
     text = props.get(jaas_key)
     if text is None:
@@ -94,5 +104,5 @@ def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
     user, password = module.options.get("username"), module.options.get("password")
     if not user or not password:
         raise ConfigError(jaas_key, "(hidden: it holds passwords)",
-                          "username=... and password=... say how this node logs in to the controller listener")
+                          f"username=... and password=... say how this node logs in to {what}")
     return SaslLogin(plain.MECHANISM, user, password)
