@@ -58,10 +58,11 @@ class Proc(processes.NodeProc):
 class RolesCluster(processes.Cluster):
     def __init__(self, base: str, *, controllers: int = 3, brokers: int = 2, extra_props: str = "",
                  combined: bool = False, bootstrap_brokers: bool = False, format_args=(),
-                 extra_listeners: tuple[str, ...] = (), kraft: bool = False) -> None:
+                 extra_listeners: tuple[str, ...] = (), kraft: bool = False, node_props=None) -> None:
         """``extra_listeners``: more client listener names on every broker (bound here, like the others); their
         protocols go in ``extra_props``' listener.security.protocol.map. ``kraft``: real KRaft nodes
-        (``server-start``: the log holds Kafka's metadata records) instead of test servers serving topic ``roles``."""
+        (``server-start``: the log holds Kafka's metadata records) instead of test servers serving topic ``roles``.
+        ``node_props(node_id, socks)``: more properties for one node, given its bound sockets by listener name."""
         self.base = base
         self.listener = "CONTROLLER"
         if kraft:
@@ -93,7 +94,8 @@ class RolesCluster(processes.Cluster):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
                         f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
-                        + ("" if kraft else "metadata.log.topic=roles\n") + extra_props)
+                        + ("" if kraft else "metadata.log.topic=roles\n") + extra_props
+                        + (node_props(i, socks) if node_props is not None else ""))
             processes.kw("storage", "format", "-t", self.cluster_id, "-c", path, *format_args)
             self.nodes[i] = Proc(self, i, socks, path)
         self.controllers = [self.nodes[i] for i in range(1, controllers + 1)]

@@ -1,0 +1,286 @@
+"""Replication as a user sees it, with real processes: three controllers and three brokers (4, 5, 6) hosting a
+6-partition topic at replication factor 3 with min.insync.replicas=2, every inter-broker link through its own proxy
+(``harness.links``).
+
+* kcat, kafka-python, confluent-kafka, aiokafka and KafkaJS produce with acks=all; kcat, kafka-python,
+  confluent-kafka and aiokafka read every partition back (KafkaJS only consumes in a group, which comes with the
+  groups issue).
+* Broker 6 is cut off from its peers (its controller links stay): it leaves the ISR of the partitions it follows,
+  and the partitions it leads shrink to itself, so acks=all to them is refused with NOT_ENOUGH_REPLICAS, as a client
+  sees it, while the others take writes. Healed, it rejoins every ISR.
+* A partition leader is SIGKILLed under an idempotent acks=all producer: every acknowledged record is read back
+  exactly once, in order per partition.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+import time
+
+from harness import clients, roles
+from harness.links import per_link_brokers
+
+TOPIC = "orders"
+BROKERS = (4, 5, 6)
+
+
+def _partitions(port: int) -> dict[int, tuple[int, list[int], list[int]]] | None:
+    md = roles.metadata(port)
+    for t in md.topics:
+        if t.name == TOPIC and t.error_code == 0:
+            return {p.partition_index: (p.leader_id, sorted(p.replica_nodes), sorted(p.isr_nodes))
+                    for p in t.partitions}
+    return None
+
+
+def _full_isr(port: int) -> bool:
+    parts = _partitions(port)
+    return parts is not None and len(parts) == 6 and all(isr == [4, 5, 6] for _, _, isr in parts.values())
+
+
+def test_a_replicated_topic_through_five_clients_a_partitioned_broker_and_a_leader_kill(make_roles_cluster):
+    links: dict = {}
+    names, props, node_props = per_link_brokers(BROKERS, links)
+    cluster = make_roles_cluster(controllers=3, brokers=3, kraft=True, extra_listeners=names,
+                                 extra_props=props + "replica.lag.time.max.ms=2000\n", node_props=node_props)
+    try:
+        _run(cluster, links)
+    finally:
+        for proxy in links.values():
+            proxy.close()
+
+
+def _run(cluster, links) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    for node in cluster.nodes.values():
+        node.start()
+    cluster.wait_for_leader()
+    ports = {n.node_id: n.port_of("BROKER") for n in cluster.brokers}
+    b4 = ports[4]
+    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
+    roles.wait_until(lambda: all(roles.broker_ids(p) == [4, 5, 6] for p in ports.values()),
+                     "three brokers Online in every broker's image", cluster)
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+    try:
+        admin.create_topics([NewTopic(TOPIC, num_partitions=6, replication_factor=3,
+                                      topic_configs={"min.insync.replicas": "2"})])
+    finally:
+        admin.close()
+    roles.wait_until(lambda: _full_isr(b4), "every replica in sync", cluster)
+    assert {leader for leader, _, _ in _partitions(b4).values()} == set(BROKERS)  # two leaderships each
+    # the replicas really fetch through the proxies of their own links
+    roles.wait_until(lambda: all(links[(f, leader)].connections > 0 for f in BROKERS for leader in BROKERS
+                                 if f != leader), "a replica fetcher on every link", cluster)
+
+    produced = _five_clients_produce(bootstrap)
+    _four_clients_read_back(bootstrap, produced)
+    _a_broker_partitioned_from_its_peers(cluster, links, ports)
+    _acks_all_survive_a_leader_kill(cluster, ports)
+
+
+def _five_clients_produce(bootstrap: str) -> dict[str, list[str]]:
+    """Each client writes its records with acks=all; returns each client's values."""
+    from confluent_kafka import Producer
+    from kafka import KafkaProducer
+
+    produced: dict[str, list[str]] = {}
+    kcat = shutil.which("kcat") or "kcat"
+    lines = [f"k{i}:kcat-{i}" for i in range(20)]
+    out = subprocess.run([kcat, "-b", bootstrap, "-t", TOPIC, "-P", "-K:", "-X", "acks=all"],
+                         input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    produced["kcat"] = [f"kcat-{i}" for i in range(20)]
+
+    p = KafkaProducer(bootstrap_servers=bootstrap, acks="all")
+    for i in range(20):
+        p.send(TOPIC, key=f"k{i}".encode(), value=f"kafka-python-{i}".encode())
+    p.flush(30)
+    p.close()
+    produced["kafka-python"] = [f"kafka-python-{i}" for i in range(20)]
+
+    errors = []
+    cp = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all"})
+    for i in range(20):
+        cp.produce(TOPIC, key=f"k{i}".encode(), value=f"confluent-{i}".encode(),
+                   on_delivery=lambda err, msg: errors.append(err) if err else None)
+    assert cp.flush(30) == 0 and not errors, errors
+    produced["confluent"] = [f"confluent-{i}" for i in range(20)]
+
+    async def aio() -> None:
+        from aiokafka import AIOKafkaProducer
+
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", enable_idempotence=True)
+        await producer.start()
+        try:
+            for i in range(20):
+                await producer.send_and_wait(TOPIC, key=f"k{i}".encode(), value=f"aiokafka-{i}".encode())
+        finally:
+            await producer.stop()
+
+    asyncio.run(aio())
+    produced["aiokafka"] = [f"aiokafka-{i}" for i in range(20)]
+
+    clients.ensure_kafkajs()
+    out = subprocess.run(["node", "produce.js", bootstrap, TOPIC, "kafkajs", "20"], cwd=clients.KAFKAJS_DIR,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-3000:]
+    offsets = json.loads(out.stdout.strip().splitlines()[-1])["offsets"]
+    assert len(offsets) == 20 and len({tuple(o) for o in offsets}) == 20
+    produced["kafkajs"] = [f"kafkajs-{i}" for i in range(20)]
+    return produced
+
+
+def _four_clients_read_back(bootstrap: str, produced: dict[str, list[str]]) -> None:
+    """Every consumer reads all six partitions: the same records, each client's in the order written per key."""
+    from confluent_kafka import Consumer, TopicPartition as CTP
+    from kafka import KafkaConsumer, TopicPartition
+
+    every = sorted(v for values in produced.values() for v in values)
+    reads: dict[str, dict[int, list[str]]] = {}
+
+    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest",
+                      consumer_timeout_ms=5000)
+    c.assign([TopicPartition(TOPIC, p) for p in range(6)])
+    reads["kafka-python"] = {}
+    for m in c:
+        reads["kafka-python"].setdefault(m.partition, []).append(m.value.decode())
+    c.close()
+
+    cc = Consumer({"bootstrap.servers": bootstrap, "group.id": "unused", "enable.auto.commit": False})
+    cc.assign([CTP(TOPIC, p, 0) for p in range(6)])
+    reads["confluent"] = {}
+    deadline = time.monotonic() + 30
+    while sum(len(v) for v in reads["confluent"].values()) < len(every) and time.monotonic() < deadline:
+        m = cc.poll(0.5)
+        if m is not None and m.error() is None:
+            reads["confluent"].setdefault(m.partition(), []).append(m.value().decode())
+    cc.close()
+
+    async def aio() -> dict[int, list[str]]:
+        from aiokafka import AIOKafkaConsumer
+
+        consumer = AIOKafkaConsumer(bootstrap_servers=bootstrap, group_id=None, auto_offset_reset="earliest")
+        await consumer.start()
+        got: dict[int, list[str]] = {}
+        try:
+            consumer.assign([TopicPartition(TOPIC, p) for p in range(6)])
+            for _ in range(100):
+                for tp, batch in (await consumer.getmany(timeout_ms=200)).items():
+                    got.setdefault(tp.partition, []).extend(m.value.decode() for m in batch)
+                if sum(len(v) for v in got.values()) >= len(every):
+                    break
+        finally:
+            await consumer.stop()
+        return got
+
+    reads["aiokafka"] = asyncio.run(aio())
+
+    kcat = shutil.which("kcat") or "kcat"
+    out = subprocess.run([kcat, "-b", bootstrap, "-t", TOPIC, "-C", "-e", "-f", "%p|%s\n"], capture_output=True,
+                         text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    reads["kcat"] = {}
+    for line in out.stdout.splitlines():
+        p, value = line.split("|", 1)
+        reads["kcat"].setdefault(int(p), []).append(value)
+
+    for reader, parts in reads.items():
+        assert sorted(v for values in parts.values() for v in values) == every, reader
+        assert parts == reads["kafka-python"], reader  # the same records in the same order in every partition
+        for client, values in produced.items():
+            for values_in_p in parts.values():
+                mine = [v for v in values_in_p if v.startswith(client + "-")]
+                assert mine == sorted(mine, key=lambda v: int(v.rsplit("-", 1)[1])), (reader, client)
+
+
+def _a_broker_partitioned_from_its_peers(cluster, links, ports) -> None:
+    from kafka import KafkaProducer
+    from kafka.errors import NotEnoughReplicasError
+
+    b4 = ports[4]
+    led_by_6 = sorted(p for p, (leader, _, _) in _partitions(b4).items() if leader == 6)
+    for (a, b), proxy in links.items():
+        if 6 in (a, b):
+            proxy.cut()
+    # a follower at its leader's end stays in sync however long it is quiet (Kafka's rule): write to every
+    # partition with acks=1, so the replicas across the cut fall behind
+    behind = KafkaProducer(bootstrap_servers=",".join(f"127.0.0.1:{p}" for p in ports.values()), acks=1)
+    try:
+        for p in range(6):
+            assert behind.send(TOPIC, value=b"across the cut", partition=p).get(20).offset >= 0
+    finally:
+        behind.close()
+    # broker 6 leaves the ISR of what it follows, and what it leads shrinks to broker 6 alone
+    roles.wait_until(lambda: all((isr == [6]) if leader == 6 else (isr == [4, 5])
+                                 for leader, _, isr in _partitions(b4).values()),
+                     "broker 6 out of its peers' ISRs and alone in its own", cluster)
+    producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{ports[6]}", acks="all", retries=0,
+                             request_timeout_ms=10000)
+    try:
+        for p in led_by_6:
+            future = producer.send(TOPIC, value=b"refused", partition=p)
+            try:
+                future.get(20)
+                raise AssertionError(f"acks=all to partition {p} with an ISR of one was accepted")
+            except NotEnoughReplicasError:
+                pass
+        others = [p for p in range(6) if p not in led_by_6]
+        for p in others:
+            assert producer.send(TOPIC, value=b"taken", partition=p).get(20).offset >= 0
+    finally:
+        producer.close()
+    for proxy in links.values():
+        proxy.heal()
+    roles.wait_until(lambda: _full_isr(b4), "broker 6 back in every ISR", cluster)
+
+
+def _acks_all_survive_a_leader_kill(cluster, ports, total: int = 3000) -> None:
+    from confluent_kafka import Producer
+    from kafka import KafkaConsumer, TopicPartition
+
+    acked: dict[int, list[tuple[int, bytes]]] = {}
+    failed = []
+
+    def delivered(err, msg) -> None:
+        if err is not None:
+            failed.append(err)
+        else:
+            acked.setdefault(msg.partition(), []).append((msg.offset(), msg.value()))
+
+    producer = Producer({"bootstrap.servers": ",".join(f"127.0.0.1:{p}" for p in ports.values()),
+                         "enable.idempotence": True, "acks": "all", "linger.ms": 2, "message.timeout.ms": 60000})
+    victim = next(n for n in cluster.brokers if n.node_id == 4)
+    for i in range(total):
+        producer.produce(TOPIC, key=f"k{i % 97}".encode(), value=f"v{i:05d}".encode(), on_delivery=delivered)
+        producer.poll(0)
+        if i == total // 3:
+            producer.flush(30)
+            victim.kill()  # SIGKILL the leader of two partitions, records in flight
+        if i % 100 == 0:
+            time.sleep(0.02)
+    assert producer.flush(90) == 0
+    assert not failed, failed[:3]
+    assert sum(len(v) for v in acked.values()) == total
+    b5 = ports[5]
+    roles.wait_until(lambda: all(leader in (5, 6) for leader, _, _ in _partitions(b5).values()),
+                     "brokers 5 and 6 lead every partition", cluster)
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{b5}", group_id=None, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    try:
+        consumer.assign([TopicPartition(TOPIC, p) for p in range(6)])
+        seen: dict[int, list[tuple[int, bytes]]] = {}
+        for m in consumer:
+            seen.setdefault(m.partition, []).append((m.offset, m.value))
+    finally:
+        consumer.close()
+    for p, records in acked.items():
+        mine = {v for _, v in records}
+        values = [v for _, v in seen.get(p, []) if v in mine]
+        assert len(values) == len(set(values)), f"partition {p} holds a record twice"
+        assert sorted(records) == [(o, v) for o, v in seen[p] if v in mine], p
+    victim.start()
+    roles.wait_until(lambda: _full_isr(b5), "broker 4 back in every ISR", cluster)
