@@ -1,4 +1,5 @@
-"""Client benchmark: real Kafka clients against a 3-node kraftwire quorum on this machine (fsync on).
+"""Client benchmark: real Kafka clients against a 3-node kraftwire test-server quorum (the Raft log served as a
+topic) on this machine (fsync on).
 
     python benchmarks/client_bench.py [--records 200000] [--latency-records 2000] [--json out.json]
 
@@ -171,7 +172,9 @@ def main() -> int:
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as base:
-        cluster = processes.Cluster(base, 3, command="server-start", extra_props=f"metadata.log.topic={TOPIC}\n")
+        cluster = processes.Cluster(base, 3, command=processes.SERVE_ONLY["command"],
+                                    extra_args=processes.SERVE_ONLY["extra_args"],
+                                    extra_props=f"metadata.log.topic={TOPIC}\n")
         try:
             cluster.start_all()
             cluster.wait_for_leader()

@@ -1,0 +1,305 @@
+"""Topic-partition benchmarks (#18), each a ratio against a baseline measured in the same run.
+
+    python benchmarks/partition_bench.py restart [--partitions 2000]
+    python benchmarks/partition_bench.py fetch [--mib 1024]
+    python benchmarks/partition_bench.py produce [--records 200000] [--latency-records 2000]
+    python benchmarks/partition_bench.py all [--json out.json]
+
+* **restart**: a broker (in-process, beside an in-process controller, real files) restarted with N partitions of
+  one record each, against the same broker restarted while it hosted nothing: the extra milliseconds per partition
+  until every partition is led again (the goal: at most 2 ms).
+* **fetch**: a raw Fetch loop (responses decoded down to the record bytes, not the records) reading a topic of
+  ``--mib`` MiB through one broker process from the page cache, against ``os.read`` of the same segment files
+  (the goal: at least 50 %).
+
+* **produce**: confluent-kafka, acks=all, 100-byte values: throughput and single-record latency at concurrency 1
+  into a 6-partition topic at replication factor 3 on three broker processes (one controller), against the same
+  client into the test server's Raft log (three test-server processes), same run (the goal: throughput at least the
+  Raft path's, latency no worse).
+
+Figures depend on the machine (2 shared cores here); they are reported, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+
+
+# ---------------------------------------------------------------------------------------------------- restart
+async def _restart_figures(base: Path, partitions: int) -> dict:
+    from kraftwire import error_codes as ec
+    from kraftwire.server.client import KafkaConnection
+    from tests.server.test_partitions import _batch, _produce
+    from tests.server.test_replication import CT, Cluster, _until
+
+    cluster = Cluster(base, brokers=(1,))
+    await cluster.start()
+    try:
+        async def restart(expect: int) -> float:
+            await cluster.nodes[1].shutdown()
+            start = time.perf_counter()
+            node = await cluster.start_broker(1)
+            await _until("broker 1 unfenced", lambda: not cluster.controller.metadata.image.brokers[1].fenced, 120)
+            await _until("every partition led", lambda: len(node.replicas.partitions) == expect and all(
+                hp.state.role == "leader" for hp in node.replicas.partitions.values()), 300)
+            return time.perf_counter() - start
+
+        empty = min([await restart(0) for _ in range(3)])
+        conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
+        try:
+            created = await conn.request(CT(topics=[CT.CreatableTopic(
+                name="many", num_partitions=partitions, replication_factor=1, assignments=[], configs=[])],
+                timeout_ms=60_000, validate_only=False), 7)
+            assert created.topics[0].error_code == ec.NONE, created
+            await _until("hosted", lambda: len(cluster.nodes[1].replicas.partitions) == partitions, 300)
+            for first in range(0, partitions, 200):
+                r = await conn.request(_produce("many", {p: _batch([b"x" * 100]) for p in
+                                                         range(first, min(partitions, first + 200))}, acks=1), 9)
+                assert all(pr.error_code == ec.NONE for t in r.responses for pr in t.partition_responses)
+        finally:
+            await conn.close()
+        full = min([await restart(partitions) for _ in range(2)])
+    finally:
+        await cluster.stop()
+    per = (full - empty) * 1000 / partitions
+    return {"partitions": partitions, "empty_restart_s": round(empty, 3), "full_restart_s": round(full, 3),
+            "extra_ms_per_partition": round(per, 3), "goal_ms_per_partition": 2.0}
+
+
+def restart_bench(partitions: int) -> dict:
+    import logging
+
+    logging.disable(logging.INFO)
+    base = Path(tempfile.mkdtemp(prefix="kraftwire-restart-"))
+    try:
+        return asyncio.run(_restart_figures(base, partitions))
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+# ---------------------------------------------------------------------------------------------------- fetch
+def fetch_bench(mib: int) -> dict:
+    from harness import processes
+
+    base = Path(tempfile.mkdtemp(prefix="kraftwire-fetch-"))
+    broker, controller = processes.bind_listener(), processes.bind_listener()
+    bport, cport = broker.getsockname()[1], controller.getsockname()[1]
+    logs = base / "logs"
+    config = base / "server.properties"
+    config.write_text(
+        f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:{cport}\n"
+        f"listeners=PLAINTEXT://localhost:{bport},CONTROLLER://localhost:{cport}\n"
+        "controller.listener.names=CONTROLLER\n"
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+        f"log.dirs={logs}\nnum.partitions=1\n")
+    cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
+    processes.kw("storage", "format", "-t", cluster_id, "-c", str(config))
+    proc = subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config),
+                             "--listener-fd", f"PLAINTEXT={broker.fileno()}",
+                             "--listener-fd", f"CONTROLLER={controller.fileno()}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            pass_fds=(broker.fileno(), controller.fileno()), env=processes.kraftwire_env())
+    try:
+        total = _fill(bport, mib << 20)
+        seg_dir = logs / "bulk-0"
+        files = sorted(seg_dir.glob("*.log"))
+        on_disk = sum(f.stat().st_size for f in files)
+        for _ in range(2):  # warm the page cache, then measure
+            read_s = _os_read(files)
+        fetch_s, fetched = asyncio.run(_fetch_loop(bport, total))
+        fetch_s = min(fetch_s, asyncio.run(_fetch_loop(bport, total))[0])
+    finally:
+        proc.terminate()
+        proc.wait(30)
+        broker.close()
+        controller.close()
+        shutil.rmtree(base, ignore_errors=True)
+    return {"mib": round(on_disk / (1 << 20), 1), "os_read_mib_s": round(on_disk / read_s / (1 << 20), 1),
+            "fetch_mib_s": round(fetched / fetch_s / (1 << 20), 1),
+            "ratio": round((fetched / fetch_s) / (on_disk / read_s), 3), "goal_ratio": 0.5}
+
+
+def _fill(port: int, size: int) -> int:
+    """``size`` bytes of 1 KiB records into topic ``bulk`` (one partition) with confluent-kafka; the record count."""
+    from confluent_kafka import Producer
+
+    value = b"v" * 1000
+    n = size // 1024
+    p = Producer({"bootstrap.servers": f"localhost:{port}", "acks": 1, "linger.ms": 20, "batch.size": 1_000_000,
+                  "compression.type": "none", "queue.buffering.max.messages": 500_000})
+    for i in range(n):
+        while True:
+            try:
+                p.produce("bulk", value, partition=0)
+                break
+            except BufferError:
+                p.poll(0.01)
+        if i % 20_000 == 0:
+            p.poll(0)
+    assert p.flush(600) == 0
+    return n
+
+
+def _os_read(files) -> float:
+    start = time.perf_counter()
+    for f in files:
+        fd = os.open(f, os.O_RDONLY)
+        try:
+            while os.read(fd, 1 << 20):
+                pass
+        finally:
+            os.close(fd)
+    return time.perf_counter() - start
+
+
+async def _fetch_loop(port: int, records: int) -> tuple[float, int]:
+    from kraftwire.protocol import messages as w
+    from kraftwire.records import read_batches
+    from kraftwire.server.client import KafkaConnection
+
+    conn = await KafkaConnection.open("localhost", port)
+    try:
+        md = await conn.request(w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12)
+        topic_id = next(t.topic_id for t in md.topics if t.name == "bulk")
+        F = w.FetchRequest
+        offset, fetched = 0, 0
+        start = time.perf_counter()
+        while offset < records:
+            body = F(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=32 << 20, isolation_level=0,
+                     session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=topic_id, partitions=[
+                         F.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=offset,
+                                          last_fetched_epoch=-1, log_start_offset=-1,
+                                          partition_max_bytes=32 << 20)])],
+                     forgotten_topics_data=[], rack_id="")
+            resp = await conn.request(body, 13, timeout=60)
+            data = resp.responses[0].partitions[0].records
+            if not data:
+                break
+            fetched += len(data)
+            last = None
+            for b in read_batches(bytes(data), validate=False):  # headers only: where the next fetch starts
+                last = b.last_offset
+            offset = last + 1
+        return time.perf_counter() - start, fetched
+    finally:
+        await conn.close()
+
+
+# ---------------------------------------------------------------------------------------------------- produce
+def produce_bench(records: int, latency_records: int) -> dict:
+    import statistics
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from client_bench import TOPIC, confluent_latency, confluent_throughput, pct
+    from harness import processes
+    from harness.roles import RolesCluster, metadata
+
+    out = {}
+    with tempfile.TemporaryDirectory() as base:
+        raft = processes.Cluster(base, 3, command=processes.SERVE_ONLY["command"],
+                                 extra_args=processes.SERVE_ONLY["extra_args"],
+                                 extra_props=f"metadata.log.topic={TOPIC}\n")
+        try:
+            raft.start_all()
+            raft.wait_for_leader()
+            bootstrap = ",".join(f"127.0.0.1:{n.port}" for n in raft.nodes.values())
+            out["raft_path"] = _produce_figures(bootstrap, records, latency_records, confluent_throughput,
+                                                confluent_latency, pct, statistics)
+        finally:
+            raft.close()
+    with tempfile.TemporaryDirectory() as base:
+        cluster = RolesCluster(base, controllers=1, brokers=3, kraft=True)
+        try:
+            for node in cluster.nodes.values():
+                node.start()
+            cluster.wait_for_leader()
+            ports = [n.port_of("BROKER") for n in cluster.brokers]
+            bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports)
+            from kafka.admin import KafkaAdminClient, NewTopic
+
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+                    admin.create_topics([NewTopic(TOPIC, num_partitions=6, replication_factor=3)])
+                    admin.close()
+                    break
+                except Exception:  # noqa: BLE001 - brokers still fenced
+                    if time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.5)
+            while time.monotonic() < deadline:
+                md = metadata(ports[0])
+                if any(t.name == TOPIC and len(t.partitions) == 6 and all(len(p.isr_nodes) == 3 for p in t.partitions)
+                       for t in md.topics):
+                    break
+                time.sleep(0.2)
+            out["brokers_rf3"] = _produce_figures(bootstrap, records, latency_records, confluent_throughput,
+                                                  confluent_latency, pct, statistics)
+        finally:
+            cluster.close()
+    out["throughput_ratio"] = round(out["brokers_rf3"]["records_per_s"] / out["raft_path"]["records_per_s"], 3)
+    out["p50_latency_ratio"] = round(out["brokers_rf3"]["p50_ms"] / out["raft_path"]["p50_ms"], 3)
+    return out
+
+
+def _produce_figures(bootstrap, records, latency_records, throughput, latency, pct, statistics) -> dict:
+    from kafka import KafkaConsumer, TopicPartition
+
+    from client_bench import TOPIC
+
+    def stored() -> int:
+        c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+        try:
+            parts = [TopicPartition(TOPIC, p) for p in sorted(c.partitions_for_topic(TOPIC) or ())]
+            return sum(c.end_offsets(parts).values())  # high watermarks (the Raft log's start moves with snapshots)
+        finally:
+            c.close()
+
+    before = stored()
+    elapsed = throughput(bootstrap, records)
+    landed = stored() - before
+    assert landed >= records, f"only {landed} of {records} records are below the high watermark"
+    lat = latency(bootstrap, latency_records)
+    return {"records_per_s": round(records / elapsed), "mb_per_s": round(records * 100 / elapsed / 1e6, 2),
+            "p50_ms": round(statistics.median(lat), 3), "p99_ms": round(pct(lat, 0.99), 3)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("which", choices=["restart", "fetch", "produce", "all"])
+    parser.add_argument("--records", type=int, default=200_000)
+    parser.add_argument("--latency-records", type=int, default=2000)
+    parser.add_argument("--partitions", type=int, default=2000)
+    parser.add_argument("--mib", type=int, default=1024)
+    parser.add_argument("--json", help="also write the figures here")
+    args = parser.parse_args()
+    out = {}
+    if args.which in ("restart", "all"):
+        out["restart"] = restart_bench(args.partitions)
+        print(json.dumps({"restart": out["restart"]}), flush=True)
+    if args.which in ("fetch", "all"):
+        out["fetch"] = fetch_bench(args.mib)
+        print(json.dumps({"fetch": out["fetch"]}), flush=True)
+    if args.which in ("produce", "all"):
+        out["produce"] = produce_bench(args.records, args.latency_records)
+        print(json.dumps({"produce": out["produce"]}), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
