@@ -237,6 +237,10 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("log.retention.bytes", "log_retention_bytes", _int, -1, "retention.bytes default (-1: no limit)"),
     ConfigKey("log.retention.check.interval.ms", "log_retention_check_interval_ms", _at_least(1), 300_000,
               "how often brokers delete the segments retention or DeleteRecords left behind"),
+    ConfigKey("log.flush.interval.messages", "log_flush_interval_messages", _at_least(1), 2**63 - 1,
+              "flush.messages default: fsync a partition log once this many records are unflushed"),
+    ConfigKey("log.flush.interval.ms", "log_flush_interval_ms", _opt_int, None,
+              "flush.ms default: fsync a partition log once its oldest unflushed record is this old"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
 )
@@ -297,6 +301,8 @@ class Config:
     log_retention_ms: int | None = default("log.retention.ms")
     log_retention_bytes: int = default("log.retention.bytes")
     log_retention_check_interval_ms: int = default("log.retention.check.interval.ms")
+    log_flush_interval_messages: int = default("log.flush.interval.messages")
+    log_flush_interval_ms: int | None = default("log.flush.interval.ms")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.

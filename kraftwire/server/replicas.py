@@ -61,6 +61,9 @@ from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 log = logging.getLogger("kraftwire.replicas")
 
 
+LONG_MAX = 2**63 - 1
+
+
 def _now_ms() -> int:
     return int(time.monotonic() * 1000)
 
@@ -75,7 +78,8 @@ def _deletes(overrides) -> bool:
 class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
-    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "waits", "min_isr", "failed")
+    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "waits", "min_isr", "failed",
+                 "flush_messages", "flush_ms", "flushed_at_ms")
 
     def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
         self.topic_id = topic_id
@@ -88,6 +92,8 @@ class Hosted:
         self.waits = OffsetWaits()
         self.min_isr = 1
         self.failed = False
+        self.flush_messages = self.flush_ms = LONG_MAX  # flush.messages / flush.ms: never by default, as Kafka
+        self.flushed_at_ms = 0
 
     def __repr__(self) -> str:
         return f"Hosted({self.topic}-{self.index} {self.state.role} in {self.root})"
@@ -186,6 +192,9 @@ class ReplicaManager:
                     self._send_alter(hp)
                 elif hp.state.pending is not None and not hp.state.in_flight:
                     self._send_alter(hp)  # an answer asked for it to be sent again
+        for hp in list(self.partitions.values()):
+            if not hp.failed and hp.flush_ms < LONG_MAX:
+                self._maybe_flush(hp, now_ms)
         for hp in self.partitions.values():
             if not hp.failed and hp.state.role == LEADER:
                 try:
@@ -287,7 +296,8 @@ class ReplicaManager:
             log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
         hp = Hosted(topic_id, topic, index, root, lg, ReplicaState(self.broker_id, topic, index))
         hp.state.high_watermark = lg.high_watermark()
-        hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
+        hp.flushed_at_ms = _now_ms()
+        self._configure(hp, overrides)
         self.partitions[key] = hp
         self.by_id[(topic_id, index)] = hp
         return hp
@@ -307,6 +317,30 @@ class ReplicaManager:
         for attr, value in self._log_settings(overrides).items():
             setattr(hp.log, attr, value)
         hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
+        config = self.node.settings.config
+        messages, ms = overrides.get("flush.messages"), overrides.get("flush.ms")
+        hp.flush_messages = int(messages) if messages is not None else config.log_flush_interval_messages
+        hp.flush_ms = (int(ms) if ms is not None else config.log_flush_interval_ms
+                       if config.log_flush_interval_ms is not None else LONG_MAX)
+
+    def _maybe_flush(self, hp: Hosted, now_ms: int | None = None) -> None:
+        """fsync ``hp``'s log when flush.messages records are unflushed, or (on the beat) its last flush is flush.ms
+        old — Kafka's per-topic durability knobs; by default neither ever fires and the replicas protect the data."""
+        lg = hp.log
+        unflushed = lg.end_offset() - lg.flushed_offset()
+        if unflushed <= 0:
+            return
+        due = unflushed >= hp.flush_messages
+        if not due and now_ms is not None and hp.flush_ms < LONG_MAX:
+            due = now_ms - hp.flushed_at_ms >= hp.flush_ms
+        if not due:
+            return
+        try:
+            lg.flush()
+        except LogIOError as exc:
+            self.dir_failed(hp.root, exc)
+            return
+        hp.flushed_at_ms = _now_ms() if now_ms is None else now_ms
 
     def _delete(self, hp: Hosted, why: str) -> None:
         self.fetchers.unfollow((hp.topic, hp.index))
@@ -407,6 +441,7 @@ class ReplicaManager:
             b = headers[0]
             table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
                         info.last_offset)
+        self._maybe_flush(hp)
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
                             log_start_offset=lg.start_offset())
@@ -465,7 +500,8 @@ class ReplicaManager:
         return -1 if epoch is None else epoch
 
     def follower_appended(self, hp: Hosted, raw: bytes) -> None:
-        """A follower appended the leader's batches: its producer table (if folded) learns them."""
+        """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
+        self._maybe_flush(hp)
         if hp.producers is not None:
             for b in read_batches(raw, validate=False):
                 hp.producers.apply_batch(b)

@@ -49,7 +49,7 @@ num.recovery.threads.per.data.dir offsets.topic.replication.factor transaction.s
 transaction.state.log.min.isr log.retention.hours log.retention.ms log.retention.minutes log.retention.bytes
 log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name group.initial.rebalance.delay.ms
 share.coordinator.state.topic.replication.factor share.coordinator.state.topic.min.isr
-min.insync.replicas delete.topic.enable log.flush.interval.messages log.flush.interval.ms
+min.insync.replicas delete.topic.enable
 controller.quorum.auto.join.enable unclean.leader.election.enable message.max.bytes
 replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type offsets.retention.minutes
 background.threads queued.max.requests log.roll.hours log.roll.ms

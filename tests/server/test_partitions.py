@@ -248,3 +248,45 @@ def test_idempotent_producer_ids_retries_and_sequence_errors(tmp_path):
             await node.shutdown()
 
     asyncio.run(restart())
+
+
+def test_flush_messages_and_flush_ms_fsync_a_partition_log(tmp_path):
+    """Kafka's durability knobs: by default nothing is fsynced per write; flush.messages=N fsyncs once N records are
+    unflushed; flush.ms fsyncs on the replica manager's beat once the last flush is that old; the broker's
+    log.flush.interval.messages is the default of topics that set neither."""
+    c = Combined(tmp_path, extra="log.flush.interval.messages=1000000\n")
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                for name, configs in (("plain", []), ("every2", [("flush.messages", "2")]),
+                                      ("timed", [("flush.ms", "50")])):
+                    body = _create(name, partitions=1)
+                    body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name=k, value=v)
+                                              for k, v in configs]
+                    created = await conn.request(body, 7)
+                    assert created.topics[0].error_code == ec.NONE
+                    await _hosted(node, name, 1)
+                    r = await conn.request(_produce(name, {0: _batch([b"one"])}, acks=1), 9)
+                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                hp = {n: node.replicas.get(n, 0) for n in ("plain", "every2", "timed")}
+                assert hp["plain"].flush_messages == 1_000_000 and hp["every2"].flush_messages == 2
+                assert [hp[n].log.flushed_offset() for n in hp] == [0, 0, 0]  # one record each: nothing yet
+                r = await conn.request(_produce("every2", {0: _batch([b"two"])}, acks=1), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                assert hp["every2"].log.flushed_offset() == 2  # two unflushed records: fsynced with the append
+                replicas = node.replicas
+                replicas.beat(hp["timed"].flushed_at_ms + 10)
+                assert hp["timed"].log.flushed_offset() == 0  # not 50 ms yet
+                replicas.beat(hp["timed"].flushed_at_ms + 60)
+                assert hp["timed"].log.flushed_offset() == 1 and hp["plain"].log.flushed_offset() == 0
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
