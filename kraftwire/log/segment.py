@@ -381,6 +381,26 @@ class LogSegment:
             end += size
         return (buf if end == len(buf) else memoryview(buf)[:end]), first  # a view: no second copy
 
+    def region(self, offset: int, max_bytes: int, min_bytes: int):
+        """Whole batches from the one holding ``offset`` as a ``FileRegion`` of at most ``max_bytes`` and at least
+        ``min_bytes``, without reading them: the region ends at the last ``.index`` entry (each is a batch start) or
+        the file end that fits. None when no such end fits (the caller reads instead). The caller makes sure every
+        batch of the segment is below its read limit."""
+        from kraftwire.log.region import FileRegion
+
+        position, base = self.locate(offset)
+        if position >= self.size:
+            return None
+        end = position + max_bytes
+        if self.size <= end:
+            stop = self.size
+        else:
+            i = bisect.bisect_right(self.index_positions, end) - 1
+            stop = self.index_positions[i] if i >= 0 else position
+        if stop - position < max(min_bytes, layout.RECORD_BATCH_OVERHEAD):
+            return None
+        return FileRegion(self.fd, position, stop - position, base)
+
     def _stop_before(self, limit: int) -> int:
         """A file position no read bounded by ``limit`` needs to pass: where the first batch whose last offset is at
         or above ``limit`` starts, when the latest batches' positions tell (a committed read then leaves the

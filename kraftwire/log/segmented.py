@@ -331,6 +331,17 @@ class SegmentedLog(BaseLog):
             return parts[0], first
         return b"".join(parts), first
 
+    def read_region(self, offset: int, max_bytes: int, limit: int, min_bytes: int):
+        """The consumer Fetch fast path: a ``FileRegion`` of whole batches from the segment holding ``offset``
+        (at most ``max_bytes``, at least ``min_bytes``), when that whole segment lies below ``limit`` (the high
+        watermark) and nothing of it is only in memory; else None, and the caller reads."""
+        if offset < self._start or offset >= limit or self._failed is not None:
+            return None
+        seg = self._segments[self._segment_index(offset)]
+        if seg.next_offset > limit or offset >= seg.next_offset:
+            return None
+        return seg.region(max(offset, seg.base_offset), max_bytes, min_bytes)
+
     def timestamp_search_ranges(self, timestamp: int) -> list[tuple[int, int]]:
         """Kafka's lookup by timestamp: segments whose largest batch max timestamp is below ``timestamp`` are
         skipped; in the others the scan starts at the ``.timeindex`` entry (``LogSegment.timestamp_scan_start``).

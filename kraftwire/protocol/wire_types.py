@@ -285,6 +285,16 @@ def bytes_reader(compact: bool, nullable: bool, zero_copy: bool):
     return read
 
 
+class ExternalBytes:
+    """Bytes a ``records`` field carries without holding them (a segment file region sent with ``sendfile``):
+    the encoder writes its length and passes the object through as a chunk of its own; the connection sends it."""
+
+    __slots__ = ()
+
+    def __len__(self) -> int:  # pragma: no cover - subclasses say
+        raise NotImplementedError
+
+
 def bytes_writer(compact: bool, nullable: bool):
     null = b"\x00" if compact else _NULL32
     pack32 = INT32.pack
@@ -299,7 +309,7 @@ def bytes_writer(compact: bool, nullable: bool):
             if value.format != "B" or value.ndim != 1:
                 value = value.cast("B")
             n = value.nbytes
-        elif isinstance(value, (bytes, bytearray)):
+        elif isinstance(value, (bytes, bytearray, ExternalBytes)):
             n = len(value)
         else:
             raise ProtocolError(f"{what}: expected bytes or memoryview, got {type(value).__name__}")

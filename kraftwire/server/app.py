@@ -93,6 +93,7 @@ class Node:
         self.broker_fetch = None
         #: a KRaft broker's hosted topic partitions (``replicas.ReplicaManager``), else None
         self.replicas = None
+        self.partition_apis = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -110,7 +111,8 @@ class Node:
 
                 self.replicas = ReplicaManager(self)
                 self.metadata.on_image.append(self.replicas.apply)
-                PartitionApis(self, self.metadata, self.replicas, kraft).register()
+                self.partition_apis = PartitionApis(self, self.metadata, self.replicas, kraft)
+                self.partition_apis.register()
             self.roles = MetadataRoles(self)
         else:
             from kraftwire.server.broker import register_client_apis  # the log as a client topic (issue 7)

@@ -8,11 +8,13 @@ than ``connections.max.idle.ms`` (Kafka's default: 10 minutes) are closed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import time
 
 from kraftwire.errors import ProtocolError
 from kraftwire.protocol.framing import FrameSplitter, encode_response
+from kraftwire.protocol.wire_types import ExternalBytes
 from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, parse_rules, tls_principal
 
 log = logging.getLogger("kraftwire.connection")
@@ -51,6 +53,10 @@ class InboundConnection(asyncio.Protocol):
         self.closed = False
         self.last_activity = time.monotonic()
         self._idle: asyncio.TimerHandle | None = None
+        #: answers waiting behind one that holds a file region being sent (they go out in order after it)
+        self._queue: collections.deque = collections.deque()
+        self._drainer: asyncio.Task | None = None
+        self.sendfile = True  # cleared when the loop has no loop.sendfile (uvloop): regions are then read
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         self.transport = transport
@@ -97,12 +103,59 @@ class InboundConnection(asyncio.Protocol):
         self.send_chunks(encode_response(body, version, correlation_id))
 
     def send_chunks(self, chunks: list) -> None:
+        """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a
+        task with ``loop.sendfile`` — the bytes go from the page cache to the socket without passing through Python
+        (asyncio falls back to reading the file on a TLS transport) — and answers that come meanwhile wait behind
+        it, so they leave in order."""
         if self.closed or self.transport is None:
             return
+        if self._queue or any(isinstance(c, ExternalBytes) for c in chunks):
+            self._queue.append(chunks)
+            if self._drainer is None:
+                self._drainer = asyncio.get_running_loop().create_task(self._drain())
+            return
         write_chunks(self.transport, chunks)
-        if self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+        self._check_buffer()
+
+    def _check_buffer(self) -> None:
+        if self.transport is not None and self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
             log.warning("closing connection from %s: it does not read its responses", self.peer)
             self.close()
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._queue and not self.closed:
+                for chunk in self._queue.popleft():
+                    if self.closed:
+                        break
+                    if isinstance(chunk, ExternalBytes):
+                        await self._send_region(loop, chunk)
+                    else:
+                        self.transport.write(chunk)
+                self._check_buffer()
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            log.info("closing connection from %s: sending a file region failed: %s", self.peer, exc)
+            self.close()
+        finally:
+            self._drainer = None
+            if self.closed:
+                self._queue.clear()
+
+    async def _send_region(self, loop, region) -> None:
+        try:
+            if self.sendfile:
+                f = region.open()
+                try:
+                    await loop.sendfile(self.transport, f, region.position, region.length, fallback=True)
+                    return
+                except NotImplementedError:
+                    self.sendfile = False  # uvloop: read it instead
+                finally:
+                    f.close()
+            self.transport.write(region.read())
+        finally:
+            region.close()
 
     def close(self) -> None:
         if not self.closed:

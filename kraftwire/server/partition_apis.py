@@ -8,7 +8,8 @@
   endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
 * **Fetch** from consumers (replica id -1): whole batches up to the high watermark (the last stable offset is the
   same: there are no transactions yet), at least one batch per request if one is readable, within MaxBytes and each
-  partition's PartitionMaxBytes; a current leader epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an
+  partition's PartitionMaxBytes; 64 KiB or more of whole batches of a segment below the high watermark go out as a
+  file region with ``sendfile`` (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an
   offset outside [log start, log end] is OFFSET_OUT_OF_RANGE. Fewer than MinBytes park the request until a high
   watermark it reads moves or MaxWaitMs passes. Fetch sessions are not kept: every answer has session id 0, which
   tells clients to send full requests (Kafka's rule for a broker without a session slot).
@@ -46,6 +47,9 @@ from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
 
+#: a consumer Fetch reads at least this much of a partition as a file region (``sendfile``) when it can
+REGION_MIN_BYTES = 64 * 1024
+
 log = logging.getLogger("kraftwire.partitions")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
@@ -59,6 +63,7 @@ class PartitionApis:
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
         self.purgatory = FetchPurgatory(self._ready_answer)
+        self.region_bytes = 0  # consumer Fetch bytes answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
         replicas.alter = self._alter_partition
@@ -200,6 +205,12 @@ class PartitionApis:
             return 0
         limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
         try:
+            if limit >= REGION_MIN_BYTES:
+                region = lg.read_region(offset, limit, hw, REGION_MIN_BYTES)
+                if region is not None:  # sent from the page cache with sendfile, never read into Python
+                    pd.records = region
+                    self.region_bytes += len(region)
+                    return len(region)
             info = lg.read(offset, limit, Isolation.COMMITTED)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)

@@ -290,3 +290,125 @@ def test_flush_messages_and_flush_ms_fsync_a_partition_log(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def _pipelined(port: int, bodies: list, version: int) -> list:
+    """Send every request on one socket before reading any answer; the answers, checked to come in order."""
+    import socket
+
+    from kraftwire.protocol.framing import decode_response, encode_request
+
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(b"".join(bytes(chunk) for i, b in enumerate(bodies) for chunk in encode_request(b, version, i)))
+        f = s.makefile("rb")
+        out = []
+        for i, b in enumerate(bodies):
+            size = int.from_bytes(f.read(4), "big")
+            cid, body = decode_response(f.read(size), b.API_KEY, version)
+            assert cid == i, (cid, i)
+            out.append(body)
+        return out
+
+
+def test_large_consumer_fetches_leave_as_file_regions_in_order_and_free_their_descriptors(tmp_path):
+    """64 KiB or more of committed whole batches are answered as a segment file region with sendfile: the bytes are
+    the log's, answers pipelined behind one leave in order, a fetch inside the uncommitted tail is read as before,
+    and no duplicated descriptor outlives its answer (sent, or dropped with a closed connection)."""
+    c = Combined(tmp_path)
+
+    def open_fds() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                created = await conn.request(_create("big", partitions=1), 7)
+                tid = created.topics[0].topic_id
+                await _hosted(node, "big", 1)
+                values = [bytes([i]) * 20_000 for i in range(40)]  # forty batches of one 20 kB record
+                for v in values:
+                    r = await conn.request(_produce("big", {0: _batch([v])}, acks=1), 9)
+                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                lg = node.replicas.get("big", 0).log
+                on_disk = lg.read(0, 1 << 30).records
+                before = open_fds()
+
+                async def settled() -> None:  # the node closes its side of a closed connection a moment later
+                    for _ in range(100):
+                        if open_fds() == before:
+                            return
+                        await asyncio.sleep(0.02)
+                    assert open_fds() == before, os.listdir("/proc/self/fd")
+                apis = node.partition_apis
+                # several answers in flight on one connection: the region ones and the small ones keep their order
+                asks = [(0, 1 << 20), (0, 1000), (10, 1 << 20), (39, 1 << 20), (5, 100_000)]
+                bodies = [F(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
+                            session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=[
+                                F.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=o,
+                                                 last_fetched_epoch=-1, log_start_offset=-1,
+                                                 partition_max_bytes=m)])],
+                            forgotten_topics_data=[], rack_id="") for o, m in asks]
+                answers = await asyncio.to_thread(_pipelined, c.bport, bodies, 13)
+                got = [_values(a.responses[0].partitions[0].records) for a in answers]
+                assert got[0] == values and got[1] == values[:1] and got[2] == values[10:]
+                assert got[3] == values[39:] and got[4][0] == values[5] and len(got[4]) <= 5
+                assert bytes(answers[0].responses[0].partitions[0].records) == bytes(on_disk)
+                assert apis.region_bytes >= len(on_disk)  # the first answer went out as a region
+                await settled()
+                # a connection closed with region answers queued drops them and their descriptors
+                doomed = await KafkaConnection.open("127.0.0.1", c.bport)
+                pending = [asyncio.ensure_future(doomed.request(_fetch(tid, {0: 0}), 13)) for _ in range(5)]
+                await asyncio.sleep(0)
+                await doomed.close()
+                await asyncio.gather(*pending, return_exceptions=True)
+                await settled()
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+
+def test_a_file_region_over_tls_is_read_and_encrypted(tmp_path):
+    """On a TLS listener a region cannot go through sendfile: asyncio's fallback reads it and the TLS layer
+    encrypts it, and the client gets the same bytes."""
+    import ssl
+
+    from harness.certs import CA
+
+    ca = CA(str(tmp_path / "ca"))
+    cert = ca.issue("broker")
+    c = Combined(tmp_path / "n", extra=(
+        "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SSL\n"
+        f"listener.name.plaintext.ssl.keystore.type=PEM\nlistener.name.plaintext.ssl.keystore.location="
+        f"{cert.bundle_path}\n"))
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            tls = ssl.create_default_context(cafile=ca.path)
+            conn = await KafkaConnection.open("localhost", c.bport, ssl_context=tls)
+            try:
+                created = await conn.request(_create("big", partitions=1), 7)
+                tid = created.topics[0].topic_id
+                await _hosted(node, "big", 1)
+                values = [bytes([i]) * 30_000 for i in range(8)]
+                for v in values:
+                    r = await conn.request(_produce("big", {0: _batch([v])}, acks=1), 9)
+                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                f = await conn.request(_fetch(tid, {0: 0}), 13)
+                assert _values(f.responses[0].partitions[0].records) == values
+                assert node.partition_apis.region_bytes > 0
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
