@@ -24,7 +24,7 @@ import os
 
 from kraftwire.log.checkpoint import format_offset_checkpoint, parse_offset_checkpoint, read_file_or_none, write_atomic
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-from kraftwire.log.partition_rules import PartitionLogRules
+from kraftwire.log.partition_rules import PartitionLogRules, parse_producer_snapshot_name, producer_snapshot_name
 from kraftwire.log.segmented import SegmentedLog
 
 __all__ = ["LogDirCheckpoints", "PartitionLog", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
@@ -118,6 +118,31 @@ class PartitionLog(PartitionLogRules, SegmentedLog):
     def _open(self, topic_id) -> None:
         super()._open(topic_id)
         self._offset_file(LOG_START_CHECKPOINT).write(self._start)  # every hosted partition has its line
+        self._drop_producer_snapshots(above=self._end)  # recovery may have cut the log below one
+
+    # ------------------------------------------------------------------------------------------------ producer state
+    def producer_snapshots(self) -> list[int]:
+        """Offsets of the ``<offset>.snapshot`` producer state files in the directory, ascending."""
+        offsets = [parse_producer_snapshot_name(name) for name in os.listdir(self.directory)]
+        return sorted(o for o in offsets if o is not None)
+
+    def _drop_producer_snapshots(self, *, above: int) -> None:
+        """A snapshot past the log end holds producer state of batches the log no longer has: delete it (Kafka's
+        ``truncateAndReload``)."""
+        for offset in self.producer_snapshots():
+            if offset > above:
+                try:
+                    os.unlink(os.path.join(self.directory, producer_snapshot_name(offset)))
+                except FileNotFoundError:
+                    pass
+
+    def truncate_to(self, offset: int) -> None:
+        super().truncate_to(offset)
+        self._drop_producer_snapshots(above=self._end)
+
+    def restart_at(self, offset: int) -> None:
+        super().restart_at(offset)
+        self._drop_producer_snapshots(above=-1)  # none of the old history is left
 
     def _offset_file(self, name: str) -> _Entry:
         return _Entry(self.checkpoints, _ROOT_FILE[name], (self.topic, self.partition))

@@ -33,7 +33,20 @@ from typing import NamedTuple
 from kraftwire.errors import LogError
 from kraftwire.records.api import BASE_OFFSET_POS, LAST_OFFSET_DELTA_POS
 
-__all__ = ["PartitionLogRules", "SegmentInfo"]
+__all__ = ["PartitionLogRules", "SegmentInfo", "PRODUCER_SNAPSHOT_SUFFIX", "producer_snapshot_name",
+           "parse_producer_snapshot_name"]
+
+#: a partition directory's producer state files (``kraftwire.replica.producer_snapshot``): ``<20-digit offset>.snapshot``
+PRODUCER_SNAPSHOT_SUFFIX = ".snapshot"
+
+
+def producer_snapshot_name(offset: int) -> str:
+    return f"{offset:020d}{PRODUCER_SNAPSHOT_SUFFIX}"
+
+
+def parse_producer_snapshot_name(name: str) -> int | None:
+    stem = name[: -len(PRODUCER_SNAPSHOT_SUFFIX)] if name.endswith(PRODUCER_SNAPSHOT_SUFFIX) else ""
+    return int(stem) if len(stem) == 20 and stem.isdigit() else None
 
 
 class SegmentInfo(NamedTuple):

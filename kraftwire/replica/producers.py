@@ -34,6 +34,8 @@ class ProducerEntry:
     last_seq: int = -1
     #: (first sequence, last sequence, first offset, last offset) of the latest batches
     batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
+    #: the max timestamp of the latest batch (-1: unknown)
+    timestamp: int = -1
 
 
 class SequenceCheck:
@@ -51,7 +53,8 @@ class SequenceCheck:
 class ProducerTable(dict):
     """producer id -> ``ProducerEntry``."""
 
-    def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int) -> None:
+    def apply(self, pid: int, epoch: int, first_seq: int, count: int, first_offset: int, last_offset: int, *,
+              timestamp: int = -1) -> None:
         """Fold in a batch of ``count`` records that the log holds at [first_offset, last_offset]."""
         entry = self.get(pid)
         if entry is None or epoch != entry.epoch:
@@ -59,12 +62,13 @@ class ProducerTable(dict):
         last_seq = (first_seq + count - 1) % SEQ_MOD
         entry.last_seq = last_seq
         entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+        entry.timestamp = max(entry.timestamp, timestamp)
 
     def apply_batch(self, b) -> None:
         """Fold in a data batch's header (anything with the ``BatchInfo`` / ``RecordBatch`` header fields)."""
         if b.producer_id >= 0 and not b.is_control:
             self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, b.base_offset,
-                       b.last_offset)
+                       b.last_offset, timestamp=b.max_timestamp)
 
     def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
         entry = self.get(pid)

@@ -151,8 +151,7 @@ class LeaderFetcher:
                 target = rules.truncation_offset(div.epoch, div.end_offset, lg.leader_epoch_end, lg.end_offset())
                 log.info("%s-%d diverges from leader %d at epoch %d: truncating to %d (end %d)", hp.topic, hp.index,
                          self.leader, div.epoch, target, lg.end_offset())
-                lg.truncate_to(target)
-                hp.producers = None  # folded again from what is left
+                lg.truncate_to(target)  # the producer table is folded again (the log counts truncations)
                 self._follow_log_start(hp, pd.log_start_offset)
                 return
             records = pd.records
@@ -209,10 +208,8 @@ class LeaderFetcher:
                  self.leader, ends[-1], ends[-2], lg.end_offset(), action, offset)
         if action == rules.TRUNCATE:
             lg.truncate_to(offset)
-            hp.producers = None
         elif action == rules.RESTART:
             lg.restart_at(offset)
-            hp.producers = None
 
 
 class ReplicaFetchers:

@@ -47,13 +47,16 @@ from kraftwire.error_codes import (
 )
 from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
 from kraftwire.log.api import Isolation
-from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir
+from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
 from kraftwire.log.lookup import batches_between
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
 from kraftwire.records import read_batches, validate_batches
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
+from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
+from kraftwire.replica.producer_snapshot import decode as decode_snapshot
+from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
@@ -79,7 +82,7 @@ class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
     __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "waits", "min_isr", "failed",
-                 "flush_messages", "flush_ms", "flushed_at_ms")
+                 "flush_messages", "flush_ms", "flushed_at_ms", "truncations")
 
     def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
         self.topic_id = topic_id
@@ -94,19 +97,47 @@ class Hosted:
         self.failed = False
         self.flush_messages = self.flush_ms = LONG_MAX  # flush.messages / flush.ms: never by default, as Kafka
         self.flushed_at_ms = 0
+        self.truncations = lg.truncations  # a truncation since the table was folded makes it stale
 
     def __repr__(self) -> str:
         return f"Hosted({self.topic}-{self.index} {self.state.role} in {self.root})"
 
     def producer_table(self) -> ProducerTable:
-        """The idempotent producers of this partition, folded from every batch header in the log on first use."""
-        if self.producers is None:
-            table = ProducerTable()
-            lg = self.log
-            for b in batches_between(lg, lg.start_offset(), lg.end_offset(), Isolation.UNCOMMITTED):
-                table.apply_batch(b)
-            self.producers = table
-        return self.producers
+        """The idempotent producers of this partition: the latest ``<offset>.snapshot`` at or below the log end (a
+        clean shutdown writes one), then the batch headers after it; the whole log when there is none or it is
+        damaged. Folded on first use, and again after a truncation."""
+        lg = self.log
+        if self.producers is not None and self.truncations == lg.truncations:
+            return self.producers
+        table, start = None, lg.start_offset()
+        for offset in reversed(lg.producer_snapshots()):
+            if offset > lg.end_offset():
+                continue
+            path = os.path.join(lg.directory, snapshot_name(offset))
+            try:
+                with open(path, "rb") as f:
+                    table = decode_snapshot(f.read())
+                start = max(start, offset)
+                break
+            except (OSError, CorruptProducerSnapshot) as exc:
+                log.warning("ignoring producer snapshot %s: %s", path, exc)
+        table = table if table is not None else ProducerTable()
+        for b in batches_between(lg, start, lg.end_offset(), Isolation.UNCOMMITTED):
+            table.apply_batch(b)
+        self.producers, self.truncations = table, lg.truncations
+        return table
+
+    def write_producer_snapshot(self) -> None:
+        """At a clean shutdown: the folded table as ``<log end>.snapshot``, keeping the two newest files."""
+        if self.producers is None or self.truncations != self.log.truncations:
+            return
+        lg = self.log
+        write_atomic(os.path.join(lg.directory, snapshot_name(lg.end_offset())), encode_snapshot(self.producers))
+        for offset in lg.producer_snapshots()[:-2]:
+            try:
+                os.unlink(os.path.join(lg.directory, snapshot_name(offset)))
+            except FileNotFoundError:
+                pass
 
 
 class AppendResult:
@@ -168,6 +199,10 @@ class ReplicaManager:
         for hp in list(self.partitions.values()):
             hp.waits.leadership_lost()
             if not hp.failed:
+                try:
+                    hp.write_producer_snapshot()
+                except OSError as exc:
+                    log.warning("no producer snapshot for %s-%d: %s", hp.topic, hp.index, exc)
                 try:
                     hp.log.close()
                 except LogIOError as exc:
@@ -502,9 +537,11 @@ class ReplicaManager:
     def follower_appended(self, hp: Hosted, raw: bytes) -> None:
         """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
-        if hp.producers is not None:
+        if hp.producers is not None and hp.truncations == hp.log.truncations:
             for b in read_batches(raw, validate=False):
                 hp.producers.apply_batch(b)
+        else:
+            hp.producers = None  # the log was truncated since it was folded: fold it again when needed
 
     def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""

@@ -38,5 +38,37 @@ def test_folding_batch_headers_skips_control_and_anonymous_batches():
     t.apply_batch(B(producer_id=-1, is_control=False))
     t.apply_batch(B(producer_id=9, is_control=True))
     t.apply_batch(B(producer_id=9, producer_epoch=0, base_sequence=0, last_offset_delta=1, base_offset=5,
-                    last_offset=6, is_control=False))
-    assert list(t) == [9] and t[9].last_seq == 1
+                    last_offset=6, is_control=False, max_timestamp=1234))
+    assert list(t) == [9] and t[9].last_seq == 1 and t[9].timestamp == 1234
+
+
+def test_a_producer_snapshot_round_trips_kafkas_layout_and_refuses_damage():
+    import struct
+
+    import pytest
+
+    from kraftwire.replica import producer_snapshot as ps
+
+    t = ProducerTable()
+    t.apply(7, 2, 0, 3, 10, 12, timestamp=1000)
+    t.apply(7, 2, 3, 2, 20, 21, timestamp=2000)  # only the last batch is kept, as Kafka keeps it
+    t.apply(9, 0, SEQ_MOD - 1, 2, 30, 31, timestamp=3000)  # its sequences wrap
+    data = ps.encode(t)
+    # int16 version, uint32 crc, int32 count, then 46-byte entries in producer id order
+    assert struct.unpack_from(">hIi", data) == (1, struct.unpack_from(">I", data, 2)[0], 2) and len(data) == 10 + 2 * 46
+    assert struct.unpack_from(">qhiqiqiq", data, 10) == (7, 2, 4, 21, 1, 2000, -1, -1)
+    back = ps.decode(data)
+    assert sorted(back) == [7, 9] and back[7].epoch == 2 and back[7].last_seq == 4 and back[7].timestamp == 2000
+    assert list(back[7].batches) == [(3, 4, 20, 21)] and list(back[9].batches) == [(SEQ_MOD - 1, 0, 30, 31)]
+    assert back.check(7, 2, 3, 2).duplicate == (20, 21) and back.check(7, 2, 5, 1).error == ec.NONE
+    assert back.check(7, 2, 0, 3).error == ec.OUT_OF_ORDER_SEQUENCE_NUMBER  # not among the kept batches any more
+    assert ps.snapshot_name(21) == "00000000000000000021.snapshot" and ps.parse_snapshot_name("x.snapshot") is None
+    assert ps.parse_snapshot_name(ps.snapshot_name(21)) == 21
+    import crc32c
+
+    lying = struct.pack(">i", 3) + data[10:]  # says three entries, holds two, with a CRC that matches
+    lying = struct.pack(">hI", 1, crc32c.crc32c(lying)) + lying
+    for bad, why in ((lying, "fit"), (data[:-1], "CRC"), (b"\x00\x02" + data[2:], "version"), (data[:12] + b"\xff" + data[13:], "CRC"),
+                     (b"", "short")):
+        with pytest.raises(ps.CorruptProducerSnapshot, match=why):
+            ps.decode(bad)

@@ -412,3 +412,91 @@ def test_a_file_region_over_tls_is_read_and_encrypted(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
+    """A clean shutdown writes Kafka's ``<log end>.snapshot``; the next start folds only the batches after it (a
+    retry of the last batch is still recognised, the next sequence still accepted); a damaged snapshot is ignored
+    for a full fold; a truncation below a snapshot deletes it."""
+    import kraftwire.server.replicas as replicas_module
+
+    c = Combined(tmp_path)
+    scanned: list[tuple[int, int]] = []
+    real = replicas_module.batches_between
+
+    def counting(lg, start, end, isolation):
+        scanned.append((start, end))
+        return real(lg, start, end, isolation)
+
+    replicas_module.batches_between = counting
+
+    async def run(produce) -> None:
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                await produce(node, conn)
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    state = {}
+
+    async def first(node, conn):
+        await conn.request(_create("idem", partitions=1), 7)
+        await _hosted(node, "idem", 1)
+        I = w.InitProducerIdRequest
+        got = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+                                   producer_epoch=-1), 4)
+        state["pid"] = pid = got.producer_id
+        for seq in range(0, 40, 2):
+            r = await conn.request(_produce("idem", {0: _batch([b"a", b"b"], pid=pid, epoch=0, seq=seq)}), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        state["dir"] = node.replicas.get("idem", 0).log.directory
+
+    async def again(node, conn):
+        await _hosted(node, "idem", 1)
+        pid = state["pid"]
+        scanned.clear()
+        retry = await conn.request(_produce("idem", {0: _batch([b"a", b"b"], pid=pid, epoch=0, seq=38)}), 9)
+        assert (retry.responses[0].partition_responses[0].error_code,
+                retry.responses[0].partition_responses[0].base_offset) == (ec.NONE, 38)
+        state["scanned"] = list(scanned)
+        nxt = await conn.request(_produce("idem", {0: _batch([b"c"], pid=pid, epoch=0, seq=40)}), 9)
+        assert nxt.responses[0].partition_responses[0].base_offset == 40
+        bad = await conn.request(_produce("idem", {0: _batch([b"d"], pid=pid, epoch=0, seq=45)}), 9)
+        assert bad.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+    try:
+        asyncio.run(run(first))
+        snaps = sorted(f for f in os.listdir(state["dir"]) if f.endswith(".snapshot"))
+        assert snaps == ["00000000000000000040.snapshot"]
+        asyncio.run(run(again))
+        assert state["scanned"] == [(40, 40)]  # nothing before the snapshot was read
+        assert sorted(f for f in os.listdir(state["dir"]) if f.endswith(".snapshot")) == [
+            "00000000000000000040.snapshot", "00000000000000000041.snapshot"]
+        with open(os.path.join(state["dir"], "00000000000000000041.snapshot"), "r+b") as f:
+            f.seek(8)
+            f.write(b"\xff")  # damaged: the restart folds the whole log instead
+
+        async def after_damage(node, conn):
+            await _hosted(node, "idem", 1)
+            scanned.clear()
+            r = await conn.request(_produce("idem", {0: _batch([b"e"], pid=state["pid"], epoch=0, seq=41)}), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+            state["scanned"] = list(scanned)
+
+        asyncio.run(run(after_damage))
+        assert state["scanned"] == [(40, 41)]  # the damaged snapshot is skipped for the older one
+        lg_dir = state["dir"]
+        from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog
+
+        lg = PartitionLog(lg_dir, LogDirCheckpoints(os.path.dirname(lg_dir)), retention_bytes=-1, retention_ms=-1)
+        lg.truncate_to(30)
+        assert [f for f in os.listdir(lg_dir) if f.endswith(".snapshot")] == []
+        lg.close()
+    finally:
+        replicas_module.batches_between = real
