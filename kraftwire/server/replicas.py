@@ -21,6 +21,8 @@ kafka-replication-facts.md §1, §4).
   followers follow it on their next fetch.
 * **Faults.** An I/O error in a partition's log takes its whole log directory offline: its partitions answer
   KAFKA_STORAGE_ERROR and are not touched again, while the other directories keep serving (Kafka's JBOD rule).
+  When the last directory goes offline the broker stops (fail-stop), as Kafka halts. (Reporting an offline
+  directory to the controller, KIP-858, so it moves those partitions' leadership, is not done yet.)
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
+from kraftwire.server.driver import fail_stop
 
 log = logging.getLogger("kraftwire.replicas")
 
@@ -165,6 +168,8 @@ class ReplicaManager:
         #: ``alter(hp, pending)`` sends an AlterPartition for ``hp``'s pending ISR (set by the partition APIs)
         self.alter: Callable | None = None
         self.lag_ms = node.settings.config.replica_lag_time_max_ms
+        #: called when the last log directory goes offline (fail-stop; tests replace it)
+        self.on_all_offline: Callable[[str, BaseException], None] = fail_stop
         self._retain_at = _now_ms() + node.settings.config.log_retention_check_interval_ms
         self.started = False
         from kraftwire.server.fetcher import ReplicaFetchers
@@ -419,6 +424,9 @@ class ReplicaManager:
             if hp.root == root:
                 hp.failed = True
                 hp.waits.leadership_lost()
+        if self.roots and set(self.roots) <= self.offline_roots:
+            # Kafka halts a broker whose every log directory failed: nothing it hosts can be served any more
+            self.on_all_offline("every log directory is offline", exc)
 
     # ------------------------------------------------------------------------------------------------ lookups
     def get(self, topic: str, index: int) -> Hosted | None:

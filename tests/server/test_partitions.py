@@ -500,3 +500,56 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
         lg.close()
     finally:
         replicas_module.batches_between = real
+
+
+def test_an_io_error_takes_one_log_directory_offline_and_the_last_one_stops_the_broker(tmp_path):
+    """Kafka's JBOD rule: an I/O error in a partition's log takes its log directory offline (its partitions answer
+    KAFKA_STORAGE_ERROR, DescribeLogDirs reports it) while the other directory keeps serving; when the last one goes
+    the broker stops (fail-stop, replaced here by a recorder)."""
+    second = tmp_path / "second"
+    c = Combined(tmp_path, extra=f"log.dirs={tmp_path / 'logs'},{second}\n")
+    from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
+    from tests.server.test_kraft_node import CLUSTER
+
+    second.mkdir()
+    write_meta_properties(str(second), MetaProperties(cluster_id=CLUSTER, node_id=1))
+
+    async def main():
+        node = c.node()
+        stops = []
+        await node.start()
+        node.replicas.on_all_offline = lambda what, exc: stops.append(what)
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                created = await conn.request(_create("jbod", partitions=2), 7)
+                tid = created.topics[0].topic_id
+                await _hosted(node, "jbod", 2)
+                hps = [node.replicas.get("jbod", i) for i in (0, 1)]
+                assert hps[0].root != hps[1].root  # a new partition goes to the directory with fewer
+                broken, healthy = hps
+                broken.log.inject_io_error()
+                r = await conn.request(_produce("jbod", {0: _batch([b"x"]), 1: _batch([b"y"])}), 9)
+                assert [p.error_code for p in r.responses[0].partition_responses] == [
+                    ec.KAFKA_STORAGE_ERROR, ec.NONE]
+                f = await conn.request(_fetch(tid, {0: 0, 1: 0}), 13)
+                assert [p.error_code for p in f.responses[0].partitions] == [ec.KAFKA_STORAGE_ERROR, ec.NONE]
+                assert _values(f.responses[0].partitions[1].records) == [b"y"]
+                dirs = await conn.request(w.DescribeLogDirsRequest(topics=None), 4)
+                by_dir = {r.log_dir: r for r in dirs.results}
+                assert by_dir[broken.root].error_code == ec.KAFKA_STORAGE_ERROR
+                assert by_dir[healthy.root].error_code == ec.NONE
+                assert [(t.name, [p.partition_index for p in t.partitions]) for t in by_dir[healthy.root].topics] \
+                    == [("jbod", [1])]
+                assert stops == []
+                healthy.log.inject_io_error()
+                r = await conn.request(_produce("jbod", {1: _batch([b"z"])}), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.KAFKA_STORAGE_ERROR
+                assert stops == ["every log directory is offline"]
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
