@@ -436,8 +436,12 @@ cdef int _walk_records(const uint8_t* d, Py_ssize_t p, Py_ssize_t end, int64_t c
 # ============================================================================ buffers and framing
 
 @cython.final
+@cython.no_gc
 cdef class _Source:
-    """Holds the input buffer exported for the lifetime of every batch read from it."""
+    """Holds the input buffer exported for the lifetime of every batch read from it. Not tracked by the cycle
+    collector: its one object field is a memoryview of the caller's buffer, which cannot lead back to it; tracked,
+    the collector met that memoryview in a garbage cycle of batches and tried to clear it while its buffer was still
+    exported here (an unraisable BufferError, "memoryview has 1 exported buffer")."""
     cdef Py_buffer pybuf
     cdef bint has_buf
     cdef object view

@@ -145,3 +145,28 @@ def test_decompression_is_bounded_by_the_batch_limit(codec, bombs, name):
         assert errors[0].reason == api.REASON_DECOMPRESSION_BOMB
     assert errors[0].position == api.RECORDS_POS
     assert peak < 4 * LIMIT + 4 * len(buf) + 256 * 1024, peak
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnraisableExceptionWarning")
+def test_batches_caught_in_a_reference_cycle_are_collected_cleanly():
+    """Batches held in a garbage cycle (as an exception's traceback holds a reader's) are freed without the cycle
+    collector trying to clear the input buffer they still export ("memoryview has 1 exported buffer")."""
+    import gc
+
+    from kraftwire.records import RecordBatchBuilder, read_batches
+
+    b = RecordBatchBuilder()
+    b.append(b"k", b"v" * 100, timestamp=1)
+    data = b.build() * 3
+    gc.collect()
+    for _ in range(20):
+        batches = list(read_batches(bytearray(data)))  # made before the cycle: the collector meets them first
+        holder = [batches]
+        holder.append(holder)
+        del batches, holder
+        reader = read_batches(bytearray(data))
+        first = next(iter(reader))
+        cycle = {"reader": reader, "first": first}
+        cycle["self"] = cycle
+        del reader, first, cycle
+    assert gc.collect() > 0
