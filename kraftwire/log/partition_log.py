@@ -120,6 +120,16 @@ class PartitionLog(PartitionLogRules, SegmentedLog):
         self._offset_file(LOG_START_CHECKPOINT).write(self._start)  # every hosted partition has its line
         self._drop_producer_snapshots(above=self._end)  # recovery may have cut the log below one
 
+    #: called with the new segment's base offset after a roll (the replica manager writes a producer snapshot there,
+    #: as Kafka does at every roll, so a crash replays at most one segment's batch headers)
+    on_roll = None
+
+    def _roll(self, base: int):
+        seg = super()._roll(base)
+        if self.on_roll is not None:
+            self.on_roll(base)
+        return seg
+
     # ------------------------------------------------------------------------------------------------ producer state
     def producer_snapshots(self) -> list[int]:
         """Offsets of the ``<offset>.snapshot`` producer state files in the directory, ascending."""

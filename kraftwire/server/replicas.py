@@ -130,12 +130,14 @@ class Hosted:
         self.producers, self.truncations = table, lg.truncations
         return table
 
-    def write_producer_snapshot(self) -> None:
-        """At a clean shutdown: the folded table as ``<log end>.snapshot``, keeping the two newest files."""
+    def write_producer_snapshot(self, offset: int | None = None) -> None:
+        """The folded table as ``<offset>.snapshot`` (default: the log end; at a clean shutdown, and at a segment
+        roll with the new segment's base, before the batch that rolled it is folded in), keeping the two newest."""
         if self.producers is None or self.truncations != self.log.truncations:
             return
         lg = self.log
-        write_atomic(os.path.join(lg.directory, snapshot_name(lg.end_offset())), encode_snapshot(self.producers))
+        offset = lg.end_offset() if offset is None else offset
+        write_atomic(os.path.join(lg.directory, snapshot_name(offset)), encode_snapshot(self.producers))
         for offset in lg.producer_snapshots()[:-2]:
             try:
                 os.unlink(os.path.join(lg.directory, snapshot_name(offset)))
@@ -335,6 +337,7 @@ class ReplicaManager:
         if lg.recovery_report and lg.recovery_report[0] != "clean":
             log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
         hp = Hosted(topic_id, topic, index, root, lg, ReplicaState(self.broker_id, topic, index))
+        lg.on_roll = hp.write_producer_snapshot  # I/O errors surface as the roll's own
         hp.state.high_watermark = lg.high_watermark()
         hp.flushed_at_ms = _now_ms()
         self._configure(hp, overrides)

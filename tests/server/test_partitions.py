@@ -553,3 +553,43 @@ def test_an_io_error_takes_one_log_directory_offline_and_the_last_one_stops_the_
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def test_a_segment_roll_writes_a_producer_snapshot_at_its_base(tmp_path):
+    """As Kafka does at every roll, so a crash replays at most the batch headers after the last roll."""
+    c = Combined(tmp_path)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                body = _create("rolling", partitions=1)
+                body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name="segment.bytes",
+                                                                                     value=str(1 << 20))]
+                assert (await conn.request(body, 7)).topics[0].error_code == ec.NONE
+                await _hosted(node, "rolling", 1)
+                pid = (await conn.request(w.InitProducerIdRequest(
+                    transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+                    4)).producer_id
+                for seq in range(30):  # 30 × 100 kB: rolls at about every tenth batch
+                    r = await conn.request(_produce("rolling", {0: _batch([b"x" * 100_000], pid=pid, epoch=0,
+                                                                          seq=seq)}), 9)
+                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                hp = node.replicas.get("rolling", 0)
+                bases = hp.log.segment_base_offsets()
+                assert len(bases) >= 3
+                assert hp.log.producer_snapshots() == bases[-2:]  # one per roll, the two newest kept
+                with open(os.path.join(hp.log.directory, f"{bases[-1]:020d}.snapshot"), "rb") as f:
+                    from kraftwire.replica.producer_snapshot import decode
+
+                    table = decode(f.read())
+                assert table[pid].last_seq == bases[-1] - 1  # the state below the roll, without the batch at it
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
