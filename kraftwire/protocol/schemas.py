@@ -175,6 +175,33 @@ M('ApiVersionsResponse', 'response', 18, '0-4', '3+', [
     ]),
     F('ZkMigrationReady', 'bool', '3+', tag=3, tagged='3+', default=False),
 ])
+M('AssignReplicasToDirsRequest', 'request', 73, '0', '0+', [
+    F('BrokerId', 'int32', '0+'),
+    F('BrokerEpoch', 'int64', '0+', default=-1),
+    F('Directories', '[]DirectoryData', '0+', fields=[
+        F('Id', 'uuid', '0+'),
+        F('Topics', '[]TopicData', '0+', fields=[
+            F('TopicId', 'uuid', '0+'),
+            F('Partitions', '[]PartitionData', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+            ]),
+        ]),
+    ]),
+])
+M('AssignReplicasToDirsResponse', 'response', 73, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('Directories', '[]DirectoryData', '0+', fields=[
+        F('Id', 'uuid', '0+'),
+        F('Topics', '[]TopicData', '0+', fields=[
+            F('TopicId', 'uuid', '0+'),
+            F('Partitions', '[]PartitionData', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+                F('ErrorCode', 'int16', '0+'),
+            ]),
+        ]),
+    ]),
+])
 M('BeginQuorumEpochRequest', 'request', 53, '0-1', '1+', [
     F('ClusterId', 'string', '0+', nullable='0+', default=None),
     F('VoterId', 'int32', '1+', default=-1),

@@ -62,9 +62,10 @@ SERVED: dict[str, tuple[int, int]] = {
     "DescribeQuorum": (0, 2),
     "FetchSnapshot": (0, 1),
     "BrokerRegistration": (0, 3),
-    "BrokerHeartbeat": (0, 0),
+    "BrokerHeartbeat": (0, 1),
     "AlterPartition": (0, 3),
     "AllocateProducerIds": (0, 0),
+    "AssignReplicasToDirs": (0, 0),
 }
 
 #: a Raft replica's Fetch names the topic by id (KIP-516), which Fetch has from version 13

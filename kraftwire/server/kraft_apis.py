@@ -46,7 +46,7 @@ log = logging.getLogger("kraftwire.kraft")
 #: the APIs the active controller decides, as the node serves them to clients and brokers
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
-                   "AlterPartition", "AllocateProducerIds")
+                   "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs")
 COORDINATOR_MESSAGE = "consumer groups and transactions are not served by this KRaft node yet"
 
 

@@ -366,17 +366,23 @@ class MetadataRoles(Roles):
         R = w.BrokerRegistrationRequest
         low, high = supported_features()[mv.FEATURE_NAME]
         directory = self.node.directory_id
+        dirs = [directory] if directory is not None else []
+        replicas = self.node.replicas
+        if replicas is not None:  # every online log directory (KIP-858), the metadata one among them
+            dirs = list(dict.fromkeys(dirs + replicas.online_dir_ids()))
         body = R(broker_id=s.node_id, cluster_id=self.node.cluster_id, incarnation_id=self.incarnation,
                  listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port,
                                        security_protocol=_PROTOCOL_IDS.get(s.protocol_of(ep.name), 0))
                             for ep in self._advertised()],
                  features=[R.Feature(name=mv.FEATURE_NAME, min_supported_version=low, max_supported_version=high)],
                  rack=s.config.broker_rack, is_migrating_zk_broker=False,
-                 log_dirs=[directory] if directory is not None else [], previous_broker_epoch=-1)
+                 log_dirs=dirs, previous_broker_epoch=-1)
         return body, served.versions("BrokerRegistration")[1]
 
     def _heartbeat(self):
+        replicas = self.node.replicas
         body = w.BrokerHeartbeatRequest(broker_id=self.settings.node_id, broker_epoch=self.broker_epoch,
                                         current_metadata_offset=self.node.metadata.image.offset,
-                                        want_fence=False, want_shut_down=self._shutting)
-        return body, 0
+                                        want_fence=False, want_shut_down=self._shutting,
+                                        offline_log_dirs=replicas.offline_dir_ids() if replicas is not None else [])
+        return body, 1  # v1: OfflineLogDirs (KIP-858)

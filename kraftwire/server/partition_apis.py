@@ -67,6 +67,7 @@ class PartitionApis:
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
         replicas.alter = self._alter_partition
+        replicas.assign = self._assign_replicas_to_dirs
 
     def register(self) -> None:
         from kraftwire.protocol import served
@@ -449,6 +450,27 @@ class PartitionApis:
                 total_bytes=total, usable_bytes=usable))
         conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE, results=results), request.version,
                            request.header.correlation_id)
+
+    # ------------------------------------------------------------------------------------------------ KIP-858
+    def _assign_replicas_to_dirs(self, wanted: dict, answered) -> None:
+        """AssignReplicasToDirs v0 to the active controller: ``wanted`` is {directory id: {topic id: [index]}}."""
+        A = w.AssignReplicasToDirsRequest
+        epoch = self.replicas.broker_epoch()
+        if epoch < 0:
+            answered(ec.STALE_BROKER_EPOCH)
+            return
+        body = A(broker_id=self.node.settings.node_id, broker_epoch=epoch, directories=[
+            A.DirectoryData(id=d, topics=[A.TopicData(topic_id=t, partitions=[A.PartitionData(partition_index=i)
+                                                                            for i in sorted(idx)])
+                                          for t, idx in per_dir.items()])
+            for d, per_dir in wanted.items()])
+
+        def done(response) -> None:
+            codes = [response.error_code] + [p.error_code for d in response.directories for t in d.topics
+                                             for p in t.partitions]
+            answered(next((c for c in codes if c), ec.NONE))
+
+        self.kraft.call("AssignReplicasToDirs", body, 0, done)
 
     # ------------------------------------------------------------------------------------------------ KIP-320
     def offset_for_leader_epoch(self, request, conn) -> None:

@@ -21,8 +21,9 @@ kafka-replication-facts.md §1, §4).
   followers follow it on their next fetch.
 * **Faults.** An I/O error in a partition's log takes its whole log directory offline: its partitions answer
   KAFKA_STORAGE_ERROR and are not touched again, while the other directories keep serving (Kafka's JBOD rule).
-  When the last directory goes offline the broker stops (fail-stop), as Kafka halts. (Reporting an offline
-  directory to the controller, KIP-858, so it moves those partitions' leadership, is not done yet.)
+  The heartbeat reports offline directories (KIP-858) and the controller moves the leadership and ISR of the
+  partitions placed there; ``_assign_dirs`` tells it where each replica lives (AssignReplicasToDirs). When the
+  last directory goes offline the broker stops (fail-stop), as Kafka halts.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
 from kraftwire.log.api import Isolation
 from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
 from kraftwire.log.lookup import batches_between
+from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire.metadata.controller import topic_configs
-from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, replica_dir
 from kraftwire.records import read_batches, validate_batches
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
 from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
@@ -162,6 +164,10 @@ class ReplicaManager:
         self.by_id: dict[tuple[object, int], Hosted] = {}
         self.roots: dict[str, LogDirCheckpoints] = {}
         self.offline_roots: set[str] = set()
+        #: each log directory's ``directory.id`` (meta.properties): registered with the controller, which records
+        #: where each replica lives (KIP-858) and is told when a directory goes offline
+        self.dir_ids: dict[str, object] = {}
+        self._assigning: set = set()  # (topic id, index) whose AssignReplicasToDirs is on its way
         self._found: dict[tuple[str, int], str] = {}  # partition directories present at start -> their root
         self._topics_seen: dict = {}
         self._configs_seen = None
@@ -169,6 +175,8 @@ class ReplicaManager:
         self.watchers: list[Callable[[Hosted], None]] = []
         #: ``alter(hp, pending)`` sends an AlterPartition for ``hp``'s pending ISR (set by the partition APIs)
         self.alter: Callable | None = None
+        #: ``assign({dir id: {topic id: [index]}}, answered(error))`` sends AssignReplicasToDirs (partition APIs)
+        self.assign: Callable | None = None
         self.lag_ms = node.settings.config.replica_lag_time_max_ms
         #: called when the last log directory goes offline (fail-stop; tests replace it)
         self.on_all_offline: Callable[[str, BaseException], None] = fail_stop
@@ -184,6 +192,9 @@ class ReplicaManager:
         for root in self.node.settings.config.all_log_dirs():
             root = os.path.abspath(root)
             self.roots[root] = LogDirCheckpoints(root)
+            meta = read_meta_properties(root)
+            if meta is not None and meta.directory_id is not None:
+                self.dir_ids[root] = meta.directory_id
             for name in sorted(os.listdir(root)):
                 path = os.path.join(root, name)
                 if not os.path.isdir(path):
@@ -299,6 +310,7 @@ class ReplicaManager:
                 self._delete(hp, "its topic was deleted")
         self._topics_seen = dict(image.topics)
         self._configs_seen = image.configs
+        self._assign_dirs(image)
 
     def _followed(self, hp: Hosted) -> bool:
         f = self.fetchers.fetchers.get(hp.state.leader)
@@ -430,6 +442,40 @@ class ReplicaManager:
         if self.roots and set(self.roots) <= self.offline_roots:
             # Kafka halts a broker whose every log directory failed: nothing it hosts can be served any more
             self.on_all_offline("every log directory is offline", exc)
+
+    # ------------------------------------------------------------------------------------------------ KIP-858
+    def online_dir_ids(self) -> list:
+        return [d for root, d in self.dir_ids.items() if root not in self.offline_roots]
+
+    def offline_dir_ids(self) -> list:
+        return [d for root, d in self.dir_ids.items() if root in self.offline_roots]
+
+    def _assign_dirs(self, image) -> None:
+        """Tell the active controller where this broker placed replicas whose directory the image does not say
+        (AssignReplicasToDirs, metadata version 3.7-IV2 and later), one request for all of them."""
+        version = image.metadata_version
+        if self.assign is None or version is None or not version.at_least("3.7-IV2") or not self.dir_ids:
+            return
+        wanted: dict = {}
+        for (topic_id, index), hp in self.by_id.items():
+            topic = image.topics.get(topic_id)
+            reg = topic.partitions.get(index) if topic is not None else None
+            mine = self.dir_ids.get(hp.root)
+            if reg is None or mine is None or (topic_id, index) in self._assigning:
+                continue
+            if replica_dir(reg, self.broker_id) != mine:
+                wanted.setdefault(mine, {}).setdefault(topic_id, []).append(index)
+        if not wanted:
+            return
+        keys = {(t, i) for per_dir in wanted.values() for t, idx in per_dir.items() for i in idx}
+        self._assigning |= keys
+
+        def answered(error: int) -> None:
+            self._assigning -= keys  # done, or asked again after the next image if it did not take
+            if error:
+                log.info("AssignReplicasToDirs: %s; asking again with the next image", ec_name(error))
+
+        self.assign(wanted, answered)
 
     # ------------------------------------------------------------------------------------------------ lookups
     def get(self, topic: str, index: int) -> Hosted | None:

@@ -35,6 +35,7 @@ FROM_ALL = (
     "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
     "CreateTopicsRequest", "CreateTopicsResponse", "DeleteGroupsRequest", "DeleteGroupsResponse",
     "DeleteRecordsRequest", "DeleteRecordsResponse", "DeleteTopicsRequest", "DeleteTopicsResponse",
+    "AssignReplicasToDirsRequest", "AssignReplicasToDirsResponse",
     "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeLogDirsRequest", "DescribeLogDirsResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
     "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",

@@ -31,6 +31,7 @@ def _requests():
         "UpdateFeatures": UF(feature_updates=[UF.FeatureUpdateKey(feature="metadata.version", max_version_level=21)]),
         "AllocateProducerIds": m.AllocateProducerIdsRequest(broker_id=4, broker_epoch=10),
         "UnregisterBroker": m.UnregisterBrokerRequest(broker_id=4),
+        "AssignReplicasToDirs": m.AssignReplicasToDirsRequest(broker_id=4, broker_epoch=10),
     }
 
 

@@ -54,7 +54,7 @@ from kraftwire.error_codes import (
     UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID
-from kraftwire.metadata.image import UNASSIGNED_DIR, BrokerRegistration, MetadataImage
+from kraftwire.metadata.image import UNASSIGNED_DIR, BrokerRegistration, MetadataImage, replay_all
 from kraftwire.metadata.controller import topics
 from kraftwire.metadata.controller.result import ControllerResult
 from kraftwire.metadata.records import ApiMessageAndVersion
@@ -161,7 +161,10 @@ class BrokerControl:
                                           should_shut_down=False), "stale broker epoch")
         self._touch(b.id, now_ms, req.current_metadata_offset)
         caught_up = req.current_metadata_offset >= b.epoch  # the registration record's offset
-        records: list[ApiMessageAndVersion] = []
+        records: list[ApiMessageAndVersion] = _offline_dir_records(image, b, getattr(req, "offline_log_dirs", None))
+        if records:  # the rest is decided on the image those records make
+            image = replay_all(records, image)
+            b = image.brokers[b.id]
         fenced, shut, event = b.fenced, False, ""
         # a broker in controlled shutdown stays there (fenced or not) until it shuts down or registers again
         if b.in_controlled_shutdown:
@@ -172,14 +175,15 @@ class BrokerControl:
             if req.want_shut_down:
                 shut, event = True, "shut down while fenced"
             elif caught_up and not req.want_fence:
-                records, fenced, event = _unfence_records(image, b), False, "unfenced"
+                records, fenced, event = records + _unfence_records(image, b), False, "unfenced"
         elif req.want_fence:
-            records, fenced, event = _fence_records(image, b), True, "fenced at its request"
+            records, fenced, event = records + _fence_records(image, b), True, "fenced at its request"
         elif req.want_shut_down:
             if _leads_partitions(image, b.id):
-                records, event = _controlled_shutdown_records(image, b), "in controlled shutdown"
+                records, event = records + _controlled_shutdown_records(image, b), "in controlled shutdown"
             else:
-                records, fenced, shut, event = _fence_records(image, b), True, True, "shut down (leads nothing)"
+                records, fenced, shut, event = (records + _fence_records(image, b), True, True,
+                                                "shut down (leads nothing)")
         return ControllerResult(tuple(records), R(error_code=NONE, is_caught_up=caught_up, is_fenced=fenced,
                                                   should_shut_down=shut), event)
 
@@ -213,6 +217,22 @@ def _metadata_version(image: MetadataImage) -> MetadataVersion:
     if mv is None:
         raise ValueError("the image has no metadata.version: the bootstrap records come first")
     return mv
+
+
+def _offline_dir_records(image: MetadataImage, b: BrokerRegistration, offline) -> list[ApiMessageAndVersion]:
+    """Kafka's handleDirectoriesOffline: directories a heartbeat reports offline that the registration still lists
+    move the broker out of the ISR and leadership of the partitions placed there, then a BrokerRegistrationChange
+    lists the directories left online. Nothing once the registration has caught up."""
+    newly = [d for d in (offline or ()) if d in b.log_dirs]
+    if not newly:
+        return []
+    records = topics.offline_dir_changes(image, b.id, newly)
+    online = [d for d in b.log_dirs if d not in newly]
+    mv = _metadata_version(image)
+    records.append(ApiMessageAndVersion(m.BrokerRegistrationChangeRecord(
+        broker_id=b.id, broker_epoch=b.epoch, fenced=0, in_controlled_shutdown=0, log_dirs=online),
+        mv.broker_registration_change_record_version))
+    return records
 
 
 def _leads_partitions(image: MetadataImage, broker_id: int) -> bool:

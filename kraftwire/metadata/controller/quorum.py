@@ -80,6 +80,7 @@ class QuorumController:
             "UpdateFeatures": lambda img, req, v, now, off: feature_control.update_features(
                 img, req, v, self.supported_features),
             "AllocateProducerIds": lambda img, req, v, now, off: producer_ids.allocate(img, req),
+            "AssignReplicasToDirs": lambda img, req, v, now, off: self.topics.assign_replicas_to_dirs(img, req),
         }
 
     @property

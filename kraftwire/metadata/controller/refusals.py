@@ -92,6 +92,10 @@ def _allocate_producer_ids(req, version, code, message):
                                          producer_id_len=0)
 
 
+def _assign_replicas_to_dirs(req, version, code, message):
+    return m.AssignReplicasToDirsResponse(throttle_time_ms=0, error_code=code, directories=[])
+
+
 _BUILDERS = {
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
@@ -105,6 +109,7 @@ _BUILDERS = {
     "UpdateFeatures": _update_features,
     "AllocateProducerIds": _allocate_producer_ids,
     "UnregisterBroker": _unregister_broker,
+    "AssignReplicasToDirs": _assign_replicas_to_dirs,
 }
 
 #: every api the controller decides has a refusal

@@ -45,9 +45,11 @@ from kraftwire.error_codes import (
     INVALID_REQUEST,
     INVALID_TOPIC_EXCEPTION,
     INVALID_UPDATE_VERSION,
+    BROKER_ID_NOT_REGISTERED,
     NEW_LEADER_ELECTED,
     NONE,
     NOT_CONTROLLER,
+    NOT_LEADER_OR_FOLLOWER,
     OPERATION_NOT_ATTEMPTED,
     POLICY_VIOLATION,
     PREFERRED_LEADER_NOT_AVAILABLE,
@@ -55,6 +57,7 @@ from kraftwire.error_codes import (
     TOPIC_ALREADY_EXISTS,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
+    UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID, ZERO_UUID
 from kraftwire.metadata.controller import partitions as pc
@@ -64,6 +67,7 @@ from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, Contro
 from kraftwire.metadata.image import (
     MIGRATING_DIR,
     NO_LEADER,
+    NO_LEADER_CHANGE,
     UNASSIGNED_DIR,
     MetadataImage,
     PartitionRegistration,
@@ -557,13 +561,73 @@ class ReplicationControl:
                                 f"auto leader rebalance: {len(records)} preferred leader election(s)")
 
 
+    # ------------------------------------------------------------------------------------------------ KIP-858
+    def assign_replicas_to_dirs(self, image: MetadataImage, req) -> ControllerResult:
+        """AssignReplicasToDirs (a broker with several log directories says where it placed its replicas): each
+        replica's directory is set in a PartitionChangeRecord; a replica placed in a directory the broker no
+        longer has online leaves the ISR and leadership too. Kafka's checks: metadata version 3.7-IV2 or later,
+        the broker registered with this epoch; per partition UNKNOWN_TOPIC_ID, UNKNOWN_TOPIC_OR_PARTITION, and
+        NOT_LEADER_OR_FOLLOWER when the broker is not one of its replicas."""
+        R = m.AssignReplicasToDirsResponse
+        mv = _mv(image)
+
+        def refuse(code: int) -> ControllerResult:
+            return ControllerResult((), R(throttle_time_ms=0, error_code=code, directories=[]))
+
+        if not mv.at_least("3.7-IV2"):
+            return refuse(UNSUPPORTED_VERSION)
+        b = image.brokers.get(req.broker_id)
+        if b is None:
+            return refuse(BROKER_ID_NOT_REGISTERED)
+        if b.epoch != req.broker_epoch:
+            return refuse(STALE_BROKER_EPOCH)
+        records: list[ApiMessageAndVersion] = []
+        placed: dict[tuple, list] = {}
+        offline: set = set()
+        dirs_out = []
+        for d in req.directories:
+            dout = R.DirectoryData(id=d.id, topics=[])
+            dirs_out.append(dout)
+            for t in d.topics:
+                topic = image.topics.get(t.topic_id)
+                tout = R.TopicData(topic_id=t.topic_id, partitions=[])
+                dout.topics.append(tout)
+                for pd in t.partitions:
+                    p = topic.partitions.get(pd.partition_index) if topic is not None else None
+                    if topic is None:
+                        code = UNKNOWN_TOPIC_ID
+                    elif p is None:
+                        code = UNKNOWN_TOPIC_OR_PARTITION
+                    elif req.broker_id not in p.replicas:
+                        code = NOT_LEADER_OR_FOLLOWER
+                    else:
+                        code = NONE
+                        key = (t.topic_id, pd.partition_index)
+                        dirs = placed.setdefault(key, list(p.directories))
+                        dirs[p.replicas.index(req.broker_id)] = d.id
+                        if d.id not in b.log_dirs:
+                            offline.add(key)
+                    tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=code))
+        for (tid, index), dirs in placed.items():
+            if tuple(dirs) != image.topics[tid].partitions[index].directories:
+                records.append(ApiMessageAndVersion(m.PartitionChangeRecord(
+                    partition_id=index, topic_id=tid, leader=NO_LEADER_CHANGE, isr=None, leader_recovery_state=-1,
+                    directories=dirs), mv.partition_record_version))
+        if offline:
+            after = replay_all(records, image) if records else image
+            records += _changes(after, req.broker_id, removing=True, adding=False,
+                                only=lambda tid, index, p: (tid, index) in offline)
+        return ControllerResult(tuple(records), R(throttle_time_ms=0, error_code=NONE, directories=dirs_out))
+
+
 # ================================================================================================================
 # the broker lifecycle's partition changes
 # ================================================================================================================
-def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool) -> list[ApiMessageAndVersion]:
+def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool,
+             only=None) -> list[ApiMessageAndVersion]:
     """Kafka's generateLeaderAndIsrUpdates: with ``removing``, every partition whose ISR holds ``broker_id``
     loses it (and it cannot lead); with ``adding``, every leaderless partition may elect it (it counts as active
-    although the image still shows it fenced)."""
+    although the image still shows it fenced). ``only(topic_id, index, registration)``: just those partitions."""
     mv = _mv(image)
     out = []
 
@@ -581,6 +645,8 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
                 continue
             if adding and p.leader != NO_LEADER:
                 continue
+            if only is not None and not only(tid, index, p):
+                continue
             isr = tuple(b for b in p.isr if b != broker_id) if removing else p.isr
             change = pc.partition_change(mv, tid, index, p, acceptable=acceptable, isr=isr, election=election)
             if change is not None:
@@ -590,6 +656,22 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
 
 def fenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
     return _changes(image, broker_id, removing=True, adding=False)
+
+
+def replica_dir(p: PartitionRegistration, broker_id: int):
+    """The directory the image places ``broker_id``'s replica of ``p`` in (None: not a replica)."""
+    for b, d in zip(p.replicas, p.directories):
+        if b == broker_id:
+            return d
+    return None
+
+
+def offline_dir_changes(image: MetadataImage, broker_id: int, dirs) -> list[ApiMessageAndVersion]:
+    """Kafka's handleDirectoriesOffline for the partitions: the broker leaves the ISR and leadership of every
+    partition whose replica on it is in one of ``dirs``."""
+    dirs = set(dirs)
+    return _changes(image, broker_id, removing=True, adding=False,
+                    only=lambda tid, index, p: replica_dir(p, broker_id) in dirs)
 
 
 def unfenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
