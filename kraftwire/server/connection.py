@@ -70,6 +70,10 @@ class InboundConnection(asyncio.Protocol):
                 self.closed = True
                 transport.close()
                 return
+        if transport.get_extra_info("sslcontext") is not None:
+            # asyncio's sendfile fallback on a TLS transport swaps the protocol and waits on flow control that
+            # could hang under load (seen in CI); TLS must encrypt the bytes in Python anyway, so read and write
+            self.sendfile = False
         self.dispatcher.connections.add(self)
         self._arm_idle()
 
@@ -105,8 +109,8 @@ class InboundConnection(asyncio.Protocol):
     def send_chunks(self, chunks: list) -> None:
         """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a
         task with ``loop.sendfile`` — the bytes go from the page cache to the socket without passing through Python
-        (asyncio falls back to reading the file on a TLS transport) — and answers that come meanwhile wait behind
-        it, so they leave in order."""
+        (a TLS connection reads the region and writes it) — and answers that come meanwhile wait behind it, so they
+        leave in order."""
         if self.closed or self.transport is None:
             return
         if self._queue or any(isinstance(c, ExternalBytes) for c in chunks):

@@ -411,7 +411,7 @@ def test_a_file_region_over_tls_is_read_and_encrypted(tmp_path):
         finally:
             await node.shutdown()
 
-    asyncio.run(main())
+    asyncio.run(asyncio.wait_for(main(), 60))  # a hang in the TLS path fails here instead of stalling CI
 
 
 def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
