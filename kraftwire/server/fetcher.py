@@ -44,19 +44,27 @@ class LeaderFetcher:
         self.backoff: dict[tuple[str, int], float] = {}  # partition -> loop time it may be fetched again
         self.task: asyncio.Task | None = None
         self.conn = None
+        self.stopping = False
 
     def start(self) -> None:
         if self.task is None or self.task.done():
+            self.stopping = False
             self.task = asyncio.get_running_loop().create_task(self._run())
 
     async def stop(self) -> None:
+        """Stop the task, bounded: the loop also checks ``stopping``, and the cancel is repeated — Python 3.11's
+        wait_for (under every request) can swallow a cancel that arrives as its inner future completes, and an
+        ``await task`` would then wait for ever (a broker's shutdown hung on it in CI)."""
         task, self.task = self.task, None
+        self.stopping = True
         if task is not None:
-            task.cancel()
-            try:
-                await task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - it is going away
-                pass
+            for _ in range(50):
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=0.1)
+                if done:
+                    break
+            else:
+                log.warning("the fetcher of leader %d did not stop", self.leader)
         await self._close()
 
     async def _close(self) -> None:
@@ -81,16 +89,18 @@ class LeaderFetcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
-        while self.partitions:
+        while self.partitions and not self.stopping:
             try:
                 conn = self.conn or await self._connect()
                 if conn is None:
                     await asyncio.sleep(BACKOFF_S)
                     continue
                 now = loop.time()
-                ready = {k: hp for k, hp in self.partitions.items() if self.backoff.get(k, 0) <= now}
-                if not ready:
-                    await asyncio.sleep(min(self.backoff.values()) - now if self.backoff else BACKOFF_S)
+                ready = {k: hp for k, hp in self.partitions.items()
+                         if self.backoff.get(k, 0) <= now and not hp.failed}
+                if not ready:  # all backing off (or in an offline log directory): wait, never spin
+                    waits = [t - now for t in self.backoff.values() if t > now]
+                    await asyncio.sleep(min(waits) if waits else BACKOFF_S)
                     continue
                 request = self._request(ready)
                 asked = {k: hp.state.leader_epoch for k, hp in ready.items()}
