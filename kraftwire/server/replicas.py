@@ -168,6 +168,7 @@ class ReplicaManager:
         #: where each replica lives (KIP-858) and is told when a directory goes offline
         self.dir_ids: dict[str, object] = {}
         self._assigning: set = set()  # (topic id, index) whose AssignReplicasToDirs is on its way
+        self._assign_all = True  # look at every hosted partition at the next image (at start, after a refusal)
         self._found: dict[tuple[str, int], str] = {}  # partition directories present at start -> their root
         self._topics_seen: dict = {}
         self._configs_seen = None
@@ -268,9 +269,11 @@ class ReplicaManager:
         if not self.started:
             return
         seen = self._topics_seen
+        changed = set()
         for topic_id, topic in image.topics.items():
             if seen.get(topic_id) is topic and not self._configs_changed(image, topic):
                 continue
+            changed.add(topic_id)
             overrides = image.configs.get((TOPIC_RESOURCE, topic.name), {})
             for index, reg in topic.partitions.items():
                 hp = self.by_id.get((topic_id, index))
@@ -310,7 +313,7 @@ class ReplicaManager:
                 self._delete(hp, "its topic was deleted")
         self._topics_seen = dict(image.topics)
         self._configs_seen = image.configs
-        self._assign_dirs(image)
+        self._assign_dirs(image, None if self._assign_all else changed)
 
     def _followed(self, hp: Hosted) -> bool:
         f = self.fetchers.fetchers.get(hp.state.leader)
@@ -450,14 +453,20 @@ class ReplicaManager:
     def offline_dir_ids(self) -> list:
         return [d for root, d in self.dir_ids.items() if root in self.offline_roots]
 
-    def _assign_dirs(self, image) -> None:
+    def _assign_dirs(self, image, topics=None) -> None:
         """Tell the active controller where this broker placed replicas whose directory the image does not say
-        (AssignReplicasToDirs, metadata version 3.7-IV2 and later), one request for all of them."""
+        (AssignReplicasToDirs, metadata version 3.7-IV2 and later), one request for all of them. Only the topics
+        the image changed are looked at (``topics``; None: all, after an answer that did not take)."""
         version = image.metadata_version
         if self.assign is None or version is None or not version.at_least("3.7-IV2") or not self.dir_ids:
             return
+        if topics is not None and not topics:
+            return
+        self._assign_all = False
         wanted: dict = {}
         for (topic_id, index), hp in self.by_id.items():
+            if topics is not None and topic_id not in topics:
+                continue
             topic = image.topics.get(topic_id)
             reg = topic.partitions.get(index) if topic is not None else None
             mine = self.dir_ids.get(hp.root)
@@ -471,8 +480,9 @@ class ReplicaManager:
         self._assigning |= keys
 
         def answered(error: int) -> None:
-            self._assigning -= keys  # done, or asked again after the next image if it did not take
+            self._assigning -= keys  # done, or asked again with the next image if it did not take
             if error:
+                self._assign_all = True
                 log.info("AssignReplicasToDirs: %s; asking again with the next image", ec_name(error))
 
         self.assign(wanted, answered)
