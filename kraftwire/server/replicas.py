@@ -55,6 +55,7 @@ from kraftwire.log.lookup import batches_between
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire.metadata.controller import topic_configs
+from kraftwire.metadata.controller.topic_configs import LONG_MAX
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, replica_dir
 from kraftwire.records import read_batches, validate_batches
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
@@ -67,9 +68,6 @@ from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 from kraftwire.server.driver import fail_stop
 
 log = logging.getLogger("kraftwire.replicas")
-
-
-LONG_MAX = 2**63 - 1
 
 
 def _now_ms() -> int:

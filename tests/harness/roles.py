@@ -145,3 +145,50 @@ def wait_until(predicate, what: str, cluster, timeout: float = WAIT_S):
             return last
         time.sleep(0.1)
     raise AssertionError(f"{what} not reached within {timeout} s (last {last!r})\n" + cluster.diagnostics())
+
+
+def produce_through_a_kill(bootstrap: str, topic: str, victim, total: int = 3000) -> dict[int, list[tuple[int, bytes]]]:
+    """confluent-kafka, idempotent, acks=all, ``total`` records into ``topic`` while ``victim`` (a node) is SIGKILLed
+    a third of the way in, records in flight: every record must be acknowledged; the acknowledged (offset, value)
+    pairs per partition."""
+    from confluent_kafka import Producer
+
+    acked: dict[int, list[tuple[int, bytes]]] = {}
+    failed = []
+
+    def delivered(err, msg) -> None:
+        if err is not None:
+            failed.append(err)
+        else:
+            acked.setdefault(msg.partition(), []).append((msg.offset(), msg.value()))
+
+    producer = Producer({"bootstrap.servers": bootstrap, "enable.idempotence": True, "acks": "all", "linger.ms": 2,
+                         "message.timeout.ms": 60000})
+    for i in range(total):
+        producer.produce(topic, key=f"k{i % 97}".encode(), value=f"v{i:05d}".encode(), on_delivery=delivered)
+        producer.poll(0)
+        if i == total // 3:
+            producer.flush(30)
+            victim.kill()
+        if i % 100 == 0:
+            time.sleep(0.02)
+    assert producer.flush(90) == 0
+    assert not failed, failed[:3]
+    assert sum(len(v) for v in acked.values()) == total
+    return acked
+
+
+def read_partitions(port: int, topic: str, partitions: int) -> dict[int, list[tuple[int, bytes]]]:
+    """Every (offset, value) of ``topic``'s partitions, read from the broker on ``port`` (kafka-python, assigned)."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", group_id=None, auto_offset_reset="earliest",
+                             consumer_timeout_ms=5000)
+    try:
+        consumer.assign([TopicPartition(topic, p) for p in range(partitions)])
+        seen: dict[int, list[tuple[int, bytes]]] = {}
+        for m in consumer:
+            seen.setdefault(m.partition, []).append((m.offset, m.value))
+        return seen
+    finally:
+        consumer.close()

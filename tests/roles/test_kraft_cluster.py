@@ -143,47 +143,13 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
 def _acks_all_survive_a_leader_kill(cluster, b4: int, b5: int, total: int = 3000) -> None:
     """confluent-kafka, idempotent, acks=all, into the 8 partitions (RF 2) of ``orders`` while broker 4 is SIGKILLed:
     every acknowledged record is read back from broker 5 exactly once, in the order acknowledged per partition."""
-    import time
-
-    from confluent_kafka import Producer
-    from kafka import KafkaConsumer, TopicPartition
-
-    acked: dict[int, list[tuple[int, bytes]]] = {}
-    failed = []
-
-    def delivered(err, msg) -> None:
-        if err is not None:
-            failed.append(err)
-        else:
-            acked.setdefault(msg.partition(), []).append((msg.offset(), msg.value()))
-
-    producer = Producer({"bootstrap.servers": f"127.0.0.1:{b4},127.0.0.1:{b5}", "enable.idempotence": True,
-                         "acks": "all", "linger.ms": 2, "message.timeout.ms": 60000})
     leaders = _leaders(b5, "orders")
     assert {leader for leader, _, _ in leaders.values()} == {4, 5}, leaders
-    for i in range(total):
-        producer.produce("orders", key=f"k{i % 97}".encode(), value=f"v{i:05d}".encode(), on_delivery=delivered)
-        producer.poll(0)
-        if i == total // 3:
-            producer.flush(30)
-            cluster.brokers[0].kill()  # SIGKILL the leader of half the partitions, records in flight
-        if i % 100 == 0:
-            time.sleep(0.02)
-    assert producer.flush(90) == 0
-    assert not failed, failed[:3]
-    assert sum(len(v) for v in acked.values()) == total
+    # SIGKILL the leader of half the partitions, records in flight
+    acked = roles.produce_through_a_kill(f"127.0.0.1:{b4},127.0.0.1:{b5}", "orders", cluster.brokers[0], total)
     roles.wait_until(lambda: {leader for leader, _, _ in _leaders(b5, "orders").values()} == {5},
                      "broker 5 leads every partition of orders", cluster)
-
-    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{b5}", group_id=None, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    try:
-        consumer.assign([TopicPartition("orders", p) for p in range(8)])
-        seen: dict[int, list[tuple[int, bytes]]] = {}
-        for m in consumer:
-            seen.setdefault(m.partition, []).append((m.offset, m.value))
-    finally:
-        consumer.close()
+    seen = roles.read_partitions(b5, "orders", 8)
     for p, records in acked.items():
         values = [v for _, v in seen.get(p, [])]
         assert len(values) == len(set(values)), f"partition {p} holds a record twice"

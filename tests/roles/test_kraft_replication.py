@@ -239,44 +239,13 @@ def _a_broker_partitioned_from_its_peers(cluster, links, ports) -> None:
 
 
 def _acks_all_survive_a_leader_kill(cluster, ports, total: int = 3000) -> None:
-    from confluent_kafka import Producer
-    from kafka import KafkaConsumer, TopicPartition
-
-    acked: dict[int, list[tuple[int, bytes]]] = {}
-    failed = []
-
-    def delivered(err, msg) -> None:
-        if err is not None:
-            failed.append(err)
-        else:
-            acked.setdefault(msg.partition(), []).append((msg.offset(), msg.value()))
-
-    producer = Producer({"bootstrap.servers": ",".join(f"127.0.0.1:{p}" for p in ports.values()),
-                         "enable.idempotence": True, "acks": "all", "linger.ms": 2, "message.timeout.ms": 60000})
     victim = next(n for n in cluster.brokers if n.node_id == 4)
-    for i in range(total):
-        producer.produce(TOPIC, key=f"k{i % 97}".encode(), value=f"v{i:05d}".encode(), on_delivery=delivered)
-        producer.poll(0)
-        if i == total // 3:
-            producer.flush(30)
-            victim.kill()  # SIGKILL the leader of two partitions, records in flight
-        if i % 100 == 0:
-            time.sleep(0.02)
-    assert producer.flush(90) == 0
-    assert not failed, failed[:3]
-    assert sum(len(v) for v in acked.values()) == total
+    # SIGKILL the leader of two partitions, records in flight
+    acked = roles.produce_through_a_kill(",".join(f"127.0.0.1:{p}" for p in ports.values()), TOPIC, victim, total)
     b5 = ports[5]
     roles.wait_until(lambda: all(leader in (5, 6) for leader, _, _ in _partitions(b5).values()),
                      "brokers 5 and 6 lead every partition", cluster)
-    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{b5}", group_id=None, auto_offset_reset="earliest",
-                             consumer_timeout_ms=5000)
-    try:
-        consumer.assign([TopicPartition(TOPIC, p) for p in range(6)])
-        seen: dict[int, list[tuple[int, bytes]]] = {}
-        for m in consumer:
-            seen.setdefault(m.partition, []).append((m.offset, m.value))
-    finally:
-        consumer.close()
+    seen = roles.read_partitions(b5, TOPIC, 6)
     for p, records in acked.items():
         mine = {v for _, v in records}
         values = [v for _, v in seen.get(p, []) if v in mine]
