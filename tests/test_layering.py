@@ -30,6 +30,7 @@ LAYERS: dict[str, int] = {
     "raft": 4,
     "metadata": 4,
     "replica": 4,
+    "coordinator": 4,
     "testing": 5,
     "server": 5,
     "tools": 6,
@@ -43,7 +44,7 @@ FORBIDDEN_IN_PURE = {"asyncio", "socket", "time", "threading", "os", "random", "
 
 def _pure(rel: Path) -> bool:
     parts = rel.parts
-    if parts[0] in ("protocol", "raft", "metadata", "replica"):
+    if parts[0] in ("protocol", "raft", "metadata", "replica", "coordinator"):
         return True
     return parts[0] == "log" and rel.stem in {"api", "base", "memory", "epoch_cache"}
 

@@ -47,6 +47,7 @@ class Field(NamedTuple):
 class Message(NamedTuple):
     name: str
     kind: str  # "request" | "response" | "header" | "data" | "metadata" (a record of __cluster_metadata)
+    #            | "coordinator" (a key or value of __consumer_offsets / __transaction_state)
     api_key: int | None
     valid: str
     flexible: str
@@ -1408,6 +1409,205 @@ M('ZkMigrationStateRecord', 'metadata', 21, '0', '0+', [
     F('ZkMigrationState', 'int8', '0+'),
 ])
 # ---- END GENERATED METADATA RECORDS ----
+# ---- BEGIN GENERATED COORDINATOR RECORDS (python -m kraftwire.tools.generate_schemas) ----
+M('ConsumerGroupCurrentMemberAssignmentKey', 'coordinator', None, '8', 'none', [
+    F('GroupId', 'string', '8'),
+    F('MemberId', 'string', '8'),
+])
+M('ConsumerGroupCurrentMemberAssignmentValue', 'coordinator', None, '0', '0+', [
+    F('MemberEpoch', 'int32', '0+'),
+    F('PreviousMemberEpoch', 'int32', '0+'),
+    F('State', 'int8', '0+'),
+    F('AssignedPartitions', '[]TopicPartitions', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+    F('PartitionsPendingRevocation', '[]TopicPartitions', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ConsumerGroupMemberMetadataKey', 'coordinator', None, '5', 'none', [
+    F('GroupId', 'string', '5'),
+    F('MemberId', 'string', '5'),
+])
+M('ConsumerGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
+    F('InstanceId', 'string', '0+', nullable='0+'),
+    F('RackId', 'string', '0+', nullable='0+'),
+    F('ClientId', 'string', '0+'),
+    F('ClientHost', 'string', '0+'),
+    F('SubscribedTopicNames', '[]string', '0+'),
+    F('SubscribedTopicRegex', 'string', '0+', nullable='0+'),
+    F('RebalanceTimeoutMs', 'int32', '0+', default=-1),
+    F('ServerAssignor', 'string', '0+', nullable='0+'),
+    F('ClassicMemberMetadata', 'ClassicMemberMetadata', '0+', nullable='0+', tag=0, tagged='0+', fields=[
+        F('SessionTimeoutMs', 'int32', '0+'),
+        F('SupportedProtocols', '[]ClassicProtocol', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Metadata', 'bytes', '0+'),
+        ]),
+    ]),
+])
+M('ConsumerGroupMetadataKey', 'coordinator', None, '3', 'none', [
+    F('GroupId', 'string', '3'),
+])
+M('ConsumerGroupMetadataValue', 'coordinator', None, '0', '0+', [
+    F('Epoch', 'int32', '0+'),
+])
+M('ConsumerGroupPartitionMetadataKey', 'coordinator', None, '4', 'none', [
+    F('GroupId', 'string', '4'),
+])
+M('ConsumerGroupPartitionMetadataValue', 'coordinator', None, '0', '0+', [
+    F('Topics', '[]TopicMetadata', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('TopicName', 'string', '0+'),
+        F('NumPartitions', 'int32', '0+'),
+        F('PartitionMetadata', '[]PartitionMetadata', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('Racks', '[]string', '0+'),
+        ]),
+    ]),
+])
+M('ConsumerGroupTargetAssignmentMemberKey', 'coordinator', None, '7', 'none', [
+    F('GroupId', 'string', '7'),
+    F('MemberId', 'string', '7'),
+])
+M('ConsumerGroupTargetAssignmentMemberValue', 'coordinator', None, '0', '0+', [
+    F('TopicPartitions', '[]TopicPartition', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ConsumerGroupTargetAssignmentMetadataKey', 'coordinator', None, '6', 'none', [
+    F('GroupId', 'string', '6'),
+])
+M('ConsumerGroupTargetAssignmentMetadataValue', 'coordinator', None, '0', '0+', [
+    F('AssignmentEpoch', 'int32', '0+'),
+])
+M('GroupMetadataKey', 'coordinator', None, '2', 'none', [
+    F('group', 'string', '2'),
+])
+M('GroupMetadataValue', 'coordinator', None, '0-4', '4+', [
+    F('protocolType', 'string', '0+'),
+    F('generation', 'int32', '0+'),
+    F('protocol', 'string', '0+', nullable='0+'),
+    F('leader', 'string', '0+', nullable='0+'),
+    F('currentStateTimestamp', 'int64', '2+', default=-1),
+    F('members', '[]MemberMetadata', '0+', fields=[
+        F('memberId', 'string', '0+'),
+        F('groupInstanceId', 'string', '3+', nullable='3+', default=None),
+        F('clientId', 'string', '0+'),
+        F('clientHost', 'string', '0+'),
+        F('rebalanceTimeout', 'int32', '1+', default=-1),
+        F('sessionTimeout', 'int32', '0+'),
+        F('subscription', 'bytes', '0+'),
+        F('assignment', 'bytes', '0+'),
+    ]),
+])
+M('OffsetCommitKey', 'coordinator', None, '0-1', 'none', [
+    F('group', 'string', '0-1'),
+    F('topic', 'string', '0-1'),
+    F('partition', 'int32', '0-1'),
+])
+M('OffsetCommitValue', 'coordinator', None, '0-4', '4+', [
+    F('offset', 'int64', '0+'),
+    F('leaderEpoch', 'int32', '3+', default=-1),
+    F('metadata', 'string', '0+'),
+    F('commitTimestamp', 'int64', '0+'),
+    F('expireTimestamp', 'int64', '1', default=-1),
+])
+M('ShareGroupCurrentMemberAssignmentKey', 'coordinator', None, '14', 'none', [
+    F('GroupId', 'string', '14'),
+    F('MemberId', 'string', '14'),
+])
+M('ShareGroupCurrentMemberAssignmentValue', 'coordinator', None, '0', '0+', [
+    F('MemberEpoch', 'int32', '0+'),
+    F('PreviousMemberEpoch', 'int32', '0+'),
+    F('State', 'int8', '0+'),
+    F('AssignedPartitions', '[]TopicPartitions', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ShareGroupMemberMetadataKey', 'coordinator', None, '10', 'none', [
+    F('GroupId', 'string', '10'),
+    F('MemberId', 'string', '10'),
+])
+M('ShareGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
+    F('RackId', 'string', '0+', nullable='0+'),
+    F('ClientId', 'string', '0+'),
+    F('ClientHost', 'string', '0+'),
+    F('SubscribedTopicNames', '[]string', '0+'),
+])
+M('ShareGroupMetadataKey', 'coordinator', None, '11', 'none', [
+    F('GroupId', 'string', '11'),
+])
+M('ShareGroupMetadataValue', 'coordinator', None, '0', '0+', [
+    F('Epoch', 'int32', '0+'),
+])
+M('ShareGroupPartitionMetadataKey', 'coordinator', None, '9', 'none', [
+    F('GroupId', 'string', '9'),
+])
+M('ShareGroupPartitionMetadataValue', 'coordinator', None, '0', '0+', [
+    F('Topics', '[]TopicMetadata', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('TopicName', 'string', '0+'),
+        F('NumPartitions', 'int32', '0+'),
+        F('PartitionMetadata', '[]PartitionMetadata', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('Racks', '[]string', '0+'),
+        ]),
+    ]),
+])
+M('ShareGroupStatePartitionMetadataKey', 'coordinator', None, '15', 'none', [
+    F('GroupId', 'string', '15'),
+])
+M('ShareGroupStatePartitionMetadataValue', 'coordinator', None, '0', '0+', [
+    F('InitializedTopics', '[]TopicPartitionsInfo', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+    F('DeletingTopics', '[]TopicInfo', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('TopicName', 'string', '0+'),
+    ]),
+])
+M('ShareGroupTargetAssignmentMemberKey', 'coordinator', None, '13', 'none', [
+    F('GroupId', 'string', '13'),
+    F('MemberId', 'string', '13'),
+])
+M('ShareGroupTargetAssignmentMemberValue', 'coordinator', None, '0', '0+', [
+    F('TopicPartitions', '[]TopicPartition', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ShareGroupTargetAssignmentMetadataKey', 'coordinator', None, '12', 'none', [
+    F('GroupId', 'string', '12'),
+])
+M('ShareGroupTargetAssignmentMetadataValue', 'coordinator', None, '0', '0+', [
+    F('AssignmentEpoch', 'int32', '0+'),
+])
+M('TransactionLogKey', 'coordinator', None, '0', 'none', [
+    F('TransactionalId', 'string', '0'),
+])
+M('TransactionLogValue', 'coordinator', None, '0-1', '1+', [
+    F('ProducerId', 'int64', '0+'),
+    F('PreviousProducerId', 'int64', '1+', tag=0, tagged='1+', default=-1),
+    F('NextProducerId', 'int64', '1+', tag=1, tagged='1+', default=-1),
+    F('ProducerEpoch', 'int16', '0+'),
+    F('TransactionTimeoutMs', 'int32', '0+'),
+    F('TransactionStatus', 'int8', '0+'),
+    F('TransactionPartitions', '[]PartitionsSchema', '0+', nullable='0+', fields=[
+        F('Topic', 'string', '0+'),
+        F('PartitionIds', '[]int32', '0+'),
+    ]),
+    F('TransactionLastUpdateTimestampMs', 'int64', '0+'),
+    F('TransactionStartTimestampMs', 'int64', '0+'),
+    F('ClientTransactionVersion', 'int16', '1+', tag=2, tagged='1+', default=0),
+])
+# ---- END GENERATED COORDINATOR RECORDS ----
 # fmt: on
 
 

@@ -2,12 +2,15 @@
 
 Usage::
 
-    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--all-specs DIR] [--metadata-records DIR] [--check]
+    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--all-specs DIR] [--metadata-records DIR]
+        [--coordinator-records DIR] [--check]
 
-Two regions: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs`` relative to the
+Three regions: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs`` relative to the
 repository root, plus the ``FROM_ALL`` messages from ``--all-specs``, default
 ``../shared/reference/kafka-message-specs-all``) and the metadata records of ``__cluster_metadata`` (default
-``../shared/reference/kafka-metadata-records``; kind ``metadata``, the api key is the record type).
+``../shared/reference/kafka-metadata-records``; kind ``metadata``, the api key is the record type), and the
+coordinators' record keys and values (default ``../shared/reference/kafka-coordinator-records``; kind
+``coordinator``).
 Only facts are carried over: message and field names, types, version ranges, nullable/tagged/flexible
 versions, tags, api keys and defaults. Comments and ``about`` prose are not copied. ``commonStructs`` are
 inlined where they are used, so every declaration is self-contained.
@@ -28,6 +31,7 @@ REPO = Path(__file__).resolve().parents[2]
 DEFAULT_SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
 DEFAULT_METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
 DEFAULT_ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-all"
+DEFAULT_COORDINATOR_DIR = REPO.parent / "shared" / "reference" / "kafka-coordinator-records"
 #: messages kraftwire speaks that only the complete spec folder has (the curated one wins where both have a file)
 FROM_ALL = (
     "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
@@ -49,6 +53,8 @@ BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ---
 END = "# ---- END GENERATED ----\n"
 BEGIN_METADATA = "# ---- BEGIN GENERATED METADATA RECORDS (python -m kraftwire.tools.generate_schemas) ----\n"
 END_METADATA = "# ---- END GENERATED METADATA RECORDS ----\n"
+BEGIN_COORDINATOR = "# ---- BEGIN GENERATED COORDINATOR RECORDS (python -m kraftwire.tools.generate_schemas) ----\n"
+END_COORDINATOR = "# ---- END GENERATED COORDINATOR RECORDS ----\n"
 
 _PRIMITIVES = {"int8", "int16", "int32", "int64", "uint16", "uint32", "float64", "bool", "string", "bytes", "uuid", "records"}
 
@@ -81,12 +87,13 @@ def _default_literal(ftype: str, raw):
 def _field(f: dict, common: dict[str, dict], indent: int) -> str:
     pad = " " * indent
     ftype = f["type"]
-    args = [repr(f["name"]), repr(ftype), repr(f["versions"])]
+    # a tagged field may leave out "versions": Kafka's generator then takes its tagged versions
+    args = [repr(f["name"]), repr(ftype), repr(f.get("versions", f.get("taggedVersions")))]
     if "nullableVersions" in f:
         args.append(f"nullable={f['nullableVersions']!r}")
     if "tag" in f:
         args.append(f"tag={int(f['tag'])}")
-        args.append(f"tagged={f.get('taggedVersions', f['versions'])!r}")
+        args.append(f"tagged={f.get('taggedVersions', f.get('versions'))!r}")
     if "flexibleVersions" in f:
         args.append(f"flexible={f['flexibleVersions']!r}")
     if "default" in f:
@@ -103,11 +110,11 @@ def _field(f: dict, common: dict[str, dict], indent: int) -> str:
     return f"{pad}F({', '.join(args)}, fields=[\n{inner}{pad}]),\n"
 
 
-def render_spec(spec: dict) -> str:
+def render_spec(spec: dict, kind: str | None = None) -> str:
     common = {c["name"]: c for c in spec.get("commonStructs", [])}
     key = spec.get("apiKey")
     head = (
-        f"M({spec['name']!r}, {spec['type']!r}, {key!r}, {spec['validVersions']!r}, "
+        f"M({spec['name']!r}, {(kind or spec['type'])!r}, {key!r}, {spec['validVersions']!r}, "
         f"{spec['flexibleVersions']!r}, [\n"
     )
     body = "".join(_field(f, common, 4) for f in spec["fields"])
@@ -123,10 +130,11 @@ def spec_paths(spec_dir: Path, all_dir: Path | None = None) -> list[Path]:
     return [paths[n] for n in sorted(paths)]
 
 
-def render(spec_dir: Path, all_dir: Path | None = None, begin: str = BEGIN, end: str = END) -> str:
+def render(spec_dir: Path, all_dir: Path | None = None, begin: str = BEGIN, end: str = END,
+           kind: str | None = None) -> str:
     parts = [begin]
     for path in spec_paths(spec_dir, all_dir):
-        parts.append(render_spec(load_spec(path)))
+        parts.append(render_spec(load_spec(path), kind))
     parts.append(end)
     return "".join(parts)
 
@@ -135,10 +143,16 @@ def render_metadata(spec_dir: Path) -> str:
     return render(spec_dir, None, BEGIN_METADATA, END_METADATA)
 
 
+def render_coordinator(spec_dir: Path) -> str:
+    """The keys and values of the coordinators' internal topics (``__consumer_offsets``, ``__transaction_state``):
+    kind ``coordinator``; a key's version is its record type."""
+    return render(spec_dir, None, BEGIN_COORDINATOR, END_COORDINATOR, kind="coordinator")
+
+
 def splice(current: str, generated: str) -> str:
     """Replace the region ``generated`` is for (its first line names it) with ``generated``."""
     begin = generated[: generated.index("\n") + 1]
-    end_marker = END_METADATA if begin == BEGIN_METADATA else END
+    end_marker = {BEGIN_METADATA: END_METADATA, BEGIN_COORDINATOR: END_COORDINATOR}.get(begin, END)
     start = current.index(begin)
     end = current.index(end_marker, start) + len(end_marker)
     return current[:start] + generated + current[end:]
@@ -164,13 +178,22 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         all_dir = Path(args[i + 1])
         del args[i:i + 2]
+    coordinator_dir = DEFAULT_COORDINATOR_DIR
+    if "--coordinator-records" in args:
+        i = args.index("--coordinator-records")
+        if i + 1 >= len(args):
+            print("--coordinator-records needs a directory", file=sys.stderr)
+            return 2
+        coordinator_dir = Path(args[i + 1])
+        del args[i:i + 2]
     spec_dir = Path(args[0]) if args else DEFAULT_SPEC_DIR
-    for d in (spec_dir, metadata_dir, all_dir):
+    for d in (spec_dir, metadata_dir, all_dir, coordinator_dir):
         if not d.is_dir():
             print(f"spec directory not found: {d}", file=sys.stderr)
             return 2
     current = SCHEMAS_PY.read_text()
     updated = splice(splice(current, render(spec_dir, all_dir)), render_metadata(metadata_dir))
+    updated = splice(updated, render_coordinator(coordinator_dir))
     if check:
         if updated != current:
             print(f"{SCHEMAS_PY} is out of date; run python -m kraftwire.tools.generate_schemas", file=sys.stderr)

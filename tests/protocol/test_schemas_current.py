@@ -97,3 +97,18 @@ def test_no_prose_is_copied():
     for region in text.split("BEGIN GENERATED")[1:]:
         assert "about" not in region.split("END GENERATED")[0]
     assert "Licensed to the Apache" not in text
+
+
+def test_generated_coordinator_records_are_current():
+    coordinator_dir = generate_schemas.DEFAULT_COORDINATOR_DIR
+    if not coordinator_dir.is_dir():
+        if os.environ.get("CI"):
+            pytest.fail(f"{coordinator_dir} is missing under CI")
+        pytest.skip("the shared reference specs are not beside this checkout")
+    current = SCHEMAS_PY.read_text()
+    assert generate_schemas.splice(current, generate_schemas.render_coordinator(coordinator_dir)) == current, (
+        "kraftwire/protocol/schemas.py is stale: run python -m kraftwire.tools.generate_schemas")
+    for path in sorted(coordinator_dir.glob("*.json")):
+        spec = generate_schemas.load_spec(path)
+        decl = schemas.MESSAGES[spec["name"]]
+        assert decl.kind == "coordinator" and decl.valid == spec["validVersions"], spec["name"]
