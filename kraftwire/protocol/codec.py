@@ -111,6 +111,13 @@ def _emit_encode_item(g, ind, f, expr, version, flex, what, a, x, path):
     w = repr(what)
     if f.struct is not None:
         fn = _encoder_for(f.struct, version, flex, f"{path}.{f.struct.name}")
+        if nullable and not f.is_array:  # a nullable struct: int8 -1 for null, 1 before the struct
+            g.emit(ind, f"if {expr} is None:")
+            g.emit(ind + 1, f"{a}(b'\\xff')")
+            g.emit(ind, "else:")
+            g.emit(ind + 1, f"{a}(b'\\x01')")
+            g.emit(ind + 1, f"{g.const(fn, 'E')}({expr}, {a}, {x})")
+            return
         g.emit(ind, f"{g.const(fn, 'E')}({expr}, {a}, {x})")
     elif f.type in wt.FIXED_FORMATS:
         g.emit(ind, f"{a}({g.const(struct.Struct('>' + wt.FIXED_FORMATS[f.type]).pack)}({expr}))")
@@ -216,6 +223,16 @@ def _emit_decode_value(g: _Gen, ind: int, f: FieldInfo, target: str, version: in
     if not f.is_array:
         if f.type == "string":
             _emit_string_fast_path(g, ind, target, compact, call, end)
+        elif is_struct and f.is_nullable(version):  # int8 -1: null; 1: the struct follows
+            g.emit(ind, f"if pos >= {end}: raise {g.const(wt.truncated)}({w}, pos, 1, {end})")
+            g.emit(ind, "m = buf[pos]")
+            g.emit(ind, "pos += 1")
+            g.emit(ind, "if m == 255:")
+            g.emit(ind + 1, f"{target} = None")
+            g.emit(ind, "elif m == 1:")
+            g.emit(ind + 1, f"{target}, pos = {call}")
+            g.emit(ind, "else:")
+            g.emit(ind + 1, f"raise {g.const(wt.fail)}({w}, pos - 1, 'a nullable struct marker must be -1 or 1, not %d' % m)")
         else:
             g.emit(ind, f"{target}, pos = {call}")
         return
@@ -276,8 +293,8 @@ def _default_expr(g: _Gen, f: FieldInfo) -> str:
     d = f.make_default()
     if f.is_array and d is not None:
         return "[]"
-    if f.struct is not None:
-        return f"{g.const(f.struct.cls, 'C')}()"
+    if f.struct is not None and not f.is_array:
+        return "None" if f.null_struct else f"{g.const(f.struct.cls, 'C')}()"
     return g.const(d, "D")
 
 

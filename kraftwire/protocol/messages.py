@@ -63,7 +63,7 @@ class FieldInfo:
     """One declared field, with its version ranges parsed."""
 
     __slots__ = ("name", "attr", "type", "is_array", "versions", "nullable", "tag", "tagged",
-                 "classic_string", "default", "struct")
+                 "classic_string", "default", "struct", "null_struct")
 
     def __init__(self, f: schemas.Field, owner: str, structs: dict):
         self.name = f.name
@@ -87,6 +87,8 @@ class FieldInfo:
             if base not in PRIMITIVE_DEFAULTS:
                 raise ProtocolError(f"{owner}.{f.name}: unknown type {t!r}")
             self.type = base
+        #: a nullable struct whose default is null (e.g. a tagged ``ClassicMemberMetadata``): absent means None
+        self.null_struct = self.struct is not None and not self.is_array and f.default is None
         if f.default is not schemas.UNSET:
             self.default = f.default
         elif self.is_array:
@@ -111,6 +113,8 @@ class FieldInfo:
         if self.is_array:
             return None if self.default is None else []
         if self.struct is not None:
+            if self.null_struct:
+                return None
             return self.struct.cls() if self.default is None else self.default
         return self.default
 

@@ -1440,7 +1440,7 @@ M('ConsumerGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
     F('SubscribedTopicRegex', 'string', '0+', nullable='0+'),
     F('RebalanceTimeoutMs', 'int32', '0+', default=-1),
     F('ServerAssignor', 'string', '0+', nullable='0+'),
-    F('ClassicMemberMetadata', 'ClassicMemberMetadata', '0+', nullable='0+', tag=0, tagged='0+', fields=[
+    F('ClassicMemberMetadata', 'ClassicMemberMetadata', '0+', nullable='0+', tag=0, tagged='0+', default=None, fields=[
         F('SessionTimeoutMs', 'int32', '0+'),
         F('SupportedProtocols', '[]ClassicProtocol', '0+', fields=[
             F('Name', 'string', '0+'),

@@ -69,7 +69,7 @@ def load_spec(path: Path) -> dict:
 
 def _default_literal(ftype: str, raw):
     base = ftype[2:] if ftype.startswith("[]") else ftype
-    if raw == "null":
+    if raw == "null" or raw is None:  # JSON's null and the string "null" both mean a null default
         return "None"
     if ftype.startswith("[]"):
         return None  # arrays only ever default to empty or null

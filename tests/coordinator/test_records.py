@@ -102,3 +102,23 @@ def test_every_group_record_type_has_its_key_and_value():
 def test_bad_records_are_refused_with_the_reason(key, value, why):
     with pytest.raises(r.CoordinatorRecordError, match=why):
         r.decode(key, value)
+
+
+def test_a_nullable_tagged_struct_is_left_out_when_null_and_marked_when_present():
+    V = m.ConsumerGroupMemberMetadataValue
+    from kraftwire.protocol import codec
+
+    bare = V(instance_id=None, rack_id=None, client_id="c", client_host="h", subscribed_topic_names=["t"],
+             rebalance_timeout_ms=1, server_assignor=None)
+    assert bare.classic_member_metadata is None
+    raw = codec.encode(bare, 0)
+    assert raw.endswith(b"\x00")  # no tagged fields at all
+    assert codec.decode(V, raw, 0).classic_member_metadata is None
+    C = V.ClassicMemberMetadata
+    full = V(client_id="c", client_host="h", subscribed_topic_names=["t"], rebalance_timeout_ms=1,
+             classic_member_metadata=C(session_timeout_ms=10, supported_protocols=[]))
+    raw = codec.encode(full, 0)
+    back = codec.decode(V, raw, 0)
+    assert back.classic_member_metadata.session_timeout_ms == 10
+    # one tagged field, tag 0, 7 bytes: int8 1, then the struct (int32 10, an empty compact array, no tags)
+    assert raw.endswith(bytes.fromhex("01" + "00" + "07" + "01" + "0000000a" + "01" + "00"))
