@@ -1,0 +1,864 @@
+"""The classic group protocol of one ``__consumer_offsets`` partition: Kafka's group coordinator as a pure state
+machine.
+
+**Shape.** Every request method takes the decoded request body, the request's version, an opaque ``token`` (the
+edge's handle for the answer) and ``now_ms``; ``tick(now_ms)`` runs the timers. Each returns a ``Result``: the
+records to append to the partition (key, value) and the replies to send **once those records are committed** (at
+once when there are none). Replies of requests that wait (a JoinGroup until the rebalance completes, a follower's
+SyncGroup until the leader's) come out of the call that completes them. New member ids come from the ``new_id``
+function given at construction (the edge passes uuid4, the simulation a counter); nothing reads a clock.
+
+**State and the log.** What must survive a failover is in Kafka's records: ``OffsetCommit`` (offsets and their
+tombstones) and ``GroupMetadata`` (generation, protocol, leader, members with their subscriptions and assignments,
+and the time the group entered its state). ``replay(key, value, offset)`` folds them while a shard loads, and for
+the records the shard itself wrote (offset records only: the live group already holds what its metadata records
+say). ``advance(high_watermark)`` moves the committed view, which OffsetFetch, DescribeGroups and ListGroups read: a
+commit is visible once it is committed, never before, as Kafka reads at the last committed offset.
+
+**When the edge cannot write** (the partition lost its leadership, too few in-sync replicas), the shard must be
+dropped and loaded again from the log: its memory already holds the change the records would have made, as
+Kafka's coordinator reverts to its last committed snapshot.
+
+The rules (states, checks, error codes and their order) follow Kafka's classic group coordinator; the places where
+a rule is Kafka's but surprising carry a comment.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Any, Callable, NamedTuple
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import records as cr
+from kraftwire.protocol import messages as w
+
+EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
+STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
+#: DescribeGroups: authorized operations were not asked for (Kafka's sentinel)
+NO_AUTHORIZED_OPERATIONS = -2147483648
+
+
+@dataclass(frozen=True)
+class GroupConfig:
+    """The broker keys of the classic group coordinator, with Kafka's defaults."""
+
+    min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
+    max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
+    initial_rebalance_delay_ms: int = 3000  # group.initial.rebalance.delay.ms
+    max_size: int = 2**31 - 1  # group.max.size
+    offsets_retention_ms: int = 10080 * 60_000  # offsets.retention.minutes
+    offsets_retention_check_interval_ms: int = 600_000  # offsets.retention.check.interval.ms
+    offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+
+
+class Reply(NamedTuple):
+    """An answer for the edge to send: ``api`` names the request (``error_response`` builds its refusal)."""
+
+    token: Any
+    api: str
+    body: Any
+
+
+class Result:
+    """What a call produced: records to append, then replies to send once they are committed."""
+
+    __slots__ = ("records", "replies")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self.replies: list[Reply] = []
+
+    def reply(self, token, api: str, body) -> None:
+        self.replies.append(Reply(token, api, body))
+
+    def __repr__(self) -> str:
+        return f"Result({len(self.records)} records, {len(self.replies)} replies)"
+
+
+class Waiting(NamedTuple):
+    token: Any
+    version: int
+
+
+class OffsetEntry(NamedTuple):
+    offset: int
+    leader_epoch: int
+    metadata: str
+    commit_timestamp: int
+    expire_timestamp: int = -1
+
+
+class Member:
+    __slots__ = ("member_id", "instance_id", "client_id", "client_host", "session_ms", "rebalance_ms",
+                 "protocol_type", "protocols", "assignment", "join", "sync", "deadline_ms")
+
+    def __init__(self, member_id: str, instance_id: str | None, client_id: str, client_host: str) -> None:
+        self.member_id, self.instance_id = member_id, instance_id
+        self.client_id, self.client_host = client_id, client_host
+        self.session_ms = self.rebalance_ms = 0
+        self.protocol_type = ""
+        self.protocols: list[tuple[str, bytes]] = []
+        self.assignment = b""
+        self.join: Waiting | None = None
+        self.sync: Waiting | None = None
+        self.deadline_ms = 0
+
+    def metadata_for(self, protocol: str | None) -> bytes:
+        return next((m for n, m in self.protocols if n == protocol), b"")
+
+
+class Group:
+    def __init__(self, group_id: str, now_ms: int) -> None:
+        self.group_id = group_id
+        self.state = EMPTY
+        self.state_ms = now_ms  # when the group entered its state (offset expiry counts from Empty)
+        self.generation = 0
+        self.protocol_type: str | None = None
+        self.protocol_name: str | None = None
+        self.leader: str | None = None
+        self.members: dict[str, Member] = {}
+        self.pending: dict[str, int] = {}  # member ids handed out by MEMBER_ID_REQUIRED -> their deadline
+        self.static: dict[str, str] = {}  # group.instance.id -> the member id holding it (KIP-345)
+        self.rebalance_deadline_ms = 0  # PreparingRebalance: complete the join then at the latest
+        self.delay_left_ms = 0  # the initial rebalance delay still available to extend by
+        self.delayed = False  # the join waits out group.initial.rebalance.delay.ms (no early completion)
+        self.sync_deadline_ms = 0  # CompletingRebalance: members that have not synced by then are removed
+
+    def set_state(self, state: str, now_ms: int) -> None:
+        if state != self.state:
+            self.state, self.state_ms = state, now_ms
+
+    def fenced(self, member_id: str, instance_id: str | None) -> bool:
+        """A request naming a static member whose instance id another member id holds now."""
+        if instance_id is None:
+            return False
+        holder = self.static.get(instance_id)
+        return holder is not None and holder != member_id
+
+    def protocols_supported(self, protocol_type: str, protocols: list[tuple[str, bytes]]) -> bool:
+        """Kafka's ``supportsProtocols``: an empty group takes any non-empty protocol list; otherwise the type must
+        match and the member must share a protocol with every current member."""
+        if not protocol_type or not protocols:
+            return False
+        if not self.members:
+            return True
+        if protocol_type != self.protocol_type:
+            return False
+        names = {n for n, _ in protocols}
+        return all(names & {n for n, _ in m.protocols} for m in self.members.values())
+
+    def subscribed_topics(self) -> set[str] | None:
+        """The topics the consumer-protocol members subscribe to; None when unknown (a member's subscription
+        cannot be read, or the group is not a consumer group)."""
+        if self.protocol_type != "consumer" or not self.protocol_name:
+            return None
+        topics: set[str] = set()
+        for m in self.members.values():
+            sub = subscription_topics(m.metadata_for(self.protocol_name))
+            if sub is None:
+                return None
+            topics |= sub
+        return topics
+
+
+def subscription_topics(metadata: bytes) -> set[str] | None:
+    """The topics of a consumer-protocol subscription (int16 version, int32 count, int16-length topic names)."""
+    try:
+        if len(metadata) < 6:
+            return None
+        count = int.from_bytes(metadata[2:6], "big", signed=True)
+        pos, topics = 6, set()
+        for _ in range(count):
+            length = int.from_bytes(metadata[pos:pos + 2], "big", signed=True)
+            pos += 2
+            if length < 0 or pos + length > len(metadata):
+                return None
+            topics.add(bytes(metadata[pos:pos + length]).decode("utf-8"))
+            pos += length
+        return topics
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def error_response(api: str, version: int, code: int):
+    """The refusal of a group request with ``code`` (what the edge answers when the records could not be written)."""
+    if api == "JoinGroup":
+        return w.JoinGroupResponse(error_code=code, generation_id=-1, protocol_name=None if version >= 7 else "",
+                                   leader="", member_id="", members=[])
+    if api == "SyncGroup":
+        return w.SyncGroupResponse(error_code=code, assignment=b"")
+    if api == "Heartbeat":
+        return w.HeartbeatResponse(error_code=code)
+    if api == "LeaveGroup":
+        return w.LeaveGroupResponse(error_code=code, members=[])
+    raise ValueError(f"no single-code refusal for {api}")
+
+
+class GroupShard:
+    """The groups of one ``__consumer_offsets`` partition and their committed offsets."""
+
+    def __init__(self, partition: int, config: GroupConfig | None = None,
+                 new_id: Callable[[], str] | None = None) -> None:
+        self.partition = partition
+        self.config = config or GroupConfig()
+        self._new_id = new_id or _counter()
+        self.groups: dict[str, Group] = {}
+        #: every offset the log holds (committed or not): group -> (topic, partition) -> entry
+        self.offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
+        #: the committed view, read by OffsetFetch and the admin APIs
+        self.committed: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
+        self._pending: deque = deque()  # (log offset, group, key or None, entry or None) not yet committed
+        self.high_watermark = 0
+        self.live = False  # False while loading: GroupMetadata records rebuild the groups
+        self._next_expiry_ms: int | None = None
+
+    # ================================================================================================ the log
+    def replay(self, key: bytes, value: bytes | None, offset: int) -> None:
+        """Fold one record of the partition at log ``offset``."""
+        rec = cr.decode(key, value)
+        if rec.record_type in (0, 1):
+            k = rec.key
+            v = rec.value
+            entry = None if v is None else OffsetEntry(v.offset, v.leader_epoch if rec.value_version >= 3 else -1,
+                                                        v.metadata, v.commit_timestamp,
+                                                        v.expire_timestamp if rec.value_version == 1 else -1)
+            self._set_offset(self.offsets, k.group, (k.topic, k.partition), entry)
+            self._pending.append((offset, k.group, (k.topic, k.partition), entry))
+        elif rec.record_type == 2:
+            if self.live:
+                return  # a record this shard wrote: the live group already holds it
+            self._load_group(rec.key.group, rec.value)
+        # KIP-848 records (types 3-8) belong to consumer-protocol groups, which this shard does not serve: a
+        # partition written by a newer coordinator still loads, and such groups stay unknown here.
+        self.advance(self.high_watermark)
+
+    @staticmethod
+    def _set_offset(table: dict, group: str, tp: tuple[str, int], entry: OffsetEntry | None) -> None:
+        if entry is None:
+            held = table.get(group)
+            if held is not None:
+                held.pop(tp, None)
+                if not held:
+                    del table[group]
+        else:
+            table.setdefault(group, {})[tp] = entry
+
+    def _load_group(self, group_id: str, value) -> None:
+        if value is None:
+            self.groups.pop(group_id, None)
+            return
+        g = Group(group_id, value.current_state_timestamp if value.current_state_timestamp >= 0 else 0)
+        g.generation = value.generation
+        g.protocol_type = value.protocol_type or None
+        g.protocol_name = value.protocol
+        g.leader = value.leader
+        for mm in value.members:
+            m = Member(mm.member_id, mm.group_instance_id, mm.client_id, mm.client_host)
+            m.session_ms = mm.session_timeout
+            m.rebalance_ms = mm.rebalance_timeout if mm.rebalance_timeout >= 0 else mm.session_timeout
+            m.protocol_type = g.protocol_type or ""
+            m.protocols = [(g.protocol_name or "", bytes(mm.subscription))]
+            m.assignment = bytes(mm.assignment)
+            g.members[m.member_id] = m
+            if m.instance_id is not None:
+                g.static[m.instance_id] = m.member_id
+        g.state = STABLE if g.members else EMPTY
+        self.groups[group_id] = g
+
+    def advance(self, high_watermark: int) -> None:
+        """The partition's high watermark moved: records below it are committed."""
+        self.high_watermark = max(self.high_watermark, high_watermark)
+        pending = self._pending
+        while pending and pending[0][0] < self.high_watermark:
+            _offset, group, tp, entry = pending.popleft()
+            self._set_offset(self.committed, group, tp, entry)
+
+    def loaded(self, now_ms: int) -> None:
+        """The load reached the log end: serve. Members loaded from the log get a full session from now, as
+        Kafka reschedules their heartbeats, so consumers carry on across a coordinator move without a rebalance."""
+        self.live = True
+        for g in self.groups.values():
+            for m in g.members.values():
+                m.deadline_ms = now_ms + m.session_ms
+        self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
+
+    # ================================================================================================ helpers
+    def _group_record(self, g: Group, result: Result, now_ms: int) -> None:
+        """Write the group's metadata as it stands (members with their subscriptions and assignments)."""
+        V = w.GroupMetadataValue
+        value = V(protocol_type=g.protocol_type or "", generation=g.generation, protocol=g.protocol_name,
+                  leader=g.leader, current_state_timestamp=g.state_ms if g.state_ms else now_ms, members=[
+                      V.MemberMetadata(member_id=m.member_id, group_instance_id=m.instance_id,
+                                       client_id=m.client_id, client_host=m.client_host,
+                                       rebalance_timeout=m.rebalance_ms, session_timeout=m.session_ms,
+                                       subscription=m.metadata_for(g.protocol_name), assignment=m.assignment)
+                      for m in g.members.values()])
+        result.records.append((cr.group_metadata_key(g.group_id), cr.group_metadata_value(value)))
+
+    def _group_tombstones(self, group_id: str, result: Result) -> None:
+        for topic, part in sorted(self.offsets.get(group_id, {})):
+            result.records.append((cr.offset_commit_key(group_id, topic, part), None))
+        result.records.append((cr.group_metadata_key(group_id), None))
+
+    def group_ids(self) -> list[str]:
+        """Groups that exist: in memory (members, or an Empty group that wrote metadata) or with committed offsets."""
+        return sorted(set(self.groups) | set(self.committed))
+
+    def _get_or_create(self, group_id: str, now_ms: int) -> Group:
+        g = self.groups.get(group_id)
+        if g is None:
+            g = self.groups[group_id] = Group(group_id, now_ms)
+        return g
+
+    # ================================================================================================ JoinGroup
+    def join_group(self, body, version: int, token, now_ms: int, client_id: str, client_host: str) -> Result:
+        result = Result()
+        R = w.JoinGroupResponse
+
+        def fail(code: int, member_id: str = "") -> Result:
+            result.reply(token, "JoinGroup", R(error_code=code, generation_id=-1,
+                                                protocol_name=None if version >= 7 else "", leader="",
+                                                member_id=member_id, members=[]))
+            return result
+
+        cfg = self.config
+        if not body.group_id:
+            return fail(ec.INVALID_GROUP_ID)
+        if not cfg.min_session_timeout_ms <= body.session_timeout_ms <= cfg.max_session_timeout_ms:
+            return fail(ec.INVALID_SESSION_TIMEOUT)
+        member_id = body.member_id
+        instance_id = body.group_instance_id if version >= 5 else None
+        g = self.groups.get(body.group_id)
+        if g is None and member_id:
+            return fail(ec.UNKNOWN_MEMBER_ID)  # a known member id needs a known group
+        if g is None:
+            g = self._get_or_create(body.group_id, now_ms)
+        if g.state == DEAD:
+            return fail(ec.COORDINATOR_NOT_AVAILABLE)
+        protocols = [(p.name, bytes(p.metadata)) for p in body.protocols]
+        new = not member_id or (member_id in g.pending and member_id not in g.members)
+        if new and len(g.members) >= cfg.max_size:
+            return fail(ec.GROUP_MAX_SIZE_REACHED)
+        if member_id not in g.members and not g.protocols_supported(body.protocol_type, protocols):
+            return fail(ec.INCONSISTENT_GROUP_PROTOCOL)
+        if member_id in g.members and g.members and body.protocol_type != g.protocol_type:
+            return fail(ec.INCONSISTENT_GROUP_PROTOCOL)
+        rebalance_ms = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
+
+        if not member_id and instance_id is not None:
+            # a static member (re)joins: no MEMBER_ID_REQUIRED round; a known instance id replaces its old member
+            member_id = f"{instance_id}-{self._new_id()}"
+            old_id = g.static.get(instance_id)
+            old = g.members.get(old_id) if old_id is not None else None
+            g.static[instance_id] = member_id
+            if old is not None:
+                done = self._replace_static(g, old, member_id, body, protocols, rebalance_ms, version, token,
+                                            now_ms, result)
+                if done:
+                    return result
+                m = g.members[member_id]
+                self._refresh(m, body, protocols, rebalance_ms, now_ms)
+                m.join = Waiting(token, version)
+                self._prepare(g, now_ms, result)
+                return result
+        elif not member_id:
+            member_id = f"{client_id}-{self._new_id()}"
+            if version >= 4:
+                g.pending[member_id] = now_ms + body.session_timeout_ms
+                return fail(ec.MEMBER_ID_REQUIRED, member_id)
+        elif g.fenced(member_id, instance_id):
+            return fail(ec.FENCED_INSTANCE_ID, member_id)
+        elif member_id not in g.members and member_id not in g.pending:
+            return fail(ec.UNKNOWN_MEMBER_ID, member_id)
+
+        g.pending.pop(member_id, None)
+        m = g.members.get(member_id)
+        if m is None:
+            m = g.members[member_id] = Member(member_id, instance_id, client_id, client_host)
+            if instance_id is not None:
+                g.static[instance_id] = member_id
+            if len(g.members) == 1:
+                g.protocol_type = body.protocol_type
+            unchanged = False
+        else:
+            unchanged = m.protocols == protocols
+        if m.join is not None:  # a duplicate join: the older request is superseded
+            self._answer_join(g, m, result, error=ec.UNKNOWN_MEMBER_ID)
+        self._refresh(m, body, protocols, rebalance_ms, now_ms)
+        m.join = Waiting(token, version)
+        if g.state == PREPARING:
+            self._joined_while_preparing(g, now_ms, result)
+        elif unchanged and m.member_id != g.leader and g.state in (STABLE, COMPLETING):
+            # Kafka: a follower rejoining with the same protocols gets the current generation, no rebalance
+            self._answer_join(g, m, result, error=0)
+        else:
+            self._prepare(g, now_ms, result)
+        return result
+
+    @staticmethod
+    def _refresh(m: Member, body, protocols, rebalance_ms: int, now_ms: int) -> None:
+        m.session_ms = body.session_timeout_ms
+        m.rebalance_ms = rebalance_ms
+        m.protocol_type = body.protocol_type
+        m.protocols = protocols
+        m.deadline_ms = now_ms + m.session_ms
+
+    def _replace_static(self, g: Group, old: Member, member_id: str, body, protocols, rebalance_ms: int,
+                        version: int, token, now_ms: int, result: Result) -> bool:
+        """A static member came back: its old member id is fenced and the new one takes its place and assignment.
+        In a Stable group a follower with unchanged protocols gets the current generation without a rebalance
+        (KIP-345); True when answered that way."""
+        self._answer_join(g, old, result, error=ec.FENCED_INSTANCE_ID)
+        self._answer_sync(g, old, result, ec.FENCED_INSTANCE_ID)
+        del g.members[old.member_id]
+        unchanged = old.protocols == protocols and old.protocol_type == body.protocol_type
+        was_leader = g.leader == old.member_id
+        old.member_id = member_id
+        g.members[member_id] = old
+        if was_leader:
+            g.leader = member_id
+        if g.state != STABLE or was_leader or not unchanged:
+            return False
+        self._refresh(old, body, protocols, rebalance_ms, now_ms)
+        old.join = Waiting(token, version)
+        self._answer_join(g, old, result, error=0)
+        self._group_record(g, result, now_ms)  # the new member id must survive a failover
+        return True
+
+    def _prepare(self, g: Group, now_ms: int, result: Result) -> None:
+        """Start a rebalance (or keep the one going)."""
+        if g.state == COMPLETING:
+            for m in g.members.values():
+                m.assignment = b""
+                self._answer_sync(g, m, result, ec.REBALANCE_IN_PROGRESS)
+        if g.state != PREPARING:
+            timeout = max((m.rebalance_ms for m in g.members.values()), default=0)
+            if g.state == EMPTY and self.config.initial_rebalance_delay_ms > 0:
+                # Kafka's InitialDelayedJoin: wait for more members, each new one extending the wait
+                delay = min(self.config.initial_rebalance_delay_ms, timeout)
+                g.delayed, g.delay_left_ms = True, timeout - delay
+                g.rebalance_deadline_ms = now_ms + delay
+            else:
+                g.delayed = False
+                g.rebalance_deadline_ms = now_ms + timeout
+            g.set_state(PREPARING, now_ms)
+        self._maybe_complete_join(g, now_ms, result)
+
+    def _joined_while_preparing(self, g: Group, now_ms: int, result: Result) -> None:
+        if g.delayed and g.delay_left_ms > 0:
+            extend = min(self.config.initial_rebalance_delay_ms, g.delay_left_ms)
+            g.delay_left_ms -= extend
+            g.rebalance_deadline_ms = max(g.rebalance_deadline_ms, now_ms + extend)
+        self._maybe_complete_join(g, now_ms, result)
+
+    def _maybe_complete_join(self, g: Group, now_ms: int, result: Result) -> None:
+        if g.state != PREPARING or g.delayed:
+            return
+        if all(m.join is not None for m in g.members.values()) and not g.pending:
+            self._complete_join(g, now_ms, result)
+
+    def _complete_join(self, g: Group, now_ms: int, result: Result) -> None:
+        for m in [m for m in g.members.values() if m.join is None]:
+            self._remove(g, m, result)
+        g.pending.clear()
+        g.generation += 1
+        g.delayed = False
+        if not g.members:
+            g.protocol_name = g.leader = None
+            g.set_state(EMPTY, now_ms)
+            self._group_record(g, result, now_ms)
+            return
+        members = list(g.members.values())
+        if g.leader not in g.members:
+            g.leader = members[0].member_id
+        leader = g.members[g.leader]
+        common = set.intersection(*({n for n, _ in m.protocols} for m in members))
+        # Kafka lets every member vote for its most preferred common protocol; the leader's order breaks ties
+        votes: dict[str, int] = {}
+        for m in members:
+            choice = next(n for n, _ in m.protocols if n in common)
+            votes[choice] = votes.get(choice, 0) + 1
+        best = max(votes.values())
+        g.protocol_name = next(n for n, _ in leader.protocols if votes.get(n) == best)
+        g.protocol_type = leader.protocol_type
+        g.set_state(COMPLETING, now_ms)
+        g.sync_deadline_ms = now_ms + max(m.rebalance_ms for m in members)
+        for m in members:
+            m.assignment = b""
+            m.deadline_ms = now_ms + m.session_ms
+            self._answer_join(g, m, result, error=0)
+
+    def _answer_join(self, g: Group, m: Member, result: Result, *, error: int) -> None:
+        waiting, m.join = m.join, None
+        if waiting is None:
+            return
+        R = w.JoinGroupResponse
+        version = waiting.version
+        if error:
+            body = R(error_code=error, generation_id=-1, protocol_name=None if version >= 7 else "", leader="",
+                     member_id=m.member_id if error == ec.MEMBER_ID_REQUIRED else "", members=[])
+        else:
+            members = []
+            if m.member_id == g.leader:
+                members = [R.JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
+                                                     metadata=x.metadata_for(g.protocol_name))
+                           for x in g.members.values()]
+            body = R(error_code=0, generation_id=g.generation, protocol_type=g.protocol_type,
+                     protocol_name=g.protocol_name, leader=g.leader or "", member_id=m.member_id, members=members)
+        result.reply(waiting.token, "JoinGroup", body)
+
+    def _answer_sync(self, g: Group, m: Member, result: Result, error: int) -> None:
+        waiting, m.sync = m.sync, None
+        if waiting is None:
+            return
+        result.reply(waiting.token, "SyncGroup", w.SyncGroupResponse(
+            error_code=error, protocol_type=g.protocol_type, protocol_name=g.protocol_name,
+            assignment=b"" if error else m.assignment))
+
+    def _remove(self, g: Group, m: Member, result: Result) -> None:
+        g.members.pop(m.member_id, None)
+        if m.instance_id is not None and g.static.get(m.instance_id) == m.member_id:
+            del g.static[m.instance_id]
+        self._answer_join(g, m, result, error=ec.UNKNOWN_MEMBER_ID)
+        self._answer_sync(g, m, result, ec.UNKNOWN_MEMBER_ID)
+        if g.leader == m.member_id:
+            g.leader = None
+
+    def _member_left(self, g: Group, now_ms: int, result: Result) -> None:
+        """After members left or expired: rebalance what remains (an emptied group completes at once)."""
+        if g.state in (STABLE, COMPLETING):
+            self._prepare(g, now_ms, result)
+        elif g.state == PREPARING:
+            self._maybe_complete_join(g, now_ms, result)
+
+    # ================================================================================================ SyncGroup
+    def sync_group(self, body, version: int, token, now_ms: int) -> Result:
+        result = Result()
+
+        def fail(code: int) -> Result:
+            result.reply(token, "SyncGroup", w.SyncGroupResponse(error_code=code, assignment=b""))
+            return result
+
+        g = self.groups.get(body.group_id)
+        if g is None:
+            return fail(ec.UNKNOWN_MEMBER_ID)
+        if g.state == DEAD:
+            return fail(ec.COORDINATOR_NOT_AVAILABLE)
+        if g.fenced(body.member_id, body.group_instance_id if version >= 3 else None):
+            return fail(ec.FENCED_INSTANCE_ID)
+        m = g.members.get(body.member_id)
+        if m is None:
+            return fail(ec.UNKNOWN_MEMBER_ID)
+        if version >= 5 and ((body.protocol_type is not None and body.protocol_type != g.protocol_type)
+                             or (body.protocol_name is not None and body.protocol_name != g.protocol_name)):
+            return fail(ec.INCONSISTENT_GROUP_PROTOCOL)
+        if body.generation_id != g.generation:
+            return fail(ec.ILLEGAL_GENERATION)
+        if g.state == EMPTY:
+            return fail(ec.UNKNOWN_MEMBER_ID)
+        if g.state == PREPARING:
+            return fail(ec.REBALANCE_IN_PROGRESS)
+        m.deadline_ms = now_ms + m.session_ms
+        if g.state == STABLE:
+            result.reply(token, "SyncGroup", w.SyncGroupResponse(error_code=0, protocol_type=g.protocol_type,
+                                                                  protocol_name=g.protocol_name,
+                                                                  assignment=m.assignment))
+            return result
+        m.sync = Waiting(token, version)
+        if m.member_id == g.leader:
+            given = {a.member_id: bytes(a.assignment) for a in body.assignments}
+            for x in g.members.values():
+                x.assignment = given.get(x.member_id, b"")
+            g.set_state(STABLE, now_ms)
+            self._group_record(g, result, now_ms)  # the replies wait for it to commit
+            for x in g.members.values():
+                self._answer_sync(g, x, result, 0)
+        return result
+
+    # ================================================================================================ Heartbeat
+    def heartbeat(self, body, version: int, token, now_ms: int) -> Result:
+        result = Result()
+        result.reply(token, "Heartbeat", w.HeartbeatResponse(error_code=self._heartbeat_error(body, version,
+                                                                                              now_ms)))
+        return result
+
+    def _heartbeat_error(self, body, version: int, now_ms: int) -> int:
+        g = self.groups.get(body.group_id)
+        if g is None:
+            return ec.UNKNOWN_MEMBER_ID
+        if g.state == DEAD:
+            return ec.COORDINATOR_NOT_AVAILABLE
+        if g.fenced(body.member_id, body.group_instance_id if version >= 3 else None):
+            return ec.FENCED_INSTANCE_ID
+        m = g.members.get(body.member_id)
+        if m is None:
+            return ec.UNKNOWN_MEMBER_ID
+        if body.generation_id != g.generation:
+            return ec.ILLEGAL_GENERATION
+        m.deadline_ms = now_ms + m.session_ms
+        return ec.REBALANCE_IN_PROGRESS if g.state == PREPARING else 0
+
+    # ================================================================================================ LeaveGroup
+    def leave_group(self, body, version: int, token, now_ms: int) -> Result:
+        result = Result()
+        R = w.LeaveGroupResponse
+        g = self.groups.get(body.group_id)
+        if g is None:
+            result.reply(token, "LeaveGroup", R(error_code=ec.UNKNOWN_MEMBER_ID, members=[]))
+            return result
+        who = ([(x.member_id, x.group_instance_id) for x in body.members] if version >= 3
+               else [(body.member_id, None)])
+        answers = []
+        left = False
+        for member_id, instance_id in who:
+            error = 0
+            if instance_id is not None:
+                holder = g.static.get(instance_id)
+                if holder is None:
+                    error = ec.UNKNOWN_MEMBER_ID
+                elif member_id and holder != member_id:
+                    error = ec.FENCED_INSTANCE_ID
+                else:
+                    member_id = holder
+            m = g.members.get(member_id) if not error else None
+            if not error and m is None:
+                if member_id in g.pending:
+                    del g.pending[member_id]
+                else:
+                    error = ec.UNKNOWN_MEMBER_ID
+            answers.append(R.MemberResponse(member_id=member_id, group_instance_id=instance_id, error_code=error))
+            if m is not None:
+                self._remove(g, m, result)
+                left = True
+        if left or g.state == PREPARING:
+            self._member_left(g, now_ms, result)
+        top = 0 if version >= 3 else answers[0].error_code
+        result.reply(token, "LeaveGroup", R(error_code=top, members=answers if version >= 3 else []))
+        return result
+
+    # ================================================================================================ offsets
+    def offset_commit(self, body, version: int, token, now_ms: int) -> Result:
+        """OffsetCommit for topics the edge checked: ``body.topics`` lists only partitions to write; the edge merges
+        the answers with its own refusals (unknown topics)."""
+        result = Result()
+        R = w.OffsetCommitResponse
+        answer = [R.OffsetCommitResponseTopic(name=t.name, partitions=[
+            R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=0)
+            for p in t.partitions]) for t in body.topics]
+
+        def fail(code: int) -> Result:
+            for t in answer:
+                for p in t.partitions:
+                    p.error_code = code
+            result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
+            return result
+
+        if not body.group_id:
+            return fail(ec.INVALID_GROUP_ID)
+        generation = body.generation_id_or_member_epoch if version >= 1 else -1
+        member_id = body.member_id if version >= 1 else ""
+        instance_id = body.group_instance_id if version >= 7 else None
+        g = self.groups.get(body.group_id)
+        if g is None:
+            if generation >= 0:
+                return fail(ec.ILLEGAL_GENERATION)  # Kafka before v9 (GROUP_ID_NOT_FOUND is KIP-848's)
+            g = self._get_or_create(body.group_id, now_ms)  # a "simple" group: offsets without membership
+        elif g.state == DEAD:
+            return fail(ec.COORDINATOR_NOT_AVAILABLE)
+        elif generation < 0 and g.state == EMPTY:
+            pass  # Kafka: a commit without membership into an empty group is accepted
+        elif g.state == COMPLETING:
+            return fail(ec.REBALANCE_IN_PROGRESS)
+        elif g.fenced(member_id, instance_id):
+            return fail(ec.FENCED_INSTANCE_ID)
+        elif member_id not in g.members:
+            return fail(ec.UNKNOWN_MEMBER_ID)
+        elif generation != g.generation:
+            return fail(ec.ILLEGAL_GENERATION)
+        else:
+            m = g.members[member_id]
+            m.deadline_ms = now_ms + m.session_ms
+        expire = -1
+        if version in (2, 3, 4) and body.retention_time_ms >= 0:
+            expire = now_ms + body.retention_time_ms
+        for t, rt in zip(body.topics, answer):
+            for p, rp in zip(t.partitions, rt.partitions):
+                metadata = p.committed_metadata or ""
+                if len(metadata.encode("utf-8")) > self.config.offset_metadata_max_bytes:
+                    rp.error_code = ec.OFFSET_METADATA_TOO_LARGE
+                    continue
+                epoch = p.committed_leader_epoch if version >= 6 else -1
+                stamp = p.commit_timestamp if version == 1 and p.commit_timestamp >= 0 else now_ms
+                result.records.append((cr.offset_commit_key(body.group_id, t.name, p.partition_index),
+                                       cr.offset_commit_value(p.committed_offset, epoch, metadata, stamp, expire)))
+        result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
+        return result
+
+    def committed_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
+                          ) -> list[tuple[str, list[tuple[int, OffsetEntry | None]]]]:
+        """OffsetFetch: the committed offsets asked for (``topics`` None: every partition the group has one for)."""
+        held = self.committed.get(group_id, {})
+        if topics is None:
+            wanted: dict[str, list[int]] = {}
+            for topic, part in held:
+                wanted.setdefault(topic, []).append(part)
+            topics = [(t, sorted(ps)) for t, ps in sorted(wanted.items())]
+        return [(t, [(p, held.get((t, p))) for p in parts]) for t, parts in topics]
+
+    # ================================================================================================ admin
+    def state_of(self, group_id: str) -> tuple[str, str]:
+        g = self.groups.get(group_id)
+        if g is None:
+            return EMPTY, ""
+        return g.state, g.protocol_type or ""
+
+    def list_groups(self, states: set[str] | None, types: set[str] | None) -> list[tuple[str, str, str]]:
+        """(group id, protocol type, state) of every group, filtered by state and type (case-insensitive)."""
+        out = []
+        for group_id in self.group_ids():
+            state, protocol_type = self.state_of(group_id)
+            if states and state.lower() not in states:
+                continue
+            if types and "classic" not in types:
+                continue
+            out.append((group_id, protocol_type, state))
+        return out
+
+    def describe_group(self, group_id: str):
+        R = w.DescribeGroupsResponse
+        if group_id not in self.groups and group_id not in self.committed:
+            return R.DescribedGroup(error_code=0, group_id=group_id, group_state=DEAD, protocol_type="",
+                                    protocol_data="", members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
+        g = self.groups.get(group_id)
+        state, protocol_type = self.state_of(group_id)
+        stable = g is not None and g.state == STABLE
+        members = [R.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.instance_id,
+                                          client_id=m.client_id, client_host=m.client_host,
+                                          member_metadata=m.metadata_for(g.protocol_name) if stable else b"",
+                                          member_assignment=m.assignment if stable else b"")
+                   for m in (g.members.values() if g is not None else ())]
+        return R.DescribedGroup(error_code=0, group_id=group_id, group_state=state, protocol_type=protocol_type,
+                                protocol_data=(g.protocol_name or "") if stable else "", members=members,
+                                authorized_operations=NO_AUTHORIZED_OPERATIONS)
+
+    def delete_group(self, group_id: str, result: Result) -> int:
+        """DeleteGroups for one group: its error code; tombstones for its offsets and metadata go to ``result``."""
+        g = self.groups.get(group_id)
+        if g is not None and g.state == DEAD:
+            return ec.GROUP_ID_NOT_FOUND
+        if g is not None and g.members:
+            return ec.NON_EMPTY_GROUP
+        if g is None and group_id not in self.committed and group_id not in self.offsets:
+            return ec.GROUP_ID_NOT_FOUND
+        self._group_tombstones(group_id, result)
+        self.groups.pop(group_id, None)
+        return 0
+
+    def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]], result: Result
+                       ) -> tuple[int, dict[tuple[str, int], int]]:
+        """OffsetDelete: (group error, per-partition errors); tombstones go to ``result``."""
+        g = self.groups.get(group_id)
+        if g is None and group_id not in self.committed:
+            return ec.GROUP_ID_NOT_FOUND, {}
+        subscribed: set[str] | None = set()
+        if g is not None and g.members:
+            if g.protocol_type != "consumer":
+                return ec.NON_EMPTY_GROUP, {}
+            subscribed = g.subscribed_topics()
+        held = self.offsets.get(group_id, {})
+        errors = {}
+        for tp in partitions:
+            if subscribed is None or tp[0] in subscribed:
+                errors[tp] = ec.GROUP_SUBSCRIBED_TO_TOPIC
+                continue
+            errors[tp] = 0
+            if tp in held:
+                result.records.append((cr.offset_commit_key(group_id, *tp), None))
+        return 0, errors
+
+    # ================================================================================================ timers
+    def tick(self, now_ms: int) -> Result:
+        """Complete rebalances whose time came, expire members and offsets."""
+        result = Result()
+        if not self.live:
+            return result
+        for g in list(self.groups.values()):
+            for member_id, deadline in list(g.pending.items()):
+                if now_ms >= deadline:
+                    del g.pending[member_id]
+            if g.state == PREPARING:
+                if now_ms >= g.rebalance_deadline_ms:
+                    self._complete_join(g, now_ms, result)
+                else:
+                    self._maybe_complete_join(g, now_ms, result)
+                continue
+            if g.state == COMPLETING and now_ms >= g.sync_deadline_ms:
+                # Kafka: members that did not sync in time are removed (all of them while the leader has not)
+                for m in [m for m in g.members.values() if m.sync is None]:
+                    self._remove(g, m, result)
+                self._member_left(g, now_ms, result)
+                continue
+            expired = [m for m in g.members.values()
+                       if m.join is None and m.sync is None and now_ms >= m.deadline_ms]
+            for m in expired:
+                self._remove(g, m, result)
+            if expired:
+                self._member_left(g, now_ms, result)
+        if self._next_expiry_ms is not None and now_ms >= self._next_expiry_ms:
+            self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
+            self._expire_offsets(now_ms, result)
+        return result
+
+    def _expire_offsets(self, now_ms: int, result: Result) -> None:
+        """Kafka's offset expiration: explicit expiry times, else ``offsets.retention.ms`` counted from when an Empty
+        group became empty (from the commit for groups without membership); a group with members keeps the offsets of
+        the topics it subscribes to. An Empty group left without offsets is deleted."""
+        retention = self.config.offsets_retention_ms
+        for group_id in sorted(self.offsets):
+            g = self.groups.get(group_id)
+            if g is not None and g.state not in (EMPTY, STABLE):
+                continue
+            subscribed = g.subscribed_topics() if g is not None and g.members else set()
+            if g is not None and g.members and (g.protocol_type != "consumer" or subscribed is None):
+                continue  # Kafka keeps every offset of a live non-consumer group or one it cannot read
+            expired = []
+            for tp, e in self.offsets[group_id].items():
+                if e.expire_timestamp >= 0:
+                    gone = now_ms >= e.expire_timestamp
+                elif g is not None and g.state == EMPTY and g.protocol_type:
+                    gone = now_ms - g.state_ms >= retention
+                else:
+                    gone = now_ms - e.commit_timestamp >= retention
+                if gone and tp[0] not in subscribed:
+                    expired.append(tp)
+            for tp in sorted(expired):
+                result.records.append((cr.offset_commit_key(group_id, *tp), None))
+            if expired and len(expired) == len(self.offsets[group_id]) and (g is None or (
+                    g.state == EMPTY and not g.members)):
+                result.records.append((cr.group_metadata_key(group_id), None))
+                self.groups.pop(group_id, None)
+
+    def next_deadline_ms(self) -> int | None:
+        """The earliest time ``tick`` has something to do (the edge's timer)."""
+        times = []
+        for g in self.groups.values():
+            if g.state == PREPARING:
+                times.append(g.rebalance_deadline_ms)
+            elif g.state == COMPLETING:
+                times.append(g.sync_deadline_ms)
+            times.extend(m.deadline_ms for m in g.members.values() if m.join is None and m.sync is None)
+            times.extend(g.pending.values())
+        if self._next_expiry_ms is not None:
+            times.append(self._next_expiry_ms)
+        return min(times) if times else None
+
+
+def _counter() -> Callable[[], str]:
+    n = [0]
+
+    def next_id() -> str:
+        n[0] += 1
+        return f"{n[0]:08d}"
+
+    return next_id
