@@ -228,6 +228,27 @@ KEYS: tuple[ConfigKey, ...] = (
               "the active controller moves leaderships back to preferred replicas"),
     ConfigKey("leader.imbalance.check.interval.seconds", "leader_imbalance_check_interval_seconds", _at_least(1), 300,
               "how often the active controller looks for leaderships to move back"),
+    ConfigKey("offsets.topic.num.partitions", "offsets_topic_num_partitions", _at_least(1), 50,
+              "partitions of __consumer_offsets, created on first use"),
+    ConfigKey("offsets.topic.replication.factor", "offsets_topic_replication_factor", _at_least(1), 3,
+              "replication factor of __consumer_offsets (Kafka's single-node configs set 1)"),
+    ConfigKey("offsets.topic.segment.bytes", "offsets_topic_segment_bytes", _at_least(1), 100 * MiB,
+              "segment size of __consumer_offsets"),
+    ConfigKey("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _at_least(1), 5000,
+              "how long a group write waits for the replicas before COORDINATOR_NOT_AVAILABLE"),
+    ConfigKey("offsets.retention.minutes", "offsets_retention_minutes", _at_least(1), 10080,
+              "committed offsets of an empty group expire after this long"),
+    ConfigKey("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", _at_least(1), 600_000,
+              "how often expired offsets are looked for"),
+    ConfigKey("offset.metadata.max.bytes", "offset_metadata_max_bytes", _at_least(0), 4096,
+              "the largest metadata string of a committed offset"),
+    ConfigKey("group.min.session.timeout.ms", "group_min_session_timeout_ms", _at_least(0), 6000,
+              "the shortest session timeout a group member may ask for"),
+    ConfigKey("group.max.session.timeout.ms", "group_max_session_timeout_ms", _at_least(0), 1_800_000,
+              "the longest session timeout a group member may ask for"),
+    ConfigKey("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _at_least(0), 3000,
+              "how long the first rebalance of an empty group waits for more members"),
+    ConfigKey("group.max.size", "group_max_size", _at_least(1), 2**31 - 1, "the most members a group may have"),
     ConfigKey("replica.lag.time.max.ms", "replica_lag_time_max_ms", _at_least(1), 30_000,
               "a follower not caught up for this long leaves the ISR"),
     ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
@@ -295,6 +316,17 @@ class Config:
     broker_rack: str | None = default("broker.rack")
     auto_leader_rebalance_enable: bool = default("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = default("leader.imbalance.check.interval.seconds")
+    offsets_topic_num_partitions: int = default("offsets.topic.num.partitions")
+    offsets_topic_replication_factor: int = default("offsets.topic.replication.factor")
+    offsets_topic_segment_bytes: int = default("offsets.topic.segment.bytes")
+    offsets_commit_timeout_ms: int = default("offsets.commit.timeout.ms")
+    offsets_retention_minutes: int = default("offsets.retention.minutes")
+    offsets_retention_check_interval_ms: int = default("offsets.retention.check.interval.ms")
+    offset_metadata_max_bytes: int = default("offset.metadata.max.bytes")
+    group_min_session_timeout_ms: int = default("group.min.session.timeout.ms")
+    group_max_session_timeout_ms: int = default("group.max.session.timeout.ms")
+    group_initial_rebalance_delay_ms: int = default("group.initial.rebalance.delay.ms")
+    group_max_size: int = default("group.max.size")
     replica_lag_time_max_ms: int = default("replica.lag.time.max.ms")
     log_retention_hours: int = default("log.retention.hours")
     log_retention_minutes: int | None = default("log.retention.minutes")

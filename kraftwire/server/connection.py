@@ -57,6 +57,11 @@ class InboundConnection(asyncio.Protocol):
         self._queue: collections.deque = collections.deque()
         self._drainer: asyncio.Task | None = None
         self.sendfile = True  # cleared when the loop has no loop.sendfile (uvloop): regions are then read
+        #: correlation ids of requests still to be answered, in arrival order (``expect``): Kafka answers the
+        #: requests of a connection in the order they came, and clients check it, so an answer that is ready
+        #: before an earlier one (a Heartbeat behind an OffsetCommit waiting for its replicas) is held back
+        self._expected: collections.deque = collections.deque()
+        self._held: dict[int, list] = {}
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         self.transport = transport
@@ -103,10 +108,29 @@ class InboundConnection(asyncio.Protocol):
                 return
             self.dispatcher.dispatch(frame, self)
 
-    def send_response(self, body, version: int, correlation_id: int) -> None:
-        self.send_chunks(encode_response(body, version, correlation_id))
+    def expect(self, correlation_id: int) -> None:
+        """A request that will be answered arrived: its answer leaves after those of the requests before it."""
+        self._expected.append(correlation_id)
 
-    def send_chunks(self, chunks: list) -> None:
+    def send_response(self, body, version: int, correlation_id: int) -> None:
+        self.send_chunks(encode_response(body, version, correlation_id), correlation_id)
+
+    def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
+        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once."""
+        expected = self._expected
+        if correlation_id is None or not expected or correlation_id not in expected:
+            self._write_answer(chunks)
+            return
+        if expected[0] != correlation_id:
+            self._held[correlation_id] = chunks
+            return
+        expected.popleft()
+        self._write_answer(chunks)
+        held = self._held
+        while held and expected and expected[0] in held:
+            self._write_answer(held.pop(expected.popleft()))
+
+    def _write_answer(self, chunks: list) -> None:
         """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a
         task with ``loop.sendfile`` — the bytes go from the page cache to the socket without passing through Python
         (a TLS connection reads the region and writes it) — and answers that come meanwhile wait behind it, so they

@@ -23,6 +23,7 @@ from kraftwire.protocol.messages import APIS
 log = logging.getLogger("kraftwire.dispatcher")
 
 API_VERSIONS = served.key("ApiVersions")
+PRODUCE = served.key("Produce")
 
 
 class Dispatcher:
@@ -61,7 +62,8 @@ class Dispatcher:
 
     def _api_versions(self, request, conn) -> None:
         conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
-                                                      request.header.correlation_id, self.api_features()))
+                                                      request.header.correlation_id, self.api_features()),
+                         request.header.correlation_id)
 
     def dispatch(self, frame: bytes, conn) -> None:
         if len(frame) < 8:
@@ -78,7 +80,7 @@ class Dispatcher:
             if api_key == API_VERSIONS:
                 self._count(api_key)
                 conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
-                                                              self.api_features()))
+                                                              self.api_features()), correlation_id)
                 return
             self.count_error(str(api_key))
             log.warning("closing connection from %s: unsupported api key %d version %d", conn.peer, api_key, version)
@@ -104,6 +106,10 @@ class Dispatcher:
             conn.close()
             return
         self._count(api_key)
+        if api_key != PRODUCE or request.body.acks != 0:  # a Produce with acks=0 is never answered
+            expect = getattr(conn, "expect", None)
+            if expect is not None:
+                expect(correlation_id)
         try:
             entry[2](request, conn)
         except Exception as exc:  # a handler bug must not stop the node; the client gets disconnected

@@ -45,13 +45,13 @@ RETIRED_KEYS = {
 #: Kafka broker/controller keys that are legal in a server.properties but that kraftwire does not use.
 KAFKA_IGNORED_KEYS = frozenset("""
 num.network.threads num.io.threads socket.send.buffer.bytes socket.receive.buffer.bytes
-num.recovery.threads.per.data.dir offsets.topic.replication.factor transaction.state.log.replication.factor
+num.recovery.threads.per.data.dir transaction.state.log.replication.factor
 transaction.state.log.min.isr log.retention.hours log.retention.ms log.retention.minutes log.retention.bytes
-log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name group.initial.rebalance.delay.ms
+log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name
 share.coordinator.state.topic.replication.factor share.coordinator.state.topic.min.isr
 min.insync.replicas delete.topic.enable
 controller.quorum.auto.join.enable unclean.leader.election.enable message.max.bytes
-replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type offsets.retention.minutes
+replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type
 background.threads queued.max.requests log.roll.hours log.roll.ms
 early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
 sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users

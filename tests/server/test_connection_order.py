@@ -1,0 +1,69 @@
+"""A connection answers its requests in the order they came, as Kafka does and clients check: an answer ready
+before an earlier request's (a Heartbeat behind an OffsetCommit waiting for its replicas) waits its turn."""
+
+from __future__ import annotations
+
+import asyncio
+import struct
+
+from kraftwire.protocol import messages as w
+from kraftwire.protocol.framing import encode_request
+from kraftwire.server.connection import InboundConnection
+from kraftwire.server.dispatcher import Dispatcher
+
+
+class Transport(asyncio.Transport):
+    def __init__(self):
+        super().__init__()
+        self.out = bytearray()
+
+    def write(self, data):
+        self.out += bytes(data)
+
+    def get_extra_info(self, name, default=None):
+        return ("127.0.0.1", 1) if name == "peername" else default
+
+    def get_write_buffer_size(self):
+        return 0
+
+    def close(self):
+        pass
+
+
+def _frame(body, version, cid) -> bytes:
+    return b"".join(bytes(c) for c in encode_request(body, version, cid))  # size-prefixed already
+
+
+def _answered_ids(out: bytes) -> list[int]:
+    ids, pos = [], 0
+    while pos < len(out):
+        (size,) = struct.unpack_from(">i", out, pos)
+        ids.append(struct.unpack_from(">i", out, pos + 4)[0])
+        pos += 4 + size
+    return ids
+
+
+def test_answers_leave_in_request_order_and_acks_0_produce_takes_no_turn():
+    async def main():
+        d = Dispatcher()
+        parked = []
+        d.serve("OffsetCommit", lambda req, conn: parked.append((req, conn)))
+        d.serve("Heartbeat", lambda req, conn: conn.send_response(w.HeartbeatResponse(error_code=0), req.version,
+                                                                   req.header.correlation_id))
+        d.serve("Produce", lambda req, conn: None)  # acks=0: never answered
+        conn = InboundConnection(d, 1 << 20)
+        t = Transport()
+        conn.connection_made(t)
+        commit = w.OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[])
+        produce = w.ProduceRequest(acks=0, timeout_ms=1, topic_data=[])
+        hb = w.HeartbeatRequest(group_id="g", generation_id=1, member_id="m")
+        conn.data_received(_frame(commit, 8, 1) + _frame(produce, 9, 2) + _frame(hb, 4, 3) + _frame(hb, 4, 4))
+        assert _answered_ids(bytes(t.out)) == []  # both heartbeats wait behind the commit
+        req, c = parked.pop()
+        c.send_response(w.OffsetCommitResponse(throttle_time_ms=0, topics=[]), req.version,
+                        req.header.correlation_id)
+        assert _answered_ids(bytes(t.out)) == [1, 3, 4]
+        conn.data_received(_frame(hb, 4, 5))
+        assert _answered_ids(bytes(t.out)) == [1, 3, 4, 5]  # nothing pending: at once
+
+    asyncio.run(main())
