@@ -94,6 +94,8 @@ class Node:
         #: a KRaft broker's hosted topic partitions (``replicas.ReplicaManager``), else None
         self.replicas = None
         self.partition_apis = None
+        #: a KRaft broker's group coordinator (``group_apis.GroupApis``), else None
+        self.group_apis = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -113,6 +115,10 @@ class Node:
                 self.metadata.on_image.append(self.replicas.apply)
                 self.partition_apis = PartitionApis(self, self.metadata, self.replicas, kraft)
                 self.partition_apis.register()
+                from kraftwire.server.group_apis import GroupApis
+
+                self.group_apis = GroupApis(self, self.metadata, self.replicas, kraft)
+                self.group_apis.register()
             self.roles = MetadataRoles(self)
         else:
             from kraftwire.server.broker import register_client_apis  # the log as a client topic (issue 7)
@@ -577,6 +583,8 @@ class Node:
             self.peers.close()
         self.dispatcher.close_all()
         await asyncio.sleep(0)
+        if self.group_apis is not None:
+            self.group_apis.close()
         if self.replicas is not None:
             await self.replicas.fetchers.close()
             self.replicas.close()

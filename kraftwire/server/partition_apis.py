@@ -44,6 +44,7 @@ from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.replica.partition import LEADER, check_fetch_position
+from kraftwire.server.group_apis import internal_topic_error
 from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
 
@@ -157,6 +158,10 @@ class PartitionApis:
         if transactional_id is not None:
             pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             pr.error_message = "transactions need the transaction coordinator, which this node does not run yet"
+            return
+        internal = internal_topic_error(name)
+        if internal is not None:
+            pr.error_code, pr.error_message = internal
             return
         hp = self.replicas.get(name, p.index)
         if hp is None:

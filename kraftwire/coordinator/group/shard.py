@@ -283,6 +283,22 @@ class GroupShard:
                 m.deadline_ms = now_ms + m.session_ms
         self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
 
+    def unload(self) -> list[Reply]:
+        """This broker stops coordinating the partition: the refusals (NOT_COORDINATOR) of the requests still
+        waiting in a rebalance; the clients then find the new coordinator."""
+        out = []
+        for g in self.groups.values():
+            for m in g.members.values():
+                if m.join is not None:
+                    out.append(Reply(m.join.token, "JoinGroup",
+                                     error_response("JoinGroup", m.join.version, ec.NOT_COORDINATOR)))
+                if m.sync is not None:
+                    out.append(Reply(m.sync.token, "SyncGroup",
+                                     error_response("SyncGroup", m.sync.version, ec.NOT_COORDINATOR)))
+                m.join = m.sync = None
+        self.live = False
+        return out
+
     # ================================================================================================ helpers
     def _group_record(self, g: Group, result: Result, now_ms: int) -> None:
         """Write the group's metadata as it stands (members with their subscriptions and assignments)."""

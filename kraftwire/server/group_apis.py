@@ -1,0 +1,514 @@
+"""The group coordinator on a KRaft broker: the asyncio edge around ``kraftwire.coordinator.group.GroupShard``.
+
+* **Where a group lives.** Group ``g`` belongs to partition ``Utils.abs(g.hashCode()) % N`` of
+  ``__consumer_offsets`` (``coordinator.partitioning``), and its coordinator is that partition's leader.
+  FindCoordinator answers it; while the topic does not exist, the first FindCoordinator asks the controller to
+  create it (``offsets.topic.num.partitions``, ``offsets.topic.replication.factor``, compacted) and the client is
+  told COORDINATOR_NOT_AVAILABLE, as Kafka does, until the topic has a leader.
+* **Loading.** When the image makes this broker the leader of a partition (a new leader epoch), the partition is
+  replayed from its log start into a fresh shard, which then serves its groups; when the broker stops leading it,
+  the shard is dropped and its waiting joins and syncs are answered NOT_COORDINATOR.
+* **Writing.** A shard's records go to the partition as one batch with acks=all, and the requests' replies leave
+  once the high watermark passes the batch. A write that fails (leadership lost, too few in-sync replicas, the
+  replicas too slow for ``offsets.commit.timeout.ms``) answers with Kafka's mapping (NOT_COORDINATOR or
+  COORDINATOR_NOT_AVAILABLE) and reloads the shard from the log, which undoes what the shard had assumed.
+* **Timers.** Every 100 ms each shard's ``tick`` completes rebalances, expires members and offsets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.group.shard import GroupConfig, GroupShard, Result, error_response
+from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
+from kraftwire.coordinator.records import CoordinatorRecordError
+from kraftwire.metadata import answers
+from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.replica.partition import LEADER
+
+log = logging.getLogger("kraftwire.groups")
+
+TICK_S = 0.1
+TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which this node does not run yet"
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _write_error(error: int, *, fetch: bool = False) -> int:
+    """Kafka's mapping of a failed coordinator write to what the client is told."""
+    if error in (ec.NOT_LEADER_OR_FOLLOWER, ec.KAFKA_STORAGE_ERROR):
+        return ec.NOT_COORDINATOR
+    if error in (ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_ENOUGH_REPLICAS, ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+                 ec.REQUEST_TIMED_OUT):
+        return ec.NOT_COORDINATOR if fetch else ec.COORDINATOR_NOT_AVAILABLE
+    return ec.UNKNOWN_SERVER_ERROR
+
+
+class Loaded:
+    __slots__ = ("shard", "hp", "leader_epoch", "failed")
+
+    def __init__(self, shard: GroupShard | None, hp, leader_epoch: int, failed: bool = False) -> None:
+        self.shard, self.hp, self.leader_epoch, self.failed = shard, hp, leader_epoch, failed
+
+
+class GroupApis:
+    def __init__(self, node, metadata, replicas, kraft) -> None:
+        self.node = node
+        self.md = metadata
+        self.replicas = replicas
+        self.kraft = kraft
+        c = node.settings.config
+        self.config = GroupConfig(
+            min_session_timeout_ms=c.group_min_session_timeout_ms, max_session_timeout_ms=c.group_max_session_timeout_ms,
+            initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
+            offsets_retention_ms=c.offsets_retention_minutes * 60_000,
+            offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
+            offset_metadata_max_bytes=c.offset_metadata_max_bytes)
+        self.shards: dict[int, Loaded] = {}
+        self._creating = False
+        self._ticker: asyncio.Task | None = None
+        replicas.watchers.append(self._hw_moved)
+        metadata.on_image.append(self._image)
+
+    def register(self) -> None:
+        d = self.node.dispatcher
+        d.serve("FindCoordinator", self.find_coordinator)
+        d.serve("JoinGroup", self._group_call(lambda s, b, v, t, n, conn: s.join_group(
+            b, v, t, n, t[3] or "", "/" + conn.peer.rsplit(":", 1)[0]), "JoinGroup"))
+        d.serve("SyncGroup", self._group_call(lambda s, b, v, t, n, conn: s.sync_group(b, v, t, n), "SyncGroup"))
+        d.serve("Heartbeat", self._group_call(lambda s, b, v, t, n, conn: s.heartbeat(b, v, t, n), "Heartbeat"))
+        d.serve("LeaveGroup", self._group_call(lambda s, b, v, t, n, conn: s.leave_group(b, v, t, n),
+                                               "LeaveGroup"))
+        d.serve("OffsetCommit", self.offset_commit)
+        d.serve("OffsetFetch", self.offset_fetch)
+        d.serve("ListGroups", self.list_groups)
+        d.serve("DescribeGroups", self.describe_groups)
+        d.serve("DeleteGroups", self.delete_groups)
+        d.serve("OffsetDelete", self.offset_delete)
+
+    def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        for p in list(self.shards):
+            self._drop(p)
+
+    # ================================================================================================ routing
+    def partitions(self) -> int:
+        topic = self.md.image.topic(GROUP_TOPIC)
+        return len(topic.partitions) if topic is not None else self.node.settings.config.offsets_topic_num_partitions
+
+    def _route(self, group_id: str) -> tuple[int, GroupShard | None]:
+        """(partition, shard) of a group; the shard is None when this broker does not coordinate it, and the error
+        is then NOT_COORDINATOR."""
+        p = partition_for(group_id, self.partitions())
+        loaded = self.shards.get(p)
+        if loaded is None or loaded.failed or loaded.shard is None or not loaded.shard.live:
+            return p, None
+        return p, loaded.shard
+
+    # ================================================================================================ leadership
+    def _image(self, image) -> None:
+        topic = image.topic(GROUP_TOPIC)
+        wanted = {}
+        if topic is not None:
+            for index in topic.partitions:
+                hp = self.replicas.get(GROUP_TOPIC, index)
+                if hp is not None and not hp.failed and hp.state.role == LEADER:
+                    wanted[index] = hp
+        for p in [p for p in self.shards if p not in wanted or self.shards[p].hp is not wanted[p]
+                  or self.shards[p].leader_epoch != wanted[p].state.leader_epoch]:
+            self._drop(p)
+        for p, hp in wanted.items():
+            if p not in self.shards:
+                self._load(p, hp)
+        if self.shards and self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+
+    def _load(self, p: int, hp) -> None:
+        shard = GroupShard(p, self.config, new_id=lambda: str(uuid.uuid4()))
+        lg = hp.log
+        started = time.monotonic()
+        count = 0
+        try:
+            pos, end = lg.start_offset(), lg.end_offset()
+            while pos < end:
+                info = lg.read(pos, 1 << 20)
+                if not len(info.records):
+                    break
+                for batch in read_batches(info.records):
+                    if batch.last_offset < pos:
+                        continue
+                    if not batch.is_control:
+                        for rec in batch:
+                            if rec.offset >= pos:
+                                shard.replay(rec.key, rec.value, rec.offset)
+                                count += 1
+                    pos = batch.last_offset + 1
+            shard.advance(lg.high_watermark())
+        except CoordinatorRecordError as exc:
+            log.error("cannot load %s-%d: %s; its groups are not served", GROUP_TOPIC, p, exc)
+            self.shards[p] = Loaded(None, hp, hp.state.leader_epoch, failed=True)
+            return
+        shard.loaded(_now_ms())
+        self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
+        log.info("loaded %s-%d in leader epoch %d: %d records, %d groups in %.0f ms", GROUP_TOPIC, p,
+                 hp.state.leader_epoch, count, len(shard.group_ids()), (time.monotonic() - started) * 1000)
+
+    def _drop(self, p: int) -> None:
+        loaded = self.shards.pop(p, None)
+        if loaded is None or loaded.shard is None:
+            return
+        for reply in loaded.shard.unload():
+            self._send(reply.token, reply.body)
+        log.info("unloaded %s-%d", GROUP_TOPIC, p)
+
+    def _reload(self, p: int) -> None:
+        loaded = self.shards.get(p)
+        if loaded is None:
+            return
+        self._drop(p)
+        hp = loaded.hp
+        if not hp.failed and hp.state.role == LEADER:
+            self._load(p, hp)
+
+    def _hw_moved(self, hp) -> None:
+        if hp.topic != GROUP_TOPIC:
+            return
+        loaded = self.shards.get(hp.index)
+        if loaded is not None and loaded.hp is hp and loaded.shard is not None:
+            loaded.shard.advance(hp.log.high_watermark())
+
+    async def _tick_loop(self) -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            now = _now_ms()
+            for p, loaded in list(self.shards.items()):
+                if loaded.shard is not None and loaded.shard.live and self.shards.get(p) is loaded:
+                    try:
+                        self._write(p, loaded.shard.tick(now))
+                    except Exception:  # a bug must not end the timers of every other group
+                        log.exception("group coordinator tick of %s-%d failed", GROUP_TOPIC, p)
+
+    # ================================================================================================ writing
+    @staticmethod
+    def _send(token, body) -> None:
+        conn, version, cid, _client = token
+        conn.send_response(body, version, cid)
+
+    def _write(self, p: int, result: Result, on_done=None) -> None:
+        """Append ``result``'s records to the partition and send its replies once they are committed;
+        ``on_done(error)`` after that (error 0, or the client-facing code of a failed write)."""
+        if not result.records:
+            for reply in result.replies:
+                self._send(reply.token, reply.body)
+            if on_done is not None:
+                on_done(0)
+            return
+        loaded = self.shards[p]
+        hp = loaded.hp
+        error, _message = hp.state.produce_error(-1, hp.min_isr)
+        appended = None
+        if not error:
+            builder = RecordBatchBuilder()
+            now = _now_ms()
+            for key, value in result.records:
+                builder.append(key, value, timestamp=now)
+            appended = self.replicas.append(hp, builder.build(), -1)
+            error = appended.error
+        if error:
+            self._failed(p, result, error, on_done)
+            return
+        shard = loaded.shard
+        for i, (key, value) in enumerate(result.records):
+            shard.replay(key, value, appended.base_offset + i)
+
+        def committed(error: int) -> None:
+            if error == ec.NONE:
+                error = hp.state.ack_error(hp.min_isr)
+            if error:
+                self._failed(p, result, error, on_done)
+                return
+            for reply in result.replies:
+                self._send(reply.token, reply.body)
+            if on_done is not None:
+                on_done(0)
+
+        self.replicas.wait_committed(hp, appended.end, committed, self.node.settings.config.offsets_commit_timeout_ms)
+
+    def _failed(self, p: int, result: Result, error: int, on_done) -> None:
+        code = _write_error(error)
+        log.info("a write to %s-%d failed (%s): answering %s and reloading", GROUP_TOPIC, p, ec.name_of(error),
+                 ec.name_of(code))
+        for reply in result.replies:
+            body = reply.body
+            if reply.api == "OffsetCommit":
+                for t in body.topics:
+                    for part in t.partitions:
+                        if part.error_code == 0:
+                            part.error_code = code
+            elif reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
+                body = error_response(reply.api, reply.token[1], code)
+            self._send(reply.token, body)
+        if self.shards.get(p) is not None:
+            self._reload(p)
+        if on_done is not None:
+            on_done(code)
+
+    # ================================================================================================ FindCoordinator
+    def find_coordinator(self, request, conn) -> None:
+        R = w.FindCoordinatorResponse
+        version, body = request.version, request.body
+        listener = self.kraft.listener_of(conn)
+        key_type = body.key_type if version >= 1 else 0
+        keys = body.coordinator_keys if version >= 4 else [body.key]
+        found = [self._coordinator(key, key_type, listener) for key in keys]
+        if version >= 4:
+            resp = R(throttle_time_ms=0, coordinators=[
+                R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err, error_message=msg)
+                for key, (err, msg, nid, host, port) in zip(keys, found)])
+        else:
+            err, msg, nid, host, port = found[0]
+            resp = R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=nid, host=host, port=port)
+        conn.send_response(resp, version, request.header.correlation_id)
+
+    def _coordinator(self, key: str, key_type: int, listener: str):
+        none = (-1, "", -1)
+        if key_type == 1:
+            return (ec.COORDINATOR_NOT_AVAILABLE, TRANSACTIONS_MESSAGE, *none)
+        if key_type != 0:
+            return (ec.INVALID_REQUEST, f"unknown coordinator key type {key_type}", *none)
+        image = self.md.image
+        topic = image.topic(GROUP_TOPIC)
+        if topic is None or not topic.partitions:
+            self._create_offsets_topic()
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
+        reg = topic.partitions.get(partition_for(key, len(topic.partitions)))
+        ep = answers.broker_endpoint(image, reg.leader, listener) if reg is not None and reg.leader >= 0 else None
+        if ep is None:
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
+        return (ec.NONE, None, reg.leader, ep.host, ep.port)
+
+    def _create_offsets_topic(self) -> None:
+        if self._creating:
+            return
+        self._creating = True
+        c = self.node.settings.config
+        CT = w.CreateTopicsRequest
+        cfg = [("cleanup.policy", "compact"), ("compression.type", "producer"),
+               ("segment.bytes", str(c.offsets_topic_segment_bytes))]
+        body = CT(topics=[CT.CreatableTopic(
+            name=GROUP_TOPIC, num_partitions=c.offsets_topic_num_partitions,
+            replication_factor=c.offsets_topic_replication_factor, assignments=[],
+            configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
+            timeout_ms=30_000, validate_only=False)
+
+        def done(response) -> None:
+            self._creating = False
+            for t in response.topics:
+                if t.error_code not in (0, ec.TOPIC_ALREADY_EXISTS):
+                    log.warning("creating %s: %s (%s)", GROUP_TOPIC, ec.name_of(t.error_code), t.error_message)
+                else:
+                    log.info("created %s with %d partitions", GROUP_TOPIC, c.offsets_topic_num_partitions)
+
+        self.kraft.call("CreateTopics", body, 5, done)
+
+    # ================================================================================================ the group protocol
+    def _group_call(self, call, api: str):
+        def handler(request, conn) -> None:
+            token = (conn, request.version, request.header.correlation_id, request.header.client_id)
+            p, shard = self._route(request.body.group_id)
+            if shard is None:
+                self._send(token, error_response(api, request.version, ec.NOT_COORDINATOR))
+                return
+            self._write(p, call(shard, request.body, request.version, token, _now_ms(), conn))
+        return handler
+
+    def offset_commit(self, request, conn) -> None:
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id, request.header.client_id)
+        R = w.OffsetCommitResponse
+        image = self.md.image
+        refused: dict[tuple[str, int], int] = {}
+        kept = []
+        for t in body.topics:
+            topic = image.topic(t.name)
+            parts = []
+            for part in t.partitions:
+                if topic is None or part.partition_index not in topic.partitions:
+                    refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    parts.append(part)
+            if parts:
+                kept.append(type(t)(name=t.name, partitions=parts))
+        p, shard = self._route(body.group_id)
+        order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+
+        def merged(codes: dict[tuple[str, int], int]):
+            return R(throttle_time_ms=0, topics=[R.OffsetCommitResponseTopic(name=name, partitions=[
+                R.OffsetCommitResponsePartition(partition_index=i, error_code=codes.get((name, i), 0))
+                for i in idx]) for name, idx in order])
+
+        if shard is None:
+            self._send(token, merged({k: ec.NOT_COORDINATOR for name, idx in order for k in
+                                      ((name, i) for i in idx)}))
+            return
+        original = body.topics
+        body.topics = kept
+        try:
+            result = shard.offset_commit(body, version, token, _now_ms())
+        finally:
+            body.topics = original
+        reply = result.replies[-1]
+        codes = dict(refused)
+        for t in reply.body.topics:
+            for part in t.partitions:
+                codes[(t.name, part.partition_index)] = part.error_code
+        full = merged(codes)
+        result.replies[-1] = reply._replace(body=full)
+        self._write(p, result)
+
+    def offset_fetch(self, request, conn) -> None:
+        body, version = request.body, request.version
+        R = w.OffsetFetchResponse
+        if version >= 8:
+            groups = []
+            for g in body.groups:
+                err, topics = self._fetch_one(g.group_id, None if g.topics is None else
+                                              [(t.name, list(t.partition_indexes)) for t in g.topics])
+                groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=err, topics=[
+                    R.OffsetFetchResponseTopics(name=name, partitions=[
+                        R.OffsetFetchResponsePartitions(
+                            partition_index=i, committed_offset=o, committed_leader_epoch=e, metadata=m,
+                            error_code=0) for i, o, e, m in parts]) for name, parts in topics]))
+            conn.send_response(R(throttle_time_ms=0, groups=groups), version, request.header.correlation_id)
+            return
+        asked = None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
+        err, topics = self._fetch_one(body.group_id, asked)
+        if err and version >= 2:
+            conn.send_response(R(throttle_time_ms=0, error_code=err, topics=[]), version,
+                               request.header.correlation_id)
+            return
+        if err:  # before v2 the error travels in every partition
+            topics = [(name, [(i, -1, -1, "") for i in idx]) for name, idx in (asked or [])]
+        conn.send_response(R(throttle_time_ms=0, error_code=0, topics=[
+            R.OffsetFetchResponseTopic(name=name, partitions=[R.OffsetFetchResponsePartition(
+                partition_index=i, committed_offset=o, committed_leader_epoch=e, metadata=m, error_code=err)
+                for i, o, e, m in parts]) for name, parts in topics]), version, request.header.correlation_id)
+
+    def _fetch_one(self, group_id: str, asked):
+        _p, shard = self._route(group_id)
+        if shard is None:
+            return ec.NOT_COORDINATOR, []
+        out = []
+        for name, parts in shard.committed_offsets(group_id, asked):
+            out.append((name, [(i, -1, -1, "") if e is None else (i, e.offset, e.leader_epoch, e.metadata or "")
+                               for i, e in parts]))
+        return ec.NONE, out
+
+    # ================================================================================================ admin
+    def list_groups(self, request, conn) -> None:
+        R = w.ListGroupsResponse
+        body, version = request.body, request.version
+        states = {s.lower() for s in (body.states_filter or [])} if version >= 4 else None
+        types = {s.lower() for s in (body.types_filter or [])} if version >= 5 else None
+        groups = []
+        for loaded in self.shards.values():
+            if loaded.shard is None or not loaded.shard.live:
+                continue
+            for group_id, protocol_type, state in loaded.shard.list_groups(states, types):
+                groups.append(R.ListedGroup(group_id=group_id, protocol_type=protocol_type, group_state=state,
+                                            group_type="classic"))
+        conn.send_response(R(throttle_time_ms=0, error_code=0, groups=sorted(groups, key=lambda g: g.group_id)),
+                           version, request.header.correlation_id)
+
+    def describe_groups(self, request, conn) -> None:
+        R = w.DescribeGroupsResponse
+        out = []
+        for group_id in request.body.groups:
+            _p, shard = self._route(group_id)
+            if shard is None:
+                out.append(R.DescribedGroup(error_code=ec.NOT_COORDINATOR, group_id=group_id, group_state="",
+                                            protocol_type="", protocol_data="", members=[]))
+            else:
+                out.append(shard.describe_group(group_id))
+        conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
+
+    def delete_groups(self, request, conn) -> None:
+        R = w.DeleteGroupsResponse
+        version, cid = request.version, request.header.correlation_id
+        results = []
+        writes: dict[int, tuple[Result, list]] = {}
+        for group_id in request.body.groups_names:
+            result = R.DeletableGroupResult(group_id=group_id, error_code=0)
+            results.append(result)
+            p, shard = self._route(group_id)
+            if shard is None:
+                result.error_code = ec.NOT_COORDINATOR
+                continue
+            res, rows = writes.setdefault(p, (Result(), []))
+            result.error_code = shard.delete_group(group_id, res)
+            if result.error_code == 0:
+                rows.append(result)
+                log.info("group %s: deleted", group_id)
+        left = [len(writes)]
+
+        def done(rows):
+            def finish(error: int) -> None:
+                for r in rows:
+                    if error and r.error_code == 0:
+                        r.error_code = error
+                left[0] -= 1
+                if left[0] == 0:
+                    conn.send_response(R(throttle_time_ms=0, results=results), version, cid)
+            return finish
+
+        if not writes:
+            conn.send_response(R(throttle_time_ms=0, results=results), version, cid)
+            return
+        for p, (res, rows) in writes.items():
+            self._write(p, res, done(rows))
+
+    def offset_delete(self, request, conn) -> None:
+        R = w.OffsetDeleteResponse
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        p, shard = self._route(body.group_id)
+        if shard is None:
+            conn.send_response(R(error_code=ec.NOT_COORDINATOR, throttle_time_ms=0, topics=[]), version, cid)
+            return
+        image = self.md.image
+        known = [(t.name, part.partition_index) for t in body.topics for part in t.partitions
+                 if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions]
+        res = Result()
+        error, per = shard.delete_offsets(body.group_id, known, res)
+        if error:
+            conn.send_response(R(error_code=error, throttle_time_ms=0, topics=[]), version, cid)
+            return
+        topics = [R.OffsetDeleteResponseTopic(name=t.name, partitions=[R.OffsetDeleteResponsePartition(
+            partition_index=part.partition_index,
+            error_code=per.get((t.name, part.partition_index), ec.UNKNOWN_TOPIC_OR_PARTITION))
+            for part in t.partitions]) for t in body.topics]
+
+        def finish(error: int) -> None:
+            if error:
+                for t in topics:
+                    for part in t.partitions:
+                        if part.error_code == 0:
+                            part.error_code = error
+            conn.send_response(R(error_code=0, throttle_time_ms=0, topics=topics), version, cid)
+
+        self._write(p, res, finish)
+
+
+def internal_topic_error(name: str | None) -> tuple[int, str] | None:
+    """A client's Produce to an internal topic is refused, as Kafka refuses it to anyone but its admin client."""
+    if name in INTERNAL_TOPICS:
+        return ec.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}"
+    return None

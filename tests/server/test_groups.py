@@ -1,0 +1,191 @@
+"""The group coordinator on KRaft brokers, in-process on real sockets and files: ``__consumer_offsets`` is created
+on first use, a group's coordinator is the leader of its partition, commits are Kafka's records in that partition,
+and they survive a restart and a coordinator move. The pure rules: ``tests/coordinator``."""
+
+from __future__ import annotations
+
+import asyncio
+
+from confluent_kafka import Consumer, Producer, TopicPartition
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.partitioning import GROUP_TOPIC, partition_for
+from kraftwire.protocol import messages as w
+from kraftwire.records import read_batches
+from kraftwire.server.client import KafkaConnection
+from server.test_kraft_node import Combined, _create, _online
+from server.test_replication import CT, Cluster, _until
+
+GROUP_PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=5\n"
+               "group.initial.rebalance.delay.ms=0\n")
+
+
+def _produce(port: int, topic: str, n: int) -> None:
+    p = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "acks": "all", "linger.ms": 5})
+    for i in range(n):
+        p.produce(topic, key=str(i).encode(), value=f"v{i}".encode(), partition=i % 3)
+    assert p.flush(30) == 0
+
+
+def _consume(port: int, topic: str, group: str, want: int, *, commit: bool = True, timeout_s: float = 30.0):
+    """Read ``want`` records in ``group`` (or until the time is up) and commit synchronously; the values."""
+    import time
+
+    c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": group, "auto.offset.reset": "earliest",
+                  "enable.auto.commit": False, "session.timeout.ms": 6000, "heartbeat.interval.ms": 500})
+    got = []
+    try:
+        c.subscribe([topic])
+        deadline = time.monotonic() + timeout_s
+        while len(got) < want and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is None or m.error():
+                continue
+            got.append(m.value())
+        if commit and got:
+            c.commit(asynchronous=False)
+        return got
+    finally:
+        c.close()
+
+
+def _committed(port: int, group: str, topic: str) -> list[int]:
+    c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": group})
+    try:
+        return [tp.offset for tp in c.committed([TopicPartition(topic, i) for i in range(3)], timeout=20)]
+    finally:
+        c.close()
+
+
+def _offsets_records(node, group: str):
+    """The records of the group's ``__consumer_offsets`` partition on ``node``, decoded with Kafka's layout."""
+    p = partition_for(group, 5)
+    hp = node.replicas.get(GROUP_TOPIC, p)
+    data = hp.log.read(hp.log.start_offset(), 1 << 24).records
+    return [cr.decode(r.key, r.value) for b in read_batches(data) if not b.is_control for r in b]
+
+
+def test_a_group_commits_and_resumes_after_a_restart(tmp_path):
+    c = Combined(tmp_path, extra=GROUP_PROPS)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+                F = w.FindCoordinatorRequest
+                first = await conn.request(F(key_type=0, coordinator_keys=["g1"]), 4)
+                assert first.coordinators[0].error_code == ec.COORDINATOR_NOT_AVAILABLE  # creates the topic
+                await _until("offsets topic", lambda: node.metadata.image.topic(GROUP_TOPIC))
+                topic = node.metadata.image.topic(GROUP_TOPIC)
+                assert len(topic.partitions) == 5
+                cfg = node.metadata.image.configs.get((2, GROUP_TOPIC), {})
+                assert cfg.get("cleanup.policy") == "compact"
+                for _ in range(200):
+                    found = await conn.request(F(key_type=0, coordinator_keys=["g1", "g2"]), 4)
+                    if all(x.error_code == 0 for x in found.coordinators):
+                        break
+                    await asyncio.sleep(0.05)
+                assert [(x.node_id, x.port) for x in found.coordinators] == [(1, c.bport)] * 2
+                txn = await conn.request(F(key_type=1, coordinator_keys=["tx"]), 4)
+                assert txn.coordinators[0].error_code == ec.COORDINATOR_NOT_AVAILABLE
+                P = w.ProduceRequest
+                refused = await conn.request(P(acks=-1, timeout_ms=1000, topic_data=[P.TopicProduceData(
+                    name=GROUP_TOPIC, partition_data=[P.PartitionProduceData(index=0, records=None)])]), 9)
+                assert refused.responses[0].partition_responses[0].error_code == ec.INVALID_TOPIC_EXCEPTION
+            finally:
+                await conn.close()
+            await asyncio.to_thread(_produce, c.bport, "t", 30)
+            got = await asyncio.to_thread(_consume, c.bport, "t", "g1", 30)
+            assert sorted(got) == sorted(f"v{i}".encode() for i in range(30))
+            assert await asyncio.to_thread(_committed, c.bport, "g1", "t") == [10, 10, 10]
+            recs = _offsets_records(node, "g1")
+            commits = {(r.key.topic, r.key.partition): r.value.offset for r in recs if r.record_type == 1}
+            assert commits == {("t", 0): 10, ("t", 1): 10, ("t", 2): 10}
+            groups = [r for r in recs if r.record_type == 2 and r.key.group == "g1"]
+            assert groups and groups[-1].value.protocol_type == "consumer"
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                listed = await conn.request(w.ListGroupsRequest(states_filter=[]), 4)
+                assert [(g.group_id, g.group_state) for g in listed.groups] == [("g1", "Empty")]
+                described = await conn.request(w.DescribeGroupsRequest(groups=["g1", "nope"]), 5)
+                assert [(g.group_id, g.group_state) for g in described.groups] == [("g1", "Empty"), ("nope", "Dead")]
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+        node = c.node()  # a restart: the partition is loaded from its log
+        await node.start()
+        try:
+            await _online(node)
+            await _until("offsets loaded", lambda: node.group_apis.shards and all(
+                s.shard is not None and s.shard.live for s in node.group_apis.shards.values()))
+            assert await asyncio.to_thread(_committed, c.bport, "g1", "t") == [10, 10, 10]
+            await asyncio.to_thread(_produce, c.bport, "t", 3)
+            got = await asyncio.to_thread(_consume, c.bport, "t", "g1", 3)
+            assert sorted(got) == [b"v0", b"v1", b"v2"]  # only what came after the commit
+            assert await asyncio.to_thread(_committed, c.bport, "g1", "t") == [11, 11, 11]
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                deleted = await conn.request(w.DeleteGroupsRequest(groups_names=["g1", "g1-none"]), 2)
+                assert [(r.group_id, r.error_code) for r in deleted.results] == [
+                    ("g1", 0), ("g1-none", ec.GROUP_ID_NOT_FOUND)]
+            finally:
+                await conn.close()
+            assert await asyncio.to_thread(_committed, c.bport, "g1", "t") == [-1001, -1001, -1001]
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+
+def test_committed_offsets_survive_a_coordinator_move(tmp_path):
+    """Three brokers, ``__consumer_offsets`` with 3 replicas: the coordinator broker stops, another replica leads
+    the partition, loads it, and answers the same committed offsets; the group goes on committing there."""
+    cluster = Cluster(tmp_path)
+
+    async def main():
+        await cluster.start()
+        try:
+            for b in cluster.nodes.values():  # the group keys on every broker (the Cluster harness has none)
+                b.group_apis.config = b.group_apis.config.__class__(initial_rebalance_delay_ms=0)
+            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
+            try:
+                created = await conn.request(CT(topics=[CT.CreatableTopic(
+                    name="t", num_partitions=3, replication_factor=3, assignments=[], configs=[])],
+                    timeout_ms=5000, validate_only=False), 7)
+                assert created.topics[0].error_code == ec.NONE
+                F = w.FindCoordinatorRequest
+                for _ in range(300):
+                    found = await conn.request(F(key_type=0, coordinator_keys=["moving"]), 4)
+                    if found.coordinators[0].error_code == 0:
+                        break
+                    await asyncio.sleep(0.05)
+                coordinator = found.coordinators[0].node_id
+                assert coordinator in (1, 2, 3)
+            finally:
+                await conn.close()
+            p = partition_for("moving", 50)
+            assert cluster.partition(GROUP_TOPIC, p).leader == coordinator
+            assert len(cluster.partition(GROUP_TOPIC, p).replicas) == 3
+            other = next(b for b in (1, 2, 3) if b != coordinator)
+            await asyncio.to_thread(_produce, cluster.port(other), "t", 30)
+            got = await asyncio.to_thread(_consume, cluster.port(other), "t", "moving", 30)
+            assert len(got) == 30
+            assert await asyncio.to_thread(_committed, cluster.port(other), "moving", "t") == [10, 10, 10]
+            await _until("ISR full", lambda: len(cluster.partition(GROUP_TOPIC, p).isr) == 3)
+            await cluster.nodes.pop(coordinator).shutdown()
+            await _until("new leader", lambda: cluster.partition(GROUP_TOPIC, p).leader not in (coordinator, -1))
+            assert await asyncio.to_thread(_committed, cluster.port(other), "moving", "t") == [10, 10, 10]
+            await asyncio.to_thread(_produce, cluster.port(other), "t", 3)
+            got = await asyncio.to_thread(_consume, cluster.port(other), "t", "moving", 3)
+            assert sorted(got) == [b"v0", b"v1", b"v2"]
+            assert await asyncio.to_thread(_committed, cluster.port(other), "moving", "t") == [11, 11, 11]
+        finally:
+            await cluster.stop()
+
+    asyncio.run(main())
