@@ -1,0 +1,446 @@
+"""A seeded simulation of one ``__consumer_offsets`` partition's group coordinator across coordinator moves.
+
+**What runs.** The real pure shard (``kraftwire.coordinator.group.GroupShard``) with the real record layout, driven
+the way ``server/group_apis.py`` drives it: a result's records are appended to the leader's log and replayed into
+the shard at their offsets, its replies wait until the high watermark passes them. The partition has three
+replicas; followers copy the leader's log at random moments and the high watermark is the shortest log among the
+live in-sync replicas. Consumers run the classic protocol (JoinGroup with MEMBER_ID_REQUIRED, SyncGroup with a
+range assignment made by the leader member, Heartbeat, OffsetCommit, LeaveGroup) against whoever leads now.
+
+**Faults.** The leader broker dies (its pending replies fail with NOT_COORDINATOR, as when the partition's
+leadership moves); an in-sync replica becomes leader and loads a fresh shard from *its* log — which may hold
+records above the old high watermark that now commit; dead brokers come back truncated to the leader's log.
+Consumers stall past their session timeout, or leave. Time jumps.
+
+**Invariants after every event.**
+
+* committed offsets are never lost or rolled back: for every partition, the live coordinator's committed offset is
+  at least the highest offset whose OffsetCommit was answered without error (commit values only grow);
+* the committed view is the log below the high watermark: folding the leader's log up to the high watermark gives
+  exactly the shard's committed offsets (nothing uncommitted is read, nothing committed is missing);
+* in-sync replicas agree with the leader below the high watermark;
+* a loaded shard equals the live one: replaying the leader's whole log into a new shard gives the live shard's
+  offsets (``offsets`` and ``committed``), and each group's generation in the log is never ahead of the live one;
+* a Stable group's members hold disjoint assignments.
+
+**Convergence.** The faults stop; within a bounded number of steps every consumer is a member of one Stable
+generation whose assignments cover the topic's partitions exactly once, and every answered commit is committed.
+
+A failure prints the seed, the last events and ``python -m kraftwire.testing.group_sim --seed N``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import deque
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
+from kraftwire.protocol import messages as w
+
+TOPIC = "t"
+PARTITIONS = 6
+BROKERS = (1, 2, 3)
+GROUP = "sim-group"
+SESSION_MS = 10_000
+REBALANCE_MS = 15_000
+
+
+class SimFailure(AssertionError):
+    pass
+
+
+def _subscription() -> bytes:
+    name = TOPIC.encode()
+    return b"\x00\x00" + (1).to_bytes(4, "big") + len(name).to_bytes(2, "big") + name + b"\x00\x00\x00\x00"
+
+
+def _assignment(parts: list[int]) -> bytes:
+    return b"".join(p.to_bytes(4, "big") for p in parts)
+
+
+def _parts(assignment: bytes) -> list[int]:
+    return [int.from_bytes(assignment[i:i + 4], "big") for i in range(0, len(assignment), 4)]
+
+
+class Consumer:
+    def __init__(self, cid: int) -> None:
+        self.cid = cid
+        self.member_id = ""
+        self.generation = -1
+        self.state = "out"  # out -> joining -> syncing -> stable; "waiting" while a request is in flight
+        self.assignment: list[int] = []
+        self.busy = False  # a request is in flight (one at a time, like a real consumer's coordinator calls)
+        self.stalled_until = 0
+        self.last_seen = 0
+
+
+class GroupSim:
+    def __init__(self, seed: int, events: int = 1500, *, config: GroupConfig | None = None,
+                 consumers: int = 4) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.events = events
+        self.config = config or GroupConfig(initial_rebalance_delay_ms=self.rng.choice((0, 0, 3000)),
+                                            min_session_timeout_ms=1000)
+        self.now = 1_000_000
+        self.logs: dict[int, list[tuple[bytes, bytes | None]]] = {b: [] for b in BROKERS}
+        self.alive = set(BROKERS)
+        self.isr = set(BROKERS)  # live replicas holding the leader's log up to the high watermark
+        self.leader = BROKERS[0]
+        self.hw = 0
+        self.ids = 0
+        self.shard = self._new_shard()
+        self.shard.loaded(self.now)
+        self.pending: deque = deque()  # (end offset, replies) waiting for the high watermark
+        self.consumers = [Consumer(i) for i in range(consumers)]
+        self.positions = [0] * PARTITIONS  # the next offset a consumer would commit per partition (only grows)
+        self.acked: dict[int, int] = {}  # partition -> highest offset whose commit was answered without error
+        self.trail: deque = deque(maxlen=40)
+        self.counts = {"moves": 0, "commits_acked": 0, "commits_failed": 0, "generations": 0, "lost_replies": 0,
+                       "stable_checks": 0, "reload_checks": 0}
+        self._folded: dict[int, int] = {}  # the leader's committed offsets folded up to ``_folded_to``
+        self._folded_to = 0
+        self._checks = 0
+        self._generation = 0
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+    def _new_id(self) -> str:
+        self.ids += 1
+        return f"m{self.ids}"
+
+    def _new_shard(self) -> GroupShard:
+        return GroupShard(0, self.config, new_id=self._new_id)
+
+    def note(self, what: str) -> None:
+        self.trail.append(f"t={self.now} {what}")
+
+    def fail(self, why: str) -> None:
+        trail = "\n  ".join(self.trail)
+        raise SimFailure(f"group simulation seed {self.seed}: {why}\n  last events:\n  {trail}\n"
+                         f"replay: python -m kraftwire.testing.group_sim --seed {self.seed}")
+
+    def _write(self, result) -> None:
+        """What the edge does: append, replay at the offsets, hold the replies until the high watermark."""
+        log = self.logs[self.leader]
+        if not result.records:
+            self._deliver(result.replies, None)
+            return
+        for key, value in result.records:
+            self.shard.replay(key, value, len(log))
+            log.append((key, value))
+        self.pending.append((len(log), result.replies))
+        self._replicate_some(force=False)
+
+    def _deliver(self, replies, error: int | None) -> None:
+        for reply in replies:
+            consumer, request = reply.token
+            body = reply.body
+            if error is not None:
+                self.counts["lost_replies"] += 1
+                self._answered(consumer, request, None, ec.NOT_COORDINATOR)
+            else:
+                self._answered(consumer, request, body, None)
+
+    def _advance_hw(self) -> None:
+        lead = len(self.logs[self.leader])
+        for b in self.alive - self.isr:
+            if len(self.logs[b]) >= min(self.hw, lead) and len(self.logs[b]) == lead:
+                self.isr.add(b)  # caught up to the leader's log end: back in sync
+        hw = min(len(self.logs[b]) for b in self.isr)
+        if hw < self.hw:
+            self.fail(f"the high watermark went back from {self.hw} to {hw}")
+        self.hw = hw
+        self.shard.advance(hw)
+        while self.pending and self.pending[0][0] <= hw:
+            _end, replies = self.pending.popleft()
+            self._deliver(replies, None)
+
+    def _replicate_some(self, *, force: bool) -> None:
+        lead = self.logs[self.leader]
+        for b in self.alive:
+            if b == self.leader:
+                continue
+            log = self.logs[b]
+            if force or self.rng.random() < 0.5:
+                take = len(lead) - len(log) if force else self.rng.randint(0, len(lead) - len(log))
+                log.extend(lead[len(log):len(log) + take])
+        self._advance_hw()
+
+    # ------------------------------------------------------------------------------------------------ consumers
+    def _token(self, c: Consumer, request: str):
+        c.busy = True
+        return (c, request)
+
+    def _answered(self, c: Consumer, request: str, body, error: int | None) -> None:
+        c.busy = False
+        code = error if error is not None else body.error_code if hasattr(body, "error_code") else 0
+        if request == "join":
+            if code == ec.MEMBER_ID_REQUIRED:
+                c.member_id = body.member_id
+                c.state = "out"
+            elif code:
+                if code in (ec.UNKNOWN_MEMBER_ID, ec.FENCED_INSTANCE_ID):
+                    c.member_id = ""
+                c.state = "out"
+            else:
+                c.member_id, c.generation = body.member_id, body.generation_id
+                c.state = "syncing"
+                c.leader_members = [m.member_id for m in body.members] if body.members else None
+        elif request == "sync":
+            if code:
+                c.state = "out"
+                if code == ec.UNKNOWN_MEMBER_ID:
+                    c.member_id = ""
+            else:
+                c.assignment = _parts(bytes(body.assignment))
+                c.state = "stable"
+                c.last_seen = self.now
+        elif request == "heartbeat":
+            if code in (ec.REBALANCE_IN_PROGRESS, ec.ILLEGAL_GENERATION, ec.NOT_COORDINATOR):
+                c.state = "out"
+            elif code == ec.UNKNOWN_MEMBER_ID:
+                c.state, c.member_id = "out", ""
+            elif code == 0:
+                c.last_seen = self.now
+        elif request.startswith("commit:"):
+            offsets = {int(k): int(v) for k, v in (x.split("=") for x in request[7:].split(",") if x)}
+            codes = {p.error_code for t in body.topics for p in t.partitions} if body is not None else {code}
+            if codes == {0}:
+                self.counts["commits_acked"] += 1
+                for part, off in offsets.items():
+                    self.acked[part] = max(self.acked.get(part, -1), off)
+            else:
+                self.counts["commits_failed"] += 1
+                if codes & {ec.UNKNOWN_MEMBER_ID, ec.ILLEGAL_GENERATION, ec.REBALANCE_IN_PROGRESS}:
+                    c.state = "out"
+        elif request == "leave":
+            c.state, c.member_id, c.assignment = "out", "", []
+
+    def _consumer_step(self, c: Consumer) -> None:
+        if c.busy or c.stalled_until > self.now:
+            return
+        s = self.shard
+        if c.state == "out":
+            J = w.JoinGroupRequest
+            body = J(group_id=GROUP, session_timeout_ms=SESSION_MS, rebalance_timeout_ms=REBALANCE_MS,
+                     member_id=c.member_id, group_instance_id=None, protocol_type="consumer",
+                     protocols=[J.JoinGroupRequestProtocol(name="range", metadata=_subscription())])
+            self.note(f"c{c.cid} joins as {c.member_id or '-'}")
+            self._write(s.join_group(body, 5, self._token(c, "join"), self.now, f"c{c.cid}", "/h"))
+        elif c.state == "syncing":
+            S = w.SyncGroupRequest
+            assignments = []
+            members = getattr(c, "leader_members", None)
+            if members:
+                per: dict[str, list[int]] = {m: [] for m in members}
+                order = sorted(members)
+                for part in range(PARTITIONS):
+                    per[order[part * len(order) // PARTITIONS]].append(part)
+                assignments = [S.SyncGroupRequestAssignment(member_id=m, assignment=_assignment(ps))
+                               for m, ps in per.items()]
+            self.note(f"c{c.cid} syncs gen {c.generation}{' as leader' if members else ''}")
+            self._write(s.sync_group(S(group_id=GROUP, generation_id=c.generation, member_id=c.member_id,
+                                       assignments=assignments), 3, self._token(c, "sync"), self.now))
+        elif c.state == "stable":
+            roll = self.rng.random()
+            if roll < 0.45 and c.assignment:
+                C = w.OffsetCommitRequest
+                offsets = {}
+                for part in c.assignment:
+                    self.positions[part] += self.rng.randint(1, 5)
+                    offsets[part] = self.positions[part]
+                body = C(group_id=GROUP, generation_id_or_member_epoch=c.generation, member_id=c.member_id,
+                         topics=[C.OffsetCommitRequestTopic(name=TOPIC, partitions=[
+                             C.OffsetCommitRequestPartition(partition_index=p, committed_offset=o,
+                                                            committed_metadata="")
+                             for p, o in offsets.items()])])
+                tag = "commit:" + ",".join(f"{p}={o}" for p, o in offsets.items())
+                self.note(f"c{c.cid} commits {offsets}")
+                self._write(s.offset_commit(body, 8, self._token(c, tag), self.now))
+            elif roll < 0.97:
+                body = w.HeartbeatRequest(group_id=GROUP, generation_id=c.generation, member_id=c.member_id)
+                self._write(s.heartbeat(body, 3, self._token(c, "heartbeat"), self.now))
+            else:
+                L = w.LeaveGroupRequest
+                self.note(f"c{c.cid} leaves")
+                self._write(s.leave_group(L(group_id=GROUP, members=[L.MemberIdentity(member_id=c.member_id)]),
+                                          3, self._token(c, "leave"), self.now))
+
+    # ------------------------------------------------------------------------------------------------ faults
+    def _move_coordinator(self) -> None:
+        candidates = [b for b in self.isr if b != self.leader]
+        if not candidates:
+            return
+        old = self.leader
+        new = self.rng.choice(candidates)
+        self.note(f"broker {old} dies; broker {new} leads (log {len(self.logs[new])}, hw {self.hw})")
+        self.alive.discard(old)
+        self.isr.discard(old)
+        for _end, replies in self.pending:
+            self._deliver(replies, ec.NOT_COORDINATOR)
+        self.pending.clear()
+        self._deliver(self.shard.unload(), ec.NOT_COORDINATOR)
+        self.leader = new
+        lead = self.logs[new]
+        if len(lead) < self.hw:
+            self.fail(f"the new leader's log ({len(lead)}) ends below the high watermark {self.hw}")
+        for b in self.alive:
+            if b != new and len(self.logs[b]) > len(lead):
+                del self.logs[b][len(lead):]
+        self.shard = self._load(lead, self.hw)
+        loaded = self.shard.groups.get(GROUP)
+        self._generation = loaded.generation if loaded is not None else 0
+        self.counts["moves"] += 1
+        self._advance_hw()
+        self.check(force=True)
+
+    def _load(self, log, hw: int) -> GroupShard:
+        shard = self._new_shard()
+        for offset, (key, value) in enumerate(log):
+            shard.replay(key, value, offset)
+        shard.advance(hw)
+        shard.loaded(self.now)
+        return shard
+
+    def _revive(self) -> None:
+        dead = [b for b in BROKERS if b not in self.alive]
+        if not dead:
+            return
+        b = self.rng.choice(dead)
+        lead = self.logs[self.leader]
+        keep = min(len(self.logs[b]), self.hw)
+        if self.logs[b][:keep] != lead[:keep]:
+            keep = 0
+        del self.logs[b][keep:]
+        self.alive.add(b)
+        self.note(f"broker {b} is back with {keep} records")
+
+    # ------------------------------------------------------------------------------------------------ checks
+    def check(self, force: bool = False) -> None:
+        shard = self.shard
+        lead = self.logs[self.leader]
+        for b in self.isr:
+            if self.logs[b][:self.hw] != lead[:self.hw]:
+                self.fail(f"in-sync broker {b} disagrees with the leader below the high watermark {self.hw}")
+        folded = self._folded  # below the high watermark the log never changes, so the fold is incremental
+        for key, value in lead[self._folded_to:self.hw]:
+            rec = cr.decode(key, value)
+            if rec.record_type == 1:
+                if value is None:
+                    folded.pop(rec.key.partition, None)
+                else:
+                    folded[rec.key.partition] = rec.value.offset
+        self._folded_to = self.hw
+        view = {tp[1]: e.offset for tp, e in shard.committed.get(GROUP, {}).items()}
+        if view != folded:
+            self.fail(f"the committed view {view} is not the log below the high watermark {folded}")
+        for part, off in self.acked.items():
+            if view.get(part, -1) < off:
+                self.fail(f"partition {part}: commit of {off} was answered, the coordinator says {view.get(part)}")
+        self._checks += 1
+        if self._checks % 20 and not force:
+            return self._check_assignments(shard)
+        self.counts["reload_checks"] += 1
+        again = self._load(lead, self.hw)
+        if again.offsets != shard.offsets or again.committed != shard.committed:
+            self.fail("a shard loaded from the leader's log differs from the live one")
+        g, g2 = shard.groups.get(GROUP), again.groups.get(GROUP)
+        if g2 is not None and (g is None or g2.generation > g.generation):
+            self.fail(f"the log's generation {g2.generation} is ahead of the live group's "
+                      f"{None if g is None else g.generation}")
+        self._check_assignments(shard)
+
+    def _check_assignments(self, shard: GroupShard) -> None:
+        g = shard.groups.get(GROUP)
+        if g is not None and g.generation > self._generation:
+            self.counts["generations"] += g.generation - self._generation
+            self._generation = g.generation
+        if g is not None and g.state == STABLE:
+            self.counts["stable_checks"] += 1
+            seen: set[int] = set()
+            for m in g.members.values():
+                parts = set(_parts(m.assignment))
+                if parts & seen:
+                    self.fail(f"partitions {sorted(parts & seen)} are assigned twice in generation {g.generation}")
+                seen |= parts
+
+    # ------------------------------------------------------------------------------------------------ run
+    def step(self) -> None:
+        roll = self.rng.random()
+        if roll < 0.55:
+            self._consumer_step(self.rng.choice(self.consumers))
+        elif roll < 0.75:
+            self._replicate_some(force=False)
+        elif roll < 0.9:
+            self.now += self.rng.choice((10, 100, 500, 2000))
+            r = self.shard.tick(self.now)
+            if r.records or r.replies:
+                self.note(f"tick: {len(r.records)} records, {len(r.replies)} replies")
+            self._write(r)
+        elif roll < 0.94:
+            if len(self.alive) >= 2:
+                self._move_coordinator()
+        elif roll < 0.97:
+            self._revive()
+        else:
+            c = self.rng.choice(self.consumers)
+            c.stalled_until = self.now + self.rng.choice((2000, SESSION_MS + 2000))
+            self.note(f"c{c.cid} stalls until {c.stalled_until}")
+
+    def run(self) -> dict:
+        for _ in range(self.events):
+            self.step()
+            self.check()
+        self.converge()
+        return self.counts
+
+    def converge(self, steps: int = 4000) -> None:
+        """No more faults: every broker back, everyone catches up; the group must settle."""
+        while len(self.alive) < len(BROKERS):
+            self._revive()
+        for c in self.consumers:
+            c.stalled_until = 0
+        for _ in range(steps):
+            for c in self.consumers:
+                self._consumer_step(c)
+            self._replicate_some(force=True)
+            self.now += 100
+            self._write(self.shard.tick(self.now))
+            self._replicate_some(force=True)
+            self.check()
+            g = self.shard.groups.get(GROUP)
+            if (g is not None and g.state == STABLE and not self.pending
+                    and all(c.state == "stable" and c.generation == g.generation and c.member_id in g.members
+                            for c in self.consumers)
+                    and len(g.members) == len(self.consumers)):
+                owned = sorted(p for c in self.consumers for p in c.assignment)
+                if owned != list(range(PARTITIONS)):
+                    self.fail(f"the settled group owns partitions {owned}")
+                return
+        g = self.shard.groups.get(GROUP)
+        self.fail(f"the group did not settle: state {g and g.state}, consumers "
+                  f"{[(c.cid, c.state, c.generation) for c in self.consumers]}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="replay one seed of the group coordinator simulation")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--events", type=int, default=1500)
+    args = parser.parse_args(argv)
+    sim = GroupSim(args.seed, args.events)
+    try:
+        counts = sim.run()
+    except SimFailure as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print("\n".join(sim.trail))
+    print(f"seed {args.seed}: ok {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
