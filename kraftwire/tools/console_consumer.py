@@ -2,9 +2,11 @@
 confluent-kafka (librdkafka; the Java tool cannot be installed here).
 
 Without ``--group`` it reads every partition of the topic (or ``--partition``) itself, from the end, from the
-beginning (``--from-beginning``) or from ``--offset`` (earliest, latest or a number), and commits nothing. Kafka's tool
-joins a generated consumer group instead; groups come with kraftwire's group coordinator (the groups issue), so
-``--group`` is refused with that reason until then. Output is Kafka's DefaultMessageFormatter: the value per line,
+beginning (``--from-beginning``) or from ``--offset`` (earliest, latest or a number), and commits nothing (Kafka's
+tool joins a throwaway generated group with auto-commit off, which reads the same records). With ``--group`` it
+subscribes as a member of that group (``--partition`` assigns that partition instead) and commits its position
+automatically: a group with committed offsets resumes from them, one without starts at the end, or at the beginning
+with ``--from-beginning``. ``--offset`` and ``--group`` are refused together, as Kafka refuses them. Output is Kafka's DefaultMessageFormatter: the value per line,
 ``print.key`` / ``print.timestamp`` / ``print.partition`` / ``print.offset`` / ``print.headers`` with
 ``key.separator`` and ``line.separator``, ``null`` for a null key or value; at the end ``Processed a total of N
 messages`` on standard error. ``--max-messages`` stops after N records, ``--timeout-ms`` after that long without
@@ -19,10 +21,6 @@ import time
 
 from kraftwire.tools import producer_perf_test as perf
 
-GROUPS_NOT_YET = ("consumer groups need kraftwire's group coordinator, which server-start does not run yet: read "
-                  "without --group (every partition, no committed offsets)")
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
                         help="the server(s) to connect to")
@@ -34,7 +32,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="where to start in --partition: earliest, latest or an offset (default latest)")
     parser.add_argument("--max-messages", type=int, help="exit after this many messages")
     parser.add_argument("--timeout-ms", type=int, help="exit after this long without a message")
-    parser.add_argument("--group", help="the consumer group (not served yet, see above)")
+    parser.add_argument("--group", help="the consumer group to consume in (offsets are committed)")
     parser.add_argument("--property", action="append", default=[], metavar="PROP=VALUE",
                         help="formatter properties: print.key, print.timestamp, print.partition, print.offset, "
                              "print.headers, print.value, key.separator, line.separator, null.literal")
@@ -107,8 +105,8 @@ def _start(args) -> int:
 def run(args: argparse.Namespace) -> int:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
-    if args.group:
-        print(f"--group {args.group}: {GROUPS_NOT_YET}", file=sys.stderr)
+    if args.group and args.offset is not None:
+        print("Options group and offset cannot be specified together.", file=sys.stderr)
         return 1
     if args.offset is not None and args.partition is None:
         print("The partition is required when offset is specified.", file=sys.stderr)
@@ -123,10 +121,16 @@ def run(args: argparse.Namespace) -> int:
         if path:
             props.update(perf.read_properties(path))
     props.update(perf.parse_pairs(args.consumer_property))
-    props.update({"bootstrap.servers": args.bootstrap_server, "isolation.level": args.isolation_level,
-                  "enable.auto.commit": "false", "enable.auto.offset.store": "false",
-                  # librdkafka needs a group id even for assigned partitions; nothing is committed under it
-                  "group.id": props.get("group.id", "kraftwire-console-consumer")})
+    if args.group:
+        props.update({"bootstrap.servers": args.bootstrap_server, "isolation.level": args.isolation_level,
+                      "group.id": args.group,
+                      "auto.offset.reset": "earliest" if args.from_beginning else props.get("auto.offset.reset",
+                                                                                          "latest")})
+    else:
+        props.update({"bootstrap.servers": args.bootstrap_server, "isolation.level": args.isolation_level,
+                      "enable.auto.commit": "false", "enable.auto.offset.store": "false",
+                      # librdkafka needs a group id even for assigned partitions; nothing is committed under it
+                      "group.id": props.get("group.id", "kraftwire-console-consumer")})
     consumer = Consumer(props)
     count = 0
     try:
@@ -135,8 +139,13 @@ def run(args: argparse.Namespace) -> int:
         if topic is None or topic.error is not None:
             print(f"Error: topic {args.topic}: {topic.error if topic else 'unknown'}", file=sys.stderr)
             return 1
-        partitions = sorted(topic.partitions) if args.partition is None else [args.partition]
-        consumer.assign([TopicPartition(args.topic, p, start) for p in partitions])
+        if args.group and args.partition is None:
+            consumer.subscribe([args.topic])
+        elif args.group:
+            consumer.assign([TopicPartition(args.topic, args.partition)])  # the committed offset, or the reset
+        else:
+            partitions = sorted(topic.partitions) if args.partition is None else [args.partition]
+            consumer.assign([TopicPartition(args.topic, p, start) for p in partitions])
         last = time.monotonic()
         out = sys.stdout
         while args.max_messages is None or count < args.max_messages:

@@ -236,12 +236,14 @@ def _kraftwire_topics(port: int) -> None:
     assert _topics(port, "--describe", "--under-replicated-partitions") == ""
     assert _topics(port, "--alter", "--topic", "orders", "--partitions", "5") == ""
     assert "Partition: 4" in _eventually(port, "--describe", "--topic", "orders", want="Partition: 4")
-    assert _eventually(port, "--list", want="orders").split() == ["orders", "quickstart-events"]
+    # the console consumer looked up its group's coordinator, which created __consumer_offsets (listed, as by Kafka)
+    assert _eventually(port, "--list", want="orders").split() == ["__consumer_offsets", "orders", "quickstart-events"]
     assert _topics(port, "--delete", "--topic", "ord.*") == ""
     deadline = time.monotonic() + 20
     while "orders" in _topics(port, "--list").split() and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert _topics(port, "--list").split() == ["quickstart-events"]
+    assert _topics(port, "--list").split() == ["__consumer_offsets", "quickstart-events"]
+    assert _topics(port, "--list", "--exclude-internal").split() == ["quickstart-events"]
     missing = _topics(port, "--describe", "--topic", "nope", ok=False)
     assert missing == "Error while executing topic command : Topic 'nope' does not exist as expected\n"
 

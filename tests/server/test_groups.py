@@ -189,3 +189,48 @@ def test_committed_offsets_survive_a_coordinator_move(tmp_path):
             await cluster.stop()
 
     asyncio.run(main())
+
+
+async def _kw(*args: str) -> tuple[int, str, str]:
+    import sys
+
+    from harness import processes
+
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "kraftwire", *args,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                                                env=processes.kraftwire_env())
+    out, err = await asyncio.wait_for(proc.communicate(), 90)
+    return proc.returncode, out.decode(), err.decode()
+
+
+def test_console_consumer_in_a_group_resumes_from_its_commits(tmp_path):
+    c = Combined(tmp_path, extra=GROUP_PROPS)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            await asyncio.to_thread(_produce, c.bport, "t", 6)
+            server = f"127.0.0.1:{c.bport}"
+            code, out, err = await _kw("console-consumer", "--bootstrap-server", server, "--topic", "t",
+                                       "--group", "console", "--from-beginning", "--max-messages", "6")
+            assert code == 0 and sorted(out.split()) == [f"v{i}" for i in range(6)], err[-2000:]
+            assert "Processed a total of 6 messages" in err
+            await asyncio.to_thread(_produce, c.bport, "t", 1)
+            code, out, err = await _kw("console-consumer", "--bootstrap-server", server, "--topic", "t",
+                                       "--group", "console", "--from-beginning", "--max-messages", "1")
+            assert code == 0 and out.split() == ["v0"], err[-2000:]  # resumed after the committed offsets
+            assert await asyncio.to_thread(_committed, c.bport, "console", "t") == [3, 2, 2]
+            code, _out, err = await _kw("console-consumer", "--bootstrap-server", server, "--topic", "t",
+                                        "--group", "console", "--partition", "0", "--offset", "1")
+            assert code == 1 and "Options group and offset cannot be specified together." in err
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
