@@ -21,6 +21,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
     ("delete-records", "kraftwire.tools.delete_records", "delete a partition's records below an offset (like kafka-delete-records.sh)"),
+    ("consumer-groups", "kraftwire.tools.consumer_groups", "list, describe, reset and delete consumer groups (like kafka-consumer-groups.sh)"),
     ("log-dirs", "kraftwire.tools.log_dirs", "describe the brokers' log directories (like kafka-log-dirs.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
     ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),

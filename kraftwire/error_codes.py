@@ -182,6 +182,7 @@ INVALID_REQUIRED_ACKS = 21
 ILLEGAL_GENERATION = 22
 INCONSISTENT_GROUP_PROTOCOL = 23
 INVALID_GROUP_ID = 24
+GROUP_AUTHORIZATION_FAILED = 30
 UNKNOWN_MEMBER_ID = 25
 INVALID_SESSION_TIMEOUT = 26
 REBALANCE_IN_PROGRESS = 27
@@ -243,6 +244,16 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     POLICY_VIOLATION: ("PolicyViolationException", "Request parameters do not satisfy the configured policy."),
     KAFKA_STORAGE_ERROR: ("KafkaStorageException", "Disk error when trying to access log file on the disk."),
     REQUEST_TIMED_OUT: ("TimeoutException", "The request timed out."),
+    COORDINATOR_LOAD_IN_PROGRESS: ("CoordinatorLoadInProgressException",
+                                   "The coordinator is loading and hence can't process requests."),
+    COORDINATOR_NOT_AVAILABLE: ("CoordinatorNotAvailableException", "The coordinator is not available."),
+    NOT_COORDINATOR: ("NotCoordinatorException", "This is not the correct coordinator."),
+    INVALID_GROUP_ID: ("InvalidGroupIdException", "The configured groupId is invalid."),
+    GROUP_AUTHORIZATION_FAILED: ("GroupAuthorizationException", "Group authorization failed."),
+    NON_EMPTY_GROUP: ("GroupNotEmptyException", "The group is not empty."),
+    GROUP_ID_NOT_FOUND: ("GroupIdNotFoundException", "The group id does not exist."),
+    GROUP_SUBSCRIBED_TO_TOPIC: ("GroupSubscribedToTopicException", "Deleting offsets of a topic is forbidden while the "
+                                                                   "consumer group is actively subscribed to it."),
 }
 
 
