@@ -84,6 +84,9 @@ class BaseLog:
     ``_delete_storage_before``, ``_flush_storage``, ``_epoch_cache_changed``, the snapshot hooks) and set
     ``_start``, ``_end``, ``_flushed``, ``_hwm``, ``_cache`` and ``_snapshots`` (id → size)."""
 
+    #: whether offsets may skip (a compacted topic partition's log); the Raft log's never do
+    allow_offset_gaps = False
+
     _start: int
     _end: int
     _flushed: int
@@ -238,7 +241,9 @@ class BaseLog:
         latest = self._cache.latest_epoch()
         prev_epoch = -1 if latest is None else latest
         for info in infos:
-            if info.base_offset != expected:
+            # A compacted leader's log has gaps: a topic partition takes a batch past its end (never before it);
+            # the Raft log's offsets stay contiguous.
+            if info.base_offset != expected and not (self.allow_offset_gaps and info.base_offset > expected):
                 raise InvalidAppendError(
                     f"follower append at offset {info.base_offset} but the log end offset is {expected}"
                 )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 
+from kraftwire.log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from kraftwire.log.checkpoint import format_offset_checkpoint, parse_offset_checkpoint, read_file_or_none, write_atomic
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 from kraftwire.log.partition_rules import PartitionLogRules, parse_producer_snapshot_name, producer_snapshot_name
@@ -35,6 +36,7 @@ _ROOT_FILE = {
     RECOVERY_POINT_CHECKPOINT: RECOVERY_POINT_CHECKPOINT,
     LOG_START_CHECKPOINT: LOG_START_CHECKPOINT,
     HIGH_WATERMARK_CHECKPOINT: REPLICATION_OFFSET_CHECKPOINT,
+    CLEANER_OFFSET_CHECKPOINT: CLEANER_OFFSET_CHECKPOINT,  # where the last clean of each compacted partition ended
 }
 
 
@@ -48,7 +50,8 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
 
 
 class LogDirCheckpoints:
-    """The three offset checkpoint files at one log directory's root, read once and written as a whole."""
+    """The offset checkpoint files at one log directory's root (recovery point, log start, high watermark and the
+    cleaner's), read once and written as a whole."""
 
     def __init__(self, root: str) -> None:
         self.root = root

@@ -62,6 +62,10 @@ class PartitionLogRules:
     """Mixed in before a ``BaseLog`` subclass, which provides ``segment_infos()`` (a ``SegmentInfo`` per segment,
     oldest first) and ``_roll_empty_segment()`` (start a new empty segment at the log end)."""
 
+    #: the cleaner removes superseded records, so batches may start past the previous batch's end (Kafka's
+    #: compacted logs); recovery, loading and follower appends accept such gaps
+    allow_offset_gaps = True
+
     snapshots_cover_start = False
 
     def latest_epoch(self) -> int:

@@ -478,7 +478,7 @@ class LogSegment:
         self.indexes_dirty = False
         return True
 
-    def recover(self, expected_base: int, prev_epoch: int) -> RecoveryResult:
+    def recover(self, expected_base: int, prev_epoch: int, *, allow_gaps: bool = False) -> RecoveryResult:
         """Validate the whole file (framing + CRC-32C through the codec's validate-only path, contiguous offsets,
         non-decreasing epochs), rebuild the indexes, and cut the file after the last valid batch (fsynced)."""
         self._reset_tracking()
@@ -492,7 +492,7 @@ class LogSegment:
             checked = validate_batches(chunk, self.max_batch_size, check_records=False, stop_at_corruption=True)
             stop = None
             for info in checked.batches:
-                if info.base_offset != expected:
+                if info.base_offset != expected and not (allow_gaps and info.base_offset > expected):
                     stop = f"batch at byte {pos + info.position} has base offset {info.base_offset}, expected {expected}"
                     break
                 if info.partition_leader_epoch < max(epoch_seen, 0):

@@ -1,0 +1,281 @@
+"""Log compaction (``cleanup.policy=compact``): Kafka's log cleaner for one partition log.
+
+**What is cleaned.** Only whole segments that are not the active one, that lie below the high watermark, and whose
+newest record is older than ``min.compaction.lag.ms``. The *dirty* part starts at the partition's line in the log
+directory's ``cleaner-offset-checkpoint`` (where the last clean ended; the log start before any); a pass runs when
+the dirty bytes are at least ``min.cleanable.dirty.ratio`` of the cleanable bytes, as Kafka chooses.
+
+**How.** The dirty segments' keys go into an offset map (key -> its last offset there), bounded by
+``log.cleaner.dedupe.buffer.size`` at Kafka's 24 bytes per entry and 0.9 load factor: when the next segment's keys
+would not fit, the pass ends before that segment. Then every cleanable segment up to the end of the mapped part
+is rewritten keeping a record unless
+
+* a later record has its key (the map holds a larger offset), or
+* it has no key (a compacted topic refuses those on produce; older ones cannot be kept by key), or
+* it is a tombstone (null value) whose batch is older than ``delete.retention.ms``.
+
+Offsets never change: the retained records of a batch become batches of consecutive offsets (a gap between them
+where records went), with the batch's compression, timestamps, epoch and producer fields (base sequence moved with
+the first record kept). Control batches (transaction markers) are kept whole, and so is a producer's last batch, so
+its idempotence state survives. A segment left empty disappears, except the first.
+
+**Off the loop and crash-safe.** ``prepare`` (a worker thread: reads, filters and writes ``<base>.log.cleaned``
+files, fsynced) and ``commit`` (the event loop: for each segment still as it was, its index files go, the cleaned
+file replaces the ``.log`` atomically, and the segment is reopened with its indexes rebuilt; then the checkpoint).
+A crash before the replace leaves the old segment (the ``.cleaned`` file is a stray the next open deletes); after
+it, the new one, whose indexes the open rebuilds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+from kraftwire.log.checkpoint import fsync_dir
+from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_filename
+from kraftwire.records import RecordBatchBuilder, read_batches
+
+CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
+CLEANED_SUFFIX = ".cleaned"
+#: Kafka's SkimpyOffsetMap: a 16-byte hash and an 8-byte offset per entry, filled to 90 %
+BYTES_PER_ENTRY = 24
+LOAD_FACTOR = 0.9
+READ_CHUNK = 1 << 20
+
+
+class CleanerConfig(NamedTuple):
+    delete_retention_ms: int = 86_400_000  # delete.retention.ms
+    min_compaction_lag_ms: int = 0  # min.compaction.lag.ms
+    min_cleanable_dirty_ratio: float = 0.5  # min.cleanable.dirty.ratio
+    dedupe_buffer_size: int = 134_217_728  # log.cleaner.dedupe.buffer.size
+
+    @property
+    def map_capacity(self) -> int:
+        return max(1, int(self.dedupe_buffer_size // BYTES_PER_ENTRY * LOAD_FACTOR))
+
+
+class CleanPlan(NamedTuple):
+    segments: list  # the LogSegments to rewrite, oldest first
+    first_dirty: int
+    end: int  # the first offset not cleaned (the next pass's first dirty offset)
+    offset_map: dict  # key -> its last offset in [first_dirty, end)
+    last_batches: dict  # producer id -> base offset of its last batch in the log
+
+
+class CleanStats(NamedTuple):
+    segments: int
+    bytes_before: int
+    bytes_after: int
+    records_read: int
+    records_kept: int
+    end: int
+
+
+def iter_batches(seg: LogSegment, start: int = 0, end: int | None = None):
+    """The batches of a segment's file, read in chunks of whole batches (the bytes are trusted: no CRC)."""
+    end = seg.size if end is None else end
+    pos = start
+    while pos < end:
+        want = min(READ_CHUNK, end - pos)
+        chunk = os.pread(seg.fd, want, pos)
+        reader = read_batches(chunk, validate=False, max_batch_size=max(seg.max_batch_size, len(chunk)))
+        got = 0
+        for batch in reader:
+            yield batch
+            got = batch.position + batch.size_in_bytes
+        if got == 0:  # one batch larger than the chunk
+            header = os.pread(seg.fd, 12, pos)
+            size = int.from_bytes(header[8:12], "big") + 12
+            for batch in read_batches(os.pread(seg.fd, size, pos), validate=False, max_batch_size=size):
+                yield batch
+            got = size
+        pos += got
+
+
+def first_dirty_offset(log) -> int:
+    checkpointed = log._offset_file(CLEANER_OFFSET_CHECKPOINT).read()
+    return max(log.start_offset(), checkpointed if checkpointed is not None else 0)
+
+
+def cleanable_segments(log, now_ms: int, config: CleanerConfig) -> list[LogSegment]:
+    """The segments a pass may rewrite: not the active one, wholly below the high watermark, and (with
+    ``min.compaction.lag.ms``) none after one holding a record newer than the lag."""
+    out = []
+    hw = log.high_watermark()
+    for seg in log._segments[:-1]:
+        if seg.next_offset > hw:
+            break
+        if config.min_compaction_lag_ms > 0 and seg.max_timestamp > now_ms - config.min_compaction_lag_ms:
+            break
+        out.append(seg)
+    return out
+
+
+def dirty_ratio(log, now_ms: int, config: CleanerConfig) -> float:
+    segs = cleanable_segments(log, now_ms, config)
+    first = first_dirty_offset(log)
+    dirty = sum(s.size for s in segs if s.next_offset > first)
+    total = sum(s.size for s in segs)
+    return dirty / total if total else 0.0
+
+
+def plan(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> CleanPlan | None:
+    """What a pass would clean, or None (nothing dirty, or below the dirty ratio unless ``force``). Reads the dirty
+    segments' keys: call it off the event loop for large logs."""
+    segs = cleanable_segments(log, now_ms, config)
+    first = first_dirty_offset(log)
+    dirty = [s for s in segs if s.next_offset > first]
+    if not dirty:
+        return None
+    total = sum(s.size for s in segs)
+    if not force and sum(s.size for s in dirty) < config.min_cleanable_dirty_ratio * total:
+        return None
+    offset_map: dict[bytes, int] = {}
+    capacity = config.map_capacity
+    end = first
+    for seg in dirty:
+        keys: dict[bytes, int] = {}
+        for batch in iter_batches(seg):
+            if batch.is_control or batch.last_offset < first:
+                continue
+            for rec in batch:
+                if rec.key is not None and rec.offset >= first:
+                    keys[rec.key] = rec.offset
+        if offset_map and len(offset_map.keys() | keys.keys()) > capacity:
+            break  # the map is full: this segment waits for the next pass
+        offset_map.update(keys)
+        end = seg.next_offset
+    last_batches: dict[int, int] = {}
+    for seg in log._segments:
+        for batch in iter_batches(seg):
+            if batch.producer_id >= 0:
+                last_batches[batch.producer_id] = batch.base_offset
+    rewrite = [s for s in segs if s.base_offset < end]
+    return CleanPlan(rewrite, first, end, offset_map, last_batches)
+
+
+def _retain(rec, batch, p: CleanPlan, horizon_ms: int) -> bool:
+    if rec.key is None:
+        return False
+    latest = p.offset_map.get(rec.key)
+    if latest is not None and latest > rec.offset:
+        return False
+    if rec.value is None and batch.max_timestamp < horizon_ms:
+        return False  # a tombstone past delete.retention.ms
+    return True
+
+
+def _rebuilt(batch, kept: list) -> list[bytes]:
+    """Batches of consecutive offsets holding ``kept`` (records of ``batch``), with the batch's attributes."""
+    out = []
+    run: list = []
+
+    def flush() -> None:
+        if not run:
+            return
+        first = run[0].offset
+        seq = batch.base_sequence + (first - batch.base_offset) if batch.base_sequence >= 0 else -1
+        b = RecordBatchBuilder(base_offset=first, partition_leader_epoch=batch.partition_leader_epoch,
+                               compression=batch.compression, is_transactional=batch.is_transactional,
+                               producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
+                               base_sequence=seq, timestamp_type=batch.timestamp_type)
+        for r in run:
+            b.append(r.key, r.value, r.headers, r.timestamp)
+        out.append(b.build())
+        run.clear()
+
+    for rec in kept:
+        if run and rec.offset != run[-1].offset + 1:
+            flush()
+        run.append(rec)
+    flush()
+    return out
+
+
+def prepare(log, p: CleanPlan, now_ms: int, config: CleanerConfig) -> list[tuple[LogSegment, str, int, int, int]]:
+    """Write each planned segment's cleaned file (fsynced): (segment, path, its size then, records read, kept)."""
+    horizon = now_ms - config.delete_retention_ms
+    out = []
+    for seg in p.segments:
+        size = seg.size
+        path = os.path.join(log.directory, segment_filename(seg.base_offset) + CLEANED_SUFFIX)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        read = kept_count = 0
+        try:
+            for batch in iter_batches(seg, 0, size):
+                if batch.is_control or (batch.producer_id >= 0
+                                        and p.last_batches.get(batch.producer_id) == batch.base_offset):
+                    data = bytes(batch.buffer)  # markers and a producer's last batch stay whole
+                    read += batch.record_count
+                    kept_count += batch.record_count
+                else:
+                    records = list(batch)
+                    read += len(records)
+                    kept = [r for r in records if _retain(r, batch, p, horizon)]
+                    kept_count += len(kept)
+                    if len(kept) == len(records):
+                        data = bytes(batch.buffer)
+                    else:
+                        data = b"".join(_rebuilt(batch, kept))
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        out.append((seg, path, size, read, kept_count))
+    return out
+
+
+def commit(log, p: CleanPlan, prepared) -> CleanStats:
+    """Swap the cleaned files in (on the thread that owns the log). A segment the log no longer holds as it was
+    (retention or DeleteRecords removed it meanwhile) keeps its old file; the checkpoint moves to ``p.end`` only
+    when every segment was swapped."""
+    before = after = read = kept = swapped = 0
+    complete = True
+    for seg, path, size, n_read, n_kept in prepared:
+        i = next((k for k, s in enumerate(log._segments) if s is seg), None)
+        if i is None or i == len(log._segments) - 1 or seg.size != size:
+            os.unlink(path)
+            complete = False
+            continue
+        for stale in (seg.index_path, seg.time_index_path):
+            try:
+                os.unlink(stale)
+            except FileNotFoundError:
+                pass
+        os.replace(path, seg.path)
+        seg.close()
+        fresh = LogSegment(log.directory, seg.base_offset, index_interval_bytes=log.index_interval_bytes,
+                           max_batch_size=log.max_batch_size)
+        fresh.rebuild_from_headers()
+        fresh.write_indexes(fsync=True)
+        before += size
+        after += fresh.size
+        read += n_read
+        kept += n_kept
+        swapped += 1
+        if fresh.size == 0 and i > 0:
+            fresh.delete_files()
+            del log._segments[i]
+            del log._bases[i]
+        else:
+            log._segments[i] = fresh
+    fsync_dir(log.directory)
+    if complete:
+        log._offset_file(CLEANER_OFFSET_CHECKPOINT).write(p.end)
+    return CleanStats(swapped, before, after, read, kept, p.end)
+
+
+def clean(log, now_ms: int, config: CleanerConfig | None = None, *, force: bool = False) -> CleanStats | None:
+    """One whole pass on the calling thread (tests, tools); the broker runs ``plan``/``prepare`` off the loop and
+    ``commit`` on it."""
+    config = config or CleanerConfig()
+    p = plan(log, now_ms, config, force=force)
+    if p is None:
+        return None
+    return commit(log, p, prepare(log, p, now_ms, config))
+
+
+__all__ = ["CLEANER_OFFSET_CHECKPOINT", "CleanerConfig", "CleanPlan", "CleanStats", "clean", "commit",
+           "dirty_ratio", "first_dirty_offset", "plan", "prepare", "INDEX_SUFFIX", "LOG_SUFFIX", "TIME_INDEX_SUFFIX"]
