@@ -148,6 +148,16 @@ def _at_least(low: int):
     return parse
 
 
+def _ratio(key: str, value: str) -> float:
+    try:
+        v = float(value.strip())
+    except ValueError:
+        raise ConfigError(key, value, "expected a number") from None
+    if not 0 <= v <= 1:
+        raise ConfigError(key, value, "must be between 0 and 1")
+    return v
+
+
 def _str(key: str, value: str) -> str:
     return value.strip()
 
@@ -249,6 +259,18 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _at_least(0), 3000,
               "how long the first rebalance of an empty group waits for more members"),
     ConfigKey("group.max.size", "group_max_size", _at_least(1), 2**31 - 1, "the most members a group may have"),
+    ConfigKey("log.cleaner.enable", "log_cleaner_enable", _bool, True, "compact the topics whose cleanup.policy "
+              "includes compact"),
+    ConfigKey("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", _at_least(0), 15_000,
+              "how long the cleaner waits when there is nothing to clean"),
+    ConfigKey("log.cleaner.dedupe.buffer.size", "log_cleaner_dedupe_buffer_size", _at_least(1), 134_217_728,
+              "the memory of the cleaner's offset map (24 bytes per key)"),
+    ConfigKey("log.cleaner.min.cleanable.ratio", "log_cleaner_min_cleanable_ratio", _ratio, 0.5,
+              "the broker's min.cleanable.dirty.ratio"),
+    ConfigKey("log.cleaner.delete.retention.ms", "log_cleaner_delete_retention_ms", _at_least(0), 86_400_000,
+              "the broker's delete.retention.ms: how long tombstones stay"),
+    ConfigKey("log.cleaner.min.compaction.lag.ms", "log_cleaner_min_compaction_lag_ms", _at_least(0), 0,
+              "the broker's min.compaction.lag.ms"),
     ConfigKey("replica.lag.time.max.ms", "replica_lag_time_max_ms", _at_least(1), 30_000,
               "a follower not caught up for this long leaves the ISR"),
     ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
@@ -327,6 +349,12 @@ class Config:
     group_max_session_timeout_ms: int = default("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default("group.initial.rebalance.delay.ms")
     group_max_size: int = default("group.max.size")
+    log_cleaner_enable: bool = default("log.cleaner.enable")
+    log_cleaner_backoff_ms: int = default("log.cleaner.backoff.ms")
+    log_cleaner_dedupe_buffer_size: int = default("log.cleaner.dedupe.buffer.size")
+    log_cleaner_min_cleanable_ratio: float = default("log.cleaner.min.cleanable.ratio")
+    log_cleaner_delete_retention_ms: int = default("log.cleaner.delete.retention.ms")
+    log_cleaner_min_compaction_lag_ms: int = default("log.cleaner.min.compaction.lag.ms")
     replica_lag_time_max_ms: int = default("replica.lag.time.max.ms")
     log_retention_hours: int = default("log.retention.hours")
     log_retention_minutes: int | None = default("log.retention.minutes")

@@ -19,8 +19,9 @@ where records went), with the batch's compression, timestamps, epoch and produce
 the first record kept). Control batches (transaction markers) are kept whole, and so is a producer's last batch, so
 its idempotence state survives. A segment left empty disappears, except the first.
 
-**Off the loop and crash-safe.** ``prepare`` (a worker thread: reads, filters and writes ``<base>.log.cleaned``
-files, fsynced) and ``commit`` (the event loop: for each segment still as it was, its index files go, the cleaned
+**Off the loop and crash-safe.** ``job`` (the event loop: which segments, each with a duplicate descriptor),
+``plan`` and ``prepare`` (a worker thread: the offset map, then ``<base>.log.cleaned`` files, fsynced) and
+``commit`` (the event loop: for each segment still as it was, its index files go, the cleaned
 file replaces the ``.log`` atomically, and the segment is reopened with its indexes rebuilt; then the checkpoint).
 A crash before the replace leaves the old segment (the ``.cleaned`` file is a stray the next open deletes); after
 it, the new one, whose indexes the open rebuilds.
@@ -32,7 +33,7 @@ import os
 from typing import NamedTuple
 
 from kraftwire.log.checkpoint import fsync_dir
-from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment, segment_filename
+from kraftwire.log.segment import LogSegment, segment_filename
 from kraftwire.records import RecordBatchBuilder, read_batches
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
@@ -55,7 +56,7 @@ class CleanerConfig(NamedTuple):
 
 
 class CleanPlan(NamedTuple):
-    segments: list  # the LogSegments to rewrite, oldest first
+    segments: list  # the SegmentViews to rewrite, oldest first
     first_dirty: int
     end: int  # the first offset not cleaned (the next pass's first dirty offset)
     offset_map: dict  # key -> its last offset in [first_dirty, end)
@@ -71,25 +72,47 @@ class CleanStats(NamedTuple):
     end: int
 
 
-def iter_batches(seg: LogSegment, start: int = 0, end: int | None = None):
-    """The batches of a segment's file, read in chunks of whole batches (the bytes are trusted: no CRC)."""
-    end = seg.size if end is None else end
+def iter_batches(fd: int, start: int, end: int, max_batch_size: int):
+    """The batches in ``[start, end)`` of a segment file, read in chunks of whole batches (trusted bytes: no CRC)."""
     pos = start
     while pos < end:
-        want = min(READ_CHUNK, end - pos)
-        chunk = os.pread(seg.fd, want, pos)
-        reader = read_batches(chunk, validate=False, max_batch_size=max(seg.max_batch_size, len(chunk)))
+        chunk = os.pread(fd, min(READ_CHUNK, end - pos), pos)
         got = 0
-        for batch in reader:
+        for batch in read_batches(chunk, validate=False, max_batch_size=max(max_batch_size, len(chunk))):
             yield batch
             got = batch.position + batch.size_in_bytes
         if got == 0:  # one batch larger than the chunk
-            header = os.pread(seg.fd, 12, pos)
-            size = int.from_bytes(header[8:12], "big") + 12
-            for batch in read_batches(os.pread(seg.fd, size, pos), validate=False, max_batch_size=size):
+            size = int.from_bytes(os.pread(fd, 12, pos)[8:12], "big") + 12
+            for batch in read_batches(os.pread(fd, size, pos), validate=False, max_batch_size=size):
                 yield batch
             got = size
         pos += got
+
+
+class SegmentView(NamedTuple):
+    """A segment as the job saw it: its own descriptor (a duplicate: retention may close the segment's meanwhile),
+    its base and its size then."""
+
+    segment: LogSegment
+    fd: int
+    base_offset: int
+    next_offset: int
+    size: int
+
+
+class CleanJob(NamedTuple):
+    directory: str
+    max_batch_size: int
+    first_dirty: int
+    cleanable: list  # SegmentViews the pass may rewrite
+    others: list  # SegmentViews of the rest (read for producers' last batches)
+
+    def close(self) -> None:
+        for v in self.cleanable + self.others:
+            try:
+                os.close(v.fd)
+            except OSError:
+                pass
 
 
 def first_dirty_offset(log) -> int:
@@ -112,6 +135,7 @@ def cleanable_segments(log, now_ms: int, config: CleanerConfig) -> list[LogSegme
 
 
 def dirty_ratio(log, now_ms: int, config: CleanerConfig) -> float:
+    """Dirty bytes over cleanable bytes (Kafka's ``cleanableRatio``)."""
     segs = cleanable_segments(log, now_ms, config)
     first = first_dirty_offset(log)
     dirty = sum(s.size for s in segs if s.next_offset > first)
@@ -119,23 +143,37 @@ def dirty_ratio(log, now_ms: int, config: CleanerConfig) -> float:
     return dirty / total if total else 0.0
 
 
-def plan(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> CleanPlan | None:
-    """What a pass would clean, or None (nothing dirty, or below the dirty ratio unless ``force``). Reads the dirty
-    segments' keys: call it off the event loop for large logs."""
+def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> CleanJob | None:
+    """What a pass may clean, on the thread that owns the log (cheap: sizes only), or None when nothing is dirty
+    or the dirty ratio is below ``min.cleanable.dirty.ratio`` (unless ``force``)."""
     segs = cleanable_segments(log, now_ms, config)
     first = first_dirty_offset(log)
     dirty = [s for s in segs if s.next_offset > first]
     if not dirty:
         return None
-    total = sum(s.size for s in segs)
-    if not force and sum(s.size for s in dirty) < config.min_cleanable_dirty_ratio * total:
+    if not force and sum(s.size for s in dirty) < config.min_cleanable_dirty_ratio * sum(s.size for s in segs):
         return None
+    chosen = set(id(s) for s in segs)
+
+    def view(seg: LogSegment) -> SegmentView:
+        return SegmentView(seg, os.dup(seg.fd), seg.base_offset, seg.next_offset, seg.size)
+
+    return CleanJob(log.directory, log.max_batch_size, first, [view(s) for s in segs],
+                    [view(s) for s in log._segments if id(s) not in chosen])
+
+
+def plan(j: CleanJob, config: CleanerConfig) -> CleanPlan:
+    """Build the offset map of the dirty segments (as many whole segments as it holds) and find each producer's
+    last batch. Off the event loop."""
+    first = j.first_dirty
     offset_map: dict[bytes, int] = {}
     capacity = config.map_capacity
     end = first
-    for seg in dirty:
+    for v in j.cleanable:
+        if v.next_offset <= first:
+            continue
         keys: dict[bytes, int] = {}
-        for batch in iter_batches(seg):
+        for batch in iter_batches(v.fd, 0, v.size, j.max_batch_size):
             if batch.is_control or batch.last_offset < first:
                 continue
             for rec in batch:
@@ -144,13 +182,13 @@ def plan(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> Cle
         if offset_map and len(offset_map.keys() | keys.keys()) > capacity:
             break  # the map is full: this segment waits for the next pass
         offset_map.update(keys)
-        end = seg.next_offset
+        end = v.next_offset
     last_batches: dict[int, int] = {}
-    for seg in log._segments:
-        for batch in iter_batches(seg):
+    for v in sorted(j.cleanable + j.others, key=lambda x: x.base_offset):
+        for batch in iter_batches(v.fd, 0, v.size, j.max_batch_size):
             if batch.producer_id >= 0:
                 last_batches[batch.producer_id] = batch.base_offset
-    rewrite = [s for s in segs if s.base_offset < end]
+    rewrite = [v for v in j.cleanable if v.base_offset < end]
     return CleanPlan(rewrite, first, end, offset_map, last_batches)
 
 
@@ -192,17 +230,23 @@ def _rebuilt(batch, kept: list) -> list[bytes]:
     return out
 
 
-def prepare(log, p: CleanPlan, now_ms: int, config: CleanerConfig) -> list[tuple[LogSegment, str, int, int, int]]:
-    """Write each planned segment's cleaned file (fsynced): (segment, path, its size then, records read, kept)."""
+class Prepared(NamedTuple):
+    view: SegmentView
+    path: str
+    read: int
+    kept: int
+
+
+def prepare(j: CleanJob, p: CleanPlan, now_ms: int, config: CleanerConfig) -> list[Prepared]:
+    """Write each planned segment's cleaned file, fsynced. Off the event loop."""
     horizon = now_ms - config.delete_retention_ms
     out = []
-    for seg in p.segments:
-        size = seg.size
-        path = os.path.join(log.directory, segment_filename(seg.base_offset) + CLEANED_SUFFIX)
+    for v in p.segments:
+        path = os.path.join(j.directory, segment_filename(v.base_offset) + CLEANED_SUFFIX)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         read = kept_count = 0
         try:
-            for batch in iter_batches(seg, 0, size):
+            for batch in iter_batches(v.fd, 0, v.size, j.max_batch_size):
                 if batch.is_control or (batch.producer_id >= 0
                                         and p.last_batches.get(batch.producer_id) == batch.base_offset):
                     data = bytes(batch.buffer)  # markers and a producer's last batch stay whole
@@ -213,30 +257,36 @@ def prepare(log, p: CleanPlan, now_ms: int, config: CleanerConfig) -> list[tuple
                     read += len(records)
                     kept = [r for r in records if _retain(r, batch, p, horizon)]
                     kept_count += len(kept)
-                    if len(kept) == len(records):
-                        data = bytes(batch.buffer)
-                    else:
-                        data = b"".join(_rebuilt(batch, kept))
+                    data = bytes(batch.buffer) if len(kept) == len(records) else b"".join(_rebuilt(batch, kept))
                 view = memoryview(data)
                 while view:
                     view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
-        out.append((seg, path, size, read, kept_count))
+        out.append(Prepared(v, path, read, kept_count))
     return out
 
 
-def commit(log, p: CleanPlan, prepared) -> CleanStats:
-    """Swap the cleaned files in (on the thread that owns the log). A segment the log no longer holds as it was
-    (retention or DeleteRecords removed it meanwhile) keeps its old file; the checkpoint moves to ``p.end`` only
-    when every segment was swapped."""
+def discard(prepared: list[Prepared]) -> None:
+    for item in prepared:
+        try:
+            os.unlink(item.path)
+        except FileNotFoundError:
+            pass
+
+
+def commit(log, p: CleanPlan, prepared: list[Prepared]) -> CleanStats:
+    """Swap the cleaned files in, on the thread that owns the log. A segment the log no longer holds as it was
+    (retention or DeleteRecords removed it meanwhile) keeps its file; the checkpoint moves to ``p.end`` only when
+    every segment was swapped."""
     before = after = read = kept = swapped = 0
     complete = True
-    for seg, path, size, n_read, n_kept in prepared:
+    for item in prepared:
+        seg = item.view.segment
         i = next((k for k, s in enumerate(log._segments) if s is seg), None)
-        if i is None or i == len(log._segments) - 1 or seg.size != size:
-            os.unlink(path)
+        if i is None or i == len(log._segments) - 1 or seg.size != item.view.size:
+            os.unlink(item.path)
             complete = False
             continue
         for stale in (seg.index_path, seg.time_index_path):
@@ -244,16 +294,16 @@ def commit(log, p: CleanPlan, prepared) -> CleanStats:
                 os.unlink(stale)
             except FileNotFoundError:
                 pass
-        os.replace(path, seg.path)
+        os.replace(item.path, seg.path)
         seg.close()
         fresh = LogSegment(log.directory, seg.base_offset, index_interval_bytes=log.index_interval_bytes,
                            max_batch_size=log.max_batch_size)
         fresh.rebuild_from_headers()
         fresh.write_indexes(fsync=True)
-        before += size
+        before += item.view.size
         after += fresh.size
-        read += n_read
-        kept += n_kept
+        read += item.read
+        kept += item.kept
         swapped += 1
         if fresh.size == 0 and i > 0:
             fresh.delete_files()
@@ -268,14 +318,18 @@ def commit(log, p: CleanPlan, prepared) -> CleanStats:
 
 
 def clean(log, now_ms: int, config: CleanerConfig | None = None, *, force: bool = False) -> CleanStats | None:
-    """One whole pass on the calling thread (tests, tools); the broker runs ``plan``/``prepare`` off the loop and
-    ``commit`` on it."""
+    """One whole pass on the calling thread (tests, tools); the broker runs ``plan`` and ``prepare`` off the loop
+    between ``job`` and ``commit`` on it."""
     config = config or CleanerConfig()
-    p = plan(log, now_ms, config, force=force)
-    if p is None:
+    j = job(log, now_ms, config, force=force)
+    if j is None:
         return None
-    return commit(log, p, prepare(log, p, now_ms, config))
+    try:
+        p = plan(j, config)
+        return commit(log, p, prepare(j, p, now_ms, config))
+    finally:
+        j.close()
 
 
-__all__ = ["CLEANER_OFFSET_CHECKPOINT", "CleanerConfig", "CleanPlan", "CleanStats", "clean", "commit",
-           "dirty_ratio", "first_dirty_offset", "plan", "prepare", "INDEX_SUFFIX", "LOG_SUFFIX", "TIME_INDEX_SUFFIX"]
+__all__ = ["CLEANER_OFFSET_CHECKPOINT", "CleanJob", "CleanerConfig", "CleanPlan", "CleanStats", "clean", "commit",
+           "dirty_ratio", "discard", "first_dirty_offset", "job", "plan", "prepare"]

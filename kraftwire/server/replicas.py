@@ -49,6 +49,7 @@ from kraftwire.error_codes import (
     REQUEST_TIMED_OUT,
 )
 from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
+from kraftwire.log import cleaner
 from kraftwire.log.api import Isolation
 from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
 from kraftwire.log.lookup import batches_between
@@ -76,9 +77,18 @@ def _now_ms() -> int:
 DELETE_SUFFIX = "-delete"
 
 
+def _policies(overrides) -> list[str]:
+    return [p.strip() for p in (overrides.get("cleanup.policy") or "delete").split(",")]
+
+
 def _deletes(overrides) -> bool:
     """Whether a topic's cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
-    return "delete" in [p.strip() for p in (overrides.get("cleanup.policy") or "delete").split(",")]
+    return "delete" in _policies(overrides)
+
+
+def _compacts(overrides) -> bool:
+    """Whether a topic's cleanup.policy includes ``compact`` (the cleaner runs; records need keys)."""
+    return "compact" in _policies(overrides)
 
 
 class Hosted:
@@ -180,6 +190,8 @@ class ReplicaManager:
         #: called when the last log directory goes offline (fail-stop; tests replace it)
         self.on_all_offline: Callable[[str, BaseException], None] = fail_stop
         self._retain_at = _now_ms() + node.settings.config.log_retention_check_interval_ms
+        self._clean_at = _now_ms() + node.settings.config.log_cleaner_backoff_ms
+        self.cleaning: asyncio.Future | None = None  # the cleaner's pass under way (one at a time, off the loop)
         self.started = False
         from kraftwire.server.fetcher import ReplicaFetchers
 
@@ -235,6 +247,9 @@ class ReplicaManager:
         if retain and now_ms >= self._retain_at:
             self._retain_at = now_ms + self.node.settings.config.log_retention_check_interval_ms
             self.retain()
+        if retain and now_ms >= self._clean_at and self.cleaning is None:
+            self._clean_at = now_ms + self.node.settings.config.log_cleaner_backoff_ms
+            self.compact()
         for hp in self.partitions.values():
             if not hp.failed and hp.state.role == LEADER:
                 pending = hp.state.propose_shrink(now_ms, self.lag_ms, hp.log.end_offset())
@@ -514,6 +529,10 @@ class ReplicaManager:
                                                    f"max.message.bytes {lg.max_batch_size}")
         if any(b.is_control for b in headers):
             return AppendResult(INVALID_RECORD, "a producer may not write control batches")
+        if _compacts(self._topic_config(hp.topic)) and any(
+                r.key is None for b in read_batches(raw, validate=False) for r in b):
+            return AppendResult(INVALID_RECORD, f"Compacted topic cannot accept message without key in topic "
+                                                f"partition {hp.topic}-{hp.index}.")
         if any(b.is_transactional for b in headers):
             return AppendResult(INVALID_RECORD, "transactional batches need the transaction coordinator, which "
                                                 "this node does not run yet")
@@ -593,6 +612,89 @@ class ReplicaManager:
                 continue
             log.info("%s-%d: deleted %d old segment(s) (%s); the log starts at %d", hp.topic, hp.index,
                      deletion.count, deletion.reason, start)
+
+    # ------------------------------------------------------------------------------------------------ compaction
+    def cleaner_config(self, topic: str) -> cleaner.CleanerConfig:
+        """The topic's cleaner settings, else the broker's ``log.cleaner.*`` defaults."""
+        overrides = self._topic_config(topic)
+        config = self.node.settings.config
+
+        def pick(key: str, default, cast):
+            value = overrides.get(key)
+            return cast(value) if value is not None else default
+
+        return cleaner.CleanerConfig(
+            delete_retention_ms=pick("delete.retention.ms", config.log_cleaner_delete_retention_ms, int),
+            min_compaction_lag_ms=pick("min.compaction.lag.ms", config.log_cleaner_min_compaction_lag_ms, int),
+            min_cleanable_dirty_ratio=pick("min.cleanable.dirty.ratio", config.log_cleaner_min_cleanable_ratio,
+                                           float),
+            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
+
+    def compact(self, *, force: bool = False) -> asyncio.Future | None:
+        """Start one cleaner pass, on the compacted partition with the dirtiest log (Kafka's choice), unless one is
+        under way or ``log.cleaner.enable`` is off. The offset map and the rewrite run in a worker thread; the swap
+        runs back on the loop. Returns the pass (a future of its stats), or None."""
+        if self.cleaning is not None or not self.node.settings.config.log_cleaner_enable:
+            return None
+        now = int(time.time() * 1000)
+        best = None
+        for hp in self.partitions.values():
+            if hp.failed or not _compacts(self._topic_config(hp.topic)):
+                continue
+            cfg = self.cleaner_config(hp.topic)
+            ratio = cleaner.dirty_ratio(hp.log, now, cfg)
+            if (force and ratio > 0) or ratio >= cfg.min_cleanable_dirty_ratio:
+                if best is None or ratio > best[0]:
+                    best = (ratio, hp, cfg)
+        if best is None:
+            return None
+        _ratio, hp, cfg = best
+        job = cleaner.job(hp.log, now, cfg, force=force)
+        if job is None:
+            return None
+        lg = hp.log
+        loop = asyncio.get_running_loop()
+
+        def work():
+            p = cleaner.plan(job, cfg)
+            return p, cleaner.prepare(job, p, now, cfg)
+
+        done_future = loop.create_future()
+
+        def finished(task) -> None:
+            self.cleaning = None
+            job.close()
+            if task.cancelled():
+                done_future.cancel()
+                return
+            exc = task.exception()
+            if exc is not None:
+                log.error("cleaning %s-%d failed: %s", hp.topic, hp.index, exc)
+                if isinstance(exc, OSError):
+                    self.dir_failed(hp.root, exc)
+                done_future.set_result(None)
+                return
+            p, prepared = task.result()
+            if hp.failed or hp.log is not lg or self.partitions.get((hp.topic, hp.index)) is not hp:
+                cleaner.discard(prepared)
+                done_future.set_result(None)
+                return
+            try:
+                stats = cleaner.commit(lg, p, prepared)
+            except OSError as exc:
+                cleaner.discard(prepared)
+                self.dir_failed(hp.root, exc)
+                done_future.set_result(None)
+                return
+            log.info("%s-%d cleaned up to offset %d: %d segment(s), %d -> %d bytes, %d of %d records kept",
+                     hp.topic, hp.index, stats.end, stats.segments, stats.bytes_before, stats.bytes_after,
+                     stats.records_kept, stats.records_read)
+            done_future.set_result(stats)
+
+        task = loop.run_in_executor(None, work)
+        task.add_done_callback(finished)
+        self.cleaning = done_future
+        return done_future
 
     def broker_epoch(self) -> int:
         """This broker's registration epoch (-1 before it registered)."""

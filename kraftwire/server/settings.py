@@ -51,7 +51,7 @@ log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name
 share.coordinator.state.topic.replication.factor share.coordinator.state.topic.min.isr
 min.insync.replicas delete.topic.enable
 controller.quorum.auto.join.enable unclean.leader.election.enable message.max.bytes
-replica.fetch.max.bytes num.replica.fetchers log.cleaner.enable compression.type
+replica.fetch.max.bytes num.replica.fetchers compression.type
 background.threads queued.max.requests log.roll.hours log.roll.ms
 early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
 sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users

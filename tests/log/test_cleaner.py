@@ -100,9 +100,11 @@ def test_the_latest_value_of_every_key_survives_cleaning_and_crashes(tmp_path_fa
                 cleaner.clean(lg, now, cfg, force=rng.random() < 0.7)
             elif roll < 0.9:
                 # a crash in the middle of a clean: some cleaned files written, some swapped in, then the process dies
-                p = cleaner.plan(lg, now, cfg, force=True)
-                if p is not None:
-                    prepared = cleaner.prepare(lg, p, now, cfg)
+                j = cleaner.job(lg, now, cfg, force=True)
+                if j is not None:
+                    p = cleaner.plan(j, cfg)
+                    prepared = cleaner.prepare(j, p, now, cfg)
+                    j.close()
                     cut = rng.randint(0, len(prepared))
                     cleaner.commit(lg, p._replace(end=p.first_dirty), prepared[:cut])
                     lg._closed = True

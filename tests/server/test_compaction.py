@@ -1,0 +1,103 @@
+"""Compacted topics on a KRaft broker, in-process on real files: the cleaner runs off the event loop at
+``log.cleaner.backoff.ms``, kcat reads back the latest value of every key with the tombstones gone after
+``delete.retention.ms``, and a keyless record is refused as Kafka refuses it."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import time
+
+from confluent_kafka import Producer
+
+from kraftwire import error_codes as ec
+from kraftwire.log.cleaner import CLEANER_OFFSET_CHECKPOINT
+from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.server.client import KafkaConnection
+from server.test_kraft_node import CT, Combined, _online
+from server.test_replication import _until
+
+KEYS = [f"key{i}" for i in range(5)]
+
+
+def _write(port: int) -> dict[str, str | None]:
+    """50 rounds of every key, then a tombstone for key4, then filler on key0 in a later segment (``segment.ms``)
+    so that the tombstone's segment is no longer the active one; the latest value of each key (None: deleted)."""
+    p = Producer({"bootstrap.servers": f"127.0.0.1:{port}", "linger.ms": 0, "acks": "all"})
+    latest: dict[str, str | None] = {}
+    for r in range(50):
+        for k in KEYS:
+            latest[k] = f"{k}-round{r}"
+            p.produce("compacted", key=k, value=latest[k])
+        p.flush(10)
+    time.sleep(0.1)  # segment.ms: the tombstone opens a new segment...
+    p.produce("compacted", key="key4", value=None)
+    latest["key4"] = None
+    p.flush(10)
+    time.sleep(0.1)  # ...and the filler another, so the tombstone's is cleanable
+    for r in range(40):
+        latest["key0"] = f"key0-filler{r}"
+        p.produce("compacted", key="key0", value=latest["key0"])
+        p.flush(10)
+    return latest
+
+
+def test_a_compacted_topic_keeps_the_latest_value_of_each_key(tmp_path):
+    c = Combined(tmp_path, extra="log.cleaner.backoff.ms=100\n")
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                cfg = [("cleanup.policy", "compact"), ("segment.ms", "50"),
+                       ("min.cleanable.dirty.ratio", "0.01"), ("delete.retention.ms", "0")]
+                created = await conn.request(CT(topics=[CT.CreatableTopic(
+                    name="compacted", num_partitions=1, replication_factor=1, assignments=[],
+                    configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
+                    timeout_ms=5000, validate_only=False), 7)
+                assert created.topics[0].error_code == ec.NONE
+                await _until("hosted", lambda: node.replicas.get("compacted", 0) is not None)
+                b = RecordBatchBuilder()
+                b.append(None, b"no key")
+                P = w.ProduceRequest
+                keyless = await conn.request(P(acks=-1, timeout_ms=5000, topic_data=[P.TopicProduceData(
+                    name="compacted", partition_data=[P.PartitionProduceData(index=0, records=b.build())])]), 9)
+                part = keyless.responses[0].partition_responses[0]
+                assert part.error_code == ec.INVALID_RECORD
+                assert part.error_message == ("Compacted topic cannot accept message without key in topic "
+                                              "partition compacted-0.")
+            finally:
+                await conn.close()
+            latest = await asyncio.to_thread(_write, c.bport)
+            hp = node.replicas.get("compacted", 0)
+            written = hp.log.end_offset()
+            assert written == 50 * 5 + 1 + 40
+            cleaned = await _until("cleaned", lambda: hp.log.checkpoints.get(CLEANER_OFFSET_CHECKPOINT,
+                                                                               ("compacted", 0)), 30)
+            active = hp.log.segment_base_offsets()[-1]
+            assert cleaned == active  # everything below the active segment was cleaned
+            out = await asyncio.to_thread(subprocess.run, [
+                "kcat", "-C", "-b", f"127.0.0.1:{c.bport}", "-t", "compacted", "-o", "beginning", "-e", "-q",
+                "-Z", "-f", "%o %k=%s\n"], capture_output=True, text=True, timeout=60)
+            assert out.returncode == 0, out.stderr
+            rows = [line.split(" ", 1) for line in out.stdout.splitlines()]
+            got: dict[str, str | None] = {}
+            below = []
+            for offset, kv in rows:
+                key, value = kv.split("=", 1)
+                got[key] = None if value == "NULL" else value
+                if int(offset) < active:
+                    below.append(key)
+            assert got.get("key4") is None and {k: v for k, v in got.items() if v is not None} == {
+                k: v for k, v in latest.items() if v is not None}
+            assert sorted(below) == sorted(set(below))  # one record per key in the cleaned part
+            assert "key4" not in below  # the tombstone went (delete.retention.ms=0) with the records it deleted
+            assert len(rows) < written // 3
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
