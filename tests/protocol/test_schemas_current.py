@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parents[2]
 SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
 METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
 ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-all"
+COORDINATOR_DIR = REPO.parent / "shared" / "reference" / "kafka-coordinator-records"
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 
 
@@ -100,11 +101,7 @@ def test_no_prose_is_copied():
 
 
 def test_generated_coordinator_records_are_current():
-    coordinator_dir = generate_schemas.DEFAULT_COORDINATOR_DIR
-    if not coordinator_dir.is_dir():
-        if os.environ.get("CI"):
-            pytest.fail(f"{coordinator_dir} is missing under CI")
-        pytest.skip("the shared reference specs are not beside this checkout")
+    coordinator_dir = _folder(COORDINATOR_DIR, "reference coordinator record specs")
     current = SCHEMAS_PY.read_text()
     assert generate_schemas.splice(current, generate_schemas.render_coordinator(coordinator_dir)) == current, (
         "kraftwire/protocol/schemas.py is stale: run python -m kraftwire.tools.generate_schemas")

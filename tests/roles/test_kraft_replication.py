@@ -3,8 +3,10 @@
 (``harness.links``).
 
 * kcat, kafka-python, confluent-kafka, aiokafka and KafkaJS produce with acks=all; kcat, kafka-python,
-  confluent-kafka and aiokafka read every partition back (KafkaJS only consumes in a group, which comes with the
-  groups issue).
+  confluent-kafka and aiokafka read every partition back.
+* The same five clients each read the topic in a consumer group and commit (``__consumer_offsets`` at its defaults:
+  50 partitions, 3 replicas). The broker coordinating one of the groups is SIGKILLed; after new writes every group
+  resumes at its committed offsets on the new coordinators: each client reads exactly the new records.
 * Broker 6 is cut off from its peers (its controller links stay): it leaves the ISR of the partitions it follows,
   and the partitions it leads shrink to itself, so acks=all to them is refused with NOT_ENOUGH_REPLICAS, as a client
   sees it, while the others take writes. Healed, it rejoins every ISR.
@@ -78,6 +80,7 @@ def _run(cluster, links) -> None:
 
     produced = _five_clients_produce(bootstrap)
     _four_clients_read_back(bootstrap, produced)
+    _five_clients_in_groups_across_a_coordinator_kill(cluster, ports)
     _a_broker_partitioned_from_its_peers(cluster, links, ports)
     _acks_all_survive_a_leader_kill(cluster, ports)
 
@@ -197,12 +200,132 @@ def _four_clients_read_back(bootstrap: str, produced: dict[str, list[str]]) -> N
                 assert mine == sorted(mine, key=lambda v: int(v.rsplit("-", 1)[1])), (reader, client)
 
 
+GROUP_CLIENTS = ("kafka-python", "confluent", "aiokafka", "kafkajs", "kcat")
+
+
+def _group_read(client: str, bootstrap: str, group: str, want: int) -> list[tuple[int, str]]:
+    """``want`` records of the topic read by ``client`` as a member of ``group`` from its committed offsets (the
+    beginning without any), committed before it leaves: (partition, value) pairs."""
+    got: list[tuple[int, str]] = []
+    if client == "kafka-python":
+        from kafka import KafkaConsumer
+
+        c = KafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                          enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000,
+                          request_timeout_ms=30000)
+        deadline = time.monotonic() + 90
+        while len(got) < want and time.monotonic() < deadline:
+            for tp, records in c.poll(500).items():
+                got.extend((tp.partition, r.value.decode()) for r in records)
+        c.commit()
+        c.close(autocommit=False)
+    elif client == "confluent":
+        from confluent_kafka import Consumer
+
+        c = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "auto.offset.reset": "earliest",
+                      "enable.auto.commit": False})
+        c.subscribe([TOPIC])
+        deadline = time.monotonic() + 90
+        while len(got) < want and time.monotonic() < deadline:
+            m = c.poll(0.5)
+            if m is not None and m.error() is None:
+                got.append((m.partition(), m.value().decode()))
+        c.commit(asynchronous=False)
+        c.close()
+    elif client == "aiokafka":
+        async def aio() -> None:
+            from aiokafka import AIOKafkaConsumer
+
+            c = AIOKafkaConsumer(TOPIC, bootstrap_servers=bootstrap, group_id=group, auto_offset_reset="earliest",
+                                 enable_auto_commit=False, session_timeout_ms=10000, heartbeat_interval_ms=1000)
+            await c.start()
+            try:
+                deadline = time.monotonic() + 90
+                while len(got) < want and time.monotonic() < deadline:
+                    for tp, batch in (await c.getmany(timeout_ms=500)).items():
+                        got.extend((tp.partition, m.value.decode()) for m in batch)
+                await c.commit()
+            finally:
+                await c.stop()
+
+        asyncio.run(aio())
+    elif client == "kafkajs":
+        out = subprocess.run(["node", "group.js", bootstrap, TOPIC, group, str(want)], cwd=clients.KAFKAJS_DIR,
+                             capture_output=True, text=True, timeout=180)
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = [(p, v) for p, v in json.loads(out.stdout.strip().splitlines()[-1])["values"]]
+    else:
+        kcat = shutil.which("kcat") or "kcat"
+        out = subprocess.run([kcat, "-b", bootstrap, "-G", group, TOPIC, "-X", "auto.offset.reset=earliest", "-e",
+                              "-q", "-f", "%p|%s\n"], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0, out.stderr[-3000:]
+        got = [(int(p), v) for p, v in (line.split("|", 1) for line in out.stdout.splitlines())]
+    return got
+
+
+def _end_offsets(bootstrap: str) -> int:
+    from kafka import KafkaConsumer, TopicPartition
+
+    c = KafkaConsumer(bootstrap_servers=bootstrap, group_id=None)
+    try:
+        return sum(c.end_offsets([TopicPartition(TOPIC, p) for p in range(6)]).values())
+    finally:
+        c.close()
+
+
+def _coordinator(port: int, group: str) -> int:
+    from kraftwire.coordinator.partitioning import GROUP_TOPIC, partition_for
+
+    md = roles.metadata(port)
+    topic = next(t for t in md.topics if t.name == GROUP_TOPIC)
+    return next(p.leader_id for p in topic.partitions if p.partition_index == partition_for(group, len(topic.partitions)))
+
+
+def _five_clients_in_groups_across_a_coordinator_kill(cluster, ports) -> None:
+    bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports.values())
+    total = _end_offsets(bootstrap)
+    everything = sorted(roles.read_partitions(ports[4], TOPIC, 6).items())
+    for client in GROUP_CLIENTS:
+        got = _group_read(client, bootstrap, f"group-{client}", total)
+        assert sorted(got) == sorted((p, v.decode()) for p, records in everything for _o, v in records), client
+    b4 = ports[4]
+    coordinators = {client: _coordinator(b4, f"group-{client}") for client in GROUP_CLIENTS}
+    victim_id = coordinators["confluent"]
+    victim = next(n for n in cluster.brokers if n.node_id == victim_id)
+    victim.kill()
+    alive = [p for b, p in ports.items() if b != victim_id]
+    survivors = ",".join(f"127.0.0.1:{p}" for p in alive)
+    roles.wait_until(lambda: all(_coordinator(alive[0], f"group-{c}") not in (victim_id, -1) for c in GROUP_CLIENTS),
+                     f"every group coordinated without broker {victim_id}", cluster)
+    from confluent_kafka import Producer
+
+    # acks=all retried until delivered: a loaded machine may briefly shrink an ISR below min.insync.replicas
+    p = Producer({"bootstrap.servers": survivors, "acks": "all", "enable.idempotence": True,
+                  "message.timeout.ms": 90000})
+    fresh = [f"after-the-kill-{i}" for i in range(30)]
+    failed = []
+    for value in fresh:
+        p.produce(TOPIC, value=value.encode(), on_delivery=lambda err, _m: failed.append(err) if err else None)
+    assert p.flush(120) == 0 and not failed, failed
+    for client in GROUP_CLIENTS:
+        got = _group_read(client, survivors, f"group-{client}", len(fresh))
+        assert sorted(v for _p, v in got) == sorted(fresh), (client, coordinators[client], victim_id)
+    victim.start()
+    roles.wait_until(lambda: _full_isr(b4), f"broker {victim_id} back in every ISR", cluster)
+    # leadership back to the preferred replicas, as before the kill (the next steps rely on two leaderships each)
+    from harness import processes
+
+    processes.kw("leader-election", "--bootstrap-server", bootstrap, "--election-type", "PREFERRED",
+                 "--all-topic-partitions")
+    roles.wait_until(lambda: sorted(leader for leader, _, _ in _partitions(b4).values()) == [4, 4, 5, 5, 6, 6],
+                     "two leaderships per broker again", cluster)
+
+
 def _a_broker_partitioned_from_its_peers(cluster, links, ports) -> None:
     from kafka import KafkaProducer
     from kafka.errors import NotEnoughReplicasError
 
     b4 = ports[4]
-    led_by_6 = sorted(p for p, (leader, _, _) in _partitions(b4).items() if leader == 6)
     for (a, b), proxy in links.items():
         if 6 in (a, b):
             proxy.cut()
@@ -218,6 +341,8 @@ def _a_broker_partitioned_from_its_peers(cluster, links, ports) -> None:
     roles.wait_until(lambda: all((isr == [6]) if leader == 6 else (isr == [4, 5])
                                  for leader, _, isr in _partitions(b4).values()),
                      "broker 6 out of its peers' ISRs and alone in its own", cluster)
+    led_by_6 = sorted(p for p, (leader, _, _) in _partitions(b4).items() if leader == 6)
+    assert led_by_6
     producer = KafkaProducer(bootstrap_servers=f"127.0.0.1:{ports[6]}", acks="all", retries=0,
                              request_timeout_ms=10000)
     try:
