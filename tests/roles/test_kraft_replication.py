@@ -315,10 +315,13 @@ def _five_clients_in_groups_across_a_coordinator_kill(cluster, ports) -> None:
     # leadership back to the preferred replicas, as before the kill (the next steps rely on two leaderships each)
     from harness import processes
 
-    processes.kw("leader-election", "--bootstrap-server", bootstrap, "--election-type", "PREFERRED",
-                 "--all-topic-partitions")
-    roles.wait_until(lambda: sorted(leader for leader, _, _ in _partitions(b4).values()) == [4, 4, 5, 5, 6, 6],
-                     "two leaderships per broker again", cluster)
+    def preferred() -> bool:
+        for p in range(6):
+            processes.kw("leader-election", "--bootstrap-server", bootstrap, "--election-type", "PREFERRED",
+                         "--topic", TOPIC, "--partition", str(p), check=False)
+        return sorted(leader for leader, _, _ in _partitions(b4).values()) == [4, 4, 5, 5, 6, 6]
+
+    roles.wait_until(preferred, "two leaderships per broker again", cluster)
 
 
 def _a_broker_partitioned_from_its_peers(cluster, links, ports) -> None:
