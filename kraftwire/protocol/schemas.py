@@ -1649,6 +1649,14 @@ M("KraftwireGroupOffsetRecord", "data", None, "0", "0+", [
     F("CommitTimestamp", "int64", "0+", default=-1),
 ], kraftwire=True)
 
+# The test server's group coordinator state: one record of Kafka's __consumer_offsets layout (the same keys and
+# values a KRaft broker writes to that topic), carried inside a control record of the Raft log.
+M("KraftwireGroupRecord", "data", None, "0", "0+", [
+    F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
+    F("Key", "bytes", "0+"),
+    F("Value", "bytes", "0+", nullable="0+", default=None),  # null: a tombstone
+], kraftwire=True)
+
 M("KraftwireGroupGenerationRecord", "data", None, "0", "0+", [
     F("Version", "int16", "0+"),  # the value version, first like Kafka's control values
     F("GroupId", "string", "0+"),

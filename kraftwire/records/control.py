@@ -17,7 +17,12 @@ KRAFTWIRE_GROUP_OFFSET      28672  KraftwireGroupOffsetRecord      (kraftwire-sp
 KRAFTWIRE_GROUP_GENERATION  28673  KraftwireGroupGenerationRecord  (kraftwire-specific)
 KRAFTWIRE_BROKER_REGISTR.   28674  KraftwireBrokerRegistrationRecord (kraftwire-specific)
 KRAFTWIRE_BROKER_STATE      28675  KraftwireBrokerStateRecord        (kraftwire-specific)
+KRAFTWIRE_GROUP_RECORD      28676  KraftwireGroupRecord              (kraftwire-specific)
 ==========================  =====  ===============================================================
+
+The test server's group coordinator writes ``KRAFTWIRE_GROUP_RECORD``: Kafka's ``__consumer_offsets`` key and value
+(``kraftwire.coordinator.records``). ``KRAFTWIRE_GROUP_OFFSET`` and ``KRAFTWIRE_GROUP_GENERATION`` are what earlier
+versions wrote; they are still read.
 
 kraftwire's types sit at 0x7000 and up, far from Kafka's small numbers (0-6 today), so a future Kafka
 type cannot collide. Producer state has no control record: it is rebuilt from data-batch headers.
@@ -65,6 +70,7 @@ KRAFTWIRE_GROUP_OFFSET = 0x7000
 KRAFTWIRE_GROUP_GENERATION = 0x7001
 KRAFTWIRE_BROKER_REGISTRATION = 0x7002
 KRAFTWIRE_BROKER_STATE = 0x7003
+KRAFTWIRE_GROUP_RECORD = 0x7004
 
 #: control type -> (name, value message class)
 CONTROL_MESSAGES: dict[int, tuple[str, type]] = {
@@ -77,6 +83,7 @@ CONTROL_MESSAGES: dict[int, tuple[str, type]] = {
     KRAFTWIRE_GROUP_GENERATION: ("KRAFTWIRE_GROUP_GENERATION", m.KraftwireGroupGenerationRecord),
     KRAFTWIRE_BROKER_REGISTRATION: ("KRAFTWIRE_BROKER_REGISTRATION", m.KraftwireBrokerRegistrationRecord),
     KRAFTWIRE_BROKER_STATE: ("KRAFTWIRE_BROKER_STATE", m.KraftwireBrokerStateRecord),
+    KRAFTWIRE_GROUP_RECORD: ("KRAFTWIRE_GROUP_RECORD", m.KraftwireGroupRecord),
 }
 #: The value version kraftwire writes (Kafka's current versions for its own types).
 VALUE_VERSION = 0

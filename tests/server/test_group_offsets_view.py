@@ -60,7 +60,7 @@ def test_a_write_above_the_high_watermark_reads_as_the_value_it_replaced():
     assert scan.committed_offsets("g") == {("t", 0): (12, 1, "m12"), ("t", 1): (20, 1, "m20"),
                                            ("t", 2): (30, 1, "m30")}
     assert scan.committed_offsets("h") == {("t", 0): (99, 1, "m99")}
-    assert not scan.state.pending  # nothing is remembered once committed
+    assert not scan.state.groups._pending  # nothing is remembered once committed
 
 
 def test_an_uncommitted_delete_still_reads_as_the_committed_offset():
@@ -94,7 +94,7 @@ def test_the_committed_image_state_does_not_remember_writes():
     lg = MemoryLog()
     _append(lg, ("g", 0, 1), ("g", 0, 2))
     replay(lg, state, 0, lg.end_offset(), Isolation.UNCOMMITTED)
-    assert state.offsets[("g", "t", 0)][0] == 2 and not state.pending
+    assert state.offsets[("g", "t", 0)][0] == 2 and not state.groups._pending
 
 
 commits = st.lists(st.tuples(st.sampled_from("gh"), st.integers(0, 2), st.integers(-1, 50)), min_size=1, max_size=3)
@@ -129,9 +129,12 @@ def test_offset_fetch_answers_committed_offsets_and_waits_for_a_new_leaders_firs
     _append(lg, ("g", 0, 11))  # the old leader's last commit, not known committed here yet
     epoch_start = lg.end_offset()
     answers = []
+    from kraftwire.config import Config
+
     ctx = SimpleNamespace(log=lg, watchers=[], topic_name="t", is_leader=lambda: True, epoch=lambda: 2,
                           epoch_start_offset=lambda: epoch_start,
-                          loop=lambda: SimpleNamespace(call_later=lambda *args: None))
+                          loop=lambda: SimpleNamespace(call_later=lambda *args: None),
+                          node=SimpleNamespace(settings=SimpleNamespace(config=Config())))
     conn = SimpleNamespace(send_response=lambda body, version, cid: answers.append(body))
     coordinator = Coordinator(ctx, LogScan(ctx))
     R = w.OffsetFetchRequest
@@ -139,7 +142,7 @@ def test_offset_fetch_answers_committed_offsets_and_waits_for_a_new_leaders_firs
     def ask(version, topics=True):
         req = R(group_id="g", topics=[R.OffsetFetchRequestTopic(name="t", partition_indexes=[0])] if topics else None)
         coordinator.offset_fetch(SimpleNamespace(body=req, version=version,
-                                                 header=SimpleNamespace(correlation_id=1)), conn)
+                                                 header=SimpleNamespace(correlation_id=1, client_id="c")), conn)
         return answers[-1]
 
     assert ask(5).error_code == COORDINATOR_LOAD_IN_PROGRESS and ask(5).topics == []

@@ -170,6 +170,8 @@ def subscription_topics(metadata: bytes) -> set[str] | None:
         count = int.from_bytes(metadata[2:6], "big", signed=True)
         pos, topics = 6, set()
         for _ in range(count):
+            if pos + 2 > len(metadata):
+                return None
             length = int.from_bytes(metadata[pos:pos + 2], "big", signed=True)
             pos += 2
             if length < 0 or pos + length > len(metadata):
@@ -211,6 +213,9 @@ class GroupShard:
         self._pending: deque = deque()  # (log offset, group, key or None, entry or None) not yet committed
         self.high_watermark = 0
         self.live = False  # False while loading: GroupMetadata records rebuild the groups
+        #: the last GroupMetadata value of each group in the log (None: its tombstone), live or not: what ``unload``
+        #: rebuilds the groups from when this shard goes back to following the log
+        self.metadata_values: dict[str, bytes | None] = {}
         self._next_expiry_ms: int | None = None
 
     # ================================================================================================ the log
@@ -226,6 +231,7 @@ class GroupShard:
             self._set_offset(self.offsets, k.group, (k.topic, k.partition), entry)
             self._pending.append((offset, k.group, (k.topic, k.partition), entry))
         elif rec.record_type == 2:
+            self.metadata_values[rec.key.group] = None if value is None else bytes(value)
             if self.live:
                 return  # a record this shard wrote: the live group already holds it
             self._load_group(rec.key.group, rec.value)
@@ -297,6 +303,11 @@ class GroupShard:
                                      error_response("SyncGroup", m.sync.version, ec.NOT_COORDINATOR)))
                 m.join = m.sync = None
         self.live = False
+        self._next_expiry_ms = None
+        self.groups = {}  # back to what the log says (the live groups held more)
+        for group_id, value in self.metadata_values.items():
+            if value is not None:
+                self._load_group(group_id, cr.decode(cr.group_metadata_key(group_id), value).value)
         return out
 
     # ================================================================================================ helpers

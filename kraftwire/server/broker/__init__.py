@@ -5,10 +5,10 @@ Kafka clients need. A KRaft node (``server-start``) serves ``kraft_apis`` instea
 * ``produce.py``   — Produce (acks 0 / 1 / -1) through the core's raw-batch append; idempotence checks
 * ``fetch.py``     — consumer Fetch (long polling, up to this node's high watermark) and ListOffsets
 * ``producers.py`` — InitProducerId and the producer-state table rebuilt from data-batch headers
-* ``groups.py``    — FindCoordinator and the classic group protocol, coordinated by the leader
-* ``group_admin.py`` — ListGroups, DescribeGroups, DeleteGroups, OffsetDelete (kafka-consumer-groups.sh)
+* ``groups.py``    — FindCoordinator, the classic group protocol and the group admin APIs: the leader runs the
+  same pure group coordinator as a KRaft broker, with the Raft log as its partition
 * ``configs.py``   — DescribeConfigs for this node and the topic (kafka-configs.sh --describe), read-only
-* ``scan.py``      — one pass over the log feeding the state rebuilt from it (producers, group offsets)
+* ``scan.py``      — one pass over the log feeding the state rebuilt from it (producers, the groups' shard)
 
 ``register_client_apis(node)`` runs when the node is built (before ``start()``); the handlers attach to the core and
 the driver on first use. Fetch (api key 1) is shared with Raft replication: the node routes a Fetch with replica
@@ -24,7 +24,7 @@ from kraftwire.server.broker.context import BrokerContext
 def register_client_apis(node) -> BrokerContext:
     """Register every client API on ``node.dispatcher``; call before ``node.start()`` (the handlers attach to the
     core and the driver on first use)."""
-    from kraftwire.server.broker import configs, fetch, group_admin, groups, metadata, produce, producers, scan
+    from kraftwire.server.broker import configs, fetch, groups, metadata, produce, producers, scan
 
     ctx = BrokerContext(node)
     d = node.dispatcher
@@ -45,7 +45,6 @@ def register_client_apis(node) -> BrokerContext:
     d.serve("Produce", attached(produce.Produce(ctx, states).handle))
     d.serve("ListOffsets", attached(fetch.ListOffsets(ctx).handle))
     ctx.groups = groups.register(ctx, d, log_scan, attached)
-    group_admin.register(ctx.groups, d, attached)
     d.serve("DescribeConfigs", attached(configs.DescribeConfigs(ctx).handle))
     d.serve("InitProducerId", attached(producers.InitProducerId(ctx, states).handle))
     node.broker = ctx

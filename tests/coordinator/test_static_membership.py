@@ -1,0 +1,81 @@
+"""Static membership (KIP-345) in the group coordinator, request by request: a static member joins without the
+MEMBER_ID_REQUIRED round; a restarted follower takes its old place in a Stable group without a rebalance; a
+restarted leader causes one; the replaced member id is fenced on every API; a static member leaves by instance id.
+(The end-to-end check with librdkafka is in tests/interop/test_group_admin.py.)"""
+
+from __future__ import annotations
+
+from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
+from kraftwire.error_codes import FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID
+from kraftwire.protocol import messages as w
+
+
+def join(shard, instance, member_id="", metadata=b"m"):
+    R = w.JoinGroupRequest
+    return shard.join_group(R(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id=member_id,
+                              group_instance_id=instance, protocol_type="consumer",
+                              protocols=[R.JoinGroupRequestProtocol(name="range", metadata=metadata)]), 7,
+                            f"join-{instance}-{member_id}", 0, "c", "/127.0.0.1").replies
+
+
+def sync(shard, member_id, generation, instance, assignments=()):
+    R = w.SyncGroupRequest
+    return shard.sync_group(R(group_id="g", generation_id=generation, member_id=member_id, group_instance_id=instance,
+                              protocol_type="consumer", protocol_name="range", assignments=[
+                                  R.SyncGroupRequestAssignment(member_id=m, assignment=a) for m, a in assignments]),
+                            5, f"sync-{member_id}", 0).replies
+
+
+def heartbeat(shard, member_id, generation, instance):
+    return shard.heartbeat(w.HeartbeatRequest(group_id="g", generation_id=generation, member_id=member_id,
+                                              group_instance_id=instance), 4, "hb", 0).replies[0].body.error_code
+
+
+def by_token(replies):
+    return {r.token: r.body for r in replies}
+
+
+def test_static_members_rejoin_fenced_and_leave_by_instance_id():
+    shard = GroupShard(0, GroupConfig(initial_rebalance_delay_ms=0))
+    shard.loaded(0)
+    [a] = [r.body for r in join(shard, "a")]
+    assert a.error_code == 0 and a.member_id.startswith("a-") and a.leader == a.member_id  # no MEMBER_ID_REQUIRED
+    generation = a.generation_id
+    assert sync(shard, a.member_id, generation, "a", [(a.member_id, b"all")])[0].body.assignment == b"all"
+    assert join(shard, "b") == []  # a second static member: a rebalance the leader joins again
+    answers = by_token(join(shard, "a", a.member_id))
+    a2 = answers[f"join-a-{a.member_id}"]
+    b = next(body for token, body in answers.items() if token.startswith("join-b"))
+    generation = a2.generation_id
+    assert b.error_code == 0 and generation == b.generation_id and a2.leader == a.member_id
+    assert sync(shard, b.member_id, generation, "b") == []  # waits for the leader
+    replies = by_token(sync(shard, a.member_id, generation, "a", [(a.member_id, b"pa"), (b.member_id, b"pb")]))
+    group = shard.groups["g"]
+    assert group.state == STABLE and replies[f"sync-{b.member_id}"].assignment == b"pb"
+
+    # b restarts (a new member id, same instance id): its place back, same generation, no rebalance
+    [b_again] = [r.body for r in join(shard, "b")]
+    assert b_again.error_code == 0 and b_again.member_id != b.member_id
+    assert b_again.generation_id == generation and b_again.members == [] and group.state == STABLE
+    assert sync(shard, b_again.member_id, generation, "b")[0].body.assignment == b"pb"
+    # the old incarnation is fenced everywhere; without its instance id it is simply unknown
+    assert heartbeat(shard, b.member_id, generation, "b") == FENCED_INSTANCE_ID
+    assert heartbeat(shard, b.member_id, generation, None) == UNKNOWN_MEMBER_ID
+    assert sync(shard, b.member_id, generation, "b")[0].body.error_code == FENCED_INSTANCE_ID
+    assert join(shard, "b", b.member_id)[0].body.error_code == FENCED_INSTANCE_ID
+    R = w.OffsetCommitRequest
+    commit = shard.offset_commit(R(group_id="g", generation_id_or_member_epoch=generation, member_id=b.member_id,
+                                   group_instance_id="b", topics=[R.OffsetCommitRequestTopic(name="t", partitions=[
+                                       R.OffsetCommitRequestPartition(partition_index=0, committed_offset=5)])]), 8,
+                                 "c", 0)
+    assert commit.replies[0].body.topics[0].partitions[0].error_code == FENCED_INSTANCE_ID and not commit.records
+    assert heartbeat(shard, b_again.member_id, generation, "b") == 0
+
+    # the leader restarting is a rebalance (it must assign again)
+    assert join(shard, "a") == [] and group.state != STABLE  # waits for b to rejoin
+    L = w.LeaveGroupRequest
+    leave = shard.leave_group(L(group_id="g", members=[L.MemberIdentity(member_id="", group_instance_id="b")]), 3,
+                              "leave", 0)
+    [gone] = leave.replies[-1].body.members
+    assert gone.error_code == 0 and gone.member_id == b_again.member_id and gone.group_instance_id == "b"
+    assert "b" not in group.static and list(group.static) == ["a"]
