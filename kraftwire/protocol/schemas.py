@@ -278,6 +278,76 @@ M('BrokerRegistrationResponse', 'response', 62, '0-4', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
 ])
+M('ConsumerGroupDescribeRequest', 'request', 69, '0', '0+', [
+    F('GroupIds', '[]string', '0+'),
+    F('IncludeAuthorizedOperations', 'bool', '0+'),
+])
+M('ConsumerGroupDescribeResponse', 'response', 69, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Groups', '[]DescribedGroup', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+        F('GroupId', 'string', '0+'),
+        F('GroupState', 'string', '0+'),
+        F('GroupEpoch', 'int32', '0+'),
+        F('AssignmentEpoch', 'int32', '0+'),
+        F('AssignorName', 'string', '0+'),
+        F('Members', '[]Member', '0+', fields=[
+            F('MemberId', 'string', '0+'),
+            F('InstanceId', 'string', '0+', nullable='0+', default=None),
+            F('RackId', 'string', '0+', nullable='0+', default=None),
+            F('MemberEpoch', 'int32', '0+'),
+            F('ClientId', 'string', '0+'),
+            F('ClientHost', 'string', '0+'),
+            F('SubscribedTopicNames', '[]string', '0+'),
+            F('SubscribedTopicRegex', 'string', '0+', nullable='0+', default=None),
+            F('Assignment', 'Assignment', '0+', fields=[
+                F('TopicPartitions', '[]TopicPartitions', '0+', fields=[
+                    F('TopicId', 'uuid', '0+'),
+                    F('TopicName', 'string', '0+'),
+                    F('Partitions', '[]int32', '0+'),
+                ]),
+            ]),
+            F('TargetAssignment', 'Assignment', '0+', fields=[
+                F('TopicPartitions', '[]TopicPartitions', '0+', fields=[
+                    F('TopicId', 'uuid', '0+'),
+                    F('TopicName', 'string', '0+'),
+                    F('Partitions', '[]int32', '0+'),
+                ]),
+            ]),
+        ]),
+        F('AuthorizedOperations', 'int32', '0+', default=-2147483648),
+    ]),
+])
+M('ConsumerGroupHeartbeatRequest', 'request', 68, '0-1', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('MemberId', 'string', '0+'),
+    F('MemberEpoch', 'int32', '0+'),
+    F('InstanceId', 'string', '0+', nullable='0+', default=None),
+    F('RackId', 'string', '0+', nullable='0+', default=None),
+    F('RebalanceTimeoutMs', 'int32', '0+', default=-1),
+    F('SubscribedTopicNames', '[]string', '0+', nullable='0+', default=None),
+    F('SubscribedTopicRegex', 'string', '1+', nullable='1+', default=None),
+    F('ServerAssignor', 'string', '0+', nullable='0+', default=None),
+    F('TopicPartitions', '[]TopicPartitions', '0+', nullable='0+', default=None, fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ConsumerGroupHeartbeatResponse', 'response', 68, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('MemberId', 'string', '0+', nullable='0+', default=None),
+    F('MemberEpoch', 'int32', '0+'),
+    F('HeartbeatIntervalMs', 'int32', '0+'),
+    F('Assignment', 'Assignment', '0+', nullable='0+', default=None, fields=[
+        F('TopicPartitions', '[]TopicPartitions', '0+', fields=[
+            F('TopicId', 'uuid', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+])
 M('CreatePartitionsRequest', 'request', 37, '0-3', '2+', [
     F('Topics', '[]CreatePartitionsTopic', '0+', fields=[
         F('Name', 'string', '0+'),

@@ -23,7 +23,15 @@ import time
 import uuid
 
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.group.shard import GroupConfig, GroupShard, Result, error_response
+from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.shard import (
+    GroupConfig,
+    GroupShard,
+    Result,
+    error_response,
+    fetch_requests,
+    offset_fetch_response,
+)
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.metadata import answers
@@ -92,6 +100,8 @@ class GroupApis:
         d.serve("DescribeGroups", self.describe_groups)
         d.serve("DeleteGroups", self.delete_groups)
         d.serve("OffsetDelete", self.offset_delete)
+        d.serve("ConsumerGroupHeartbeat", self.consumer_heartbeat)
+        d.serve("ConsumerGroupDescribe", self.consumer_group_describe)
 
     def close(self) -> None:
         if self._ticker is not None:
@@ -256,6 +266,8 @@ class GroupApis:
                             part.error_code = code
             elif reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
                 body = error_response(reply.api, reply.token[1], code)
+            elif reply.api == "ConsumerGroupHeartbeat":
+                body = consumer_error(code)
             self._send(reply.token, body)
         if self.shards.get(p) is not None:
             self._reload(p)
@@ -376,42 +388,45 @@ class GroupApis:
         self._write(p, result)
 
     def offset_fetch(self, request, conn) -> None:
-        body, version = request.body, request.version
-        R = w.OffsetFetchResponse
-        if version >= 8:
-            groups = []
-            for g in body.groups:
-                err, topics = self._fetch_one(g.group_id, None if g.topics is None else
-                                              [(t.name, list(t.partition_indexes)) for t in g.topics])
-                groups.append(R.OffsetFetchResponseGroup(group_id=g.group_id, error_code=err, topics=[
-                    R.OffsetFetchResponseTopics(name=name, partitions=[
-                        R.OffsetFetchResponsePartitions(
-                            partition_index=i, committed_offset=o, committed_leader_epoch=e, metadata=m,
-                            error_code=0) for i, o, e, m in parts]) for name, parts in topics]))
-            conn.send_response(R(throttle_time_ms=0, groups=groups), version, request.header.correlation_id)
-            return
-        asked = None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
-        err, topics = self._fetch_one(body.group_id, asked)
-        if err and version >= 2:
-            conn.send_response(R(throttle_time_ms=0, error_code=err, topics=[]), version,
-                               request.header.correlation_id)
-            return
-        if err:  # before v2 the error travels in every partition
-            topics = [(name, [(i, -1, -1, "") for i in idx]) for name, idx in (asked or [])]
-        conn.send_response(R(throttle_time_ms=0, error_code=0, topics=[
-            R.OffsetFetchResponseTopic(name=name, partitions=[R.OffsetFetchResponsePartition(
-                partition_index=i, committed_offset=o, committed_leader_epoch=e, metadata=m, error_code=err)
-                for i, o, e, m in parts]) for name, parts in topics]), version, request.header.correlation_id)
-
-    def _fetch_one(self, group_id: str, asked):
-        _p, shard = self._route(group_id)
-        if shard is None:
-            return ec.NOT_COORDINATOR, []
         out = []
-        for name, parts in shard.committed_offsets(group_id, asked):
-            out.append((name, [(i, -1, -1, "") if e is None else (i, e.offset, e.leader_epoch, e.metadata or "")
-                               for i, e in parts]))
-        return ec.NONE, out
+        for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
+            _p, shard = self._route(gid)
+            if shard is None:
+                out.append((gid, ec.NOT_COORDINATOR, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
+                continue
+            err = shard.fetch_error(gid, member_id, member_epoch)
+            out.append((gid, err, [] if err else shard.committed_offsets(gid, asked)))
+        conn.send_response(offset_fetch_response(request.version, out), request.version,
+                           request.header.correlation_id)
+
+    def consumer_heartbeat(self, request, conn) -> None:
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id, request.header.client_id)
+        p, shard = self._route(body.group_id)
+        if shard is None:
+            self._send(token, consumer_error(ec.NOT_COORDINATOR))
+            return
+        image = self.md.image
+
+        def lookup(name: str):
+            topic = image.topic(name)
+            return None if topic is None else (topic.id, len(topic.partitions))
+
+        self._write(p, shard.consumer_heartbeat(body, version, token, _now_ms(), request.header.client_id or "",
+                                                "/" + conn.peer.rsplit(":", 1)[0], lookup))
+
+    def consumer_group_describe(self, request, conn) -> None:
+        R = w.ConsumerGroupDescribeResponse
+        names = {t.id: t.name for t in self.md.image.topics.values()}
+        out = []
+        for gid in request.body.group_ids:
+            _p, shard = self._route(gid)
+            if shard is None:
+                out.append(R.DescribedGroup(error_code=ec.NOT_COORDINATOR, group_id=gid, group_state="",
+                                            group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
+            else:
+                out.append(shard.consumer_describe(gid, names))
+        conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
 
     # ================================================================================================ admin
     def list_groups(self, request, conn) -> None:
@@ -423,9 +438,9 @@ class GroupApis:
         for loaded in self.shards.values():
             if loaded.shard is None or not loaded.shard.live:
                 continue
-            for group_id, protocol_type, state in loaded.shard.list_groups(states, types):
+            for group_id, protocol_type, state, kind in loaded.shard.list_groups(states, types):
                 groups.append(R.ListedGroup(group_id=group_id, protocol_type=protocol_type, group_state=state,
-                                            group_type="classic"))
+                                            group_type=kind))
         conn.send_response(R(throttle_time_ms=0, error_code=0, groups=sorted(groups, key=lambda g: g.group_id)),
                            version, request.header.correlation_id)
 

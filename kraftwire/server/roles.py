@@ -42,7 +42,8 @@ CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fet
                               "BrokerHeartbeat", "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter")
 #: served only on client listeners (when the node has dedicated client listeners)
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
-                          "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId")
+                          "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",
+                          "ConsumerGroupDescribe")
 TICK_S = 0.1
 SHUTDOWN_WAIT_S = 5.0
 FENCED_HEARTBEAT_MS = 100

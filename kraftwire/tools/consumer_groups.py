@@ -288,10 +288,17 @@ class Admin:
         return [out[k] for k in sorted(out)]
 
     async def describe(self, group: str):
+        """The group as DescribeGroups answers it; a KIP-848 consumer group (which DescribeGroups does not describe,
+        as in Kafka) through ConsumerGroupDescribe, in the same shape."""
         from kraftwire.protocol import messages as w
 
         error, answer = await self.on_coordinator(group, w.DescribeGroupsRequest(groups=[group]), 5,
                                                   lambda a: a.groups[0].error_code)
+        if error == ec.GROUP_ID_NOT_FOUND:
+            error, answer = await self.on_coordinator(group, w.ConsumerGroupDescribeRequest(group_ids=[group]), 0,
+                                                      lambda a: a.groups[0].error_code)
+            if not error:
+                return _classic_view(answer.groups[0])
         if error:
             raise GroupError(f"The group '{group}' could not be described: {ec.java_exception(error)}")
         return answer.groups[0]
@@ -383,6 +390,26 @@ class Admin:
         per = {} if answer is None else {(t.name, p.partition_index): p.error_code
                                          for t in answer.topics for p in t.partitions}
         return error, per
+
+
+def _classic_view(g):
+    """A ConsumerGroupDescribe group in DescribeGroups' shape (assignments as consumer-protocol bytes)."""
+    from types import SimpleNamespace
+
+    def encoded(assignment) -> bytes:
+        out = [b"\x00\x00", len(assignment.topic_partitions).to_bytes(4, "big")]
+        for tp in assignment.topic_partitions:
+            name = tp.topic_name.encode()
+            out += [len(name).to_bytes(2, "big"), name, len(tp.partitions).to_bytes(4, "big")]
+            out += [p.to_bytes(4, "big") for p in tp.partitions]
+        out.append(b"\xff\xff\xff\xff")
+        return b"".join(out)
+
+    members = [SimpleNamespace(member_id=m.member_id, group_instance_id=m.instance_id, client_id=m.client_id,
+                               client_host=m.client_host, member_assignment=encoded(m.assignment))
+               for m in g.members]
+    return SimpleNamespace(group_id=g.group_id, group_state=g.group_state, protocol_data=g.assignor_name,
+                           members=members)
 
 
 class GroupError(Exception):

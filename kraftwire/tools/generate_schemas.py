@@ -37,6 +37,8 @@ FROM_ALL = (
     "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
     "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
+    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse", "ConsumerGroupHeartbeatRequest",
+    "ConsumerGroupHeartbeatResponse",
     "CreateTopicsRequest", "CreateTopicsResponse", "DeleteGroupsRequest", "DeleteGroupsResponse",
     "DeleteRecordsRequest", "DeleteRecordsResponse", "DeleteTopicsRequest", "DeleteTopicsResponse",
     "AssignReplicasToDirsRequest", "AssignReplicasToDirsResponse",

@@ -314,7 +314,7 @@ def test_describe_and_list():
     assert d.group_state == STABLE and d.protocol_data == "range" and len(d.members) == 2
     assert {bytes(m.member_assignment) for m in d.members} == {b"L", b"F"}
     assert shard.describe_group("none").group_state == "Dead"
-    assert shard.list_groups(None, None) == [("g", "consumer", STABLE)]
+    assert shard.list_groups(None, None) == [("g", "consumer", STABLE, "classic")]
     assert shard.list_groups({"empty"}, None) == []
 
 

@@ -234,3 +234,97 @@ def test_console_consumer_in_a_group_resumes_from_its_commits(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def test_kip848_consumer_groups_with_librdkafka(tmp_path):
+    """confluent-kafka (librdkafka) with ``group.protocol=consumer``: two members share a topic by the server-side
+    assignor, every record is read once, commits carry the member epoch, and a new member resumes from them."""
+    c = Combined(tmp_path, extra=GROUP_PROPS)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            await asyncio.to_thread(_produce, c.bport, "t", 60)
+            got = await asyncio.to_thread(_two_kip848_members, c.bport, 60)
+            assert sorted(got) == sorted(f"v{i}".encode() for i in range(60))
+            assert await asyncio.to_thread(_committed, c.bport, "next-gen", "t") == [20, 20, 20]
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                listed = await conn.request(w.ListGroupsRequest(states_filter=[], types_filter=["consumer"]), 5)
+                assert [(g.group_id, g.group_type, g.group_state) for g in listed.groups] == [
+                    ("next-gen", "consumer", "Empty")]
+                described = await conn.request(w.ConsumerGroupDescribeRequest(group_ids=["next-gen"]), 0)
+                [g] = described.groups
+                assert g.error_code == 0 and g.group_state == "Empty" and g.assignor_name == "uniform"
+            finally:
+                await conn.close()
+            code, out, err = await _kw("consumer-groups", "--bootstrap-server", f"127.0.0.1:{c.bport}", "--describe",
+                                       "--group", "next-gen")
+            assert code == 0 and "Consumer group 'next-gen' has no active members." in err, (out, err)
+            rows = [line.split() for line in out.strip().splitlines()[1:]]
+            assert sorted((r[1], r[2], r[3]) for r in rows) == [("t", "0", "20"), ("t", "1", "20"), ("t", "2", "20")]
+            await asyncio.to_thread(_produce, c.bport, "t", 3)
+            got = await asyncio.to_thread(_kip848_read, c.bport, 3)
+            assert sorted(got) == [b"v0", b"v1", b"v2"]  # resumed at the committed offsets
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+
+def _kip848_consumer(port: int):
+    return Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "next-gen", "group.protocol": "consumer",
+                     "auto.offset.reset": "earliest", "enable.auto.commit": False})
+
+
+def _two_kip848_members(port: int, want: int) -> list[bytes]:
+    import time
+
+    members = [_kip848_consumer(port) for _ in range(2)]
+    got: list[bytes] = []
+    try:
+        for m in members:
+            m.subscribe(["t"])
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for m in members:
+                msg = m.poll(0.1)
+                if msg is not None and msg.error() is None:
+                    got.append(msg.value())
+            owned = [{tp.partition for tp in m.assignment()} for m in members]
+            if len(got) >= want and all(owned) and not (owned[0] & owned[1]) and owned[0] | owned[1] == {0, 1, 2}:
+                break
+        assert len(got) == want, f"read {len(got)} of {want}"
+        owned = [{tp.partition for tp in m.assignment()} for m in members]
+        assert all(owned) and not (owned[0] & owned[1]) and owned[0] | owned[1] == {0, 1, 2}, owned
+        for m in members:
+            m.commit(asynchronous=False)
+    finally:
+        for m in members:
+            m.close()
+    return got
+
+
+def _kip848_read(port: int, want: int) -> list[bytes]:
+    import time
+
+    m = _kip848_consumer(port)
+    got: list[bytes] = []
+    try:
+        m.subscribe(["t"])
+        deadline = time.monotonic() + 60
+        while len(got) < want and time.monotonic() < deadline:
+            msg = m.poll(0.2)
+            if msg is not None and msg.error() is None:
+                got.append(msg.value())
+        m.commit(asynchronous=False)
+    finally:
+        m.close()
+    return got

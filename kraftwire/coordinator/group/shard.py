@@ -31,6 +31,7 @@ from typing import Any, Callable, NamedTuple
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.group import consumer as cg
 from kraftwire.protocol import messages as w
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
@@ -50,6 +51,8 @@ class GroupConfig:
     offsets_retention_ms: int = 10080 * 60_000  # offsets.retention.minutes
     offsets_retention_check_interval_ms: int = 600_000  # offsets.retention.check.interval.ms
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
+    consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
+    consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
 
 
 class Reply(NamedTuple):
@@ -197,6 +200,39 @@ def error_response(api: str, version: int, code: int):
     raise ValueError(f"no single-code refusal for {api}")
 
 
+def offset_fetch_response(version: int, groups: list) -> object:
+    """The OffsetFetch answer for ``groups``: [(group id, error, [(topic, [(partition, entry or None)])])] — one
+    group before v8 (per-partition errors before v2), a list of groups from v8."""
+    R = w.OffsetFetchResponse
+
+    def value(e):
+        return (-1, -1, "") if e is None else (e.offset, e.leader_epoch, e.metadata or "")
+
+    if version >= 8:
+        return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
+            R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
+                partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
+                metadata=value(e)[2], error_code=0) for i, e in parts]) for name, parts in topics])
+            for gid, err, topics in groups])
+    _gid, err, topics = groups[0]
+    if err and version >= 2:
+        return R(throttle_time_ms=0, error_code=err, topics=[])
+    return R(throttle_time_ms=0, error_code=0, topics=[R.OffsetFetchResponseTopic(name=name, partitions=[
+        R.OffsetFetchResponsePartition(partition_index=i, committed_offset=value(e)[0],
+                                       committed_leader_epoch=value(e)[1], metadata=value(e)[2], error_code=err)
+        for i, e in parts]) for name, parts in topics])
+
+
+def fetch_requests(body, version: int) -> list:
+    """[(group id, member id, member epoch, [(topic, [partition])] or None)] an OffsetFetch asks for."""
+    if version >= 8:
+        return [(g.group_id, g.member_id if version >= 9 else None, g.member_epoch if version >= 9 else -1,
+                 None if g.topics is None else [(t.name, list(t.partition_indexes)) for t in g.topics])
+                for g in body.groups]
+    return [(body.group_id, None, -1,
+             None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics])]
+
+
 class GroupShard:
     """The groups of one ``__consumer_offsets`` partition and their committed offsets."""
 
@@ -206,6 +242,8 @@ class GroupShard:
         self.config = config or GroupConfig()
         self._new_id = new_id or _counter()
         self.groups: dict[str, Group] = {}
+        #: KIP-848 consumer groups (``group.protocol=consumer``), by group id
+        self.consumer_groups: dict[str, cg.ConsumerGroup] = {}
         #: every offset the log holds (committed or not): group -> (topic, partition) -> entry
         self.offsets: dict[str, dict[tuple[str, int], OffsetEntry]] = {}
         #: the committed view, read by OffsetFetch and the admin APIs
@@ -216,6 +254,8 @@ class GroupShard:
         #: the last GroupMetadata value of each group in the log (None: its tombstone), live or not: what ``unload``
         #: rebuilds the groups from when this shard goes back to following the log
         self.metadata_values: dict[str, bytes | None] = {}
+        #: the consumer groups' records as the log holds them (key -> (type, value)), for the same purpose
+        self.consumer_log: dict[bytes, tuple[int, bytes]] = {}
         self._next_expiry_ms: int | None = None
 
     # ================================================================================================ the log
@@ -235,8 +275,14 @@ class GroupShard:
             if self.live:
                 return  # a record this shard wrote: the live group already holds it
             self._load_group(rec.key.group, rec.value)
-        # KIP-848 records (types 3-8) belong to consumer-protocol groups, which this shard does not serve: a
-        # partition written by a newer coordinator still loads, and such groups stay unknown here.
+        elif 3 <= rec.record_type <= 8:
+            if value is None:
+                self.consumer_log.pop(bytes(key), None)
+            else:
+                self.consumer_log[bytes(key)] = (rec.record_type, bytes(value))
+            if not self.live:  # a live shard already holds what it wrote
+                cg.replay(self.consumer_groups, rec)
+        # share groups (types 9-15, KIP-932) are not served: a partition holding them still loads
         self.advance(self.high_watermark)
 
     @staticmethod
@@ -280,6 +326,12 @@ class GroupShard:
             _offset, group, tp, entry = pending.popleft()
             self._set_offset(self.committed, group, tp, entry)
 
+    def _consumer_deadlines(self, now_ms: int) -> None:
+        for g in self.consumer_groups.values():
+            for m in g.members.values():
+                m.deadline_ms = now_ms + self.config.consumer_session_timeout_ms
+                m.revocation_deadline_ms = now_ms + m.rebalance_timeout_ms
+
     def loaded(self, now_ms: int) -> None:
         """The load reached the log end: serve. Members loaded from the log get a full session from now, as
         Kafka reschedules their heartbeats, so consumers carry on across a coordinator move without a rebalance."""
@@ -287,6 +339,7 @@ class GroupShard:
         for g in self.groups.values():
             for m in g.members.values():
                 m.deadline_ms = now_ms + m.session_ms
+        self._consumer_deadlines(now_ms)
         self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
 
     def unload(self) -> list[Reply]:
@@ -308,6 +361,9 @@ class GroupShard:
         for group_id, value in self.metadata_values.items():
             if value is not None:
                 self._load_group(group_id, cr.decode(cr.group_metadata_key(group_id), value).value)
+        self.consumer_groups = {}
+        for key, (_type, value) in sorted(self.consumer_log.items(), key=lambda kv: kv[1][0]):
+            cg.replay(self.consumer_groups, cr.decode(key, value))
         return out
 
     # ================================================================================================ helpers
@@ -330,7 +386,7 @@ class GroupShard:
 
     def group_ids(self) -> list[str]:
         """Groups that exist: in memory (members, or an Empty group that wrote metadata) or with committed offsets."""
-        return sorted(set(self.groups) | set(self.committed))
+        return sorted(set(self.groups) | set(self.committed) | set(self.consumer_groups))
 
     def _get_or_create(self, group_id: str, now_ms: int) -> Group:
         g = self.groups.get(group_id)
@@ -664,6 +720,181 @@ class GroupShard:
         result.reply(token, "LeaveGroup", R(error_code=top, members=answers if version >= 3 else []))
         return result
 
+    # ================================================================================================ KIP-848
+    def consumer_heartbeat(self, body, version: int, token, now_ms: int, client_id: str, client_host: str,
+                           topics: cg.TopicLookup) -> Result:
+        """ConsumerGroupHeartbeat: join, reconcile, leave (see ``consumer``); ``topics`` looks a subscribed topic
+        up in the metadata image."""
+        result = Result()
+        api = "ConsumerGroupHeartbeat"
+
+        def fail(code: int, message: str | None = None) -> Result:
+            result.reply(token, api, cg.error_heartbeat(code, message))
+            return result
+
+        gid, epoch = body.group_id, body.member_epoch
+        if not gid:
+            return fail(ec.INVALID_REQUEST, "GroupId can't be empty.")
+        if body.instance_id == "":
+            return fail(ec.INVALID_REQUEST, "InstanceId can't be empty.")
+        if body.rack_id == "":
+            return fail(ec.INVALID_REQUEST, "RackId can't be empty.")
+        regex = body.subscribed_topic_regex if version >= 1 else None
+        if regex:
+            return fail(ec.INVALID_REQUEST, "SubscribedTopicRegex is not supported by this coordinator: subscribe "
+                                            "to topic names.")
+        if epoch > 0 or epoch == cg.LEAVE_EPOCH:
+            if not body.member_id:
+                return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
+        elif epoch == 0:
+            if body.rebalance_timeout_ms == -1:
+                return fail(ec.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+            if body.topic_partitions:
+                return fail(ec.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
+            if not body.subscribed_topic_names:
+                return fail(ec.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+        elif epoch == cg.STATIC_LEAVE_EPOCH:
+            if not body.member_id or body.instance_id is None:
+                return fail(ec.INVALID_REQUEST, "InstanceId and MemberId can't be empty for a static leave.")
+        else:
+            return fail(ec.INVALID_REQUEST, f"MemberEpoch is invalid: {epoch}.")
+        if body.server_assignor is not None and body.server_assignor not in cg.ASSIGNORS:
+            return fail(ec.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {body.server_assignor} is not supported. "
+                                                 f"Supported assignors: {', '.join(cg.ASSIGNORS)}.")
+        classic = self.groups.get(gid)
+        if classic is not None and (classic.members or classic.state != EMPTY):
+            return fail(ec.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
+        group = self.consumer_groups.get(gid)
+        if group is None:
+            if epoch != 0:
+                return fail(ec.UNKNOWN_MEMBER_ID, f"Group {gid} has no member {body.member_id}.")
+            if classic is not None:  # an empty classic group becomes a consumer group (its offsets stay)
+                result.records.append((cr.group_metadata_key(gid), None))
+                del self.groups[gid]
+                self.metadata_values[gid] = None
+            group = self.consumer_groups[gid] = cg.ConsumerGroup(gid)
+
+        if epoch in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
+            if body.member_id not in group.members:
+                return fail(ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}.")
+            self._remove_consumer(group, body.member_id, result)
+            result.reply(token, api, w.ConsumerGroupHeartbeatResponse(
+                throttle_time_ms=0, error_code=0, member_id=body.member_id, member_epoch=epoch,
+                heartbeat_interval_ms=0, assignment=None))
+            return result
+
+        owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
+        bump = False
+        if epoch == 0:
+            member_id = body.member_id or self._new_id()
+            m = group.members.get(member_id)
+            if m is None:
+                m = group.members[member_id] = cg.ConsumerMember(member_id)
+                bump = True
+            else:  # a member joining again starts over (it gave up its partitions)
+                m.epoch, m.previous_epoch, m.state, m.assigned, m.revoking = 0, -1, cg.STABLE, {}, {}
+            owned = {}
+        else:
+            m = group.members.get(body.member_id)
+            if m is None:
+                return fail(ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}.")
+            if epoch > m.epoch or (epoch < m.epoch and not (
+                    epoch == m.previous_epoch and owned is not None
+                    and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items()))):
+                return fail(ec.FENCED_MEMBER_EPOCH, f"The member epoch {epoch} does not match the expected "
+                                                    f"epoch {m.epoch}.")
+        before_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed),
+                       m.rebalance_timeout_ms, m.assignor)
+        if body.instance_id is not None:
+            m.instance_id = body.instance_id
+        if body.rack_id is not None:
+            m.rack_id = body.rack_id
+        if body.rebalance_timeout_ms != -1:
+            m.rebalance_timeout_ms = body.rebalance_timeout_ms
+        if body.subscribed_topic_names is not None:
+            if sorted(body.subscribed_topic_names) != sorted(m.subscribed):
+                bump = True
+            m.subscribed = sorted(set(body.subscribed_topic_names))
+        if body.server_assignor is not None:
+            m.assignor = body.server_assignor
+        m.client_id, m.client_host = client_id, client_host
+        after_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed),
+                      m.rebalance_timeout_ms, m.assignor)
+        if after_meta != before_meta or epoch == 0:
+            result.records.extend(cg.member_records(gid, m))
+        metadata = {}
+        for name in sorted(group.subscribed_topic_names()):
+            found = topics(name)
+            if found is not None:
+                metadata[name] = found
+        if bump or metadata != group.topics:
+            group.epoch += 1
+            group.topics = metadata
+            result.records.extend(cg.epoch_records(group))
+        self._retarget(group, result)
+        before = (m.epoch, m.state, cg._copy(m.assigned), cg._copy(m.revoking))
+        cg.reconcile(group, m, owned)
+        if (m.epoch, m.state, m.assigned, m.revoking) != before:
+            result.records.extend(cg.current_records(gid, m))
+            if m.state == cg.UNREVOKED_PARTITIONS and before[1] != cg.UNREVOKED_PARTITIONS:
+                m.revocation_deadline_ms = now_ms + m.rebalance_timeout_ms
+        m.deadline_ms = now_ms + self.config.consumer_session_timeout_ms
+        full = epoch == 0 or m.assigned != before[2] or (owned is not None and owned != m.assigned)
+        R = w.ConsumerGroupHeartbeatResponse
+        result.reply(token, api, R(
+            throttle_time_ms=0, error_code=0, member_id=m.member_id, member_epoch=m.epoch,
+            heartbeat_interval_ms=self.config.consumer_heartbeat_interval_ms,
+            assignment=R.Assignment(topic_partitions=cg._wire(m.assigned, R.TopicPartitions)) if full else None))
+        return result
+
+    def _retarget(self, group: cg.ConsumerGroup, result: Result) -> None:
+        if group.epoch <= group.assignment_epoch:
+            return
+        new = cg.assign(group, group.topics)
+        changed = [mid for mid in sorted(group.members) if new.get(mid, {}) != group.target.get(mid, {})]
+        group.target = new
+        group.assignment_epoch = group.epoch
+        result.records.extend(cg.target_records(group, changed))
+
+    def _remove_consumer(self, group: cg.ConsumerGroup, member_id: str, result: Result) -> None:
+        group.members.pop(member_id, None)
+        group.target.pop(member_id, None)
+        result.records.extend(cg.removal_records(group.group_id, member_id))
+        group.epoch += 1
+        result.records.extend(cg.epoch_records(group))
+        self._retarget(group, result)
+
+    def consumer_describe(self, group_id: str, topic_names: dict):
+        """ConsumerGroupDescribe of one group (``topic_names``: topic id -> name)."""
+        R = w.ConsumerGroupDescribeResponse
+        g = self.consumer_groups.get(group_id)
+        if g is None:
+            return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+                                    group_id=group_id, group_state="Dead", group_epoch=-1, assignment_epoch=-1,
+                                    assignor_name="", members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
+
+        def parts(a):
+            return R.Assignment(topic_partitions=[
+                R.TopicPartitions(topic_id=t, topic_name=topic_names.get(t, ""), partitions=sorted(ps))
+                for t, ps in sorted(a.items(), key=lambda x: str(x[0]))])
+
+        return R.DescribedGroup(error_code=0, group_id=group_id, group_state=g.state(), group_epoch=g.epoch,
+                                assignment_epoch=g.assignment_epoch, assignor_name=g.assignor_name(), members=[
+                                    R.Member(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
+                                             member_epoch=m.epoch, client_id=m.client_id, client_host=m.client_host,
+                                             subscribed_topic_names=list(m.subscribed), subscribed_topic_regex=m.regex,
+                                             assignment=parts(m.assigned),
+                                             target_assignment=parts(g.target.get(m.member_id, {})))
+                                    for m in g.members.values()], authorized_operations=NO_AUTHORIZED_OPERATIONS)
+
+    def _consumer_tick(self, now_ms: int, result: Result) -> None:
+        for g in list(self.consumer_groups.values()):
+            for m in list(g.members.values()):
+                expired = now_ms >= m.deadline_ms
+                stuck = m.state == cg.UNREVOKED_PARTITIONS and now_ms >= m.revocation_deadline_ms
+                if expired or stuck:
+                    self._remove_consumer(g, m.member_id, result)
+
     # ================================================================================================ offsets
     def offset_commit(self, body, version: int, token, now_ms: int) -> Result:
         """OffsetCommit for topics the edge checked: ``body.topics`` lists only partitions to write; the edge merges
@@ -686,8 +917,21 @@ class GroupShard:
         generation = body.generation_id_or_member_epoch if version >= 1 else -1
         member_id = body.member_id if version >= 1 else ""
         instance_id = body.group_instance_id if version >= 7 else None
+        consumer_group = self.consumer_groups.get(body.group_id)
         g = self.groups.get(body.group_id)
-        if g is None:
+        if consumer_group is not None:
+            if generation < 0 and not member_id:
+                if consumer_group.members:  # an admin's commit needs an empty group
+                    return fail(ec.UNKNOWN_MEMBER_ID)
+            else:
+                cm = consumer_group.members.get(member_id)
+                if cm is None:
+                    return fail(ec.UNKNOWN_MEMBER_ID)
+                if version < 9:
+                    return fail(ec.UNSUPPORTED_VERSION)  # a consumer-protocol member commits with v9+
+                if generation != cm.epoch:
+                    return fail(ec.STALE_MEMBER_EPOCH)
+        elif g is None:
             if generation >= 0:
                 return fail(ec.ILLEGAL_GENERATION)  # Kafka before v9 (GROUP_ID_NOT_FOUND is KIP-848's)
             g = self._get_or_create(body.group_id, now_ms)  # a "simple" group: offsets without membership
@@ -722,6 +966,16 @@ class GroupShard:
         result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
         return result
 
+    def fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int:
+        """OffsetFetch v9 from a consumer-protocol member: its epoch must be current (STALE_MEMBER_EPOCH)."""
+        group = self.consumer_groups.get(group_id)
+        if group is None or not member_id:
+            return 0
+        m = group.members.get(member_id)
+        if m is None:
+            return ec.UNKNOWN_MEMBER_ID
+        return ec.STALE_MEMBER_EPOCH if member_epoch != m.epoch else 0
+
     def committed_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None
                           ) -> list[tuple[str, list[tuple[int, OffsetEntry | None]]]]:
         """OffsetFetch: the committed offsets asked for (``topics`` None: every partition the group has one for)."""
@@ -735,6 +989,8 @@ class GroupShard:
 
     # ================================================================================================ admin
     def state_of(self, group_id: str) -> tuple[str, str]:
+        if group_id in self.consumer_groups:
+            return self.consumer_groups[group_id].state(), "consumer"
         g = self.groups.get(group_id)
         if g is None:
             return EMPTY, ""
@@ -745,15 +1001,20 @@ class GroupShard:
         out = []
         for group_id in self.group_ids():
             state, protocol_type = self.state_of(group_id)
+            kind = "consumer" if group_id in self.consumer_groups else "classic"
             if states and state.lower() not in states:
                 continue
-            if types and "classic" not in types:
+            if types and kind not in types:
                 continue
-            out.append((group_id, protocol_type, state))
+            out.append((group_id, protocol_type, state, kind))
         return out
 
     def describe_group(self, group_id: str):
         R = w.DescribeGroupsResponse
+        if group_id in self.consumer_groups:  # Kafka: DescribeGroups is for classic groups
+            return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, group_id=group_id, group_state="Dead",
+                                    protocol_type="", protocol_data="", members=[],
+                                    authorized_operations=NO_AUTHORIZED_OPERATIONS)
         if group_id not in self.groups and group_id not in self.committed:
             return R.DescribedGroup(error_code=0, group_id=group_id, group_state=DEAD, protocol_type="",
                                     protocol_data="", members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
@@ -771,6 +1032,15 @@ class GroupShard:
 
     def delete_group(self, group_id: str, result: Result) -> int:
         """DeleteGroups for one group: its error code; tombstones for its offsets and metadata go to ``result``."""
+        consumer_group = self.consumer_groups.get(group_id)
+        if consumer_group is not None:
+            if consumer_group.members:
+                return ec.NON_EMPTY_GROUP
+            for topic, part in sorted(self.offsets.get(group_id, {})):
+                result.records.append((cr.offset_commit_key(group_id, topic, part), None))
+            result.records.extend(cg.group_tombstones(consumer_group))
+            del self.consumer_groups[group_id]
+            return 0
         g = self.groups.get(group_id)
         if g is not None and g.state == DEAD:
             return ec.GROUP_ID_NOT_FOUND
@@ -786,9 +1056,12 @@ class GroupShard:
                        ) -> tuple[int, dict[tuple[str, int], int]]:
         """OffsetDelete: (group error, per-partition errors); tombstones go to ``result``."""
         g = self.groups.get(group_id)
-        if g is None and group_id not in self.committed:
+        consumer_group = self.consumer_groups.get(group_id)
+        if g is None and consumer_group is None and group_id not in self.committed:
             return ec.GROUP_ID_NOT_FOUND, {}
         subscribed: set[str] | None = set()
+        if consumer_group is not None:
+            subscribed = consumer_group.subscribed_topic_names()
         if g is not None and g.members:
             if g.protocol_type != "consumer":
                 return ec.NON_EMPTY_GROUP, {}
@@ -832,6 +1105,7 @@ class GroupShard:
                 self._remove(g, m, result)
             if expired:
                 self._member_left(g, now_ms, result)
+        self._consumer_tick(now_ms, result)
         if self._next_expiry_ms is not None and now_ms >= self._next_expiry_ms:
             self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
             self._expire_offsets(now_ms, result)
@@ -876,6 +1150,8 @@ class GroupShard:
                 times.append(g.sync_deadline_ms)
             times.extend(m.deadline_ms for m in g.members.values() if m.join is None and m.sync is None)
             times.extend(g.pending.values())
+        for cgroup in self.consumer_groups.values():
+            times.extend(m.deadline_ms for m in cgroup.members.values())
         if self._next_expiry_ms is not None:
             times.append(self._next_expiry_ms)
         return min(times) if times else None

@@ -21,7 +21,14 @@ import time
 import uuid
 
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.group.shard import GroupConfig, Result, error_response
+from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.shard import (
+    GroupConfig,
+    Result,
+    error_response,
+    fetch_requests,
+    offset_fetch_response,
+)
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import KRAFTWIRE_GROUP_RECORD, control_record_key, encode_control_value
@@ -129,6 +136,8 @@ class Coordinator:
                                     part.error_code = code
                     elif reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
                         body = error_response(reply.api, reply.token[1], code)
+                    elif reply.api == "ConsumerGroupHeartbeat":
+                        body = consumer_error(code)
                     reply.token[0].send_response(body, reply.token[1], reply.token[2])
                 self._stop_serving()  # what the shard assumed may be lost: it follows the log again
             else:
@@ -219,28 +228,40 @@ class Coordinator:
         self._write(result)
 
     def offset_fetch(self, request, conn) -> None:
-        body, version, cid = request.body, request.version, request.header.correlation_id
-        R = w.OffsetFetchResponse
         status = self.status()
-        if status and version >= 2:
-            conn.send_response(R(throttle_time_ms=0, error_code=status, topics=[]), version, cid)
-            return
-        asked = None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics]
-        found = [] if status else self.shard.committed_offsets(body.group_id, asked)
+        out = []
+        for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
+            if status:
+                out.append((gid, status, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
+                continue
+            err = self.shard.fetch_error(gid, member_id, member_epoch)
+            out.append((gid, err, [] if err else self.shard.committed_offsets(gid, asked)))
+        conn.send_response(offset_fetch_response(request.version, out), request.version,
+                           request.header.correlation_id)
+
+    def consumer_heartbeat(self, request, conn) -> None:
+        token = (conn, request.version, request.header.correlation_id, request.header.client_id)
+        status = self.status()
         if status:
-            found = [(name, [(i, None) for i in idx]) for name, idx in (asked or [])]
-        topic = self.ctx.topic_name
-        topics = []
-        for name, parts in found:
-            out = []
-            for i, e in parts:
-                perr = status or (ec.UNKNOWN_TOPIC_OR_PARTITION if name != topic and version < 2 else 0)
-                out.append(R.OffsetFetchResponsePartition(
-                    partition_index=i, committed_offset=-1 if e is None else e.offset,
-                    committed_leader_epoch=-1 if e is None else e.leader_epoch,
-                    metadata="" if e is None else (e.metadata or ""), error_code=perr))
-            topics.append(R.OffsetFetchResponseTopic(name=name, partitions=out))
-        conn.send_response(R(throttle_time_ms=0, error_code=0, topics=topics), version, cid)
+            conn.send_response(consumer_error(status), request.version, request.header.correlation_id)
+            return
+        name, topic_id = self.ctx.topic_name, self.ctx.topic_id
+
+        def lookup(topic: str):
+            return (topic_id, 1) if topic == name else None
+
+        self._write(self.shard.consumer_heartbeat(request.body, request.version, token, _now_ms(),
+                                                  request.header.client_id or "",
+                                                  "/" + conn.peer.rsplit(":", 1)[0], lookup))
+
+    def consumer_group_describe(self, request, conn) -> None:
+        R = w.ConsumerGroupDescribeResponse
+        status = self.status()
+        names = {self.ctx.topic_id: self.ctx.topic_name}
+        out = [R.DescribedGroup(error_code=status, group_id=gid, group_state="", group_epoch=-1, assignment_epoch=-1,
+                                assignor_name="", members=[]) if status else self.shard.consumer_describe(gid, names)
+               for gid in request.body.group_ids]
+        conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
 
     # ---------------------------------------------------------------------------------------------------- admin
     def list_groups(self, request, conn) -> None:
@@ -256,8 +277,8 @@ class Coordinator:
         body = request.body
         states = {s.lower() for s in (body.states_filter or [])} if version >= 4 else None
         types = {s.lower() for s in (body.types_filter or [])} if version >= 5 else None
-        groups = [R.ListedGroup(group_id=g, protocol_type=t, group_state=s, group_type="classic")
-                  for g, t, s in self.shard.list_groups(states, types)]
+        groups = [R.ListedGroup(group_id=g, protocol_type=t, group_state=s, group_type=kind)
+                  for g, t, s, kind in self.shard.list_groups(states, types)]
         conn.send_response(R(throttle_time_ms=0, error_code=0, groups=groups), version, cid)
 
     def describe_groups(self, request, conn) -> None:
@@ -337,4 +358,6 @@ def register(ctx: c.BrokerContext, dispatcher, scan, attached) -> Coordinator:
     d.serve("DescribeGroups", attached(co.describe_groups))
     d.serve("DeleteGroups", attached(co.delete_groups))
     d.serve("OffsetDelete", attached(co.offset_delete))
+    d.serve("ConsumerGroupHeartbeat", attached(co.consumer_heartbeat))
+    d.serve("ConsumerGroupDescribe", attached(co.consumer_group_describe))
     return co

@@ -1,0 +1,171 @@
+"""KIP-848 consumer groups in the pure shard: joining, the server-side assignors, revocation before assignment,
+fencing, leaving, session expiry, the records and their replay, and offset commits by member epoch."""
+
+from __future__ import annotations
+
+import uuid
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.group import consumer as cg
+from kraftwire.coordinator.group.shard import GroupConfig, GroupShard
+from kraftwire.protocol import messages as w
+
+TID = uuid.UUID(int=42)
+TOPICS = {"t": (TID, 6)}
+H = w.ConsumerGroupHeartbeatRequest
+
+
+def lookup(name):
+    return TOPICS.get(name)
+
+
+class Log:
+    def __init__(self):
+        self.records = []
+
+    def write(self, shard, result):
+        for key, value in result.records:
+            shard.replay(key, value, len(self.records))
+            self.records.append((key, value))
+        shard.advance(len(self.records))
+        return result
+
+
+def hb(shard, log, member_id="", epoch=0, owned=None, now=0, topics=("t",), assignor=None, version=1,
+       rebalance=60_000):
+    body = H(group_id="g", member_id=member_id, member_epoch=epoch, instance_id=None, rack_id=None,
+             rebalance_timeout_ms=rebalance if epoch == 0 else -1,
+             subscribed_topic_names=list(topics) if epoch == 0 else None, subscribed_topic_regex=None,
+             server_assignor=assignor,
+             topic_partitions=None if owned is None else [H.TopicPartitions(topic_id=TID, partitions=sorted(owned))])
+    result = log.write(shard, shard.consumer_heartbeat(body, version, "tok", now, "client", "/127.0.0.1", lookup))
+    return result.replies[0].body
+
+
+def parts(resp):
+    if resp.assignment is None:
+        return None
+    return sorted(p for tp in resp.assignment.topic_partitions for p in tp.partitions)
+
+
+def fresh():
+    shard = GroupShard(0, GroupConfig(), new_id=iter(f"m{i}" for i in range(100)).__next__)
+    shard.loaded(0)
+    return shard, Log()
+
+
+def test_a_member_joins_gets_everything_then_shares_after_a_revocation():
+    shard, log = fresh()
+    a = hb(shard, log, member_id="a")
+    assert (a.error_code, a.member_id, a.member_epoch, parts(a)) == (0, "a", 1, [0, 1, 2, 3, 4, 5])
+    assert a.heartbeat_interval_ms == 5000
+    b = hb(shard, log, member_id="b")  # a second member: epoch 2, its target waits for a to revoke
+    assert (b.member_epoch, parts(b)) == (2, [])
+    group = shard.consumer_groups["g"]
+    assert group.epoch == 2 and group.state() == cg.RECONCILING
+    a = hb(shard, log, "a", 1, owned=range(6))  # a is asked to keep only its new target (it stays in epoch 1)
+    assert a.member_epoch == 1 and len(parts(a)) == 3
+    kept = set(parts(a))
+    assert group.members["a"].state == cg.UNREVOKED_PARTITIONS
+    b = hb(shard, log, "b", 2, owned=[])
+    assert parts(b) is None or parts(b) == []  # still held by a: unreleased
+    a = hb(shard, log, "a", 1, owned=kept)  # revoked: a moves to epoch 2
+    assert a.member_epoch == 2
+    b = hb(shard, log, "b", 2, owned=[])
+    assert set(parts(b)) == set(range(6)) - kept and group.members["b"].state == cg.STABLE
+    assert group.state() == cg.GROUP_STABLE
+    # what the records say is what the live shard holds
+    again = GroupShard(0)
+    for offset, (key, value) in enumerate(log.records):
+        again.replay(key, value, offset)
+    g2 = again.consumer_groups["g"]
+    assert (g2.epoch, g2.assignment_epoch) == (group.epoch, group.assignment_epoch)
+    assert {m: (x.epoch, x.state, x.assigned) for m, x in g2.members.items()} == {
+        m: (x.epoch, x.state, x.assigned) for m, x in group.members.items()}
+    assert g2.target == group.target and g2.topics == group.topics
+
+
+def test_a_lost_response_is_forgiven_a_stale_epoch_is_fenced():
+    shard, log = fresh()
+    hb(shard, log, member_id="a")
+    hb(shard, log, member_id="b")
+    a = hb(shard, log, "a", 1, owned=range(6))
+    kept = set(parts(a))
+    a = hb(shard, log, "a", 1, owned=kept)
+    assert a.member_epoch == 2
+    # the answer was lost: the member heartbeats with its previous epoch and what it owns
+    assert hb(shard, log, "a", 1, owned=kept).error_code == 0
+    assert hb(shard, log, "a", 1, owned=range(6)).error_code == ec.FENCED_MEMBER_EPOCH
+    assert hb(shard, log, "a", 7, owned=kept).error_code == ec.FENCED_MEMBER_EPOCH
+    assert hb(shard, log, "nobody", 2, owned=[]).error_code == ec.UNKNOWN_MEMBER_ID
+
+
+def test_leaving_and_expiring_hand_the_partitions_over():
+    shard, log = fresh()
+    hb(shard, log, member_id="a")
+    hb(shard, log, member_id="b", now=0)
+    a = hb(shard, log, "a", 1, owned=range(6))
+    hb(shard, log, "a", 1, owned=parts(a))
+    left = hb(shard, log, "a", cg.LEAVE_EPOCH)
+    assert (left.error_code, left.member_epoch) == (0, -1)
+    b = hb(shard, log, "b", 2, owned=[], now=10)
+    assert parts(b) == [0, 1, 2, 3, 4, 5]
+    c = hb(shard, log, member_id="c", now=10)
+    assert parts(c) == []
+    result = shard.tick(10 + 45_001)  # b and c stop heartbeating: both expire
+    log.write(shard, result)
+    assert shard.consumer_groups["g"].members == {} and shard.consumer_groups["g"].state() == cg.EMPTY
+
+
+def test_range_assignor_and_validation():
+    shard, log = fresh()
+    a = hb(shard, log, member_id="a", assignor="range")
+    b = hb(shard, log, member_id="b", assignor="range")
+    assert shard.consumer_groups["g"].target == {"a": {TID: {0, 1, 2}}, "b": {TID: {3, 4, 5}}}
+    assert a.error_code == b.error_code == 0
+    assert hb(shard, log, member_id="x", assignor="sticky").error_code == ec.UNSUPPORTED_ASSIGNOR
+    assert hb(shard, log, member_id="x", topics=()).error_code == ec.INVALID_REQUEST
+    assert hb(shard, log, member_id="", epoch=3).error_code == ec.INVALID_REQUEST
+    assert hb(shard, log, member_id="a", epoch=-3).error_code == ec.INVALID_REQUEST
+    generated = hb(shard, log, member_id="", version=0)  # v0: the coordinator names the member
+    assert generated.error_code == 0 and generated.member_id.startswith("m")
+
+
+def test_offset_commits_need_the_member_epoch():
+    shard, log = fresh()
+    a = hb(shard, log, member_id="a")
+    C = w.OffsetCommitRequest
+
+    def commit(epoch, version=9, member="a"):
+        body = C(group_id="g", generation_id_or_member_epoch=epoch, member_id=member, topics=[
+            C.OffsetCommitRequestTopic(name="t", partitions=[C.OffsetCommitRequestPartition(
+                partition_index=0, committed_offset=5, committed_metadata="")])])
+        r = shard.offset_commit(body, version, "c", 0)
+        return r.replies[0].body.topics[0].partitions[0].error_code
+
+    assert commit(a.member_epoch) == 0
+    assert commit(a.member_epoch + 1) == ec.STALE_MEMBER_EPOCH
+    assert commit(a.member_epoch, version=8) == ec.UNSUPPORTED_VERSION
+    assert commit(-1, member="") == ec.UNKNOWN_MEMBER_ID  # an admin's commit waits for an empty group
+    assert shard.fetch_error("g", "a", a.member_epoch + 1) == ec.STALE_MEMBER_EPOCH
+    assert shard.list_groups(None, {"consumer"}) == [("g", "consumer", cg.GROUP_STABLE, "consumer")]
+    assert shard.describe_group("g").error_code == ec.GROUP_ID_NOT_FOUND  # DescribeGroups is for classic groups
+    described = shard.consumer_describe("g", {TID: "t"})
+    assert described.group_epoch == 1 and described.members[0].assignment.topic_partitions[0].topic_name == "t"
+
+
+def test_a_classic_group_in_use_is_not_a_consumer_group():
+    shard, log = fresh()
+    J = w.JoinGroupRequest
+    shard.join_group(J(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+                       protocol_type="consumer", protocols=[J.JoinGroupRequestProtocol(name="range", metadata=b"")]),
+                     3, "j", 0, "c", "/h")
+    assert hb(shard, log, member_id="a").error_code == ec.GROUP_ID_NOT_FOUND
+
+
+def test_consumer_records_are_kafkas_types():
+    shard, log = fresh()
+    hb(shard, log, member_id="a")
+    types = [cr.decode(k, v).record_type for k, v in log.records]
+    assert types == [5, 4, 3, 7, 6, 8]  # member, partition metadata, epoch, target member, target epoch, current
