@@ -5,7 +5,9 @@ the way ``server/group_apis.py`` drives it: a result's records are appended to t
 the shard at their offsets, its replies wait until the high watermark passes them. The partition has three
 replicas; followers copy the leader's log at random moments and the high watermark is the shortest log among the
 live in-sync replicas. Consumers run the classic protocol (JoinGroup with MEMBER_ID_REQUIRED, SyncGroup with a
-range assignment made by the leader member, Heartbeat, OffsetCommit, LeaveGroup) against whoever leads now.
+range assignment made by the leader member, Heartbeat, OffsetCommit, LeaveGroup) against whoever leads now, and
+beside them KIP-848 members of a consumer group (ConsumerGroupHeartbeat with their owned partitions, commits at
+their member epoch, leaving; now and then an answer is lost on the way).
 
 **Faults.** The leader broker dies (its pending replies fail with NOT_COORDINATOR, as when the partition's
 leadership moves); an in-sync replica becomes leader and loads a fresh shard from *its* log — which may hold
@@ -21,10 +23,13 @@ Consumers stall past their session timeout, or leave. Time jumps.
 * in-sync replicas agree with the leader below the high watermark;
 * a loaded shard equals the live one: replaying the leader's whole log into a new shard gives the live shard's
   offsets (``offsets`` and ``committed``), and each group's generation in the log is never ahead of the live one;
-* a Stable group's members hold disjoint assignments.
+* a Stable group's members hold disjoint assignments, and in the consumer group no partition is ever held by two
+  members (assigned to one while another has yet to revoke it);
+* the consumer group loaded from the log equals the live one (epochs, targets, members' assignments).
 
-**Convergence.** The faults stop; within a bounded number of steps every consumer is a member of one Stable
-generation whose assignments cover the topic's partitions exactly once, and every answered commit is committed.
+**Convergence.** The faults stop; within a bounded number of steps every classic consumer is a member of one Stable
+generation whose assignments cover the topic's partitions exactly once, the consumer group is Stable with its
+members owning every partition exactly once, and every answered commit is committed.
 
 A failure prints the seed, the last events and ``python -m kraftwire.testing.group_sim --seed N``.
 """
@@ -34,10 +39,12 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+import uuid as _uuid
 from collections import deque
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.group import consumer as cgp
 from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
 from kraftwire.protocol import messages as w
 
@@ -45,6 +52,8 @@ TOPIC = "t"
 PARTITIONS = 6
 BROKERS = (1, 2, 3)
 GROUP = "sim-group"
+NEXT_GROUP = "sim-next"  # a KIP-848 consumer group beside the classic one
+TOPIC_ID = _uuid.UUID(int=7)
 SESSION_MS = 10_000
 REBALANCE_MS = 15_000
 
@@ -78,6 +87,18 @@ class Consumer:
         self.last_seen = 0
 
 
+class NextConsumer:
+    """A KIP-848 member as librdkafka runs one: its own member id, its epoch (0: join), what it owns."""
+
+    def __init__(self, cid: int) -> None:
+        self.cid = cid
+        self.member_id = f"next-{cid}"
+        self.epoch = 0
+        self.owned: set[int] = set()
+        self.busy = False
+        self.stalled_until = 0
+
+
 class GroupSim:
     def __init__(self, seed: int, events: int = 1500, *, config: GroupConfig | None = None,
                  consumers: int = 4) -> None:
@@ -97,12 +118,16 @@ class GroupSim:
         self.shard.loaded(self.now)
         self.pending: deque = deque()  # (end offset, replies) waiting for the high watermark
         self.consumers = [Consumer(i) for i in range(consumers)]
-        self.positions = [0] * PARTITIONS  # the next offset a consumer would commit per partition (only grows)
-        self.acked: dict[int, int] = {}  # partition -> highest offset whose commit was answered without error
+        self.next_consumers = [NextConsumer(i) for i in range(3)]
+        #: the next offset a member would commit, per group and partition (only grows)
+        self.positions = {GROUP: [0] * PARTITIONS, NEXT_GROUP: [0] * PARTITIONS}
+        #: group -> partition -> highest offset whose commit was answered without error
+        self.acked: dict[str, dict[int, int]] = {GROUP: {}, NEXT_GROUP: {}}
         self.trail: deque = deque(maxlen=40)
         self.counts = {"moves": 0, "commits_acked": 0, "commits_failed": 0, "generations": 0, "lost_replies": 0,
-                       "stable_checks": 0, "reload_checks": 0}
-        self._folded: dict[int, int] = {}  # the leader's committed offsets folded up to ``_folded_to``
+                       "stable_checks": 0, "reload_checks": 0, "next_heartbeats": 0, "next_fenced": 0,
+                       "next_revocations": 0, "next_commits_acked": 0, "next_lost_answers": 0}
+        self._folded: dict[tuple[str, int], int] = {}  # the committed offsets folded up to ``_folded_to``
         self._folded_to = 0
         self._checks = 0
         self._generation = 0
@@ -139,6 +164,9 @@ class GroupSim:
         for reply in replies:
             consumer, request = reply.token
             body = reply.body
+            if isinstance(consumer, NextConsumer):
+                self._next_answered(consumer, request, None if error is not None else body, error)
+                continue
             if error is not None:
                 self.counts["lost_replies"] += 1
                 self._answered(consumer, request, None, ec.NOT_COORDINATOR)
@@ -212,13 +240,85 @@ class GroupSim:
             if codes == {0}:
                 self.counts["commits_acked"] += 1
                 for part, off in offsets.items():
-                    self.acked[part] = max(self.acked.get(part, -1), off)
+                    self.acked[GROUP][part] = max(self.acked[GROUP].get(part, -1), off)
             else:
                 self.counts["commits_failed"] += 1
                 if codes & {ec.UNKNOWN_MEMBER_ID, ec.ILLEGAL_GENERATION, ec.REBALANCE_IN_PROGRESS}:
                     c.state = "out"
         elif request == "leave":
             c.state, c.member_id, c.assignment = "out", "", []
+
+    def _lookup(self, name: str):
+        return (TOPIC_ID, PARTITIONS) if name == TOPIC else None
+
+    def _next_step(self, c: NextConsumer) -> None:
+        if c.busy or c.stalled_until > self.now:
+            return
+        H = w.ConsumerGroupHeartbeatRequest
+        roll = self.rng.random()
+        if c.epoch > 0 and c.owned and roll < 0.35:
+            C = w.OffsetCommitRequest
+            offsets = {}
+            for part in sorted(c.owned):
+                self.positions[NEXT_GROUP][part] += self.rng.randint(1, 5)
+                offsets[part] = self.positions[NEXT_GROUP][part]
+            body = C(group_id=NEXT_GROUP, generation_id_or_member_epoch=c.epoch, member_id=c.member_id, topics=[
+                C.OffsetCommitRequestTopic(name=TOPIC, partitions=[C.OffsetCommitRequestPartition(
+                    partition_index=p, committed_offset=o, committed_metadata="") for p, o in offsets.items()])])
+            tag = "commit:" + ",".join(f"{p}={o}" for p, o in offsets.items())
+            self.note(f"n{c.cid} commits {offsets} at epoch {c.epoch}")
+            self._write(self.shard.offset_commit(body, 9, self._token(c, tag), self.now))
+            return
+        if c.epoch > 0 and roll > 0.98:
+            self.note(f"n{c.cid} leaves")
+            body = H(group_id=NEXT_GROUP, member_id=c.member_id, member_epoch=cgp.LEAVE_EPOCH,
+                     rebalance_timeout_ms=-1)
+            self._write(self.shard.consumer_heartbeat(body, 1, self._token(c, "leave"), self.now, f"n{c.cid}",
+                                                      "/h", self._lookup))
+            return
+        joining = c.epoch == 0
+        body = H(group_id=NEXT_GROUP, member_id=c.member_id, member_epoch=c.epoch, instance_id=None, rack_id=None,
+                 rebalance_timeout_ms=REBALANCE_MS if joining else -1,
+                 subscribed_topic_names=[TOPIC] if joining else None, subscribed_topic_regex=None,
+                 server_assignor=None, topic_partitions=None if joining else [
+                     H.TopicPartitions(topic_id=TOPIC_ID, partitions=sorted(c.owned))])
+        self.counts["next_heartbeats"] += 1
+        self._write(self.shard.consumer_heartbeat(body, 1, self._token(c, "hb"), self.now, f"n{c.cid}", "/h",
+                                                  self._lookup))
+
+    def _next_answered(self, c: NextConsumer, request: str, body, error: int | None) -> None:
+        c.busy = False
+        code = error if error is not None else body.error_code if request != "commit" and not request.startswith(
+            "commit:") else 0
+        if request.startswith("commit:"):
+            offsets = {int(k): int(v) for k, v in (x.split("=") for x in request[7:].split(",") if x)}
+            codes = {p.error_code for t in body.topics for p in t.partitions} if body is not None else {error}
+            if codes == {0}:
+                self.counts["next_commits_acked"] += 1
+                for part, off in offsets.items():
+                    self.acked[NEXT_GROUP][part] = max(self.acked[NEXT_GROUP].get(part, -1), off)
+            elif codes & {ec.STALE_MEMBER_EPOCH, ec.UNKNOWN_MEMBER_ID}:
+                pass  # the next heartbeat tells the member its epoch
+            return
+        if request == "leave":
+            c.epoch, c.owned = 0, set()
+            return
+        if code in (ec.FENCED_MEMBER_EPOCH, ec.UNKNOWN_MEMBER_ID):
+            self.counts["next_fenced"] += 1
+            self.note(f"n{c.cid} fenced ({ec.name_of(code)}): rejoins")
+            c.epoch, c.owned = 0, set()  # it gives up everything and joins again
+            return
+        if code:
+            return  # NOT_COORDINATOR and the like: the same heartbeat goes again
+        if self.rng.random() < 0.03:
+            self.counts["next_lost_answers"] += 1
+            return  # the answer is lost on the way: the member heartbeats again with what it had
+        c.epoch = body.member_epoch
+        if body.assignment is not None:
+            given = {p for tp in body.assignment.topic_partitions for p in tp.partitions}
+            if c.owned - given:
+                self.counts["next_revocations"] += 1
+            c.owned = given
 
     def _consumer_step(self, c: Consumer) -> None:
         if c.busy or c.stalled_until > self.now:
@@ -251,8 +351,8 @@ class GroupSim:
                 C = w.OffsetCommitRequest
                 offsets = {}
                 for part in c.assignment:
-                    self.positions[part] += self.rng.randint(1, 5)
-                    offsets[part] = self.positions[part]
+                    self.positions[GROUP][part] += self.rng.randint(1, 5)
+                    offsets[part] = self.positions[GROUP][part]
                 body = C(group_id=GROUP, generation_id_or_member_epoch=c.generation, member_id=c.member_id,
                          topics=[C.OffsetCommitRequestTopic(name=TOPIC, partitions=[
                              C.OffsetCommitRequestPartition(partition_index=p, committed_offset=o,
@@ -330,17 +430,20 @@ class GroupSim:
         for key, value in lead[self._folded_to:self.hw]:
             rec = cr.decode(key, value)
             if rec.record_type == 1:
+                k = (rec.key.group, rec.key.partition)
                 if value is None:
-                    folded.pop(rec.key.partition, None)
+                    folded.pop(k, None)
                 else:
-                    folded[rec.key.partition] = rec.value.offset
+                    folded[k] = rec.value.offset
         self._folded_to = self.hw
-        view = {tp[1]: e.offset for tp, e in shard.committed.get(GROUP, {}).items()}
+        view = {(g, tp[1]): e.offset for g in (GROUP, NEXT_GROUP) for tp, e in shard.committed.get(g, {}).items()}
         if view != folded:
             self.fail(f"the committed view {view} is not the log below the high watermark {folded}")
-        for part, off in self.acked.items():
-            if view.get(part, -1) < off:
-                self.fail(f"partition {part}: commit of {off} was answered, the coordinator says {view.get(part)}")
+        for group, acked in self.acked.items():
+            for part, off in acked.items():
+                if view.get((group, part), -1) < off:
+                    self.fail(f"{group} partition {part}: commit of {off} was answered, the coordinator says "
+                              f"{view.get((group, part))}")
         self._checks += 1
         if self._checks % 20 and not force:
             return self._check_assignments(shard)
@@ -348,6 +451,13 @@ class GroupSim:
         again = self._load(lead, self.hw)
         if again.offsets != shard.offsets or again.committed != shard.committed:
             self.fail("a shard loaded from the leader's log differs from the live one")
+        n, n2 = shard.consumer_groups.get(NEXT_GROUP), again.consumer_groups.get(NEXT_GROUP)
+        if (n is None) != (n2 is None) or (n is not None and (
+                (n.epoch, n.assignment_epoch, n.target, n.topics) != (n2.epoch, n2.assignment_epoch, n2.target,
+                                                                      n2.topics)
+                or {m: (x.epoch, x.state, x.assigned, x.revoking, x.subscribed) for m, x in n.members.items()}
+                != {m: (x.epoch, x.state, x.assigned, x.revoking, x.subscribed) for m, x in n2.members.items()})):
+            self.fail("the consumer group loaded from the log differs from the live one")
         g, g2 = shard.groups.get(GROUP), again.groups.get(GROUP)
         if g2 is not None and (g is None or g2.generation > g.generation):
             self.fail(f"the log's generation {g2.generation} is ahead of the live group's "
@@ -355,6 +465,14 @@ class GroupSim:
         self._check_assignments(shard)
 
     def _check_assignments(self, shard: GroupShard) -> None:
+        n = shard.consumer_groups.get(NEXT_GROUP)
+        if n is not None:  # a partition is never held by two members (assigned or still being revoked)
+            held: dict[int, str] = {}
+            for m in n.members.values():
+                for p in m.assigned.get(TOPIC_ID, set()) | m.revoking.get(TOPIC_ID, set()):
+                    if p in held:
+                        self.fail(f"{NEXT_GROUP}: partition {p} held by {held[p]} and {m.member_id}")
+                    held[p] = m.member_id
         g = shard.groups.get(GROUP)
         if g is not None and g.generation > self._generation:
             self.counts["generations"] += g.generation - self._generation
@@ -371,8 +489,10 @@ class GroupSim:
     # ------------------------------------------------------------------------------------------------ run
     def step(self) -> None:
         roll = self.rng.random()
-        if roll < 0.55:
+        if roll < 0.4:
             self._consumer_step(self.rng.choice(self.consumers))
+        elif roll < 0.55:
+            self._next_step(self.rng.choice(self.next_consumers))
         elif roll < 0.75:
             self._replicate_some(force=False)
         elif roll < 0.9:
@@ -387,9 +507,9 @@ class GroupSim:
         elif roll < 0.97:
             self._revive()
         else:
-            c = self.rng.choice(self.consumers)
-            c.stalled_until = self.now + self.rng.choice((2000, SESSION_MS + 2000))
-            self.note(f"c{c.cid} stalls until {c.stalled_until}")
+            c = self.rng.choice(self.consumers + self.next_consumers)
+            c.stalled_until = self.now + self.rng.choice((2000, SESSION_MS + 2000, 47_000))
+            self.note(f"{'n' if isinstance(c, NextConsumer) else 'c'}{c.cid} stalls until {c.stalled_until}")
 
     def run(self) -> dict:
         for _ in range(self.events):
@@ -402,18 +522,27 @@ class GroupSim:
         """No more faults: every broker back, everyone catches up; the group must settle."""
         while len(self.alive) < len(BROKERS):
             self._revive()
-        for c in self.consumers:
+        for c in self.consumers + self.next_consumers:
             c.stalled_until = 0
         for _ in range(steps):
             for c in self.consumers:
                 self._consumer_step(c)
+            for c in self.next_consumers:
+                self._next_step(c)
             self._replicate_some(force=True)
             self.now += 100
             self._write(self.shard.tick(self.now))
             self._replicate_some(force=True)
             self.check()
             g = self.shard.groups.get(GROUP)
-            if (g is not None and g.state == STABLE and not self.pending
+            n = self.shard.consumer_groups.get(NEXT_GROUP)
+            next_settled = (n is not None and n.state() == cgp.GROUP_STABLE
+                            and len(n.members) == len(self.next_consumers)
+                            and all(c.epoch == n.epoch and c.owned == n.members[c.member_id].assigned.get(TOPIC_ID,
+                                                                                                         set())
+                                    for c in self.next_consumers if c.member_id in n.members)
+                            and sorted(p for c in self.next_consumers for p in c.owned) == list(range(PARTITIONS)))
+            if (g is not None and g.state == STABLE and not self.pending and next_settled
                     and all(c.state == "stable" and c.generation == g.generation and c.member_id in g.members
                             for c in self.consumers)
                     and len(g.members) == len(self.consumers)):
@@ -422,8 +551,10 @@ class GroupSim:
                     self.fail(f"the settled group owns partitions {owned}")
                 return
         g = self.shard.groups.get(GROUP)
-        self.fail(f"the group did not settle: state {g and g.state}, consumers "
-                  f"{[(c.cid, c.state, c.generation) for c in self.consumers]}")
+        n = self.shard.consumer_groups.get(NEXT_GROUP)
+        self.fail(f"the groups did not settle: classic {g and g.state}, consumers "
+                  f"{[(c.cid, c.state, c.generation) for c in self.consumers]}; consumer group "
+                  f"{n and (n.state(), n.epoch)}, members {[(c.cid, c.epoch, sorted(c.owned)) for c in self.next_consumers]}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -26,8 +26,9 @@ def test_the_runs_reach_the_interesting_paths():
         for k, v in group_sim.GroupSim(5000 + seed, EVENTS).run().items():
             totals[k] = totals.get(k, 0) + v
     for path in ("moves", "commits_acked", "commits_failed", "generations", "lost_replies", "stable_checks",
-                 "reload_checks"):
+                 "reload_checks", "next_heartbeats", "next_revocations", "next_commits_acked", "next_lost_answers"):
         assert totals[path] > 20, (path, totals)
+    assert totals["next_fenced"] > 0, totals
 
 
 def _first_failure(seeds=range(30)) -> str:
@@ -88,3 +89,23 @@ def test_a_leader_assignment_applied_twice_is_caught(monkeypatch):
 
     monkeypatch.setattr(gs.GroupShard, "sync_group", sync)
     assert "assigned twice" in _first_failure()
+
+
+def test_a_consumer_group_that_hands_out_unreleased_partitions_is_caught(monkeypatch):
+    from kraftwire.coordinator.group import consumer as cgp
+
+    monkeypatch.setattr(cgp.ConsumerGroup, "owner_of", lambda self, topic_id, partition, but: False)
+    assert "held by" in _first_failure()
+
+
+def test_a_replay_that_forgets_current_assignments_is_caught(monkeypatch):
+    from kraftwire.coordinator.group import consumer as cgp
+
+    real = cgp.replay
+
+    def replay(groups, rec):
+        if rec.record_type != 8:
+            real(groups, rec)
+
+    monkeypatch.setattr(cgp, "replay", replay)
+    assert "consumer group loaded from the log differs" in _first_failure()
