@@ -259,6 +259,10 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("group.initial.rebalance.delay.ms", "group_initial_rebalance_delay_ms", _at_least(0), 3000,
               "how long the first rebalance of an empty group waits for more members"),
     ConfigKey("group.max.size", "group_max_size", _at_least(1), 2**31 - 1, "the most members a group may have"),
+    ConfigKey("group.consumer.session.timeout.ms", "group_consumer_session_timeout_ms", _at_least(1), 45_000,
+              "a KIP-848 consumer group member silent this long leaves its group"),
+    ConfigKey("group.consumer.heartbeat.interval.ms", "group_consumer_heartbeat_interval_ms", _at_least(1), 5000,
+              "how often KIP-848 consumer group members are told to heartbeat"),
     ConfigKey("log.cleaner.enable", "log_cleaner_enable", _bool, True, "compact the topics whose cleanup.policy "
               "includes compact"),
     ConfigKey("log.cleaner.backoff.ms", "log_cleaner_backoff_ms", _at_least(0), 15_000,
@@ -349,6 +353,8 @@ class Config:
     group_max_session_timeout_ms: int = default("group.max.session.timeout.ms")
     group_initial_rebalance_delay_ms: int = default("group.initial.rebalance.delay.ms")
     group_max_size: int = default("group.max.size")
+    group_consumer_session_timeout_ms: int = default("group.consumer.session.timeout.ms")
+    group_consumer_heartbeat_interval_ms: int = default("group.consumer.heartbeat.interval.ms")
     log_cleaner_enable: bool = default("log.cleaner.enable")
     log_cleaner_backoff_ms: int = default("log.cleaner.backoff.ms")
     log_cleaner_dedupe_buffer_size: int = default("log.cleaner.dedupe.buffer.size")

@@ -34,6 +34,7 @@ from kraftwire.coordinator.group.shard import (
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
+from kraftwire.errors import LogIOError
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
@@ -42,6 +43,7 @@ from kraftwire.replica.partition import LEADER
 log = logging.getLogger("kraftwire.groups")
 
 TICK_S = 0.1
+LOAD_CHUNK = 1 << 20  # bytes of the partition replayed per turn of the event loop while a shard loads
 TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which this node does not run yet"
 
 
@@ -60,10 +62,12 @@ def _write_error(error: int, *, fetch: bool = False) -> int:
 
 
 class Loaded:
-    __slots__ = ("shard", "hp", "leader_epoch", "failed")
+    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task")
 
     def __init__(self, shard: GroupShard | None, hp, leader_epoch: int, failed: bool = False) -> None:
         self.shard, self.hp, self.leader_epoch, self.failed = shard, hp, leader_epoch, failed
+        self.loading = False
+        self.task: asyncio.Task | None = None
 
 
 class GroupApis:
@@ -78,8 +82,11 @@ class GroupApis:
             initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
             offsets_retention_ms=c.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
-            offset_metadata_max_bytes=c.offset_metadata_max_bytes)
+            offset_metadata_max_bytes=c.offset_metadata_max_bytes,
+            consumer_session_timeout_ms=c.group_consumer_session_timeout_ms,
+            consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms)
         self.shards: dict[int, Loaded] = {}
+        self.route_error = ec.NOT_COORDINATOR  # why the last ``_route`` found no shard
         self._creating = False
         self._ticker: asyncio.Task | None = None
         replicas.watchers.append(self._hw_moved)
@@ -116,11 +123,15 @@ class GroupApis:
         return len(topic.partitions) if topic is not None else self.node.settings.config.offsets_topic_num_partitions
 
     def _route(self, group_id: str) -> tuple[int, GroupShard | None]:
-        """(partition, shard) of a group; the shard is None when this broker does not coordinate it, and the error
-        is then NOT_COORDINATOR."""
+        """(partition, shard) of a group; the shard is None when this broker does not serve it now, and
+        ``route_error`` then says why: COORDINATOR_LOAD_IN_PROGRESS while its partition loads, else NOT_COORDINATOR."""
         p = partition_for(group_id, self.partitions())
         loaded = self.shards.get(p)
+        if loaded is not None and loaded.loading:
+            self.route_error = ec.COORDINATOR_LOAD_IN_PROGRESS
+            return p, None
         if loaded is None or loaded.failed or loaded.shard is None or not loaded.shard.live:
+            self.route_error = ec.NOT_COORDINATOR
             return p, None
         return p, loaded.shard
 
@@ -143,14 +154,22 @@ class GroupApis:
             self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
 
     def _load(self, p: int, hp) -> None:
+        """Replay the partition into a fresh shard, a chunk per turn of the event loop (requests for its groups get
+        COORDINATOR_LOAD_IN_PROGRESS meanwhile, as Kafka answers while it loads)."""
         shard = GroupShard(p, self.config, new_id=lambda: str(uuid.uuid4()))
+        loaded = self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
+        loaded.loading = True
+        loaded.task = asyncio.get_running_loop().create_task(self._load_task(p, loaded))
+
+    async def _load_task(self, p: int, loaded: Loaded) -> None:
+        hp, shard = loaded.hp, loaded.shard
         lg = hp.log
         started = time.monotonic()
         count = 0
         try:
-            pos, end = lg.start_offset(), lg.end_offset()
-            while pos < end:
-                info = lg.read(pos, 1 << 20)
+            pos = lg.start_offset()
+            while self.shards.get(p) is loaded and pos < lg.end_offset():
+                info = lg.read(pos, LOAD_CHUNK)
                 if not len(info.records):
                     break
                 for batch in read_batches(info.records):
@@ -162,20 +181,30 @@ class GroupApis:
                                 shard.replay(rec.key, rec.value, rec.offset)
                                 count += 1
                     pos = batch.last_offset + 1
+                await asyncio.sleep(0)  # let the loop serve everyone else between chunks
+            if self.shards.get(p) is not loaded:
+                return  # dropped meanwhile (the leadership moved on)
             shard.advance(lg.high_watermark())
         except CoordinatorRecordError as exc:
             log.error("cannot load %s-%d: %s; its groups are not served", GROUP_TOPIC, p, exc)
-            self.shards[p] = Loaded(None, hp, hp.state.leader_epoch, failed=True)
+            loaded.failed = True
             return
+        except LogIOError as exc:
+            log.error("cannot load %s-%d: %s", GROUP_TOPIC, p, exc)
+            loaded.failed = True
+            return
+        finally:
+            loaded.loading = False
         shard.loaded(_now_ms())
-        self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
         log.info("loaded %s-%d in leader epoch %d: %d records, %d groups in %.0f ms", GROUP_TOPIC, p,
-                 hp.state.leader_epoch, count, len(shard.group_ids()), (time.monotonic() - started) * 1000)
+                 loaded.leader_epoch, count, len(shard.group_ids()), (time.monotonic() - started) * 1000)
 
     def _drop(self, p: int) -> None:
         loaded = self.shards.pop(p, None)
         if loaded is None or loaded.shard is None:
             return
+        if loaded.task is not None and not loaded.task.done():
+            loaded.task.cancel()
         for reply in loaded.shard.unload():
             self._send(reply.token, reply.body)
         log.info("unloaded %s-%d", GROUP_TOPIC, p)
@@ -338,7 +367,7 @@ class GroupApis:
             token = (conn, request.version, request.header.correlation_id, request.header.client_id)
             p, shard = self._route(request.body.group_id)
             if shard is None:
-                self._send(token, error_response(api, request.version, ec.NOT_COORDINATOR))
+                self._send(token, error_response(api, request.version, self.route_error))
                 return
             self._write(p, call(shard, request.body, request.version, token, _now_ms(), conn))
         return handler
@@ -369,7 +398,7 @@ class GroupApis:
                 for i in idx]) for name, idx in order])
 
         if shard is None:
-            self._send(token, merged({k: ec.NOT_COORDINATOR for name, idx in order for k in
+            self._send(token, merged({k: self.route_error for name, idx in order for k in
                                       ((name, i) for i in idx)}))
             return
         original = body.topics
@@ -392,7 +421,7 @@ class GroupApis:
         for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
             _p, shard = self._route(gid)
             if shard is None:
-                out.append((gid, ec.NOT_COORDINATOR, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
+                out.append((gid, self.route_error, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
                 continue
             err = shard.fetch_error(gid, member_id, member_epoch)
             out.append((gid, err, [] if err else shard.committed_offsets(gid, asked)))
@@ -404,7 +433,7 @@ class GroupApis:
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         p, shard = self._route(body.group_id)
         if shard is None:
-            self._send(token, consumer_error(ec.NOT_COORDINATOR))
+            self._send(token, consumer_error(self.route_error))
             return
         image = self.md.image
 
@@ -422,7 +451,7 @@ class GroupApis:
         for gid in request.body.group_ids:
             _p, shard = self._route(gid)
             if shard is None:
-                out.append(R.DescribedGroup(error_code=ec.NOT_COORDINATOR, group_id=gid, group_state="",
+                out.append(R.DescribedGroup(error_code=self.route_error, group_id=gid, group_state="",
                                             group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
             else:
                 out.append(shard.consumer_describe(gid, names))
@@ -435,6 +464,10 @@ class GroupApis:
         states = {s.lower() for s in (body.states_filter or [])} if version >= 4 else None
         types = {s.lower() for s in (body.types_filter or [])} if version >= 5 else None
         groups = []
+        if any(loaded.loading for loaded in self.shards.values()):  # Kafka: not all groups are known yet
+            conn.send_response(R(throttle_time_ms=0, error_code=ec.COORDINATOR_LOAD_IN_PROGRESS, groups=[]), version,
+                               request.header.correlation_id)
+            return
         for loaded in self.shards.values():
             if loaded.shard is None or not loaded.shard.live:
                 continue
@@ -450,7 +483,7 @@ class GroupApis:
         for group_id in request.body.groups:
             _p, shard = self._route(group_id)
             if shard is None:
-                out.append(R.DescribedGroup(error_code=ec.NOT_COORDINATOR, group_id=group_id, group_state="",
+                out.append(R.DescribedGroup(error_code=self.route_error, group_id=group_id, group_state="",
                                             protocol_type="", protocol_data="", members=[]))
             else:
                 out.append(shard.describe_group(group_id))
@@ -466,7 +499,7 @@ class GroupApis:
             results.append(result)
             p, shard = self._route(group_id)
             if shard is None:
-                result.error_code = ec.NOT_COORDINATOR
+                result.error_code = self.route_error
                 continue
             res, rows = writes.setdefault(p, (Result(), []))
             result.error_code = shard.delete_group(group_id, res)
@@ -496,7 +529,7 @@ class GroupApis:
         body, version, cid = request.body, request.version, request.header.correlation_id
         p, shard = self._route(body.group_id)
         if shard is None:
-            conn.send_response(R(error_code=ec.NOT_COORDINATOR, throttle_time_ms=0, topics=[]), version, cid)
+            conn.send_response(R(error_code=self.route_error, throttle_time_ms=0, topics=[]), version, cid)
             return
         image = self.md.image
         known = [(t.name, part.partition_index) for t in body.topics for part in t.partitions

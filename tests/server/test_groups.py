@@ -125,6 +125,18 @@ def test_a_group_commits_and_resumes_after_a_restart(tmp_path):
             await _until("offsets loaded", lambda: node.group_apis.shards and all(
                 s.shard is not None and s.shard.live for s in node.group_apis.shards.values()))
             assert await asyncio.to_thread(_committed, c.bport, "g1", "t") == [10, 10, 10]
+            loading = node.group_apis.shards[partition_for("g1", 5)]
+            loading.loading = True  # while a partition loads, its groups are answered as Kafka answers then
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                OF = w.OffsetFetchRequest
+                fetched = await conn.request(OF(group_id="g1", topics=None), 7)
+                assert fetched.error_code == ec.COORDINATOR_LOAD_IN_PROGRESS
+                listed = await conn.request(w.ListGroupsRequest(states_filter=[]), 4)
+                assert listed.error_code == ec.COORDINATOR_LOAD_IN_PROGRESS
+            finally:
+                loading.loading = False
+                await conn.close()
             await asyncio.to_thread(_produce, c.bport, "t", 3)
             got = await asyncio.to_thread(_consume, c.bport, "t", "g1", 3)
             assert sorted(got) == [b"v0", b"v1", b"v2"]  # only what came after the commit

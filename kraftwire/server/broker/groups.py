@@ -55,7 +55,9 @@ class Coordinator:
             initial_rebalance_delay_ms=cfg.group_initial_rebalance_delay_ms, max_size=cfg.group_max_size,
             offsets_retention_ms=cfg.offsets_retention_minutes * 60_000,
             offsets_retention_check_interval_ms=cfg.offsets_retention_check_interval_ms,
-            offset_metadata_max_bytes=cfg.offset_metadata_max_bytes)
+            offset_metadata_max_bytes=cfg.offset_metadata_max_bytes,
+            consumer_session_timeout_ms=cfg.group_consumer_session_timeout_ms,
+            consumer_heartbeat_interval_ms=cfg.group_consumer_heartbeat_interval_ms)
         self.live_epoch = -1  # the leader epoch the shard serves in (-1: not serving)
         self._tick = None
         ctx.watchers.append(self._check_leadership)
