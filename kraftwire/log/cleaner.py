@@ -20,12 +20,12 @@ the first record kept). Control batches (transaction markers) are kept whole, an
 its idempotence state survives. A segment left empty disappears, except the first.
 
 **Off the loop and crash-safe.** ``job`` (the event loop: which segments, each with a duplicate descriptor),
-``plan`` and ``prepare`` (a worker thread: the offset map, then ``<base>.log.cleaned`` files, fsynced) and
-``commit`` (the event loop: for each segment still as it was, its index files go, the cleaned
-file replaces the ``.log`` atomically, and the segment is reopened with its indexes rebuilt in memory (their
-files follow at the next clean shutdown; an open without them rebuilds them); then the checkpoint).
-A crash before the replace leaves the old segment (the ``.cleaned`` file is a stray the next open deletes); after
-it, the new one, whose indexes the open rebuilds.
+``plan`` and ``prepare`` (a worker thread: the offset map, then ``<base>.log.cleaned`` files, fsynced, consecutive
+segments grouped into one file up to ``segment.bytes``) and ``commit`` (the event loop: each file becomes a swap
+file naming the segments it replaces, they are deleted, the swap becomes the first one's ``.log``; the segment is
+reopened with its indexes rebuilt in memory, their files written at the next clean shutdown). A crash before the
+swap leaves the old segments (the ``.cleaned`` file is a stray the next open deletes); a crash during it leaves a
+swap file the next open completes (``loader``).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from kraftwire.records.api import BASE_OFFSET_POS, PRODUCER_ID_POS
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
 #: Kafka's SkimpyOffsetMap: a 16-byte hash and an 8-byte offset per entry, filled to 90 %
 BYTES_PER_ENTRY = 24
 LOAD_FACTOR = 0.9
@@ -90,6 +91,7 @@ class SegmentView(NamedTuple):
 class CleanJob(NamedTuple):
     directory: str
     max_batch_size: int
+    segment_bytes: int
     first_dirty: int
     cleanable: list  # SegmentViews the pass may rewrite
     others: list  # SegmentViews of the rest (read for producers' last batches)
@@ -145,7 +147,7 @@ def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> Clea
     def view(seg: LogSegment) -> SegmentView:
         return SegmentView(seg, os.dup(seg.fd), seg.base_offset, seg.next_offset, seg.size)
 
-    return CleanJob(log.directory, log.max_batch_size, first, [view(s) for s in segs],
+    return CleanJob(log.directory, log.max_batch_size, log.segment_bytes, first, [view(s) for s in segs],
                     [view(s) for s in log._segments if id(s) not in chosen])
 
 
@@ -271,64 +273,138 @@ def _rebuilt(batch, kept: list) -> list[bytes]:
     return out
 
 
+class _Rec(NamedTuple):
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: tuple
+
+
+class _ChunkColumns:
+    """A chunk's records as the codec's columns: the surviving records of a batch are picked by offset without a
+    record object for each one that goes."""
+
+    def __init__(self, chunk) -> None:
+        rc = decode_raw_columns(chunk, validate=False)
+        self.offsets = array("q")
+        self.offsets.frombytes(rc.offset)
+        self.timestamps = array("q")
+        self.timestamps.frombytes(rc.timestamp)
+        self.key_bounds = array("i")
+        self.key_bounds.frombytes(rc.key_offsets)
+        self.value_bounds = array("i")
+        self.value_bounds.frombytes(rc.value_offsets)
+        self.header_bounds = array("i")
+        self.header_bounds.frombytes(rc.header_offsets)
+        self.key_data, self.value_data = rc.key_data, rc.value_data
+        self.key_valid = int.from_bytes(rc.key_validity, "little")
+        self.value_valid = int.from_bytes(rc.value_validity, "little")
+
+    def records(self, offsets) -> list[_Rec] | None:
+        """The records at ``offsets`` (each present in the chunk), or None when one has headers."""
+        out = []
+        kb, vb, hb = self.key_bounds, self.value_bounds, self.header_bounds
+        for off in offsets:
+            i = bisect_left(self.offsets, off)
+            if hb[i] != hb[i + 1]:
+                return None
+            key = self.key_data[kb[i]:kb[i + 1]] if (self.key_valid >> i) & 1 else None
+            value = self.value_data[vb[i]:vb[i + 1]] if (self.value_valid >> i) & 1 else None
+            out.append(_Rec(off, self.timestamps[i], key, value, ()))
+        return out
+
+
 class Prepared(NamedTuple):
-    view: SegmentView
+    views: list  # the consecutive segments one cleaned file replaces
     path: str
     read: int
     kept: int
 
 
+def _cleaned(j: CleanJob, p: CleanPlan, v: SegmentView, survivors, horizon: int) -> tuple[bytes, int, int]:
+    """One segment's surviving batches: (bytes, records read, records kept)."""
+    dirty = v.base_offset >= p.first_dirty
+    read = kept_count = 0
+    parts = []
+    for chunk in _chunks(v.fd, v.size, j.max_batch_size):
+        cols = None  # the chunk's columns, decoded once if a batch keeps some of its records
+        for batch in read_batches(chunk, validate=False, max_batch_size=max(j.max_batch_size, len(chunk))):
+            count = batch.record_count
+            read += count
+            if batch.is_control or (batch.producer_id >= 0
+                                    and p.last_batches.get(batch.producer_id) == batch.base_offset):
+                parts.append(bytes(batch.buffer))  # markers and a producer's last batch stay whole
+                kept_count += count
+                continue
+            if dirty:
+                lo = bisect_left(survivors, batch.base_offset)
+                hi = bisect_right(survivors, batch.last_offset)
+                if lo == hi:
+                    continue  # every record was superseded
+                if hi - lo == count and batch.max_timestamp >= horizon:
+                    parts.append(bytes(batch.buffer))
+                    kept_count += count
+                    continue
+                if cols is None:
+                    cols = _ChunkColumns(chunk)
+                kept = cols.records(survivors[lo:hi])
+                if kept is None:  # a record with headers: the codec's records then
+                    alive = set(survivors[lo:hi])
+                    kept = [r for r in batch if r.offset in alive]
+                if batch.max_timestamp < horizon:
+                    kept = [r for r in kept if r.value is not None]
+            else:
+                kept = [r for r in batch if _retain(r, batch, p, horizon)]
+            kept_count += len(kept)
+            if len(kept) == count:
+                parts.append(bytes(batch.buffer))
+            elif kept:
+                parts.extend(_rebuilt(batch, kept))
+    return b"".join(parts), read, kept_count
+
+
 def prepare(j: CleanJob, p: CleanPlan, now_ms: int, config: CleanerConfig) -> list[Prepared]:
-    """Write each planned segment's cleaned file, fsynced. Off the event loop.
+    """Write the cleaned files, fsynced, off the event loop: consecutive segments whose cleaned bytes fit in
+    ``segment.bytes`` (and whose offsets fit the first one's int32 index) share one file, as Kafka groups them, so a
+    compacted log does not keep a tiny segment per old one.
 
     In the dirty part a record survives exactly when its offset is its key's entry in the map, so a batch is
     decided from the sorted surviving offsets alone — dropped, or copied whole, without decoding a record; only a
     batch keeping some of its records (or holding tombstones past the retention) is decoded and rebuilt."""
     horizon = now_ms - config.delete_retention_ms
     survivors = array("q", sorted(p.offset_map.values()))
-    out = []
-    for v in p.segments:
-        path = os.path.join(j.directory, segment_filename(v.base_offset) + CLEANED_SUFFIX)
+    out: list[Prepared] = []
+    group: list = []
+    datas: list[bytes] = []
+    size = read = kept = 0
+
+    def flush() -> None:
+        if not group:
+            return
+        path = os.path.join(j.directory, segment_filename(group[0].base_offset) + CLEANED_SUFFIX)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        dirty = v.base_offset >= p.first_dirty
-        read = kept_count = 0
         try:
-            for chunk in _chunks(v.fd, v.size, j.max_batch_size):
-                parts = []
-                for batch in read_batches(chunk, validate=False, max_batch_size=max(j.max_batch_size, len(chunk))):
-                    count = batch.record_count
-                    read += count
-                    if batch.is_control or (batch.producer_id >= 0
-                                            and p.last_batches.get(batch.producer_id) == batch.base_offset):
-                        parts.append(batch.buffer)  # markers and a producer's last batch stay whole
-                        kept_count += count
-                        continue
-                    if dirty:
-                        lo = bisect_left(survivors, batch.base_offset)
-                        hi = bisect_right(survivors, batch.last_offset)
-                        if lo == hi:
-                            continue  # every record was superseded
-                        if hi - lo == count and batch.max_timestamp >= horizon:
-                            parts.append(batch.buffer)
-                            kept_count += count
-                            continue
-                        alive = set(survivors[lo:hi])
-                        kept = [r for r in batch if r.offset in alive
-                                and not (r.value is None and batch.max_timestamp < horizon)]
-                    else:
-                        kept = [r for r in batch if _retain(r, batch, p, horizon)]
-                    kept_count += len(kept)
-                    if len(kept) == count:
-                        parts.append(batch.buffer)
-                    elif kept:
-                        parts.extend(_rebuilt(batch, kept))
-                view = memoryview(b"".join(parts))  # one write per chunk
-                while view:
-                    view = view[os.write(fd, view):]
+            view = memoryview(b"".join(datas))
+            while view:
+                view = view[os.write(fd, view):]
             os.fsync(fd)
         finally:
             os.close(fd)
-        out.append(Prepared(v, path, read, kept_count))
+        out.append(Prepared(list(group), path, read, kept))
+
+    for v in p.segments:
+        data, n_read, n_kept = _cleaned(j, p, v, survivors, horizon)
+        fits = group and size + len(data) <= j.segment_bytes and v.next_offset - group[0].base_offset <= 2**31 - 1
+        if group and not fits:
+            flush()
+            group, datas, size, read, kept = [], [], 0, 0, 0
+        group.append(v)
+        datas.append(data)
+        size += len(data)
+        read += n_read
+        kept += n_kept
+    flush()
     return out
 
 
@@ -341,39 +417,47 @@ def discard(prepared: list[Prepared]) -> None:
 
 
 def commit(log, p: CleanPlan, prepared: list[Prepared]) -> CleanStats:
-    """Swap the cleaned files in, on the thread that owns the log. A segment the log no longer holds as it was
-    (retention or DeleteRecords removed it meanwhile) keeps its file; the checkpoint moves to ``p.end`` only when
-    every segment was swapped."""
+    """Swap the cleaned files in, on the thread that owns the log. For each file: it is renamed
+    ``<base>.log.<end>.swap`` (the segments it replaces, by base offset), those segments are deleted, and the swap
+    becomes ``<base>.log``; an open that finds a swap completes it (``loader``), so a crash at any point leaves
+    either the old segments or the new one. A group whose segments the log no longer holds as they were (retention or
+    DeleteRecords removed one meanwhile) keeps its old files; the checkpoint moves to ``p.end`` only when every group
+    was swapped."""
     before = after = read = kept = swapped = 0
     complete = True
     for item in prepared:
-        seg = item.view.segment
-        i = next((k for k, s in enumerate(log._segments) if s is seg), None)
-        if i is None or i == len(log._segments) - 1 or seg.size != item.view.size:
+        segs = [v.segment for v in item.views]
+        first = next((k for k, s in enumerate(log._segments) if s is segs[0]), None)
+        if (first is None or log._segments[first:first + len(segs)] != segs
+                or first + len(segs) >= len(log._segments)
+                or any(s.size != v.size for s, v in zip(segs, item.views))):
             os.unlink(item.path)
             complete = False
             continue
-        for stale in (seg.index_path, seg.time_index_path):
-            try:
-                os.unlink(stale)
-            except FileNotFoundError:
-                pass
-        os.replace(item.path, seg.path)
-        seg.close()
-        fresh = LogSegment(log.directory, seg.base_offset, index_interval_bytes=log.index_interval_bytes,
+        base = segs[0].base_offset
+        end = log._segments[first + len(segs)].base_offset
+        swap = os.path.join(log.directory, f"{segment_filename(base)}.{end:020d}{SWAP_SUFFIX}")
+        os.replace(item.path, swap)
+        fsync_dir(log.directory)
+        for seg in segs:
+            seg.delete_files()
+        os.replace(swap, segs[0].path)
+        fsync_dir(log.directory)
+        fresh = LogSegment(log.directory, base, index_interval_bytes=log.index_interval_bytes,
                            max_batch_size=log.max_batch_size)
         fresh.rebuild_from_headers()  # its index files are written at the next close; a crash first rebuilds them
-        before += item.view.size
+        before += sum(v.size for v in item.views)
         after += fresh.size
         read += item.read
         kept += item.kept
-        swapped += 1
-        if fresh.size == 0 and i > 0:
+        swapped += len(segs)
+        if fresh.size == 0 and first > 0:
             fresh.delete_files()
-            del log._segments[i]
-            del log._bases[i]
+            del log._segments[first:first + len(segs)]
+            del log._bases[first:first + len(segs)]
         else:
-            log._segments[i] = fresh
+            log._segments[first:first + len(segs)] = [fresh]
+            log._bases[first:first + len(segs)] = [base]
     fsync_dir(log.directory)
     if complete:
         log._offset_file(CLEANER_OFFSET_CHECKPOINT).write(p.end)

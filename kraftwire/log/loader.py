@@ -154,7 +154,33 @@ def load(log, topic_id: uuid.UUID | None) -> None:
     log._hw_written_ms = log._clock()
     log.truncate_to_latest_snapshot()
 
+#: a cleaner's swap file: ``<base>.log.<end>.swap`` replaces every segment whose base lies in ``[base, end)``
+_SWAP_NAME = re.compile(r"^(\d{20})\.log\.(\d{20})\.swap$")
+
+
+def _complete_swaps(log) -> None:
+    """A cleaner swap the process did not finish (``kraftwire.log.cleaner``): the swap file holds everything the
+    segments it replaces still needed, so those go and it takes the first one's place."""
+    for name in sorted(os.listdir(log.directory)):
+        m = _SWAP_NAME.match(name)
+        if m is None:
+            continue
+        base, end = int(m.group(1)), int(m.group(2))
+        for other in os.listdir(log.directory):
+            seg = _SEGMENT_NAME.match(other)
+            if seg is not None and base <= int(seg.group(1)) < end:
+                stem = other[: -len(LOG_SUFFIX)]
+                for suffix in (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX):
+                    try:
+                        os.unlink(log._path(stem + suffix))
+                    except FileNotFoundError:
+                        pass
+        os.replace(log._path(name), log._path(f"{base:020d}{LOG_SUFFIX}"))
+        fsync_dir(log.directory)
+
+
 def _remove_strays(log) -> None:
+    _complete_swaps(log)
     for name in os.listdir(log.directory):
         path = log._path(name)
         parsed = parse_snapshot_path(name)

@@ -107,6 +107,16 @@ def test_the_latest_value_of_every_key_survives_cleaning_and_crashes(tmp_path_fa
                     j.close()
                     cut = rng.randint(0, len(prepared))
                     cleaner.commit(lg, p._replace(end=p.first_dirty), prepared[:cut])
+                    if cut < len(prepared) and rng.random() < 0.5:
+                        # the crash comes inside a swap: the file renamed, some of the old segments deleted
+                        item = prepared[cut]
+                        segs = [v.segment for v in item.views]
+                        i = lg._segments.index(segs[0])
+                        end = lg._segments[i + len(segs)].base_offset
+                        os.replace(item.path, os.path.join(lg.directory, f"{segs[0].base_offset:020d}.log."
+                                                                         f"{end:020d}.swap"))
+                        for seg in segs[:rng.randint(0, len(segs))]:
+                            seg.delete_files()
                     lg._closed = True
                     lg._release()
                     lg = _open(root)
@@ -218,3 +228,35 @@ def test_a_producers_last_batch_is_kept_whole(tmp_path, producer):
         assert (first[2] == b"old") is producer
     finally:
         lg.close()
+
+
+def test_segments_are_grouped_and_a_swap_cut_short_is_completed_at_open(tmp_path):
+    lg = _open(tmp_path)
+    try:
+        for i in range(80):
+            lg.append_as_leader(_batch([(KEYS[i % 4], f"v{i}".encode())], 1000 + i), 1)
+        lg.update_high_watermark(lg.end_offset())
+        expected = {k: v for _o, k, v in _read_all(lg)}
+        cfg = CleanerConfig()
+        j = cleaner.job(lg, 5000, cfg, force=True)
+        p = cleaner.plan(j, cfg)
+        prepared = cleaner.prepare(j, p, 5000, cfg)
+        j.close()
+        [group] = prepared  # the little that survives fits one segment
+        assert len(group.views) > 2
+        segs = [v.segment for v in group.views]
+        end = lg._segments[len(segs)].base_offset
+        os.replace(group.path, os.path.join(lg.directory, f"{segs[0].base_offset:020d}.log.{end:020d}.swap"))
+        segs[0].delete_files()  # the crash comes after the first old segment went
+    finally:
+        lg._closed = True
+        lg._release()
+    again = _open(tmp_path)
+    try:
+        got = _read_all(again)
+        assert {k: v for _o, k, v in got} == expected
+        assert [o for o, _k, _v in got] == sorted({o for o, _k, _v in got})
+        assert len(again.segment_base_offsets()) == 2  # the swapped group and the active segment
+        assert not [n for n in os.listdir(again.directory) if n.endswith(".swap")]
+    finally:
+        again.close()
