@@ -169,3 +169,20 @@ def test_consumer_records_are_kafkas_types():
     hb(shard, log, member_id="a")
     types = [cr.decode(k, v).record_type for k, v in log.records]
     assert types == [5, 4, 3, 7, 6, 8]  # member, partition metadata, epoch, target member, target epoch, current
+
+
+def test_a_consumer_group_keeps_the_offsets_of_the_topics_it_subscribes_to():
+    shard = GroupShard(0, GroupConfig(offsets_retention_ms=1000, offsets_retention_check_interval_ms=1),
+                       new_id=iter(f"m{i}" for i in range(10)).__next__)
+    shard.loaded(0)
+    log = Log()
+    a = hb(shard, log, member_id="a")
+    C = w.OffsetCommitRequest
+    body = C(group_id="g", generation_id_or_member_epoch=a.member_epoch, member_id="a", topics=[
+        C.OffsetCommitRequestTopic(name=n, partitions=[C.OffsetCommitRequestPartition(
+            partition_index=0, committed_offset=5, committed_metadata="")]) for n in ("t", "old")])
+    log.write(shard, shard.offset_commit(body, 9, "c", 0))
+    hb(shard, log, "a", a.member_epoch, owned=range(6), now=40_000)
+    expired = log.write(shard, shard.tick(40_001))
+    assert [cr.decode(k, v).key.topic for k, v in expired.records if cr.decode(k, v).record_type == 1] == ["old"]
+    assert "g" in shard.consumer_groups and set(t for t, _p in shard.offsets["g"]) == {"t"}

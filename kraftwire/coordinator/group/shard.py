@@ -1123,6 +1123,9 @@ class GroupShard:
             subscribed = g.subscribed_topics() if g is not None and g.members else set()
             if g is not None and g.members and (g.protocol_type != "consumer" or subscribed is None):
                 continue  # Kafka keeps every offset of a live non-consumer group or one it cannot read
+            consumer_group = self.consumer_groups.get(group_id)
+            if consumer_group is not None:  # a KIP-848 group keeps what its members subscribe to; the rest by age
+                subscribed = consumer_group.subscribed_topic_names()
             expired = []
             for tp, e in self.offsets[group_id].items():
                 if e.expire_timestamp >= 0:
@@ -1135,7 +1138,7 @@ class GroupShard:
                     expired.append(tp)
             for tp in sorted(expired):
                 result.records.append((cr.offset_commit_key(group_id, *tp), None))
-            if expired and len(expired) == len(self.offsets[group_id]) and (g is None or (
+            if expired and len(expired) == len(self.offsets[group_id]) and consumer_group is None and (g is None or (
                     g.state == EMPTY and not g.members)):
                 result.records.append((cr.group_metadata_key(group_id), None))
                 self.groups.pop(group_id, None)
