@@ -1204,6 +1204,57 @@ def decode_raw_columns(buf, validate=True, max_batch_size=_api.MAX_BATCH_SIZE):
             _gb_free(&g[i])
 
 
+cdef int _index_record_keys(dict into, const uint8_t* d, Py_ssize_t p, Py_ssize_t end, int64_t count,
+                            Py_ssize_t fixed, int64_t base_offset) except -1:
+    cdef RecSpan s
+    cdef int64_t i
+    cdef object key
+    for i in range(count):
+        if p >= end:
+            _fail(R_RECORD_COUNT_MISMATCH, p, fixed)
+        _parse_record(d, &p, end, i, fixed, &s)
+        if s.key_len >= 0:
+            key = PyBytes_FromStringAndSize(<const char*>(d + s.key_start), <Py_ssize_t>s.key_len)
+            into[key] = <int64_t>(<uint64_t>base_offset + <uint64_t>i)
+    if p != end:
+        _fail(R_TRAILING_BYTES, p, fixed)
+    return 0
+
+
+def index_keys(buf, dict into, max_batch_size=_api.MAX_BATCH_SIZE):
+    """For every keyed record of the data batches in buf (whole batches; control batches are skipped),
+    ``into[key] = offset``, in offset order so the last record of a key wins; returns the number of data records
+    read. The log cleaner's offset map, without a record object or a value copy per record."""
+    cdef Py_ssize_t mbs = _check_max_batch_size(max_batch_size)
+    cdef _Source src = _source(buf)
+    cdef const uint8_t* d = src.data
+    cdef Py_ssize_t n = src.size, pos = 0, size
+    cdef int codec, attrs
+    cdef int64_t total = 0, count
+    cdef object data
+    cdef const uint8_t* h
+    while True:
+        size = _frame(d, pos, n, mbs)
+        if size == 0:
+            break
+        _check_header(d, pos, size, False)
+        h = d + pos
+        attrs = _rd16(h + ATTRIBUTES_POS)
+        if not attrs & CONTROL_MASK:
+            codec = attrs & COMPRESSION_MASK
+            count = _rd32(h + RECORD_COUNT_POS)
+            if codec == COMPRESSION_NONE:
+                _index_record_keys(into, d, pos + RECORDS_POS, pos + size, count, -1, _rd64(h + BASE_OFFSET_POS))
+            else:
+                data = _decompressed(d, pos, size, codec, mbs)
+                _index_record_keys(into, <const uint8_t*>PyBytes_AS_STRING(data), 0, PyBytes_GET_SIZE(data), count,
+                                   pos + RECORDS_POS, _rd64(h + BASE_OFFSET_POS))
+                data = None
+            total += count
+        pos += size
+    return total
+
+
 def decode_columns(buf, validate=True, max_batch_size=_api.MAX_BATCH_SIZE):
     """Columnar decode: a pyarrow.RecordBatch when pyarrow is installed, else RawColumns."""
     raw = decode_raw_columns(buf, validate, max_batch_size)

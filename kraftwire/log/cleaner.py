@@ -37,7 +37,7 @@ from typing import NamedTuple
 
 from kraftwire.log.checkpoint import fsync_dir
 from kraftwire.log.segment import LogSegment, segment_filename
-from kraftwire.records import RecordBatchBuilder, decode_raw_columns, read_batches, whole_batches_size
+from kraftwire.records import RecordBatchBuilder, decode_raw_columns, index_keys, read_batches, whole_batches_size
 from kraftwire.records.api import BASE_OFFSET_POS, PRODUCER_ID_POS
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
@@ -151,27 +151,6 @@ def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> Clea
                     [view(s) for s in log._segments if id(s) not in chosen])
 
 
-def _keys_and_offsets(chunk) -> tuple[list, array]:
-    """(keys, offsets) of the keyed data records of whole batches, through the codec's columnar decode (a list
-    of slices instead of a record object per record: the offset map is built at C speed)."""
-    rc = decode_raw_columns(chunk, validate=False)
-    n = rc.num_rows
-    offsets = array("q")
-    offsets.frombytes(rc.offset)
-    bounds = array("i")
-    bounds.frombytes(rc.key_offsets)
-    data = rc.key_data
-    keys = [data[a:b] for a, b in zip(bounds, bounds[1:])]
-    everyone = (1 << n) - 1
-    valid = int.from_bytes(rc.key_validity, "little") & everyone
-    control = int.from_bytes(rc.is_control, "little") & everyone
-    if valid != everyone or control:  # keyless or control records: leave them out of the map
-        take = [i for i in range(n) if (valid >> i) & 1 and not (control >> i) & 1]
-        keys = [keys[i] for i in take]
-        offsets = array("q", (offsets[i] for i in take))
-    return keys, offsets
-
-
 def _chunks(fd: int, size: int, max_batch_size: int):
     """Whole-batch chunks of a segment file of about ``READ_CHUNK`` bytes."""
     pos = 0
@@ -199,8 +178,7 @@ def plan(j: CleanJob, config: CleanerConfig) -> CleanPlan:
         room = len(offset_map) + (v.next_offset - max(v.base_offset, first)) <= capacity
         keys: dict[bytes, int] = offset_map if room else {}
         for chunk in _chunks(v.fd, v.size, j.max_batch_size):
-            ks, offs = _keys_and_offsets(chunk)
-            keys.update(zip(ks, offs))
+            index_keys(chunk, keys, max(j.max_batch_size, len(chunk)))
         if not room:
             if offset_map and len(offset_map) + len(keys.keys() - offset_map.keys()) > capacity:
                 break  # the map is full: this segment waits for the next pass
@@ -305,8 +283,10 @@ class _ChunkColumns:
         """The records at ``offsets`` (each present in the chunk), or None when one has headers."""
         out = []
         kb, vb, hb = self.key_bounds, self.value_bounds, self.header_bounds
+        first = self.offsets[0]
+        contiguous = self.offsets[-1] - first == len(self.offsets) - 1  # row = offset - first: no search
         for off in offsets:
-            i = bisect_left(self.offsets, off)
+            i = off - first if contiguous else bisect_left(self.offsets, off)
             if hb[i] != hb[i + 1]:
                 return None
             key = self.key_data[kb[i]:kb[i + 1]] if (self.key_valid >> i) & 1 else None

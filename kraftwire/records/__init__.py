@@ -23,6 +23,7 @@ Public names::
     rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=MAX_BATCH_SIZE) -> bytes
     decode_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> pyarrow.RecordBatch | RawColumns
     decode_raw_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> RawColumns
+    index_keys(buf, into, max_batch_size=MAX_BATCH_SIZE) -> records read   (into[key] = offset, keyed data records)
     control_key(type, version=0) -> bytes ; parse_control_key(key) -> (version, type) ; CONTROL_* ids
 
 Buffers: readers, batches and record iterators hold a buffer export of their input (so a
@@ -62,6 +63,7 @@ from kraftwire.records.columns import COLUMN_NAMES, RawColumns, to_arrow
 _EXPORTS = (
     "Record", "RecordBatch", "BatchReader", "RecordBatchBuilder", "read_batches", "validate_batches",
     "whole_batches_size", "set_base_offset_and_epoch", "rebase_batches", "decode_raw_columns", "decode_columns",
+    "index_keys",
 )  # fmt: skip
 
 
@@ -114,7 +116,7 @@ __all__ = [
     "IMPLEMENTATION", "EXT_IMPORT_ERROR", "codec", "api", "CorruptRecordError",
     "Record", "RecordBatch", "BatchReader", "RecordBatchBuilder", "read_batches", "validate_batches",
     "whole_batches_size", "set_base_offset_and_epoch", "rebase_batches", "decode_raw_columns", "decode_columns",
-    "RawColumns", "COLUMN_NAMES", "to_arrow", "BatchInfo", "ValidationResult", "RecordCodec",
+    "index_keys", "RawColumns", "COLUMN_NAMES", "to_arrow", "BatchInfo", "ValidationResult", "RecordCodec",
     "MAX_BATCH_SIZE", "LOG_OVERHEAD", "RECORD_BATCH_OVERHEAD", "COMPRESSION_NAMES",
     "control_key", "parse_control_key", "CONTROL_TYPE_NAMES", "CONTROL_UNKNOWN", "CONTROL_ABORT", "CONTROL_COMMIT",
     "CONTROL_LEADER_CHANGE", "CONTROL_SNAPSHOT_HEADER", "CONTROL_SNAPSHOT_FOOTER", "CONTROL_KRAFT_VERSION",

@@ -489,6 +489,21 @@ def _le(a: array) -> bytes:
     return a.tobytes()
 
 
+def index_keys(buf, into: dict, max_batch_size: int = MAX_BATCH_SIZE) -> int:
+    """For every keyed record of the data batches in buf (whole batches; control batches are skipped),
+    ``into[key] = offset``, in offset order so the last record of a key wins; returns the number of data records
+    read (the log cleaner's offset map)."""
+    total = 0
+    for batch in read_batches(buf, validate=False, max_batch_size=max_batch_size):
+        if batch.is_control:
+            continue
+        for rec in batch:
+            total += 1
+            if rec.key is not None:
+                into[rec.key] = rec.offset
+    return total
+
+
 def decode_raw_columns(buf, validate: bool = True, max_batch_size: int = MAX_BATCH_SIZE) -> RawColumns:
     """Decode every record of every whole batch in *buf* into Arrow-layout buffers (:mod:`columns`)."""
     offsets, timestamps, epochs, bases, ctypes = array("q"), array("q"), array("i"), array("q"), array("h")

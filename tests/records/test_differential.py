@@ -75,6 +75,10 @@ def compare_everything(py, ext, buf, max_batch_size=api.MAX_BATCH_SIZE):
     assert outcome(py.decode_raw_columns, buf, True, max_batch_size) == outcome(
         ext.decode_raw_columns, buf, True, max_batch_size
     )
+    if outcome(py.decode_raw_columns, buf, True, max_batch_size)[0] == "ok":  # the cleaner's map of valid input
+        a: dict = {}
+        b: dict = {}
+        assert py.index_keys(buf, a, max_batch_size) == ext.index_keys(buf, b, max_batch_size) and a == b
     assert outcome(py.whole_batches_size, buf, max_batch_size) == outcome(
         ext.whole_batches_size, buf, max_batch_size
     )
