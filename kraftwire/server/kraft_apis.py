@@ -15,8 +15,8 @@
 * A broker's topic partitions are ``partition_apis``' (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
   InitProducerId), registered over the answers here. A controller-only node hosts none: there a Produce, Fetch or
   ListOffsets gets NOT_LEADER_OR_FOLLOWER for a topic the image holds and UNKNOWN_TOPIC_OR_PARTITION otherwise (the
-  metadata log itself is internal). FindCoordinator answers COORDINATOR_NOT_AVAILABLE until the group coordinator
-  comes (the groups issue).
+  metadata log itself is internal). FindCoordinator on a controller-only node answers
+  COORDINATOR_NOT_AVAILABLE; on a broker the group coordinator (``group_apis``) answers it.
 """
 
 from __future__ import annotations
@@ -47,7 +47,7 @@ log = logging.getLogger("kraftwire.kraft")
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs")
-COORDINATOR_MESSAGE = "consumer groups and transactions are not served by this KRaft node yet"
+COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
 
 
 class KraftApis:
