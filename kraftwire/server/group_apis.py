@@ -441,8 +441,11 @@ class GroupApis:
             topic = image.topic(name)
             return None if topic is None else (topic.id, len(topic.partitions))
 
+        def names():
+            return [n for n in image.topic_ids if n not in INTERNAL_TOPICS]
+
         self._write(p, shard.consumer_heartbeat(body, version, token, _now_ms(), request.header.client_id or "",
-                                                "/" + conn.peer.rsplit(":", 1)[0], lookup))
+                                                "/" + conn.peer.rsplit(":", 1)[0], lookup, names))
 
     def consumer_group_describe(self, request, conn) -> None:
         R = w.ConsumerGroupDescribeResponse

@@ -186,3 +186,65 @@ def test_a_consumer_group_keeps_the_offsets_of_the_topics_it_subscribes_to():
     expired = log.write(shard, shard.tick(40_001))
     assert [cr.decode(k, v).key.topic for k, v in expired.records if cr.decode(k, v).record_type == 1] == ["old"]
     assert "g" in shard.consumer_groups and set(t for t, _p in shard.offsets["g"]) == {"t"}
+
+
+def test_a_regex_subscription_follows_the_topics_that_match():
+    topics = {"orders-eu": (uuid.UUID(int=1), 2), "orders-us": (uuid.UUID(int=2), 2), "payments": (TID, 6)}
+    shard, log = fresh()
+
+    def beat(member_id, epoch=0, owned=None, regex="orders-.*", names=None, version=1):
+        body = H(group_id="g", member_id=member_id, member_epoch=epoch, instance_id=None, rack_id=None,
+                 rebalance_timeout_ms=60_000 if epoch == 0 else -1, subscribed_topic_names=None,
+                 subscribed_topic_regex=regex if epoch == 0 else None, server_assignor=None,
+                 topic_partitions=None if owned is None else [H.TopicPartitions(topic_id=t, partitions=sorted(ps))
+                                                              for t, ps in owned.items()])
+        r = shard.consumer_heartbeat(body, version, "t", 0, "c", "/h", topics.get, lambda: list(names or topics))
+        return log.write(shard, r).replies[0].body
+
+    a = beat("a")
+    assert a.error_code == 0
+    got = {tp.topic_id: set(tp.partitions) for tp in a.assignment.topic_partitions}
+    assert got == {uuid.UUID(int=1): {0, 1}, uuid.UUID(int=2): {0, 1}}  # both orders topics, not payments
+    topics["orders-ap"] = (uuid.UUID(int=3), 1)  # a new matching topic: the group epoch moves, a gets it too
+    a2 = beat("a", a.member_epoch, owned=got)
+    assert a2.member_epoch == a.member_epoch + 1
+    assert uuid.UUID(int=3) in {tp.topic_id for tp in a2.assignment.topic_partitions}
+    bad = beat("b", regex="orders-[")
+    assert bad.error_code == ec.INVALID_REGULAR_EXPRESSION and "orders-[" in bad.error_message
+    none = shard.consumer_heartbeat(H(group_id="g", member_id="c", member_epoch=0, rebalance_timeout_ms=1000,
+                                      subscribed_topic_names=None, subscribed_topic_regex=None), 1, "t", 0, "c", "/h",
+                                    topics.get, lambda: list(topics))
+    assert none.replies[0].body.error_code == ec.INVALID_REQUEST
+
+
+def test_a_static_member_restarts_into_its_place_without_a_rebalance():
+    shard, log = fresh()
+
+    def beat(member_id, epoch=0, owned=None, instance="i-1"):
+        body = H(group_id="g", member_id=member_id, member_epoch=epoch, instance_id=instance, rack_id=None,
+                 rebalance_timeout_ms=60_000 if epoch == 0 else -1, subscribed_topic_names=["t"] if epoch == 0 else None,
+                 subscribed_topic_regex=None, server_assignor=None,
+                 topic_partitions=None if owned is None else [H.TopicPartitions(topic_id=TID, partitions=sorted(owned))])
+        return log.write(shard, shard.consumer_heartbeat(body, 1, "t", 0, "c", "/h", lookup)).replies[0].body
+
+    a = beat("a")
+    b = beat("b", instance="i-2")
+    a = beat("a", a.member_epoch, owned=range(6))
+    a = beat("a", a.member_epoch, owned=parts(a))
+    b = beat("b", b.member_epoch, owned=[], instance="i-2")
+    group = shard.consumer_groups["g"]
+    epoch_before = group.epoch
+    held = set(parts(b))
+    assert held and beat("a2").error_code == ec.UNRELEASED_INSTANCE_ID  # i-1 is still a's
+    left = beat("b", cg.STATIC_LEAVE_EPOCH, instance="i-2")
+    assert left.error_code == 0 and left.member_epoch == cg.STATIC_LEAVE_EPOCH
+    assert "b" in group.members and group.epoch == epoch_before  # its place and partitions are kept
+    back = beat("b2", instance="i-2")  # the restarted instance, a new member id
+    assert back.error_code == 0 and set(parts(back)) == held and group.epoch == epoch_before
+    assert "b" not in group.members and group.members["b2"].instance_id == "i-2"
+    assert beat("b", 2, owned=held, instance="i-2").error_code == ec.UNKNOWN_MEMBER_ID
+    again = GroupShard(0)
+    for offset, (key, value) in enumerate(log.records):
+        again.replay(key, value, offset)
+    assert set(again.consumer_groups["g"].members) == {"a", "b2"}
+    assert again.consumer_groups["g"].members["b2"].assigned == group.members["b2"].assigned

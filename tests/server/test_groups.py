@@ -340,3 +340,53 @@ def _kip848_read(port: int, want: int) -> list[bytes]:
     finally:
         m.close()
     return got
+
+
+def test_kip848_regex_subscription_with_librdkafka(tmp_path):
+    """A ``group.protocol=consumer`` member subscribing with a regular expression gets every matching topic from the
+    server (SubscribedTopicRegex), and not the others."""
+    c = Combined(tmp_path, extra=GROUP_PROPS)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                for name in ("orders-eu", "orders-us", "payments"):
+                    assert (await conn.request(_create(name), 7)).topics[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            for name in ("orders-eu", "orders-us", "payments"):
+                await asyncio.to_thread(_produce, c.bport, name, 3)
+
+            def read() -> set[tuple[str, bytes]]:
+                import time
+
+                m = Consumer({"bootstrap.servers": f"127.0.0.1:{c.bport}", "group.id": "by-regex",
+                              "group.protocol": "consumer", "auto.offset.reset": "earliest",
+                              "topic.metadata.refresh.interval.ms": 500})
+                got: set[tuple[str, bytes]] = set()
+                try:
+                    m.subscribe(["^orders-.*"])
+                    deadline = time.monotonic() + 60
+                    while len(got) < 6 and time.monotonic() < deadline:
+                        msg = m.poll(0.2)
+                        if msg is not None and msg.error() is None:
+                            got.add((msg.topic(), msg.value()))
+                    end = time.monotonic() + 1  # nothing from payments arrives either
+                    while time.monotonic() < end:
+                        msg = m.poll(0.2)
+                        if msg is not None and msg.error() is None:
+                            got.add((msg.topic(), msg.value()))
+                finally:
+                    m.close()
+                return got
+
+            got = await asyncio.to_thread(read)
+            assert got == {(t, f"v{i}".encode()) for t in ("orders-eu", "orders-us") for i in range(3)}
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())

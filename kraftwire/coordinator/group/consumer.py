@@ -15,6 +15,10 @@ partitions are still the member's (a lost response), is FENCED_MEMBER_EPOCH: the
 joins again with epoch 0. Members silent past ``group.consumer.session.timeout.ms``, or holding revoked partitions
 past their rebalance timeout, are removed.
 
+**Subscriptions** are topic names or a regular expression (``SubscribedTopicRegex``, matched against the whole
+name, internal topics excluded), resolved against the metadata image on every heartbeat: a change in what it
+matches bumps the group epoch as a new subscription does.
+
 **Records** (Kafka's ``__consumer_offsets`` types 3-8): member metadata, group epoch and subscribed-topic metadata,
 the target assignment (per member, then its epoch) and each member's current assignment; a member's removal writes
 tombstones for its three keys. ``replay`` rebuilds a group from them.
@@ -62,7 +66,7 @@ def _from_wire(items) -> Assignment:
 
 
 class ConsumerMember:
-    __slots__ = ("member_id", "instance_id", "rack_id", "client_id", "client_host", "subscribed", "regex",
+    __slots__ = ("member_id", "instance_id", "rack_id", "client_id", "client_host", "subscribed", "regex", "matched",
                  "rebalance_timeout_ms", "assignor", "epoch", "previous_epoch", "state", "assigned", "revoking",
                  "deadline_ms", "revocation_deadline_ms")
 
@@ -74,6 +78,7 @@ class ConsumerMember:
         self.client_host = ""
         self.subscribed: list[str] = []
         self.regex: str | None = None
+        self.matched: set[str] = set()  # the topics the regex matched when last resolved against the image
         self.rebalance_timeout_ms = 300_000
         self.assignor: str | None = None
         self.epoch = 0
@@ -83,6 +88,10 @@ class ConsumerMember:
         self.revoking: Assignment = {}
         self.deadline_ms = 0
         self.revocation_deadline_ms = 0
+
+    def topics(self) -> set[str]:
+        """What the member subscribes to: its topic names and what its regex matches."""
+        return set(self.subscribed) | self.matched
 
     def metadata_value(self):
         return w.ConsumerGroupMemberMetadataValue(
@@ -112,12 +121,13 @@ class ConsumerGroup:
             return EMPTY
         if self.assignment_epoch != self.epoch:
             return ASSIGNING
-        if any(m.epoch != self.assignment_epoch or m.state != STABLE for m in self.members.values()):
+        if any((m.epoch != self.assignment_epoch or m.state != STABLE) and m.epoch != STATIC_LEAVE_EPOCH
+               for m in self.members.values()):
             return RECONCILING
         return GROUP_STABLE
 
     def subscribed_topic_names(self) -> set[str]:
-        return {t for m in self.members.values() for t in m.subscribed}
+        return {t for m in self.members.values() for t in m.topics()}
 
     def owner_of(self, topic_id, partition: int, but: str) -> bool:
         """Whether a member other than ``but`` holds the partition (assigned or pending revocation)."""
@@ -144,7 +154,7 @@ def assign(group: ConsumerGroup, topics: dict[str, tuple[_uuid.UUID, int]]) -> d
 def _range(members, topics) -> dict[str, Assignment]:
     out: dict[str, Assignment] = {m.member_id: {} for m in members}
     for name, (tid, count) in sorted(topics.items()):
-        subs = [m for m in members if name in m.subscribed]
+        subs = [m for m in members if name in m.topics()]
         if not subs:
             continue
         per, extra = divmod(count, len(subs))
@@ -165,7 +175,7 @@ def _uniform(members, topics, previous: dict[str, Assignment]) -> dict[str, Assi
         return out
     eligible: dict[tuple, list[str]] = {}
     for name, (tid, count) in sorted(topics.items()):
-        subs = [m.member_id for m in members if name in m.subscribed]
+        subs = [m.member_id for m in members if name in m.topics()]
         for p in range(count):
             if subs:
                 eligible[(tid, p)] = subs

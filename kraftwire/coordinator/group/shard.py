@@ -25,6 +25,7 @@ a rule is Kafka's but surprising carry a comment.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
@@ -722,9 +723,9 @@ class GroupShard:
 
     # ================================================================================================ KIP-848
     def consumer_heartbeat(self, body, version: int, token, now_ms: int, client_id: str, client_host: str,
-                           topics: cg.TopicLookup) -> Result:
+                           topics: cg.TopicLookup, all_topics=lambda: ()) -> Result:
         """ConsumerGroupHeartbeat: join, reconcile, leave (see ``consumer``); ``topics`` looks a subscribed topic
-        up in the metadata image."""
+        up in the metadata image, ``all_topics()`` names every topic a regex may match (internal ones left out)."""
         result = Result()
         api = "ConsumerGroupHeartbeat"
 
@@ -740,9 +741,14 @@ class GroupShard:
         if body.rack_id == "":
             return fail(ec.INVALID_REQUEST, "RackId can't be empty.")
         regex = body.subscribed_topic_regex if version >= 1 else None
-        if regex:
-            return fail(ec.INVALID_REQUEST, "SubscribedTopicRegex is not supported by this coordinator: subscribe "
-                                            "to topic names.")
+        if regex == "":
+            regex = None  # librdkafka sends an empty regex with a subscription by names
+        if regex is not None:
+            try:
+                compiled = re.compile(regex)
+            except re.error as exc:
+                return fail(ec.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex `{regex}` is not a valid regular "
+                                                           f"expression: {exc}.")
         if epoch > 0 or epoch == cg.LEAVE_EPOCH:
             if not body.member_id:
                 return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
@@ -751,8 +757,9 @@ class GroupShard:
                 return fail(ec.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
             if body.topic_partitions:
                 return fail(ec.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
-            if not body.subscribed_topic_names:
-                return fail(ec.INVALID_REQUEST, "SubscribedTopicNames must be set in first request.")
+            if not body.subscribed_topic_names and regex is None:
+                return fail(ec.INVALID_REQUEST, "SubscribedTopicNames or SubscribedTopicRegex must be set in first "
+                                                "request.")
         elif epoch == cg.STATIC_LEAVE_EPOCH:
             if not body.member_id or body.instance_id is None:
                 return fail(ec.INVALID_REQUEST, "InstanceId and MemberId can't be empty for a static leave.")
@@ -777,7 +784,14 @@ class GroupShard:
         if epoch in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
             if body.member_id not in group.members:
                 return fail(ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}.")
-            self._remove_consumer(group, body.member_id, result)
+            leaving = group.members[body.member_id]
+            if epoch == cg.STATIC_LEAVE_EPOCH and leaving.instance_id is not None:
+                # KIP-848's static leave: the member keeps its place and partitions for its session, so the same
+                # instance restarting takes them back without a rebalance
+                leaving.epoch, leaving.previous_epoch = cg.STATIC_LEAVE_EPOCH, leaving.epoch
+                result.records.extend(cg.current_records(gid, leaving))
+            else:
+                self._remove_consumer(group, body.member_id, result)
             result.reply(token, api, w.ConsumerGroupHeartbeatResponse(
                 throttle_time_ms=0, error_code=0, member_id=body.member_id, member_epoch=epoch,
                 heartbeat_interval_ms=0, assignment=None))
@@ -788,12 +802,36 @@ class GroupShard:
         if epoch == 0:
             member_id = body.member_id or self._new_id()
             m = group.members.get(member_id)
-            if m is None:
+            holder = None
+            if body.instance_id is not None:
+                holder = next((x for x in group.members.values()
+                               if x.instance_id == body.instance_id and x.member_id != member_id), None)
+            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:
+                return fail(ec.UNRELEASED_INSTANCE_ID, f"Static member {holder.member_id} with instance id "
+                                                       f"{body.instance_id} is still active.")
+            if holder is not None:  # the static member came back: the new member id takes its place
+                m = cg.ConsumerMember(member_id)
+                for attr in ("instance_id", "rack_id", "subscribed", "regex", "matched", "rebalance_timeout_ms",
+                             "assignor", "state", "assigned", "revoking"):
+                    setattr(m, attr, getattr(holder, attr))
+                m.epoch, m.previous_epoch = holder.previous_epoch, -1
+                del group.members[holder.member_id]
+                group.members[member_id] = m
+                target = group.target.pop(holder.member_id, None)
+                result.records.extend(cg.removal_records(gid, holder.member_id))
+                result.records.extend(cg.member_records(gid, m))
+                if target is not None:
+                    group.target[member_id] = target
+                    result.records.extend(cg.target_records(group, [member_id]))
+                result.records.extend(cg.current_records(gid, m))
+                owned = None
+            elif m is None:
                 m = group.members[member_id] = cg.ConsumerMember(member_id)
                 bump = True
             else:  # a member joining again starts over (it gave up its partitions)
                 m.epoch, m.previous_epoch, m.state, m.assigned, m.revoking = 0, -1, cg.STABLE, {}, {}
-            owned = {}
+            if holder is None:
+                owned = {}
         else:
             m = group.members.get(body.member_id)
             if m is None:
@@ -803,7 +841,7 @@ class GroupShard:
                     and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items()))):
                 return fail(ec.FENCED_MEMBER_EPOCH, f"The member epoch {epoch} does not match the expected "
                                                     f"epoch {m.epoch}.")
-        before_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed),
+        before_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed), m.regex,
                        m.rebalance_timeout_ms, m.assignor)
         if body.instance_id is not None:
             m.instance_id = body.instance_id
@@ -817,9 +855,22 @@ class GroupShard:
             m.subscribed = sorted(set(body.subscribed_topic_names))
         if body.server_assignor is not None:
             m.assignor = body.server_assignor
+        if version >= 1 and body.subscribed_topic_regex is not None:
+            m.regex = regex
         m.client_id, m.client_host = client_id, client_host
-        after_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed),
+        after_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed), m.regex,
                       m.rebalance_timeout_ms, m.assignor)
+        names = None
+        for member in group.members.values():  # resolve every regex against the image as it is now
+            if member.regex is not None:
+                names = list(all_topics()) if names is None else names
+                pattern = compiled if member is m and regex is not None else re.compile(member.regex)
+                matched = {n for n in names if pattern.fullmatch(n)}
+            else:
+                matched = set()
+            if matched != member.matched:
+                member.matched = matched
+                bump = True  # what a member subscribes to changed
         if after_meta != before_meta or epoch == 0:
             result.records.extend(cg.member_records(gid, m))
         metadata = {}

@@ -254,7 +254,7 @@ class Coordinator:
 
         self._write(self.shard.consumer_heartbeat(request.body, request.version, token, _now_ms(),
                                                   request.header.client_id or "",
-                                                  "/" + conn.peer.rsplit(":", 1)[0], lookup))
+                                                  "/" + conn.peer.rsplit(":", 1)[0], lookup, lambda: [name]))
 
     def consumer_group_describe(self, request, conn) -> None:
         R = w.ConsumerGroupDescribeResponse
