@@ -69,6 +69,56 @@ def M(name, kind, api_key, valid, flexible, fields, *, kraftwire=False):
 
 # fmt: off
 # ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----
+M('AddOffsetsToTxnRequest', 'request', 25, '0-4', '3+', [
+    F('TransactionalId', 'string', '0+'),
+    F('ProducerId', 'int64', '0+'),
+    F('ProducerEpoch', 'int16', '0+'),
+    F('GroupId', 'string', '0+'),
+])
+M('AddOffsetsToTxnResponse', 'response', 25, '0-4', '3+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+])
+M('AddPartitionsToTxnRequest', 'request', 24, '0-5', '3+', [
+    F('Transactions', '[]AddPartitionsToTxnTransaction', '4+', fields=[
+        F('TransactionalId', 'string', '4+'),
+        F('ProducerId', 'int64', '4+'),
+        F('ProducerEpoch', 'int16', '4+'),
+        F('VerifyOnly', 'bool', '4+', default=False),
+        F('Topics', '[]AddPartitionsToTxnTopic', '4+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+    F('V3AndBelowTransactionalId', 'string', '0-3'),
+    F('V3AndBelowProducerId', 'int64', '0-3'),
+    F('V3AndBelowProducerEpoch', 'int16', '0-3'),
+    F('V3AndBelowTopics', '[]AddPartitionsToTxnTopic', '0-3', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('AddPartitionsToTxnResponse', 'response', 24, '0-5', '3+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '4+'),
+    F('ResultsByTransaction', '[]AddPartitionsToTxnResult', '4+', fields=[
+        F('TransactionalId', 'string', '4+'),
+        F('TopicResults', '[]AddPartitionsToTxnTopicResult', '4+', fields=[
+            F('Name', 'string', '0+'),
+            F('ResultsByPartition', '[]AddPartitionsToTxnPartitionResult', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+                F('PartitionErrorCode', 'int16', '0+'),
+            ]),
+        ]),
+    ]),
+    F('ResultsByTopicV3AndBelow', '[]AddPartitionsToTxnTopicResult', '0-3', fields=[
+        F('Name', 'string', '0+'),
+        F('ResultsByPartition', '[]AddPartitionsToTxnPartitionResult', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('PartitionErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
 M('AddRaftVoterRequest', 'request', 80, '0', '0+', [
     F('ClusterId', 'string', '0+', nullable='0+'),
     F('TimeoutMs', 'int32', '0+'),
@@ -596,6 +646,25 @@ M('DescribeQuorumResponse', 'response', 55, '0-2', '0+', [
         ]),
     ]),
 ])
+M('DescribeTransactionsRequest', 'request', 65, '0', '0+', [
+    F('TransactionalIds', '[]string', '0+'),
+])
+M('DescribeTransactionsResponse', 'response', 65, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('TransactionStates', '[]TransactionState', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('TransactionalId', 'string', '0+'),
+        F('TransactionState', 'string', '0+'),
+        F('TransactionTimeoutMs', 'int32', '0+'),
+        F('TransactionStartTimeMs', 'int64', '0+'),
+        F('ProducerId', 'int64', '0+'),
+        F('ProducerEpoch', 'int16', '0+'),
+        F('Topics', '[]TopicData', '0+', fields=[
+            F('Topic', 'string', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+])
 M('ElectLeadersRequest', 'request', 43, '0-2', '2+', [
     F('ElectionType', 'int8', '1+'),
     F('TopicPartitions', '[]TopicPartitions', '0+', nullable='0+', fields=[
@@ -653,6 +722,18 @@ M('EndQuorumEpochResponse', 'response', 54, '0-1', '1+', [
         F('Host', 'string', '1+'),
         F('Port', 'uint16', '1+'),
     ]),
+])
+M('EndTxnRequest', 'request', 26, '0-5', '3+', [
+    F('TransactionalId', 'string', '0+'),
+    F('ProducerId', 'int64', '0+'),
+    F('ProducerEpoch', 'int16', '0+'),
+    F('Committed', 'bool', '0+'),
+])
+M('EndTxnResponse', 'response', 26, '0-5', '3+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ProducerId', 'int64', '5+', default=-1),
+    F('ProducerEpoch', 'int16', '5+', default=-1),
 ])
 M('FetchRequest', 'request', 1, '0-17', '12+', [
     F('ClusterId', 'string', '12+', nullable='12+', tag=0, tagged='12+', default=None),
@@ -940,6 +1021,21 @@ M('ListOffsetsResponse', 'response', 2, '0-10', '6+', [
         ]),
     ]),
 ])
+M('ListTransactionsRequest', 'request', 66, '0-1', '0+', [
+    F('StateFilters', '[]string', '0+'),
+    F('ProducerIdFilters', '[]int64', '0+'),
+    F('DurationFilter', 'int64', '1+', default=-1),
+])
+M('ListTransactionsResponse', 'response', 66, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('UnknownStateFilters', '[]string', '0+'),
+    F('TransactionStates', '[]TransactionState', '0+', fields=[
+        F('TransactionalId', 'string', '0+'),
+        F('ProducerId', 'int64', '0+'),
+        F('TransactionState', 'string', '0+'),
+    ]),
+])
 M('MetadataRequest', 'request', 3, '0-12', '9+', [
     F('Topics', '[]MetadataRequestTopic', '0+', nullable='1+', fields=[
         F('TopicId', 'uuid', '10+'),
@@ -1208,6 +1304,34 @@ M('SyncGroupResponse', 'response', 14, '0-5', '4+', [
     F('ProtocolName', 'string', '5+', nullable='5+', default=None),
     F('Assignment', 'bytes', '0+'),
 ])
+M('TxnOffsetCommitRequest', 'request', 28, '0-4', '3+', [
+    F('TransactionalId', 'string', '0+'),
+    F('GroupId', 'string', '0+'),
+    F('ProducerId', 'int64', '0+'),
+    F('ProducerEpoch', 'int16', '0+'),
+    F('GenerationId', 'int32', '3+', default=-1),
+    F('MemberId', 'string', '3+', default=''),
+    F('GroupInstanceId', 'string', '3+', nullable='3+', default=None),
+    F('Topics', '[]TxnOffsetCommitRequestTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]TxnOffsetCommitRequestPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('CommittedOffset', 'int64', '0+'),
+            F('CommittedLeaderEpoch', 'int32', '2+', default=-1),
+            F('CommittedMetadata', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+])
+M('TxnOffsetCommitResponse', 'response', 28, '0-4', '3+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Topics', '[]TxnOffsetCommitResponseTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]TxnOffsetCommitResponsePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
 M('UnregisterBrokerRequest', 'request', 64, '0', '0+', [
     F('BrokerId', 'int32', '0+'),
 ])
@@ -1308,6 +1432,30 @@ M('VotersRecord', 'data', None, '0', '0+', [
         F('KRaftVersionFeature', 'KRaftVersionFeature', '0+', fields=[
             F('MinSupportedVersion', 'int16', '0+'),
             F('MaxSupportedVersion', 'int16', '0+'),
+        ]),
+    ]),
+])
+M('WriteTxnMarkersRequest', 'request', 27, '0-1', '1+', [
+    F('Markers', '[]WritableTxnMarker', '0+', fields=[
+        F('ProducerId', 'int64', '0+'),
+        F('ProducerEpoch', 'int16', '0+'),
+        F('TransactionResult', 'bool', '0+'),
+        F('Topics', '[]WritableTxnMarkerTopic', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('PartitionIndexes', '[]int32', '0+'),
+        ]),
+        F('CoordinatorEpoch', 'int32', '0+'),
+    ]),
+])
+M('WriteTxnMarkersResponse', 'response', 27, '0-1', '1+', [
+    F('Markers', '[]WritableTxnMarkerResult', '0+', fields=[
+        F('ProducerId', 'int64', '0+'),
+        F('Topics', '[]WritableTxnMarkerTopicResult', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', '[]WritableTxnMarkerPartitionResult', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+                F('ErrorCode', 'int16', '0+'),
+            ]),
         ]),
     ]),
 ])

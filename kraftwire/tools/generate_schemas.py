@@ -34,6 +34,7 @@ DEFAULT_ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-al
 DEFAULT_COORDINATOR_DIR = REPO.parent / "shared" / "reference" / "kafka-coordinator-records"
 #: messages kraftwire speaks that only the complete spec folder has (the curated one wins where both have a file)
 FROM_ALL = (
+    "AddOffsetsToTxnRequest", "AddOffsetsToTxnResponse", "AddPartitionsToTxnRequest", "AddPartitionsToTxnResponse",
     "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
     "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
@@ -44,11 +45,14 @@ FROM_ALL = (
     "AssignReplicasToDirsRequest", "AssignReplicasToDirsResponse",
     "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeLogDirsRequest", "DescribeLogDirsResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
+    "DescribeTransactionsRequest", "DescribeTransactionsResponse", "EndTxnRequest", "EndTxnResponse",
     "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
+    "ListTransactionsRequest", "ListTransactionsResponse",
     "OffsetDeleteRequest", "OffsetDeleteResponse", "OffsetForLeaderEpochRequest", "OffsetForLeaderEpochResponse",
     "SaslAuthenticateRequest", "SaslAuthenticateResponse",
     "SaslHandshakeRequest", "SaslHandshakeResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse",
-    "UpdateFeaturesRequest", "UpdateFeaturesResponse",
+    "TxnOffsetCommitRequest", "TxnOffsetCommitResponse",
+    "UpdateFeaturesRequest", "UpdateFeaturesResponse", "WriteTxnMarkersRequest", "WriteTxnMarkersResponse",
 )
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"

@@ -1,0 +1,311 @@
+"""Kafka's transaction coordinator for one ``__transaction_state`` partition, as a pure state machine.
+
+**States** (``TransactionStatus`` ids, Kafka's): Empty 0, Ongoing 1, PrepareCommit 2, PrepareAbort 3,
+CompleteCommit 4, CompleteAbort 5, Dead 6, PrepareEpochFence 7. Each transition is written as a
+``TransactionLogValue`` (v0; v1 once ``transaction.version`` ≥ 1) under the transactional id's key; the reply waits
+for it to commit, as Kafka answers after the append.
+
+**Operations** (each returns a ``TxnResult``: records, replies, and marker requests for the edge to send):
+
+* ``init_producer_id``: a new transactional id gets a new producer id at epoch 0; a known one in Empty or Complete*
+  is bumped (a new producer id when the epoch is exhausted); an Ongoing one is fenced (epoch + 1, then aborted)
+  and the client told CONCURRENT_TRANSACTIONS to retry; Prepare* answers CONCURRENT_TRANSACTIONS; a v3+ request
+  naming a producer id/epoch that is not the current one is PRODUCER_FENCED.
+* ``add_partitions`` (and ``add_offsets``, which adds the group's ``__consumer_offsets`` partition): Empty or
+  Complete* -> Ongoing (the start time set), Ongoing with every partition present answers without a write.
+* ``end_txn``: Ongoing -> PrepareCommit/PrepareAbort, written, then the client is answered and the markers go out;
+  ``markers_written`` moves the transaction to CompleteCommit/CompleteAbort with its partitions cleared. A retry of
+  the same result after completion answers NONE; Prepare* with the same result CONCURRENT_TRANSACTIONS; a
+  mismatched result or Empty INVALID_TXN_STATE.
+* ``tick``: an Ongoing transaction past ``transaction.timeout.ms`` is fenced (epoch + 1) and aborted.
+
+Producer ids come from ``allocate`` (the broker's block from AllocateProducerIds); nothing reads a clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, NamedTuple
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import records as cr
+from kraftwire.protocol import messages as w
+
+EMPTY, ONGOING, PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT, DEAD, PREPARE_EPOCH_FENCE = range(8)
+STATE_NAMES = ("Empty", "Ongoing", "PrepareCommit", "PrepareAbort", "CompleteCommit", "CompleteAbort", "Dead",
+               "PrepareEpochFence")
+#: Kafka's valid previous states of each state
+VALID_FROM = {
+    EMPTY: {EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
+    ONGOING: {ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
+    PREPARE_COMMIT: {ONGOING},
+    PREPARE_ABORT: {ONGOING, PREPARE_EPOCH_FENCE},
+    COMPLETE_COMMIT: {PREPARE_COMMIT},
+    COMPLETE_ABORT: {PREPARE_ABORT},
+    DEAD: {EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT},
+    PREPARE_EPOCH_FENCE: {ONGOING},
+}
+MAX_EPOCH = 32767
+#: Kafka bumps to a new producer id once the epoch reaches this (so that a bump for fencing still fits)
+EPOCH_EXHAUSTED = MAX_EPOCH - 1
+GROUP_TOPIC = "__consumer_offsets"
+
+
+class TxnConfig(NamedTuple):
+    max_timeout_ms: int = 900_000  # transaction.max.timeout.ms
+    transaction_version: int = 0  # the metadata image's transaction.version: the value version written
+
+
+class Marker(NamedTuple):
+    """WriteTxnMarkers for the edge to send: the transaction's partitions, its producer and the result."""
+
+    transactional_id: str
+    producer_id: int
+    producer_epoch: int
+    commit: bool
+    partitions: frozenset
+
+
+class TxnReply(NamedTuple):
+    token: Any
+    api: str
+    body: Any
+
+
+class TxnResult:
+    __slots__ = ("records", "replies", "markers")
+
+    def __init__(self) -> None:
+        self.records: list[tuple[bytes, bytes | None]] = []
+        self.replies: list[TxnReply] = []
+        self.markers: list[Marker] = []
+
+    def reply(self, token, api: str, body) -> None:
+        self.replies.append(TxnReply(token, api, body))
+
+
+class TxnMetadata:
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "last_producer_id", "timeout_ms", "state",
+                 "partitions", "start_ms", "update_ms")
+
+    def __init__(self, transactional_id: str, producer_id: int, epoch: int, timeout_ms: int, now_ms: int) -> None:
+        self.transactional_id = transactional_id
+        self.producer_id, self.producer_epoch = producer_id, epoch
+        self.last_producer_id = -1
+        self.timeout_ms = timeout_ms
+        self.state = EMPTY
+        self.partitions: set[tuple[str, int]] = set()
+        self.start_ms = -1
+        self.update_ms = now_ms
+
+    def snapshot(self):
+        return (self.producer_id, self.producer_epoch, self.last_producer_id, self.timeout_ms, self.state,
+                frozenset(self.partitions), self.start_ms)
+
+
+class TxnShard:
+    """The transactions of one ``__transaction_state`` partition."""
+
+    def __init__(self, partition: int, config: TxnConfig | None = None,
+                 allocate: Callable[[], int] | None = None) -> None:
+        self.partition = partition
+        self.config = config or TxnConfig()
+        self._allocate = allocate or _counter()
+        self.txns: dict[str, TxnMetadata] = {}
+
+    # ================================================================================================ records
+    def _write(self, t: TxnMetadata, state: int, result: TxnResult, now_ms: int) -> None:
+        if t.state not in VALID_FROM[state]:
+            raise AssertionError(f"{t.transactional_id}: {STATE_NAMES[t.state]} -> {STATE_NAMES[state]}")
+        t.state, t.update_ms = state, now_ms
+        V = w.TransactionLogValue
+        version = 1 if self.config.transaction_version >= 1 else 0
+        parts: dict[str, list[int]] = {}
+        for topic, p in sorted(t.partitions):
+            parts.setdefault(topic, []).append(p)
+        value = V(producer_id=t.producer_id, previous_producer_id=t.last_producer_id, next_producer_id=-1,
+                  producer_epoch=t.producer_epoch, transaction_timeout_ms=t.timeout_ms, transaction_status=state,
+                  transaction_partitions=None if state == EMPTY else [
+                      V.PartitionsSchema(topic=topic, partition_ids=ps) for topic, ps in parts.items()],
+                  transaction_last_update_timestamp_ms=now_ms, transaction_start_timestamp_ms=t.start_ms,
+                  client_transaction_version=0)
+        key = cr.encode_key(w.TransactionLogKey(transactional_id=t.transactional_id), 0)
+        result.records.append((key, cr.encode_value(value, version)))
+
+    def replay(self, key: bytes, value: bytes | None) -> None:
+        """Fold one record while loading the partition (a serving shard already holds what it wrote; a v0 value
+        does not carry the previous producer id, as in Kafka)."""
+        rec = cr.decode(key, value, cr.TRANSACTION_RECORDS)
+        tid = rec.key.transactional_id
+        if rec.value is None:
+            self.txns.pop(tid, None)
+            return
+        v = rec.value
+        t = self.txns.get(tid) or TxnMetadata(tid, v.producer_id, v.producer_epoch, v.transaction_timeout_ms, 0)
+        t.producer_id, t.producer_epoch = v.producer_id, v.producer_epoch
+        t.last_producer_id = v.previous_producer_id if rec.value_version >= 1 else -1
+        t.timeout_ms, t.state = v.transaction_timeout_ms, v.transaction_status
+        t.partitions = {(tp.topic, p) for tp in (v.transaction_partitions or ()) for p in tp.partition_ids}
+        t.start_ms, t.update_ms = v.transaction_start_timestamp_ms, v.transaction_last_update_timestamp_ms
+        self.txns[tid] = t
+
+    def loaded(self) -> list[Marker]:
+        """After a load: the markers of transactions caught half-way (Prepare*), to send again."""
+        return [Marker(t.transactional_id, t.producer_id, t.producer_epoch, t.state == PREPARE_COMMIT,
+                       frozenset(t.partitions)) for t in self.txns.values()
+                if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
+
+    # ================================================================================================ InitProducerId
+    def init_producer_id(self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None, token,
+                         now_ms: int) -> TxnResult:
+        """``expected``: the (producer id, epoch) a v3+ client names (None: none)."""
+        result = TxnResult()
+
+        def answer(code: int, pid: int = -1, epoch: int = -1) -> TxnResult:
+            result.reply(token, "InitProducerId", w.InitProducerIdResponse(
+                throttle_time_ms=0, error_code=code, producer_id=pid, producer_epoch=epoch))
+            return result
+
+        if transactional_id == "":
+            return answer(ec.INVALID_REQUEST)
+        if not 0 < timeout_ms <= self.config.max_timeout_ms:
+            return answer(ec.INVALID_TRANSACTION_TIMEOUT)
+        t = self.txns.get(transactional_id)
+        if t is None:
+            t = self.txns[transactional_id] = TxnMetadata(transactional_id, self._allocate(), -1, timeout_ms, now_ms)
+        elif expected is not None and expected[0] >= 0 and expected not in (
+                (t.producer_id, t.producer_epoch), (t.last_producer_id, t.producer_epoch)):
+            return answer(ec.PRODUCER_FENCED)
+        if t.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            return answer(ec.CONCURRENT_TRANSACTIONS)
+        if t.state == ONGOING:
+            self._fence_and_abort(t, result, now_ms)  # the old producer's transaction goes; the client retries
+            return answer(ec.CONCURRENT_TRANSACTIONS)
+        if t.producer_epoch >= EPOCH_EXHAUSTED:
+            t.last_producer_id, t.producer_id, t.producer_epoch = t.producer_id, self._allocate(), 0
+        else:
+            t.producer_epoch += 1
+        t.timeout_ms = timeout_ms
+        t.partitions, t.start_ms = set(), -1
+        self._write(t, EMPTY, result, now_ms)
+        return answer(0, t.producer_id, t.producer_epoch)
+
+    def _fence_and_abort(self, t: TxnMetadata, result: TxnResult, now_ms: int) -> None:
+        """Kafka's epoch fence: bump the epoch so the old producer is fenced, then abort what it left open."""
+        if t.producer_epoch < MAX_EPOCH:
+            t.producer_epoch += 1
+        self._write(t, PREPARE_EPOCH_FENCE, result, now_ms)
+        self._write(t, PREPARE_ABORT, result, now_ms)
+        result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, False,
+                                     frozenset(t.partitions)))
+
+    # ================================================================================================ partitions
+    def _check(self, t: TxnMetadata | None, producer_id: int, epoch: int) -> int:
+        if t is None or t.producer_id != producer_id:
+            return ec.INVALID_PRODUCER_ID_MAPPING
+        if epoch != t.producer_epoch:
+            return ec.PRODUCER_FENCED
+        if t.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
+            return ec.CONCURRENT_TRANSACTIONS
+        return 0
+
+    def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                       partitions: list[tuple[str, int]], token, now_ms: int, *, api: str = "AddPartitionsToTxn",
+                       version: int = 3) -> TxnResult:
+        result = TxnResult()
+        t = self.txns.get(transactional_id)
+        code = self._check(t, producer_id, epoch)
+        if not code:
+            wanted = set(partitions)
+            if not (t.state == ONGOING and wanted <= t.partitions):
+                if t.state != ONGOING:
+                    t.start_ms = now_ms
+                t.partitions |= wanted
+                self._write(t, ONGOING, result, now_ms)
+        result.reply(token, api, _add_answer(api, version, partitions, code))
+        return result
+
+    def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_partition: int, token,
+                    now_ms: int) -> TxnResult:
+        """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the transaction."""
+        result = self.add_partitions(transactional_id, producer_id, epoch, [(GROUP_TOPIC, group_partition)], token,
+                                     now_ms, api="AddOffsetsToTxn")
+        return result
+
+    # ================================================================================================ EndTxn
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, token,
+                now_ms: int) -> TxnResult:
+        result = TxnResult()
+
+        def answer(code: int) -> TxnResult:
+            result.reply(token, "EndTxn", w.EndTxnResponse(throttle_time_ms=0, error_code=code))
+            return result
+
+        t = self.txns.get(transactional_id)
+        if t is None or t.producer_id != producer_id:
+            return answer(ec.INVALID_PRODUCER_ID_MAPPING)
+        if epoch != t.producer_epoch:
+            return answer(ec.PRODUCER_FENCED)
+        done, preparing = (COMPLETE_COMMIT, PREPARE_COMMIT) if commit else (COMPLETE_ABORT, PREPARE_ABORT)
+        if t.state == done:
+            return answer(0)  # a retry of what already happened
+        if t.state == preparing:
+            return answer(ec.CONCURRENT_TRANSACTIONS)
+        if t.state != ONGOING:
+            return answer(ec.INVALID_TXN_STATE)
+        self._write(t, preparing, result, now_ms)
+        result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, commit,
+                                     frozenset(t.partitions)))
+        return answer(0)
+
+    def markers_written(self, transactional_id: str, producer_id: int, epoch: int, now_ms: int) -> TxnResult:
+        """Every marker of the transaction is on its partition: it completes."""
+        result = TxnResult()
+        t = self.txns.get(transactional_id)
+        if t is None or (t.producer_id, t.producer_epoch) != (producer_id, epoch) or t.state not in (
+                PREPARE_COMMIT, PREPARE_ABORT):
+            return result  # superseded meanwhile
+        state = COMPLETE_COMMIT if t.state == PREPARE_COMMIT else COMPLETE_ABORT
+        t.partitions = set()
+        self._write(t, state, result, now_ms)
+        return result
+
+    # ================================================================================================ timers
+    def tick(self, now_ms: int) -> TxnResult:
+        """Abort transactions open longer than their ``transaction.timeout.ms`` (the producer is fenced)."""
+        result = TxnResult()
+        for t in list(self.txns.values()):
+            if t.state == ONGOING and t.start_ms >= 0 and now_ms - t.start_ms > t.timeout_ms:
+                self._fence_and_abort(t, result, now_ms)
+        return result
+
+    # ================================================================================================ admin
+    def describe(self, transactional_id: str):
+        t = self.txns.get(transactional_id)
+        if t is None:
+            return None
+        return {"transactional_id": t.transactional_id, "state": STATE_NAMES[t.state], "producer_id": t.producer_id,
+                "producer_epoch": t.producer_epoch, "timeout_ms": t.timeout_ms, "start_ms": t.start_ms,
+                "partitions": sorted(t.partitions)}
+
+
+def _add_answer(api: str, version: int, partitions: list[tuple[str, int]], code: int):
+    if api == "AddOffsetsToTxn":
+        return w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+    R = w.AddPartitionsToTxnResponse
+    topics: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        topics.setdefault(topic, []).append(p)
+    return R(throttle_time_ms=0, results_by_topic_v3_and_below=[
+        R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
+            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=code) for p in ps])
+        for topic, ps in topics.items()])
+
+
+def _counter() -> Callable[[], int]:
+    n = [999]
+
+    def allocate() -> int:
+        n[0] += 1
+        return n[0]
+
+    return allocate
