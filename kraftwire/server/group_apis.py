@@ -31,6 +31,7 @@ from kraftwire.coordinator.group.shard import (
     error_response,
     fetch_requests,
     offset_fetch_response,
+    refusal,
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
@@ -76,15 +77,7 @@ class GroupApis:
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft
-        c = node.settings.config
-        self.config = GroupConfig(
-            min_session_timeout_ms=c.group_min_session_timeout_ms, max_session_timeout_ms=c.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
-            offsets_retention_ms=c.offsets_retention_minutes * 60_000,
-            offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
-            offset_metadata_max_bytes=c.offset_metadata_max_bytes,
-            consumer_session_timeout_ms=c.group_consumer_session_timeout_ms,
-            consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms)
+        self.config = GroupConfig.from_config(node.settings.config)
         self.shards: dict[int, Loaded] = {}
         self.route_error = ec.NOT_COORDINATOR  # why the last ``_route`` found no shard
         self._creating = False
@@ -287,17 +280,7 @@ class GroupApis:
         log.info("a write to %s-%d failed (%s): answering %s and reloading", GROUP_TOPIC, p, ec.name_of(error),
                  ec.name_of(code))
         for reply in result.replies:
-            body = reply.body
-            if reply.api == "OffsetCommit":
-                for t in body.topics:
-                    for part in t.partitions:
-                        if part.error_code == 0:
-                            part.error_code = code
-            elif reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
-                body = error_response(reply.api, reply.token[1], code)
-            elif reply.api == "ConsumerGroupHeartbeat":
-                body = consumer_error(code)
-            self._send(reply.token, body)
+            self._send(reply.token, refusal(reply, reply.token[1], code))
         if self.shards.get(p) is not None:
             self._reload(p)
         if on_done is not None:
@@ -529,33 +512,16 @@ class GroupApis:
 
     def offset_delete(self, request, conn) -> None:
         R = w.OffsetDeleteResponse
-        body, version, cid = request.body, request.version, request.header.correlation_id
+        body = request.body
+        token = (conn, request.version, request.header.correlation_id, request.header.client_id)
         p, shard = self._route(body.group_id)
         if shard is None:
-            conn.send_response(R(error_code=self.route_error, throttle_time_ms=0, topics=[]), version, cid)
+            self._send(token, R(error_code=self.route_error, throttle_time_ms=0, topics=[]))
             return
         image = self.md.image
         known = [(t.name, part.partition_index) for t in body.topics for part in t.partitions
                  if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions]
-        res = Result()
-        error, per = shard.delete_offsets(body.group_id, known, res)
-        if error:
-            conn.send_response(R(error_code=error, throttle_time_ms=0, topics=[]), version, cid)
-            return
-        topics = [R.OffsetDeleteResponseTopic(name=t.name, partitions=[R.OffsetDeleteResponsePartition(
-            partition_index=part.partition_index,
-            error_code=per.get((t.name, part.partition_index), ec.UNKNOWN_TOPIC_OR_PARTITION))
-            for part in t.partitions]) for t in body.topics]
-
-        def finish(error: int) -> None:
-            if error:
-                for t in topics:
-                    for part in t.partitions:
-                        if part.error_code == 0:
-                            part.error_code = error
-            conn.send_response(R(error_code=0, throttle_time_ms=0, topics=topics), version, cid)
-
-        self._write(p, res, finish)
+        self._write(p, shard.offset_delete(body, known, token))
 
 
 def internal_topic_error(name: str | None) -> tuple[int, str] | None:

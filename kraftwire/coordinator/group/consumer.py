@@ -26,8 +26,7 @@ tombstones for its three keys. ``replay`` rebuilds a group from them.
 
 from __future__ import annotations
 
-import uuid as _uuid
-from typing import Callable
+from typing import Any, Callable
 
 from kraftwire.coordinator import records as cr
 from kraftwire.protocol import messages as w
@@ -38,7 +37,7 @@ ASSIGNORS = ("uniform", "range")
 LEAVE_EPOCH, STATIC_LEAVE_EPOCH = -1, -2
 
 #: topic name -> (topic id, partition count) as the metadata image says, or None for a topic it does not hold
-TopicLookup = Callable[[str], "tuple[_uuid.UUID, int] | None"]
+TopicLookup = Callable[[str], "tuple[Any, int] | None"]  # (topic id, partition count)
 Assignment = dict  # topic id -> set of partitions
 
 
@@ -113,7 +112,7 @@ class ConsumerGroup:
         self.assignment_epoch = 0
         self.members: dict[str, ConsumerMember] = {}
         self.target: dict[str, Assignment] = {}
-        self.topics: dict[str, tuple[_uuid.UUID, int]] = {}  # the subscribed topics' metadata at the last bump
+        self.topics: dict[str, tuple[Any, int]] = {}  # the subscribed topics' metadata at the last bump
 
     # ------------------------------------------------------------------------------------------------ views
     def state(self) -> str:
@@ -143,7 +142,7 @@ class ConsumerGroup:
 
 
 # ==================================================================================================== assignors
-def assign(group: ConsumerGroup, topics: dict[str, tuple[_uuid.UUID, int]]) -> dict[str, Assignment]:
+def assign(group: ConsumerGroup, topics: dict[str, tuple[Any, int]]) -> dict[str, Assignment]:
     """The target assignment of every member by the group's assignor."""
     members = sorted(group.members.values(), key=lambda m: m.member_id)
     if group.assignor_name() == "range":

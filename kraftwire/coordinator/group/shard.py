@@ -55,6 +55,18 @@ class GroupConfig:
     consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
     consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
 
+    @classmethod
+    def from_config(cls, c) -> "GroupConfig":
+        """The settings a node's ``kraftwire.config.Config`` holds."""
+        return cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
+                   max_session_timeout_ms=c.group_max_session_timeout_ms,
+                   initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
+                   offsets_retention_ms=c.offsets_retention_minutes * 60_000,
+                   offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
+                   offset_metadata_max_bytes=c.offset_metadata_max_bytes,
+                   consumer_session_timeout_ms=c.group_consumer_session_timeout_ms,
+                   consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms)
+
 
 class Reply(NamedTuple):
     """An answer for the edge to send: ``api`` names the request (``error_response`` builds its refusal)."""
@@ -199,6 +211,22 @@ def error_response(api: str, version: int, code: int):
     if api == "LeaveGroup":
         return w.LeaveGroupResponse(error_code=code, members=[])
     raise ValueError(f"no single-code refusal for {api}")
+
+
+def refusal(reply: Reply, version: int, code: int):
+    """What to answer instead of ``reply`` when its records could not be written: the partitions of an
+    OffsetCommit or OffsetDelete that had no error of their own get ``code``, the other APIs their refusal."""
+    if reply.api in ("OffsetCommit", "OffsetDelete"):
+        for t in reply.body.topics:
+            for part in t.partitions:
+                if part.error_code == 0:
+                    part.error_code = code
+        return reply.body
+    if reply.api == "ConsumerGroupHeartbeat":
+        return cg.error_heartbeat(code)
+    if reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
+        return error_response(reply.api, version, code)
+    return reply.body
 
 
 def offset_fetch_response(version: int, groups: list) -> object:
@@ -1102,6 +1130,22 @@ class GroupShard:
         self._group_tombstones(group_id, result)
         self.groups.pop(group_id, None)
         return 0
+
+    def offset_delete(self, body, known: list[tuple[str, int]], token) -> Result:
+        """OffsetDelete: tombstones for the group's offsets of ``known`` partitions (the ones the metadata holds;
+        the others are UNKNOWN_TOPIC_OR_PARTITION), the answer after them."""
+        R = w.OffsetDeleteResponse
+        result = Result()
+        error, per = self.delete_offsets(body.group_id, known, result)
+        if error:
+            result.reply(token, "OffsetDelete", R(error_code=error, throttle_time_ms=0, topics=[]))
+            return result
+        result.reply(token, "OffsetDelete", R(error_code=0, throttle_time_ms=0, topics=[
+            R.OffsetDeleteResponseTopic(name=t.name, partitions=[R.OffsetDeleteResponsePartition(
+                partition_index=p.partition_index,
+                error_code=per.get((t.name, p.partition_index), ec.UNKNOWN_TOPIC_OR_PARTITION))
+                for p in t.partitions]) for t in body.topics]))
+        return result
 
     def delete_offsets(self, group_id: str, partitions: list[tuple[str, int]], result: Result
                        ) -> tuple[int, dict[tuple[str, int], int]]:

@@ -28,6 +28,7 @@ from kraftwire.coordinator.group.shard import (
     error_response,
     fetch_requests,
     offset_fetch_response,
+    refusal,
 )
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -48,16 +49,7 @@ class Coordinator:
     def __init__(self, ctx: c.BrokerContext, scan) -> None:
         self.ctx = ctx
         self.scan = scan
-        cfg = ctx.node.settings.config
-        self.config = GroupConfig(
-            min_session_timeout_ms=cfg.group_min_session_timeout_ms,
-            max_session_timeout_ms=cfg.group_max_session_timeout_ms,
-            initial_rebalance_delay_ms=cfg.group_initial_rebalance_delay_ms, max_size=cfg.group_max_size,
-            offsets_retention_ms=cfg.offsets_retention_minutes * 60_000,
-            offsets_retention_check_interval_ms=cfg.offsets_retention_check_interval_ms,
-            offset_metadata_max_bytes=cfg.offset_metadata_max_bytes,
-            consumer_session_timeout_ms=cfg.group_consumer_session_timeout_ms,
-            consumer_heartbeat_interval_ms=cfg.group_consumer_heartbeat_interval_ms)
+        self.config = GroupConfig.from_config(ctx.node.settings.config)
         self.live_epoch = -1  # the leader epoch the shard serves in (-1: not serving)
         self._tick = None
         ctx.watchers.append(self._check_leadership)
@@ -130,17 +122,8 @@ class Coordinator:
             if error:
                 code = ec.NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER else ec.COORDINATOR_NOT_AVAILABLE
                 for reply in result.replies:
-                    body = reply.body
-                    if reply.api == "OffsetCommit":
-                        for t in body.topics:
-                            for part in t.partitions:
-                                if part.error_code == 0:
-                                    part.error_code = code
-                    elif reply.api in ("JoinGroup", "SyncGroup", "Heartbeat", "LeaveGroup"):
-                        body = error_response(reply.api, reply.token[1], code)
-                    elif reply.api == "ConsumerGroupHeartbeat":
-                        body = consumer_error(code)
-                    reply.token[0].send_response(body, reply.token[1], reply.token[2])
+                    reply.token[0].send_response(refusal(reply, reply.token[1], code), reply.token[1],
+                                                 reply.token[2])
                 self._stop_serving()  # what the shard assumed may be lost: it follows the log again
             else:
                 for reply in result.replies:
@@ -315,33 +298,17 @@ class Coordinator:
 
     def offset_delete(self, request, conn) -> None:
         R = w.OffsetDeleteResponse
-        body, version, cid = request.body, request.version, request.header.correlation_id
+        body = request.body
+        token = (conn, request.version, request.header.correlation_id, request.header.client_id)
         status = self.status()
         if status:
-            conn.send_response(R(error_code=status, throttle_time_ms=0, topics=[]), version, cid)
+            conn.send_response(R(error_code=status, throttle_time_ms=0, topics=[]), request.version,
+                               request.header.correlation_id)
             return
         topic = self.ctx.topic_name
         known = [(t.name, p.partition_index) for t in body.topics for p in t.partitions
                  if t.name == topic and p.partition_index == 0]
-        res = Result()
-        error, per = self.shard.delete_offsets(body.group_id, known, res)
-        if error:
-            conn.send_response(R(error_code=error, throttle_time_ms=0, topics=[]), version, cid)
-            return
-        topics = [R.OffsetDeleteResponseTopic(name=t.name, partitions=[R.OffsetDeleteResponsePartition(
-            partition_index=p.partition_index,
-            error_code=per.get((t.name, p.partition_index), ec.UNKNOWN_TOPIC_OR_PARTITION))
-            for p in t.partitions]) for t in body.topics]
-
-        def done(error: int) -> None:
-            if error:
-                for t in topics:
-                    for p in t.partitions:
-                        if p.error_code == 0:
-                            p.error_code = error
-            conn.send_response(R(error_code=0, throttle_time_ms=0, topics=topics), version, cid)
-
-        self._write(res, done)
+        self._write(self.shard.offset_delete(body, known, token))
 
 
 def register(ctx: c.BrokerContext, dispatcher, scan, attached) -> Coordinator:
