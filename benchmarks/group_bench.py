@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import threading
@@ -34,102 +33,89 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 # ---------------------------------------------------------------------------------------------------- rebalance
 def rebalance_bench(members: int, partitions: int, heartbeat_ms: int) -> dict:
-    from confluent_kafka import Consumer
-    from confluent_kafka.admin import AdminClient, NewTopic
-
     from harness import processes
 
     base = Path(tempfile.mkdtemp(prefix="kraftwire-groups-"))
-    broker, controller = processes.bind_listener(), processes.bind_listener()
-    bport, cport = broker.getsockname()[1], controller.getsockname()[1]
-    config = base / "server.properties"
-    config.write_text(
-        f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:{cport}\n"
-        f"listeners=PLAINTEXT://localhost:{bport},CONTROLLER://localhost:{cport}\n"
-        "controller.listener.names=CONTROLLER\n"
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-        f"log.dirs={base / 'logs'}\noffsets.topic.replication.factor=1\ngroup.initial.rebalance.delay.ms=0\n")
-    cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
-    processes.kw("storage", "format", "-t", cluster_id, "-c", str(config))
-    proc = subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config),
-                             "--listener-fd", f"PLAINTEXT={broker.fileno()}",
-                             "--listener-fd", f"CONTROLLER={controller.fileno()}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            pass_fds=(broker.fileno(), controller.fileno()), env=processes.kraftwire_env())
-    server = f"127.0.0.1:{bport}"
     try:
-        admin = AdminClient({"bootstrap.servers": server})
-        deadline = time.monotonic() + 60
-        while True:
-            futures = admin.create_topics([NewTopic("wide", partitions, 1)])
-            try:
-                futures["wide"].result(10)
-                break
-            except Exception as exc:
-                if "already exists" in str(exc):
-                    break  # an earlier attempt that timed out on our side created it
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-        # warm the coordinator (creates __consumer_offsets) with a throwaway member
-        warm = Consumer({"bootstrap.servers": server, "group.id": "warm"})
-        warm.subscribe(["wide"])
-        t0 = time.monotonic()
-        while not warm.assignment() and time.monotonic() - t0 < 60:
-            warm.poll(0.1)
-        warm.close()
-
-        assigned: dict[int, frozenset] = {}
-        lock = threading.Lock()
-        stop = threading.Event()
-        subscribed = []
-
-        def member(i: int) -> None:
-            c = Consumer({"bootstrap.servers": server, "group.id": "bench", "session.timeout.ms": 10 * heartbeat_ms,
-                          "heartbeat.interval.ms": heartbeat_ms, "auto.offset.reset": "earliest"})
-            c.subscribe(["wide"])
-            with lock:
-                subscribed.append(time.monotonic())
-            while not stop.is_set():
-                c.poll(0.05)
-                parts = frozenset(tp.partition for tp in c.assignment())
-                with lock:
-                    assigned[i] = parts
-            c.close()
-
-        threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(members)]
-        for t in threads:
-            t.start()
-        settled_at = None
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            with lock:
-                parts = [assigned.get(i, frozenset()) for i in range(members)]
-                last_join = max(subscribed) if len(subscribed) == members else None
-            everything = [p for ps in parts for p in ps]
-            done = last_join is not None and all(parts) and sorted(everything) == list(range(partitions))
-            if done and settled_at is None:
-                settled_at = time.monotonic()
-            elif not done:
-                settled_at = None
-            if settled_at is not None and time.monotonic() - settled_at > 3 * heartbeat_ms / 1000:
-                break  # stable for three heartbeats: no further rebalance came
-            time.sleep(0.01)
-        stop.set()
-        for t in threads:
-            t.join(30)
-        if settled_at is None:
-            raise RuntimeError("the group did not settle")
-        took = settled_at - last_join
+        with processes.CombinedNode(base, "offsets.topic.replication.factor=1\n"
+                                          "group.initial.rebalance.delay.ms=0\n") as node:
+            took = _rebalance(f"127.0.0.1:{node.port}", members, partitions, heartbeat_ms)
     finally:
-        proc.terminate()
-        proc.wait(30)
-        broker.close()
-        controller.close()
         shutil.rmtree(base, ignore_errors=True)
     return {"members": members, "partitions": partitions, "heartbeat_interval_ms": heartbeat_ms,
             "seconds_after_last_join": round(took, 3), "heartbeat_intervals": round(took / (heartbeat_ms / 1000), 2),
             "goal_heartbeat_intervals": 5}
+
+
+def _rebalance(server: str, members: int, partitions: int, heartbeat_ms: int) -> float:
+    """Seconds from the last member's subscribe until the group settled (each partition owned once, stable for
+    three heartbeats)."""
+    from confluent_kafka import Consumer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": server})
+    deadline = time.monotonic() + 60
+    while True:
+        futures = admin.create_topics([NewTopic("wide", partitions, 1)])
+        try:
+            futures["wide"].result(10)
+            break
+        except Exception as exc:
+            if "already exists" in str(exc):
+                break  # an earlier attempt that timed out on our side created it
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    # warm the coordinator (creates __consumer_offsets) with a throwaway member
+    warm = Consumer({"bootstrap.servers": server, "group.id": "warm"})
+    warm.subscribe(["wide"])
+    t0 = time.monotonic()
+    while not warm.assignment() and time.monotonic() - t0 < 60:
+        warm.poll(0.1)
+    warm.close()
+
+    assigned: dict[int, frozenset] = {}
+    lock = threading.Lock()
+    stop = threading.Event()
+    subscribed = []
+
+    def member(i: int) -> None:
+        c = Consumer({"bootstrap.servers": server, "group.id": "bench", "session.timeout.ms": 10 * heartbeat_ms,
+                      "heartbeat.interval.ms": heartbeat_ms, "auto.offset.reset": "earliest"})
+        c.subscribe(["wide"])
+        with lock:
+            subscribed.append(time.monotonic())
+        while not stop.is_set():
+            c.poll(0.05)
+            parts = frozenset(tp.partition for tp in c.assignment())
+            with lock:
+                assigned[i] = parts
+        c.close()
+
+    threads = [threading.Thread(target=member, args=(i,), daemon=True) for i in range(members)]
+    for t in threads:
+        t.start()
+    settled_at = last_join = None
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        with lock:
+            parts = [assigned.get(i, frozenset()) for i in range(members)]
+            last_join = max(subscribed) if len(subscribed) == members else None
+        everything = [p for ps in parts for p in ps]
+        done = last_join is not None and all(parts) and sorted(everything) == list(range(partitions))
+        if done and settled_at is None:
+            settled_at = time.monotonic()
+        elif not done:
+            settled_at = None
+        if settled_at is not None and time.monotonic() - settled_at > 3 * heartbeat_ms / 1000:
+            break  # stable for three heartbeats: no further rebalance came
+        time.sleep(0.01)
+    stop.set()
+    for t in threads:
+        t.join(30)
+    if settled_at is None:
+        raise RuntimeError("the group did not settle")
+    return settled_at - last_join
 
 
 # ---------------------------------------------------------------------------------------------------- cleaner

@@ -28,7 +28,6 @@ import asyncio
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -95,38 +94,18 @@ def fetch_bench(mib: int) -> dict:
     from harness import processes
 
     base = Path(tempfile.mkdtemp(prefix="kraftwire-fetch-"))
-    broker, controller = processes.bind_listener(), processes.bind_listener()
-    bport, cport = broker.getsockname()[1], controller.getsockname()[1]
-    logs = base / "logs"
-    config = base / "server.properties"
-    config.write_text(
-        f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:{cport}\n"
-        f"listeners=PLAINTEXT://localhost:{bport},CONTROLLER://localhost:{cport}\n"
-        "controller.listener.names=CONTROLLER\n"
-        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-        f"log.dirs={logs}\nnum.partitions=1\n")
-    cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
-    processes.kw("storage", "format", "-t", cluster_id, "-c", str(config))
-    proc = subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", "--config", str(config),
-                             "--listener-fd", f"PLAINTEXT={broker.fileno()}",
-                             "--listener-fd", f"CONTROLLER={controller.fileno()}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            pass_fds=(broker.fileno(), controller.fileno()), env=processes.kraftwire_env())
     try:
-        total = _fill(bport, mib << 20)
-        seg_dir = logs / "bulk-0"
-        files = sorted(seg_dir.glob("*.log"))
-        on_disk = sum(f.stat().st_size for f in files)
-        for _ in range(2):  # warm the page cache, then measure
-            read_s = _os_read(files)
-        wire_s = min(_loopback(files) for _ in range(2))
-        fetch_s, fetched = asyncio.run(_fetch_loop(bport, total))
-        fetch_s = min(fetch_s, asyncio.run(_fetch_loop(bport, total))[0])
+        with processes.CombinedNode(base, "num.partitions=1\n") as node:
+            bport = node.port
+            total = _fill(bport, mib << 20)
+            files = sorted((Path(node.logs) / "bulk-0").glob("*.log"))
+            on_disk = sum(f.stat().st_size for f in files)
+            for _ in range(2):  # warm the page cache, then measure
+                read_s = _os_read(files)
+            wire_s = min(_loopback(files) for _ in range(2))
+            fetch_s, fetched = asyncio.run(_fetch_loop(bport, total))
+            fetch_s = min(fetch_s, asyncio.run(_fetch_loop(bport, total))[0])
     finally:
-        proc.terminate()
-        proc.wait(30)
-        broker.close()
-        controller.close()
         shutil.rmtree(base, ignore_errors=True)
     return {"mib": round(on_disk / (1 << 20), 1), "os_read_mib_s": round(on_disk / read_s / (1 << 20), 1),
             "loopback_sendfile_mib_s": round(on_disk / wire_s / (1 << 20), 1),

@@ -219,6 +219,42 @@ class Cluster:
             node.sock.close()
 
 
+class CombinedNode:
+    """One ``server-start`` process with ``process.roles=broker,controller`` on pre-bound listeners, formatted in
+    ``base`` (benchmarks): ``with CombinedNode(base, extra) as node: ... node.port ... node.logs``."""
+
+    def __init__(self, base, extra_props: str = "") -> None:
+        self.base = str(base)
+        self.broker, self.controller = bind_listener(), bind_listener()
+        self.port, cport = self.broker.getsockname()[1], self.controller.getsockname()[1]
+        self.logs = os.path.join(self.base, "logs")
+        self.config = os.path.join(self.base, "server.properties")
+        with open(self.config, "w", encoding="utf-8") as f:
+            f.write(f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:{cport}\n"
+                    f"listeners=PLAINTEXT://localhost:{self.port},CONTROLLER://localhost:{cport}\n"
+                    "controller.listener.names=CONTROLLER\n"
+                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+                    f"log.dirs={self.logs}\n" + extra_props)
+        kw("storage", "format", "-t", kw("storage", "random-uuid").stdout.strip(), "-c", self.config)
+        self.proc: subprocess.Popen | None = None
+
+    def __enter__(self) -> "CombinedNode":
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "kraftwire", "server-start", "--config", self.config,
+             "--listener-fd", f"PLAINTEXT={self.broker.fileno()}",
+             "--listener-fd", f"CONTROLLER={self.controller.fileno()}"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            pass_fds=(self.broker.fileno(), self.controller.fileno()), env=kraftwire_env())
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            self.proc.wait(30)
+        self.broker.close()
+        self.controller.close()
+
+
 def segment_batches(partition_dir: str, *, check: bool = True) -> list[dict]:
     """Every batch of a node's log (dump-log --json over its segments, in order); ``check=False`` accepts a torn
     tail (dump-log then exits non-zero and reports it)."""
