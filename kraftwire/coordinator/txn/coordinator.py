@@ -149,7 +149,9 @@ class TxnShard:
         self.txns[tid] = t
 
     def loaded(self) -> list[Marker]:
-        """After a load: the markers of transactions caught half-way (Prepare*), to send again."""
+        """After a load: the markers of transactions caught half-way (Prepare*), to send again — once the
+        partition's high watermark reaches the log end the shard was loaded from: a prepare record above it may
+        still be lost with this leader, and its transaction decided the other way by the next one."""
         return [Marker(t.transactional_id, t.producer_id, t.producer_epoch, t.state == PREPARE_COMMIT,
                        frozenset(t.partitions)) for t in self.txns.values()
                 if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
@@ -190,10 +192,11 @@ class TxnShard:
         return answer(0, t.producer_id, t.producer_epoch)
 
     def _fence_and_abort(self, t: TxnMetadata, result: TxnResult, now_ms: int) -> None:
-        """Kafka's epoch fence: bump the epoch so the old producer is fenced, then abort what it left open."""
+        """Kafka's epoch fence: bump the epoch so the old producer is fenced, then abort what it left open.
+        PrepareEpochFence is the pending transition Kafka holds in memory; what reaches the log is the PrepareAbort
+        at the bumped epoch."""
         if t.producer_epoch < MAX_EPOCH:
             t.producer_epoch += 1
-        self._write(t, PREPARE_EPOCH_FENCE, result, now_ms)
         self._write(t, PREPARE_ABORT, result, now_ms)
         result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, False,
                                      frozenset(t.partitions)))

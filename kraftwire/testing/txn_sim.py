@@ -1,0 +1,334 @@
+"""A seeded simulation of one ``__transaction_state`` partition's transaction coordinator (#20 groundwork).
+
+**What runs.** The real pure ``TxnShard`` on a partition with three replicas (followers copy the leader's log at
+random; the high watermark is the shortest in-sync log), driven as an edge would: a result's records are appended,
+its replies and marker requests released once the high watermark passes them. Producers (each with a transactional
+id, some sharing one, as a restarted instance does) run init, add partitions, end (commit or abort); marker
+requests complete after a delay through ``markers_written``. Partition "data" is modelled as the set of
+transactional writes each producer made, so the outcome of every transaction can be checked.
+
+**Faults.** The coordinator broker dies (pending replies and markers are lost; an in-sync replica loads a new shard
+from its log and resends the markers of transactions it finds prepared); dead brokers return truncated;
+transactions time out; a second producer instance takes over a transactional id (the first becomes a zombie).
+
+**Invariants after every event.**
+
+* a transaction's outcome is final: once the markers of a transaction (its id, producer, epoch and start: one epoch
+  runs many transactions in turn) went out for a commit (an abort), none goes out for the other result;
+* a zombie is fenced: the coordinator accepts AddPartitions and EndTxn only from the transactional id's current
+  producer id and epoch;
+* a loaded shard equals the live one (each transactional id's producer, epoch, state and partitions);
+* in-sync replicas agree below the high watermark.
+
+**Convergence.** The faults stop; every transaction that reached Prepare* completes, and each producer's last
+answered EndTxn matches the coordinator's final state.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import deque
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.txn import coordinator as tc
+
+BROKERS = (1, 2, 3)
+TOPICS = [("t", p) for p in range(4)]
+
+
+class SimFailure(AssertionError):
+    pass
+
+
+class Producer:
+    def __init__(self, pid_slot: int, transactional_id: str) -> None:
+        self.slot = pid_slot
+        self.transactional_id = transactional_id
+        self.producer_id = -1
+        self.epoch = -1
+        self.state = "init"  # init -> ready -> open -> ending
+        self.busy = False
+        self.ending_commit = None
+
+
+class TxnSim:
+    def __init__(self, seed: int, events: int = 1500) -> None:
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.events = events
+        self.now = 1_000_000
+        self.logs: dict[int, list] = {b: [] for b in BROKERS}
+        self.alive = set(BROKERS)
+        self.isr = set(BROKERS)
+        self.leader = BROKERS[0]
+        self.hw = 0
+        self.next_pid = 5000
+        self.shard = self._new_shard()
+        self.pending: deque = deque()  # (end offset, replies, markers)
+        self.in_flight_markers: list = []  # (due time, marker)
+        self.producers = [Producer(i, f"tx-{i % 3}") for i in range(5)]
+        #: (producer id, epoch) -> True (commit) / False (abort): the first outcome decided
+        self.outcomes: dict[tuple[int, int], bool] = {}
+        self.trail: deque = deque(maxlen=40)
+        self.counts = {"commits": 0, "aborts": 0, "fenced": 0, "moves": 0, "timeouts": 0, "concurrent": 0,
+                       "markers_resent": 0}
+
+    def _allocate(self) -> int:
+        self.next_pid += 1
+        return self.next_pid
+
+    def _new_shard(self) -> tc.TxnShard:
+        return tc.TxnShard(0, tc.TxnConfig(max_timeout_ms=60_000), allocate=self._allocate)
+
+    def note(self, what: str) -> None:
+        self.trail.append(f"t={self.now} {what}")
+
+    def fail(self, why: str) -> None:
+        trail = "\n  ".join(self.trail)
+        raise SimFailure(f"transaction simulation seed {self.seed}: {why}\n  last events:\n  {trail}\n"
+                         f"replay: python -m kraftwire.testing.txn_sim --seed {self.seed}")
+
+    # ------------------------------------------------------------------------------------------------ plumbing
+    def _write(self, result: tc.TxnResult) -> None:
+        log = self.logs[self.leader]
+        if not result.records:
+            self._release(result.replies, result.markers)
+            return
+        log.append(tuple(result.records))  # one batch: replicated whole or not at all
+        self.pending.append((len(log), result.replies, result.markers))
+        self._replicate(force=False)
+
+    def _decided(self, m) -> None:
+        """A transaction — its id, producer, epoch and start (an epoch runs many transactions one after another) —
+        has one outcome."""
+        t = self.shard.txns.get(m.transactional_id)
+        key = (m.transactional_id, m.producer_id, m.producer_epoch, t.start_ms if t is not None else None)
+        previous = self.outcomes.setdefault(key, m.commit)
+        if previous != m.commit:
+            self.fail(f"transaction {key}: {'commit' if m.commit else 'abort'} after "
+                      f"{'commit' if previous else 'abort'}")
+
+    def _release(self, replies, markers) -> None:
+        for reply in replies:
+            producer, request = reply.token
+            self._answered(producer, request, reply.body)
+        for m in markers:  # a prepared outcome is final once its record is committed and its markers go out
+            self._decided(m)
+            self.in_flight_markers.append((self.now + self.rng.choice((10, 200, 2000)), m))
+
+    def _replicate(self, *, force: bool) -> None:
+        lead = self.logs[self.leader]
+        for b in self.alive:
+            if b != self.leader and (force or self.rng.random() < 0.5):
+                log = self.logs[b]
+                take = len(lead) - len(log) if force else self.rng.randint(0, len(lead) - len(log))
+                log.extend(lead[len(log):len(log) + take])
+        for b in self.alive - self.isr:
+            if len(self.logs[b]) == len(lead):
+                self.isr.add(b)
+        hw = min(len(self.logs[b]) for b in self.isr)
+        if hw < self.hw:
+            self.fail(f"the high watermark went back from {self.hw} to {hw}")
+        self.hw = hw
+        while self.pending and self.pending[0][0] <= hw:
+            _end, replies, markers = self.pending.popleft()
+            self._release(replies, markers)
+
+    # ------------------------------------------------------------------------------------------------ producers
+    def _answered(self, p: Producer, request: str, body) -> None:
+        p.busy = False
+        code = body.error_code
+        if request == "init":
+            if code == 0:
+                p.producer_id, p.epoch, p.state = body.producer_id, body.producer_epoch, "ready"
+            elif code == ec.CONCURRENT_TRANSACTIONS:
+                self.counts["concurrent"] += 1
+            return
+        if code in (ec.PRODUCER_FENCED, ec.INVALID_PRODUCER_ID_MAPPING):
+            self.counts["fenced"] += 1
+            p.state = "init"  # a fenced producer is done: the application starts a new one
+            return
+        if request == "add":
+            if code == 0:
+                p.state = "open"
+        elif request.startswith("end"):
+            commit = request == "end-commit"
+            if code == 0:
+                self.counts["commits" if commit else "aborts"] += 1
+                p.state = "ready"
+            elif code == ec.INVALID_TXN_STATE:
+                p.state = "ready"  # timed out and aborted meanwhile
+            # CONCURRENT_TRANSACTIONS: the same EndTxn again
+
+    def _producer_step(self, p: Producer) -> None:
+        if p.busy:
+            return
+        s = self.shard
+        if p.state == "init":
+            p.busy = True
+            self.note(f"p{p.slot} init {p.transactional_id}")
+            self._write(s.init_producer_id(p.transactional_id, self.rng.choice((5000, 60_000)), None, (p, "init"),
+                                           self.now))
+        elif p.state == "ready" or (p.state == "open" and self.rng.random() < 0.5):
+            parts = self.rng.sample(TOPICS, self.rng.randint(1, 3))
+            p.busy = True
+            result = s.add_partitions(p.transactional_id, p.producer_id, p.epoch, parts, (p, "add"), self.now)
+            self._not_a_zombie(p, result)
+            self._write(result)
+        elif p.state in ("open", "ending"):
+            if p.state == "open":  # a client retries the EndTxn it sent, it does not change its mind
+                p.ending_commit, p.state = self.rng.random() < 0.7, "ending"
+            commit = p.ending_commit
+            p.busy = True
+            self.note(f"p{p.slot} ends {'commit' if commit else 'abort'} as {p.producer_id}/{p.epoch}")
+            result = s.end_txn(p.transactional_id, p.producer_id, p.epoch, commit,
+                               (p, "end-commit" if commit else "end-abort"), self.now)
+            self._not_a_zombie(p, result)
+            self._write(result)
+
+    def _not_a_zombie(self, p: Producer, result) -> None:
+        """A request the coordinator accepts comes from the transactional id's current producer and epoch."""
+        body = result.replies[-1].body
+        per = getattr(body, "results_by_topic_v3_and_below", None)
+        code = per[0].results_by_partition[0].partition_error_code if per else body.error_code
+        t = self.shard.txns.get(p.transactional_id)
+        if code == 0 and (t is None or (t.producer_id, t.producer_epoch) != (p.producer_id, p.epoch)):
+            self.fail(f"p{p.slot} ({p.producer_id}/{p.epoch}) was accepted while {p.transactional_id} is at "
+                      f"{None if t is None else (t.producer_id, t.producer_epoch)}")
+
+    # ------------------------------------------------------------------------------------------------ faults
+    def _move(self) -> None:
+        candidates = [b for b in self.isr if b != self.leader]
+        if not candidates:
+            return
+        old, new = self.leader, self.rng.choice(candidates)
+        self.note(f"coordinator {old} dies; {new} leads")
+        self.alive.discard(old)
+        self.isr.discard(old)
+        for _end, replies, _markers in self.pending:
+            for reply in replies:
+                reply.token[0].busy = False  # the answer is lost: the client asks again
+        self.pending.clear()
+        self.in_flight_markers.clear()
+        self.leader = new
+        lead = self.logs[new]
+        for b in self.alive:
+            if b != new and len(self.logs[b]) > len(lead):
+                del self.logs[b][len(lead):]
+        self.shard = self._load(lead)
+        resent = self.shard.loaded()
+        self.counts["markers_resent"] += len(resent)
+        # a prepared transaction the new leader's log holds above the high watermark may still be lost with it:
+        # its markers go once the high watermark reaches the log end the shard was loaded from
+        self.pending.append((len(lead), [], resent))
+        self.counts["moves"] += 1
+        self.check(force=True)
+
+    def _load(self, log) -> tc.TxnShard:
+        shard = self._new_shard()
+        for batch in log:
+            for key, value in batch:
+                shard.replay(key, value)
+        return shard
+
+    def _revive(self) -> None:
+        dead = [b for b in BROKERS if b not in self.alive]
+        if dead:
+            b = self.rng.choice(dead)
+            del self.logs[b][min(len(self.logs[b]), self.hw):]
+            if self.logs[b] != self.logs[self.leader][:len(self.logs[b])]:
+                self.logs[b].clear()
+            self.alive.add(b)
+
+    def _markers(self) -> None:
+        due = [(t, m) for t, m in self.in_flight_markers if t <= self.now]
+        self.in_flight_markers = [(t, m) for t, m in self.in_flight_markers if t > self.now]
+        for _t, m in due:
+            self._write(self.shard.markers_written(m.transactional_id, m.producer_id, m.producer_epoch, self.now))
+
+    # ------------------------------------------------------------------------------------------------ checks
+    def check(self, force: bool = False) -> None:
+        lead = self.logs[self.leader]
+        for b in self.isr:
+            if self.logs[b][:self.hw] != lead[:self.hw]:
+                self.fail(f"in-sync broker {b} disagrees below the high watermark")
+        self._checks = getattr(self, "_checks", 0) + 1
+        if self._checks % 20 and not force:
+            return
+        again = self._load(lead)
+        live = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in self.shard.txns.items()}
+        loaded = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in again.txns.items()}
+        if live != loaded:
+            self.fail(f"a shard loaded from the log differs from the live one: {live} vs {loaded}")
+
+    def step(self) -> None:
+        roll = self.rng.random()
+        if roll < 0.5:
+            self._producer_step(self.rng.choice(self.producers))
+        elif roll < 0.7:
+            self._replicate(force=False)
+        elif roll < 0.85:
+            self.now += self.rng.choice((10, 100, 1000, 6000))
+            r = self.shard.tick(self.now)
+            if r.markers:
+                self.counts["timeouts"] += len(r.markers)
+            self._write(r)
+            self._markers()
+        elif roll < 0.9:
+            if len(self.alive) >= 2:
+                self._move()
+        elif roll < 0.95:
+            self._revive()
+        else:
+            p = self.rng.choice(self.producers)
+            if not p.busy:
+                p.state = "init"  # a restarted instance: the old incarnation's state is gone
+
+    def run(self) -> dict:
+        for _ in range(self.events):
+            self.step()
+            self.check()
+        self.converge()
+        return self.counts
+
+    def converge(self, steps: int = 3000) -> None:
+        while len(self.alive) < len(BROKERS):
+            self._revive()
+        for _ in range(steps):
+            self._replicate(force=True)
+            self.now += 100
+            self._markers()
+            self._replicate(force=True)
+            self.check()
+            if not self.in_flight_markers and not self.pending and all(
+                    t.state not in (tc.PREPARE_COMMIT, tc.PREPARE_ABORT, tc.PREPARE_EPOCH_FENCE)
+                    for t in self.shard.txns.values()):
+                for t in self.shard.txns.values():
+                    key = (t.transactional_id, t.producer_id, t.producer_epoch, t.start_ms)
+                    if t.state == tc.COMPLETE_COMMIT and self.outcomes.get(key) is False:
+                        self.fail(f"{t.transactional_id} completed a commit decided as an abort")
+                return
+        self.fail("prepared transactions did not complete: " + str(
+            {tid: tc.STATE_NAMES[t.state] for tid, t in self.shard.txns.items()}))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="replay one seed of the transaction coordinator simulation")
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--events", type=int, default=1500)
+    args = parser.parse_args(argv)
+    sim = TxnSim(args.seed, args.events)
+    try:
+        counts = sim.run()
+    except SimFailure as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print("\n".join(sim.trail))
+    print(f"seed {args.seed}: ok {counts}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,48 @@
+"""The seeded transaction coordinator simulation (``kraftwire.testing.txn_sim``): the pure transaction shard across
+coordinator moves, timeouts and zombie producers, with its invariants after every event and convergence.
+``KRAFTWIRE_SIM_SEEDS`` / 2 seeds (default 50)."""
+
+from __future__ import annotations
+
+import os
+
+from kraftwire.coordinator.txn import coordinator as tc
+from kraftwire.testing import txn_sim
+
+import pytest
+
+SEEDS = max(1, int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100")) // 2)
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_transaction_simulation(seed):
+    txn_sim.TxnSim(seed, 1500).run()
+
+
+def test_the_runs_reach_the_interesting_paths():
+    totals: dict[str, int] = {}
+    for seed in range(10):
+        for k, v in txn_sim.TxnSim(7000 + seed, 1500).run().items():
+            totals[k] = totals.get(k, 0) + v
+    for path in ("commits", "aborts", "fenced", "moves", "timeouts", "concurrent", "markers_resent"):
+        assert totals[path] > 10, (path, totals)
+
+
+def _first_failure(seeds=range(30)) -> str:
+    for seed in seeds:
+        try:
+            txn_sim.TxnSim(seed, 800).run()
+        except txn_sim.SimFailure as exc:
+            return str(exc)
+    raise AssertionError("the broken rule went unnoticed")
+
+
+def test_a_coordinator_that_does_not_check_the_epoch_is_caught(monkeypatch):
+    monkeypatch.setattr(tc.TxnShard, "_check", lambda self, t, producer_id, epoch: 0 if t is not None else
+                        tc.ec.INVALID_PRODUCER_ID_MAPPING)
+    assert "was accepted while" in _first_failure()
+
+
+def test_a_load_that_forgets_prepared_markers_is_caught(monkeypatch):
+    monkeypatch.setattr(tc.TxnShard, "loaded", lambda self: [])
+    assert "did not complete" in _first_failure()
