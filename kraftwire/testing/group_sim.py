@@ -36,30 +36,25 @@ A failure prints the seed, the last events and ``python -m kraftwire.testing.gro
 
 from __future__ import annotations
 
-import argparse
-import random
-import sys
 import uuid as _uuid
-from collections import deque
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cgp
 from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
 from kraftwire.protocol import messages as w
+from kraftwire.testing.coordinator_log import BROKERS, ReplicatedLogSim, SimFailure, replay_main
+
+__all__ = ["GroupSim", "SimFailure", "main"]
+
 
 TOPIC = "t"
 PARTITIONS = 6
-BROKERS = (1, 2, 3)
 GROUP = "sim-group"
 NEXT_GROUP = "sim-next"  # a KIP-848 consumer group beside the classic one
 TOPIC_ID = _uuid.UUID(int=7)
 SESSION_MS = 10_000
 REBALANCE_MS = 15_000
-
-
-class SimFailure(AssertionError):
-    pass
 
 
 def _subscription() -> bytes:
@@ -99,31 +94,24 @@ class NextConsumer:
         self.stalled_until = 0
 
 
-class GroupSim:
+class GroupSim(ReplicatedLogSim):
+    title = "group simulation"
+    module = "kraftwire.testing.group_sim"
+
     def __init__(self, seed: int, events: int = 1500, *, config: GroupConfig | None = None,
                  consumers: int = 4) -> None:
-        self.seed = seed
-        self.rng = random.Random(seed)
-        self.events = events
+        super().__init__(seed, events)
         self.config = config or GroupConfig(initial_rebalance_delay_ms=self.rng.choice((0, 0, 3000)),
                                             min_session_timeout_ms=1000)
-        self.now = 1_000_000
-        self.logs: dict[int, list[tuple[bytes, bytes | None]]] = {b: [] for b in BROKERS}
-        self.alive = set(BROKERS)
-        self.isr = set(BROKERS)  # live replicas holding the leader's log up to the high watermark
-        self.leader = BROKERS[0]
-        self.hw = 0
         self.ids = 0
         self.shard = self._new_shard()
         self.shard.loaded(self.now)
-        self.pending: deque = deque()  # (end offset, replies) waiting for the high watermark
         self.consumers = [Consumer(i) for i in range(consumers)]
         self.next_consumers = [NextConsumer(i) for i in range(3)]
         #: the next offset a member would commit, per group and partition (only grows)
         self.positions = {GROUP: [0] * PARTITIONS, NEXT_GROUP: [0] * PARTITIONS}
         #: group -> partition -> highest offset whose commit was answered without error
         self.acked: dict[str, dict[int, int]] = {GROUP: {}, NEXT_GROUP: {}}
-        self.trail: deque = deque(maxlen=40)
         self.counts = {"moves": 0, "commits_acked": 0, "commits_failed": 0, "generations": 0, "lost_replies": 0,
                        "stable_checks": 0, "reload_checks": 0, "next_heartbeats": 0, "next_fenced": 0,
                        "next_revocations": 0, "next_commits_acked": 0, "next_lost_answers": 0}
@@ -140,14 +128,6 @@ class GroupSim:
     def _new_shard(self) -> GroupShard:
         return GroupShard(0, self.config, new_id=self._new_id)
 
-    def note(self, what: str) -> None:
-        self.trail.append(f"t={self.now} {what}")
-
-    def fail(self, why: str) -> None:
-        trail = "\n  ".join(self.trail)
-        raise SimFailure(f"group simulation seed {self.seed}: {why}\n  last events:\n  {trail}\n"
-                         f"replay: python -m kraftwire.testing.group_sim --seed {self.seed}")
-
     def _write(self, result) -> None:
         """What the edge does: append, replay at the offsets, hold the replies until the high watermark."""
         log = self.logs[self.leader]
@@ -158,7 +138,7 @@ class GroupSim:
             self.shard.replay(key, value, len(log))
             log.append((key, value))
         self.pending.append((len(log), result.replies))
-        self._replicate_some(force=False)
+        self._replicate(force=False)
 
     def _deliver(self, replies, error: int | None) -> None:
         for reply in replies:
@@ -173,30 +153,11 @@ class GroupSim:
             else:
                 self._answered(consumer, request, body, None)
 
-    def _advance_hw(self) -> None:
-        lead = len(self.logs[self.leader])
-        for b in self.alive - self.isr:
-            if len(self.logs[b]) >= min(self.hw, lead) and len(self.logs[b]) == lead:
-                self.isr.add(b)  # caught up to the leader's log end: back in sync
-        hw = min(len(self.logs[b]) for b in self.isr)
-        if hw < self.hw:
-            self.fail(f"the high watermark went back from {self.hw} to {hw}")
-        self.hw = hw
+    def _committed(self, hw: int) -> None:
         self.shard.advance(hw)
         while self.pending and self.pending[0][0] <= hw:
             _end, replies = self.pending.popleft()
             self._deliver(replies, None)
-
-    def _replicate_some(self, *, force: bool) -> None:
-        lead = self.logs[self.leader]
-        for b in self.alive:
-            if b == self.leader:
-                continue
-            log = self.logs[b]
-            if force or self.rng.random() < 0.5:
-                take = len(lead) - len(log) if force else self.rng.randint(0, len(lead) - len(log))
-                log.extend(lead[len(log):len(log) + take])
-        self._advance_hw()
 
     # ------------------------------------------------------------------------------------------------ consumers
     def _token(self, c: Consumer, request: str):
@@ -406,19 +367,6 @@ class GroupSim:
         shard.loaded(self.now)
         return shard
 
-    def _revive(self) -> None:
-        dead = [b for b in BROKERS if b not in self.alive]
-        if not dead:
-            return
-        b = self.rng.choice(dead)
-        lead = self.logs[self.leader]
-        keep = min(len(self.logs[b]), self.hw)
-        if self.logs[b][:keep] != lead[:keep]:
-            keep = 0
-        del self.logs[b][keep:]
-        self.alive.add(b)
-        self.note(f"broker {b} is back with {keep} records")
-
     # ------------------------------------------------------------------------------------------------ checks
     def check(self, force: bool = False) -> None:
         shard = self.shard
@@ -494,7 +442,7 @@ class GroupSim:
         elif roll < 0.55:
             self._next_step(self.rng.choice(self.next_consumers))
         elif roll < 0.75:
-            self._replicate_some(force=False)
+            self._replicate(force=False)
         elif roll < 0.9:
             self.now += self.rng.choice((10, 100, 500, 2000))
             r = self.shard.tick(self.now)
@@ -529,10 +477,10 @@ class GroupSim:
                 self._consumer_step(c)
             for c in self.next_consumers:
                 self._next_step(c)
-            self._replicate_some(force=True)
+            self._replicate(force=True)
             self.now += 100
             self._write(self.shard.tick(self.now))
-            self._replicate_some(force=True)
+            self._replicate(force=True)
             self.check()
             g = self.shard.groups.get(GROUP)
             n = self.shard.consumer_groups.get(NEXT_GROUP)
@@ -558,19 +506,7 @@ class GroupSim:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="replay one seed of the group coordinator simulation")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--events", type=int, default=1500)
-    args = parser.parse_args(argv)
-    sim = GroupSim(args.seed, args.events)
-    try:
-        counts = sim.run()
-    except SimFailure as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    print("\n".join(sim.trail))
-    print(f"seed {args.seed}: ok {counts}")
-    return 0
+    return replay_main(GroupSim, argv)
 
 
 if __name__ == "__main__":

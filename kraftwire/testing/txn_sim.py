@@ -26,20 +26,14 @@ answered EndTxn matches the coordinator's final state.
 
 from __future__ import annotations
 
-import argparse
-import random
-import sys
-from collections import deque
-
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn import coordinator as tc
+from kraftwire.testing.coordinator_log import BROKERS, ReplicatedLogSim, SimFailure, replay_main
 
-BROKERS = (1, 2, 3)
+__all__ = ["SimFailure", "TxnSim", "main"]
+
+
 TOPICS = [("t", p) for p in range(4)]
-
-
-class SimFailure(AssertionError):
-    pass
 
 
 class Producer:
@@ -53,25 +47,21 @@ class Producer:
         self.ending_commit = None
 
 
-class TxnSim:
+class TxnSim(ReplicatedLogSim):
+    """The log holds one entry per write: its records as a batch, replicated whole or not at all."""
+
+    title = "transaction simulation"
+    module = "kraftwire.testing.txn_sim"
+
     def __init__(self, seed: int, events: int = 1500) -> None:
-        self.seed = seed
-        self.rng = random.Random(seed)
-        self.events = events
-        self.now = 1_000_000
-        self.logs: dict[int, list] = {b: [] for b in BROKERS}
-        self.alive = set(BROKERS)
-        self.isr = set(BROKERS)
-        self.leader = BROKERS[0]
-        self.hw = 0
+        super().__init__(seed, events)
         self.next_pid = 5000
         self.shard = self._new_shard()
-        self.pending: deque = deque()  # (end offset, replies, markers)
+        # pending: (end offset, replies, markers)
         self.in_flight_markers: list = []  # (due time, marker)
         self.producers = [Producer(i, f"tx-{i % 3}") for i in range(5)]
         #: (producer id, epoch) -> True (commit) / False (abort): the first outcome decided
         self.outcomes: dict[tuple[int, int], bool] = {}
-        self.trail: deque = deque(maxlen=40)
         self.counts = {"commits": 0, "aborts": 0, "fenced": 0, "moves": 0, "timeouts": 0, "concurrent": 0,
                        "markers_resent": 0}
 
@@ -81,14 +71,6 @@ class TxnSim:
 
     def _new_shard(self) -> tc.TxnShard:
         return tc.TxnShard(0, tc.TxnConfig(max_timeout_ms=60_000), allocate=self._allocate)
-
-    def note(self, what: str) -> None:
-        self.trail.append(f"t={self.now} {what}")
-
-    def fail(self, why: str) -> None:
-        trail = "\n  ".join(self.trail)
-        raise SimFailure(f"transaction simulation seed {self.seed}: {why}\n  last events:\n  {trail}\n"
-                         f"replay: python -m kraftwire.testing.txn_sim --seed {self.seed}")
 
     # ------------------------------------------------------------------------------------------------ plumbing
     def _write(self, result: tc.TxnResult) -> None:
@@ -118,20 +100,7 @@ class TxnSim:
             self._decided(m)
             self.in_flight_markers.append((self.now + self.rng.choice((10, 200, 2000)), m))
 
-    def _replicate(self, *, force: bool) -> None:
-        lead = self.logs[self.leader]
-        for b in self.alive:
-            if b != self.leader and (force or self.rng.random() < 0.5):
-                log = self.logs[b]
-                take = len(lead) - len(log) if force else self.rng.randint(0, len(lead) - len(log))
-                log.extend(lead[len(log):len(log) + take])
-        for b in self.alive - self.isr:
-            if len(self.logs[b]) == len(lead):
-                self.isr.add(b)
-        hw = min(len(self.logs[b]) for b in self.isr)
-        if hw < self.hw:
-            self.fail(f"the high watermark went back from {self.hw} to {hw}")
-        self.hw = hw
+    def _committed(self, hw: int) -> None:
         while self.pending and self.pending[0][0] <= hw:
             _end, replies, markers = self.pending.popleft()
             self._release(replies, markers)
@@ -233,15 +202,6 @@ class TxnSim:
                 shard.replay(key, value)
         return shard
 
-    def _revive(self) -> None:
-        dead = [b for b in BROKERS if b not in self.alive]
-        if dead:
-            b = self.rng.choice(dead)
-            del self.logs[b][min(len(self.logs[b]), self.hw):]
-            if self.logs[b] != self.logs[self.leader][:len(self.logs[b])]:
-                self.logs[b].clear()
-            self.alive.add(b)
-
     def _markers(self) -> None:
         due = [(t, m) for t, m in self.in_flight_markers if t <= self.now]
         self.in_flight_markers = [(t, m) for t, m in self.in_flight_markers if t > self.now]
@@ -315,19 +275,7 @@ class TxnSim:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description="replay one seed of the transaction coordinator simulation")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--events", type=int, default=1500)
-    args = parser.parse_args(argv)
-    sim = TxnSim(args.seed, args.events)
-    try:
-        counts = sim.run()
-    except SimFailure as exc:
-        print(exc, file=sys.stderr)
-        return 1
-    print("\n".join(sim.trail))
-    print(f"seed {args.seed}: ok {counts}")
-    return 0
+    return replay_main(TxnSim, argv)
 
 
 if __name__ == "__main__":
