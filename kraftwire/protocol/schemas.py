@@ -201,6 +201,27 @@ M('AlterPartitionResponse', 'response', 56, '0-3', '0+', [
         ]),
     ]),
 ])
+M('AlterUserScramCredentialsRequest', 'request', 51, '0', '0+', [
+    F('Deletions', '[]ScramCredentialDeletion', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Mechanism', 'int8', '0+'),
+    ]),
+    F('Upsertions', '[]ScramCredentialUpsertion', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Mechanism', 'int8', '0+'),
+        F('Iterations', 'int32', '0+'),
+        F('Salt', 'bytes', '0+'),
+        F('SaltedPassword', 'bytes', '0+'),
+    ]),
+])
+M('AlterUserScramCredentialsResponse', 'response', 51, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]AlterUserScramCredentialsResult', '0+', fields=[
+        F('User', 'string', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+    ]),
+])
 M('ApiVersionsRequest', 'request', 18, '0-4', '3+', [
     F('ClientSoftwareName', 'string', '3+'),
     F('ClientSoftwareVersion', 'string', '3+'),
@@ -398,6 +419,24 @@ M('ConsumerGroupHeartbeatResponse', 'response', 68, '0-1', '0+', [
         ]),
     ]),
 ])
+M('CreateAclsRequest', 'request', 30, '0-3', '2+', [
+    F('Creations', '[]AclCreation', '0+', fields=[
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('ResourcePatternType', 'int8', '1+', default=3),
+        F('Principal', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Operation', 'int8', '0+'),
+        F('PermissionType', 'int8', '0+'),
+    ]),
+])
+M('CreateAclsResponse', 'response', 30, '0-3', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]AclCreationResult', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+    ]),
+])
 M('CreatePartitionsRequest', 'request', 37, '0-3', '2+', [
     F('Topics', '[]CreatePartitionsTopic', '0+', fields=[
         F('Name', 'string', '0+'),
@@ -453,6 +492,35 @@ M('CreateTopicsResponse', 'response', 19, '0-7', '5+', [
         ]),
     ]),
 ])
+M('DeleteAclsRequest', 'request', 31, '0-3', '2+', [
+    F('Filters', '[]DeleteAclsFilter', '0+', fields=[
+        F('ResourceTypeFilter', 'int8', '0+'),
+        F('ResourceNameFilter', 'string', '0+', nullable='0+'),
+        F('PatternTypeFilter', 'int8', '1+', default=3),
+        F('PrincipalFilter', 'string', '0+', nullable='0+'),
+        F('HostFilter', 'string', '0+', nullable='0+'),
+        F('Operation', 'int8', '0+'),
+        F('PermissionType', 'int8', '0+'),
+    ]),
+])
+M('DeleteAclsResponse', 'response', 31, '0-3', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('FilterResults', '[]DeleteAclsFilterResult', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+        F('MatchingAcls', '[]DeleteAclsMatchingAcl', '0+', fields=[
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+'),
+            F('ResourceType', 'int8', '0+'),
+            F('ResourceName', 'string', '0+'),
+            F('PatternType', 'int8', '1+', default=3),
+            F('Principal', 'string', '0+'),
+            F('Host', 'string', '0+'),
+            F('Operation', 'int8', '0+'),
+            F('PermissionType', 'int8', '0+'),
+        ]),
+    ]),
+])
 M('DeleteGroupsRequest', 'request', 42, '0-2', '2+', [
     F('GroupsNames', '[]string', '0+'),
 ])
@@ -499,6 +567,31 @@ M('DeleteTopicsResponse', 'response', 20, '0-6', '4+', [
         F('TopicId', 'uuid', '6+'),
         F('ErrorCode', 'int16', '0+'),
         F('ErrorMessage', 'string', '5+', nullable='5+', default=None),
+    ]),
+])
+M('DescribeAclsRequest', 'request', 29, '0-3', '2+', [
+    F('ResourceTypeFilter', 'int8', '0+'),
+    F('ResourceNameFilter', 'string', '0+', nullable='0+'),
+    F('PatternTypeFilter', 'int8', '1+', default=3),
+    F('PrincipalFilter', 'string', '0+', nullable='0+'),
+    F('HostFilter', 'string', '0+', nullable='0+'),
+    F('Operation', 'int8', '0+'),
+    F('PermissionType', 'int8', '0+'),
+])
+M('DescribeAclsResponse', 'response', 29, '0-3', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('Resources', '[]DescribeAclsResource', '0+', fields=[
+        F('ResourceType', 'int8', '0+'),
+        F('ResourceName', 'string', '0+'),
+        F('PatternType', 'int8', '1+', default=3),
+        F('Acls', '[]AclDescription', '0+', fields=[
+            F('Principal', 'string', '0+'),
+            F('Host', 'string', '0+'),
+            F('Operation', 'int8', '0+'),
+            F('PermissionType', 'int8', '0+'),
+        ]),
     ]),
 ])
 M('DescribeClusterRequest', 'request', 60, '0-1', '0+', [
@@ -662,6 +755,25 @@ M('DescribeTransactionsResponse', 'response', 65, '0', '0+', [
         F('Topics', '[]TopicData', '0+', fields=[
             F('Topic', 'string', '0+'),
             F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+])
+M('DescribeUserScramCredentialsRequest', 'request', 50, '0', '0+', [
+    F('Users', '[]UserName', '0+', nullable='0+', fields=[
+        F('Name', 'string', '0+'),
+    ]),
+])
+M('DescribeUserScramCredentialsResponse', 'response', 50, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('Results', '[]DescribeUserScramCredentialsResult', '0+', fields=[
+        F('User', 'string', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+'),
+        F('CredentialInfos', '[]CredentialInfo', '0+', fields=[
+            F('Mechanism', 'int8', '0+'),
+            F('Iterations', 'int32', '0+'),
         ]),
     ]),
 ])

@@ -36,6 +36,9 @@ DEFAULT_COORDINATOR_DIR = REPO.parent / "shared" / "reference" / "kafka-coordina
 FROM_ALL = (
     "AddOffsetsToTxnRequest", "AddOffsetsToTxnResponse", "AddPartitionsToTxnRequest", "AddPartitionsToTxnResponse",
     "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
+    "AlterUserScramCredentialsRequest", "AlterUserScramCredentialsResponse", "CreateAclsRequest", "CreateAclsResponse",
+    "DeleteAclsRequest", "DeleteAclsResponse", "DescribeAclsRequest", "DescribeAclsResponse",
+    "DescribeUserScramCredentialsRequest", "DescribeUserScramCredentialsResponse",
     "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
     "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse", "ConsumerGroupHeartbeatRequest",
