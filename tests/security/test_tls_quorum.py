@@ -5,6 +5,7 @@ is a closed handshake that leaves the quorum serving. Certificates are made here
 
 from __future__ import annotations
 
+import random
 import socket
 import ssl
 import struct
@@ -137,3 +138,47 @@ def test_plaintext_to_the_tls_port_is_closed_and_the_quorum_keeps_serving(quorum
     assert not answer.startswith(b"\x00\x00"), "a Kafka response over plaintext on a TLS listener"
     _produce_confluent(quorum, pki, [b"after-plaintext"])
     _handshake(port, pki, "client")
+
+
+def _client_hello(pki) -> bytes:
+    """The first flight of a real TLS handshake (a ClientHello record), taken from ``ssl`` through memory BIOs."""
+    ctx = ssl.create_default_context(cafile=pki["ca"].path)
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = ctx.wrap_bio(incoming, outgoing, server_hostname="localhost")
+    with pytest.raises(ssl.SSLWantReadError):
+        tls.do_handshake()
+    return outgoing.read()
+
+
+def test_a_fuzz_of_malformed_tls_handshakes_leaves_the_quorum_serving(quorum, pki):
+    """Seeded, bounded in count and time: truncated, bit-flipped and random ClientHellos, and garbage after a good
+    one, each on its own connection; every one is dropped by the node, which keeps serving TLS clients."""
+    rng = random.Random(2121)
+    hello = _client_hello(pki)
+    port = next(iter(quorum.nodes.values())).port
+    deadline = time.monotonic() + 30
+    for i in range(60):
+        assert time.monotonic() < deadline, f"case {i}: the node is slow to drop malformed handshakes"
+        kind = i % 4
+        if kind == 0:
+            data = hello[:rng.randrange(1, len(hello))]
+        elif kind == 1:
+            flipped = bytearray(hello)
+            for _ in range(rng.randrange(1, 8)):
+                flipped[rng.randrange(len(flipped))] ^= 1 << rng.randrange(8)
+            data = bytes(flipped)
+        elif kind == 2:
+            data = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 600)))
+        else:
+            data = hello + bytes(rng.randrange(256) for _ in range(rng.randrange(1, 300)))
+        with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+            s.sendall(data)
+            s.shutdown(socket.SHUT_WR)  # a truncated hello then ends instead of waiting for more
+            s.settimeout(2)
+            try:
+                answer = s.recv(4096)
+            except (ConnectionResetError, TimeoutError, socket.timeout):
+                answer = b""
+        assert not answer.startswith(b"\x00\x00"), f"case {i}: a Kafka response to a malformed handshake"
+    _handshake(port, pki, "client")
+    _produce_confluent(quorum, pki, [b"after-tls-fuzz"])
