@@ -7,20 +7,11 @@ A different hash would send a group to another coordinator than Kafka's brokers 
 
 from __future__ import annotations
 
-import struct
+from kraftwire.java_order import string_hash as java_string_hash
 
 GROUP_TOPIC = "__consumer_offsets"
 TRANSACTION_TOPIC = "__transaction_state"
 INTERNAL_TOPICS = frozenset({GROUP_TOPIC, TRANSACTION_TOPIC})
-
-
-def java_string_hash(s: str) -> int:
-    """Java's ``String.hashCode()`` of ``s``, as a signed 32-bit int."""
-    units = struct.unpack(f"<{len(s.encode('utf-16-le')) // 2}H", s.encode("utf-16-le"))
-    h = 0
-    for u in units:
-        h = (31 * h + u) & 0xFFFFFFFF
-    return h - 0x1_0000_0000 if h & 0x8000_0000 else h
 
 
 def java_abs(n: int) -> int:

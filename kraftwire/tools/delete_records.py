@@ -23,7 +23,7 @@ import sys
 
 from kraftwire import error_codes as ec
 from kraftwire.tools.admin import add_bootstrap_arguments, connect
-from kraftwire.tools.java_order import hashmap_order, topic_partition_hash
+from kraftwire.java_order import hashmap_order, topic_partition_hash
 
 RETRIABLE = (ec.NOT_LEADER_OR_FOLLOWER, ec.LEADER_NOT_AVAILABLE)  # the leadership is moving: ask again
 RETRY_BACKOFF_S = 0.2

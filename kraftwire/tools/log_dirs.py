@@ -22,7 +22,7 @@ import sys
 
 from kraftwire import error_codes as ec
 from kraftwire.tools.admin import add_bootstrap_arguments, connect
-from kraftwire.tools.java_order import hashmap_order, string_hash, topic_partition_hash
+from kraftwire.java_order import hashmap_order, string_hash, topic_partition_hash
 
 
 class LogDirsError(Exception):

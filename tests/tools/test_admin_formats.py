@@ -1,4 +1,4 @@
-"""What the admin tools print in Kafka's shapes: Java's hash orders (``kraftwire.tools.java_order``), the
+"""What the admin tools print in Kafka's shapes: Java's hash orders (``kraftwire.java_order``), the
 delete-records JSON file, and the log-dirs JSON."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 
 from kraftwire import error_codes as ec
 from kraftwire.tools.delete_records import DeleteRecordsError, parse_offsets
-from kraftwire.tools.java_order import hashmap_order, string_hash, topic_partition_hash
+from kraftwire.java_order import hashmap_order, string_hash, topic_partition_hash
 from kraftwire.tools.log_dirs import format_json
 
 

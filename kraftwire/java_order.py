@@ -1,10 +1,12 @@
 """The order a ``java.util.HashMap`` iterates its keys in, so the tools that print Kafka's JSON or per-partition lines
 (``log-dirs``, ``delete-records``) print them in the order Kafka's do. A HashMap's order is its bucket order: the
 key's ``hashCode`` spread (``h ^ h >>> 16``) masked to the table size, a power of two of at least 16 that keeps the
-map at most three quarters full; keys sharing a bucket keep their insertion order."""
+map at most three quarters full; keys sharing a bucket keep their insertion order. Java's ``String.hashCode`` is here
+too, for the tools and for the coordinators' partitioning (layer 0: every part may use it)."""
 
 from __future__ import annotations
 
+import struct
 from typing import Callable, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -18,10 +20,12 @@ def _int32(v: int) -> int:
 
 
 def string_hash(s: str) -> int:
-    """``String.hashCode``: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, as a 32-bit int."""
+    """``String.hashCode``: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units (a character outside the BMP counts
+    as its two surrogates), as a signed 32-bit int. Also what picks a group's or transactional id's coordinator."""
+    data = s.encode("utf-16-be", "surrogatepass")
     h = 0
-    for unit in s.encode("utf-16-be").hex(" ", 2).split():
-        h = (31 * h + int(unit, 16)) & 0xFFFFFFFF
+    for unit in struct.unpack(f">{len(data) // 2}H", data):
+        h = (31 * h + unit) & 0xFFFFFFFF
     return _int32(h)
 
 
