@@ -171,6 +171,18 @@ def _opt_int(key: str, value: str) -> int | None:
     return _int(key, value) if value.strip() else None
 
 
+#: the authorizer a KRaft cluster configures (Kafka's ZooKeeper-era AclAuthorizer has no KRaft form)
+STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+
+
+def _authorizer(key: str, value: str) -> str:
+    v = value.strip()
+    if v and v != STANDARD_AUTHORIZER:
+        raise ConfigError(key, value, f"the only authorizer is {STANDARD_AUTHORIZER} (ACLs in the metadata log), "
+                                      "or empty for none")
+    return v
+
+
 def _list(key: str, value: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in value.split(",") if item.strip())
 
@@ -234,6 +246,12 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("auto.create.topics.enable", "auto_create_topics_enable", _bool, True,
               "create a topic a client's Metadata request names, when the request allows it"),
     ConfigKey("broker.rack", "broker_rack", _opt_str, None, "the rack of this broker (rack-aware replica placement)"),
+    ConfigKey("authorizer.class.name", "authorizer_class_name", _authorizer, "",
+              "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns on ACL checks (empty: none)"),
+    ConfigKey("super.users", "super_users", _str, "",
+              "semicolon-separated principals (User:admin) allowed everything when ACLs are checked"),
+    ConfigKey("allow.everyone.if.no.acl.found", "allow_everyone_if_no_acl_found", _bool, False,
+              "allow a request on a resource no ACL names at all"),
     ConfigKey("auto.leader.rebalance.enable", "auto_leader_rebalance_enable", _bool, True,
               "the active controller moves leaderships back to preferred replicas"),
     ConfigKey("leader.imbalance.check.interval.seconds", "leader_imbalance_check_interval_seconds", _at_least(1), 300,
@@ -290,6 +308,8 @@ KEYS: tuple[ConfigKey, ...] = (
               "flush.ms default: fsync a partition log once its oldest unflushed record is this old"),
     ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
     ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
+    ConfigKey("connections.max.reauth.ms", "connections_max_reauth_ms", _int, 0,
+              "KIP-368 SASL session lifetime (0: off); also listener.name.<l>[.<mechanism>].connections.max.reauth.ms"),
 )
 
 _BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
@@ -340,6 +360,9 @@ class Config:
     default_replication_factor: int = default("default.replication.factor")
     auto_create_topics_enable: bool = default("auto.create.topics.enable")
     broker_rack: str | None = default("broker.rack")
+    authorizer_class_name: str = default("authorizer.class.name")
+    super_users: str = default("super.users")
+    allow_everyone_if_no_acl_found: bool = default("allow.everyone.if.no.acl.found")
     auto_leader_rebalance_enable: bool = default("auto.leader.rebalance.enable")
     leader_imbalance_check_interval_seconds: int = default("leader.imbalance.check.interval.seconds")
     offsets_topic_num_partitions: int = default("offsets.topic.num.partitions")
@@ -371,6 +394,7 @@ class Config:
     log_flush_interval_ms: int | None = default("log.flush.interval.ms")
     metrics_port: int = default("metrics.port")
     metrics_host: str = default("metrics.host")
+    connections_max_reauth_ms: int = default("connections.max.reauth.ms")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.
     unknown: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: Every key/value as read from the file.

@@ -28,6 +28,7 @@ from kraftwire.error_codes import (
     LISTENER_NOT_FOUND,
     NONE,
     REPLICA_NOT_AVAILABLE,
+    TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
@@ -68,7 +69,12 @@ def alive_brokers(image: MetadataImage, listener: str) -> list[tuple[BrokerRegis
 
 
 def metadata_response(image: MetadataImage, listener: str, request, version: int, *, controller_id: int,
-                      cluster_id: str, auto_create: bool = False) -> MetadataAnswer:
+                      cluster_id: str, auto_create: bool = False, may_describe=None,
+                      may_create=None) -> MetadataAnswer:
+    """``may_describe(name)`` / ``may_create(name)`` (ACLs; None: allowed): a topic the client may not describe is
+    left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named, whether it exists or not; a
+    missing topic it may describe but not create is answered TOPIC_AUTHORIZATION_FAILED instead of being created,
+    as Kafka's KafkaApis answers."""
     R = m.MetadataResponse
     brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
                for b, ep in alive_brokers(image, listener)]
@@ -78,7 +84,7 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
     topics, to_create = [], []
     if requested is None:
         for name in sorted(image.topic_ids):
-            if name != METADATA_TOPIC:
+            if name != METADATA_TOPIC and (may_describe is None or may_describe(name)):
                 topics.append(_topic(image, name, listener, version))
     else:
         allow = auto_create and (version < 4 or request.allow_auto_topic_creation)
@@ -92,6 +98,12 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
                                                           topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
                     continue
                 name = found.name
+            if name is not None and may_describe is not None and not may_describe(name):
+                topics.append(R.MetadataResponseTopic(error_code=TOPIC_AUTHORIZATION_FAILED, name=name,
+                                                      topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
+                                                      partitions=[],
+                                                      topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
+                continue
             if name is not None and name != METADATA_TOPIC and name in image.topic_ids:
                 topics.append(_topic(image, name, listener, version))
                 continue
@@ -99,7 +111,10 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
             if name is not None and name_error(name):
                 code = INVALID_TOPIC_EXCEPTION
             elif name is not None and allow and name != METADATA_TOPIC:
-                to_create.append(name)
+                if may_create is not None and not may_create(name):
+                    code = TOPIC_AUTHORIZATION_FAILED
+                else:
+                    to_create.append(name)
             topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID,
                                                   is_internal=name in INTERNAL_TOPICS, partitions=[],
                                                   topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))

@@ -55,6 +55,13 @@ SERVED: dict[str, tuple[int, int]] = {
     "AlterConfigs": (0, 2),
     "UpdateFeatures": (0, 1),
     "UnregisterBroker": (0, 0),
+    # ACLs (a broker answers DescribeAcls from its image; Create/DeleteAcls go to the active controller) and SCRAM
+    # credentials (Describe from the image, Alter through the controller)
+    "CreateAcls": (0, 3),
+    "DescribeAcls": (0, 3),
+    "DeleteAcls": (0, 3),
+    "DescribeUserScramCredentials": (0, 0),
+    "AlterUserScramCredentials": (0, 0),
     # SASL listeners only; SaslHandshake v0 (raw tokens without Kafka framing) is not served
     "SaslHandshake": (1, 1),
     "SaslAuthenticate": (0, 2),

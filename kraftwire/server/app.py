@@ -96,6 +96,8 @@ class Node:
         self.partition_apis = None
         #: a KRaft broker's group coordinator (``group_apis.GroupApis``), else None
         self.group_apis = None
+        #: ACL checks (``authorizer.class.name`` set on a KRaft node), else None: everything is allowed
+        self.authorizer = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -105,6 +107,11 @@ class Node:
 
             self.metadata = MetadataNode(self)
             self.raft_listeners.append(self.metadata)
+            from kraftwire.server.access import Access
+
+            md = self.metadata
+            self.authorizer = Access.from_config(settings.config, lambda: md.image)
+            self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
             kraft = KraftApis(self, self.metadata)
             kraft.register()
             if settings.is_broker:  # the topic partitions the image assigns this broker (the partitions issue)
@@ -121,6 +128,10 @@ class Node:
                 self.group_apis.register()
             self.roles = MetadataRoles(self)
         else:
+            if settings.config.authorizer_class_name:
+                raise ConfigError("authorizer.class.name", settings.config.authorizer_class_name,
+                                  "ACLs live in a KRaft cluster's metadata log (server-start); the test server has "
+                                  "none to check")
             from kraftwire.server.broker import register_client_apis  # the log as a client topic (issue 7)
             from kraftwire.server.roles import Roles  # process.roles, listeners, the legacy lifecycle (issue 9)
 
@@ -431,12 +442,21 @@ class Node:
             for t in body.topics:
                 t.topic_name = requested
 
-    def _scram_credentials(self, sasl) -> dict:
-        """SCRAM credentials for a listener that enables SCRAM: the UserScramCredentialRecords ``storage format
-        --add-scram`` wrote into ``bootstrap.checkpoint`` (the records the first controller writes into the log;
-        credentials changed later through the log come with the metadata image)."""
+    def _scram_credentials(self, sasl):
+        """The SCRAM credentials of a listener that enables SCRAM, as a lookup ``(user, mechanism byte) ->
+        scram.Credential | None`` asked at every login. A KRaft node asks its current metadata image (the
+        UserScramCredentialRecords of the log, as Kafka's ScramPublisher keeps its credential cache), so what
+        AlterUserScramCredentials adds or deletes counts from the next login. The test server, which has no image,
+        reads once at start what ``storage format --add-scram`` wrote into ``bootstrap.checkpoint``."""
         if not any(m.startswith("SCRAM-") for m in sasl.mechanisms):
-            return {}
+            return None
+        md = self.metadata
+        if md is not None:
+            def from_image(user: str, mechanism: int):
+                c = md.image.scram.get((mechanism, user))
+                return None if c is None else scram.Credential(c.salt, c.stored_key, c.server_key, c.iterations)
+            log.info("listener %s: SCRAM credentials from the metadata image", sasl.listener)
+            return from_image
         path = os.path.join(self.settings.metadata_dir, BOOTSTRAP_FILE)
         try:
             with open(path, "rb") as f:
@@ -444,12 +464,14 @@ class Node:
         except FileNotFoundError:
             log.warning("listener %s enables SCRAM but %s does not exist: nobody can log in with SCRAM", sasl.listener,
                         path)
-            return {}
+            creds = {}
         except (OSError, KraftwireError) as exc:
             raise StartupError(f"cannot read the SCRAM credentials in {path}: {exc}") from exc
-        log.info("listener %s: SCRAM credentials for %d user(s) from %s", sasl.listener,
-                 len({u for u, _ in creds}), path)
-        return {key: scram.Credential(*value) for key, value in creds.items()}
+        else:
+            log.info("listener %s: SCRAM credentials for %d user(s) from %s", sasl.listener,
+                     len({u for u, _ in creds}), path)
+        store = {key: scram.Credential(*value) for key, value in creds.items()}
+        return lambda user, mechanism: store.get((user, mechanism))
 
     def _describe_quorum(self, request, conn) -> None:
         assert self.raft is not None and self.driver is not None

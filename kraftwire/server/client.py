@@ -1,17 +1,30 @@
 """A minimal asyncio Kafka client: one connection, requests in order, responses matched by correlation id.
 
 Used by the node to forward DescribeQuorum to the leader, by a broker that finds the quorum through
-``controller.quorum.bootstrap.servers``, and by the admin tools (``metadata-quorum``).
+``controller.quorum.bootstrap.servers``, by a broker's controller link and replica fetchers, and by the admin tools
+(``metadata-quorum``).
+
+SASL sessions (KIP-368): when the login's answer carries a session lifetime, the connection logs in again (SaslHandshake
++ SaslAuthenticate, same mechanism and user) before the next request sent once 85-95% of the lifetime has passed
+(``security.sasl.client.reauthenticate_after_ms``). The check is made when a request is sent — requests go one at a
+time here, so nothing is in flight then — and a server accepts a re-authentication even after the session expired,
+so an idle connection needs no timer.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
+import random
 import secrets
+import time
 
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+from kraftwire.security.sasl.client import reauthenticate_after_ms
+
+log = logging.getLogger("kraftwire.client")
 
 
 def scram_nonce() -> str:
@@ -29,6 +42,9 @@ class KafkaConnection:
         self._out = OutboundRequests(client_id=client_id)
         self._splitter = FrameSplitter()
         self._frames: list[bytes] = []
+        self._sasl = None  # the SaslLogin of this connection, kept to re-authenticate
+        self._reauthenticate_at: float | None = None  # time.monotonic() after which the next request logs in again
+        self.reauthentications = 0
 
     @classmethod
     async def open(cls, host: str, port: int, *, timeout: float = 10.0, client_id: str = "kraftwire-admin",
@@ -48,28 +64,38 @@ class KafkaConnection:
         return conn
 
     async def login(self, sasl, *, timeout: float = 10.0) -> None:
-        """SaslHandshake v1 and SaslAuthenticate; ``SaslLoginError`` when the server refuses."""
-        hs = await self.request(w.SaslHandshakeRequest(mechanism=sasl.mechanism), 1, timeout=timeout)
+        """SaslHandshake v1 and SaslAuthenticate; ``SaslLoginError`` when the server refuses. The answer's session
+        lifetime, if any, sets when the connection re-authenticates."""
+        self._reauthenticate_at = None
+        self._sasl = sasl
+        auth = await self._login(sasl, timeout)
+        after_ms = reauthenticate_after_ms(auth.session_lifetime_ms, random.random())
+        if after_ms is not None:
+            self._reauthenticate_at = time.monotonic() + after_ms / 1000.0
+
+    async def _login(self, sasl, timeout: float):
+        hs = await self._exchange(w.SaslHandshakeRequest(mechanism=sasl.mechanism), 1, timeout)
         if hs.error_code:
             raise SaslLoginError(f"the server refused SASL mechanism {sasl.mechanism} (error {hs.error_code}; it "
                                  f"enables {', '.join(hs.mechanisms) or 'none'})")
         if sasl.mechanism == "PLAIN":
-            auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), 1, timeout=timeout)
+            auth = await self._exchange(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), 1, timeout)
             self._check_login(sasl, auth)
-            return
+            return auth
         client = sasl.scram(scram_nonce())
-        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=client.first()), 1, timeout=timeout)
+        auth = await self._exchange(w.SaslAuthenticateRequest(auth_bytes=client.first()), 1, timeout)
         self._check_login(sasl, auth)
         try:
             final = client.final(bytes(auth.auth_bytes))
         except ValueError as exc:
             raise SaslLoginError(f"SASL {sasl.mechanism}: {exc}") from None
-        auth = await self.request(w.SaslAuthenticateRequest(auth_bytes=final), 1, timeout=timeout)
+        auth = await self._exchange(w.SaslAuthenticateRequest(auth_bytes=final), 1, timeout)
         self._check_login(sasl, auth)
         try:
             client.verify(bytes(auth.auth_bytes))
         except ValueError as exc:
             raise SaslLoginError(f"SASL {sasl.mechanism}: {exc}") from None
+        return auth
 
     @staticmethod
     def _check_login(sasl, auth) -> None:
@@ -77,6 +103,13 @@ class KafkaConnection:
             raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}")
 
     async def request(self, body, version: int, *, timeout: float = 10.0):
+        if self._reauthenticate_at is not None and time.monotonic() >= self._reauthenticate_at:
+            await self.login(self._sasl, timeout=timeout)
+            self.reauthentications += 1
+            log.debug("re-authenticated as %s with SASL %s", self._sasl.username, self._sasl.mechanism)
+        return await self._exchange(body, version, timeout)
+
+    async def _exchange(self, body, version: int, timeout: float):
         _, chunks = self._out.encode(body, version)
         self._writer.writelines(chunks)
         await self._writer.drain()

@@ -70,6 +70,8 @@ class InboundConnection(asyncio.Protocol):
         if transport.get_extra_info("sslcontext") is not None:
             try:
                 self.principal = tls_principal(transport.get_extra_info("peercert"), self.principal_rules)
+                log.log(logging.DEBUG if self.principal == ANONYMOUS else logging.INFO,
+                        "%s authenticated with TLS from %s", self.principal, self.peer)
             except NoMatchingRule as exc:
                 log.warning("closing TLS connection from %s: %s", self.peer, exc)
                 self.closed = True

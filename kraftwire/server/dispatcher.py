@@ -34,6 +34,9 @@ class Dispatcher:
         self.on_close: list[Callable] = []
         #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
         self.features_source: Callable | None = None
+        #: ``gate(request, conn) -> bool`` runs before every handler (a KRaft node's ACL checks on the cluster,
+        #: ``server.access``); False: it refused and answered the request itself
+        self.gate: Callable | None = None
         self.serve("ApiVersions", self._api_versions)
 
     def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
@@ -111,6 +114,8 @@ class Dispatcher:
             if expect is not None:
                 expect(correlation_id)
         try:
+            if self.gate is not None and not self.gate(request, conn):
+                return
             entry[2](request, conn)
         except Exception as exc:  # a handler bug must not stop the node; the client gets disconnected
             self.count_error(str(api_key))

@@ -40,11 +40,15 @@ from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.partition import LEADER
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.security.authorizer import ResourceType
 
 log = logging.getLogger("kraftwire.groups")
 
 TICK_S = 0.1
 LOAD_CHUNK = 1 << 20  # bytes of the partition replayed per turn of the event loop while a shard loads
+#: FindCoordinator's answer for a key the principal may not describe, by key type (group, transactional id)
+_DENIED = {0: ec.GROUP_AUTHORIZATION_FAILED, 1: ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
 TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which this node does not run yet"
 
 
@@ -293,7 +297,8 @@ class GroupApis:
         listener = self.kraft.listener_of(conn)
         key_type = body.key_type if version >= 1 else 0
         keys = body.coordinator_keys if version >= 4 else [body.key]
-        found = [self._coordinator(key, key_type, listener) for key in keys]
+        found = [self._coordinator(key, key_type, listener) if self._may(conn, key_type, key, Op.DESCRIBE)
+                 else (_DENIED[key_type], None, -1, "", -1) for key in keys]
         if version >= 4:
             resp = R(throttle_time_ms=0, coordinators=[
                 R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err, error_message=msg)
@@ -302,6 +307,14 @@ class GroupApis:
             err, msg, nid, host, port = found[0]
             resp = R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=nid, host=host, port=port)
         conn.send_response(resp, version, request.header.correlation_id)
+
+    def _may(self, conn, key_type: int, key: str, operation: int) -> bool:
+        """ACLs (when on) on a group (key type 0) or transactional id (1)."""
+        access = self.node.authorizer
+        if access is None or key_type not in _DENIED:
+            return True
+        kind = ResourceType.GROUP if key_type == 0 else ResourceType.TRANSACTIONAL_ID
+        return access.allows(conn, kind, key, operation)
 
     def _coordinator(self, key: str, key_type: int, listener: str):
         none = (-1, "", -1)
@@ -348,6 +361,9 @@ class GroupApis:
     def _group_call(self, call, api: str):
         def handler(request, conn) -> None:
             token = (conn, request.version, request.header.correlation_id, request.header.client_id)
+            if not self._may(conn, 0, request.body.group_id, Op.READ):
+                self._send(token, error_response(api, request.version, ec.GROUP_AUTHORIZATION_FAILED))
+                return
             p, shard = self._route(request.body.group_id)
             if shard is None:
                 self._send(token, error_response(api, request.version, self.route_error))
@@ -362,11 +378,18 @@ class GroupApis:
         image = self.md.image
         refused: dict[tuple[str, int], int] = {}
         kept = []
+        access = self.node.authorizer
+        group_ok = self._may(conn, 0, body.group_id, Op.READ)
         for t in body.topics:
             topic = image.topic(t.name)
             parts = []
+            topic_ok = access is None or access.topic(conn, t.name, Op.READ)
             for part in t.partitions:
-                if topic is None or part.partition_index not in topic.partitions:
+                if not group_ok:
+                    refused[(t.name, part.partition_index)] = ec.GROUP_AUTHORIZATION_FAILED
+                elif not topic_ok:
+                    refused[(t.name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
+                elif topic is None or part.partition_index not in topic.partitions:
                     refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     parts.append(part)
@@ -380,6 +403,9 @@ class GroupApis:
                 R.OffsetCommitResponsePartition(partition_index=i, error_code=codes.get((name, i), 0))
                 for i in idx]) for name, idx in order])
 
+        if not group_ok:
+            self._send(token, merged(refused))
+            return
         if shard is None:
             self._send(token, merged({k: self.route_error for name, idx in order for k in
                                       ((name, i) for i in idx)}))
@@ -401,19 +427,33 @@ class GroupApis:
 
     def offset_fetch(self, request, conn) -> None:
         out = []
+        access = self.node.authorizer
         for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
+            if not self._may(conn, 0, gid, Op.DESCRIBE):
+                out.append((gid, ec.GROUP_AUTHORIZATION_FAILED, []))
+                continue
+            if access is not None and asked is not None:
+                # Kafka answers TOPIC_AUTHORIZATION_FAILED per partition; this answer format carries one error per
+                # group, so a topic the principal may not describe is left out of the answer
+                asked = [(n, idx) for n, idx in asked if access.topic(conn, n, Op.DESCRIBE)]
             _p, shard = self._route(gid)
             if shard is None:
                 out.append((gid, self.route_error, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
                 continue
             err = shard.fetch_error(gid, member_id, member_epoch)
-            out.append((gid, err, [] if err else shard.committed_offsets(gid, asked)))
+            found = [] if err else shard.committed_offsets(gid, asked)
+            if access is not None and asked is None:  # all of the group's topics: only those it may describe
+                found = [(n, parts) for n, parts in found if access.topic(conn, n, Op.DESCRIBE, log_denied=False)]
+            out.append((gid, err, found))
         conn.send_response(offset_fetch_response(request.version, out), request.version,
                            request.header.correlation_id)
 
     def consumer_heartbeat(self, request, conn) -> None:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
+        if not self._may(conn, 0, body.group_id, Op.READ):
+            self._send(token, consumer_error(ec.GROUP_AUTHORIZATION_FAILED))
+            return
         p, shard = self._route(body.group_id)
         if shard is None:
             self._send(token, consumer_error(self.route_error))
@@ -436,7 +476,10 @@ class GroupApis:
         out = []
         for gid in request.body.group_ids:
             _p, shard = self._route(gid)
-            if shard is None:
+            if not self._may(conn, 0, gid, Op.DESCRIBE):
+                out.append(R.DescribedGroup(error_code=ec.GROUP_AUTHORIZATION_FAILED, group_id=gid, group_state="",
+                                            group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
+            elif shard is None:
                 out.append(R.DescribedGroup(error_code=self.route_error, group_id=gid, group_state="",
                                             group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
             else:
@@ -454,10 +497,16 @@ class GroupApis:
             conn.send_response(R(throttle_time_ms=0, error_code=ec.COORDINATOR_LOAD_IN_PROGRESS, groups=[]), version,
                                request.header.correlation_id)
             return
+        access = self.node.authorizer
+        # DESCRIBE on the cluster lists every group; otherwise only the groups the principal may describe
+        every = access is None or access.allows_cluster(conn, Op.DESCRIBE, log_denied=False)
         for loaded in self.shards.values():
             if loaded.shard is None or not loaded.shard.live:
                 continue
             for group_id, protocol_type, state, kind in loaded.shard.list_groups(states, types):
+                if not every and not access.allows(conn, ResourceType.GROUP, group_id, Op.DESCRIBE,
+                                                   log_denied=False):
+                    continue
                 groups.append(R.ListedGroup(group_id=group_id, protocol_type=protocol_type, group_state=state,
                                             group_type=kind))
         conn.send_response(R(throttle_time_ms=0, error_code=0, groups=sorted(groups, key=lambda g: g.group_id)),
@@ -468,7 +517,10 @@ class GroupApis:
         out = []
         for group_id in request.body.groups:
             _p, shard = self._route(group_id)
-            if shard is None:
+            if not self._may(conn, 0, group_id, Op.DESCRIBE):
+                out.append(R.DescribedGroup(error_code=ec.GROUP_AUTHORIZATION_FAILED, group_id=group_id,
+                                            group_state="", protocol_type="", protocol_data="", members=[]))
+            elif shard is None:
                 out.append(R.DescribedGroup(error_code=self.route_error, group_id=group_id, group_state="",
                                             protocol_type="", protocol_data="", members=[]))
             else:
@@ -483,6 +535,9 @@ class GroupApis:
         for group_id in request.body.groups_names:
             result = R.DeletableGroupResult(group_id=group_id, error_code=0)
             results.append(result)
+            if not self._may(conn, 0, group_id, Op.DELETE):
+                result.error_code = ec.GROUP_AUTHORIZATION_FAILED
+                continue
             p, shard = self._route(group_id)
             if shard is None:
                 result.error_code = self.route_error
@@ -514,13 +569,19 @@ class GroupApis:
         R = w.OffsetDeleteResponse
         body = request.body
         token = (conn, request.version, request.header.correlation_id, request.header.client_id)
+        if not self._may(conn, 0, body.group_id, Op.DELETE):
+            self._send(token, R(error_code=ec.GROUP_AUTHORIZATION_FAILED, throttle_time_ms=0, topics=[]))
+            return
         p, shard = self._route(body.group_id)
         if shard is None:
             self._send(token, R(error_code=self.route_error, throttle_time_ms=0, topics=[]))
             return
         image = self.md.image
+        access = self.node.authorizer
+        # a topic the principal may not read keeps its offsets (Kafka answers it TOPIC_AUTHORIZATION_FAILED)
         known = [(t.name, part.partition_index) for t in body.topics for part in t.partitions
-                 if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions]
+                 if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions
+                 and (access is None or access.topic(conn, t.name, Op.READ))]
         self._write(p, shard.offset_delete(body, known, token))
 
 

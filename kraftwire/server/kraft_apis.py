@@ -22,14 +22,18 @@
 from __future__ import annotations
 
 import asyncio
+import copy
 import logging
 import random
 
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.error_codes import (
+    CLUSTER_AUTHORIZATION_FAILED,
     COORDINATOR_NOT_AVAILABLE,
     NOT_CONTROLLER,
     NOT_LEADER_OR_FOLLOWER,
+    SECURITY_DISABLED,
+    TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
@@ -46,8 +50,15 @@ log = logging.getLogger("kraftwire.kraft")
 #: the APIs the active controller decides, as the node serves them to clients and brokers
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
-                   "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs")
+                   "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs", "CreateAcls", "DeleteAcls",
+                   "AlterUserScramCredentials")
 COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
+#: controller APIs whose ACLs are checked per item: (the request's item list, the response's result list); the APIs
+#: that need one operation on the cluster are refused before any handler (``access.gate``)
+_PER_ITEM = {"CreateTopics": ("topics", "topics"), "CreatePartitions": ("topics", "results"),
+             "DeleteTopics": ("topics", "responses"), "IncrementalAlterConfigs": ("resources", "responses"),
+             "AlterConfigs": ("resources", "responses")}
+_TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 
 
 class KraftApis:
@@ -67,6 +78,8 @@ class KraftApis:
         d.serve("ListOffsets", self.list_offsets)
         d.serve("FindCoordinator", self.find_coordinator)
         d.serve("DescribeConfigs", self.describe_configs)
+        d.serve("DescribeAcls", self.describe_acls)
+        d.serve("DescribeUserScramCredentials", self.describe_scram)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
         d.features_source = self.features
 
@@ -101,10 +114,21 @@ class KraftApis:
     def metadata(self, request, conn) -> None:
         listener = self.listener_of(conn)
         config = self.node.settings.config
+        may_describe = may_create = None
+        access = self.node.authorizer
+        if access is not None:
+            from kraftwire.security.authorizer import AclOperation as Op
+
+            # an all-topics answer leaves out what the client may not see, without a log line per topic
+            may_describe = lambda name: access.topic(conn, name, Op.DESCRIBE,  # noqa: E731
+                                                     log_denied=request.body.topics is not None)
+            may_create = lambda name: (access.allows_cluster(conn, Op.CREATE)  # noqa: E731
+                                       or access.topic(conn, name, Op.CREATE))
         answer = answers.metadata_response(self.md.image, listener, request.body, request.version,
                                            controller_id=self._controller_id(listener),
                                            cluster_id=self.node.cluster_id,
-                                           auto_create=config.auto_create_topics_enable)
+                                           auto_create=config.auto_create_topics_enable,
+                                           may_describe=may_describe, may_create=may_create)
         conn.send_response(answer.response, request.version, request.header.correlation_id)
         wanted = [name for name in answer.to_create if name not in self._creating]
         if wanted:
@@ -150,6 +174,29 @@ class KraftApis:
         s = self.node.settings
         body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
                                 static=static_broker_entries(s.config))
+        access = self.node.authorizer
+        if access is not None:
+            from kraftwire.security.authorizer import AclOperation as Op
+
+            for r in body.results:
+                if r.resource_type == _TOPIC_RESOURCE:
+                    ok, code = access.topic(conn, r.resource_name, Op.DESCRIBE_CONFIGS), TOPIC_AUTHORIZATION_FAILED
+                else:
+                    ok, code = access.allows_cluster(conn, Op.DESCRIBE_CONFIGS), CLUSTER_AUTHORIZATION_FAILED
+                if not ok:
+                    r.error_code, r.error_message, r.configs = code, None, []
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    def describe_acls(self, request, conn) -> None:
+        from kraftwire.metadata.controller.acls import describe_acls
+
+        body = describe_acls(self.md.image, request.body, request.version, enabled=self.node.authorizer is not None)
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    def describe_scram(self, request, conn) -> None:
+        from kraftwire.metadata.controller.scram import describe_credentials
+
+        body = describe_credentials(self.md.image, request.body)
         conn.send_response(body, request.version, request.header.correlation_id)
 
     # ------------------------------------------------------------------------------------------------ controller
@@ -157,9 +204,72 @@ class KraftApis:
         def handler(request, conn) -> None:
             version, cid = request.version, request.header.correlation_id
             forwarded = request.header.client_id == FORWARD_CLIENT_ID  # never forwarded twice
-            self.call(api, request.body, version, lambda body: conn.send_response(body, version, cid),
-                      forward=not forwarded)
+            body, denied = request.body, None
+            access = self.node.authorizer
+            if access is None and api in ("CreateAcls", "DeleteAcls"):  # no authorizer: ACLs mean nothing here
+                conn.send_response(refusal(api, body, version, SECURITY_DISABLED, "No Authorizer is configured."),
+                                   version, cid)
+                return
+            if access is not None and api in _PER_ITEM and not (forwarded and access.trusted_forwarder(conn)):
+                body, denied = self._authorize_items(api, body, version, conn, access)
+            if body is None:  # every item refused: the controller is not asked
+                conn.send_response(denied, version, cid)
+                return
+
+            def answer(response) -> None:
+                if denied is not None:
+                    getattr(response, _PER_ITEM[api][1]).extend(getattr(denied, _PER_ITEM[api][1]))
+                conn.send_response(response, version, cid)
+
+            self.call(api, body, version, answer, forward=not forwarded)
         return handler
+
+    def _authorize_items(self, api: str, body, version: int, conn, access):
+        """Split a topic or config request by ACLs: (the body of the allowed items or None when there are none,
+        the refusal of the others or None), as Kafka's ControllerApis answers each item."""
+        from kraftwire.security.authorizer import AclOperation as Op
+
+        items_attr = _PER_ITEM[api][0] if not (api == "DeleteTopics" and version < 6) else "topic_names"
+        allowed, refused = [], []  # refused: (item, code)
+        image = self.md.image
+        for item in getattr(body, items_attr):
+            if api == "CreateTopics":
+                ok = access.allows_cluster(conn, Op.CREATE) or access.topic(conn, item.name, Op.CREATE)
+                code = TOPIC_AUTHORIZATION_FAILED
+            elif api == "CreatePartitions":
+                ok, code = access.topic(conn, item.name, Op.ALTER), TOPIC_AUTHORIZATION_FAILED
+            elif api == "DeleteTopics":
+                name = item if isinstance(item, str) else item.name
+                if name is None:
+                    found = image.topics.get(item.topic_id)
+                    if found is None or not access.topic(conn, found.name, Op.DESCRIBE):
+                        allowed.append(item)  # the controller answers UNKNOWN_TOPIC_ID, as for an unknown id
+                        continue
+                    name = found.name
+                ok, code = access.topic(conn, name, Op.DELETE), TOPIC_AUTHORIZATION_FAILED
+            else:  # (Incremental)AlterConfigs: a topic's or the cluster's (broker, logger) configs
+                if item.resource_type == _TOPIC_RESOURCE:
+                    ok = access.topic(conn, item.resource_name, Op.ALTER_CONFIGS)
+                    code = TOPIC_AUTHORIZATION_FAILED
+                else:
+                    ok, code = access.allows_cluster(conn, Op.ALTER_CONFIGS), CLUSTER_AUTHORIZATION_FAILED
+            (allowed.append(item) if ok else refused.append((item, code)))
+        if not refused:
+            return body, None
+        denied = None
+        for item, code in refused:
+            one = copy.copy(body)
+            setattr(one, items_attr, [item])
+            part = refusal(api, one, version, code)
+            if denied is None:
+                denied = part
+            else:
+                getattr(denied, _PER_ITEM[api][1]).extend(getattr(part, _PER_ITEM[api][1]))
+        if not allowed:
+            return None, denied
+        rest = copy.copy(body)
+        setattr(rest, items_attr, allowed)
+        return rest, denied
 
     def call(self, api: str, body, version: int, answer, *, forward: bool = True) -> None:
         """Decide on this node when it is the active controller, else forward to the Raft leader."""

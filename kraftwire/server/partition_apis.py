@@ -44,6 +44,8 @@ from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.replica.partition import LEADER, check_fetch_position
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.security.authorizer import ResourceType
 from kraftwire.server.group_apis import internal_topic_error
 from kraftwire.server.purgatory import FetchPurgatory
 from kraftwire.server.replicas import Hosted, ReplicaManager
@@ -55,6 +57,17 @@ log = logging.getLogger("kraftwire.partitions")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 PRODUCER_ID_BLOCK = 1000
+
+
+class _CheckedFetch:
+    """A consumer Fetch with the topics its principal may not read (``denied``): they are answered
+    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
+
+    __slots__ = ("header", "api", "version", "body", "denied")
+
+    def __init__(self, request, denied: frozenset[str]) -> None:
+        self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
+        self.denied = denied
 
 
 class PartitionApis:
@@ -115,12 +128,17 @@ class PartitionApis:
         R = w.ProduceResponse
         acks = body.acks
         topics, waiting, hints = [], [], set()
+        access = self.node.authorizer
         for t in body.topic_data:
             parts = []
+            writable = access is None or access.topic(conn, t.name, Op.WRITE)
             for p in t.partition_data:
                 pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
                                                 log_start_offset=-1, record_errors=[])
                 parts.append(pr)
+                if not writable:  # nothing is appended to a topic the principal may not write
+                    pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 self._produce_one(t.name, p, pr, acks, version, body.transactional_id, waiting)
                 if pr.error_code == ec.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     leader, epoch = self._leader_hint(t.name, p.index)
@@ -232,6 +250,7 @@ class PartitionApis:
         image = self.md.image
         budget = body.max_bytes if version >= 3 and body.max_bytes > 0 else DEFAULT_MAX_BYTES
         total, errors, keys, topics = 0, False, set(), []
+        denied = getattr(request, "denied", ())
         if version >= 15:
             replica, broker_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
         else:
@@ -248,6 +267,9 @@ class PartitionApis:
                                      last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
                                      preferred_read_replica=-1, records=b"")
                 parts.append(pd)
+                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
+                    pd.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 if version >= 13 and name is None:
                     pd.error_code = ec.UNKNOWN_TOPIC_ID
                     errors = True
@@ -314,8 +336,20 @@ class PartitionApis:
         return resp, ready
 
     def fetch(self, request, conn) -> None:
+        access = self.node.authorizer
+        if access is not None:  # a consumer's fetch (a replica's was checked at the gate): READ on each topic
+            names = self._fetch_topic_names(request)
+            denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
+            if denied:
+                request = _CheckedFetch(request, denied)
         resp, ready, keys = self._fetch_answer(request)
         self.purgatory.respond(request, conn, resp, ready, keys)
+
+    def _fetch_topic_names(self, request) -> set[str]:
+        if request.version < 13:
+            return {t.topic for t in request.body.topics}
+        topics = self.md.image.topics
+        return {topics[t.topic_id].name for t in request.body.topics if t.topic_id in topics}
 
     def _hw_moved(self, hp: Hosted) -> None:
         self.purgatory.wake((hp.topic, hp.index))
@@ -325,12 +359,17 @@ class PartitionApis:
         R = w.ListOffsetsResponse
         version = request.version
         topics = []
+        access = self.node.authorizer
         for t in request.body.topics:
             parts = []
+            described = access is None or access.topic(conn, t.name, Op.DESCRIBE)
             for p in t.partitions:
                 pr = R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, timestamp=-1,
                                                     offset=-1, leader_epoch=-1)
                 parts.append(pr)
+                if not described:
+                    pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 self._list_one(t.name, p, pr, version, request.body.replica_id)
             topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
@@ -406,10 +445,15 @@ class PartitionApis:
     def delete_records(self, request, conn) -> None:
         R = w.DeleteRecordsResponse
         topics = []
+        access = self.node.authorizer
         for t in request.body.topics:
             parts = []
+            deletable = access is None or access.topic(conn, t.name, Op.DELETE)
             for p in t.partitions:
-                error, low = self._delete_one(t.name, p.partition_index, p.offset)
+                if not deletable:
+                    error, low = ec.TOPIC_AUTHORIZATION_FAILED, -1
+                else:
+                    error, low = self._delete_one(t.name, p.partition_index, p.offset)
                 parts.append(R.DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=low,
                                                             error_code=error))
             topics.append(R.DeleteRecordsTopicResult(name=t.name, partitions=parts))
@@ -482,11 +526,22 @@ class PartitionApis:
         R = w.OffsetForLeaderEpochResponse
         version = request.version
         topics = []
+        access = self.node.authorizer
+        replica = request.body.replica_id if version >= 3 else -1
+        if access is not None and replica >= 0:  # a follower's request needs CLUSTER_ACTION, as its Fetch does
+            cluster_ok = access.allows_cluster(conn, Op.CLUSTER_ACTION)
         for t in request.body.topics:
             parts = []
+            if access is None:
+                allowed = True
+            else:
+                allowed = cluster_ok if replica >= 0 else access.topic(conn, t.topic, Op.DESCRIBE)
             for p in t.partitions:
                 e = R.EpochEndOffset(error_code=0, partition=p.partition, leader_epoch=-1, end_offset=-1)
                 parts.append(e)
+                if not allowed:
+                    e.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                    continue
                 hp = self.replicas.get(t.topic, p.partition)
                 if hp is None:
                     e.error_code = self._unhosted_error(t.topic, p.partition)
@@ -523,6 +578,12 @@ class ProducerIdBlocks:
                         conn.peer)
             conn.send_response(R(throttle_time_ms=0, error_code=ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
                                  producer_id=-1, producer_epoch=-1), version, cid)
+            return
+        access = self.node.authorizer
+        if access is not None and not (access.allows_cluster(conn, Op.IDEMPOTENT_WRITE)
+                                       or access.allows_any(conn, ResourceType.TOPIC, Op.WRITE)):
+            conn.send_response(R(throttle_time_ms=0, error_code=ec.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1,
+                                 producer_epoch=-1), version, cid)
             return
         if version >= 3 and body.producer_id >= 0 and 0 <= body.producer_epoch < 32766:
             # KIP-360: a producer bumps its own epoch after an error; same id, the next epoch

@@ -5,12 +5,20 @@
 responses carrying the core's own correlation id. Failures become ``RequestFailed`` events so the core can back off
 and retry: connection refused or lost, a request not answered within its timeout (the connection is then closed,
 as Kafka's NetworkClient does), or a peer still in its reconnect backoff (exponential, 50 ms up to 1 s).
+
+On a SASL controller listener each connection logs in (SaslHandshake + SaslAuthenticate, PLAIN) before its first
+Raft request. When the login's answer carries a session lifetime (the peer's ``connections.max.reauth.ms``,
+KIP-368), the connection logs in again on the same socket before it ends: the first request sent once 85-95% of the
+lifetime has passed (``security.sasl.client.reauthenticate_after_ms``) waits, like every request after it, while the
+re-authentication runs behind the requests already in flight (the peer answers them in order), and then goes out.
+A peer accepts a re-authentication even after the session expired, so a connection left idle needs no timer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time
 import uuid
 
@@ -18,6 +26,7 @@ from kraftwire.errors import KraftwireError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
 from kraftwire.raft import messages as m
+from kraftwire.security.sasl.client import reauthenticate_after_ms
 from kraftwire.server import wire
 
 log = logging.getLogger("kraftwire.peers")
@@ -25,6 +34,8 @@ log = logging.getLogger("kraftwire.peers")
 RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
 _HANDSHAKE, _AUTHENTICATE = "sasl-handshake", "sasl-authenticate"  # the contexts of a login's two requests
+_REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE = "sasl-reauth-handshake", "sasl-reauth-authenticate"  # and a re-login's
+_LOGIN_STEPS = (_HANDSHAKE, _AUTHENTICATE, _REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE)
 
 
 class _Peer(asyncio.Protocol):
@@ -44,10 +55,18 @@ class _Peer(asyncio.Protocol):
         self.was_connected = False
         #: a SASL login under way on this connection: Raft requests wait in ``queue`` until it succeeds
         self.logging_in = False
+        self._login_seq = 0  # which login a login timer belongs to
+        #: time.monotonic() after which the next request first re-authenticates (None: the session never ends)
+        self.reauthenticate_at: float | None = None
+        self.reauthentications = 0
 
     # ------------------------------------------------------------------------------------------------ sending
     def send(self, msg: m.Message) -> None:
         if self.transport is not None and not self.logging_in:
+            if self.reauthenticate_at is not None and time.monotonic() >= self.reauthenticate_at:
+                self.queue.append(msg)
+                self._begin_login(reauthentication=True)
+                return
             self._write(msg)
             return
         if self.transport is not None:  # logging in: sent once the server has accepted us
@@ -89,15 +108,26 @@ class _Peer(asyncio.Protocol):
         self.failures = 0
         self.was_connected = True
         if self.peers.sasl is not None:
-            self.logging_in = True
-            self._write_login(w.SaslHandshakeRequest(mechanism=self.peers.sasl.mechanism), _HANDSHAKE)
-            asyncio.get_running_loop().call_later(self.peers.request_timeout_ms / 1000, self._login_timed_out,
-                                                  transport)
+            self._begin_login(reauthentication=False)
             return
         self._flush_queue()
 
-    def _login_timed_out(self, transport) -> None:
-        if self.logging_in and self.transport is transport:
+    def _begin_login(self, *, reauthentication: bool) -> None:
+        """SaslHandshake now; Raft requests queue until the login succeeds. A re-authentication's answers come
+        behind those of the requests in flight, so its deadline is counted from the last of their deadlines."""
+        assert self.transport is not None
+        self.logging_in = True
+        self.reauthenticate_at = None
+        self._login_seq += 1
+        self._write_login(w.SaslHandshakeRequest(mechanism=self.peers.sasl.mechanism),
+                          _REAUTH_HANDSHAKE if reauthentication else _HANDSHAKE)
+        loop = asyncio.get_running_loop()
+        start = max([loop.time(), *(timer.when() for timer in self.timers.values())])
+        loop.call_at(start + self.peers.request_timeout_ms / 1000, self._login_timed_out, self.transport,
+                     self._login_seq)
+
+    def _login_timed_out(self, transport, seq: int) -> None:
+        if self.logging_in and self.transport is transport and seq == self._login_seq:
             log.warning("node %d did not answer our SASL login in time; closing the connection", self.node_id)
             transport.close()
 
@@ -114,17 +144,24 @@ class _Peer(asyncio.Protocol):
     def _login_answer(self, step: str, body) -> None:
         """The next step of the SASL login; a refusal closes the connection (queued requests then fail)."""
         sasl = self.peers.sasl
+        reauthentication = step in (_REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE)
         if body.error_code:
-            what = "mechanism" if step == _HANDSHAKE else "login"
+            what = "mechanism" if step in (_HANDSHAKE, _REAUTH_HANDSHAKE) else "login"
             detail = getattr(body, "error_message", None) or body.error_code
-            log.warning("node %d refused our SASL %s %s as %s: %s", self.node_id, sasl.mechanism, what,
-                        sasl.username, detail)
+            log.warning("node %d refused our SASL %s %s%s as %s: %s", self.node_id, sasl.mechanism,
+                        "re-authentication " if reauthentication else "", what, sasl.username, detail)
             if self.transport is not None:
                 self.transport.close()
             return
-        if step == _HANDSHAKE:
-            self._write_login(w.SaslAuthenticateRequest(auth_bytes=sasl.token()), _AUTHENTICATE)
+        if step in (_HANDSHAKE, _REAUTH_HANDSHAKE):
+            self._write_login(w.SaslAuthenticateRequest(auth_bytes=sasl.token()),
+                              _REAUTH_AUTHENTICATE if reauthentication else _AUTHENTICATE)
             return
+        if reauthentication:
+            self.reauthentications += 1
+            log.debug("re-authenticated to node %d as %s", self.node_id, sasl.username)
+        after_ms = reauthenticate_after_ms(body.session_lifetime_ms, random.random())
+        self.reauthenticate_at = time.monotonic() + after_ms / 1000 if after_ms is not None else None
         self.logging_in = False
         self._flush_queue()
 
@@ -156,7 +193,7 @@ class _Peer(asyncio.Protocol):
             frames = self.splitter.feed(data)
             for frame in frames:
                 pending, body = self.out.on_response(frame)
-                if pending.context in (_HANDSHAKE, _AUTHENTICATE):
+                if pending.context in _LOGIN_STEPS:
                     self._login_answer(pending.context, body)
                     continue
                 timer = self.timers.pop(pending.correlation_id, None)
@@ -177,12 +214,13 @@ class _Peer(asyncio.Protocol):
         self.transport = None
         self.connecting = False
         self.logging_in = False
+        self.reauthenticate_at = None
         self.splitter = FrameSplitter()
         for timer in self.timers.values():
             timer.cancel()
         self.timers.clear()
         for pending in self.out.fail_all():
-            if pending.context not in (_HANDSHAKE, _AUTHENTICATE):
+            if pending.context not in _LOGIN_STEPS:
                 self.peers.fail(self.node_id, pending.context)
         queued, self.queue = self.queue, []  # waiting for a login that will not happen on this connection
         for msg in queued:

@@ -54,8 +54,8 @@ controller.quorum.auto.join.enable unclean.leader.election.enable message.max.by
 replica.fetch.max.bytes num.replica.fetchers compression.type
 background.threads queued.max.requests log.roll.hours log.roll.ms
 early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
-sasl.mechanism.inter.broker.protocol security.inter.broker.protocol authorizer.class.name super.users
-allow.everyone.if.no.acl.found group.coordinator.rebalance.protocols transaction.partition.verification.enable
+sasl.mechanism.inter.broker.protocol security.inter.broker.protocol group.coordinator.rebalance.protocols
+transaction.partition.verification.enable
 node.id.generation.enable reserved.broker.max.id connections.max.idle.ms
 """.split())
 _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets.", "transaction.", "group.",

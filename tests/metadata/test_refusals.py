@@ -32,6 +32,18 @@ def _requests():
         "AllocateProducerIds": m.AllocateProducerIdsRequest(broker_id=4, broker_epoch=10),
         "UnregisterBroker": m.UnregisterBrokerRequest(broker_id=4),
         "AssignReplicasToDirs": m.AssignReplicasToDirsRequest(broker_id=4, broker_epoch=10),
+        "CreateAcls": m.CreateAclsRequest(creations=[
+            m.CreateAclsRequest.AclCreation(resource_type=2, resource_name=n, resource_pattern_type=3,
+                                            principal="User:a", host="*", operation=3, permission_type=3)
+            for n in ("a", "b")]),
+        "DeleteAcls": m.DeleteAclsRequest(filters=[
+            m.DeleteAclsRequest.DeleteAclsFilter(resource_type_filter=1, resource_name_filter=None,
+                                                 pattern_type_filter=1, principal_filter=None, host_filter=None,
+                                                 operation=1, permission_type=1)] * 2),
+        "AlterUserScramCredentials": m.AlterUserScramCredentialsRequest(
+            deletions=[m.AlterUserScramCredentialsRequest.ScramCredentialDeletion(name="bob", mechanism=1)],
+            upsertions=[m.AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
+                name=n, mechanism=2, iterations=4096, salt=b"s", salted_password=b"p") for n in ("carol", "bob")]),
     }
 
 
@@ -58,6 +70,24 @@ def test_per_entry_answers_list_every_entry():
     elect = refusal("ElectLeaders", reqs["ElectLeaders"], 2, ec.NOT_CONTROLLER)
     assert [(p.partition_id, p.error_code) for p in elect.replica_election_results[0].partition_result] == [
         (0, ec.NOT_CONTROLLER), (1, ec.NOT_CONTROLLER)]
+
+
+def test_a_scram_refusal_names_each_user_once_sorted():
+    body = refusal("AlterUserScramCredentials", _requests()["AlterUserScramCredentials"], 0, ec.NOT_CONTROLLER, "no")
+    assert [(r.user, r.error_code, r.error_message) for r in body.results] == [
+        ("bob", ec.NOT_CONTROLLER, "no"), ("carol", ec.NOT_CONTROLLER, "no")]
+
+
+def test_acl_refusals_answer_each_creation_and_filter():
+    """Kafka's CreateAclsRequest/DeleteAclsRequest.getErrorResponse: one result per creation or filter (also how
+    Kafka answers them without an authorizer: SECURITY_DISABLED "No Authorizer is configured.")."""
+    reqs = _requests()
+    created = refusal("CreateAcls", reqs["CreateAcls"], 3, ec.SECURITY_DISABLED, "No Authorizer is configured.")
+    assert [(r.error_code, r.error_message) for r in created.results] == [
+        (ec.SECURITY_DISABLED, "No Authorizer is configured.")] * 2
+    deleted = refusal("DeleteAcls", reqs["DeleteAcls"], 1, ec.NOT_CONTROLLER)
+    assert [(r.error_code, r.error_message, r.matching_acls) for r in deleted.filter_results] == [
+        (ec.NOT_CONTROLLER, None, [])] * 2
 
 
 def _codes(body) -> list[int]:

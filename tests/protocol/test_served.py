@@ -25,8 +25,8 @@ def test_keys_come_from_the_declared_messages():
 
 
 def test_an_api_kraftwire_does_not_serve_is_named():
-    with pytest.raises(KeyError, match="does not serve DescribeAcls"):
-        served.versions("DescribeAcls")
+    with pytest.raises(KeyError, match="does not serve DescribeDelegationToken"):
+        served.versions("DescribeDelegationToken")
 
 
 def test_the_dispatcher_registers_the_served_range():

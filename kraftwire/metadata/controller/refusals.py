@@ -3,8 +3,9 @@
 ``refusal(api, request, version, code, message)`` is the response every part of ``request`` gets when it is not
 decided at all: NOT_CONTROLLER on a node that is not the active controller (or that lost the leadership before the
 records committed), REQUEST_TIMED_OUT when they did not commit in time. Per-entry answers (CreateTopics, DeleteTopics,
-CreatePartitions, the two AlterConfigs, ElectLeaders, UpdateFeatures) carry the code on every entry named, as
-Kafka's do; the others carry it at the top.
+CreatePartitions, the two AlterConfigs, ElectLeaders, UpdateFeatures, CreateAcls, DeleteAcls) carry the code on every
+entry named, as Kafka's do; the others carry it at the top. (SECURITY_DISABLED "No Authorizer is configured." for
+CreateAcls/DeleteAcls on a node without an authorizer is such an answer too.)
 """
 
 from __future__ import annotations
@@ -96,6 +97,28 @@ def _assign_replicas_to_dirs(req, version, code, message):
     return m.AssignReplicasToDirsResponse(throttle_time_ms=0, error_code=code, directories=[])
 
 
+def _create_acls(req, version, code, message):
+    R = m.CreateAclsResponse
+    return R(throttle_time_ms=0, results=[R.AclCreationResult(error_code=code, error_message=message)
+                                          for _ in (req.creations or [])])
+
+
+def _delete_acls(req, version, code, message):
+    R = m.DeleteAclsResponse
+    return R(throttle_time_ms=0, filter_results=[
+        R.DeleteAclsFilterResult(error_code=code, error_message=message, matching_acls=[])
+        for _ in (req.filters or [])])
+
+
+def _alter_user_scram_credentials(req, version, code, message):
+    # every user the request names, once, sorted by name (AlterUserScramCredentialsRequest.getErrorResponse)
+    R = m.AlterUserScramCredentialsResponse
+    users = sorted({d.name for d in req.deletions} | {u.name for u in req.upsertions},
+                   key=lambda u: u.encode("utf-16-be", "surrogatepass"))  # Java's String order
+    return R(throttle_time_ms=0, results=[R.AlterUserScramCredentialsResult(user=u, error_code=code,
+                                                                            error_message=message) for u in users])
+
+
 _BUILDERS = {
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
@@ -110,6 +133,9 @@ _BUILDERS = {
     "AllocateProducerIds": _allocate_producer_ids,
     "UnregisterBroker": _unregister_broker,
     "AssignReplicasToDirs": _assign_replicas_to_dirs,
+    "CreateAcls": _create_acls,
+    "DeleteAcls": _delete_acls,
+    "AlterUserScramCredentials": _alter_user_scram_credentials,
 }
 
 #: every api the controller decides has a refusal

@@ -5,6 +5,10 @@
   served (SCRAM credentials are UserScramCredentialRecords: ``storage format --add-scram``).
 * ``listener.name.<l>.<mechanism>.sasl.jaas.config``: the login module and its options; for PLAIN the
   ``user_<name>="<password>"`` options are the accounts.
+* ``connections.max.reauth.ms`` (KIP-368; a long, default 0 = off): the SASL session lifetime of each mechanism,
+  as Kafka's SaslChannelBuilder resolves it — ``listener.name.<l>.<mechanism>.connections.max.reauth.ms`` first, then
+  ``listener.name.<l>.connections.max.reauth.ms``, then the plain key (listener and mechanism in lower case). A value
+  of 0 or less means no session limit.
 
 ``ConfigError`` names the key and the value.
 """
@@ -13,6 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kraftwire.config import default
 from kraftwire.errors import ConfigError
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.client import SaslLogin
@@ -20,6 +25,7 @@ from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
 from kraftwire.security.tls import listener_value
 
 SUPPORTED = (plain.MECHANISM, *scram.MECHANISMS)
+REAUTH_KEY = "connections.max.reauth.ms"
 PLAIN_MODULE = "org.apache.kafka.common.security.plain.PlainLoginModule"
 SCRAM_MODULE = "org.apache.kafka.common.security.scram.ScramLoginModule"
 
@@ -29,9 +35,31 @@ class SaslSettings:
     listener: str
     mechanisms: tuple[str, ...]
     plain_users: dict[str, str] = field(default_factory=dict, repr=False)  # never printed: passwords
+    #: mechanism -> ``connections.max.reauth.ms`` (ms; <= 0: sessions never expire)
+    max_reauth_ms: dict[str, int] = field(default_factory=dict)
 
     def used_keys(self) -> set[str]:
-        return {f"listener.name.{self.listener.lower()}.{m.lower()}.sasl.jaas.config" for m in self.mechanisms}
+        prefix = f"listener.name.{self.listener.lower()}."
+        return ({f"{prefix}{m.lower()}.sasl.jaas.config" for m in self.mechanisms}
+                | {f"{prefix}{m.lower()}.{REAUTH_KEY}" for m in self.mechanisms} | {prefix + REAUTH_KEY})
+
+
+def reauth_ms(props: dict[str, str], listener: str, mechanism: str) -> int:
+    """``connections.max.reauth.ms`` of ``mechanism`` on ``listener``: the listener-and-mechanism key, else the
+    listener key, else the plain key, else Kafka's default (0)."""
+    prefix = f"listener.name.{listener.lower()}."
+    for key in (f"{prefix}{mechanism.lower()}.{REAUTH_KEY}", prefix + REAUTH_KEY, REAUTH_KEY):
+        raw = props.get(key)
+        if raw is not None:
+            try:
+                value = int(raw.strip())
+            except ValueError:
+                raise ConfigError(key, raw, "expected an integer number of milliseconds (0: no re-authentication)") \
+                    from None
+            if not -2**63 <= value < 2**63:
+                raise ConfigError(key, raw, "must fit in a long")
+            return value
+    return default(REAUTH_KEY)
 
 
 def _jaas(jaas_key: str, text: str, login_module: str | None = None, what: str = ""):
@@ -73,7 +101,7 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
             text = props.get(jaas_key)
             if text is not None:
                 _jaas(jaas_key, text, SCRAM_MODULE, "SCRAM")
-    return SaslSettings(listener, mechanisms, users)
+    return SaslSettings(listener, mechanisms, users, {m: reauth_ms(props, listener, m) for m in mechanisms})
 
 
 def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":

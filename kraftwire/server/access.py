@@ -1,0 +1,148 @@
+"""ACL checks at the edge of a KRaft node: ``authorizer.class.name`` turns them on.
+
+The decisions are ``kraftwire.security.authorizer``'s (pure; Kafka's StandardAuthorizer rules) over the ACLs in this
+node's metadata image, rebuilt whenever the image holds a different ACL mapping. This module only says *who* asks
+(the connection's principal and its IP address) and *what* each API needs, as Kafka's KafkaApis and ControllerApis
+do (the table in ``kafka-security-facts.md`` §5):
+
+* ``gate`` runs in the dispatcher before any handler, for the APIs that need one operation on the cluster — the
+  quorum's and the brokers' own requests (CLUSTER_ACTION), DescribeQuorum/DescribeAcls/DescribeLogDirs/
+  DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/Create-/DeleteAcls/
+  AlterUserScramCredentials (ALTER), and a replica's Fetch (CLUSTER_ACTION). A refused request is answered with the
+  API's error response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so nothing changes.
+* Handlers check per topic, group or transactional id (``allows``) where Kafka answers per item: Produce, Fetch,
+  ListOffsets, Metadata (unauthorized topics are left out of an all-topics answer), the group APIs, CreateTopics and
+  the other topic APIs of the controller.
+* A request a broker forwards to the active controller (KIP-590) was checked on that broker; the controller accepts it
+  when the forwarding connection's principal may CLUSTER_ACTION the cluster, as Kafka's Envelope requires, and checks
+  it like a client's request otherwise.
+
+Until a node has folded the ACLs of its log (a broker that just started), a principal that is not a super user is
+refused unless ``allow.everyone.if.no.acl.found``: the node fails closed.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED
+from kraftwire.protocol import served
+from kraftwire.protocol.messages import APIS
+from kraftwire.security.authorizer import (
+    CLUSTER_NAME,
+    AclOperation,
+    Authorizer,
+    ResourceType,
+    parse_super_users,
+)
+
+log = logging.getLogger("kraftwire.access")
+
+#: APIs that need one operation on the cluster, checked before the handler (KafkaApis / ControllerApis)
+CLUSTER_OPERATION = {
+    "Vote": AclOperation.CLUSTER_ACTION, "BeginQuorumEpoch": AclOperation.CLUSTER_ACTION,
+    "EndQuorumEpoch": AclOperation.CLUSTER_ACTION, "FetchSnapshot": AclOperation.CLUSTER_ACTION,
+    "BrokerRegistration": AclOperation.CLUSTER_ACTION, "BrokerHeartbeat": AclOperation.CLUSTER_ACTION,
+    "AlterPartition": AclOperation.CLUSTER_ACTION, "AllocateProducerIds": AclOperation.CLUSTER_ACTION,
+    "AssignReplicasToDirs": AclOperation.CLUSTER_ACTION,
+    "DescribeQuorum": AclOperation.DESCRIBE, "DescribeAcls": AclOperation.DESCRIBE,
+    "DescribeLogDirs": AclOperation.DESCRIBE, "DescribeUserScramCredentials": AclOperation.DESCRIBE,
+    "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
+    "CreateAcls": AclOperation.ALTER, "DeleteAcls": AclOperation.ALTER,
+    "AlterUserScramCredentials": AclOperation.ALTER,
+}
+_GATED = {served.key(name): (name, op) for name, op in CLUSTER_OPERATION.items()}
+_FETCH = served.key("Fetch")
+
+
+def host_of(peer: str) -> str:
+    """The IP address in a connection's ``peer`` (``"127.0.0.1:53211"``, ``"::1:53211"``)."""
+    return peer.rsplit(":", 1)[0] if ":" in peer else peer
+
+
+class Access:
+    """The node's ACL checks: ``allows(conn, resource_type, name, operation)`` over the image's current ACLs."""
+
+    def __init__(self, image_source, super_users: frozenset[str], allow_everyone_if_no_acl_found: bool) -> None:
+        self._image = image_source  # () -> MetadataImage
+        self.super_users = super_users
+        self.allow_everyone = allow_everyone_if_no_acl_found
+        self._authorizer: Authorizer | None = None
+
+    @classmethod
+    def from_config(cls, config, image_source) -> "Access | None":
+        """None when ``authorizer.class.name`` is empty (no checks); the settings validated its value."""
+        if not config.authorizer_class_name:
+            return None
+        return cls(image_source, parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found)
+
+    @property
+    def authorizer(self) -> Authorizer:
+        acls = self._image().acls
+        a = self._authorizer
+        if a is None or a.acls is not acls:
+            a = self._authorizer = Authorizer(acls, self.super_users, self.allow_everyone)
+        return a
+
+    def allows(self, conn, resource_type: int, name: str, operation: int, *, log_denied: bool = True) -> bool:
+        ok = self.authorizer.authorize(conn.principal, host_of(conn.peer), resource_type, name, operation)
+        if not ok and log_denied:
+            log.info("denied %s on %s %r to %s from %s", AclOperation(operation).name,
+                     ResourceType(resource_type).name, name, conn.principal, conn.peer)
+        return ok
+
+    def allows_cluster(self, conn, operation: int, *, log_denied: bool = True) -> bool:
+        return self.allows(conn, ResourceType.CLUSTER, CLUSTER_NAME, operation, log_denied=log_denied)
+
+    def allows_any(self, conn, resource_type: int, operation: int) -> bool:
+        """May the principal ``operation`` some resource of this type (Kafka's authorizeByResourceType)?"""
+        return self.authorizer.authorize_by_resource_type(conn.principal, host_of(conn.peer), resource_type,
+                                                          operation)
+
+    def topic(self, conn, name: str, operation: int, *, log_denied: bool = True) -> bool:
+        return self.allows(conn, ResourceType.TOPIC, name, operation, log_denied=log_denied)
+
+    def group(self, conn, group_id: str, operation: int) -> bool:
+        return self.allows(conn, ResourceType.GROUP, group_id, operation)
+
+    def trusted_forwarder(self, conn) -> bool:
+        """A connection allowed to forward requests it checked itself (Kafka's Envelope rule)."""
+        return self.allows_cluster(conn, AclOperation.CLUSTER_ACTION)
+
+    # ------------------------------------------------------------------------------------------------ the gate
+    def gate(self, request, conn) -> bool:
+        """Before the handler: False when the request was refused here (and answered)."""
+        key = request.api.key
+        entry = _GATED.get(key)
+        if entry is None:
+            if key == _FETCH and _replica_of(request) >= 0:
+                entry = ("Fetch", AclOperation.CLUSTER_ACTION)
+            else:
+                return True
+        name, operation = entry
+        if self.allows_cluster(conn, operation):
+            return True
+        conn.send_response(refusal_of(name, request.body, request.version, CLUSTER_AUTHORIZATION_FAILED),
+                           request.version, request.header.correlation_id)
+        return False
+
+
+def _replica_of(request) -> int:
+    body = request.body
+    if request.version >= 15:
+        return body.replica_state.replica_id
+    return body.replica_id
+
+
+def refusal_of(api: str, body, version: int, code: int):
+    """The error answer of *api* to *body*: the controller's refusal builders where Kafka answers per item, else the
+    response with its top-level error code set."""
+    from kraftwire.metadata.controller.refusals import refusal
+
+    try:
+        response = refusal(api, body, version, code)
+    except KeyError:
+        response = APIS[served.key(api)].response()
+    if hasattr(response, "error_code"):  # ElectLeaders, UpdateFeatures: the whole answer names it too, as Kafka's
+        response.error_code = code
+    return response
