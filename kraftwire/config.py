@@ -241,6 +241,8 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("controller.quorum.high.watermark.linger.ms", "controller_quorum_high_watermark_linger_ms", _int, 5,
               "kraftwire: how long the leader holds a follower fetch whose only news is the high watermark"),
     ConfigKey("num.partitions", "num_partitions", _at_least(1), 1, "partitions of an auto-created topic"),
+    ConfigKey("max.request.partition.size.limit", "max_request_partition_size_limit", _at_least(1), 2000,
+              "the most partitions one DescribeTopicPartitions answer carries"),
     ConfigKey("default.replication.factor", "default_replication_factor", _at_least(1), 1,
               "replication factor of an auto-created topic"),
     ConfigKey("auto.create.topics.enable", "auto_create_topics_enable", _bool, True,
@@ -357,6 +359,7 @@ class Config:
     socket_request_max_bytes: int = default("socket.request.max.bytes")
     controller_quorum_high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
     num_partitions: int = default("num.partitions")
+    max_request_partition_size_limit: int = default("max.request.partition.size.limit")
     default_replication_factor: int = default("default.replication.factor")
     auto_create_topics_enable: bool = default("auto.create.topics.enable")
     broker_rack: str | None = default("broker.rack")

@@ -154,3 +154,78 @@ def _topic(image: MetadataImage, name: str, listener: str, version: int):
 def describe_cluster_brokers(image: MetadataImage, listener: str) -> list:
     B = m.DescribeClusterResponse.DescribeClusterBroker
     return [B(broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack) for b, ep in alive_brokers(image, listener)]
+
+
+class InvalidDescribeRequest(ValueError):
+    """A DescribeTopicPartitions request Kafka refuses as a whole (INVALID_REQUEST)."""
+
+
+def _java_order(name: str) -> bytes:
+    return name.encode("utf-16-be", "surrogatepass")  # Java's String.compareTo: UTF-16 code units
+
+
+def describe_topic_partitions(image: MetadataImage, listener: str, request, *, partition_limit: int = 2000,
+                              may_describe=None):
+    """DescribeTopicPartitions v0 (KIP-966), as Kafka's broker answers it from its image: the named topics (none named:
+    every topic) from the cursor on, sorted by name, at most ``min(ResponsePartitionLimit,
+    max.request.partition.size.limit)`` partitions (at least one), and a NextCursor where the answer stops early. A
+    named topic that does not exist answers UNKNOWN_TOPIC_OR_PARTITION (INVALID_TOPIC_EXCEPTION for an illegal
+    name); one the client may not describe answers TOPIC_AUTHORIZATION_FAILED without its id, and is left out of an
+    all-topics answer. Raises ``InvalidDescribeRequest`` for a cursor outside the named topics or a negative cursor
+    partition, as Kafka does."""
+    R = m.DescribeTopicPartitionsResponse
+    every = not request.topics
+    cursor = request.cursor
+    start_name = cursor.topic_name if cursor is not None else ""
+    start_key = _java_order(start_name)
+    if every:
+        names = {n for n in image.topic_ids if n != METADATA_TOPIC and _java_order(n) >= start_key}
+    else:
+        names = {t.name for t in request.topics if _java_order(t.name) >= start_key}
+        if cursor is not None and cursor.topic_name not in names:
+            raise InvalidDescribeRequest("DescribeTopicPartitionsRequest topic list should contain the cursor topic: "
+                                         f"{cursor.topic_name}")
+    if cursor is not None and cursor.partition_index < 0:
+        raise InvalidDescribeRequest(f"DescribeTopicPartitionsRequest cursor partition must be valid: {cursor}")
+    topics, refused = [], []
+    remaining = max(min(partition_limit, request.response_partition_limit), 1)
+    next_cursor = None
+    for name in sorted(names, key=_java_order):
+        if may_describe is not None and not may_describe(name):
+            if not every:
+                refused.append(R.DescribeTopicPartitionsResponseTopic(
+                    error_code=TOPIC_AUTHORIZATION_FAILED, name=name, topic_id=ZERO_UUID, is_internal=False,
+                    partitions=[]))
+            continue
+        if remaining == 0:  # the partitions before filled the answer: the next one starts with this topic
+            next_cursor = R.Cursor(topic_name=name, partition_index=0)
+            break
+        t = image.topic(name) if name != METADATA_TOPIC else None
+        if t is None:
+            if not every:
+                code = INVALID_TOPIC_EXCEPTION if name_error(name) else UNKNOWN_TOPIC_OR_PARTITION
+                topics.append(R.DescribeTopicPartitionsResponseTopic(
+                    error_code=code, name=name, topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
+                    partitions=[]))
+            continue
+        first = cursor.partition_index if cursor is not None and name == cursor.topic_name else 0
+        upper = min(len(t.partitions), first + remaining)
+        parts = [_described_partition(image, t.partitions[i], i, listener)
+                 for i in range(first, upper) if i in t.partitions]
+        topics.append(R.DescribeTopicPartitionsResponseTopic(error_code=NONE, name=name, topic_id=t.id,
+                                                             is_internal=name in INTERNAL_TOPICS, partitions=parts))
+        if upper < len(t.partitions):
+            next_cursor = R.Cursor(topic_name=name, partition_index=upper)
+            break
+        remaining -= len(parts)
+    return R(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
+
+
+def _described_partition(image: MetadataImage, p, index: int, listener: str):
+    P = m.DescribeTopicPartitionsResponse.DescribeTopicPartitionsResponsePartition
+    leader = _endpoint(image.brokers.get(p.leader), listener) if p.leader >= 0 else None
+    offline = [r for r in p.replicas if _endpoint(image.brokers.get(r), listener) is None]
+    return P(error_code=NONE, partition_index=index, leader_id=p.leader if leader is not None else -1,
+             leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
+             eligible_leader_replicas=list(p.elr or ()), last_known_elr=list(p.last_known_elr or ()),
+             offline_replicas=offline)

@@ -739,6 +739,41 @@ M('DescribeQuorumResponse', 'response', 55, '0-2', '0+', [
         ]),
     ]),
 ])
+M('DescribeTopicPartitionsRequest', 'request', 75, '0', '0+', [
+    F('Topics', '[]TopicRequest', '0+', fields=[
+        F('Name', 'string', '0+'),
+    ]),
+    F('ResponsePartitionLimit', 'int32', '0+', default=2000),
+    F('Cursor', 'Cursor', '0+', nullable='0+', default=None, fields=[
+        F('TopicName', 'string', '0+'),
+        F('PartitionIndex', 'int32', '0+'),
+    ]),
+])
+M('DescribeTopicPartitionsResponse', 'response', 75, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Topics', '[]DescribeTopicPartitionsResponseTopic', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('Name', 'string', '0+', nullable='0+'),
+        F('TopicId', 'uuid', '0+'),
+        F('IsInternal', 'bool', '0+', default=False),
+        F('Partitions', '[]DescribeTopicPartitionsResponsePartition', '0+', fields=[
+            F('ErrorCode', 'int16', '0+'),
+            F('PartitionIndex', 'int32', '0+'),
+            F('LeaderId', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+', default=-1),
+            F('ReplicaNodes', '[]int32', '0+'),
+            F('IsrNodes', '[]int32', '0+'),
+            F('EligibleLeaderReplicas', '[]int32', '0+', nullable='0+', default=None),
+            F('LastKnownElr', '[]int32', '0+', nullable='0+', default=None),
+            F('OfflineReplicas', '[]int32', '0+'),
+        ]),
+        F('TopicAuthorizedOperations', 'int32', '0+', default=-2147483648),
+    ]),
+    F('NextCursor', 'Cursor', '0+', nullable='0+', default=None, fields=[
+        F('TopicName', 'string', '0+'),
+        F('PartitionIndex', 'int32', '0+'),
+    ]),
+])
 M('DescribeTransactionsRequest', 'request', 65, '0', '0+', [
     F('TransactionalIds', '[]string', '0+'),
 ])

@@ -43,6 +43,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
+    "DescribeTopicPartitions": (0, 0),
     # KIP-848 consumer groups; librdkafka sends ConsumerGroupHeartbeat v1 only (client-side member ids, KIP-1082)
     "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 0),

@@ -30,6 +30,7 @@ from kraftwire.config import METADATA_TOPIC
 from kraftwire.error_codes import (
     CLUSTER_AUTHORIZATION_FAILED,
     COORDINATOR_NOT_AVAILABLE,
+    INVALID_REQUEST,
     NOT_CONTROLLER,
     NOT_LEADER_OR_FOLLOWER,
     SECURITY_DISABLED,
@@ -38,7 +39,7 @@ from kraftwire.error_codes import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from kraftwire.errors import KraftwireError
-from kraftwire.ids import NO_ID
+from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.protocol import messages as w
@@ -72,6 +73,7 @@ class KraftApis:
         d = self.node.dispatcher
         d.serve("Metadata", self.metadata)
         d.serve("DescribeCluster", self.describe_cluster)
+        d.serve("DescribeTopicPartitions", self.describe_topic_partitions)
         for api in CONTROLLER_APIS:
             d.serve(api, self._controller_handler(api))
         d.serve("Produce", self.produce)
@@ -150,6 +152,26 @@ class KraftApis:
                     log.info("auto-creating topic %s: error %d (%s)", t.name, t.error_code, t.error_message)
 
         self.call("CreateTopics", body, 5, done)
+
+    def describe_topic_partitions(self, request, conn) -> None:
+        access = self.node.authorizer
+        may_describe = None
+        if access is not None:
+            from kraftwire.security.authorizer import AclOperation as Op
+
+            may_describe = lambda name: access.topic(conn, name, Op.DESCRIBE,  # noqa: E731
+                                                     log_denied=bool(request.body.topics))
+        limit = self.node.settings.config.max_request_partition_size_limit
+        try:
+            body = answers.describe_topic_partitions(self.md.image, self.listener_of(conn), request.body,
+                                                     partition_limit=limit, may_describe=may_describe)
+        except answers.InvalidDescribeRequest as exc:  # Kafka's error answer: every named topic with the error
+            log.info("DescribeTopicPartitions from %s: %s", conn.peer, exc)
+            R = w.DescribeTopicPartitionsResponse
+            body = R(throttle_time_ms=0, topics=[R.DescribeTopicPartitionsResponseTopic(
+                error_code=INVALID_REQUEST, name=t.name, topic_id=ZERO_UUID, is_internal=False, partitions=[])
+                for t in request.body.topics], next_cursor=None)
+        conn.send_response(body, request.version, request.header.correlation_id)
 
     def describe_cluster(self, request, conn) -> None:
         R = w.DescribeClusterResponse

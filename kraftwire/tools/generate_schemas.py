@@ -39,6 +39,7 @@ FROM_ALL = (
     "AlterUserScramCredentialsRequest", "AlterUserScramCredentialsResponse", "CreateAclsRequest", "CreateAclsResponse",
     "DeleteAclsRequest", "DeleteAclsResponse", "DescribeAclsRequest", "DescribeAclsResponse",
     "DescribeUserScramCredentialsRequest", "DescribeUserScramCredentialsResponse",
+    "DescribeTopicPartitionsRequest", "DescribeTopicPartitionsResponse",
     "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
     "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
     "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse", "ConsumerGroupHeartbeatRequest",

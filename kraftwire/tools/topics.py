@@ -7,8 +7,9 @@
 * ``--describe [--topic REGEX] [--under-replicated-partitions | --unavailable-partitions] [--exclude-internal]``:
   Kafka's topic line (``Topic``, ``TopicId``, ``PartitionCount``, ``ReplicationFactor``, ``Configs`` with the values
   that are not defaults) and a tab-indented line per partition (``Leader`` — ``none`` without one —, ``Replicas``,
-  ``Isr``, and ``Elr: N/A``/``LastKnownElr: N/A`` as Kafka's tool prints them from a Metadata answer); with a
-  partition filter only the matching partition lines;
+  ``Isr``, ``Elr`` and ``LastKnownElr`` from DescribeTopicPartitions, asked page by page of
+  ``--partition-size-limit-per-response`` partitions as Kafka's admin client asks); with a partition filter only the
+  matching partition lines;
 * ``--alter --topic T --partitions N`` grows a topic; ``--delete --topic REGEX``. Both print nothing on success.
 
 ``--topic`` is a regular expression matched against whole names, as Kafka's tool takes it. A failure prints
@@ -55,6 +56,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --describe: only partitions whose ISR is smaller than their replicas")
     parser.add_argument("--unavailable-partitions", action="store_true",
                         help="with --describe: only partitions without an available leader")
+    parser.add_argument("--partition-size-limit-per-response", type=int, default=2000,
+                        help="the most partitions in one DescribeTopicPartitions answer")
     parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
 
 
@@ -138,9 +141,10 @@ async def _describe(conn, args) -> None:
         configs = {r.resource_name: ",".join(f"{c.name}={c.value}" for c in r.configs
                                              if c.config_source != DEFAULT_CONFIG_SOURCE)
                    for r in answer.results if r.error_code == 0}
+    described = await _describe_partitions(conn, names, args)
     for name in names:
         t = by_name[name]
-        parts = sorted(t.partitions, key=lambda p: p.partition_index)
+        parts = sorted(described.get(name, t.partitions), key=lambda p: p.partition_index)
         if not partition_filter:
             rf = len(parts[0].replica_nodes) if parts else 0
             print(f"Topic: {name}\tTopicId: {uuid_to_base64(t.topic_id)}\tPartitionCount: {len(parts)}\t"
@@ -152,9 +156,37 @@ async def _describe(conn, args) -> None:
             if args.unavailable_partitions and available:
                 continue
             leader = p.leader_id if p.leader_id >= 0 else "none"
+            elr, known = getattr(p, "eligible_leader_replicas", None), getattr(p, "last_known_elr", None)
             print(f"\tTopic: {name}\tPartition: {p.partition_index}\tLeader: {leader}\t"
                   f"Replicas: {','.join(map(str, p.replica_nodes))}\tIsr: {','.join(map(str, p.isr_nodes))}\t"
-                  "Elr: N/A\tLastKnownElr: N/A")
+                  f"Elr: {_ids(elr)}\tLastKnownElr: {_ids(known)}")
+
+
+def _ids(nodes) -> str:
+    return "N/A" if nodes is None else ",".join(map(str, nodes))
+
+
+async def _describe_partitions(conn, names: list[str], args) -> dict:
+    """Each topic's partitions from DescribeTopicPartitions (KIP-966), page by page, as Kafka's admin client asks
+    for them (a topic it does not answer is printed from the Metadata answer, with ``Elr: N/A``)."""
+    from kraftwire.protocol import messages as w
+
+    if not names:
+        return {}
+    D = w.DescribeTopicPartitionsRequest
+    out: dict[str, list] = {}
+    cursor = None
+    while True:
+        answer = await conn.request(D(topics=[D.TopicRequest(name=n) for n in names],
+                                      response_partition_limit=args.partition_size_limit_per_response,
+                                      cursor=cursor), 0, timeout=args.timeout)
+        for t in answer.topics:
+            if t.error_code == 0:
+                out.setdefault(t.name, []).extend(t.partitions)
+        if answer.next_cursor is None:
+            return out
+        cursor = D.Cursor(topic_name=answer.next_cursor.topic_name,
+                          partition_index=answer.next_cursor.partition_index)
 
 
 # ---------------------------------------------------------------------------------------------------- writing

@@ -98,3 +98,62 @@ def test_topics_by_id_and_auto_creation():
                                                               ec.UNKNOWN_TOPIC_OR_PARTITION]
     assert ask(wanted, auto=True, allow=False).to_create == ()  # the client said no
     assert ask(wanted, auto=False).to_create == ()  # auto.create.topics.enable=false
+
+
+# ---------------------------------------------------------------------------------------------- DescribeTopicPartitions
+DTP = m.DescribeTopicPartitionsRequest
+
+
+def describe(names=(), limit=2000, cursor=None, cap=2000, may_describe=None):
+    from kraftwire.metadata.answers import describe_topic_partitions
+
+    req = DTP(topics=[DTP.TopicRequest(name=n) for n in names], response_partition_limit=limit,
+              cursor=None if cursor is None else DTP.Cursor(topic_name=cursor[0], partition_index=cursor[1]))
+    return describe_topic_partitions(image(), "SECURE", req, partition_limit=cap, may_describe=may_describe)
+
+
+def _rows(body):
+    return [(t.name, t.error_code, [p.partition_index for p in t.partitions]) for t in body.topics]
+
+
+def test_describe_topic_partitions_answers_every_topic_sorted_with_leaders_offline_replicas_and_elr():
+    body = describe()
+    assert _rows(body) == [("__consumer_offsets", 0, [0]), ("t", 0, [0, 1, 2])] and body.next_cursor is None
+    t = body.topics[1]
+    assert t.topic_id == T1 and not t.is_internal and body.topics[0].is_internal
+    p0, p1, p2 = t.partitions
+    assert (p0.leader_id, p0.leader_epoch, p0.replica_nodes, p0.isr_nodes, p0.offline_replicas) == (
+        1, 5, [1, 2, 3], [1, 2], [3])  # broker 3 is fenced
+    assert (p0.eligible_leader_replicas, p0.last_known_elr, p0.error_code) == ([], [], 0)
+    assert p1.leader_id == -1  # no leader
+    assert p2.leader_id == -1 and p2.offline_replicas == [4]  # broker 4 has no SECURE listener
+
+
+def test_describe_topic_partitions_pages_with_a_cursor_as_kafka_does():
+    first = describe(["t", "__consumer_offsets"], limit=2)
+    assert _rows(first) == [("__consumer_offsets", 0, [0]), ("t", 0, [0])]
+    assert (first.next_cursor.topic_name, first.next_cursor.partition_index) == ("t", 1)
+    second = describe(["t", "__consumer_offsets"], limit=2, cursor=("t", 1))
+    assert _rows(second) == [("t", 0, [1, 2])] and second.next_cursor is None
+    # the limit filled exactly at a topic's end: the next topic starts the next page
+    exact = describe(limit=1)
+    assert _rows(exact) == [("__consumer_offsets", 0, [0])]
+    assert (exact.next_cursor.topic_name, exact.next_cursor.partition_index) == ("t", 0)
+    assert _rows(describe(limit=5, cap=1)) == _rows(exact)  # max.request.partition.size.limit caps it
+    assert _rows(describe(limit=0)) == _rows(exact)  # at least one partition
+
+
+def test_describe_topic_partitions_errors_and_refusals():
+    from kraftwire.metadata.answers import InvalidDescribeRequest
+
+    body = describe(["nope", "bad/name", "__cluster_metadata"])
+    assert _rows(body) == [("__cluster_metadata", ec.UNKNOWN_TOPIC_OR_PARTITION, []),
+                           ("bad/name", ec.INVALID_TOPIC_EXCEPTION, []), ("nope", ec.UNKNOWN_TOPIC_OR_PARTITION, [])]
+    with pytest.raises(InvalidDescribeRequest, match="should contain the cursor topic"):
+        describe(["t"], cursor=("other", 0))
+    with pytest.raises(InvalidDescribeRequest, match="cursor partition must be valid"):
+        describe(["t"], cursor=("t", -1))
+    hidden = describe(["t", "__consumer_offsets"], may_describe=lambda n: n != "t")
+    assert _rows(hidden) == [("__consumer_offsets", 0, [0]), ("t", ec.TOPIC_AUTHORIZATION_FAILED, [])]
+    assert hidden.topics[1].topic_id == uuid.UUID(int=0)
+    assert _rows(describe(may_describe=lambda n: n != "t")) == [("__consumer_offsets", 0, [0])]
