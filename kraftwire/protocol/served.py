@@ -63,8 +63,8 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteAcls": (0, 3),
     "DescribeUserScramCredentials": (0, 0),
     "AlterUserScramCredentials": (0, 0),
-    # SASL listeners only; SaslHandshake v0 (raw tokens without Kafka framing) is not served
-    "SaslHandshake": (1, 1),
+    # SASL listeners only; after a SaslHandshake v0 the tokens travel raw (size-prefixed, no Kafka header)
+    "SaslHandshake": (0, 1),
     "SaslAuthenticate": (0, 2),
     # the quorum's APIs
     "Vote": (0, 2),

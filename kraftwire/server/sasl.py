@@ -1,8 +1,10 @@
 """The SASL gate of a SASL_PLAINTEXT or SASL_SSL listener: a dispatcher wrapper that runs each connection's SASL
 exchange (``security.sasl.exchange``) before anything else reaches the node.
 
-Before a connection has authenticated only ApiVersions, SaslHandshake (v1) and SaslAuthenticate are served; any other
-request closes it, as Kafka's SaslServerAuthenticator does. A failed authentication is answered with Kafka's error
+Before a connection has authenticated only ApiVersions, SaslHandshake and SaslAuthenticate are served; any other
+request closes it, as Kafka's SaslServerAuthenticator does. After a SaslHandshake v0 (older clients; librdkafka before
+2.x asks ApiVersions for it) the tokens travel raw — size-prefixed bytes without a Kafka header, both ways — and a failed
+one closes the connection without an answer, as in Kafka's legacy flow. A failed authentication is answered with Kafka's error
 and message, logged with the peer address (never which half of the credentials was wrong), and the connection is
 closed ``connection.failed.authentication.delay.ms`` (Kafka's default, 100 ms) later. On success the connection's
 principal is ``User:<name>``. ApiVersions on this listener lists the SASL APIs as well.
@@ -109,6 +111,9 @@ class SaslDispatcher(DispatcherView):
             return
         if exchange.state == FAILED:
             return  # closing after the failed-authentication delay
+        if getattr(conn, "sasl_raw", False):
+            self._raw_token(frame, conn, exchange)
+            return
         if len(frame) < 8:
             self._refuse(conn, "a frame too short for a request header")
             return
@@ -195,6 +200,8 @@ class SaslDispatcher(DispatcherView):
         self._expect(conn, cid)
         conn.send_response(w.SaslHandshakeResponse(error_code=answer.error, mechanisms=answer.mechanisms),
                            request.version, cid)
+        if request.version == 0 and not answer.error and not reauthentication:
+            conn.sasl_raw = True  # the tokens that follow come without Kafka's framing
         if answer.error:
             log.warning("closing connection from %s: SASL mechanism %r is not enabled on listener %s%s",
                         conn.peer, mechanism, self.settings.listener,
@@ -230,6 +237,24 @@ class SaslDispatcher(DispatcherView):
         else:
             log.info("%s authenticated with SASL %s from %s%s", exchange.principal, exchange.mechanism, conn.peer,
                      lifetime)
+
+    def _raw_token(self, token: bytes, conn, exchange: SaslExchange) -> None:
+        """A SASL token after a SaslHandshake v0: it and its answer travel as bare size-prefixed bytes, no Kafka
+        header (Kafka's legacy flow). A failure closes the connection without an answer, as Kafka does."""
+        answer = exchange.authenticate(token, self._clock_ms(), 0)
+        if answer.error:
+            self.base.count_error("sasl")
+            log.warning("failed SASL %s authentication (raw tokens) from %s on listener %s", exchange.mechanism,
+                        conn.peer, self.settings.listener)
+            log.debug("SASL failure from %s: %s", conn.peer, answer.reason)
+            self._close_soon(conn)
+            return
+        reply = bytes(answer.auth_bytes or b"")
+        conn.send_chunks([struct.pack(">i", len(reply)), reply])
+        if exchange.authenticated:
+            conn.sasl_raw = False
+            conn.principal = exchange.principal
+            log.info("%s authenticated with SASL %s from %s", exchange.principal, exchange.mechanism, conn.peer)
 
     # ------------------------------------------------------------------------------------------- helpers
     @staticmethod

@@ -346,22 +346,9 @@ def _principal_lines(proc, kind: str) -> int:
     return proc.stderr().count(text)
 
 
-#: kcat is Debian's (librdkafka 2.0.2 built in), which Kafka lets log in with SCRAM and kraftwire does not (two
-#: kraftwire bugs; confluent-kafka's own librdkafka 2.16 meets neither, hence it passes):
-#: * librdkafka 2.0.2 enables SASL only when ApiVersions lists SaslHandshake v0 (rdkafka_feature.c: the
-#:   RD_KAFKA_FEATURE_SASL_HANDSHAKE dependency SaslHandshake 0..0); Kafka lists 0-1, kraftwire 1-1
-#:   (kraftwire/protocol/served.py, "SaslHandshake": (1, 1)): "SASL Handshake not supported by broker";
-#: * its client-final message repeats the client nonce (r=<client nonce><server-first r>); Kafka's ScramSaslServer
-#:   accepts a nonce that ends with the server's (endsWith), kraftwire wants it equal
-#:   (kraftwire/security/sasl/scram.py, ScramServer._client_final: "the nonce is not the server's").
-#: With both changed (checked by hand) kcat produces and reads back over SASL_SSL; the strict xfail then fails.
-KCAT_SCRAM = pytest.mark.xfail(
-    strict=True, raises=AssertionError,
-    reason="kraftwire advertises SaslHandshake 1-1 only and wants the SCRAM client-final nonce equal to the server's: "
-           "librdkafka 2.0.2 (Debian's kcat) needs SaslHandshake v0 listed and sends the client nonce twice, as Kafka "
-           "accepts")
-MATRIX = [pytest.param(c, k, id=f"{c}-{k}", marks=KCAT_SCRAM if (c, k) == ("kcat", "sasl_ssl") else ())
-          for c, k in itertools.product(CLIENTS, LISTENERS)]
+#: kcat is Debian's (librdkafka 2.0.2 built in): it enables SASL only when ApiVersions lists SaslHandshake v0, and its
+#: SCRAM client-final repeats the client nonce in front of the server's — both as Kafka accepts them.
+MATRIX = [pytest.param(c, k, id=f"{c}-{k}") for c, k in itertools.product(CLIENTS, LISTENERS)]
 
 
 @pytest.mark.parametrize("client,kind", MATRIX)

@@ -97,7 +97,7 @@ def test_a_wrong_password_is_refused_with_kafkas_error_and_the_connection_closes
     async def steps(conn):
         versions = await conn.request(w.ApiVersionsRequest(), 3)
         keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-        assert keys[17] == (1, 1) and keys[36] == (0, 2)  # SaslHandshake, SaslAuthenticate on this listener
+        assert keys[17] == (0, 1) and keys[36] == (0, 2)  # SaslHandshake, SaslAuthenticate on this listener
         hs = await conn.request(w.SaslHandshakeRequest(mechanism="PLAIN"), 1)
         assert hs.error_code == 0 and hs.mechanisms == ["PLAIN"]
         auth = await conn.request(w.SaslAuthenticateRequest(auth_bytes=b"\x00alice\x00wrong"), 2)
@@ -246,3 +246,53 @@ def test_metadata_names_the_listener_the_request_came_in_on(tls_node):
                    sasl=login) == \
         [(1, node.port_of("SECURE"))]
     assert brokers(node.port_of("BROKER")) == [(1, node.port_of("BROKER"))]
+
+
+def _raw_login(port: int, token: bytes) -> tuple[bytes | None, bytes]:
+    """SaslHandshake v0, then ``token`` raw (size-prefixed, no Kafka header), as pre-KIP-152 clients log in: (the
+    raw answer or None when the node closed the connection, what an ApiVersions v0 afterwards gets back)."""
+    import socket
+    import struct
+
+    from kraftwire.protocol import framing
+    from kraftwire.protocol import messages as w
+
+    def frame(body, version, cid):
+        return b"".join(bytes(c) for c in framing.encode_request(body, version, cid, client_id="raw"))
+
+    def read(s) -> bytes | None:
+        head = b""
+        while len(head) < 4:
+            chunk = s.recv(4 - len(head))
+            if not chunk:
+                return None
+            head += chunk
+        size = struct.unpack(">i", head)[0]
+        data = b""
+        while len(data) < size:
+            chunk = s.recv(size - len(data))
+            if not chunk:
+                return None
+            data += chunk
+        return data
+
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        s.sendall(frame(w.SaslHandshakeRequest(mechanism="PLAIN"), 0, 1))
+        hs = read(s)
+        assert hs is not None and struct.unpack_from(">ih", hs, 0) == (1, 0)  # correlation id 1, no error
+        s.sendall(struct.pack(">i", len(token)) + token)
+        answer = read(s)
+        if answer is None:
+            return None, b""
+        s.sendall(frame(w.ApiVersionsRequest(), 0, 2))
+        return answer, read(s) or b""
+
+
+def test_the_legacy_raw_token_flow_after_a_v0_handshake(node):
+    port = node.port_of("BROKER")
+    answer, after = _raw_login(port, b"\x00alice\x00alice-secret")
+    assert answer == b""  # PLAIN's empty reply, as a bare size-prefixed token
+    assert after[:4] == b"\x00\x00\x00\x02" and after[4:6] == b"\x00\x00"  # then Kafka requests: ApiVersions answers
+    assert _raw_login(port, b"\x00alice\x00wrong") == (None, b"")  # a bad token: closed without an answer
+    assert "failed SASL PLAIN authentication (raw tokens)" in node.stderr()
+    _produce(port, [b"sasl-after-raw"])
