@@ -120,7 +120,10 @@ def test_a_kafka_python_client_logs_in_with_a_credential_added_at_run_time(kraft
                              sasl_plain_username="frank", sasl_plain_password="frank-secret",
                              request_timeout_ms=int(TIMEOUT_S * 1000))
     try:
-        assert len(admin.describe_cluster()["brokers"]) == 1
+        # list_topics, not describe_cluster: kafka-python's describe_cluster asks DescribeCluster v2
+        # (include_fenced_brokers), which Kafka 3.x's spec lacks, and its Metadata fallback failed once with a
+        # KeyError 'node_id' inside the client
+        assert isinstance(admin.list_topics(), list)  # an answer needs the login to have succeeded
     finally:
         admin.close()
     assert "User:frank authenticated with SASL SCRAM-SHA-256" in node.stderr()
