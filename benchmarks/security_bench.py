@@ -9,7 +9,11 @@ SASL_PLAINTEXT with SCRAM-SHA-512 (credentials added by ``storage format --add-s
   (the issue's goal: SASL_SSL >= 60 % of plaintext);
 * SCRAM-SHA-512 logins per second (connect, SaslHandshake, two SaslAuthenticate round trips; 4096 iterations);
 * acks=all latency at concurrency 1 of an authenticated producer, p99 with and without a storm of failed logins
-  (bounded in count and time) running beside it (goal: <= 1.5x).
+  (bounded in count and time) running beside it (goal: <= 1.5x);
+* what ACL checks cost (``--acls N``): a second, KRaft node (``server-start``) with
+  ``authorizer.class.name=StandardAuthorizer`` and N unrelated ACLs besides the one that lets alice write; produce
+  throughput to a 3-partition topic as alice (every batch checked against the ACLs) against the super user admin on
+  the same node and listener (whose check is a set lookup), and their ratio.
 
 Figures depend on the machine; they are reported, never asserted.
 """
@@ -33,7 +37,7 @@ VALUE = b"x" * 100
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";')
 
 
-def produce_throughput(conf: dict, n: int) -> float:
+def produce_throughput(conf: dict, n: int, topic: str = "roles") -> float:
     from confluent_kafka import Producer
 
     p = Producer({**conf, "acks": "all", "linger.ms": 5, "batch.size": 1_000_000,
@@ -42,7 +46,7 @@ def produce_throughput(conf: dict, n: int) -> float:
     for _ in range(n):
         while True:
             try:
-                p.produce("roles", VALUE)
+                p.produce(topic, VALUE)
                 break
             except BufferError:
                 p.poll(0.005)
@@ -91,11 +95,61 @@ def scram_logins(port: int, n: int, password: str = "alice-secret", seconds: flo
     return asyncio.run(run())
 
 
+def acl_overhead(base: str, records: int, acl_count: int) -> None:
+    """Produce as an ACL-checked principal and as a super user to the same KRaft node; prints the ratio."""
+
+    from confluent_kafka.admin import AclBinding, AclOperation, AclPermissionType, AdminClient, NewTopic
+    from confluent_kafka.admin import ResourcePatternType, ResourceType
+
+    jaas = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '
+            'password="admin-secret" user_admin="admin-secret" user_alice="alice-secret";')
+    props = ("listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:SASL_PLAINTEXT\n"
+             "sasl.enabled.mechanisms=PLAIN\nsasl.mechanism.inter.broker.protocol=PLAIN\n"
+             f"listener.name.broker.plain.sasl.jaas.config={jaas}\n"
+             "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+             "super.users=User:admin;User:ANONYMOUS\noffsets.topic.replication.factor=1\n")
+    cluster = roles.RolesCluster(os.path.join(base, "acl"), controllers=1, brokers=0, combined=True, kraft=True,
+                                 extra_props=props)
+    node = cluster.nodes[1]
+    try:
+        cluster.start_all()
+        common = {"bootstrap.servers": f"localhost:{node.port_of('BROKER')}", "security.protocol": "SASL_PLAINTEXT",
+                  "sasl.mechanisms": "PLAIN"}
+        admin_conf = {**common, "sasl.username": "admin", "sasl.password": "admin-secret"}
+        alice_conf = {**common, "sasl.username": "alice", "sasl.password": "alice-secret"}
+        admin = AdminClient(admin_conf)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                admin.create_topics([NewTopic("bench", 3, 1)])["bench"].result(timeout=10)
+                break
+            except Exception:  # the broker may still be fenced right after start
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.5)
+        acls = [AclBinding(ResourceType.TOPIC, f"other-{i}", ResourcePatternType.LITERAL, f"User:user-{i % 50}", "*",
+                           AclOperation.READ, AclPermissionType.ALLOW) for i in range(acl_count)]
+        acls.append(AclBinding(ResourceType.TOPIC, "bench", ResourcePatternType.LITERAL, "User:alice", "*",
+                               AclOperation.WRITE, AclPermissionType.ALLOW))
+        for i in range(0, len(acls), 1000):
+            for future in admin.create_acls(acls[i:i + 1000]).values():
+                future.result(timeout=60)
+        time.sleep(1)  # the broker's image has the ACLs
+        produce_throughput(admin_conf, min(10_000, records), topic="bench")  # warm up
+        t_admin = produce_throughput(admin_conf, records, topic="bench")
+        t_alice = produce_throughput(alice_conf, records, topic="bench")
+        print(f"produce with ACLs on ({acl_count + 1:,} ACLs), SASL_PLAINTEXT, acks=all, 100 B: super user "
+              f"{t_admin:,.0f} records/s, ACL-checked user {t_alice:,.0f} records/s: {t_alice / t_admin:.0%}")
+    finally:
+        cluster.close()
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--records", type=int, default=100_000)
     parser.add_argument("--logins", type=int, default=200)
     parser.add_argument("--latency-records", type=int, default=1000)
+    parser.add_argument("--acls", type=int, default=5000, help="unrelated ACLs on the ACL-checked node")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as base:
         ca = CA(os.path.join(base, "ca"))
@@ -139,6 +193,7 @@ def main() -> int:
                   f"a storm of failed SCRAM logins: {stormy / quiet:.2f}x")
         finally:
             cluster.close()
+        acl_overhead(base, args.records, args.acls)
     return 0
 
 

@@ -17,8 +17,10 @@ do (the table in ``kafka-security-facts.md`` §5):
   when the forwarding connection's principal may CLUSTER_ACTION the cluster, as Kafka's Envelope requires, and checks
   it like a client's request otherwise.
 
-Until a node has folded the ACLs of its log (a broker that just started), a principal that is not a super user is
-refused unless ``allow.everyone.if.no.acl.found``: the node fails closed.
+Until a node has caught up with the metadata log once (a node that just started: a leader known, and its image at
+that leader's high watermark), only super users are allowed, whatever ``allow.everyone.if.no.acl.found`` says: the
+node fails closed rather than deciding on ACLs it has not read yet. Kafka starts its listeners only then (the
+authorizer's initial load); kraftwire's listeners are up sooner and refuse meanwhile.
 """
 
 from __future__ import annotations
@@ -63,21 +65,37 @@ def host_of(peer: str) -> str:
 class Access:
     """The node's ACL checks: ``allows(conn, resource_type, name, operation)`` over the image's current ACLs."""
 
-    def __init__(self, image_source, super_users: frozenset[str], allow_everyone_if_no_acl_found: bool) -> None:
+    def __init__(self, image_source, super_users: frozenset[str], allow_everyone_if_no_acl_found: bool,
+                 caught_up=None) -> None:
         self._image = image_source  # () -> MetadataImage
         self.super_users = super_users
         self.allow_everyone = allow_everyone_if_no_acl_found
+        self._caught_up = caught_up  # () -> bool: has this node read its metadata log up to the leader's end?
+        self._ready = caught_up is None
         self._authorizer: Authorizer | None = None
+        self._only_super_users = Authorizer({}, super_users, False)
 
     @classmethod
-    def from_config(cls, config, image_source) -> "Access | None":
+    def from_config(cls, config, image_source, caught_up=None) -> "Access | None":
         """None when ``authorizer.class.name`` is empty (no checks); the settings validated its value."""
         if not config.authorizer_class_name:
             return None
-        return cls(image_source, parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found)
+        return cls(image_source, parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found,
+                   caught_up)
+
+    @property
+    def ready(self) -> bool:
+        """Caught up once with the metadata log (then for good: later lag is the ordinary kind)."""
+        if not self._ready and self._caught_up():
+            self._ready = True
+            log.info("ACLs loaded from the metadata log (%d ACLs); requests are now checked against them",
+                     len(self._image().acls))
+        return self._ready
 
     @property
     def authorizer(self) -> Authorizer:
+        if not self.ready:
+            return self._only_super_users
         acls = self._image().acls
         a = self._authorizer
         if a is None or a.acls is not acls:

@@ -110,7 +110,7 @@ class Node:
             from kraftwire.server.access import Access
 
             md = self.metadata
-            self.authorizer = Access.from_config(settings.config, lambda: md.image)
+            self.authorizer = Access.from_config(settings.config, lambda: md.image, self._metadata_caught_up)
             self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
             kraft = KraftApis(self, self.metadata)
             kraft.register()
@@ -441,6 +441,14 @@ class Node:
         if requested:
             for t in body.topics:
                 t.topic_name = requested
+
+    def _metadata_caught_up(self) -> bool:
+        """This node knows a leader and its image has folded the log up to the high watermark it learned."""
+        raft = self.raft
+        if raft is None or self.metadata is None or raft.quorum.leader_id < 0:
+            return False
+        hw = raft.high_watermark
+        return hw > 0 and self.metadata.image.offset >= hw - 1
 
     def _scram_credentials(self, sasl):
         """The SCRAM credentials of a listener that enables SCRAM, as a lookup ``(user, mechanism byte) ->

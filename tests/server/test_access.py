@@ -165,3 +165,17 @@ def test_the_test_server_refuses_an_authorizer(tmp_path):
     with pytest.raises(ConfigError) as refused:
         Node(settings, topic="roles")
     assert refused.value.key == "authorizer.class.name"
+
+
+def test_until_the_node_has_caught_up_only_super_users_pass_even_with_allow_everyone():
+    caught_up = {"now": False}
+    image = _image(AclEntry(ResourceType.TOPIC, "t", PatternType.LITERAL, "User:alice", "*", Op.WRITE, Perm.ALLOW))
+    access = Access(lambda: image, frozenset({"User:admin"}), True, lambda: caught_up["now"])
+    alice, bob, admin = _Conn("User:alice"), _Conn("User:bob"), _Conn("User:admin")
+    assert not access.topic(alice, "t", Op.WRITE) and not access.topic(bob, "free", Op.WRITE)
+    assert access.topic(admin, "t", Op.WRITE) and not access.ready
+    caught_up["now"] = True
+    assert access.topic(alice, "t", Op.WRITE) and not access.topic(bob, "t", Op.WRITE)
+    assert access.topic(bob, "free", Op.WRITE)  # no ACL names it: allow.everyone.if.no.acl.found
+    caught_up["now"] = False
+    assert access.ready and access.topic(alice, "t", Op.WRITE)  # ready for good once caught up
