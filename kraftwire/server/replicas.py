@@ -225,6 +225,9 @@ class ReplicaManager:
 
     def close(self) -> None:
         self.started = False  # an image published after this is not applied
+        # the high watermarks while the logs are open: a leader still leading at shutdown (its controlled shutdown
+        # unconfirmed, the controllers gone first) would otherwise meet a closed log and fail its directory
+        self.beat(retain=False)
         for hp in list(self.partitions.values()):
             hp.waits.leadership_lost()
             if not hp.failed:
@@ -236,7 +239,7 @@ class ReplicaManager:
                     hp.log.close()
                 except LogIOError as exc:
                     log.error("closing %s-%d: %s", hp.topic, hp.index, exc)
-        self.beat(retain=False)
+        self._write_checkpoints()  # the directories' checkpoints as the closed logs left them
         self.partitions.clear()
         self.by_id.clear()
 
@@ -268,6 +271,9 @@ class ReplicaManager:
                     hp.log.checkpoint_high_watermark()
                 except LogIOError as exc:
                     self.dir_failed(hp.root, exc)
+        self._write_checkpoints()
+
+    def _write_checkpoints(self) -> None:
         for root, checkpoints in self.roots.items():
             if root in self.offline_roots:
                 continue
