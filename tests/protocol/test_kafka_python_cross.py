@@ -99,11 +99,11 @@ def _to_theirs(obj, info, their_cls, struct_field, version):
         if f.struct is not None:
             if f.is_array:
                 v = None if v is None else [_to_theirs(e, f.struct, tfield.data_class, tfield, version) for e in v]
-            else:
+            elif v is not None:  # a nullable struct (DescribeTopicPartitions' Cursor) may be null
                 v = _to_theirs(v, f.struct, tfield.data_class, tfield, version)
         elif isinstance(v, memoryview):
             v = bytes(v)
-        elif f.type == "int32" and f.name.endswith("AuthorizedOperations"):
+        elif attr == "authorized_operations":  # renamed to a set of bits (not in every message: see below)
             v = _ops_to_theirs(v)
         kwargs[attr] = v
     return their_cls(version=version, **kwargs)
@@ -124,7 +124,7 @@ def _from_theirs(tobj, info, struct_field, version):
                 v = f.make_default()
             else:
                 v = _from_theirs(v, f.struct, tfield, version)
-        elif f.type == "int32" and f.name.endswith("AuthorizedOperations"):
+        elif attr == "authorized_operations":  # DescribeTopicPartitions keeps its int32 as it is
             v = _ops_from_theirs(v)
         elif f.type == "uuid":
             v = [_uuid_from_theirs(x) for x in v] if f.is_array and v is not None else _uuid_from_theirs(v)
