@@ -5,8 +5,9 @@ Before a connection has authenticated only ApiVersions, SaslHandshake and SaslAu
 request closes it, as Kafka's SaslServerAuthenticator does. After a SaslHandshake v0 (older clients; librdkafka before
 2.x asks ApiVersions for it) the tokens travel raw — size-prefixed bytes without a Kafka header, both ways — and a failed
 one closes the connection without an answer, as in Kafka's legacy flow. A failed authentication is answered with Kafka's error
-and message, logged with the peer address (never which half of the credentials was wrong), and the connection is
-closed ``connection.failed.authentication.delay.ms`` (Kafka's default, 100 ms) later. On success the connection's
+and message, logged with the peer address (never which half of the credentials was wrong); the answer is sent and the
+connection closed ``connection.failed.authentication.delay.ms`` (Kafka's default, 100 ms) later, as KIP-306 delays
+them. On success the connection's
 principal is ``User:<name>``. ApiVersions on this listener lists the SASL APIs as well.
 
 Re-authentication (KIP-368), with ``connections.max.reauth.ms`` of the mechanism (``SaslSettings.max_reauth_ms``;
@@ -215,10 +216,13 @@ class SaslDispatcher(DispatcherView):
         cid = request.header.correlation_id
         if answer.answered:
             self._expect(conn, cid)
-            conn.send_response(w.SaslAuthenticateResponse(error_code=answer.error, error_message=answer.message,
-                                                          auth_bytes=answer.auth_bytes,
-                                                          session_lifetime_ms=answer.session_lifetime_ms),
-                               request.version, cid)
+            response = w.SaslAuthenticateResponse(error_code=answer.error, error_message=answer.message,
+                                                  auth_bytes=answer.auth_bytes,
+                                                  session_lifetime_ms=answer.session_lifetime_ms)
+            if answer.error:  # KIP-306: the failure is answered when the connection closes, the delay later
+                self._answer_late(conn, response, request.version, cid)
+                return self._failed(conn, exchange, what, reauthentication, answer)
+            conn.send_response(response, request.version, cid)
         if answer.error:
             self.base.count_error("sasl")
             who = f" of {exchange.principal}" if reauthentication else ""
@@ -255,6 +259,23 @@ class SaslDispatcher(DispatcherView):
             conn.sasl_raw = False
             conn.principal = exchange.principal
             log.info("%s authenticated with SASL %s from %s", exchange.principal, exchange.mechanism, conn.peer)
+
+    def _failed(self, conn, exchange: SaslExchange, what: str, reauthentication: bool, answer) -> None:
+        self.base.count_error("sasl")
+        who = f" of {exchange.principal}" if reauthentication else ""
+        log.warning("failed SASL %s %s%s from %s on listener %s", exchange.mechanism, what, who, conn.peer,
+                    self.settings.listener)
+        log.debug("SASL failure from %s: %s", conn.peer, answer.reason)
+
+    @staticmethod
+    def _answer_late(conn, response, version: int, correlation_id: int) -> None:
+        """Send the failure ``connection.failed.authentication.delay.ms`` later and close (Kafka's KIP-306: a client
+        retrying bad credentials waits that long for each answer, which slows a storm of them)."""
+        def answer() -> None:
+            if not conn.closed:
+                conn.send_response(response, version, correlation_id)
+                conn.close()
+        asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, answer)
 
     # ------------------------------------------------------------------------------------------- helpers
     @staticmethod

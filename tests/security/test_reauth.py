@@ -317,13 +317,17 @@ def test_a_request_between_the_re_authentication_steps_closes_the_connection():
     assert conn.closed
 
 
-def _closes_after_the_delay(steps) -> FakeConn:
+def _closes_after_the_delay(steps, late=None) -> FakeConn:
+    """Run ``steps``; the connection closes the failed-authentication delay later, after sending ``late`` answers
+    (KIP-306: a failed login is answered only then)."""
     async def main():
         conn = FakeConn()
         steps(conn)
         assert not conn.closed
         await asyncio.sleep(FAILED_AUTHENTICATION_DELAY_S + 0.05)
         assert conn.closed
+        if late is not None:
+            late(conn.last())
         return conn
 
     return asyncio.run(main())
@@ -337,10 +341,13 @@ def test_a_principal_change_is_refused_and_closes_as_a_failed_login(caplog):
         _login(gate, conn)
         clock.ms = 2000
         answer = _login(gate, conn, token=BOB, cid=3)
+        assert isinstance(answer, w.SaslHandshakeResponse)  # the failure is not answered yet
+
+    def late(answer):
         assert answer.error_code == ec.SASL_AUTHENTICATION_FAILED
         assert answer.error_message == "Cannot change principals during re-authentication from User.alice: User.bob"
 
-    conn = _closes_after_the_delay(steps)
+    conn = _closes_after_the_delay(steps, late)
     assert conn.principal == "User:alice"
     assert "failed SASL PLAIN re-authentication of User:alice from 10.0.0.7:5555" in caplog.text
 
@@ -365,11 +372,13 @@ def test_a_wrong_password_on_re_authentication_closes_as_a_failed_login():
     def steps(conn):
         _login(gate, conn)
         clock.ms = 2000
-        answer = _login(gate, conn, token=b"\x00alice\x00nope", cid=3)
+        _login(gate, conn, token=b"\x00alice\x00nope", cid=3)
+
+    def late(answer):
         assert (answer.error_code, answer.error_message) == (ec.SASL_AUTHENTICATION_FAILED,
                                                              failure_message("PLAIN", True))
 
-    _closes_after_the_delay(steps)
+    _closes_after_the_delay(steps, late)
 
 
 class Transport(asyncio.Transport):
