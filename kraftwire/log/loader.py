@@ -128,7 +128,9 @@ def load(log, topic_id: uuid.UUID | None) -> None:
     cache.truncate_from_start(log._start)
     cache.truncate_from_end(log._end + 1 if clean else log._end)
     log._cache = cache
-    if cache.entries() != before or not os.path.exists(log._path(LeaderEpochCheckpointFile.NAME)):
+    # a new log's empty cache needs no file (an absent checkpoint reads as empty): a broker creating thousands of
+    # partitions at once spends its time in these fsyncs
+    if cache.entries() != before or (not created and not os.path.exists(log._path(LeaderEpochCheckpointFile.NAME))):
         LeaderEpochCheckpointFile(log.directory).write(cache.entries())
 
     _load_snapshots(log)
@@ -143,10 +145,12 @@ def load(log, topic_id: uuid.UUID | None) -> None:
         if seg is not log._segments[-1] and seg.indexes_dirty:
             seg.on_become_inactive()
             seg.write_indexes(fsync=True)
-        os.fsync(seg.fd)
+        if not created:  # a new log's one segment is empty: the directory's fsync below is what makes it exist
+            os.fsync(seg.fd)
         seg.flushed_size = seg.size
     fsync_dir(log.directory)
-    log._offset_file(RECOVERY_POINT_CHECKPOINT).write(log._segments[-1].base_offset)
+    if not created or log._segments[-1].base_offset:  # absent, the recovery point reads as 0
+        log._offset_file(RECOVERY_POINT_CHECKPOINT).write(log._segments[-1].base_offset)
     log._flushed = log._end
     hw = log._offset_file(HIGH_WATERMARK_CHECKPOINT).read()
     log._hwm = max(log._start, min(hw if hw is not None else 0, log._end))

@@ -91,6 +91,9 @@ def _compacts(overrides) -> bool:
     return "compact" in _policies(overrides)
 
 
+#: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
+APPLY_BUDGET_S = 0.05
+
 class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
@@ -180,6 +183,9 @@ class ReplicaManager:
         self._found: dict[tuple[str, int], str] = {}  # partition directories present at start -> their root
         self._topics_seen: dict = {}
         self._configs_seen = None
+        self._image_to_apply = None
+        self._resume: asyncio.Handle | None = None  # the next apply pass, when one was cut short
+        self._changed_before: set = set()  # topics the passes cut short went through
         #: called with the ``Hosted`` whose high watermark or (as leader) log end moved: parked fetches listen
         self.watchers: list[Callable[[Hosted], None]] = []
         #: ``alter(hp, pending)`` sends an AlterPartition for ``hp``'s pending ISR (set by the partition APIs)
@@ -225,6 +231,9 @@ class ReplicaManager:
 
     def close(self) -> None:
         self.started = False  # an image published after this is not applied
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         # the high watermarks while the logs are open: a leader still leading at shutdown (its controlled shutdown
         # unconfirmed, the controllers gone first) would otherwise meet a closed log and fail its directory
         self.beat(retain=False)
@@ -284,14 +293,32 @@ class ReplicaManager:
 
     # ------------------------------------------------------------------------------------------------ the image
     def apply(self, image) -> None:
-        """Host, lead, follow or drop partitions as ``image`` says."""
+        """Host, lead, follow or drop partitions as ``image`` says. Creating a partition's files costs a few
+        milliseconds of fsyncs, so a pass that must create many (a burst of CreateTopics: thousands) stops after
+        ``APPLY_BUDGET_S`` of them and goes on at the next turn of the event loop, with the latest image then: the
+        broker keeps heartbeating (it would otherwise be fenced for a session timeout's worth of file creation) and
+        serving; a partition not created yet answers as not hosted, as in Kafka until its log exists."""
         if not self.started:
             return
+        self._image_to_apply = image
+        if self._resume is None:
+            self._apply_pass()
+
+    def _apply_pass(self) -> None:
+        self._resume = None
+        image = self._image_to_apply
+        if not self.started or image is None:
+            return
         seen = self._topics_seen
+        done = dict(seen)  # what this pass finished (a pass cut short keeps the unfinished topics unseen)
         changed = set()
+        deadline = time.monotonic() + APPLY_BUDGET_S
+        cut_short, created = False, 0
         for topic_id, topic in image.topics.items():
             if seen.get(topic_id) is topic and not self._configs_changed(image, topic):
                 continue
+            if cut_short:
+                break
             changed.add(topic_id)
             overrides = image.configs.get((TOPIC_RESOURCE, topic.name), {})
             for index, reg in topic.partitions.items():
@@ -301,6 +328,10 @@ class ReplicaManager:
                         self._delete(hp, "this broker is no longer a replica")
                     continue
                 if hp is None:
+                    if created and time.monotonic() > deadline:  # at least one per pass: every pass progresses
+                        cut_short = True
+                        break
+                    created += 1
                     hp = self._host(topic_id, topic.name, index, overrides)
                     if hp is None:
                         continue
@@ -327,6 +358,15 @@ class ReplicaManager:
                 else:
                     self.fetchers.unfollow((hp.topic, hp.index))
                 self._advance(hp)
+            if not cut_short:
+                done[topic_id] = topic
+        if cut_short:
+            self._topics_seen = done
+            self._changed_before |= changed  # their directories are told once the pass completes
+            self._resume = asyncio.get_running_loop().call_soon(self._apply_pass)
+            return
+        changed |= self._changed_before
+        self._changed_before = set()
         for topic_id in [t for t in seen if t not in image.topics]:
             for hp in [h for (tid, _), h in list(self.by_id.items()) if tid == topic_id]:
                 self._delete(hp, "its topic was deleted")

@@ -593,3 +593,39 @@ def test_a_segment_roll_writes_a_producer_snapshot_at_its_base(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def test_hosting_many_partitions_is_spread_over_turns_of_the_event_loop(tmp_path, monkeypatch):
+    """A burst of new partitions is created a budget at a time (here one partition per turn), the rest at the next
+    turns with the latest image; meanwhile the node keeps serving, and in the end every partition is hosted once."""
+    from kraftwire.server import replicas as replicas_module
+
+    monkeypatch.setattr(replicas_module, "APPLY_BUDGET_S", 0.0)
+    c = Combined(tmp_path)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            passes = []
+            real = node.replicas._apply_pass
+
+            def counted():
+                passes.append(len(node.replicas.partitions))
+                real()
+            node.replicas._apply_pass = counted
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            r = await conn.request(_create("burst", partitions=12), 5)
+            assert r.topics[0].error_code == 0
+            await _hosted(node, "burst", 12)
+            # one partition per pass: at least twelve passes, each starting with one more partition hosted
+            assert len([p for p in passes if p < 12]) >= 12 and sorted(passes) == passes
+            md = await conn.request(w.MetadataRequest(topics=None), 1)  # served between the passes too
+            assert [t.name for t in md.topics] == ["burst"]
+            assert sorted(i for (t, i) in node.replicas.partitions if t == "burst") == list(range(12))
+            await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
