@@ -92,7 +92,7 @@ def _compacts(overrides) -> bool:
 
 
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
-APPLY_BUDGET_S = 0.05
+APPLY_BUDGET_S = 0.02
 
 class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
@@ -295,9 +295,10 @@ class ReplicaManager:
     def apply(self, image) -> None:
         """Host, lead, follow or drop partitions as ``image`` says. Creating a partition's files costs a few
         milliseconds of fsyncs, so a pass that must create many (a burst of CreateTopics: thousands) stops after
-        ``APPLY_BUDGET_S`` of them and goes on at the next turn of the event loop, with the latest image then: the
-        broker keeps heartbeating (it would otherwise be fenced for a session timeout's worth of file creation) and
-        serving; a partition not created yet answers as not hosted, as in Kafka until its log exists."""
+        ``APPLY_BUDGET_S`` (20 ms) of them and goes on at the next turn of the event loop, with the latest image
+        then: the broker keeps heartbeating (it would otherwise be fenced for a session timeout's worth of file
+        creation) and serving; a partition not created yet answers as not hosted, as in Kafka until its log
+        exists."""
         if not self.started:
             return
         self._image_to_apply = image

@@ -2,13 +2,13 @@
 exchange (``security.sasl.exchange``) before anything else reaches the node.
 
 Before a connection has authenticated only ApiVersions, SaslHandshake and SaslAuthenticate are served; any other
-request closes it, as Kafka's SaslServerAuthenticator does. After a SaslHandshake v0 (older clients; librdkafka before
-2.x asks ApiVersions for it) the tokens travel raw — size-prefixed bytes without a Kafka header, both ways — and a failed
-one closes the connection without an answer, as in Kafka's legacy flow. A failed authentication is answered with Kafka's error
-and message, logged with the peer address (never which half of the credentials was wrong); the answer is sent and the
-connection closed ``connection.failed.authentication.delay.ms`` (Kafka's default, 100 ms) later, as KIP-306 delays
-them. On success the connection's
-principal is ``User:<name>``. ApiVersions on this listener lists the SASL APIs as well.
+request closes it, as Kafka's SaslServerAuthenticator does. After a SaslHandshake v0 (older clients; librdkafka 2.0
+looks for it in ApiVersions) the tokens travel raw, size-prefixed bytes without a Kafka header both ways, and a failed
+one closes the connection without an answer, as in Kafka's legacy flow. A failed authentication is answered with
+Kafka's error and message, logged with the peer address (never which half of the credentials was wrong); the answer
+is sent and the connection closed ``connection.failed.authentication.delay.ms`` (Kafka's default, 100 ms) later, as
+KIP-306 delays them. On success the connection's principal is ``User:<name>``. ApiVersions on this listener lists the
+SASL APIs as well.
 
 Re-authentication (KIP-368), with ``connections.max.reauth.ms`` of the mechanism (``SaslSettings.max_reauth_ms``;
 0, Kafka's default, turns all of this off):
