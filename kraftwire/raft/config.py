@@ -69,6 +69,11 @@ class RaftConfig:
     #: driver applies with ``ReplicatedLog.maybe_clean``. True: the core moves it to each new snapshot as soon as that
     #: snapshot is durable (the simulation does this to exercise snapshot installs).
     advance_log_start_on_snapshot: bool = False
+    #: kraft.version 1 (KIP-853: the voter set came from the log's bootstrap snapshot): every snapshot this node
+    #: writes carries the KRaftVersionRecord and ``voters_record`` (a ``VotersRecord``) in its header batch, so the
+    #: set outlives the bootstrap checkpoint when retention deletes it
+    kraft_version: int = 0
+    voters_record: object = None
     mutations: Mutations = field(default_factory=Mutations)
 
     @property

@@ -19,6 +19,7 @@ from kraftwire.ids import SnapshotId
 from kraftwire.raft.control_records import snapshot_footer_batch, snapshot_header_batch
 from kraftwire.raft.ready import CreateSnapshot, DeleteBeforeSnapshot, StoreSnapshot, TruncateToLatestSnapshot
 from kraftwire.records import RecordBatchBuilder
+from kraftwire.records import control
 
 
 @dataclass(slots=True)
@@ -27,11 +28,19 @@ class Download:
     data: bytearray = field(default_factory=bytearray)
 
 
-def build_snapshot(values: list[bytes], *, epoch: int, timestamp: int) -> bytes:
-    parts = [snapshot_header_batch(timestamp, epoch=epoch, timestamp=timestamp)]
-    next_offset = 1
+def build_snapshot(values: list[bytes], *, epoch: int, timestamp: int, kraft_version: int = 0,
+                   voters_record=None) -> bytes:
+    """The snapshot file: the header batch (with kraft.version and the voter set from kraft.version 1), the
+    listener's records after it, the footer; offsets count from 0 across the batches, as Kafka's writer counts."""
+    if kraft_version >= 1:
+        parts = [control.snapshot_header_batch(timestamp, epoch=epoch, base_offset=0, timestamp=timestamp,
+                                               kraft_version=kraft_version, voters=voters_record)]
+        next_offset = 2 + (voters_record is not None)  # the header, kraft.version and the voters
+    else:
+        parts = [snapshot_header_batch(timestamp, epoch=epoch, timestamp=timestamp)]
+        next_offset = 1
     if values:
-        builder = RecordBatchBuilder(base_offset=1, partition_leader_epoch=epoch)
+        builder = RecordBatchBuilder(base_offset=next_offset, partition_leader_epoch=epoch)
         builder.append_many(values, timestamp=timestamp)
         parts.append(builder.build())
         next_offset += len(values)
@@ -70,8 +79,9 @@ class Snapshots:
             end -= 1  # planted bug: one record inside the last batch
         values = [node.serde.serialize(r) for r in ctx.listener.snapshot_records()]
         snapshot_id = SnapshotId(end, ctx.last_epoch)
-        node.step.snapshot_ops.append(CreateSnapshot(snapshot_id, build_snapshot(values, epoch=ctx.last_epoch,
-                                                                               timestamp=now_ms)))
+        node.step.snapshot_ops.append(CreateSnapshot(snapshot_id, build_snapshot(
+            values, epoch=ctx.last_epoch, timestamp=now_ms, kraft_version=cfg.kraft_version,
+            voters_record=cfg.voters_record)))
         node.counters["snapshots_created"] += 1
         self.last_snapshot_ms = now_ms
         self.bytes_at_last = ctx.delivered_bytes

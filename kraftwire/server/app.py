@@ -201,14 +201,21 @@ class Node:
         except LogError as exc:
             self.log.close()
             raise StartupError(f"cannot read {store.path}: {exc}") from exc
+        voter_set = None  # (kraft.version, VotersRecord) when the log's bootstrap snapshot names the voters
         if not s.voters:
-            try:
-                voters = await self._discover_voters()
-            except StartupError:
-                self.log.close()
-                raise
+            voter_set = self._voters_from_log() if self.metadata is not None else None
+            if voter_set is not None:
+                voters = voter_set[2]
+            else:
+                try:
+                    voters = await self._discover_voters()
+                except StartupError:
+                    self.log.close()
+                    raise
             s = self.settings = self.roles.settings = replace(s, voters=voters)
         raft_config = s.raft_config(self.cluster_id)
+        if voter_set is not None:
+            raft_config = replace(raft_config, kraft_version=voter_set[0], voters_record=voter_set[1])
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:
             self.raft.register(listener)
@@ -385,6 +392,29 @@ class Node:
     def _connection_closed(self, conn) -> None:
         for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
             self._inbound.pop(cid, None)
+
+    def _voters_from_log(self):
+        """(kraft.version, VotersRecord, voters) from the newest snapshot of the metadata log that names the voter
+        set (KIP-853: ``storage format --standalone``/``--initial-controllers`` wrote it into the bootstrap
+        checkpoint, and kraft.version 1 snapshots carry it on), or None (static voters, or a node to be added)."""
+        from kraftwire.raft.dynamic_voters import endpoints_on, read_voter_set
+
+        listener = self.settings.controller_listener_names[0] if self.settings.controller_listener_names else ""
+        for sid in reversed(list(self.log.snapshot_ids())):
+            reader = self.log.read_snapshot(sid)
+            if reader is None:
+                continue
+            kraft_version, record = read_voter_set(reader.records())
+            if record is None:
+                continue
+            voters = tuple(Voter(node_id, host, port)
+                           for node_id, (host, port) in sorted(endpoints_on(record, listener).items()))
+            log.info("node %d: voters %s from snapshot %d-%d (kraft.version %d; the set is fixed: Add/Remove/"
+                     "UpdateRaftVoter are not served yet)", self.settings.node_id,
+                     ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), sid.end_offset, sid.epoch,
+                     kraft_version)
+            return kraft_version, record, voters
+        return None
 
     async def _discover_voters(self) -> tuple[Voter, ...]:
         """A broker given only ``controller.quorum.bootstrap.servers``: ask them (DescribeQuorum v2, the same

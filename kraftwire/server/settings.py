@@ -225,12 +225,9 @@ class NodeSettings:
         voters = tuple(_parse_voter(item) for item in config.controller_quorum_voters)
         bootstrap = tuple(_parse_bootstrap(item) for item in config.controller_quorum_bootstrap_servers)
         if not voters:
-            if bootstrap and not broker_only:
-                raise ConfigError("controller.quorum.bootstrap.servers",
-                                  ",".join(config.controller_quorum_bootstrap_servers),
-                                  "a controller needs controller.quorum.voters=id@host:port,... (dynamic voter sets, "
-                                  "KIP-853, are not supported); only a broker may find the quorum through "
-                                  "controller.quorum.bootstrap.servers alone")
+            # a controller given only controller.quorum.bootstrap.servers takes its voters from the voter set that
+            # storage format --standalone/--initial-controllers wrote into the metadata log (KIP-853), else asks
+            # the bootstrap servers as a broker does (a controller to be added later: an observer meanwhile)
             if not bootstrap:
                 raise ConfigError("controller.quorum.voters", props.get("controller.quorum.voters", "(missing)"),
                                   "list the voters as id@host:port,... (a broker may instead name "
@@ -243,7 +240,7 @@ class NodeSettings:
             raise ConfigError("process.roles", ",".join(roles), f"node.id {config.node_id} is in "
                               "controller.quorum.voters; a broker-only node must not be (it fetches the log as an "
                               "observer)")
-        if config.node_id not in ids and not broker_only:
+        if voters and config.node_id not in ids and not broker_only:
             warnings.append(f"node.id {config.node_id} is not in controller.quorum.voters: this node is an observer")
         heartbeat_ms, session_ms = config.broker_heartbeat_interval_ms, config.broker_session_timeout_ms
         if heartbeat_ms <= 0 or session_ms <= heartbeat_ms:

@@ -18,15 +18,21 @@ from kraftwire.errors import ConfigError
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(name)s: %(message)s"
 
 
-def add_common_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, metavar="FILE", help="the node's properties file (Kafka keys)")
+def add_common_arguments(parser: argparse.ArgumentParser, *, positional: bool = False) -> None:
+    if positional:  # kafka-server-start.sh config/server.properties
+        parser.add_argument("config_file", nargs="?", metavar="CONFIG", help="the node's properties file, as "
+                            "kafka-server-start.sh takes it (or --config)")
+        parser.add_argument("--config", metavar="FILE", help="the node's properties file (Kafka keys)")
+    else:
+        parser.add_argument("--config", required=True, metavar="FILE",
+                            help="the node's properties file (Kafka keys)")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     # quickstart hands its children listening sockets it bound itself (no pick-then-bind race)
     parser.add_argument("--listener-fd", action="append", default=[], metavar="NAME=FD", help=argparse.SUPPRESS)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_common_arguments(parser)
+    add_common_arguments(parser, positional=True)
 
 
 def setup_logging(level: str) -> None:
@@ -85,7 +91,11 @@ async def run_node(node, *, duration_s: float | None = None, on_started=None, be
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level)
-    settings = load_settings_or_exit(args.config)
+    given = [c for c in (getattr(args, "config_file", None), args.config) if c]
+    if len(given) != 1:
+        print("kraftwire server-start: give the properties file once, as CONFIG or --config FILE", file=sys.stderr)
+        return 2
+    settings = load_settings_or_exit(given[0])
     if settings is None:
         return 1
     from kraftwire.server.app import Node

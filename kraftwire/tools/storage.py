@@ -9,6 +9,13 @@ the config (``metadata.log.dir`` and ``log.dirs``) with ``bootstrap.checkpoint``
 Kafka's lines (``Formatting metadata directory D with metadata.version V.``). It checks every directory before it
 writes any: an already formatted directory stops it (exit 1) unless ``--ignore-formatted`` is given, in which case
 formatted directories are left alone.
+
+A controller without ``controller.quorum.voters`` (Kafka 4's shipped configs name
+``controller.quorum.bootstrap.servers``) needs one of ``--standalone`` (itself as the one voter, at its advertised
+controller listener, with a new directory id), ``--initial-controllers id@host:port:directory-id,...`` or
+``--no-initial-controllers``, as Kafka's StorageTool requires; the first two write the metadata log's bootstrap
+snapshot (``kraftwire.raft.dynamic_voters``: kraft.version 1 and the VotersRecord) and give a voter's metadata
+directory its directory id from the set, printing Kafka's "Formatting dynamic metadata voter directory ..." line.
 """
 
 from __future__ import annotations
@@ -55,12 +62,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="a SCRAM credential for the metadata log, repeatable: "
                           "'SCRAM-SHA-256=[name=alice,password=alice-secret]' or "
                           "'SCRAM-SHA-512=[name=alice,iterations=8192,salt=\"N3E=\",saltedpassword=\"YCE=\"]'")
-    fmt.add_argument("-s", "--standalone", action="store_true",
-                     help="(coming later, with dynamic quorums / KIP-853: not supported yet) format as the single "
-                     "initial voter")
-    fmt.add_argument("-I", "--initial-controllers", metavar="VOTERS",
-                     help="(coming later, with dynamic quorums / KIP-853: not supported yet) the initial voter set "
-                     "id@host:port:directory-id,...")
+    quorum = fmt.add_mutually_exclusive_group()
+    quorum.add_argument("-s", "--standalone", action="store_true",
+                        help="initialize this controller as a single-node dynamic quorum (KIP-853)")
+    quorum.add_argument("-N", "--no-initial-controllers", action="store_true",
+                        help="initialize a node without a dynamic quorum topology (a controller to be added later)")
+    quorum.add_argument("-I", "--initial-controllers", metavar="VOTERS",
+                        help="the initial dynamic quorum: id@host:port:directory-id,... (the same on every node)")
     fmt.set_defaults(_storage_format=True)
 
 
@@ -68,10 +76,6 @@ def run(args: argparse.Namespace) -> int:
     if args.storage_command == "random-uuid":
         print(uuid_to_base64(random_kafka_uuid()))
         return 0
-    if args.standalone or args.initial_controllers:
-        print("kraftwire storage format: --standalone and --initial-controllers come with dynamic quorums "
-              "(KIP-853) and are not supported yet; use controller.quorum.voters.", file=sys.stderr)
-        return 1
     try:
         config = load_config(args.config).validate()
     except OSError as exc:
@@ -81,13 +85,15 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire storage format: {exc}", file=sys.stderr)
         return 1
     try:
-        version, features = release_and_features(args.release_version, args.feature)
+        initial = initial_voters(args, config)
+        version, features = release_and_features(args.release_version, args.feature, dynamic=initial is not None)
         scram_records = []
         for text in args.add_scram:
             mechanism, user, cred = scram.parse_add_scram(text, lambda: scram.server_nonce(secrets.randbits(130)).encode())
             scram_records.append((scram.MECHANISMS[mechanism][1], user, cred))
         for line in format_storage(config, args.cluster_id, ignore_formatted=args.ignore_formatted,
-                                   metadata_version=version, features=features, scram=scram_records):
+                                   metadata_version=version, features=features, scram=scram_records,
+                                   initial_voters=initial):
             print(line)
     except (KraftwireError, ValueError) as exc:
         print(f"kraftwire storage format: {exc}", file=sys.stderr)
@@ -96,11 +102,45 @@ def run(args: argparse.Namespace) -> int:
 
 
 #: features kraftwire knows besides metadata.version, and the highest level it implements of each
-KNOWN_FEATURES = {"kraft.version": 0, "group.version": 0, "transaction.version": 0,
+KNOWN_FEATURES = {"kraft.version": 1, "group.version": 0, "transaction.version": 0,
                   "eligible.leader.replicas.version": 0}
 
 
-def release_and_features(release: str | None, feature_args: list[str]) -> tuple[mv.MetadataVersion, dict[str, int]]:
+def initial_voters(args, config: Config):
+    """The initial dynamic voter set (KIP-853) from ``--standalone`` or ``--initial-controllers``, or None; Kafka's
+    refusals as ``ValueError``."""
+    from kraftwire.raft.dynamic_voters import DynamicVoter, parse_voters
+
+    if config.node_id < 0:
+        raise ConfigError("node.id", config.node_id, "must be set to a non-negative id to format storage")
+    roles = config.process_roles or ("controller",)  # the node's default role, as its settings take it
+    voters = None
+    if args.initial_controllers:
+        voters = parse_voters(args.initial_controllers)
+    elif args.standalone:
+        if "controller" not in roles:
+            raise ValueError("You can only use --standalone on a controller.")
+        from kraftwire.server.settings import NodeSettings
+
+        settings = NodeSettings.from_file(args.config)
+        names = settings.controller_listener_names
+        ep = next((e for e in settings.advertised if names and e.name == names[0]), None)
+        if ep is None:
+            raise ValueError("No controller listeners found.")
+        voters = (DynamicVoter(config.node_id, ep.host or "localhost", ep.port, random_kafka_uuid()),)
+    if voters is not None and config.controller_quorum_voters:
+        raise ValueError("controller.quorum.voters is set: a static quorum takes no --standalone or "
+                         "--initial-controllers (remove controller.quorum.voters and name "
+                         "controller.quorum.bootstrap.servers instead)")
+    if (voters is None and not args.no_initial_controllers and "controller" in roles
+            and not config.controller_quorum_voters):
+        raise ValueError("Because controller.quorum.voters is not set on this controller, you must specify one of "
+                         "the following: --standalone, --initial-controllers, or --no-initial-controllers.")
+    return voters
+
+
+def release_and_features(release: str | None, feature_args: list[str], *,
+                         dynamic: bool = False) -> tuple[mv.MetadataVersion, dict[str, int]]:
     """``--release-version`` and ``--feature NAME=LEVEL`` as (metadata.version, other features); ``ValueError``
     names the offending argument."""
     features: dict[str, int] = {}
@@ -126,12 +166,17 @@ def release_and_features(release: str | None, feature_args: list[str]) -> tuple[
         if not 0 <= level <= KNOWN_FEATURES[name]:
             raise ValueError(f"--feature {name}={level}: kraftwire implements {name} up to level "
                              f"{KNOWN_FEATURES[name]}")
+    kraft = features.get("kraft.version")
+    if kraft is not None and (kraft == 0) == dynamic:
+        raise ValueError(f"Cannot set kraft.version to {kraft} {'if' if dynamic else 'unless'} KIP-853 "
+                         "configuration is present. Try removing the --feature flag for kraft.version.")
+    features.pop("kraft.version", None)  # it lives in the Raft log's bootstrap snapshot, not the metadata records
     return version, features
 
 
 def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = False,
                    metadata_version: mv.MetadataVersion = mv.DEFAULT, features: dict[str, int] | None = None,
-                   now_ms: int | None = None, scram=()) -> list[str]:
+                   now_ms: int | None = None, scram=(), initial_voters=None) -> list[str]:
     """Format every log dir of ``config``; returns the lines to print. Raises ``ValueError`` with the reason."""
     try:
         uuid_from_base64(cluster_id)
@@ -159,14 +204,39 @@ def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = 
     metadata_dir = config.metadata_dir()
     bootstrap = encode_bootstrap_file(bootstrap_records(metadata_version, features, scram),
                                       int(time.time() * 1000) if now_ms is None else now_ms)
+    now = int(time.time() * 1000) if now_ms is None else now_ms
+    me = next((v for v in initial_voters or () if v.node_id == config.node_id), None)
     for d in todo:
         created = not os.path.isdir(d)
         os.makedirs(d, exist_ok=True)
         if created:
             fsync_dir(os.path.dirname(os.path.abspath(d)))
         write_atomic(os.path.join(d, BOOTSTRAP_FILE), bootstrap)  # every new directory gets one, as Kafka's
+        directory_id = random_kafka_uuid()
+        if d != metadata_dir:
+            kind = "data directory"
+        elif initial_voters is None:
+            kind = "metadata directory"
+        else:
+            # KIP-853: the metadata log starts from a bootstrap snapshot naming the initial voters; a voter's
+            # metadata directory takes the directory id it has in that set
+            kind = "dynamic metadata voter directory" if me is not None else "dynamic metadata directory"
+            if me is not None:
+                directory_id = me.directory_id
+            _write_bootstrap_snapshot(d, config, initial_voters, now)
         write_meta_properties(d, MetaProperties(cluster_id=cluster_id, node_id=config.node_id,
-                                                directory_id=random_kafka_uuid(), version=1))
-        kind = "metadata" if d == metadata_dir else "data"
-        lines.append(f"Formatting {kind} directory {d} with {mv.FEATURE_NAME} {metadata_version.name}.")
+                                                directory_id=directory_id, version=1))
+        lines.append(f"Formatting {kind} {d} with {mv.FEATURE_NAME} {metadata_version.name}.")
     return lines
+
+
+def _write_bootstrap_snapshot(directory: str, config: Config, voters, now_ms: int) -> None:
+    from kraftwire.config import METADATA_TOPIC
+    from kraftwire.raft.dynamic_voters import BOOTSTRAP_SNAPSHOT, bootstrap_snapshot, voters_record
+
+    partition = os.path.join(directory, f"{METADATA_TOPIC}-0")
+    os.makedirs(partition, exist_ok=True)
+    fsync_dir(directory)
+    listener = config.controller_listener_names[0] if config.controller_listener_names else "CONTROLLER"
+    write_atomic(os.path.join(partition, BOOTSTRAP_SNAPSHOT), bootstrap_snapshot(voters_record(voters, listener),
+                                                                                  now_ms))

@@ -137,13 +137,14 @@ def test_old_raft_readme_keys_name_their_replacement(old, replacement):
     assert replacement in str(info.value)
 
 
-def test_a_controller_with_bootstrap_servers_only_is_refused_clearly():
+def test_a_controller_with_bootstrap_servers_only_takes_its_voters_from_the_log():
+    """Kafka 4's shipped configs: no static voters; the voter set is in the metadata log's bootstrap snapshot
+    (``storage format --standalone/--initial-controllers``), read at start (``tests/e2e/test_kafka4_quickstart.py``)."""
     text = README.replace("controller.quorum.voters=1@localhost:9092,2@localhost:9093,3@localhost:9094",
                           "controller.quorum.bootstrap.servers=localhost:9092")
-    with pytest.raises(ConfigError) as info:
-        settings(text)
-    assert info.value.key == "controller.quorum.bootstrap.servers" and "KIP-853" in str(info.value)
-    assert "only a broker" in str(info.value)
+    s = settings(text)
+    assert s.voters == () and s.bootstrap_servers == (("localhost", 9092),)
+    assert not any("observer" in w for w in s.warnings)
 
 
 BROKER_BOOTSTRAP = """process.roles=broker

@@ -92,8 +92,8 @@ def test_format_metadata_log_dir(tmp_path, capsys):
     "args, message",
     [
         (["-t", "not-a-uuid"], "does not appear to be a valid UUID"),
-        (["-t", CLUSTER, "--standalone"], "not supported yet"),
-        (["-t", CLUSTER, "--initial-controllers", "1@h:1:AAAAAAAAAAAAAAAAAAAAAg"], "not supported yet"),
+        (["-t", CLUSTER, "--standalone"], "a static quorum takes no --standalone"),
+        (["-t", CLUSTER, "--initial-controllers", "1@h:1:AAAAAAAAAAAAAAAAAAAAAg"], "a static quorum takes no"),
     ],
 )
 def test_format_errors(tmp_path, capsys, args, message):
@@ -113,11 +113,11 @@ def test_format_bad_config_value_names_the_key(tmp_path, capsys):
     assert "node.id" in capsys.readouterr().err
 
 
-def test_help_mentions_dynamic_quorum_flags_as_coming_later(capsys):
+def test_help_names_the_dynamic_quorum_flags(capsys):
     with pytest.raises(SystemExit):
         main(["storage", "format", "--help"])
     out = capsys.readouterr().out
-    assert "--standalone" in out and "--initial-controllers" in out and "coming later" in out
+    assert "--standalone" in out and "--initial-controllers" in out and "--no-initial-controllers" in out
 
 
 # ------------------------------------------------------------------------------------------------ bootstrap
