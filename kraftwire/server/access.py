@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 
 from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED
+from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.protocol import served
 from kraftwire.protocol.messages import APIS
 from kraftwire.security.authorizer import (
@@ -155,8 +156,6 @@ def _replica_of(request) -> int:
 def refusal_of(api: str, body, version: int, code: int):
     """The error answer of *api* to *body*: the controller's refusal builders where Kafka answers per item, else the
     response with its top-level error code set."""
-    from kraftwire.metadata.controller.refusals import refusal
-
     try:
         response = refusal(api, body, version, code)
     except KeyError:

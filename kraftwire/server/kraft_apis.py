@@ -42,6 +42,7 @@ from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.metadata.controller.refusals import refusal
+from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.server.app import FORWARD_CLIENT_ID
@@ -119,8 +120,6 @@ class KraftApis:
         may_describe = may_create = None
         access = self.node.authorizer
         if access is not None:
-            from kraftwire.security.authorizer import AclOperation as Op
-
             # an all-topics answer leaves out what the client may not see, without a log line per topic
             may_describe = lambda name: access.topic(conn, name, Op.DESCRIBE,  # noqa: E731
                                                      log_denied=request.body.topics is not None)
@@ -157,8 +156,6 @@ class KraftApis:
         access = self.node.authorizer
         may_describe = None
         if access is not None:
-            from kraftwire.security.authorizer import AclOperation as Op
-
             may_describe = lambda name: access.topic(conn, name, Op.DESCRIBE,  # noqa: E731
                                                      log_denied=bool(request.body.topics))
         limit = self.node.settings.config.max_request_partition_size_limit
@@ -198,8 +195,6 @@ class KraftApis:
                                 static=static_broker_entries(s.config))
         access = self.node.authorizer
         if access is not None:
-            from kraftwire.security.authorizer import AclOperation as Op
-
             for r in body.results:
                 if r.resource_type == _TOPIC_RESOURCE:
                     ok, code = access.topic(conn, r.resource_name, Op.DESCRIBE_CONFIGS), TOPIC_AUTHORIZATION_FAILED
@@ -249,8 +244,6 @@ class KraftApis:
     def _authorize_items(self, api: str, body, version: int, conn, access):
         """Split a topic or config request by ACLs: (the body of the allowed items or None when there are none,
         the refusal of the others or None), as Kafka's ControllerApis answers each item."""
-        from kraftwire.security.authorizer import AclOperation as Op
-
         items_attr = _PER_ITEM[api][0] if not (api == "DeleteTopics" and version < 6) else "topic_names"
         allowed, refused = [], []  # refused: (item, code)
         image = self.md.image
