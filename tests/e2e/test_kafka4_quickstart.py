@@ -12,9 +12,9 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 
 from harness import processes
+from harness.roles import wait_until
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.ids import uuid_to_base64
 from kraftwire.raft.dynamic_voters import BOOTSTRAP_SNAPSHOT, read_voter_set
@@ -48,16 +48,6 @@ def _start(config, bsock, csock, log_path):
                             pass_fds=(bsock.fileno(), csock.fileno()), env=processes.kraftwire_env())
 
 
-def _until(predicate, what: str, timeout: float = 30.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = predicate()
-        if got:
-            return got
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not reached within {timeout} s")
-
-
 def _kw_ok(*args) -> str:
     done = processes.kw(*args, check=False)
     return done.stdout if done.returncode == 0 else ""
@@ -83,7 +73,7 @@ def test_kafka4_quickstart_with_a_standalone_dynamic_quorum(tmp_path):
     proc = _start(config, bsock, csock, node_log)
     try:
         bootstrap_server = f"localhost:{bport}"
-        _until(lambda: "Created topic quickstart-events." in _kw_ok(
+        wait_until(lambda: "Created topic quickstart-events." in _kw_ok(
             "topics", "--create", "--topic", "quickstart-events", "--bootstrap-server", bootstrap_server),
             "quickstart-events created")
         produced = subprocess.run([KCAT, "-P", "-b", bootstrap_server, "-t", "quickstart-events"],
@@ -100,7 +90,7 @@ def test_kafka4_quickstart_with_a_standalone_dynamic_quorum(tmp_path):
             processes.kw("topics", "--create", "--topic", f"more-{n}", "--partitions", "2",
                          "--bootstrap-server", bootstrap_server)
             n += 1
-        _until(lambda: not os.path.exists(bootstrap), "the bootstrap checkpoint gone below the log start")
+        wait_until(lambda: not os.path.exists(bootstrap), "the bootstrap checkpoint gone below the log start")
     finally:
         proc.terminate()
         assert proc.wait(30) == 0, node_log.read_text()[-3000:]
@@ -112,7 +102,7 @@ def test_kafka4_quickstart_with_a_standalone_dynamic_quorum(tmp_path):
 
     proc = _start(config, bsock, csock, node_log)
     try:
-        consumed = _until(lambda: subprocess.run(
+        consumed = wait_until(lambda: subprocess.run(
             [KCAT, "-C", "-b", f"localhost:{bport}", "-t", "quickstart-events", "-e", "-q"], capture_output=True,
             text=True, timeout=60).stdout, "the events read back after the restart")
         assert consumed.splitlines() == ["This is my first event", "This is my second event"]

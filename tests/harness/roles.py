@@ -136,7 +136,9 @@ def broker_ids(port: int):
         return None
 
 
-def wait_until(predicate, what: str, cluster, timeout: float = WAIT_S):
+def wait_until(predicate, what: str, cluster=None, timeout: float = WAIT_S):
+    """``predicate()``'s first true value, polled for ``timeout`` seconds; else AssertionError naming ``what``, with
+    the cluster's diagnostics when one is given."""
     deadline = time.monotonic() + timeout
     last = None
     while time.monotonic() < deadline:
@@ -144,7 +146,8 @@ def wait_until(predicate, what: str, cluster, timeout: float = WAIT_S):
         if last:
             return last
         time.sleep(0.1)
-    raise AssertionError(f"{what} not reached within {timeout} s (last {last!r})\n" + cluster.diagnostics())
+    raise AssertionError(f"{what} not reached within {timeout} s (last {last!r})"
+                         + ("\n" + cluster.diagnostics() if cluster is not None else ""))
 
 
 def produce_through_a_kill(bootstrap: str, topic: str, victim, total: int = 3000) -> dict[int, list[tuple[int, bytes]]]:

@@ -11,9 +11,9 @@ import re
 import signal
 import subprocess
 import sys
-import time
 
 from harness import processes
+from harness.roles import wait_until
 from kraftwire.ids import random_kafka_uuid, uuid_to_base64
 
 
@@ -33,17 +33,6 @@ def _status(ports) -> dict:
     if done.returncode != 0:
         return {}
     return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
-
-
-def _until(predicate, what: str, timeout: float = 40.0):
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = predicate()
-        if last:
-            return last
-        time.sleep(0.2)
-    raise AssertionError(f"{what} not reached within {timeout} s (last {last!r})")
 
 
 def test_three_controllers_from_initial_controllers_elect_and_fail_over(tmp_path):
@@ -76,24 +65,24 @@ def test_three_controllers_from_initial_controllers_elect_and_fail_over(tmp_path
         for i in (1, 2, 3):
             procs[i] = _start(configs[i], {"CONTROLLER": csocks[i]}, tmp_path / f"node-{i}.log")
         procs[4] = _start(configs[4], {"PLAINTEXT": bsock}, tmp_path / "node-4.log")
-        status = _until(lambda: (lambda s: s if s.get("LeaderId", "-1") not in ("-1", "") else None)(
+        status = wait_until(lambda: (lambda s: s if s.get("LeaderId", "-1") not in ("-1", "") else None)(
             _status(cports.values())), "a leader among the initial controllers")
         voters = json.loads(status["CurrentVoters"])
         assert sorted((v["id"], v["directoryId"]) for v in voters) == sorted(
             (i, uuid_to_base64(d)) for i, d in dirs.items())
         leader = int(status["LeaderId"])
         assert leader in (1, 2, 3)
-        _until(lambda: "Created topic events." in processes.kw(
+        wait_until(lambda: "Created topic events." in processes.kw(
             "topics", "--create", "--topic", "events", "--bootstrap-server", f"localhost:{bport}",
             check=False).stdout, "a topic created through the broker")
 
         procs[leader].send_signal(signal.SIGKILL)
         procs[leader].wait(10)
         rest = [p for i, p in cports.items() if i != leader]
-        status = _until(lambda: (lambda s: s if s.get("LeaderId") not in (None, "-1", str(leader)) else None)(
+        status = wait_until(lambda: (lambda s: s if s.get("LeaderId") not in (None, "-1", str(leader)) else None)(
             _status(rest)), "another voter leads after the kill")
         assert int(status["LeaderId"]) in set(cports) - {leader}
-        _until(lambda: "Created topic after-kill." in processes.kw(
+        wait_until(lambda: "Created topic after-kill." in processes.kw(
             "topics", "--create", "--topic", "after-kill", "--bootstrap-server", f"localhost:{bport}",
             check=False).stdout, "a topic created through the new leader")
         described = processes.kw("topics", "--describe", "--topic", "after-kill", "--bootstrap-server",
