@@ -8,5 +8,6 @@
 * ``batches``   — record batch builders and the ``LogHarness`` that opens, reopens and crashes a log.
 * ``codec``     — comparing the two codec implementations (``outcome``, ``read_all``, ``fix_crc``, ...).
 * ``messages``  — hypothesis strategies derived from the protocol declarations.
+* ``wire``      — reading what a connection wrote (``answered_ids``).
 * ``spark_logs``— node log dirs written through a real ``SegmentedLog`` for the Spark source tests.
 """

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import struct
 import uuid
 
 import pytest
 
+from harness.wire import answered_ids
 from kraftwire import error_codes as ec
 from kraftwire.config import parse_properties
 from kraftwire.errors import ConfigError
@@ -400,15 +400,6 @@ class Transport(asyncio.Transport):
         self.closed = True
 
 
-def _answered_ids(out: bytes) -> list[int]:
-    ids, pos = [], 0
-    while pos < len(out):
-        (size,) = struct.unpack_from(">i", out, pos)
-        ids.append(struct.unpack_from(">i", out, pos + 4)[0])
-        pos += 4 + size
-    return ids
-
-
 def test_a_re_authentication_behind_a_parked_request_is_answered_in_its_turn():
     """A client may re-authenticate with requests in flight (librdkafka does): their answers leave first."""
     async def main():
@@ -424,11 +415,11 @@ def test_a_re_authentication_behind_a_parked_request_is_answered_in_its_turn():
         clock.ms = 2500
         commit = w.OffsetCommitRequest(group_id="g", generation_id_or_member_epoch=-1, member_id="", topics=[])
         conn.data_received(prefixed(commit, 8, 3) + prefixed(w.SaslHandshakeRequest(mechanism="PLAIN"), 1, 4))
-        assert _answered_ids(bytes(t.out)) == [1, 2]  # the handshake's answer waits for the commit's
+        assert answered_ids(bytes(t.out)) == [1, 2]  # the handshake's answer waits for the commit's
         req, _ = parked.pop()
         conn.send_response(w.OffsetCommitResponse(topics=[]), req.version, req.header.correlation_id)
         conn.data_received(prefixed(w.SaslAuthenticateRequest(auth_bytes=ALICE), 2, 5) + prefixed(HEARTBEAT, 4, 6))
-        assert _answered_ids(bytes(t.out)) == [1, 2, 3, 4, 5, 6] and not t.closed
+        assert answered_ids(bytes(t.out)) == [1, 2, 3, 4, 5, 6] and not t.closed
         assert conn.sasl.reauthentications == 1
 
     asyncio.run(main())

@@ -4,8 +4,8 @@ before an earlier request's (a Heartbeat behind an OffsetCommit waiting for its 
 from __future__ import annotations
 
 import asyncio
-import struct
 
+from harness.wire import answered_ids
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import encode_request
 from kraftwire.server.connection import InboundConnection
@@ -34,15 +34,6 @@ def _frame(body, version, cid) -> bytes:
     return b"".join(bytes(c) for c in encode_request(body, version, cid))  # size-prefixed already
 
 
-def _answered_ids(out: bytes) -> list[int]:
-    ids, pos = [], 0
-    while pos < len(out):
-        (size,) = struct.unpack_from(">i", out, pos)
-        ids.append(struct.unpack_from(">i", out, pos + 4)[0])
-        pos += 4 + size
-    return ids
-
-
 def test_answers_leave_in_request_order_and_acks_0_produce_takes_no_turn():
     async def main():
         d = Dispatcher()
@@ -58,12 +49,12 @@ def test_answers_leave_in_request_order_and_acks_0_produce_takes_no_turn():
         produce = w.ProduceRequest(acks=0, timeout_ms=1, topic_data=[])
         hb = w.HeartbeatRequest(group_id="g", generation_id=1, member_id="m")
         conn.data_received(_frame(commit, 8, 1) + _frame(produce, 9, 2) + _frame(hb, 4, 3) + _frame(hb, 4, 4))
-        assert _answered_ids(bytes(t.out)) == []  # both heartbeats wait behind the commit
+        assert answered_ids(bytes(t.out)) == []  # both heartbeats wait behind the commit
         req, c = parked.pop()
         c.send_response(w.OffsetCommitResponse(throttle_time_ms=0, topics=[]), req.version,
                         req.header.correlation_id)
-        assert _answered_ids(bytes(t.out)) == [1, 3, 4]
+        assert answered_ids(bytes(t.out)) == [1, 3, 4]
         conn.data_received(_frame(hb, 4, 5))
-        assert _answered_ids(bytes(t.out)) == [1, 3, 4, 5]  # nothing pending: at once
+        assert answered_ids(bytes(t.out)) == [1, 3, 4, 5]  # nothing pending: at once
 
     asyncio.run(main())
