@@ -74,6 +74,12 @@ class RaftConfig:
     #: set outlives the bootstrap checkpoint when retention deletes it
     kraft_version: int = 0
     voters_record: object = None
+    #: this node's metadata directory id (meta.properties ``directory.id``): with kraft.version 1 a voter is an id
+    #: *and* a directory id, so a node whose disk was wiped is not the voter it was
+    directory_id: object = None
+    #: kraft.version 1, a node with no voter set in its log yet (``--no-initial-controllers``): the set the quorum
+    #: answered with (a ``kraftwire.raft.voter_set.VoterSet``), until the log's own records replace it
+    voter_set: object = None
     mutations: Mutations = field(default_factory=Mutations)
 
     @property

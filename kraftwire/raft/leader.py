@@ -31,6 +31,8 @@ class ReplicaState:
     sent_high_watermark: int = -1  # the high watermark last sent to this replica
     #: the leader's end offset when this replica last fetched (Kafka's lastFetchLeaderLogEndOffset)
     leader_end_at_last_fetch: int = -1
+    #: the directory id the replica last fetched with (KIP-853), or the voter set's for a voter
+    directory_id: object = None
 
 
 
@@ -57,6 +59,8 @@ class LeaderState:
         self.epoch = epoch
         self.local_id = local_id
         self.voters = voters
+        #: directory id of each voter the voter set knows one for (KIP-853): a fetch with another one is an observer's
+        self.voter_directories: dict[int, object] = {}
         self.epoch_start_offset = epoch_start_offset
         self.granting_voters = granting_voters
         self.high_watermark: int | None = None
@@ -82,14 +86,25 @@ class LeaderState:
         state.last_fetch_ms = state.last_caught_up_ms = now_ms
         return self._maybe_advance_high_watermark()
 
-    def update_replica_end_offset(self, replica_id: int, end_offset: int, now_ms: int, leader_end_offset: int) -> bool:
+    def is_voter_key(self, replica_id: int, directory_id=None) -> bool:
+        """The replica is one of the voters: its id, and its directory id when the voter set knows the voter's."""
+        if replica_id not in self.voter_states:
+            return False
+        known = self.voter_directories.get(replica_id)
+        return known is None or known == directory_id
+
+    def update_replica_end_offset(self, replica_id: int, end_offset: int, now_ms: int, leader_end_offset: int,
+                                  directory_id=None) -> bool:
         """A replica fetched from ``end_offset`` (so it holds everything below durably). No state for id -1."""
         if replica_id == NO_ID:
             return False
-        if replica_id in self.voter_states:
+        is_voter = self.is_voter_key(replica_id, directory_id)
+        if is_voter:
             state = self.voter_states[replica_id]
         else:
             state = self.observer_states.setdefault(replica_id, ReplicaState(replica_id))
+            if state.directory_id != directory_id:  # another disk under this id: what it had fetched is not its
+                state = self.observer_states[replica_id] = ReplicaState(replica_id, directory_id=directory_id)
         state.end_offset = end_offset  # may go down: a replica that lost its disk must be able to recover
         # Caught up (Kafka's rule): to the leader's end now, or to the leader's end as of the previous fetch - then
         # it was caught up at that fetch's time, not now; so the lag a slow follower shows is not understated
@@ -99,7 +114,7 @@ class LeaderState:
             state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
         state.leader_end_at_last_fetch = leader_end_offset
         state.last_fetch_ms = max(state.last_fetch_ms, now_ms)
-        if replica_id in self.voter_states:
+        if is_voter:
             self.unacknowledged.discard(replica_id)
             self._record_voter_contact(replica_id, now_ms)
             return self._maybe_advance_high_watermark()
@@ -113,6 +128,51 @@ class LeaderState:
             return False
         self.high_watermark = candidate
         return True
+
+    # --- KIP-853 membership ------------------------------------------------------------------------------------------
+    def set_voters(self, voter_set, now_ms: int) -> bool:
+        """The voter set changed (a VotersRecord was appended): voters keep their state, an observer that becomes a
+        voter brings its own (when its directory id is the voter's), a voter that leaves becomes an observer. The
+        high watermark is recomputed on the new set (it never goes down). Returns True if it advanced."""
+        old = self.voter_states
+        new: dict[int, ReplicaState] = {}
+        directories: dict[int, object] = {}
+        for node in voter_set.nodes:
+            vid, directory = node.id, node.key.directory_id
+            if directory is not None:
+                directories[vid] = directory
+            state = old.get(vid)
+            if state is None or (directory is not None and state.directory_id not in (None, directory)):
+                observer = self.observer_states.get(vid)
+                if observer is not None and (directory is None or observer.directory_id == directory):
+                    state = self.observer_states.pop(vid)
+                else:
+                    state = ReplicaState(vid)
+                if vid != self.local_id:
+                    self.unacknowledged.add(vid)  # it learns of this leader by BeginQuorumEpoch
+            if directory is not None:
+                state.directory_id = directory
+            new[vid] = state
+        for vid, state in old.items():
+            if vid not in new:
+                self.observer_states.setdefault(vid, state)
+                self.unacknowledged.discard(vid)
+        self.voter_states = new
+        self.voter_directories = directories
+        self.voters = frozenset(new)
+        self._fetched_since_reset &= self.voters
+        if len(self.voters) // 2 + 1 <= 1 and self.local_id in self.voters:
+            self.check_quorum_deadline_ms = NEVER
+        elif self.check_quorum_deadline_ms == NEVER:
+            self.check_quorum_deadline_ms = now_ms + self.check_quorum_timeout_ms
+        return self._maybe_advance_high_watermark()
+
+    def is_caught_up(self, replica_id: int, directory_id, now_ms: int) -> bool:
+        """Kafka's rule for a new voter: an observer with that directory id that has been caught up at least once and
+        fetched within the last hour."""
+        state = self.observer_states.get(replica_id)
+        return (state is not None and state.directory_id == directory_id and state.last_caught_up_ms > 0
+                and state.last_fetch_ms > 0 and state.last_fetch_ms > now_ms - 3_600_000)
 
     def replica(self, replica_id: int) -> ReplicaState | None:
         return self.voter_states.get(replica_id) or self.observer_states.get(replica_id)
@@ -131,7 +191,8 @@ class LeaderState:
 
     def _record_voter_contact(self, voter_id: int, now_ms: int) -> None:
         self._fetched_since_reset.add(voter_id)
-        if len(self._fetched_since_reset | {self.local_id}) >= len(self.voters) // 2 + 1:
+        me = {self.local_id} & self.voters  # a leader removing itself does not count towards its own quorum
+        if len(self._fetched_since_reset | me) >= len(self.voters) // 2 + 1:
             self._fetched_since_reset.clear()
             self.check_quorum_deadline_ms = now_ms + self.check_quorum_timeout_ms
 

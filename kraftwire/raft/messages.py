@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import uuid
+
 from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
 
 from kraftwire import error_codes as _codes
@@ -57,6 +59,8 @@ class VoteRequest(Request):
     last_offset_epoch: int
     last_offset: int
     pre_vote: bool = False
+    #: the directory id the candidate knows the receiving voter by (KIP-853; None: not known)
+    voter_directory_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +106,8 @@ class FetchRequest(Request):
     last_fetched_epoch: int
     max_wait_ms: int
     max_bytes: int
+    #: the fetching replica's metadata directory id (Fetch v17, KIP-853; None: not sent)
+    replica_directory_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,6 +144,7 @@ class ReplicaStateInfo:
     log_end_offset: int
     last_fetch_timestamp: int = -1
     last_caught_up_timestamp: int = -1
+    directory_id: uuid.UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +159,32 @@ class DescribeQuorumResponse(Response):
     observers: tuple[ReplicaStateInfo, ...] = field(default_factory=tuple)
 
 
+# --- AddRaftVoter (80), RemoveRaftVoter (81): KIP-853, answered by the leader once the change is committed ----------
+@dataclass(frozen=True, slots=True)
+class AddRaftVoterRequest(Request):
+    voter_key: ReplicaKey
+    endpoints: tuple[tuple[str, str, int], ...]  # (listener name, host, port)
+    timeout_ms: int
+    #: the kraft.version range the new voter supports (Kafka asks it with ApiVersions; the edge does)
+    kraft_version_min: int = 0
+    kraft_version_max: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class AddRaftVoterResponse(Response):
+    error_message: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveRaftVoterRequest(Request):
+    voter_key: ReplicaKey
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveRaftVoterResponse(Response):
+    error_message: str | None = None
+
+
 REQUEST_TYPES = (
     VoteRequest,
     BeginQuorumEpochRequest,
@@ -159,6 +192,8 @@ REQUEST_TYPES = (
     FetchRequest,
     FetchSnapshotRequest,
     DescribeQuorumRequest,
+    AddRaftVoterRequest,
+    RemoveRaftVoterRequest,
 )
 
 

@@ -27,8 +27,10 @@ from kraftwire.raft.handlers import RESPONSE_OF, dispatch
 from kraftwire.raft.handlers.begin_quorum_epoch import send_begin_quorum_epoch
 from kraftwire.raft.handlers.end_quorum_epoch import send_end_quorum_epoch
 from kraftwire.raft.handlers.fetch import answer_fetch, maybe_send_fetch
+from kraftwire.raft.handlers.reconfig import answer_pending, maybe_complete
 from kraftwire.raft.handlers.vote import send_vote_requests
 from kraftwire.raft.leader import NEVER, LeaderState
+from kraftwire.raft.membership import Membership
 from kraftwire.raft.listener import BytesSerde, LeaderAndEpoch, Listener, ListenerHub, RecordSerde, serializer_of
 from kraftwire.raft.observer import ObserverTarget
 from kraftwire.raft.purgatory import FetchPurgatory
@@ -37,7 +39,8 @@ from kraftwire.raft.requests import Outstanding, OutstandingRequests
 from kraftwire.raft.ready import AppendAsLeader, InitializeLeaderEpoch, Ready, ReadyBuilder, TruncateTo
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
 from kraftwire.raft.snapshots import Snapshots
-from kraftwire.records import BatchInfo, validate_batches
+from kraftwire.raft.voter_set import BEFORE_LOG, VoterSet
+from kraftwire.records import BatchInfo, control, validate_batches
 
 
 class RaftNode:
@@ -58,7 +61,12 @@ class RaftNode:
         self._serialize = serializer_of(self.serde)
         self.local_id = config.node_id
         self.counters: Counter[str] = Counter()
+        #: KIP-853: kraft.version, the voter set in force at each offset, the leader's pending voter change
+        self.membership = Membership(config, log)
+        self._membership_seen = self.membership.version
+        self._rebuild_membership = False
         self.quorum = QuorumState(config, rng)
+        self.quorum.set_voters(self.membership.voters().ids, self.membership.is_local_voter())
         self.quorum.initialize(stored, log.last_fetched_epoch(), now_ms)
         self._now = now_ms
         #: the handlers' step interface: the Ready being built by this ``handle``/``poll`` (log, snapshot, persist
@@ -82,7 +90,7 @@ class RaftNode:
         self._deferred_truncate: int | None = None
         self.listeners = ListenerHub(log, self.serde, config.max_fetch_bytes)
         self.snapshots = Snapshots(self)
-        self.observer = ObserverTarget(config.voters, rng)
+        self.observer = ObserverTarget(self.quorum.voters, rng)
         self._on_enter(now_ms)
 
     # ================================================================================================================
@@ -183,22 +191,29 @@ class RaftNode:
         # truncation takes durability with it; a log restarted at a snapshot is durable up to its start
         self.flushed_offset = max(min(self.flushed_offset, log.end_offset()), log.start_offset())
         self._hw = max(self._hw, log.high_watermark())
+        if self._rebuild_membership:  # the log restarted at an installed snapshot: its voter set is the base
+            self._rebuild_membership = False
+            self.membership.rebuild(log)
         self.snapshots.maybe_install()
         if self._deferred_truncate is not None:  # Mutations.hw_before_truncate
             self.truncate(self._deferred_truncate)
             self._deferred_truncate = None
 
     def _finish(self, now_ms: int) -> Ready:
+        if self.membership.version != self._membership_seen:
+            self._voters_changed(now_ms)
         self._tick(now_ms)
         state = self.quorum.state
         if isinstance(state, LeaderState):
             self._leader_work(state, now_ms)
+            if self.membership.version != self._membership_seen:  # the leader's epoch-start records
+                self._voters_changed(now_ms)
+        elif isinstance(state, ResignedState):
+            self._send_end_quorum_epoch(state, now_ms)
         elif isinstance(state, FollowerState) or not self.quorum.is_voter:
             self._maybe_send_fetch(now_ms)
         elif isinstance(state, (ProspectiveState, CandidateState)):
             self._send_vote_requests(now_ms)
-        elif isinstance(state, ResignedState):
-            self._send_end_quorum_epoch(state, now_ms)
         self.listeners.deliver(may_load_snapshot=not self.quorum.is_leader())
         self.snapshots.maybe_advance_log_start()
         self.snapshots.maybe_create(now_ms)
@@ -240,6 +255,8 @@ class RaftNode:
             deadline = self._accumulator.next_deadline_ms()
             if deadline is not None:
                 times.append(deadline)
+        if self.membership.pending is not None:
+            times.append(self.membership.pending.deadline_ms)
         # every timer due now was handled by _tick: the next one is at least a millisecond away
         return max(now_ms + 1, min(t for t in times if t < NEVER))
 
@@ -313,6 +330,7 @@ class RaftNode:
         state = self.quorum.state
         if isinstance(state, (LeaderState, ResignedState)) or self.purgatory:
             self._complete_parked(m.NOT_LEADER_OR_FOLLOWER)
+        answer_pending(self, m.NOT_LEADER_OR_FOLLOWER)
         self._accumulator = None
         self.requests.clear()
         self.retry_after.clear()
@@ -371,14 +389,29 @@ class RaftNode:
         leader = self.quorum.to_leader(now_ms, start)
         self.counters["leaders_elected"] += 1
         self.step.log_ops.append(InitializeLeaderEpoch(leader.epoch))
+        membership = self.membership
+        leader.set_voters(membership.voters(), now_ms)
         batch = leader_change_batch(
-            self.local_id, self.config.voters, leader.granting_voters, epoch=leader.epoch, base_offset=start,
+            self.local_id, self.quorum.voters, leader.granting_voters, epoch=leader.epoch, base_offset=start,
             timestamp=now_ms,
         )
+        next_offset = start + 1
+        if membership.dynamic and membership.kraft_version >= 1 and membership.history.last_offset() == BEFORE_LOG:
+            # Kafka's start-of-epoch records: the voter set has never been written to the log (it came from the
+            # bootstrap checkpoint), so it goes in with the LeaderChange, and replicas learn it by fetching
+            voters = membership.voters()
+            batch = control.control_batch([
+                (control.LEADER_CHANGE, control.leader_change_message(
+                    self.local_id, sorted(self.quorum.voters | {self.local_id}), sorted(leader.granting_voters))),
+                (control.KRAFT_VERSION, control.kraft_version_record(membership.kraft_version)),
+                (control.KRAFT_VOTERS, voters.to_record()),
+            ], epoch=leader.epoch, base_offset=start, timestamp=now_ms)
+            membership.append(start + 2, voters)
+            next_offset = start + 3
         self.step.log_ops.append(AppendAsLeader(batch, leader.epoch))
         self.step.flush = True
         self._accumulator = BatchAccumulator(
-            epoch=leader.epoch, next_offset=start + 1, linger_ms=self.config.append_linger_ms,
+            epoch=leader.epoch, next_offset=next_offset, linger_ms=self.config.append_linger_ms,
             max_batch_size=self.config.max_batch_size_bytes,
         )
         leader.update_local_end_offset(self.flushed_offset, now_ms)
@@ -399,6 +432,12 @@ class RaftNode:
     def _tick(self, now_ms: int) -> None:
         self._expire_outstanding(now_ms)
         state = self.quorum.state
+        if not self.quorum.is_voter and isinstance(state, ResignedState):
+            if now_ms >= state.election_deadline_ms:  # removed from the voters: wait for the new leader as observer
+                self._on_leave()
+                self.quorum.to_unattached_same_epoch(now_ms)
+                self._on_enter(now_ms)
+            return
         if not self.quorum.is_voter:
             if isinstance(state, FollowerState) and now_ms >= state.fetch_deadline_ms:
                 state.fetch_deadline_ms = now_ms + self.config.fetch_timeout_ms
@@ -496,6 +535,15 @@ class RaftNode:
     def truncate(self, offset: int) -> None:
         self.step.log_ops.append(TruncateTo(offset))
         self.flushed_offset = min(self.flushed_offset, offset)
+        self.membership.truncate(offset)
+
+    def appended_as_follower(self, records, batches) -> None:
+        """Fetched batches go into the log with this Ready: their voter records are in force from now."""
+        if self.membership.dynamic:
+            self.membership.scan(records, batches)
+
+    def rebuild_membership_after_install(self) -> None:
+        self._rebuild_membership = True
 
     def defer_truncate(self, offset: int) -> None:
         self._deferred_truncate = offset
@@ -520,10 +568,45 @@ class RaftNode:
             return self.log.end_offset()
         return min(self.flushed_offset, self.log.end_offset())
 
+    def append_voters(self, voters: VoterSet, now_ms: int) -> int:
+        """Append a VotersRecord as leader (after whatever is lingering); the set is in force at once. Returns its
+        offset."""
+        acc = self._require_accumulator()
+        acc.flush_open()
+        self._append_leader_batches(acc.drain_built(now_ms))
+        offset = acc.next_offset
+        batch = control.control_batch([(control.KRAFT_VOTERS, voters.to_record())], epoch=self.epoch,
+                                      base_offset=offset, timestamp=now_ms)
+        acc.skip(1)
+        self.step.log_ops.append(AppendAsLeader(batch, self.epoch))
+        self.step.flush = True
+        self.membership.append(offset, voters)
+        return offset
+
+    def _voters_changed(self, now_ms: int) -> None:
+        """The voter set in force moved (a VotersRecord appended or truncated away, a snapshot installed)."""
+        self._membership_seen = self.membership.version
+        voters = self.membership.voters()
+        self.quorum.set_voters(voters.ids, self.membership.is_local_voter())
+        self.observer.voters = sorted(voters.ids)
+        self.counters["voter_set_changes"] += 1
+        state = self.quorum.state
+        if isinstance(state, LeaderState):
+            if state.set_voters(voters, now_ms):
+                self.emit_high_watermark(state.high_watermark)
+        elif not self.quorum.is_voter and isinstance(state, (ProspectiveState, CandidateState)):
+            self._on_leave()  # no longer a voter: an observer does not run for election
+            self.quorum.to_unattached_same_epoch(now_ms)
+            self._on_enter(now_ms)
+
     def _leader_work(self, leader: LeaderState, now_ms: int) -> None:
         local_end = self.log.end_offset() if self.config.mutations.count_unflushed_toward_hw else self.flushed_offset
         if leader.update_local_end_offset(local_end, now_ms):
             self.emit_high_watermark(leader.high_watermark)
+        if maybe_complete(self, leader, now_ms):
+            self.counters["resigned_after_removal"] += 1
+            self._resign(now_ms)
+            return
         if self._accumulator is not None:
             self._append_leader_batches(self._accumulator.drain_built(now_ms))
         send_begin_quorum_epoch(self, leader, now_ms)

@@ -16,7 +16,9 @@ Transition table (``e`` = current epoch; "same" = same epoch; D = durable, M = m
     Follower(e',l)  e'>=e D     e'>=e D e'>=e D      e'>=e D    e'>e D  e'>e D    e'>e D     BeginQuorumEpoch / Fetch answer
     Resigned        -           -       -            -          same M  -         -          resign(), shutdown, check-quorum
 
-Observers (no id, or an id outside the voters) only move between Unattached and Follower.
+Observers (no id, or an id outside the voters) only move between Unattached and Follower — and, with kraft.version 1,
+Voted: Kafka's replicas grant votes whatever voter set they hold, since theirs may be older than the candidate's. A
+voter the voter set drops while it is Prospective, Candidate or Resigned returns to Unattached in the same epoch.
 
 Startup (``initialize``), from the stored ElectionState and the log's last epoch:
   stored epoch < log epoch -> Unattached(log epoch) (D); recorded leader is self -> Resigned (never Leader again in
@@ -69,6 +71,11 @@ class QuorumState:
         self.rng = rng
         self.local_id = config.node_id
         self.is_voter = config.is_voter
+        #: the ids of the voter set in force (KIP-853: it may change; ``set_voters``)
+        self.voters: frozenset[int] = frozenset(config.voters)
+        #: kraft.version 1: any replica with an id grants votes, as Kafka's do (the voter set a replica holds may
+        #: be behind the candidate's); with static voters only voters vote
+        self.observers_vote = config.kraft_version >= 1
         self.state: State = UnattachedState(0, 0)
         self.pending_persist: ElectionState | None = None
 
@@ -124,13 +131,13 @@ class QuorumState:
         elif self.is_voter and stored.leader_id == me:
             if self.config.mutations.restart_as_leader:  # planted bug: a leader restarting into its old epoch
                 self.state = LeaderState(
-                    epoch=stored.epoch, local_id=me, voters=self.config.voters, epoch_start_offset=0,
+                    epoch=stored.epoch, local_id=me, voters=self.voters, epoch_start_offset=0,
                     granting_voters=frozenset({me}), now_ms=now_ms, fetch_timeout_ms=self.config.fetch_timeout_ms,
                 )
             else:
                 self.state = ResignedState(stored.epoch, me, deadline, (), set())
         elif self.is_voter and stored.voted_key is not None and stored.voted_key.id == me and not stored.has_leader():
-            self.state = CandidateState(stored.epoch, me, deadline, VoteTally(self.config.voters, me))
+            self.state = CandidateState(stored.epoch, me, deadline, VoteTally(self.voters, me))
         elif stored.has_leader() and stored.leader_id != me:
             self.state = FollowerState(
                 stored.epoch, stored.leader_id, now_ms + self.config.fetch_timeout_ms, stored.voted_key
@@ -146,6 +153,10 @@ class QuorumState:
 
     def _illegal(self, target: str, why: str) -> IllegalTransitionError:
         return IllegalTransitionError(self.name, target, why)
+
+    def set_voters(self, voters: frozenset[int], is_voter: bool) -> None:
+        self.voters = frozenset(voters)
+        self.is_voter = is_voter
 
     def to_unattached(self, epoch: int, now_ms: int, *, deadline_ms: int | None = None) -> None:
         """Higher epoch seen, leader unknown (durable). ``deadline_ms`` keeps a running election timer: a voter only
@@ -167,17 +178,18 @@ class QuorumState:
         return None
 
     def to_unattached_same_epoch(self, now_ms: int) -> None:
-        """A lost pre-vote or a resigned leader's timeout: no new epoch, and the vote already cast is kept."""
+        """A lost pre-vote or a resigned leader's timeout: no new epoch, and the vote already cast is kept (also a
+        prospective, candidate or resigned leader that is no longer a voter, KIP-853)."""
         state = self.state
-        if not isinstance(state, (ProspectiveState, ResignedState)):
-            raise self._illegal("Unattached", "same-epoch move only from Prospective or Resigned")
+        if not isinstance(state, (ProspectiveState, ResignedState, CandidateState)):
+            raise self._illegal("Unattached", "same-epoch move only from Prospective, Candidate or Resigned")
         voted = state.voted_key if isinstance(state, ProspectiveState) else ReplicaKey(self.local_id)
         if isinstance(state, ProspectiveState) and state.leader_id == self.local_id:
             voted = ReplicaKey(self.local_id)
         self._set(UnattachedState(state.epoch, self.random_election_deadline(now_ms), voted), durable=False)
 
     def to_voted(self, epoch: int, candidate: ReplicaKey, now_ms: int) -> None:
-        if not self.is_voter:
+        if not self.is_voter and not (self.observers_vote and self.local_id >= 0):
             raise self._illegal("Voted", "observers do not vote")
         if candidate.id == self.local_id:
             raise self._illegal("Voted", "cannot vote for itself this way")
@@ -206,7 +218,7 @@ class QuorumState:
             ProspectiveState(
                 state.epoch,
                 self.random_election_deadline(now_ms),
-                VoteTally(self.config.voters, self.local_id),
+                VoteTally(self.voters, self.local_id),
                 leader_id=leader_id,
                 voted_key=voted,
                 retries=getattr(state, "retries", 0),
@@ -224,7 +236,7 @@ class QuorumState:
                 state.epoch + 1,
                 self.local_id,
                 self.random_election_deadline(now_ms),
-                VoteTally(self.config.voters, self.local_id),
+                VoteTally(self.voters, self.local_id),
                 retries=retries,
             ),
             durable=True,
@@ -237,7 +249,7 @@ class QuorumState:
         leader = LeaderState(
             epoch=state.epoch,
             local_id=self.local_id,
-            voters=self.config.voters,
+            voters=self.voters,
             epoch_start_offset=epoch_start_offset,
             granting_voters=frozenset(state.tally.granted),
             now_ms=now_ms,
@@ -272,7 +284,7 @@ class QuorumState:
                 self.local_id,
                 self.random_election_deadline(now_ms),
                 preferred_successors,
-                set(self.config.voters) - {self.local_id},
+                set(self.voters) - {self.local_id},
             ),
             durable=False,
         )

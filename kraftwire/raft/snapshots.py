@@ -79,9 +79,11 @@ class Snapshots:
             end -= 1  # planted bug: one record inside the last batch
         values = [node.serde.serialize(r) for r in ctx.listener.snapshot_records()]
         snapshot_id = SnapshotId(end, ctx.last_epoch)
+        membership = node.membership
+        voters_record = membership.history.at(end - 1).to_record() if membership.dynamic else None
         node.step.snapshot_ops.append(CreateSnapshot(snapshot_id, build_snapshot(
-            values, epoch=ctx.last_epoch, timestamp=now_ms, kraft_version=cfg.kraft_version,
-            voters_record=cfg.voters_record)))
+            values, epoch=ctx.last_epoch, timestamp=now_ms, kraft_version=membership.kraft_version,
+            voters_record=voters_record)))
         node.counters["snapshots_created"] += 1
         self.last_snapshot_ms = now_ms
         self.bytes_at_last = ctx.delivered_bytes
@@ -117,6 +119,7 @@ class Snapshots:
         installing = self.installing
         if installing is not None and installing in set(self.node.log.snapshot_ids()):
             self.node.step.log_ops.append(TruncateToLatestSnapshot())
+            self.node.rebuild_membership_after_install()
             self.node.counters["snapshot_installs"] += 1
             self.installing = None
             self.node.wake_now()

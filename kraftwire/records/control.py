@@ -153,11 +153,20 @@ def _voter(v) -> object:
     return V(voter_id=int(v))
 
 
+def leader_change_message(leader_id: int, voters: Iterable, granting_voters: Iterable) -> object:
+    """A LeaderChangeMessage. Voters may be ints or ReplicaKeys."""
+    return m.LeaderChangeMessage(leader_id=leader_id, voters=[_voter(v) for v in voters],
+                                 granting_voters=[_voter(v) for v in granting_voters])
+
+
+def kraft_version_record(kraft_version: int) -> object:
+    return m.KRaftVersionRecord(kraft_version=kraft_version)
+
+
 def leader_change_batch(leader_id: int, voters: Iterable, granting_voters: Iterable, *, epoch: int,
                         base_offset: int = 0, timestamp: int | None = None) -> bytes:
     """The control batch a new leader writes first in its epoch. Voters may be ints or ReplicaKeys."""
-    msg = m.LeaderChangeMessage(leader_id=leader_id, voters=[_voter(v) for v in voters],
-                                granting_voters=[_voter(v) for v in granting_voters])
+    msg = leader_change_message(leader_id, voters, granting_voters)
     return control_batch([(LEADER_CHANGE, msg)], epoch=epoch, base_offset=base_offset, timestamp=timestamp)
 
 

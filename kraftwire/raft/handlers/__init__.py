@@ -18,6 +18,7 @@ from kraftwire.raft.handlers import (
     end_quorum_epoch,
     fetch,
     fetch_snapshot,
+    reconfig,
     vote,
 )
 
@@ -28,6 +29,8 @@ RESPONSE_OF = {
     m.FetchRequest: m.FetchResponse,
     m.FetchSnapshotRequest: m.FetchSnapshotResponse,
     m.DescribeQuorumRequest: m.DescribeQuorumResponse,
+    m.AddRaftVoterRequest: m.AddRaftVoterResponse,
+    m.RemoveRaftVoterRequest: m.RemoveRaftVoterResponse,
 }
 
 _REQUESTS = {
@@ -37,6 +40,8 @@ _REQUESTS = {
     m.FetchRequest: fetch.handle_request,
     m.FetchSnapshotRequest: fetch_snapshot.handle_request,
     m.DescribeQuorumRequest: describe_quorum.handle_request,
+    m.AddRaftVoterRequest: reconfig.handle_add,
+    m.RemoveRaftVoterRequest: reconfig.handle_remove,
 }
 
 _RESPONSES = {

@@ -1,4 +1,5 @@
-"""DescribeQuorum (API 55): the leader reports the high watermark and every replica's end offset and fetch times."""
+"""DescribeQuorum (API 55): the leader reports the high watermark and every replica's end offset, fetch times and
+(KIP-853) directory id; the voters are the set in force."""
 
 from __future__ import annotations
 
@@ -16,10 +17,12 @@ def handle_request(node, req: m.DescribeQuorumRequest, now_ms: int) -> None:
         )
         return
 
+    local_dir = node.config.directory_id
+
     def info(s):
         if s.replica_id == node.local_id:  # the leader is caught up with itself now (Kafka's describeQuorum)
-            return m.ReplicaStateInfo(s.replica_id, s.end_offset, now_ms, now_ms)
-        return m.ReplicaStateInfo(s.replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms)
+            return m.ReplicaStateInfo(s.replica_id, s.end_offset, now_ms, now_ms, s.directory_id or local_dir)
+        return m.ReplicaStateInfo(s.replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms, s.directory_id)
 
     node.reply(
         m.DescribeQuorumResponse(

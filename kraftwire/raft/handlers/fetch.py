@@ -81,7 +81,8 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         return answer(m.NONE, diverging_epoch=validation.offset_and_epoch)
     hw_before = state.high_watermark
     if req.replica_id != NO_ID:
-        if state.update_replica_end_offset(req.replica_id, req.fetch_offset, now_ms, node.log.end_offset()):
+        if state.update_replica_end_offset(req.replica_id, req.fetch_offset, now_ms, node.log.end_offset(),
+                                           req.replica_directory_id):
             node.emit_high_watermark(state.high_watermark)
     records = _read_up_to(node, req.fetch_offset, node.replication_limit(), min(req.max_bytes, node.config.max_fetch_bytes))
     if not records and allow_park and req.max_wait_ms > 0:
@@ -113,6 +114,7 @@ def send_fetch(node, dest: int, now_ms: int, *, fetch_offset: int, last_fetched_
             replica_id=node.local_id, replica_epoch=-1, current_leader_epoch=node.epoch,
             fetch_offset=fetch_offset, last_fetched_epoch=last_fetched_epoch,
             max_wait_ms=node.config.fetch_max_wait_ms, max_bytes=node.config.max_fetch_bytes,
+            replica_directory_id=node.config.directory_id,
         ),
         dest, now_ms, after_flush=after_flush, timeout_ms=node.config.fetch_max_wait_ms + node.config.request_timeout_ms,
     )
@@ -199,6 +201,7 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     if result.batch_count:
         node.step.log_ops.append(AppendAsFollower(result.records, node.epoch, result.batches))
         node.step.flush = True
+        node.appended_as_follower(result.records, result.batches)
     if resp.high_watermark >= 0:
         node.emit_high_watermark(min(result.end_offset, resp.high_watermark))
     if result.batch_count:

@@ -18,7 +18,7 @@ As Kafka's raft client does since KIP-996:
 
 from __future__ import annotations
 
-from kraftwire.ids import NO_ID, OffsetAndEpoch, ReplicaKey
+from kraftwire.ids import NO_ID, OffsetAndEpoch
 from kraftwire.raft import messages as m
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.states import CandidateState, FollowerState, ProspectiveState, ResignedState, UnattachedState
@@ -60,14 +60,16 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
             )
         )
 
-    if req.voter_id not in (node.local_id, NO_ID):
-        return answer(m.INVALID_VOTER_KEY)
+    if req.voter_id not in (node.local_id, NO_ID) or (
+            req.voter_directory_id is not None and node.config.directory_id is not None
+            and req.voter_directory_id != node.config.directory_id):
+        return answer(m.INVALID_VOTER_KEY)  # meant for another replica (KIP-853: another disk under our id)
     last_epoch, epoch = req.last_offset_epoch, req.candidate_epoch
     if req.last_offset < 0 or last_epoch < 0 or (last_epoch > epoch if req.pre_vote else last_epoch >= epoch):
         return answer(m.INVALID_REQUEST)
     if epoch < node.epoch:
         return answer(m.FENCED_LEADER_EPOCH)
-    if not node.quorum.is_voter or req.candidate_key.id not in node.config.voters:
+    if not node.membership.dynamic and (not node.quorum.is_voter or req.candidate_key.id not in node.quorum.voters):
         return answer(m.NONE)  # static voters: a non-voter's request moves nothing and its answer counts nowhere
     if epoch > node.epoch:
         # the election timer keeps running (only a granted vote restarts it, in become_voted)
@@ -116,6 +118,11 @@ def handle_response(node, resp: m.VoteResponse, out, now_ms: int) -> None:
             node.start_backoff(state, now_ms)
 
 
+def _directory_of(node, voter: int):
+    found = node.membership.voters().node(voter)
+    return found.key.directory_id if found is not None else None
+
+
 def send_vote_requests(node, now_ms: int) -> None:
     state = node.quorum.state
     if isinstance(state, CandidateState) and state.backoff_until_ms is not None:
@@ -134,8 +141,9 @@ def send_vote_requests(node, now_ms: int) -> None:
             lambda cid, voter=voter: m.VoteRequest(
                 node.local_id, voter, cid, node.config.cluster_id,
                 candidate_epoch=state.epoch,
-                candidate_key=ReplicaKey(node.local_id), voter_id=voter,
+                candidate_key=node.membership.local_key, voter_id=voter,
                 last_offset_epoch=log.last_fetched_epoch(), last_offset=log.end_offset(), pre_vote=pre_vote,
+                voter_directory_id=_directory_of(node, voter),
             ),
             voter, now_ms, after_flush=needs_flush,
         )

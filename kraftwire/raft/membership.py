@@ -1,0 +1,146 @@
+"""The core's view of quorum membership (KIP-853): kraft.version, the voter set history, the pending change.
+
+kraft.version 0 (static ``controller.quorum.voters``): the set is fixed and nothing in the log changes it — exactly
+the behaviour before KIP-853. kraft.version 1: the base set comes from the newest snapshot carrying a VotersRecord (the
+bootstrap checkpoint ``storage format --standalone``/``--initial-controllers`` wrote, or any later snapshot), or —
+for a controller formatted with ``--no-initial-controllers`` that has nothing yet — from the quorum itself (the edge
+asks it, and passes the set in ``RaftConfig.voter_set``); every KRaftVersionRecord/VotersRecord in the log then moves
+it, at its offset, from the moment the record is appended (``scan``), and a truncation takes it back.
+
+The leader's single pending change (AddRaftVoter or RemoveRaftVoter) lives here too: Kafka allows one at a time, and
+only once the last change is committed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kraftwire.errors import ProtocolError
+from kraftwire.ids import ReplicaKey
+from kraftwire.raft.voter_set import BEFORE_LOG, VoterHistory, VoterSet
+from kraftwire.records import read_batches
+from kraftwire.records.control import KRAFT_VERSION, KRAFT_VOTERS, decode_control_record
+
+#: the control flag in a batch's attributes (the low byte of the int16 at byte 21 of the batch header)
+_CONTROL_FLAG = 0x20
+_ATTRIBUTES_LOW_BYTE = 22
+
+
+@dataclass(slots=True)
+class PendingChange:
+    """An AddRaftVoter/RemoveRaftVoter the leader has accepted: answered once ``offset`` (its VotersRecord) is
+    committed, or with REQUEST_TIMED_OUT at ``deadline_ms``."""
+
+    kind: str  # "add" | "remove"
+    request: object  # the core request to answer
+    key: ReplicaKey
+    offset: int = -1  # the VotersRecord's offset, -1 until appended
+    deadline_ms: int = 0
+
+
+class Membership:
+    def __init__(self, config, log) -> None:
+        self.config = config
+        self.dynamic = config.kraft_version >= 1
+        self.kraft_version = config.kraft_version
+        self.local_key = ReplicaKey(config.node_id, config.directory_id)
+        self.pending: PendingChange | None = None
+        #: bumped whenever ``voters()`` may have changed (the edge re-reads endpoints when it moves)
+        self.version = 0
+        self.history = VoterHistory(self._fallback_base())
+        self.rebuild(log)
+
+    def _fallback_base(self) -> VoterSet:
+        if self.config.voter_set is not None:
+            return self.config.voter_set
+        return VoterSet.from_ids(self.config.voters)
+
+    # --- reading -------------------------------------------------------------------------------------------------
+    def voters(self) -> VoterSet:
+        return self.history.last()
+
+    def is_local_voter(self) -> bool:
+        return self.config.node_id >= 0 and self.voters().is_voter(self.local_key)
+
+    def uncommitted_change(self, high_watermark: int | None) -> bool:
+        """The newest voter set's record is not committed yet (or the high watermark is unknown)."""
+        last = self.history.last_offset()
+        return high_watermark is None or (last != BEFORE_LOG and last >= high_watermark)
+
+    # --- following the log ---------------------------------------------------------------------------------------
+    def rebuild(self, log) -> None:
+        """From scratch: the newest snapshot naming voters, then the log's control records (kraft.version 1)."""
+        self.version += 1
+        if not self.dynamic:
+            return
+        from kraftwire.raft.dynamic_voters import read_voter_set
+
+        base, base_offset = self._fallback_base(), BEFORE_LOG
+        start = log.start_offset()
+        for sid in sorted(log.snapshot_ids(), reverse=True):
+            reader = log.read_snapshot(sid)
+            if reader is None:
+                continue
+            try:
+                kraft_version, record = read_voter_set(reader.records())
+            finally:
+                reader.close()
+            if record is not None:
+                base, base_offset = VoterSet.from_record(record), sid.end_offset - 1
+                self.kraft_version = max(self.kraft_version, kraft_version)
+                break
+        self.history = VoterHistory(base, base_offset)
+        offset, end = start, log.end_offset()
+        while offset < end:
+            data = log.read(offset, 1 << 20).records
+            if not data:
+                break
+            last = self.scan(data, None)
+            if last < offset:
+                break
+            offset = last + 1
+
+    def scan(self, data, batches) -> int:
+        """Take the KRaftVersion/Voters records of the batches in ``data`` (``batches``: their ``BatchInfo``s when
+        known, so data batches are skipped without decoding). Returns the last offset seen (-1 for none)."""
+        last = -1
+        if batches is not None:
+            for info in batches:
+                last = info.last_offset
+                if not self.dynamic:
+                    continue
+                if data[info.position + _ATTRIBUTES_LOW_BYTE] & _CONTROL_FLAG:
+                    self._control_batch(bytes(data[info.position:info.position + info.size]))
+            return last
+        for batch in read_batches(data):
+            last = batch.last_offset
+            if self.dynamic and batch.is_control:
+                self._take(batch)
+        return last
+
+    def _control_batch(self, raw: bytes) -> None:
+        for batch in read_batches(raw):
+            self._take(batch)
+
+    def _take(self, batch) -> None:
+        for record in batch:
+            try:
+                ctype, value = decode_control_record(record.key, record.value)
+            except ProtocolError:
+                continue  # not ours to judge here: listeners see every record
+            if ctype == KRAFT_VERSION:
+                self.kraft_version = value.kraft_version
+            elif ctype == KRAFT_VOTERS and record.offset > self.history.last_offset():
+                self.history.add(record.offset, VoterSet.from_record(value))
+                self.version += 1
+
+    def append(self, offset: int, voters: VoterSet) -> None:
+        """The leader appended a VotersRecord at ``offset``."""
+        self.history.add(offset, voters)
+        self.version += 1
+
+    def truncate(self, end_offset: int) -> bool:
+        changed = self.history.truncate(end_offset)
+        if changed:
+            self.version += 1
+        return changed
