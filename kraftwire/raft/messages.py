@@ -17,6 +17,7 @@ from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
 from kraftwire import error_codes as _codes
 from kraftwire.error_codes import (  # Kafka's wire error codes (a data table in kraftwire.error_codes)
     BROKER_NOT_AVAILABLE,
+    DUPLICATE_VOTER,
     FENCED_LEADER_EPOCH,
     INCONSISTENT_CLUSTER_ID,
     INVALID_REQUEST,
@@ -28,6 +29,7 @@ from kraftwire.error_codes import (  # Kafka's wire error codes (a data table in
     SNAPSHOT_NOT_FOUND,
     UNKNOWN_LEADER_EPOCH,
     UNSUPPORTED_VERSION,
+    VOTER_NOT_FOUND,
 )
 
 

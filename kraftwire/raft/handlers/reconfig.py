@@ -27,7 +27,6 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.membership import PendingChange
 from kraftwire.raft.voter_set import VoterNode
-from kraftwire.error_codes import DUPLICATE_VOTER, VOTER_NOT_FOUND
 
 
 def _common_checks(node, what: str) -> tuple[int, str | None] | None:
@@ -59,7 +58,7 @@ def precheck_add(node, req: m.AddRaftVoterRequest) -> tuple[int, str | None] | N
         return refused
     voters = node.membership.voters()
     if req.voter_key.id in voters.ids:
-        return DUPLICATE_VOTER, (f"The voter id for {_key(req.voter_key)} is already part of the set of voters "
+        return m.DUPLICATE_VOTER, (f"The voter id for {_key(req.voter_key)} is already part of the set of voters "
                                  f"{_keys(voters)}.")
     return None
 
@@ -92,7 +91,7 @@ def handle_remove(node, req: m.RemoveRaftVoterRequest, now_ms: int) -> None:
         voters = node.membership.voters()
         new = voters.remove(req.voter_key)
         if new is None:
-            refused = VOTER_NOT_FOUND, f"Cannot remove voter {_key(req.voter_key)} from the set of voters {_keys(voters)}"
+            refused = m.VOTER_NOT_FOUND, f"Cannot remove voter {_key(req.voter_key)} from the set of voters {_keys(voters)}"
     if refused is not None:
         error, message = refused
         node.reply(m.RemoveRaftVoterResponse(node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id,
