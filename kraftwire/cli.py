@@ -16,7 +16,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
     ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
-    ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum (like kafka-metadata-quorum.sh)"),
+    ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum, add and remove controllers (like kafka-metadata-quorum.sh)"),
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),
     ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs and SCRAM users (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),

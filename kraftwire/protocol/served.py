@@ -72,6 +72,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "EndQuorumEpoch": (0, 1),
     "DescribeQuorum": (0, 2),
     "FetchSnapshot": (0, 1),
+    # KIP-853 voter changes: the Raft leader decides, a broker or another controller forwards to it
+    "AddRaftVoter": (0, 0),
+    "RemoveRaftVoter": (0, 0),
     "BrokerRegistration": (0, 3),
     "BrokerHeartbeat": (0, 1),
     "AlterPartition": (0, 3),

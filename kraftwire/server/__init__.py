@@ -3,10 +3,12 @@
 * ``settings.py``   — Kafka properties → ``NodeSettings`` (listeners, voters, roles, timings); refusals name key and value
 * ``app.py``        — ``Node``: wires log, quorum-state, core, driver, peers, listeners, metrics; graceful shutdown
 * ``driver.py``     — executes each ``Ready`` in the contract's order (fsync off the loop, gated sends), fail-stop
-* ``peers.py``      — outbound connections to the voters (timeouts, reconnect backoff, ``RequestFailed``)
+* ``peers.py``      — outbound connections to the voters (timeouts, reconnect backoff, ``RequestFailed``); follows
+  the KIP-853 voter set as it changes
 * ``connection.py`` — inbound connections: bytes → frames → dispatcher
 * ``dispatcher.py`` — api key → handler; ApiVersions derived from the registered handlers
 * ``wire.py``       — core Raft messages ↔ Kafka's Vote/BeginQuorumEpoch/EndQuorumEpoch/Fetch/FetchSnapshot/DescribeQuorum
+  and AddRaftVoter/RemoveRaftVoter (with Kafka's checks and messages)
 * ``client.py``     — a minimal Kafka client (DescribeQuorum forwarding, admin tools)
 * ``metrics.py``    — latency histogram; the Prometheus endpoint (prometheus_client, one registry per node)
 

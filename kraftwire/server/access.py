@@ -8,8 +8,9 @@ do (the table in ``kafka-security-facts.md`` §5):
 * ``gate`` runs in the dispatcher before any handler, for the APIs that need one operation on the cluster — the
   quorum's and the brokers' own requests (CLUSTER_ACTION), DescribeQuorum/DescribeAcls/DescribeLogDirs/
   DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/Create-/DeleteAcls/
-  AlterUserScramCredentials (ALTER), and a replica's Fetch (CLUSTER_ACTION). A refused request is answered with the
-  API's error response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so nothing changes.
+  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER), and a replica's Fetch (CLUSTER_ACTION). A refused
+  request is answered with the API's error response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so
+  nothing changes.
 * Handlers check per topic, group or transactional id (``allows``) where Kafka answers per item: Produce, Fetch,
   ListOffsets, Metadata (unauthorized topics are left out of an all-topics answer), the group APIs, CreateTopics and
   the other topic APIs of the controller.
@@ -53,6 +54,7 @@ CLUSTER_OPERATION = {
     "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
     "CreateAcls": AclOperation.ALTER, "DeleteAcls": AclOperation.ALTER,
     "AlterUserScramCredentials": AclOperation.ALTER,
+    "AddRaftVoter": AclOperation.ALTER, "RemoveRaftVoter": AclOperation.ALTER,
 }
 _GATED = {served.key(name): (name, op) for name, op in CLUSTER_OPERATION.items()}
 _FETCH = served.key("Fetch")

@@ -4,6 +4,13 @@ Two kinds: a KRaft node (``Node(settings)``, what ``server-start`` runs), whose 
 Kafka's metadata records (``metadata_node``, ``kraft_apis``), and the raft test server (``Node(settings,
 topic=...)``), which serves its log to clients as that topic (``broker``, the legacy ``lifecycle``).
 
+KIP-853: a node without static voters takes the voter set its metadata log names (the newest snapshot naming one,
+then the log's VotersRecords), else asks ``controller.quorum.bootstrap.servers`` (DescribeQuorum: a broker, or a
+controller formatted with ``--no-initial-controllers`` still to be added); the core follows the set from there, and
+after each Ready the edge dials, forwards to and describes the voters it names. AddRaftVoter / RemoveRaftVoter are
+checked here as Kafka's raft client checks them, then decided by the core (an add first asks the new voter its
+kraft.version range with ApiVersions).
+
 ``Node(settings).start()`` refuses an unformatted directory (no meta.properties) and a node.id that does not match
 it; ``shutdown()`` is graceful: a leader resigns (EndQuorumEpoch to the voters, parked fetches answered), then the
 listeners close, the log is flushed and closed (clean-shutdown marker written).
@@ -25,7 +32,7 @@ from dataclasses import replace
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
-from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID
+from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
 from kraftwire.log.segmented import SegmentedLog
@@ -33,6 +40,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.raft import messages as m
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
+from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.server import wire
 from kraftwire.server.client import describe_quorum, request_once
 from kraftwire.server.connection import InboundConnection
@@ -84,6 +92,7 @@ class Node:
         self.directory_id = None
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
+        self._membership_seen = -1  # the core's membership version the voters below were taken at
         #: TLS contexts: per SSL listener served, and for connections to the controller listener (None: PLAINTEXT)
         self.server_tls: dict[str, ssl.SSLContext] = {}
         self.controller_tls: ssl.SSLContext | None = None
@@ -201,30 +210,41 @@ class Node:
         except LogError as exc:
             self.log.close()
             raise StartupError(f"cannot read {store.path}: {exc}") from exc
-        voter_set = None  # (kraft.version, VotersRecord) when the log's bootstrap snapshot names the voters
+        voter_set = None  # (kraft.version, VotersRecord, voters) when the metadata log names the voters
+        quorum_set = None  # the VoterSet a dynamic quorum answered with, for a node whose log names none yet
         if not s.voters:
             voter_set = self._voters_from_log() if self.metadata is not None else None
             if voter_set is not None:
                 voters = voter_set[2]
             else:
                 try:
-                    voters = await self._discover_voters()
+                    voters, quorum_set = await self._discover_voters()
                 except StartupError:
                     self.log.close()
                     raise
             s = self.settings = self.roles.settings = replace(s, voters=voters)
-        raft_config = s.raft_config(self.cluster_id)
+        raft_config = replace(s.raft_config(self.cluster_id), directory_id=self.directory_id)
         if voter_set is not None:
-            raft_config = replace(raft_config, kraft_version=voter_set[0], voters_record=voter_set[1])
+            raft_config = replace(raft_config, kraft_version=voter_set[0], voters_record=voter_set[1],
+                                  voter_set=VoterSet.from_record(voter_set[1]))
+        elif quorum_set is not None:
+            # KIP-853, a controller formatted with --no-initial-controllers (or a broker): the quorum's set until
+            # the log this node fetches names its own
+            raft_config = replace(raft_config, kraft_version=1, voter_set=quorum_set)
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:
             self.raft.register(listener)
+        # quorum-state follows kraft.version: data_version 0 with the static voters, 1 with directory ids
         self.driver = Driver(self.raft, self.log, store, self._route, metrics=self.metrics,
-                             static_voters=raft_config.voters)
+                             static_voters=None if self.raft.membership.dynamic else raft_config.voters)
         self.peers = Peers(s.node_id, s.voters, self.topic, directory_id=self.directory_id,
                            request_timeout_ms=raft_config.request_timeout_ms, deliver=self._deliver_response,
                            on_failed=self.driver.request_failed, metrics=self.metrics,
                            ssl_context=self.controller_tls, sasl=s.controller_sasl)
+        self._membership_seen = -1
+        self._check_membership()  # the log may name a later set than the one the node started from
+        self.driver.on_ready.append(self._check_membership)
+        s = self.settings
         self._register_handlers()
         self.dispatcher.on_close.append(self._connection_closed)
         loop = asyncio.get_running_loop()
@@ -309,6 +329,8 @@ class Node:
             else:
                 d.register(key, lo, hi, self._raft_request)
         d.serve("DescribeQuorum", self._describe_quorum)
+        d.serve("AddRaftVoter", self._voter_change)
+        d.serve("RemoveRaftVoter", self._voter_change)
         if not d.serves("DescribeCluster"):
             d.serve("DescribeCluster", self._describe_cluster)
         if not d.serves("Metadata"):
@@ -394,33 +416,107 @@ class Node:
             self._inbound.pop(cid, None)
 
     def _voters_from_log(self):
-        """(kraft.version, VotersRecord, voters) from the newest snapshot of the metadata log that names the voter
-        set (KIP-853: ``storage format --standalone``/``--initial-controllers`` wrote it into the bootstrap
-        checkpoint, and kraft.version 1 snapshots carry it on), or None (static voters, or a node to be added)."""
-        from kraftwire.raft.dynamic_voters import endpoints_on, read_voter_set
+        """(kraft.version, VotersRecord, voters) of the newest voter set the metadata log names, or None (static
+        voters, or a node still to be added that has fetched nothing yet). KIP-853: ``storage format
+        --standalone``/``--initial-controllers`` wrote the set into the bootstrap checkpoint, kraft.version 1
+        snapshots carry it on, and every AddRaftVoter/RemoveRaftVoter (and a leader's first epoch) appends a
+        VotersRecord to the log: the newest snapshot naming one, then the log's records after it. The core follows
+        the log from there (an uncommitted record truncated away takes the set back)."""
+        from kraftwire.raft.dynamic_voters import read_voter_set
 
-        listener = self.settings.controller_listener_names[0] if self.settings.controller_listener_names else ""
+        found, where, after = None, "", 0
         for sid in reversed(list(self.log.snapshot_ids())):
             reader = self.log.read_snapshot(sid)
             if reader is None:
                 continue
-            kraft_version, record = read_voter_set(reader.records())
-            if record is None:
-                continue
-            voters = tuple(Voter(node_id, host, port)
-                           for node_id, (host, port) in sorted(endpoints_on(record, listener).items()))
-            log.info("node %d: voters %s from snapshot %d-%d (kraft.version %d; the set is fixed: Add/Remove/"
-                     "UpdateRaftVoter are not served yet)", self.settings.node_id,
-                     ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), sid.end_offset, sid.epoch,
-                     kraft_version)
-            return kraft_version, record, voters
-        return None
+            try:
+                kraft_version, record = read_voter_set(reader.records())
+            finally:
+                reader.close()
+            if record is not None:
+                found, where, after = (kraft_version, record), f"snapshot {sid.end_offset}-{sid.epoch}", sid.end_offset
+                break
+        in_log = self._voters_in_log(found[0] if found else 0, after)
+        if in_log is not None:
+            found, where = in_log[:2], f"the log at offset {in_log[2]}"
+        if found is None:
+            return None
+        kraft_version, record = found
+        voters = self._voters_of(VoterSet.from_record(record))
+        log.info("node %d: voters %s from %s (kraft.version %d)", self.settings.node_id,
+                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), where, kraft_version)
+        return kraft_version, record, voters
 
-    async def _discover_voters(self) -> tuple[Voter, ...]:
-        """A broker given only ``controller.quorum.bootstrap.servers``: ask them (DescribeQuorum v2, the same
-        request ``kraftwire metadata-quorum`` sends) which voters form the quorum and where their controller
-        listener is. Brokers often start before the controllers, so this retries (backing off up to 2 s) until one
-        answers with a leader's view, or the node is asked to stop."""
+    def _voters_in_log(self, kraft_version: int, start: int):
+        """(kraft.version, the last VotersRecord, its offset) among the log's control records from ``start``, or
+        None."""
+        from kraftwire.records import read_batches
+        from kraftwire.records.control import KRAFT_VERSION, KRAFT_VOTERS, decode_control_record
+
+        found = None
+        offset, end = max(start, self.log.start_offset()), self.log.end_offset()
+        while offset < end:
+            data = self.log.read(offset, 1 << 20).records
+            last = -1
+            for batch in read_batches(data) if data else ():
+                last = batch.last_offset
+                if not batch.is_control:
+                    continue
+                for r in batch:
+                    try:
+                        ctype, value = decode_control_record(r.key, r.value)
+                    except KraftwireError:
+                        continue
+                    if ctype == KRAFT_VERSION:
+                        kraft_version = value.kraft_version
+                    elif ctype == KRAFT_VOTERS:
+                        found = (value, r.offset)
+            if last < offset:
+                break
+            offset = last + 1
+        return None if found is None else (max(kraft_version, 1), found[0], found[1])
+
+    def _voters_of(self, voter_set) -> tuple[Voter, ...]:
+        """Each voter of a KIP-853 set at its endpoint on the controller listener (else its first); a voter the set
+        knows no endpoint for keeps the one this node had."""
+        listener = self.settings.controller_listener
+        out = []
+        for n in voter_set.nodes:
+            ep = n.endpoint(listener)
+            if ep is None:
+                known = self.settings.voter(n.id)
+                if known is None:
+                    continue
+                ep = (known.host, known.port)
+            out.append(Voter(n.id, ep[0], ep[1]))
+        return tuple(out)
+
+    def _check_membership(self) -> None:
+        """After each Ready: when the core's voter set may have moved (KIP-853), the voters this node dials (peers),
+        forwards to and describes are the set's, at their controller listener."""
+        raft = self.raft
+        if raft is None or raft.membership.version == self._membership_seen:
+            return
+        self._membership_seen = raft.membership.version
+        if not raft.membership.dynamic:
+            return
+        voters = self._voters_of(raft.membership.voters())
+        if not voters or set(voters) == set(self.settings.voters):
+            return
+        log.info("node %d: the voters are now %s (%s)", self.settings.node_id,
+                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), raft.membership.voters().describe())
+        self.settings = self.roles.settings = replace(self.settings, voters=voters)
+        if self.peers is not None:
+            self.peers.update(voters)
+
+    async def _discover_voters(self):
+        """A node given only ``controller.quorum.bootstrap.servers`` whose log names no voters (a broker, or a
+        controller formatted with ``--no-initial-controllers`` that is still to be added): ask them (DescribeQuorum
+        v2, the same request ``kraftwire metadata-quorum`` sends) which voters form the quorum and where their
+        controller listener is. Brokers often start before the controllers, so this retries (backing off up to 2 s)
+        until one answers with a leader's view, or the node is asked to stop. Returns (voters, VoterSet or None):
+        the set with each voter's directory id and endpoints when the quorum is a KIP-853 one (its voters have
+        directory ids), None for a static quorum."""
         s = self.settings
         timeout = s.config.controller_quorum_request_timeout_ms / 1000.0
         backoff = max(0.05, s.config.controller_quorum_retry_backoff_ms / 1000.0)
@@ -436,9 +532,11 @@ class Node:
                     continue
                 voters = _voters_from(quorum, s.controller_listener_names)
                 if voters:
-                    log.info("node %d found the quorum through %s:%d: voters %s", s.node_id, host, port,
-                             ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters))
-                    return voters
+                    voter_set = quorum_voter_set(quorum)
+                    log.info("node %d found the quorum through %s:%d: voters %s%s", s.node_id, host, port,
+                             ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters),
+                             f" (KIP-853 voter set {voter_set.describe()})" if voter_set is not None else "")
+                    return voters, voter_set
                 why = f"{host}:{port}: no leader to describe the quorum yet"
             attempt += 1
             if attempt == 1 or attempt % 20 == 0:
@@ -457,6 +555,13 @@ class Node:
     # DescribeQuorum, DescribeCluster, Metadata
     # ================================================================================================================
     def _voter_endpoints(self) -> dict:
+        """DescribeQuorum's Nodes: each voter's endpoints — all its listeners, as its VotersRecord names them, in a
+        KIP-853 quorum; its controller listener from the configuration in a static one."""
+        raft = self.raft
+        if raft is not None and raft.membership.dynamic:
+            known = {n.id: list(n.endpoints) for n in raft.membership.voters().nodes if n.endpoints}
+            if known:
+                return known
         name = self.settings.controller_listener
         return {v.node_id: [(name, v.host, v.port)] for v in self.settings.voters}
 
@@ -545,6 +650,91 @@ class Node:
             conn.send_response(body, version, wire_cid)
             return
         asyncio.get_running_loop().create_task(self._forward_describe_quorum(request, conn, voter))
+
+    # ================================================================================================================
+    # AddRaftVoter, RemoveRaftVoter (KIP-853)
+    # ================================================================================================================
+    def _voter_change(self, request, conn) -> None:
+        """Kafka's order: the cluster id; the leadership (a node that does not lead forwards to the leader, as a
+        Kafka broker forwards to the active controller; a request forwarded once is answered
+        NOT_LEADER_OR_FOLLOWER); the voter key and, for an add, an endpoint on the controller listener; then the
+        core's own checks. An add asks the new voter for its kraft.version range first (Kafka's step 5); the core
+        answers once the change is committed."""
+        assert self.raft is not None and self.driver is not None
+        add = request.api.key == wire.ADD_RAFT_VOTER
+        body, version, wire_cid = request.body, request.version, request.header.correlation_id
+
+        def answer(error: int, message: str | None = None) -> None:
+            conn.send_response(wire.voter_change_response(add, error, message), version, wire_cid)
+
+        refused = wire.cluster_refusal(body, self.cluster_id)
+        if refused is not None:
+            return answer(*refused)
+        if not self.raft.is_leader():
+            leader = self.raft.quorum.leader_id
+            voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
+            if voter is None or request.header.client_id == FORWARD_CLIENT_ID:
+                return answer(m.NOT_LEADER_OR_FOLLOWER)
+            timeout_s = self.settings.config.controller_quorum_request_timeout_ms / 1000
+            if add:
+                timeout_s += max(0, body.timeout_ms) / 1000
+            asyncio.get_running_loop().create_task(self._forward_voter_change(add, request, conn, voter, timeout_s))
+            return
+        s = self.settings
+        refused = wire.check_add_voter(body, s.controller_listener) if add else wire.check_remove_voter(body)
+        if refused is not None:
+            return answer(*refused)
+        if not add:
+            cid = next(self._ids)
+            self._inbound[cid] = _Entry(conn, wire_cid, wire.REMOVE_RAFT_VOTER, version, None)
+            self.driver.received(wire.remove_voter_to_core(body, s.node_id, cid))
+            return
+        from kraftwire.raft.handlers.reconfig import precheck_add
+
+        refused = precheck_add(self.raft, wire.add_voter_to_core(body, s.node_id, 0, (0, 0)))
+        if refused is not None:
+            return answer(*refused)
+        asyncio.get_running_loop().create_task(self._add_voter(body, version, wire_cid, conn))
+
+    async def _add_voter(self, body, version: int, wire_cid: int, conn) -> None:
+        """Kafka's AddVoterHandler step 5: ApiVersions to the new voter's controller listener, for the kraft.version
+        range it supports; then the core decides."""
+        s = self.settings
+        key = wire.replica_key_text(body.voter_id, body.voter_directory_id)
+        ep = next(ep for ep in body.listeners if ep.name == s.controller_listener)
+
+        def answer(error: int, message: str | None = None) -> None:
+            conn.send_response(wire.voter_change_response(True, error, message), version, wire_cid)
+
+        try:
+            versions = await request_once(ep.host, ep.port, w.ApiVersionsRequest(
+                client_software_name="kraftwire", client_software_version="1"), 3,
+                timeout=s.config.controller_quorum_request_timeout_ms / 1000, client_id=f"kraftwire-{s.node_id}",
+                ssl_context=self.controller_tls, sasl=s.controller_sasl)
+        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+            log.info("AddRaftVoter %s: ApiVersions to %s:%d failed: %s", key, ep.host, ep.port,
+                     exc or type(exc).__name__)
+            return answer(m.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
+        if versions.error_code:
+            return answer(m.REQUEST_TIMED_OUT, "Aborted add voter operation for since API_VERSIONS returned an error "
+                                               f"{m.error_name(versions.error_code)}")
+        feature = next((f for f in versions.supported_features or () if f.name == "kraft.version"), None)
+        supported = (feature.min_version, feature.max_version) if feature is not None else (0, 0)
+        driver = self.driver
+        if driver is None or driver.stopped or conn.closed:
+            return
+        cid = next(self._ids)
+        self._inbound[cid] = _Entry(conn, wire_cid, wire.ADD_RAFT_VOTER, version, None)
+        driver.received(wire.add_voter_to_core(body, s.node_id, cid, supported))
+
+    async def _forward_voter_change(self, add: bool, request, conn, voter, timeout_s: float) -> None:
+        version, wire_cid = request.version, request.header.correlation_id
+        try:
+            body = await self.forward(voter, request.body, version, timeout_s=timeout_s)
+        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+            log.info("could not forward %s to leader %d: %s", request.api.name, voter.node_id, exc)
+            body = wire.voter_change_response(add, m.NOT_LEADER_OR_FOLLOWER)
+        conn.send_response(body, version, wire_cid)
 
     async def forward(self, voter, body, version: int, *, timeout_s: float | None = None):
         """``body`` sent to ``voter``'s controller listener (TLS and SASL as the quorum's own connections), marked as
@@ -688,6 +878,18 @@ def _voters_from(quorum, listener_names) -> tuple[Voter, ...]:
             return ()
         voters.append(Voter(v.replica_id, chosen.host, chosen.port))
     return tuple(voters)
+
+
+def quorum_voter_set(quorum) -> VoterSet | None:
+    """The KIP-853 voter set of a DescribeQuorum v2 answer: each voter's id, directory id and endpoints (its Nodes
+    entry); None when no voter has a directory id (a static quorum, kraft.version 0)."""
+    part = quorum.topics[0].partitions[0]
+    if not any(v.replica_directory_id not in (None, ZERO_UUID) for v in part.current_voters):
+        return None
+    listeners = {n.node_id: tuple((ep.name, ep.host, ep.port) for ep in n.listeners) for n in (quorum.nodes or [])}
+    return VoterSet.of(VoterNode(ReplicaKey(v.replica_id, None if v.replica_directory_id in (None, ZERO_UUID)
+                                            else v.replica_directory_id), listeners.get(v.replica_id, ()))
+                       for v in part.current_voters)
 
 
 def _log_codec() -> None:

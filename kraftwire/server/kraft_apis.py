@@ -61,6 +61,7 @@ _PER_ITEM = {"CreateTopics": ("topics", "topics"), "CreatePartitions": ("topics"
              "DeleteTopics": ("topics", "responses"), "IncrementalAlterConfigs": ("resources", "responses"),
              "AlterConfigs": ("resources", "responses")}
 _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+KRAFT_VERSION_FEATURE = "kraft.version"
 
 
 class KraftApis:
@@ -87,12 +88,20 @@ class KraftApis:
         d.features_source = self.features
 
     def features(self):
-        """ApiVersions' features: what this build supports; the image's finalized levels at its offset."""
+        """ApiVersions' features: what this build supports; the image's finalized levels at its offset. As Kafka's
+        KRaft nodes, they include ``kraft.version``: supported 0..1 (a leader adding this node as a voter reads that
+        range, KIP-853), finalized at the Raft log's level when it is above 0."""
         from kraftwire.protocol.api_versions import Features
+        from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
         from kraftwire.server.metadata_node import supported_features
 
         image = self.md.image
-        return Features(supported_features(), dict(image.features), image.offset)
+        finalized = dict(image.features)
+        raft = self.node.raft
+        if raft is not None and raft.membership.kraft_version > 0:
+            finalized[KRAFT_VERSION_FEATURE] = raft.membership.kraft_version
+        return Features({**supported_features(), KRAFT_VERSION_FEATURE: KRAFT_VERSION_RANGE}, finalized,
+                        image.offset)
 
     # ------------------------------------------------------------------------------------------------ cluster view
     def listener_of(self, conn) -> str:

@@ -59,6 +59,8 @@ class _Peer(asyncio.Protocol):
         #: time.monotonic() after which the next request first re-authenticates (None: the session never ends)
         self.reauthenticate_at: float | None = None
         self.reauthentications = 0
+        #: dropped from the voters (``Peers.update``): nothing more is sent on this connection
+        self.retired = False
 
     # ------------------------------------------------------------------------------------------------ sending
     def send(self, msg: m.Message) -> None:
@@ -101,6 +103,9 @@ class _Peer(asyncio.Protocol):
                 self.peers.fail(self.node_id, msg)
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
+        if self.retired:
+            transport.close()
+            return
         self.transport = transport
         self.connecting = False
         if self.failures or not self.was_connected:
@@ -230,6 +235,11 @@ class _Peer(asyncio.Protocol):
         if self.transport is not None:
             self.transport.close()
 
+    def retire(self) -> None:
+        """No longer a peer: closed now, and a connection still being made is closed as soon as it is made."""
+        self.retired = True
+        self.close()
+
 
 class Peers:
     def __init__(self, local_id: int, voters, topic: wire.Topic, *, directory_id: uuid.UUID | None,
@@ -245,6 +255,23 @@ class Peers:
         self.metrics = metrics
         self._peers = {v.node_id: _Peer(self, v.node_id, v.host, v.port) for v in voters if v.node_id != local_id}
         self.closed = False
+
+    def update(self, voters) -> None:
+        """The voter set changed (KIP-853): a connection to each new voter (made when first needed), the connection
+        of a voter that left or moved closed (its requests in flight fail, as on any lost connection)."""
+        wanted = {v.node_id: v for v in voters if v.node_id != self.local_id}
+        for node_id in list(self._peers):
+            peer = self._peers[node_id]
+            v = wanted.get(node_id)
+            if v is None or (v.host, v.port) != (peer.host, peer.port):
+                log.info("node %d is no longer a voter at %s:%d: its connection is closed", node_id, peer.host,
+                         peer.port)
+                del self._peers[node_id]
+                peer.retire()
+        for node_id, v in wanted.items():
+            if node_id not in self._peers:
+                log.info("node %d is a voter at %s:%d", node_id, v.host, v.port)
+                self._peers[node_id] = _Peer(self, node_id, v.host, v.port)
 
     def send(self, msg: m.Message) -> None:
         peer = self._peers.get(msg.dst)

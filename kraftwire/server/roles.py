@@ -37,9 +37,10 @@ from kraftwire.server.dispatcher import DispatcherView
 log = logging.getLogger("kraftwire.roles")
 
 API_VERSIONS = served.key("ApiVersions")
-#: served only on a controller listener (when the node has dedicated client listeners)
+#: served only on a controller listener (when the node has dedicated client listeners). AddRaftVoter and
+#: RemoveRaftVoter are not among them: Kafka 4 serves them on broker listeners too (a broker forwards them)
 CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot", "BrokerRegistration",
-                              "BrokerHeartbeat", "AddRaftVoter", "RemoveRaftVoter", "UpdateRaftVoter")
+                              "BrokerHeartbeat", "UpdateRaftVoter")
 #: served only on client listeners (when the node has dedicated client listeners)
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
                           "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",

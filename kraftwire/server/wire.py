@@ -5,6 +5,11 @@ sender in different fields (Vote: CandidateId, BeginQuorumEpoch: LeaderId, EndQu
 Fetch/FetchSnapshot: ReplicaId); the edge fills the core's ``src``/``dst``/``correlation_id`` from those and from its
 own bookkeeping. Versions used when this node sends: the highest the project declares (Vote v2 carries PreVote).
 
+AddRaftVoter and RemoveRaftVoter (KIP-853) come from admin clients, not from peers: ``check_add_voter`` /
+``check_remove_voter`` make the checks Kafka's ``KafkaRaftClient`` makes before its handlers (cluster id, a voter key
+with a directory id, an endpoint on the controller listener), with Kafka's messages, and ``add_voter_to_core`` /
+``remove_voter_to_core`` build the core's requests; the core's answers go back with their ErrorMessage.
+
 Pure functions only: no sockets here, so tests can round-trip every message.
 """
 
@@ -14,13 +19,14 @@ import uuid
 from dataclasses import dataclass
 
 from kraftwire.error_codes import UNKNOWN_TOPIC_ID
-from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId, uuid_to_base64
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.raft import messages as m
 
 _NAMES = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot", "DescribeQuorum")
 VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = (served.key(n) for n in _NAMES)
+ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = served.key("AddRaftVoter"), served.key("RemoveRaftVoter")
 RAFT_KEYS = (VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT)
 
 #: versions this node accepts for each Raft request (a replica's Fetch needs topic ids)
@@ -54,6 +60,10 @@ def _key(replica_id: int, directory_id: uuid.UUID | None) -> ReplicaKey:
     return ReplicaKey(replica_id, None if directory_id in (None, ZERO_UUID) else directory_id)
 
 
+def _uuid(value: uuid.UUID | None) -> uuid.UUID | None:
+    return None if value in (None, ZERO_UUID) else value
+
+
 def _one(items, what: str):
     if len(items) != 1:
         raise WireError(m.INVALID_REQUEST, f"{what}: expected exactly one topic partition, got {len(items)}")
@@ -69,7 +79,8 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
         R = w.VoteRequest
         body = R(cluster_id=msg.cluster_id, voter_id=msg.voter_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
             R.PartitionData(partition_index=0, candidate_epoch=msg.candidate_epoch, candidate_id=msg.candidate_key.id,
-                            candidate_directory_id=local_dir or _dir(msg.candidate_key), voter_directory_id=ZERO_UUID,
+                            candidate_directory_id=local_dir or _dir(msg.candidate_key),
+                            voter_directory_id=msg.voter_directory_id or ZERO_UUID,
                             last_offset_epoch=msg.last_offset_epoch, last_offset=msg.last_offset,
                             pre_vote=msg.pre_vote)])])
         return VOTE, SEND_VERSION[VOTE], body
@@ -124,7 +135,8 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
                              candidate_key=_key(p.candidate_id, p.candidate_directory_id),
                              voter_id=body.voter_id if version >= 1 else local_id,
                              last_offset_epoch=p.last_offset_epoch, last_offset=p.last_offset,
-                             pre_vote=bool(getattr(p, "pre_vote", False)) if version >= 2 else False)
+                             pre_vote=bool(getattr(p, "pre_vote", False)) if version >= 2 else False,
+                             voter_directory_id=_uuid(p.voter_directory_id) if version >= 1 else None)
     if api_key == BEGIN_QUORUM_EPOCH:
         p = _one(_one(body.topics, "BeginQuorumEpoch").partitions, "BeginQuorumEpoch")
         return m.BeginQuorumEpochRequest(p.leader_id, local_id, cid, body.cluster_id,
@@ -152,7 +164,8 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
         return m.FetchRequest(replica_id, local_id, cid, body.cluster_id, replica_id=replica_id,
                               replica_epoch=replica_epoch, current_leader_epoch=p.current_leader_epoch,
                               fetch_offset=p.fetch_offset, last_fetched_epoch=p.last_fetched_epoch,
-                              max_wait_ms=body.max_wait_ms, max_bytes=min(body.max_bytes, p.partition_max_bytes))
+                              max_wait_ms=body.max_wait_ms, max_bytes=min(body.max_bytes, p.partition_max_bytes),
+                              replica_directory_id=_uuid(p.replica_directory_id) if version >= 17 else None)
     if api_key == FETCH_SNAPSHOT:
         p = _one(_one(body.topics, "FetchSnapshot").partitions, "FetchSnapshot")
         return m.FetchSnapshotRequest(body.replica_id, local_id, cid, body.cluster_id, replica_id=body.replica_id,
@@ -206,16 +219,20 @@ def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, obs
             size=msg.size, position=msg.position, unaligned_records=msg.unaligned_records)])])
     if isinstance(msg, m.DescribeQuorumResponse):
         return describe_quorum_to_wire(msg, topic, voter_endpoints or {}, observer_endpoints or {})
+    if isinstance(msg, (m.AddRaftVoterResponse, m.RemoveRaftVoterResponse)):
+        return voter_change_response(type(msg) is m.AddRaftVoterResponse, msg.error, msg.error_message)
     raise TypeError(f"not a response: {msg!r}")
 
 
 def describe_quorum_to_wire(msg: m.DescribeQuorumResponse, topic: Topic, endpoints: dict, directory_ids: dict):
-    """``endpoints``: node id -> list of (listener name, host, port); ``directory_ids``: node id -> uuid."""
+    """``endpoints``: node id -> list of (listener name, host, port); ``directory_ids``: node id -> uuid, for the
+    replicas the core reports no directory id for (KIP-853: the core knows each one a replica fetched with)."""
     R = w.DescribeQuorumResponse
     P = R.PartitionData
 
     def replica(s: m.ReplicaStateInfo):
-        return R.ReplicaState(replica_id=s.replica_id, replica_directory_id=directory_ids.get(s.replica_id, ZERO_UUID),
+        directory = s.directory_id or directory_ids.get(s.replica_id) or ZERO_UUID
+        return R.ReplicaState(replica_id=s.replica_id, replica_directory_id=directory,
                               log_end_offset=s.log_end_offset, last_fetch_timestamp=s.last_fetch_timestamp,
                               last_caught_up_timestamp=s.last_caught_up_timestamp)
 
@@ -234,6 +251,68 @@ def error_response_body(api_key: int, version: int, error: int, topic: Topic):
     if hasattr(body, "error_code"):
         body.error_code = error
     return body
+
+
+# ===================================================================================================================
+# AddRaftVoter (80), RemoveRaftVoter (81): an admin client's request, Kafka's checks before the leader's handlers
+# ===================================================================================================================
+def replica_key_text(replica_id: int, directory_id: uuid.UUID | None) -> str:
+    """Kafka's ``ReplicaKey.toString()``: the directory id is an ``Optional<Uuid>`` (base64 inside)."""
+    directory = "Optional.empty" if directory_id in (None, ZERO_UUID) else f"Optional[{uuid_to_base64(directory_id)}]"
+    return f"ReplicaKey(id={replica_id}, directoryId={directory})"
+
+
+def endpoints_text(listeners) -> str:
+    """Kafka's ``Endpoints.toString()`` of a request's listeners (a map of listener name to unresolved address)."""
+    items = ", ".join(f"ListenerName({ep.name})={ep.host}/<unresolved>:{ep.port}" for ep in listeners)
+    return f"Endpoints(endpoints={{{items}}})"
+
+
+def cluster_refusal(body, cluster_id: str) -> tuple[int, str] | None:
+    """Kafka's first check of an Add/RemoveRaftVoter: INCONSISTENT_CLUSTER_ID when it names another cluster (one
+    naming none is not checked, as Kafka's hasValidClusterId). (error, message) or None."""
+    if body.cluster_id is not None and body.cluster_id != cluster_id:
+        return (m.INCONSISTENT_CLUSTER_ID,
+                f'The given id "{body.cluster_id}" doesn\'t match the cluster id "{cluster_id}"')
+    return None
+
+
+def check_add_voter(body, listener: str) -> tuple[int, str] | None:
+    """Kafka's checks of an AddRaftVoter once the cluster id and the leadership are checked: a voter key with a
+    directory id, an endpoint on the controller listener (``listener``). (error, message) or None."""
+    if body.voter_id < 0 or body.voter_directory_id in (None, ZERO_UUID):
+        return m.INVALID_REQUEST, "Add voter request didn't include a valid voter"
+    if not any(ep.name == listener for ep in body.listeners):
+        return (m.INVALID_REQUEST, f"Add voter request didn't include the endpoint ({endpoints_text(body.listeners)}) "
+                                   f"for the default listener {listener}")
+    return None
+
+
+def check_remove_voter(body) -> tuple[int, str] | None:
+    if body.voter_id < 0 or body.voter_directory_id in (None, ZERO_UUID):
+        return m.INVALID_REQUEST, "Remove voter request didn't include a valid voter"
+    return None
+
+
+def add_voter_to_core(body, local_id: int, cid: int, kraft_versions: tuple[int, int]) -> m.AddRaftVoterRequest:
+    """The core's request, ``kraft_versions`` the (min, max) kraft.version the new voter said it supports (a
+    request naming no cluster id keeps None: the core checks only one that is named)."""
+    return m.AddRaftVoterRequest(NO_ID, local_id, cid, body.cluster_id,
+                                 voter_key=ReplicaKey(body.voter_id, _uuid(body.voter_directory_id)),
+                                 endpoints=tuple((ep.name, ep.host, ep.port) for ep in body.listeners),
+                                 timeout_ms=body.timeout_ms, kraft_version_min=kraft_versions[0],
+                                 kraft_version_max=kraft_versions[1])
+
+
+def remove_voter_to_core(body, local_id: int, cid: int) -> m.RemoveRaftVoterRequest:
+    return m.RemoveRaftVoterRequest(NO_ID, local_id, cid, body.cluster_id,
+                                    voter_key=ReplicaKey(body.voter_id, _uuid(body.voter_directory_id)))
+
+
+def voter_change_response(add: bool, error: int, message: str | None = None):
+    """The AddRaftVoter / RemoveRaftVoter wire response (ErrorMessage null when there is none, as Kafka's)."""
+    R = w.AddRaftVoterResponse if add else w.RemoveRaftVoterResponse
+    return R(throttle_time_ms=0, error_code=error, error_message=message)
 
 
 # ===================================================================================================================

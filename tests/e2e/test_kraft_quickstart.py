@@ -315,7 +315,10 @@ def _features(port: int) -> None:
 
     described = features("describe")
     assert described.returncode == 0
-    line = described.stdout.strip().split("\t")
+    kraft, metadata = described.stdout.strip().splitlines()  # by name, as Kafka's tool lists them
+    assert kraft.split("\t")[:4] == ["Feature: kraft.version", "SupportedMinVersion: 0", "SupportedMaxVersion: 1",
+                                     "FinalizedVersionLevel: 0"]  # a static quorum: kraft.version 0
+    line = metadata.split("\t")
     assert line[:4] == ["Feature: metadata.version", "SupportedMinVersion: 3.3-IV3", "SupportedMaxVersion: 3.9-IV0",
                         "FinalizedVersionLevel: 3.9-IV0"] and int(line[4].split(": ")[1]) > 0
     dry = features("upgrade", "--release-version", "3.9-IV0", "--dry-run")

@@ -123,8 +123,10 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                 assert [(c.name, c.value) for c in configs.results[0].configs] == [("cleanup.policy", "delete")]
                 versions = await conn.request(w.ApiVersionsRequest(client_software_name="t",
                                                                    client_software_version="1"), 3)
+                # kraft.version as Kafka's KRaft nodes advertise it (a leader adding a voter reads the range);
+                # finalized only in a KIP-853 quorum (this one is static: kraft.version 0)
                 assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
-                    ("metadata.version", 7, 21)]
+                    ("kraft.version", 0, 1), ("metadata.version", 7, 21)]
                 assert [(f.name, f.max_version_level) for f in versions.finalized_features] == [
                     ("metadata.version", BY_NAME["3.8-IV0"].level)]
                 assert versions.finalized_features_epoch >= 0

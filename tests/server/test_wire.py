@@ -104,3 +104,99 @@ def test_describe_quorum_response_carries_endpoints_and_directory_ids():
         (1, 50, DIR), (2, 42, uuid.UUID(int=0))]
     assert [(n.node_id, n.listeners[0].host, n.listeners[0].port) for n in decoded.nodes] == [(1, "h1", 9092),
                                                                                               (2, "h2", 9093)]
+
+
+# --- KIP-853: directory ids in Vote and Fetch, AddRaftVoter / RemoveRaftVoter -------------------------------------
+DIR2 = uuid.UUID("87654321-4321-8765-4321-876543218765")
+ZERO = uuid.UUID(int=0)
+
+
+def test_vote_carries_the_voter_directory_id_and_fetch_the_replica_directory_id():
+    vote = m.VoteRequest(1, 2, 77, "cid", candidate_epoch=5, candidate_key=ReplicaKey(1, DIR), voter_id=2,
+                         last_offset_epoch=4, last_offset=100, pre_vote=True, voter_directory_id=DIR2)
+    key, version, body = wire.request_to_wire(vote, TOPIC, DIR)
+    decoded = codec.decode(w.VoteRequest, codec.encode(body, version), version)
+    assert decoded.topics[0].partitions[0].voter_directory_id == DIR2
+    assert wire.request_to_core(key, version, decoded, 2, 77, TOPIC) == vote
+    v0 = codec.decode(w.VoteRequest, codec.encode(body, 0), 0)  # v0 has no directory ids
+    assert wire.request_to_core(key, 0, v0, 2, 77, TOPIC).voter_directory_id is None
+    unknown = m.VoteRequest(1, 2, 78, "cid", candidate_epoch=5, candidate_key=ReplicaKey(1), voter_id=2,
+                            last_offset_epoch=4, last_offset=100)  # the set knows no directory id: ZERO_UUID
+    assert wire.request_to_wire(unknown, TOPIC)[2].topics[0].partitions[0].voter_directory_id == ZERO
+
+    fetch = REQUESTS[4]
+    key, version, body = wire.request_to_wire(fetch, TOPIC, DIR)
+    assert version == 17
+    decoded = codec.decode(w.FetchRequest, codec.encode(body, version), version)
+    back = wire.request_to_core(key, version, decoded, 1, 81, TOPIC)
+    assert back.replica_directory_id == DIR
+    v16 = codec.decode(w.FetchRequest, codec.encode(body, 16), 16)  # ReplicaDirectoryId is v17's
+    assert wire.request_to_core(key, 16, v16, 1, 81, TOPIC).replica_directory_id is None
+
+
+def _add_body(voter_id=2, directory=DIR2, listeners=(("CONTROLLER", "ctl-2", 9093),), cluster_id=None):
+    R = w.AddRaftVoterRequest
+    body = R(cluster_id=cluster_id, timeout_ms=30_000, voter_id=voter_id, voter_directory_id=directory,
+             listeners=[R.Listener(name=n, host=h, port=p) for n, h, p in listeners])
+    return codec.decode(R, codec.encode(body, 0), 0)  # as the node receives it
+
+
+def test_add_raft_voter_translates_to_the_core_and_its_answer_back():
+    body = _add_body(listeners=(("CONTROLLER", "ctl-2", 9093), ("REPLICATION", "::1", 9094)))
+    assert wire.cluster_refusal(body, "abc") is None and wire.check_add_voter(body, "CONTROLLER") is None
+    core = wire.add_voter_to_core(body, 1, 41, (0, 1))
+    assert core == m.AddRaftVoterRequest(-1, 1, 41, None, voter_key=ReplicaKey(2, DIR2),
+                                         endpoints=(("CONTROLLER", "ctl-2", 9093), ("REPLICATION", "::1", 9094)),
+                                         timeout_ms=30_000, kraft_version_min=0, kraft_version_max=1)
+    assert wire.add_voter_to_core(_add_body(cluster_id="abc"), 1, 41, (0, 0)).cluster_id == "abc"
+    for resp, message in ((m.AddRaftVoterResponse(1, -1, 41, 0, 1, 3), None),
+                          (m.AddRaftVoterResponse(1, -1, 41, 7, 1, 3, error_message="Aborted add voter operation "
+                                                                                    "for ... lagging behind"),
+                           "Aborted add voter operation for ... lagging behind")):
+        out = codec.decode(w.AddRaftVoterResponse, codec.encode(wire.response_to_wire(resp, TOPIC), 0), 0)
+        assert (out.error_code, out.error_message, out.throttle_time_ms) == (resp.error, message, 0)
+
+
+def test_remove_raft_voter_translates_to_the_core_and_its_answer_back():
+    R = w.RemoveRaftVoterRequest
+    body = codec.decode(R, codec.encode(R(cluster_id="abc", voter_id=3, voter_directory_id=DIR), 0), 0)
+    assert wire.cluster_refusal(body, "abc") is None and wire.check_remove_voter(body) is None
+    assert wire.remove_voter_to_core(body, 1, 42) == m.RemoveRaftVoterRequest(-1, 1, 42, "abc",
+                                                                              voter_key=ReplicaKey(3, DIR))
+    resp = m.RemoveRaftVoterResponse(1, -1, 42, 127, 1, 3, error_message="Cannot remove voter ...")
+    out = codec.decode(w.RemoveRaftVoterResponse, codec.encode(wire.response_to_wire(resp, TOPIC), 0), 0)
+    assert (out.error_code, out.error_message) == (127, "Cannot remove voter ...")
+
+
+def test_voter_change_refusals_carry_kafkas_messages():
+    assert wire.cluster_refusal(_add_body(cluster_id="other"), "abc") == (
+        104, 'The given id "other" doesn\'t match the cluster id "abc"')
+    assert wire.check_add_voter(_add_body(directory=ZERO), "CONTROLLER") == (
+        42, "Add voter request didn't include a valid voter")
+    assert wire.check_add_voter(_add_body(voter_id=-1), "CONTROLLER") == (
+        42, "Add voter request didn't include a valid voter")
+    assert wire.check_add_voter(_add_body(listeners=(("BROKER", "h", 9092),)), "CONTROLLER") == (
+        42, "Add voter request didn't include the endpoint (Endpoints(endpoints={ListenerName(BROKER)="
+            "h/<unresolved>:9092})) for the default listener CONTROLLER")
+    R = w.RemoveRaftVoterRequest
+    assert wire.check_remove_voter(R(cluster_id=None, voter_id=3, voter_directory_id=ZERO)) == (
+        42, "Remove voter request didn't include a valid voter")
+    assert wire.replica_key_text(2, DIR2) == "ReplicaKey(id=2, directoryId=Optional[h2VDIUMhh2VDIYdlQyGHZQ])"
+    assert wire.replica_key_text(2, None) == "ReplicaKey(id=2, directoryId=Optional.empty)"
+    body = wire.voter_change_response(True, 7, "New voter ... is not ready to receive requests")
+    assert isinstance(body, w.AddRaftVoterResponse) and body.error_message.startswith("New voter")
+
+
+def test_describe_quorum_takes_the_cores_directory_ids():
+    resp = m.DescribeQuorumResponse(1, -1, 5, 0, 1, 6, high_watermark=42,
+                                    current_voters=(m.ReplicaStateInfo(1, 50, 1000, 1000, DIR),),
+                                    observers=(m.ReplicaStateInfo(4, 42, 990, 990, DIR2),
+                                               m.ReplicaStateInfo(5, 40, 990, 990)))
+    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("CONTROLLER", "h1", 9093), ("OTHER", "h1", 9094)]},
+                                        {5: DIR})
+    decoded = codec.decode(w.DescribeQuorumResponse, codec.encode(body, 2), 2)
+    part = decoded.topics[0].partitions[0]
+    assert [(r.replica_id, r.replica_directory_id) for r in part.current_voters + part.observers] == [
+        (1, DIR), (4, DIR2), (5, DIR)]
+    assert [(n.node_id, [(ep.name, ep.port) for ep in n.listeners]) for n in decoded.nodes] == [
+        (1, [("CONTROLLER", 9093), ("OTHER", 9094)])]

@@ -1,12 +1,20 @@
-"""``kraftwire metadata-quorum`` renders DescribeQuorum v2 / DescribeCluster answers as Kafka's tool does."""
+"""``kraftwire metadata-quorum`` renders DescribeQuorum v2 / DescribeCluster answers as Kafka's tool does, and reads
+a controller's configuration for ``add-controller`` / parses ``remove-controller`` as Kafka's MetadataQuorumCommand,
+with its outputs and messages."""
 
 from __future__ import annotations
 
 import json
 import uuid
 
+import pytest
+
+from kraftwire.cli import main
+from kraftwire.config import load_properties
 from kraftwire.ids import uuid_to_base64
+from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.protocol import messages as w
+from kraftwire.tools import metadata_quorum as mq
 from kraftwire.tools.metadata_quorum import replication_lines, status_lines
 
 D1 = uuid.UUID("f7986fa6-abdd-494d-985e-07dd2c8e90a4")
@@ -71,3 +79,121 @@ def test_replication_table_orders_leader_voters_observers():
     human = [[c.strip() for c in line.split("\t")] for line in replication_lines(_quorum(), human_readable=True,
                                                                                   now_ms=1500)[1:]]
     assert human[0][4] == "500 ms ago" and human[3][5] == "-1"
+
+
+# --- KIP-853: add-controller / remove-controller -------------------------------------------------------------------
+D2 = uuid.UUID("87654321-4321-8765-4321-876543218765")
+
+
+def _controller(tmp_path, text: str, *, formatted: bool = True) -> str:
+    logs = tmp_path / "meta"
+    if formatted:
+        logs.mkdir(exist_ok=True)
+        write_meta_properties(str(logs), MetaProperties(cluster_id="abc", node_id=2, directory_id=D2))
+    path = tmp_path / "controller.properties"
+    path.write_text(text.replace("LOGS", str(logs)))
+    return str(path)
+
+
+GOOD = ("process.roles=controller\nnode.id=2\nlisteners=CONTROLLER://:9093,OTHER://[::1]:9095\n"
+        "advertised.listeners=CONTROLLER://ctl-2.example:19093\ncontroller.listener.names=CONTROLLER,OTHER\n"
+        "metadata.log.dir=LOGS\nlog.dirs=/nowhere\n")
+
+
+def test_add_controller_reads_the_controller_as_kafkas_tool_does(tmp_path, capsys):
+    cfg = _controller(tmp_path, GOOD)
+    props = load_properties(cfg)
+    assert mq.controller_id(props) == 2
+    assert mq.metadata_directory(props) == str(tmp_path / "meta")  # metadata.log.dir before log.dirs
+    assert mq.metadata_directory_id(str(tmp_path / "meta")) == D2
+    # advertised.listeners over listeners; an empty host is localhost (none here); each controller listener
+    assert mq.controller_endpoints(props) == [("CONTROLLER", "ctl-2.example", 19093), ("OTHER", "::1", 9095)]
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "--command-config", cfg,
+                 "add-controller", "--dry-run"]) == 0
+    assert capsys.readouterr().out == (f"DRY RUN of adding controller 2 with directory id {uuid_to_base64(D2)} and "
+                                       "endpoints: CONTROLLER://ctl-2.example:19093, OTHER://[::1]:9095\n")
+    assert mq.added_line(2, D2, [("CONTROLLER", "localhost", 9093)]) == (
+        f"Added controller 2 with directory id {uuid_to_base64(D2)} and endpoints: CONTROLLER://localhost:9093")
+    body = mq.add_voter_request(2, D2, [("CONTROLLER", "h", 1)], 30_000)
+    assert (body.cluster_id, body.timeout_ms, body.voter_id, body.voter_directory_id,
+            [(ep.name, ep.host, ep.port) for ep in body.listeners]) == (None, 30_000, 2, D2, [("CONTROLLER", "h", 1)])
+
+
+@pytest.mark.parametrize("text, formatted, message", [
+    ("process.roles=controller\n", True,
+     "node.id not found in configuration file. Is this a valid controller configuration file?"),
+    ("process.roles=controller\nnode.id=-1\n", True,
+     "node.id was negative in configuration file. Is this a valid controller configuration file?"),
+    ("process.roles=broker\nnode.id=2\n", True,
+     "process.roles did not contain 'controller' in configuration file. Is this a valid controller configuration "
+     "file?"),
+    ("process.roles=controller\nnode.id=2\n", True,
+     "Neither metadata.log.dir nor log.dirs were found. Is this a valid controller configuration file?"),
+    ("process.roles=controller\nnode.id=2\nlog.dirs=LOGS\n", False, "Unable to read meta.properties from LOGS"),
+    ("process.roles=controller\nnode.id=2\nlog.dirs=LOGS,/other\n", True,
+     "controller.listener.names was not found. Is this a valid controller configuration file?"),
+    ("process.roles=controller\nnode.id=2\nlog.dirs=LOGS\ncontroller.listener.names=CONTROLLER\n"
+     "listeners=PLAINTEXT://:9092\n", True, "Cannot find information about controller listener name: CONTROLLER"),
+])
+def test_add_controller_refuses_what_kafkas_tool_refuses(tmp_path, capsys, text, formatted, message):
+    cfg = _controller(tmp_path, text, formatted=formatted)
+    assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "--command-config", cfg,
+                 "add-controller"]) == 1
+    err = capsys.readouterr().err
+    assert err == message.replace("LOGS", str(tmp_path / "meta")) + "\n"
+
+
+def test_add_controller_needs_the_controllers_config(tmp_path, capsys):
+    assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "add-controller"]) == 1
+    assert capsys.readouterr().err == ("You must supply the configuration file of the controller you are adding when "
+                                       "using add-controller.\n")
+    assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "--command-config",
+                 str(tmp_path / "missing.properties"), "add-controller"]) == 1
+    assert capsys.readouterr().err == f"Properties file {tmp_path / 'missing.properties'} does not exists!\n"
+    # kraftwire's --controller.config: the controller's file apart from the connection's client config
+    cfg = _controller(tmp_path, GOOD)
+    assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "add-controller", "--controller.config", cfg,
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("DRY RUN of adding controller 2 with directory id ")
+
+
+def test_remove_controller_output_and_refusals(capsys):
+    d = uuid_to_base64(D2)
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller", "-i", "2", "-d", d,
+                 "--dry-run"]) == 0
+    assert capsys.readouterr().out == f"DRY RUN of removing  KRaft controller 2 with directory id {d}\n"
+    assert mq.removed_line(2, D2) == f"Removed  KRaft controller 2 with directory id {d}"  # Kafka's two spaces
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller",
+                 "--controller-id", "-3", "--controller-directory-id", d]) == 1
+    assert capsys.readouterr().err == "Invalid negative --controller-id: -3\n"
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller",
+                 "--controller-id", "2", "--controller-directory-id", "abc"]) == 1
+    assert capsys.readouterr().err == ("Failed to parse --controller-directory-id: Input string `abc` decoded as 2 "
+                                       "bytes, which is not equal to the expected 16 bytes of a base64-encoded UUID\n")
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller",
+                 "--controller-id", "2", "--controller-directory-id", "a.b"]) == 1
+    assert capsys.readouterr().err == "Failed to parse --controller-directory-id: Illegal base64 character 2e\n"
+    body = mq.remove_voter_request(2, D2)
+    assert (body.cluster_id, body.voter_id, body.voter_directory_id) == (None, 2, D2)
+
+
+def test_remove_controller_with_nothing_listening_fails(capsys):
+    import socket
+
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    assert main(["metadata-quorum", "--bootstrap-server", f"127.0.0.1:{port}", "remove-controller",
+                 "--controller-id", "2", "--controller-directory-id", uuid_to_base64(D2)]) == 1
+    assert capsys.readouterr().err.startswith("org.apache.kafka.common.errors.TimeoutException: ")
+
+
+def test_errors_print_as_kafkas_admin_client_exceptions():
+    assert mq.java_error(126, "The voter id for ReplicaKey(id=2, ...) is already part of the set of voters [...].") \
+        == ("org.apache.kafka.common.errors.DuplicateVoterException: The voter id for ReplicaKey(id=2, ...) is "
+            "already part of the set of voters [...].")
+    assert mq.java_error(6, None).startswith("org.apache.kafka.common.errors.NotLeaderOrFollowerException: For "
+                                             "requests intended only for the leader")
+    assert mq.java_error(127, "x") == "org.apache.kafka.common.errors.VoterNotFoundException: x"
+    assert mq.endpoint_text("C", "fe80::1", 9) == "C://[fe80::1]:9"
