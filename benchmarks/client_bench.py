@@ -174,7 +174,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as base:
         cluster = processes.Cluster(base, 3, command=processes.SERVE_ONLY["command"],
                                     extra_args=processes.SERVE_ONLY["extra_args"],
-                                    extra_props=f"metadata.log.topic={TOPIC}\n")
+                                    extra_props=f"kraftwire.metadata.log.topic={TOPIC}\n")
         try:
             cluster.start_all()
             cluster.wait_for_leader()

@@ -264,7 +264,7 @@ def produce_bench(records: int, latency_records: int) -> dict:
     with tempfile.TemporaryDirectory() as base:
         raft = processes.Cluster(base, 3, command=processes.SERVE_ONLY["command"],
                                  extra_args=processes.SERVE_ONLY["extra_args"],
-                                 extra_props=f"metadata.log.topic={TOPIC}\n")
+                                 extra_props=f"kraftwire.metadata.log.topic={TOPIC}\n")
         try:
             raft.start_all()
             raft.wait_for_leader()

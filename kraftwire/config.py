@@ -31,7 +31,7 @@ __all__ = [
     "load_config",
 ]
 
-#: Kafka's metadata topic, the default of ``metadata.log.topic``.
+#: Kafka's metadata topic, the default of ``kraftwire.metadata.log.topic``.
 METADATA_TOPIC = "__cluster_metadata"
 
 KiB = 1024
@@ -198,6 +198,15 @@ class ConfigKey:
     doc: str = ""
 
 
+#: kraftwire's own keys used to sit in Kafka's namespaces; they moved to ``kraftwire.``, so that no Kafka key of a
+#: later version can collide with them. The old names still work, with a warning (old name -> new name).
+RENAMED_KEYS: dict[str, str] = {
+    "controller.quorum.high.watermark.linger.ms": "kraftwire.quorum.high.watermark.linger.ms",
+    "metadata.log.topic": "kraftwire.metadata.log.topic",
+    "metrics.port": "kraftwire.metrics.port",
+    "metrics.host": "kraftwire.metrics.host",
+}
+
 #: Every key kraftwire reads, with Kafka's default. The node engineer appends to this table.
 KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("node.id", "node_id", _int, -1, "this node's id"),
@@ -205,7 +214,7 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("log.dirs", "log_dirs", _list, (), "comma-separated log directories"),
     ConfigKey("log.dir", "log_dir", _str, "/tmp/kafka-logs", "the log directory used when log.dirs is not set"),
     ConfigKey("metadata.log.dir", "metadata_log_dir", _opt_str, None, "the metadata log directory (default: first of log.dirs)"),
-    ConfigKey("metadata.log.topic", "metadata_log_topic", _str, METADATA_TOPIC, "kraftwire: name of the Raft topic"),
+    ConfigKey("kraftwire.metadata.log.topic", "metadata_log_topic", _str, METADATA_TOPIC, "kraftwire: name of the Raft topic"),
     ConfigKey("metadata.log.segment.bytes", "metadata_log_segment_bytes", _int, 1 * GiB, "roll a segment at this size"),
     ConfigKey("metadata.log.segment.min.bytes", "metadata_log_segment_min_bytes", _int, 8 * MiB, "internal: lower bound of segment.bytes"),
     ConfigKey("metadata.log.segment.ms", "metadata_log_segment_ms", _int, _WEEK_MS, "roll a segment at this age"),
@@ -238,7 +247,7 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("broker.session.timeout.ms", "broker_session_timeout_ms", _int, 9000,
               "a broker without a heartbeat for this long is fenced"),
     ConfigKey("socket.request.max.bytes", "socket_request_max_bytes", _int, 100 * MiB, "the largest request frame"),
-    ConfigKey("controller.quorum.high.watermark.linger.ms", "controller_quorum_high_watermark_linger_ms", _int, 5,
+    ConfigKey("kraftwire.quorum.high.watermark.linger.ms", "kraftwire_quorum_high_watermark_linger_ms", _int, 5,
               "kraftwire: how long the leader holds a follower fetch whose only news is the high watermark"),
     ConfigKey("num.partitions", "num_partitions", _at_least(1), 1, "partitions of an auto-created topic"),
     ConfigKey("max.request.partition.size.limit", "max_request_partition_size_limit", _at_least(1), 2000,
@@ -308,13 +317,14 @@ KEYS: tuple[ConfigKey, ...] = (
               "flush.messages default: fsync a partition log once this many records are unflushed"),
     ConfigKey("log.flush.interval.ms", "log_flush_interval_ms", _opt_int, None,
               "flush.ms default: fsync a partition log once its oldest unflushed record is this old"),
-    ConfigKey("metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
-    ConfigKey("metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
+    ConfigKey("kraftwire.metrics.port", "metrics_port", _int, 0, "kraftwire: Prometheus metrics port (0: off)"),
+    ConfigKey("kraftwire.metrics.host", "metrics_host", _str, "127.0.0.1", "kraftwire: Prometheus metrics bind address"),
     ConfigKey("connections.max.reauth.ms", "connections_max_reauth_ms", _int, 0,
               "KIP-368 SASL session lifetime (0: off); also listener.name.<l>[.<mechanism>].connections.max.reauth.ms"),
 )
 
 _BY_NAME: dict[str, ConfigKey] = {k.name: k for k in KEYS}
+_NAME_OF: dict[str, str] = {k.attr: k.name for k in KEYS}
 
 
 def default(name: str) -> Any:
@@ -332,7 +342,7 @@ class Config:
     log_dirs: tuple[str, ...] = default("log.dirs")
     log_dir: str = default("log.dir")
     metadata_log_dir: str | None = default("metadata.log.dir")
-    metadata_log_topic: str = default("metadata.log.topic")
+    metadata_log_topic: str = default("kraftwire.metadata.log.topic")
     metadata_log_segment_bytes: int = default("metadata.log.segment.bytes")
     metadata_log_segment_min_bytes: int = default("metadata.log.segment.min.bytes")
     metadata_log_segment_ms: int = default("metadata.log.segment.ms")
@@ -357,7 +367,7 @@ class Config:
     broker_heartbeat_interval_ms: int = default("broker.heartbeat.interval.ms")
     broker_session_timeout_ms: int = default("broker.session.timeout.ms")
     socket_request_max_bytes: int = default("socket.request.max.bytes")
-    controller_quorum_high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
+    kraftwire_quorum_high_watermark_linger_ms: int = default("kraftwire.quorum.high.watermark.linger.ms")
     num_partitions: int = default("num.partitions")
     max_request_partition_size_limit: int = default("max.request.partition.size.limit")
     default_replication_factor: int = default("default.replication.factor")
@@ -395,13 +405,15 @@ class Config:
     log_retention_check_interval_ms: int = default("log.retention.check.interval.ms")
     log_flush_interval_messages: int = default("log.flush.interval.messages")
     log_flush_interval_ms: int | None = default("log.flush.interval.ms")
-    metrics_port: int = default("metrics.port")
-    metrics_host: str = default("metrics.host")
+    metrics_port: int = default("kraftwire.metrics.port")
+    metrics_host: str = default("kraftwire.metrics.host")
     connections_max_reauth_ms: int = default("connections.max.reauth.ms")
     #: Keys present in the file that kraftwire does not read (name -> raw value), in file order.
     unknown: Mapping[str, str] = field(default_factory=dict, compare=False)
     #: Every key/value as read from the file.
     raw: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
+    #: Old names of kraftwire's own keys found in the file (``RENAMED_KEYS``), in file order.
+    deprecated: tuple[str, ...] = field(default=(), compare=False)
 
     # ------------------------------------------------------------------------------------------- building
 
@@ -421,13 +433,19 @@ class Config:
         """Parse each known key (a bad value raises ``ConfigError`` naming it); keep unknown ones aside."""
         values: dict[str, Any] = {}
         unknown: dict[str, str] = {}
+        deprecated: list[str] = []
         for name, raw in props.items():
-            spec = _BY_NAME.get(name)
+            new_name = RENAMED_KEYS.get(name)
+            if new_name is not None:
+                deprecated.append(name)
+                if new_name in props:
+                    continue  # the new name wins
+            spec = _BY_NAME.get(new_name or name)
             if spec is None:
                 unknown[name] = raw
                 continue
             values[spec.attr] = spec.parse(name, raw)
-        return cls(**values, unknown=unknown, raw=dict(props))
+        return cls(**values, unknown=unknown, raw=dict(props), deprecated=tuple(deprecated))
 
     # ------------------------------------------------------------------------------------------- derived values
 
@@ -445,7 +463,7 @@ class Config:
         return (self.log_dirs or (self.log_dir,))[0]
 
     def metadata_partition_dir(self) -> str:
-        """``<metadata log dir>/<metadata.log.topic>-0``: where the Raft log of this node lives."""
+        """``<metadata log dir>/<kraftwire.metadata.log.topic>-0``: where the Raft log of this node lives."""
         return os.path.join(self.metadata_dir(), f"{self.metadata_log_topic}-0")
 
     # ------------------------------------------------------------------------------------------- validation
@@ -486,12 +504,12 @@ class Config:
             )
         topic = self.metadata_log_topic
         if not topic or len(topic) > 249 or any(not (c.isalnum() or c in "._-") for c in topic) or topic in (".", ".."):
-            raise ConfigError("metadata.log.topic", topic, "not a legal Kafka topic name")
+            raise ConfigError("kraftwire.metadata.log.topic", topic, "not a legal Kafka topic name")
         for f in fields(self):
-            if f.name.startswith("controller_quorum_") and f.name.endswith("_ms"):
+            if f.name.startswith(("controller_quorum_", "kraftwire_quorum_")) and f.name.endswith("_ms"):
                 value = getattr(self, f.name)
                 if value < 0:
-                    key = "controller.quorum." + f.name[len("controller_quorum_") :].replace("_", ".")
+                    key = _NAME_OF[f.name]
                     raise ConfigError(key, self.raw.get(key, value), "must be >= 0")
         return self
 
@@ -499,3 +517,43 @@ class Config:
 def load_config(path: str) -> Config:
     """Read a properties file into a ``Config`` (parse errors name the key; call ``validate()`` for ranges)."""
     return Config.from_properties(load_properties(path))
+
+
+class ControllerEndpointError(ValueError):
+    """A controller's properties do not say where its controller listener is (Kafka's message)."""
+
+
+def _listener_map(text: str) -> dict[str, tuple[str | None, int]]:
+    """``NAME://host:port,...`` as {NAME: (host, port)}; an empty host is None (Kafka's Endpoint)."""
+    out: dict[str, tuple[str | None, int]] = {}
+    for item in (i.strip() for i in text.split(",")):
+        if not item:
+            continue
+        name, sep, rest = item.partition("://")
+        host, colon, port = rest.rpartition(":")
+        if not sep or not colon or not port.strip().isdigit():
+            raise ControllerEndpointError(f"Unable to parse {item} to a broker endpoint")
+        if host.startswith("[") and host.endswith("]"):
+            host = host[1:-1]
+        out[name.strip().upper()] = (host or None, int(port))
+    return out
+
+
+def controller_endpoints(props: Mapping[str, str]) -> list[tuple[str, str, int]]:
+    """(listener, host, port) of each of ``controller.listener.names``: ``advertised.listeners`` over ``listeners``,
+    an empty host as ``localhost`` — the endpoints a controller is known by in the voter set (KIP-853). Raises
+    ``ControllerEndpointError`` with Kafka's message."""
+    listeners = _listener_map(props.get("listeners", ""))
+    listeners.update(_listener_map(props.get("advertised.listeners", "")))
+    if "controller.listener.names" not in props:
+        raise ControllerEndpointError("controller.listener.names was not found. "
+                                      "Is this a valid controller configuration file?")
+    out: list[tuple[str, str, int]] = []
+    for name in props["controller.listener.names"].split(","):
+        name = name.strip().upper()
+        if name not in listeners:
+            raise ControllerEndpointError(f"Cannot find information about controller listener name: {name}")
+        host, port = listeners[name]
+        if (name, host or "localhost", port) not in out:
+            out.append((name, host or "localhost", port))
+    return out

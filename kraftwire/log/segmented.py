@@ -78,7 +78,7 @@ _WEEK_MS = 7 * 24 * 3600 * 1000
 
 
 def partition_dir(config: Config) -> str:
-    """``<metadata.log.dir or first of log.dirs>/<metadata.log.topic>-0``."""
+    """``<metadata.log.dir or first of log.dirs>/<kraftwire.metadata.log.topic>-0``."""
     return config.metadata_partition_dir()
 
 

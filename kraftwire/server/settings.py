@@ -9,9 +9,11 @@
 * ``controller.quorum.voters`` (``id@host:port``), ``process.roles`` (none means controller, as the seed files);
 * the old raft README's keys are refused with their replacements named; Kafka keys kraftwire does not use are
   reported once as ignored; other unknown keys are warned about;
-* kraftwire's own keys: ``metrics.port`` (Prometheus endpoint, off unless set), ``metadata.log.topic``,
-  ``controller.quorum.high.watermark.linger.ms`` (how long the leader holds a follower's Fetch whose only news is
-  a new high watermark, so that the next data carries it; 0 answers at once, as Kafka does).
+* kraftwire's own keys: ``kraftwire.metrics.port`` (Prometheus endpoint, off unless set),
+  ``kraftwire.metadata.log.topic``, ``kraftwire.quorum.high.watermark.linger.ms`` (how long the leader holds a
+  follower's Fetch whose only news is a new high watermark, so that the next data carries it; 0 answers at once, as
+  Kafka does). Their old names in Kafka's namespaces (``metrics.port``, ``controller.quorum.high.watermark...``)
+  still work, with a warning (``kraftwire.config.RENAMED_KEYS``).
 
 Every refusal raises ``ConfigError(key, value, reason)``.
 """
@@ -22,7 +24,7 @@ import os
 import ssl
 from dataclasses import dataclass, field
 
-from kraftwire.config import Config, default, parse_properties
+from kraftwire.config import RENAMED_KEYS, Config, default, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
@@ -86,8 +88,8 @@ class NodeSettings:
     advertised: tuple[Endpoint, ...]
     controller_listener: str
     voters: tuple[Voter, ...]
-    metrics_port: int = default("metrics.port")
-    metrics_host: str = default("metrics.host")
+    metrics_port: int = default("kraftwire.metrics.port")
+    metrics_host: str = default("kraftwire.metrics.host")
     max_frame_bytes: int = default("socket.request.max.bytes")
     ignored_keys: tuple[str, ...] = ()
     unknown_keys: tuple[str, ...] = ()
@@ -97,7 +99,7 @@ class NodeSettings:
     broker_session_timeout_ms: int = default("broker.session.timeout.ms")
     #: ``controller.quorum.bootstrap.servers`` as (host, port); a broker without ``voters`` learns them from these
     bootstrap_servers: tuple[tuple[str, int], ...] = ()
-    high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
+    high_watermark_linger_ms: int = default("kraftwire.quorum.high.watermark.linger.ms")
     #: security protocol of every listener this node serves or dials (its own and the controller listener)
     listener_protocols: tuple[tuple[str, str], ...] = ()
     #: TLS settings of the SSL and SASL_SSL listeners among them
@@ -133,7 +135,8 @@ class NodeSettings:
                 ignored.append(key)
             else:
                 unknown.append(key)
-        warnings: list[str] = []
+        warnings: list[str] = [f"{old} is deprecated: it is kraftwire's own key, now {RENAMED_KEYS[old]}"
+                               for old in config.deprecated]
         roles = config.process_roles or ("controller",)
         for role in roles:
             if role not in ("controller", "broker"):
@@ -248,11 +251,11 @@ class NodeSettings:
                               f"must be greater than broker.heartbeat.interval.ms ({heartbeat_ms}), both > 0")
         metrics_port = config.metrics_port
         if not 0 <= metrics_port <= 65535:
-            raise ConfigError("metrics.port", props.get("metrics.port", metrics_port), "must be a port number (0 = off)")
-        hw_linger = config.controller_quorum_high_watermark_linger_ms
+            raise ConfigError("kraftwire.metrics.port", props.get("kraftwire.metrics.port", metrics_port), "must be a port number (0 = off)")
+        hw_linger = config.kraftwire_quorum_high_watermark_linger_ms
         if not 0 <= hw_linger <= 60_000:
-            raise ConfigError("controller.quorum.high.watermark.linger.ms",
-                              props.get("controller.quorum.high.watermark.linger.ms", hw_linger),
+            raise ConfigError("kraftwire.quorum.high.watermark.linger.ms",
+                              props.get("kraftwire.quorum.high.watermark.linger.ms", hw_linger),
                               "must be between 0 (answer at once) and 60000 ms")
         max_frame = config.socket_request_max_bytes
         if max_frame < 1024:

@@ -35,6 +35,8 @@ import os
 import sys
 import time
 
+from kraftwire.config import ControllerEndpointError
+from kraftwire.config import controller_endpoints as config_controller_endpoints
 from kraftwire.ids import ZERO_UUID, uuid_to_base64
 
 DEFAULT_TOPIC = "__cluster_metadata"
@@ -244,37 +246,12 @@ def metadata_directory_id(directory: str):
     return meta.directory_id
 
 
-def _listener_map(text: str) -> dict[str, tuple[str, int]]:
-    """``NAME://host:port,...`` as {NAME: (host, port)}; an empty host is None (Kafka's Endpoint)."""
-    out = {}
-    for item in (i.strip() for i in text.split(",")):
-        if not item:
-            continue
-        name, sep, rest = item.partition("://")
-        host, colon, port = rest.rpartition(":")
-        if not sep or not colon or not port.strip().isdigit():
-            raise TerseError(f"Unable to parse {item} to a broker endpoint")
-        if host.startswith("[") and host.endswith("]"):
-            host = host[1:-1]
-        out[name.strip().upper()] = (host or None, int(port))
-    return out
-
-
 def controller_endpoints(props: dict[str, str]) -> list[tuple[str, str, int]]:
     """(listener, host, port) of each controller listener: ``advertised.listeners`` over ``listeners``."""
-    listeners = _listener_map(props.get("listeners", ""))
-    listeners.update(_listener_map(props.get("advertised.listeners", "")))
-    if "controller.listener.names" not in props:
-        raise TerseError(f"controller.listener.names was not found. {_INVALID}")
-    out = []
-    for name in props["controller.listener.names"].split(","):
-        name = name.strip().upper()
-        if name not in listeners:
-            raise TerseError(f"Cannot find information about controller listener name: {name}")
-        host, port = listeners[name]
-        if (name, host or "localhost", port) not in out:
-            out.append((name, host or "localhost", port))
-    return out
+    try:
+        return config_controller_endpoints(props)
+    except ControllerEndpointError as exc:
+        raise TerseError(str(exc)) from None
 
 
 def parse_directory_id(text: str):

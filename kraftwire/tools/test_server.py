@@ -1,6 +1,6 @@
 """``kraftwire test-server --config FILE [--throughput N|-1] [--record-size B] [--records-per-append K]
 [--duration S] [--json PATH]``: a node serving its Raft log to clients as topic ``__raft_performance_test`` (or
-the ``metadata.log.topic`` its config names) running Kafka's TestRaftServer workload
+the ``kraftwire.metadata.log.topic`` its config names) running Kafka's TestRaftServer workload
 (see ``kraftwire.tools.workload``), with the flags honoured. Every 5 s it prints records/s,
 ``bytes.committed.rate`` and ``commit.latency`` p50/p75/p99/p99.9 (while it leads); at the end (``--duration``
 elapsed, or SIGINT/SIGTERM) it writes ``--json``.

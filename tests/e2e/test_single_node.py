@@ -34,7 +34,7 @@ def _start_single(make_cluster, tmp_path, *, metrics: bool = True):
         probe = processes.bind_listener()
         metrics_port = probe.getsockname()[1]
         probe.close()  # the metrics endpoint is not part of the quorum; a lost race only fails this test's start
-        text += f"\nmetrics.port={metrics_port}\n"
+        text += f"\nkraftwire.metrics.port={metrics_port}\n"
     with open(node.config, "w", encoding="utf-8") as f:
         f.write(text)
     node.start()

@@ -45,7 +45,7 @@ class Quorum:
 
 
 def start_quorum(base: str, extra_props: str = "") -> Quorum:
-    cluster = processes.Cluster(base, 3, **processes.SERVE_ONLY, extra_props=f"metadata.log.topic={TOPIC}\n" + extra_props)
+    cluster = processes.Cluster(base, 3, **processes.SERVE_ONLY, extra_props=f"kraftwire.metadata.log.topic={TOPIC}\n" + extra_props)
     cluster.start_all()
     cluster.wait_for_leader()
     return Quorum(cluster)

@@ -22,7 +22,7 @@ import kraftwire
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(kraftwire.__file__)))
 ELECTION_TIMEOUT_S = 30.0
 #: a node that serves its Raft log to clients as a topic and appends nothing itself (Kafka's raft test server with
-#: no workload): the client, roles and security tests run against it, ``metadata.log.topic`` naming the topic
+#: no workload): the client, roles and security tests run against it, ``kraftwire.metadata.log.topic`` naming the topic
 SERVE_ONLY = {"command": "test-server", "extra_args": ("--throughput", "0")}
 
 

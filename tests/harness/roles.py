@@ -94,7 +94,7 @@ class RolesCluster(processes.Cluster):
             with open(path, "w", encoding="utf-8") as f:
                 f.write(f"process.roles={roles}\nnode.id={i}\nlisteners={listeners}\n{COMMON}"
                         f"{quorum}\nlog.dirs={os.path.join(base, f'kraft-logs-{i}')}\n"
-                        + ("" if kraft else "metadata.log.topic=roles\n") + extra_props
+                        + ("" if kraft else "kraftwire.metadata.log.topic=roles\n") + extra_props
                         + (node_props(i, socks) if node_props is not None else ""))
             processes.kw("storage", "format", "-t", self.cluster_id, "-c", path, *format_args)
             self.nodes[i] = Proc(self, i, socks, path)

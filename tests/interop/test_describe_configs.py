@@ -27,7 +27,7 @@ def test_confluent_admin_describes_the_topic_and_each_node(quorum):
         broker = ConfigResource(ResourceType.BROKER, str(node_id))
         own = admin.describe_configs([broker])[broker].result(TIMEOUT_S)
         assert own["node.id"].value == str(node_id) and own["node.id"].source == STATIC
-        assert own["metadata.log.topic"].value == clients.TOPIC and own["metadata.log.topic"].source == STATIC
+        assert own["kraftwire.metadata.log.topic"].value == clients.TOPIC and own["kraftwire.metadata.log.topic"].source == STATIC
         assert own["controller.quorum.election.timeout.ms"].source in (STATIC, DEFAULT)
         assert own["listeners"].value.endswith(f":{node.port}")
 

@@ -177,7 +177,7 @@ def test_config_defaults_and_dirs():
     assert c.metadata_partition_dir() == "/tmp/kraft-logs-1/__cluster_metadata-0"
     assert c.all_log_dirs() == ("/tmp/kraft-logs-1", "/tmp/other")
     c2 = Config.from_properties(
-        {"log.dirs": "/a", "metadata.log.dir": "/m", "metadata.log.topic": "__raft_performance_test", "x.y": "1"}
+        {"log.dirs": "/a", "metadata.log.dir": "/m", "kraftwire.metadata.log.topic": "__raft_performance_test", "x.y": "1"}
     )
     assert c2.metadata_partition_dir() == "/m/__raft_performance_test-0"
     assert c2.all_log_dirs() == ("/m", "/a")
@@ -190,7 +190,7 @@ def test_config_defaults_and_dirs():
         ({"node.id": "one"}, "node.id"),
         ({"metadata.log.segment.bytes": "1000"}, "metadata.log.segment.bytes"),
         ({"metadata.max.retention.ms": "-5"}, "metadata.max.retention.ms"),
-        ({"metadata.log.topic": "bad/topic"}, "metadata.log.topic"),
+        ({"kraftwire.metadata.log.topic": "bad/topic"}, "kraftwire.metadata.log.topic"),
         ({"controller.quorum.fetch.timeout.ms": "-1"}, "controller.quorum.fetch.timeout.ms"),
     ],
 )

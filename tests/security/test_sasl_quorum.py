@@ -28,7 +28,7 @@ def quorum(tmp_path_factory, ca):
     from harness import processes
 
     authority, node_cert = ca
-    props = ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\nmetadata.log.topic=guarded\n"
+    props = ("listener.security.protocol.map=PLAINTEXT:SASL_SSL\nkraftwire.metadata.log.topic=guarded\n"
              "sasl.enabled.mechanisms=PLAIN\nsasl.mechanism.controller.protocol=PLAIN\n"
              f"listener.name.plaintext.plain.sasl.jaas.config={JAAS}\n"
              f"ssl.keystore.type=PEM\nssl.keystore.location={node_cert.bundle_path}\n"

@@ -33,7 +33,7 @@ def pki(tmp_path_factory):
 def quorum(tmp_path_factory, pki):
     from harness import processes
 
-    props = (f"listener.security.protocol.map=PLAINTEXT:SSL\nmetadata.log.topic={TOPIC}\n"
+    props = (f"listener.security.protocol.map=PLAINTEXT:SSL\nkraftwire.metadata.log.topic={TOPIC}\n"
              f"ssl.keystore.type=PEM\nssl.keystore.location={pki['node'].bundle_path}\n"
              f"ssl.truststore.type=PEM\nssl.truststore.location={pki['ca'].path}\nssl.client.auth=required\n")
     cluster = processes.Cluster(str(tmp_path_factory.mktemp("tls")), 3, **processes.SERVE_ONLY,

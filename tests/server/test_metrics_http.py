@@ -42,7 +42,7 @@ def _node(tmp_path, name: str, *, workload: bool = False):
     settings = NodeSettings.from_properties(parse_properties(
         f"node.id=1\nlisteners=PLAINTEXT://127.0.0.1:{port}\ncontroller.listener.names=PLAINTEXT\n"
         f"controller.quorum.voters=1@127.0.0.1:{port}\nlog.dirs={logs}\n"
-        f"controller.quorum.election.timeout.ms=100\nmetrics.port={_free_port()}\n"))
+        f"controller.quorum.election.timeout.ms=100\nkraftwire.metrics.port={_free_port()}\n"))
     load = None
     if workload:
         load = Workload(1, throughput=2000, record_size=16, report_interval_s=3600, out=io.StringIO())

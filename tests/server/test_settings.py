@@ -72,7 +72,7 @@ def test_real_kafka_controller_properties():
 
 def test_timings_and_unknown_keys():
     s = settings(README + "controller.quorum.election.timeout.ms=300\ncontroller.quorum.append.linger.ms=5\n"
-                 "frobnicate.level=9\nmetrics.port=9404\ncontroller.quorum.high.watermark.linger.ms=0\n")
+                 "frobnicate.level=9\nkraftwire.metrics.port=9404\nkraftwire.quorum.high.watermark.linger.ms=0\n")
     rc = s.raft_config("x")
     assert rc.election_timeout_ms == 300 and rc.append_linger_ms == 5
     assert rc.high_watermark_linger_ms == 0  # Kafka's way: high-watermark news answered at once
@@ -88,9 +88,9 @@ def test_controller_listener_name_defaults_to_plaintext_when_the_map_is_absent()
 @pytest.mark.parametrize("extra, key, value", [
     ("controller.quorum.election.timeout.ms=soon\n", "controller.quorum.election.timeout.ms", "soon"),
     ("controller.quorum.fetch.timeout.ms=-5\n", "controller.quorum.fetch.timeout.ms", "-5"),
-    ("metrics.port=99999\n", "metrics.port", "99999"),
-    ("controller.quorum.high.watermark.linger.ms=-1\n", "controller.quorum.high.watermark.linger.ms", "-1"),
-    ("controller.quorum.high.watermark.linger.ms=soon\n", "controller.quorum.high.watermark.linger.ms", "soon"),
+    ("kraftwire.metrics.port=99999\n", "kraftwire.metrics.port", "99999"),
+    ("kraftwire.quorum.high.watermark.linger.ms=-1\n", "kraftwire.quorum.high.watermark.linger.ms", "-1"),
+    ("kraftwire.quorum.high.watermark.linger.ms=soon\n", "kraftwire.quorum.high.watermark.linger.ms", "soon"),
     ("process.roles=broker\n", "process.roles", "broker"),
     ("process.roles=controller,chef\n", "process.roles", "controller,chef"),
     ("listener.security.protocol.map=PLAINTEXT:SSL\n", "ssl.keystore.location", "(missing)"),
@@ -208,7 +208,7 @@ def test_every_default_is_written_once_in_the_keys_table():
     from kraftwire.raft.config import RaftConfig
     from kraftwire.server.settings import NodeSettings
 
-    config_fields = {f.name for f in fields(Config)} - {"unknown", "raw"}
+    config_fields = {f.name for f in fields(Config)} - {"unknown", "raw", "deprecated"}
     assert config_fields == {k.attr for k in KEYS}
     assert len({k.name for k in KEYS}) == len(KEYS)
     empty = Config()
@@ -221,7 +221,7 @@ def test_every_default_is_written_once_in_the_keys_table():
                       ("request_timeout_ms", "controller.quorum.request.timeout.ms"),
                       ("retry_backoff_ms", "controller.quorum.retry.backoff.ms"),
                       ("append_linger_ms", "controller.quorum.append.linger.ms"),
-                      ("high_watermark_linger_ms", "controller.quorum.high.watermark.linger.ms"),
+                      ("high_watermark_linger_ms", "kraftwire.quorum.high.watermark.linger.ms"),
                       ("snapshot_max_bytes_between", "metadata.log.max.record.bytes.between.snapshots"),
                       ("snapshot_interval_ms", "metadata.log.max.snapshot.interval.ms")]:
         assert getattr(raft, attr) == default(key), key
@@ -233,3 +233,15 @@ def test_every_default_is_written_once_in_the_keys_table():
     assert s.raft_config("x") == RaftConfig(node_id=s.node_id, voters=frozenset(v.node_id for v in s.voters),
                                             cluster_id="x")
     assert (s.broker_heartbeat_interval_ms, s.metrics_port, s.metrics_host) == (2000, 0, "127.0.0.1")
+
+
+def test_old_names_of_kraftwires_own_keys_still_work_with_a_warning():
+    """They moved out of Kafka's namespaces to ``kraftwire.``; the new name wins when both are given."""
+    s = settings(README + "controller.quorum.high.watermark.linger.ms=0\nmetrics.port=9404\n"
+                          "metadata.log.topic=old\nkraftwire.metadata.log.topic=new\n")
+    assert s.raft_config("c").high_watermark_linger_ms == 0 and s.metrics_port == 9404
+    assert s.config.metadata_log_topic == "new"
+    assert len(s.warnings) == 3
+    assert any("controller.quorum.high.watermark.linger.ms is deprecated" in w
+               and "kraftwire.quorum.high.watermark.linger.ms" in w for w in s.warnings)
+    assert not s.unknown_keys and not s.ignored_keys

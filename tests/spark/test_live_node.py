@@ -17,7 +17,7 @@ TOPIC = "sparkdata"
 @pytest.fixture(scope="module")
 def node(tmp_path_factory):
     cluster = processes.Cluster(str(tmp_path_factory.mktemp("live")), 1, **processes.SERVE_ONLY,
-                              extra_props=f"metadata.log.topic={TOPIC}\nmetadata.log.segment.min.bytes=16384\nmetadata.log.segment.bytes=16384\n")
+                              extra_props=f"kraftwire.metadata.log.topic={TOPIC}\nmetadata.log.segment.min.bytes=16384\nmetadata.log.segment.bytes=16384\n")
     try:
         cluster.start_all()
         cluster.wait_for_leader()
