@@ -112,3 +112,9 @@ def random_kafka_uuid() -> uuid.UUID:
         value = uuid.uuid4()
         if value not in (ZERO_UUID, METADATA_TOPIC_ID) and not uuid_to_base64(value).startswith("-"):
             return value
+
+
+def replica_key_text(replica_id: int, directory_id: uuid.UUID | None) -> str:
+    """Kafka's ``ReplicaKey.toString()``: the directory id is an ``Optional<Uuid>`` (base64 inside)."""
+    directory = "Optional.empty" if directory_id in (None, ZERO_UUID) else f"Optional[{uuid_to_base64(directory_id)}]"
+    return f"ReplicaKey(id={replica_id}, directoryId={directory})"

@@ -75,6 +75,7 @@ SERVED: dict[str, tuple[int, int]] = {
     # KIP-853 voter changes: the Raft leader decides, a broker or another controller forwards to it
     "AddRaftVoter": (0, 0),
     "RemoveRaftVoter": (0, 0),
+    "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
     "BrokerRegistration": (0, 3),
     "BrokerHeartbeat": (0, 1),
     "AlterPartition": (0, 3),

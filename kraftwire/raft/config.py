@@ -34,6 +34,8 @@ class Mutations:
     grant_two_votes: bool = False  # a voter forgets whom it voted for when asked again in the same epoch
     snapshot_off_boundary: bool = False  # snapshots are taken one record inside a batch
     replicate_past_flush: bool = False  # the leader serves fetches beyond its own flushed offset
+    concurrent_voter_changes: bool = False  # the leader accepts a voter change while another is uncommitted
+    majority_on_old_set: bool = False  # the leader keeps computing its HW on its epoch's first voter set
 
     def any(self) -> bool:
         return any(getattr(self, name) for name in self.__slots__)
@@ -56,7 +58,7 @@ class RaftConfig:
     fetch_max_wait_ms: int = 500  # MaxWaitMs of a follower Fetch
     #: how long the leader holds a parked fetch whose only news is a new high watermark, waiting for data to carry
     #: it (0: answer at once, as Kafka does)
-    high_watermark_linger_ms: int = default("controller.quorum.high.watermark.linger.ms")
+    high_watermark_linger_ms: int = default("kraftwire.quorum.high.watermark.linger.ms")
     max_batch_size_bytes: int = MAX_BATCH_SIZE_BYTES
     max_fetch_bytes: int = MAX_BATCH_SIZE_BYTES
     fetch_snapshot_max_bytes: int = MAX_BATCH_SIZE_BYTES
@@ -80,6 +82,9 @@ class RaftConfig:
     #: kraft.version 1, a node with no voter set in its log yet (``--no-initial-controllers``): the set the quorum
     #: answered with (a ``kraftwire.raft.voter_set.VoterSet``), until the log's own records replace it
     voter_set: object = None
+    #: this node's endpoints on its controller listener(s), ``(name, host, port)``: a voter whose entry in the voter
+    #: set differs sends UpdateRaftVoter (KIP-853); empty: never
+    local_endpoints: tuple = ()
     mutations: Mutations = field(default_factory=Mutations)
 
     @property

@@ -12,8 +12,8 @@ snapshot that carries it (``00000000000000000000-0000000000.checkpoint``).
 * ``read_voter_set(data)`` finds the kraft.version and VotersRecord in a snapshot's header batch (a node writes
   them into every snapshot it takes when it runs kraft.version 1, so the set outlives the bootstrap checkpoint).
 
-The voter set is what the quorum starts with. Changing it (AddRaftVoter, RemoveRaftVoter, UpdateRaftVoter) is not
-served yet: a node formatted this way runs with that set as a fixed one.
+The voter set is what the quorum starts with; AddRaftVoter, RemoveRaftVoter and UpdateRaftVoter change it later
+(``kraftwire.raft.membership``, ``kraftwire.raft.handlers.reconfig``).
 
 Pure: no I/O; the edge reads and writes the files.
 """

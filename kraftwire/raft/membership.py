@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from kraftwire.errors import ProtocolError
 from kraftwire.ids import ReplicaKey
-from kraftwire.raft.voter_set import BEFORE_LOG, VoterHistory, VoterSet
+from kraftwire.raft.voter_set import BEFORE_LOG, VoterHistory, VoterNode, VoterSet
 from kraftwire.records import read_batches
 from kraftwire.records.control import KRAFT_VERSION, KRAFT_VOTERS, decode_control_record
 
@@ -61,6 +61,32 @@ class Membership:
 
     def is_local_voter(self) -> bool:
         return self.config.node_id >= 0 and self.voters().is_voter(self.local_key)
+
+    def acts_as_voter(self, high_watermark: int) -> bool:
+        """A voter of the newest set; or one the newest set removed, while that record may still be uncommitted (at
+        or above ``high_watermark``): it stays a voter of the set before it, though its own vote no longer counts.
+        Else a leader that removed itself from two voters and lost leadership before the other voter fetched the
+        record holds the longest log, which the remaining voter needs to be elected, and would never run itself: no
+        leader ever again (the sim's grow_and_shrink found it; openraft#2091 is the same)."""
+        if self.is_local_voter():
+            return True
+        last = self.history.last_offset()
+        if not self.dynamic or self.config.node_id < 0 or last == BEFORE_LOG or last < high_watermark:
+            return False
+        return self.history.at(last - 1).is_voter(self.local_key)
+
+    def local_node(self) -> VoterNode:
+        """This node as a voter entry: its key, its controller endpoints, the kraft.version range it supports."""
+        from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
+
+        return VoterNode(self.local_key, tuple(self.config.local_endpoints), *KRAFT_VERSION_RANGE)
+
+    def needs_update(self) -> bool:
+        """Kafka's ``voterNodeNeedsUpdate``: this voter's entry in the set in force differs from what it is now."""
+        if not self.dynamic or self.kraft_version < 1 or not self.config.local_endpoints:
+            return False
+        entry = self.voters().node(self.config.node_id)
+        return entry is not None and entry.is_voter(self.local_key) and entry != self.local_node()
 
     def uncommitted_change(self, high_watermark: int | None) -> bool:
         """The newest voter set's record is not committed yet (or the high watermark is unknown)."""

@@ -187,6 +187,21 @@ class RemoveRaftVoterResponse(Response):
     error_message: str | None = None
 
 
+# --- UpdateRaftVoter (82): a voter tells the leader its current endpoints and kraft.version range ------------------
+@dataclass(frozen=True, slots=True)
+class UpdateRaftVoterRequest(Request):
+    current_leader_epoch: int
+    voter_key: ReplicaKey
+    endpoints: tuple[tuple[str, str, int], ...]
+    kraft_version_min: int = 0
+    kraft_version_max: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class UpdateRaftVoterResponse(Response):
+    pass
+
+
 REQUEST_TYPES = (
     VoteRequest,
     BeginQuorumEpochRequest,
@@ -196,6 +211,7 @@ REQUEST_TYPES = (
     DescribeQuorumRequest,
     AddRaftVoterRequest,
     RemoveRaftVoterRequest,
+    UpdateRaftVoterRequest,
 )
 
 

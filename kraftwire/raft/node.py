@@ -27,7 +27,7 @@ from kraftwire.raft.handlers import RESPONSE_OF, dispatch
 from kraftwire.raft.handlers.begin_quorum_epoch import send_begin_quorum_epoch
 from kraftwire.raft.handlers.end_quorum_epoch import send_end_quorum_epoch
 from kraftwire.raft.handlers.fetch import answer_fetch, maybe_send_fetch
-from kraftwire.raft.handlers.reconfig import answer_pending, maybe_complete
+from kraftwire.raft.handlers.reconfig import answer_pending, maybe_complete, maybe_send_update
 from kraftwire.raft.handlers.vote import send_vote_requests
 from kraftwire.raft.leader import NEVER, LeaderState
 from kraftwire.raft.membership import Membership
@@ -66,7 +66,7 @@ class RaftNode:
         self._membership_seen = self.membership.version
         self._rebuild_membership = False
         self.quorum = QuorumState(config, rng)
-        self.quorum.set_voters(self.membership.voters().ids, self.membership.is_local_voter())
+        self.quorum.set_voters(self.membership.voters().ids, self.membership.acts_as_voter(log.high_watermark()))
         self.quorum.initialize(stored, log.last_fetched_epoch(), now_ms)
         self._now = now_ms
         #: the handlers' step interface: the Ready being built by this ``handle``/``poll`` (log, snapshot, persist
@@ -90,7 +90,7 @@ class RaftNode:
         self._deferred_truncate: int | None = None
         self.listeners = ListenerHub(log, self.serde, config.max_fetch_bytes)
         self.snapshots = Snapshots(self)
-        self.observer = ObserverTarget(self.quorum.voters, rng)
+        self.observer = ObserverTarget(self._others(self.quorum.voters), rng)
         self._on_enter(now_ms)
 
     # ================================================================================================================
@@ -200,7 +200,8 @@ class RaftNode:
             self._deferred_truncate = None
 
     def _finish(self, now_ms: int) -> Ready:
-        if self.membership.version != self._membership_seen:
+        if self.membership.version != self._membership_seen or (
+                self.membership.dynamic and self.quorum.is_voter != self.membership.acts_as_voter(self._hw)):
             self._voters_changed(now_ms)
         self._tick(now_ms)
         state = self.quorum.state
@@ -211,6 +212,8 @@ class RaftNode:
         elif isinstance(state, ResignedState):
             self._send_end_quorum_epoch(state, now_ms)
         elif isinstance(state, FollowerState) or not self.quorum.is_voter:
+            if isinstance(state, FollowerState):
+                maybe_send_update(self, state, now_ms)
             self._maybe_send_fetch(now_ms)
         elif isinstance(state, (ProspectiveState, CandidateState)):
             self._send_vote_requests(now_ms)
@@ -246,6 +249,8 @@ class RaftNode:
                 value = getattr(state, attr, None)
                 if value is not None:
                     times.append(value)
+        if isinstance(state, FollowerState) and state.update_voter_at_ms > now_ms:
+            times.append(state.update_voter_at_ms)
         times.extend(self.requests.deadlines())
         times.extend(self.purgatory.deadlines())
         times.extend(t for t in self.retry_after.values() if t > now_ms)
@@ -396,10 +401,13 @@ class RaftNode:
             timestamp=now_ms,
         )
         next_offset = start + 1
-        if membership.dynamic and membership.kraft_version >= 1 and membership.history.last_offset() == BEFORE_LOG:
+        if membership.dynamic and membership.kraft_version >= 1 and (
+                membership.history.last_offset() == BEFORE_LOG or membership.needs_update()):
             # Kafka's start-of-epoch records: the voter set has never been written to the log (it came from the
-            # bootstrap checkpoint), so it goes in with the LeaderChange, and replicas learn it by fetching
+            # bootstrap checkpoint), so it goes in with the LeaderChange, and replicas learn it by fetching; or the
+            # leader's own entry is stale (it restarted with other endpoints)
             voters = membership.voters()
+            voters = voters.update(membership.local_node()) if membership.needs_update() else voters
             batch = control.control_batch([
                 (control.LEADER_CHANGE, control.leader_change_message(
                     self.local_id, sorted(self.quorum.voters | {self.local_id}), sorted(leader.granting_voters))),
@@ -583,15 +591,20 @@ class RaftNode:
         self.membership.append(offset, voters)
         return offset
 
+    def _others(self, voter_ids) -> frozenset[int]:
+        """The voters an observer may fetch from: not itself (KIP-853: a node whose disk was wiped observes under
+        the id of a voter it no longer is), unless it is the only one named."""
+        return frozenset(voter_ids) - {self.local_id} or frozenset(voter_ids)
+
     def _voters_changed(self, now_ms: int) -> None:
         """The voter set in force moved (a VotersRecord appended or truncated away, a snapshot installed)."""
         self._membership_seen = self.membership.version
         voters = self.membership.voters()
-        self.quorum.set_voters(voters.ids, self.membership.is_local_voter())
-        self.observer.voters = sorted(voters.ids)
+        self.quorum.set_voters(voters.ids, self.membership.acts_as_voter(self._hw))
+        self.observer.voters = sorted(self._others(voters.ids))
         self.counters["voter_set_changes"] += 1
         state = self.quorum.state
-        if isinstance(state, LeaderState):
+        if isinstance(state, LeaderState) and not self.config.mutations.majority_on_old_set:  # (a planted bug)
             if state.set_voters(voters, now_ms):
                 self.emit_high_watermark(state.high_watermark)
         elif not self.quorum.is_voter and isinstance(state, (ProspectiveState, CandidateState)):

@@ -70,6 +70,8 @@ class FollowerState:
     high_watermark: int | None = None
     last_fetch_success_ms: int = -1
     leader_resigned: bool = False  # got EndQuorumEpoch: grant pre-votes, elect a successor soon
+    #: KIP-853: when a voter next checks whether its entry in the voter set is stale (0: not yet armed)
+    update_voter_at_ms: int = 0
     name: str = "Follower"
 
     @property

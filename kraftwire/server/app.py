@@ -32,7 +32,8 @@ from dataclasses import replace
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
-from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey
+from kraftwire.config import ControllerEndpointError, controller_endpoints
+from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey, replica_key_text
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
 from kraftwire.log.segmented import SegmentedLog
@@ -231,6 +232,8 @@ class Node:
             # KIP-853, a controller formatted with --no-initial-controllers (or a broker): the quorum's set until
             # the log this node fetches names its own
             raft_config = replace(raft_config, kraft_version=1, voter_set=quorum_set)
+        if raft_config.kraft_version >= 1 and "controller" in s.config.process_roles:
+            raft_config = replace(raft_config, local_endpoints=_local_controller_endpoints(s.config.raw))
         self.raft = RaftNode(raft_config, self.log, stored, random.Random(), now_ms())
         for listener in self.raft_listeners:
             self.raft.register(listener)
@@ -408,7 +411,9 @@ class Node:
             body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints(), self._dir_ids())
             self._name_topic(body, entry)
         else:
-            body = wire.response_to_wire(msg, self.topic)
+            leader = self.settings.voter(msg.leader_id) if isinstance(msg, m.UpdateRaftVoterResponse) else None
+            body = wire.response_to_wire(msg, self.topic,
+                                         leader_endpoint=(leader.host, leader.port) if leader is not None else None)
         conn.send_response(body, version, wire_cid)
 
     def _connection_closed(self, conn) -> None:
@@ -700,7 +705,7 @@ class Node:
         """Kafka's AddVoterHandler step 5: ApiVersions to the new voter's controller listener, for the kraft.version
         range it supports; then the core decides."""
         s = self.settings
-        key = wire.replica_key_text(body.voter_id, body.voter_directory_id)
+        key = replica_key_text(body.voter_id, body.voter_directory_id)
         ep = next(ep for ep in body.listeners if ep.name == s.controller_listener)
 
         def answer(error: int, message: str | None = None) -> None:
@@ -905,3 +910,14 @@ def _log_codec() -> None:
         log.warning("record codec: pure Python, several times slower — the C extension did not import: %s "
                     "(pip install the package, or build it in place: python setup.py build_ext --inplace)",
                     records.EXT_IMPORT_ERROR)
+
+
+def _local_controller_endpoints(props) -> tuple:
+    """This controller's endpoints as the voter set should name them (``advertised.listeners`` over
+    ``listeners``): a voter whose entry differs sends UpdateRaftVoter. None known (an ephemeral port, a listener
+    without an address): empty, so it never asks."""
+    try:
+        endpoints = controller_endpoints(props)
+    except ControllerEndpointError:
+        return ()
+    return tuple(endpoints) if all(port > 0 for _, _, port in endpoints) else ()

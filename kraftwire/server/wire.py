@@ -19,15 +19,16 @@ import uuid
 from dataclasses import dataclass
 
 from kraftwire.error_codes import UNKNOWN_TOPIC_ID
-from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId, uuid_to_base64
+from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, SnapshotId
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.raft import messages as m
 
-_NAMES = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot", "DescribeQuorum")
-VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM = (served.key(n) for n in _NAMES)
+_NAMES = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot", "DescribeQuorum", "UpdateRaftVoter")
+VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM, UPDATE_RAFT_VOTER = (
+    served.key(n) for n in _NAMES)
 ADD_RAFT_VOTER, REMOVE_RAFT_VOTER = served.key("AddRaftVoter"), served.key("RemoveRaftVoter")
-RAFT_KEYS = (VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT)
+RAFT_KEYS = (VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, UPDATE_RAFT_VOTER)
 
 #: versions this node accepts for each Raft request (a replica's Fetch needs topic ids)
 ACCEPT = {served.key(n): served.versions(n) for n in _NAMES}
@@ -117,6 +118,14 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
                      snapshot_id=R.SnapshotId(end_offset=msg.snapshot_id.end_offset, epoch=msg.snapshot_id.epoch),
                      position=msg.position, replica_directory_id=local_dir or ZERO_UUID)])])
         return FETCH_SNAPSHOT, SEND_VERSION[FETCH_SNAPSHOT], body
+    if isinstance(msg, m.UpdateRaftVoterRequest):
+        R = w.UpdateRaftVoterRequest
+        body = R(cluster_id=msg.cluster_id, current_leader_epoch=msg.current_leader_epoch, voter_id=msg.voter_key.id,
+                 voter_directory_id=_dir(msg.voter_key),
+                 listeners=[R.Listener(name=n, host=h, port=p) for n, h, p in msg.endpoints],
+                 kraft_version_feature=R.KRaftVersionFeature(min_supported_version=msg.kraft_version_min,
+                                                              max_supported_version=msg.kraft_version_max))
+        return UPDATE_RAFT_VOTER, SEND_VERSION[UPDATE_RAFT_VOTER], body
     if isinstance(msg, m.DescribeQuorumRequest):
         R = w.DescribeQuorumRequest
         body = R(topics=[R.TopicData(topic_name=topic.name, partitions=[R.PartitionData(partition_index=0)])])
@@ -174,13 +183,24 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
                                       position=p.position, max_bytes=body.max_bytes)
     if api_key == DESCRIBE_QUORUM:
         return m.DescribeQuorumRequest(NO_ID, local_id, cid)
+    if api_key == UPDATE_RAFT_VOTER:
+        if body.voter_directory_id in (None, ZERO_UUID):
+            raise WireError(m.INVALID_REQUEST, "Update voter request didn't include a valid voter")
+        feature = body.kraft_version_feature
+        return m.UpdateRaftVoterRequest(body.voter_id, local_id, cid, body.cluster_id,
+                                        current_leader_epoch=body.current_leader_epoch,
+                                        voter_key=_key(body.voter_id, body.voter_directory_id),
+                                        endpoints=tuple((ep.name, ep.host, ep.port) for ep in body.listeners),
+                                        kraft_version_min=feature.min_supported_version,
+                                        kraft_version_max=feature.max_supported_version)
     raise WireError(m.INVALID_REQUEST, f"api key {api_key} is not a Raft request")
 
 
 # ===================================================================================================================
 # responses: core -> wire (this node answers)
 # ===================================================================================================================
-def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, observer_endpoints=None):
+def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, observer_endpoints=None,
+                     leader_endpoint: tuple[str, int] | None = None):
     """Returns the wire body for a core response (the version is the request's)."""
     if isinstance(msg, m.VoteResponse):
         R = w.VoteResponse
@@ -219,6 +239,12 @@ def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, obs
             size=msg.size, position=msg.position, unaligned_records=msg.unaligned_records)])])
     if isinstance(msg, m.DescribeQuorumResponse):
         return describe_quorum_to_wire(msg, topic, voter_endpoints or {}, observer_endpoints or {})
+    if isinstance(msg, m.UpdateRaftVoterResponse):
+        R = w.UpdateRaftVoterResponse
+        host, port = leader_endpoint or ("", -1)
+        return R(error_code=msg.error, current_leader=R.CurrentLeader(leader_id=msg.leader_id,
+                                                                      leader_epoch=msg.leader_epoch,
+                                                                      host=host, port=port))
     if isinstance(msg, (m.AddRaftVoterResponse, m.RemoveRaftVoterResponse)):
         return voter_change_response(type(msg) is m.AddRaftVoterResponse, msg.error, msg.error_message)
     raise TypeError(f"not a response: {msg!r}")
@@ -256,12 +282,6 @@ def error_response_body(api_key: int, version: int, error: int, topic: Topic):
 # ===================================================================================================================
 # AddRaftVoter (80), RemoveRaftVoter (81): an admin client's request, Kafka's checks before the leader's handlers
 # ===================================================================================================================
-def replica_key_text(replica_id: int, directory_id: uuid.UUID | None) -> str:
-    """Kafka's ``ReplicaKey.toString()``: the directory id is an ``Optional<Uuid>`` (base64 inside)."""
-    directory = "Optional.empty" if directory_id in (None, ZERO_UUID) else f"Optional[{uuid_to_base64(directory_id)}]"
-    return f"ReplicaKey(id={replica_id}, directoryId={directory})"
-
-
 def endpoints_text(listeners) -> str:
     """Kafka's ``Endpoints.toString()`` of a request's listeners (a map of listener name to unresolved address)."""
     items = ", ".join(f"ListenerName({ep.name})={ep.host}/<unresolved>:{ep.port}" for ep in listeners)
@@ -362,4 +382,9 @@ def response_to_core(api_key: int, body, src: int, dst: int, cid: int, request=N
         return m.FetchSnapshotResponse(src, dst, cid, p.error_code, p.current_leader.leader_id,
                                        p.current_leader.leader_epoch, snapshot_id=sid, size=p.size,
                                        position=p.position, unaligned_records=bytes(p.unaligned_records or b""))
+    if api_key == UPDATE_RAFT_VOTER:
+        leader = body.current_leader
+        return m.UpdateRaftVoterResponse(src, dst, cid, body.error_code,
+                                         leader.leader_id if leader is not None else NO_ID,
+                                         leader.leader_epoch if leader is not None else -1)
     raise TypeError(f"api key {api_key} has no core response")

@@ -17,16 +17,54 @@ adds):
 * leader-never-loads-snapshot, listener-order — checked by the simulator's state machine.
 * committed-data     — the state machines of all nodes apply the same value sequence; and every batch below any node's high watermark is byte-identical to the batch first committed
                        at that offset anywhere; committed data is never lost or rewritten.
+
+kraft.version 1 clusters (KIP-853, ``enable_dynamic``) replace majority-hw, whose fixed voter set no longer exists,
+with two rules over the voter set in force, which each check reads from the leader's *log* (its newest VotersRecord,
+else the committed history's, else the bootstrap set), not from the core's own bookkeeping:
+
+* majority-of-voter-set — whenever a leader's high watermark advances to ``h``, a majority of the voter set in force
+                       in that leader's log holds ``[0, h)`` durably: each counted voter is the exact ``ReplicaKey``
+                       (id *and* directory id: a wiped node's new disk is not the voter its old one was), has flushed
+                       past ``h - 1``, and holds the leader's batch at ``h - 1``. A voter whose disk was wiped counts
+                       with what that disk held when it was destroyed (a fetch it sent before is what the leader saw).
+                       Checked when the watermark moves, not continuously: a single-server change legitimately leaves
+                       a committed offset on fewer than a majority of the *next* set until that set commits.
+* one-voter-change   — a leader's log never holds two VotersRecords above the committed offset (Kafka's one
+                       uncommitted change at a time).
 """
 
 from __future__ import annotations
 
 import bisect
 
+from kraftwire.errors import ProtocolError
 from kraftwire.ids import NO_ID
 from kraftwire.raft import messages as m
 from kraftwire.raft.election import ElectionState
-from kraftwire.records import validate_batches
+from kraftwire.raft.voter_set import VoterSet
+from kraftwire.records import read_batches, validate_batches
+from kraftwire.records.control import KRAFT_VOTERS, decode_control_record
+
+#: the control flag in a batch's attributes (the low byte of the int16 at byte 21 of the batch header)
+_CONTROL_FLAG = 0x20
+_ATTRIBUTES_LOW_BYTE = 22
+
+
+def voter_records(data) -> list[tuple[int, VoterSet]]:
+    """(offset, voter set) of every VotersRecord in the batches of ``data`` (control batches only are decoded)."""
+    found = []
+    for info in validate_batches(data, check_records=False).batches:
+        if not data[info.position + _ATTRIBUTES_LOW_BYTE] & _CONTROL_FLAG:
+            continue
+        for batch in read_batches(bytes(data[info.position:info.position + info.size])):
+            for record in batch:
+                try:
+                    ctype, value = decode_control_record(record.key, record.value)
+                except ProtocolError:
+                    continue
+                if ctype == KRAFT_VOTERS:
+                    found.append((record.offset, VoterSet.from_record(value)))
+    return found
 
 
 class InvariantViolation(AssertionError):
@@ -50,11 +88,30 @@ class Invariants:
         self.max_committed = 0
         self.checked_upto: dict[int, int] = {}
         self.checks = 0
+        # kraft.version 1 (enable_dynamic): the bootstrap voter set, the VotersRecords of the committed history,
+        # the disks that were wiped (directory id -> their log as it was), the highest HW checked per epoch
+        self.dynamic_base: VoterSet | None = None
+        self.committed_voters: list[tuple[int, VoterSet]] = []
+        self.lost_disks: dict = {}
+        self.justified_hw: dict[int, int] = {}
+        self._tail_cache: dict[int, tuple] = {}
+
+    def enable_dynamic(self, base: VoterSet) -> None:
+        self.dynamic_base = base
+
+    @property
+    def dynamic(self) -> bool:
+        return self.dynamic_base is not None
 
     def fail(self, name: str, detail: str) -> None:
         raise InvariantViolation(name, detail)
 
     # --- election state -------------------------------------------------------------------------------------------
+    def lose_disk(self, directory_id, log) -> None:
+        """A disk (metadata directory) was wiped: remember what it held, for the acknowledgements already sent."""
+        if directory_id is not None:
+            self.lost_disks[directory_id] = log
+
     def forget(self, node_id: int) -> None:
         """A node's disk was wiped: its votes and epochs start over."""
         self.persisted_epoch.pop(node_id, None)
@@ -151,6 +208,9 @@ class Invariants:
                 self.committed[base] = (last, data)
                 bisect.insort(self.committed_bases, base)
                 self.max_committed = max(self.max_committed, last + 1)
+                if self.dynamic and data[_ATTRIBUTES_LOW_BYTE] & _CONTROL_FLAG:
+                    for entry in voter_records(data):
+                        bisect.insort(self.committed_voters, entry, key=lambda e: e[0])
             elif known != (last, data):
                 self.fail("committed-data", f"node {node_id} holds a different committed batch at offset {base} "
                           f"(epoch {_epoch}) than was committed before")
@@ -183,3 +243,62 @@ class Invariants:
         if holding < len(self.voters) // 2 + 1:
             self.fail("majority-hw", f"only {holding} of {len(self.voters)} voters flushed up to committed offset "
                       f"{self.max_committed}: {flushed_by_voter}")
+
+    # --- kraft.version 1: the voter set in force ---------------------------------------------------------------------
+    def committed_voter_set(self, below: int | None = None) -> VoterSet:
+        """The voter set of the committed history (as of offset ``below``, exclusive, when given)."""
+        found = self.dynamic_base
+        for offset, voters in self.committed_voters:
+            if below is not None and offset >= below:
+                break
+            found = voters
+        return found
+
+    def _tail_voters(self, node_id: int, log) -> tuple[int, list[tuple[int, VoterSet]]]:
+        """(start, VotersRecords at or above start) of ``log`` from its high watermark, which the committed-data check
+        has matched with the committed history below. Cached: a leader's tail only grows."""
+        start = max(log.high_watermark(), log.start_offset())
+        key = (id(log), start, log.end_offset(), log.last_fetched_epoch())
+        cached = self._tail_cache.get(node_id)
+        if cached is not None and cached[0] == key:
+            return start, cached[1]
+        found = voter_records(log.read(start, 1 << 30).records) if start < log.end_offset() else []
+        found = [e for e in found if e[0] >= start]
+        self._tail_cache[node_id] = (key, found)
+        return start, found
+
+    def check_leader_voters(self, node_id: int, epoch: int, log, high_watermark: int | None, holds) -> None:
+        """One-voter-change, and majority-of-voter-set when this leader's high watermark moved. ``holds(key)`` is
+        the log that is that ``ReplicaKey``'s disk (None: no such disk)."""
+        start, tail = self._tail_voters(node_id, log)
+        committed = max(self.max_committed, high_watermark if high_watermark is not None else -1)
+        above = [offset for offset, _ in tail if offset >= committed]
+        if len(above) > 1:
+            self.fail("one-voter-change", f"leader {node_id} of epoch {epoch} holds uncommitted VotersRecords at "
+                      f"offsets {above} (committed up to {committed})")
+        if high_watermark is None or high_watermark <= self.justified_hw.get(epoch, -1):
+            return
+        self.justified_hw[epoch] = high_watermark
+        voters = tail[-1][1] if tail else self.committed_voter_set(below=start)
+        last = high_watermark - 1
+        mine = _batch_at(log, last)
+        holding = []
+        for voter in voters.nodes:
+            disk = holds(voter.key)
+            if disk is None or disk.flushed_offset() < high_watermark or _batch_at(disk, last) != mine:
+                continue
+            holding.append(voter.id)
+        if len(holding) < voters.majority:
+            self.fail("majority-of-voter-set", f"leader {node_id} of epoch {epoch} advanced its high watermark to "
+                      f"{high_watermark}, but only voters {holding} of the set in force {voters.describe()} hold it")
+
+
+def _batch_at(log, offset: int):
+    """(base offset, bytes) of the batch holding ``offset`` in ``log``, or None."""
+    if offset < log.start_offset() or offset >= log.end_offset():
+        return None
+    data = log.read(offset, 1).records
+    info = validate_batches(data, check_records=False).batches
+    if not info:
+        return None
+    return info[0].base_offset, bytes(data[info[0].position:info[0].position + info[0].size])

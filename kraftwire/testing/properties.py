@@ -10,7 +10,8 @@ from __future__ import annotations
 import random
 
 from kraftwire.raft.config import Mutations
-from kraftwire.testing.sim import Cluster, NetworkFaults
+from kraftwire.raft.leader import LeaderState
+from kraftwire.testing.sim import Cluster, NetworkFaults, SimulationFailure
 
 COMMIT_STEP = 10  # records the workload must get committed per phase
 PHASE_DEADLINE_MS = 4000  # virtual time a phase may take once faults heal
@@ -240,6 +241,197 @@ def snapshots(seed: int, mutations: Mutations = Mutations()) -> Cluster:
     return cluster
 
 
+# --- KIP-853 reconfiguration (kraft.version 1) ------------------------------------------------------------------------
+def _await_changes(cluster: Cluster, ops, what: str) -> None:
+    """The admin's operations complete (retrying through leader changes, lost requests and answers) within two
+    phases; none fails."""
+    try:
+        cluster.run_until(lambda: all(op.finished() for op in ops), cluster.now + 2 * PHASE_DEADLINE_MS, what)
+    except SimulationFailure as exc:
+        raise SimulationFailure(f"{str(exc).split(chr(10))[0]}; admin: {'; '.join(op.describe() for op in ops)}",
+                                cluster.replay) from exc
+    failed = [op for op in ops if op.failed]
+    if failed:
+        raise SimulationFailure(f"seed {cluster.seed} at {cluster.now} ms: {what}: admin operation failed: "
+                                f"{'; '.join(op.describe() for op in failed)}", cluster.replay)
+
+
+def _disturb(cluster: Cluster, choice: random.Random) -> None:
+    """Maybe a fault around a voter change: the leader killed, stopped or cut off, or another controller killed;
+    everything is back when this returns (the admin keeps retrying meanwhile)."""
+    action = choice.random()
+    lead = cluster.leader()
+    if lead is None or action < 0.2:
+        return
+    if action < 0.45:
+        cluster.kill(lead.node_id)
+        cluster.run_for(choice.randint(20, 300))
+        cluster.restart(lead.node_id)
+    elif action < 0.6:
+        cluster.shutdown(lead.node_id)
+        cluster.run_for(choice.randint(60, 200))
+        cluster.restart(lead.node_id)
+    elif action < 0.8:
+        cluster.isolate(lead.node_id)
+        cluster.run_for(choice.randint(100, 600))
+        cluster.heal()
+    else:
+        other = choice.choice([i for i in cluster.controller_ids() if i != lead.node_id])
+        cluster.kill(other)
+        cluster.run_for(choice.randint(20, 300))
+        cluster.restart(other)
+
+
+def _change(cluster: Cluster, choice: random.Random, submit, what: str) -> None:
+    """Submit voter changes (``submit()`` returns the admin's operations), maybe disturb the quorum while they are in
+    flight, wait for all of them."""
+    ops = submit()
+    cluster.run_for(choice.randint(0, 40))
+    _disturb(cluster, choice)
+    _await_changes(cluster, ops, what)
+
+
+def _check_membership(cluster: Cluster, expected_keys, what: str) -> None:
+    """Every node, caught up, acts on the expected voter set: the committed history ends with it, each node's core
+    holds it, exactly its members consider themselves voters, and the leader is one of them."""
+    target = cluster.committed_offset()
+    cluster.run_until(lambda: all(n.log.high_watermark() >= target for n in cluster.nodes.values() if n.running),
+                      cluster.now + PHASE_DEADLINE_MS, f"{what}: every running node caught up")
+    expected = set(expected_keys)
+    problems = []
+    committed = set(cluster.committed_voter_set().keys)
+    if committed != expected:
+        problems.append(f"committed voter set {cluster.committed_voter_set().describe()}")
+    for node in cluster.nodes.values():
+        raft = node.raft
+        if raft is None or node.node_id < 0:
+            continue
+        if set(raft.membership.voters().keys) != expected:
+            problems.append(f"node {node.node_id} holds {raft.membership.voters().describe()}")
+        member = cluster.voter_key(node.node_id) in expected
+        if raft.quorum.is_voter != member or raft.membership.is_local_voter() != member:
+            problems.append(f"node {node.node_id} voter={raft.quorum.is_voter}, expected {member}")
+        if isinstance(raft.quorum.state, LeaderState) and not member:
+            problems.append(f"node {node.node_id} leads but is not a voter")
+    if problems:
+        keys = ", ".join(f"{k.id}:{str(k.directory_id)[:8]}" for k in sorted(expected, key=lambda k: k.id))
+        raise SimulationFailure(f"seed {cluster.seed} at {cluster.now} ms: {what}: expected voters [{keys}]: "
+                                + "; ".join(problems), cluster.replay)
+
+
+def _dynamic_cluster(name: str, seed: int, mutations: Mutations, choice: random.Random, joiners: int,
+                     **kwargs) -> Cluster:
+    faults = NetworkFaults(drop_rate=choice.choice([0.0, 0.0, 0.02]), duplicate_rate=choice.choice([0.0, 0.05]),
+                           max_delay_ms=choice.choice([5, 10]))
+    return _cluster(name, seed, mutations, voters=1, joiners=joiners, kraft_version=1, faults=faults,
+                    observers=choice.randint(0, 1), **kwargs)
+
+
+def grow_and_shrink(seed: int, mutations: Mutations = Mutations()) -> Cluster:
+    """KIP-853: a standalone voter (1) and four controllers that start as observers; the admin grows the quorum to
+    3 and then 5 voters, one change at a time (sometimes asking for two at once: the leader must refuse the second
+    until the first commits), shrinks it back to 3 (removing the leader too, when chosen) and then to 1 voter, with
+    leader kills, graceful stops and partitions around the changes while the workload keeps committing."""
+    choice = random.Random(f"grow_and_shrink:{seed}")
+    cluster = _dynamic_cluster("grow_and_shrink", seed, mutations, choice, joiners=4)
+    cluster.start_workload()
+    _commit_more(cluster, "first commits")
+    joiners = [2, 3, 4, 5]
+    choice.shuffle(joiners)
+    keys = [cluster.voter_key(1)]
+    for step in (joiners[:2], joiners[2:]):  # 1 -> 3 -> 5
+        together = choice.random() < 0.5
+        if together:
+            _change(cluster, choice, lambda step=step: [cluster.add_voter(i) for i in step], f"adding {step}")
+        else:
+            for i in step:
+                _change(cluster, choice, lambda i=i: [cluster.add_voter(i)], f"adding {i}")
+        keys += [cluster.voter_key(i) for i in step]
+        _commit_more(cluster, f"commits with {len(keys)} voters")
+    _check_membership(cluster, keys, "grown to five voters")
+    for size in (3, 1):  # 5 -> 3 -> 1
+        leaving = choice.sample(keys, len(keys) - size)
+        if choice.random() < 0.5:
+            _change(cluster, choice, lambda leaving=leaving: [cluster.remove_voter(k) for k in leaving],
+                    f"removing {[k.id for k in leaving]}")
+        else:
+            for k in leaving:
+                _change(cluster, choice, lambda k=k: [cluster.remove_voter(k)], f"removing {k.id}")
+        keys = [k for k in keys if k not in leaving]
+        _commit_more(cluster, f"commits with {len(keys)} voters")
+    _all_caught_up(cluster, "everyone caught up")
+    _check_membership(cluster, keys, "shrunk to one voter")
+    return cluster
+
+
+def replace_wiped_voter(seed: int, mutations: Mutations = Mutations()) -> Cluster:
+    """KIP-853: a voter of a 3- or 5-voter quorum loses its disk and comes back with a new directory id. It must not
+    act as the voter it was: it is an observer, and the leader does not count its fetches - with the other voters
+    stopped down to one short of a majority, nothing commits even though it fetches everything. The admin then
+    removes the old voter key and adds the new one; the quorum ends with the same ids, the victim on its new disk.
+    In half the seeds nodes snapshot every ~5 KB and drop the log below, so the victim starts from a snapshot that
+    carries the voter set (and every VotersRecord before it is gone from the logs). The snapshot is downloaded in
+    2 KB chunks: it grows with the run, and one replaced faster than a replica can download it is never installed."""
+    choice = random.Random(f"replace_wiped_voter:{seed}")
+    size = choice.choice([3, 5])
+    cluster = _dynamic_cluster("replace_wiped_voter", seed, mutations, choice, joiners=size - 1,
+                               snapshot_bytes=choice.choice([0, 5000]), snapshot_chunk_bytes=2000)
+    cluster.start_workload()
+    _commit_more(cluster, "first commits")
+    for i in range(2, size + 1):
+        _change(cluster, choice, lambda i=i: [cluster.add_voter(i)], f"adding {i}")
+    _commit_more(cluster, f"commits with {size} voters")
+    voters = list(range(1, size + 1))
+    victim = choice.choice(voters)
+    old_key = cluster.voter_key(victim)
+    cluster.wipe(victim)
+    cluster.run_for(choice.randint(0, 100))
+    cluster.restart(victim)
+    _commit_more(cluster, "commits after a voter lost its disk")
+    target = cluster.committed_offset()
+    cluster.run_until(lambda: cluster.nodes[victim].log.high_watermark() >= target, cluster.now + PHASE_DEADLINE_MS,
+                      "the wiped voter catches up as an observer")
+    lead = cluster.leader()
+    raft = cluster.nodes[victim].raft
+    new_key = cluster.voter_key(victim)
+    if raft.quorum.is_voter or raft.membership.is_local_voter() or (
+            lead is not None and lead.raft.quorum.state.is_voter_key(victim, new_key.directory_id)):
+        raise SimulationFailure(f"seed {seed} at {cluster.now} ms: the wiped node {victim} acts as the voter it was "
+                                f"(is_voter={raft.quorum.is_voter})", cluster.replay)
+    # the quorum one short of a majority without the victim: its fetches must not commit anything
+    lead = cluster.leader()
+    if lead is not None and lead.node_id != victim:
+        others = [v for v in voters if v not in (victim, lead.node_id)]
+        choice.shuffle(others)
+        majority = len(voters) // 2 + 1
+        stopped = others[: len(others) - (majority - 2)]  # left running: the leader and majority - 2 others
+        for v in stopped:
+            cluster.kill(v)
+        # What the stopped voters (and the victim's old disk) had flushed may still commit, from fetches they sent
+        # before: the most a majority of the old keys can justify. The victim's new disk must not add to it.
+        held = [cluster.nodes[v].log.flushed_offset() for v in stopped]
+        held.append(cluster.invariants.lost_disks[old_key.directory_id].flushed_offset())
+        held += [1 << 62] * (len(voters) - len(held))
+        ceiling = sorted(held, reverse=True)[majority - 1]
+        cluster.run_for(300)
+        if cluster.committed_offset() > ceiling:
+            raise SimulationFailure(f"seed {seed} at {cluster.now} ms: committed {cluster.committed_offset()} with "
+                                    f"voters {stopped} down, more than the old voters hold ({ceiling}): the wiped "
+                                    f"voter {victim}'s fetches were counted", cluster.replay)
+        if cluster.nodes[victim].log.end_offset() > ceiling:
+            cluster.counters["stalled_without_wiped_voter"] += 1  # its fetches would have committed more
+        for v in stopped:
+            cluster.restart(v)
+        _commit_more(cluster, "commits once the stopped voters are back")
+    _change(cluster, choice, lambda: [cluster.remove_voter(old_key)], f"removing the old key of {victim}")
+    _commit_more(cluster, f"commits with {size - 1} voters")
+    _change(cluster, choice, lambda: [cluster.add_voter(victim)], f"adding {victim} on its new disk")
+    _commit_more(cluster, f"commits with {size} voters again")
+    _all_caught_up(cluster, "everyone caught up")
+    _check_membership(cluster, [cluster.voter_key(v) for v in voters], "the wiped voter replaced")
+    return cluster
+
+
 PROPERTIES = {
     f.__name__: f
     for f in (
@@ -252,5 +444,7 @@ PROPERTIES = {
         wipe_one_node,
         chaos,
         snapshots,
+        grow_and_shrink,
+        replace_wiped_voter,
     )
 }

@@ -6,6 +6,13 @@ gated messages leave and ``LogFlushed`` is reported), send, high watermark, wake
 shutdown, restart, wipe, full and one-way partitions, message drop, duplication, delay and reordering, and the
 KAFKA-18723 "racy read" (a Fetch response gains a batch from a later epoch, or a flipped byte).
 
+kraft.version 1 clusters (``kraft_version=1``, KIP-853): every node has its own metadata directory id (drawn from the
+seed; a wipe draws a new one), voters ``1..voters`` form the bootstrap voter set, and ``joiners`` more controllers
+(the next ids) start with that same set, so they are observers until an ``AddRaftVoter`` makes them voters.
+``cluster.admin`` (``kraftwire.testing.admin``) sends those requests through the simulated network. A node that
+starts with an empty log gets the committed voter set as its base (``RaftConfig.voter_set``: what the quorum would
+answer it).
+
 Everything random comes from one ``random.Random(seed)``, so a seed replays exactly. After every event the
 ``Invariants`` are checked; ``run_until`` fails with ``SimulationFailure`` (carrying a one-line replay command).
 """
@@ -14,11 +21,12 @@ from __future__ import annotations
 
 import heapq
 import random
+import uuid
 from collections import Counter
 from dataclasses import dataclass, field, replace
 
 from kraftwire.errors import NotLeaderError
-from kraftwire.ids import NO_ID
+from kraftwire.ids import NO_ID, ReplicaKey
 from kraftwire.log.memory import MemoryLog
 from kraftwire.raft import messages as m
 from kraftwire.raft.config import Mutations, RaftConfig
@@ -28,7 +36,9 @@ from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.ready import AppendAsFollower, CreateSnapshot, Ready
+from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.records import RecordBatchBuilder, validate_batches
+from kraftwire.testing.admin import ADMIN_ID, SimAdmin
 from kraftwire.testing.invariants import InvariantViolation, Invariants
 
 OBSERVER_BASE_ID = 100
@@ -161,6 +171,9 @@ class Cluster:
         trace: bool = False,
         snapshot_bytes: int = 0,
         anonymous_observer: bool = False,
+        kraft_version: int = 0,
+        joiners: int = 0,
+        snapshot_chunk_bytes: int = 200,
     ) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
@@ -182,16 +195,31 @@ class Cluster:
             node_id=1, voters=voter_ids, election_timeout_ms=election_timeout_ms, election_backoff_max_ms=100,
             fetch_timeout_ms=fetch_timeout_ms, request_timeout_ms=fetch_timeout_ms, retry_backoff_ms=10,
             append_linger_ms=0, fetch_max_wait_ms=50, pre_vote=pre_vote, mutations=mutations,
-            snapshot_max_bytes_between=snapshot_bytes, snapshot_interval_ms=0, fetch_snapshot_max_bytes=200,
+            snapshot_max_bytes_between=snapshot_bytes, snapshot_interval_ms=0, fetch_snapshot_max_bytes=snapshot_chunk_bytes,
             advance_log_start_on_snapshot=True,
             # both ways of answering high-watermark news: at once (Kafka's) and after a linger
             high_watermark_linger_ms=(seed % 3) * 3,
         )
         self.history: list = []
-        ids = sorted(voter_ids) + [OBSERVER_BASE_ID + i for i in range(observers)]
+        self.cluster_id = base.cluster_id
+        joiner_ids = list(range(voters + 1, voters + 1 + joiners))
+        ids = sorted(voter_ids) + joiner_ids + [OBSERVER_BASE_ID + i for i in range(observers)]
         if anonymous_observer:
             ids.append(NO_ID)  # a replica without an id (a debugging tool): the leader keeps no state for it
-        self.nodes = {i: SimNode(i, replace(base, node_id=i)) for i in ids}
+        self.dynamic = kraft_version >= 1
+        self.admin: SimAdmin | None = None
+        if self.dynamic:
+            # its own generator, so that drawing directory ids moves nothing else a seed decides
+            self._directory_rng = random.Random(f"directory-ids:{seed}")
+            directories = {i: self.new_directory_id() for i in ids}
+            bootstrap = VoterSet.of(VoterNode(ReplicaKey(i, directories[i]), self.endpoints(i), 0, 1)
+                                    for i in sorted(voter_ids))
+            self.invariants.enable_dynamic(bootstrap)
+            base = replace(base, kraft_version=1, voter_set=bootstrap, voters=bootstrap.ids)
+            self.nodes = {i: SimNode(i, replace(base, node_id=i, directory_id=directories[i])) for i in ids}
+            self.admin = SimAdmin(self)
+        else:
+            self.nodes = {i: SimNode(i, replace(base, node_id=i)) for i in ids}
         self.next_value = 0
         for node in self.nodes.values():
             self.start(node.node_id)
@@ -243,6 +271,10 @@ class Cluster:
     def start(self, node_id: int) -> None:
         node = self.nodes[node_id]
         assert node.raft is None
+        if self.dynamic and node.log.end_offset() == 0 and node.log.latest_snapshot_id() is None:
+            # an empty controller learns the voter set from the quorum (kafka-storage --no-initial-controllers)
+            learned = self.committed_voter_set()
+            node.config = replace(node.config, voter_set=learned, voters=learned.ids)
         node.incarnation += 1
         node_rng = random.Random(self.rng.getrandbits(64))
         node.raft = RaftNode(node.config, node.log, node.durable, node_rng, self.now)
@@ -294,10 +326,45 @@ class Cluster:
         """Kill a node and delete its disk (log and election state); it restarts empty."""
         self.kill(node_id)
         node = self.nodes[node_id]
+        if self.dynamic:  # a new disk is a new metadata directory: the voter the old one was is gone with it
+            self.invariants.lose_disk(node.config.directory_id, node.log)
+            node.config = replace(node.config, directory_id=self.new_directory_id())
         node.log = MemoryLog()
         node.durable = None
         self.invariants.forget(node_id)
         self.counters["wipes"] += 1
+
+    # --- kraft.version 1 membership -----------------------------------------------------------------------------
+    def new_directory_id(self) -> uuid.UUID:
+        return uuid.UUID(int=self._directory_rng.getrandbits(128), version=4)
+
+    @staticmethod
+    def endpoints(node_id: int) -> tuple:
+        return (("CONTROLLER", f"node{node_id}", 9093),)
+
+    def voter_key(self, node_id: int) -> ReplicaKey:
+        """The key this node would be added under now (its id and current directory id)."""
+        return ReplicaKey(node_id, self.nodes[node_id].config.directory_id)
+
+    def controller_ids(self) -> list[int]:
+        return sorted(i for i in self.nodes if 0 <= i < OBSERVER_BASE_ID)
+
+    def committed_voter_set(self) -> VoterSet:
+        """The voter set of the committed history (the bootstrap set until a VotersRecord commits)."""
+        return self.invariants.committed_voter_set()
+
+    def add_voter(self, node_id: int):
+        return self.admin.add_voter(self.voter_key(node_id), self.endpoints(node_id))
+
+    def remove_voter(self, key: ReplicaKey):
+        return self.admin.remove_voter(key)
+
+    def _disk_of(self, key: ReplicaKey):
+        """The log that is this voter key's disk: the node's, if its directory is the key's; a wiped one's old log."""
+        node = self.nodes.get(key.id)
+        if node is not None and key.directory_id in (None, node.config.directory_id):
+            return node.log
+        return self.invariants.lost_disks.get(key.directory_id)
 
     # --- driver -----------------------------------------------------------------------------------------------------
     def _poll(self, node_id: int, incarnation: int) -> None:
@@ -384,6 +451,10 @@ class Cluster:
         return msg
 
     def _deliver(self, msg: m.Message) -> None:
+        if msg.dst == ADMIN_ID and self.admin is not None:
+            self.trace(f"{msg.src}->admin {describe_message(msg)}")
+            self.admin.on_response(msg)
+            return
         node = self.nodes.get(msg.dst)
         if node is None or node.raft is None:
             self.counters["undeliverable"] += 1
@@ -397,6 +468,10 @@ class Cluster:
     def _refuse(self, request: m.Message) -> None:
         """A request to a node that is down fails at the transport, as TCP answers a closed port (connection
         refused): the sender learns it after a network delay. A partition, by contrast, stays silent."""
+        if request.src == ADMIN_ID and self.admin is not None:
+            delay = self.rng.randint(self.faults.min_delay_ms, self.faults.max_delay_ms)
+            self._at(self.now + delay, self.admin.on_refused, request.correlation_id)
+            return
         sender = self.nodes.get(request.src)
         if sender is None or sender.raft is None:
             return
@@ -470,7 +545,13 @@ class Cluster:
                                  f"{node.durable.epoch}")
             inv.check_committed(node.node_id, node.log)
             inv.check_snapshot_at_log_start(node.node_id, node.log)
-        inv.check_majority({v: self.nodes[v].log.flushed_offset() for v in self.voter_ids})
+        if not self.dynamic:
+            inv.check_majority({v: self.nodes[v].log.flushed_offset() for v in self.voter_ids})
+            return
+        for node in self.nodes.values():  # after every log was matched with the committed history
+            state = node.raft.quorum.state if node.raft is not None else None
+            if isinstance(state, LeaderState):
+                inv.check_leader_voters(node.node_id, state.epoch, node.log, state.high_watermark, self._disk_of)
 
     def describe_states(self) -> str:
         parts = []
@@ -511,9 +592,12 @@ def describe_message(msg: m.Message) -> str:
         return f"BeginQuorumEpochRequest(epoch={msg.new_leader_epoch})"
     if isinstance(msg, m.EndQuorumEpochRequest):
         return f"EndQuorumEpochRequest(epoch={msg.resigned_leader_epoch}, preferred={[k.id for k in msg.preferred_candidates]})"
+    if isinstance(msg, (m.AddRaftVoterRequest, m.RemoveRaftVoterRequest)):
+        return f"{name}(voter={msg.voter_key.id}:{str(msg.voter_key.directory_id)[:8]})"
     if isinstance(msg, m.Response):
         return f"{name}(epoch={msg.leader_epoch}, error={m.error_name(msg.error)})"
     return name
 
 
-__all__ = ["Cluster", "NetworkFaults", "SimulationFailure", "InvariantViolation", "OBSERVER_BASE_ID", "NO_ID"]
+__all__ = ["Cluster", "NetworkFaults", "SimulationFailure", "InvariantViolation", "OBSERVER_BASE_ID", "NO_ID",
+           "ADMIN_ID"]

@@ -40,8 +40,20 @@ testRemoveVoterTimedOut                         mirrored
 testRemoveVoterFailsWhenLosingLeadership        mirrored
 testAddVoterWithPendingRemoveVoter              mirrored
 testRemoveVoterWithPendingAddVoter              mirrored
-testUpdateVoter ... testUpdateVoterResponse-    not yet: UpdateRaftVoter (a voter announcing new endpoints) is not
-CausesEpochChange (14 tests)                    served; endpoints change only by remove + add
+testUpdateVoter                                 mirrored
+testLeaderUpdatesVoter                          mirrored
+testUpdateVoterInvalidClusterId                 mirrored
+testUpdateVoterOldEpoch                         mirrored
+testUpdateVoterNewEpoch                         mirrored
+testUpdateVoterToNotLeader                      mirrored
+testUpdateVoterWithoutFencedPreviousLeaders     mirrored
+testUpdateVoterWithKraftVersion0                mirrored (UNSUPPORTED_VERSION, as at the Kafka commit in kraft-facts)
+testUpdateVoterWithNoneVoter                    mirrored
+testUpdateVoterWithNoneVoterId                  mirrored
+testUpdateVoterWithPendingAddVoter              mirrored
+testFollowerSendsUpdateVoter                    mirrored
+testFollowerSendsUpdateVoterWhenDifferent       mirrored (and not when the entry is already right)
+testUpdateVoterResponseCausesEpochChange        mirrored
 testObserverDiscoversLeaderWithUnknownVoters    covered: the edge discovers the quorum with DescribeQuorum before
                                                 the core starts (tests/roles)
 testHandleBeginQuorumRequestMoreEndpoints       not applicable: endpoints live at the edge
@@ -342,7 +354,8 @@ def test_remove_voter_is_leader():
     commit(h, 2, 3)
     h.deliver(remove_request(1))
     epoch = h.node.epoch
-    assert not h.node.quorum.is_voter
+    assert not h.node.membership.is_local_voter() and h.node.quorum.state.voters == {2, 3}
+    assert h.node.quorum.is_voter  # of the set before, until it knows the removal committed (it may run again)
     fetch(h, 2)
     h.poll()
     assert h.node.state_name == "Leader"  # one of {2, 3} is not a majority
@@ -539,3 +552,140 @@ def test_snapshot_records_the_voter_set_at_its_offset():
     restarted = RaftNode(h.config, h.log, h.persisted, random.Random(1), h.now)
     assert restarted.membership.voters() == voter_set(1, 2)
     assert restarted.membership.history.last_offset() == sid.end_offset - 1
+
+
+# --- UpdateRaftVoter -------------------------------------------------------------------------------------------------
+MOVED = (("CONTROLLER", "newhost", 7002),)
+
+
+def update_request(h, i=2, epoch=None, directory=None, cid=910, cluster="kraftwire", endpoints=MOVED, kv=(0, 1)):
+    return m.UpdateRaftVoterRequest(i, LOCAL, cid, cluster, current_leader_epoch=h.node.epoch if epoch is None
+                                    else epoch, voter_key=key(i, directory), endpoints=endpoints,
+                                    kraft_version_min=kv[0], kraft_version_max=kv[1])
+
+
+def update_answer(h, req):
+    [resp] = answers(h.deliver(req), m.UpdateRaftVoterResponse)
+    return resp
+
+
+def test_update_voter():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    resp = update_answer(h, update_request(h))
+    assert resp.error == m.NONE and resp.leader_id == LOCAL  # answered at once, not at commit
+    assert h.node.membership.voters().node(2).endpoints == MOVED
+    assert h.node.membership.uncommitted_change(h.node.high_watermark)
+
+
+def test_leader_updates_voter():
+    """A leader whose own entry is stale (it restarted on another port) rewrites it at the start of its epoch."""
+    base = voter_set(1, 2, 3)
+    h = NodeHarness(node_id=LOCAL, voters=(1, 2, 3), kraft_version=1, directory_id=DIRS[1], voter_set=base,
+                    local_endpoints=(("CONTROLLER", "localhost", 1234),))
+    h.node.membership.history.base_offset = 0  # the set is in the log already (not the bootstrap checkpoint)
+    win(h)
+    records = control_records(h)
+    assert [t for _, t, _ in records] == [LEADER_CHANGE, KRAFT_VERSION, KRAFT_VOTERS]
+    assert VoterSet.from_record(records[2][2]).node(1).endpoints == (("CONTROLLER", "localhost", 1234),)
+
+
+def test_update_voter_invalid_cluster_id():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h, cluster="other")).error == m.INCONSISTENT_CLUSTER_ID
+
+
+@pytest.mark.parametrize("delta,error", [(-1, m.FENCED_LEADER_EPOCH), (1, m.UNKNOWN_LEADER_EPOCH)])
+def test_update_voter_old_and_new_epoch(delta, error):
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h, epoch=h.node.epoch + delta)).error == error
+
+
+def test_update_voter_to_not_leader():
+    h = NodeHarness(node_id=LOCAL, voters=(1, 2, 3), kraft_version=1, directory_id=DIRS[1],
+                    voter_set=voter_set(1, 2, 3))
+    assert update_answer(h, update_request(h)).error == m.NOT_LEADER_OR_FOLLOWER
+
+
+def test_update_voter_without_fenced_previous_leaders():
+    h = leader(voters=(1, 2, 3))
+    assert update_answer(h, update_request(h)).error == m.REQUEST_TIMED_OUT
+
+
+def test_update_voter_with_kraft_version_0():
+    h = leader(voters=(1, 2, 3), kraft_version=0)
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h)).error == m.UNSUPPORTED_VERSION
+
+
+def test_update_voter_with_none_voter():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h, i=4)).error == m.VOTER_NOT_FOUND
+
+
+def test_update_voter_with_none_voter_id():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h, directory=uuid.UUID(int=31))).error == m.VOTER_NOT_FOUND
+
+
+def test_update_voter_with_pending_add_voter():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    fetch(h, 4)
+    h.deliver(add_request(4))
+    assert update_answer(h, update_request(h)).error == m.REQUEST_TIMED_OUT
+
+
+def test_update_voter_invalid_range():
+    h = leader(voters=(1, 2, 3))
+    commit(h, 2, 3)
+    assert update_answer(h, update_request(h, kv=(0, 0))).error == m.INVALID_REQUEST
+
+
+def voter_follower(endpoints):
+    """Node 1 as a voter following leader 2, its entry in the set naming port 9991."""
+    from kraftwire.raft.election import ElectionState
+
+    h = NodeHarness(node_id=LOCAL, voters=(1, 2, 3), kraft_version=1, directory_id=DIRS[1],
+                    voter_set=voter_set(1, 2, 3), local_endpoints=endpoints, stored=ElectionState(3, 2, None))
+    assert h.node.state_name == "Follower"
+    return h
+
+
+def keep_following(h, until):
+    """Answer every Fetch (so the follower stays a follower) until ``until``; returns what it sent meanwhile."""
+    sent, waiting = [], []
+    while h.now < until:
+        out = h.poll(at=h.now + 100)
+        for f in answers(waiting + out, m.FetchRequest):  # each Fetch answered in the next round, once
+            out += h.deliver(m.FetchResponse(2, LOCAL, f.correlation_id, m.NONE, 2, 3, high_watermark=0))
+        sent += out
+        waiting = [s for s in out if isinstance(s, m.FetchRequest)]
+        waiting = waiting[-1:]
+    return sent
+
+
+def test_follower_sends_update_voter_when_different():
+    h = voter_follower((("CONTROLLER", "localhost", 5555),))
+    period = 3 * h.config.fetch_timeout_ms
+    sent = keep_following(h, h.now + period - 100)
+    assert not answers(sent, m.UpdateRaftVoterRequest)  # a few fetches first
+    [req] = answers(keep_following(h, h.now + 200), m.UpdateRaftVoterRequest)
+    assert req.dst == 2 and req.voter_key == key(1) and req.endpoints == (("CONTROLLER", "localhost", 5555),)
+    assert req.current_leader_epoch == 3 and (req.kraft_version_min, req.kraft_version_max) == (0, 1)
+
+
+def test_follower_sends_no_update_voter_when_its_entry_is_right():
+    h = voter_follower((("CONTROLLER", "localhost", 9991),))
+    assert not answers(keep_following(h, h.now + 4 * 3 * h.config.fetch_timeout_ms), m.UpdateRaftVoterRequest)
+
+
+def test_update_voter_response_causes_epoch_change():
+    h = voter_follower((("CONTROLLER", "localhost", 5555),))
+    [req] = answers(keep_following(h, h.now + 3 * h.config.fetch_timeout_ms + 100), m.UpdateRaftVoterRequest)
+    h.deliver(m.UpdateRaftVoterResponse(2, LOCAL, req.correlation_id, m.NONE, 3, 4))
+    assert h.node.epoch == 4 and h.node.quorum.leader_id == 3

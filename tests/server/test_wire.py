@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId, replica_key_text
 from kraftwire.protocol import codec
 from kraftwire.protocol import messages as w
 from kraftwire.raft import messages as m
@@ -28,13 +28,17 @@ REQUESTS = [
                    last_fetched_epoch=5, max_wait_ms=500, max_bytes=8 << 20),
     m.FetchSnapshotRequest(2, 1, 82, None, replica_id=2, current_leader_epoch=6, snapshot_id=SnapshotId(100, 4),
                            position=4096, max_bytes=1 << 20),
+    m.UpdateRaftVoterRequest(2, 1, 83, "cid", current_leader_epoch=6, voter_key=ReplicaKey(2, DIR),
+                             endpoints=(("CONTROLLER", "host2", 9094), ("OTHER", "h", 1)), kraft_version_min=0,
+                             kraft_version_max=1),
 ]
 
 
 def _src(req):
     return {m.VoteRequest: lambda r: r.candidate_key.id, m.BeginQuorumEpochRequest: lambda r: r.new_leader_id,
             m.EndQuorumEpochRequest: lambda r: r.resigned_leader_id, m.FetchRequest: lambda r: r.replica_id,
-            m.FetchSnapshotRequest: lambda r: r.replica_id}[type(req)](req)
+            m.FetchSnapshotRequest: lambda r: r.replica_id,
+            m.UpdateRaftVoterRequest: lambda r: r.voter_key.id}[type(req)](req)
 
 
 @pytest.mark.parametrize("req", REQUESTS, ids=lambda r: type(r).__name__)
@@ -79,6 +83,8 @@ RESPONSES = [
      REQUESTS[4]),
     (m.FetchSnapshotResponse(1, 2, 82, 0, 1, 6, snapshot_id=SnapshotId(100, 4), size=9000, position=4096,
                              unaligned_records=b"abc"), REQUESTS[5]),
+    (m.UpdateRaftVoterResponse(1, 2, 83, 0, 1, 6), REQUESTS[6]),
+    (m.UpdateRaftVoterResponse(1, 2, 83, 74, 3, 7), REQUESTS[6]),
 ]
 
 
@@ -181,8 +187,8 @@ def test_voter_change_refusals_carry_kafkas_messages():
     R = w.RemoveRaftVoterRequest
     assert wire.check_remove_voter(R(cluster_id=None, voter_id=3, voter_directory_id=ZERO)) == (
         42, "Remove voter request didn't include a valid voter")
-    assert wire.replica_key_text(2, DIR2) == "ReplicaKey(id=2, directoryId=Optional[h2VDIUMhh2VDIYdlQyGHZQ])"
-    assert wire.replica_key_text(2, None) == "ReplicaKey(id=2, directoryId=Optional.empty)"
+    assert replica_key_text(2, DIR2) == "ReplicaKey(id=2, directoryId=Optional[h2VDIUMhh2VDIYdlQyGHZQ])"
+    assert replica_key_text(2, None) == "ReplicaKey(id=2, directoryId=Optional.empty)"
     body = wire.voter_change_response(True, 7, "New voter ... is not ready to receive requests")
     assert isinstance(body, w.AddRaftVoterResponse) and body.error_message.startswith("New voter")
 
@@ -200,3 +206,15 @@ def test_describe_quorum_takes_the_cores_directory_ids():
         (1, DIR), (4, DIR2), (5, DIR)]
     assert [(n.node_id, [(ep.name, ep.port) for ep in n.listeners]) for n in decoded.nodes] == [
         (1, [("CONTROLLER", 9093), ("OTHER", 9094)])]
+
+
+def test_update_raft_voter_answer_names_the_leaders_endpoint_and_needs_a_directory_id():
+    body = wire.response_to_wire(m.UpdateRaftVoterResponse(1, 2, 83, 0, 1, 6), TOPIC,
+                                 leader_endpoint=("leaderhost", 9093))
+    assert (body.current_leader.leader_id, body.current_leader.host, body.current_leader.port) == (1, "leaderhost",
+                                                                                                    9093)
+    key, version, req = wire.request_to_wire(REQUESTS[6], TOPIC)
+    req.voter_directory_id = uuid.UUID(int=0)
+    with pytest.raises(wire.WireError) as info:
+        wire.request_to_core(key, version, req, 1, 9, TOPIC)
+    assert info.value.error == m.INVALID_REQUEST

@@ -24,3 +24,20 @@ def test_coverage_counters_are_all_above_zero():
             total.update(PROPERTIES[name](seed).node_counters())
     print(" ".join(f"{k}={total[k]}" for k in REQUIRED))
     assert all(total[k] > 0 for k in REQUIRED), {k: total[k] for k in REQUIRED}
+
+
+RECONFIG_REQUIRED = (
+    "voters_added", "voters_removed", "resigned_after_removal", "voter_change_timeouts", "admin_already_applied",
+    "admin_not_leader", "admin_timed_out", "wipes", "stalled_without_wiped_voter", "hard_kills", "partitions",
+)
+
+
+def test_reconfiguration_coverage_counters_are_all_above_zero():
+    """The KIP-853 properties change the voter set through the leader's own removal, timed-out changes, answers
+    lost and retried, refusals while a change is pending, and a wiped voter whose fetches must not count."""
+    total: Counter = Counter()
+    for name in ("grow_and_shrink", "replace_wiped_voter"):
+        for seed in range(8):
+            total.update(PROPERTIES[name](seed).node_counters())
+    print(" ".join(f"{k}={total[k]}" for k in RECONFIG_REQUIRED))
+    assert all(total[k] > 0 for k in RECONFIG_REQUIRED), {k: total[k] for k in RECONFIG_REQUIRED}

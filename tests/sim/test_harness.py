@@ -67,3 +67,50 @@ def test_replay_command(capsys):
     assert replay(["elect_initial_leader", "--seed", "3"]) == 0
     assert replay(["elect_initial_leader", "--seed", "0", "--mutation", "fetch_past_flush"]) == 1
     assert "durable-before-send" in capsys.readouterr().out
+
+
+def _voters_log(*sets, flush=True):
+    """A leader's log (epoch 1): one data batch, then a VotersRecord batch per voter set in ``sets``."""
+    from kraftwire.log.memory import MemoryLog
+    from kraftwire.records import RecordBatchBuilder
+    from kraftwire.records.control import voters_batch
+
+    log = MemoryLog()
+    log.initialize_leader_epoch(1)
+    builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=1)
+    builder.append(None, b"v0", timestamp=0)
+    log.append_as_leader(builder.build(), 1)
+    for voters in sets:
+        log.append_as_leader(voters_batch(voters.to_record(), epoch=1, base_offset=log.end_offset()), 1)
+    if flush:
+        log.flush()
+    return log
+
+
+def _keys(*ids):
+    import uuid
+
+    from kraftwire.raft.voter_set import VoterNode, VoterSet
+
+    return VoterSet.of(VoterNode(ReplicaKey(i, uuid.UUID(int=i))) for i in ids)
+
+
+def test_two_uncommitted_voter_changes_in_a_leader_log_are_caught():
+    inv = Invariants(frozenset({1}))
+    inv.enable_dynamic(_keys(1))
+    inv.check_leader_voters(1, 1, _voters_log(_keys(1, 2)), None, lambda key: None)  # one pending change: fine
+    with pytest.raises(InvariantViolation, match="one-voter-change"):
+        inv.check_leader_voters(1, 1, _voters_log(_keys(1, 2), _keys(1, 2, 3)), None, lambda key: None)
+
+
+def test_a_high_watermark_not_held_by_a_majority_of_the_set_in_force_is_caught():
+    """{1, 2} is in force in the leader's log: node 1 alone holding the new high watermark is not a majority."""
+    inv = Invariants(frozenset({1}))
+    inv.enable_dynamic(_keys(1))
+    leader_log = _voters_log(_keys(1, 2))
+    other_disk = _voters_log(_keys(1, 2))
+    disks = {ReplicaKey(1, _keys(1).nodes[0].key.directory_id): leader_log}
+    with pytest.raises(InvariantViolation, match="majority-of-voter-set"):
+        inv.check_leader_voters(1, 1, leader_log, 2, lambda key: disks.get(key))
+    disks[_keys(2).nodes[0].key] = other_disk  # voter 2's own disk holds it too: a majority
+    inv.check_leader_voters(1, 2, leader_log, 2, lambda key: disks.get(key))

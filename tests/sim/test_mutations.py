@@ -23,6 +23,9 @@ CASES = {
     "grant_two_votes": (["chaos", "elect_initial_leader"], "no-double-vote"),
     "replicate_past_flush": (["elect_initial_leader"], "durable-before-send"),
     "snapshot_off_boundary": (["snapshots"], "snapshot-on-batch-boundary"),
+    # KIP-853: the admin sometimes asks for two changes at once, and retries through leader changes
+    "concurrent_voter_changes": (["grow_and_shrink"], "one-voter-change"),
+    "majority_on_old_set": (["grow_and_shrink", "replace_wiped_voter"], "majority-of-voter-set"),
 }
 
 

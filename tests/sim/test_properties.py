@@ -1,6 +1,7 @@
 """Seeded simulation properties: safety invariants after every event, liveness after the faults heal.
 
-Every property runs ``KRAFTWIRE_SIM_SEEDS`` seeds (default 100). A failure lists each failing seed with its
+Every property runs ``KRAFTWIRE_SIM_SEEDS`` seeds (default 100; the KIP-853 reconfiguration ones
+``KRAFTWIRE_SIM_RECONFIG_SEEDS``, default 40, see conftest.py). A failure lists each failing seed with its
 one-line replay command (``python -m kraftwire.testing.replay <property> --seed N``).
 """
 

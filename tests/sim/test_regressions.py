@@ -25,6 +25,22 @@ REGRESSIONS = [
     # without pre-vote, a voter with a stale log kept restarting everyone's election timer with its candidacies
     ("stale_candidate_livelock", "back_to_back_failures", 20),
     ("stale_candidate_livelock_2", "back_to_back_failures", 272),
+    # KIP-853: an observer that once fetched from its leader refused pre-votes forever; the leader of {1} had just
+    # added it, was cut off, and could never be re-elected without its vote
+    ("observer_refused_prevotes_forever", "grow_and_shrink", 0),
+    # a leader that removed itself (uncommitted) stopped being a voter: no check-quorum, so once cut off it led its
+    # stale epoch forever; and from two voters to one, a removed leader with the longest log never ran again
+    ("removed_leader_kept_its_stale_epoch", "grow_and_shrink", 57),
+    ("removed_leader_never_ran_again", "grow_and_shrink", 103),
+    # a leader whose self-removal committed after the RemoveRaftVoter request timed out never resigned
+    ("self_removal_committed_after_timeout", "grow_and_shrink", 86),
+    # an observer whose fetch to its leader went unanswered once asked, forever, the one voter that kept answering
+    # NOT_LEADER naming that (now "quiet") leader
+    ("observer_stuck_on_a_quiet_leader", "grow_and_shrink", 495),
+    # a wiped voter observing under its old id picked itself to fetch (a snapshot) from
+    ("wiped_voter_fetched_from_itself", "replace_wiped_voter", 3),
+    # an observer downloading a snapshot ignored a non-leader voter's NOT_LEADER answers and kept asking it
+    ("observer_snapshot_download_stuck_on_a_follower", "replace_wiped_voter", 36),
 ]
 
 

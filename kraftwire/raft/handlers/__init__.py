@@ -31,6 +31,7 @@ RESPONSE_OF = {
     m.DescribeQuorumRequest: m.DescribeQuorumResponse,
     m.AddRaftVoterRequest: m.AddRaftVoterResponse,
     m.RemoveRaftVoterRequest: m.RemoveRaftVoterResponse,
+    m.UpdateRaftVoterRequest: m.UpdateRaftVoterResponse,
 }
 
 _REQUESTS = {
@@ -42,6 +43,7 @@ _REQUESTS = {
     m.DescribeQuorumRequest: describe_quorum.handle_request,
     m.AddRaftVoterRequest: reconfig.handle_add,
     m.RemoveRaftVoterRequest: reconfig.handle_remove,
+    m.UpdateRaftVoterRequest: reconfig.handle_update,
 }
 
 _RESPONSES = {
@@ -50,6 +52,7 @@ _RESPONSES = {
     m.EndQuorumEpochResponse: end_quorum_epoch.handle_response,
     m.FetchResponse: fetch.handle_response,
     m.FetchSnapshotResponse: fetch_snapshot.handle_response,
+    m.UpdateRaftVoterResponse: reconfig.handle_update_response,
 }
 
 

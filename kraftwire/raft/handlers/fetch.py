@@ -155,12 +155,8 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
     if resp.error != m.NONE:
         node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
         if not node.quorum.is_voter:
-            named = resp.leader_id
-            if (isinstance(state, FollowerState) and named == state.leader_id and named not in (NO_ID, resp.src)
-                    and named not in node.observer.quiet):
-                node.observer.target = None  # the answer named our leader, which has not gone quiet: fetch from it
-            else:
-                node.observer.pick(skip=(resp.src,))
+            node.observer.refused(resp.src, resp.leader_id,
+                                  state.leader_id if isinstance(state, FollowerState) else None)
         return
     if not isinstance(state, FollowerState) or resp.src != state.leader_id:
         return

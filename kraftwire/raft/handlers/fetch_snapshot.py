@@ -41,7 +41,13 @@ def handle_request(node, req: m.FetchSnapshotRequest, now_ms: int) -> None:
 
 def handle_response(node, resp: m.FetchSnapshotResponse, out, now_ms: int) -> None:
     state = node.quorum.state
-    if not isinstance(state, FollowerState) or resp.src != state.leader_id:
+    following = isinstance(state, FollowerState)
+    if resp.error != m.NONE and not node.quorum.is_voter and (not following or resp.src != state.leader_id):
+        # an observer asked a voter that does not lead: ask another (or the leader it names), as after a Fetch
+        node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)
+        node.observer.refused(resp.src, resp.leader_id, state.leader_id if following else None)
+        return
+    if not following or resp.src != state.leader_id:
         return
     if resp.error != m.NONE:
         node.set_fetch_retry(now_ms + node.config.retry_backoff_ms)

@@ -10,7 +10,9 @@ As Kafka's raft client does since KIP-996:
   a fact the sender has seen. A granted real vote moves it to Voted (durable), so the grant only leaves the node
   after it is persisted (``Ready.persist`` precedes ``send``). A granted pre-vote changes nothing;
 * a pre-vote is granted when the prospective's log is at least as up to date, except by a leader, and by a follower
-  that has fetched from its leader in this epoch (a resigned leader grants it, as Kafka's does). One deliberate
+  that has fetched from its leader within the fetch timeout (a resigned leader grants it, as Kafka's does; so does an
+  observer whose leader went quiet: with kraft.version 1 it may be a voter that has not fetched its VotersRecord yet,
+  whose vote the quorum needs). One deliberate
   difference: a follower its leader told it resigned (EndQuorumEpoch) grants pre-votes too, so the successor wins in
   one round even when its pre-vote reaches that follower before the leader's EndQuorumEpoch does;
 * a peer that answers UNSUPPORTED_VERSION (an older Kafka without Vote v2) makes a prospective a candidate at once.
@@ -35,8 +37,9 @@ def can_grant_vote(node, req: m.VoteRequest, now_ms: int) -> bool:
     if req.pre_vote:
         if isinstance(state, LeaderState):
             return False
-        if isinstance(state, FollowerState) and state.last_fetch_success_ms >= 0 and not state.leader_resigned:
-            return False  # it has a leader it fetched from in this epoch
+        if (isinstance(state, FollowerState) and state.last_fetch_success_ms >= 0 and not state.leader_resigned
+                and now_ms < state.last_fetch_success_ms + node.config.fetch_timeout_ms):
+            return False  # it fetched from its leader within the fetch timeout (Kafka's fetch timer)
         return _log_is_up_to_date(node, req)
     if isinstance(state, (LeaderState, CandidateState, ResignedState, FollowerState)):
         return False
