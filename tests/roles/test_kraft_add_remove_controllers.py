@@ -161,3 +161,75 @@ def test_add_controllers_fail_over_and_remove_one(tmp_path):
                 p.wait(30)
             except subprocess.TimeoutExpired:
                 p.kill()
+
+
+def test_a_voter_that_moves_port_updates_its_entry(tmp_path):
+    """UpdateRaftVoter: controller 2, added on one port, restarts listening on another. It still reaches the leader
+    (whose endpoint it knows), follows it, and after 3 x fetch timeout asks it to rewrite its entry; the voter set,
+    and so ``describe --status``, then names the new port, and the leader dials it there."""
+    socks = {1: processes.bind_listener(), 2: processes.bind_listener()}
+    ports = {i: s.getsockname()[1] for i, s in socks.items()}
+    cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
+
+    def config(i: int, port: int):
+        path = tmp_path / f"controller-{i}-{port}.properties"
+        path.write_text(f"process.roles=controller\nnode.id={i}\n"
+                        f"controller.quorum.bootstrap.servers=localhost:{ports[1]}\n"
+                        f"listeners=CONTROLLER://:{port}\nadvertised.listeners=CONTROLLER://localhost:{port}\n"
+                        f"controller.listener.names=CONTROLLER\nlog.dirs={tmp_path}/c{i}\n"
+                        "controller.quorum.election.timeout.ms=500\ncontroller.quorum.fetch.timeout.ms=500\n")
+        return path
+
+    configs = {i: config(i, ports[i]) for i in (1, 2)}
+    processes.kw("storage", "format", "-t", cluster_id, "-c", str(configs[1]), "--standalone")
+    processes.kw("storage", "format", "-t", cluster_id, "-c", str(configs[2]), "--no-initial-controllers")
+    dirs = {i: read_meta_properties(str(tmp_path / f"c{i}")).directory_id for i in (1, 2)}
+    logs = {i: tmp_path / f"node-{i}.log" for i in (1, 2)}
+    procs = {}
+
+    def wait(predicate, what):
+        try:
+            return wait_until(predicate, what, timeout=WAIT_S)
+        except AssertionError as exc:
+            tails = "\n".join(f"--- node {i}:\n" + "\n".join(logs[i].read_text(errors="replace").splitlines()[-30:])
+                              for i in (1, 2) if logs[i].exists())
+            raise AssertionError(f"{exc}\n{tails}") from None
+
+    def endpoints_of_2():
+        voter = _replicas(_status([ports[1]]), "CurrentVoters").get(2)
+        return voter.get("endpoints") if voter else None
+
+    try:
+        procs[1] = _start(configs[1], socks[1], logs[1])
+        wait(lambda: _status([ports[1]]).get("LeaderId") == "1", "controller 1 leads alone")
+        procs[2] = _start(configs[2], socks[2], logs[2])
+        wait(lambda: (_replicas(_status([ports[1]]), "CurrentObservers").get(2) or {}).get("lag") == 0,
+             "controller 2 a caught-up observer")
+        done = processes.kw("metadata-quorum", "--bootstrap-controller", f"localhost:{ports[1]}", "--command-config",
+                            str(configs[2]), "add-controller", check=False, timeout=60)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert wait(endpoints_of_2, "controller 2 a voter") == [f"CONTROLLER://localhost:{ports[2]}"]
+
+        procs[2].terminate()
+        procs[2].wait(30)
+        socks[2].close()
+        moved = processes.bind_listener()
+        new_port = moved.getsockname()[1]
+        procs[2] = _start(config(2, new_port), moved, logs[2])
+        wait(lambda: endpoints_of_2() == [f"CONTROLLER://localhost:{new_port}"],
+             "the voter set names controller 2's new port")
+        status = _status([ports[1], new_port])
+        assert _replicas(status, "CurrentVoters")[2]["directoryId"] == uuid_to_base64(dirs[2])
+        hw = int(status["HighWatermark"])
+        # the leader now dials 2 at its new port (a BeginQuorumEpoch after a leader change would reach it); both
+        # voters still commit together
+        wait(lambda: int(_status([ports[1]]).get("HighWatermark", "-1")) > hw, "the two voters commit")
+    finally:
+        for p in procs.values():
+            if p.poll() is None:
+                p.terminate()
+        for p in procs.values():
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
