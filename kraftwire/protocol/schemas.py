@@ -21,8 +21,9 @@ the package knows a field layout; the codec compiles encoders and decoders from 
 
 The regions between the GENERATED markers (messages; metadata records) are written by
 ``python -m kraftwire.tools.generate_schemas`` from Apache Kafka's JSON specs (names, types, versions, tags, defaults only); a test checks it is
-current. The declarations after it are hand-written: the Vote v2 ``PreVote`` field (KIP-996, later
-than the reference specs) and kraftwire's own state records, marked ``kraftwire=True``.
+current. The declarations after it are hand-written: the Vote v2 ``PreVote`` field (KIP-996) and the Fetch v18
+``HighWatermark`` field (KIP-1166), both later than the reference specs, and kraftwire's own state records, marked
+``kraftwire=True``.
 """
 
 from __future__ import annotations
@@ -1998,6 +1999,14 @@ if MESSAGES["VoteRequest"].valid == "0-1":
     _add_field("VoteRequest", "0-2", ("Topics", "Partitions"), F("PreVote", "bool", "2+"))
     MESSAGES["VoteResponse"] = MESSAGES["VoteResponse"]._replace(valid="0-2")
 
+
+# Fetch v18 (KIP-1166, apache/kafka PR #19800): the fetching replica's high watermark, a tagged field of each
+# partition (tag 1; Long.MAX_VALUE when absent, -1 when the replica does not know it); the response only gains the
+# version. A Raft leader answers a parked Fetch as soon as its high watermark is above the replica's.
+if MESSAGES["FetchRequest"].valid == "0-17":
+    _add_field("FetchRequest", "0-18", ("Topics", "Partitions"),
+               F("HighWatermark", "int64", "18+", tag=1, tagged="18+", default=9223372036854775807))
+    MESSAGES["FetchResponse"] = MESSAGES["FetchResponse"]._replace(valid="0-18")
 
 # kraftwire's own state records. They travel as values of control records with kraftwire's control
 # types (kraftwire.records.control) and in snapshots. Producer state has no record: it is rebuilt

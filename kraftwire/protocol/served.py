@@ -22,7 +22,7 @@ from kraftwire.protocol.messages import api
 SERVED: dict[str, tuple[int, int]] = {
     # client APIs
     "Produce": (0, 11),
-    "Fetch": (4, 17),
+    "Fetch": (4, 18),
     "ListOffsets": (1, 10),
     "Metadata": (0, 12),
     "OffsetCommit": (2, 9),

@@ -110,6 +110,8 @@ class FetchRequest(Request):
     max_bytes: int
     #: the fetching replica's metadata directory id (Fetch v17, KIP-853; None: not sent)
     replica_directory_id: uuid.UUID | None = None
+    #: the high watermark the fetching replica knows (Fetch v18, KIP-1166; -1 unknown; None: not sent)
+    high_watermark: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

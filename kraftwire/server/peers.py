@@ -22,6 +22,7 @@ import random
 import time
 import uuid
 
+from kraftwire import __version__ as _VERSION
 from kraftwire.errors import KraftwireError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
@@ -35,7 +36,8 @@ RECONNECT_BACKOFF_MS = 50
 RECONNECT_BACKOFF_MAX_MS = 1000
 _HANDSHAKE, _AUTHENTICATE = "sasl-handshake", "sasl-authenticate"  # the contexts of a login's two requests
 _REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE = "sasl-reauth-handshake", "sasl-reauth-authenticate"  # and a re-login's
-_LOGIN_STEPS = (_HANDSHAKE, _AUTHENTICATE, _REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE)
+_NEGOTIATE = "api-versions"  # the context of the ApiVersions request each new connection starts with
+_LOGIN_STEPS = (_HANDSHAKE, _AUTHENTICATE, _REAUTH_HANDSHAKE, _REAUTH_AUTHENTICATE, _NEGOTIATE)
 
 
 class _Peer(asyncio.Protocol):
@@ -59,19 +61,23 @@ class _Peer(asyncio.Protocol):
         #: time.monotonic() after which the next request first re-authenticates (None: the session never ends)
         self.reauthenticate_at: float | None = None
         self.reauthentications = 0
+        #: the peer's ApiVersions on this connection: api key -> highest version (None: not asked yet, or no answer)
+        self.versions: dict[int, int] | None = None
+        #: asking them: Raft requests wait in ``queue`` meanwhile
+        self.negotiating = False
         #: dropped from the voters (``Peers.update``): nothing more is sent on this connection
         self.retired = False
 
     # ------------------------------------------------------------------------------------------------ sending
     def send(self, msg: m.Message) -> None:
-        if self.transport is not None and not self.logging_in:
+        if self.transport is not None and not self.logging_in and not self.negotiating:
             if self.reauthenticate_at is not None and time.monotonic() >= self.reauthenticate_at:
                 self.queue.append(msg)
                 self._begin_login(reauthentication=True)
                 return
             self._write(msg)
             return
-        if self.transport is not None:  # logging in: sent once the server has accepted us
+        if self.transport is not None:  # logging in or asking versions: sent once that is done
             self.queue.append(msg)
             return
         if time.monotonic() < self.backoff_until:
@@ -115,6 +121,33 @@ class _Peer(asyncio.Protocol):
         if self.peers.sasl is not None:
             self._begin_login(reauthentication=False)
             return
+        self._negotiate()
+
+    def _negotiate(self) -> None:
+        """ApiVersions first, as Kafka's NetworkClient does on every new connection: each Raft request then goes at
+        the highest version both sides speak (a Kafka 3.x voter has no Vote v2, so no pre-vote: the core is told
+        UNSUPPORTED_VERSION and runs a real election, as Kafka's prospective does)."""
+        assert self.transport is not None
+        self.negotiating = True
+        _, chunks = self.out.encode(w.ApiVersionsRequest(client_software_name="kraftwire",
+                                                         client_software_version=_VERSION), 3, context=_NEGOTIATE)
+        self.transport.writelines(chunks)
+        asyncio.get_running_loop().call_later(self.peers.request_timeout_ms / 1000, self._negotiation_timed_out,
+                                              self.transport)
+
+    def _negotiation_timed_out(self, transport) -> None:
+        if self.negotiating and self.transport is transport:
+            log.warning("node %d did not answer ApiVersions in time; closing the connection", self.node_id)
+            transport.close()
+
+    def _versions_answer(self, body) -> None:
+        if body.error_code:
+            log.info("node %d answered ApiVersions with %s: requests go at our own versions", self.node_id,
+                     m.error_name(body.error_code))
+            self.versions = None
+        else:
+            self.versions = {k.api_key: k.max_version for k in body.api_keys}
+        self.negotiating = False
         self._flush_queue()
 
     def _begin_login(self, *, reauthentication: bool) -> None:
@@ -168,10 +201,19 @@ class _Peer(asyncio.Protocol):
         after_ms = reauthenticate_after_ms(body.session_lifetime_ms, random.random())
         self.reauthenticate_at = time.monotonic() + after_ms / 1000 if after_ms is not None else None
         self.logging_in = False
-        self._flush_queue()
+        if reauthentication:
+            self._flush_queue()
+        else:
+            self._negotiate()
 
     def _write(self, msg: m.Message) -> None:
         api_key, version, body = wire.request_to_wire(msg, self.peers.topic, self.peers.directory_id)
+        if self.versions is not None:
+            version = wire.negotiated_version(msg, api_key, version, self.versions.get(api_key))
+            if version is None:
+                self.peers.count("requests_unsupported", api_key)
+                self.peers.unsupported(msg)
+                return
         cid, chunks = self.out.encode(body, version, context=msg)
         assert self.transport is not None
         self.transport.writelines(chunks)
@@ -198,6 +240,9 @@ class _Peer(asyncio.Protocol):
             frames = self.splitter.feed(data)
             for frame in frames:
                 pending, body = self.out.on_response(frame)
+                if pending.context == _NEGOTIATE:
+                    self._versions_answer(body)
+                    continue
                 if pending.context in _LOGIN_STEPS:
                     self._login_answer(pending.context, body)
                     continue
@@ -219,6 +264,8 @@ class _Peer(asyncio.Protocol):
         self.transport = None
         self.connecting = False
         self.logging_in = False
+        self.negotiating = False
+        self.versions = None
         self.reauthenticate_at = None
         self.splitter = FrameSplitter()
         for timer in self.timers.values():
@@ -283,6 +330,11 @@ class Peers:
     def deliver(self, response: m.Message) -> None:
         if not self.closed:
             self._deliver(response)
+
+    def unsupported(self, msg: m.Message) -> None:
+        """The peer speaks no version of ``msg`` that carries what it needs: the core gets UNSUPPORTED_VERSION."""
+        if not self.closed:
+            asyncio.get_running_loop().call_soon(self.deliver, wire.unsupported_response(msg))
 
     def fail(self, node_id: int, msg: m.Message) -> None:
         if self.closed:

@@ -37,6 +37,38 @@ ACCEPT[FETCH] = (served.RAFT_FETCH_MIN_VERSION, served.versions("Fetch")[1])
 SEND_VERSION = {k: hi for k, (_lo, hi) in ACCEPT.items()}
 
 
+#: the lowest version of each Raft request that carries what the core needs (Fetch: topic ids)
+MIN_SEND_VERSION = {FETCH: served.RAFT_FETCH_MIN_VERSION}
+#: a pre-vote (KIP-996) exists from Vote v2
+PRE_VOTE_MIN_VERSION = 2
+
+
+def negotiated_version(msg, api_key: int, ours: int, theirs: int | None) -> int | None:
+    """The version to send ``msg`` at to a peer whose highest version of ``api_key`` is ``theirs`` (None: it does
+    not serve it); None when no common version carries what the request needs (then the core is told
+    UNSUPPORTED_VERSION, as Kafka's NetworkClient tells its raft client)."""
+    if theirs is None:
+        return None
+    version = min(ours, theirs)
+    lowest = MIN_SEND_VERSION.get(api_key, 0)
+    if isinstance(msg, m.VoteRequest) and msg.pre_vote:
+        lowest = max(lowest, PRE_VOTE_MIN_VERSION)
+    return version if version >= lowest else None
+
+
+def unsupported_response(msg: m.Request):
+    """The core response to ``msg`` saying the peer cannot take it (UNSUPPORTED_VERSION, no leader named)."""
+    from kraftwire.raft.handlers import RESPONSE_OF
+
+    cls = RESPONSE_OF[type(msg)]
+    extra = {"vote_granted": False, "pre_vote": msg.pre_vote} if cls is m.VoteResponse else {}
+    return cls(msg.dst, msg.src, msg.correlation_id, m.UNSUPPORTED_VERSION, NO_ID, -1, **extra)
+
+
+#: Fetch v18's HighWatermark when the replica sends none (its default, Long.MAX_VALUE)
+_NO_HIGH_WATERMARK = 2**63 - 1
+
+
 class WireError(Exception):
     """A Raft request whose shape is wrong (no partition, another topic): answered with ``error``."""
 
@@ -108,7 +140,9 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
                      R.FetchPartition(partition=0, current_leader_epoch=msg.current_leader_epoch,
                                       fetch_offset=msg.fetch_offset, last_fetched_epoch=msg.last_fetched_epoch,
                                       log_start_offset=-1, partition_max_bytes=msg.max_bytes,
-                                      replica_directory_id=local_dir or ZERO_UUID)])])
+                                      replica_directory_id=local_dir or ZERO_UUID,
+                                      high_watermark=_NO_HIGH_WATERMARK if msg.high_watermark is None
+                                      else msg.high_watermark)])])
         return FETCH, SEND_VERSION[FETCH], body
     if isinstance(msg, m.FetchSnapshotRequest):
         R = w.FetchSnapshotRequest
@@ -174,7 +208,9 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
                               replica_epoch=replica_epoch, current_leader_epoch=p.current_leader_epoch,
                               fetch_offset=p.fetch_offset, last_fetched_epoch=p.last_fetched_epoch,
                               max_wait_ms=body.max_wait_ms, max_bytes=min(body.max_bytes, p.partition_max_bytes),
-                              replica_directory_id=_uuid(p.replica_directory_id) if version >= 17 else None)
+                              replica_directory_id=_uuid(p.replica_directory_id) if version >= 17 else None,
+                              high_watermark=p.high_watermark if version >= 18 and p.high_watermark !=
+                              _NO_HIGH_WATERMARK else None)
     if api_key == FETCH_SNAPSHOT:
         p = _one(_one(body.topics, "FetchSnapshot").partitions, "FetchSnapshot")
         return m.FetchSnapshotRequest(body.replica_id, local_id, cid, body.cluster_id, replica_id=body.replica_id,

@@ -35,7 +35,7 @@ def test_round_trip(name, version, data):
 
 def test_every_requested_range_is_declared():
     want = {
-        "ApiVersions": (0, 4), "Metadata": (0, 12), "Produce": (0, 11), "Fetch": (0, 17), "ListOffsets": (0, 10),
+        "ApiVersions": (0, 4), "Metadata": (0, 12), "Produce": (0, 11), "Fetch": (0, 18), "ListOffsets": (0, 10),
         "FindCoordinator": (0, 6), "InitProducerId": (0, 5), "DescribeCluster": (0, 1), "Vote": (0, 2),
         "BeginQuorumEpoch": (0, 1), "EndQuorumEpoch": (0, 1), "DescribeQuorum": (0, 2), "FetchSnapshot": (0, 1),
         "AddRaftVoter": (0, 0), "RemoveRaftVoter": (0, 0), "UpdateRaftVoter": (0, 0), "JoinGroup": (0, 9),

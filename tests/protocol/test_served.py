@@ -34,6 +34,6 @@ def test_the_dispatcher_registers_the_served_range():
     d.serve("OffsetCommit", lambda request, conn: None)
     d.serve("Fetch", lambda request, conn: None, min_version=served.RAFT_FETCH_MIN_VERSION)
     assert d.registered()[8] == served.versions("OffsetCommit") == (2, 9)
-    assert d.registered()[1] == (13, 17)
+    assert d.registered()[1] == (13, 18)
     assert d.registered()[18] == served.versions("ApiVersions")
     assert d.serves("OffsetCommit") and not d.serves("Produce")

@@ -172,6 +172,32 @@ def test_high_watermark_news_alone_waits_for_the_linger_and_data_carries_it_soon
     assert timeout.correlation_id == 10 and not timeout.records
 
 
+def test_a_fetch_that_says_its_high_watermark_is_parked_against_it():
+    """KIP-1166: a follower's Fetch v18 carries the high watermark it knows; the leader parks against that one, not
+    against its own guess (the one it last sent). Behind: answered at once (linger 0, Kafka's way); current: parked
+    until data or MaxWaitMs."""
+    from dataclasses import replace
+
+    h = make_leader(high_watermark_linger_ms=0)
+    h.deliver(fetch(2, 1, 1, 1))
+    assert h.node.high_watermark == 1
+    # replica 2 was just sent high watermark 1, but its fetch says it knows 0 (that answer was lost): answered now
+    [behind] = h.deliver(replace(fetch(2, 1, 1, 1, cid=11, wait=500), high_watermark=0))
+    assert behind.correlation_id == 11 and behind.high_watermark == 1
+    # replica 3 never fetched (the leader's guess: it knows nothing) but says it knows 1: parked
+    assert h.deliver(replace(fetch(3, 1, 1, 1, cid=12, wait=500), high_watermark=1)) == []
+    # the high watermark moves (replica 3's own fetch made offset 1 durable on a majority already): data answers it
+    h.node.schedule_append([b"a"], h.now)
+    [data] = [s for s in h.poll() if isinstance(s, m.FetchResponse)]
+    assert data.correlation_id == 12 and data.records
+
+
+def test_a_follower_sends_the_high_watermark_it_knows():
+    f = NodeHarness(node_id=2, stored=ElectionState(1, 1, None))
+    [req] = [s for s in f.poll(at=1) if isinstance(s, m.FetchRequest)]
+    assert req.high_watermark == 0
+
+
 def test_leader_never_replicates_past_its_flushed_offset():
     h = make_leader()
     h.deliver(fetch(2, 1, 1, 1))

@@ -28,7 +28,9 @@ testPreVoteResponseIgnoredAfterBecomingFollower        mirrored
 testStaticQuorumDoesNotSendPreVoteRequest              differs: kraftwire runs pre-vote with static voters too
                                                        (``pre_vote``, default on); Kafka only with kraft.version 1
 testPreVoteNotSupportedByRemote                        mirrored in the core (an UNSUPPORTED_VERSION answer); the edge
-                                                       does not yet negotiate Vote versions with ApiVersions
+                                                       asks each peer's versions with ApiVersions and gives the core
+                                                       that answer for a peer without Vote v2
+                                                       (tests/server/test_peer_versions.py)
 testProspectiveReceivesBeginQuorumRequest              mirrored
 testProspectiveSendsFetchRequests                      not yet: a kraftwire prospective does not fetch while it waits
 testPreVoteResponseIncludesLeaderId                    mirrored

@@ -132,7 +132,7 @@ def test_vote_carries_the_voter_directory_id_and_fetch_the_replica_directory_id(
 
     fetch = REQUESTS[4]
     key, version, body = wire.request_to_wire(fetch, TOPIC, DIR)
-    assert version == 17
+    assert version == 18
     decoded = codec.decode(w.FetchRequest, codec.encode(body, version), version)
     back = wire.request_to_core(key, version, decoded, 1, 81, TOPIC)
     assert back.replica_directory_id == DIR
@@ -218,3 +218,23 @@ def test_update_raft_voter_answer_names_the_leaders_endpoint_and_needs_a_directo
     with pytest.raises(wire.WireError) as info:
         wire.request_to_core(key, version, req, 1, 9, TOPIC)
     assert info.value.error == m.INVALID_REQUEST
+
+
+def test_fetch_v18_carries_the_replicas_high_watermark():
+    """KIP-1166: the follower says which high watermark it knows; absent (older versions, or not sent) is None."""
+    from dataclasses import replace
+
+    fetch = replace(REQUESTS[4], high_watermark=1200)
+    key, version, body = wire.request_to_wire(fetch, TOPIC)
+    decoded = codec.decode(w.FetchRequest, codec.encode(body, version), version)
+    assert wire.request_to_core(key, version, decoded, 1, 81, TOPIC).high_watermark == 1200
+    v17 = codec.decode(w.FetchRequest, codec.encode(body, 17), 17)
+    assert wire.request_to_core(key, 17, v17, 1, 81, TOPIC).high_watermark is None
+    unknown = replace(REQUESTS[4], high_watermark=-1)
+    key, version, body = wire.request_to_wire(unknown, TOPIC)
+    decoded = codec.decode(w.FetchRequest, codec.encode(body, version), version)
+    assert wire.request_to_core(key, version, decoded, 1, 81, TOPIC).high_watermark == -1
+    # not sent at all: the field keeps its default (Long.MAX_VALUE) and is left off the wire
+    key, version, body = wire.request_to_wire(REQUESTS[4], TOPIC)
+    assert body.topics[0].partitions[0].high_watermark == 2**63 - 1
+    assert len(codec.encode(body, version)) < len(codec.encode(wire.request_to_wire(fetch, TOPIC)[2], version))

@@ -8,6 +8,8 @@ records, DivergingEpoch and SnapshotId. A valid fetch from a replica with an id 
 advance the high watermark). The leader never sends data past its own flushed offset; an empty answer is parked up to
 MaxWaitMs. A parked fetch whose replica has not heard the latest high watermark is answered once that news is
 ``high_watermark_linger_ms`` old (Kafka answers at once: linger 0), unless new data answers it sooner and carries it.
+What the replica has heard is what its Fetch says (v18, KIP-1166); from an older replica, the high watermark last
+sent to it.
 
 Follower rules: DivergingEpoch -> truncate first (never below the high watermark), and only then apply the leader's
 high watermark; records -> filter, append, flush, and the next Fetch leaves only after that flush
@@ -90,7 +92,10 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         # fetch (so news this very fetch made counts). News alone answers after high_watermark_linger_ms; data
         # comes sooner and carries it.
         replica = state.replica(req.replica_id)
-        known = hw_before if replica is None or state.high_watermark is None else replica.sent_high_watermark
+        if req.high_watermark is not None:  # KIP-1166: the replica says what it knows
+            known = req.high_watermark
+        else:  # an older replica: the high watermark last sent to it, else the one before this fetch
+            known = hw_before if replica is None or state.high_watermark is None else replica.sent_high_watermark
         if node.config.high_watermark_linger_ms > 0 or known == state.high_watermark:
             node.park_fetch(req, now_ms, known)
             return
@@ -114,7 +119,7 @@ def send_fetch(node, dest: int, now_ms: int, *, fetch_offset: int, last_fetched_
             replica_id=node.local_id, replica_epoch=-1, current_leader_epoch=node.epoch,
             fetch_offset=fetch_offset, last_fetched_epoch=last_fetched_epoch,
             max_wait_ms=node.config.fetch_max_wait_ms, max_bytes=node.config.max_fetch_bytes,
-            replica_directory_id=node.config.directory_id,
+            replica_directory_id=node.config.directory_id, high_watermark=node.high_watermark,
         ),
         dest, now_ms, after_flush=after_flush, timeout_ms=node.config.fetch_max_wait_ms + node.config.request_timeout_ms,
     )
