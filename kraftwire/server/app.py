@@ -88,6 +88,8 @@ class Node:
         self.raft: RaftNode | None = None
         self.driver: Driver | None = None
         self.peers: Peers | None = None
+        #: core correlation id -> time.perf_counter() when a voter change went to the core (for its metrics)
+        self._voter_changes: dict[int, float] = {}
         self.log = None
         self.cluster_id = ""
         self.directory_id = None
@@ -397,6 +399,11 @@ class Node:
             self.peers.send(msg)
             return
         entry = self._inbound.pop(msg.correlation_id, None)
+        started = self._voter_changes.pop(msg.correlation_id, None)
+        if started is not None and msg.error == m.NONE:
+            self.metrics.histogram("voter_change_commit_ms", "Add/RemoveRaftVoter: from the leader's core taking the "
+                                   "change to its VotersRecord committed", api=type(msg).__name__[:-8]).record_ms(
+                (time.perf_counter() - started) * 1000)
         if entry is None:
             return  # the asking connection is gone
         conn, wire_cid, api_key, version = entry
@@ -692,6 +699,7 @@ class Node:
         if not add:
             cid = next(self._ids)
             self._inbound[cid] = _Entry(conn, wire_cid, wire.REMOVE_RAFT_VOTER, version, None)
+            self._voter_changes[cid] = time.perf_counter()
             self.driver.received(wire.remove_voter_to_core(body, s.node_id, cid))
             return
         from kraftwire.raft.handlers.reconfig import precheck_add
@@ -711,6 +719,7 @@ class Node:
         def answer(error: int, message: str | None = None) -> None:
             conn.send_response(wire.voter_change_response(True, error, message), version, wire_cid)
 
+        asked = time.perf_counter()
         try:
             versions = await request_once(ep.host, ep.port, w.ApiVersionsRequest(
                 client_software_name="kraftwire", client_software_version="1"), 3,
@@ -730,6 +739,10 @@ class Node:
             return
         cid = next(self._ids)
         self._inbound[cid] = _Entry(conn, wire_cid, wire.ADD_RAFT_VOTER, version, None)
+        now = time.perf_counter()
+        self.metrics.histogram("voter_change_api_versions_ms", "AddRaftVoter: the ApiVersions call to the new "
+                               "voter (Kafka's step 5)").record_ms((now - asked) * 1000)
+        self._voter_changes[cid] = now
         driver.received(wire.add_voter_to_core(body, s.node_id, cid, supported))
 
     async def _forward_voter_change(self, add: bool, request, conn, voter, timeout_s: float) -> None:
