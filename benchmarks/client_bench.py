@@ -168,13 +168,16 @@ def main() -> int:
     ap.add_argument("--records", type=int, default=200_000)
     ap.add_argument("--latency-records", type=int, default=2000)
     ap.add_argument("--clients", default=",".join(THROUGHPUT))
+    ap.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                    help="one more property for every node (e.g. kraftwire.quorum.high.watermark.linger.ms=0)")
     ap.add_argument("--json")
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as base:
         cluster = processes.Cluster(base, 3, command=processes.SERVE_ONLY["command"],
                                     extra_args=processes.SERVE_ONLY["extra_args"],
-                                    extra_props=f"kraftwire.metadata.log.topic={TOPIC}\n")
+                                    extra_props=f"kraftwire.metadata.log.topic={TOPIC}\n"
+                                    + "".join(f"{item}\n" for item in args.set))
         try:
             cluster.start_all()
             cluster.wait_for_leader()

@@ -32,6 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="PATH", help="write the summary as JSON")
     parser.add_argument("--dir", metavar="DIR", help="put the nodes' configs, logs and data here (kept)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    parser.add_argument("--set", metavar="KEY=VALUE", action="append", default=[],
+                        help="one more property for every node's config (repeatable), e.g. "
+                             "--set kraftwire.quorum.high.watermark.linger.ms=0")
 
 
 def node_properties(node_id: int, port: int, voters: str, log_dir: str) -> str:
@@ -61,6 +64,10 @@ def run(args: argparse.Namespace) -> int:
     if args.nodes < 1:
         print("kraftwire quickstart: --nodes must be >= 1", file=sys.stderr)
         return 1
+    bad = next((item for item in args.set if "=" not in item or not item.partition("=")[0].strip()), None)
+    if bad is not None:
+        print(f"kraftwire quickstart: --set takes KEY=VALUE, not {bad!r}", file=sys.stderr)
+        return 1
     return asyncio.run(_main(args))
 
 
@@ -87,6 +94,7 @@ async def _main(args: argparse.Namespace) -> int:
         path = os.path.join(base, f"node-{i}.properties")
         with open(path, "w", encoding="utf-8") as f:
             f.write(node_properties(i, port, voters, os.path.join(base, f"kraft-logs-{i}")))
+            f.write("".join(f"{item}\n" for item in args.set))
         format_storage(load_config(path).validate(), cluster_id)
         configs.append(path)
     bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports)
