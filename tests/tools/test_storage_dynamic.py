@@ -146,3 +146,31 @@ def test_a_kraft_version_1_snapshot_carries_the_voter_set_before_its_records():
     assert [(b.base_offset, b.last_offset) for b in plain] == [(0, 0), (1, 1), (2, 2)]
     assert read_voter_set(build_snapshot([b"a"], epoch=4, timestamp=7)) == (0, None)
     assert read_voter_set(bootstrap_snapshot(record, 7)) == (1, record)
+
+
+def _compact_string(text: str) -> bytes:
+    data = text.encode()
+    return bytes([len(data) + 1]) + data  # a uvarint: one byte for short strings
+
+
+@pytest.mark.parametrize("how", ["--standalone", "--initial-controllers"])
+def test_checkpoint_records_byte_for_byte_from_the_specs(tmp_path, capsys, how):
+    """The KRaftVersionRecord and VotersRecord of the checkpoint, each key and value as written by hand from
+    KRaftVersionRecord.json / VotersRecord.json (flexible from version 0: compact arrays and strings, tagged-field
+    sections) and the control key layout (int16 version 0, int16 type)."""
+    args = ["--standalone"] if how == "--standalone" else [
+        "--initial-controllers", f"1@ctl-1.example:9093:{uuid_to_base64(D1)},2@h2:19093:{uuid_to_base64(D2)}"]
+    assert main(["storage", "format", "-t", CLUSTER, "-c", _config(tmp_path), *args]) == 0
+    directory = read_meta_properties(str(tmp_path / "logs-1")).directory_id
+    voters = [(1, directory, "ctl-1.example", 9093)] if how == "--standalone" else [
+        (1, D1, "ctl-1.example", 9093), (2, D2, "h2", 19093)]
+    value = b"\x00\x00" + bytes([len(voters) + 1])  # Version 0; Voters: compact array of n
+    for voter_id, d, host, port in voters:
+        value += voter_id.to_bytes(4, "big") + d.bytes  # VoterId int32, VoterDirectoryId uuid
+        value += b"\x02" + _compact_string("CONTROLLER") + _compact_string(host) + port.to_bytes(2, "big") + b"\x00"
+        value += b"\x00\x00" + b"\x00\x01" + b"\x00"  # KRaftVersionFeature {Min 0, Max 1}, its tags
+        value += b"\x00"  # the voter's tags
+    value += b"\x00"  # the record's tags
+    records = {r.offset: (bytes(r.key), bytes(r.value)) for b in read_batches(_checkpoint(tmp_path)) for r in b}
+    assert records[1] == (b"\x00\x00\x00\x05", b"\x00\x00" + b"\x00\x01" + b"\x00")  # KRaftVersion 1
+    assert records[2] == (b"\x00\x00\x00\x06", value)
