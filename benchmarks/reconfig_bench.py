@@ -248,10 +248,8 @@ async def run(cycles: int, steady_s: float, base: str) -> dict:
     for what, values in add_ms.items():
         quorum = "{1,2}" if what == "add 2" else "{1,2,3}"
         p50 = steady_stats[quorum]["p50_ms"]
-        counted = pct(values, 0.5) - pct(api[what], 0.5)
         rows[what] = {"n": len(values), "median_ms": round(pct(values, 0.5), 2), "max_ms": round(max(values), 2),
-                      "api_versions_ms": round(pct(api[what], 0.5), 2), "commit_p50_ms_after": p50,
-                      "ratio": round(counted / p50, 2)}
+                      "api_versions_ms": round(pct(api[what], 0.5), 2), "commit_p50_ms_after": p50}
     during_stats = {}
     for what, values in in_change.items():
         larger = "{1,2}" if what == "add 2" else "{1,2,3}"
