@@ -32,7 +32,6 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -75,12 +74,6 @@ def _leader_phases(port: int) -> dict:
             key = found.group(1) + (found.group(3) or "")
             (sums if found.group(2) == "sum" else counts)[key] = float(found.group(4))
     return {k: round(sums[k] / counts[k], 2) for k in sums if counts.get(k)}
-
-
-def _start(config, sock, log_path, fds):
-    return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config), *fds],
-                            stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"), pass_fds=[s.fileno() for s in sock],
-                            env=processes.kraftwire_env())
 
 
 class Workload:
@@ -158,12 +151,10 @@ async def run(cycles: int, steady_s: float, base: str) -> dict:
     dirs = {i: read_meta_properties(f"{base}/n{i}").directory_id for i in (1, 2, 3)}
     procs = {}
     try:
-        procs[1] = _start(configs[1], [socks[1], broker_sock], f"{base}/n1.log",
-                          ["--listener-fd", f"CONTROLLER={socks[1].fileno()}",
-                           "--listener-fd", f"PLAINTEXT={broker_sock.fileno()}"])
+        procs[1] = processes.start_server(configs[1], [socks[1], broker_sock], f"{base}/n1.log",
+                                          {"CONTROLLER": socks[1], "PLAINTEXT": broker_sock})
         for i in (2, 3):
-            procs[i] = _start(configs[i], [socks[i]], f"{base}/n{i}.log",
-                              ["--listener-fd", f"CONTROLLER={socks[i].fileno()}"])
+            procs[i] = processes.start_server(configs[i], [socks[i]], f"{base}/n{i}.log", {"CONTROLLER": socks[i]})
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -216,13 +207,7 @@ async def run(cycles: int, steady_s: float, base: str) -> dict:
         await task
         leader_metrics = _leader_phases(metrics_port)
     finally:
-        for p in procs.values():
-            p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        processes.stop_all(procs.values())
 
     def during(t: float) -> dict | None:
         return next((c for c in changes if c["start"] <= t <= c["end"] + AFTER_CHANGE_S), None)

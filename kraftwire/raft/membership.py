@@ -99,32 +99,9 @@ class Membership:
         self.version += 1
         if not self.dynamic:
             return
-        from kraftwire.raft.dynamic_voters import read_voter_set
-
-        base, base_offset = self._fallback_base(), BEFORE_LOG
-        start = log.start_offset()
-        for sid in sorted(log.snapshot_ids(), reverse=True):
-            reader = log.read_snapshot(sid)
-            if reader is None:
-                continue
-            try:
-                kraft_version, record = read_voter_set(reader.records())
-            finally:
-                reader.close()
-            if record is not None:
-                base, base_offset = VoterSet.from_record(record), sid.end_offset - 1
-                self.kraft_version = max(self.kraft_version, kraft_version)
-                break
-        self.history = VoterHistory(base, base_offset)
-        offset, end = start, log.end_offset()
-        while offset < end:
-            data = log.read(offset, 1 << 20).records
-            if not data:
-                break
-            last = self.scan(data, None)
-            if last < offset:
-                break
-            offset = last + 1
+        kraft_version, history = read_log_voters(log, self._fallback_base())
+        self.kraft_version = max(self.kraft_version, kraft_version)
+        self.history = history if history is not None else VoterHistory(self._fallback_base())
 
     def scan(self, data, batches) -> int:
         """Take the KRaftVersion/Voters records of the batches in ``data`` (``batches``: their ``BatchInfo``s when
@@ -149,16 +126,10 @@ class Membership:
             self._take(batch)
 
     def _take(self, batch) -> None:
-        for record in batch:
-            try:
-                ctype, value = decode_control_record(record.key, record.value)
-            except ProtocolError:
-                continue  # not ours to judge here: listeners see every record
-            if ctype == KRAFT_VERSION:
-                self.kraft_version = value.kraft_version
-            elif ctype == KRAFT_VOTERS and record.offset > self.history.last_offset():
-                self.history.add(record.offset, VoterSet.from_record(value))
-                self.version += 1
+        before = self.history.last_offset()
+        self.kraft_version = _take_batch(batch, self.history, self.kraft_version)
+        if self.history.last_offset() != before:
+            self.version += 1
 
     def append(self, offset: int, voters: VoterSet) -> None:
         """The leader appended a VotersRecord at ``offset``."""
@@ -170,3 +141,68 @@ class Membership:
         if changed:
             self.version += 1
         return changed
+
+
+def _take_batch(batch, history: VoterHistory, kraft_version: int) -> int:
+    """The KRaftVersion and Voters records of a control batch into ``history``; returns the kraft.version after."""
+    for record in batch:
+        try:
+            ctype, value = decode_control_record(record.key, record.value)
+        except ProtocolError:
+            continue  # not ours to judge here: listeners see every record
+        if ctype == KRAFT_VERSION:
+            kraft_version = value.kraft_version
+        elif ctype == KRAFT_VOTERS and record.offset > history.last_offset():
+            history.add(record.offset, VoterSet.from_record(value))
+    return kraft_version
+
+
+def read_log_voters(log, base: VoterSet | None = None) -> tuple[int, VoterHistory | None]:
+    """(kraft.version, voter history) a log names: its newest snapshot carrying a VotersRecord (at that snapshot's
+    last offset; -1 for the bootstrap checkpoint), then every KRaftVersion/Voters record of the log after it. With
+    no snapshot naming a set, the history starts from ``base`` (the set learned elsewhere), or from the log's first
+    VotersRecord when ``base`` is None. None for the history when nothing names a voter set."""
+    from kraftwire.raft.dynamic_voters import read_voter_set
+
+    kraft_version, history = 0, None
+    for sid in sorted(log.snapshot_ids(), reverse=True):
+        reader = log.read_snapshot(sid)
+        if reader is None:
+            continue
+        try:
+            kraft_version, record = read_voter_set(reader.records())
+        finally:
+            reader.close()
+        if record is not None:
+            history = VoterHistory(VoterSet.from_record(record), sid.end_offset - 1)
+            break
+    offset, end = log.start_offset(), log.end_offset()
+    while offset < end:
+        data = log.read(offset, 1 << 20).records
+        last = -1
+        for batch in read_batches(data) if data else ():
+            last = batch.last_offset
+            if not batch.is_control:
+                continue
+            if history is None:  # no snapshot named a set: start from base, or from this batch's first set
+                first = base if base is not None else _first_voters(batch)
+                if first is None:
+                    kraft_version = _take_batch(batch, VoterHistory(VoterSet(())), kraft_version)
+                    continue
+                history = VoterHistory(first)
+            kraft_version = _take_batch(batch, history, kraft_version)
+        if last < offset:
+            break
+        offset = last + 1
+    return kraft_version, history
+
+
+def _first_voters(batch) -> VoterSet | None:
+    for record in batch:
+        try:
+            ctype, value = decode_control_record(record.key, record.value)
+        except ProtocolError:
+            continue
+        if ctype == KRAFT_VOTERS:
+            return VoterSet.from_record(value)
+    return None

@@ -108,6 +108,8 @@ class Node:
         self.partition_apis = None
         #: a KRaft broker's group coordinator (``group_apis.GroupApis``), else None
         self.group_apis = None
+        #: a KRaft broker's transaction coordinator (``txn_apis.TxnApis``), else None
+        self.txn_apis = None
         #: ACL checks (``authorizer.class.name`` set on a KRaft node), else None: everything is allowed
         self.authorizer = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
@@ -138,6 +140,10 @@ class Node:
 
                 self.group_apis = GroupApis(self, self.metadata, self.replicas, kraft)
                 self.group_apis.register()
+                from kraftwire.server.txn_apis import TxnApis
+
+                self.txn_apis = TxnApis(self, self.metadata, self.replicas, kraft, self.partition_apis.ids)
+                self.txn_apis.register()
             self.roles = MetadataRoles(self)
         else:
             if settings.config.authorizer_class_name:
@@ -434,59 +440,23 @@ class Node:
         snapshots carry it on, and every AddRaftVoter/RemoveRaftVoter (and a leader's first epoch) appends a
         VotersRecord to the log: the newest snapshot naming one, then the log's records after it. The core follows
         the log from there (an uncommitted record truncated away takes the set back)."""
-        from kraftwire.raft.dynamic_voters import read_voter_set
+        from kraftwire.raft.membership import read_log_voters
+        from kraftwire.raft.voter_set import BEFORE_LOG
 
-        found, where, after = None, "", 0
-        for sid in reversed(list(self.log.snapshot_ids())):
-            reader = self.log.read_snapshot(sid)
-            if reader is None:
-                continue
-            try:
-                kraft_version, record = read_voter_set(reader.records())
-            finally:
-                reader.close()
-            if record is not None:
-                found, where, after = (kraft_version, record), f"snapshot {sid.end_offset}-{sid.epoch}", sid.end_offset
-                break
-        in_log = self._voters_in_log(found[0] if found else 0, after)
-        if in_log is not None:
-            found, where = in_log[:2], f"the log at offset {in_log[2]}"
-        if found is None:
+        kraft_version, history = read_log_voters(self.log)
+        if history is None:
             return None
-        kraft_version, record = found
-        voters = self._voters_of(VoterSet.from_record(record))
+        voter_set, offset = history.last(), history.last_offset()
+        if offset == BEFORE_LOG:
+            where = "the bootstrap checkpoint"
+        elif not history.entries:
+            where = f"snapshot ending at offset {offset + 1}"
+        else:
+            where = f"the log at offset {offset}"
+        voters = self._voters_of(voter_set)
         log.info("node %d: voters %s from %s (kraft.version %d)", self.settings.node_id,
-                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), where, kraft_version)
-        return kraft_version, record, voters
-
-    def _voters_in_log(self, kraft_version: int, start: int):
-        """(kraft.version, the last VotersRecord, its offset) among the log's control records from ``start``, or
-        None."""
-        from kraftwire.records import read_batches
-        from kraftwire.records.control import KRAFT_VERSION, KRAFT_VOTERS, decode_control_record
-
-        found = None
-        offset, end = max(start, self.log.start_offset()), self.log.end_offset()
-        while offset < end:
-            data = self.log.read(offset, 1 << 20).records
-            last = -1
-            for batch in read_batches(data) if data else ():
-                last = batch.last_offset
-                if not batch.is_control:
-                    continue
-                for r in batch:
-                    try:
-                        ctype, value = decode_control_record(r.key, r.value)
-                    except KraftwireError:
-                        continue
-                    if ctype == KRAFT_VERSION:
-                        kraft_version = value.kraft_version
-                    elif ctype == KRAFT_VOTERS:
-                        found = (value, r.offset)
-            if last < offset:
-                break
-            offset = last + 1
-        return None if found is None else (max(kraft_version, 1), found[0], found[1])
+                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), where, max(kraft_version, 1))
+        return max(kraft_version, 1), voter_set.to_record(), voters
 
     def _voters_of(self, voter_set) -> tuple[Voter, ...]:
         """Each voter of a KIP-853 set at its endpoint on the controller listener (else its first); a voter the set
@@ -853,6 +823,8 @@ class Node:
         await asyncio.sleep(0)
         if self.group_apis is not None:
             self.group_apis.close()
+        if self.txn_apis is not None:
+            self.txn_apis.close()
         if self.replicas is not None:
             await self.replicas.fetchers.close()
             self.replicas.close()

@@ -263,3 +263,40 @@ def segment_batches(partition_dir: str, *, check: bool = True) -> list[dict]:
         return []
     out = kw("dump-log", "--json", "--files", *files, check=check).stdout
     return [b for b in (json.loads(line) for line in out.splitlines() if line.startswith("{")) if "base_offset" in b]
+
+
+# --- KIP-853 process tests: servers started on pre-bound sockets, ``metadata-quorum describe --status`` as data ------
+def start_server(config, socks, log_path, listener_fds: dict[str, socket.socket]) -> subprocess.Popen:
+    """``kraftwire server-start config`` serving each listener on its pre-bound socket (``{name: socket}``), its
+    stderr appended to ``log_path``."""
+    fds = [arg for name, sock in listener_fds.items() for arg in ("--listener-fd", f"{name}={sock.fileno()}")]
+    return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config), *fds],
+                            stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
+                            pass_fds=[s.fileno() for s in socks], env=kraftwire_env())
+
+
+def stop_all(procs) -> None:
+    """Terminate every process still running, then wait (killing one that does not stop in 30 s)."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+
+
+def quorum_status(ports) -> dict:
+    """``metadata-quorum describe --status`` through the controllers on ``ports`` as {key: value} ({} while none
+    answers)."""
+    done = kw("metadata-quorum", "--bootstrap-controller", ",".join(f"localhost:{p}" for p in ports),
+              "describe", "--status", check=False, timeout=20)
+    if done.returncode != 0:
+        return {}
+    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
+
+
+def status_replicas(status: dict, key: str) -> dict:
+    """``CurrentVoters`` / ``CurrentObservers`` of a ``quorum_status`` as {id: entry}."""
+    return {r["id"]: r for r in json.loads(status.get(key) or "[]")}

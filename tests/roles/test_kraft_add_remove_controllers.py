@@ -8,10 +8,7 @@ dead voter out: two voters remain and commit."""
 
 from __future__ import annotations
 
-import json
 import signal
-import subprocess
-import sys
 import time
 
 from harness import processes
@@ -23,23 +20,10 @@ WAIT_S = 20.0
 
 
 def _start(config, sock, log_path):
-    return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config),
-                             "--listener-fd", f"CONTROLLER={sock.fileno()}"],
-                            stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"), pass_fds=(sock.fileno(),),
-                            env=processes.kraftwire_env())
+    return processes.start_server(config, [sock], log_path, {"CONTROLLER": sock})
 
 
-def _status(ports) -> dict:
-    """``describe --status`` through the controllers on ``ports`` as {key: value} ({} while none answers)."""
-    done = processes.kw("metadata-quorum", "--bootstrap-controller", ",".join(f"localhost:{p}" for p in ports),
-                        "describe", "--status", check=False, timeout=20)
-    if done.returncode != 0:
-        return {}
-    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
-
-
-def _replicas(status: dict, key: str) -> dict:
-    return {r["id"]: r for r in json.loads(status.get(key) or "[]")}
+_status, _replicas = processes.quorum_status, processes.status_replicas
 
 
 def test_add_controllers_fail_over_and_remove_one(tmp_path):
@@ -153,14 +137,7 @@ def test_add_controllers_fail_over_and_remove_one(tmp_path):
         hw = int(status["HighWatermark"])
         wait(lambda: int(_status(rest).get("HighWatermark", "-1")) > hw, "the two voters commit")
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        processes.stop_all(procs.values())
 
 
 def test_a_voter_that_moves_port_updates_its_entry(tmp_path):
@@ -225,11 +202,4 @@ def test_a_voter_that_moves_port_updates_its_entry(tmp_path):
         # voters still commit together
         wait(lambda: int(_status([ports[1]]).get("HighWatermark", "-1")) > hw, "the two voters commit")
     finally:
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        processes.stop_all(procs.values())

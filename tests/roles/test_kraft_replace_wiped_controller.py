@@ -10,12 +10,10 @@ the end every change the client saw acknowledged is in the log of every voter: n
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import threading
 
 from harness import processes
@@ -29,16 +27,7 @@ WAIT_S = 30.0
 TOPIC = "guarded"
 
 
-def _status(ports) -> dict:
-    done = processes.kw("metadata-quorum", "--bootstrap-controller", ",".join(f"localhost:{p}" for p in ports),
-                        "describe", "--status", check=False, timeout=20)
-    if done.returncode != 0:
-        return {}
-    return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
-
-
-def _replicas(status: dict, key: str) -> dict:
-    return {r["id"]: r for r in json.loads(status.get(key) or "[]")}
+_status, _replicas = processes.quorum_status, processes.status_replicas
 
 
 class ConfigWriter(threading.Thread):
@@ -82,12 +71,6 @@ class ConfigWriter(threading.Thread):
             await conn.close()
 
 
-def _start(config, socks, log_path, fds):
-    return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config), *fds],
-                            stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
-                            pass_fds=[s.fileno() for s in socks], env=processes.kraftwire_env())
-
-
 def test_replace_a_wiped_controller_under_a_workload(tmp_path):
     socks = {i: processes.bind_listener() for i in (1, 2, 3)}
     broker_sock = processes.bind_listener()
@@ -112,9 +95,8 @@ def test_replace_a_wiped_controller_under_a_workload(tmp_path):
         processes.kw("storage", "format", "-t", cluster_id, "-c", str(configs[i]),
                      "--standalone" if combined else "--no-initial-controllers")
     dirs = {i: read_meta_properties(str(tmp_path / f"n{i}")).directory_id for i in (1, 2, 3)}
-    fds = {1: ["--listener-fd", f"CONTROLLER={socks[1].fileno()}", "--listener-fd",
-               f"PLAINTEXT={broker_sock.fileno()}"]}
-    fds.update({i: ["--listener-fd", f"CONTROLLER={socks[i].fileno()}"] for i in (2, 3)})
+    fds = {1: {"CONTROLLER": socks[1], "PLAINTEXT": broker_sock}}
+    fds.update({i: {"CONTROLLER": socks[i]} for i in (2, 3)})
     procs: dict[int, subprocess.Popen] = {}
     writer = ConfigWriter(broker_port)
 
@@ -139,7 +121,7 @@ def test_replace_a_wiped_controller_under_a_workload(tmp_path):
         assert done.returncode == 0, f"add-controller {i}: {done.stdout}{done.stderr}\n{diagnostics()}"
 
     try:
-        procs[1] = _start(configs[1], [socks[1], broker_sock], logs[1], fds[1])
+        procs[1] = processes.start_server(configs[1], [socks[1], broker_sock], logs[1], fds[1])
         CT = w.CreateTopicsRequest
 
         def created():
@@ -154,7 +136,7 @@ def test_replace_a_wiped_controller_under_a_workload(tmp_path):
         wait(created, "the topic created")
         writer.start()
         for i in (2, 3):
-            procs[i] = _start(configs[i], [socks[i]], logs[i], fds[i])
+            procs[i] = processes.start_server(configs[i], [socks[i]], logs[i], fds[i])
         for i in (2, 3):
             add(i)
         status = wait(lambda: (lambda s: s if sorted(_replicas(s, "CurrentVoters")) == [1, 2, 3] else None)(
@@ -167,7 +149,7 @@ def test_replace_a_wiped_controller_under_a_workload(tmp_path):
         processes.kw("storage", "format", "-t", cluster_id, "-c", str(configs[3]), "--no-initial-controllers")
         old, dirs[3] = dirs[3], read_meta_properties(str(tmp_path / "n3")).directory_id
         assert dirs[3] != old
-        procs[3] = _start(configs[3], [socks[3]], logs[3], fds[3])
+        procs[3] = processes.start_server(configs[3], [socks[3]], logs[3], fds[3])
 
         def wiped_is_an_observer():
             s = _status([ports[1]])
@@ -195,14 +177,7 @@ def test_replace_a_wiped_controller_under_a_workload(tmp_path):
              "every voter caught up")
     finally:
         writer.stop.set()
-        for p in procs.values():
-            if p.poll() is None:
-                p.terminate()
-        for p in procs.values():
-            try:
-                p.wait(30)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        processes.stop_all(procs.values())
     for i in (1, 2, 3):
         partition = tmp_path / f"n{i}" / "__cluster_metadata-0"
         segments = sorted(str(partition / f) for f in os.listdir(partition) if f.endswith(".log"))
