@@ -110,10 +110,15 @@ def first_dirty_offset(log) -> int:
 
 
 def cleanable_segments(log, now_ms: int, config: CleanerConfig) -> list[LogSegment]:
-    """The segments a pass may rewrite: not the active one, wholly below the high watermark, and (with
-    ``min.compaction.lag.ms``) none after one holding a record newer than the lag."""
+    """The segments a pass may rewrite: not the active one, wholly below the high watermark and below the first
+    offset of an open transaction (``log.first_unstable_offset``, set by the replica manager: Kafka never cleans
+    at or past the last stable offset), and (with ``min.compaction.lag.ms``) none after one holding a record newer
+    than the lag."""
     out = []
     hw = log.high_watermark()
+    unstable = getattr(log, "first_unstable_offset", None)
+    if unstable is not None:
+        hw = min(hw, unstable)
     for seg in log._segments[:-1]:
         if seg.next_offset > hw:
             break

@@ -21,7 +21,7 @@ from kraftwire.errors import LogError, LogLockedError
 from kraftwire.ids import METADATA_TOPIC_ID
 from kraftwire.log.checkpoint import LeaderEpochCheckpointFile, PartitionMetadataFile, fsync_dir
 from kraftwire.log.epoch_cache import CheckpointFormatError, LeaderEpochCache
-from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, LogSegment
+from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX, LogSegment
 from kraftwire.snapshot.paths import SnapshotFileKind, parse_snapshot_path
 
 __all__ = [
@@ -192,7 +192,7 @@ def _remove_strays(log) -> None:
             os.unlink(path)
         elif name.endswith(_STRAY_SUFFIXES):
             os.unlink(path)
-        elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX)):
+        elif name.endswith((INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)):
             stem = name.rsplit(".", 1)[0]
             if not os.path.exists(log._path(stem + LOG_SUFFIX)):
                 os.unlink(path)

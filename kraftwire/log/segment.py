@@ -47,6 +47,9 @@ TIME_INDEX_ENTRY = struct.Struct(">qi")
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
+#: a topic partition segment's aborted transactions (``kraftwire.replica.transactions``; written by the replica
+#: manager, removed with the segment)
+TXN_INDEX_SUFFIX = ".txnindex"
 
 
 def parse_index(data: bytes, base: int, size: int) -> tuple[list[int], list[int], bool]:
@@ -303,7 +306,8 @@ class LogSegment:
     def delete_files(self) -> None:
         """Rename to ``.deleted`` then unlink (the caller fsyncs the directory)."""
         self.close()
-        for path in (self.path, self.index_path, self.time_index_path):
+        txn_index = os.path.join(os.path.dirname(self.path), segment_filename(self.base_offset, TXN_INDEX_SUFFIX))
+        for path in (self.path, self.index_path, self.time_index_path, txn_index):
             try:
                 os.replace(path, path + ".deleted")
                 os.unlink(path + ".deleted")

@@ -9,6 +9,11 @@ holds the same table.
 * a batch equal (first and last sequence) to one of the producer's last five is a retry: acknowledged with its
   original offsets, not appended again;
 * otherwise the first sequence must follow the last one (wrapping at 2^31), else OUT_OF_ORDER_SEQUENCE_NUMBER.
+
+Transaction markers (``apply_marker``, ``check_marker``; Kafka's ``appendEndTxnMarker``): a marker with an epoch below
+the producer's is INVALID_PRODUCER_EPOCH, one with a coordinator epoch below the last marker's
+TRANSACTION_COORDINATOR_FENCED; a marker with a newer epoch (the coordinator fenced the producer) makes it the
+producer's epoch and forgets its batches, so the next batch starts a new sequence and older epochs are refused.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from kraftwire.error_codes import INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER
+from kraftwire.error_codes import INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, TRANSACTION_COORDINATOR_FENCED
 
 __all__ = ["CACHED_BATCHES", "SEQ_MOD", "ProducerEntry", "ProducerTable", "SequenceCheck", "next_seq"]
 
@@ -36,6 +41,10 @@ class ProducerEntry:
     batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
     #: the max timestamp of the latest batch (-1: unknown)
     timestamp: int = -1
+    #: the coordinator epoch of the producer's last transaction marker (-1: none)
+    coordinator_epoch: int = -1
+    #: the offset of the last marker that bumped the epoch (an entry without batches; -1: none)
+    marker_offset: int = -1
 
 
 class SequenceCheck:
@@ -58,17 +67,44 @@ class ProducerTable(dict):
         """Fold in a batch of ``count`` records that the log holds at [first_offset, last_offset]."""
         entry = self.get(pid)
         if entry is None or epoch != entry.epoch:
-            entry = self[pid] = ProducerEntry(epoch)
+            coordinator_epoch = entry.coordinator_epoch if entry is not None else -1
+            entry = self[pid] = ProducerEntry(epoch, coordinator_epoch=coordinator_epoch)
         last_seq = (first_seq + count - 1) % SEQ_MOD
         entry.last_seq = last_seq
         entry.batches.append((first_seq, last_seq, first_offset, last_offset))
         entry.timestamp = max(entry.timestamp, timestamp)
 
-    def apply_batch(self, b) -> None:
-        """Fold in a data batch's header (anything with the ``BatchInfo`` / ``RecordBatch`` header fields)."""
-        if b.producer_id >= 0 and not b.is_control:
+    def apply_batch(self, b, coordinator_epoch: int | None = None) -> None:
+        """Fold in a data batch's header (anything with the ``BatchInfo`` / ``RecordBatch`` header fields); a
+        transactional control batch is a marker when its ``coordinator_epoch`` is given."""
+        if b.producer_id < 0:
+            return
+        if not b.is_control:
             self.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, b.base_offset,
                        b.last_offset, timestamp=b.max_timestamp)
+        elif coordinator_epoch is not None and b.is_transactional:
+            self.apply_marker(b.producer_id, b.producer_epoch, coordinator_epoch, b.base_offset,
+                              timestamp=b.max_timestamp)
+
+    def apply_marker(self, pid: int, epoch: int, coordinator_epoch: int, offset: int, *, timestamp: int = -1) -> None:
+        """Fold in a transaction marker the log holds at ``offset``."""
+        entry = self.get(pid)
+        if entry is None or epoch > entry.epoch:
+            entry = self[pid] = ProducerEntry(epoch, marker_offset=offset)
+        entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
+        entry.timestamp = max(entry.timestamp, timestamp)
+
+    def check_marker(self, pid: int, epoch: int, coordinator_epoch: int) -> SequenceCheck:
+        entry = self.get(pid)
+        if entry is None:
+            return SequenceCheck()
+        if epoch < entry.epoch:
+            return SequenceCheck(INVALID_PRODUCER_EPOCH, message=f"marker for producer {pid} epoch {epoch} is older "
+                                 f"than its current epoch {entry.epoch}")
+        if coordinator_epoch < entry.coordinator_epoch:
+            return SequenceCheck(TRANSACTION_COORDINATOR_FENCED, message=f"marker for producer {pid} from coordinator "
+                                 f"epoch {coordinator_epoch}, older than {entry.coordinator_epoch}")
+        return SequenceCheck()
 
     def check(self, pid: int, epoch: int, first_seq: int, count: int) -> SequenceCheck:
         entry = self.get(pid)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import struct
 from typing import NamedTuple
 
-from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
+from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT, CONTROL_KEY_STRUCT, parse_control_key
 
 _ENTRY = struct.Struct(">hqqqq")
 ENTRY_SIZE = _ENTRY.size
@@ -42,6 +42,46 @@ def decode_txn_index(data: bytes) -> list[AbortedTxn]:
         if version != 0:
             raise ValueError(f"unsupported .txnindex entry version {version} at byte {pos}")
         out.append(AbortedTxn(pid, first, last, lso))
+    return out
+
+
+#: an end-transaction marker's value (Kafka's ``EndTransactionMarker``): int16 version 0, int32 coordinator epoch
+_MARKER_VALUE = struct.Struct(">hi")
+
+
+def marker_key(commit: bool) -> bytes:
+    """The control record key of a COMMIT / ABORT marker: int16 version 0, int16 type (0 ABORT, 1 COMMIT)."""
+    return CONTROL_KEY_STRUCT.pack(0, CONTROL_COMMIT if commit else CONTROL_ABORT)
+
+
+def marker_value(coordinator_epoch: int) -> bytes:
+    return _MARKER_VALUE.pack(0, coordinator_epoch)
+
+
+def read_marker(batch) -> tuple[int | None, int]:
+    """(CONTROL_COMMIT / CONTROL_ABORT / another control type, coordinator epoch) of a control batch's first record;
+    (None, -1) for an empty control batch (its transaction was cleaned away, as Kafka says)."""
+    for record in batch:
+        _version, ctype = parse_control_key(record.key)
+        value = record.value
+        epoch = _MARKER_VALUE.unpack_from(value, 0)[1] if value is not None and len(value) >= _MARKER_VALUE.size \
+            else -1
+        return ctype, epoch
+    return None, -1
+
+
+def by_segment(entries: list[AbortedTxn], bases: list[int]) -> dict[int, list[AbortedTxn]]:
+    """Which segment's ``.txnindex`` holds each entry: the segment (by base offset, ``bases`` ascending) holding its
+    marker (``last_offset``), in marker order; entries below the first base go nowhere."""
+    out: dict[int, list[AbortedTxn]] = {}
+    for e in sorted(entries, key=lambda a: a.last_offset):
+        base = None
+        for b in bases:
+            if b > e.last_offset:
+                break
+            base = b
+        if base is not None:
+            out.setdefault(base, []).append(e)
     return out
 
 
@@ -79,6 +119,20 @@ class PartitionTxns:
     def aborted_between(self, start: int, end: int) -> list[AbortedTxn]:
         """Aborted transactions overlapping ``[start, end)`` (what a read_committed fetch of that range is told)."""
         return [a for a in self.aborted if a.first_offset < end and a.last_offset >= start]
+
+    def apply_batch(self, batch) -> AbortedTxn | None:
+        """Fold a batch read from the log (a ``RecordBatch``): its header, and for a transactional control batch the
+        marker its record holds. The AbortedTxn's last stable offset is Kafka's: the first offset of the oldest
+        transaction still open, else the marker's offset + 1."""
+        if not batch.is_transactional or batch.producer_id < 0:
+            return None
+        marker = None
+        if batch.is_control:
+            marker, _epoch = read_marker(batch)
+            if marker is None:
+                return None
+        return self.apply(batch.producer_id, batch.base_offset, batch.last_offset, True, batch.is_control, marker,
+                          high_watermark=batch.last_offset + 1)
 
     def truncate_to(self, offset: int) -> None:
         """The log was cut at ``offset``: transactions opened past it and aborts recorded past it go; a transaction

@@ -13,6 +13,14 @@ kafka-replication-facts.md §1, §4).
   appended), checks idempotent producers' sequences (``kraftwire.replica.producers``, folded lazily from the log's
   batch headers the first time a producer id shows up in a partition), appends as leader with the partition's leader
   epoch and raises the high watermark. ``waits`` holds acks=-1 answers until the high watermark passes them.
+* **Transactions.** With the producers, each partition folds its transactions in offset order
+  (``kraftwire.replica.transactions``: open ones, the last stable offset, aborted ones) — as leader when it appends,
+  as follower when it copies, and on first use after a start from the latest producer snapshot (which carries each
+  producer's open transaction, Kafka's CurrentTxnFirstOffset) plus the aborts below it in the segments'
+  ``.txnindex`` files, then the log after it. WriteTxnMarkers appends a COMMIT or ABORT control batch
+  (``append_marker``); an ABORT's ``AbortedTxn`` is appended to the ``.txnindex`` of the segment holding the
+  marker (fsynced before the next producer snapshot), and the files are rewritten from the folded state after a
+  truncation or a clean. Segments at or past the first open transaction are never cleaned.
 * **Files.** Each log directory's ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
   ``replication-offset-checkpoint`` hold every partition's line; ``beat`` rewrites the changed ones (the node calls it
   every second) and ``close`` at shutdown, after every log is closed cleanly.
@@ -40,6 +48,7 @@ from kraftwire.error_codes import name_of as ec_name
 from kraftwire.error_codes import (
     CORRUPT_MESSAGE,
     INVALID_RECORD,
+    INVALID_TXN_STATE,
     KAFKA_STORAGE_ERROR,
     MESSAGE_TOO_LARGE,
     NONE,
@@ -48,22 +57,26 @@ from kraftwire.error_codes import (
     POLICY_VIOLATION,
     REQUEST_TIMED_OUT,
 )
-from kraftwire.errors import CorruptRecordError, InvalidAppendError, LogIOError
+from kraftwire.errors import CorruptRecordError, InvalidAppendError, KraftwireError, LogIOError
 from kraftwire.log import cleaner
 from kraftwire.log.api import Isolation
 from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
 from kraftwire.log.lookup import batches_between
 from kraftwire.log.meta_properties import read_meta_properties
+from kraftwire.log.segment import TXN_INDEX_SUFFIX, segment_filename
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.topic_configs import LONG_MAX
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, replica_dir
-from kraftwire.records import read_batches, validate_batches
+from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
+from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
 from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
-from kraftwire.replica.producer_snapshot import decode as decode_snapshot
+from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
 from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
+from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
+                                            encode_txn_index, marker_key, marker_value, read_marker)
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 from kraftwire.server.driver import fail_stop
@@ -97,8 +110,8 @@ APPLY_BUDGET_S = 0.02
 class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
-    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "waits", "min_isr", "failed",
-                 "flush_messages", "flush_ms", "flushed_at_ms", "truncations")
+    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "txns", "txn_unsynced", "waits",
+                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations")
 
     def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
         self.topic_id = topic_id
@@ -108,6 +121,8 @@ class Hosted:
         self.log = lg
         self.state = state
         self.producers: ProducerTable | None = None  # folded on first use
+        self.txns: PartitionTxns | None = None  # folded with the producers
+        self.txn_unsynced: set[str] = set()  # .txnindex files appended to since the last snapshot (fsynced then)
         self.waits = OffsetWaits()
         self.min_isr = 1
         self.failed = False
@@ -121,36 +136,134 @@ class Hosted:
     def producer_table(self) -> ProducerTable:
         """The idempotent producers of this partition: the latest ``<offset>.snapshot`` at or below the log end (a
         clean shutdown writes one), then the batch headers after it; the whole log when there is none or it is
-        damaged. Folded on first use, and again after a truncation."""
+        damaged. Folded on first use, and again after a truncation, together with the transactions
+        (``txn_state``)."""
         lg = self.log
         if self.producers is not None and self.truncations == lg.truncations:
             return self.producers
-        table, start = None, lg.start_offset()
+        table, ongoing, start = None, {}, lg.start_offset()
         for offset in reversed(lg.producer_snapshots()):
             if offset > lg.end_offset():
                 continue
             path = os.path.join(lg.directory, snapshot_name(offset))
             try:
                 with open(path, "rb") as f:
-                    table = decode_snapshot(f.read())
+                    table, ongoing = decode_snapshot(f.read())
                 start = max(start, offset)
                 break
             except (OSError, CorruptProducerSnapshot) as exc:
                 log.warning("ignoring producer snapshot %s: %s", path, exc)
         table = table if table is not None else ProducerTable()
+        # the transactions: those the snapshot says are open, the aborted ones below it from the segments'
+        # .txnindex files (a snapshot is only written by a replica that kept them), the rest from the log
+        txns = PartitionTxns()
+        txns.ongoing = {pid: first for pid, first in ongoing.items() if first < start}
+        txns.aborted = [e for e in self._stored_aborted() if e.last_offset < start]
+        stored = list(txns.aborted)
         for b in batches_between(lg, start, lg.end_offset(), Isolation.UNCOMMITTED):
-            table.apply_batch(b)
-        self.producers, self.truncations = table, lg.truncations
+            marker = coordinator = None
+            if b.is_control and b.is_transactional:
+                marker, coordinator = read_marker(b)
+            table.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
+            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
+                txns.apply_batch(b)
+        txns.delete_before(lg.start_offset())
+        self.producers, self.txns, self.truncations = table, txns, lg.truncations
+        if txns.aborted != stored or self._txn_index_files():
+            self.sync_txn_index()
         return table
+
+    def txn_state(self) -> PartitionTxns:
+        """The partition's open and aborted transactions (``kraftwire.replica.transactions``)."""
+        self.producer_table()
+        return self.txns
+
+    def last_stable_offset(self) -> int:
+        """The first offset of the oldest open transaction, capped by the high watermark (Kafka's LSO)."""
+        return self.txn_state().last_stable_offset(self.log.high_watermark())
+
+    # ------------------------------------------------------------------------------------------------ .txnindex
+    def _txn_index_files(self) -> list[str]:
+        return sorted(n for n in os.listdir(self.log.directory) if n.endswith(TXN_INDEX_SUFFIX))
+
+    def _stored_aborted(self) -> list[AbortedTxn]:
+        entries: set[AbortedTxn] = set()
+        for name in self._txn_index_files():
+            try:
+                with open(os.path.join(self.log.directory, name), "rb") as f:
+                    entries.update(decode_txn_index(f.read()))
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring %s of %s-%d: %s", name, self.topic, self.index, exc)
+        return sorted(entries, key=lambda e: e.last_offset)
+
+    def sync_txn_index(self) -> None:
+        """Rewrite the segments' ``.txnindex`` files to hold exactly the aborted transactions known (after a fold,
+        a truncation or a clean); files of segments without any go."""
+        if self.txns is None:
+            return
+        directory = self.log.directory
+        wanted = {segment_filename(base, TXN_INDEX_SUFFIX): encode_txn_index(entries)
+                  for base, entries in by_segment(self.txns.aborted, self.log.segment_base_offsets()).items()}
+        for name in self._txn_index_files():
+            if name not in wanted:
+                os.unlink(os.path.join(directory, name))
+        for name, data in wanted.items():
+            path = os.path.join(directory, name)
+            try:
+                with open(path, "rb") as f:
+                    if f.read() == data:
+                        continue
+            except FileNotFoundError:
+                pass
+            write_atomic(path, data)
+            self.txn_unsynced.discard(path)
+
+    def _record_abort(self, entry: AbortedTxn | None) -> None:
+        """Append an abort to the ``.txnindex`` of the segment holding its marker (as Kafka, not fsynced: a crash
+        may lose it, and the next fold finds it again in the log above the last snapshot)."""
+        if entry is None:
+            return
+        for base in by_segment([entry], self.log.segment_base_offsets()):
+            path = os.path.join(self.log.directory, segment_filename(base, TXN_INDEX_SUFFIX))
+            with open(path, "ab") as f:
+                f.write(encode_txn_index([entry]))
+            self.txn_unsynced.add(path)
+
+    def fold_appended(self, batches) -> None:
+        """Batches just appended (as leader or follower): the folded producers and transactions learn them."""
+        if self.producers is None or self.truncations != self.log.truncations:
+            self.producers = self.txns = None  # folded again when needed
+            return
+        for b in batches:
+            marker = coordinator = None
+            if b.is_control and b.is_transactional:
+                marker, coordinator = read_marker(b)
+            self.producers.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
+            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
+                self._record_abort(self.txns.apply_batch(b))
 
     def write_producer_snapshot(self, offset: int | None = None) -> None:
         """The folded table as ``<offset>.snapshot`` (default: the log end; at a clean shutdown, and at a segment
-        roll with the new segment's base, before the batch that rolled it is folded in), keeping the two newest."""
+        roll with the new segment's base, before the batch that rolled it is folded in), keeping the two newest.
+        Each producer's open transaction goes in with it (Kafka's CurrentTxnFirstOffset)."""
         if self.producers is None or self.truncations != self.log.truncations:
             return
         lg = self.log
         offset = lg.end_offset() if offset is None else offset
-        write_atomic(os.path.join(lg.directory, snapshot_name(offset)), encode_snapshot(self.producers))
+        # the aborts below the snapshot are durable before it is: a fold after a power loss reads them from the
+        # .txnindex files and the rest from the log after the snapshot (Kafka flushes a segment's indexes at a roll)
+        unsynced, self.txn_unsynced = self.txn_unsynced, set()
+        for path in sorted(unsynced):
+            try:
+                fd = os.open(path, os.O_RDONLY)
+            except FileNotFoundError:
+                continue
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        ongoing = self.txns.ongoing if self.txns is not None else None
+        write_atomic(os.path.join(lg.directory, snapshot_name(offset)), encode_snapshot(self.producers, ongoing))
         for offset in lg.producer_snapshots()[:-2]:
             try:
                 os.unlink(os.path.join(lg.directory, snapshot_name(offset)))
@@ -580,10 +693,9 @@ class ReplicaManager:
                 r.key is None for b in read_batches(raw, validate=False) for r in b):
             return AppendResult(INVALID_RECORD, f"Compacted topic cannot accept message without key in topic "
                                                 f"partition {hp.topic}-{hp.index}.")
-        if any(b.is_transactional for b in headers):
-            return AppendResult(INVALID_RECORD, "transactional batches need the transaction coordinator, which "
-                                                "this node does not run yet")
         idempotent = [b for b in headers if b.producer_id >= 0]
+        if any(b.is_transactional and b.producer_id < 0 for b in headers):
+            return AppendResult(INVALID_RECORD, "a transactional batch needs a producer id")
         table = None
         if idempotent:
             if len(headers) != 1:
@@ -596,6 +708,10 @@ class ReplicaManager:
             if check.duplicate is not None:
                 first, last = check.duplicate
                 return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset())
+            if not b.is_transactional and b.producer_id in hp.txns.ongoing:
+                # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
+                return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
+                                                       f"{b.producer_id} in {hp.topic}-{hp.index}")
         try:
             info = lg.append_as_leader(raw, hp.state.leader_epoch, result.batches)
         except InvalidAppendError as exc:
@@ -606,7 +722,53 @@ class ReplicaManager:
         if table is not None:
             b = headers[0]
             table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
-                        info.last_offset)
+                        info.last_offset, timestamp=b.max_timestamp)
+            if b.is_transactional:
+                hp.txns.apply(b.producer_id, info.first_offset, info.last_offset, True, False)
+        self._maybe_flush(hp)
+        self._advance(hp, appended=True)
+        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
+                            log_start_offset=lg.start_offset())
+
+    def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
+                      commit: bool) -> AppendResult:
+        """WriteTxnMarkers on the leader: a control batch (transactional, one COMMIT or ABORT record whose value is
+        the coordinator epoch) for the producer, appended in the leader epoch; an abort goes to the ``.txnindex``
+        of its segment. INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED for a stale marker (Kafka's
+        ``appendEndTxnMarker``)."""
+        if hp.failed:
+            return AppendResult(KAFKA_STORAGE_ERROR)
+        if hp.state.role != LEADER:
+            return AppendResult(NOT_LEADER_OR_FOLLOWER)
+        lg = hp.log
+        try:
+            table = hp.producer_table()
+        except (OSError, LogIOError) as exc:
+            self.dir_failed(hp.root, exc)
+            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
+        except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
+            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
+        check = table.check_marker(producer_id, producer_epoch, coordinator_epoch)
+        if check.error:
+            return AppendResult(check.error, check.message)
+        builder = RecordBatchBuilder(base_offset=lg.end_offset(), partition_leader_epoch=hp.state.leader_epoch,
+                                     is_control=True, is_transactional=True, producer_id=producer_id,
+                                     producer_epoch=producer_epoch)
+        builder.append(marker_key(commit), marker_value(coordinator_epoch), timestamp=int(time.time() * 1000))
+        raw = builder.build()
+        try:
+            info = lg.append_as_leader(raw, hp.state.leader_epoch)
+            batch = next(iter(read_batches(raw, validate=False)))
+            table.apply_marker(producer_id, producer_epoch, coordinator_epoch, info.first_offset,
+                               timestamp=batch.max_timestamp)
+            entry = hp.txns.apply(producer_id, info.first_offset, info.last_offset, True, True,
+                                  CONTROL_COMMIT if commit else CONTROL_ABORT, high_watermark=info.last_offset + 1)
+            hp._record_abort(entry)
+        except InvalidAppendError as exc:
+            return AppendResult(CORRUPT_MESSAGE, str(exc))
+        except (LogIOError, OSError) as exc:
+            self.dir_failed(hp.root, exc)
+            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
@@ -657,6 +819,8 @@ class ReplicaManager:
             except LogIOError as exc:
                 self.dir_failed(hp.root, exc)
                 continue
+            if hp.txns is not None:
+                hp.txns.delete_before(start)  # their .txnindex files went with the segments
             log.info("%s-%d: deleted %d old segment(s) (%s); the log starts at %d", hp.topic, hp.index,
                      deletion.count, deletion.reason, start)
 
@@ -689,6 +853,11 @@ class ReplicaManager:
             if hp.failed or not _compacts(self._topic_config(hp.topic)):
                 continue
             cfg = self.cleaner_config(hp.topic)
+            try:
+                hp.log.first_unstable_offset = hp.txn_state().first_unstable_offset()
+            except (OSError, KraftwireError) as exc:
+                log.warning("not cleaning %s-%d: its transactions: %s", hp.topic, hp.index, exc)
+                continue
             ratio = cleaner.dirty_ratio(hp.log, now, cfg)
             if (force and ratio > 0) or ratio >= cfg.min_cleanable_dirty_ratio:
                 if best is None or ratio > best[0]:
@@ -727,12 +896,17 @@ class ReplicaManager:
                 done_future.set_result(None)
                 return
             try:
+                hp.producer_table()  # the aborted transactions are known before the swap removes .txnindex files
                 stats = cleaner.commit(lg, p, prepared)
             except OSError as exc:
                 cleaner.discard(prepared)
                 self.dir_failed(hp.root, exc)
                 done_future.set_result(None)
                 return
+            try:
+                hp.sync_txn_index()  # written again for the cleaned segments
+            except OSError as exc:
+                self.dir_failed(hp.root, exc)
             log.info("%s-%d cleaned up to offset %d: %d segment(s), %d -> %d bytes, %d of %d records kept",
                      hp.topic, hp.index, stats.end, stats.segments, stats.bytes_before, stats.bytes_after,
                      stats.records_kept, stats.records_read)
@@ -751,11 +925,10 @@ class ReplicaManager:
     def follower_appended(self, hp: Hosted, raw: bytes) -> None:
         """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
-        if hp.producers is not None and hp.truncations == hp.log.truncations:
-            for b in read_batches(raw, validate=False):
-                hp.producers.apply_batch(b)
-        else:
-            hp.producers = None  # the log was truncated since it was folded: fold it again when needed
+        try:
+            hp.fold_appended(read_batches(raw, validate=False))
+        except OSError as exc:
+            self.dir_failed(hp.root, exc)
 
     def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""

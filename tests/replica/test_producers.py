@@ -72,3 +72,43 @@ def test_a_producer_snapshot_round_trips_kafkas_layout_and_refuses_damage():
                      (b"", "short")):
         with pytest.raises(ps.CorruptProducerSnapshot, match=why):
             ps.decode(bad)
+
+
+def test_transaction_markers_fence_old_epochs_and_coordinators():
+    """Kafka's appendEndTxnMarker: an older producer epoch is INVALID_PRODUCER_EPOCH, an older coordinator epoch
+    TRANSACTION_COORDINATOR_FENCED; a marker with a newer epoch (the coordinator fenced the producer) starts that
+    epoch with no sequence, so the producer's next batch must start at 0 and the old epoch is refused."""
+    t = ProducerTable()
+    assert t.check_marker(5, 0, 0).error == ec.NONE  # unknown producer: fine
+    t.apply(5, 0, 0, 2, 0, 1)
+    t.apply_marker(5, 0, 3, 2)
+    assert t[5].coordinator_epoch == 3 and t[5].last_seq == 1  # same epoch: the sequence goes on
+    assert t.check_marker(5, 0, 2).error == ec.TRANSACTION_COORDINATOR_FENCED
+    assert t.check_marker(5, 0, 3).error == ec.NONE
+    t.apply_marker(5, 1, 3, 3)  # fenced: epoch 1
+    assert t[5].epoch == 1 and not t[5].batches and t[5].marker_offset == 3
+    assert t.check_marker(5, 0, 4).error == ec.INVALID_PRODUCER_EPOCH
+    assert t.check(5, 0, 2, 1).error == ec.INVALID_PRODUCER_EPOCH
+    assert t.check(5, 1, 2, 1).error == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
+    assert t.check(5, 1, 0, 1).error == ec.NONE
+    t.apply(5, 2, 0, 1, 4, 4)  # a data batch of a new epoch keeps the coordinator epoch
+    assert t[5].coordinator_epoch == 3
+
+
+def test_a_producer_snapshot_carries_open_transactions_and_marker_epochs():
+    import struct
+
+    from kraftwire.replica import producer_snapshot as ps
+
+    t = ProducerTable()
+    t.apply(7, 0, 0, 2, 10, 11, timestamp=100)
+    t.apply_marker(8, 3, 2, 12, timestamp=200)  # an epoch begun by a marker, no batch yet
+    t[7].coordinator_epoch = 4
+    data = ps.encode(t, {7: 10})
+    assert struct.unpack_from(">qhiqiqiq", data, 10) == (7, 0, 1, 11, 1, 100, 4, 10)
+    assert struct.unpack_from(">qhiqiqiq", data, 56) == (8, 3, -1, 12, 0, 200, 2, -1)
+    back, ongoing = ps.decode_with_txns(data)
+    assert ongoing == {7: 10} and back[7].coordinator_epoch == 4 and back[7].last_seq == 1
+    assert back[8].epoch == 3 and back[8].marker_offset == 12 and back[8].coordinator_epoch == 2
+    assert back.check(8, 3, 0, 1).error == ec.NONE and back.check(8, 2, 0, 1).error == ec.INVALID_PRODUCER_EPOCH
+    assert ps.decode(data).keys() == back.keys()

@@ -51,3 +51,48 @@ def test_txn_index_layout():
     assert decode_txn_index(data + b"\x00\x00\x01") == entries  # a torn last entry is dropped
     with pytest.raises(ValueError):
         decode_txn_index(b"\x00\x01" + data[2:34])
+
+
+def _marker_batch(pid: int, offset: int, commit: bool, coordinator_epoch: int = 3):
+    from kraftwire.records import RecordBatchBuilder, read_batches
+    from kraftwire.replica.transactions import marker_key, marker_value
+
+    b = RecordBatchBuilder(base_offset=offset, is_control=True, is_transactional=True, producer_id=pid,
+                           producer_epoch=0)
+    b.append(marker_key(commit), marker_value(coordinator_epoch), timestamp=0)
+    return next(iter(read_batches(b.build())))
+
+
+def _data_batch(pid: int, offset: int, n: int, transactional: bool = True):
+    from kraftwire.records import RecordBatchBuilder, read_batches
+
+    b = RecordBatchBuilder(base_offset=offset, is_transactional=transactional, producer_id=pid, producer_epoch=0,
+                           base_sequence=0)
+    for _ in range(n):
+        b.append(b"k", b"v", timestamp=0)
+    return next(iter(read_batches(b.build())))
+
+
+def test_markers_are_kafkas_end_transaction_records_and_fold_from_batches():
+    from kraftwire.replica.transactions import marker_key, marker_value, read_marker
+
+    assert marker_key(True) == b"\x00\x00\x00\x01" and marker_key(False) == b"\x00\x00\x00\x00"
+    assert marker_value(7) == b"\x00\x00\x00\x00\x00\x07"  # int16 version 0, int32 coordinator epoch
+    commit = _marker_batch(4, 9, True, 7)
+    assert commit.is_control and commit.is_transactional and read_marker(commit) == (CONTROL_COMMIT, 7)
+    t = PartitionTxns()
+    assert t.apply_batch(_data_batch(4, 0, 3)) is None and t.ongoing == {4: 0}
+    t.apply_batch(_data_batch(5, 3, 2))
+    t.apply_batch(_data_batch(6, 5, 1, transactional=False))  # idempotent, not transactional: nothing
+    assert t.ongoing == {4: 0, 5: 3} and t.last_stable_offset(100) == 0
+    assert t.apply_batch(commit) is None and t.last_stable_offset(100) == 3
+    aborted = t.apply_batch(_marker_batch(5, 10, False))
+    assert aborted == AbortedTxn(5, 3, 10, 11) and t.ongoing == {} and t.last_stable_offset(100) == 100
+
+
+def test_aborted_transactions_go_to_the_segment_holding_their_marker():
+    from kraftwire.replica.transactions import by_segment
+
+    a, b, c = AbortedTxn(1, 0, 4, 5), AbortedTxn(2, 3, 10, 11), AbortedTxn(3, 8, 12, 13)
+    assert by_segment([c, a, b], [0, 10, 20]) == {0: [a], 10: [b, c]}
+    assert by_segment([a], [5]) == {}  # below the first segment: nowhere

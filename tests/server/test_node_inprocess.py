@@ -60,7 +60,7 @@ def test_plugins_api_versions_describe_quorum_and_clean_shutdown(tmp_path):
             try:
                 versions = await conn.request(w.ApiVersionsRequest(), 3)
                 ranges = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-                assert ranges[2] == (1, 8) and ranges[1] == (4, 17) and ranges[55] == (0, 2) and ranges[52] == (0, 2)
+                assert ranges[2] == (1, 8) and ranges[1] == (4, 18) and ranges[55] == (0, 2) and ranges[52] == (0, 2)
                 await conn.request(w.ListOffsetsRequest(), 5)
                 await conn.request(w.FetchRequest(max_wait_ms=0), 12)  # a client fetch: to the broker handler
                 R = w.DescribeQuorumRequest
