@@ -275,6 +275,24 @@ KEYS: tuple[ConfigKey, ...] = (
               "segment size of __consumer_offsets"),
     ConfigKey("offsets.commit.timeout.ms", "offsets_commit_timeout_ms", _at_least(1), 5000,
               "how long a group write waits for the replicas before COORDINATOR_NOT_AVAILABLE"),
+    ConfigKey("transaction.state.log.num.partitions", "transaction_state_log_num_partitions", _at_least(1), 50,
+              "partitions of __transaction_state, created on first use"),
+    ConfigKey("transaction.state.log.replication.factor", "transaction_state_log_replication_factor", _at_least(1),
+              3, "replication factor of __transaction_state (Kafka's single-node configs set 1)"),
+    ConfigKey("transaction.state.log.min.isr", "transaction_state_log_min_isr", _at_least(1), 2,
+              "min.insync.replicas of __transaction_state (Kafka's single-node configs set 1)"),
+    ConfigKey("transaction.state.log.segment.bytes", "transaction_state_log_segment_bytes", _at_least(1), 100 * MiB,
+              "segment size of __transaction_state"),
+    ConfigKey("transaction.max.timeout.ms", "transaction_max_timeout_ms", _at_least(1), 900_000,
+              "the longest transaction.timeout.ms a transactional producer may ask for"),
+    ConfigKey("transaction.abort.timed.out.transaction.cleanup.interval.ms",
+              "transaction_abort_timed_out_transaction_cleanup_interval_ms", _at_least(1), 10_000,
+              "how often the transaction coordinator aborts transactions open past their timeout"),
+    ConfigKey("transactional.id.expiration.ms", "transactional_id_expiration_ms", _at_least(1), 604_800_000,
+              "a transactional id idle this long (no transaction, no InitProducerId) is removed"),
+    ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms",
+              "transaction_remove_expired_transaction_cleanup_interval_ms", _at_least(1), 3_600_000,
+              "how often the transaction coordinator removes expired transactional ids"),
     ConfigKey("offsets.retention.minutes", "offsets_retention_minutes", _at_least(1), 10080,
               "committed offsets of an empty group expire after this long"),
     ConfigKey("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", _at_least(1), 600_000,
@@ -382,6 +400,16 @@ class Config:
     offsets_topic_replication_factor: int = default("offsets.topic.replication.factor")
     offsets_topic_segment_bytes: int = default("offsets.topic.segment.bytes")
     offsets_commit_timeout_ms: int = default("offsets.commit.timeout.ms")
+    transaction_state_log_num_partitions: int = default("transaction.state.log.num.partitions")
+    transaction_state_log_replication_factor: int = default("transaction.state.log.replication.factor")
+    transaction_state_log_min_isr: int = default("transaction.state.log.min.isr")
+    transaction_state_log_segment_bytes: int = default("transaction.state.log.segment.bytes")
+    transaction_max_timeout_ms: int = default("transaction.max.timeout.ms")
+    transaction_abort_timed_out_transaction_cleanup_interval_ms: int = default(
+        "transaction.abort.timed.out.transaction.cleanup.interval.ms")
+    transactional_id_expiration_ms: int = default("transactional.id.expiration.ms")
+    transaction_remove_expired_transaction_cleanup_interval_ms: int = default(
+        "transaction.remove.expired.transaction.cleanup.interval.ms")
     offsets_retention_minutes: int = default("offsets.retention.minutes")
     offsets_retention_check_interval_ms: int = default("offsets.retention.check.interval.ms")
     offset_metadata_max_bytes: int = default("offset.metadata.max.bytes")

@@ -36,6 +36,15 @@ SERVED: dict[str, tuple[int, int]] = {
     "ListGroups": (0, 5),
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
+    "WriteTxnMarkers": (0, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
+    # the transaction coordinator (KIP-98): AddPartitionsToTxn v4+ is KIP-890's broker-to-broker verification and
+    # EndTxn v5 KIP-890 part 2's epoch bump per transaction, neither served
+    "AddPartitionsToTxn": (0, 3),
+    "AddOffsetsToTxn": (0, 4),
+    "EndTxn": (0, 4),
+    "TxnOffsetCommit": (0, 4),
+    "DescribeTransactions": (0, 0),
+    "ListTransactions": (0, 1),
     "OffsetForLeaderEpoch": (0, 4),
     "DeleteRecords": (0, 2),
     "DescribeLogDirs": (0, 4),

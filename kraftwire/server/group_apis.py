@@ -13,6 +13,12 @@
   replicas too slow for ``offsets.commit.timeout.ms``) answers with Kafka's mapping (NOT_COORDINATOR or
   COORDINATOR_NOT_AVAILABLE) and reloads the shard from the log, which undoes what the shard had assumed.
 * **Timers.** Every 100 ms each shard's ``tick`` completes rebalances, expires members and offsets.
+* **Transactional offsets.** TxnOffsetCommit's records are appended as the producer's transactional batch (Kafka
+  appends them with origin COORDINATOR; here with the sequence the partition expects next) and held per producer id
+  in the shard; the COMMIT marker a transaction coordinator has the partition's leader append (WriteTxnMarkers) makes
+  them the group's offsets, an ABORT drops them — found by looking at the batches below the high watermark whenever
+  it moves while offsets are pending, and by the load. OffsetFetch v7+ with ``require_stable`` answers a partition
+  with pending offsets UNSTABLE_OFFSET_COMMIT. FindCoordinator for a transactional id goes to ``txn_apis``.
 """
 
 from __future__ import annotations
@@ -67,12 +73,34 @@ def _write_error(error: int, *, fetch: bool = False) -> int:
 
 
 class Loaded:
-    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task")
+    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task", "scanned")
 
     def __init__(self, shard: GroupShard | None, hp, leader_epoch: int, failed: bool = False) -> None:
         self.shard, self.hp, self.leader_epoch, self.failed = shard, hp, leader_epoch, failed
         self.loading = False
         self.task: asyncio.Task | None = None
+        self.scanned = 0  # the log offset up to which transaction markers were looked for (TxnOffsetCommit)
+
+
+def _next_sequence(hp, producer_id: int, epoch: int) -> int:
+    """The sequence a TxnOffsetCommit batch of the producer takes in the partition: Kafka appends it with origin
+    COORDINATOR, which skips the sequence check; here the batch carries the sequence the partition expects next
+    (0 for an epoch it has not seen), so the leader's producer check accepts it."""
+    entry = hp.producer_table().get(producer_id)
+    if entry is None or entry.epoch != epoch or entry.last_seq < 0:
+        return 0
+    return (entry.last_seq + 1) % (1 << 31)
+
+
+def _marker_of(batch) -> bool | None:
+    """A transaction marker batch: True for COMMIT, False for ABORT; None for any other batch."""
+    if not (batch.is_control and batch.is_transactional):
+        return None
+    for rec in batch:
+        key = bytes(rec.key or b"")
+        if len(key) >= 4:
+            return int.from_bytes(key[2:4], "big", signed=True) == 1  # key: int16 version, int16 type (1 COMMIT)
+    return None
 
 
 class GroupApis:
@@ -99,6 +127,7 @@ class GroupApis:
         d.serve("LeaveGroup", self._group_call(lambda s, b, v, t, n, conn: s.leave_group(b, v, t, n),
                                                "LeaveGroup"))
         d.serve("OffsetCommit", self.offset_commit)
+        d.serve("TxnOffsetCommit", self.txn_offset_commit)
         d.serve("OffsetFetch", self.offset_fetch)
         d.serve("ListGroups", self.list_groups)
         d.serve("DescribeGroups", self.describe_groups)
@@ -173,14 +202,23 @@ class GroupApis:
                     if batch.last_offset < pos:
                         continue
                     if not batch.is_control:
+                        txn = batch.is_transactional  # a TxnOffsetCommit's offsets wait for their marker
                         for rec in batch:
                             if rec.offset >= pos:
-                                shard.replay(rec.key, rec.value, rec.offset)
+                                if txn:
+                                    shard.replay_txn(batch.producer_id, rec.key, rec.value, rec.offset)
+                                else:
+                                    shard.replay(rec.key, rec.value, rec.offset)
                                 count += 1
+                    else:
+                        commit = _marker_of(batch)
+                        if commit is not None:
+                            shard.complete_txn(batch.producer_id, commit, batch.base_offset)
                     pos = batch.last_offset + 1
                 await asyncio.sleep(0)  # let the loop serve everyone else between chunks
             if self.shards.get(p) is not loaded:
                 return  # dropped meanwhile (the leadership moved on)
+            loaded.scanned = pos
             shard.advance(lg.high_watermark())
         except CoordinatorRecordError as exc:
             log.error("cannot load %s-%d: %s; its groups are not served", GROUP_TOPIC, p, exc)
@@ -220,7 +258,40 @@ class GroupApis:
             return
         loaded = self.shards.get(hp.index)
         if loaded is not None and loaded.hp is hp and loaded.shard is not None:
+            if not loaded.loading:
+                self._scan_markers(loaded)
             loaded.shard.advance(hp.log.high_watermark())
+
+    def _scan_markers(self, loaded: Loaded) -> None:
+        """The transaction markers the partition's leader appended (WriteTxnMarkers) since the last look, up to the
+        high watermark: each completes its producer's pending TxnOffsetCommit offsets."""
+        lg, shard = loaded.hp.log, loaded.shard
+        hw = lg.high_watermark()
+        if not shard.txn_offsets:
+            loaded.scanned = max(loaded.scanned, hw)
+            return
+        pos = max(loaded.scanned, lg.start_offset())
+        try:
+            while pos < hw:
+                info = lg.read(pos, LOAD_CHUNK)
+                if not len(info.records):
+                    break
+                moved = False
+                for batch in read_batches(info.records):
+                    if batch.base_offset >= hw:
+                        break
+                    if batch.last_offset < pos:
+                        continue
+                    commit = _marker_of(batch)
+                    if commit is not None:
+                        shard.complete_txn(batch.producer_id, commit, batch.base_offset)
+                    pos, moved = batch.last_offset + 1, True
+                if not moved:
+                    break
+        except LogIOError as exc:
+            log.error("cannot read %s-%d for transaction markers: %s", GROUP_TOPIC, loaded.hp.index, exc)
+            return
+        loaded.scanned = max(loaded.scanned, min(pos, hw))
 
     async def _tick_loop(self) -> None:
         while True:
@@ -239,9 +310,10 @@ class GroupApis:
         conn, version, cid, _client = token
         conn.send_response(body, version, cid)
 
-    def _write(self, p: int, result: Result, on_done=None) -> None:
+    def _write(self, p: int, result: Result, on_done=None, producer: tuple[int, int] | None = None) -> None:
         """Append ``result``'s records to the partition and send its replies once they are committed;
-        ``on_done(error)`` after that (error 0, or the client-facing code of a failed write)."""
+        ``on_done(error)`` after that (error 0, or the client-facing code of a failed write). ``producer``: (id,
+        epoch) of a TxnOffsetCommit, whose records go as that producer's transactional batch."""
         if not result.records:
             for reply in result.replies:
                 self._send(reply.token, reply.body)
@@ -253,7 +325,9 @@ class GroupApis:
         error, _message = hp.state.produce_error(-1, hp.min_isr)
         appended = None
         if not error:
-            builder = RecordBatchBuilder()
+            builder = RecordBatchBuilder() if producer is None else RecordBatchBuilder(
+                is_transactional=True, producer_id=producer[0], producer_epoch=producer[1],
+                base_sequence=_next_sequence(hp, *producer))
             now = _now_ms()
             for key, value in result.records:
                 builder.append(key, value, timestamp=now)
@@ -264,7 +338,10 @@ class GroupApis:
             return
         shard = loaded.shard
         for i, (key, value) in enumerate(result.records):
-            shard.replay(key, value, appended.base_offset + i)
+            if producer is None:
+                shard.replay(key, value, appended.base_offset + i)
+            else:
+                shard.replay_txn(producer[0], key, value, appended.base_offset + i)
 
         def committed(error: int) -> None:
             if error == ec.NONE:
@@ -319,7 +396,10 @@ class GroupApis:
     def _coordinator(self, key: str, key_type: int, listener: str):
         none = (-1, "", -1)
         if key_type == 1:
-            return (ec.COORDINATOR_NOT_AVAILABLE, TRANSACTIONS_MESSAGE, *none)
+            txn = self.node.txn_apis
+            if txn is None:
+                return (ec.COORDINATOR_NOT_AVAILABLE, TRANSACTIONS_MESSAGE, *none)
+            return txn.coordinator(key, listener)
         if key_type != 0:
             return (ec.INVALID_REQUEST, f"unknown coordinator key type {key_type}", *none)
         image = self.md.image
@@ -425,9 +505,65 @@ class GroupApis:
         result.replies[-1] = reply._replace(body=full)
         self._write(p, result)
 
+    def txn_offset_commit(self, request, conn) -> None:
+        """TxnOffsetCommit (Kafka: WRITE on the transactional id, READ on the group and on each topic)."""
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id, request.header.client_id)
+        R = w.TxnOffsetCommitResponse
+        order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+
+        def merged(codes: dict[tuple[str, int], int], default: int = 0):
+            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(name=name, partitions=[
+                R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=codes.get((name, i), default))
+                for i in idx]) for name, idx in order])
+
+        access = self.node.authorizer
+        if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
+                                                    Op.WRITE):
+            self._send(token, merged({}, ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+            return
+        if not self._may(conn, 0, body.group_id, Op.READ):
+            self._send(token, merged({}, ec.GROUP_AUTHORIZATION_FAILED))
+            return
+        image = self.md.image
+        refused: dict[tuple[str, int], int] = {}
+        kept = []
+        for t in body.topics:
+            topic = image.topic(t.name)
+            topic_ok = access is None or access.topic(conn, t.name, Op.READ)
+            parts = []
+            for part in t.partitions:
+                if not topic_ok:
+                    refused[(t.name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
+                elif topic is None or part.partition_index not in topic.partitions:
+                    refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+                else:
+                    parts.append(part)
+            if parts:
+                kept.append(type(t)(name=t.name, partitions=parts))
+        p, shard = self._route(body.group_id)
+        if shard is None:
+            self._send(token, merged(refused, self.route_error))
+            return
+        original = body.topics
+        body.topics = kept
+        try:
+            result = shard.txn_offset_commit(body, version, token, _now_ms())
+        finally:
+            body.topics = original
+        reply = result.replies[-1]
+        codes = dict(refused)
+        for t in reply.body.topics:
+            for part in t.partitions:
+                codes[(t.name, part.partition_index)] = part.error_code
+        result.replies[-1] = reply._replace(body=merged(codes))
+        self._write(p, result, producer=(body.producer_id, body.producer_epoch))
+
     def offset_fetch(self, request, conn) -> None:
         out = []
         access = self.node.authorizer
+        # v7+: a partition a transaction still holds an offset for answers UNSTABLE_OFFSET_COMMIT, as Kafka does
+        stable = request.version >= 7 and request.body.require_stable
         for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
             if not self._may(conn, 0, gid, Op.DESCRIBE):
                 out.append((gid, ec.GROUP_AUTHORIZATION_FAILED, []))
@@ -444,6 +580,9 @@ class GroupApis:
             found = [] if err else shard.committed_offsets(gid, asked)
             if access is not None and asked is None:  # all of the group's topics: only those it may describe
                 found = [(n, parts) for n, parts in found if access.topic(conn, n, Op.DESCRIBE, log_denied=False)]
+            if stable and shard.txn_offsets:
+                found = [(n, [(i, None, ec.UNSTABLE_OFFSET_COMMIT) if shard.pending_txn_offset(gid, (n, i)) else (i, e)
+                              for i, e in parts]) for n, parts in found]
             out.append((gid, err, found))
         conn.send_response(offset_fetch_response(request.version, out), request.version,
                            request.header.correlation_id)

@@ -6,16 +6,28 @@
   request's timeout, NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the
   ISR shrank below the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
   endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
-* **Fetch** from consumers (replica id -1): whole batches up to the high watermark (the last stable offset is the
-  same: there are no transactions yet), at least one batch per request if one is readable, within MaxBytes and each
-  partition's PartitionMaxBytes; 64 KiB or more of whole batches of a segment below the high watermark go out as a
-  file region with ``sendfile`` (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an
-  offset outside [log start, log end] is OFFSET_OUT_OF_RANGE. Fewer than MinBytes park the request until a high
-  watermark it reads moves or MaxWaitMs passes. Fetch sessions are not kept: every answer has session id 0, which
+* **Fetch** from consumers (replica id -1): whole batches up to the high watermark (IsolationLevel 0) or up to the
+  last stable offset (1, READ_COMMITTED: the first offset of the oldest open transaction, capped by the high
+  watermark) with the AbortedTransactions (producer id, first offset) overlapping what it may read; every answer
+  carries the last stable offset; control batches (transaction markers) go out with the data, consumers skip them;
+  at least one batch per request if one is readable, within MaxBytes and each partition's PartitionMaxBytes; 64 KiB
+  or more of whole batches of a segment below that bound go out as a file region with ``sendfile``
+  (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked
+  (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
+  Fewer than MinBytes park the request until a high watermark it reads moves (or a marker lands) or MaxWaitMs
+  passes. Fetch sessions are not kept: every answer has session id 0, which
   tells clients to send full requests (Kafka's rule for a broker without a session slot).
-* **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark, -3 max timestamp,
-  t ≥ 0 the first record at or after t (``kraftwire.log.lookup``); OFFSET_NOT_AVAILABLE while a new leader has not
-  reached its epoch's start with its high watermark.
+* **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark (the last stable
+  offset for READ_COMMITTED), -3 max timestamp, t ≥ 0 the first record at or after t (``kraftwire.log.lookup``;
+  under READ_COMMITTED one at or past the last stable offset is not found: -1); OFFSET_NOT_AVAILABLE while a new
+  leader has not reached its epoch's start with its high watermark.
+* **Produce of transactional batches** (KIP-98): the request needs a transactional id the principal may WRITE
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition otherwise); the batches are checked as an idempotent
+  producer's, open the producer's transaction at their first offset, and a plain batch from a producer whose
+  transaction is open is INVALID_TXN_STATE. As Kafka with transaction.version < 2 and partition verification
+  off, the leader does not ask the coordinator whether the partition was added to the transaction.
+* **WriteTxnMarkers** (from transaction coordinators; ALTER or CLUSTER_ACTION on the cluster): COMMIT / ABORT
+  control batches appended as leader, each answered once the high watermark passes it.
 * **OffsetForLeaderEpoch** (KIP-320, clients validate their position after a leader change): the partition's end
   offset for the asked epoch from its leader-epoch cache, (-1, -1) when undefined.
 * **DeleteRecords** (``kafka-delete-records.sh``, ``AdminClient.delete_records``): on the leader, the log start moves
@@ -28,7 +40,7 @@
   total and usable bytes (v4); an offline directory answers KAFKA_STORAGE_ERROR.
 * **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
   (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
-  (KIP-360). A transactional id is refused until the transaction coordinator exists.
+  (KIP-360). With a transactional id it goes to the transaction coordinator (``txn_apis``).
 """
 
 from __future__ import annotations
@@ -43,6 +55,7 @@ from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
+from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
 from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -57,6 +70,8 @@ log = logging.getLogger("kraftwire.partitions")
 
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 PRODUCER_ID_BLOCK = 1000
+#: how long a WriteTxnMarkers append waits for the high watermark (Kafka's request.timeout.ms default)
+MARKER_TIMEOUT_MS = 30000
 
 
 class _CheckedFetch:
@@ -80,6 +95,8 @@ class PartitionApis:
         self.region_bytes = 0  # consumer Fetch bytes answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
+        #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
+        self.marker_listeners: list = []
         replicas.alter = self._alter_partition
         replicas.assign = self._assign_replicas_to_dirs
 
@@ -93,6 +110,7 @@ class PartitionApis:
         d.serve("DeleteRecords", self.delete_records)
         d.serve("DescribeLogDirs", self.describe_log_dirs)
         d.serve("InitProducerId", self.ids.handle)
+        d.serve("WriteTxnMarkers", self.write_txn_markers)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
 
     # ------------------------------------------------------------------------------------------------ shared
@@ -129,6 +147,11 @@ class PartitionApis:
         acks = body.acks
         topics, waiting, hints = [], [], set()
         access = self.node.authorizer
+        # Kafka: a request holding transactional batches needs a transactional id the principal may WRITE, else
+        # every partition is refused
+        refused = _has_transactional_batches(body) and (body.transactional_id is None or (
+            access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
+                                                     Op.WRITE)))
         for t in body.topic_data:
             parts = []
             writable = access is None or access.topic(conn, t.name, Op.WRITE)
@@ -136,10 +159,13 @@ class PartitionApis:
                 pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
                                                 log_start_offset=-1, record_errors=[])
                 parts.append(pr)
+                if refused:
+                    pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                    continue
                 if not writable:  # nothing is appended to a topic the principal may not write
                     pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
                     continue
-                self._produce_one(t.name, p, pr, acks, version, body.transactional_id, waiting)
+                self._produce_one(t.name, p, pr, acks, version, waiting)
                 if pr.error_code == ec.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     leader, epoch = self._leader_hint(t.name, p.index)
                     pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
@@ -169,13 +195,9 @@ class PartitionApis:
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
 
-    def _produce_one(self, name, p, pr, acks: int, version: int, transactional_id, waiting: list) -> None:
+    def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list) -> None:
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
-            return
-        if transactional_id is not None:
-            pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-            pr.error_message = "transactions need the transaction coordinator, which this node does not run yet"
             return
         internal = internal_topic_error(name)
         if internal is not None:
@@ -201,8 +223,10 @@ class PartitionApis:
             waiting.append((pr, hp, result.end))
 
     # ------------------------------------------------------------------------------------------------ Fetch
-    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int) -> int:
-        """Fill ``pd`` for one partition; returns the bytes of records in it."""
+    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int,
+                        committed: bool = False) -> int:
+        """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
+        aborted transactions it overlaps); returns the bytes of records in it."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
@@ -219,23 +243,36 @@ class PartitionApis:
             return 0
         lg = hp.log
         hw, start, end = lg.high_watermark(), lg.start_offset(), lg.end_offset()
-        pd.high_watermark = pd.last_stable_offset = hw
+        try:
+            lso = hp.last_stable_offset()
+        except (OSError, KraftwireError) as exc:
+            log.warning("folding the transactions of %s-%d: %s", hp.topic, hp.index, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        pd.high_watermark, pd.last_stable_offset = hw, lso
         pd.log_start_offset = start
         offset = p.fetch_offset
         if offset < start or offset > end:
             pd.error_code = ec.OFFSET_OUT_OF_RANGE
             return 0
-        if offset >= hw or budget <= 0:
+        upper = lso if committed else hw
+        if committed:
+            pd.aborted_transactions = []
+        if offset >= upper or budget <= 0:
             return 0
         limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
+        if committed:
+            A = w.FetchResponse.AbortedTransaction
+            pd.aborted_transactions = [A(producer_id=a.producer_id, first_offset=a.first_offset)
+                                       for a in hp.txns.aborted_between(offset, upper)]
         try:
             if limit >= REGION_MIN_BYTES:
-                region = lg.read_region(offset, limit, hw, REGION_MIN_BYTES)
+                region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
                 if region is not None:  # sent from the page cache with sendfile, never read into Python
                     pd.records = region
                     self.region_bytes += len(region)
                     return len(region)
-            info = lg.read(offset, limit, Isolation.COMMITTED)
+            info = lg.read(offset, limit, Isolation.COMMITTED, limit=upper)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
@@ -280,7 +317,7 @@ class PartitionApis:
                     div = getattr(pd, "diverging_epoch", None)
                     errors |= div is not None and div.epoch >= 0
                 else:
-                    n = self._partition_read(hp, name, p, version, pd, budget)
+                    n = self._partition_read(hp, name, p, version, pd, budget, body.isolation_level == 1)
                 total += n
                 budget -= n
                 errors |= pd.error_code != 0
@@ -370,11 +407,12 @@ class PartitionApis:
                 if not described:
                     pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
                     continue
-                self._list_one(t.name, p, pr, version, request.body.replica_id)
+                self._list_one(t.name, p, pr, version, request.body.replica_id,
+                               request.body.isolation_level if version >= 2 else 0)
             topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
-    def _list_one(self, name, p, pr, version: int, replica: int) -> None:
+    def _list_one(self, name, p, pr, version: int, replica: int, isolation: int = 0) -> None:
         hp = self.replicas.get(name, p.partition_index)
         if hp is None:
             pr.error_code = self._unhosted_error(name, p.partition_index)
@@ -397,7 +435,12 @@ class PartitionApis:
                 pr.offset = lg.start_offset()
                 pr.leader_epoch = lg.epoch_for_offset(pr.offset)
             elif ts == -1:
-                pr.offset = lg.end_offset() if replica >= 0 else lg.high_watermark()  # a follower asks for the end
+                if replica >= 0:
+                    pr.offset = lg.end_offset()  # a follower asks for the end
+                elif isolation == 1:
+                    pr.offset = hp.last_stable_offset()  # READ_COMMITTED: the last stable offset
+                else:
+                    pr.offset = lg.high_watermark()
             elif ts == -3:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.max_timestamp(lg)
             elif ts == -5:
@@ -406,9 +449,76 @@ class PartitionApis:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.offset_for_timestamp(lg, ts)
             else:
                 pr.error_code = ec.UNSUPPORTED_VERSION
-        except KraftwireError as exc:
+            if ts == -3 or ts >= 0:
+                if replica < 0 and isolation == 1 and pr.offset >= hp.last_stable_offset():
+                    # READ_COMMITTED: a record at or past the last stable offset is not found yet (Kafka's rule)
+                    pr.offset, pr.timestamp, pr.leader_epoch = -1, -1, -1
+        except (KraftwireError, OSError) as exc:
             log.warning("ListOffsets on %s-%d: %s", hp.topic, hp.index, exc)
             pr.error_code = ec.KAFKA_STORAGE_ERROR
+
+    # ------------------------------------------------------------------------------------------------ WriteTxnMarkers
+    def write_txn_markers(self, request, conn) -> None:
+        """A transaction coordinator's markers (KafkaApis ``handleWriteTxnMarkersRequest``: with an authorizer the
+        principal needs ALTER or CLUSTER_ACTION on the cluster, else every partition is CLUSTER_AUTHORIZATION_FAILED,
+        as Kafka's error response says): for each marker, each named partition this broker hosts gets a COMMIT or
+        ABORT control batch with the producer id and epoch, appended as its leader; each is answered once the high
+        watermark passes it (Kafka appends with acks=-1, timing out after request.timeout.ms; an ISR below
+        min.insync.replicas is NOT_ENOUGH_REPLICAS before the append). A partition whose log is not here is
+        UNKNOWN_TOPIC_OR_PARTITION, one this broker does not lead NOT_LEADER_OR_FOLLOWER. Hooks in
+        ``marker_listeners`` hear of each marker appended (``(topic, partition, producer id, producer epoch,
+        commit)``: a coordinator with pending transactional offsets completes them)."""
+        R = w.WriteTxnMarkersResponse
+        version, cid = request.version, request.header.correlation_id
+        timeout_ms = MARKER_TIMEOUT_MS
+        access = self.node.authorizer
+        denied = access is not None and not (access.allows_cluster(conn, Op.ALTER, log_denied=False)
+                                             or access.allows_cluster(conn, Op.CLUSTER_ACTION))
+        markers, waiting = [], []
+        for m in request.body.markers:
+            topics = []
+            for t in m.topics:
+                parts = []
+                for index in t.partition_indexes:
+                    pr = R.WritableTxnMarkerPartitionResult(partition_index=index, error_code=ec.NONE)
+                    parts.append(pr)
+                    if denied:
+                        pr.error_code = ec.CLUSTER_AUTHORIZATION_FAILED
+                        continue
+                    hp = self.replicas.get(t.name, index) if t.name != METADATA_TOPIC else None
+                    if hp is None:
+                        pr.error_code = ec.UNKNOWN_TOPIC_OR_PARTITION
+                        continue
+                    error, _message = hp.state.produce_error(-1, hp.min_isr)
+                    if error:
+                        pr.error_code = error
+                        continue
+                    result = self.replicas.append_marker(hp, m.producer_id, m.producer_epoch, m.coordinator_epoch,
+                                                         m.transaction_result)
+                    if result.error:
+                        pr.error_code = result.error
+                        continue
+                    for listener in list(self.marker_listeners):
+                        listener(t.name, index, m.producer_id, m.producer_epoch, m.transaction_result)
+                    waiting.append((pr, hp, result.end))
+                topics.append(R.WritableTxnMarkerTopicResult(name=t.name, partitions=parts))
+            markers.append(R.WritableTxnMarkerResult(producer_id=m.producer_id, topics=topics))
+        resp = R(markers=markers)
+        if not waiting:
+            conn.send_response(resp, version, cid)
+            return
+        left = [len(waiting)]
+
+        def done(pr, hp, error: int) -> None:
+            if error == ec.NONE:
+                error = hp.state.ack_error(hp.min_isr)
+            pr.error_code = error
+            left[0] -= 1
+            if left[0] == 0:
+                conn.send_response(resp, version, cid)
+
+        for pr, hp, end in waiting:
+            self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), timeout_ms)
 
     # ------------------------------------------------------------------------------------------------ ISR changes
     def _alter_partition(self, hp: Hosted, pending) -> None:
@@ -556,6 +666,27 @@ class PartitionApis:
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
 
+def _has_transactional_batches(body) -> bool:
+    """Whether any partition of a Produce request holds a batch with the transactional attribute (read from the
+    batch headers in place; a malformed tail is left to the append, which refuses it as CORRUPT_MESSAGE)."""
+    for t in body.topic_data:
+        for p in t.partition_data:
+            records = p.records
+            if not records:
+                continue
+            view = memoryview(records)
+            pos, size = 0, len(view)
+            while pos + RECORD_BATCH_OVERHEAD <= size:
+                attributes = int.from_bytes(view[pos + ATTRIBUTES_POS:pos + ATTRIBUTES_POS + 2], "big")
+                if attributes & TRANSACTIONAL_MASK:
+                    return True
+                length = int.from_bytes(view[pos + LENGTH_POS:pos + LENGTH_POS + 4], "big", signed=True)
+                if length <= 0:
+                    break
+                pos += LOG_OVERHEAD + length
+    return False
+
+
 class ProducerIdBlocks:
     """InitProducerId on a broker: ids come from blocks the active controller allocates (``ProducerIdsRecord``)."""
 
@@ -572,6 +703,9 @@ class ProducerIdBlocks:
         body = request.body
         R = w.InitProducerIdResponse
         version, cid = request.version, request.header.correlation_id
+        if body.transactional_id is not None and getattr(self.node, "txn_apis", None) is not None:
+            self.node.txn_apis.init_producer_id(request, conn)  # the transaction coordinator (txn_apis)
+            return
         if body.transactional_id is not None:
             log.warning("refused InitProducerId for transactional id %r from %s: the transaction coordinator is not "
                         "running on this node yet (idempotent producers are served)", body.transactional_id,

@@ -216,7 +216,7 @@ def error_response(api: str, version: int, code: int):
 def refusal(reply: Reply, version: int, code: int):
     """What to answer instead of ``reply`` when its records could not be written: the partitions of an
     OffsetCommit or OffsetDelete that had no error of their own get ``code``, the other APIs their refusal."""
-    if reply.api in ("OffsetCommit", "OffsetDelete"):
+    if reply.api in ("OffsetCommit", "OffsetDelete", "TxnOffsetCommit"):
         for t in reply.body.topics:
             for part in t.partitions:
                 if part.error_code == 0:
@@ -231,8 +231,12 @@ def refusal(reply: Reply, version: int, code: int):
 
 def offset_fetch_response(version: int, groups: list) -> object:
     """The OffsetFetch answer for ``groups``: [(group id, error, [(topic, [(partition, entry or None)])])] — one
-    group before v8 (per-partition errors before v2), a list of groups from v8."""
+    group before v8 (per-partition errors before v2), a list of groups from v8. A partition may come as (partition,
+    None, error) for an error of its own (UNSTABLE_OFFSET_COMMIT)."""
     R = w.OffsetFetchResponse
+
+    def perr(item, default: int = 0) -> int:
+        return item[2] if len(item) > 2 else default
 
     def value(e):
         return (-1, -1, "") if e is None else (e.offset, e.leader_epoch, e.metadata or "")
@@ -241,15 +245,16 @@ def offset_fetch_response(version: int, groups: list) -> object:
         return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
             R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
                 partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
-                metadata=value(e)[2], error_code=0) for i, e in parts]) for name, parts in topics])
-            for gid, err, topics in groups])
+                metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
+                for name, parts in topics]) for gid, err, topics in groups])
     _gid, err, topics = groups[0]
     if err and version >= 2:
         return R(throttle_time_ms=0, error_code=err, topics=[])
     return R(throttle_time_ms=0, error_code=0, topics=[R.OffsetFetchResponseTopic(name=name, partitions=[
         R.OffsetFetchResponsePartition(partition_index=i, committed_offset=value(e)[0],
-                                       committed_leader_epoch=value(e)[1], metadata=value(e)[2], error_code=err)
-        for i, e in parts]) for name, parts in topics])
+                                       committed_leader_epoch=value(e)[1], metadata=value(e)[2],
+                                       error_code=err or perr(item)) for item in parts for i, e in [item[:2]]])
+        for name, parts in topics])
 
 
 def fetch_requests(body, version: int) -> list:
@@ -286,6 +291,10 @@ class GroupShard:
         #: the consumer groups' records as the log holds them (key -> (type, value)), for the same purpose
         self.consumer_log: dict[bytes, tuple[int, bytes]] = {}
         self._next_expiry_ms: int | None = None
+        #: TxnOffsetCommit offsets waiting for their transaction's marker (Kafka's pending transactional offsets):
+        #: producer id -> group -> (topic, partition) -> entry; a COMMIT marker makes them the group's offsets, an
+        #: ABORT drops them
+        self.txn_offsets: dict[int, dict[str, dict[tuple[str, int], OffsetEntry]]] = {}
 
     # ================================================================================================ the log
     def replay(self, key: bytes, value: bytes | None, offset: int) -> None:
@@ -313,6 +322,33 @@ class GroupShard:
                 cg.replay(self.consumer_groups, rec)
         # share groups (types 9-15, KIP-932) are not served: a partition holding them still loads
         self.advance(self.high_watermark)
+
+    def replay_txn(self, producer_id: int, key: bytes, value: bytes | None, offset: int) -> None:
+        """Fold one record of a transactional batch (a TxnOffsetCommit's): its offset waits for the marker."""
+        rec = cr.decode(key, value)
+        if rec.record_type not in (0, 1) or value is None:
+            self.replay(key, value, offset)
+            return
+        k, v = rec.key, rec.value
+        entry = OffsetEntry(v.offset, v.leader_epoch if rec.value_version >= 3 else -1, v.metadata,
+                            v.commit_timestamp, v.expire_timestamp if rec.value_version == 1 else -1)
+        self.txn_offsets.setdefault(producer_id, {}).setdefault(k.group, {})[(k.topic, k.partition)] = entry
+
+    def complete_txn(self, producer_id: int, commit: bool, offset: int) -> None:
+        """The transaction marker of ``producer_id`` at log ``offset``: its pending offsets become the groups'
+        (committed once the high watermark passes the marker) on COMMIT, and are dropped on ABORT."""
+        pending = self.txn_offsets.pop(producer_id, None)
+        if not pending or not commit:
+            return
+        for group, entries in pending.items():
+            for tp, entry in entries.items():
+                self._set_offset(self.offsets, group, tp, entry)
+                self._pending.append((offset, group, tp, entry))
+        self.advance(self.high_watermark)
+
+    def pending_txn_offset(self, group_id: str, tp: tuple[str, int]) -> bool:
+        """Does a transaction still hold an offset of the group's partition (OffsetFetch's require_stable)?"""
+        return any(tp in groups.get(group_id, ()) for groups in self.txn_offsets.values())
 
     @staticmethod
     def _set_offset(table: dict, group: str, tp: tuple[str, int], entry: OffsetEntry | None) -> None:
@@ -1043,6 +1079,60 @@ class GroupShard:
                 result.records.append((cr.offset_commit_key(body.group_id, t.name, p.partition_index),
                                        cr.offset_commit_value(p.committed_offset, epoch, metadata, stamp, expire)))
         result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
+        return result
+
+    def txn_offset_commit(self, body, version: int, token, now_ms: int) -> Result:
+        """TxnOffsetCommit for partitions the edge checked: the records are the OffsetCommit ones; the edge appends
+        them as a transactional batch of the producer, and they stay pending until its marker (``complete_txn``).
+        A v3+ request naming a member is checked against the group as Kafka checks it (unknown member, stale
+        generation, fenced static instance)."""
+        result = Result()
+        R = w.TxnOffsetCommitResponse
+        answer = [R.TxnOffsetCommitResponseTopic(name=t.name, partitions=[
+            R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=0)
+            for p in t.partitions]) for t in body.topics]
+
+        def fail(code: int) -> Result:
+            for t in answer:
+                for p in t.partitions:
+                    p.error_code = code
+            result.reply(token, "TxnOffsetCommit", R(throttle_time_ms=0, topics=answer))
+            return result
+
+        if not body.group_id:
+            return fail(ec.INVALID_GROUP_ID)
+        generation = body.generation_id if version >= 3 else -1
+        member_id = body.member_id if version >= 3 else ""
+        instance_id = body.group_instance_id if version >= 3 else None
+        consumer_group = self.consumer_groups.get(body.group_id)
+        g = self.groups.get(body.group_id)
+        if consumer_group is not None and member_id:
+            cm = consumer_group.members.get(member_id)
+            if cm is None:
+                return fail(ec.UNKNOWN_MEMBER_ID)
+            if generation >= 0 and generation != cm.epoch:
+                return fail(ec.ILLEGAL_GENERATION)
+        elif g is not None and g.state == DEAD:
+            return fail(ec.COORDINATOR_NOT_AVAILABLE)
+        elif g is not None and (member_id or generation >= 0):
+            if g.fenced(member_id, instance_id):
+                return fail(ec.FENCED_INSTANCE_ID)
+            if member_id and member_id not in g.members:
+                return fail(ec.UNKNOWN_MEMBER_ID)
+            if generation >= 0 and generation != g.generation:
+                return fail(ec.ILLEGAL_GENERATION)
+        elif g is None and consumer_group is None:
+            self._get_or_create(body.group_id, now_ms)  # Kafka creates the (simple) group for the offsets
+        for t, rt in zip(body.topics, answer):
+            for p, rp in zip(t.partitions, rt.partitions):
+                metadata = p.committed_metadata or ""
+                if len(metadata.encode("utf-8")) > self.config.offset_metadata_max_bytes:
+                    rp.error_code = ec.OFFSET_METADATA_TOO_LARGE
+                    continue
+                epoch = p.committed_leader_epoch if version >= 2 else -1
+                result.records.append((cr.offset_commit_key(body.group_id, t.name, p.partition_index),
+                                       cr.offset_commit_value(p.committed_offset, epoch, metadata, now_ms, -1)))
+        result.reply(token, "TxnOffsetCommit", R(throttle_time_ms=0, topics=answer))
         return result
 
     def fetch_error(self, group_id: str, member_id: str | None, member_epoch: int) -> int:

@@ -18,6 +18,7 @@ for it to commit, as Kafka answers after the append.
   the same result after completion answers NONE; Prepare* with the same result CONCURRENT_TRANSACTIONS; a
   mismatched result or Empty INVALID_TXN_STATE.
 * ``tick``: an Ongoing transaction past ``transaction.timeout.ms`` is fenced (epoch + 1) and aborted.
+* ``expire``: a transactional id idle past ``transactional.id.expiration.ms`` is removed (a tombstone).
 
 Producer ids come from ``allocate`` (the broker's block from AllocateProducerIds); nothing reads a clock.
 """
@@ -279,6 +280,18 @@ class TxnShard:
         for t in list(self.txns.values()):
             if t.state == ONGOING and t.start_ms >= 0 and now_ms - t.start_ms > t.timeout_ms:
                 self._fence_and_abort(t, result, now_ms)
+        return result
+
+    def expire(self, now_ms: int, expiration_ms: int) -> TxnResult:
+        """Kafka's removal of expired transactional ids: one idle (Empty, CompleteCommit, CompleteAbort) for
+        ``transactional.id.expiration.ms`` since its last update goes (Dead) and its key gets a tombstone."""
+        result = TxnResult()
+        for t in list(self.txns.values()):
+            if t.state in (EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT) and now_ms - t.update_ms >= expiration_ms:
+                t.state = DEAD
+                del self.txns[t.transactional_id]
+                result.records.append((cr.encode_key(w.TransactionLogKey(transactional_id=t.transactional_id), 0),
+                                       None))
         return result
 
     # ================================================================================================ admin

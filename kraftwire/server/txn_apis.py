@@ -1,0 +1,753 @@
+"""The transaction coordinator on a KRaft broker: the asyncio edge around ``kraftwire.coordinator.txn.TxnShard``.
+
+* **Where a transactional id lives.** Id ``x`` belongs to partition ``Utils.abs(x.hashCode()) % N`` of
+  ``__transaction_state`` (``coordinator.partitioning``), and its coordinator is that partition's leader.
+  FindCoordinator (key type 1) answers it; while the topic does not exist, the first such request asks the
+  controller to create it (``transaction.state.log.num.partitions`` 50, ``transaction.state.log.replication.factor``
+  3, ``min.insync.replicas`` = ``transaction.state.log.min.isr`` 2, compacted, uncompressed, no unclean election,
+  ``transaction.state.log.segment.bytes``), telling the client COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka does.
+* **Loading.** When the image makes this broker the leader of a partition (a new leader epoch: Kafka's coordinator
+  epoch), the partition is replayed from its log start into a fresh shard (COORDINATOR_LOAD_IN_PROGRESS meanwhile;
+  NOT_COORDINATOR once this broker no longer leads it). Transactions found half-way (PrepareCommit/PrepareAbort)
+  have their markers sent again once the high watermark reaches the loaded log end.
+* **Writing.** A shard's records go to the partition as one batch with acks=all; the replies leave once the high
+  watermark passes the batch. A failed write answers with Kafka's mapping (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE)
+  and reloads the shard from the log, which undoes what the shard had assumed.
+* **Markers.** Once a PrepareCommit/PrepareAbort is committed, ``MarkerSender`` sends WriteTxnMarkers (v1, the
+  coordinator epoch = the partition's leader epoch) to each partition's leader on the inter-broker listener, retrying
+  Kafka's retriable errors (and a missing or unreachable leader) until every partition has its marker; a partition
+  whose topic is gone, or answering UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
+  INVALID_PRODUCER_EPOCH/TRANSACTION_COORDINATOR_FENCED ends the sending (a newer coordinator or producer took over),
+  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*.
+* **Timers.** Every ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` each shard's ``tick`` fences and
+  aborts transactions open past their ``transaction.timeout.ms``; every
+  ``transaction.remove.expired.transaction.cleanup.interval.ms`` transactional ids idle past
+  ``transactional.id.expiration.ms`` are removed (a tombstone each), as Kafka's coordinator does.
+* **Producer ids** come from the broker's blocks of the active controller (``partition_apis.ProducerIdBlocks``, the
+  same blocks idempotent producers use); one spare id is kept ready so the pure shard can take one synchronously.
+
+APIs: InitProducerId with a transactional id (delegated here by ``ProducerIdBlocks.handle``), AddPartitionsToTxn
+v0-3 (the client versions; v4+ is KIP-890's broker-to-broker verification, not served), AddOffsetsToTxn v0-4,
+EndTxn v0-4 (v5 is KIP-890 part 2's epoch bump per transaction, not served), ListTransactions v0-1,
+DescribeTransactions v0. TxnOffsetCommit goes to the group coordinator (``group_apis``), which holds its offsets
+until the ``__consumer_offsets`` partition gets the transaction's marker.
+
+Not here: KIP-890 (AddPartitionsToTxn v4+ verification, EndTxn v5 / transaction.version 2 epoch bumps), the
+PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a per-transaction
+"pending state" (a request arriving while a write of the same id is in flight sees the new state at once; the
+write's failure reloads the shard from the log).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
+from kraftwire.coordinator.records import CoordinatorRecordError
+from kraftwire.coordinator.txn.coordinator import (
+    ONGOING,
+    STATE_NAMES,
+    Marker,
+    TxnConfig,
+    TxnResult,
+    TxnShard,
+)
+from kraftwire.errors import LogIOError
+from kraftwire.metadata import answers
+from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.replica.partition import LEADER
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.security.authorizer import ResourceType
+from kraftwire.server.group_apis import _write_error
+
+log = logging.getLogger("kraftwire.transactions")
+
+LOAD_CHUNK = 1 << 20
+WRITE_TIMEOUT_MS = 30_000  # Kafka waits request.timeout.ms for a transaction log append
+MARKER_BACKOFF_S = 0.1
+MARKER_REQUEST_TIMEOUT_S = 10.0
+#: WriteTxnMarkers answers per partition (Kafka's TransactionMarkerRequestCompletionHandler)
+MARKER_RETRY = frozenset({ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_LEADER_OR_FOLLOWER, ec.NOT_ENOUGH_REPLICAS,
+                          ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ec.REQUEST_TIMED_OUT, ec.KAFKA_STORAGE_ERROR})
+MARKER_DONE = frozenset({ec.NONE, ec.UNSUPPORTED_FOR_MESSAGE_FORMAT, ec.UNSUPPORTED_VERSION})
+MARKER_STOP = frozenset({ec.INVALID_PRODUCER_EPOCH, ec.TRANSACTION_COORDINATOR_FENCED})
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+# ==================================================================================================== markers
+class MarkerSender:
+    """Sends one transaction's markers to its partitions' leaders until each partition has its marker.
+
+    ``leader_of(topic, partition)``: the leader's broker id; -1 while the partition has no leader (retried), None
+    when the partition is gone (its marker counts as written, as Kafka skips a partition with no leader endpoint).
+    ``call(broker_id, WriteTxnMarkersRequest)``: an awaitable of the response; an exception means "retry".
+    """
+
+    def __init__(self, leader_of, call, *, backoff_s: float = MARKER_BACKOFF_S) -> None:
+        self.leader_of = leader_of
+        self.call = call
+        self.backoff_s = backoff_s
+        self.tasks: set[asyncio.Task] = set()
+
+    def send(self, marker: Marker, coordinator_epoch: int, done, still_current=lambda: True) -> asyncio.Task:
+        """Start sending; ``done(True)`` once every partition has its marker, ``done(False)`` when the sending was
+        given up (fenced, or ``still_current()`` turned False: the coordinator moved on)."""
+        task = asyncio.get_running_loop().create_task(self.run(marker, coordinator_epoch, done, still_current))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
+        return task
+
+    async def run(self, marker: Marker, coordinator_epoch: int, done, still_current=lambda: True) -> bool:
+        left = set(marker.partitions)
+        while left:
+            if not still_current():
+                done(False)
+                return False
+            by_leader: dict[int, list[tuple[str, int]]] = {}
+            for tp in sorted(left):
+                leader = self.leader_of(*tp)
+                if leader is None:
+                    log.info("%s: partition %s-%d is gone; its marker is skipped", marker.transactional_id, *tp)
+                    left.discard(tp)
+                elif leader >= 0:
+                    by_leader.setdefault(leader, []).append(tp)
+            answers_ = await asyncio.gather(*(self._one(b, marker, coordinator_epoch, tps)
+                                              for b, tps in by_leader.items()))
+            for codes in answers_:
+                for tp, code in codes.items():
+                    if code in MARKER_DONE:
+                        left.discard(tp)
+                    elif code in MARKER_STOP:
+                        log.info("%s: marker for %s-%d answered %s; no more markers are sent",
+                                 marker.transactional_id, *tp, ec.name_of(code))
+                        done(False)
+                        return False
+                    elif code not in MARKER_RETRY:
+                        log.warning("%s: marker for %s-%d answered %s; retrying", marker.transactional_id, *tp,
+                                    ec.name_of(code))
+            if left:
+                await asyncio.sleep(self.backoff_s)
+        if not still_current():
+            done(False)
+            return False
+        done(True)
+        return True
+
+    async def _one(self, broker: int, marker: Marker, coordinator_epoch: int, tps) -> dict:
+        R = w.WriteTxnMarkersRequest
+        topics: dict[str, list[int]] = {}
+        for topic, p in tps:
+            topics.setdefault(topic, []).append(p)
+        body = R(markers=[R.WritableTxnMarker(
+            producer_id=marker.producer_id, producer_epoch=marker.producer_epoch, transaction_result=marker.commit,
+            topics=[R.WritableTxnMarkerTopic(name=n, partition_indexes=ps) for n, ps in topics.items()],
+            coordinator_epoch=coordinator_epoch)])
+        try:
+            response = await self.call(broker, body)
+        except Exception as exc:  # noqa: BLE001 - unreachable leader, closed connection, timeout: all retried
+            log.debug("WriteTxnMarkers to broker %d: %r; retrying", broker, exc)
+            return {}
+        codes = {}
+        for m in response.markers:
+            if m.producer_id != marker.producer_id:
+                continue
+            for t in m.topics:
+                for p in t.partitions:
+                    codes[(t.name, p.partition_index)] = p.error_code
+        return codes
+
+
+class BrokerLinks:
+    """One connection per broker for WriteTxnMarkers, on the inter-broker listener, a request at a time."""
+
+    def __init__(self, node) -> None:
+        self.node = node
+        self.conns: dict[int, object] = {}
+        self.locks: dict[int, asyncio.Lock] = {}
+
+    async def call(self, broker: int, body):
+        from kraftwire.server.client import KafkaConnection
+
+        lock = self.locks.setdefault(broker, asyncio.Lock())
+        async with lock:
+            conn = self.conns.get(broker)
+            if conn is None:
+                settings = self.node.settings
+                ep = answers.broker_endpoint(self.node.metadata.image, broker, settings.inter_broker_listener)
+                if ep is None:
+                    raise ConnectionError(f"broker {broker} has no inter-broker endpoint in the image")
+                conn = self.conns[broker] = await KafkaConnection.open(
+                    ep.host, ep.port, timeout=5.0, client_id=f"txn-coordinator-{settings.node_id}",
+                    ssl_context=settings.inter_broker_ssl_context(), sasl=settings.inter_broker_sasl)
+            try:
+                return await conn.request(body, 1, timeout=MARKER_REQUEST_TIMEOUT_S)
+            except Exception:
+                self.conns.pop(broker, None)
+                await conn.close()
+                raise
+
+    async def close(self) -> None:
+        conns, self.conns = self.conns, {}
+        for conn in conns.values():
+            await conn.close()
+
+
+# ==================================================================================================== hosting
+class Loaded:
+    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task", "resend", "resend_at")
+
+    def __init__(self, shard: TxnShard, hp, leader_epoch: int) -> None:
+        self.shard, self.hp, self.leader_epoch = shard, hp, leader_epoch
+        self.failed = False
+        self.loading = False
+        self.task: asyncio.Task | None = None
+        self.resend: list[Marker] = []  # markers of transactions found prepared, sent once the HW reaches resend_at
+        self.resend_at = 0
+
+
+class _IdSink:
+    """Stands for a client connection in ``ProducerIdBlocks``' queue: the id it is given goes to ``got``."""
+
+    peer = "txn-coordinator"
+
+    def __init__(self, got) -> None:
+        self.got = got
+
+    def send_response(self, body, version, cid) -> None:
+        self.got(body.error_code, body.producer_id)
+
+
+class TxnApis:
+    def __init__(self, node, metadata, replicas, kraft, ids) -> None:
+        self.node = node
+        self.md = metadata
+        self.replicas = replicas
+        self.kraft = kraft
+        self.ids = ids  # partition_apis.ProducerIdBlocks
+        c = node.settings.config
+        self.max_timeout_ms = c.transaction_max_timeout_ms
+        self.shards: dict[int, Loaded] = {}
+        self.route_error = ec.NOT_COORDINATOR
+        self.spare: list[int] = []
+        self._want_ids: list = []  # callbacks waiting for a spare producer id
+        self._creating = False
+        self._ticker: asyncio.Task | None = None
+        self.links = BrokerLinks(node)
+        self.markers = MarkerSender(self._leader_of, self.links.call)
+        replicas.watchers.append(self._hw_moved)
+        metadata.on_image.append(self._image)
+
+    def register(self) -> None:
+        d = self.node.dispatcher
+        d.serve("AddPartitionsToTxn", self.add_partitions_to_txn)
+        d.serve("AddOffsetsToTxn", self.add_offsets_to_txn)
+        d.serve("EndTxn", self.end_txn)
+        d.serve("ListTransactions", self.list_transactions)
+        d.serve("DescribeTransactions", self.describe_transactions)
+
+    def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
+        for task in list(self.markers.tasks):
+            task.cancel()
+        for p in list(self.shards):
+            self._drop(p)
+        links = self.links
+        if links.conns:
+            try:
+                asyncio.get_running_loop().create_task(links.close())
+            except RuntimeError:
+                pass
+
+    def _config(self) -> TxnConfig:
+        return TxnConfig(max_timeout_ms=self.max_timeout_ms,
+                         transaction_version=self.md.image.features.get("transaction.version", 0))
+
+    # ================================================================================================ routing
+    def partitions(self) -> int:
+        topic = self.md.image.topic(TRANSACTION_TOPIC)
+        return (len(topic.partitions) if topic is not None
+                else self.node.settings.config.transaction_state_log_num_partitions)
+
+    def _route(self, transactional_id: str) -> tuple[int, Loaded | None]:
+        p = partition_for(transactional_id, self.partitions())
+        loaded = self.shards.get(p)
+        if loaded is not None and loaded.loading:
+            self.route_error = ec.COORDINATOR_LOAD_IN_PROGRESS
+            return p, None
+        if loaded is None or loaded.failed:
+            self.route_error = ec.NOT_COORDINATOR
+            return p, None
+        return p, loaded
+
+    def coordinator(self, key: str, listener: str):
+        """FindCoordinator's (error, message, node id, host, port) for a transactional id."""
+        none = (-1, "", -1)
+        image = self.md.image
+        topic = image.topic(TRANSACTION_TOPIC)
+        if topic is None or not topic.partitions:
+            self._create_topic()
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
+        reg = topic.partitions.get(partition_for(key, len(topic.partitions)))
+        ep = answers.broker_endpoint(image, reg.leader, listener) if reg is not None and reg.leader >= 0 else None
+        if ep is None:
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
+        return (ec.NONE, None, reg.leader, ep.host, ep.port)
+
+    def _create_topic(self) -> None:
+        if self._creating:
+            return
+        self._creating = True
+        c = self.node.settings.config
+        CT = w.CreateTopicsRequest
+        cfg = [("cleanup.policy", "compact"), ("compression.type", "uncompressed"),
+               ("min.insync.replicas", str(c.transaction_state_log_min_isr)),
+               ("unclean.leader.election.enable", "false"),
+               ("segment.bytes", str(c.transaction_state_log_segment_bytes))]
+        body = CT(topics=[CT.CreatableTopic(
+            name=TRANSACTION_TOPIC, num_partitions=c.transaction_state_log_num_partitions,
+            replication_factor=c.transaction_state_log_replication_factor, assignments=[],
+            configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
+            timeout_ms=30_000, validate_only=False)
+
+        def done(response) -> None:
+            self._creating = False
+            for t in response.topics:
+                if t.error_code not in (0, ec.TOPIC_ALREADY_EXISTS):
+                    log.warning("creating %s: %s (%s)", TRANSACTION_TOPIC, ec.name_of(t.error_code), t.error_message)
+                else:
+                    log.info("created %s with %d partitions", TRANSACTION_TOPIC,
+                             c.transaction_state_log_num_partitions)
+
+        self.kraft.call("CreateTopics", body, 5, done)
+
+    def _leader_of(self, topic: str, partition: int) -> int | None:
+        t = self.md.image.topic(topic)
+        if t is None or partition not in t.partitions:
+            return None
+        return t.partitions[partition].leader
+
+    # ================================================================================================ leadership
+    def _image(self, image) -> None:
+        topic = image.topic(TRANSACTION_TOPIC)
+        wanted = {}
+        if topic is not None:
+            for index in topic.partitions:
+                hp = self.replicas.get(TRANSACTION_TOPIC, index)
+                if hp is not None and not hp.failed and hp.state.role == LEADER:
+                    wanted[index] = hp
+        for p in [p for p in self.shards if p not in wanted or self.shards[p].hp is not wanted[p]
+                  or self.shards[p].leader_epoch != wanted[p].state.leader_epoch]:
+            self._drop(p)
+        for p, hp in wanted.items():
+            if p not in self.shards:
+                self._load(p, hp)
+        if self.shards and self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
+
+    def _load(self, p: int, hp) -> None:
+        shard = TxnShard(p, self._config(), allocate=self._take_id)
+        loaded = self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
+        loaded.loading = True
+        loaded.task = asyncio.get_running_loop().create_task(self._load_task(p, loaded))
+
+    async def _load_task(self, p: int, loaded: Loaded) -> None:
+        hp, shard = loaded.hp, loaded.shard
+        lg = hp.log
+        started = time.monotonic()
+        count = 0
+        try:
+            pos = lg.start_offset()
+            while self.shards.get(p) is loaded and pos < lg.end_offset():
+                info = lg.read(pos, LOAD_CHUNK)
+                if not len(info.records):
+                    break
+                for batch in read_batches(info.records):
+                    if batch.last_offset < pos:
+                        continue
+                    if not batch.is_control:
+                        for rec in batch:
+                            if rec.offset >= pos:
+                                shard.replay(rec.key, rec.value)
+                                count += 1
+                    pos = batch.last_offset + 1
+                await asyncio.sleep(0)
+            if self.shards.get(p) is not loaded:
+                return
+        except (CoordinatorRecordError, LogIOError) as exc:
+            log.error("cannot load %s-%d: %s; its transactional ids are not served", TRANSACTION_TOPIC, p, exc)
+            loaded.failed = True
+            return
+        finally:
+            loaded.loading = False
+        loaded.resend = shard.loaded()
+        loaded.resend_at = pos
+        log.info("loaded %s-%d in coordinator epoch %d: %d records, %d transactional ids in %.0f ms",
+                 TRANSACTION_TOPIC, p, loaded.leader_epoch, count, len(shard.txns),
+                 (time.monotonic() - started) * 1000)
+        self._maybe_resend(p, loaded)
+
+    def _maybe_resend(self, p: int, loaded: Loaded) -> None:
+        if loaded.resend and loaded.hp.log.high_watermark() >= loaded.resend_at:
+            markers, loaded.resend = loaded.resend, []
+            for marker in markers:
+                self._send_markers(p, loaded, marker)
+
+    def _drop(self, p: int) -> None:
+        loaded = self.shards.pop(p, None)
+        if loaded is None:
+            return
+        if loaded.task is not None and not loaded.task.done():
+            loaded.task.cancel()
+        log.info("unloaded %s-%d", TRANSACTION_TOPIC, p)
+
+    def _reload(self, p: int) -> None:
+        loaded = self.shards.get(p)
+        if loaded is None:
+            return
+        self._drop(p)
+        hp = loaded.hp
+        if not hp.failed and hp.state.role == LEADER:
+            self._load(p, hp)
+
+    def _hw_moved(self, hp) -> None:
+        if hp.topic != TRANSACTION_TOPIC:
+            return
+        loaded = self.shards.get(hp.index)
+        if loaded is not None and loaded.hp is hp and not loaded.loading:
+            self._maybe_resend(hp.index, loaded)
+
+    async def _tick_loop(self) -> None:
+        c = self.node.settings.config
+        interval = c.transaction_abort_timed_out_transaction_cleanup_interval_ms / 1000
+        expire_every = c.transaction_remove_expired_transaction_cleanup_interval_ms / 1000
+        next_expiry = time.monotonic() + expire_every
+        while True:
+            await asyncio.sleep(min(interval, max(0.01, next_expiry - time.monotonic())))
+            self.tick()
+            if time.monotonic() >= next_expiry:
+                next_expiry = time.monotonic() + expire_every
+                self.expire()
+
+    def _each_shard(self, call, what: str) -> None:
+        for p, loaded in list(self.shards.items()):
+            if loaded.loading or loaded.failed or self.shards.get(p) is not loaded:
+                continue
+            try:
+                self._write(p, call(loaded.shard))
+            except Exception:  # a bug must not end the timers of every other partition
+                log.exception("transaction coordinator %s of %s-%d failed", what, TRANSACTION_TOPIC, p)
+
+    def tick(self) -> None:
+        """Fence and abort the transactions open past their timeout."""
+        now = _now_ms()
+
+        def call(shard: TxnShard) -> TxnResult:
+            result = shard.tick(now)
+            for m in result.markers:
+                log.info("transaction of %s timed out: fenced (epoch %d) and aborted", m.transactional_id,
+                         m.producer_epoch)
+            return result
+
+        self._each_shard(call, "tick")
+
+    def expire(self) -> None:
+        """Remove the transactional ids idle past ``transactional.id.expiration.ms``."""
+        now, ms = _now_ms(), self.node.settings.config.transactional_id_expiration_ms
+        self._each_shard(lambda shard: shard.expire(now, ms), "expiry")
+
+    # ================================================================================================ writing
+    @staticmethod
+    def _send(token, body) -> None:
+        conn, version, cid = token
+        conn.send_response(body, version, cid)
+
+    def _write(self, p: int, result: TxnResult) -> None:
+        """Append ``result``'s records, answer once committed, then send its markers."""
+        loaded = self.shards.get(p)
+        if not result.records:
+            for reply in result.replies:
+                self._send(reply.token, reply.body)
+            return
+        hp = loaded.hp
+        error, _message = hp.state.produce_error(-1, hp.min_isr)
+        appended = None
+        if not error:
+            builder = RecordBatchBuilder()
+            now = _now_ms()
+            for key, value in result.records:
+                builder.append(key, value, timestamp=now)
+            appended = self.replicas.append(hp, builder.build(), -1)
+            error = appended.error
+        if error:
+            self._failed(p, result, error)
+            return
+
+        def committed(error: int) -> None:
+            if error == ec.NONE:
+                error = hp.state.ack_error(hp.min_isr)
+            if error:
+                self._failed(p, result, error)
+                return
+            for reply in result.replies:
+                self._send(reply.token, reply.body)
+            if self.shards.get(p) is loaded:
+                for marker in result.markers:
+                    self._send_markers(p, loaded, marker)
+
+        self.replicas.wait_committed(hp, appended.end, committed, WRITE_TIMEOUT_MS)
+
+    def _failed(self, p: int, result: TxnResult, error: int) -> None:
+        code = _write_error(error)
+        log.info("a write to %s-%d failed (%s): answering %s and reloading", TRANSACTION_TOPIC, p,
+                 ec.name_of(error), ec.name_of(code))
+        for reply in result.replies:
+            self._send(reply.token, refusal(reply.api, reply.body, code))
+        if self.shards.get(p) is not None:
+            self._reload(p)
+
+    def _send_markers(self, p: int, loaded: Loaded, marker: Marker) -> None:
+        def current() -> bool:
+            return self.shards.get(p) is loaded
+
+        def done(ok: bool) -> None:
+            if ok and current():
+                self._write(p, loaded.shard.markers_written(marker.transactional_id, marker.producer_id,
+                                                            marker.producer_epoch, _now_ms()))
+
+        if not marker.partitions:
+            done(True)
+            return
+        self.markers.send(marker, loaded.leader_epoch, done, current)
+
+    # ================================================================================================ producer ids
+    def _take_id(self) -> int:
+        return self.spare.pop()
+
+    def _with_spare_id(self, then, fail) -> None:
+        """Run ``then()`` once a spare producer id is ready (at once when one is); ``fail(code)`` if none comes."""
+        if self.spare:
+            then()
+            return
+        self._want_ids.append((then, fail))
+        if len(self._want_ids) > 1:
+            return  # an id is on its way
+
+        def got(code: int, pid: int) -> None:
+            waiting, self._want_ids = self._want_ids, []
+            if code:
+                for _then, fail_ in waiting:
+                    fail_(code)
+                return
+            self.spare.append(pid)
+            for then_, fail_ in waiting:
+                self._with_spare_id(then_, fail_)  # each may take the spare; the next one then asks again
+
+        self.ids.waiting.append((_IdSink(got), 0, 0))
+        self.ids._serve()
+
+    # ================================================================================================ the APIs
+    def _may(self, conn, transactional_id: str, operation: int) -> bool:
+        access = self.node.authorizer
+        return access is None or access.allows(conn, ResourceType.TRANSACTIONAL_ID, transactional_id, operation)
+
+    def init_producer_id(self, request, conn) -> None:
+        """InitProducerId with a transactional id (``ProducerIdBlocks.handle`` hands it over)."""
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id)
+        R = w.InitProducerIdResponse
+        tid = body.transactional_id
+
+        def answer(code: int) -> None:
+            self._send(token, R(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1))
+
+        if not self._may(conn, tid, Op.WRITE):
+            answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return
+        expected = (body.producer_id, body.producer_epoch) if version >= 3 and body.producer_id >= 0 else None
+
+        def run() -> None:
+            p, loaded = self._route(tid)  # routed again: the shard may have moved while the id was fetched
+            if loaded is None:
+                answer(self.route_error)
+                return
+            self._write(p, loaded.shard.init_producer_id(tid, body.transaction_timeout_ms, expected, token,
+                                                         _now_ms()))
+
+        _p, loaded = self._route(tid)
+        if loaded is None:
+            answer(self.route_error)
+            return
+        self._with_spare_id(run, answer)
+
+    def add_partitions_to_txn(self, request, conn) -> None:
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id)
+        tid = body.v3_and_below_transactional_id
+        wanted = [(t.name, p) for t in body.v3_and_below_topics for p in t.partitions]
+        access = self.node.authorizer
+        image = self.md.image
+
+        def answer(codes: dict) -> None:
+            self._send(token, _partitions_answer(wanted, codes))
+
+        if not self._may(conn, tid, Op.WRITE):
+            answer({tp: ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in wanted})
+            return
+        refused = {}
+        for topic, p in wanted:
+            if access is not None and not access.topic(conn, topic, Op.WRITE):
+                refused[(topic, p)] = ec.TOPIC_AUTHORIZATION_FAILED
+            elif image.topic(topic) is None or p not in image.topic(topic).partitions:
+                refused[(topic, p)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+        if refused:  # Kafka: the others are not attempted
+            answer({tp: refused.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
+            return
+        p, loaded = self._route(tid)
+        if loaded is None:
+            answer({tp: self.route_error for tp in wanted})
+            return
+        self._write(p, loaded.shard.add_partitions(tid, body.v3_and_below_producer_id,
+                                                   body.v3_and_below_producer_epoch, wanted, token, _now_ms(),
+                                                   version=version))
+
+    def add_offsets_to_txn(self, request, conn) -> None:
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id)
+
+        def answer(code: int) -> None:
+            self._send(token, w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code))
+
+        if not self._may(conn, body.transactional_id, Op.WRITE):
+            answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return
+        access = self.node.authorizer
+        if access is not None and not access.group(conn, body.group_id, Op.READ):
+            answer(ec.GROUP_AUTHORIZATION_FAILED)
+            return
+        p, loaded = self._route(body.transactional_id)
+        if loaded is None:
+            answer(self.route_error)
+            return
+        group_partitions = self.node.group_apis.partitions() if self.node.group_apis is not None else (
+            self.node.settings.config.offsets_topic_num_partitions)
+        self._write(p, loaded.shard.add_offsets(body.transactional_id, body.producer_id, body.producer_epoch,
+                                                partition_for(body.group_id, group_partitions), token, _now_ms()))
+
+    def end_txn(self, request, conn) -> None:
+        body, version = request.body, request.version
+        token = (conn, version, request.header.correlation_id)
+
+        def answer(code: int) -> None:
+            self._send(token, w.EndTxnResponse(throttle_time_ms=0, error_code=code))
+
+        if not self._may(conn, body.transactional_id, Op.WRITE):
+            answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+            return
+        p, loaded = self._route(body.transactional_id)
+        if loaded is None:
+            answer(self.route_error)
+            return
+        self._write(p, loaded.shard.end_txn(body.transactional_id, body.producer_id, body.producer_epoch,
+                                            body.committed, token, _now_ms()))
+
+    # ================================================================================================ admin
+    def list_transactions(self, request, conn) -> None:
+        R = w.ListTransactionsResponse
+        body, version = request.body, request.version
+        by_name = {n.lower(): i for i, n in enumerate(STATE_NAMES)}
+        states = set()
+        unknown = []
+        for s in body.state_filters or ():
+            if s.lower() in by_name:
+                states.add(by_name[s.lower()])
+            else:
+                unknown.append(s)
+        pids = set(body.producer_id_filters or ())
+        duration = body.duration_filter if version >= 1 else -1
+        now = _now_ms()
+        access = self.node.authorizer
+        if any(loaded.loading for loaded in self.shards.values()):
+            conn.send_response(R(throttle_time_ms=0, error_code=ec.COORDINATOR_LOAD_IN_PROGRESS,
+                                 unknown_state_filters=unknown, transaction_states=[]), version,
+                               request.header.correlation_id)
+            return
+        out = []
+        for loaded in self.shards.values():
+            if loaded.failed:
+                continue
+            for t in loaded.shard.txns.values():
+                if states and t.state not in states or pids and t.producer_id not in pids:
+                    continue
+                if duration >= 0 and (t.state != ONGOING or t.start_ms < 0 or now - t.start_ms <= duration):
+                    continue
+                if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID,
+                                                            t.transactional_id, Op.DESCRIBE, log_denied=False):
+                    continue
+                out.append(R.TransactionState(transactional_id=t.transactional_id, producer_id=t.producer_id,
+                                              transaction_state=STATE_NAMES[t.state]))
+        out.sort(key=lambda s: s.transactional_id)
+        conn.send_response(R(throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
+                             transaction_states=out), version, request.header.correlation_id)
+
+    def describe_transactions(self, request, conn) -> None:
+        R = w.DescribeTransactionsResponse
+        out = []
+        for tid in request.body.transactional_ids:
+            s = R.TransactionState(error_code=0, transactional_id=tid, transaction_state="",
+                                   transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
+                                   producer_epoch=-1, topics=[])
+            out.append(s)
+            if not self._may(conn, tid, Op.DESCRIBE):
+                s.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                continue
+            _p, loaded = self._route(tid)
+            if loaded is None:
+                s.error_code = self.route_error
+                continue
+            t = loaded.shard.txns.get(tid)
+            if t is None:
+                s.error_code = ec.TRANSACTIONAL_ID_NOT_FOUND
+                continue
+            s.transaction_state = STATE_NAMES[t.state]
+            s.transaction_timeout_ms, s.transaction_start_time_ms = t.timeout_ms, t.start_ms
+            s.producer_id, s.producer_epoch = t.producer_id, t.producer_epoch
+            topics: dict[str, list[int]] = {}
+            for topic, part in sorted(t.partitions):
+                topics.setdefault(topic, []).append(part)
+            s.topics = [R.TopicData(topic=n, partitions=ps) for n, ps in topics.items()]
+        conn.send_response(R(throttle_time_ms=0, transaction_states=out), request.version,
+                           request.header.correlation_id)
+
+
+def _partitions_answer(wanted: list[tuple[str, int]], codes: dict):
+    R = w.AddPartitionsToTxnResponse
+    topics: dict[str, list[int]] = {}
+    for topic, p in wanted:
+        topics.setdefault(topic, []).append(p)
+    return R(throttle_time_ms=0, results_by_topic_v3_and_below=[
+        R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
+            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
+            for p in ps]) for topic, ps in topics.items()])
+
+
+def refusal(api: str, body, code: int):
+    """The answer of a reply whose write failed: the same answer carrying ``code``."""
+    if api == "InitProducerId":
+        return w.InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
+    if api == "AddPartitionsToTxn":
+        wanted = [(t.name, r.partition_index) for t in body.results_by_topic_v3_and_below
+                  for r in t.results_by_partition]
+        return _partitions_answer(wanted, {tp: code for tp in wanted})
+    if api == "AddOffsetsToTxn":
+        return w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+    return w.EndTxnResponse(throttle_time_ms=0, error_code=code)
+
