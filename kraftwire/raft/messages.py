@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import uuid
-
-from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId
+from kraftwire.ids import UUID, OffsetAndEpoch, ReplicaKey, SnapshotId
 
 from kraftwire import error_codes as _codes
 from kraftwire.error_codes import (  # Kafka's wire error codes (a data table in kraftwire.error_codes)
@@ -62,7 +60,7 @@ class VoteRequest(Request):
     last_offset: int
     pre_vote: bool = False
     #: the directory id the candidate knows the receiving voter by (KIP-853; None: not known)
-    voter_directory_id: uuid.UUID | None = None
+    voter_directory_id: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +107,7 @@ class FetchRequest(Request):
     max_wait_ms: int
     max_bytes: int
     #: the fetching replica's metadata directory id (Fetch v17, KIP-853; None: not sent)
-    replica_directory_id: uuid.UUID | None = None
+    replica_directory_id: UUID | None = None
     #: the high watermark the fetching replica knows (Fetch v18, KIP-1166; -1 unknown; None: not sent)
     high_watermark: int | None = None
 
@@ -148,7 +146,7 @@ class ReplicaStateInfo:
     log_end_offset: int
     last_fetch_timestamp: int = -1
     last_caught_up_timestamp: int = -1
-    directory_id: uuid.UUID | None = None
+    directory_id: UUID | None = None
 
 
 @dataclass(frozen=True, slots=True)
