@@ -45,6 +45,7 @@ from kraftwire.errors import LogIOError
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.server.coordinator_log import LOAD_CHUNK, replay_partition
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -52,7 +53,6 @@ from kraftwire.security.authorizer import ResourceType
 log = logging.getLogger("kraftwire.groups")
 
 TICK_S = 0.1
-LOAD_CHUNK = 1 << 20  # bytes of the partition replayed per turn of the event loop while a shard loads
 #: FindCoordinator's answer for a key the principal may not describe, by key type (group, transactional id)
 _DENIED = {0: ec.GROUP_AUTHORIZATION_FAILED, 1: ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED}
 TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which this node does not run yet"
@@ -192,31 +192,26 @@ class GroupApis:
         lg = hp.log
         started = time.monotonic()
         count = 0
-        try:
-            pos = lg.start_offset()
-            while self.shards.get(p) is loaded and pos < lg.end_offset():
-                info = lg.read(pos, LOAD_CHUNK)
-                if not len(info.records):
-                    break
-                for batch in read_batches(info.records):
-                    if batch.last_offset < pos:
-                        continue
-                    if not batch.is_control:
-                        txn = batch.is_transactional  # a TxnOffsetCommit's offsets wait for their marker
-                        for rec in batch:
-                            if rec.offset >= pos:
-                                if txn:
-                                    shard.replay_txn(batch.producer_id, rec.key, rec.value, rec.offset)
-                                else:
-                                    shard.replay(rec.key, rec.value, rec.offset)
-                                count += 1
+
+        def take(batch, pos: int) -> None:
+            nonlocal count
+            if batch.is_control:
+                commit = _marker_of(batch)
+                if commit is not None:
+                    shard.complete_txn(batch.producer_id, commit, batch.base_offset)
+                return
+            txn = batch.is_transactional  # a TxnOffsetCommit's offsets wait for their marker
+            for rec in batch:
+                if rec.offset >= pos:
+                    if txn:
+                        shard.replay_txn(batch.producer_id, rec.key, rec.value, rec.offset)
                     else:
-                        commit = _marker_of(batch)
-                        if commit is not None:
-                            shard.complete_txn(batch.producer_id, commit, batch.base_offset)
-                    pos = batch.last_offset + 1
-                await asyncio.sleep(0)  # let the loop serve everyone else between chunks
-            if self.shards.get(p) is not loaded:
+                        shard.replay(rec.key, rec.value, rec.offset)
+                    count += 1
+
+        try:
+            pos = await replay_partition(lg, lambda: self.shards.get(p) is loaded, take)
+            if pos is None:
                 return  # dropped meanwhile (the leadership moved on)
             loaded.scanned = pos
             shard.advance(lg.high_watermark())

@@ -58,7 +58,8 @@ from kraftwire.coordinator.txn.coordinator import (
 from kraftwire.errors import LogIOError
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
-from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.server.coordinator_log import replay_partition
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -66,7 +67,6 @@ from kraftwire.server.group_apis import _write_error
 
 log = logging.getLogger("kraftwire.transactions")
 
-LOAD_CHUNK = 1 << 20
 WRITE_TIMEOUT_MS = 30_000  # Kafka waits request.timeout.ms for a transaction log append
 MARKER_BACKOFF_S = 0.1
 MARKER_REQUEST_TIMEOUT_S = 10.0
@@ -364,23 +364,19 @@ class TxnApis:
         lg = hp.log
         started = time.monotonic()
         count = 0
+
+        def take(batch, pos: int) -> None:
+            nonlocal count
+            if batch.is_control:
+                return
+            for rec in batch:
+                if rec.offset >= pos:
+                    shard.replay(rec.key, rec.value)
+                    count += 1
+
         try:
-            pos = lg.start_offset()
-            while self.shards.get(p) is loaded and pos < lg.end_offset():
-                info = lg.read(pos, LOAD_CHUNK)
-                if not len(info.records):
-                    break
-                for batch in read_batches(info.records):
-                    if batch.last_offset < pos:
-                        continue
-                    if not batch.is_control:
-                        for rec in batch:
-                            if rec.offset >= pos:
-                                shard.replay(rec.key, rec.value)
-                                count += 1
-                    pos = batch.last_offset + 1
-                await asyncio.sleep(0)
-            if self.shards.get(p) is not loaded:
+            pos = await replay_partition(lg, lambda: self.shards.get(p) is loaded, take)
+            if pos is None:
                 return
         except (CoordinatorRecordError, LogIOError) as exc:
             log.error("cannot load %s-%d: %s; its transactional ids are not served", TRANSACTION_TOPIC, p, exc)
