@@ -12,12 +12,16 @@ is rewritten keeping a record unless
 
 * a later record has its key (the map holds a larger offset), or
 * it has no key (a compacted topic refuses those on produce; older ones cannot be kept by key), or
-* it is a tombstone (null value) whose batch is older than ``delete.retention.ms``.
+* it is a tombstone (null value) whose batch is older than ``delete.retention.ms``, or
+* its batch belongs to an aborted transaction (the partition's ``.txnindex`` entries, given to ``job``): such records
+  are not in the offset map either, so an aborted write never hides the committed value of its key.
 
 Offsets never change: the retained records of a batch become batches of consecutive offsets (a gap between them
 where records went), with the batch's compression, timestamps, epoch and producer fields (base sequence moved with
-the first record kept). Control batches (transaction markers) are kept whole, and so is a producer's last batch, so
-its idempotence state survives. A segment left empty disappears, except the first.
+the first record kept). Control batches (transaction markers) are kept whole — Kafka removes a marker once its
+transaction's records are gone and ``delete.retention.ms`` has passed; kraftwire keeps them, which costs a batch per
+transaction and keeps the ``.txnindex`` true — and so is a producer's last batch, so its idempotence state survives.
+A segment left empty disappears, except the first.
 
 **Off the loop and crash-safe.** ``job`` (the event loop: which segments, each with a duplicate descriptor),
 ``plan`` and ``prepare`` (a worker thread: the offset map, then ``<base>.log.cleaned`` files, fsynced, consecutive
@@ -95,6 +99,7 @@ class CleanJob(NamedTuple):
     first_dirty: int
     cleanable: list  # SegmentViews the pass may rewrite
     others: list  # SegmentViews of the rest (read for producers' last batches)
+    aborted: "AbortedRanges | None" = None  # the partition's aborted transactions: their data batches go
 
     def close(self) -> None:
         for v in self.cleanable + self.others:
@@ -102,6 +107,37 @@ class CleanJob(NamedTuple):
                 os.close(v.fd)
             except OSError:
                 pass
+
+
+class AbortedRanges:
+    """The offset ranges of a partition's aborted transactions by producer (from its ``.txnindex`` entries, Kafka's
+    ``AbortedTxn``: producer id, first offset, marker offset): a transactional data batch of that producer inside
+    one of its ranges belongs to an aborted transaction."""
+
+    def __init__(self, entries) -> None:
+        self._by_producer: dict[int, list[tuple[int, int]]] = {}
+        for e in entries:
+            self._by_producer.setdefault(e.producer_id, []).append((e.first_offset, e.last_offset))
+        for ranges in self._by_producer.values():
+            ranges.sort()
+        self._spans = sorted(r for ranges in self._by_producer.values() for r in ranges)
+
+    def __bool__(self) -> bool:
+        return bool(self._spans)
+
+    def holds(self, batch) -> bool:
+        """Whether ``batch`` is a data batch of an aborted transaction."""
+        if not batch.is_transactional or batch.is_control:
+            return False
+        ranges = self._by_producer.get(batch.producer_id)
+        if not ranges:
+            return False
+        i = bisect_right(ranges, (batch.base_offset, 2**63 - 1)) - 1
+        return i >= 0 and ranges[i][0] <= batch.base_offset <= ranges[i][1]
+
+    def overlap(self, base: int, end: int) -> bool:
+        """Whether some aborted transaction spans offsets in ``[base, end)``."""
+        return any(first < end and last >= base for first, last in self._spans)
 
 
 def first_dirty_offset(log) -> int:
@@ -137,9 +173,10 @@ def dirty_ratio(log, now_ms: int, config: CleanerConfig) -> float:
     return dirty / total if total else 0.0
 
 
-def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> CleanJob | None:
+def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False, aborted=()) -> CleanJob | None:
     """What a pass may clean, on the thread that owns the log (cheap: sizes only), or None when nothing is dirty
-    or the dirty ratio is below ``min.cleanable.dirty.ratio`` (unless ``force``)."""
+    or the dirty ratio is below ``min.cleanable.dirty.ratio`` (unless ``force``). ``aborted``: the partition's
+    aborted transactions (``AbortedTxn`` entries), whose data batches the pass removes, as Kafka's cleaner does."""
     segs = cleanable_segments(log, now_ms, config)
     first = first_dirty_offset(log)
     dirty = [s for s in segs if s.next_offset > first]
@@ -153,7 +190,7 @@ def job(log, now_ms: int, config: CleanerConfig, *, force: bool = False) -> Clea
         return SegmentView(seg, os.dup(seg.fd), seg.base_offset, seg.next_offset, seg.size)
 
     return CleanJob(log.directory, log.max_batch_size, log.segment_bytes, first, [view(s) for s in segs],
-                    [view(s) for s in log._segments if id(s) not in chosen])
+                    [view(s) for s in log._segments if id(s) not in chosen], AbortedRanges(aborted))
 
 
 def _chunks(fd: int, size: int, max_batch_size: int):
@@ -182,8 +219,16 @@ def plan(j: CleanJob, config: CleanerConfig) -> CleanPlan:
         # at most one new key per offset: when that fits, the keys go straight into the map
         room = len(offset_map) + (v.next_offset - max(v.base_offset, first)) <= capacity
         keys: dict[bytes, int] = offset_map if room else {}
+        aborted = j.aborted if j.aborted and j.aborted.overlap(v.base_offset, v.next_offset) else None
         for chunk in _chunks(v.fd, v.size, j.max_batch_size):
-            index_keys(chunk, keys, max(j.max_batch_size, len(chunk)))
+            limit = max(j.max_batch_size, len(chunk))
+            if aborted is None:
+                index_keys(chunk, keys, limit)
+                continue
+            # an aborted transaction's records never shadow a key: they are not in the map (and go in the rewrite)
+            for batch in read_batches(chunk, validate=False, max_batch_size=limit):
+                if not aborted.holds(batch):
+                    index_keys(batch.buffer, keys, limit)
         if not room:
             if offset_map and len(offset_map) + len(keys.keys() - offset_map.keys()) > capacity:
                 break  # the map is full: this segment waits for the next pass
@@ -322,6 +367,8 @@ def _cleaned(j: CleanJob, p: CleanPlan, v: SegmentView, survivors, horizon: int)
                 parts.append(bytes(batch.buffer))  # markers and a producer's last batch stay whole
                 kept_count += count
                 continue
+            if j.aborted and j.aborted.holds(batch):
+                continue  # a batch of an aborted transaction: no consumer may ever read it
             if dirty:
                 lo = bisect_left(survivors, batch.base_offset)
                 hi = bisect_right(survivors, batch.last_offset)
@@ -449,11 +496,12 @@ def commit(log, p: CleanPlan, prepared: list[Prepared]) -> CleanStats:
     return CleanStats(swapped, before, after, read, kept, p.end)
 
 
-def clean(log, now_ms: int, config: CleanerConfig | None = None, *, force: bool = False) -> CleanStats | None:
+def clean(log, now_ms: int, config: CleanerConfig | None = None, *, force: bool = False,
+          aborted=()) -> CleanStats | None:
     """One whole pass on the calling thread (tests, tools); the broker runs ``plan`` and ``prepare`` off the loop
     between ``job`` and ``commit`` on it."""
     config = config or CleanerConfig()
-    j = job(log, now_ms, config, force=force)
+    j = job(log, now_ms, config, force=force, aborted=aborted)
     if j is None:
         return None
     try:
@@ -463,5 +511,5 @@ def clean(log, now_ms: int, config: CleanerConfig | None = None, *, force: bool 
         j.close()
 
 
-__all__ = ["CLEANER_OFFSET_CHECKPOINT", "CleanJob", "CleanerConfig", "CleanPlan", "CleanStats", "clean", "commit",
+__all__ = ["AbortedRanges", "CLEANER_OFFSET_CHECKPOINT", "CleanJob", "CleanerConfig", "CleanPlan", "CleanStats", "clean", "commit",
            "dirty_ratio", "discard", "first_dirty_offset", "job", "plan", "prepare"]

@@ -854,18 +854,19 @@ class ReplicaManager:
                 continue
             cfg = self.cleaner_config(hp.topic)
             try:
-                hp.log.first_unstable_offset = hp.txn_state().first_unstable_offset()
+                txns = hp.txn_state()
+                hp.log.first_unstable_offset = txns.first_unstable_offset()
             except (OSError, KraftwireError) as exc:
                 log.warning("not cleaning %s-%d: its transactions: %s", hp.topic, hp.index, exc)
                 continue
             ratio = cleaner.dirty_ratio(hp.log, now, cfg)
             if (force and ratio > 0) or ratio >= cfg.min_cleanable_dirty_ratio:
                 if best is None or ratio > best[0]:
-                    best = (ratio, hp, cfg)
+                    best = (ratio, hp, cfg, txns)
         if best is None:
             return None
-        _ratio, hp, cfg = best
-        job = cleaner.job(hp.log, now, cfg, force=force)
+        _ratio, hp, cfg, txns = best
+        job = cleaner.job(hp.log, now, cfg, force=force, aborted=list(txns.aborted))
         if job is None:
             return None
         lg = hp.log
