@@ -1,9 +1,11 @@
 """``spark.read.format("kraftwire").load(PATH)``: a PySpark Python Data Source over Raft log dirs and snapshots.
 
-PATH: a metadata log dir, a partition dir, a ``.log`` segment, a ``.checkpoint`` snapshot, or several of them
-(comma-separated, globs allowed). One row per record; columns in :data:`kraftwire.spark.scan.COLUMNS`
-(``offset``/``timestamp`` are longs, ``timestamp`` in epoch ms; ``committed`` = offset below the node's
-``high-watermark-checkpoint``, null when there is none; snapshot rows are committed;
+PATH: a log dir (every ``<topic>-<partition>/`` dir in it), a partition dir, a ``.log`` segment, a ``.checkpoint``
+snapshot, or several of them (comma-separated, globs allowed). One row per record; columns in
+:data:`kraftwire.spark.scan.COLUMNS` (``offset``/``timestamp`` are longs, ``timestamp`` in epoch ms; ``topic``/
+``partition`` from the partition dir's name; ``committed`` = offset below the checkpointed high watermark, null when
+there is none; snapshot rows are committed; ``record_type``/``record_version``/``record_json`` = the decoded
+metadata record of a ``__cluster_metadata`` data record when decoding is on, see ``decodeMetadata``;
 ``is_snapshot`` marks snapshot rows; corruption is flagged, see :mod:`kraftwire.spark.scan`).
 
 Options:
@@ -18,6 +20,15 @@ Options:
                         (Spark's own file-source default: each task costs Spark ~60 ms here, so fewer, larger
                         partitions read faster; lower it for more parallelism on small logs)
     statsDir            diagnostics: each partition read writes a JSON file here (bytes_read, rows, ...)
+    topics              only these topics' partition dirs (comma list)                  default: all
+    topicPattern        only topics whose whole name matches this regex                 default: all
+    decodeMetadata      fill record_type/record_version/record_json for __cluster_metadata rows default: false
+                        (also turned on by any filter on those columns; null for other topics)
+
+Topic partitions: a log dir holds ``<topic>-<partition>/`` dirs (``topic``/``partition`` columns, the name split at
+its last dash); their ``committed`` comes from the log dir's ``replication-offset-checkpoint``, the Raft log's
+(``__cluster_metadata-0``) from its own ``high-watermark-checkpoint``. Pushed ``topic = x``, ``topic IN (...)``,
+``partition = n``, ``partition IN (...)`` skip whole partition dirs.
 
 Partitions: one per segment (large ones split on batch boundaries through the ``.index``). Pushed filters
 (``spark.sql.python.filterPushdown.enabled``, which :func:`kraftwire.spark.register` turns on): comparisons and
@@ -47,8 +58,8 @@ from pyspark.sql.datasource import (
 )
 from pyspark.sql.types import StructType
 
-from kraftwire.spark.files import Bounds, FileRange, plan, resolve
-from kraftwire.spark.scan import COLUMNS, RowFilter
+from kraftwire.spark.files import Bounds, FileRange, Selection, plan, resolve
+from kraftwire.spark.scan import COLUMNS, RECORD_COLUMNS, RowFilter
 
 __all__ = ["KraftwireDataSource", "KraftwireReader", "RangePartition", "spark_schema", "NAME"]
 
@@ -94,26 +105,83 @@ class RangePartition(InputPartition):
 
 
 class KraftwireDataSource(DataSource):
+    """``format("kraftwire")``: with option ``kafka.bootstrap.servers``, topics over the wire with the options and
+    schema of Spark's Kafka connector (:mod:`kraftwire.spark.topics`); otherwise the log files under a PATH (and,
+    streaming, the ``bootstrap.servers`` tail of :mod:`kraftwire.spark.stream`)."""
+
     @classmethod
     def name(cls) -> str:
         return NAME
 
     def schema(self) -> StructType:
+        from kraftwire.spark import topics
+
+        if topics.over_wire(self.options):  # kafka.bootstrap.servers: topics over the wire, the connector's schema
+            return topics.topic_schema_for(self.options)
         return spark_schema()
 
     def reader(self, schema: StructType) -> "KraftwireReader":
+        from kraftwire.spark import topics
+
+        if topics.over_wire(self.options):
+            if schema.fieldNames() != self.schema().fieldNames():
+                raise ValueError("kraftwire: the schema is fixed; do not pass .schema(...) to this source")
+            return topics.TopicBatchReader(dict(self.options))
         if [f.name for f in schema.fields] != [n for n, _ in COLUMNS]:
             raise ValueError("kraftwire: the schema is fixed; do not pass .schema(...) to this source")
         return KraftwireReader(dict(self.options))
 
     def streamReader(self, schema: StructType):
+        from kraftwire.spark import topics
         from kraftwire.spark.stream import KraftwireStreamReader
 
+        if topics.over_wire(self.options):
+            return topics.TopicStreamReader(dict(self.options))
         return KraftwireStreamReader(dict(self.options))
 
 
 def _as_int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _selection(opts: dict) -> Selection:
+    """The ``topics``/``topicPattern`` options as a :class:`Selection` (the pattern is checked here, on the driver)."""
+    import re
+
+    topics = opts.get("topics")
+    pattern = opts.get("topicpattern")
+    if pattern is not None:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"kraftwire: option topicPattern is no regular expression: {exc}") from None
+    names = None if topics is None else frozenset(t.strip() for t in str(topics).split(",") if t.strip())
+    if names is not None and not names:
+        raise ValueError("kraftwire: option topics names no topic")
+    return Selection(topics=names, pattern=pattern or None)
+
+
+def _names_record_columns(flt) -> bool:
+    inner = flt.child if isinstance(flt, Not) else flt
+    col = getattr(inner, "attribute", None)
+    return bool(col) and col[0] in RECORD_COLUMNS
+
+
+def _take_selection(sel: Selection, flt):
+    """``sel`` narrowed by a ``topic``/``partition`` equality or ``IN`` filter, or None when ``flt`` is no such
+    filter (every row of a partition dir has its dir's topic and partition, so skipping dirs applies it exactly)."""
+    if not isinstance(flt, (EqualTo, In)) or flt.attribute not in (("topic",), ("partition",)):
+        return None
+    values = [flt.value] if isinstance(flt, EqualTo) else list(flt.value)
+    if flt.attribute == ("topic",):
+        if not all(isinstance(v, str) for v in values):
+            return None
+        new = frozenset(values)
+        return replace(sel, topics=new if sel.topics is None else sel.topics & new)
+    if not all(_as_int(v) is not None for v in values):
+        return None
+    new = frozenset(values)
+    return replace(sel, partitions=new if sel.partitions is None else sel.partitions & new)
 
 
 class KraftwireReader(DataSourceReader):
@@ -138,11 +206,21 @@ class KraftwireReader(DataSourceReader):
             is_control=None if _bool(opts, "includecontrol", True) else False,
             committed=True if _bool(opts, "committedonly", False) else None,
         )
+        self.select = _selection(opts)
+        self.decode_metadata = _bool(opts, "decodemetadata", False)
 
     # ---------------------------------------------------------------------------------------- pushdown
 
     def pushFilters(self, filters):
         for flt in filters:
+            if _names_record_columns(flt):
+                self.decode_metadata = True  # a query about record_* needs them decoded; Spark applies it
+                yield flt
+                continue
+            select = _take_selection(self.select, flt)
+            if select is not None:
+                self.select = select
+                continue
             taken = self._take(flt)
             if taken is None:
                 yield flt
@@ -207,13 +285,16 @@ class KraftwireReader(DataSourceReader):
     # ---------------------------------------------------------------------------------------- planning
 
     def partitions(self):
-        files = resolve(self.path, self.include_snapshots)
+        files = resolve(self.path, self.include_snapshots, self.select)
         return [RangePartition(r) for r in plan(files, self.filter.bounds, self.max_bytes)]
 
     def read(self, partition: RangePartition) -> Iterator:
         from kraftwire.spark.scan import ScanStats, scan, write_stats
 
+        if not isinstance(partition, RangePartition):
+            return  # nothing planned (no dir selected, empty bounds): Spark reads one empty default partition
         stats = ScanStats()
-        yield from scan(partition.range, self.filter, stats=stats, with_path=self.with_path)
+        yield from scan(partition.range, self.filter, stats=stats, with_path=self.with_path,
+                        decode_metadata=self.decode_metadata)
         if self.stats_dir:
             write_stats(self.stats_dir, partition.range, stats)

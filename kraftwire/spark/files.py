@@ -1,7 +1,14 @@
 """Finding what to read under a PATH and cutting it into byte ranges (no Spark, no pyarrow: plain file reads).
 
-PATH forms (comma-separated, each may be a glob): a metadata log dir (it holds ``<topic>-<n>/`` partition dirs),
-a partition dir (it holds ``%020d.log`` segments), a single ``.log`` segment, or a ``.checkpoint`` snapshot.
+PATH forms (comma-separated, each may be a glob): a log dir (a broker's or controller's ``log.dirs`` entry: it holds
+``<topic>-<partition>/`` partition dirs, ``__cluster_metadata-0`` among them), a partition dir (it holds
+``%020d.log`` segments), a single ``.log`` segment, or a ``.checkpoint`` snapshot. Every file carries its partition
+dir's topic and partition (the dir name split at its *last* dash: ``orders.v1-eu-3`` is topic ``orders.v1-eu``,
+partition 3); a :class:`Selection` skips whole partition dirs before anything in them is read.
+
+High watermarks (the ``committed`` column, the audit's bound): a partition dir with its own
+``high-watermark-checkpoint`` is a Raft log (``__cluster_metadata-0``); any other partition's comes from its log
+dir's ``replication-offset-checkpoint`` (Kafka's per-log-dir file, ``topic partition offset`` lines).
 
 A *range* is ``[start, end)`` bytes of one file starting and ending on batch boundaries. Ranges come from
 the segment's sparse ``.index`` (entries map a batch's last offset to the batch's position, Kafka's rule): a
@@ -22,14 +29,15 @@ import struct
 from dataclasses import dataclass
 from typing import Optional
 
-from kraftwire.log.checkpoint import OffsetCheckpointFile
+from kraftwire.log.checkpoint import OffsetCheckpointFile, parse_offset_checkpoint, read_file_or_none
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT
 from kraftwire.log.meta_properties import MetaPropertiesError, read_meta_properties
+from kraftwire.log.partition_log import REPLICATION_OFFSET_CHECKPOINT, parse_partition_dir
 from kraftwire.log.segment import INDEX_SUFFIX, LOG_SUFFIX, TIME_INDEX_SUFFIX, parse_index, parse_time_index
 from kraftwire.records import api as layout
 from kraftwire.snapshot.paths import SnapshotFileKind, parse_snapshot_path
 
-__all__ = ["LogFile", "FileRange", "Bounds", "resolve", "plan", "partition_info"]
+__all__ = ["LogFile", "FileRange", "Bounds", "Selection", "resolve", "plan", "partition_info", "topic_partition"]
 
 _SEGMENT_NAME = re.compile(r"^(\d{20})\.log$")
 _BASE_LENGTH = struct.Struct(">qi")
@@ -61,6 +69,35 @@ class LogFile:
     high_watermark: Optional[int]
     base: int = 0
     next_base: Optional[int] = None
+    topic: Optional[str] = None  # from the partition dir's name (None: not a ``<topic>-<partition>`` name)
+    partition: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which partition dirs to read (options ``topics``/``topicPattern`` and pushed ``topic``/``partition``
+    filters); None everywhere = all. Exact: a dir is read iff its topic and partition pass every part."""
+
+    topics: Optional[frozenset] = None
+    pattern: Optional[str] = None  # a regex the whole topic name must match (as Kafka's pattern subscription)
+    partitions: Optional[frozenset] = None
+
+    def all(self) -> bool:
+        return self.topics is None and self.pattern is None and self.partitions is None
+
+    def empty(self) -> bool:
+        return (self.topics is not None and not self.topics) or (self.partitions is not None and not self.partitions)
+
+    def wants(self, topic: Optional[str], partition: Optional[int]) -> bool:
+        if self.all():
+            return True
+        if topic is None:
+            return False  # a dir with no topic name can satisfy no topic/partition condition
+        if self.topics is not None and topic not in self.topics:
+            return False
+        if self.partitions is not None and partition not in self.partitions:
+            return False
+        return self.pattern is None or re.fullmatch(self.pattern, topic) is not None
 
 
 @dataclass(frozen=True)
@@ -72,8 +109,32 @@ class FileRange:
     end: int
 
 
-def partition_info(partition_dir: str) -> tuple[Optional[int], Optional[int]]:
-    """(node id from the parent's ``meta.properties`` or the dir's own, checkpointed high watermark) — None if absent."""
+def topic_partition(partition_dir: str) -> tuple[Optional[str], Optional[int]]:
+    """(topic, partition) from a partition dir's name, split at the last dash; (None, None) for other names."""
+    parsed = parse_partition_dir(os.path.basename(os.path.normpath(partition_dir)))
+    return (None, None) if parsed is None else parsed
+
+
+def _root_checkpoint(log_dir: str, cache: Optional[dict]) -> dict:
+    """The ``replication-offset-checkpoint`` entries of ``log_dir`` ({} when absent or unreadable), read once per
+    ``cache``."""
+    if cache is not None and log_dir in cache:
+        return cache[log_dir]
+    text = read_file_or_none(os.path.join(log_dir, REPLICATION_OFFSET_CHECKPOINT))
+    try:
+        entries = parse_offset_checkpoint(text) if text is not None else {}
+    except ValueError:
+        entries = {}
+    if cache is not None:
+        cache[log_dir] = entries
+    return entries
+
+
+def partition_info(partition_dir: str, cache: Optional[dict] = None) -> tuple[Optional[int], Optional[int]]:
+    """(node id from the parent's ``meta.properties`` or the dir's own, checkpointed high watermark) — None if absent.
+
+    The high watermark: the dir's own ``high-watermark-checkpoint`` (a Raft log, as ``__cluster_metadata-0``), else
+    the log dir's ``replication-offset-checkpoint`` entry for the dir's topic partition (Kafka's layout)."""
     node = None
     for d in (os.path.dirname(partition_dir), partition_dir):
         try:
@@ -87,8 +148,10 @@ def partition_info(partition_dir: str) -> tuple[Optional[int], Optional[int]]:
     topic, sep, part = name.rpartition("-")
     if not (sep and part.isdigit()):
         topic, part = name, "0"
-    hw = OffsetCheckpointFile(os.path.join(partition_dir, HIGH_WATERMARK_CHECKPOINT), topic, int(part)).read()
-    return node, hw
+    own = os.path.join(partition_dir, HIGH_WATERMARK_CHECKPOINT)
+    if os.path.exists(own):
+        return node, OffsetCheckpointFile(own, topic, int(part)).read()
+    return node, _root_checkpoint(os.path.dirname(partition_dir), cache).get((topic, int(part)))
 
 
 def _segments_in(partition_dir: str) -> list[tuple[int, str]]:
@@ -109,54 +172,68 @@ def _snapshots_in(partition_dir: str) -> list[str]:
     return out
 
 
-def _partition_files(partition_dir: str, include_snapshots: bool) -> list[LogFile]:
-    node, hw = partition_info(partition_dir)
+def _partition_files(partition_dir: str, include_snapshots: bool, cache: Optional[dict] = None) -> list[LogFile]:
+    node, hw = partition_info(partition_dir, cache)
+    topic, part = topic_partition(partition_dir)
     segs = _segments_in(partition_dir)
     files = []
     for i, (base, path) in enumerate(segs):
         nxt = segs[i + 1][0] if i + 1 < len(segs) else None
-        files.append(LogFile(path, "segment", os.path.getsize(path), node, hw, base, nxt))
+        files.append(LogFile(path, "segment", os.path.getsize(path), node, hw, base, nxt, topic, part))
     if include_snapshots:
-        files.extend(_snapshot_file(p, node, hw) for p in _snapshots_in(partition_dir))
+        files.extend(_snapshot_file(p, node, hw, topic, part) for p in _snapshots_in(partition_dir))
     return files
 
 
-def _snapshot_file(path: str, node, hw) -> LogFile:
-    return LogFile(path, "snapshot", os.path.getsize(path), node, hw, 0, None)
+def _snapshot_file(path: str, node, hw, topic=None, partition=None) -> LogFile:
+    return LogFile(path, "snapshot", os.path.getsize(path), node, hw, 0, None, topic, partition)
 
 
 def _is_partition_dir(d: str) -> bool:
     return any(_SEGMENT_NAME.match(n) for n in os.listdir(d))
 
 
-def _expand(path: str, include_snapshots: bool) -> list[LogFile]:
+def _expand(path: str, include_snapshots: bool, select: Selection, cache: dict) -> list[LogFile]:
     path = os.path.abspath(os.path.expanduser(path))
     if os.path.isfile(path):
         d = os.path.dirname(path)
         name = os.path.basename(path)
+        if not select.wants(*topic_partition(d)):
+            return []
         if _SEGMENT_NAME.match(name):
             # A single segment: its successor (if any) bounds its offsets.
-            return [f for f in _partition_files(d, False) if f.path == path]
+            return [f for f in _partition_files(d, False, cache) if f.path == path]
         if parse_snapshot_path(name) is not None:
-            node, hw = partition_info(d)
-            return [_snapshot_file(path, node, hw)]
+            node, hw = partition_info(d, cache)
+            return [_snapshot_file(path, node, hw, *topic_partition(d))]
         raise ValueError(f"kraftwire: {path} is neither a segment (%020d.log) nor a snapshot (.checkpoint)")
     if not os.path.isdir(path):
         raise FileNotFoundError(f"kraftwire: no such file or directory: {path}")
     if _is_partition_dir(path) or _snapshots_in(path):
-        return _partition_files(path, include_snapshots or not _is_partition_dir(path))
+        if not select.wants(*topic_partition(path)):
+            return []
+        return _partition_files(path, include_snapshots or not _is_partition_dir(path), cache)
     files: list[LogFile] = []
+    found = False
     for name in sorted(os.listdir(path)):
         sub = os.path.join(path, name)
-        if os.path.isdir(sub) and re.match(r"^.+-\d+$", name) and _is_partition_dir(sub):
-            files.extend(_partition_files(sub, include_snapshots))
-    if not files:
-        raise FileNotFoundError(f"kraftwire: no log segments under {path} (expected <topic>-0/%020d.log)")
+        # ``<topic>-<n>`` only: Kafka's ``-delete``/``-future``/``-stray`` dirs are no live partition
+        if parse_partition_dir(name) is None or not os.path.isdir(sub) or not _is_partition_dir(sub):
+            continue
+        found = True
+        if select.wants(*parse_partition_dir(name)):
+            files.extend(_partition_files(sub, include_snapshots, cache))
+    if not found:
+        raise FileNotFoundError(f"kraftwire: no log segments under {path} (expected <topic>-<partition>/%020d.log)")
     return files
 
 
-def resolve(paths: str, include_snapshots: bool = False) -> list[LogFile]:
-    """Every file PATH names, each once, in a stable order."""
+def resolve(paths: str, include_snapshots: bool = False, select: Optional[Selection] = None) -> list[LogFile]:
+    """Every file PATH names (in the partition dirs ``select`` wants), each once, in a stable order."""
+    select = select if select is not None else Selection()
+    if select.empty():
+        return []
+    cache: dict = {}
     seen: set[str] = set()
     out: list[LogFile] = []
     for item in (p.strip() for p in paths.split(",")):
@@ -166,7 +243,7 @@ def resolve(paths: str, include_snapshots: bool = False) -> list[LogFile]:
         if not matches:
             raise FileNotFoundError(f"kraftwire: {item} matches nothing")
         for m in matches:
-            for f in _expand(m, include_snapshots):
+            for f in _expand(m, include_snapshots, select, cache):
                 if f.path not in seen:
                     seen.add(f.path)
                     out.append(f)

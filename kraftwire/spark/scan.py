@@ -16,6 +16,11 @@ Corruption (documented contract, what the audit relies on):
 * A torn tail (a trailing partial batch: a crash mid-append, or a live node appending) is not corruption: it is
   left out, as every reader of the log does.
 Every healthy row has ``batch_crc_valid = true`` and ``error`` null.
+
+Per-file columns: ``node``, ``path``, ``topic``/``partition`` (the partition dir's name), ``committed``,
+``is_snapshot``. ``record_type``/``record_version``/``record_json`` are null unless ``scan(decode_metadata=True)``
+reads a ``__cluster_metadata`` partition: then every data record that passes the filter is decoded (after filtering,
+in the worker) by the decoder of ``kraftwire dump-log --cluster-metadata-decoder`` into three Arrow columns.
 """
 
 from __future__ import annotations
@@ -32,12 +37,15 @@ from kraftwire.records import api as layout
 from kraftwire.records import decode_raw_columns, validate_batches, whole_batches_size
 from kraftwire.spark.files import Bounds, FileRange
 
-__all__ = ["COLUMNS", "RowFilter", "arrow_schema", "scan", "READ_CHUNK"]
+__all__ = ["COLUMNS", "METADATA_TOPIC", "RowFilter", "arrow_schema", "decode_metadata_columns", "scan", "READ_CHUNK",
+           "RECORD_COLUMNS"]
 
 #: (name, Spark DDL type) in output order — the one definition of the source's schema.
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("node", "int"),
     ("path", "string"),
+    ("topic", "string"),
+    ("partition", "int"),
     ("offset", "bigint"),
     ("partition_leader_epoch", "int"),
     ("timestamp", "bigint"),
@@ -51,8 +59,15 @@ COLUMNS: tuple[tuple[str, str], ...] = (
     ("batch_crc_valid", "boolean"),
     ("committed", "boolean"),
     ("is_snapshot", "boolean"),
+    ("record_type", "string"),
+    ("record_version", "int"),
+    ("record_json", "string"),
     ("error", "string"),
 )
+
+#: The partition dir whose records are Kafka's metadata records (decoded into ``record_*`` on request).
+METADATA_TOPIC = "__cluster_metadata"
+RECORD_COLUMNS = ("record_type", "record_version", "record_json")
 
 #: Bytes read per ``pread`` (one Arrow batch per chunk, whole batches only; a larger batch is read whole). Small
 #: batches keep Spark's JVM converting one while the worker decodes the next, and leave little to drain at the end of
@@ -122,6 +137,8 @@ def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None, with_
     arrays = [
         pa.nulls(n, pa.int32()) if f.node is None else pa.repeat(pa.scalar(f.node, pa.int32()), n),
         _const_string(pa, f.path, n) if with_path else pa.nulls(n, pa.string()),
+        pa.nulls(n, pa.string()) if f.topic is None else _const_string(pa, f.topic, n),
+        pa.nulls(n, pa.int32()) if f.partition is None else pa.repeat(pa.scalar(f.partition, pa.int32()), n),
         offset,
         fb(pa.int32(), n, [None, buf(raw.partition_leader_epoch)]),
         fb(pa.int64(), n, [None, buf(raw.timestamp)]),
@@ -135,6 +152,9 @@ def _to_batch(raw, f, crc_valid: bool = True, error: Optional[str] = None, with_
         _const_bool(pa, crc_valid, n),
         committed,
         _const_bool(pa, f.kind == "snapshot", n),
+        pa.nulls(n, pa.string()),
+        pa.nulls(n, pa.int32()),
+        pa.nulls(n, pa.string()),
         pa.nulls(n, pa.string()) if error is None else _const_string(pa, error, n),
     ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
@@ -145,10 +165,11 @@ def _marker(f, base: Optional[int], epoch: Optional[int], crc_valid: bool, error
     pa, schema, _, _ = arrow_schema()
     committed = True if f.kind == "snapshot" else (
         None if f.high_watermark is None or base is None else base < f.high_watermark)
-    row = {"node": f.node, "path": f.path, "offset": base, "partition_leader_epoch": epoch, "timestamp": None,
+    row = {"node": f.node, "path": f.path, "topic": f.topic, "partition": f.partition, "offset": base, "partition_leader_epoch": epoch, "timestamp": None,
            "timestamp_type": None, "key": None, "value": None, "headers": None, "is_control": None,
            "control_type": None, "batch_base_offset": base, "batch_crc_valid": crc_valid, "committed": committed,
-           "is_snapshot": f.kind == "snapshot", "error": error}
+           "is_snapshot": f.kind == "snapshot", "record_type": None, "record_version": None, "record_json": None,
+           "error": error}
     return pa.RecordBatch.from_pylist([row], schema=schema)
 
 
@@ -189,6 +210,54 @@ def _filter(batch, rf: RowFilter):
     return batch.filter(mask, null_selection_behavior="drop")
 
 
+_NAMES = None
+
+
+def _record_names() -> dict:
+    """Kafka's ``MetadataRecordType`` names (``TOPIC_RECORD``) -> record names (``TopicRecord``)."""
+    global _NAMES
+    if _NAMES is None:
+        from kraftwire.metadata import records as metadata_records
+
+        _NAMES = {metadata_records.type_name(c): c.NAME for c in metadata_records.RECORD_TYPES.values()}
+    return _NAMES
+
+
+def decode_metadata_columns(batch):
+    """``batch`` with ``record_type``/``record_version``/``record_json`` filled from each data record's value by the
+    metadata decoder ``kraftwire dump-log --cluster-metadata-decoder`` uses (``record_json`` = its ``data``: Kafka's
+    field names, only the fields of that version). Control records and marker rows stay null; a value that is no
+    metadata record gets ``record_json`` = ``{"error": reason}`` and a null type."""
+    if batch.num_rows == 0:
+        return batch
+    from kraftwire.tools.dump_log import decode_metadata
+
+    pa, schema, _, _ = arrow_schema()
+    names = _record_names()
+    values = batch.column("value").to_pylist()
+    control = batch.column("is_control").to_pylist()
+    types, versions, texts = [], [], []
+    for v, c in zip(values, control):
+        if c is not False or v is None:  # control record or marker row
+            types.append(None)
+            versions.append(None)
+            texts.append(None)
+            continue
+        d = decode_metadata(v)
+        if "error" in d:
+            types.append(None)
+            versions.append(None)
+            texts.append(json.dumps({"error": d["error"]}))
+        else:
+            types.append(names.get(d["type"], d["type"]))
+            versions.append(d["version"])
+            texts.append(json.dumps(d["data"], separators=(",", ":")))
+    cols = {"record_type": pa.array(types, pa.string()), "record_version": pa.array(versions, pa.int32()),
+            "record_json": pa.array(texts, pa.string())}
+    arrays = [cols[name] if name in cols else batch.column(i) for i, name in enumerate(schema.names)]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
 @dataclass
 class ScanStats:
     bytes_read: int = 0
@@ -223,11 +292,13 @@ def _decode_slow(data: bytes, f, base_pos: int, with_path: bool = True) -> Itera
 
 
 def scan(r: FileRange, rf: RowFilter, chunk: int = READ_CHUNK, stats: Optional[ScanStats] = None,
-         with_path: bool = True) -> Iterator:
+         with_path: bool = True, decode_metadata: bool = False) -> Iterator:
     """Yield ``pyarrow.RecordBatch``es (schema :func:`arrow_schema`) for the records of ``r`` that pass ``rf``
-    (``with_path=False``: the ``path`` column is null, which Spark ingests much faster than a string per row)."""
+    (``with_path=False``: the ``path`` column is null, which Spark ingests much faster than a string per row;
+    ``decode_metadata``: fill ``record_*`` for a ``__cluster_metadata`` partition's rows that pass ``rf``)."""
     stats = stats if stats is not None else ScanStats()
     f = r.file
+    decode = decode_metadata and f.topic == METADATA_TOPIC
     hi = rf.bounds.offset_hi
     fd = os.open(f.path, os.O_RDONLY)
     try:
@@ -273,7 +344,7 @@ def scan(r: FileRange, rf: RowFilter, chunk: int = READ_CHUNK, stats: Optional[S
                     out = _filter(b, rf)
                     stats.rows += out.num_rows
                     if out.num_rows:
-                        yield out
+                        yield decode_metadata_columns(out) if decode else out
             if tail_error is not None:
                 stats.corrupt_batches += 1
                 yield _marker(f, None, None, False,

@@ -15,6 +15,10 @@ with a checkpoint and a file sink, a restart neither loses nor repeats a record.
 Rows have the batch source's schema: ``node`` = the node that served the fetch, ``path`` null, ``committed`` true.
 Control records are included (flagged) unless ``includeControl`` is false. Other options: ``topic`` (default: the
 quorum's one topic from Metadata), ``fetch.max.bytes`` (default 8 MiB), ``timeoutMs`` (default 30,000).
+
+Reading topics as Spark's Kafka connector does (``kafka.bootstrap.servers``, ``subscribe``, ...: any topics and
+partitions, the connector's schema and checkpointed offsets) is :mod:`kraftwire.spark.topics`; this module is the
+older tail of one partition, kept for the ``bootstrap.servers`` option.
 """
 
 from __future__ import annotations

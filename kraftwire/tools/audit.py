@@ -1,8 +1,13 @@
-"""``kraftwire audit LOGDIR [LOGDIR ...] [--master URL]``: compare replicas' Raft logs with a Spark job.
+"""``kraftwire audit LOGDIR [LOGDIR ...] [--master URL]``: compare every partition's replicas across brokers' log
+dirs (topic partitions and the Raft log ``__cluster_metadata-0``) with a Spark job.
 
+    kraftwire audit /var/lib/kafka/broker-1 /var/lib/kafka/broker-2 /var/lib/kafka/broker-3
+
+Partition dirs are grouped by ``<topic>-<partition>``; output: one row per replica (``TOPIC PARTITION BROKER
+HIGH-WATERMARK ...``), one ``Topic: .. Partition: .. Status: ..`` line per partition, the findings, a summary.
 Exit status: 0 when the replicas agree (uncommitted tails are reported, not failures), 1 on any violation
-(corrupt batch, gap, duplicate, decreasing epoch, divergence below the committed watermark), 2 when the
-directories cannot be read. The rules live in :mod:`kraftwire.spark.audit`; this module only parses arguments,
+(corrupt batch, gap, duplicate, decreasing epoch, divergence below the replicas' checkpointed high watermarks), 2
+when the directories cannot be read. The rules live in :mod:`kraftwire.spark.audit`; this module only parses arguments,
 starts the session (local by default) and prints the table.
 """
 
@@ -17,7 +22,7 @@ __all__ = ["add_arguments", "run"]
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("logdirs", nargs="+", metavar="LOGDIR",
-                        help="a replica's metadata log dir or partition dir (one per replica; globs allowed)")
+                        help="a broker's (or controller's) log dir, or one partition dir; globs allowed")
     parser.add_argument("--master", default="local[*]", help="Spark master URL (default: local[*])")
     parser.add_argument("--sample", type=int, default=10, help="how many example offsets to name per finding")
     parser.add_argument("--json", action="store_true", help="print the report as JSON instead of a table")
@@ -41,12 +46,7 @@ def run(args: argparse.Namespace) -> int:
             print(f"kraftwire audit: {exc}", file=sys.stderr)
             return 2
         if args.json:
-            print(json.dumps({
-                "ok": report.ok, "committed_watermark": report.committed_watermark,
-                "divergent_offsets": report.divergent_offsets, "first_divergence": report.first_divergence,
-                "violations": report.violations, "tails": report.tails,
-                "replicas": [dict(vars(r), status=r.status) for r in report.replicas],
-            }, indent=2))
+            print(json.dumps(report.as_json(), indent=2))
         else:
             print(report.render())
         return 0 if report.ok else 1

@@ -33,6 +33,12 @@ def client_security(path: str | None):
         props = load_properties(path)
     except OSError as exc:
         raise ConfigError("--command-config", path, f"cannot read the file: {exc.strerror or exc}") from None
+    return security_from(props)
+
+
+def security_from(props: dict):
+    """(TLS context or None, SaslLogin or None) from client properties (a ``--command-config`` file's, or the
+    ``kafka.*`` options of the Spark source with the prefix taken off); ``ConfigError`` names the key."""
     protocol = props.get("security.protocol", "PLAINTEXT").strip().upper()
     if protocol not in PROTOCOLS:
         raise ConfigError("security.protocol", protocol, f"one of {', '.join(PROTOCOLS)}")

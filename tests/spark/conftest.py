@@ -6,10 +6,12 @@ pyspark is imported at module level on purpose: without it these tests fail (the
 
 from __future__ import annotations
 
-import pyspark  # noqa: F401  (a missing pyspark is an error here, not a skip)
+import pyspark  # a missing pyspark is an error here, not a skip
 import pytest
 
 from harness.spark_logs import write_node_log
+
+PYSPARK_VERSION = pyspark.__version__
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,7 @@ import os
 import shutil
 
 from kraftwire.cli import main
+from kraftwire.log.checkpoint import format_offset_checkpoint
 from kraftwire.spark.audit import audit
 
 from harness.spark_logs import write_node_log
@@ -33,17 +34,45 @@ def test_divergence_below_high_watermark_fails(spark, tmp_path, node_logs):
 
 
 def test_uncommitted_tail_is_reported_not_failed(spark, tmp_path):
-    # Same history up to data batch 50; node 3 then took other records; every checkpointed HW is below that.
+    # Same history up to data batch 50; node 3 then took other records in a later epoch (a deposed leader's
+    # appends); every checkpointed HW is below that.
     hw = 200
     a = write_node_log(str(tmp_path / "a"), 1, high_watermark=hw)
     b = write_node_log(str(tmp_path / "b"), 2, high_watermark=hw)
-    c = write_node_log(str(tmp_path / "c"), 3, high_watermark=hw, diverge_from=50)
+    c = write_node_log(str(tmp_path / "c"), 3, high_watermark=hw, diverge_from=50, diverge_epoch=3)
     values_a = {x[0]: x[4] for x in a["expected"]}
     assert min(x[0] for x in c["expected"] if values_a[x[0]] != x[4]) >= hw
     report = audit(spark, [a["root"], b["root"], c["root"]])
     assert report.ok, report.render()
     assert report.first_divergence >= hw and report.tails
-    assert {r.node for r in report.replicas if r.status == "tail"} == {1, 2, 3}
+    assert {r.node for r in report.replicas if r.status == "tail"} == {1, 2, 3}  # nobody holds them committed
+    # The same records in the same epoch as the others' cannot come from two leaders: a violation above the HWs too
+    d = write_node_log(str(tmp_path / "d"), 4, high_watermark=hw, diverge_from=50)
+    report = audit(spark, [a["root"], d["root"]])
+    assert not report.ok and "within one leader epoch" in report.violations[0], report.render()
+
+
+def test_stale_replica_below_another_replicas_watermark_is_a_tail(spark, tmp_path):
+    # Topic partitions (HWs in replication-offset-checkpoint). Broker 3 was the leader in epoch 2 and appended data
+    # batches 50.. that never committed (its own HW is 150); brokers 1 and 2 went on in epoch 3 and committed their
+    # own records to the end. Broker 3 keeps its stale appends until it restarts: a tail, not a violation.
+    tp = "orders.v1-eu-3"
+    good = [write_node_log(str(tmp_path / f"b{n}"), n, topic_dir=tp, diverge_from=50, diverge_epoch=3, salt=b"Y")
+            for n in (1, 2)]
+    stale = write_node_log(str(tmp_path / "b3"), 3, topic_dir=tp, high_watermark=150, diverge_from=50,
+                           diverge_epoch=2)
+    end = good[0]["hw"]
+    report = audit(spark, [good[0]["root"], good[1]["root"], stale["root"]])
+    assert report.ok, report.render()
+    p = report.partition("orders.v1-eu", 3)
+    assert [r.high_watermark for r in p.replicas] == [end, end, 150]
+    assert [r.status for r in p.replicas] == ["ok", "ok", "tail"] and 150 < p.first_divergence < end
+    # had broker 3 checkpointed a HW above them, its records would contradict committed ones: a violation
+    with open(os.path.join(stale["root"], "replication-offset-checkpoint"), "w") as f:
+        f.write(format_offset_checkpoint({("orders.v1-eu", 3): end}))
+    report = audit(spark, [good[0]["root"], good[1]["root"], stale["root"]])
+    assert not report.ok and "below the committed watermark" in report.violations[0], report.render()
+    assert report.first_divergence == p.first_divergence
 
 
 def test_flipped_byte_fails_through_the_cli(spark, tmp_path, node_logs, capsys):
@@ -90,3 +119,19 @@ def test_decreasing_epoch_fails(spark, tmp_path):
     report = audit(spark, [info["root"]])
     assert not report.ok and report.replicas[0].epoch_errors > 0, report.render()
     assert report.replicas[0].corrupt_batches == 0
+
+
+def test_gaps_below_the_cleaner_checkpoint_are_compaction(spark, tmp_path):
+    # A compacted partition: a range of offsets is gone below the log cleaner's checkpoint (Kafka's
+    # cleaner-offset-checkpoint at the log dir's root), which is compaction, not a gap; above it, it is a gap.
+    info = write_node_log(str(tmp_path / "b1"), 1, topic_dir="__consumer_offsets-7")
+    middle = sorted(glob.glob(os.path.join(info["dir"], "*.log")))[2]
+    os.unlink(middle)
+    gap = int(os.path.basename(middle)[:20])
+    report = audit(spark, [info["root"]])
+    assert not report.ok and report.replicas[0].gaps > 0
+    assert f"__consumer_offsets-7 on broker 1 ({info['dir']}): gap starting at offset {gap}" in report.violations[0]
+    with open(os.path.join(info["root"], "cleaner-offset-checkpoint"), "w") as f:
+        f.write(format_offset_checkpoint({("__consumer_offsets", 7): info["hw"] - 5}))
+    report = audit(spark, [info["root"]])
+    assert report.ok and report.replicas[0].gaps == 0, report.render()
