@@ -1,13 +1,18 @@
-"""kraftwire on Spark: a PySpark Python Data Source over Raft log dirs/snapshots (batch) and over a live quorum's
-consumer Fetch (streaming), and the replica audit.
+"""kraftwire on Spark: a PySpark Python Data Source over Raft log dirs/snapshots (batch), over topics on the wire with
+the options and row schema of Spark's Kafka connector (batch and streaming), over a live quorum's consumer Fetch
+(streaming), a sink writing topics, and the replica audit.
 
 Modules: ``files`` (what PATH names, byte ranges from the ``.index``), ``scan`` (a range -> Arrow batches, the
-schema, the corruption contract), ``datasource`` (the batch source, pushdown), ``stream`` (the streaming source),
-``audit`` (replica comparison as DataFrame work; CLI: ``kraftwire audit``).
+schema, the corruption contract), ``datasource`` (the source: a PATH or ``kafka.bootstrap.servers`` chooses),
+``topics`` (topics over the wire: the connector's options, schema, planner and readers), ``sink`` (writing
+DataFrames and streams to topics, at-least-once or exactly-once), ``stream`` (tailing the quorum's log with
+``bootstrap.servers``), ``audit`` (replica comparison as DataFrame work; CLI: ``kraftwire audit``).
 
     from kraftwire.spark import register, session
     spark = session("local[2]")            # or any SparkSession, then register(spark)
     df = spark.read.format("kraftwire").load("/var/lib/kraftwire/node-1")
+    orders = (spark.read.format("kraftwire").option("kafka.bootstrap.servers", "localhost:9092")
+              .option("subscribe", "orders").load())          # as format("kafka") would
 
 ``register(spark)`` registers the ``kraftwire`` source and turns on ``spark.sql.python.filterPushdown.enabled``.
 Spark's Python workers must import kraftwire and pyarrow: ``session()`` sets ``PYSPARK_PYTHON`` to this interpreter

@@ -139,6 +139,18 @@ class KraftwireDataSource(DataSource):
             return topics.TopicStreamReader(dict(self.options))
         return KraftwireStreamReader(dict(self.options))
 
+    def writer(self, schema: StructType, overwrite: bool):
+        """``df.write.format("kraftwire")``: rows to Kafka topics (:mod:`kraftwire.spark.sink`)."""
+        from kraftwire.spark.sink import KraftwireSinkWriter
+
+        return KraftwireSinkWriter.create(schema, dict(self.options), overwrite)
+
+    def streamWriter(self, schema: StructType, overwrite: bool):
+        """``df.writeStream.format("kraftwire")``: at-least-once, or exactly-once with ``exactlyOnce=true``."""
+        from kraftwire.spark.sink import KraftwireStreamSinkWriter
+
+        return KraftwireStreamSinkWriter.create(schema, dict(self.options), overwrite)
+
 
 def _as_int(v):
     return v if isinstance(v, int) and not isinstance(v, bool) else None
