@@ -26,8 +26,9 @@ Options:
     transactionalIdPrefix     exactlyOnce: the transactional.id prefix, default ``kraftwire-spark-<query id>``
 
 Batch writes take ``mode("append")`` (Spark refuses ErrorIfExists/Ignore for Python data sources; Overwrite is
-refused here, as the connector refuses it). Each task writes through its own idempotent producer (acks=all),
-flushes, and fails if any record was not delivered (``kafka.message.timeout.ms`` bounds how long that takes); a
+refused here, as the connector refuses it). Each task writes through an idempotent producer (acks=all; a Python
+worker keeps its producer for the next task while it has delivered everything), flushes, and fails if any record
+was not delivered (``kafka.message.timeout.ms`` bounds how long that takes); a
 task Spark retries writes its rows again, so a batch write, like the connector's, is at-least-once.
 
 Exactly-once streaming (``exactlyOnce=true``; Spark's Kafka sink is at-least-once). Each task of micro-batch B writes
@@ -339,12 +340,23 @@ def _partition_id() -> int:
     return -1 if tc is None else tc.partitionId()
 
 
+#: a Python worker's idempotent producers by configuration, kept across its tasks (Spark reuses Python workers): a
+#: micro-batch then costs no producer start (metadata, InitProducerId), which is most of a small batch's latency
+_PRODUCERS: dict[tuple, tuple] = {}
+
+
 def write_at_least_once(spec: SinkSpec, batches: Iterator) -> SinkCommitMessage:
-    """One task's rows through an idempotent producer; raise unless every record was delivered."""
-    reports = _Reports()
-    producer = _producer(spec.conf, reports)
-    rows, _ = _produce(producer, batches, spec, reports)
+    """One task's rows through an idempotent producer (the worker's, kept between tasks while it is healthy); raise
+    unless every record was delivered."""
+    key = tuple(sorted((k, str(v)) for k, v in spec.conf.items()))
+    producer, reports = _PRODUCERS.pop(key, (None, None))
+    if producer is None:
+        reports = _Reports()
+        producer = _producer(spec.conf, reports)
+    reports.failed, reports.first = 0, None
+    rows, _ = _produce(producer, batches, spec, reports)  # on any error the producer is dropped, never reused
     _flush(producer, spec, reports, rows)
+    _PRODUCERS[key] = (producer, reports)
     return SinkCommitMessage(partition=_partition_id(), rows=rows)
 
 
