@@ -59,6 +59,7 @@ from pyspark.sql.datasource import (
 from pyspark.sql.types import StructType
 
 from kraftwire.spark.files import Bounds, FileRange, Selection, plan, resolve
+from kraftwire.spark.options import option_bool
 from kraftwire.spark.scan import COLUMNS, RECORD_COLUMNS, RowFilter
 
 __all__ = ["KraftwireDataSource", "KraftwireReader", "RangePartition", "spark_schema", "NAME"]
@@ -79,16 +80,6 @@ def spark_schema() -> StructType:
 
     return StructType.fromJson({"type": "struct", "fields": [
         {"name": n, "type": t(d), "nullable": True, "metadata": {}} for n, d in COLUMNS]})
-
-
-def _bool(options, key: str, default: bool) -> bool:
-    v = options.get(key)
-    if v is None:
-        return default
-    s = str(v).strip().lower()
-    if s not in ("true", "false"):
-        raise ValueError(f"kraftwire: option {key} must be true or false, not {v!r}")
-    return s == "true"
 
 
 def _int(options, key: str):
@@ -207,19 +198,19 @@ class KraftwireReader(DataSourceReader):
 
             path = ",".join(json.loads(path))
         self.path = path
-        self.include_snapshots = _bool(opts, "includesnapshots", False)
+        self.include_snapshots = option_bool(opts, "includeSnapshots", False)
         self.max_bytes = _int(opts, "maxpartitionbytes") or DEFAULT_MAX_PARTITION_BYTES
         self.stats_dir = opts.get("statsdir")
-        self.with_path = _bool(opts, "includepath", True)
+        self.with_path = option_bool(opts, "includePath", True)
         start, end = _int(opts, "startingoffset"), _int(opts, "endingoffset")
         bounds = Bounds(offset_lo=start, offset_hi=None if end is None else end - 1)
         self.filter = RowFilter(
             bounds=bounds,
-            is_control=None if _bool(opts, "includecontrol", True) else False,
-            committed=True if _bool(opts, "committedonly", False) else None,
+            is_control=None if option_bool(opts, "includeControl", True) else False,
+            committed=True if option_bool(opts, "committedOnly", False) else None,
         )
         self.select = _selection(opts)
-        self.decode_metadata = _bool(opts, "decodemetadata", False)
+        self.decode_metadata = option_bool(opts, "decodeMetadata", False)
 
     # ---------------------------------------------------------------------------------------- pushdown
 

@@ -73,6 +73,8 @@ from typing import Iterator
 from pyspark.sql.datasource import DataSourceArrowWriter, DataSourceStreamArrowWriter, WriterCommitMessage
 from pyspark.sql.types import StructType
 
+from kraftwire.spark.options import option_bool
+
 __all__ = ["KraftwireSinkWriter", "KraftwireStreamSinkWriter", "SinkCommitMessage", "SinkSpec", "sink_spec"]
 
 _WANTED = {  # column -> accepted types (simpleString), as the connector's KafkaWriter
@@ -115,16 +117,6 @@ class SinkCommitMessage(WriterCommitMessage):
     skipped: bool = False   # exactlyOnce: the batch was already committed for this partition
 
 
-def _opt_bool(options: dict, key: str, default: bool) -> bool:
-    v = options.get(key.lower())
-    if v is None:
-        return default
-    s = str(v).strip().lower()
-    if s not in ("true", "false"):
-        raise ValueError(f"kraftwire: option {key} must be true or false, not {v!r}")
-    return s == "true"
-
-
 def sink_spec(schema: StructType, options: dict, *, streaming: bool, overwrite: bool = False) -> SinkSpec:
     """Check the DataFrame's schema and the options as the connector does; the producer settings."""
     opts = {str(k).lower(): v for k, v in options.items()}
@@ -146,7 +138,7 @@ def sink_spec(schema: StructType, options: dict, *, streaming: bool, overwrite: 
     topic = None if topic is None else str(topic).strip()
     if topic == "":
         raise ValueError("kraftwire: option topic is empty")
-    exactly_once = _opt_bool(opts, "exactlyOnce", False)
+    exactly_once = option_bool(opts, "exactlyOnce", False)
     if exactly_once and not streaming:
         raise ValueError("kraftwire: exactlyOnce applies to writeStream (a batch write is at-least-once)")
     prefix = opts.get("transactionalidprefix")

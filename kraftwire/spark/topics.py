@@ -55,6 +55,7 @@ from pyspark.sql.datasource import DataSourceReader, DataSourceStreamReader, Inp
 from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
 
 from kraftwire import error_codes as ec
+from kraftwire.spark.options import OptionError, option_bool
 
 __all__ = ["TOPIC_COLUMNS", "HEADERS_COLUMN", "TopicOptions", "OffsetRange", "ReadPlan", "TopicClient",
            "TopicBatchReader", "TopicStreamReader", "parse_options", "topic_schema", "topic_schema_for", "plan_read",
@@ -85,10 +86,6 @@ _REFUSED = {
     "enable.auto.commit": "the source tracks offsets itself and commits none",
     "interceptor.classes": "the source reads bytes; interceptors would see none of its rows",
 }
-
-
-class OptionError(ValueError):
-    """An option of the topic reader is missing or invalid; the message names the option."""
 
 
 def over_wire(options) -> bool:
@@ -134,16 +131,6 @@ class TopicOptions:
 
     def consumer_props(self) -> dict:
         return dict(self.consumer)
-
-
-def _bool(opts: dict, key: str, name: str, default: bool) -> bool:
-    v = opts.get(key)
-    if v is None:
-        return default
-    s = str(v).strip().lower()
-    if s not in ("true", "false"):
-        raise OptionError(f"kraftwire: option {name} must be true or false, not {v!r}")
-    return s == "true"
 
 
 def _positive(opts: dict, key: str, name: str) -> Optional[int]:
@@ -309,8 +296,8 @@ def parse_options(options, *, streaming: bool) -> TopicOptions:
         starting=starting, ending=ending, timestamp_strategy=strategy_ts,
         max_offsets_per_trigger=_positive(opts, "maxoffsetspertrigger", "maxOffsetsPerTrigger"),
         min_partitions=_positive(opts, "minpartitions", "minPartitions"),
-        fail_on_data_loss=_bool(opts, "failondataloss", "failOnDataLoss", True),
-        include_headers=_bool(opts, "includeheaders", "includeHeaders", False),
+        fail_on_data_loss=option_bool(opts, "failOnDataLoss", True),
+        include_headers=option_bool(opts, "includeHeaders", False),
         consumer=tuple(sorted(consumer.items())), isolation=1 if isolation_text == "read_committed" else 0,
         client_id=consumer.get("client.id") or "kraftwire-spark", fetch_max_bytes=fetch_bytes,
         partition_fetch_bytes=part_bytes, timeout_s=timeout_ms / 1000.0)
@@ -335,7 +322,7 @@ def security(opt: TopicOptions):
 def topic_schema_for(options):
     """The schema the options give (``includeHeaders`` adds ``headers``); the rest is checked by the readers."""
     opts = {str(k).lower(): v for k, v in dict(options).items()}
-    return topic_schema(_bool(opts, "includeheaders", "includeHeaders", False))
+    return topic_schema(option_bool(opts, "includeHeaders", False))
 
 
 def topic_schema(include_headers: bool = False):
