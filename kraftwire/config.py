@@ -293,6 +293,9 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms",
               "transaction_remove_expired_transaction_cleanup_interval_ms", _at_least(1), 3_600_000,
               "how often the transaction coordinator removes expired transactional ids"),
+    ConfigKey("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
+              "a partition leader asks the transaction coordinator whether the partition is in the producer's "
+              "transaction before its first transactional write (KIP-890)"),
     ConfigKey("offsets.retention.minutes", "offsets_retention_minutes", _at_least(1), 10080,
               "committed offsets of an empty group expire after this long"),
     ConfigKey("offsets.retention.check.interval.ms", "offsets_retention_check_interval_ms", _at_least(1), 600_000,
@@ -410,6 +413,7 @@ class Config:
     transactional_id_expiration_ms: int = default("transactional.id.expiration.ms")
     transaction_remove_expired_transaction_cleanup_interval_ms: int = default(
         "transaction.remove.expired.transaction.cleanup.interval.ms")
+    transaction_partition_verification_enable: bool = default("transaction.partition.verification.enable")
     offsets_retention_minutes: int = default("offsets.retention.minutes")
     offsets_retention_check_interval_ms: int = default("offsets.retention.check.interval.ms")
     offset_metadata_max_bytes: int = default("offset.metadata.max.bytes")

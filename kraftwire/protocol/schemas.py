@@ -695,6 +695,31 @@ M('DescribeLogDirsResponse', 'response', 35, '0-4', '2+', [
         F('UsableBytes', 'int64', '4+', default=-1),
     ]),
 ])
+M('DescribeProducersRequest', 'request', 61, '0', '0+', [
+    F('Topics', '[]TopicRequest', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('PartitionIndexes', '[]int32', '0+'),
+    ]),
+])
+M('DescribeProducersResponse', 'response', 61, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Topics', '[]TopicResponse', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]PartitionResponse', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('ActiveProducers', '[]ProducerState', '0+', fields=[
+                F('ProducerId', 'int64', '0+'),
+                F('ProducerEpoch', 'int32', '0+'),
+                F('LastSequence', 'int32', '0+', default=-1),
+                F('LastTimestamp', 'int64', '0+', default=-1),
+                F('CoordinatorEpoch', 'int32', '0+'),
+                F('CurrentTxnStartOffset', 'int64', '0+', default=-1),
+            ]),
+        ]),
+    ]),
+])
 M('DescribeQuorumRequest', 'request', 55, '0-2', '0+', [
     F('Topics', '[]TopicData', '0+', fields=[
         F('TopicName', 'string', '0+'),

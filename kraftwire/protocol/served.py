@@ -37,14 +37,15 @@ SERVED: dict[str, tuple[int, int]] = {
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
     "WriteTxnMarkers": (0, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
-    # the transaction coordinator (KIP-98): AddPartitionsToTxn v4+ is KIP-890's broker-to-broker verification and
-    # EndTxn v5 KIP-890 part 2's epoch bump per transaction, neither served
-    "AddPartitionsToTxn": (0, 3),
+    # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
+    # verifying a transactional write (KIP-890 part 1); EndTxn v5 (KIP-890 part 2's epoch bump) is not served
+    "AddPartitionsToTxn": (0, 5),
     "AddOffsetsToTxn": (0, 4),
     "EndTxn": (0, 4),
     "TxnOffsetCommit": (0, 4),
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 1),
+    "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)
     "OffsetForLeaderEpoch": (0, 4),
     "DeleteRecords": (0, 2),
     "DescribeLogDirs": (0, 4),

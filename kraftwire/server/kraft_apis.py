@@ -62,6 +62,8 @@ _PER_ITEM = {"CreateTopics": ("topics", "topics"), "CreatePartitions": ("topics"
              "AlterConfigs": ("resources", "responses")}
 _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 KRAFT_VERSION_FEATURE = "kraft.version"
+HOLD_S = 10.0  # the longest a restarted broker holds Metadata/DescribeCluster for its own registration
+HOLD_POLL_S = 0.05
 
 
 class KraftApis:
@@ -73,8 +75,8 @@ class KraftApis:
 
     def register(self) -> None:
         d = self.node.dispatcher
-        d.serve("Metadata", self.metadata)
-        d.serve("DescribeCluster", self.describe_cluster)
+        d.serve("Metadata", self._after_registration(self.metadata))
+        d.serve("DescribeCluster", self._after_registration(self.describe_cluster))
         d.serve("DescribeTopicPartitions", self.describe_topic_partitions)
         for api in CONTROLLER_APIS:
             d.serve(api, self._controller_handler(api))
@@ -86,6 +88,25 @@ class KraftApis:
         d.serve("DescribeUserScramCredentials", self.describe_scram)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
         d.features_source = self.features
+
+    def _after_registration(self, fn):
+        """``fn``, answered by a broker only once its image holds its own registration. Kafka's broker processes no
+        request before it has caught up with the metadata log and registered; a restarted kraftwire broker listens at
+        once, and its image until then is the cluster as it was when it stopped (at first no brokers at all), which a
+        client would believe: librdkafka drops every broker it knew, its group coordinator included. The request
+        waits (in order with the connection's others) up to ``HOLD_S``, then is answered from the image as it is."""
+        def handler(request, conn, since=None) -> None:
+            replicas = self.node.replicas
+            if (replicas is not None and not getattr(conn, "closed", False)
+                    and not replicas.registered_in(self.md.image)):
+                loop = asyncio.get_running_loop()
+                since = loop.time() if since is None else since
+                if loop.time() - since < HOLD_S:
+                    loop.call_later(HOLD_POLL_S, handler, request, conn, since)
+                    return
+            fn(request, conn)
+
+        return handler
 
     def features(self):
         """ApiVersions' features: what this build supports; the image's finalized levels at its offset. As Kafka's

@@ -24,10 +24,14 @@
 * **Produce of transactional batches** (KIP-98): the request needs a transactional id the principal may WRITE
   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition otherwise); the batches are checked as an idempotent
   producer's, open the producer's transaction at their first offset, and a plain batch from a producer whose
-  transaction is open is INVALID_TXN_STATE. As Kafka with transaction.version < 2 and partition verification
-  off, the leader does not ask the coordinator whether the partition was added to the transaction.
+  transaction is open is INVALID_TXN_STATE. With ``transaction.partition.verification.enable`` (default true,
+  KIP-890 part 1) the first transactional batch of a producer with no open transaction on the partition waits for
+  its transaction coordinator to confirm the partition is in the transaction (``txn_verifier``): one never added
+  is refused (INVALID_TXN_STATE; TRANSACTION_ABORTABLE for Produce v11+) and nothing is appended.
 * **WriteTxnMarkers** (from transaction coordinators; ALTER or CLUSTER_ACTION on the cluster): COMMIT / ABORT
   control batches appended as leader, each answered once the high watermark passes it.
+* **DescribeProducers** (``kafka-transactions.sh describe-producers``/``find-hanging``; READ on the topic): the
+  producer table and open transactions of a partition replica, leader or follower, as Kafka answers from any replica.
 * **OffsetForLeaderEpoch** (KIP-320, clients validate their position after a leader change): the partition's end
   offset for the asked epoch from its leader-epoch cache, (-1, -1) when undefined.
 * **DeleteRecords** (``kafka-delete-records.sh``, ``AdminClient.delete_records``): on the leader, the log start moves
@@ -111,6 +115,7 @@ class PartitionApis:
         d.serve("DescribeLogDirs", self.describe_log_dirs)
         d.serve("InitProducerId", self.ids.handle)
         d.serve("WriteTxnMarkers", self.write_txn_markers)
+        d.serve("DescribeProducers", self.describe_producers)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
 
     # ------------------------------------------------------------------------------------------------ shared
@@ -141,7 +146,8 @@ class PartitionApis:
         return out
 
     # ------------------------------------------------------------------------------------------------ Produce
-    def produce(self, request, conn) -> None:
+    def produce(self, request, conn, verified=None) -> None:
+        """``verified``: the transaction verification's outcome (``txn_verifier.Verified``) once it is known."""
         body, version = request.body, request.version
         R = w.ProduceResponse
         acks = body.acks
@@ -152,6 +158,13 @@ class PartitionApis:
         refused = _has_transactional_batches(body) and (body.transactional_id is None or (
             access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
                                                      Op.WRITE)))
+        if verified is None and not refused:  # KIP-890: the coordinator confirms first transactional writes
+            verified = self.replicas.verifier.produce(
+                body, version, lambda v: self.produce(request, conn, v),
+                writable=lambda name: internal_topic_error(name) is None and (
+                    access is None or access.topic(conn, name, Op.WRITE, log_denied=False)))
+            if verified is None:
+                return  # produce runs again with the coordinator's answer
         for t in body.topic_data:
             parts = []
             writable = access is None or access.topic(conn, t.name, Op.WRITE)
@@ -165,7 +178,11 @@ class PartitionApis:
                 if not writable:  # nothing is appended to a topic the principal may not write
                     pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
                     continue
-                self._produce_one(t.name, p, pr, acks, version, waiting)
+                if verified is not None and (t.name, p.index) in verified.errors:
+                    pr.error_code, pr.error_message = verified.errors[(t.name, p.index)]
+                    continue
+                self._produce_one(t.name, p, pr, acks, version, waiting,
+                                  verified.guards.get((t.name, p.index)) if verified is not None else None)
                 if pr.error_code == ec.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     leader, epoch = self._leader_hint(t.name, p.index)
                     pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
@@ -195,7 +212,7 @@ class PartitionApis:
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
 
-    def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list) -> None:
+    def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> None:
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
             return
@@ -214,7 +231,7 @@ class PartitionApis:
         if error:
             pr.error_code, pr.error_message = error, message
             return
-        result = self.replicas.append(hp, p.records, acks)
+        result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard)
         if result.error:
             pr.error_code, pr.error_message = result.error, result.message
             return
@@ -519,6 +536,61 @@ class PartitionApis:
 
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), timeout_ms)
+
+    # ------------------------------------------------------------------------------------------------ DescribeProducers
+    def describe_producers(self, request, conn) -> None:
+        """The producer state of partitions this broker holds a replica of, leader or follower (KafkaApis
+        ``handleDescribeProducersRequest``, ``Partition.activeProducerState``): per topic an illegal name is
+        INVALID_TOPIC_EXCEPTION with Kafka's reason, a topic the principal may not READ TOPIC_AUTHORIZATION_FAILED, one
+        the image lacks UNKNOWN_TOPIC_OR_PARTITION; per partition one not hosted here NOT_LEADER_OR_FOLLOWER (the image
+        has it) or UNKNOWN_TOPIC_OR_PARTITION, a failed log directory KAFKA_STORAGE_ERROR; else each producer the
+        partition's table knows, by producer id, with its epoch, last sequence, last timestamp, the coordinator epoch
+        of its last marker and the first offset of its open transaction (-1: none)."""
+        from kraftwire.metadata.controller.topics import name_error
+
+        R = w.DescribeProducersResponse
+        access = self.node.authorizer
+        topics = []
+        for t in request.body.topics:
+            reason = name_error(t.name)
+            if reason:
+                error, message = ec.INVALID_TOPIC_EXCEPTION, reason
+            elif access is not None and not access.topic(conn, t.name, Op.READ):
+                error, message = ec.TOPIC_AUTHORIZATION_FAILED, None
+            elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:
+                error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, None
+            else:
+                error, message = ec.NONE, None
+            parts = []
+            for index in t.partition_indexes:
+                pr = R.PartitionResponse(partition_index=index, error_code=error, error_message=message,
+                                         active_producers=[])
+                parts.append(pr)
+                if not error:
+                    self._producer_state(t.name, index, pr)
+            topics.append(R.TopicResponse(name=t.name, partitions=parts))
+        conn.send_response(R(throttle_time_ms=0, topics=topics), request.version, request.header.correlation_id)
+
+    def _producer_state(self, name: str, index: int, pr) -> None:
+        hp = self.replicas.get(name, index)
+        if hp is None:
+            pr.error_code = self._unhosted_error(name, index)
+            return
+        if hp.failed:
+            pr.error_code = ec.KAFKA_STORAGE_ERROR
+            return
+        try:
+            table = hp.producer_table()
+            ongoing = hp.txns.ongoing
+        except (OSError, KraftwireError) as exc:
+            log.warning("folding the producers of %s-%d: %s", hp.topic, hp.index, exc)
+            pr.error_code = ec.KAFKA_STORAGE_ERROR
+            return
+        P = w.DescribeProducersResponse.ProducerState
+        pr.active_producers = [P(producer_id=pid, producer_epoch=e.epoch, last_sequence=e.last_seq,
+                                 last_timestamp=e.timestamp, coordinator_epoch=e.coordinator_epoch,
+                                 current_txn_start_offset=ongoing.get(pid, -1))
+                               for pid, e in sorted(table.items())]
 
     # ------------------------------------------------------------------------------------------------ ISR changes
     def _alter_partition(self, hp: Hosted, pending) -> None:

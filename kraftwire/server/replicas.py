@@ -21,6 +21,10 @@ kafka-replication-facts.md §1, §4).
   (``append_marker``); an ABORT's ``AbortedTxn`` is appended to the ``.txnindex`` of the segment holding the
   marker (fsynced before the next producer snapshot), and the files are rewritten from the folded state after a
   truncation or a clean. Segments at or past the first open transaction are never cleaned.
+* **Verification** (KIP-890, ``transaction.partition.verification.enable``): a client's first transactional batch
+  of a producer with no open transaction here is appended only with the guard of a verification the transaction
+  coordinator confirmed (``start_verification``; ``txn_verifier`` asks); a transactional batch or marker of the
+  producer reaching the log — as leader or follower — ends its verification.
 * **Files.** Each log directory's ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
   ``replication-offset-checkpoint`` hold every partition's line; ``beat`` rewrites the changed ones (the node calls it
   every second) and ``close`` at shutdown, after every log is closed cleanly.
@@ -78,6 +82,7 @@ from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
                                             encode_txn_index, marker_key, marker_value, read_marker)
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
+from kraftwire.replica.verification import ProducerVerifications
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 from kraftwire.server.driver import fail_stop
 
@@ -111,7 +116,7 @@ class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
     __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "txns", "txn_unsynced", "waits",
-                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations")
+                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations", "verifications")
 
     def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
         self.topic_id = topic_id
@@ -129,6 +134,8 @@ class Hosted:
         self.flush_messages = self.flush_ms = LONG_MAX  # flush.messages / flush.ms: never by default, as Kafka
         self.flushed_at_ms = 0
         self.truncations = lg.truncations  # a truncation since the table was folded makes it stale
+        #: transaction verifications under way as leader (KIP-890, ``kraftwire.replica.verification``)
+        self.verifications = ProducerVerifications()
 
     def __repr__(self) -> str:
         return f"Hosted({self.topic}-{self.index} {self.state.role} in {self.root})"
@@ -231,6 +238,10 @@ class Hosted:
 
     def fold_appended(self, batches) -> None:
         """Batches just appended (as leader or follower): the folded producers and transactions learn them."""
+        batches = list(batches)
+        for b in batches:  # a transactional batch or marker ends any verification of its producer (Kafka's rule)
+            if b.is_transactional and b.producer_id >= 0 and self.verifications.entries:
+                self.verifications.clear(b.producer_id)
         if self.producers is None or self.truncations != self.log.truncations:
             self.producers = self.txns = None  # folded again when needed
             return
@@ -297,6 +308,7 @@ class ReplicaManager:
         self._topics_seen: dict = {}
         self._configs_seen = None
         self._image_to_apply = None
+        self._registration_seen = False  # the image has shown this incarnation's registration (``apply``)
         self._resume: asyncio.Handle | None = None  # the next apply pass, when one was cut short
         self._changed_before: set = set()  # topics the passes cut short went through
         #: called with the ``Hosted`` whose high watermark or (as leader) log end moved: parked fetches listen
@@ -315,6 +327,10 @@ class ReplicaManager:
         from kraftwire.server.fetcher import ReplicaFetchers
 
         self.fetchers = ReplicaFetchers(self, node)
+        from kraftwire.server.txn_verifier import TxnVerifier
+
+        #: asks transaction coordinators to verify transactional Produce (KIP-890, Kafka's AddPartitionsToTxnManager)
+        self.verifier = TxnVerifier(node, self)
 
     # ------------------------------------------------------------------------------------------------ start / stop
     def start(self) -> None:
@@ -344,6 +360,7 @@ class ReplicaManager:
 
     def close(self) -> None:
         self.started = False  # an image published after this is not applied
+        self.verifier.close()
         if self._resume is not None:
             self._resume.cancel()
             self._resume = None
@@ -387,8 +404,10 @@ class ReplicaManager:
         for hp in list(self.partitions.values()):
             if not hp.failed and hp.flush_ms < LONG_MAX:
                 self._maybe_flush(hp, now_ms)
+            if hp.verifications.entries:
+                hp.verifications.expire(now_ms)  # verifications never followed by an append
         for hp in self.partitions.values():
-            if not hp.failed and hp.state.role == LEADER:
+            if not hp.failed:  # followers' too, as Kafka's replica manager checkpoints every partition's
                 try:
                     hp.log.checkpoint_high_watermark()
                 except LogIOError as exc:
@@ -415,8 +434,25 @@ class ReplicaManager:
         if not self.started:
             return
         self._image_to_apply = image
+        if not self.registered_in(image):
+            return  # held until this incarnation's registration is in the image (then with the latest image)
         if self._resume is None:
             self._apply_pass()
+
+    def registered_in(self, image) -> bool:
+        """Does the image hold this process's own registration (its incarnation id)? Until then a
+        restarted broker's image is the one it had before it stopped: it would lead the partitions that image gave
+        it, replicate to its followers from a log that may be shorter than theirs, and load coordinators from it,
+        while the controller is about to take them away (a new incarnation registers after the changes that take
+        the old one out of every ISR and leadership). Kafka's broker likewise publishes no metadata to its replica
+        manager before it has caught up and registered. The image that holds this process's incarnation id holds
+        those changes too (they come first in the registration's batch). Nodes without roles apply at once."""
+        if self._registration_seen:
+            return True
+        incarnation = getattr(getattr(self.node, "roles", None), "incarnation", None)
+        mine = image.brokers.get(self.broker_id)
+        self._registration_seen = incarnation is None or (mine is not None and mine.incarnation_id == incarnation)
+        return self._registration_seen
 
     def _apply_pass(self) -> None:
         self._resume = None
@@ -668,8 +704,15 @@ class ReplicaManager:
         return self.by_id.get((topic_id, index))
 
     # ------------------------------------------------------------------------------------------------ leading
-    def append(self, hp: Hosted, records, acks: int) -> AppendResult:
-        """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``)."""
+    def verification_enabled(self) -> bool:
+        """``transaction.partition.verification.enable`` (KIP-890; Kafka's default true)."""
+        return self.node.settings.config.transaction_partition_verification_enable
+
+    def append(self, hp: Hosted, records, acks: int, *, verify: bool = False, guard=None) -> AppendResult:
+        """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``). ``verify``:
+        a client's Produce, whose first transactional batch of a producer without an open transaction needs the
+        ``guard`` of a verification the coordinator confirmed (``kraftwire.replica.verification``; the
+        coordinators' own writes are not verified here)."""
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         lg = hp.log
@@ -703,11 +746,17 @@ class ReplicaManager:
             b = headers[0]
             table = hp.producer_table()
             check = table.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
-            if check.error:
-                return AppendResult(check.error, check.message)
             if check.duplicate is not None:
                 first, last = check.duplicate
                 return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset())
+            if verify:  # Kafka's order: a duplicate, then the verification, then the epoch and sequence
+                error, message = hp.verifications.check_append(
+                    b.producer_id, b.base_sequence, b.is_transactional, b.producer_id in hp.txns.ongoing, guard,
+                    enabled=self.verification_enabled())
+                if error:
+                    return AppendResult(error, message)
+            if check.error:
+                return AppendResult(check.error, check.message)
             if not b.is_transactional and b.producer_id in hp.txns.ongoing:
                 # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
                 return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
@@ -725,6 +774,7 @@ class ReplicaManager:
                         info.last_offset, timestamp=b.max_timestamp)
             if b.is_transactional:
                 hp.txns.apply(b.producer_id, info.first_offset, info.last_offset, True, False)
+                hp.verifications.clear(b.producer_id)  # the transaction is open here now: verified
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
@@ -764,6 +814,7 @@ class ReplicaManager:
             entry = hp.txns.apply(producer_id, info.first_offset, info.last_offset, True, True,
                                   CONTROL_COMMIT if commit else CONTROL_ABORT, high_watermark=info.last_offset + 1)
             hp._record_abort(entry)
+            hp.verifications.clear(producer_id)  # a verification begun before the marker is void
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except (LogIOError, OSError) as exc:
@@ -773,6 +824,12 @@ class ReplicaManager:
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
                             log_start_offset=lg.start_offset())
+
+    def start_verification(self, hp: Hosted, producer_id: int, sequence: int, epoch: int):
+        """Kafka's ``maybeStartTransactionVerification`` on the leader: the guard of the verification the producer's
+        batch needs, or None when its transaction is open on the partition."""
+        ongoing = producer_id in hp.txn_state().ongoing
+        return hp.verifications.start(producer_id, sequence, epoch, ongoing, _now_ms())
 
     def delete_records(self, hp: Hosted, offset: int) -> int:
         """DeleteRecords on the leader: move the log start to ``offset`` (-1: the high watermark); the error code."""

@@ -27,12 +27,13 @@
   same blocks idempotent producers use); one spare id is kept ready so the pure shard can take one synchronously.
 
 APIs: InitProducerId with a transactional id (delegated here by ``ProducerIdBlocks.handle``), AddPartitionsToTxn
-v0-3 (the client versions; v4+ is KIP-890's broker-to-broker verification, not served), AddOffsetsToTxn v0-4,
+v0-3 (the client versions) and v4-5 (KIP-890's batched form from partition leaders: ``txn_broker_apis``),
+AddOffsetsToTxn v0-4,
 EndTxn v0-4 (v5 is KIP-890 part 2's epoch bump per transaction, not served), ListTransactions v0-1,
 DescribeTransactions v0. TxnOffsetCommit goes to the group coordinator (``group_apis``), which holds its offsets
 until the ``__consumer_offsets`` partition gets the transaction's marker.
 
-Not here: KIP-890 (AddPartitionsToTxn v4+ verification, EndTxn v5 / transaction.version 2 epoch bumps), the
+Not here: KIP-890 part 2 (EndTxn v5 / transaction.version 2 epoch bumps), the
 PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a per-transaction
 "pending state" (a request arriving while a write of the same id is in flight sees the new state at once; the
 write's failure reloads the shard from the log).
@@ -585,6 +586,11 @@ class TxnApis:
         self._with_spare_id(run, answer)
 
     def add_partitions_to_txn(self, request, conn) -> None:
+        if request.version >= 4:  # from partition leaders (KIP-890): batched, VerifyOnly
+            from kraftwire.server.txn_broker_apis import add_partitions_batched
+
+            add_partitions_batched(self, request, conn)
+            return
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id)
         tid = body.v3_and_below_transactional_id

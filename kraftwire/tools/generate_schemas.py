@@ -49,6 +49,7 @@ FROM_ALL = (
     "AssignReplicasToDirsRequest", "AssignReplicasToDirsResponse",
     "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeLogDirsRequest", "DescribeLogDirsResponse",
     "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
+    "DescribeProducersRequest", "DescribeProducersResponse",
     "DescribeTransactionsRequest", "DescribeTransactionsResponse", "EndTxnRequest", "EndTxnResponse",
     "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
     "ListTransactionsRequest", "ListTransactionsResponse",

@@ -38,7 +38,7 @@ def _sock():
     return s
 
 
-def _node(tmp_path) -> tuple[Node, int, int]:
+def _node(tmp_path, extra: str = "") -> tuple[Node, int, int]:
     logs = tmp_path / "logs"
     logs.mkdir()
     write_meta_properties(str(logs), MetaProperties(cluster_id=CLUSTER, node_id=1))
@@ -59,7 +59,7 @@ def _node(tmp_path) -> tuple[Node, int, int]:
         "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
         # the node's own links (broker to controller, replication) log in as admin
         "super.users=User:admin\n"
-        "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"))
+        "offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n" + extra))
     node = Node(settings, listen_sockets={"CONTROLLER": csock, "CLIENT": ssock})
     return node, cport, sport
 

@@ -212,8 +212,12 @@ def test_snapshots_hold_the_image_and_a_restart_loads_one(tmp_path):
     assert replicas(again) == replicas(image)
 
 
-def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path):
-    """A broker-only node with no reachable quorum answers NOT_CONTROLLER (clients retry), never hangs."""
+def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path, monkeypatch):
+    """A broker-only node with no reachable quorum answers NOT_CONTROLLER (clients retry), never hangs: Metadata,
+    held for the broker's registration, is answered from its (empty) image once the hold ends."""
+    from kraftwire.server import kraft_apis
+
+    monkeypatch.setattr(kraft_apis, "HOLD_S", 0.5)
     logs = tmp_path / "logs"
     logs.mkdir()
     write_meta_properties(str(logs), MetaProperties(cluster_id=CLUSTER, node_id=4))

@@ -11,6 +11,7 @@ import socket
 
 from kraftwire import error_codes as ec
 from kraftwire.config import parse_properties
+from kraftwire.log.checkpoint import parse_offset_checkpoint
 from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, encode_bootstrap_file
 from kraftwire.metadata.version import BY_NAME
@@ -139,6 +140,11 @@ def test_followers_replicate_and_the_isr_shrinks_and_expands(tmp_path):
                 # the followers learn the high watermark on their next fetch
                 await _until("follower high watermarks", lambda: all(hps[b].log.high_watermark() == 5
                                                                      for b in followers))
+                # and checkpoint it in their log dir while running, as Kafka's followers do
+                for b in followers:
+                    cluster.nodes[b].replicas.beat(retain=False)
+                    hws = parse_offset_checkpoint((tmp_path / f"b{b}" / "replication-offset-checkpoint").read_text())
+                    assert hws.get(("orders", 0)) == 5, (b, hws)
 
                 # a follower that stops fetching leaves the ISR after replica.lag.time.max.ms
                 slow = followers[0]

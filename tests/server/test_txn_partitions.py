@@ -20,6 +20,9 @@ from tests.server.test_kraft_node import Combined, _create, _online
 from tests.server.test_partitions import _fetch, _hosted
 
 P = w.ProduceRequest
+#: these tests write transactional batches with no transaction coordinator behind them: the leader's check with the
+#: coordinator (KIP-890, tests/server/test_txn_verification_e2e.py) is off
+UNVERIFIED = "transaction.partition.verification.enable=false\n"
 L = w.ListOffsetsRequest
 M = w.WriteTxnMarkersRequest
 TOPIC = "txn"
@@ -135,7 +138,7 @@ def _kafka_python_values(port: int) -> list[bytes]:
 
 
 def test_transactional_produce_markers_last_stable_offset_and_restart(tmp_path):
-    c = Combined(tmp_path)
+    c = Combined(tmp_path, extra=UNVERIFIED)
     state = {}
 
     async def main():
@@ -295,7 +298,7 @@ def test_acls_on_transactional_produce_and_write_txn_markers(tmp_path):
     from kraftwire.security.authorizer import ResourceType
     from tests.server.test_acls_enforced import _acl, _login, _node, _until
 
-    node, _cport, sport = _node(tmp_path)
+    node, _cport, sport = _node(tmp_path, UNVERIFIED)
 
     async def main():
         await node.start()

@@ -13,6 +13,8 @@ for it to commit, as Kafka answers after the append.
   naming a producer id/epoch that is not the current one is PRODUCER_FENCED.
 * ``add_partitions`` (and ``add_offsets``, which adds the group's ``__consumer_offsets`` partition): Empty or
   Complete* -> Ongoing (the start time set), Ongoing with every partition present answers without a write.
+* ``verify_partitions`` (AddPartitionsToTxn v4+ VerifyOnly, KIP-890, from partition leaders): whether each
+  partition is in the producer's ongoing transaction (TRANSACTION_ABORTABLE when not); nothing is written.
 * ``end_txn``: Ongoing -> PrepareCommit/PrepareAbort, written, then the client is answered and the markers go out;
   ``markers_written`` moves the transaction to CompleteCommit/CompleteAbort with its partitions cleared. A retry of
   the same result after completion answers NONE; Prepare* with the same result CONCURRENT_TRANSACTIONS; a
@@ -227,6 +229,27 @@ class TxnShard:
                 self._write(t, ONGOING, result, now_ms)
         result.reply(token, api, _add_answer(api, version, partitions, code))
         return result
+
+    def verify_partitions(self, transactional_id: str, producer_id: int, epoch: int,
+                          partitions: list[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        """KIP-890's check for a partition leader (AddPartitionsToTxn v4+ with VerifyOnly): per partition NONE when
+        it is in the ongoing transaction of this producer, else TRANSACTION_ABORTABLE; every partition gets
+        INVALID_REQUEST for an empty id, INVALID_PRODUCER_ID_MAPPING for an unknown id or another producer id,
+        PRODUCER_FENCED for another epoch, CONCURRENT_TRANSACTIONS while a commit or abort is being prepared (Kafka's
+        ``handleVerifyPartitionsInTransaction``). Nothing is written: the append that follows is guarded on the
+        partition."""
+        if not transactional_id:
+            return {tp: ec.INVALID_REQUEST for tp in partitions}
+        t = self.txns.get(transactional_id)
+        if t is None or t.producer_id != producer_id:
+            code = ec.INVALID_PRODUCER_ID_MAPPING
+        elif t.producer_epoch != epoch:
+            code = ec.PRODUCER_FENCED
+        elif t.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            code = ec.CONCURRENT_TRANSACTIONS
+        else:
+            return {tp: ec.NONE if tp in t.partitions else ec.TRANSACTION_ABORTABLE for tp in partitions}
+        return {tp: code for tp in partitions}
 
     def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_partition: int, token,
                     now_ms: int) -> TxnResult:
