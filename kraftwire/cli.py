@@ -26,7 +26,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
     ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
     ("acls", "kraftwire.tools.acls", "add, remove and list ACLs (like kafka-acls.sh)"),
-    ("transactions", "kraftwire.tools.transactions", "list and describe transactions (like kafka-transactions.sh)"),
+    ("transactions", "kraftwire.tools.transactions", "list, describe, describe-producers, abort and find hanging transactions (like kafka-transactions.sh)"),
     ("console-producer", "kraftwire.tools.console_producer", "produce lines of standard input (like kafka-console-producer.sh)"),
     ("console-consumer", "kraftwire.tools.console_consumer", "print a topic's records (like kafka-console-consumer.sh)"),
     ("dump-log", "kraftwire.tools.dump_log", "print the batches of log segments and snapshots (like kafka-dump-log)"),
