@@ -293,6 +293,10 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("transaction.remove.expired.transaction.cleanup.interval.ms",
               "transaction_remove_expired_transaction_cleanup_interval_ms", _at_least(1), 3_600_000,
               "how often the transaction coordinator removes expired transactional ids"),
+    ConfigKey("producer.id.expiration.ms", "producer_id_expiration_ms", _at_least(1), 86_400_000,
+              "a partition forgets an idempotent producer idle this long without an open transaction"),
+    ConfigKey("producer.id.expiration.check.interval.ms", "producer_id_expiration_check_interval_ms", _at_least(1),
+              600_000, "how often partitions look for expired producer ids"),
     ConfigKey("transaction.partition.verification.enable", "transaction_partition_verification_enable", _bool, True,
               "a partition leader asks the transaction coordinator whether the partition is in the producer's "
               "transaction before its first transactional write (KIP-890)"),
@@ -413,6 +417,8 @@ class Config:
     transactional_id_expiration_ms: int = default("transactional.id.expiration.ms")
     transaction_remove_expired_transaction_cleanup_interval_ms: int = default(
         "transaction.remove.expired.transaction.cleanup.interval.ms")
+    producer_id_expiration_ms: int = default("producer.id.expiration.ms")
+    producer_id_expiration_check_interval_ms: int = default("producer.id.expiration.check.interval.ms")
     transaction_partition_verification_enable: bool = default("transaction.partition.verification.enable")
     offsets_retention_minutes: int = default("offsets.retention.minutes")
     offsets_retention_check_interval_ms: int = default("offsets.retention.check.interval.ms")

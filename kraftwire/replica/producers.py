@@ -14,6 +14,9 @@ Transaction markers (``apply_marker``, ``check_marker``; Kafka's ``appendEndTxnM
 the producer's is INVALID_PRODUCER_EPOCH, one with a coordinator epoch below the last marker's
 TRANSACTION_COORDINATOR_FENCED; a marker with a newer epoch (the coordinator fenced the producer) makes it the
 producer's epoch and forgets its batches, so the next batch starts a new sequence and older epochs are refused.
+
+Producers idle for ``producer.id.expiration.ms`` without an open transaction are forgotten (``expire``), as Kafka's
+broker forgets them; the edge calls it every ``producer.id.expiration.check.interval.ms``.
 """
 
 from __future__ import annotations
@@ -93,6 +96,17 @@ class ProducerTable(dict):
             entry = self[pid] = ProducerEntry(epoch, marker_offset=offset)
         entry.coordinator_epoch = max(entry.coordinator_epoch, coordinator_epoch)
         entry.timestamp = max(entry.timestamp, timestamp)
+
+    def expire(self, now_ms: int, expiration_ms: int, ongoing) -> list[int]:
+        """Forget producers idle for ``producer.id.expiration.ms`` (Kafka's ``removeExpiredProducers``): those whose
+        last batch's timestamp is at least ``expiration_ms`` old (an unknown one, -1, counts as the epoch) and that
+        have no open transaction (``ongoing``: producer ids). A forgotten producer's next batch is taken as from one
+        never seen. Returns the ids forgotten."""
+        gone = [pid for pid, entry in self.items()
+                if pid not in ongoing and now_ms - entry.timestamp >= expiration_ms]
+        for pid in gone:
+            del self[pid]
+        return gone
 
     def check_marker(self, pid: int, epoch: int, coordinator_epoch: int) -> SequenceCheck:
         entry = self.get(pid)

@@ -322,6 +322,7 @@ class ReplicaManager:
         self.on_all_offline: Callable[[str, BaseException], None] = fail_stop
         self._retain_at = _now_ms() + node.settings.config.log_retention_check_interval_ms
         self._clean_at = _now_ms() + node.settings.config.log_cleaner_backoff_ms
+        self._expire_producers_at = _now_ms() + node.settings.config.producer_id_expiration_check_interval_ms
         self.cleaning: asyncio.Future | None = None  # the cleaner's pass under way (one at a time, off the loop)
         self.started = False
         from kraftwire.server.fetcher import ReplicaFetchers
@@ -389,6 +390,9 @@ class ReplicaManager:
         if retain and now_ms >= self._retain_at:
             self._retain_at = now_ms + self.node.settings.config.log_retention_check_interval_ms
             self.retain()
+        if now_ms >= self._expire_producers_at:
+            self._expire_producers_at = now_ms + self.node.settings.config.producer_id_expiration_check_interval_ms
+            self.expire_producers(now_ms)
         if retain and now_ms >= self._clean_at and self.cleaning is None:
             self._clean_at = now_ms + self.node.settings.config.log_cleaner_backoff_ms
             self.compact()
@@ -413,6 +417,17 @@ class ReplicaManager:
                 except LogIOError as exc:
                     self.dir_failed(hp.root, exc)
         self._write_checkpoints()
+
+    def expire_producers(self, now_ms: int) -> None:
+        """Forget the producers idle for ``producer.id.expiration.ms`` without an open transaction, on every
+        partition whose table is folded (leader or follower, as Kafka's broker does each on its own)."""
+        expiration = self.node.settings.config.producer_id_expiration_ms
+        for hp in self.partitions.values():
+            if hp.failed or hp.producers is None or hp.truncations != hp.log.truncations:
+                continue
+            gone = hp.producers.expire(now_ms, expiration, hp.txns.ongoing if hp.txns is not None else ())
+            if gone:
+                log.info("%s-%d: forgot %d producer id(s) idle for %d ms", hp.topic, hp.index, len(gone), expiration)
 
     def _write_checkpoints(self) -> None:
         for root, checkpoints in self.roots.items():

@@ -112,3 +112,18 @@ def test_a_producer_snapshot_carries_open_transactions_and_marker_epochs():
     assert back[8].epoch == 3 and back[8].marker_offset == 12 and back[8].coordinator_epoch == 2
     assert back.check(8, 3, 0, 1).error == ec.NONE and back.check(8, 2, 0, 1).error == ec.INVALID_PRODUCER_EPOCH
     assert ps.decode(data).keys() == back.keys()
+
+
+def test_expire_forgets_idle_producers_without_an_open_transaction():
+    from kraftwire.replica.producers import ProducerTable
+
+    t = ProducerTable()
+    t.apply(1, 0, 0, 2, 0, 1, timestamp=1_000)
+    t.apply(2, 0, 0, 1, 2, 2, timestamp=1_000)
+    t.apply(3, 0, 0, 1, 3, 3, timestamp=9_000)
+    t.apply_marker(4, 1, 0, 4)  # a marker without a timestamp: -1, as old as can be
+    assert sorted(t.expire(10_000, 5_000, ongoing={2})) == [1, 4]
+    assert sorted(t) == [2, 3]
+    assert t.expire(13_999, 5_000, ongoing=set()) == [2]  # 13,999 - 9,000 < 5,000 keeps 3
+    assert sorted(t) == [3]
+    assert t.expire(14_000, 5_000, ongoing=()) == [3]
