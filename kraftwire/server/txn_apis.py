@@ -18,7 +18,9 @@
   Kafka's retriable errors (and a missing or unreachable leader) until every partition has its marker; a partition
   whose topic is gone, or answering UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
   INVALID_PRODUCER_EPOCH/TRANSACTION_COORDINATOR_FENCED ends the sending (a newer coordinator or producer took over),
-  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*.
+  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*. The EndTxn
+  answer waits for the markers, ``END_TXN_HOLD_S`` (20 ms) at most — Kafka answers after the Prepare* write, and
+  its clients' next transaction then retries CONCURRENT_TRANSACTIONS after 20 ms (``_send_markers``).
 * **Timers.** Every ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` each shard's ``tick`` fences and
   aborts transactions open past their ``transaction.timeout.ms``; every
   ``transaction.remove.expired.transaction.cleanup.interval.ms`` transactional ids idle past
@@ -70,6 +72,7 @@ log = logging.getLogger("kraftwire.transactions")
 
 WRITE_TIMEOUT_MS = 30_000  # Kafka waits request.timeout.ms for a transaction log append
 MARKER_BACKOFF_S = 0.1
+END_TXN_HOLD_S = 0.02  # the longest an EndTxn answer waits for its transaction's markers (_send_markers)
 MARKER_REQUEST_TIMEOUT_S = 10.0
 #: WriteTxnMarkers answers per partition (Kafka's TransactionMarkerRequestCompletionHandler)
 MARKER_RETRY = frozenset({ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_LEADER_OR_FOLLOWER, ec.NOT_ENOUGH_REPLICAS,
@@ -494,11 +497,17 @@ class TxnApis:
             if error:
                 self._failed(p, result, error)
                 return
+            # an EndTxn that prepared waits for its markers (END_TXN_HOLD_S at most): see _send_markers
+            held = [r for r in result.replies if r.api == "EndTxn"] if result.markers else []
             for reply in result.replies:
-                self._send(reply.token, reply.body)
+                if reply not in held:
+                    self._send(reply.token, reply.body)
             if self.shards.get(p) is loaded:
                 for marker in result.markers:
-                    self._send_markers(p, loaded, marker)
+                    self._send_markers(p, loaded, marker, held)
+            else:
+                for reply in held:
+                    self._send(reply.token, reply.body)
 
         self.replicas.wait_committed(hp, appended.end, committed, WRITE_TIMEOUT_MS)
 
@@ -511,7 +520,22 @@ class TxnApis:
         if self.shards.get(p) is not None:
             self._reload(p)
 
-    def _send_markers(self, p: int, loaded: Loaded, marker: Marker) -> None:
+    def _send_markers(self, p: int, loaded: Loaded, marker: Marker, held=()) -> None:
+        """Send a prepared transaction's markers, then write Complete*. ``held``: the EndTxn answer, sent once the
+        markers are on their partitions (the shard is Complete* from then on, its write under way) or after
+        ``END_TXN_HOLD_S``, whichever comes first. Kafka answers right after the Prepare* write; its client's next
+        AddPartitionsToTxn then meets CONCURRENT_TRANSACTIONS until the markers are written and retries after 20 ms
+        (librdkafka's and the Java producer's backoff for it), which made a small transaction on RF-3 topics cost
+        ~25 ms instead of ~5. Holding the answer a few milliseconds for the markers avoids that retry; the bound
+        keeps a slow partition leader from stalling the client's commit (it is answered, as by Kafka, and retries)."""
+        sent = []
+
+        def release() -> None:
+            if not sent:
+                sent.append(True)
+                for reply in held:
+                    self._send(reply.token, reply.body)
+
         def current() -> bool:
             return self.shards.get(p) is loaded
 
@@ -519,7 +543,10 @@ class TxnApis:
             if ok and current():
                 self._write(p, loaded.shard.markers_written(marker.transactional_id, marker.producer_id,
                                                             marker.producer_epoch, _now_ms()))
+            release()
 
+        if held:
+            asyncio.get_running_loop().call_later(END_TXN_HOLD_S, release)
         if not marker.partitions:
             done(True)
             return

@@ -1,0 +1,77 @@
+"""EndTxn waits a little for its markers (``txn_apis.END_TXN_HOLD_S``), in-process on real sockets and files: with
+markers written within the hold the answer leaves once they are, so the producer's next AddPartitionsToTxn finds
+the transaction complete instead of CONCURRENT_TRANSACTIONS (which librdkafka and the Java producer retry after
+20 ms: it made small transactions on RF-3 topics ~5x slower); with a slow partition leader the answer leaves after
+the hold, as Kafka answers, and the next transaction meets CONCURRENT_TRANSACTIONS until the markers are written."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from kraftwire import error_codes as ec
+from kraftwire.server import txn_apis
+from kraftwire.server.client import KafkaConnection
+from server.test_kraft_node import Combined, _create, _online
+from server.test_replication import _until
+from server.test_txn_coordinator import PROPS, E, FakeLeaders, _add, _codes, _coordinator, _init, _states
+
+
+class SlowLeaders(FakeLeaders):
+    def __init__(self, delay_s: float) -> None:
+        super().__init__()
+        self.delay_s = delay_s
+
+    async def call(self, broker, body):
+        await asyncio.sleep(self.delay_s)
+        return await super().call(broker, body)
+
+
+def _run(tmp_path, delay_s: float):
+    """(seconds EndTxn took, the next AddPartitionsToTxn's codes, the state records of the id then)."""
+    c = Combined(tmp_path, extra=PROPS)
+    leaders = SlowLeaders(delay_s)
+    out = {}
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            node.txn_apis.links.call = leaders.call
+            node.txn_apis.markers.call = leaders.call
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+                await _coordinator(conn, "tx")
+                init = await _init(conn, "tx")
+                pid = init.producer_id
+                assert set(_codes(await conn.request(_add("tx", pid, 0, [("t", 0)]), 3)).values()) == {ec.NONE}
+                t0 = time.monotonic()
+                ended = await conn.request(E(transactional_id="tx", producer_id=pid, producer_epoch=0,
+                                             committed=True), 3)
+                out["seconds"] = time.monotonic() - t0
+                assert ended.error_code == ec.NONE
+                out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
+                await _until("CompleteCommit", lambda: 4 in [s[0] for s in _states(node, "tx")])
+            finally:
+                await conn.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+    return out
+
+
+def test_end_txn_answers_once_the_markers_are_written_within_the_hold(tmp_path):
+    delay_s = 0.005  # a partition leader writing its marker in 5 ms, within the hold
+    assert txn_apis.END_TXN_HOLD_S >= 4 * delay_s
+    got = _run(tmp_path, delay_s=delay_s)
+    assert got["next"] == {ec.NONE}, f"the next transaction met {got['next']}: EndTxn answered before its markers"
+    assert got["seconds"] >= delay_s
+
+
+def test_a_slow_partition_leader_does_not_stall_end_txn(tmp_path):
+    got = _run(tmp_path, delay_s=1.0)
+    assert got["seconds"] < 0.5, f"EndTxn waited {got['seconds']:.2f} s for a slow partition leader"
+    assert got["next"] == {ec.CONCURRENT_TRANSACTIONS}  # Kafka's answer while the markers are being written
