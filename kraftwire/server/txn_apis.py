@@ -86,6 +86,28 @@ def _now_ms() -> int:
 
 
 # ==================================================================================================== markers
+
+#: the response versions from which a client knows PRODUCER_FENCED (KIP-588); below them Kafka answers
+#: INVALID_PRODUCER_EPOCH instead (KafkaApis' "older clients could not understand the new PRODUCER_FENCED")
+FENCED_SINCE = {w.InitProducerIdResponse: 4, w.EndTxnResponse: 2, w.AddPartitionsToTxnResponse: 2,
+                w.AddOffsetsToTxnResponse: 2}
+
+
+def for_version(body, version: int):
+    """``body`` as a client of ``version`` understands it: PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH for the
+    versions before ``FENCED_SINCE`` (in place: each answer is built for its request)."""
+    since = FENCED_SINCE.get(type(body))
+    if since is None or version >= since:
+        return body
+    if isinstance(body, w.AddPartitionsToTxnResponse):
+        for t in body.results_by_topic_v3_and_below or ():
+            for r in t.results_by_partition:
+                if r.partition_error_code == ec.PRODUCER_FENCED:
+                    r.partition_error_code = ec.INVALID_PRODUCER_EPOCH
+    elif body.error_code == ec.PRODUCER_FENCED:
+        body.error_code = ec.INVALID_PRODUCER_EPOCH
+    return body
+
 class MarkerSender:
     """Sends one transaction's markers to its partitions' leaders until each partition has its marker.
 
@@ -468,7 +490,7 @@ class TxnApis:
     @staticmethod
     def _send(token, body) -> None:
         conn, version, cid = token
-        conn.send_response(body, version, cid)
+        conn.send_response(for_version(body, version), version, cid)
 
     def _write(self, p: int, result: TxnResult) -> None:
         """Append ``result``'s records, answer once committed, then send its markers."""

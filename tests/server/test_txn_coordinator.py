@@ -171,6 +171,12 @@ def test_transactions_commit_abort_fence_and_reload(tmp_path):
                 zombie_end = await conn.request(E(transactional_id="tx1", producer_id=pid, producer_epoch=0,
                                                   committed=True), 3)
                 assert zombie_end.error_code == ec.PRODUCER_FENCED
+                # clients older than PRODUCER_FENCED (EndTxn/AddPartitionsToTxn v0-1) get INVALID_PRODUCER_EPOCH
+                old_end = await conn.request(E(transactional_id="tx1", producer_id=pid, producer_epoch=0,
+                                               committed=True), 1)
+                assert old_end.error_code == ec.INVALID_PRODUCER_EPOCH
+                old_add = await conn.request(_add("tx1", pid, 0, [("t", 0)]), 1)
+                assert set(_codes(old_add).values()) == {ec.INVALID_PRODUCER_EPOCH}
                 assert (await conn.request(_add("tx1", pid, 1, [("t", 2)]), 3)).results_by_topic_v3_and_below
 
                 # a transaction open past its timeout is fenced and aborted by the coordinator's timer

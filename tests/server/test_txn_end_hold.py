@@ -2,7 +2,8 @@
 markers written within the hold the answer leaves once they are, so the producer's next AddPartitionsToTxn finds
 the transaction complete instead of CONCURRENT_TRANSACTIONS (which librdkafka and the Java producer retry after
 20 ms: it made small transactions on RF-3 topics ~5x slower); with a slow partition leader the answer leaves after
-the hold, as Kafka answers, and the next transaction meets CONCURRENT_TRANSACTIONS until the markers are written."""
+the hold, as Kafka answers, and the next transaction meets CONCURRENT_TRANSACTIONS until the markers are written.
+Also: the answers of clients too old to know PRODUCER_FENCED carry INVALID_PRODUCER_EPOCH, as Kafka maps them."""
 
 from __future__ import annotations
 
@@ -75,3 +76,18 @@ def test_a_slow_partition_leader_does_not_stall_end_txn(tmp_path):
     got = _run(tmp_path, delay_s=1.0)
     assert got["seconds"] < 0.5, f"EndTxn waited {got['seconds']:.2f} s for a slow partition leader"
     assert got["next"] == {ec.CONCURRENT_TRANSACTIONS}  # Kafka's answer while the markers are being written
+
+
+def test_old_clients_get_invalid_producer_epoch_for_fenced():
+    from kraftwire.protocol import messages as w
+
+    def init(code):
+        return w.InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
+
+    assert txn_apis.for_version(init(ec.PRODUCER_FENCED), 3).error_code == ec.INVALID_PRODUCER_EPOCH
+    assert txn_apis.for_version(init(ec.PRODUCER_FENCED), 4).error_code == ec.PRODUCER_FENCED
+    assert txn_apis.for_version(init(ec.NOT_COORDINATOR), 0).error_code == ec.NOT_COORDINATOR
+    offsets = w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=ec.PRODUCER_FENCED)
+    assert txn_apis.for_version(offsets, 1).error_code == ec.INVALID_PRODUCER_EPOCH
+    assert txn_apis.for_version(w.EndTxnResponse(throttle_time_ms=0, error_code=ec.PRODUCER_FENCED),
+                                2).error_code == ec.PRODUCER_FENCED
