@@ -42,10 +42,9 @@ from kraftwire.coordinator.group.shard import (
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.errors import LogIOError
-from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.server.coordinator_log import LOAD_CHUNK, replay_partition
+from kraftwire.server.coordinator_log import LOAD_CHUNK, coordinator_of, create_internal_topic, replay_partition
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -397,40 +396,25 @@ class GroupApis:
             return txn.coordinator(key, listener)
         if key_type != 0:
             return (ec.INVALID_REQUEST, f"unknown coordinator key type {key_type}", *none)
-        image = self.md.image
-        topic = image.topic(GROUP_TOPIC)
-        if topic is None or not topic.partitions:
+        found = coordinator_of(self.md.image, GROUP_TOPIC, key, listener)
+        if found is None:
             self._create_offsets_topic()
             return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
-        reg = topic.partitions.get(partition_for(key, len(topic.partitions)))
-        ep = answers.broker_endpoint(image, reg.leader, listener) if reg is not None and reg.leader >= 0 else None
-        if ep is None:
-            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
-        return (ec.NONE, None, reg.leader, ep.host, ep.port)
+        return found
 
     def _create_offsets_topic(self) -> None:
         if self._creating:
             return
         self._creating = True
         c = self.node.settings.config
-        CT = w.CreateTopicsRequest
-        cfg = [("cleanup.policy", "compact"), ("compression.type", "producer"),
-               ("segment.bytes", str(c.offsets_topic_segment_bytes))]
-        body = CT(topics=[CT.CreatableTopic(
-            name=GROUP_TOPIC, num_partitions=c.offsets_topic_num_partitions,
-            replication_factor=c.offsets_topic_replication_factor, assignments=[],
-            configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
-            timeout_ms=30_000, validate_only=False)
 
-        def done(response) -> None:
+        def done() -> None:
             self._creating = False
-            for t in response.topics:
-                if t.error_code not in (0, ec.TOPIC_ALREADY_EXISTS):
-                    log.warning("creating %s: %s (%s)", GROUP_TOPIC, ec.name_of(t.error_code), t.error_message)
-                else:
-                    log.info("created %s with %d partitions", GROUP_TOPIC, c.offsets_topic_num_partitions)
 
-        self.kraft.call("CreateTopics", body, 5, done)
+        create_internal_topic(self.kraft, GROUP_TOPIC, c.offsets_topic_num_partitions,
+                              c.offsets_topic_replication_factor,
+                              [("cleanup.policy", "compact"), ("compression.type", "producer"),
+                               ("segment.bytes", str(c.offsets_topic_segment_bytes))], done)
 
     # ================================================================================================ the group protocol
     def _group_call(self, call, api: str):

@@ -62,7 +62,7 @@ from kraftwire.errors import LogIOError
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.coordinator_log import replay_partition
+from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic, replay_partition
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -316,44 +316,27 @@ class TxnApis:
 
     def coordinator(self, key: str, listener: str):
         """FindCoordinator's (error, message, node id, host, port) for a transactional id."""
-        none = (-1, "", -1)
-        image = self.md.image
-        topic = image.topic(TRANSACTION_TOPIC)
-        if topic is None or not topic.partitions:
+        found = coordinator_of(self.md.image, TRANSACTION_TOPIC, key, listener)
+        if found is None:
             self._create_topic()
-            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
-        reg = topic.partitions.get(partition_for(key, len(topic.partitions)))
-        ep = answers.broker_endpoint(image, reg.leader, listener) if reg is not None and reg.leader >= 0 else None
-        if ep is None:
-            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
-        return (ec.NONE, None, reg.leader, ep.host, ep.port)
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, -1, "", -1)
+        return found
 
     def _create_topic(self) -> None:
         if self._creating:
             return
         self._creating = True
         c = self.node.settings.config
-        CT = w.CreateTopicsRequest
-        cfg = [("cleanup.policy", "compact"), ("compression.type", "uncompressed"),
-               ("min.insync.replicas", str(c.transaction_state_log_min_isr)),
-               ("unclean.leader.election.enable", "false"),
-               ("segment.bytes", str(c.transaction_state_log_segment_bytes))]
-        body = CT(topics=[CT.CreatableTopic(
-            name=TRANSACTION_TOPIC, num_partitions=c.transaction_state_log_num_partitions,
-            replication_factor=c.transaction_state_log_replication_factor, assignments=[],
-            configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
-            timeout_ms=30_000, validate_only=False)
 
-        def done(response) -> None:
+        def done() -> None:
             self._creating = False
-            for t in response.topics:
-                if t.error_code not in (0, ec.TOPIC_ALREADY_EXISTS):
-                    log.warning("creating %s: %s (%s)", TRANSACTION_TOPIC, ec.name_of(t.error_code), t.error_message)
-                else:
-                    log.info("created %s with %d partitions", TRANSACTION_TOPIC,
-                             c.transaction_state_log_num_partitions)
 
-        self.kraft.call("CreateTopics", body, 5, done)
+        create_internal_topic(self.kraft, TRANSACTION_TOPIC, c.transaction_state_log_num_partitions,
+                              c.transaction_state_log_replication_factor,
+                              [("cleanup.policy", "compact"), ("compression.type", "uncompressed"),
+                               ("min.insync.replicas", str(c.transaction_state_log_min_isr)),
+                               ("unclean.leader.election.enable", "false"),
+                               ("segment.bytes", str(c.transaction_state_log_segment_bytes))], done)
 
     def _leader_of(self, topic: str, partition: int) -> int | None:
         t = self.md.image.topic(topic)
