@@ -8,7 +8,6 @@ Also: the answers of clients too old to know PRODUCER_FENCED carry INVALID_PRODU
 from __future__ import annotations
 
 import asyncio
-import time
 
 from kraftwire import error_codes as ec
 from kraftwire.server import txn_apis
@@ -23,13 +22,17 @@ class SlowLeaders(FakeLeaders):
         super().__init__()
         self.delay_s = delay_s
 
+        self.written = 0  # markers answered (written) so far
+
     async def call(self, broker, body):
         await asyncio.sleep(self.delay_s)
-        return await super().call(broker, body)
+        answer = await super().call(broker, body)
+        self.written += 1
+        return answer
 
 
 def _run(tmp_path, delay_s: float):
-    """(seconds EndTxn took, the next AddPartitionsToTxn's codes, the state records of the id then)."""
+    """(whether the markers were written when EndTxn was answered, the next AddPartitionsToTxn's codes)."""
     c = Combined(tmp_path, extra=PROPS)
     leaders = SlowLeaders(delay_s)
     out = {}
@@ -48,10 +51,9 @@ def _run(tmp_path, delay_s: float):
                 init = await _init(conn, "tx")
                 pid = init.producer_id
                 assert set(_codes(await conn.request(_add("tx", pid, 0, [("t", 0)]), 3)).values()) == {ec.NONE}
-                t0 = time.monotonic()
                 ended = await conn.request(E(transactional_id="tx", producer_id=pid, producer_epoch=0,
                                              committed=True), 3)
-                out["seconds"] = time.monotonic() - t0
+                out["markers_written"] = leaders.written > 0
                 assert ended.error_code == ec.NONE
                 out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
                 await _until("CompleteCommit", lambda: 4 in [s[0] for s in _states(node, "tx")])
@@ -69,12 +71,12 @@ def test_end_txn_answers_once_the_markers_are_written_within_the_hold(tmp_path):
     assert txn_apis.END_TXN_HOLD_S >= 4 * delay_s
     got = _run(tmp_path, delay_s=delay_s)
     assert got["next"] == {ec.NONE}, f"the next transaction met {got['next']}: EndTxn answered before its markers"
-    assert got["seconds"] >= delay_s
+    assert got["markers_written"]
 
 
 def test_a_slow_partition_leader_does_not_stall_end_txn(tmp_path):
     got = _run(tmp_path, delay_s=1.0)
-    assert got["seconds"] < 0.5, f"EndTxn waited {got['seconds']:.2f} s for a slow partition leader"
+    assert not got["markers_written"], "EndTxn waited for a slow partition leader beyond the hold"
     assert got["next"] == {ec.CONCURRENT_TRANSACTIONS}  # Kafka's answer while the markers are being written
 
 
