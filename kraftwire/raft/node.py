@@ -140,6 +140,29 @@ class RaftNode:
         self._begin(now_ms)
         return self._finish(now_ms)
 
+    def on_flushed(self, offset: int, now_ms: int) -> Ready | None:
+        """The log is durable up to ``offset`` (``LogFlushed``). A follower whose next Fetch is already out (it left
+        when this flush completed) only records it: no step could follow from it — its high watermark comes from the
+        leader, its timers are armed, and the leader has not answered yet. Anything else takes a step (a leader's
+        own end offset counts toward the high watermark and answers parked fetches)."""
+        if (isinstance(self.quorum.state, FollowerState) and self.requests.has(m.FetchRequest)
+                and self.step.empty()):
+            self.flushed_offset = max(self.flushed_offset, min(offset, self.log.end_offset()))
+            return None
+        return self.handle(LogFlushed(offset), now_ms)
+
+    def deliver_committed(self) -> None:
+        """Hand the listeners what the log's high watermark covers now, between steps: the executor applies a new
+        high watermark only after the core returned its Ready, and a whole step just to deliver it would cost the
+        write path a second pass through the core (``_finish``). Produces no Ready effects; a leader first tells its
+        listeners of its leadership, in the order ``_finish`` keeps."""
+        leading = self.quorum.is_leader()
+        if leading:
+            state = self.quorum.state
+            if state.high_watermark is not None and state.high_watermark > state.epoch_start_offset:
+                self._notify_all_leaders()
+        self.listeners.deliver(may_load_snapshot=not leading)
+
     def register(self, listener: Listener) -> None:
         """Add a listener; it is told the current leader at once (if one is known) and then every commit."""
         self.listeners.register(listener, self._current_leader_for_listeners())

@@ -128,6 +128,11 @@ class ReadyBuilder:
     high_watermark: int | None = None
     snapshot_ops: list[SnapshotOp] = field(default_factory=list)
 
+    def empty(self) -> bool:
+        """Nothing collected yet (no client call left effects for the next step)."""
+        return not (self.persist is not None or self.log_ops or self.flush or self.send or self.send_after_flush
+                    or self.high_watermark is not None or self.snapshot_ops)
+
     def build(self, number: int, next_wakeup_ms: int) -> Ready:
         return Ready(
             number=number,

@@ -105,7 +105,7 @@ class Driver:
         # kept beside the handle: uvloop's call_at answers a due time with a plain Handle, which has no when()
         self._timer_when = 0.0
         self._stopped = False
-        self._poll_soon = False
+        self._deliver_soon = False
         self._last_view = None
         self.flushes = 0
         self.flush_ms_total = 0.0
@@ -149,6 +149,20 @@ class Driver:
             return
         self._execute(ready, event)
 
+    def _flushed(self, offset: int) -> bool:
+        """Feed a completed flush to the core; whether it took a step (which ran the callbacks)."""
+        if self._stopped:
+            return True
+        try:
+            ready = self.raft.on_flushed(offset, now_ms())
+        except Exception as exc:
+            self._on_fatal("the Raft core failed on LogFlushed", exc)
+            return True
+        if ready is None:
+            return False
+        self._execute(ready, LogFlushed(offset))
+        return True
+
     def poll(self) -> None:
         if self._stopped:
             return
@@ -180,9 +194,10 @@ class Driver:
             return
         self._log_view(cause)
         if flushed is not None:
-            # The flush ran inline within this Ready: tell the core now (its Ready runs the callbacks).
-            self.handle(LogFlushed(flushed))
-            return
+            # The flush ran inline within this Ready: tell the core now (its Ready, if the flush calls for a step,
+            # runs the callbacks).
+            if self._flushed(flushed):
+                return
         for callback in self.on_ready:
             callback()
 
@@ -210,11 +225,11 @@ class Driver:
 
     def high_watermark_advanced(self) -> None:
         # The core hands committed batches to its listeners from the log's high watermark, which is only applied by
-        # the executor, after the core returned: poll once more right away so the commit is delivered now rather
-        # than at the next timer or message (up to a linger period later).
-        if self._loop is not None and not self._poll_soon:
-            self._poll_soon = True
-            self._loop.call_soon(self._poll_now)
+        # the executor, after the core returned: deliver right after this Ready (no whole step for it) so the commit
+        # reaches the listeners now rather than at the next timer or message (up to a linger period later).
+        if self._loop is not None and not self._deliver_soon:
+            self._deliver_soon = True
+            self._loop.call_soon(self._deliver_now)
 
     def snapshot_stored(self, snapshot_id) -> None:
         assert self._loop is not None
@@ -256,9 +271,17 @@ class Driver:
         self._timer = self._loop.call_at(when, self._on_timer)
         self._timer_when = when
 
-    def _poll_now(self) -> None:
-        self._poll_soon = False
-        self.poll()
+    def _deliver_now(self) -> None:
+        self._deliver_soon = False
+        if self._stopped:
+            return
+        try:
+            self.raft.deliver_committed()
+        except Exception as exc:
+            self._on_fatal("the Raft core failed delivering commits", exc)
+            return
+        for callback in self.on_ready:
+            callback()
 
     def _on_timer(self) -> None:
         self._timer = None
@@ -298,7 +321,7 @@ class Driver:
                 if self._stopped:
                     return
                 self.executor.flushed(flushed)
-                self.handle(LogFlushed(flushed))
+                self._flushed(flushed)
         finally:
             self._flush_task = None
         if self._flush_wanted and not self._stopped:  # requested while we were finishing

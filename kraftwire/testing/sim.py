@@ -31,7 +31,7 @@ from kraftwire.log.memory import MemoryLog
 from kraftwire.raft import messages as m
 from kraftwire.raft.config import Mutations, RaftConfig
 from kraftwire.raft.election import ElectionState
-from kraftwire.raft.events import LogFlushed, Received, RequestFailed
+from kraftwire.raft.events import Received, RequestFailed
 from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.leader import LeaderState
 from kraftwire.raft.node import RaftNode
@@ -144,6 +144,10 @@ class _SimHost(HostBase):
         delay = cluster.rng.randint(0, cluster.max_flush_delay_ms)
         cluster._at(cluster.now + delay, cluster._flushed, self.node.node_id, self.incarnation)
         return None
+
+    def high_watermark_advanced(self) -> None:
+        # as the driver does: the listeners get the new commits right after this Ready, without a step of their own
+        self.cluster._at(self.cluster.now, self.cluster._deliver_committed, self.node.node_id, self.incarnation)
 
     def arm_timer(self, wake_ms: int) -> None:
         cluster, node = self.cluster, self.node
@@ -374,6 +378,11 @@ class Cluster:
         node.next_poll_ms = None
         self._execute(node, node.raft.poll(self.now))
 
+    def _deliver_committed(self, node_id: int, incarnation: int) -> None:
+        node = self.nodes[node_id]
+        if node.raft is not None and node.incarnation == incarnation:
+            node.raft.deliver_committed()
+
     def _scheduled_poll(self, node_id: int, incarnation: int, at_ms: int) -> None:
         node = self.nodes[node_id]
         if node.next_poll_ms == at_ms:
@@ -403,7 +412,9 @@ class Cluster:
             return
         offset = node.log.flush()
         node.executor.flushed(offset)
-        self._execute(node, node.raft.handle(LogFlushed(offset), self.now))
+        ready = node.raft.on_flushed(offset, self.now)
+        if ready is not None:
+            self._execute(node, ready)
 
     # --- network ----------------------------------------------------------------------------------------------------
     def _send(self, node: SimNode, msg: m.Message) -> None:

@@ -6,7 +6,7 @@ import random
 
 from kraftwire.log.memory import MemoryLog
 from kraftwire.raft.config import RaftConfig
-from kraftwire.raft.events import LogFlushed, Received
+from kraftwire.raft.events import Received
 from kraftwire.raft.execute import HostBase, ReadyExecutor
 from kraftwire.raft.node import RaftNode
 
@@ -48,7 +48,9 @@ class NodeHarness(HostBase):
         self._sent = sent = []
         flushed = self.executor.execute(ready)
         if flushed is not None:
-            sent += self.apply(self.node.handle(LogFlushed(flushed), self.now), flush)
+            after = self.node.on_flushed(flushed, self.now)
+            if after is not None:
+                sent += self.apply(after, flush)
         return sent
 
     def poll(self, at=None, flush=True):

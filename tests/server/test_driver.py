@@ -80,6 +80,12 @@ class StubCore:
     def poll(self, now):
         return self._next()
 
+    def on_flushed(self, offset, now):
+        return self.handle(LogFlushed(offset), now)
+
+    def deliver_committed(self):
+        self.journal.append("core deliver")
+
 
 def batch(base: int, count: int, epoch: int = 1) -> bytes:
     builder = RecordBatchBuilder(base_offset=base, partition_leader_epoch=epoch)
@@ -123,6 +129,8 @@ def test_ready_order_and_flush_gating():
     i_flushed = next(i for i, e in enumerate(order) if e.startswith("core LogFlushed"))
     assert order[i_done] == "flush-done 3"
     assert i_done < i_fetch < i_flushed, journal
+    # the new high watermark reaches the listeners right after its Ready, without a step of its own
+    assert order.index("hw 2") < order.index("core deliver"), journal
     assert not any(e.startswith("FATAL") for e in journal)
 
 
