@@ -19,6 +19,13 @@
   them the group's offsets, an ABORT drops them — found by looking at the batches below the high watermark whenever
   it moves while offsets are pending, and by the load. OffsetFetch v7+ with ``require_stable`` answers a partition
   with pending offsets UNSTABLE_OFFSET_COMMIT. FindCoordinator for a transactional id goes to ``txn_apis``.
+* **Verified (KIP-890).** With ``transaction.partition.verification.enable`` (default true) a TxnOffsetCommit whose
+  producer has no open transaction on the group's partition first asks the producer's transaction coordinator
+  (``txn_verifier``, as a partition leader does for Produce) whether that partition is in the ongoing transaction
+  (AddOffsetsToTxn put it there); a refusal is answered per partition (TRANSACTION_ABORTABLE for v4+, else
+  INVALID_TXN_STATE; NETWORK_EXCEPTION as COORDINATOR_LOAD_IN_PROGRESS) and nothing is appended, so a late commit
+  of an ended transaction leaves no offset pending forever. The append carries the verification's guard: a marker
+  of the producer written between the answer and the append makes it INVALID_TXN_STATE.
 """
 
 from __future__ import annotations
@@ -69,6 +76,12 @@ def _write_error(error: int, *, fetch: bool = False) -> int:
                  ec.REQUEST_TIMED_OUT):
         return ec.NOT_COORDINATOR if fetch else ec.COORDINATOR_NOT_AVAILABLE
     return ec.UNKNOWN_SERVER_ERROR
+
+
+def _txn_commit_code(code: int, version: int) -> int:
+    """Kafka answers COORDINATOR_LOAD_IN_PROGRESS to TxnOffsetCommit v0-1 as COORDINATOR_NOT_AVAILABLE (clients
+    before 2.0 could not handle it, KAFKA-7296)."""
+    return ec.COORDINATOR_NOT_AVAILABLE if version < 2 and code == ec.COORDINATOR_LOAD_IN_PROGRESS else code
 
 
 class Loaded:
@@ -304,10 +317,12 @@ class GroupApis:
         conn, version, cid, _client = token
         conn.send_response(body, version, cid)
 
-    def _write(self, p: int, result: Result, on_done=None, producer: tuple[int, int] | None = None) -> None:
+    def _write(self, p: int, result: Result, on_done=None, producer: tuple[int, int] | None = None,
+               guard=None) -> None:
         """Append ``result``'s records to the partition and send its replies once they are committed;
         ``on_done(error)`` after that (error 0, or the client-facing code of a failed write). ``producer``: (id,
-        epoch) of a TxnOffsetCommit, whose records go as that producer's transactional batch."""
+        epoch) of a TxnOffsetCommit, whose records go as that producer's transactional batch, checked like a
+        client's against the transaction verification (``guard``: that of its verification, KIP-890)."""
         if not result.records:
             for reply in result.replies:
                 self._send(reply.token, reply.body)
@@ -325,8 +340,16 @@ class GroupApis:
             now = _now_ms()
             for key, value in result.records:
                 builder.append(key, value, timestamp=now)
-            appended = self.replicas.append(hp, builder.build(), -1)
+            appended = self.replicas.append(hp, builder.build(), -1, verify=producer is not None, guard=guard)
             error = appended.error
+        if error == ec.INVALID_TXN_STATE and producer is not None:
+            # the verification is void (a marker of the producer landed since the coordinator's answer): nothing
+            # was written, the shard assumed nothing; answered as is (Kafka's maybeConvertOffsetCommitError)
+            for reply in result.replies:
+                self._send(reply.token, refusal(reply, reply.token[1], error))
+            if on_done is not None:
+                on_done(error)
+            return
         if error:
             self._failed(p, result, error, on_done)
             return
@@ -484,8 +507,11 @@ class GroupApis:
         result.replies[-1] = reply._replace(body=full)
         self._write(p, result)
 
-    def txn_offset_commit(self, request, conn) -> None:
-        """TxnOffsetCommit (Kafka: WRITE on the transactional id, READ on the group and on each topic)."""
+    def txn_offset_commit(self, request, conn, verified=None, verified_on=None) -> None:
+        """TxnOffsetCommit (Kafka: WRITE on the transactional id, READ on the group and on each topic).
+        ``verified``: the transaction verification's outcome (``txn_verifier.Verified``) once the producer's
+        transaction coordinator answered, for the partition ``verified_on`` (KIP-890: the group's
+        ``__consumer_offsets`` partition must be in the producer's ongoing transaction, added by AddOffsetsToTxn)."""
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         R = w.TxnOffsetCommitResponse
@@ -493,8 +519,8 @@ class GroupApis:
 
         def merged(codes: dict[tuple[str, int], int], default: int = 0):
             return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(name=name, partitions=[
-                R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=codes.get((name, i), default))
-                for i in idx]) for name, idx in order])
+                R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=_txn_commit_code(
+                    codes.get((name, i), default), version)) for i in idx]) for name, idx in order])
 
         access = self.node.authorizer
         if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
@@ -524,6 +550,25 @@ class GroupApis:
         if shard is None:
             self._send(token, merged(refused, self.route_error))
             return
+        hp = self.shards[p].hp
+        if verified is None and kept:  # KIP-890: the transaction coordinator confirms the partition first
+            pid, epoch = body.producer_id, body.producer_epoch
+            verified = self.replicas.verifier.txn_offset_commit(
+                body.transactional_id, pid, epoch, hp, _next_sequence(hp, pid, epoch), version,
+                lambda v: self.txn_offset_commit(request, conn, v, hp))
+            if verified is None:
+                return  # runs again with the coordinator's answer
+            verified_on = hp
+        guard = None
+        if verified is not None:
+            if verified_on is not hp:  # the partition's leadership moved meanwhile: its verification is gone
+                self._send(token, merged(refused, ec.NOT_COORDINATOR))
+                return
+            error = verified.errors.get((GROUP_TOPIC, p))
+            if error is not None:
+                self._send(token, merged(refused, error[0]))
+                return
+            guard = verified.guards.get((GROUP_TOPIC, p))
         original = body.topics
         body.topics = kept
         try:
@@ -536,7 +581,7 @@ class GroupApis:
             for part in t.partitions:
                 codes[(t.name, part.partition_index)] = part.error_code
         result.replies[-1] = reply._replace(body=merged(codes))
-        self._write(p, result, producer=(body.producer_id, body.producer_epoch))
+        self._write(p, result, producer=(body.producer_id, body.producer_epoch), guard=guard)
 
     def offset_fetch(self, request, conn) -> None:
         out = []

@@ -32,6 +32,10 @@
   added to the transaction. Underlying error: ..."), which older clients retry without a metadata refresh; the rest
   as they are. A verified partition is appended with its guard; a marker written meanwhile voids the guard and the
   append is refused INVALID_TXN_STATE.
+* **TxnOffsetCommit** (``txn_offset_commit``, Kafka's ``handleTxnCommitOffsets``): the group coordinator verifies the
+  group's ``__consumer_offsets`` partition the same way, through the same batching, before appending a producer's
+  offsets there; TRANSACTION_ABORTABLE stays so for v4+, and the errors are answered as Kafka's
+  ``maybeConvertOffsetCommitError`` maps them (NETWORK_EXCEPTION as COORDINATOR_LOAD_IN_PROGRESS, ...).
 """
 
 from __future__ import annotations
@@ -79,6 +83,19 @@ def produce_error(code: int) -> tuple[int, str | None]:
         return ec.NOT_ENOUGH_REPLICAS, ("Unable to verify the partition has been added to the transaction. "
                                         f"Underlying error: {ec.name_of(code)}")
     return code, None
+
+
+def offset_commit_error(code: int) -> int:
+    """A verification error as a TxnOffsetCommit answers it (Kafka's ``maybeConvertOffsetCommitError``)."""
+    if code == ec.NETWORK_EXCEPTION:
+        return ec.COORDINATOR_LOAD_IN_PROGRESS  # retried by every client without a coordinator lookup
+    if code in (ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_ENOUGH_REPLICAS, ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+        return ec.COORDINATOR_NOT_AVAILABLE
+    if code in (ec.NOT_LEADER_OR_FOLLOWER, ec.KAFKA_STORAGE_ERROR):
+        return ec.NOT_COORDINATOR
+    if code in (ec.MESSAGE_TOO_LARGE, ec.RECORD_LIST_TOO_LARGE, ec.INVALID_FETCH_SIZE):
+        return ec.INVALID_COMMIT_OFFSET_SIZE
+    return code
 
 
 def coordinator_error(code: int, generic: bool) -> int:
@@ -284,6 +301,38 @@ class TxnVerifier:
                 return False
 
         self.verify(tid, pid, epoch, list(guards), answered, generic=version >= 11, needed=needed)
+        return None
+
+    # ------------------------------------------------------------------------------------------------ TxnOffsetCommit
+    def txn_offset_commit(self, transactional_id: str, producer_id: int, epoch: int, hp, sequence: int,
+                          version: int, then) -> Verified | None:
+        """The verification a TxnOffsetCommit needs before the group coordinator appends the producer's offsets to
+        ``hp`` (its ``__consumer_offsets`` partition, led here) as a transactional batch starting at ``sequence``
+        (Kafka's ``handleTxnCommitOffsets``): its ``Verified`` at once when nothing is to be asked (verification
+        off, or the producer's transaction already open there), else None and ``then(Verified)`` once the
+        coordinator answered. An error is (code, None) as the TxnOffsetCommit answers it: TRANSACTION_ABORTABLE only
+        for v4+ (INVALID_TXN_STATE before), then ``offset_commit_error``."""
+        tp = (hp.topic, hp.index)
+        if transactional_id is None or not self.replicas.verification_enabled():
+            return Verified()
+        try:
+            guard = self.replicas.start_verification(hp, producer_id, sequence, epoch)
+        except Exception as exc:  # noqa: BLE001 - the log could not be folded (Kafka: the partition's error)
+            log.debug("no verification for %s-%d: %r", tp[0], tp[1], exc)
+            return Verified({tp: (ec.NOT_COORDINATOR, None)})
+        if guard is None:
+            return Verified()
+
+        def answered(errors: dict) -> None:
+            then(Verified({p: (offset_commit_error(code), None) for p, code in errors.items()}, {tp: guard}))
+
+        def needed(p) -> bool:  # no open transaction of the producer there yet
+            try:
+                return not hp.failed and producer_id not in hp.txn_state().ongoing
+            except Exception:  # noqa: BLE001 - the append reports what is wrong with the log
+                return False
+
+        self.verify(transactional_id, producer_id, epoch, [tp], answered, generic=version >= 4, needed=needed)
         return None
 
     # ------------------------------------------------------------------------------------------------ asking
