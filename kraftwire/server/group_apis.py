@@ -52,6 +52,7 @@ from kraftwire.errors import LogIOError
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.server.coordinator_log import LOAD_CHUNK, coordinator_of, create_internal_topic, replay_partition
+from kraftwire.server.txn_verifier import offset_commit_error
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -76,6 +77,11 @@ def _write_error(error: int, *, fetch: bool = False) -> int:
                  ec.REQUEST_TIMED_OUT):
         return ec.NOT_COORDINATOR if fetch else ec.COORDINATOR_NOT_AVAILABLE
     return ec.UNKNOWN_SERVER_ERROR
+
+
+#: append errors that refuse a TxnOffsetCommit's batch for its producer alone (the partition itself is fine)
+_PRODUCER_REFUSALS = frozenset((ec.INVALID_TXN_STATE, ec.INVALID_PRODUCER_EPOCH, ec.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                                ec.MESSAGE_TOO_LARGE, ec.RECORD_LIST_TOO_LARGE))
 
 
 def _txn_commit_code(code: int, version: int) -> int:
@@ -342,11 +348,14 @@ class GroupApis:
                 builder.append(key, value, timestamp=now)
             appended = self.replicas.append(hp, builder.build(), -1, verify=producer is not None, guard=guard)
             error = appended.error
-        if error == ec.INVALID_TXN_STATE and producer is not None:
-            # the verification is void (a marker of the producer landed since the coordinator's answer): nothing
-            # was written, the shard assumed nothing; answered as is (Kafka's maybeConvertOffsetCommitError)
+        if producer is not None and error in _PRODUCER_REFUSALS:
+            # the producer's batch was refused, not the partition failing: a void verification (a marker of the
+            # producer landed since the coordinator's answer), a fenced epoch, a sequence out of order, offsets too
+            # large. Nothing was written and the shard assumed nothing, so there is nothing to reload; answered as
+            # Kafka's maybeConvertOffsetCommitError passes them on
+            code = offset_commit_error(error)
             for reply in result.replies:
-                self._send(reply.token, refusal(reply, reply.token[1], error))
+                self._send(reply.token, refusal(reply, reply.token[1], code))
             if on_done is not None:
                 on_done(error)
             return

@@ -229,3 +229,18 @@ def test_a_verification_lost_on_the_way_is_answered_retriably(tmp_path):
         assert verifier.verified == 1
 
     _run(tmp_path, scenario)
+
+
+def test_e_a_fenced_producers_commit_is_refused_without_reloading_the_group_partition(tmp_path):
+    async def scenario(node, conn, pid, epoch, hp):
+        # unverified, a later epoch of the producer reaches the partition first; the older epoch's commit is then
+        # refused by the partition's producer state: Kafka passes INVALID_PRODUCER_EPOCH on, and the coordinator's
+        # partition is fine, so its groups stay loaded (no UNKNOWN_SERVER_ERROR, no reload)
+        loaded = node.group_apis.shards[hp.index]
+        assert await _commit_code(conn, pid, epoch + 1, 7, 3) == ec.NONE
+        end = hp.log.end_offset()
+        assert await _commit_code(conn, pid, epoch, 8, 3) == ec.INVALID_PRODUCER_EPOCH
+        assert hp.log.end_offset() == end
+        assert node.group_apis.shards[hp.index] is loaded and not loaded.loading
+
+    _run(tmp_path, scenario, "transaction.partition.verification.enable=false\n")
