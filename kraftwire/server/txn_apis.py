@@ -18,9 +18,10 @@
   Kafka's retriable errors (and a missing or unreachable leader) until every partition has its marker; a partition
   whose topic is gone, or answering UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
   INVALID_PRODUCER_EPOCH/TRANSACTION_COORDINATOR_FENCED ends the sending (a newer coordinator or producer took over),
-  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*. The EndTxn
-  answer waits for the markers, ``END_TXN_HOLD_S`` (20 ms) at most — Kafka answers after the Prepare* write, and
-  its clients' next transaction then retries CONCURRENT_TRANSACTIONS after 20 ms (``_send_markers``).
+  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*. EndTxn is
+  answered once its Prepare* is committed, as Kafka answers, and the producer's next AddPartitionsToTxn or
+  AddOffsetsToTxn arriving while those markers are still being written waits for them, ``NEXT_TXN_HOLD_S`` (20 ms)
+  at most, instead of meeting CONCURRENT_TRANSACTIONS at once (``_hold_for_markers``).
 * **Timers.** Every ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` each shard's ``tick`` fences and
   aborts transactions open past their ``transaction.timeout.ms``; every
   ``transaction.remove.expired.transaction.cleanup.interval.ms`` transactional ids idle past
@@ -72,7 +73,7 @@ log = logging.getLogger("kraftwire.transactions")
 
 WRITE_TIMEOUT_MS = 30_000  # Kafka waits request.timeout.ms for a transaction log append
 MARKER_BACKOFF_S = 0.1
-END_TXN_HOLD_S = 0.02  # the longest an EndTxn answer waits for its transaction's markers (_send_markers)
+NEXT_TXN_HOLD_S = 0.02  # the longest a producer's next transaction waits for its last one's markers
 MARKER_REQUEST_TIMEOUT_S = 10.0
 #: WriteTxnMarkers answers per partition (Kafka's TransactionMarkerRequestCompletionHandler)
 MARKER_RETRY = frozenset({ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_LEADER_OR_FOLLOWER, ec.NOT_ENOUGH_REPLICAS,
@@ -267,6 +268,8 @@ class TxnApis:
         self._ticker: asyncio.Task | None = None
         self.links = BrokerLinks(node)
         self.markers = MarkerSender(self._leader_of, self.links.call)
+        #: transactional id -> what waits for its markers to be written (``_hold_for_markers``)
+        self._marking: dict[str, list] = {}
         replicas.watchers.append(self._hw_moved)
         metadata.on_image.append(self._image)
 
@@ -502,17 +505,11 @@ class TxnApis:
             if error:
                 self._failed(p, result, error)
                 return
-            # an EndTxn that prepared waits for its markers (END_TXN_HOLD_S at most): see _send_markers
-            held = [r for r in result.replies if r.api == "EndTxn"] if result.markers else []
             for reply in result.replies:
-                if reply not in held:
-                    self._send(reply.token, reply.body)
+                self._send(reply.token, reply.body)
             if self.shards.get(p) is loaded:
                 for marker in result.markers:
-                    self._send_markers(p, loaded, marker, held)
-            else:
-                for reply in held:
-                    self._send(reply.token, reply.body)
+                    self._send_markers(p, loaded, marker)
 
         self.replicas.wait_committed(hp, appended.end, committed, WRITE_TIMEOUT_MS)
 
@@ -525,37 +522,51 @@ class TxnApis:
         if self.shards.get(p) is not None:
             self._reload(p)
 
-    def _send_markers(self, p: int, loaded: Loaded, marker: Marker, held=()) -> None:
-        """Send a prepared transaction's markers, then write Complete*. ``held``: the EndTxn answer, sent once the
-        markers are on their partitions (the shard is Complete* from then on, its write under way) or after
-        ``END_TXN_HOLD_S``, whichever comes first. Kafka answers right after the Prepare* write; its client's next
-        AddPartitionsToTxn then meets CONCURRENT_TRANSACTIONS until the markers are written and retries after 20 ms
-        (librdkafka's and the Java producer's backoff for it), which made a small transaction on RF-3 topics cost
-        ~25 ms instead of ~5. Holding the answer a few milliseconds for the markers avoids that retry; the bound
-        keeps a slow partition leader from stalling the client's commit (it is answered, as by Kafka, and retries)."""
-        sent = []
-
-        def release() -> None:
-            if not sent:
-                sent.append(True)
-                for reply in held:
-                    self._send(reply.token, reply.body)
+    def _send_markers(self, p: int, loaded: Loaded, marker: Marker) -> None:
+        """Send a prepared transaction's markers, then write Complete*; what waits for them (the producer's next
+        transaction: ``_hold_for_markers``) goes on once Complete* is decided (the shard is Complete* from then on,
+        its write under way), or once the sending stops."""
+        tid = marker.transactional_id
+        waiting = self._marking.setdefault(tid, [])
 
         def current() -> bool:
             return self.shards.get(p) is loaded
 
         def done(ok: bool) -> None:
             if ok and current():
-                self._write(p, loaded.shard.markers_written(marker.transactional_id, marker.producer_id,
-                                                            marker.producer_epoch, _now_ms()))
-            release()
+                self._write(p, loaded.shard.markers_written(tid, marker.producer_id, marker.producer_epoch,
+                                                            _now_ms()))
+            if self._marking.get(tid) is waiting:
+                del self._marking[tid]
+            for go_on in waiting:
+                go_on()
 
-        if held:
-            asyncio.get_running_loop().call_later(END_TXN_HOLD_S, release)
         if not marker.partitions:
             done(True)
             return
         self.markers.send(marker, loaded.leader_epoch, done, current)
+
+    def _hold_for_markers(self, loaded: Loaded, transactional_id: str, producer_id: int, epoch: int,
+                          again) -> bool:
+        """Whether the request was held: the producer's last transaction is still having its markers written (its
+        EndTxn was answered once PrepareCommit/PrepareAbort was committed, as Kafka answers), so this request
+        starting the next one would meet CONCURRENT_TRANSACTIONS, which librdkafka and the Java producer retry after
+        20 ms — most of a small transaction's time on RF-3 topics. ``again()`` runs it once the markers are written
+        (the transaction complete), or after ``NEXT_TXN_HOLD_S``, whichever comes first; it then answers as the
+        shard says, CONCURRENT_TRANSACTIONS included (a slow partition leader stalls nobody longer than that)."""
+        waiting = self._marking.get(transactional_id)
+        if waiting is None or not loaded.shard.completing(transactional_id, producer_id, epoch):
+            return False
+        ran = []
+
+        def go_on() -> None:
+            if not ran:
+                ran.append(True)
+                again()
+
+        waiting.append(go_on)
+        asyncio.get_running_loop().call_later(NEXT_TXN_HOLD_S, go_on)
+        return True
 
     # ================================================================================================ producer ids
     def _take_id(self) -> int:
@@ -617,7 +628,7 @@ class TxnApis:
             return
         self._with_spare_id(run, answer)
 
-    def add_partitions_to_txn(self, request, conn) -> None:
+    def add_partitions_to_txn(self, request, conn, held: bool = False) -> None:
         if request.version >= 4:  # from partition leaders (KIP-890): batched, VerifyOnly
             from kraftwire.server.txn_broker_apis import add_partitions_batched
 
@@ -649,11 +660,15 @@ class TxnApis:
         if loaded is None:
             answer({tp: self.route_error for tp in wanted})
             return
+        pid, epoch = body.v3_and_below_producer_id, body.v3_and_below_producer_epoch
+        if not held and self._hold_for_markers(loaded, tid, pid, epoch,
+                                               lambda: self.add_partitions_to_txn(request, conn, held=True)):
+            return
         self._write(p, loaded.shard.add_partitions(tid, body.v3_and_below_producer_id,
                                                    body.v3_and_below_producer_epoch, wanted, token, _now_ms(),
                                                    version=version))
 
-    def add_offsets_to_txn(self, request, conn) -> None:
+    def add_offsets_to_txn(self, request, conn, held: bool = False) -> None:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id)
 
@@ -670,6 +685,9 @@ class TxnApis:
         p, loaded = self._route(body.transactional_id)
         if loaded is None:
             answer(self.route_error)
+            return
+        if not held and self._hold_for_markers(loaded, body.transactional_id, body.producer_id, body.producer_epoch,
+                                               lambda: self.add_offsets_to_txn(request, conn, held=True)):
             return
         group_partitions = self.node.group_apis.partitions() if self.node.group_apis is not None else (
             self.node.settings.config.offsets_topic_num_partitions)

@@ -251,6 +251,14 @@ class TxnShard:
             return {tp: ec.NONE if tp in t.partitions else ec.TRANSACTION_ABORTABLE for tp in partitions}
         return {tp: code for tp in partitions}
 
+    def completing(self, transactional_id: str, producer_id: int, epoch: int) -> bool:
+        """Whether this producer's transaction is being committed or aborted (PrepareCommit/PrepareAbort: its markers
+        are on their way), so that an AddPartitionsToTxn or AddOffsetsToTxn starting its next one would meet
+        CONCURRENT_TRANSACTIONS now and succeed once the markers are written."""
+        t = self.txns.get(transactional_id)
+        return (t is not None and t.producer_id == producer_id and t.producer_epoch == epoch
+                and t.state in (PREPARE_COMMIT, PREPARE_ABORT))
+
     def add_offsets(self, transactional_id: str, producer_id: int, epoch: int, group_partition: int, token,
                     now_ms: int) -> TxnResult:
         """AddOffsetsToTxn: the group's ``__consumer_offsets`` partition joins the transaction."""

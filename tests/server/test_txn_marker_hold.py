@@ -1,15 +1,17 @@
-"""EndTxn waits a little for its markers (``txn_apis.END_TXN_HOLD_S``), in-process on real sockets and files: with
-markers written within the hold the answer leaves once they are, so the producer's next AddPartitionsToTxn finds
-the transaction complete instead of CONCURRENT_TRANSACTIONS (which librdkafka and the Java producer retry after
-20 ms: it made small transactions on RF-3 topics ~5x slower); with a slow partition leader the answer leaves after
-the hold, as Kafka answers, and the next transaction meets CONCURRENT_TRANSACTIONS until the markers are written.
-Also: the answers of clients too old to know PRODUCER_FENCED carry INVALID_PRODUCER_EPOCH, as Kafka maps them."""
+"""A producer's next transaction waits a little for its last one's markers (``txn_apis.NEXT_TXN_HOLD_S``),
+in-process on real sockets and files. EndTxn is answered once PrepareCommit is committed, as Kafka answers, while the
+markers are still on their way; an AddPartitionsToTxn (or AddOffsetsToTxn) starting the next transaction meanwhile
+waits for them instead of meeting CONCURRENT_TRANSACTIONS, which librdkafka and the Java producer retry after 20 ms
+(it made small transactions on RF-3 topics several times slower); with a slow partition leader it is answered
+CONCURRENT_TRANSACTIONS after the hold, as Kafka answers. Also: the answers of clients too old to know
+PRODUCER_FENCED carry INVALID_PRODUCER_EPOCH, as Kafka maps them."""
 
 from __future__ import annotations
 
 import asyncio
 
 from kraftwire import error_codes as ec
+from kraftwire.protocol import messages as w
 from kraftwire.server import txn_apis
 from kraftwire.server.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
@@ -21,7 +23,6 @@ class SlowLeaders(FakeLeaders):
     def __init__(self, delay_s: float) -> None:
         super().__init__()
         self.delay_s = delay_s
-
         self.written = 0  # markers answered (written) so far
 
     async def call(self, broker, body):
@@ -31,8 +32,8 @@ class SlowLeaders(FakeLeaders):
         return answer
 
 
-def _run(tmp_path, delay_s: float):
-    """(whether the markers were written when EndTxn was answered, the next AddPartitionsToTxn's codes)."""
+def _run(tmp_path, delay_s: float, next_request: str = "AddPartitionsToTxn"):
+    """What was written when EndTxn and the next transaction's first request were answered, and that answer."""
     c = Combined(tmp_path, extra=PROPS)
     leaders = SlowLeaders(delay_s)
     out = {}
@@ -53,9 +54,16 @@ def _run(tmp_path, delay_s: float):
                 assert set(_codes(await conn.request(_add("tx", pid, 0, [("t", 0)]), 3)).values()) == {ec.NONE}
                 ended = await conn.request(E(transactional_id="tx", producer_id=pid, producer_epoch=0,
                                              committed=True), 3)
-                out["markers_written"] = leaders.written > 0
                 assert ended.error_code == ec.NONE
-                out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
+                out["written_at_end"] = leaders.written
+                out["state_at_end"] = _states(node, "tx")[-1][0]
+                if next_request == "AddPartitionsToTxn":
+                    out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
+                else:
+                    added = await conn.request(w.AddOffsetsToTxnRequest(transactional_id="tx", producer_id=pid,
+                                                                        producer_epoch=0, group_id="g"), 3)
+                    out["next"] = {added.error_code}
+                out["written_at_next"] = leaders.written
                 await _until("CompleteCommit", lambda: 4 in [s[0] for s in _states(node, "tx")])
             finally:
                 await conn.close()
@@ -66,18 +74,27 @@ def _run(tmp_path, delay_s: float):
     return out
 
 
-def test_end_txn_answers_once_the_markers_are_written_within_the_hold(tmp_path):
+def test_end_txn_is_answered_once_prepared_and_the_next_transaction_waits_for_the_markers(tmp_path):
     delay_s = 0.005  # a partition leader writing its marker in 5 ms, within the hold
-    assert txn_apis.END_TXN_HOLD_S >= 4 * delay_s
+    assert txn_apis.NEXT_TXN_HOLD_S >= 3 * delay_s
     got = _run(tmp_path, delay_s=delay_s)
-    assert got["next"] == {ec.NONE}, f"the next transaction met {got['next']}: EndTxn answered before its markers"
-    assert got["markers_written"]
+    # answered as Kafka answers: PrepareCommit (2) committed, the markers not yet written
+    assert got["written_at_end"] == 0 and got["state_at_end"] == 2
+    # the next transaction waited for them rather than meeting CONCURRENT_TRANSACTIONS
+    assert got["next"] == {ec.NONE}, f"the next transaction met {got['next']}"
+    assert got["written_at_next"] > 0
 
 
-def test_a_slow_partition_leader_does_not_stall_end_txn(tmp_path):
+def test_add_offsets_to_txn_waits_for_the_markers_too(tmp_path):
+    got = _run(tmp_path, delay_s=0.005, next_request="AddOffsetsToTxn")
+    assert got["next"] == {ec.NONE} and got["written_at_next"] > 0
+
+
+def test_a_slow_partition_leader_stalls_the_next_transaction_no_longer_than_the_hold(tmp_path):
     got = _run(tmp_path, delay_s=1.0)
-    assert not got["markers_written"], "EndTxn waited for a slow partition leader beyond the hold"
-    assert got["next"] == {ec.CONCURRENT_TRANSACTIONS}  # Kafka's answer while the markers are being written
+    assert got["written_at_end"] == 0
+    # answered after the hold with Kafka's answer while the markers are being written; the client retries
+    assert got["next"] == {ec.CONCURRENT_TRANSACTIONS} and got["written_at_next"] == 0
 
 
 def test_old_clients_get_invalid_producer_epoch_for_fenced():
