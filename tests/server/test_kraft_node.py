@@ -57,6 +57,27 @@ class Combined:
         data = b"".join(p.read_bytes() for p in sorted((self.logs / "__cluster_metadata-0").glob("*.log")))
         return list(read_batches(data))
 
+    def run(self, scenario, *, online: bool = True) -> None:
+        """``await scenario(node, conn)`` against this node, started (and registered and unfenced, with
+        ``online``), over one client connection to its PLAINTEXT listener; the connection is closed and the node
+        shut down however the scenario ends."""
+
+        async def main():
+            node = self.node()
+            await node.start()
+            try:
+                if online:
+                    await _online(node)
+                conn = await KafkaConnection.open("127.0.0.1", self.bport)
+                try:
+                    await scenario(node, conn)
+                finally:
+                    await conn.close()
+            finally:
+                await node.shutdown()
+
+        asyncio.run(main())
+
 
 async def _online(node: Node, timeout_s: float = 10.0) -> None:
     for _ in range(int(timeout_s / 0.02)):

@@ -430,19 +430,6 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
 
     replicas_module.batches_between = counting
 
-    async def run(produce) -> None:
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                await produce(node, conn)
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
-
     state = {}
 
     async def first(node, conn):
@@ -471,10 +458,10 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
         assert bad.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
 
     try:
-        asyncio.run(run(first))
+        c.run(first)
         snaps = sorted(f for f in os.listdir(state["dir"]) if f.endswith(".snapshot"))
         assert snaps == ["00000000000000000040.snapshot"]
-        asyncio.run(run(again))
+        c.run(again)
         assert state["scanned"] == [(40, 40)]  # nothing before the snapshot was read
         assert sorted(f for f in os.listdir(state["dir"]) if f.endswith(".snapshot")) == [
             "00000000000000000040.snapshot", "00000000000000000041.snapshot"]
@@ -489,7 +476,7 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
             assert r.responses[0].partition_responses[0].error_code == ec.NONE
             state["scanned"] = list(scanned)
 
-        asyncio.run(run(after_damage))
+        c.run(after_damage)
         assert state["scanned"] == [(40, 41)]  # the damaged snapshot is skipped for the older one
         lg_dir = state["dir"]
         from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog

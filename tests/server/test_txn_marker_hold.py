@@ -13,8 +13,7 @@ import asyncio
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.server import txn_apis
-from kraftwire.server.client import KafkaConnection
-from server.test_kraft_node import Combined, _create, _online
+from server.test_kraft_node import Combined, _create
 from server.test_replication import _until
 from server.test_txn_coordinator import PROPS, E, FakeLeaders, _add, _codes, _coordinator, _init, _states
 
@@ -34,43 +33,31 @@ class SlowLeaders(FakeLeaders):
 
 def _run(tmp_path, delay_s: float, next_request: str = "AddPartitionsToTxn"):
     """What was written when EndTxn and the next transaction's first request were answered, and that answer."""
-    c = Combined(tmp_path, extra=PROPS)
     leaders = SlowLeaders(delay_s)
     out = {}
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            node.txn_apis.links.call = leaders.call
-            node.txn_apis.markers.call = leaders.call
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
-                await _coordinator(conn, "tx")
-                init = await _init(conn, "tx")
-                pid = init.producer_id
-                assert set(_codes(await conn.request(_add("tx", pid, 0, [("t", 0)]), 3)).values()) == {ec.NONE}
-                ended = await conn.request(E(transactional_id="tx", producer_id=pid, producer_epoch=0,
-                                             committed=True), 3)
-                assert ended.error_code == ec.NONE
-                out["written_at_end"] = leaders.written
-                out["state_at_end"] = _states(node, "tx")[-1][0]
-                if next_request == "AddPartitionsToTxn":
-                    out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
-                else:
-                    added = await conn.request(w.AddOffsetsToTxnRequest(transactional_id="tx", producer_id=pid,
-                                                                        producer_epoch=0, group_id="g"), 3)
-                    out["next"] = {added.error_code}
-                out["written_at_next"] = leaders.written
-                await _until("CompleteCommit", lambda: 4 in [s[0] for s in _states(node, "tx")])
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        node.txn_apis.links.call = leaders.call
+        node.txn_apis.markers.call = leaders.call
+        assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+        await _coordinator(conn, "tx")
+        init = await _init(conn, "tx")
+        pid = init.producer_id
+        assert set(_codes(await conn.request(_add("tx", pid, 0, [("t", 0)]), 3)).values()) == {ec.NONE}
+        ended = await conn.request(E(transactional_id="tx", producer_id=pid, producer_epoch=0, committed=True), 3)
+        assert ended.error_code == ec.NONE
+        out["written_at_end"] = leaders.written
+        out["state_at_end"] = _states(node, "tx")[-1][0]
+        if next_request == "AddPartitionsToTxn":
+            out["next"] = set(_codes(await conn.request(_add("tx", pid, 0, [("t", 1)]), 3)).values())
+        else:
+            added = await conn.request(w.AddOffsetsToTxnRequest(transactional_id="tx", producer_id=pid,
+                                                                producer_epoch=0, group_id="g"), 3)
+            out["next"] = {added.error_code}
+        out["written_at_next"] = leaders.written
+        await _until("CompleteCommit", lambda: 4 in [s[0] for s in _states(node, "tx")])
 
-    asyncio.run(main())
+    Combined(tmp_path, extra=PROPS).run(scenario)
     return out
 
 

@@ -15,7 +15,6 @@ import asyncio
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, TRANSACTION_TOPIC, partition_for
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import _until
 from server.test_txn_coordinator import PROPS, _coordinator, _init, _states
@@ -102,21 +101,10 @@ async def _stable(conn, want: int) -> None:
 
 def _run(tmp_path, scenario, extra: str = "") -> None:
     """``scenario(node, conn, pid, epoch, hp)`` against a fresh node set up by ``_setup``."""
-    c = Combined(tmp_path, extra=ALL_PROPS + extra)
+    async def set_up(node, conn):
+        await scenario(node, conn, *await _setup(node, conn))
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                await scenario(node, conn, *await _setup(node, conn))
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main())
+    Combined(tmp_path, extra=ALL_PROPS + extra).run(set_up)
 
 
 def test_a_commit_for_a_transaction_that_never_added_the_group_is_refused(tmp_path):
