@@ -17,9 +17,8 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
-from kraftwire.server.client import KafkaConnection
 from server.test_acls_enforced import _acl, _create as _create_one, _login
-from server.test_kraft_node import Combined, _create, _online
+from server.test_kraft_node import Combined, _create
 from server.test_txn_acls import _node as _sasl_node
 from server.test_txn_partitions import _marker_errors, _pids
 
@@ -57,56 +56,46 @@ def _table(resp) -> dict:
 def test_describe_producers_answers_and_errors(tmp_path):
     c = Combined(tmp_path, extra="transaction.partition.verification.enable=false\n")
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t", partitions=2), 7)).topics[0].error_code == ec.NONE
-                for _ in range(250):
-                    if node.replicas.get("t", 0) is not None and node.replicas.get("t", 0).state.role == "leader":
-                        break
-                    await asyncio.sleep(0.02)
-                idem, txn = await _pids(conn, 2)
-                for records, tid in ((_batch([b"a", b"b"], pid=idem), None),
-                                     (_batch([b"c"], pid=idem, seq=2, ts=1_700_000_000_100), None),
-                                     (_batch([b"x", b"y", b"z"], pid=txn, transactional=True, ts=1_700_000_000_500),
-                                      "app")):
-                    r = await conn.request(_produce("t", 0, records, tid), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                resp = await conn.request(_ask(("t", [0, 1, 7]), ("nope", [0]), ("bad/name", [0, 1]), ("..", [0]),
-                                               ("__cluster_metadata", [0])), 0)
-                got = _table(resp)
-                assert got[("t", 0)] == (ec.NONE, None, [
-                    (idem, 0, 2, 1_700_000_000_100, -1, -1),
-                    (txn, 0, 2, 1_700_000_000_502, -1, 3)])
-                assert got[("t", 1)] == (ec.NONE, None, [])
-                assert got[("t", 7)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
-                assert got[("nope", 0)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
-                reason = ("Topic name \"bad/name\" is illegal, it contains a character other than ASCII alphanumerics, "
-                          "'.', '_' and '-'")
-                assert got[("bad/name", 0)] == got[("bad/name", 1)] == (ec.INVALID_TOPIC_EXCEPTION, reason, [])
-                assert got[("..", 0)] == (ec.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."', [])
-                assert got[("__cluster_metadata", 0)][0] == ec.UNKNOWN_TOPIC_OR_PARTITION
-                assert [t.name for t in resp.topics] == ["t", "nope", "bad/name", "..", "__cluster_metadata"]
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t", partitions=2), 7)).topics[0].error_code == ec.NONE
+        for _ in range(250):
+            if node.replicas.get("t", 0) is not None and node.replicas.get("t", 0).state.role == "leader":
+                break
+            await asyncio.sleep(0.02)
+        idem, txn = await _pids(conn, 2)
+        for records, tid in ((_batch([b"a", b"b"], pid=idem), None),
+                             (_batch([b"c"], pid=idem, seq=2, ts=1_700_000_000_100), None),
+                             (_batch([b"x", b"y", b"z"], pid=txn, transactional=True, ts=1_700_000_000_500),
+                              "app")):
+            r = await conn.request(_produce("t", 0, records, tid), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        resp = await conn.request(_ask(("t", [0, 1, 7]), ("nope", [0]), ("bad/name", [0, 1]), ("..", [0]),
+                                       ("__cluster_metadata", [0])), 0)
+        got = _table(resp)
+        assert got[("t", 0)] == (ec.NONE, None, [
+            (idem, 0, 2, 1_700_000_000_100, -1, -1),
+            (txn, 0, 2, 1_700_000_000_502, -1, 3)])
+        assert got[("t", 1)] == (ec.NONE, None, [])
+        assert got[("t", 7)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
+        assert got[("nope", 0)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
+        reason = ("Topic name \"bad/name\" is illegal, it contains a character other than ASCII alphanumerics, "
+                  "'.', '_' and '-'")
+        assert got[("bad/name", 0)] == got[("bad/name", 1)] == (ec.INVALID_TOPIC_EXCEPTION, reason, [])
+        assert got[("..", 0)] == (ec.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."', [])
+        assert got[("__cluster_metadata", 0)][0] == ec.UNKNOWN_TOPIC_OR_PARTITION
+        assert [t.name for t in resp.topics] == ["t", "nope", "bad/name", "..", "__cluster_metadata"]
 
-                # an ABORT marker from coordinator epoch 4 closes the transaction and is the producer's latest
-                r = await conn.request(M(markers=[M.WritableTxnMarker(
-                    producer_id=txn, producer_epoch=0, transaction_result=False, coordinator_epoch=4,
-                    topics=[M.WritableTxnMarkerTopic(name="t", partition_indexes=[0])])]), 1)
-                assert _marker_errors(r) == [[(0, ec.NONE)]]
-                after = _table(await conn.request(_ask(("t", [0])), 0))[("t", 0)]
-                [(pid, epoch, seq, ts, coordinator, start)] = [s for s in after[2] if s[0] == txn]
-                assert (pid, epoch, seq, coordinator, start) == (txn, 0, 2, 4, -1)
-                assert ts > 1_700_000_000_502  # the marker's own timestamp (the broker's clock)
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+        # an ABORT marker from coordinator epoch 4 closes the transaction and is the producer's latest
+        r = await conn.request(M(markers=[M.WritableTxnMarker(
+            producer_id=txn, producer_epoch=0, transaction_result=False, coordinator_epoch=4,
+            topics=[M.WritableTxnMarkerTopic(name="t", partition_indexes=[0])])]), 1)
+        assert _marker_errors(r) == [[(0, ec.NONE)]]
+        after = _table(await conn.request(_ask(("t", [0])), 0))[("t", 0)]
+        [(pid, epoch, seq, ts, coordinator, start)] = [s for s in after[2] if s[0] == txn]
+        assert (pid, epoch, seq, coordinator, start) == (txn, 0, 2, 4, -1)
+        assert ts > 1_700_000_000_502  # the marker's own timestamp (the broker's clock)
 
-    asyncio.run(main())
+    c.run(scenario)
 
 
 def test_describe_producers_needs_read_on_the_topic(tmp_path):

@@ -184,49 +184,39 @@ def test_produce_fetch_list_offsets_and_restart(tmp_path):
 def test_idempotent_producer_ids_retries_and_sequence_errors(tmp_path):
     c = Combined(tmp_path)
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                await conn.request(_create("idem", partitions=1), 7)
-                await _hosted(node, "idem", 1)
-                I = w.InitProducerIdRequest
-                first = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
-                                             producer_epoch=-1), 4)
-                second = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
-                                              producer_epoch=-1), 4)
-                assert first.error_code == second.error_code == ec.NONE
-                assert second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
-                # the block came from the active controller's ProducerIdsRecord
-                assert node.metadata.image.producer_ids.next_producer_id >= first.producer_id + 1
-                bumped = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000,
-                                              producer_id=first.producer_id, producer_epoch=0), 4)
-                assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)
-                txn = await conn.request(I(transactional_id="tx", transaction_timeout_ms=60000, producer_id=-1,
-                                           producer_epoch=-1), 4)
-                assert txn.error_code == ec.NOT_COORDINATOR  # no __transaction_state yet: it coordinates none
+    async def scenario(node, conn):
+        await conn.request(_create("idem", partitions=1), 7)
+        await _hosted(node, "idem", 1)
+        I = w.InitProducerIdRequest
+        first = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+                                     producer_epoch=-1), 4)
+        second = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000, producer_id=-1,
+                                      producer_epoch=-1), 4)
+        assert first.error_code == second.error_code == ec.NONE
+        assert second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
+        # the block came from the active controller's ProducerIdsRecord
+        assert node.metadata.image.producer_ids.next_producer_id >= first.producer_id + 1
+        bumped = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000,
+                                      producer_id=first.producer_id, producer_epoch=0), 4)
+        assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)
+        txn = await conn.request(I(transactional_id="tx", transaction_timeout_ms=60000, producer_id=-1,
+                                   producer_epoch=-1), 4)
+        assert txn.error_code == ec.NOT_COORDINATOR  # no __transaction_state yet: it coordinates none
 
-                pid = first.producer_id
-                b0 = _batch([b"0", b"1"], pid=pid, epoch=0, seq=0)
-                r = await conn.request(_produce("idem", {0: b0}), 9)
-                assert r.responses[0].partition_responses[0].base_offset == 0
-                r = await conn.request(_produce("idem", {0: b0}), 9)  # a retry: the original offsets, no append
-                assert (r.responses[0].partition_responses[0].error_code,
-                        r.responses[0].partition_responses[0].base_offset) == (0, 0)
-                r = await conn.request(_produce("idem", {0: _batch([b"x"], pid=pid, epoch=0, seq=5)}), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
-                r = await conn.request(_produce("idem", {0: _batch([b"2"], pid=pid, epoch=0, seq=2)}), 9)
-                assert r.responses[0].partition_responses[0].base_offset == 2
-                assert node.replicas.get("idem", 0).log.end_offset() == 3
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+        pid = first.producer_id
+        b0 = _batch([b"0", b"1"], pid=pid, epoch=0, seq=0)
+        r = await conn.request(_produce("idem", {0: b0}), 9)
+        assert r.responses[0].partition_responses[0].base_offset == 0
+        r = await conn.request(_produce("idem", {0: b0}), 9)  # a retry: the original offsets, no append
+        assert (r.responses[0].partition_responses[0].error_code,
+                r.responses[0].partition_responses[0].base_offset) == (0, 0)
+        r = await conn.request(_produce("idem", {0: _batch([b"x"], pid=pid, epoch=0, seq=5)}), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
+        r = await conn.request(_produce("idem", {0: _batch([b"2"], pid=pid, epoch=0, seq=2)}), 9)
+        assert r.responses[0].partition_responses[0].base_offset == 2
+        assert node.replicas.get("idem", 0).log.end_offset() == 3
 
-    asyncio.run(main())
+    c.run(scenario)
 
     async def restart():
         """The producer state is folded from the log again: a retry after a restart is still a duplicate."""
@@ -256,40 +246,30 @@ def test_flush_messages_and_flush_ms_fsync_a_partition_log(tmp_path):
     log.flush.interval.messages is the default of topics that set neither."""
     c = Combined(tmp_path, extra="log.flush.interval.messages=1000000\n")
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                for name, configs in (("plain", []), ("every2", [("flush.messages", "2")]),
-                                      ("timed", [("flush.ms", "50")])):
-                    body = _create(name, partitions=1)
-                    body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name=k, value=v)
-                                              for k, v in configs]
-                    created = await conn.request(body, 7)
-                    assert created.topics[0].error_code == ec.NONE
-                    await _hosted(node, name, 1)
-                    r = await conn.request(_produce(name, {0: _batch([b"one"])}, acks=1), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                hp = {n: node.replicas.get(n, 0) for n in ("plain", "every2", "timed")}
-                assert hp["plain"].flush_messages == 1_000_000 and hp["every2"].flush_messages == 2
-                assert [hp[n].log.flushed_offset() for n in hp] == [0, 0, 0]  # one record each: nothing yet
-                r = await conn.request(_produce("every2", {0: _batch([b"two"])}, acks=1), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                assert hp["every2"].log.flushed_offset() == 2  # two unflushed records: fsynced with the append
-                replicas = node.replicas
-                replicas.beat(hp["timed"].flushed_at_ms + 10)
-                assert hp["timed"].log.flushed_offset() == 0  # not 50 ms yet
-                replicas.beat(hp["timed"].flushed_at_ms + 60)
-                assert hp["timed"].log.flushed_offset() == 1 and hp["plain"].log.flushed_offset() == 0
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        for name, configs in (("plain", []), ("every2", [("flush.messages", "2")]),
+                              ("timed", [("flush.ms", "50")])):
+            body = _create(name, partitions=1)
+            body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name=k, value=v)
+                                      for k, v in configs]
+            created = await conn.request(body, 7)
+            assert created.topics[0].error_code == ec.NONE
+            await _hosted(node, name, 1)
+            r = await conn.request(_produce(name, {0: _batch([b"one"])}, acks=1), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        hp = {n: node.replicas.get(n, 0) for n in ("plain", "every2", "timed")}
+        assert hp["plain"].flush_messages == 1_000_000 and hp["every2"].flush_messages == 2
+        assert [hp[n].log.flushed_offset() for n in hp] == [0, 0, 0]  # one record each: nothing yet
+        r = await conn.request(_produce("every2", {0: _batch([b"two"])}, acks=1), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        assert hp["every2"].log.flushed_offset() == 2  # two unflushed records: fsynced with the append
+        replicas = node.replicas
+        replicas.beat(hp["timed"].flushed_at_ms + 10)
+        assert hp["timed"].log.flushed_offset() == 0  # not 50 ms yet
+        replicas.beat(hp["timed"].flushed_at_ms + 60)
+        assert hp["timed"].log.flushed_offset() == 1 and hp["plain"].log.flushed_offset() == 0
 
-    asyncio.run(main())
+    c.run(scenario)
 
 
 def _pipelined(port: int, bodies: list, version: int) -> list:
@@ -319,59 +299,49 @@ def test_large_consumer_fetches_leave_as_file_regions_in_order_and_free_their_de
     def open_fds() -> int:
         return len(os.listdir("/proc/self/fd"))
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                created = await conn.request(_create("big", partitions=1), 7)
-                tid = created.topics[0].topic_id
-                await _hosted(node, "big", 1)
-                values = [bytes([i]) * 20_000 for i in range(40)]  # forty batches of one 20 kB record
-                for v in values:
-                    r = await conn.request(_produce("big", {0: _batch([v])}, acks=1), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                lg = node.replicas.get("big", 0).log
-                on_disk = lg.read(0, 1 << 30).records
-                before = open_fds()
+    async def scenario(node, conn):
+        created = await conn.request(_create("big", partitions=1), 7)
+        tid = created.topics[0].topic_id
+        await _hosted(node, "big", 1)
+        values = [bytes([i]) * 20_000 for i in range(40)]  # forty batches of one 20 kB record
+        for v in values:
+            r = await conn.request(_produce("big", {0: _batch([v])}, acks=1), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        lg = node.replicas.get("big", 0).log
+        on_disk = lg.read(0, 1 << 30).records
+        before = open_fds()
 
-                async def settled() -> None:  # the node closes its side of a closed connection a moment later
-                    for _ in range(100):
-                        if open_fds() == before:
-                            return
-                        await asyncio.sleep(0.02)
-                    assert open_fds() == before, os.listdir("/proc/self/fd")
-                apis = node.partition_apis
-                # several answers in flight on one connection: the region ones and the small ones keep their order
-                asks = [(0, 1 << 20), (0, 1000), (10, 1 << 20), (39, 1 << 20), (5, 100_000)]
-                bodies = [F(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
-                            session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=[
-                                F.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=o,
-                                                 last_fetched_epoch=-1, log_start_offset=-1,
-                                                 partition_max_bytes=m)])],
-                            forgotten_topics_data=[], rack_id="") for o, m in asks]
-                answers = await asyncio.to_thread(_pipelined, c.bport, bodies, 13)
-                got = [_values(a.responses[0].partitions[0].records) for a in answers]
-                assert got[0] == values and got[1] == values[:1] and got[2] == values[10:]
-                assert got[3] == values[39:] and got[4][0] == values[5] and len(got[4]) <= 5
-                assert bytes(answers[0].responses[0].partitions[0].records) == bytes(on_disk)
-                assert apis.region_bytes >= len(on_disk)  # the first answer went out as a region
-                await settled()
-                # a connection closed with region answers queued drops them and their descriptors
-                doomed = await KafkaConnection.open("127.0.0.1", c.bport)
-                pending = [asyncio.ensure_future(doomed.request(_fetch(tid, {0: 0}), 13)) for _ in range(5)]
-                await asyncio.sleep(0)
-                await doomed.close()
-                await asyncio.gather(*pending, return_exceptions=True)
-                await settled()
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+        async def settled() -> None:  # the node closes its side of a closed connection a moment later
+            for _ in range(100):
+                if open_fds() == before:
+                    return
+                await asyncio.sleep(0.02)
+            assert open_fds() == before, os.listdir("/proc/self/fd")
+        apis = node.partition_apis
+        # several answers in flight on one connection: the region ones and the small ones keep their order
+        asks = [(0, 1 << 20), (0, 1000), (10, 1 << 20), (39, 1 << 20), (5, 100_000)]
+        bodies = [F(replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 24, isolation_level=0,
+                    session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=[
+                        F.FetchPartition(partition=0, current_leader_epoch=-1, fetch_offset=o,
+                                         last_fetched_epoch=-1, log_start_offset=-1,
+                                         partition_max_bytes=m)])],
+                    forgotten_topics_data=[], rack_id="") for o, m in asks]
+        answers = await asyncio.to_thread(_pipelined, c.bport, bodies, 13)
+        got = [_values(a.responses[0].partitions[0].records) for a in answers]
+        assert got[0] == values and got[1] == values[:1] and got[2] == values[10:]
+        assert got[3] == values[39:] and got[4][0] == values[5] and len(got[4]) <= 5
+        assert bytes(answers[0].responses[0].partitions[0].records) == bytes(on_disk)
+        assert apis.region_bytes >= len(on_disk)  # the first answer went out as a region
+        await settled()
+        # a connection closed with region answers queued drops them and their descriptors
+        doomed = await KafkaConnection.open("127.0.0.1", c.bport)
+        pending = [asyncio.ensure_future(doomed.request(_fetch(tid, {0: 0}), 13)) for _ in range(5)]
+        await asyncio.sleep(0)
+        await doomed.close()
+        await asyncio.gather(*pending, return_exceptions=True)
+        await settled()
 
-    asyncio.run(main())
+    c.run(scenario)
 
 
 def test_a_file_region_over_tls_is_read_and_encrypted(tmp_path):
@@ -546,40 +516,30 @@ def test_a_segment_roll_writes_a_producer_snapshot_at_its_base(tmp_path):
     """As Kafka does at every roll, so a crash replays at most the batch headers after the last roll."""
     c = Combined(tmp_path)
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                body = _create("rolling", partitions=1)
-                body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name="segment.bytes",
-                                                                                     value=str(1 << 20))]
-                assert (await conn.request(body, 7)).topics[0].error_code == ec.NONE
-                await _hosted(node, "rolling", 1)
-                pid = (await conn.request(w.InitProducerIdRequest(
-                    transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
-                    4)).producer_id
-                for seq in range(30):  # 30 × 100 kB: rolls at about every tenth batch
-                    r = await conn.request(_produce("rolling", {0: _batch([b"x" * 100_000], pid=pid, epoch=0,
-                                                                          seq=seq)}), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                hp = node.replicas.get("rolling", 0)
-                bases = hp.log.segment_base_offsets()
-                assert len(bases) >= 3
-                assert hp.log.producer_snapshots() == bases[-2:]  # one per roll, the two newest kept
-                with open(os.path.join(hp.log.directory, f"{bases[-1]:020d}.snapshot"), "rb") as f:
-                    from kraftwire.replica.producer_snapshot import decode
+    async def scenario(node, conn):
+        body = _create("rolling", partitions=1)
+        body.topics[0].configs = [w.CreateTopicsRequest.CreatableTopicConfig(name="segment.bytes",
+                                                                             value=str(1 << 20))]
+        assert (await conn.request(body, 7)).topics[0].error_code == ec.NONE
+        await _hosted(node, "rolling", 1)
+        pid = (await conn.request(w.InitProducerIdRequest(
+            transactional_id=None, transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1),
+            4)).producer_id
+        for seq in range(30):  # 30 × 100 kB: rolls at about every tenth batch
+            r = await conn.request(_produce("rolling", {0: _batch([b"x" * 100_000], pid=pid, epoch=0,
+                                                                  seq=seq)}), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        hp = node.replicas.get("rolling", 0)
+        bases = hp.log.segment_base_offsets()
+        assert len(bases) >= 3
+        assert hp.log.producer_snapshots() == bases[-2:]  # one per roll, the two newest kept
+        with open(os.path.join(hp.log.directory, f"{bases[-1]:020d}.snapshot"), "rb") as f:
+            from kraftwire.replica.producer_snapshot import decode
 
-                    table = decode(f.read())
-                assert table[pid].last_seq == bases[-1] - 1  # the state below the roll, without the batch at it
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+            table = decode(f.read())
+        assert table[pid].last_seq == bases[-1] - 1  # the state below the roll, without the batch at it
 
-    asyncio.run(main())
+    c.run(scenario)
 
 
 def test_hosting_many_partitions_is_spread_over_turns_of_the_event_loop(tmp_path, monkeypatch):

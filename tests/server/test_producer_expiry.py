@@ -8,9 +8,8 @@ import asyncio
 import time
 
 from kraftwire import error_codes as ec
-from kraftwire.server.client import KafkaConnection
 from server.test_describe_producers import _ask, _batch, _produce, _table
-from server.test_kraft_node import Combined, _create, _online
+from server.test_kraft_node import Combined, _create
 from server.test_txn_partitions import _pids
 
 HOUR_MS = 3_600_000
@@ -19,44 +18,34 @@ HOUR_MS = 3_600_000
 def test_idle_producers_are_forgotten_but_not_those_in_a_transaction(tmp_path):
     c = Combined(tmp_path, extra=f"transaction.partition.verification.enable=false\nproducer.id.expiration.ms={HOUR_MS}\n")
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
-                for _ in range(250):
-                    hp = node.replicas.get("t", 0)
-                    if hp is not None and hp.state.role == "leader":
-                        break
-                    await asyncio.sleep(0.02)
-                idem, txn = await _pids(conn, 2)
-                now = int(time.time() * 1000)
-                old = now - 2 * HOUR_MS
-                for records, tid in ((_batch([b"a", b"b"], pid=idem, ts=old), None),
-                                     (_batch([b"x"], pid=txn, transactional=True, ts=old), "app")):
-                    r = await conn.request(_produce("t", 0, records, tid), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                # before the expiry a gap in the sequence is refused
-                r = await conn.request(_produce("t", 0, _batch([b"gap"], pid=idem, seq=7, ts=now)), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
-                listed = lambda resp: sorted(s[0] for s in _table(resp)[("t", 0)][2])  # noqa: E731
-                assert listed(await conn.request(_ask(("t", [0])), 0)) == sorted([idem, txn])
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
+        for _ in range(250):
+            hp = node.replicas.get("t", 0)
+            if hp is not None and hp.state.role == "leader":
+                break
+            await asyncio.sleep(0.02)
+        idem, txn = await _pids(conn, 2)
+        now = int(time.time() * 1000)
+        old = now - 2 * HOUR_MS
+        for records, tid in ((_batch([b"a", b"b"], pid=idem, ts=old), None),
+                             (_batch([b"x"], pid=txn, transactional=True, ts=old), "app")):
+            r = await conn.request(_produce("t", 0, records, tid), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        # before the expiry a gap in the sequence is refused
+        r = await conn.request(_produce("t", 0, _batch([b"gap"], pid=idem, seq=7, ts=now)), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.OUT_OF_ORDER_SEQUENCE_NUMBER
+        listed = lambda resp: sorted(s[0] for s in _table(resp)[("t", 0)][2])  # noqa: E731
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == sorted([idem, txn])
 
-                node.replicas.expire_producers(now)  # what the check every ...check.interval.ms does
-                assert listed(await conn.request(_ask(("t", [0])), 0)) == [txn], "the open transaction keeps txn"
-                # forgotten: its next batch may start anywhere, as from a producer never seen
-                r = await conn.request(_produce("t", 0, _batch([b"after"], pid=idem, seq=7, ts=now)), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                assert listed(await conn.request(_ask(("t", [0])), 0)) == sorted([idem, txn])
-                # a recent producer is not expired
-                node.replicas.expire_producers(now + HOUR_MS // 2)
-                assert idem in listed(await conn.request(_ask(("t", [0])), 0))
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+        node.replicas.expire_producers(now)  # what the check every ...check.interval.ms does
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == [txn], "the open transaction keeps txn"
+        # forgotten: its next batch may start anywhere, as from a producer never seen
+        r = await conn.request(_produce("t", 0, _batch([b"after"], pid=idem, seq=7, ts=now)), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == sorted([idem, txn])
+        # a recent producer is not expired
+        node.replicas.expire_producers(now + HOUR_MS // 2)
+        assert idem in listed(await conn.request(_ask(("t", [0])), 0))
 
-    asyncio.run(main())
+    c.run(scenario)

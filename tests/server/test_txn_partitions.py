@@ -141,88 +141,78 @@ def test_transactional_produce_markers_last_stable_offset_and_restart(tmp_path):
     c = Combined(tmp_path, extra=UNVERIFIED)
     state = {}
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                created = await conn.request(_create(TOPIC, partitions=1), 7)
-                tid = state["tid"] = created.topics[0].topic_id
-                await _hosted(node, TOPIC, 1)
-                a, b = state["pids"] = await _pids(conn, 2)
+    async def scenario(node, conn):
+        created = await conn.request(_create(TOPIC, partitions=1), 7)
+        tid = state["tid"] = created.topics[0].topic_id
+        await _hosted(node, TOPIC, 1)
+        a, b = state["pids"] = await _pids(conn, 2)
 
-                # a transactional batch needs a transactional id in its request
-                r = await conn.request(_produce(_txn_batch([b"a0"], pid=a), transactional_id=None), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                # plain 0; A's transaction at 1-2; B's at 3; plain 4
-                for records, tx in ((_plain([b"p0"]), None), (_txn_batch([b"a0", b"a1"], pid=a), "app-a"),
-                                    (_txn_batch([b"b0"], pid=b), "app-b"), (_plain([b"p1"]), None)):
-                    r = await conn.request(_produce(records, tx), 9)
-                    assert r.responses[0].partition_responses[0].error_code == ec.NONE
-                # a plain write from a producer whose transaction is open: Kafka's INVALID_TXN_STATE
-                r = await conn.request(_produce(_txn_batch([b"x"], pid=a, seq=2, transactional=False), None), 9)
-                assert r.responses[0].partition_responses[0].error_code == ec.INVALID_TXN_STATE
-                hp = node.replicas.get(TOPIC, 0)
-                assert hp.log.end_offset() == 5 and hp.txn_state().ongoing == {a: 1, b: 3}
+        # a transactional batch needs a transactional id in its request
+        r = await conn.request(_produce(_txn_batch([b"a0"], pid=a), transactional_id=None), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        # plain 0; A's transaction at 1-2; B's at 3; plain 4
+        for records, tx in ((_plain([b"p0"]), None), (_txn_batch([b"a0", b"a1"], pid=a), "app-a"),
+                            (_txn_batch([b"b0"], pid=b), "app-b"), (_plain([b"p1"]), None)):
+            r = await conn.request(_produce(records, tx), 9)
+            assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        # a plain write from a producer whose transaction is open: Kafka's INVALID_TXN_STATE
+        r = await conn.request(_produce(_txn_batch([b"x"], pid=a, seq=2, transactional=False), None), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.INVALID_TXN_STATE
+        hp = node.replicas.get(TOPIC, 0)
+        assert hp.log.end_offset() == 5 and hp.txn_state().ongoing == {a: 1, b: 3}
 
-                # READ_COMMITTED stops at the last stable offset (A's first offset); read_uncommitted reads to the HW
-                f = (await conn.request(_read_committed(tid), 13)).responses[0].partitions[0]
-                assert (f.high_watermark, f.last_stable_offset, _data(f.records)) == (5, 1, [b"p0"])
-                assert f.aborted_transactions == []
-                f = (await conn.request(_fetch(tid, {0: 0}), 13)).responses[0].partitions[0]
-                assert (f.last_stable_offset, len(_data(f.records))) == (1, 5)
-                lo = await conn.request(_latest(1), 8)
-                assert lo.topics[0].partitions[0].offset == 1
-                assert (await conn.request(_latest(0), 8)).topics[0].partitions[0].offset == 5
-                # by timestamp: a record at or past the last stable offset is not found under READ_COMMITTED
-                assert (await conn.request(_at(1_700_000_000_000, 1), 8)).topics[0].partitions[0].offset == 0
-                found = (await conn.request(_at(1_700_000_000_001, 1), 8)).topics[0].partitions[0]
-                assert (found.error_code, found.offset, found.timestamp) == (ec.NONE, -1, -1)
-                assert (await conn.request(_at(1_700_000_000_001, 0), 8)).topics[0].partitions[0].offset == 2
-                # a READ_COMMITTED fetch parked at the last stable offset wakes when the markers land
-                parked_conn = await KafkaConnection.open("127.0.0.1", c.bport)
-                parked_req = _read_committed(tid, 1)
-                parked_req.max_wait_ms = 5000
-                parked = asyncio.ensure_future(parked_conn.request(parked_req, 13))
-                await asyncio.sleep(0.2)
-                assert not parked.done()
+        # READ_COMMITTED stops at the last stable offset (A's first offset); read_uncommitted reads to the HW
+        f = (await conn.request(_read_committed(tid), 13)).responses[0].partitions[0]
+        assert (f.high_watermark, f.last_stable_offset, _data(f.records)) == (5, 1, [b"p0"])
+        assert f.aborted_transactions == []
+        f = (await conn.request(_fetch(tid, {0: 0}), 13)).responses[0].partitions[0]
+        assert (f.last_stable_offset, len(_data(f.records))) == (1, 5)
+        lo = await conn.request(_latest(1), 8)
+        assert lo.topics[0].partitions[0].offset == 1
+        assert (await conn.request(_latest(0), 8)).topics[0].partitions[0].offset == 5
+        # by timestamp: a record at or past the last stable offset is not found under READ_COMMITTED
+        assert (await conn.request(_at(1_700_000_000_000, 1), 8)).topics[0].partitions[0].offset == 0
+        found = (await conn.request(_at(1_700_000_000_001, 1), 8)).topics[0].partitions[0]
+        assert (found.error_code, found.offset, found.timestamp) == (ec.NONE, -1, -1)
+        assert (await conn.request(_at(1_700_000_000_001, 0), 8)).topics[0].partitions[0].offset == 2
+        # a READ_COMMITTED fetch parked at the last stable offset wakes when the markers land
+        parked_conn = await KafkaConnection.open("127.0.0.1", c.bport)
+        parked_req = _read_committed(tid, 1)
+        parked_req.max_wait_ms = 5000
+        parked = asyncio.ensure_future(parked_conn.request(parked_req, 13))
+        await asyncio.sleep(0.2)
+        assert not parked.done()
 
-                # the markers: COMMIT A, ABORT B; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION
-                r = await conn.request(_markers((a, 0, True, 5, [0]), (b, 0, False, 5, [0, 7])), 1)
-                assert _marker_errors(r) == [[(0, ec.NONE)], [(0, ec.NONE), (7, ec.UNKNOWN_TOPIC_OR_PARTITION)]]
-                p = (await asyncio.wait_for(parked, 3)).responses[0].partitions[0]
-                assert _data(p.records)[:2] == [b"a0", b"a1"]
-                await parked_conn.close()
-                assert hp.log.end_offset() == 7 and hp.txn_state().ongoing == {}
-                f = (await conn.request(_fetch(tid, {0: 0}), 13)).responses[0].partitions[0]
-                assert _data(f.records) == [b"p0", b"a0", b"a1", b"b0", b"p1"]
-                assert _controls(f.records) == [(a, CONTROL_COMMIT), (b, CONTROL_ABORT)]
-                assert f.last_stable_offset == 7
-                f = (await conn.request(_read_committed(tid), 13)).responses[0].partitions[0]
-                assert f.last_stable_offset == 7 and len(_data(f.records)) == 5
-                assert [(t.producer_id, t.first_offset) for t in f.aborted_transactions] == [(b, 3)]
-                assert (await conn.request(_latest(1), 8)).topics[0].partitions[0].offset == 7
-                # Kafka's .txnindex of the segment: the abort, its last stable offset the marker's + 1
-                [index] = [n for n in os.listdir(hp.log.directory) if n.endswith(".txnindex")]
-                with open(os.path.join(hp.log.directory, index), "rb") as fh:
-                    assert decode_txn_index(fh.read()) == [AbortedTxn(b, 3, 6, 7)]
+        # the markers: COMMIT A, ABORT B; a partition that does not exist is UNKNOWN_TOPIC_OR_PARTITION
+        r = await conn.request(_markers((a, 0, True, 5, [0]), (b, 0, False, 5, [0, 7])), 1)
+        assert _marker_errors(r) == [[(0, ec.NONE)], [(0, ec.NONE), (7, ec.UNKNOWN_TOPIC_OR_PARTITION)]]
+        p = (await asyncio.wait_for(parked, 3)).responses[0].partitions[0]
+        assert _data(p.records)[:2] == [b"a0", b"a1"]
+        await parked_conn.close()
+        assert hp.log.end_offset() == 7 and hp.txn_state().ongoing == {}
+        f = (await conn.request(_fetch(tid, {0: 0}), 13)).responses[0].partitions[0]
+        assert _data(f.records) == [b"p0", b"a0", b"a1", b"b0", b"p1"]
+        assert _controls(f.records) == [(a, CONTROL_COMMIT), (b, CONTROL_ABORT)]
+        assert f.last_stable_offset == 7
+        f = (await conn.request(_read_committed(tid), 13)).responses[0].partitions[0]
+        assert f.last_stable_offset == 7 and len(_data(f.records)) == 5
+        assert [(t.producer_id, t.first_offset) for t in f.aborted_transactions] == [(b, 3)]
+        assert (await conn.request(_latest(1), 8)).topics[0].partitions[0].offset == 7
+        # Kafka's .txnindex of the segment: the abort, its last stable offset the marker's + 1
+        [index] = [n for n in os.listdir(hp.log.directory) if n.endswith(".txnindex")]
+        with open(os.path.join(hp.log.directory, index), "rb") as fh:
+            assert decode_txn_index(fh.read()) == [AbortedTxn(b, 3, 6, 7)]
 
-                # a real read_committed consumer: the committed records only
-                assert await asyncio.to_thread(_read_committed_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
-                assert await asyncio.to_thread(_kafka_python_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
+        # a real read_committed consumer: the committed records only
+        assert await asyncio.to_thread(_read_committed_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
+        assert await asyncio.to_thread(_kafka_python_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
 
-                # B opens another transaction (offset 7) and stays open over the restarts
-                r = await conn.request(_produce(_txn_batch([b"b1"], pid=b, seq=1), "app-b"), 9)
-                assert r.responses[0].partition_responses[0].base_offset == 7
-                assert (await conn.request(_latest(1), 8)).topics[0].partitions[0].offset == 7
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+        # B opens another transaction (offset 7) and stays open over the restarts
+        r = await conn.request(_produce(_txn_batch([b"b1"], pid=b, seq=1), "app-b"), 9)
+        assert r.responses[0].partition_responses[0].base_offset == 7
+        assert (await conn.request(_latest(1), 8)).topics[0].partitions[0].offset == 7
 
-    asyncio.run(main())
+    c.run(scenario)
 
     async def restarted(expect_snapshot: bool):
         node = c.node()

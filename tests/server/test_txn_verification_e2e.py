@@ -186,28 +186,19 @@ def test_the_leader_verifies_with_the_coordinator(tmp_path):
 def test_without_verification_a_late_write_hangs_the_partition(tmp_path):
     c = Combined(tmp_path, extra=PROPS + "transaction.partition.verification.enable=false\n")
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                pid, epoch = await _setup(c, node, conn)
-                p1 = node.replicas.get(TOPIC, 1)
-                # never added to any transaction, yet appended: the old behaviour
-                r = await conn.request(_produce(_txn_batch([b"x"], pid=pid, epoch=epoch), 1), 11)
-                assert _answer(r)[0] == ec.NONE
-                assert p1.log.end_offset() == 1 and p1.txn_state().ongoing == {pid: 0}
-                # the coordinator knows nothing of it: nothing will end it, and read_committed is stuck at 0
-                assert _states(node, "tv")[-1][3] == []
-                assert p1.last_stable_offset() == 0 < p1.log.high_watermark()
-                assert node.replicas.verifier.verified == node.replicas.verifier.failures == 0
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        pid, epoch = await _setup(c, node, conn)
+        p1 = node.replicas.get(TOPIC, 1)
+        # never added to any transaction, yet appended: the old behaviour
+        r = await conn.request(_produce(_txn_batch([b"x"], pid=pid, epoch=epoch), 1), 11)
+        assert _answer(r)[0] == ec.NONE
+        assert p1.log.end_offset() == 1 and p1.txn_state().ongoing == {pid: 0}
+        # the coordinator knows nothing of it: nothing will end it, and read_committed is stuck at 0
+        assert _states(node, "tv")[-1][3] == []
+        assert p1.last_stable_offset() == 0 < p1.log.high_watermark()
+        assert node.replicas.verifier.verified == node.replicas.verifier.failures == 0
 
-    asyncio.run(main())
+    c.run(scenario, online=False)
 
 
 def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
