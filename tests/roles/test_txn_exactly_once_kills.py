@@ -350,6 +350,10 @@ def test_exactly_once_through_coordinator_and_leader_kills(make_roles_cluster):
                 # the next kill waits for the last victim to be back; the loop waits at the kill's mark
                 time.sleep(0.1)
                 continue
+            if not plan and down and not zombies and done >= 4 * N // 5:
+                # so does the successor instance: faster transactions can otherwise finish the run first
+                time.sleep(0.1)
+                continue
             done += app.transaction(maybe_kill)
         assert not plan, f"kills not done: {plan}; done {kills}"
         assert zombies and [e for e in app.fatal if e.code() in (KafkaError._FENCED, KafkaError.PRODUCER_FENCED)
