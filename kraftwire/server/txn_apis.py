@@ -60,9 +60,9 @@ from kraftwire.coordinator.txn.coordinator import (
     TxnShard,
 )
 from kraftwire.errors import LogIOError
-from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
+from kraftwire.server.broker_links import BrokerLinks
 from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic, replay_partition
 from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
@@ -191,39 +191,22 @@ class MarkerSender:
         return codes
 
 
-class BrokerLinks:
-    """One connection per broker for WriteTxnMarkers, on the inter-broker listener, a request at a time."""
+class MarkerLinks:
+    """WriteTxnMarkers (v1) to partition leaders over the broker's inter-broker connections (``BrokerLinks``)."""
 
     def __init__(self, node) -> None:
-        self.node = node
-        self.conns: dict[int, object] = {}
-        self.locks: dict[int, asyncio.Lock] = {}
+        self.links = BrokerLinks(node, "txn-coordinator")
+
+    @property
+    def conns(self):
+        return self.links.conns
 
     async def call(self, broker: int, body):
-        from kraftwire.server.client import KafkaConnection
-
-        lock = self.locks.setdefault(broker, asyncio.Lock())
-        async with lock:
-            conn = self.conns.get(broker)
-            if conn is None:
-                settings = self.node.settings
-                ep = answers.broker_endpoint(self.node.metadata.image, broker, settings.inter_broker_listener)
-                if ep is None:
-                    raise ConnectionError(f"broker {broker} has no inter-broker endpoint in the image")
-                conn = self.conns[broker] = await KafkaConnection.open(
-                    ep.host, ep.port, timeout=5.0, client_id=f"txn-coordinator-{settings.node_id}",
-                    ssl_context=settings.inter_broker_ssl_context(), sasl=settings.inter_broker_sasl)
-            try:
-                return await conn.request(body, 1, timeout=MARKER_REQUEST_TIMEOUT_S)
-            except Exception:
-                self.conns.pop(broker, None)
-                await conn.close()
-                raise
+        return await self.links.request(
+            broker, lambda conn, _prepared: conn.request(body, 1, timeout=MARKER_REQUEST_TIMEOUT_S))
 
     async def close(self) -> None:
-        conns, self.conns = self.conns, {}
-        for conn in conns.values():
-            await conn.close()
+        await self.links.close()
 
 
 # ==================================================================================================== hosting
@@ -266,7 +249,7 @@ class TxnApis:
         self._want_ids: list = []  # callbacks waiting for a spare producer id
         self._creating = False
         self._ticker: asyncio.Task | None = None
-        self.links = BrokerLinks(node)
+        self.links = MarkerLinks(node)
         self.markers = MarkerSender(self._leader_of, self.links.call)
         #: transactional id -> what waits for its markers to be written (``_hold_for_markers``)
         self._marking: dict[str, list] = {}

@@ -50,12 +50,12 @@ from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import key as api_key
 from kraftwire.records import read_batches
 from kraftwire.replica.partition import LEADER
+from kraftwire.server.broker_links import BrokerLinks
 
 log = logging.getLogger("kraftwire.txn_verifier")
 
 #: Kafka's request.timeout.ms default, the inter-broker send thread's timeout
 VERIFY_TIMEOUT_S = 30.0
-CONNECT_TIMEOUT_S = 5.0
 #: AddPartitionsToTxn versions a broker sends (Kafka's ``forBroker``: 4 to the latest)
 BROKER_VERSIONS = (4, 5)
 #: verification errors a Produce answers as NOT_ENOUGH_REPLICAS (retried by every client, no metadata refresh)
@@ -189,53 +189,41 @@ class _NotSupported(Exception):
 
 
 class _Links:
-    """One connection per coordinator broker on the inter-broker listener, with the AddPartitionsToTxn version its
-    ApiVersions allows; one request at a time per broker (the sender keeps one in flight per node anyway)."""
+    """AddPartitionsToTxn v4-5 to transaction coordinators over the broker's inter-broker connections
+    (``BrokerLinks``), at the version each one's ApiVersions allows (learnt when its connection opens); one request
+    at a time per broker (the sender keeps one in flight per node anyway)."""
 
     def __init__(self, node) -> None:
-        self.node = node
-        self.conns: dict[int, tuple[object, int | None]] = {}
+        self.links = BrokerLinks(node, "txn-verifier", prepare=_verify_version)
 
-    async def _open(self, broker: int):
-        from kraftwire.server.client import KafkaConnection
-
-        settings = self.node.settings
-        ep = answers.broker_endpoint(self.node.metadata.image, broker, settings.inter_broker_listener)
-        if ep is None:
-            raise ConnectionError(f"broker {broker} has no inter-broker endpoint in the image")
-        conn = await KafkaConnection.open(
-            ep.host, ep.port, timeout=CONNECT_TIMEOUT_S, client_id=f"txn-verifier-{settings.node_id}",
-            ssl_context=settings.inter_broker_ssl_context(), sasl=settings.inter_broker_sasl)
-        try:
-            versions = await conn.request(w.ApiVersionsRequest(client_software_name="kraftwire",
-                                                               client_software_version="1"), 3,
-                                          timeout=VERIFY_TIMEOUT_S)
-        except Exception:
-            await conn.close()
-            raise
-        wanted = api_key("AddPartitionsToTxn")
-        top = next((a.max_version for a in versions.api_keys if a.api_key == wanted), -1)
-        version = min(top, BROKER_VERSIONS[1]) if top >= BROKER_VERSIONS[0] else None
-        self.conns[broker] = (conn, version)
-        return conn, version
+    @property
+    def conns(self):
+        return self.links.conns
 
     async def call(self, broker: int, body):
         """(version, response); raises ``_NotSupported`` or what the connection raised."""
-        entry = self.conns.get(broker)
-        conn, version = entry if entry is not None else await self._open(broker)
-        if version is None:
-            raise _NotSupported(broker)
-        try:
+
+        async def send(conn, version):
+            if version is None:
+                return None  # the connection stays: the broker's versions will not change under it
             return version, await conn.request(body, version, timeout=VERIFY_TIMEOUT_S)
-        except Exception:
-            self.conns.pop(broker, None)
-            await conn.close()
-            raise
+
+        answer = await self.links.request(broker, send)
+        if answer is None:
+            raise _NotSupported(broker)
+        return answer
 
     async def close(self) -> None:
-        conns, self.conns = self.conns, {}
-        for conn, _version in conns.values():
-            await conn.close()
+        await self.links.close()
+
+
+async def _verify_version(conn) -> int | None:
+    """The AddPartitionsToTxn version to verify with, from the broker's ApiVersions (None: it has no v4+)."""
+    versions = await conn.request(w.ApiVersionsRequest(client_software_name="kraftwire", client_software_version="1"),
+                                  3, timeout=VERIFY_TIMEOUT_S)
+    wanted = api_key("AddPartitionsToTxn")
+    top = next((a.max_version for a in versions.api_keys if a.api_key == wanted), -1)
+    return min(top, BROKER_VERSIONS[1]) if top >= BROKER_VERSIONS[0] else None
 
 
 class TxnVerifier:
