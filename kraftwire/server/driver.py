@@ -321,7 +321,9 @@ class Driver:
                 if self._stopped:
                     return
                 self.executor.flushed(flushed)
-                self._flushed(flushed)
+                if not self._flushed(flushed):
+                    for callback in self.on_ready:  # what waits on the flushed offset, as after a step
+                        callback()
         finally:
             self._flush_task = None
         if self._flush_wanted and not self._stopped:  # requested while we were finishing
