@@ -224,3 +224,28 @@ def ensure_kafkajs() -> None:
         out = subprocess.run(["npm", "install", "--no-audit", "--no-fund"], cwd=KAFKAJS_DIR, capture_output=True,
                              text=True, timeout=300)
         assert out.returncode == 0, f"npm install kafkajs failed:\n{out.stdout}\n{out.stderr}"
+
+
+def read_committed_to_end(port: int, topic: str, partition: int = 0, group: str = "txn-reader") -> list[bytes]:
+    """A confluent-kafka consumer (isolation.level=read_committed) from the beginning of ``topic``-``partition`` to
+    the end of what it may read (the last stable offset, told by its partition-EOF event); bounded."""
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": group,
+                         "enable.auto.commit": False, "isolation.level": "read_committed",
+                         "enable.partition.eof": True, "socket.timeout.ms": 5000})
+    try:
+        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
+        values = []
+        for _ in range(100):
+            msg = consumer.poll(0.2)
+            if msg is None:
+                continue
+            if msg.error():
+                if msg.error().code() == -191:  # _PARTITION_EOF: at the last stable offset
+                    return values
+                raise AssertionError(str(msg.error()))
+            values.append(msg.value())
+        raise AssertionError(f"no end of partition after {values}")
+    finally:
+        consumer.close()

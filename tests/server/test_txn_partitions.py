@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 
+from harness import clients
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
@@ -97,30 +98,6 @@ async def _pids(conn, n: int) -> list[int]:
     return out
 
 
-def _read_committed_values(port: int) -> list[bytes]:
-    """A confluent-kafka consumer (isolation.level=read_committed) from the beginning to the end of the partition."""
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "txn-reader",
-                         "enable.auto.commit": False, "isolation.level": "read_committed",
-                         "enable.partition.eof": True, "socket.timeout.ms": 5000})
-    try:
-        consumer.assign([TopicPartition(TOPIC, 0, OFFSET_BEGINNING)])
-        values = []
-        for _ in range(100):
-            msg = consumer.poll(0.2)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == -191:  # _PARTITION_EOF: read up to the last stable offset
-                    return values
-                raise AssertionError(str(msg.error()))
-            values.append(msg.value())
-        raise AssertionError(f"no end of partition after {values}")
-    finally:
-        consumer.close()
-
-
 def _kafka_python_values(port: int) -> list[bytes]:
     """kafka-python's KafkaConsumer (isolation_level=read_committed) from the beginning to the last stable offset."""
     from kafka import KafkaConsumer, TopicPartition
@@ -204,7 +181,7 @@ def test_transactional_produce_markers_last_stable_offset_and_restart(tmp_path):
             assert decode_txn_index(fh.read()) == [AbortedTxn(b, 3, 6, 7)]
 
         # a real read_committed consumer: the committed records only
-        assert await asyncio.to_thread(_read_committed_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
+        assert await asyncio.to_thread(clients.read_committed_to_end, c.bport, TOPIC) == [b"p0", b"a0", b"a1", b"p1"]
         assert await asyncio.to_thread(_kafka_python_values, c.bport) == [b"p0", b"a0", b"a1", b"p1"]
 
         # B opens another transaction (offset 7) and stays open over the restarts

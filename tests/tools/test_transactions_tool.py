@@ -12,9 +12,8 @@ import asyncio
 import sys
 import time
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
-from harness import processes
+from harness import clients, processes
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -134,28 +133,6 @@ def _rows(out: str) -> list[list[str]]:
     return [[c.strip() for c in line.split("\t")[:-1]] for line in lines]
 
 
-def _read_committed(port: int, topic: str, partition: int) -> list[bytes]:
-    """A confluent-kafka read_committed consumer from the beginning to the end of what it may read."""
-    consumer = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": "hang-reader",
-                         "enable.auto.commit": False, "isolation.level": "read_committed",
-                         "enable.partition.eof": True, "socket.timeout.ms": 5000})
-    try:
-        consumer.assign([TopicPartition(topic, partition, OFFSET_BEGINNING)])
-        values = []
-        for _ in range(100):
-            msg = consumer.poll(0.2)
-            if msg is None:
-                continue
-            if msg.error():
-                if msg.error().code() == -191:  # _PARTITION_EOF: at the last stable offset
-                    return values
-                raise AssertionError(str(msg.error()))
-            values.append(msg.value())
-        raise AssertionError(f"no end of partition after {values}")
-    finally:
-        consumer.close()
-
-
 def test_describe_producers_find_hanging_and_abort(tmp_path):
     cluster = TxnCluster(tmp_path)
 
@@ -211,7 +188,7 @@ def test_describe_producers_find_hanging_and_abort(tmp_path):
             finally:
                 await conn.close()
             # the open transaction holds the last stable offset at 1
-            assert await asyncio.to_thread(_read_committed, boot, "hang", 0) == [b"before"]
+            assert await asyncio.to_thread(clients.read_committed_to_end, boot, "hang", 0, "hang-reader") == [b"before"]
 
             headers = ["ProducerId", "ProducerEpoch", "LatestCoordinatorEpoch", "LastSequence", "LastTimestamp",
                        "CurrentTransactionStartOffset"]
@@ -278,7 +255,7 @@ def test_describe_producers_find_hanging_and_abort(tmp_path):
                 assert r.topics[0].partitions[0].offset == 5
             finally:
                 await conn.close()
-            assert await asyncio.to_thread(_read_committed, boot, "hang", 0) == [b"before", b"after"]
+            assert await asyncio.to_thread(clients.read_committed_to_end, boot, "hang", 0, "hang-reader") == [b"before", b"after"]
             code, out, err = await _tool(boot, "describe-producers", "--topic", "hang", "--partition", "0")
             [ghost_row] = [r for r in _rows(out)[1:] if r[0] == str(ghost)]
             assert ghost_row[1:4] == ["0", "0", "1"] and ghost_row[5] == "None"  # coordinator epoch 0 from the abort
@@ -301,7 +278,7 @@ def test_describe_producers_find_hanging_and_abort(tmp_path):
             code, out, err = await _tool(boot, "--abort", "--topic", "hang", "--partition", "0", "--producer-id",
                                          str(ghost), "--producer-epoch", "0", "--coordinator-epoch", "0")
             assert (code, out, err) == (0, "", "")
-            assert await asyncio.to_thread(_read_committed, boot, "hang", 0) == [b"before", b"after"]
+            assert await asyncio.to_thread(clients.read_committed_to_end, boot, "hang", 0, "hang-reader") == [b"before", b"after"]
             # tx-known is untouched: still open at its coordinator and in hang-1
             code, out, err = await _tool(boot, "describe-producers", "--topic", "hang", "--partition", "1")
             assert [r[5] for r in _rows(out)[1:] if r[0] == str(known.producer_id)] == ["0"], out
