@@ -104,6 +104,8 @@ class Driver:
         self._timer: asyncio.TimerHandle | None = None
         # kept beside the handle: uvloop's call_at answers a due time with a plain Handle, which has no when()
         self._timer_when = 0.0
+        #: the wake-up the latest Ready asked for (wall-clock ms); the armed timer may be earlier
+        self._wake_ms = 0
         self._stopped = False
         self._deliver_soon = False
         self._last_view = None
@@ -257,11 +259,13 @@ class Driver:
             return False
 
     def arm_timer(self, wake_ms: int) -> None:
-        """One timer polls the core at ``wake_ms``. A timer already due no later is kept: polling early is harmless
-        (that poll arms the next one), and most Readys only move the wake-up later (a fetch parked again, a
-        deadline pushed back), so this saves cancelling and scheduling a timer on every Ready."""
+        """One timer polls the core at ``wake_ms``. A timer already due no later is kept, and most Readys only move
+        the wake-up later (a fetch parked again, a deadline pushed back), so this saves cancelling and scheduling a
+        timer on every Ready; when such a kept timer fires before the latest wake-up, it is only moved on
+        (``_on_timer``)."""
         if self._stopped or self._loop is None:
             return
+        self._wake_ms = wake_ms
         when = self._loop.time() + max(0, wake_ms - now_ms()) / 1000.0
         timer = self._timer
         if timer is not None:
@@ -284,7 +288,13 @@ class Driver:
             callback()
 
     def _on_timer(self) -> None:
+        """Poll the core, unless every Ready since this timer was armed asked for a later wake-up: each Ready's
+        ``next_wakeup_ms`` is its complete answer (a leader's parked fetch answered by new data no longer needs
+        its high-watermark linger), so a step now would find nothing due. Then the timer just moves on."""
         self._timer = None
+        if now_ms() < self._wake_ms:
+            self.arm_timer(self._wake_ms)
+            return
         self.poll()
 
     # ------------------------------------------------------------------------------------------------ flushing

@@ -344,3 +344,34 @@ def test_a_later_wakeup_keeps_the_armed_timer_and_an_earlier_one_replaces_it():
 
     asyncio.run(main())
     assert journal == []
+
+
+def test_a_kept_timer_that_fires_before_the_latest_wakeup_moves_on_without_a_step():
+    """The timer armed for an early wake-up stays armed when a later Ready asks for a later one; when it fires, the
+    core is not stepped (nothing is due by its latest answer) and the timer is re-armed for that answer. A timer at
+    or after the wake-up the latest Ready asked for polls."""
+    journal: list[str] = []
+    core = StubCore([], journal)
+    polls = []
+    core.poll = lambda now: (polls.append(now), core._next())[1]
+
+    async def main():
+        loop = asyncio.get_running_loop()
+        driver = Driver(core, MemoryLog(), Store(journal), lambda msg: None,
+                        on_fatal=lambda what, exc: journal.append(f"FATAL {what}"))
+        driver._loop = loop
+        driver.arm_timer(now_ms() + 20)
+        later = now_ms() + 60_000
+        driver.arm_timer(later)  # the latest Ready's answer: the early timer is kept
+        early = driver._timer
+        await asyncio.sleep(0.2)
+        assert early is not driver._timer and driver._timer is not None  # it fired and moved on
+        assert polls == []
+        assert driver._timer.when() > loop.time() + 50
+        driver.arm_timer(now_ms() + 20)  # sooner: replaces it, and polls when due
+        await asyncio.sleep(0.2)
+        assert len(polls) == 1
+        await driver.stop()
+
+    asyncio.run(main())
+    assert journal == []
