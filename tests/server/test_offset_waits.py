@@ -42,3 +42,15 @@ def test_a_timeout_ends_a_wait_once_and_the_watermark_later_does_nothing():
         return ended
 
     assert asyncio.run(main()) == [REQUEST_TIMED_OUT, NONE]
+
+
+def test_pending_says_whether_check_has_anything_to_end():
+    waits, ended = OffsetWaits(), []
+    assert not waits.pending
+    waits.add(FLUSHED, 2, 1, ended.append)
+    waits.add(HIGH_WATERMARK, 4, 1, ended.append)
+    assert waits.pending
+    waits.check(high_watermark=3, flushed=2, leading_epoch=1)
+    assert waits.pending and ended == [NONE]  # the high watermark wait is still out
+    waits.check(high_watermark=4, flushed=2, leading_epoch=1)
+    assert not waits.pending and ended == [NONE, NONE]

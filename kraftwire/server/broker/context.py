@@ -114,6 +114,8 @@ class BrokerContext:
 
     # ---------------------------------------------------------------------------------------------------- waits
     def check_waits(self) -> None:
+        if not self.waits.pending:  # most Readys: every Produce already answered
+            return
         lg = self.log
         if lg is not None:
             self.waits.check(lg.high_watermark(), lg.flushed_offset(), self.epoch() if self.is_leader() else None)

@@ -48,6 +48,12 @@ class OffsetWaits:
     def __len__(self) -> int:
         return sum(1 for heap in self._heaps.values() for *_, w in heap if not w.done)
 
+    @property
+    def pending(self) -> bool:
+        """Whether any wait may still be pending (``check`` has nothing to do otherwise): cheaper than ``len``."""
+        heaps = self._heaps
+        return bool(heaps[HIGH_WATERMARK] or heaps[FLUSHED])
+
     def add(self, watermark: str, target: int, epoch: int, callback: Callable[[int], None], *, loop=None,
             timeout_s: float | None = None, timeout_error: int = 0) -> Wait:
         """Wait for ``watermark`` to reach ``target``; with ``timeout_s``, ``callback(timeout_error)`` after it."""
