@@ -200,6 +200,10 @@ class Driver:
             # runs the callbacks).
             if self._flushed(flushed):
                 return
+        self._callbacks()
+
+    def _callbacks(self) -> None:
+        """What waits on the core's progress (the broker's answers and watchers), as after every step."""
         for callback in self.on_ready:
             callback()
 
@@ -284,8 +288,7 @@ class Driver:
         except Exception as exc:
             self._on_fatal("the Raft core failed delivering commits", exc)
             return
-        for callback in self.on_ready:
-            callback()
+        self._callbacks()
 
     def _on_timer(self) -> None:
         """Poll the core, unless every Ready since this timer was armed asked for a later wake-up: each Ready's
@@ -332,8 +335,7 @@ class Driver:
                     return
                 self.executor.flushed(flushed)
                 if not self._flushed(flushed):
-                    for callback in self.on_ready:  # what waits on the flushed offset, as after a step
-                        callback()
+                    self._callbacks()  # what waits on the flushed offset, as after a step
         finally:
             self._flush_task = None
         if self._flush_wanted and not self._stopped:  # requested while we were finishing

@@ -86,8 +86,7 @@ def _now_ms() -> int:
     return int(time.time() * 1000)
 
 
-# ==================================================================================================== markers
-
+# ==================================================================================================== answers
 #: the response versions from which a client knows PRODUCER_FENCED (KIP-588); below them Kafka answers
 #: INVALID_PRODUCER_EPOCH instead (KafkaApis' "older clients could not understand the new PRODUCER_FENCED")
 FENCED_SINCE = {w.InitProducerIdResponse: 4, w.EndTxnResponse: 2, w.AddPartitionsToTxnResponse: 2,
@@ -109,6 +108,8 @@ def for_version(body, version: int):
         body.error_code = ec.INVALID_PRODUCER_EPOCH
     return body
 
+
+# ==================================================================================================== markers
 class MarkerSender:
     """Sends one transaction's markers to its partitions' leaders until each partition has its marker.
 
@@ -647,9 +648,7 @@ class TxnApis:
         if not held and self._hold_for_markers(loaded, tid, pid, epoch,
                                                lambda: self.add_partitions_to_txn(request, conn, held=True)):
             return
-        self._write(p, loaded.shard.add_partitions(tid, body.v3_and_below_producer_id,
-                                                   body.v3_and_below_producer_epoch, wanted, token, _now_ms(),
-                                                   version=version))
+        self._write(p, loaded.shard.add_partitions(tid, pid, epoch, wanted, token, _now_ms(), version=version))
 
     def add_offsets_to_txn(self, request, conn, held: bool = False) -> None:
         body, version = request.body, request.version
