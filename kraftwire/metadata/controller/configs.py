@@ -129,13 +129,13 @@ class ConfigControl:
     def _is_list(self, resource_type: int, key: str) -> bool:
         if resource_type == TOPIC:
             c = topic_configs.TOPIC_CONFIGS.get(key)
-            return c is not None and c.type == topic_configs.LIST
+            return c is not None and c.type == "LIST"
         return key in self.broker_list_keys
 
     @staticmethod
     def _default(resource_type: int, key: str) -> str:
         c = topic_configs.TOPIC_CONFIGS.get(key) if resource_type == TOPIC else None
-        return c.default if c is not None else ""
+        return c.default or "" if c is not None else ""
 
     @staticmethod
     def _check_resource(image: MetadataImage, resource_type: int, name: str) -> None:
