@@ -2,8 +2,11 @@
 
 ``describe_configs(image, request, version, node_id=..., static=...)``:
 
-* a topic: every topic key with its effective value — TOPIC_CONFIG where a ConfigRecord sets it, DEFAULT_CONFIG
-  otherwise; an unknown (or the internal metadata) topic is UNKNOWN_TOPIC_OR_PARTITION;
+* a topic: every topic key of Kafka's table with its effective value and source as Kafka's LogConfig resolves it
+  (``kafka_configs.BrokerConfigs``): TOPIC_CONFIG where a ConfigRecord sets it, else the first broker synonym this
+  broker's dynamic config, the cluster-wide dynamic default or the properties file sets (DYNAMIC_BROKER_CONFIG,
+  DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG), else DEFAULT_CONFIG; synonyms list every layer that has a
+  value, strongest first; an unknown (or the internal metadata) topic is UNKNOWN_TOPIC_OR_PARTITION;
 * this broker (its id as the name): the keys of its properties file (``static``: STATIC_BROKER_CONFIG where the
   file sets them, DEFAULT_CONFIG otherwise), overlaid by the cluster-wide dynamic defaults
   (DYNAMIC_DEFAULT_BROKER_CONFIG) and then by dynamic values for this broker (DYNAMIC_BROKER_CONFIG); synonyms list
@@ -19,7 +22,7 @@ from __future__ import annotations
 
 from kraftwire.error_codes import INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.metadata.controller import topic_configs
-from kraftwire.metadata.controller.topics import METADATA_TOPIC
+from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
 
@@ -29,8 +32,11 @@ TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKE
 STRING = topic_configs.STRING
 
 
-def describe_configs(image: MetadataImage, request, version: int, *, node_id: int, static) -> object:
-    """``static``: ``(name, value, source, type, documentation)`` of every key this broker reads."""
+def describe_configs(image: MetadataImage, request, version: int, *, node_id: int, static,
+                     props: dict[str, str] | None = None) -> object:
+    """``static``: ``(name, value, source, type, documentation)`` of every key this broker reads; ``props``: its
+    properties file (the static layer of topic configs)."""
+    brokers = broker_configs(image, node_id, props or {})
     R = m.DescribeConfigsResponse
     results = []
     for res in request.resources:
@@ -43,8 +49,13 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 result.error_code = UNKNOWN_TOPIC_OR_PARTITION
                 result.error_message = f"Topic {name} does not exist."
                 continue
-            entries = [(key, [(value, source)], kind, None)
-                       for key, value, source, kind in topic_configs.describe(image.configs.get((TOPIC, name), {}))]
+            overrides = image.configs.get((TOPIC, name), {})
+            entries = []
+            for key in sorted(topic_configs.TOPIC_CONFIGS):
+                value, source, synonyms = brokers.topic_entry(key, overrides)
+                sources = [(v, s, n) for n, v, s in synonyms] or [(value, source, None)]
+                sources[0] = (value, source, sources[0][2])
+                entries.append((key, sources, topic_configs.TOPIC_CONFIGS[key].type_id, None))
         elif res.resource_type == BROKER:
             defaults = image.configs.get((BROKER, ""), {})
             if res.resource_name == "":
@@ -65,8 +76,9 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
         for key, sources, kind, doc in entries:
             if wanted is not None and key not in wanted:
                 continue
-            value, source = sources[0]
-            synonyms = ([R.DescribeConfigsSynonym(name=key, value=v, source=s) for v, s in sources]
+            value, source = sources[0][:2]
+            synonyms = ([R.DescribeConfigsSynonym(name=(rest[0] if rest and rest[0] else key), value=v, source=s)
+                         for v, s, *rest in sources if not (rest and rest[0] is None)]
                         if request.include_synonyms else [])
             result.configs.append(R.DescribeConfigsResourceResult(
                 name=key, value=value, read_only=res.resource_type != TOPIC and source in (STATIC_BROKER_CONFIG,

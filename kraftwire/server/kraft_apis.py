@@ -222,7 +222,7 @@ class KraftApis:
 
         s = self.node.settings
         body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
-                                static=static_broker_entries(s.config))
+                                static=static_broker_entries(s.config), props=s.config.raw)
         access = self.node.authorizer
         if access is not None:
             for r in body.results:

@@ -121,7 +121,7 @@ class MetadataNode:
                 idle_interval_ms=config.metadata_max_idle_interval_ms,
                 default_partitions=config.num_partitions,
                 default_replication_factor=config.default_replication_factor,
-                supported_features=supported_features(),
+                supported_features=supported_features(), static_config=config.raw,
                 leader_rebalance_interval_ms=(config.leader_imbalance_check_interval_seconds * 1000
                                               if config.auto_leader_rebalance_enable else 0))
             self._loader = self.controller.loader

@@ -69,9 +69,10 @@ from kraftwire.log.lookup import batches_between
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.segment import TXN_INDEX_SUFFIX, segment_filename
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
-from kraftwire.metadata.controller import topic_configs
-from kraftwire.metadata.controller.topic_configs import LONG_MAX
-from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, replica_dir
+from kraftwire import kafka_configs
+from kraftwire.kafka_configs import BrokerConfigs
+from kraftwire.kafka_configs import LONG_MAX
+from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs, replica_dir
 from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
 from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
@@ -95,18 +96,18 @@ def _now_ms() -> int:
 DELETE_SUFFIX = "-delete"
 
 
-def _policies(overrides) -> list[str]:
-    return [p.strip() for p in (overrides.get("cleanup.policy") or "delete").split(",")]
+def _policies(cfg) -> list[str]:
+    return [p.strip() for p in (cfg.get("cleanup.policy") or "delete").split(",")]
 
 
-def _deletes(overrides) -> bool:
-    """Whether a topic's cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
-    return "delete" in _policies(overrides)
+def _deletes(cfg) -> bool:
+    """Whether a topic's effective cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
+    return "delete" in _policies(cfg)
 
 
-def _compacts(overrides) -> bool:
-    """Whether a topic's cleanup.policy includes ``compact`` (the cleaner runs; records need keys)."""
-    return "compact" in _policies(overrides)
+def _compacts(cfg) -> bool:
+    """Whether a topic's effective cleanup.policy includes ``compact`` (the cleaner runs; records need keys)."""
+    return "compact" in _policies(cfg)
 
 
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
@@ -479,13 +480,15 @@ class ReplicaManager:
         changed = set()
         deadline = time.monotonic() + APPLY_BUDGET_S
         cut_short, created = False, 0
+        layers_changed = self._broker_layers_changed(image)
+        brokers = self.broker_configs(image)
         for topic_id, topic in image.topics.items():
-            if seen.get(topic_id) is topic and not self._configs_changed(image, topic):
+            if seen.get(topic_id) is topic and not layers_changed and not self._configs_changed(image, topic):
                 continue
             if cut_short:
                 break
             changed.add(topic_id)
-            overrides = image.configs.get((TOPIC_RESOURCE, topic.name), {})
+            cfg = brokers.topic_config(image.configs.get((TOPIC_RESOURCE, topic.name), {}))
             for index, reg in topic.partitions.items():
                 hp = self.by_id.get((topic_id, index))
                 if self.broker_id not in reg.replicas:
@@ -497,11 +500,11 @@ class ReplicaManager:
                         cut_short = True
                         break
                     created += 1
-                    hp = self._host(topic_id, topic.name, index, overrides)
+                    hp = self._host(topic_id, topic.name, index, cfg)
                     if hp is None:
                         continue
                 else:
-                    self._configure(hp, overrides)
+                    self._configure(hp, cfg)
                 if hp.failed:
                     continue
                 change = hp.state.apply(reg, hp.log.end_offset(), _now_ms())
@@ -543,6 +546,19 @@ class ReplicaManager:
         f = self.fetchers.fetchers.get(hp.state.leader)
         return f is not None and f.partitions.get((hp.topic, hp.index)) is hp
 
+    def _broker_layers_changed(self, image) -> bool:
+        """Whether the dynamic broker configuration of this broker or the cluster-wide default changed since the
+        last pass: every hosted partition's effective configuration is resolved again, as Kafka reconfigures its
+        logs on a dynamic change."""
+        before = self._configs_seen
+        return before is None or any(before.get(key) is not image.configs.get(key)
+                                     for key in ((BROKER_RESOURCE, ""), (BROKER_RESOURCE, str(self.broker_id))))
+
+    def broker_configs(self, image=None) -> BrokerConfigs:
+        """The broker-level layers topic configs resolve through on this broker (``kafka_configs``)."""
+        image = self.node.metadata.image if image is None else image
+        return broker_configs(image, self.broker_id, self.node.settings.config.raw)
+
     def _configs_changed(self, image, topic) -> bool:
         before = self._configs_seen
         key = (TOPIC_RESOURCE, topic.name)
@@ -555,14 +571,14 @@ class ReplicaManager:
                 counts[hp.root] += 1
         return min(counts, key=lambda r: (counts[r], list(self.roots).index(r))) if counts else None
 
-    def _host(self, topic_id, topic: str, index: int, overrides) -> Hosted | None:
+    def _host(self, topic_id, topic: str, index: int, cfg) -> Hosted | None:
         key = (topic, index)
         root = self._found.pop(key, None) or self._pick_root()
         if root is None:
             log.error("cannot host %s-%d: every log directory is offline", topic, index)
             return None
         directory = os.path.join(root, f"{topic}-{index}")
-        settings = self._log_settings(overrides)
+        settings = self._log_settings(cfg)
         try:
             existing = PartitionMetadataFile(directory).read() if os.path.isdir(directory) else None
             if existing is not None and existing != topic_id:
@@ -579,7 +595,7 @@ class ReplicaManager:
         lg.on_roll = hp.write_producer_snapshot  # I/O errors surface as the roll's own
         hp.state.high_watermark = lg.high_watermark()
         hp.flushed_at_ms = _now_ms()
-        self._configure(hp, overrides)
+        self._configure(hp, cfg)
         self.partitions[key] = hp
         self.by_id[(topic_id, index)] = hp
         return hp
@@ -589,21 +605,20 @@ class ReplicaManager:
                             retention_bytes=-1, retention_ms=-1, **settings)
 
     @staticmethod
-    def _log_settings(overrides) -> dict:
-        n = topic_configs.number
-        return {"segment_bytes": n(overrides, "segment.bytes"), "segment_ms": n(overrides, "segment.ms"),
-                "index_interval_bytes": n(overrides, "index.interval.bytes"),
-                "max_batch_size": n(overrides, "max.message.bytes")}
+    def _log_settings(cfg) -> dict:
+        """The log's settings from the topic's effective configuration (``BrokerConfigs.topic_config``)."""
+        n = kafka_configs.number
+        return {"segment_bytes": n(cfg["segment.bytes"]), "segment_ms": n(cfg["segment.ms"]),
+                "index_interval_bytes": n(cfg["index.interval.bytes"]),
+                "max_batch_size": n(cfg["max.message.bytes"])}
 
-    def _configure(self, hp: Hosted, overrides) -> None:
-        for attr, value in self._log_settings(overrides).items():
+    def _configure(self, hp: Hosted, cfg) -> None:
+        for attr, value in self._log_settings(cfg).items():
             setattr(hp.log, attr, value)
-        hp.min_isr = topic_configs.number(overrides, "min.insync.replicas")
-        config = self.node.settings.config
-        messages, ms = overrides.get("flush.messages"), overrides.get("flush.ms")
-        hp.flush_messages = int(messages) if messages is not None else config.log_flush_interval_messages
-        hp.flush_ms = (int(ms) if ms is not None else config.log_flush_interval_ms
-                       if config.log_flush_interval_ms is not None else LONG_MAX)
+        n = kafka_configs.number
+        hp.min_isr = n(cfg["min.insync.replicas"])
+        hp.flush_messages = n(cfg["flush.messages"])
+        hp.flush_ms = n(cfg["flush.ms"])
 
     def _maybe_flush(self, hp: Hosted, now_ms: int | None = None) -> None:
         """fsync ``hp``'s log when flush.messages records are unflushed, or (on the beat) its last flush is flush.ms
@@ -862,8 +877,10 @@ class ReplicaManager:
             return KAFKA_STORAGE_ERROR
         return NONE
 
-    def _topic_config(self, topic: str):
-        return self.node.metadata.image.configs.get((TOPIC_RESOURCE, topic), {})
+    def _topic_config(self, topic: str) -> dict:
+        """The topic's effective configuration: its own settings, else this broker's (``kafka_configs``)."""
+        image = self.node.metadata.image
+        return self.broker_configs(image).topic_config(image.configs.get((TOPIC_RESOURCE, topic), {}))
 
     def retain(self, now_ms: int | None = None) -> None:
         """Retention on every hosted partition (leader or follower, each below its own high watermark): the
@@ -874,11 +891,10 @@ class ReplicaManager:
         for hp in list(self.partitions.values()):
             if hp.failed:
                 continue
-            overrides = self._topic_config(hp.topic)
-            ms, size = overrides.get("retention.ms"), overrides.get("retention.bytes")
-            ms = int(ms) if ms is not None else config.retention_ms_default()
-            size = int(size) if size is not None else config.log_retention_bytes
-            if not _deletes(overrides):
+            cfg = self._topic_config(hp.topic)
+            ms, size = kafka_configs.number(cfg["retention.ms"]), kafka_configs.number(cfg["retention.bytes"])
+            ms = -1 if ms < 0 else ms
+            if not _deletes(cfg):
                 ms = size = -1  # compact-only: only what lies below the log start goes
             lg = hp.log
             deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(), log_end=lg.end_offset(),
@@ -899,18 +915,12 @@ class ReplicaManager:
     # ------------------------------------------------------------------------------------------------ compaction
     def cleaner_config(self, topic: str) -> cleaner.CleanerConfig:
         """The topic's cleaner settings, else the broker's ``log.cleaner.*`` defaults."""
-        overrides = self._topic_config(topic)
+        cfg = self._topic_config(topic)
         config = self.node.settings.config
-
-        def pick(key: str, default, cast):
-            value = overrides.get(key)
-            return cast(value) if value is not None else default
-
         return cleaner.CleanerConfig(
-            delete_retention_ms=pick("delete.retention.ms", config.log_cleaner_delete_retention_ms, int),
-            min_compaction_lag_ms=pick("min.compaction.lag.ms", config.log_cleaner_min_compaction_lag_ms, int),
-            min_cleanable_dirty_ratio=pick("min.cleanable.dirty.ratio", config.log_cleaner_min_cleanable_ratio,
-                                           float),
+            delete_retention_ms=kafka_configs.number(cfg["delete.retention.ms"]),
+            min_compaction_lag_ms=kafka_configs.number(cfg["min.compaction.lag.ms"]),
+            min_cleanable_dirty_ratio=float(cfg["min.cleanable.dirty.ratio"]),
             dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
 
     def compact(self, *, force: bool = False) -> asyncio.Future | None:

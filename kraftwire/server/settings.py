@@ -24,6 +24,7 @@ import os
 import ssl
 from dataclasses import dataclass, field
 
+from kraftwire import kafka_configs
 from kraftwire.config import RENAMED_KEYS, Config, default, parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
@@ -44,22 +45,8 @@ RETIRED_KEYS = {
                          "controller.listener.names",
 }
 
-#: Kafka broker/controller keys that are legal in a server.properties but that kraftwire does not use.
-KAFKA_IGNORED_KEYS = frozenset("""
-num.network.threads num.io.threads socket.send.buffer.bytes socket.receive.buffer.bytes
-num.recovery.threads.per.data.dir transaction.state.log.replication.factor
-transaction.state.log.min.isr log.retention.hours log.retention.ms log.retention.minutes log.retention.bytes
-log.segment.bytes log.retention.check.interval.ms inter.broker.listener.name
-share.coordinator.state.topic.replication.factor share.coordinator.state.topic.min.isr
-min.insync.replicas delete.topic.enable
-controller.quorum.auto.join.enable unclean.leader.election.enable message.max.bytes
-replica.fetch.max.bytes num.replica.fetchers compression.type
-background.threads queued.max.requests log.roll.hours log.roll.ms
-early.start.listeners sasl.enabled.mechanisms sasl.mechanism.controller.protocol
-sasl.mechanism.inter.broker.protocol security.inter.broker.protocol group.coordinator.rebalance.protocols
-transaction.partition.verification.enable
-node.id.generation.enable reserved.broker.max.id connections.max.idle.ms
-""".split())
+#: Kafka keys that are not in the broker table but that a server.properties may carry (per-listener and
+#: per-mechanism forms, client-side keys some operators leave in); reported as not used unless a reader takes them
 _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets.", "transaction.", "group.",
                    "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
                    "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
@@ -129,14 +116,21 @@ class NodeSettings:
             if key in props:
                 raise ConfigError(key, props[key], f"this key is no longer read; use {replacement}")
         config = Config.from_properties(props).validate()
-        ignored, unknown = [], []
+        ignored, unknown, unsupported = [], [], []
         for key in config.unknown:
-            if key in KAFKA_IGNORED_KEYS or key.startswith(_KAFKA_PREFIXES):
+            fact = kafka_configs.BROKER.get(key)
+            if fact is None:
+                (ignored if key.startswith(_KAFKA_PREFIXES) else unknown).append(key)
+            elif fact.kraftwire == kafka_configs.MEANINGLESS:
                 ignored.append(key)
-            else:
-                unknown.append(key)
+            elif fact.kraftwire == kafka_configs.UNSUPPORTED and props[key].strip() != (fact.default or ""):
+                unsupported.append(key)
+            # honoured keys are read where they act: topic defaults through their synonyms (kafka_configs),
+            # listener security by kraftwire.security
         warnings: list[str] = [f"{old} is deprecated: it is kraftwire's own key, now {RENAMED_KEYS[old]}"
                                for old in config.deprecated]
+        warnings += [f"{key}={props[key]} has no effect: kraftwire does not implement this Kafka setting "
+                     f"(Kafka's default is {kafka_configs.BROKER[key].default})" for key in unsupported]
         roles = config.process_roles or ("controller",)
         for role in roles:
             if role not in ("controller", "broker"):

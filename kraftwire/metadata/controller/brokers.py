@@ -76,6 +76,8 @@ class BrokerControl:
         self.cluster_id = cluster_id
         self.session_timeout_ms = session_timeout_ms
         self.sessions: dict[int, Session] = {}
+        #: the controller's node id and properties file (unclean election resolves through them)
+        self.node: topics.NodeConfig = topics.KAFKA_DEFAULTS
 
     # ------------------------------------------------------------------------------------------------ sessions
     def activate(self, image: MetadataImage, now_ms: int) -> None:
@@ -100,7 +102,7 @@ class BrokerControl:
             if b.fenced:
                 continue
             del self.sessions[bid]
-            return ControllerResult(tuple(_fence_records(image, b)), None, "session expired: fenced")
+            return ControllerResult(tuple(_fence_records(image, b, self.node)), None, "session expired: fenced")
         return None
 
     # ------------------------------------------------------------------------------------------------ registration
@@ -147,7 +149,7 @@ class BrokerControl:
         self._touch(req.broker_id, now_ms)
         # a new incarnation starts fenced: the old one's ISR places and leaderships go first (Kafka's handling of
         # an unclean shutdown); the epoch stays the batch's first offset, as Kafka's
-        cleanup = topics.fenced_changes(image, req.broker_id) if existing is not None and not same else []
+        cleanup = topics.fenced_changes(image, req.broker_id, self.node) if existing is not None and not same else []
         return ControllerResult((*cleanup, ApiMessageAndVersion(record, mv.register_broker_record_version)),
                                 m.BrokerRegistrationResponse(error_code=NONE, broker_epoch=epoch),
                                 "registered again (same incarnation)" if same else "registered")
@@ -169,20 +171,20 @@ class BrokerControl:
         # a broker in controlled shutdown stays there (fenced or not) until it shuts down or registers again
         if b.in_controlled_shutdown:
             if self._may_shut_down(image, b, req.current_metadata_offset, now_ms):
-                records = [] if b.fenced else _fence_records(image, b)
+                records = [] if b.fenced else _fence_records(image, b, self.node)
                 fenced, shut, event = True, True, "controlled shutdown complete"
         elif b.fenced:
             if req.want_shut_down:
                 shut, event = True, "shut down while fenced"
             elif caught_up and not req.want_fence:
-                records, fenced, event = records + _unfence_records(image, b), False, "unfenced"
+                records, fenced, event = records + _unfence_records(image, b, self.node), False, "unfenced"
         elif req.want_fence:
-            records, fenced, event = records + _fence_records(image, b), True, "fenced at its request"
+            records, fenced, event = records + _fence_records(image, b, self.node), True, "fenced at its request"
         elif req.want_shut_down:
             if _leads_partitions(image, b.id):
-                records, event = records + _controlled_shutdown_records(image, b), "in controlled shutdown"
+                records, event = records + _controlled_shutdown_records(image, b, self.node), "in controlled shutdown"
             else:
-                records, fenced, shut, event = (records + _fence_records(image, b), True, True,
+                records, fenced, shut, event = (records + _fence_records(image, b, self.node), True, True,
                                                 "shut down (leads nothing)")
         return ControllerResult(tuple(records), R(error_code=NONE, is_caught_up=caught_up, is_fenced=fenced,
                                                   should_shut_down=shut), event)
@@ -199,7 +201,7 @@ class BrokerControl:
                                           error_message=f"Broker ID {req.broker_id} is not currently registered"),
                                     "not registered")
         self.sessions.pop(b.id, None)
-        records = [*topics.fenced_changes(image, b.id),
+        records = [*topics.fenced_changes(image, b.id, self.node),
                    ApiMessageAndVersion(m.UnregisterBrokerRecord(broker_id=b.id, broker_epoch=b.epoch), 0)]
         return ControllerResult(tuple(records), R(error_code=NONE, error_message=None), "unregistered")
 
@@ -219,14 +221,15 @@ def _metadata_version(image: MetadataImage) -> MetadataVersion:
     return mv
 
 
-def _offline_dir_records(image: MetadataImage, b: BrokerRegistration, offline) -> list[ApiMessageAndVersion]:
+def _offline_dir_records(image: MetadataImage, b: BrokerRegistration, offline,
+                         node: topics.NodeConfig = topics.KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
     """Kafka's handleDirectoriesOffline: directories a heartbeat reports offline that the registration still lists
     move the broker out of the ISR and leadership of the partitions placed there, then a BrokerRegistrationChange
     lists the directories left online. Nothing once the registration has caught up."""
     newly = [d for d in (offline or ()) if d in b.log_dirs]
     if not newly:
         return []
-    records = topics.offline_dir_changes(image, b.id, newly)
+    records = topics.offline_dir_changes(image, b.id, newly, node)
     online = [d for d in b.log_dirs if d not in newly]
     mv = _metadata_version(image)
     records.append(ApiMessageAndVersion(m.BrokerRegistrationChangeRecord(
@@ -263,13 +266,16 @@ def _change(image: MetadataImage, b: BrokerRegistration, *, fenced: int = 0, shu
 # As Kafka orders them: a fenced broker leaves the ISRs and leaderships before it is marked fenced; an unfenced one
 # is marked first and then elected where partitions have no leader; one entering controlled shutdown is marked, then
 # leaves the ISRs and leaderships.
-def _fence_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [*topics.fenced_changes(image, b.id), _change(image, b, fenced=FENCE)]
+def _fence_records(image: MetadataImage, b: BrokerRegistration,
+                   node: topics.NodeConfig = topics.KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    return [*topics.fenced_changes(image, b.id, node), _change(image, b, fenced=FENCE)]
 
 
-def _unfence_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [_change(image, b, fenced=UNFENCE), *topics.unfenced_changes(image, b.id)]
+def _unfence_records(image: MetadataImage, b: BrokerRegistration,
+                     node: topics.NodeConfig = topics.KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    return [_change(image, b, fenced=UNFENCE), *topics.unfenced_changes(image, b.id, node)]
 
 
-def _controlled_shutdown_records(image: MetadataImage, b: BrokerRegistration) -> list[ApiMessageAndVersion]:
-    return [_change(image, b, shutting=1), *topics.fenced_changes(image, b.id)]
+def _controlled_shutdown_records(image: MetadataImage, b: BrokerRegistration,
+                                 node: topics.NodeConfig = topics.KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    return [_change(image, b, shutting=1), *topics.fenced_changes(image, b.id, node)]

@@ -52,11 +52,14 @@ class QuorumController:
     def __init__(self, node_id: int, cluster_id: str, *, rng, new_uuid: Callable[[], UUID],
                  session_timeout_ms: int = 9000, idle_interval_ms: int = 500, default_partitions: int = 1,
                  default_replication_factor: int = 1, supported_features: dict[str, tuple[int, int]] | None = None,
-                 broker_check=None, leader_rebalance_interval_ms: int = 0) -> None:
+                 broker_check=None, leader_rebalance_interval_ms: int = 0,
+                 static_config: dict[str, str] | None = None) -> None:
         self.node_id = node_id
         self.brokers = BrokerControl(cluster_id, session_timeout_ms)
         self.topics = ReplicationControl(rng=rng, new_topic_id=new_uuid, default_partitions=default_partitions,
-                                         default_replication_factor=default_replication_factor)
+                                         default_replication_factor=default_replication_factor,
+                                         node_id=node_id, static_config=static_config)
+        self.brokers.node = self.topics.node_config
         self.configs = ConfigControl(broker_check) if broker_check is not None else ConfigControl()
         self.supported_features = dict(supported_features or {})
         self.idle_interval_ms = idle_interval_ms

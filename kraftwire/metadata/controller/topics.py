@@ -31,7 +31,8 @@ have no leader.
 
 from __future__ import annotations
 
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from kraftwire.error_codes import (
     ELECTION_NOT_NEEDED,
@@ -60,6 +61,7 @@ from kraftwire.error_codes import (
     UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID, ZERO_UUID
+from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import partitions as pc
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.placement import PlacementError, UsableBroker, place
@@ -80,6 +82,7 @@ from kraftwire.protocol import messages as m
 METADATA_TOPIC = "__cluster_metadata"
 MAX_NAME_LENGTH = 249
 TOPIC_RESOURCE = 2  # ConfigResource type of a topic
+BROKER_RESOURCE = 4  # ... and of a broker ("": the cluster-wide default)
 #: Kafka's cap on the preferred elections of one auto-rebalance event (maxElectionsPerImbalance)
 MAX_ELECTIONS_PER_IMBALANCE = 1000
 _LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
@@ -135,8 +138,27 @@ def _mv(image: MetadataImage) -> MetadataVersion:
     return mv
 
 
-def _unclean_allowed(image: MetadataImage, topic_name: str) -> bool:
-    return topic_configs.flag(image.configs.get((TOPIC_RESOURCE, topic_name), {}), "unclean.leader.election.enable")
+def broker_configs(image: MetadataImage, node_id: int, static_config: Mapping[str, str]) -> BrokerConfigs:
+    """The broker-level layers a topic's configuration resolves through on node ``node_id``: its dynamic settings
+    and the cluster-wide dynamic defaults from the image, its properties file."""
+    return BrokerConfigs(static=static_config, cluster=image.configs.get((BROKER_RESOURCE, ""), {}),
+                         broker=image.configs.get((BROKER_RESOURCE, str(node_id)), {}))
+
+
+@dataclass(frozen=True)
+class NodeConfig:
+    """The controller's own node id and properties file: a topic's effective configuration on the controller
+    resolves through them, the cluster-wide dynamic defaults and Kafka's defaults (ConfigurationControlManager)."""
+
+    node_id: int = -1
+    static: Mapping[str, str] = field(default_factory=dict)
+
+    def unclean_allowed(self, image: MetadataImage, topic_name: str) -> bool:
+        return topic_configs.flag(image.configs.get((TOPIC_RESOURCE, topic_name), {}),
+                                  "unclean.leader.election.enable", broker_configs(image, self.node_id, self.static))
+
+
+KAFKA_DEFAULTS = NodeConfig()
 
 
 def _partition_record(image: MetadataImage, topic_id: UUID, index: int, replicas: list[int],
@@ -185,8 +207,10 @@ class ReplicationControl:
     (seeded in tests and simulations)."""
 
     def __init__(self, *, rng, new_topic_id: Callable[[], UUID], default_partitions: int = 1,
-                 default_replication_factor: int = 1) -> None:
+                 default_replication_factor: int = 1, node_id: int = -1,
+                 static_config: Mapping[str, str] | None = None) -> None:
         self.rng = rng
+        self.node_config = NodeConfig(node_id, dict(static_config or {}))
         self.new_topic_id = new_topic_id
         self.default_partitions = default_partitions
         self.default_replication_factor = default_replication_factor
@@ -309,7 +333,8 @@ class ReplicationControl:
             records.append(_partition_record(image, topic_id, index, replicas, isr))
         configs = [R.CreatableTopicConfigs(name=name, value=value, read_only=False, config_source=source,
                                            is_sensitive=False)
-                   for name, value, source, _ in topic_configs.describe(overrides)]
+                   for name, value, source, _ in topic_configs.describe(
+                       overrides, broker_configs(image, self.node_config.node_id, self.node_config.static))]
         result = R.CreatableTopicResult(name=t.name, topic_id=topic_id, error_code=NONE, error_message=None,
                                         topic_config_error_code=NONE, num_partitions=len(assignments),
                                         replication_factor=len(assignments[0]), configs=configs)
@@ -435,7 +460,7 @@ class ReplicationControl:
                 if code != NONE:
                     tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=code))
                     continue
-                election = pc.UNCLEAN if _unclean_allowed(image, topic.name) else pc.ONLINE
+                election = pc.UNCLEAN if self.node_config.unclean_allowed(image, topic.name) else pc.ONLINE
                 change = pc.partition_change(mv, topic.id, pd.partition_index, p,
                                              acceptable=lambda b: active(image, b),
                                              isr=tuple(b for b, _ in states), election=election,
@@ -616,15 +641,15 @@ class ReplicationControl:
         if offline:
             after = replay_all(records, image) if records else image
             records += _changes(after, req.broker_id, removing=True, adding=False,
-                                only=lambda tid, index, p: (tid, index) in offline)
+                                only=lambda tid, index, p: (tid, index) in offline, node=self.node_config)
         return ControllerResult(tuple(records), R(throttle_time_ms=0, error_code=NONE, directories=dirs_out))
 
 
 # ================================================================================================================
 # the broker lifecycle's partition changes
 # ================================================================================================================
-def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool,
-             only=None) -> list[ApiMessageAndVersion]:
+def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool, only=None,
+             node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
     """Kafka's generateLeaderAndIsrUpdates: with ``removing``, every partition whose ISR holds ``broker_id``
     loses it (and it cannot lead); with ``adding``, every leaderless partition may elect it (it counts as active
     although the image still shows it fenced). ``only(topic_id, index, registration)``: just those partitions."""
@@ -638,7 +663,7 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
 
     for tid in sorted(image.topics, key=lambda u: image.topics[u].name):
         topic = image.topics[tid]
-        election = pc.UNCLEAN if _unclean_allowed(image, topic.name) else pc.ONLINE
+        election = pc.UNCLEAN if node.unclean_allowed(image, topic.name) else pc.ONLINE
         for index in sorted(topic.partitions):
             p = topic.partitions[index]
             if removing and broker_id not in p.isr:
@@ -654,8 +679,8 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
     return out
 
 
-def fenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
-    return _changes(image, broker_id, removing=True, adding=False)
+def fenced_changes(image: MetadataImage, broker_id: int, node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    return _changes(image, broker_id, removing=True, adding=False, node=node)
 
 
 def replica_dir(p: PartitionRegistration, broker_id: int):
@@ -666,13 +691,14 @@ def replica_dir(p: PartitionRegistration, broker_id: int):
     return None
 
 
-def offline_dir_changes(image: MetadataImage, broker_id: int, dirs) -> list[ApiMessageAndVersion]:
+def offline_dir_changes(image: MetadataImage, broker_id: int, dirs,
+                        node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
     """Kafka's handleDirectoriesOffline for the partitions: the broker leaves the ISR and leadership of every
     partition whose replica on it is in one of ``dirs``."""
     dirs = set(dirs)
     return _changes(image, broker_id, removing=True, adding=False,
-                    only=lambda tid, index, p: replica_dir(p, broker_id) in dirs)
+                    only=lambda tid, index, p: replica_dir(p, broker_id) in dirs, node=node)
 
 
-def unfenced_changes(image: MetadataImage, broker_id: int) -> list[ApiMessageAndVersion]:
-    return _changes(image, broker_id, removing=False, adding=True)
+def unfenced_changes(image: MetadataImage, broker_id: int, node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    return _changes(image, broker_id, removing=False, adding=True, node=node)
