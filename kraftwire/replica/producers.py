@@ -100,8 +100,8 @@ class ProducerTable(dict):
     def expire(self, now_ms: int, expiration_ms: int, ongoing) -> list[int]:
         """Forget producers idle for ``producer.id.expiration.ms`` (Kafka's ``removeExpiredProducers``): those whose
         last batch's timestamp is at least ``expiration_ms`` old (an unknown one, -1, counts as the epoch) and that
-        have no open transaction (``ongoing``: producer ids). A forgotten producer's next batch is taken as from one
-        never seen. Returns the ids forgotten."""
+        have no open transaction (``ongoing``: producer ids). ``now_ms`` is wall-clock time, the clock of the batch
+        timestamps. A forgotten producer's next batch is taken as from one never seen. Returns the ids forgotten."""
         gone = [pid for pid, entry in self.items()
                 if pid not in ongoing and now_ms - entry.timestamp >= expiration_ms]
         for pid in gone:

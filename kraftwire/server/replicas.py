@@ -93,6 +93,11 @@ log = logging.getLogger("kraftwire.replicas")
 def _now_ms() -> int:
     return int(time.monotonic() * 1000)
 
+
+def _wall_ms() -> int:
+    """Wall-clock milliseconds: what batch timestamps are compared with (producer expiry, retention)."""
+    return int(time.time() * 1000)
+
 DELETE_SUFFIX = "-delete"
 
 
@@ -393,7 +398,9 @@ class ReplicaManager:
             self.retain()
         if now_ms >= self._expire_producers_at:
             self._expire_producers_at = now_ms + self.node.settings.config.producer_id_expiration_check_interval_ms
-            self.expire_producers(now_ms)
+            # scheduled on the monotonic clock, judged on the wall clock: the producers' ages come from their
+            # batches' timestamps (Kafka's removeExpiredProducers(time.milliseconds))
+            self.expire_producers(_wall_ms())
         if retain and now_ms >= self._clean_at and self.cleaning is None:
             self._clean_at = now_ms + self.node.settings.config.log_cleaner_backoff_ms
             self.compact()
@@ -419,14 +426,15 @@ class ReplicaManager:
                     self.dir_failed(hp.root, exc)
         self._write_checkpoints()
 
-    def expire_producers(self, now_ms: int) -> None:
+    def expire_producers(self, wall_ms: int) -> None:
         """Forget the producers idle for ``producer.id.expiration.ms`` without an open transaction, on every
-        partition whose table is folded (leader or follower, as Kafka's broker does each on its own)."""
+        partition whose table is folded (leader or follower, as Kafka's broker does each on its own).
+        ``wall_ms``: wall-clock milliseconds, the clock of the batch timestamps the producers' ages come from."""
         expiration = self.node.settings.config.producer_id_expiration_ms
         for hp in self.partitions.values():
             if hp.failed or hp.producers is None or hp.truncations != hp.log.truncations:
                 continue
-            gone = hp.producers.expire(now_ms, expiration, hp.txns.ongoing if hp.txns is not None else ())
+            gone = hp.producers.expire(wall_ms, expiration, hp.txns.ongoing if hp.txns is not None else ())
             if gone:
                 log.info("%s-%d: forgot %d producer id(s) idle for %d ms", hp.topic, hp.index, len(gone), expiration)
 
@@ -886,7 +894,7 @@ class ReplicaManager:
         """Retention on every hosted partition (leader or follower, each below its own high watermark): the
         segments ``kraftwire.replica.retention`` says go, by ``retention.ms`` and ``retention.bytes`` (the topic's,
         else the broker's ``log.retention.*``) and below the log start offset."""
-        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        now_ms = _wall_ms() if now_ms is None else now_ms
         config = self.node.settings.config
         for hp in list(self.partitions.values()):
             if hp.failed:

@@ -49,3 +49,36 @@ def test_idle_producers_are_forgotten_but_not_those_in_a_transaction(tmp_path):
         assert idem in listed(await conn.request(_ask(("t", [0])), 0))
 
     c.run(scenario)
+
+
+def test_the_periodic_check_expires_an_idle_producer_in_a_running_broker(tmp_path):
+    """The broker's own check, every ``producer.id.expiration.check.interval.ms``, forgets an idempotent producer
+    idle for ``producer.id.expiration.ms`` (mirrors Kafka's ProducerIdExpirationTest
+    testProducerIdExpirationWithNoTransactions). The check compares the producers' batch timestamps (wall clock)
+    with the wall clock, as Kafka's ``removeExpiredProducers(time.milliseconds)`` does."""
+    c = Combined(tmp_path, extra="transaction.partition.verification.enable=false\n"
+                                 "producer.id.expiration.ms=1500\nproducer.id.expiration.check.interval.ms=100\n")
+
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
+        for _ in range(250):
+            hp = node.replicas.get("t", 0)
+            if hp is not None and hp.state.role == "leader":
+                break
+            await asyncio.sleep(0.02)
+        (idem,) = await _pids(conn, 1)
+        listed = lambda resp: [s[0] for s in _table(resp)[("t", 0)][2]]  # noqa: E731
+        r = await conn.request(_produce("t", 0, _batch([b"a"], pid=idem, ts=int(time.time() * 1000))), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == [idem]
+        for _ in range(400):  # bounded (20 s): the broker's beat runs about once a second
+            if not listed(await conn.request(_ask(("t", [0])), 0)):
+                break
+            await asyncio.sleep(0.05)
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == [], "the idle producer was never expired"
+        # sent again, the producer is back (its next batch taken as from a producer never seen)
+        r = await conn.request(_produce("t", 0, _batch([b"b"], pid=idem, seq=1, ts=int(time.time() * 1000))), 9)
+        assert r.responses[0].partition_responses[0].error_code == ec.NONE
+        assert listed(await conn.request(_ask(("t", [0])), 0)) == [idem]
+
+    c.run(scenario)
