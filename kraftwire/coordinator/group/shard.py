@@ -1048,23 +1048,16 @@ class GroupShard:
                     return fail(ec.STALE_MEMBER_EPOCH)
         elif g is None:
             if generation >= 0:
-                return fail(ec.ILLEGAL_GENERATION)  # Kafka before v9 (GROUP_ID_NOT_FOUND is KIP-848's)
+                # Kafka 4.x: GROUP_ID_NOT_FOUND from v9 (it works for both protocols), ILLEGAL_GENERATION before
+                return fail(ec.GROUP_ID_NOT_FOUND if version >= 9 else ec.ILLEGAL_GENERATION)
             g = self._get_or_create(body.group_id, now_ms)  # a "simple" group: offsets without membership
-        elif g.state == DEAD:
-            return fail(ec.COORDINATOR_NOT_AVAILABLE)
-        elif generation < 0 and g.state == EMPTY:
-            pass  # Kafka: a commit without membership into an empty group is accepted
-        elif g.state == COMPLETING:
-            return fail(ec.REBALANCE_IN_PROGRESS)
-        elif g.fenced(member_id, instance_id):
-            return fail(ec.FENCED_INSTANCE_ID)
-        elif member_id not in g.members:
-            return fail(ec.UNKNOWN_MEMBER_ID)
-        elif generation != g.generation:
-            return fail(ec.ILLEGAL_GENERATION)
         else:
-            m = g.members[member_id]
-            m.deadline_ms = now_ms + m.session_ms
+            code = _classic_commit_error(g, member_id, instance_id, generation)
+            if code:
+                return fail(code)
+            if g.state in (STABLE, PREPARING):  # the commit keeps the member's session (Kafka's rule)
+                m = g.members[member_id]
+                m.deadline_ms = now_ms + m.session_ms
         expire = -1
         if version in (2, 3, 4) and body.retention_time_ms >= 0:
             expire = now_ms + body.retention_time_ms
@@ -1343,6 +1336,32 @@ class GroupShard:
         if self._next_expiry_ms is not None:
             times.append(self._next_expiry_ms)
         return min(times) if times else None
+
+
+def _classic_commit_error(g: Group, member_id: str, instance_id: str | None, generation: int) -> int:
+    """Why a (non-transactional) OffsetCommit into classic group ``g`` is refused, 0 if it is not; in the order of
+    Kafka 4.x's group coordinator (``ClassicGroup.validateOffsetCommit``): Dead; an empty group takes a commit without
+    a generation; a commit naming a member (or a generation, or an instance) needs the static instance held by that
+    member, the member and its generation; one naming none needs an empty group; only then a group completing its
+    rebalance answers REBALANCE_IN_PROGRESS (the member is current, it just has not synced)."""
+    if g.state == DEAD:
+        return ec.COORDINATOR_NOT_AVAILABLE
+    if generation < 0 and g.state == EMPTY:
+        return 0
+    if generation >= 0 or member_id or instance_id is not None:
+        if instance_id is not None:
+            holder = g.static.get(instance_id)
+            if holder is None:
+                return ec.UNKNOWN_MEMBER_ID
+            if holder != member_id:
+                return ec.FENCED_INSTANCE_ID
+        if member_id not in g.members:
+            return ec.UNKNOWN_MEMBER_ID
+        if generation != g.generation:
+            return ec.ILLEGAL_GENERATION
+    else:
+        return ec.UNKNOWN_MEMBER_ID  # no member named, and the group has members
+    return ec.REBALANCE_IN_PROGRESS if g.state == COMPLETING else 0
 
 
 def _counter() -> Callable[[], str]:
