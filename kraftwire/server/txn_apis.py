@@ -596,7 +596,7 @@ class TxnApis:
         if not self._may(conn, tid, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             return
-        expected = (body.producer_id, body.producer_epoch) if version >= 3 and body.producer_id >= 0 else None
+        expected = (body.producer_id, body.producer_epoch) if version >= 3 else None  # the shard judges the pair
 
         def run() -> None:
             p, loaded = self._route(tid)  # routed again: the shard may have moved while the id was fetched

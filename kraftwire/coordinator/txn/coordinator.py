@@ -9,8 +9,12 @@ for it to commit, as Kafka answers after the append.
 
 * ``init_producer_id``: a new transactional id gets a new producer id at epoch 0; a known one in Empty or Complete*
   is bumped (a new producer id when the epoch is exhausted); an Ongoing one is fenced (epoch + 1, then aborted)
-  and the client told CONCURRENT_TRANSACTIONS to retry; Prepare* answers CONCURRENT_TRANSACTIONS; a v3+ request
-  naming a producer id/epoch that is not the current one is PRODUCER_FENCED.
+  and the client told CONCURRENT_TRANSACTIONS to retry; Prepare* answers CONCURRENT_TRANSACTIONS. A v3+ request
+  naming its producer id and epoch (KIP-360) keeps the producer: its current epoch is bumped, and the retry of such
+  a bump whose answer was lost (it names the epoch before the bump, the one the bump kept as ``last_producer_epoch``)
+  gets the bumped epoch again; any other id or epoch is PRODUCER_FENCED (Kafka's ``prepareInitProducerIdTransit``
+  and ``prepareIncrementProducerEpoch``). Like Kafka's lastProducerEpoch, ``last_producer_epoch`` lives in memory
+  only: ``TransactionLogValue`` has no field for it, so a retry that spans a coordinator move is fenced, as in Kafka.
 * ``add_partitions`` (and ``add_offsets``, which adds the group's ``__consumer_offsets`` partition): Empty or
   Complete* -> Ongoing (the start time set), Ongoing with every partition present answers without a write.
 * ``verify_partitions`` (AddPartitionsToTxn v4+ VerifyOnly, KIP-890, from partition leaders): whether each
@@ -87,13 +91,16 @@ class TxnResult:
 
 
 class TxnMetadata:
-    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "last_producer_id", "timeout_ms", "state",
-                 "partitions", "start_ms", "update_ms")
+    __slots__ = ("transactional_id", "producer_id", "producer_epoch", "last_producer_id", "last_producer_epoch",
+                 "timeout_ms", "state", "partitions", "start_ms", "update_ms")
 
     def __init__(self, transactional_id: str, producer_id: int, epoch: int, timeout_ms: int, now_ms: int) -> None:
         self.transactional_id = transactional_id
         self.producer_id, self.producer_epoch = producer_id, epoch
         self.last_producer_id = -1
+        #: the epoch before the last InitProducerId that named its producer (-1: none, or since fenced / loaded);
+        #: Kafka's lastProducerEpoch, kept in memory only (not in ``snapshot``: no record carries it)
+        self.last_producer_epoch = -1
         self.timeout_ms = timeout_ms
         self.state = EMPTY
         self.partitions: set[tuple[str, int]] = set()
@@ -162,7 +169,7 @@ class TxnShard:
     # ================================================================================================ InitProducerId
     def init_producer_id(self, transactional_id: str, timeout_ms: int, expected: tuple[int, int] | None, token,
                          now_ms: int) -> TxnResult:
-        """``expected``: the (producer id, epoch) a v3+ client names (None: none)."""
+        """``expected``: the (producer id, epoch) a v3+ client names (None, or (-1, -1): none)."""
         result = TxnResult()
 
         def answer(code: int, pid: int = -1, epoch: int = -1) -> TxnResult:
@@ -172,23 +179,31 @@ class TxnShard:
 
         if transactional_id == "":
             return answer(ec.INVALID_REQUEST)
+        if expected is not None and (expected[0] == -1) != (expected[1] == -1):
+            return answer(ec.INVALID_REQUEST)  # Kafka's KafkaApis: a producer id without an epoch, or the reverse
+        if expected == (-1, -1):
+            expected = None
         if not 0 < timeout_ms <= self.config.max_timeout_ms:
             return answer(ec.INVALID_TRANSACTION_TIMEOUT)
         t = self.txns.get(transactional_id)
         if t is None:
             t = self.txns[transactional_id] = TxnMetadata(transactional_id, self._allocate(), -1, timeout_ms, now_ms)
-        elif expected is not None and expected[0] >= 0 and expected not in (
-                (t.producer_id, t.producer_epoch), (t.last_producer_id, t.producer_epoch)):
+        if expected is not None and not _may_init(t, *expected):
             return answer(ec.PRODUCER_FENCED)
         if t.state in (PREPARE_COMMIT, PREPARE_ABORT, PREPARE_EPOCH_FENCE):
             return answer(ec.CONCURRENT_TRANSACTIONS)
         if t.state == ONGOING:
             self._fence_and_abort(t, result, now_ms)  # the old producer's transaction goes; the client retries
             return answer(ec.CONCURRENT_TRANSACTIONS)
-        if t.producer_epoch >= EPOCH_EXHAUSTED:
+        if t.producer_epoch >= EPOCH_EXHAUSTED and (expected is None or expected[1] == t.producer_epoch):
+            # a new producer id; a retry naming the old id and its exhausted epoch gets it again (``_may_init``)
+            t.last_producer_epoch = t.producer_epoch if expected is not None else -1
             t.last_producer_id, t.producer_id, t.producer_epoch = t.producer_id, self._allocate(), 0
         else:
-            t.producer_epoch += 1
+            epochs = _next_epochs(t, None if expected is None else expected[1])
+            if epochs is None:
+                return answer(ec.PRODUCER_FENCED)
+            t.producer_epoch, t.last_producer_epoch = epochs
         t.timeout_ms = timeout_ms
         t.partitions, t.start_ms = set(), -1
         self._write(t, EMPTY, result, now_ms)
@@ -200,6 +215,7 @@ class TxnShard:
         at the bumped epoch."""
         if t.producer_epoch < MAX_EPOCH:
             t.producer_epoch += 1
+        t.last_producer_epoch = -1  # no retry of an earlier InitProducerId gets the fenced epoch back
         self._write(t, PREPARE_ABORT, result, now_ms)
         result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, False,
                                      frozenset(t.partitions)))
@@ -333,6 +349,29 @@ class TxnShard:
         return {"transactional_id": t.transactional_id, "state": STATE_NAMES[t.state], "producer_id": t.producer_id,
                 "producer_epoch": t.producer_epoch, "timeout_ms": t.timeout_ms, "start_ms": t.start_ms,
                 "partitions": sorted(t.partitions)}
+
+
+def _may_init(t: TxnMetadata, producer_id: int, epoch: int) -> bool:
+    """Whether an InitProducerId naming (``producer_id``, ``epoch``) may go on (Kafka's ``isValidProducerId``): the
+    transactional id is new (no epoch yet), or the id is the current one (its epoch is judged by ``_next_epochs``),
+    or it is the id replaced for an exhausted epoch and names that epoch (a retry of the rotation)."""
+    return (t.producer_epoch == -1 or producer_id == t.producer_id
+            or (producer_id == t.last_producer_id and epoch >= EPOCH_EXHAUSTED))
+
+
+def _next_epochs(t: TxnMetadata, expected_epoch: int | None) -> tuple[int, int] | None:
+    """(epoch, last epoch) after an InitProducerId that does not change the producer id (Kafka's
+    ``prepareIncrementProducerEpoch``), None when the producer is fenced. Without an expected epoch (a new producer
+    instance) the epoch is bumped and no earlier one is remembered, so the instance it replaces is fenced. With one:
+    the current epoch (or none yet) is bumped and remembered; the remembered one is a retry of that bump whose answer
+    was lost, answered with the current epoch unchanged; any other is fenced."""
+    if expected_epoch is None:
+        return t.producer_epoch + 1, -1
+    if t.producer_epoch == -1 or expected_epoch == t.producer_epoch:
+        return t.producer_epoch + 1, t.producer_epoch
+    if expected_epoch == t.last_producer_epoch:
+        return t.producer_epoch, t.last_producer_epoch
+    return None
 
 
 def _add_answer(api: str, version: int, partitions: list[tuple[str, int]], code: int):
