@@ -15,16 +15,21 @@ from server.test_txn_partitions import _pids
 HOUR_MS = 3_600_000
 
 
+async def _topic_led(node, conn) -> None:
+    """Create topic ``t`` (one partition) and wait, bounded, until this node leads it."""
+    assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
+    for _ in range(250):
+        hp = node.replicas.get("t", 0)
+        if hp is not None and hp.state.role == "leader":
+            return
+        await asyncio.sleep(0.02)
+
+
 def test_idle_producers_are_forgotten_but_not_those_in_a_transaction(tmp_path):
     c = Combined(tmp_path, extra=f"transaction.partition.verification.enable=false\nproducer.id.expiration.ms={HOUR_MS}\n")
 
     async def scenario(node, conn):
-        assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
-        for _ in range(250):
-            hp = node.replicas.get("t", 0)
-            if hp is not None and hp.state.role == "leader":
-                break
-            await asyncio.sleep(0.02)
+        await _topic_led(node, conn)
         idem, txn = await _pids(conn, 2)
         now = int(time.time() * 1000)
         old = now - 2 * HOUR_MS
@@ -60,12 +65,7 @@ def test_the_periodic_check_expires_an_idle_producer_in_a_running_broker(tmp_pat
                                  "producer.id.expiration.ms=1500\nproducer.id.expiration.check.interval.ms=100\n")
 
     async def scenario(node, conn):
-        assert (await conn.request(_create("t", partitions=1), 7)).topics[0].error_code == ec.NONE
-        for _ in range(250):
-            hp = node.replicas.get("t", 0)
-            if hp is not None and hp.state.role == "leader":
-                break
-            await asyncio.sleep(0.02)
+        await _topic_led(node, conn)
         (idem,) = await _pids(conn, 1)
         listed = lambda resp: [s[0] for s in _table(resp)[("t", 0)][2]]  # noqa: E731
         r = await conn.request(_produce("t", 0, _batch([b"a"], pid=idem, ts=int(time.time() * 1000))), 9)
