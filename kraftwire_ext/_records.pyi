@@ -57,6 +57,10 @@ class RecordBatch:
     def timestamp_type(self) -> int: ...
     @property
     def next_offset(self) -> int: ...
+    @property
+    def has_delete_horizon(self) -> bool: ...
+    @property
+    def delete_horizon_ms(self) -> Optional[int]: ...
     def __iter__(self) -> Iterator[Record]: ...
     def records(self) -> list[Record]: ...
 
@@ -78,6 +82,7 @@ class RecordBatchBuilder:
     base_sequence: int
     timestamp_type: int
     record_count: int
+    delete_horizon_ms: Optional[int]
     def __init__(
         self,
         base_offset: int = 0,
@@ -89,6 +94,7 @@ class RecordBatchBuilder:
         producer_epoch: int = -1,
         base_sequence: int = -1,
         timestamp_type: int = 0,
+        delete_horizon_ms: Optional[int] = None,
     ) -> None: ...
     def append(self, key: Optional[_Buffer], value: Optional[_Buffer], headers: Iterable[tuple[str, Optional[_Buffer]]] = (),
                timestamp: Optional[int] = None) -> int: ...

@@ -86,6 +86,7 @@ cdef int N_COMPRESSION = len(_api.COMPRESSION_NAMES)
 cdef int TIMESTAMP_TYPE_MASK = _api.TIMESTAMP_TYPE_MASK
 cdef int TRANSACTIONAL_MASK = _api.TRANSACTIONAL_MASK
 cdef int CONTROL_MASK = _api.CONTROL_MASK
+cdef int DELETE_HORIZON_MASK = _api.DELETE_HORIZON_MASK
 cdef int16_t CONTROL_UNKNOWN = _api.CONTROL_UNKNOWN
 cdef tuple COMPRESSION_NAMES = tuple(_api.COMPRESSION_NAMES)
 cdef dict COMPRESSION_IDS = dict(_api.COMPRESSION_IDS)
@@ -114,6 +115,7 @@ cdef object R_BAD_HEADER_VALUE_LENGTH = _api.REASON_BAD_HEADER_VALUE_LENGTH
 cdef object R_TRAILING_BYTES = _api.REASON_TRAILING_BYTES
 
 DEF I32_MAX = 2147483647
+cdef object _I64_MAX_OBJ = (1 << 63) - 1
 DEF I32_MIN = -2147483648
 
 
@@ -689,6 +691,15 @@ cdef class RecordBatch:
     @property
     def next_offset(self):
         return <int64_t>(<uint64_t>self.last_offset + 1)
+
+    @property
+    def has_delete_horizon(self):
+        return bool(self.attributes & DELETE_HORIZON_MASK)
+
+    @property
+    def delete_horizon_ms(self):
+        """The log cleaner's delete horizon (KIP-534): BaseTimestamp when the Attributes bit says so, else None."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_MASK else None
 
     # No __len__ on purpose: list(batch) would preallocate from the (untrusted) record count.
 
@@ -1353,6 +1364,7 @@ cdef class RecordBatchBuilder:
     cdef readonly int32_t base_sequence
     cdef readonly int timestamp_type
     cdef readonly int32_t record_count
+    cdef readonly object delete_horizon_ms  # None, or BaseTimestamp (and the Attributes bit) of the batch
     cdef int64_t _first_ts
     cdef int64_t _max_ts
     cdef GBuf _buf
@@ -1368,7 +1380,8 @@ cdef class RecordBatchBuilder:
         _gb_free(&self._buf)
 
     def __init__(self, base_offset=0, partition_leader_epoch=-1, compression="none", is_control=False,
-                 is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, timestamp_type=0):
+                 is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, timestamp_type=0,
+                 delete_horizon_ms=None):
         if compression not in COMPRESSION_IDS:
             raise ValueError(f"unknown compression {compression!r}; expected one of {COMPRESSION_NAMES}")
         if timestamp_type not in (0, 1):
@@ -1387,6 +1400,18 @@ cdef class RecordBatchBuilder:
             self.producer_epoch = producer_epoch
         except OverflowError:
             raise OverflowError("producer_epoch out of int16 range") from None
+        if delete_horizon_ms is not None:
+            if not isinstance(delete_horizon_ms, int):
+                raise TypeError(f"delete_horizon_ms must be int or None, not {type(delete_horizon_ms).__name__}")
+            delete_horizon_ms = int(delete_horizon_ms)  # a bool or int subclass: stored as a plain int
+            if delete_horizon_ms > _I64_MAX_OBJ:
+                raise OverflowError("delete_horizon_ms out of int64 range")
+            if delete_horizon_ms < 0:
+                raise ValueError(f"delete_horizon_ms must be >= 0 or None, got {delete_horizon_ms}")
+            self._first_ts = delete_horizon_ms  # BaseTimestamp is the horizon; deltas are taken from it
+        else:
+            self._first_ts = 0
+        self.delete_horizon_ms = delete_horizon_ms
         self.compression = compression
         self._codec = COMPRESSION_IDS[compression]
         self.is_control = bool(is_control)
@@ -1418,8 +1443,9 @@ cdef class RecordBatchBuilder:
 
     cdef int64_t _delta(self, int64_t ts) except? -1:
         if self.record_count == 0:
-            self._first_ts = ts
             self._max_ts = ts
+            if self.delete_horizon_ms is None:
+                self._first_ts = ts
         cdef int64_t delta
         if __builtin_sub_overflow(ts, self._first_ts, &delta):
             raise OverflowError("timestamp delta out of int64 range")
@@ -1615,6 +1641,8 @@ cdef class RecordBatchBuilder:
             attrs |= TRANSACTIONAL_MASK
         if self.is_control:
             attrs |= CONTROL_MASK
+        if self.delete_horizon_ms is not None:
+            attrs |= DELETE_HORIZON_MASK
         _wr64(w + BASE_OFFSET_POS, self.base_offset)
         _wr32(w + LENGTH_POS, <int32_t>(RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + rlen))
         _wr32(w + PARTITION_LEADER_EPOCH_POS, self.partition_leader_epoch)

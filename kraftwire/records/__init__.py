@@ -10,12 +10,13 @@ Public names::
 
     RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, compression="none", is_control=False,
                        is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1,
-                       timestamp_type=0)
+                       timestamp_type=0, delete_horizon_ms=None)
         .append(key, value, headers=(), timestamp=None) -> absolute offset of the record
         .append_many(values, keys=None, timestamp=None) -> absolute offset of the last record
         .size_in_bytes() -> int ; .record_count ; .build() -> bytes
     read_batches(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> BatchReader
         (iterator of RecordBatch; .valid_bytes, .incomplete) ; iterating a RecordBatch yields Record
+        RecordBatch.has_delete_horizon ; .delete_horizon_ms -> int | None (KIP-534, attribute bit 6)
     validate_batches(buf, max_batch_size=MAX_BATCH_SIZE, *, check_records=True, stop_at_corruption=False)
         -> ValidationResult
     whole_batches_size(buf, max_batch_size=MAX_BATCH_SIZE) -> int

@@ -15,7 +15,9 @@ Batch header (all integers big-endian; offsets derived from :data:`BATCH_FIELDS`
     21  Attributes            int16   bits 0-2 compression, 3 timestamp type, 4 transactional,
                                       5 control, 6 delete horizon
     23  LastOffsetDelta       int32   offset delta of the last record
-    27  BaseTimestamp         int64   timestamp of the first record
+    27  BaseTimestamp         int64   timestamp of the first record, or (attribute bit 6 set) the delete
+                                      horizon the log cleaner stamped (KIP-534); record timestamp deltas
+                                      are relative to it either way
     35  MaxTimestamp          int64   largest record timestamp
     43  ProducerId            int64
     51  ProducerEpoch         int16
@@ -284,6 +286,8 @@ class RecordBatchLike(Protocol):
     is_control: bool
     is_transactional: bool
     timestamp_type: int
+    has_delete_horizon: bool
+    delete_horizon_ms: Optional[int]  # BaseTimestamp when has_delete_horizon, else None
     last_offset_delta: int
     base_timestamp: int
     max_timestamp: int

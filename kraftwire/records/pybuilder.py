@@ -19,6 +19,7 @@ from kraftwire.records.api import (
     CONTROL_MASK,
     CRC_POS,
     CRC_START,
+    DELETE_HORIZON_MASK,
     HEADER_STRUCT,
     LOG_OVERHEAD,
     MAGIC,
@@ -57,7 +58,11 @@ class RecordBatchBuilder:
 
     ``append`` returns the record's absolute offset (``base_offset + offset delta``).
     BaseTimestamp is the first record's timestamp (as Java and kafka-python write it),
-    MaxTimestamp the largest. ``build()`` returns the batch bytes (``b""`` when no record was
+    MaxTimestamp the largest. With ``delete_horizon_ms`` (KIP-534: the log cleaner's delete horizon for the batch's
+    tombstones and markers) the Attributes bit :data:`~kraftwire.records.api.DELETE_HORIZON_MASK` is set and
+    BaseTimestamp *is* the horizon: the records' timestamp deltas are taken from it (they may be negative), so
+    every record keeps its own timestamp, and MaxTimestamp is still the largest record timestamp (Kafka's
+    ``MemoryRecordsBuilder``). ``build()`` returns the batch bytes (``b""`` when no record was
     appended: there is no empty batch) and ends the builder: later appends raise ``ValueError``.
     """
 
@@ -72,6 +77,7 @@ class RecordBatchBuilder:
         producer_epoch: int = -1,
         base_sequence: int = -1,
         timestamp_type: int = 0,
+        delete_horizon_ms: Optional[int] = None,
     ):
         if compression not in COMPRESSION_IDS:
             raise ValueError(f"unknown compression {compression!r}; expected one of {COMPRESSION_NAMES}")
@@ -83,6 +89,14 @@ class RecordBatchBuilder:
             raise OverflowError("partition_leader_epoch / base_sequence out of int32 range")
         if not -(1 << 15) <= producer_epoch < (1 << 15):
             raise OverflowError("producer_epoch out of int16 range")
+        if delete_horizon_ms is not None:
+            if not isinstance(delete_horizon_ms, int):
+                raise TypeError(f"delete_horizon_ms must be int or None, not {type(delete_horizon_ms).__name__}")
+            delete_horizon_ms = int(delete_horizon_ms)  # a bool or int subclass: stored as a plain int
+            if delete_horizon_ms > _I64_MAX:
+                raise OverflowError("delete_horizon_ms out of int64 range")
+            if delete_horizon_ms < 0:
+                raise ValueError(f"delete_horizon_ms must be >= 0 or None, got {delete_horizon_ms}")
         self.base_offset = base_offset
         self.partition_leader_epoch = partition_leader_epoch
         self.compression = compression
@@ -93,8 +107,9 @@ class RecordBatchBuilder:
         self.producer_epoch = producer_epoch
         self.base_sequence = base_sequence
         self.timestamp_type = timestamp_type
+        self.delete_horizon_ms = delete_horizon_ms
         self.record_count = 0
-        self._first_ts = 0
+        self._first_ts = 0 if delete_horizon_ms is None else delete_horizon_ms
         self._max_ts = 0
         self._records = bytearray()
         self._built: Optional[bytes] = None
@@ -107,6 +122,8 @@ class RecordBatchBuilder:
             attrs |= TRANSACTIONAL_MASK
         if self.is_control:
             attrs |= CONTROL_MASK
+        if self.delete_horizon_ms is not None:
+            attrs |= DELETE_HORIZON_MASK
         return attrs
 
     def _timestamp(self, timestamp) -> int:
@@ -124,7 +141,9 @@ class RecordBatchBuilder:
         if self.record_count == _I32_MAX:
             raise OverflowError("too many records in one batch")
         if self.record_count == 0:
-            self._first_ts = self._max_ts = ts
+            self._max_ts = ts
+            if self.delete_horizon_ms is None:
+                self._first_ts = ts
         delta = ts - self._first_ts
         if not _I64_MIN <= delta <= _I64_MAX:
             raise OverflowError("timestamp delta out of int64 range")

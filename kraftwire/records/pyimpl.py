@@ -25,6 +25,7 @@ from kraftwire.records.api import (
     CONTROL_MASK,
     CRC_POS,
     CRC_START,
+    DELETE_HORIZON_MASK,
     HEADER_SIZE_UP_TO_MAGIC,
     HEADER_STRUCT,
     LAST_OFFSET_DELTA_POS,
@@ -291,6 +292,15 @@ class RecordBatch:
     @property
     def next_offset(self) -> int:
         return self.last_offset + 1 if self.last_offset < _I64_MAX else _I64_MIN
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> Optional[int]:
+        """The log cleaner's delete horizon (KIP-534): BaseTimestamp when the Attributes bit says so, else None."""
+        return self.base_timestamp if self.attributes & DELETE_HORIZON_MASK else None
 
     # No __len__ on purpose: list(batch) would preallocate from the (untrusted) record count.
 

@@ -35,6 +35,7 @@ def batch_fields(batch) -> tuple:
     return (
         batch.base_offset, batch.last_offset, batch.partition_leader_epoch, batch.magic, batch.crc,
         batch.attributes, batch.compression, batch.is_control, batch.is_transactional, batch.timestamp_type,
+        batch.has_delete_horizon, batch.delete_horizon_ms,
         batch.last_offset_delta, batch.base_timestamp, batch.max_timestamp, batch.producer_id,
         batch.producer_epoch, batch.base_sequence, batch.record_count, batch.size_in_bytes, batch.position,
         bytes(batch.buffer),

@@ -42,6 +42,7 @@ batch_st = st.fixed_dictionaries(
         "producer_epoch": st.integers(-(2**15), 2**15 - 1),
         "base_sequence": I32,
         "timestamp_type": st.sampled_from([0, 1]),
+        "delete_horizon_ms": st.none() | st.integers(0, 2**41),  # KIP-534: the cleaner's stamp, bit 6
     }
 )
 # Fixtures used here are stateless module handles, so sharing them across examples is fine.
@@ -90,6 +91,7 @@ def compare_everything(py, ext, buf, max_batch_size=api.MAX_BATCH_SIZE):
 @SETTINGS
 @given(params=batch_st, recs=st.lists(record_st, max_size=12), bulk=st.booleans())
 def test_builders_produce_identical_bytes(both, params, recs, bulk):
+    """Also with a delete horizon (bit 6, BaseTimestamp = the horizon): the records keep their own timestamps."""
     py, ext = both
     data = build(py, params, recs, bulk)
     assert data == build(ext, params, recs, bulk)
@@ -97,6 +99,8 @@ def test_builders_produce_identical_bytes(both, params, recs, bulk):
     if recs:
         (batch,) = list(ext.read_batches(data))
         assert batch.record_count == len(recs)
+        assert batch.delete_horizon_ms == params["delete_horizon_ms"]
+        assert batch.has_delete_horizon == (params["delete_horizon_ms"] is not None)
         max_ts = max(r[3] for r in recs) if not bulk else recs[0][3]
         expected = []
         for i, (key, value, headers, ts) in enumerate(recs):
@@ -219,3 +223,22 @@ def test_record_soup_agrees(both, soup):
 def test_garbage_agrees(both, garbage, limit):
     py, ext = both
     compare_everything(py, ext, garbage, limit)
+
+
+@SETTINGS
+@given(horizon=st.none() | st.integers(-(2**64), 2**64) | st.sampled_from([-1, 0, 2**63 - 1, 2**63]) | st.booleans(),
+       ts=I64)
+def test_delete_horizon_arguments_agree(both, horizon, ts):
+    """The builder's delete_horizon_ms: the same value or the same error (type, message) in both, also when a
+    record's timestamp delta from the horizon leaves int64."""
+    py, ext = both
+
+    def run(codec):
+        b = codec.RecordBatchBuilder(delete_horizon_ms=horizon)
+        b.append(b"k", None, timestamp=ts)
+        return b.build()
+
+    a, b = outcome(run, py), outcome(run, ext)
+    assert a == b
+    if a[0] == "ok":
+        compare_everything(py, ext, a[1])

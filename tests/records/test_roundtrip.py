@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from array import array
+
 import pytest
 
 from kraftwire.errors import CorruptRecordError
@@ -274,3 +276,38 @@ def test_header_items_that_run_user_code(codec):
     b.append(None, None, headers, timestamp=1)
     (rec,) = list(list(codec.read_batches(b.build()))[0])
     assert rec.headers == [("a", b"1"), ("k", b"v"), ("c", b"3")]
+
+
+@pytest.mark.parametrize("compression", COMPRESSIONS)
+def test_record_timestamps_with_delete_horizon(codec, compression):
+    """Kafka's MemoryRecordsBuilderTest.testRecordTimestampsWithDeleteHorizon (and MemoryRecordsTest.
+    testBaseTimestampToDeleteHorizonConversion): with a delete horizon the Attributes bit 6 is set, BaseTimestamp is
+    the horizon, MaxTimestamp the largest record timestamp, and every record reads back its own timestamp (the
+    deltas are taken from the horizon, here negative for the first record); the CRC covers it all."""
+    b = codec.RecordBatchBuilder(base_offset=3, compression=compression, delete_horizon_ms=100)
+    b.append(b"0", b"0", timestamp=50)
+    b.append(b"1", None, timestamp=100)
+    b.append(b"2", b"2", timestamp=150)
+    data = b.build()
+    assert b.delete_horizon_ms == 100
+    (batch,) = list(codec.read_batches(data, validate=True))
+    assert batch.has_delete_horizon and batch.delete_horizon_ms == 100
+    assert batch.attributes & api.DELETE_HORIZON_MASK
+    assert (batch.base_timestamp, batch.max_timestamp) == (100, 150)
+    assert [(r.offset, r.timestamp, r.value) for r in batch] == [(3, 50, b"0"), (4, 100, None), (5, 150, b"2")]
+    assert codec.validate_batches(data).max_timestamp == 150
+    rc = codec.decode_raw_columns(data)
+    assert list(array("q", bytes(rc.timestamp))) == [50, 100, 150]
+
+    plain = codec.RecordBatchBuilder(base_offset=3, compression=compression)
+    plain.append(b"0", b"0", timestamp=50)
+    (batch,) = list(codec.read_batches(plain.build()))
+    assert not batch.has_delete_horizon and batch.delete_horizon_ms is None and batch.base_timestamp == 50
+
+
+@pytest.mark.parametrize(
+    "horizon, exc", [(-1, ValueError), (2**63, OverflowError), (1.5, TypeError), ("7", TypeError)],
+)
+def test_delete_horizon_argument_errors(codec, horizon, exc):
+    with pytest.raises(exc):
+        codec.RecordBatchBuilder(delete_horizon_ms=horizon)
