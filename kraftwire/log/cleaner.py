@@ -12,15 +12,24 @@ is rewritten keeping a record unless
 
 * a later record has its key (the map holds a larger offset), or
 * it has no key (a compacted topic refuses those on produce; older ones cannot be kept by key), or
-* it is a tombstone (null value) whose batch is older than ``delete.retention.ms``, or
+* it is a tombstone (null value) whose batch carries a delete horizon that has passed (``now >= horizon``), or
 * its batch belongs to an aborted transaction (the partition's ``.txnindex`` entries, given to ``job``): such records
   are not in the offset map either, so an aborted write never hides the committed value of its key.
 
+**Tombstones** (Kafka's KIP-534). The first pass that keeps a tombstone in a batch without a delete horizon stamps
+one, ``now + delete.retention.ms``, into the rewritten batch (the RecordBatch v2 Attributes bit 6; BaseTimestamp
+becomes the horizon, the records keep their timestamps); the batch's other records and its horizon go on as they
+are on later passes, and the tombstone itself goes on the first pass at or after the horizon. So a consumer that
+reads from the start within ``delete.retention.ms`` of the clean that first kept a tombstone sees the deletion,
+however old the tombstone's own timestamp is. A horizon only passes while passes run: like Kafka's, a log that
+gets no new dirty data keeps its tombstones.
+
 Offsets never change: the retained records of a batch become batches of consecutive offsets (a gap between them
 where records went), with the batch's compression, timestamps, epoch and producer fields (base sequence moved with
-the first record kept). Control batches (transaction markers) are kept whole — Kafka removes a marker once its
-transaction's records are gone and ``delete.retention.ms`` has passed; kraftwire keeps them, which costs a batch per
-transaction and keeps the ``.txnindex`` true — and so is a producer's last batch, so its idempotence state survives.
+the first record kept). Control batches (transaction markers) are kept whole — Kafka stamps a horizon on a marker
+once its transaction's records are gone and removes it after that horizon; kraftwire keeps them, which costs a batch
+per transaction and keeps the ``.txnindex`` true — and so is a producer's last batch, so its idempotence state
+survives (its tombstones too, until a later batch of the producer lets a pass stamp them).
 A segment left empty disappears, except the first.
 
 **Off the loop and crash-safe.** ``job`` (the event loop: which segments, each with a duplicate descriptor),
@@ -51,6 +60,7 @@ SWAP_SUFFIX = ".swap"
 BYTES_PER_ENTRY = 24
 LOAD_FACTOR = 0.9
 READ_CHUNK = 1 << 20
+_I64_MAX = 2**63 - 1
 
 
 class CleanerConfig(NamedTuple):
@@ -263,19 +273,18 @@ def _producer_headers(v: "SegmentView"):
         pos += i
 
 
-def _retain(rec, batch, p: CleanPlan, horizon_ms: int) -> bool:
+def _retain(rec, p: CleanPlan) -> bool:
+    """Whether a record of the already-clean part keeps its place by key (tombstones are decided by the batch's
+    delete horizon, in ``_cleaned``)."""
     if rec.key is None:
         return False
     latest = p.offset_map.get(rec.key)
-    if latest is not None and latest > rec.offset:
-        return False
-    if rec.value is None and batch.max_timestamp < horizon_ms:
-        return False  # a tombstone past delete.retention.ms
-    return True
+    return latest is None or latest <= rec.offset
 
 
-def _rebuilt(batch, kept: list) -> list[bytes]:
-    """Batches of consecutive offsets holding ``kept`` (records of ``batch``), with the batch's attributes."""
+def _rebuilt(batch, kept: list, delete_horizon_ms: int | None) -> list[bytes]:
+    """Batches of consecutive offsets holding ``kept`` (records of ``batch``), with the batch's attributes and
+    ``delete_horizon_ms`` (each of them: Kafka keeps a batch's horizon when it rewrites the batch)."""
     out = []
     run: list = []
 
@@ -287,7 +296,8 @@ def _rebuilt(batch, kept: list) -> list[bytes]:
         b = RecordBatchBuilder(base_offset=first, partition_leader_epoch=batch.partition_leader_epoch,
                                compression=batch.compression, is_transactional=batch.is_transactional,
                                producer_id=batch.producer_id, producer_epoch=batch.producer_epoch,
-                               base_sequence=seq, timestamp_type=batch.timestamp_type)
+                               base_sequence=seq, timestamp_type=batch.timestamp_type,
+                               delete_horizon_ms=delete_horizon_ms)
         for r in run:
             b.append(r.key, r.value, r.headers, r.timestamp)
         out.append(b.build())
@@ -329,6 +339,13 @@ class _ChunkColumns:
         self.key_valid = int.from_bytes(rc.key_validity, "little")
         self.value_valid = int.from_bytes(rc.value_validity, "little")
 
+    def has_tombstone(self, base_offset: int, count: int) -> bool:
+        """Whether one of the ``count`` records from ``base_offset`` (a whole batch of the chunk) has a null value."""
+        first = self.offsets[0]
+        contiguous = self.offsets[-1] - first == len(self.offsets) - 1
+        i = base_offset - first if contiguous else bisect_left(self.offsets, base_offset)
+        return bool((~self.value_valid >> i) & ((1 << count) - 1))
+
     def records(self, offsets) -> list[_Rec] | None:
         """The records at ``offsets`` (each present in the chunk), or None when one has headers."""
         out = []
@@ -352,9 +369,15 @@ class Prepared(NamedTuple):
     kept: int
 
 
-def _cleaned(j: CleanJob, p: CleanPlan, v: SegmentView, survivors, horizon: int) -> tuple[bytes, int, int]:
-    """One segment's surviving batches: (bytes, records read, records kept)."""
+def _cleaned(j: CleanJob, p: CleanPlan, v: SegmentView, survivors, now_ms: int,
+             config: CleanerConfig) -> tuple[bytes, int, int]:
+    """One segment's surviving batches: (bytes, records read, records kept).
+
+    A batch's tombstones stay while it has no delete horizon or ``now_ms`` is before it; a batch keeping a tombstone
+    and having no horizon is rewritten with one, ``now_ms + delete.retention.ms`` (Kafka's ``MemoryRecords.filterTo``
+    with the cleaner's ``shouldRetainRecord``)."""
     dirty = v.base_offset >= p.first_dirty
+    stamp = min(now_ms + config.delete_retention_ms, _I64_MAX)
     read = kept_count = 0
     parts = []
     for chunk in _chunks(v.fd, v.size, j.max_batch_size):
@@ -369,30 +392,40 @@ def _cleaned(j: CleanJob, p: CleanPlan, v: SegmentView, survivors, horizon: int)
                 continue
             if j.aborted and j.aborted.holds(batch):
                 continue  # a batch of an aborted transaction: no consumer may ever read it
+            horizon = batch.delete_horizon_ms
+            expired = horizon is not None and now_ms >= horizon  # its tombstones may go now
             if dirty:
                 lo = bisect_left(survivors, batch.base_offset)
                 hi = bisect_right(survivors, batch.last_offset)
                 if lo == hi:
                     continue  # every record was superseded
-                if hi - lo == count and batch.max_timestamp >= horizon:
-                    parts.append(bytes(batch.buffer))
-                    kept_count += count
-                    continue
+                if hi - lo == count and not expired:
+                    if horizon is None and cols is None:
+                        cols = _ChunkColumns(chunk)
+                    if horizon is not None or not cols.has_tombstone(batch.base_offset, count):
+                        parts.append(bytes(batch.buffer))  # all kept, nothing to stamp
+                        kept_count += count
+                        continue
                 if cols is None:
                     cols = _ChunkColumns(chunk)
                 kept = cols.records(survivors[lo:hi])
                 if kept is None:  # a record with headers: the codec's records then
                     alive = set(survivors[lo:hi])
                     kept = [r for r in batch if r.offset in alive]
-                if batch.max_timestamp < horizon:
-                    kept = [r for r in kept if r.value is not None]
             else:
-                kept = [r for r in batch if _retain(r, batch, p, horizon)]
+                kept = [r for r in batch if _retain(r, p)]
+            if expired:
+                kept = [r for r in kept if r.value is not None]  # past the horizon: the tombstones go
+            new_horizon = horizon
+            if horizon is None and any(r.value is None for r in kept):
+                new_horizon = stamp  # first pass keeping these tombstones: they stay until now + delete.retention.ms
+            elif horizon is not None and horizon < 0:
+                new_horizon = None  # a stray bit with a negative BaseTimestamp: no horizon (Kafka's builder drops it)
             kept_count += len(kept)
-            if len(kept) == count:
+            if len(kept) == count and new_horizon == horizon:
                 parts.append(bytes(batch.buffer))
             elif kept:
-                parts.extend(_rebuilt(batch, kept))
+                parts.extend(_rebuilt(batch, kept, new_horizon))
     return b"".join(parts), read, kept_count
 
 
@@ -402,9 +435,9 @@ def prepare(j: CleanJob, p: CleanPlan, now_ms: int, config: CleanerConfig) -> li
     compacted log does not keep a tiny segment per old one.
 
     In the dirty part a record survives exactly when its offset is its key's entry in the map, so a batch is
-    decided from the sorted surviving offsets alone — dropped, or copied whole, without decoding a record; only a
-    batch keeping some of its records (or holding tombstones past the retention) is decoded and rebuilt."""
-    horizon = now_ms - config.delete_retention_ms
+    decided from the sorted surviving offsets alone — dropped, or copied whole (after a look at its values'
+    null flags when it has no delete horizon yet); only a batch keeping some of its records, holding tombstones
+    past its horizon or getting one is rebuilt."""
     survivors = array("q", sorted(p.offset_map.values()))
     out: list[Prepared] = []
     group: list = []
@@ -426,7 +459,7 @@ def prepare(j: CleanJob, p: CleanPlan, now_ms: int, config: CleanerConfig) -> li
         out.append(Prepared(list(group), path, read, kept))
 
     for v in p.segments:
-        data, n_read, n_kept = _cleaned(j, p, v, survivors, horizon)
+        data, n_read, n_kept = _cleaned(j, p, v, survivors, now_ms, config)
         fits = group and size + len(data) <= j.segment_bytes and v.next_offset - group[0].base_offset <= 2**31 - 1
         if group and not fits:
             flush()

@@ -1,6 +1,7 @@
 """Log compaction (``kraftwire.log.cleaner``) against a dictionary model: after any mix of appends, cleans,
 crashes in the middle of a clean and reopenings, the latest value of every key survives, nothing else is invented,
-offsets only grow, and a tombstone disappears only after ``delete.retention.ms``."""
+offsets only grow, and a tombstone disappears only at a pass ``delete.retention.ms`` after the first pass that kept
+it (its delete horizon, KIP-534), however old its own timestamp."""
 
 from __future__ import annotations
 
@@ -52,6 +53,16 @@ class Model:
     def __init__(self) -> None:
         self.latest: dict[bytes, tuple[int, bytes | None, int]] = {}  # key -> (offset, value, batch timestamp)
         self.written: dict[int, tuple[bytes, bytes | None]] = {}
+        self.cleans: list[tuple[int, int]] = []  # (end offset of the log, now) at each pass that had a job
+
+    def cleaned(self, lg, now_ms: int) -> None:
+        self.cleans.append((lg.end_offset(), now_ms))
+
+    def may_be_gone(self, offset: int, retention_ms: int) -> bool:
+        """Whether a tombstone at ``offset`` may have been removed: a pass after it was written stamped at the
+        earliest ``now + retention`` as its horizon, and a later pass ran at or past that (KIP-534)."""
+        after = [now for end, now in self.cleans if end > offset]
+        return len(after) >= 2 and after[-1] >= after[0] + retention_ms
 
     def check(self, lg, now_ms: int, retention_ms: int) -> None:
         got = _read_all(lg)
@@ -67,8 +78,8 @@ class Model:
                 assert folded.get(key) == (offset, value), f"the latest value of {key!r} is gone"
             elif key in folded:
                 assert folded[key] == (offset, None), f"{key!r} came back after its tombstone"
-            if value is None and ts >= now_ms - retention_ms and offset < lg.high_watermark():
-                # a tombstone younger than the retention is still there for consumers to see
+            if value is None and not self.may_be_gone(offset, retention_ms):
+                # before its delete horizon a tombstone is still there for consumers to see, however old its timestamp
                 assert folded.get(key) == (offset, None), f"the tombstone of {key!r} went too early"
 
 
@@ -97,11 +108,13 @@ def test_the_latest_value_of_every_key_survives_cleaning_and_crashes(tmp_path_fa
                 if rng.random() < 0.8:
                     lg.update_high_watermark(lg.end_offset())
             elif roll < 0.8:
-                cleaner.clean(lg, now, cfg, force=rng.random() < 0.7)
+                if cleaner.clean(lg, now, cfg, force=rng.random() < 0.7) is not None:
+                    model.cleaned(lg, now)
             elif roll < 0.9:
                 # a crash in the middle of a clean: some cleaned files written, some swapped in, then the process dies
                 j = cleaner.job(lg, now, cfg, force=True)
                 if j is not None:
+                    model.cleaned(lg, now)
                     p = cleaner.plan(j, cfg)
                     prepared = cleaner.prepare(j, p, now, cfg)
                     j.close()
@@ -125,7 +138,8 @@ def test_the_latest_value_of_every_key_survives_cleaning_and_crashes(tmp_path_fa
                 lg = _open(root)
             model.check(lg, now, retention_ms)
         lg.update_high_watermark(lg.end_offset())
-        cleaner.clean(lg, now + 1, cfg, force=True)
+        if cleaner.clean(lg, now + 1, cfg, force=True) is not None:
+            model.cleaned(lg, now + 1)
         model.check(lg, now + 1, retention_ms)
     finally:
         lg.close()
@@ -161,7 +175,13 @@ def test_a_clean_keeps_the_latest_value_drops_the_rest_and_checkpoints(tmp_path)
         lg.update_high_watermark(lg.end_offset())
         stats = cleaner.clean(lg, 10**10, CleanerConfig(delete_retention_ms=0), force=True)
         folded = {k: v for _o, k, v in _read_all(lg)}
-        assert KEYS[0] not in folded and folded[KEYS[1]] == b"v58"  # the tombstone expired and went
+        assert folded[KEYS[0]] is None  # the first pass to keep the tombstone stamps its horizon (now + 0)...
+        for i in range(20):
+            lg.append_as_leader(_batch([(KEYS[7], f"x{i}".encode())], 2200 + i), 1)
+        lg.update_high_watermark(lg.end_offset())
+        stats = cleaner.clean(lg, 10**10, CleanerConfig(delete_retention_ms=0), force=True)
+        folded = {k: v for _o, k, v in _read_all(lg)}
+        assert KEYS[0] not in folded and folded[KEYS[1]] == b"v58"  # ...and the next one at or past it removes it
         kept = _read_all(lg)
     finally:
         lg.close()
