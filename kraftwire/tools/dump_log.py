@@ -7,7 +7,7 @@ Text output, per batch (Kafka's field names and order)::
     partitionLeaderEpoch: 1 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty
     position: 0 CreateTime: 1700000000002 size: 120 magic: 2 compresscodec: none crc: 123 isvalid: true
 
-(one line), and with ``--print-records`` one ``| offset: ...`` line per record; control records are decoded
+(one line; ``deleteHorizonMs: OptionalLong[<ms>]`` when the log cleaner stamped a horizon), and with ``--print-records`` one ``| offset: ...`` line per record; control records are decoded
 (LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters). ``--cluster-metadata-decoder`` prints every data
 record as Kafka's tool does, ``payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":...,"topicId":...}}``
 (in ``--json``: a ``metadata`` object per record). ``--json`` prints one JSON object per batch with the
@@ -187,12 +187,14 @@ def _record_objects(batch, metadata_decoder: bool = False) -> tuple[list[dict], 
 def _batch_text(b, crc_valid: bool) -> str:
     last_seq = -1 if b.base_sequence < 0 else b.base_sequence + b.last_offset_delta
     ts_name = "LogAppendTime" if b.timestamp_type else "CreateTime"
+    # Java's OptionalLong, as Kafka's tool prints it: the cleaner's delete horizon (KIP-534, attribute bit 6)
+    horizon = "OptionalLong.empty" if b.delete_horizon_ms is None else f"OptionalLong[{b.delete_horizon_ms}]"
     return (
         f"baseOffset: {b.base_offset} lastOffset: {b.last_offset} count: {b.record_count} "
         f"baseSequence: {b.base_sequence} lastSequence: {last_seq} producerId: {b.producer_id} "
         f"producerEpoch: {b.producer_epoch} partitionLeaderEpoch: {b.partition_leader_epoch} "
         f"isTransactional: {str(b.is_transactional).lower()} isControl: {str(b.is_control).lower()} "
-        f"deleteHorizonMs: OptionalLong.empty position: {b.position} {ts_name}: {b.max_timestamp} "
+        f"deleteHorizonMs: {horizon} position: {b.position} {ts_name}: {b.max_timestamp} "
         f"size: {b.size_in_bytes} magic: {b.magic} compresscodec: {b.compression} crc: {b.crc} "
         f"isvalid: {str(crc_valid).lower()}"
     )

@@ -152,3 +152,19 @@ def test_cluster_metadata_decoder_names_what_is_not_a_metadata_record(tmp_path, 
     out = capsys.readouterr().out
     assert "payload: (not a metadata record: unknown metadata record type 99)" in out
     assert "payload: (not a metadata record: unsupported metadata record frame version 104" in out
+
+
+def test_a_delete_horizon_prints_as_kafkas_optional_long(tmp_path, capsys):
+    """Kafka's DumpLogSegments prints ``deleteHorizonMs: OptionalLong[<ms>]`` for a batch the log cleaner stamped
+    (KIP-534, attribute bit 6); ``CreateTime`` stays the batch's max timestamp, the records keep their own."""
+    b = RecordBatchBuilder(base_offset=0, partition_leader_epoch=1, delete_horizon_ms=86_400_123)
+    b.append(b"k", None, timestamp=5)
+    b.append(b"j", b"v", timestamp=9)
+    seg = tmp_path / "00000000000000000000.log"
+    seg.write_bytes(b.build())
+    assert main(["dump-log", "--files", str(seg), "--print-records"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert " isControl: false deleteHorizonMs: OptionalLong[86400123] position: 0 CreateTime: 9 " in lines[2]
+    assert lines[2].endswith(" isvalid: true")
+    assert lines[3].startswith("| offset: 0 CreateTime: 5 keySize: 1 valueSize: -1 ")
+    assert lines[4].startswith("| offset: 1 CreateTime: 9 keySize: 1 valueSize: 1 ")
