@@ -53,6 +53,7 @@ cdef object _decompress = _compression.decompress
 cdef object _compress = _compression.compress
 cdef object _BatchInfo = _api.BatchInfo
 cdef object _ValidationResult = _api.ValidationResult
+cdef object _checked_delete_horizon = _api.checked_delete_horizon
 cdef object _time_time = _time.time
 
 # ---- layout, from the single field table in kraftwire.records.api
@@ -115,7 +116,6 @@ cdef object R_BAD_HEADER_VALUE_LENGTH = _api.REASON_BAD_HEADER_VALUE_LENGTH
 cdef object R_TRAILING_BYTES = _api.REASON_TRAILING_BYTES
 
 DEF I32_MAX = 2147483647
-cdef object _I64_MAX_OBJ = (1 << 63) - 1
 DEF I32_MIN = -2147483648
 
 
@@ -1400,14 +1400,8 @@ cdef class RecordBatchBuilder:
             self.producer_epoch = producer_epoch
         except OverflowError:
             raise OverflowError("producer_epoch out of int16 range") from None
+        delete_horizon_ms = _checked_delete_horizon(delete_horizon_ms)  # the twin's checks and errors
         if delete_horizon_ms is not None:
-            if not isinstance(delete_horizon_ms, int):
-                raise TypeError(f"delete_horizon_ms must be int or None, not {type(delete_horizon_ms).__name__}")
-            delete_horizon_ms = int(delete_horizon_ms)  # a bool or int subclass: stored as a plain int
-            if delete_horizon_ms > _I64_MAX_OBJ:
-                raise OverflowError("delete_horizon_ms out of int64 range")
-            if delete_horizon_ms < 0:
-                raise ValueError(f"delete_horizon_ms must be >= 0 or None, got {delete_horizon_ms}")
             self._first_ts = delete_horizon_ms  # BaseTimestamp is the horizon; deltas are taken from it
         else:
             self._first_ts = 0

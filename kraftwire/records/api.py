@@ -163,6 +163,22 @@ NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
 
+
+
+def checked_delete_horizon(delete_horizon_ms: Any) -> Optional[int]:
+    """A builder's ``delete_horizon_ms`` argument checked (both implementations call this, so they raise alike):
+    None (no horizon) or a plain int in ``[0, 2**63 - 1]`` (Kafka sets the bit only for a horizon >= 0)."""
+    if delete_horizon_ms is None:
+        return None
+    if not isinstance(delete_horizon_ms, int):
+        raise TypeError(f"delete_horizon_ms must be int or None, not {type(delete_horizon_ms).__name__}")
+    if delete_horizon_ms > (1 << 63) - 1:
+        raise OverflowError("delete_horizon_ms out of int64 range")
+    if delete_horizon_ms < 0:
+        raise ValueError(f"delete_horizon_ms must be >= 0 or None, got {delete_horizon_ms}")
+    return int(delete_horizon_ms)  # a bool or int subclass: a plain int
+
+
 # --------------------------------------------------------------------------------------------
 # Control records: key = int16 version + int16 type (the values belong to kraftwire.protocol)
 # --------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from kraftwire.records.api import (
     RECORD_BATCH_OVERHEAD,
     TIMESTAMP_TYPE_MASK,
     TRANSACTIONAL_MASK,
+    checked_delete_horizon,
 )
 
 _I64_MIN = -(1 << 63)
@@ -89,14 +90,7 @@ class RecordBatchBuilder:
             raise OverflowError("partition_leader_epoch / base_sequence out of int32 range")
         if not -(1 << 15) <= producer_epoch < (1 << 15):
             raise OverflowError("producer_epoch out of int16 range")
-        if delete_horizon_ms is not None:
-            if not isinstance(delete_horizon_ms, int):
-                raise TypeError(f"delete_horizon_ms must be int or None, not {type(delete_horizon_ms).__name__}")
-            delete_horizon_ms = int(delete_horizon_ms)  # a bool or int subclass: stored as a plain int
-            if delete_horizon_ms > _I64_MAX:
-                raise OverflowError("delete_horizon_ms out of int64 range")
-            if delete_horizon_ms < 0:
-                raise ValueError(f"delete_horizon_ms must be >= 0 or None, got {delete_horizon_ms}")
+        delete_horizon_ms = checked_delete_horizon(delete_horizon_ms)
         self.base_offset = base_offset
         self.partition_leader_epoch = partition_leader_epoch
         self.compression = compression
