@@ -18,9 +18,10 @@
   passes. Fetch sessions are not kept: every answer has session id 0, which
   tells clients to send full requests (Kafka's rule for a broker without a session slot).
 * **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark (the last stable
-  offset for READ_COMMITTED), -3 max timestamp, t ≥ 0 the first record at or after t (``kraftwire.log.lookup``;
-  under READ_COMMITTED one at or past the last stable offset is not found: -1); OFFSET_NOT_AVAILABLE while a new
-  leader has not reached its epoch's start with its high watermark.
+  offset for READ_COMMITTED; the log end for a follower), -3 max timestamp, t ≥ 0 the first record at or after t
+  (``kraftwire.log.lookup``; one at or past what a client may read is not found: -1); a client (never a follower)
+  gets OFFSET_NOT_AVAILABLE while a new leader has not reached its epoch's start with its high watermark
+  (``kraftwire.replica.list_offsets``).
 * **Produce of transactional batches** (KIP-98): the request needs a transactional id the principal may WRITE
   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED for every partition otherwise); the batches are checked as an idempotent
   producer's, open the producer's transaction at their first offset, and a plain batch from a producer whose
@@ -60,6 +61,7 @@ from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
+from kraftwire.replica import list_offsets as offsets
 from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -443,32 +445,31 @@ class PartitionApis:
             return
         lg = hp.log
         ts = p.timestamp
+        hw, epoch_start = lg.high_watermark(), hp.state.epoch_start_offset
+        if ts == offsets.LATEST:
+            pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw)
+            if pr.error_code:
+                return
         pr.leader_epoch = hp.state.leader_epoch
-        if ts not in (-2, -4) and hp.state.epoch_start_offset > lg.high_watermark():
-            pr.error_code = ec.OFFSET_NOT_AVAILABLE
-            return
         try:
-            if ts in (-2, -4):
+            fetchable = offsets.last_fetchable_offset(replica, isolation, hw, hp.last_stable_offset, lg.end_offset())
+            if ts in (offsets.EARLIEST, offsets.EARLIEST_LOCAL):
                 pr.offset = lg.start_offset()
                 pr.leader_epoch = lg.epoch_for_offset(pr.offset)
-            elif ts == -1:
-                if replica >= 0:
-                    pr.offset = lg.end_offset()  # a follower asks for the end
-                elif isolation == 1:
-                    pr.offset = hp.last_stable_offset()  # READ_COMMITTED: the last stable offset
-                else:
-                    pr.offset = lg.high_watermark()
-            elif ts == -3:
+            elif ts == offsets.LATEST:
+                pr.offset = fetchable  # a follower asks for the log end, a client for what it may read
+            elif ts == offsets.MAX_TIMESTAMP:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.max_timestamp(lg)
-            elif ts == -5:
+            elif ts == offsets.LATEST_TIERED:
                 pr.offset, pr.leader_epoch = -1, -1  # nothing is tiered: there is no remote log
             elif ts >= 0:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.offset_for_timestamp(lg, ts)
             else:
                 pr.error_code = ec.UNSUPPORTED_VERSION
-            if ts == -3 or ts >= 0:
-                if replica < 0 and isolation == 1 and pr.offset >= hp.last_stable_offset():
-                    # READ_COMMITTED: a record at or past the last stable offset is not found yet (Kafka's rule)
+                return
+            if ts == offsets.MAX_TIMESTAMP or ts >= 0:
+                pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw, pr.offset, fetchable)
+                if pr.error_code or pr.offset >= fetchable:  # not readable yet: not found (Kafka's rule)
                     pr.offset, pr.timestamp, pr.leader_epoch = -1, -1, -1
         except (KraftwireError, OSError) as exc:
             log.warning("ListOffsets on %s-%d: %s", hp.topic, hp.index, exc)

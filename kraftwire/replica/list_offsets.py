@@ -1,0 +1,51 @@
+"""What a partition leader may answer to ListOffsets while its high watermark lags its epoch start (Kafka's
+``Partition.fetchOffsetForTimestamp`` and ``ReplicaManager.fetchOffset``; our words). Pure: the ListOffsets
+handlers look the offset up and ask here what may go out.
+
+* **Who is a client.** A request whose replica id is -1 (a consumer or admin client). A follower broker (replica
+  id ≥ 0, recovering from OFFSET_OUT_OF_RANGE) or the debugging id -2 is not: it reads up to the log end and is
+  never refused for a lagging high watermark.
+* **Last fetchable offset.** For a client the high watermark (READ_UNCOMMITTED) or the last stable offset
+  (READ_COMMITTED); for anyone else the log end offset. A record found by timestamp (or max timestamp) at or past
+  it is not answered (offset -1).
+* **Lagging high watermark.** A new leader's high watermark below the start offset of its epoch may be behind the
+  old leader's: a client's "latest", and a client's timestamp lookup that finds nothing below the last fetchable
+  offset, get OFFSET_NOT_AVAILABLE (ListOffsets v5+; LEADER_NOT_AVAILABLE before), so the client retries instead
+  of seeing an offset go back. Earliest (-2, -4) and latest-tiered (-5, always answered -1 here) never are.
+"""
+
+from __future__ import annotations
+
+from kraftwire.error_codes import LEADER_NOT_AVAILABLE, NONE, OFFSET_NOT_AVAILABLE
+
+__all__ = ["CONSUMER_REPLICA_ID", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "EARLIEST_LOCAL", "LATEST_TIERED",
+           "is_client", "last_fetchable_offset", "lagging_error"]
+
+CONSUMER_REPLICA_ID = -1
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+READ_COMMITTED = 1
+
+
+def is_client(replica_id: int) -> bool:
+    """Whether the request comes from a client (a consumer or admin), not from a broker replica."""
+    return replica_id == CONSUMER_REPLICA_ID
+
+
+def last_fetchable_offset(replica_id: int, isolation: int, high_watermark: int, last_stable, log_end: int) -> int:
+    """The offset below which an answer may point; ``last_stable`` is called only for a READ_COMMITTED client."""
+    if not is_client(replica_id):
+        return log_end
+    return last_stable() if isolation == READ_COMMITTED else high_watermark
+
+
+def lagging_error(timestamp: int, replica_id: int, version: int, epoch_start_offset: int, high_watermark: int,
+                  found_offset: int = -1, last_fetchable: int = 0) -> int:
+    """NONE, or the error for a leader whose high watermark is below ``epoch_start_offset`` (-1: not leading an
+    epoch). ``found_offset``: what a timestamp lookup found (-1: nothing)."""
+    if not is_client(replica_id) or epoch_start_offset <= high_watermark:
+        return NONE
+    if timestamp in (EARLIEST, EARLIEST_LOCAL, LATEST_TIERED):
+        return NONE
+    if timestamp != LATEST and 0 <= found_offset < last_fetchable:
+        return NONE
+    return OFFSET_NOT_AVAILABLE if version >= 5 else LEADER_NOT_AVAILABLE

@@ -1,0 +1,46 @@
+"""What a leader whose high watermark lags its epoch start may answer to ListOffsets (Kafka's
+``Partition.fetchOffsetForTimestamp``)."""
+
+from __future__ import annotations
+
+from kraftwire import error_codes as ec
+from kraftwire.replica import list_offsets as o
+
+FOLLOWER, CONSUMER, DEBUGGING = 2, -1, -2
+
+
+def test_monotonic_offsets_after_leader_change():
+    """Mirrors Kafka's PartitionTest.testMonotonicOffsetsAfterLeaderChange: a leader whose epoch starts at 5 with
+    its high watermark at 2 refuses a client's latest and a lookup past the high watermark, and answers a follower,
+    earliest, and a lookup below the high watermark."""
+    start, hw, end = 5, 2, 5
+
+    def error(ts, replica=CONSUMER, found=-1, version=5):
+        fetchable = o.last_fetchable_offset(replica, 0, hw, lambda: hw, end)
+        return o.lagging_error(ts, replica, version, start, hw, found, fetchable)
+
+    assert error(o.LATEST) == ec.OFFSET_NOT_AVAILABLE
+    # a request not from a client skips the check (a follower recovering from OFFSET_OUT_OF_RANGE)
+    assert error(o.LATEST, FOLLOWER) == ec.NONE and error(o.LATEST, DEBUGGING) == ec.NONE
+    assert o.last_fetchable_offset(FOLLOWER, 0, hw, lambda: hw, end) == end
+    assert error(o.EARLIEST) == ec.NONE and error(o.EARLIEST_LOCAL) == ec.NONE
+    assert error(11, found=1) == ec.NONE  # found below the high watermark
+    assert error(100, found=-1) == ec.OFFSET_NOT_AVAILABLE  # nothing found below it
+    assert error(100, found=3) == ec.OFFSET_NOT_AVAILABLE  # found past it
+    assert error(100, FOLLOWER, found=3) == ec.NONE
+    # the error goes once the high watermark reaches the epoch start
+    assert o.lagging_error(o.LATEST, CONSUMER, 5, start, 5) == ec.NONE
+
+
+def test_older_versions_get_leader_not_available():
+    """Kafka's ReplicaManager.fetchOffset: OFFSET_NOT_AVAILABLE only for ListOffsets v5+."""
+    assert o.lagging_error(o.LATEST, CONSUMER, 4, 5, 2) == ec.LEADER_NOT_AVAILABLE
+    assert o.lagging_error(o.LATEST, CONSUMER, 5, 5, 2) == ec.OFFSET_NOT_AVAILABLE
+
+
+def test_list_offset_isolation_levels():
+    """Mirrors Kafka's PartitionTest.testListOffsetIsolationLevels: latest is the log end for a replica, the high
+    watermark for READ_UNCOMMITTED and the last stable offset for READ_COMMITTED."""
+    assert o.last_fetchable_offset(FOLLOWER, 1, 8, lambda: 6, 10) == 10
+    assert o.last_fetchable_offset(CONSUMER, 0, 8, lambda: 6, 10) == 8
+    assert o.last_fetchable_offset(CONSUMER, 1, 8, lambda: 6, 10) == 6
