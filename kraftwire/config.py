@@ -331,6 +331,12 @@ KEYS: tuple[ConfigKey, ...] = (
               "the broker's min.compaction.lag.ms"),
     ConfigKey("replica.lag.time.max.ms", "replica_lag_time_max_ms", _at_least(1), 30_000,
               "a follower not caught up for this long leaves the ISR"),
+    ConfigKey("fetch.max.bytes", "fetch_max_bytes", _at_least(1024), 55 * MiB,
+              "the most record bytes one Fetch answer carries (caps the request's max_bytes)"),
+    ConfigKey("replica.fetch.response.max.bytes", "replica_fetch_response_max_bytes", _at_least(0), 10 * MiB,
+              "the max_bytes of a replica fetcher's Fetch requests"),
+    ConfigKey("replica.fetch.max.bytes", "replica_fetch_max_bytes", _at_least(0), 1 * MiB,
+              "the partition_max_bytes of a replica fetcher's Fetch requests"),
     ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
               "topic partitions' retention.ms default, in hours (log.retention.minutes and .ms win)"),
     ConfigKey("log.retention.minutes", "log_retention_minutes", _opt_int, None, "retention.ms default in minutes"),
@@ -436,6 +442,9 @@ class Config:
     log_cleaner_delete_retention_ms: int = default("log.cleaner.delete.retention.ms")
     log_cleaner_min_compaction_lag_ms: int = default("log.cleaner.min.compaction.lag.ms")
     replica_lag_time_max_ms: int = default("replica.lag.time.max.ms")
+    fetch_max_bytes: int = default("fetch.max.bytes")
+    replica_fetch_response_max_bytes: int = default("replica.fetch.response.max.bytes")
+    replica_fetch_max_bytes: int = default("replica.fetch.max.bytes")
     log_retention_hours: int = default("log.retention.hours")
     log_retention_minutes: int | None = default("log.retention.minutes")
     log_retention_ms: int | None = default("log.retention.ms")

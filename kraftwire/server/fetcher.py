@@ -4,7 +4,8 @@ broker follows there; the decisions on each answer are ``kraftwire.replica.follo
 
 Each round sends one Fetch (v15+: ReplicaState with this broker's id and epoch) naming every partition with its
 topic id, the leader epoch this broker knows, its log end as the fetch offset, the epoch of its last batch and its
-log start; the leader parks it up to ``replica.fetch.wait.max.ms`` (500) when it has nothing new. On the answer:
+log start, asking for at most ``replica.fetch.max.bytes`` per partition and ``replica.fetch.response.max.bytes`` in
+all; the leader parks it up to ``replica.fetch.wait.max.ms`` (500) when it has nothing new. On the answer:
 records are appended as they are (validated by the log: a corrupt batch is never stored), the follower's high
 watermark becomes the leader's capped at its end; DivergingEpoch truncates; OFFSET_OUT_OF_RANGE asks the leader
 for its end and log start (ListOffsets as a replica) and truncates or restarts the log; NOT_LEADER_OR_FOLLOWER,
@@ -29,8 +30,6 @@ log = logging.getLogger("kraftwire.fetcher")
 
 FETCH_VERSION = 15
 FETCH_WAIT_MS = 500
-FETCH_MAX_BYTES = 10 * 1024 * 1024
-PARTITION_MAX_BYTES = 1024 * 1024
 BACKOFF_S = 1.0
 
 
@@ -116,19 +115,20 @@ class LeaderFetcher:
 
     def _request(self, ready: dict):
         F = w.FetchRequest
+        config = self.manager.node.settings.config  # Kafka's replica.fetch.max.bytes and .response.max.bytes
         by_topic: dict = {}
         for hp in ready.values():
             lg = hp.log
             by_topic.setdefault(hp.topic_id, []).append(F.FetchPartition(
                 partition=hp.index, current_leader_epoch=hp.state.leader_epoch, fetch_offset=lg.end_offset(),
                 last_fetched_epoch=lg.latest_epoch(),
-                log_start_offset=lg.start_offset(), partition_max_bytes=PARTITION_MAX_BYTES,
+                log_start_offset=lg.start_offset(), partition_max_bytes=config.replica_fetch_max_bytes,
                 replica_directory_id=ZERO_UUID))
         return F(cluster_id=None, replica_id=-1,
                  replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
                                               replica_epoch=self.manager.replicas.broker_epoch()),
-                 max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=FETCH_MAX_BYTES, isolation_level=0, session_id=0,
-                 session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
+                 max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=config.replica_fetch_response_max_bytes,
+                 isolation_level=0, session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
                                            for tid, parts in by_topic.items()],
                  forgotten_topics_data=[], rack_id="")
 

@@ -10,7 +10,9 @@
   last stable offset (1, READ_COMMITTED: the first offset of the oldest open transaction, capped by the high
   watermark) with the AbortedTransactions (producer id, first offset) overlapping what it may read; every answer
   carries the last stable offset; control batches (transaction markers) go out with the data, consumers skip them;
-  at least one batch per request if one is readable, within MaxBytes and each partition's PartitionMaxBytes; 64 KiB
+  partitions in request order, each within its PartitionMaxBytes and what is left of MaxBytes (capped by
+  ``fetch.max.bytes``), only the first batch of the first partition with records allowed past them
+  (``kraftwire.replica.fetch_limits``); 64 KiB
   or more of whole batches of a segment below that bound go out as a file region with ``sendfile``
   (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
@@ -62,6 +64,7 @@ from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
 from kraftwire.replica import list_offsets as offsets
+from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -74,7 +77,6 @@ REGION_MIN_BYTES = 64 * 1024
 
 log = logging.getLogger("kraftwire.partitions")
 
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 PRODUCER_ID_BLOCK = 1000
 #: how long a WriteTxnMarkers append waits for the high watermark (Kafka's request.timeout.ms default)
 MARKER_TIMEOUT_MS = 30000
@@ -242,10 +244,10 @@ class PartitionApis:
             waiting.append((pr, hp, result.end))
 
     # ------------------------------------------------------------------------------------------------ Fetch
-    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int,
+    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits,
                         committed: bool = False) -> int:
         """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
-        aborted transactions it overlaps); returns the bytes of records in it."""
+        aborted transactions it overlaps) within ``limits``; returns the bytes of records in it."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
@@ -277,9 +279,9 @@ class PartitionApis:
         upper = lso if committed else hw
         if committed:
             pd.aborted_transactions = []
-        if offset >= upper or budget <= 0:
+        limit = limits.limit(p.partition_max_bytes)
+        if offset >= upper or not limits.may_read(limit):
             return 0
-        limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
         if committed:
             A = w.FetchResponse.AbortedTransaction
             pd.aborted_transactions = [A(producer_id=a.producer_id, first_offset=a.first_offset)
@@ -296,15 +298,14 @@ class PartitionApis:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        pd.records = info.records
-        return len(info.records)
+        return _take(pd, info.records, limits, limit)
 
     def _fetch_answer(self, request):
         """(response, whether it may be sent now, the hosted partitions it reads)."""
         body, version = request.body, request.version
         R = w.FetchResponse
         image = self.md.image
-        budget = body.max_bytes if version >= 3 and body.max_bytes > 0 else DEFAULT_MAX_BYTES
+        limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, topics = 0, False, set(), []
         denied = getattr(request, "denied", ())
         if version >= 15:
@@ -332,24 +333,25 @@ class PartitionApis:
                     continue
                 hp = self.replicas.get(name, p.partition)
                 if replica >= 0:
-                    n = self._replica_read(hp, name, p, version, pd, budget, replica, broker_epoch)
+                    n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
                     div = getattr(pd, "diverging_epoch", None)
                     errors |= div is not None and div.epoch >= 0
                 else:
-                    n = self._partition_read(hp, name, p, version, pd, budget, body.isolation_level == 1)
+                    n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1)
                 total += n
-                budget -= n
+                limits.took(n)
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
             topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return resp, total >= max(body.min_bytes, 1) or errors or not keys, keys
+        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys
 
-    def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, budget: int, replica: int,
+    def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
                       broker_epoch: int) -> int:
-        """Fill ``pd`` for a follower broker's fetch (as the leader); returns the bytes of records in it."""
+        """Fill ``pd`` for a follower broker's fetch (as the leader) within ``limits``; returns the bytes of records
+        in it."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             return 0
@@ -375,17 +377,16 @@ class PartitionApis:
             return 0
         self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
-        if offset >= end or budget <= 0:
+        limit = limits.limit(p.partition_max_bytes)
+        if offset >= end or not limits.may_read(limit):
             return 0
-        limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
         try:
             info = lg.read(offset, limit, Isolation.UNCOMMITTED)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        pd.records = info.records
-        return len(info.records)
+        return _take(pd, info.records, limits, limit)
 
     def _ready_answer(self, request):
         resp, ready, _ = self._fetch_answer(request)
@@ -737,6 +738,14 @@ class PartitionApis:
                     e.leader_epoch, e.end_offset = hp.log.leader_epoch_end(p.leader_epoch)
             topics.append(R.OffsetForLeaderTopicResult(topic=t.topic, partitions=parts))
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
+
+
+def _take(pd, records, limits: FetchLimits, limit: int) -> int:
+    """Put what a partition read into ``pd`` if the answer's ``limits`` let it go out; the bytes it carries."""
+    if not limits.fits(len(records), limit):
+        return 0
+    pd.records = records
+    return len(records)
 
 
 def _has_transactional_batches(body) -> bool:
