@@ -41,6 +41,7 @@ from kraftwire.error_codes import (
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
+from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.protocol import messages as w
@@ -62,7 +63,6 @@ _PER_ITEM = {"CreateTopics": ("topics", "topics"), "CreatePartitions": ("topics"
              "AlterConfigs": ("resources", "responses")}
 _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 KRAFT_VERSION_FEATURE = "kraft.version"
-HOLD_S = 10.0  # the longest a restarted broker holds Metadata/DescribeCluster for its own registration
 HOLD_POLL_S = 0.05
 
 
@@ -94,14 +94,17 @@ class KraftApis:
         request before it has caught up with the metadata log and registered; a restarted kraftwire broker listens at
         once, and its image until then is the cluster as it was when it stopped (at first no brokers at all), which a
         client would believe: librdkafka drops every broker it knew, its group coordinator included. The request
-        waits (in order with the connection's others) up to ``HOLD_S``, then is answered from the image as it is."""
+        waits (in order with the connection's others) as long as the registration may take with the resend backoff
+        (``broker_backoff.registration_wait_ms``), then is answered from the image as it is."""
+        hold_s = registration_wait_ms(self.node.settings.broker_session_timeout_ms) / 1000
+
         def handler(request, conn, since=None) -> None:
             replicas = self.node.replicas
             if (replicas is not None and not getattr(conn, "closed", False)
                     and not replicas.registered_in(self.md.image)):
                 loop = asyncio.get_running_loop()
                 since = loop.time() if since is None else since
-                if loop.time() - since < HOLD_S:
+                if loop.time() - since < hold_s:
                     loop.call_later(HOLD_POLL_S, handler, request, conn, since)
                     return
             fn(request, conn)

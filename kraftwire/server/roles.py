@@ -8,8 +8,10 @@ process).
   BrokerRegistration, BrokerHeartbeat); ApiVersions on each lists only what that listener serves. A node whose only
   listener is the controller listener (the seed configs) serves everything there, as before.
 * **Broker lifecycle.** A node with the broker role registers with the active controller (BrokerRegistration, to the
-  Raft leader's voter endpoint) and heartbeats every ``broker.heartbeat.interval.ms``; a node with the controller
-  role answers those while it leads. On shutdown a broker asks for a controlled shutdown (WantShutDown) and waits,
+  Raft leader's voter endpoint) and heartbeats every ``broker.heartbeat.interval.ms``; a refused registration is
+  logged with the error's name and sent again after Kafka's resend backoff (``metadata.broker_backoff``: 100 ms
+  doubling up to ``broker.session.timeout.ms``); a node with the controller role answers those while it leads.
+  On shutdown a broker asks for a controlled shutdown (WantShutDown) and waits,
   bounded, for ShouldShutDown. ``Roles`` is the test server's (``lifecycle``: kraftwire control records, progress
   as the high watermark); ``metadata_node.MetadataRoles`` the KRaft node's (Kafka's records, progress as the
   image's offset).
@@ -22,11 +24,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import struct
 import time
 
+from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID
+from kraftwire.metadata.broker_backoff import ResendBackoff
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.protocol.api_versions import encode_api_versions_response
@@ -87,6 +92,10 @@ class Roles:
         self.heartbeat_interval_ms = s.broker_heartbeat_interval_ms
         self.incarnation = lc.new_incarnation()
         self.broker_epoch = -1
+        #: consecutive refused registrations, and the wait the last one asked for (None: none pending)
+        self.resend = ResendBackoff(self.session_timeout_ms)
+        self._retry_ms: int | None = None
+        self._jitter = random.Random()
         self.registered_at: float | None = None
         self.online_at: float | None = None
         self.started_at = time.monotonic()
@@ -251,12 +260,16 @@ class Roles:
             if resp is None:
                 return
             if resp.error_code == 0:
+                self.resend.succeeded()
                 self.broker_epoch = resp.broker_epoch
                 self.registered_at = time.monotonic()
                 log.info("broker %d registered with controller %d: epoch %d (Fenced until caught up)", s.node_id,
                          self._conn_target.node_id if self._conn_target else -1, self.broker_epoch)
-            elif resp.error_code != lc.NOT_CONTROLLER:
-                log.warning("BrokerRegistration refused: error %d", resp.error_code)
+            elif resp.error_code != lc.NOT_CONTROLLER:  # Kafka's lifecycle manager backs off; NOT_CONTROLLER
+                # is its controller channel's to retry at once, with the new leader
+                self._retry_ms = self.resend.failed(self._jitter.random())
+                log.warning("broker %d: BrokerRegistration refused with %s; registering again in %d ms", s.node_id,
+                            ec.name_of(resp.error_code), self._retry_ms)
             return
         body, version = self._heartbeat()
         resp = await self._request(body, version)
@@ -266,8 +279,10 @@ class Roles:
             log.info("broker %d: the controller does not know epoch %d (error %d): registering again", s.node_id,
                      self.broker_epoch, resp.error_code)
             self.broker_epoch = -1
-        elif resp.error_code == 0 and resp.should_shut_down:
-            self._should_shut_down = True
+        elif resp.error_code == 0:
+            self.resend.succeeded()
+            if resp.should_shut_down:
+                self._should_shut_down = True
 
     def _registration(self):
         R = w.BrokerRegistrationRequest
@@ -297,7 +312,9 @@ class Roles:
             registered = self.broker_epoch >= 0
             state = self._my_state() if registered else None
             online = state is not None and state[1] == lc.ONLINE
-            if online:
+            if self._retry_ms is not None:  # refused: the resend backoff
+                wait, self._retry_ms = self._retry_ms, None
+            elif online:
                 wait = self.heartbeat_interval_ms
             elif registered:  # Fenced: report progress often so the controller unfences as soon as it is caught up
                 wait = min(self.heartbeat_interval_ms, FENCED_HEARTBEAT_MS)

@@ -233,12 +233,10 @@ def test_snapshots_hold_the_image_and_a_restart_loads_one(tmp_path):
     assert replicas(again) == replicas(image)
 
 
-def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path, monkeypatch):
+def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path):
     """A broker-only node with no reachable quorum answers NOT_CONTROLLER (clients retry), never hangs: Metadata,
-    held for the broker's registration, is answered from its (empty) image once the hold ends."""
-    from kraftwire.server import kraft_apis
-
-    monkeypatch.setattr(kraft_apis, "HOLD_S", 0.5)
+    held for the broker's registration, is answered from its (empty) image once the hold ends (twice the session
+    timeout: 0.5 s here)."""
     logs = tmp_path / "logs"
     logs.mkdir()
     write_meta_properties(str(logs), MetaProperties(cluster_id=CLUSTER, node_id=4))
@@ -248,7 +246,8 @@ def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tm
     settings = NodeSettings.from_properties(parse_properties(
         f"process.roles=broker\nnode.id=4\nlisteners=PLAINTEXT://127.0.0.1:{port}\n"
         "controller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
-        f"controller.quorum.voters=1@127.0.0.1:{dead_port}\nlog.dirs={logs}\n"))
+        f"controller.quorum.voters=1@127.0.0.1:{dead_port}\nlog.dirs={logs}\n"
+        "broker.heartbeat.interval.ms=100\nbroker.session.timeout.ms=250\n"))
 
     async def main():
         node = Node(settings, listen_sockets={"PLAINTEXT": bsock})
