@@ -96,6 +96,10 @@ class Node:
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
         self._membership_seen = -1  # the core's membership version the voters below were taken at
+        #: (direction, node, request) of the cluster-id refusals logged as warnings: a node of another cluster retries
+        #: every controller.quorum.retry.backoff.ms, so each pair is warned about once, then at DEBUG (the
+        #: inconsistent_cluster_id_total metric counts every one)
+        self._cluster_id_warned: set[tuple[str, int, str]] = set()
         #: TLS contexts: per SSL listener served, and for connections to the controller listener (None: PLAINTEXT)
         self.server_tls: dict[str, ssl.SSLContext] = {}
         self.controller_tls: ssl.SSLContext | None = None
@@ -395,9 +399,19 @@ class Node:
             self.metrics.inc("raft_response_errors_total", api=type(response).__name__.replace("Response", ""),
                              error=m.error_name(response.error), direction="received")
             if response.error == m.INCONSISTENT_CLUSTER_ID:
-                log.warning("node %d refused our %s: its cluster id differs from ours (%s); check meta.properties",
-                            response.src, type(response).__name__.replace("Response", "Request"), self.cluster_id)
+                kind = type(response).__name__.replace("Response", "Request")
+                self._cluster_id_log("received", response.src, kind)(
+                    "node %d refused our %s: its cluster id differs from ours (%s); check meta.properties",
+                    response.src, kind, self.cluster_id)
         self.driver.received(response)
+
+    def _cluster_id_log(self, direction: str, node: int, kind: str):
+        """``log.warning`` for the first cluster-id refusal of ``kind`` to or from ``node``, ``log.debug`` after."""
+        key = (direction, node, kind)
+        if key in self._cluster_id_warned:
+            return log.debug
+        self._cluster_id_warned.add(key)
+        return log.warning
 
     def _route(self, msg: m.Message) -> None:
         if m.is_request(msg):
@@ -417,8 +431,10 @@ class Node:
             self.metrics.inc("raft_response_errors_total", api=type(msg).__name__.replace("Response", ""),
                              error=m.error_name(msg.error), direction="sent")
         if isinstance(msg, m.Response) and msg.error == m.INCONSISTENT_CLUSTER_ID:
-            log.warning("refused a %s from %s (node %d): its cluster id differs from ours (%s)", type(msg).__name__
-                        .replace("Response", "Request"), conn.peer, msg.dst, self.cluster_id)
+            kind = type(msg).__name__.replace("Response", "Request")
+            self._cluster_id_log("sent", msg.dst, kind)(
+                "refused a %s from %s (node %d): its cluster id differs from ours (%s)", kind, conn.peer, msg.dst,
+                self.cluster_id)
             self.metrics.inc("inconsistent_cluster_id_total")
         if isinstance(msg, m.DescribeQuorumResponse):
             body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints(), self._dir_ids())
