@@ -125,3 +125,33 @@ def test_librdkafka_fetch_max_bytes(tmp_path):
         assert (n, [e for e in errors if "response size" in e]) == (12, [])
 
     c.run(scenario)
+
+
+def test_the_test_servers_fetch_keeps_the_same_limits():
+    """The test server's Fetch of its Raft log as a topic: ``fetch.max.bytes`` caps the request's MaxBytes, and a
+    first batch larger than PartitionMaxBytes still goes out whole (Kafka's rule, as on a broker)."""
+    import uuid
+    from types import SimpleNamespace
+
+    from kraftwire.config import Config
+    from kraftwire.log.memory import MemoryLog
+    from kraftwire.server.broker.fetch import ConsumerFetch
+
+    lg = MemoryLog()
+    for i in range(5):
+        lg.append_as_leader(_batch([b"%d" % i * 1000]), 1)
+    lg.flush()
+    lg.update_high_watermark(lg.end_offset())
+    size = len(_batch([b"0" * 1000]))
+    topic_id = uuid.uuid4()
+    ctx = SimpleNamespace(log=lg, topic_id=topic_id, topic_name="t", watchers=[],
+                          node=SimpleNamespace(settings=SimpleNamespace(config=Config(fetch_max_bytes=2 * size + 10))))
+    fetch = ConsumerFetch(ctx)
+
+    def answer(max_bytes: int, partition_max_bytes: int) -> int:
+        req = _fetch(topic_id, [(0, 0)], max_bytes, partition_max_bytes)
+        resp, _ready = fetch._ready_answer(SimpleNamespace(body=req, version=13))
+        return _sizes(resp)[0]
+
+    assert answer(1 << 20, 1 << 20) == 2 * size  # capped by fetch.max.bytes
+    assert answer(1 << 20, 10) == size  # the first batch whole, beyond PartitionMaxBytes

@@ -20,13 +20,16 @@ def _data_batch(base: int, stamps) -> bytes:
 
 
 def test_a_new_leader_answers_offset_not_available_until_it_commits_in_its_epoch():
-    """As Kafka: until a new leader's high watermark reaches its epoch start, ListOffsets latest / by timestamp
-    answer OFFSET_NOT_AVAILABLE (clients retry); earliest is answered."""
+    """As Kafka (PartitionTest.testMonotonicOffsetsAfterLeaderChange): until a new leader's high watermark reaches
+    its epoch start, ListOffsets latest and a lookup by timestamp finding nothing below the high watermark answer
+    OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE before v5; clients retry); earliest, and a lookup finding a record
+    below the high watermark, are answered."""
     from kraftwire.protocol import messages as w
     from kraftwire.server.broker import context as c
 
     lg = MemoryLog()
-    lg.append_as_leader(_data_batch(0, [BASE_TS, BASE_TS + 1]), 1)
+    lg.append_as_leader(_data_batch(0, [BASE_TS]), 1)
+    lg.append_as_leader(_data_batch(0, [BASE_TS + 1]), 1)
     lg.flush()
     lg.update_high_watermark(1)  # as a follower it knew offset 0 committed; the old leader had committed 0..1
     answers = []
@@ -35,14 +38,18 @@ def test_a_new_leader_answers_offset_not_available_until_it_commits_in_its_epoch
     conn = SimpleNamespace(send_response=lambda body, version, cid: answers.append(body))
     R = w.ListOffsetsRequest
 
-    def ask(ts):
+    def ask(ts, version=5):
         req = R(replica_id=-1, topics=[R.ListOffsetsTopic(name="t", partitions=[
             R.ListOffsetsPartition(partition_index=0, timestamp=ts)])])
-        ListOffsets(ctx).handle(SimpleNamespace(body=req, version=4, header=SimpleNamespace(correlation_id=1)), conn)
+        ListOffsets(ctx).handle(SimpleNamespace(body=req, version=version, header=SimpleNamespace(correlation_id=1)),
+                                conn)
         return answers[-1].topics[0].partitions[0]
 
     assert ask(-1).error_code == c.OFFSET_NOT_AVAILABLE
-    assert ask(BASE_TS).error_code == c.OFFSET_NOT_AVAILABLE
+    assert ask(-1, version=4).error_code == ec.LEADER_NOT_AVAILABLE
+    assert ask(BASE_TS + 1).error_code == c.OFFSET_NOT_AVAILABLE  # found at offset 1, not below the high watermark
+    found = ask(BASE_TS)
+    assert (found.error_code, found.offset, found.timestamp) == (c.NONE, 0, BASE_TS)
     earliest = ask(-2)
     assert earliest.error_code == c.NONE and earliest.offset == 0
     assert earliest.leader_epoch == 1  # as Kafka: the epoch of the log start's batch, not the leader's current one

@@ -5,10 +5,12 @@ batches pass through and clients skip them). An offset below the log start or ab
 OFFSET_OUT_OF_RANGE; between the high watermark and the log end the answer is empty. Long polling: when fewer than
 MinBytes are ready the request is parked until the high watermark moves (checked after every Ready) or MaxWaitMs
 passes. Fetch sessions are not kept: every answer carries session id 0, which tells clients to send full requests.
+Size limits as on a broker (``kraftwire.replica.fetch_limits``: MaxBytes capped by ``fetch.max.bytes``).
 
 ListOffsets (answered by the leader): -2 earliest = log start, -1 latest = high watermark, -3 max timestamp, t ≥ 0
 the first offset whose record timestamp is ≥ t, or -1: Kafka's lookup (skip segments by their largest timestamp, start
-at the ``.timeindex`` entry, scan batch headers, then one batch's records).
+at the ``.timeindex`` entry, scan batch headers, then one batch's records). A new leader whose high watermark lags
+its epoch start refuses as a partition leader does (``kraftwire.replica.list_offsets``).
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from kraftwire.errors import KraftwireError
 from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
+from kraftwire.replica import list_offsets as offsets
+from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.server.broker import context as c
 from kraftwire.server.purgatory import FetchPurgatory
 
 log = logging.getLogger("kraftwire.broker.fetch")
 
-DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 
 
 class ConsumerFetch:
@@ -41,7 +44,7 @@ class ConsumerFetch:
         body, version = request.body, request.version
         R = w.FetchResponse
         total = 0
-        budget = body.max_bytes if body.max_bytes > 0 else DEFAULT_MAX_BYTES
+        limits = FetchLimits(body.max_bytes, body.min_bytes, ctx.node.settings.config.fetch_max_bytes)
         topics = []
         hw, start, end = lg.high_watermark(), lg.start_offset(), lg.end_offset()
         for t in body.topics:
@@ -63,25 +66,26 @@ class ConsumerFetch:
                 if offset < start or offset > end:
                     pd.error_code = c.OFFSET_OUT_OF_RANGE
                     continue
-                if offset >= hw or budget <= 0:
+                limit = limits.limit(p.partition_max_bytes)
+                if offset >= hw or not limits.may_read(limit):
                     continue
-                limit = min(p.partition_max_bytes if p.partition_max_bytes > 0 else budget, budget)
                 try:
                     info = lg.read(offset, limit, Isolation.COMMITTED)
                 except KraftwireError:
                     pd.error_code = c.OFFSET_OUT_OF_RANGE
                     continue
-                pd.records = info.records
-                n = len(info.records)
+                n = len(info.records) if limits.fits(len(info.records), limit) else 0
+                if n:
+                    pd.records = info.records
                 total += n
-                budget -= n
+                limits.took(n)
             topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
-        return R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total
+        return R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics), total, limits.min_bytes
 
     def _ready_answer(self, request):
         """(response, whether it may be sent now: MinBytes reached or an error to report)."""
-        resp, total = self._answer(request)
-        return resp, total >= max(request.body.min_bytes, 1) or self._has_error(resp)
+        resp, total, min_bytes = self._answer(request)
+        return resp, total >= max(min_bytes, 1) or self._has_error(resp)
 
     def handle(self, request, conn) -> None:
         self.purgatory.respond(request, conn, *self._ready_answer(request))
@@ -117,6 +121,7 @@ class ListOffsets:
         ctx = self.ctx
         R = w.ListOffsetsResponse
         version = request.version
+        replica = request.body.replica_id
         topics = []
         for t in request.body.topics:
             parts = []
@@ -131,26 +136,32 @@ class ListOffsets:
                     pr.error_code = c.NOT_LEADER_OR_FOLLOWER
                     continue
                 lg = ctx.log
-                pr.leader_epoch = ctx.epoch()
                 ts = p.timestamp
-                if ts != -2 and ctx.epoch_start_offset() > lg.high_watermark():
+                hw, epoch_start = lg.high_watermark(), ctx.epoch_start_offset()
+                if ts == offsets.LATEST:
                     # As Kafka: a new leader has not committed in its epoch yet, and the high watermark it knew as a
                     # follower may be behind the old leader's: clients retry rather than see an offset go back.
-                    pr.error_code = c.OFFSET_NOT_AVAILABLE
-                    continue
+                    pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw)
+                    if pr.error_code:
+                        continue
+                pr.leader_epoch = ctx.epoch()
                 try:
-                    if ts == -2:
+                    if ts == offsets.EARLIEST:
                         pr.offset = lg.start_offset()
                         pr.leader_epoch = lg.epoch_for_offset(pr.offset)  # as Kafka: the log start's epoch
-                    elif ts == -1:
-                        pr.offset = lg.high_watermark()
-                    elif ts == -3:
+                    elif ts == offsets.LATEST:
+                        pr.offset = hw
+                    elif ts == offsets.MAX_TIMESTAMP:
                         pr.offset, pr.timestamp, pr.leader_epoch = self.max_timestamp()
                     elif ts >= 0:
                         pr.offset, pr.timestamp, epoch = self.offset_for_timestamp(ts)
                         pr.leader_epoch = epoch  # Kafka answers the found batch's epoch (-1 when none)
                     else:
                         pr.error_code = c.UNSUPPORTED_VERSION
+                        continue
+                    pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw, pr.offset, hw)
+                    if pr.error_code:
+                        pr.offset, pr.timestamp, pr.leader_epoch = -1, -1, -1
                 except KraftwireError as exc:
                     log.warning("ListOffsets failed: %s", exc)
                     pr.error_code = c.NOT_LEADER_OR_FOLLOWER
