@@ -11,8 +11,11 @@ The table is ``kafka_configs.tsv`` beside this module, generated from Kafka's ow
 * ``synonyms`` are a topic key's broker keys, in the order a broker resolves the topic's default from them
   (``log.retention.ms``, ``log.retention.minutes:minutes``, ``log.retention.hours:hours``); ``described`` are those
   DescribeConfigs lists;
-* ``kraftwire`` is the only column that is ours: ``honoured`` (it has its effect), ``meaningless`` (a JVM or
-  thread-pool knob with nothing to act on here; logged once), ``unsupported`` (not implemented: logged as such).
+* ``kraftwire`` is the only column that is ours: ``honoured`` (it has its effect; the remote-storage topic keys
+  behave as on a Kafka broker without tiered storage: ``remote.storage.enable=true`` is refused, the others are
+  inert), ``meaningless`` (a JVM or thread-pool knob with nothing to act on here; logged once), ``unsupported``
+  (not implemented: a broker key set away from Kafka's default is warned about at start-up, a topic key set away
+  from it is refused with INVALID_CONFIG rather than accepted and ignored).
 
 This module reads the table and answers: a key's facts, whether a value is valid (Kafka's messages), and the
 effective value of a topic key through its synonyms (``BrokerConfigs``) — the topic's own setting, then this
@@ -165,11 +168,39 @@ def check(key: KafkaKey, value: str | None) -> str:
 
 
 def check_topic(name: str, value: str | None) -> str:
-    """"" when ``value`` is valid for the topic key ``name``, else why not (INVALID_CONFIG's message)."""
+    """"" when ``value`` is valid for the topic key ``name`` here, else why not (INVALID_CONFIG's message): Kafka's
+    checks, Kafka's refusal of remote storage on a broker without tiered storage, and kraftwire's refusal of a
+    value other than Kafka's default for a key it does not implement (accepting it would change nothing)."""
     key = TOPIC.get(name)
     if key is None:
         return f"Unknown topic config name: {name}"
-    return check(key, value)
+    why = check(key, value)
+    if why or value is None:
+        return why
+    if name == "remote.storage.enable" and flag(value):
+        return ("Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote "
+                "log storage.")
+    if key.kraftwire == UNSUPPORTED and not same_value(key, value, key.default):
+        return (f"Invalid value {value} for configuration {name}: kraftwire does not implement {name}; only "
+                f"Kafka's default ({key.default or 'empty'}) is accepted")
+    return ""
+
+
+def same_value(key: KafkaKey, a: str | None, b: str | None) -> bool:
+    """Whether two texts are the same value of ``key`` (numbers, booleans and lists compared as Kafka parses them)."""
+    if a is None or b is None:
+        return a is b
+    if key.type in ("INT", "SHORT", "LONG", "DOUBLE"):
+        parse = float if key.type == "DOUBLE" else int
+        try:
+            return parse(a.strip()) == parse(b.strip())
+        except ValueError:
+            return False
+    if key.type == "BOOLEAN":
+        return a.strip().lower() == b.strip().lower()
+    if key.type == "LIST":
+        return [x.strip() for x in a.split(",") if x.strip()] == [x.strip() for x in b.split(",") if x.strip()]
+    return a.strip() == b.strip()
 
 
 # --------------------------------------------------------------------------------------------- resolution
@@ -250,4 +281,10 @@ def flag(value: str | None) -> bool:
 
 
 def number(value: str | None) -> int:
-    return int(float(value)) if value is not None else 0
+    """A numeric config value as an int (exact for longs; a double's integer part)."""
+    if value is None:
+        return 0
+    try:
+        return int(value.strip())
+    except ValueError:
+        return int(float(value))

@@ -50,22 +50,30 @@ _ZSTD_DECOMPRESSOR = zstandard.ZstdDecompressor()
 _ZSTD_CHUNK = 128 * 1024
 
 
-def compress(codec: int, data) -> bytes:
-    """Compress the records section *data* with codec id *codec* (0..4)."""
+#: Kafka's default compression levels (KIP-390: compression.gzip.level -1 is zlib's default, 6)
+DEFAULT_LEVELS = {COMPRESSION_GZIP: 6, COMPRESSION_LZ4: 9, COMPRESSION_ZSTD: 3}
+
+
+def compress(codec: int, data, level: int | None = None) -> bytes:
+    """Compress the records section *data* with codec id *codec* (0..4), at *level* (KIP-390's
+    ``compression.<codec>.level``; None or gzip's -1: Kafka's default; snappy has none)."""
     if codec == COMPRESSION_GZIP:
-        return gzip.compress(data, compresslevel=6, mtime=0)
+        return gzip.compress(data, compresslevel=6 if level is None or level < 0 else level, mtime=0)
     if codec == COMPRESSION_SNAPPY:
         return _xerial_encode(data)
     if codec == COMPRESSION_LZ4:
         return lz4.frame.compress(
             bytes(data),
+            compression_level=0 if level is None or level == DEFAULT_LEVELS[COMPRESSION_LZ4] else min(level, 16),
             block_size=lz4.frame.BLOCKSIZE_MAX64KB,
             block_linked=False,
             content_checksum=False,
             store_size=False,
         )
     if codec == COMPRESSION_ZSTD:
-        return _ZSTD_COMPRESSOR.compress(data)
+        if level is None or level == DEFAULT_LEVELS[COMPRESSION_ZSTD]:
+            return _ZSTD_COMPRESSOR.compress(data)
+        return zstandard.ZstdCompressor(level=level).compress(data)
     if codec == COMPRESSION_NONE:
         return bytes(data)
     raise ValueError(f"unknown compression id {codec}")

@@ -79,6 +79,7 @@ class RecordBatchBuilder:
         base_sequence: int = -1,
         timestamp_type: int = 0,
         delete_horizon_ms: Optional[int] = None,
+        compression_level: Optional[int] = None,
     ):
         if compression not in COMPRESSION_IDS:
             raise ValueError(f"unknown compression {compression!r}; expected one of {COMPRESSION_NAMES}")
@@ -102,6 +103,7 @@ class RecordBatchBuilder:
         self.base_sequence = base_sequence
         self.timestamp_type = timestamp_type
         self.delete_horizon_ms = delete_horizon_ms
+        self.compression_level = compression_level
         self.record_count = 0
         self._first_ts = 0 if delete_horizon_ms is None else delete_horizon_ms
         self._max_ts = 0
@@ -220,7 +222,7 @@ class RecordBatchBuilder:
             return self._built
         records = self._records
         if self._codec != COMPRESSION_NONE:
-            records = _compression.compress(self._codec, bytes(records))
+            records = _compression.compress(self._codec, bytes(records), self.compression_level)
         length = RECORD_BATCH_OVERHEAD - LOG_OVERHEAD + len(records)
         if length > _I32_MAX:
             raise OverflowError("batch too large")

@@ -80,6 +80,7 @@ from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapsho
 from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
 from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
+from kraftwire.replica.recompression import recompress
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
                                             encode_txn_index, marker_key, marker_value, read_marker)
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
@@ -122,7 +123,7 @@ class Hosted:
     """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
 
     __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "txns", "txn_unsynced", "waits",
-                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations", "verifications")
+                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations", "verifications", "config")
 
     def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
         self.topic_id = topic_id
@@ -138,6 +139,9 @@ class Hosted:
         self.min_isr = 1
         self.failed = False
         self.flush_messages = self.flush_ms = LONG_MAX  # flush.messages / flush.ms: never by default, as Kafka
+        #: the topic's effective configuration (``kafka_configs.BrokerConfigs.topic_config``), set by the replica
+        #: manager whenever the topic's or the brokers' configuration changes
+        self.config: dict = {}
         self.flushed_at_ms = 0
         self.truncations = lg.truncations  # a truncation since the table was folded makes it stale
         #: transaction verifications under way as leader (KIP-890, ``kraftwire.replica.verification``)
@@ -621,6 +625,7 @@ class ReplicaManager:
                 "max_batch_size": n(cfg["max.message.bytes"])}
 
     def _configure(self, hp: Hosted, cfg) -> None:
+        hp.config = cfg
         for attr, value in self._log_settings(cfg).items():
             setattr(hp.log, attr, value)
         n = kafka_configs.number
@@ -770,7 +775,7 @@ class ReplicaManager:
                                                    f"max.message.bytes {lg.max_batch_size}")
         if any(b.is_control for b in headers):
             return AppendResult(INVALID_RECORD, "a producer may not write control batches")
-        if _compacts(self._topic_config(hp.topic)) and any(
+        if _compacts(hp.config) and any(
                 r.key is None for b in read_batches(raw, validate=False) for r in b):
             return AppendResult(INVALID_RECORD, f"Compacted topic cannot accept message without key in topic "
                                                 f"partition {hp.topic}-{hp.index}.")
@@ -799,6 +804,14 @@ class ReplicaManager:
                 # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
                 return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
                                                        f"{b.producer_id} in {hp.topic}-{hp.index}")
+        rebuilt = recompress(raw, hp.config)  # the topic's compression.type (LogValidator)
+        if rebuilt is not None:
+            raw = rebuilt
+            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
+            too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
+            if too_large is not None:
+                return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes, recompressed, is larger "
+                                                       f"than max.message.bytes {lg.max_batch_size}")
         try:
             info = lg.append_as_leader(raw, hp.state.leader_epoch, result.batches)
         except InvalidAppendError as exc:
@@ -871,7 +884,7 @@ class ReplicaManager:
 
     def delete_records(self, hp: Hosted, offset: int) -> int:
         """DeleteRecords on the leader: move the log start to ``offset`` (-1: the high watermark); the error code."""
-        if not _deletes(self._topic_config(hp.topic)):
+        if not _deletes(hp.config):
             return POLICY_VIOLATION
         lg = hp.log
         target = delete_records_offset(offset, lg.high_watermark())
@@ -899,7 +912,7 @@ class ReplicaManager:
         for hp in list(self.partitions.values()):
             if hp.failed:
                 continue
-            cfg = self._topic_config(hp.topic)
+            cfg = hp.config
             ms, size = kafka_configs.number(cfg["retention.ms"]), kafka_configs.number(cfg["retention.bytes"])
             ms = -1 if ms < 0 else ms
             if not _deletes(cfg):
@@ -940,7 +953,7 @@ class ReplicaManager:
         now = int(time.time() * 1000)
         best = None
         for hp in self.partitions.values():
-            if hp.failed or not _compacts(self._topic_config(hp.topic)):
+            if hp.failed or not _compacts(hp.config):
                 continue
             cfg = self.cleaner_config(hp.topic)
             try:
