@@ -21,14 +21,20 @@ Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-fact
   new member) already counts for the high watermark and acks, while a shrink is pending the old ISR still does.
   The answer to the pending proposal (only that one) commits the new ISR and partition epoch, reverts on
   OPERATION_NOT_ATTEMPTED / INELIGIBLE_REPLICA, and otherwise waits for the metadata image to move.
-* **High watermark.** The minimum of the leader's end offset and each maximal-ISR member's, never advancing while the
-  ISR is below the effective minimum, and never going back.
+* **High watermark.** The minimum of the leader's end offset, each maximal-ISR member's, and the end offset of each
+  follower outside the ISR that is *waiting to join it*: caught up (at the leader's end, or caught up within
+  ``replica.lag.time.max.ms``) and eligible (``may_join_isr``: registered, unfenced, not shutting down, of the broker
+  epoch it fetched with). Without the last term a follower that keeps pace under steady writes reports, at each
+  fetch, an end just below a high watermark the ISR has already moved past, never reaches it, and never rejoins: the
+  partition stays under-replicated for good (Kafka's ``maybeIncrementLeaderHW``). A follower that stops fetching
+  stops holding it back once its caught-up time is ``replica.lag.time.max.ms`` old. Never advancing while the ISR
+  is below the effective minimum, and never going back.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Mapping
 
 from kraftwire.error_codes import (
     FENCED_LEADER_EPOCH,
@@ -48,10 +54,14 @@ from kraftwire.error_codes import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 
-__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "Follower", "LeaderChange", "PendingIsr", "ReplicaState",
+__all__ = ["LEADER", "FOLLOWER", "OFFLINE", "NEVER_MS", "Follower", "LeaderChange", "PendingIsr", "ReplicaState",
            "check_fetch_position", "may_join_isr"]
 
 LEADER, FOLLOWER, OFFLINE = "leader", "follower", "offline"
+
+#: a time before any clock the caller passes in (which may start at 0, as the simulations' do): a follower that
+#: never caught up, or never fetched, in this leader epoch (Kafka's 0 on a wall clock)
+NEVER_MS = -(1 << 62)
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,12 +123,13 @@ class ReplicaState:
             self.pending, self.in_flight = None, False  # the image moved: whatever was proposed is settled
             if became:
                 self.epoch_start_offset = log_end
-                self.followers = {b: Follower(b, now_ms if b in self.isr else 0) for b in self.replicas
+                self.followers = {b: Follower(b, now_ms if b in self.isr else NEVER_MS) for b in self.replicas
                                   if b != self.broker_id}
-            else:
+            else:  # the same epoch: keep what is known of the replicas still assigned, forget the others
+                self.followers = {b: f for b, f in self.followers.items() if b in self.replicas}
                 for b in self.replicas:
                     if b != self.broker_id and b not in self.followers:
-                        self.followers[b] = Follower(b, now_ms if b in self.isr else 0)
+                        self.followers[b] = Follower(b, now_ms if b in self.isr else NEVER_MS)
             return LeaderChange(LEADER, became)
         self.role = FOLLOWER if self.broker_id in self.replicas else OFFLINE
         self.epoch_start_offset = -1
@@ -210,7 +221,7 @@ class ReplicaState:
             f = self.followers.get(b)
             if b == self.broker_id or f is None:
                 continue
-            if f.end_offset != leader_end and now_ms - f.caught_up_ms > lag_ms:
+            if not f.caught_up(leader_end, now_ms, lag_ms):
                 out.add(b)
         if not out:
             return None
@@ -243,15 +254,23 @@ class ReplicaState:
         return True
 
     # ------------------------------------------------------------------------------------------------ watermark
-    def advance_high_watermark(self, log_end: int, min_insync_replicas: int) -> bool:
-        """Recompute the leader's high watermark from ``log_end`` and the followers' end offsets; True if it moved."""
+    def advance_high_watermark(self, log_end: int, min_insync_replicas: int, *, now_ms: int, lag_ms: int,
+                               brokers: Mapping[int, object]) -> bool:
+        """Recompute the leader's high watermark from ``log_end`` and the followers' end offsets at ``now_ms``;
+        True if it moved. ``lag_ms`` is ``replica.lag.time.max.ms``; ``brokers`` the image's broker registrations
+        (who may join the ISR): a follower outside the ISR that is caught up and eligible holds it back too."""
         if self.role != LEADER or len(self.isr) < self.min_isr(min_insync_replicas):
             return False
         hw = log_end
-        for broker in self.maximal_isr():
+        maximal = self.maximal_isr()
+        for broker in maximal:
             if broker != self.broker_id:
                 f = self.followers.get(broker)
                 hw = min(hw, f.end_offset if f is not None else 0)
+        for broker, f in self.followers.items():
+            if (f.end_offset < hw and broker not in maximal and f.caught_up(log_end, now_ms, lag_ms)
+                    and may_join_isr(brokers.get(broker), f.broker_epoch)):
+                hw = f.end_offset  # waiting to join the ISR: let it reach the high watermark
         if hw > self.high_watermark:
             self.high_watermark = hw
             return True
@@ -290,16 +309,21 @@ class Follower:
 
     __slots__ = ("broker_id", "end_offset", "caught_up_ms", "last_fetch_ms", "last_fetch_leader_end", "broker_epoch")
 
-    def __init__(self, broker_id: int, caught_up_ms: int = 0) -> None:
+    def __init__(self, broker_id: int, caught_up_ms: int = NEVER_MS) -> None:
         self.broker_id = broker_id
         self.end_offset = 0
         self.caught_up_ms = caught_up_ms
-        self.last_fetch_ms = 0
+        self.last_fetch_ms = NEVER_MS
         self.last_fetch_leader_end = 0
         self.broker_epoch = -1
 
     def __repr__(self) -> str:
         return f"Follower({self.broker_id} end={self.end_offset} caught_up={self.caught_up_ms})"
+
+    def caught_up(self, leader_end: int, now_ms: int, lag_ms: int) -> bool:
+        """At the leader's end, or caught up within ``lag_ms`` (Kafka's ``isCaughtUp``): an ISR member that is not
+        leaves the ISR; a follower outside it that is holds the high watermark back until it can join."""
+        return self.end_offset == leader_end or now_ms - self.caught_up_ms <= lag_ms
 
 
 @dataclass(frozen=True, slots=True)

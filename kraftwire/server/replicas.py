@@ -1061,8 +1061,10 @@ class ReplicaManager:
 
     def _advance(self, hp: Hosted, *, appended: bool = False) -> None:
         """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
-        fetches also wait for new data: ``appended``)."""
-        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr)
+        fetches also wait for new data: ``appended``). The followers the ISR waits for to join come from the
+        image's broker registrations (fenced, shutting down) and their fetch times."""
+        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr, now_ms=_now_ms(), lag_ms=self.lag_ms,
+                                                brokers=self.node.metadata.image.brokers)
         if moved:
             hp.log.update_high_watermark(hp.state.high_watermark)
         if moved or appended:

@@ -256,7 +256,8 @@ class PartitionSim:
 
     def advance(self, b: Broker, index: int) -> None:
         r = b.replicas[index]
-        if r.state.advance_high_watermark(r.log.end_offset(), self.min_isr_of(b.image)):
+        if r.state.advance_high_watermark(r.log.end_offset(), self.min_isr_of(b.image), now_ms=self.now,
+                                          lag_ms=LAG_MS, brokers=b.image.brokers):
             r.log.update_high_watermark(r.state.high_watermark)
         self.check_waits(b)
 

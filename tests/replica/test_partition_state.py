@@ -1,6 +1,6 @@
 """The pure replica state of one partition on one broker: roles from registrations, fencing by leader epoch, the
-acks and min.insync.replicas rules, and the high watermark (min over the ISR, held while the ISR is too small,
-never going back)."""
+acks and min.insync.replicas rules, and the high watermark (min over the ISR and the followers waiting to join it,
+held while the ISR is too small, never going back)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,23 @@ from kraftwire import error_codes as ec
 from kraftwire.replica.partition import FOLLOWER, LEADER, OFFLINE, ReplicaState
 
 
+LAG_MS = 10_000
+
+
 def reg(leader=1, replicas=(1,), isr=None, leader_epoch=0, partition_epoch=0):
     return SimpleNamespace(leader=leader, replicas=replicas, isr=replicas if isr is None else isr,
                            leader_epoch=leader_epoch, partition_epoch=partition_epoch)
+
+
+def broker(epoch=1, fenced=False, in_controlled_shutdown=False):
+    """An image's broker registration, as ``may_join_isr`` reads it."""
+    return SimpleNamespace(epoch=epoch, fenced=fenced, in_controlled_shutdown=in_controlled_shutdown)
+
+
+def _hw(s, log_end, min_isr, now_ms=0, brokers=None):
+    """``advance_high_watermark`` with brokers 1-5 registered and unfenced (epoch 1) unless ``brokers`` says."""
+    brokers = {b: broker() for b in range(1, 6)} if brokers is None else brokers
+    return s.advance_high_watermark(log_end, min_isr, now_ms=now_ms, lag_ms=LAG_MS, brokers=brokers)
 
 
 def test_roles_follow_the_registration_and_a_new_epoch_starts_at_the_log_end():
@@ -66,25 +80,25 @@ def test_an_append_whose_isr_shrank_below_the_minimum_is_not_enough_replicas_aft
 def test_high_watermark_is_the_minimum_over_the_isr_held_below_min_isr_and_monotonic():
     s = ReplicaState(1, "t", 0)
     s.apply(reg(replicas=(1,)), log_end=0)
-    assert s.advance_high_watermark(5, 1) and s.high_watermark == 5
-    assert not s.advance_high_watermark(5, 1)
+    assert _hw(s, 5, 1) and s.high_watermark == 5
+    assert not _hw(s, 5, 1)
 
     s = ReplicaState(1, "t", 0)
     s.apply(reg(replicas=(1, 2, 3), isr=(1, 2)), log_end=0)
     s.follower_fetched(2, 3, 1, now_ms=0, leader_end=10)
-    assert s.advance_high_watermark(10, 1) and s.high_watermark == 3  # a lagging ISR member holds it back
+    assert _hw(s, 10, 1) and s.high_watermark == 3  # a lagging ISR member holds it back
     s.follower_fetched(3, 1, 1, now_ms=0, leader_end=10)  # not in the ISR: does not count
     s.follower_fetched(2, 10, 1, now_ms=0, leader_end=10)
-    assert s.advance_high_watermark(10, 1) and s.high_watermark == 10
+    assert _hw(s, 10, 1) and s.high_watermark == 10
     s.follower_fetched(2, 4, 1, now_ms=0, leader_end=10)  # never goes back
-    assert not s.advance_high_watermark(10, 1) and s.high_watermark == 10
+    assert not _hw(s, 10, 1) and s.high_watermark == 10
 
     s = ReplicaState(1, "t", 0)
     s.apply(reg(replicas=(1, 2, 3), isr=(1,)), log_end=0)
-    assert not s.advance_high_watermark(10, 2) and s.high_watermark == 0  # ISR below min.insync.replicas
+    assert not _hw(s, 10, 2) and s.high_watermark == 0  # ISR below min.insync.replicas
     follower = ReplicaState(2, "t", 0)
     follower.apply(reg(replicas=(1, 2)), log_end=0)
-    assert not follower.advance_high_watermark(10, 1)  # only a leader computes it
+    assert not _hw(follower, 10, 1)  # only a leader computes it
 
 
 def _leader(replicas=(1, 2, 3), isr=None, log_end=0):
@@ -108,7 +122,7 @@ def test_caught_up_time_follows_kafkas_rule():
 def test_expansion_needs_the_high_watermark_and_the_epoch_start_and_counts_at_once():
     s = _leader(isr=(1, 2), log_end=5)  # this leader epoch starts at 5
     s.follower_fetched(2, 8, 1, now_ms=0, leader_end=8)
-    assert s.advance_high_watermark(8, 1) and s.high_watermark == 8
+    assert _hw(s, 8, 1) and s.high_watermark == 8
     s.follower_fetched(3, 4, 1, now_ms=0, leader_end=8)
     assert s.propose_expansion(3, eligible=True) is None  # below the high watermark (and the epoch start)
     s.follower_fetched(3, 8, 1, now_ms=0, leader_end=8)
@@ -117,9 +131,9 @@ def test_expansion_needs_the_high_watermark_and_the_epoch_start_and_counts_at_on
     assert pending.isr == (1, 2, 3) and s.maximal_isr() == (1, 2, 3)
     assert s.propose_expansion(3, eligible=True) is None  # one change at a time
     s.follower_fetched(2, 12, 1, now_ms=0, leader_end=12)
-    assert s.advance_high_watermark(12, 1) is False  # 3 counts already: it is at 8
+    assert _hw(s, 12, 1) is False  # 3 counts already: it is at 8
     s.follower_fetched(3, 12, 1, now_ms=0, leader_end=12)
-    assert s.advance_high_watermark(12, 1) and s.high_watermark == 12
+    assert _hw(s, 12, 1) and s.high_watermark == 12
     assert not s.isr_answered(pending, ec.NONE, leader_epoch=0, partition_epoch=1, isr=(1, 2, 3))
     assert s.isr == (1, 2, 3) and s.partition_epoch == 1 and s.pending is None
 
@@ -172,3 +186,83 @@ def test_an_answer_to_an_earlier_proposal_leaves_the_pending_expansion_counted()
     assert s.maximal_isr() == (1, 2, 3)
     assert not s.isr_answered(second, ec.NONE, leader_epoch=0, partition_epoch=2, isr=(1, 2, 3))
     assert s.isr == (1, 2, 3) and s.pending is None
+
+
+# ------------------------------------------------------------------------------------------------ waiting to join
+# Kafka's leader counts, besides the (maximal) ISR, every follower outside it that is caught up and eligible to join
+# (Partition.maybeIncrementLeaderHW / shouldWaitForReplicaToJoinIsr); PartitionTest names in the test names.
+
+
+@pytest.mark.parametrize("broker_state", ["fenced", "shutdown", "unfenced"])
+def test_high_watermark_increases_with_fenced_or_shutdown_follower(broker_state):
+    # Kafka: PartitionTest.testHighWatermarkIncreasesWithFencedOrShutdownFollower
+    s = ReplicaState(1, "t", 0)
+    s.apply(reg(replicas=(1, 2), leader_epoch=5, partition_epoch=1), log_end=10, now_ms=1000)
+    brokers = {1: broker(), 2: broker()}
+    s.follower_fetched(2, 10, 1, now_ms=1000, leader_end=10)  # the follower catches up to the log end
+    assert s.followers[2].caught_up_ms == 1000
+    assert _hw(s, 10, 1, now_ms=1000, brokers=brokers) and s.high_watermark == 10
+    if broker_state == "fenced":
+        brokers[2] = broker(fenced=True)
+    elif broker_state == "shutdown":
+        brokers[2] = broker(in_controlled_shutdown=True)
+    # the controller shrinks the ISR (same leader epoch) and the leader appends 10 more
+    change = s.apply(reg(replicas=(1, 2), isr=(1,), leader_epoch=5, partition_epoch=2), log_end=20, now_ms=1000)
+    assert change.new_leader_epoch is False and s.isr == (1,) and s.maximal_isr() == (1,)
+    assert s.propose_shrink(now_ms=1000, lag_ms=LAG_MS, leader_end=20) is None
+    _hw(s, 20, 1, now_ms=1000, brokers=brokers)
+    # unfenced, the caught-up follower outside the ISR is waited for; fenced or shutting down it is not
+    assert s.high_watermark == (10 if broker_state == "unfenced" else 20)
+
+
+def test_a_follower_keeping_pace_under_steady_writes_rejoins_the_isr():
+    # Kafka's reason for the rule (the comment on Partition.maybeIncrementLeaderHW): follower 3, out of the ISR,
+    # fetches from the end the leader had at its previous fetch, while ISR member 2 has fetched since. Counting
+    # the ISR only, 3's end is always just below the high watermark, so 3 never may join.
+    s = _leader(isr=(1, 2), log_end=0)
+    end, now = 0, 0
+    three = 0  # follower 3's log end
+    for _ in range(20):
+        now += 100
+        end += 2  # a steady write
+        _hw(s, end, 1, now_ms=now)
+        s.follower_fetched(2, end, 1, now_ms=now, leader_end=end)  # 2 is at the end
+        _hw(s, end, 1, now_ms=now)
+        s.follower_fetched(3, three, 1, now_ms=now, leader_end=end)
+        if s.propose_expansion(3, eligible=True) is not None:
+            break
+        _hw(s, end, 1, now_ms=now)
+        three = end  # its fetch brought everything the leader had
+    else:
+        pytest.fail(f"follower 3 never caught up to the high watermark {s.high_watermark} (its end {three})")
+    assert s.pending.isr == (1, 2, 3)
+
+
+def test_a_follower_outside_the_isr_holds_the_high_watermark_only_while_caught_up_within_the_lag():
+    s = _leader(isr=(1, 2), log_end=0)
+    s.follower_fetched(2, 10, 1, now_ms=1000, leader_end=10)
+    s.follower_fetched(3, 10, 1, now_ms=1000, leader_end=10)  # 3 caught up at 1000
+    s.follower_fetched(2, 14, 1, now_ms=1100, leader_end=14)
+    assert _hw(s, 14, 1, now_ms=1100) and s.high_watermark == 10  # 3 (at 10) is waited for
+    assert not _hw(s, 14, 1, now_ms=1000 + LAG_MS)
+    assert _hw(s, 14, 1, now_ms=1001 + LAG_MS) and s.high_watermark == 14  # 3 stopped fetching: no longer
+
+
+def test_a_follower_that_was_never_caught_up_or_may_not_join_is_not_waited_for():
+    s = _leader(isr=(1, 2), log_end=0)
+    s.follower_fetched(2, 10, 1, now_ms=0, leader_end=10)
+    s.follower_fetched(3, 4, 1, now_ms=0, leader_end=10)  # behind since this leader began: never caught up
+    assert _hw(s, 10, 1, now_ms=0) and s.high_watermark == 10
+
+    s = _leader(isr=(1, 2), log_end=0)
+    s.follower_fetched(2, 10, 1, now_ms=0, leader_end=10)
+    s.follower_fetched(3, 10, 1, now_ms=0, leader_end=10)
+    s.follower_fetched(2, 14, 1, now_ms=0, leader_end=14)
+    assert _hw(s, 14, 1, brokers={2: broker()}) and s.high_watermark == 14  # 3 unregistered
+    s.high_watermark = 0
+    assert _hw(s, 14, 1, brokers={2: broker(), 3: broker(epoch=2)}) and s.high_watermark == 14  # an older epoch
+    s.high_watermark = 0
+    assert _hw(s, 14, 1) and s.high_watermark == 10  # registered in the epoch it fetched with: waited for
+    s.apply(reg(replicas=(1, 2), isr=(1, 2), partition_epoch=1), log_end=14)  # 3 leaves the assignment
+    assert 3 not in s.followers
+    assert _hw(s, 14, 1) and s.high_watermark == 14
