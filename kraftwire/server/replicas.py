@@ -417,6 +417,8 @@ class ReplicaManager:
                     self._send_alter(hp)
                 elif hp.state.pending is not None and not hp.state.in_flight:
                     self._send_alter(hp)  # an answer asked for it to be sent again
+                # time alone can move it: a follower outside the ISR that stopped fetching stops holding it back
+                self._advance(hp, now_ms=now_ms)
         for hp in list(self.partitions.values()):
             if not hp.failed and hp.flush_ms < LONG_MAX:
                 self._maybe_flush(hp, now_ms)
@@ -1059,11 +1061,12 @@ class ReplicaManager:
                      "; sending it again" if again else "")
         self._advance(hp)
 
-    def _advance(self, hp: Hosted, *, appended: bool = False) -> None:
+    def _advance(self, hp: Hosted, *, appended: bool = False, now_ms: int | None = None) -> None:
         """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
         fetches also wait for new data: ``appended``). The followers the ISR waits for to join come from the
         image's broker registrations (fenced, shutting down) and their fetch times."""
-        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr, now_ms=_now_ms(), lag_ms=self.lag_ms,
+        now_ms = _now_ms() if now_ms is None else now_ms
+        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
                                                 brokers=self.node.metadata.image.brokers)
         if moved:
             hp.log.update_high_watermark(hp.state.high_watermark)
