@@ -22,9 +22,11 @@ After every event (``check``):
   the leader's high watermark;
 * a leader's high watermark never goes back within its epoch; the image's leader is in its ISR, inside the replicas.
 
-Then the faults stop (``settle``): every broker comes back, the network heals, and within a bounded number of steps
-every partition must have a leader whose ISR is every replica, every replica's log must equal the leader's, the high
-watermark must be the log end, and every acknowledged batch must be there.
+Then the faults stop (``settle``): every broker comes back and the network heals. Under steady writes every follower
+must be back in the ISR within a bounded number of rounds (``rejoin``: liveness of ISR expansion, with the followers
+that were out of an ISR fetching more slowly than its members). Then the writes stop, and within a bounded number of
+steps every partition must have a leader whose ISR is every replica, every replica's log must equal the leader's, the
+high watermark must be the log end, and every acknowledged batch must be there.
 
 A failure raises ``SimulationFailure`` naming the seed and the last events; ``python -m
 kraftwire.testing.partition_sim --seed N`` replays a seed and prints its whole trail.
@@ -36,6 +38,7 @@ import argparse
 import random
 import uuid
 from dataclasses import dataclass, field
+from typing import Collection
 
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
@@ -58,6 +61,8 @@ TOPIC = "events"
 SESSION_TIMEOUT_MS = 9_000
 LAG_MS = 10_000
 REQUEST_TIMEOUT_MS = 30_000
+#: rounds of steady writes, once the faults stopped, within which every follower must be back in the ISR
+REJOIN_ROUNDS = 120
 
 
 class SimulationFailure(AssertionError):
@@ -355,9 +360,12 @@ class PartitionSim:
                 self.advance(b, pd.partition_index)
 
     # ------------------------------------------------------------------------------------------------ broker: follower
-    def fetch(self, b: Broker) -> None:
+    def fetch(self, b: Broker, partitions: Collection[int] | None = None) -> None:
+        """``b`` fetches every partition it follows (of ``partitions``, if given) that has no fetch in flight."""
         by_leader: dict[int, list] = {}
         for index, r in b.replicas.items():
+            if partitions is not None and index not in partitions:
+                continue
             if r.state.role == FOLLOWER and r.state.leader >= 0 and not r.fetch_in_flight and not r.fenced:
                 lg = r.log
                 last = lg.latest_epoch()
@@ -754,8 +762,54 @@ class PartitionSim:
         except Exception as exc:  # noqa: BLE001 - any error is a failure of this seed, with its trail
             self.fail(f"{type(exc).__name__}: {exc}")
 
-    def settle(self, limit: int = 6000) -> None:
-        """Stop the faults and require the cluster to converge."""
+    def drain(self) -> None:
+        """Deliver every message in flight, in order (a healthy network), and whatever they set off."""
+        while self.net:
+            self.deliver(0)
+            self.check()
+
+    def rejoin(self, limit: int) -> None:
+        """Liveness under steady writes: with the faults stopped and every broker alive, every partition's ISR is
+        every replica again within ``limit`` rounds while the leaders keep appending. In a round every leader
+        appends a batch, the followers fetch, and the network delivers everything; a follower outside an ISR is
+        slower there (it fetches every other round, after the others): alive, only slower than the ISR.
+
+        Such a follower keeps pace, yet at each fetch it reports an end just below the high watermark the faster
+        ISR member has moved it to since: it can reach the high watermark only because the leader waits for it
+        (``ReplicaState.advance_high_watermark``, Kafka's ``maybeIncrementLeaderHW``); counting the ISR alone, it
+        never rejoins."""
+        topic = self.image.topics[self.topic_id]
+        slow = {(b, index) for index, reg in topic.partitions.items() for b in reg.replicas if b not in reg.isr}
+        self.event(f"settle: steady writes; slower followers {sorted(slow)}")
+        for k in range(limit):
+            if k % 4 == 0:
+                self.tick(500)
+            for index, reg in topic.partitions.items():
+                b = self.brokers.get(reg.leader)
+                if b is not None:
+                    self.produce(b, index, self.rng.choice([-1, -1, 1]))
+            for b in self.brokers.values():
+                self.fetch(b, [index for index in b.replicas if (b.id, index) not in slow])
+            self.drain()
+            if k % 2 == 0:
+                for b in self.brokers.values():
+                    self.fetch(b, [index for index in b.replicas if (b.id, index) in slow])
+                self.drain()
+            topic = self.image.topics[self.topic_id]
+            if all(set(reg.isr) == set(reg.replicas) for reg in topic.partitions.values()):
+                self.count("rejoined")
+                return
+        out = []
+        for index, reg in topic.partitions.items():
+            if set(reg.isr) != set(reg.replicas):
+                leader = self.brokers[reg.leader].replicas.get(index) if reg.leader in self.brokers else None
+                out.append(f"p{index} isr={list(reg.isr)} replicas={list(reg.replicas)} leader: "
+                           f"{None if leader is None else (leader.state, list(leader.state.followers.values()))}")
+        self.fail(f"under steady writes, no full ISR within {limit} rounds once the faults stopped: " + "; ".join(out))
+
+    def settle(self, limit: int = 6000, rejoin_limit: int = REJOIN_ROUNDS) -> None:
+        """Stop the faults; under steady writes every follower must rejoin the ISR (``rejoin``); then the writes
+        stop and the cluster must converge."""
         self.event("settle: heal everything, restart every broker")
         self.cut.clear()
         self.isolated.clear()
@@ -763,6 +817,8 @@ class PartitionSim:
         for b in self.brokers.values():
             if not b.alive:
                 self.restart(b)
+        self.rejoin(rejoin_limit)
+        self.event("settle: the writes stop")
         for i in range(limit):
             if i % 20 == 0:
                 self.tick(500)
@@ -772,7 +828,7 @@ class PartitionSim:
             elif self.net:
                 self.deliver(self.rng.randrange(len(self.net)))
             self.check()
-            if i % 50 == 49 and self.converged():
+            if i % 10 == 9 and self.converged():  # (the catching up is mostly done under the writes: look often)
                 break
         else:
             where = [f"b{b.id} p{i}: {r.state} fetching={r.fetch_in_flight} fenced={r.fenced} {r.log!r}"
