@@ -19,6 +19,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
 from kraftwire.server.app import Node
 from kraftwire.server.client import KafkaConnection
+from kraftwire.server.replicas import _now_ms
 from kraftwire.server.settings import NodeSettings
 from tests.server.test_partitions import _batch, _produce
 
@@ -192,6 +193,52 @@ def test_followers_replicate_and_the_isr_shrinks_and_expands(tmp_path):
             hp = cluster.nodes[new].replicas.get("orders", 0)
             await _until("leading", lambda: hp.state.role == "leader")
             assert _values(hp.log) == acknowledged
+        finally:
+            await cluster.stop()
+
+    asyncio.run(main())
+
+
+def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark_until_the_lag_passes(tmp_path):
+    """Kafka's leader also waits for a follower outside the ISR that is caught up and eligible: the replica manager
+    gives the rule the image's broker registrations and the fetch times, and its beat releases the high watermark
+    once such a follower has been silent for replica.lag.time.max.ms, with nothing else to move it."""
+    cluster = Cluster(tmp_path)
+
+    async def main():
+        await cluster.start()
+        try:
+            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
+            try:
+                created = await conn.request(CT(topics=[CT.CreatableTopic(
+                    name="quiet", num_partitions=1, replication_factor=3, assignments=[], configs=[])],
+                    timeout_ms=5000, validate_only=False), 7)
+                assert created.topics[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            reg = cluster.partition("quiet", 0)
+            leader, (follower, other) = reg.leader, [b for b in reg.replicas if b != reg.leader]
+            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get("quiet", 0) is not None
+                                               for b in (1, 2, 3)))
+            hp = cluster.nodes[leader].replicas.get("quiet", 0)
+            conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
+            try:
+                for b in (follower, other):  # both followers stop; they fall behind and leave the ISR
+                    await cluster.nodes[b].replicas.fetchers.close()
+                r = await conn.request(_produce("quiet", {0: _batch([b"one"])}, acks=1), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                await _until("ISR of one", lambda: hp.state.isr == (leader,), LAG_MS / 1000 + 10)
+                end = hp.log.end_offset()
+                assert hp.log.high_watermark() == end
+                # the follower's last fetch caught it up to the end; then it goes silent, outside the ISR
+                epoch = cluster.nodes[leader].metadata.image.brokers[follower].epoch
+                hp.state.follower_fetched(follower, end, epoch, _now_ms(), end)
+                r = await conn.request(_produce("quiet", {0: _batch([b"two"])}, acks=1), 9)
+                assert r.responses[0].partition_responses[0].error_code == ec.NONE
+                assert hp.log.end_offset() == end + 1 and hp.log.high_watermark() == end  # it is waited for
+                await _until("released", lambda: hp.log.high_watermark() == end + 1, LAG_MS / 1000 + 5)
+            finally:
+                await conn.close()
         finally:
             await cluster.stop()
 
