@@ -93,6 +93,19 @@ class Cluster:
     def partition(self, topic: str, index: int):
         return self.controller.metadata.image.topic(topic).partitions[index]
 
+    async def create_topic(self, name: str, configs: dict[str, str] | None = None) -> None:
+        """One partition, three replicas (through broker 1); waits until every broker hosts it."""
+        conn = await KafkaConnection.open("127.0.0.1", self.port(1))
+        try:
+            created = await conn.request(CT(topics=[CT.CreatableTopic(
+                name=name, num_partitions=1, replication_factor=3, assignments=[],
+                configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])],
+                timeout_ms=5000, validate_only=False), 7)
+            assert created.topics[0].error_code == ec.NONE
+        finally:
+            await conn.close()
+        await _until("hosted", lambda: all(self.nodes[b].replicas.get(name, 0) is not None for b in self.nodes))
+
 
 async def _until(what: str, check, timeout_s: float = 15.0):
     for _ in range(int(timeout_s / 0.02)):
@@ -114,20 +127,10 @@ def test_followers_replicate_and_the_isr_shrinks_and_expands(tmp_path):
     async def main():
         await cluster.start()
         try:
-            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
-            try:
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name="orders", num_partitions=1, replication_factor=3, assignments=[],
-                    configs=[CT.CreatableTopicConfig(name="min.insync.replicas", value="2")])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-            finally:
-                await conn.close()
+            await cluster.create_topic("orders", {"min.insync.replicas": "2"})
             reg = cluster.partition("orders", 0)
             leader = reg.leader
             followers = [b for b in reg.replicas if b != leader]
-            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get("orders", 0) is not None
-                                               for b in (1, 2, 3)))
             conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
             try:
                 for i in range(5):
@@ -208,18 +211,9 @@ def test_a_caught_up_follower_outside_the_isr_holds_the_high_watermark_until_the
     async def main():
         await cluster.start()
         try:
-            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
-            try:
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name="quiet", num_partitions=1, replication_factor=3, assignments=[], configs=[])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-            finally:
-                await conn.close()
+            await cluster.create_topic("quiet")
             reg = cluster.partition("quiet", 0)
             leader, (follower, other) = reg.leader, [b for b in reg.replicas if b != reg.leader]
-            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get("quiet", 0) is not None
-                                               for b in (1, 2, 3)))
             hp = cluster.nodes[leader].replicas.get("quiet", 0)
             conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
             try:
