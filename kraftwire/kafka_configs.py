@@ -203,6 +203,38 @@ def same_value(key: KafkaKey, a: str | None, b: str | None) -> bool:
     return a.strip() == b.strip()
 
 
+def check_dynamic_broker(changes: Mapping[str, str], *, per_broker: bool) -> str:
+    """"" when Kafka takes ``changes`` (key -> new value) as dynamic broker configs — of one broker
+    (``per_broker``) or as the cluster-wide default — else its refusal (answered INVALID_REQUEST), checked in Kafka's
+    order: keys that are not dynamic, security keys without a listener prefix, per-broker keys at the cluster
+    level, then each value against its key's type and validator. Keys Kafka does not know are taken, as Kafka
+    takes them."""
+    def listed(keys) -> str:
+        return "[" + ", ".join(sorted(keys)) + "]"
+
+    known = {k: BROKER[k] for k in changes if k in BROKER}
+    fixed = [k for k, key in known.items() if key.dynamic == "read-only"]
+    if fixed:
+        return f"Cannot update these configs dynamically: {listed(fixed)}"
+    bare = [k for k in known if k.startswith(("ssl.", "sasl.")) and known[k].dynamic == "per-broker"
+            and k not in _UNPREFIXED_SECURITY]
+    if bare:
+        return f"These security configs can be dynamically updated only per-listener using the listener prefix: {listed(bare)}"
+    if not per_broker:
+        own = [k for k, key in known.items() if key.dynamic == "per-broker"]
+        if own:
+            return f"Cannot update these configs at default cluster level, broker id must be specified: {listed(own)}"
+    for k, key in sorted(known.items()):
+        why = check(key, changes[k])
+        if why:
+            return why
+    return ""
+
+
+#: per-broker security keys Kafka lets a broker update without a listener prefix
+_UNPREFIXED_SECURITY = frozenset({"sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol"})
+
+
 # --------------------------------------------------------------------------------------------- resolution
 @dataclass(frozen=True)
 class BrokerConfigs:

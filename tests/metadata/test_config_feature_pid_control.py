@@ -60,9 +60,8 @@ def test_incremental_set_delete_append_subtract_on_a_topic():
     assert cc.incremental_alter(img, inc((2, "t", [("segment.ms", SET, "5")]), validate_only=True)).records == ()
 
 
-def test_broker_keys_are_written_even_when_unchanged_and_checked_by_the_edge():
-    cc = ConfigControl(broker_check=lambda k, v: "" if k == "log.retention.ms" and v.isdigit()
-                       else f"Invalid value {v} for configuration {k}")
+def test_broker_keys_are_written_even_when_unchanged_and_checked_against_kafkas_table():
+    cc = ConfigControl()
     img = base()
     res = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "5")]), (4, "", [("log.retention.ms",
                                                                                               SET, "6")])))
@@ -71,7 +70,37 @@ def test_broker_keys_are_written_even_when_unchanged_and_checked_by_the_edge():
     again = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "5")])))
     assert len(again.records) == 1
     bad = cc.incremental_alter(img, inc((4, "1", [("log.retention.ms", SET, "x")])))
-    assert bad.response.responses[0].error_code == ec.INVALID_CONFIG and bad.records == ()
+    assert bad.response.responses[0].error_code == ec.INVALID_REQUEST and bad.records == ()
+    assert bad.response.responses[0].error_message == \
+        "Invalid value x for configuration log.retention.ms: Not a number of type LONG"
+
+
+@pytest.mark.parametrize("resource, message", [
+    ((4, "", [("num.io.threads", SET, "-5")]), "Invalid value -5 for configuration num.io.threads: Value must be at "
+                                              "least 1"),
+    ((4, "1", [("broker.id", SET, "7")]), "Cannot update these configs dynamically: [broker.id]"),
+    ((4, "", [("log.retention.hours", SET, "5")]), "Cannot update these configs dynamically: [log.retention.hours]"),
+    ((4, "", [("min.insync.replicas", SET, "0")]), "Invalid value 0 for configuration min.insync.replicas: Value "
+                                                   "must be at least 1"),
+    ((4, "", [("ssl.keystore.location", SET, "/tmp/x")]), "These security configs can be dynamically updated only "
+                                                           "per-listener using the listener prefix: "
+                                                           "[ssl.keystore.location]"),
+    ((4, "", [("listeners", SET, "PLAINTEXT://127.0.0.1:1")]), "Cannot update these configs at default cluster "
+                                                                "level, broker id must be specified: [listeners]"),
+])
+def test_dynamic_broker_configs_are_refused_as_kafka_4_4_refuses_them(resource, message):
+    """Each refusal as a running Kafka 4.4 answered kafka-configs --alter --entity-type brokers (INVALID_REQUEST)."""
+    res = ConfigControl().incremental_alter(base(), inc(resource))
+    assert (res.response.responses[0].error_code, res.response.responses[0].error_message) == (
+        ec.INVALID_REQUEST, message)
+    assert res.records == ()
+
+
+def test_dynamic_broker_keys_kafka_takes_are_taken():
+    """Unknown keys and cluster-wide keys go through, as in Kafka (foo.bar=1, log.cleaner.threads=2 accepted)."""
+    res = ConfigControl().incremental_alter(base(), inc((4, "", [("foo.bar", SET, "1"), ("log.cleaner.threads", SET,
+                                                                                          "2")])))
+    assert res.response.responses[0].error_code == ec.NONE and len(res.records) == 2
 
 
 @pytest.mark.parametrize("resource, code, needle", [

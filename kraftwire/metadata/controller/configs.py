@@ -24,6 +24,7 @@ from kraftwire.error_codes import (
     NONE,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
+from kraftwire import kafka_configs
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from kraftwire.metadata.image import MetadataImage
@@ -82,6 +83,12 @@ class ConfigControl:
                 self._check_resource(image, res.resource_type, res.resource_name)
                 current = image.configs.get((res.resource_type, res.resource_name), {})
                 new = compute(res, current)
+                if res.resource_type == BROKER:
+                    why = kafka_configs.check_dynamic_broker(
+                        {k: v for k, v in new.items() if v is not None and current.get(k) != v},
+                        per_broker=res.resource_name != "")
+                    if why:
+                        raise _Refused(INVALID_REQUEST, why)
                 for key, value in new.items():
                     self._check_value(res.resource_type, key, value)
                 changed = [ApiMessageAndVersion(m.ConfigRecord(resource_type=res.resource_type,
@@ -157,6 +164,11 @@ class ConfigControl:
             if resource_type == TOPIC and key not in topic_configs.TOPIC_CONFIGS:
                 raise _Refused(INVALID_CONFIG, f"Unknown topic config name: {key}")
             return  # deleting a key always works
-        why = topic_configs.check(key, value) if resource_type == TOPIC else self.broker_check(key, value)
-        if why:
-            raise _Refused(INVALID_CONFIG, why)
+        if resource_type == TOPIC:
+            why = topic_configs.check(key, value)
+            if why:
+                raise _Refused(INVALID_CONFIG, why)
+        else:
+            why = self.broker_check(key, value)
+            if why:
+                raise _Refused(INVALID_REQUEST, why)
