@@ -282,19 +282,26 @@ class BrokerConfigs:
         """Every topic key's effective value for a topic with ``overrides`` (Kafka's LogConfig)."""
         return {name: self.topic_value(name, overrides) for name in TOPIC}
 
+    def synonyms(self, name: str, group: tuple[str, ...]) -> list[tuple[str, str, int]]:
+        """``(key, value, source)`` of the broker keys of ``group`` (``name`` and its synonyms, Kafka's
+        brokerConfigSynonyms) that each layer sets, source by source (this broker's dynamic value, the cluster
+        default, the file, Kafka's default), from the first entry that is ``name`` itself on — as Kafka lists them
+        (so ``log.retention.minutes`` lists nothing while only ``.ms`` and ``.hours`` are set)."""
+        out = [(s, layer[s], source) for layer, source in self._layers() for s in group if s in layer]
+        out += [(s, BROKER[s].default, DEFAULT_CONFIG) for s in group
+                if s in BROKER and BROKER[s].default is not None]
+        for i, (s, _, _) in enumerate(out):
+            if s == name:
+                return out[i:]
+        return []
+
     def topic_entry(self, name: str, overrides: Mapping[str, str]) -> tuple[str | None, int, list[tuple[str, str, int]]]:
         """``(value, source, synonyms)`` as DescribeConfigs reports a topic key: synonyms strongest first, each
         ``(name, value, source)`` — the topic's own value, then per source the described broker keys that it sets."""
         key = TOPIC[name]
-        synonyms: list[tuple[str, str, int]] = []
+        synonyms = self.synonyms(key.described[0], key.described) if key.described else []
         if name in overrides:
-            synonyms.append((name, overrides[name], TOPIC_CONFIG))
-        for layer, source in self._layers():
-            synonyms += [(s, layer[s], source) for s in key.described if s in layer]
-        for s in key.described:
-            broker_key = BROKER.get(s)
-            if broker_key is not None and broker_key.default is not None:
-                synonyms.append((s, broker_key.default, DEFAULT_CONFIG))
+            synonyms.insert(0, (name, overrides[name], TOPIC_CONFIG))
         source = synonyms[0][2] if synonyms else DEFAULT_CONFIG
         return self.topic_value(name, overrides), source, synonyms
 

@@ -72,6 +72,12 @@ def test_describe_entries_list_the_synonyms_as_kafka_4_4():
         ("min.insync.replicas", "2", DYNAMIC_DEFAULT_BROKER_CONFIG), ("min.insync.replicas", "2", STATIC_BROKER_CONFIG),
         ("min.insync.replicas", "1", DEFAULT_CONFIG)])
     assert b.topic_entry("errors.deadletterqueue.group.enable", {}) == ("false", DEFAULT_CONFIG, [])
+    # the list starts at the primary synonym: only log.roll.hours has a default, so segment.ms lists nothing
+    assert b.topic_entry("segment.ms", {}) == ("604800000", DEFAULT_CONFIG, [])
+    assert b.topic_entry("flush.ms", {}) == (str(2**63 - 1), DEFAULT_CONFIG, [])
+    assert BrokerConfigs(static={"log.roll.ms": "5000"}).topic_entry("segment.ms", {}) == (
+        "5000", STATIC_BROKER_CONFIG, [("log.roll.ms", "5000", STATIC_BROKER_CONFIG),
+                                       ("log.roll.hours", "168", DEFAULT_CONFIG)])
     assert BrokerConfigs(broker={"message.max.bytes": "9000"}).topic_entry("max.message.bytes", {})[:2] == (
         "9000", DYNAMIC_BROKER_CONFIG)
 

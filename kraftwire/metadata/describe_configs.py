@@ -20,8 +20,10 @@
 
 from __future__ import annotations
 
+from kraftwire import kafka_configs
 from kraftwire.error_codes import INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.metadata.controller import topic_configs
+from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
@@ -55,11 +57,11 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 value, source, synonyms = brokers.topic_entry(key, overrides)
                 sources = [(v, s, n) for n, v, s in synonyms] or [(value, source, None)]
                 sources[0] = (value, source, sources[0][2])
-                entries.append((key, sources, topic_configs.TOPIC_CONFIGS[key].type_id, None))
+                entries.append((key, sources, topic_configs.TOPIC_CONFIGS[key].type_id, None, False))
         elif res.resource_type == BROKER:
             defaults = image.configs.get((BROKER, ""), {})
             if res.resource_name == "":
-                entries = [(key, [(value, DYNAMIC_DEFAULT_BROKER_CONFIG)], STRING, None)
+                entries = [(key, [(value, DYNAMIC_DEFAULT_BROKER_CONFIG, key)], _type(key), None, _sensitive(key))
                            for key, value in sorted(defaults.items())]
             elif res.resource_name != str(node_id):
                 result.error_code = INVALID_REQUEST
@@ -67,41 +69,80 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                                         f"{res.resource_name}")
                 continue
             else:
-                entries = _broker_entries(static, defaults, image.configs.get((BROKER, res.resource_name), {}))
+                entries = _broker_entries(static, defaults, image.configs.get((BROKER, res.resource_name), {}),
+                                          props or {})
         else:
             result.error_code = INVALID_REQUEST
             result.error_message = f"Unsupported resource type {res.resource_type}"
             continue
         wanted = None if res.configuration_keys is None else set(res.configuration_keys)
-        for key, sources, kind, doc in entries:
+        for key, sources, kind, doc, sensitive in entries:
             if wanted is not None and key not in wanted:
                 continue
             value, source = sources[0][:2]
-            synonyms = ([R.DescribeConfigsSynonym(name=(rest[0] if rest and rest[0] else key), value=v, source=s)
-                         for v, s, *rest in sources if not (rest and rest[0] is None)]
+            synonyms = ([R.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s)
+                         for v, s, n in sources if n is not None]
                         if request.include_synonyms else [])
+            if res.resource_type == TOPIC:
+                read_only = False
+            else:
+                fact = kafka_configs.BROKER.get(key)
+                read_only = fact is None or fact.dynamic == "read-only"
             result.configs.append(R.DescribeConfigsResourceResult(
-                name=key, value=value, read_only=res.resource_type != TOPIC and source in (STATIC_BROKER_CONFIG,
-                                                                                         DEFAULT_CONFIG),
-                is_default=source == DEFAULT_CONFIG, config_source=source, is_sensitive=False, synonyms=synonyms,
-                config_type=kind, documentation=doc if request.include_documentation else None))
+                name=key, value=None if sensitive else value, read_only=read_only,
+                is_default=source == DEFAULT_CONFIG, config_source=source, is_sensitive=sensitive,
+                synonyms=synonyms, config_type=kind,
+                documentation=doc if request.include_documentation else None))
     return R(throttle_time_ms=0, results=results)
 
 
-def _broker_entries(static, defaults, dynamic) -> list[tuple]:
+def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
+    """Every broker key of Kafka's table, then kraftwire's own keys: ``(name, [(value, source, synonym)...], type,
+    documentation, sensitive)``; the first entry carries the key's own value and its source, the first synonym's
+    name, and every entry after it one more synonym (``BrokerConfigs.synonyms``: source by source, from the key
+    itself on, as Kafka 4.4 answers). Passwords are sensitive: no value is shown."""
+    docs = {name: doc for name, _, _, _, doc in static}
+    layers = BrokerConfigs(static=props, cluster=defaults, broker=dynamic)
     out = []
-    known = set()
-    for key, value, source, kind, doc in static:
-        known.add(key)
+    for name in sorted(kafka_configs.BROKER):
+        key = kafka_configs.BROKER[name]
+        sensitive = key.type == "PASSWORD"
+        synonyms = layers.synonyms(name, _SYNONYM_GROUPS.get(name, (name,)))
+        value = None if sensitive else next(
+            (layer[name] for layer in (dynamic, defaults, props) if name in layer), key.default)
+        source = synonyms[0][2] if synonyms else DEFAULT_CONFIG
+        sources = [(value, source, None)] + [(v, src, n) for n, v, src in synonyms]
+        sources = [sources[0][:2] + (sources[1][2],)] + sources[2:] if synonyms else sources
+        out.append((name, sources, key.type_id, docs.get(name), sensitive))
+    known = set(kafka_configs.BROKER)
+    for name, value, source, kind, doc in static:  # kraftwire's own keys and the authorizer's
+        if name in known:
+            continue
+        known.add(name)
         sources = []
-        if key in dynamic:
-            sources.append((dynamic[key], DYNAMIC_BROKER_CONFIG))
-        if key in defaults:
-            sources.append((defaults[key], DYNAMIC_DEFAULT_BROKER_CONFIG))
-        sources.append((value, source))
-        out.append((key, sources, kind, doc))
-    for key in sorted((set(dynamic) | set(defaults)) - known):
-        sources = ([(dynamic[key], DYNAMIC_BROKER_CONFIG)] if key in dynamic else []) + \
-                  ([(defaults[key], DYNAMIC_DEFAULT_BROKER_CONFIG)] if key in defaults else [])
-        out.append((key, sources, STRING, None))
+        if name in dynamic:
+            sources.append((dynamic[name], DYNAMIC_BROKER_CONFIG, name))
+        if name in defaults:
+            sources.append((defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG, name))
+        sources.append((value, source, name))
+        out.append((name, sources, kind, doc, False))
+    for name in sorted((set(dynamic) | set(defaults)) - known):  # keys Kafka does not know, taken as Kafka takes them
+        sources = ([(dynamic[name], DYNAMIC_BROKER_CONFIG, name)] if name in dynamic else []) + \
+                  ([(defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG, name)] if name in defaults else [])
+        out.append((name, sources, STRING, None, False))
     return out
+
+
+def _type(name: str) -> int:
+    fact = kafka_configs.BROKER.get(name)
+    return fact.type_id if fact is not None else STRING
+
+
+def _sensitive(name: str) -> bool:
+    fact = kafka_configs.BROKER.get(name.rsplit(".", 1)[-1] if name.startswith("listener.name.") else name)
+    return fact is not None and fact.type == "PASSWORD"
+
+
+#: broker keys that are synonyms of one another (Kafka's brokerConfigSynonyms), from the topic keys' described lists
+_SYNONYM_GROUPS = {name: tuple(k.described) for k in kafka_configs.TOPIC.values() if len(k.described) > 1
+                   for name in k.described}

@@ -35,7 +35,7 @@ def _ask(*resources, synonyms=True, version=4):
                                                                                 configuration_keys=k)
                                                      for t, n, k in resources],
                                           include_synonyms=synonyms, include_documentation=True),
-                            version, node_id=1, static=STATIC)
+                            version, node_id=1, static=STATIC, props={"log.dirs": "/tmp/k"})
     codec.encode(body, version)
     return body.results
 
@@ -72,3 +72,40 @@ def test_errors():
     assert unknown.error_code == metadata.error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
     assert other.error_code == logger.error_code == ec.INVALID_REQUEST
     assert "expected 1" in other.error_message
+
+
+def test_every_broker_key_is_described_as_kafka_4_4_describes_it():
+    """What a Kafka 4.4 broker answered (kafka-configs --describe --all --entity-type brokers --entity-name 1) with
+    min.insync.replicas=2, log.retention.ms=3600000, log.retention.hours=5 and message.max.bytes=500000 in its file
+    and a cluster default min.insync.replicas=2: every key of its ConfigDef, the value the key's own, synonyms
+    source by source from the key on, passwords hidden."""
+    from kraftwire import kafka_configs
+
+    image = replay(MetadataImage(), [A(m.ConfigRecord(resource_type=BROKER, resource_name="", name="min.insync.replicas",
+                                                      value="2"), 0)])
+    props = {"node.id": "1", "min.insync.replicas": "2", "log.retention.ms": "3600000", "log.retention.hours": "5",
+             "message.max.bytes": "500000"}
+    body = describe_configs(image, DC(resources=[DC.DescribeConfigsResource(resource_type=BROKER, resource_name="1",
+                                                                            configuration_keys=None)],
+                                      include_synonyms=True, include_documentation=False),
+                            4, node_id=1, static=[], props=props)
+    codec.encode(body, 4)
+    by = {c.name: (c.value, c.config_source, c.is_sensitive, [(s.name, s.value, s.source) for s in c.synonyms])
+          for c in body.results[0].configs}
+    assert set(kafka_configs.BROKER) <= set(by)
+    S, D, DD = STATIC_BROKER_CONFIG, DEFAULT_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG
+    assert by["log.retention.hours"] == ("5", S, False, [("log.retention.hours", "5", S),
+                                                         ("log.retention.hours", "168", D)])
+    assert by["log.retention.minutes"] == (None, D, False, [])
+    assert by["log.retention.ms"] == ("3600000", S, False, [("log.retention.ms", "3600000", S),
+                                                            ("log.retention.hours", "5", S),
+                                                            ("log.retention.hours", "168", D)])
+    assert by["min.insync.replicas"] == ("2", DD, False, [("min.insync.replicas", "2", DD),
+                                                          ("min.insync.replicas", "2", S),
+                                                          ("min.insync.replicas", "1", D)])
+    assert by["message.max.bytes"] == ("500000", S, False, [("message.max.bytes", "500000", S),
+                                                            ("message.max.bytes", "1048588", D)])
+    assert by["num.io.threads"] == ("8", D, False, [("num.io.threads", "8", D)])
+    assert by["node.id"] == ("1", S, False, [("node.id", "1", S)])
+    assert by["ssl.keystore.password"] == (None, D, True, [])
+    assert by["listeners"][0] == "PLAINTEXT://:9092"
