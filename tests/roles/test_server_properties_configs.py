@@ -112,3 +112,50 @@ def test_min_insync_replicas_from_server_properties_refuses_acks_all_below_it(ma
     roles.wait_until(lambda: _describe_topic(ports[leader])["min.insync.replicas"][:2] == (
         "2", STATIC_BROKER_CONFIG), "the file's value back", cluster)
     assert _produce(f"127.0.0.1:{ports[leader]}") == "NotEnoughReplicasError"
+
+
+def test_the_controllers_own_file_decides_unclean_leader_election(make_roles_cluster):
+    """Three controllers and three brokers; only the controllers' files say unclean.leader.election.enable=true.
+    As in Kafka, the controller resolves a topic's unclean election through its own static config: a partition whose
+    only in-sync replica died is led again by the out-of-sync replica when it comes back, unless the topic itself
+    says false."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    def controllers_only(node_id, socks) -> str:
+        return "unclean.leader.election.enable=true\n" if "CONTROLLER" in socks else ""
+
+    cluster = make_roles_cluster(controllers=3, brokers=3, kraft=True, node_props=controllers_only,
+                                 extra_props="replica.lag.time.max.ms=2000\n")
+    for node in cluster.nodes.values():
+        node.start()
+    cluster.wait_for_leader()
+    port = cluster.nodes[6].port_of("BROKER")
+    roles.wait_until(lambda: roles.broker_ids(port) == [4, 5, 6], "three brokers Online", cluster)
+    admin = KafkaAdminClient(bootstrap_servers=f"127.0.0.1:{port}", request_timeout_ms=20000)
+    try:
+        admin.create_topics([NewTopic("unclean", num_partitions=-1, replication_factor=-1,
+                                      replica_assignments={0: [4, 5]}),
+                             NewTopic("clean", num_partitions=-1, replication_factor=-1,
+                                      replica_assignments={0: [4, 5]},
+                                      topic_configs={"unclean.leader.election.enable": "false"})])
+    finally:
+        admin.close()
+
+    def state(topic):
+        for t in roles.metadata(port).topics:
+            if t.name == topic and t.error_code == 0 and t.partitions:
+                p = t.partitions[0]
+                return p.leader_id, sorted(p.isr_nodes)
+        return None
+
+    roles.wait_until(lambda: all(state(t) == (4, [4, 5]) for t in ("unclean", "clean")), "4 leading, both in sync",
+                     cluster)
+    cluster.nodes[5].kill()
+    roles.wait_until(lambda: all(state(t) == (4, [4]) for t in ("unclean", "clean")), "the ISRs shrunk to 4", cluster)
+    cluster.nodes[4].kill()
+    roles.wait_until(lambda: all(state(t) is not None and state(t)[0] == -1 for t in ("unclean", "clean")),
+                     "both partitions leaderless", cluster)
+    cluster.nodes[5].start()
+    roles.wait_until(lambda: state("unclean") == (5, [5]), "5 elected uncleanly by the controllers' own config",
+                     cluster)
+    assert state("clean")[0] == -1, "the topic's own false keeps the partition leaderless"
