@@ -4,9 +4,14 @@
 Fed batch headers in offset order (``apply``): a transactional data batch opens its producer's transaction at its
 base offset (unless one is open); a control batch of the same producer — a COMMIT or ABORT marker — closes it, and
 an ABORT records ``AbortedTxn(producer id, first offset, last offset = the marker's, last stable offset then)``,
-the entry Kafka appends to the segment's ``.txnindex``. The last stable offset is the first offset of the oldest
-open transaction, capped by the high watermark; a ``read_committed`` fetch stops there and is told the aborted
-transactions that overlap what it reads.
+the entry Kafka appends to the segment's ``.txnindex``.
+
+The last stable offset is Kafka's (``ProducerStateManager.firstUnstableOffset``, ``UnifiedLog.lastStableOffset``):
+a transaction is unstable while it is open and, once its marker is appended, until the high watermark passes the
+marker (Kafka's "unreplicated" transactions: a marker not yet replicated may be lost on a leader change, and the
+transaction would be open again). The first unstable offset is the first offset of the oldest such transaction,
+never below the log start; the last stable offset is that, capped by the high watermark. A ``read_committed``
+fetch stops there and is told the aborted transactions that overlap what it reads.
 
 The ``.txnindex`` layout (Kafka's ``AbortedTxn``): int16 version 0, int64 producer id, int64 first offset, int64 last
 offset, int64 last stable offset — 34 bytes per entry.
@@ -88,31 +93,62 @@ def by_segment(entries: list[AbortedTxn], bases: list[int]) -> dict[int, list[Ab
 class PartitionTxns:
     def __init__(self) -> None:
         self.ongoing: dict[int, int] = {}  # producer id -> first offset of its open transaction
+        #: first offset -> (producer id, marker offset) of a completed transaction whose marker is not yet below the
+        #: high watermark (Kafka's ``unreplicatedTxns``); not in producer snapshots: folded again from the log
+        self.unreplicated: dict[int, tuple[int, int]] = {}
         self.aborted: list[AbortedTxn] = []  # in marker order (last offsets ascending)
+        self.high_watermark = 0  # the last one told (``on_high_watermark``)
 
-    def first_unstable_offset(self) -> int | None:
-        """The first offset of the oldest open transaction (None: none open)."""
+    def first_undecided_offset(self) -> int | None:
+        """The first offset of the oldest open transaction (None: none open), whatever the replication of the
+        markers (Kafka's ``firstUndecidedOffset``)."""
         return min(self.ongoing.values()) if self.ongoing else None
 
-    def last_stable_offset(self, high_watermark: int) -> int:
+    def first_unstable_offset(self) -> int | None:
+        """The first offset of the oldest transaction that is open or whose marker the high watermark has not
+        passed yet (None: none)."""
+        undecided = self.first_undecided_offset()
+        if not self.unreplicated:
+            return undecided
+        unreplicated = min(self.unreplicated)
+        return unreplicated if undecided is None else min(undecided, unreplicated)
+
+    def on_high_watermark(self, high_watermark: int) -> None:
+        """The high watermark is now ``high_watermark``: completed transactions whose marker lies below it are stable
+        (Kafka's ``onHighWatermarkUpdated``)."""
+        self.high_watermark = high_watermark
+        if self.unreplicated:
+            self.unreplicated = {first: (pid, marker) for first, (pid, marker) in self.unreplicated.items()
+                                 if marker >= high_watermark}
+
+    def last_stable_offset(self, high_watermark: int, log_start: int = 0) -> int:
+        """Kafka's LSO with the high watermark ``high_watermark`` (told to ``on_high_watermark`` first): the first
+        unstable offset, raised to ``log_start``, capped by the high watermark."""
+        self.on_high_watermark(high_watermark)
         first = self.first_unstable_offset()
-        return high_watermark if first is None else min(first, high_watermark)
+        return high_watermark if first is None else min(max(first, log_start), high_watermark)
 
     def apply(self, producer_id: int, base_offset: int, last_offset: int, transactional: bool, control: bool,
-              marker: int | None = None, high_watermark: int = 0) -> AbortedTxn | None:
+              marker: int | None = None) -> AbortedTxn | None:
         """Fold one batch's header (``marker``: CONTROL_COMMIT / CONTROL_ABORT of a control batch); the AbortedTxn
-        an abort marker records, else None."""
+        an abort marker records, else None. The AbortedTxn's last stable offset is Kafka's: the first offset of the
+        oldest other transaction still open, else the marker's offset + 1."""
         if not transactional or producer_id < 0:
             return None
         if not control:
             self.ongoing.setdefault(producer_id, base_offset)
             return None
         first = self.ongoing.pop(producer_id, None)
-        if marker != CONTROL_ABORT or first is None:
-            if marker not in (CONTROL_ABORT, CONTROL_COMMIT):
-                raise ValueError(f"a transactional control batch at {base_offset} is not a COMMIT or ABORT marker")
+        if marker not in (CONTROL_ABORT, CONTROL_COMMIT):
+            raise ValueError(f"a transactional control batch at {base_offset} is not a COMMIT or ABORT marker")
+        if first is None:
             return None
-        entry = AbortedTxn(producer_id, first, last_offset, self.last_stable_offset(high_watermark))
+        if last_offset >= self.high_watermark:
+            self.unreplicated[first] = (producer_id, last_offset)
+        if marker != CONTROL_ABORT:
+            return None
+        undecided = self.first_undecided_offset()
+        entry = AbortedTxn(producer_id, first, last_offset, last_offset + 1 if undecided is None else undecided)
         self.aborted.append(entry)
         return entry
 
@@ -122,8 +158,7 @@ class PartitionTxns:
 
     def apply_batch(self, batch) -> AbortedTxn | None:
         """Fold a batch read from the log (a ``RecordBatch``): its header, and for a transactional control batch the
-        marker its record holds. The AbortedTxn's last stable offset is Kafka's: the first offset of the oldest
-        transaction still open, else the marker's offset + 1."""
+        marker its record holds."""
         if not batch.is_transactional or batch.producer_id < 0:
             return None
         marker = None
@@ -131,15 +166,20 @@ class PartitionTxns:
             marker, _epoch = read_marker(batch)
             if marker is None:
                 return None
-        return self.apply(batch.producer_id, batch.base_offset, batch.last_offset, True, batch.is_control, marker,
-                          high_watermark=batch.last_offset + 1)
+        return self.apply(batch.producer_id, batch.base_offset, batch.last_offset, True, batch.is_control, marker)
 
     def truncate_to(self, offset: int) -> None:
         """The log was cut at ``offset``: transactions opened past it and aborts recorded past it go; a transaction
         whose marker was cut is open again (the caller replays the kept tail to find it)."""
         self.ongoing = {pid: first for pid, first in self.ongoing.items() if first < offset}
+        self.unreplicated = {first: (pid, marker) for first, (pid, marker) in self.unreplicated.items()
+                             if marker < offset}
         self.aborted = [a for a in self.aborted if a.last_offset < offset]
 
     def delete_before(self, offset: int) -> None:
-        """The log start moved to ``offset``: aborts wholly below it are of no use to any fetch."""
+        """The log start moved to ``offset``: aborts wholly below it are of no use to any fetch, and completed
+        transactions wholly below it hold nothing (Kafka's ``onLogStartOffsetIncremented``)."""
         self.aborted = [a for a in self.aborted if a.last_offset >= offset]
+        if self.unreplicated:
+            self.unreplicated = {first: (pid, marker) for first, (pid, marker) in self.unreplicated.items()
+                                 if marker >= offset}

@@ -7,12 +7,12 @@
   ISR shrank below the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
   endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
 * **Fetch** from consumers (replica id -1): whole batches up to the high watermark (IsolationLevel 0) or up to the
-  last stable offset (1, READ_COMMITTED: the first offset of the oldest open transaction, capped by the high
-  watermark) with the AbortedTransactions (producer id, first offset) overlapping what it may read; every answer
-  carries the last stable offset; control batches (transaction markers) go out with the data, consumers skip them;
-  partitions in request order, each within its PartitionMaxBytes and what is left of MaxBytes (capped by
-  ``fetch.max.bytes``), only the first batch of the first partition with records allowed past them
-  (``kraftwire.replica.fetch_limits``); 64 KiB
+  last stable offset (1, READ_COMMITTED: the first offset of the oldest transaction open or whose marker the high
+  watermark has not passed, capped by the high watermark) with the AbortedTransactions (producer id, first offset)
+  overlapping what it may read; every answer carries the last stable offset; control batches (transaction markers)
+  go out with the data, consumers skip them; partitions in request order, each within its PartitionMaxBytes and
+  what is left of MaxBytes (capped by ``fetch.max.bytes``), only the first batch of the first partition with
+  records allowed past them (``kraftwire.replica.fetch_limits``); 64 KiB
   or more of whole batches of a segment below that bound go out as a file region with ``sendfile``
   (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.

@@ -17,10 +17,12 @@ kafka-replication-facts.md §1, §4).
   (``kraftwire.replica.transactions``: open ones, the last stable offset, aborted ones) — as leader when it appends,
   as follower when it copies, and on first use after a start from the latest producer snapshot (which carries each
   producer's open transaction, Kafka's CurrentTxnFirstOffset) plus the aborts below it in the segments'
-  ``.txnindex`` files, then the log after it. WriteTxnMarkers appends a COMMIT or ABORT control batch
-  (``append_marker``); an ABORT's ``AbortedTxn`` is appended to the ``.txnindex`` of the segment holding the
-  marker (fsynced before the next producer snapshot), and the files are rewritten from the folded state after a
-  truncation or a clean. Segments at or past the first open transaction are never cleaned.
+  ``.txnindex`` files, then the log after it. A completed transaction holds the last stable offset until the high
+  watermark passes its marker; those are not in the snapshot (nor in Kafka's): the fold finds the ones after it.
+  WriteTxnMarkers appends a COMMIT or ABORT control batch (``append_marker``); an ABORT's ``AbortedTxn`` is
+  appended to the ``.txnindex`` of the segment holding the marker (fsynced before the next producer snapshot), and
+  the files are rewritten from the folded state after a truncation or a clean. Segments at or past the first
+  unstable transaction are never cleaned.
 * **Verification** (KIP-890, ``transaction.partition.verification.enable``): a client's first transactional batch
   of a producer with no open transaction here is appended only with the guard of a verification the transaction
   coordinator confirmed (``start_verification``; ``txn_verifier`` asks); a transactional batch or marker of the
@@ -174,6 +176,7 @@ class Hosted:
         # the transactions: those the snapshot says are open, the aborted ones below it from the segments'
         # .txnindex files (a snapshot is only written by a replica that kept them), the rest from the log
         txns = PartitionTxns()
+        txns.on_high_watermark(lg.high_watermark())  # markers below it are replicated: they hold nothing
         txns.ongoing = {pid: first for pid, first in ongoing.items() if first < start}
         txns.aborted = [e for e in self._stored_aborted() if e.last_offset < start]
         stored = list(txns.aborted)
@@ -191,13 +194,16 @@ class Hosted:
         return table
 
     def txn_state(self) -> PartitionTxns:
-        """The partition's open and aborted transactions (``kraftwire.replica.transactions``)."""
+        """The partition's open, unreplicated and aborted transactions (``kraftwire.replica.transactions``), told
+        the current high watermark."""
         self.producer_table()
+        self.txns.on_high_watermark(self.log.high_watermark())
         return self.txns
 
     def last_stable_offset(self) -> int:
-        """The first offset of the oldest open transaction, capped by the high watermark (Kafka's LSO)."""
-        return self.txn_state().last_stable_offset(self.log.high_watermark())
+        """Kafka's LSO: the first offset of the oldest transaction open or whose marker is not yet below the high
+        watermark, at least the log start, capped by the high watermark."""
+        return self.txn_state().last_stable_offset(self.log.high_watermark(), self.log.start_offset())
 
     # ------------------------------------------------------------------------------------------------ .txnindex
     def _txn_index_files(self) -> list[str]:
@@ -255,6 +261,7 @@ class Hosted:
         if self.producers is None or self.truncations != self.log.truncations:
             self.producers = self.txns = None  # folded again when needed
             return
+        self.txns.on_high_watermark(self.log.high_watermark())  # keeps the unreplicated ones few
         for b in batches:
             marker = coordinator = None
             if b.is_control and b.is_transactional:
@@ -864,8 +871,9 @@ class ReplicaManager:
             batch = next(iter(read_batches(raw, validate=False)))
             table.apply_marker(producer_id, producer_epoch, coordinator_epoch, info.first_offset,
                                timestamp=batch.max_timestamp)
+            hp.txns.on_high_watermark(lg.high_watermark())  # keeps the unreplicated ones few
             entry = hp.txns.apply(producer_id, info.first_offset, info.last_offset, True, True,
-                                  CONTROL_COMMIT if commit else CONTROL_ABORT, high_watermark=info.last_offset + 1)
+                                  CONTROL_COMMIT if commit else CONTROL_ABORT)
             hp._record_abort(entry)
             hp.verifications.clear(producer_id)  # a verification begun before the marker is void
         except InvalidAppendError as exc:

@@ -99,3 +99,61 @@ def test_txn_index_follows_segments_truncation_and_reopen(tmp_path):
     again.txn_state().delete_before(start)
     assert again.txn_state().aborted == [] and _index_files(again) == {}
     again.log.close()
+
+
+def _plain_idempotent(pid: int, seq: int) -> bytes:
+    b = RecordBatchBuilder(producer_id=pid, producer_epoch=0, base_sequence=seq)
+    b.append(b"k", b"v", timestamp=1)
+    return b.build()
+
+
+def test_first_unstable_offset_after_truncation(tmp_path):
+    """Kafka's ProducerStateManagerTest case of the name, on the files: a commit frees the transaction once the high
+    watermark passes its marker; a truncation that keeps the marker keeps it free, one that cuts the marker opens
+    the transaction again (folded from the producer snapshot below it and the log after)."""
+    hp = _open(str(tmp_path))
+    hp.log.initialize_leader_epoch(0)
+    _append(hp, _plain_idempotent(9, 0))  # 0
+    _append(hp, _data(1, 0))              # 1: producer 1 opens
+    hp.log.update_high_watermark(2)
+    assert hp.txn_state().first_unstable_offset() == 1 and hp.last_stable_offset() == 1
+    hp.write_producer_snapshot()          # at 2
+    _append(hp, _marker(1, True))         # 2: commit 1, not replicated yet
+    assert hp.last_stable_offset() == 1 and hp.txn_state().first_undecided_offset() is None
+    hp.log.update_high_watermark(3)
+    assert hp.txn_state().first_unstable_offset() is None and hp.last_stable_offset() == 3
+    hp.write_producer_snapshot()          # at 3
+    _append(hp, _plain_idempotent(9, 1))  # 3
+    hp.log.truncate_to(3)
+    assert hp.txn_state().first_unstable_offset() is None and hp.last_stable_offset() == 3
+    hp.log.truncate_to(2)                 # the marker goes (an unclean leader change): the high watermark with it
+    assert hp.log.producer_snapshots()[0] == 2
+    assert hp.txn_state().ongoing == {1: 1} and hp.last_stable_offset() == 1
+    hp.log.close()
+
+
+def test_an_unreplicated_transaction_is_folded_again_from_the_log(tmp_path):
+    """A producer snapshot holds only each producer's open transaction (Kafka's CurrentTxnFirstOffset), not the
+    completed ones waiting for the high watermark: a fold without a snapshot above them finds them again in the
+    log, and they hold the last stable offset until the high watermark passes their marker."""
+    root = str(tmp_path)
+    hp = _open(root)
+    hp.log.initialize_leader_epoch(0)
+    assert hp.txn_state().ongoing == {}  # folded (empty): it now follows every append
+    _append(hp, _data(1, 0))        # 0: producer 1 opens
+    hp.write_producer_snapshot()    # at 1 (as a segment roll would): producer 1's transaction is open there
+    _append(hp, _data(2, 0))        # 1: producer 2 opens
+    _append(hp, _marker(1, False))  # 2: abort 1
+    hp.log.update_high_watermark(2)
+    txns = hp.txn_state()
+    assert txns.unreplicated == {0: (1, 2)} and txns.ongoing == {2: 1} and hp.last_stable_offset() == 0
+    assert txns.aborted == [AbortedTxn(1, 0, 2, 1)]
+    hp.log.close()                  # a crash: no snapshot at the end
+
+    again = _open(root)
+    again.log.update_high_watermark(2)  # what the checkpoint or the leader says
+    txns = again.txn_state()
+    assert txns.unreplicated == {0: (1, 2)} and txns.ongoing == {2: 1} and again.last_stable_offset() == 0
+    again.log.update_high_watermark(3)
+    assert again.last_stable_offset() == 1 and again.txn_state().unreplicated == {}
+    again.log.close()
