@@ -20,7 +20,12 @@ After every event (``check``):
 * **acks=-1 means min.insync.replicas copies**: when it is answered, at least that many replicas hold the batch;
 * **ISR replicas agree below the high watermark**: every member of a live leader's ISR holds the leader's log up to
   the leader's high watermark;
-* a leader's high watermark never goes back within its epoch; the image's leader is in its ISR, inside the replicas.
+* a leader's high watermark never goes back within its epoch; the image's leader is in its ISR, inside the replicas;
+* **the last stable offset** (producers also write transactions and their COMMIT / ABORT markers; each replica
+  folds them as a broker does, ``kraftwire.replica.transactions``) never exceeds a leader's high watermark, and never
+  goes back across leaders: a leader whose high watermark is at least that of an earlier one serves at least its last
+  stable offset (checked while no log start of the partition has moved: a replica that restarts its log past a
+  transaction's start sees only the rest of it, in Kafka too).
 
 Then the faults stop (``settle``): every broker comes back and the network heals. Under steady writes every follower
 must be back in the ISR within a bounded number of rounds (``rejoin``: liveness of ISR expansion, with the followers
@@ -48,10 +53,11 @@ from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, ReplicationCont
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
-from kraftwire.records import RecordBatchBuilder
+from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica import follower as rules
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position, may_join_isr
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
+from kraftwire.replica.transactions import PartitionTxns, marker_key, marker_value
 
 __all__ = ["PartitionSim", "SimulationFailure", "main"]
 
@@ -63,6 +69,8 @@ LAG_MS = 10_000
 REQUEST_TIMEOUT_MS = 30_000
 #: rounds of steady writes, once the faults stopped, within which every follower must be back in the ISR
 REJOIN_ROUNDS = 120
+#: the transactional producers' ids (each writes to every partition; one open transaction per producer)
+TXN_PRODUCERS = (7001, 7002, 7003)
 
 
 class SimulationFailure(AssertionError):
@@ -97,6 +105,10 @@ class Replica:
     fetch_token: int = 0  # of the request in flight: an answer to an abandoned one is dropped, as a closed
     # connection drops it
     fenced: bool = False  # the leader fenced our epoch: wait for the image to move
+    #: the replica's transactions, folded from its log as a broker's ``Hosted`` folds them (``txn_state``)
+    txns: PartitionTxns | None = None
+    txn_end: int = 0  # the log end they were folded to
+    txn_truncations: int = 0
 
 
 @dataclass
@@ -115,6 +127,7 @@ class PartitionSim:
                  drop: float = 0.05) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
+        self.txn_rng = random.Random(seed + 2)
         self.n_partitions, self.rf, self.min_isr, self.drop = partitions, rf, min_isr, drop
         self.now = 0
         self.trail: list[str] = []
@@ -135,6 +148,9 @@ class PartitionSim:
         self.leader_hw: dict[tuple[int, int, int, int], int] = {}  # (broker, incarnation, partition, epoch) -> hw
         self.acked: list[tuple[int, int, bytes]] = []
         self.sequence = 0
+        #: per partition, the highest last stable offset a leader served and its high watermark then
+        self.stable: dict[int, tuple[int, int]] = {}
+        self.start_moved: set[int] = set()  # partitions where some replica's log start moved
         self.topic_id = None
         self._bootstrap()
 
@@ -247,12 +263,30 @@ class PartitionSim:
             self.count(f"produce_{ec.name_of(error)}")
             return
         self.sequence += 1
-        builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1)
-        for k in range(self.rng.randrange(1, 4)):
-            builder.append(None, f"v{self.sequence}.{k}".encode(), timestamp=self.now)
+        kind, n = "", self.rng.randrange(1, 4)
+        txn_rng = self.txn_rng  # its own draws: the other events run as they did before transactions came
+        if txn_rng.random() < 0.4:  # a transactional producer: its data, or the marker ending its transaction
+            pid = txn_rng.choice(TXN_PRODUCERS)
+            if pid in self.txn_state(r).ongoing and txn_rng.random() < 0.5:
+                commit = txn_rng.random() < 0.7
+                kind = f" {'commit' if commit else 'abort'} of {pid}"
+                builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_control=True,
+                                             is_transactional=True, producer_id=pid, producer_epoch=0)
+                builder.append(marker_key(commit), marker_value(0), timestamp=self.now)
+            else:
+                kind = f" txn of {pid}"
+                builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_transactional=True,
+                                             producer_id=pid, producer_epoch=0, base_sequence=0)
+        else:
+            builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1)
+        if not kind.startswith((" commit", " abort")):
+            for k in range(n):
+                builder.append(None, f"v{self.sequence}.{k}".encode(), timestamp=self.now)
         info = r.log.append_as_leader(builder.build(), r.state.leader_epoch)
         data = self.batch_at(r.log, info.first_offset)
-        self.event(f"b{b.id} appends p{index}@{info.first_offset}..{info.last_offset} acks={acks}")
+        self.event(f"b{b.id} appends p{index}@{info.first_offset}..{info.last_offset} acks={acks}{kind}")
+        self.count("produce_txn_marker" if kind.startswith((" commit", " abort")) else
+                   "produce_txn" if kind else "produce_plain")
         self.count(f"produce_acks{acks}")
         if acks == -1:
             b.waits.append(Wait(index, info.last_offset + 1, r.state.leader_epoch, info.first_offset, data,
@@ -668,6 +702,43 @@ class PartitionSim:
                     self.event(f"b{b.id} p{index} retention: {deletion.count} batches go, log start {start}")
                     self.count("retention")
 
+    # ------------------------------------------------------------------------------------------------ transactions
+    @staticmethod
+    def txn_state(r: Replica) -> PartitionTxns:
+        """``r``'s transactions as a broker's ``Hosted`` keeps them: folded from scratch after a truncation (or a
+        restart), then each batch appended; told the high watermark before each fold and each read."""
+        lg = r.log
+        if r.txns is None or r.txn_truncations != lg.truncations or r.txn_end > lg.end_offset():
+            r.txns, r.txn_end, r.txn_truncations = PartitionTxns(), -1, lg.truncations
+        r.txns.on_high_watermark(lg.high_watermark())
+        if r.txn_end != lg.end_offset():
+            for _base, last, _epoch, data in lg.batches():
+                if last >= r.txn_end:
+                    for batch in read_batches(data):
+                        r.txns.apply_batch(batch)
+            r.txn_end = lg.end_offset()
+        if lg.start_offset() > 0:
+            r.txns.delete_before(lg.start_offset())
+        return r.txns
+
+    def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
+        lg = r.log
+        hw = lg.high_watermark()
+        lso = self.txn_state(r).last_stable_offset(hw, lg.start_offset())
+        if lso > hw:
+            self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} past its high watermark {hw}")
+        if any(x.start_offset() > 0 for (_, i), x in self.logs.items() if i == index):
+            self.start_moved.add(index)
+        if index in self.start_moved:
+            return
+        best, best_hw = self.stable.get(index, (0, 0))
+        if hw >= best_hw and lso < best:
+            self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} (high watermark {hw}) below "
+                      f"{best}, which a leader served with high watermark {best_hw}")
+        if lso > best:
+            self.stable[index] = (lso, hw)
+            self.count("last_stable_offset_moved")
+
     # ------------------------------------------------------------------------------------------------ invariants
     @staticmethod
     def batch_at(lg: MemoryPartitionLog, base: int) -> bytes:
@@ -729,6 +800,7 @@ class PartitionSim:
                     self.fail(f"b{b.id} p{index} high watermark went back to {st.high_watermark}")
                 self.leader_hw[hw_key] = st.high_watermark
                 self.note_committed(b, index)
+                self.check_last_stable_offset(b, index, r)
                 hw = r.log.high_watermark()
                 mine = self.prefix(r.log, hw)
                 for member in st.isr:

@@ -31,7 +31,7 @@ def test_the_runs_reach_the_interesting_paths():
                  "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
                  "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
                  "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE",
-                 "controller_failover"):
+                 "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved"):
         assert totals.get(path, 0) > 0, (path, totals)
 
 
@@ -106,6 +106,22 @@ def test_an_isr_shrunk_without_alter_partition_is_caught(monkeypatch):
 def test_acks_without_min_insync_replicas_copies_are_caught(monkeypatch):
     monkeypatch.setattr(rp.ReplicaState, "min_isr", lambda self, n: 1)
     assert "fewer than min.insync.replicas" in _first_failure()
+
+
+def test_a_last_stable_offset_released_at_the_marker_is_caught(monkeypatch):
+    # kraftwire's rule before issue #35 item 4: a completed transaction stopped holding the last stable offset when
+    # its marker was appended, not when the high watermark passed it; a leader change losing the marker then
+    # reopened the transaction below what the old leader had served (seed 4 at 1500 events then, among others)
+    from kraftwire.replica.transactions import PartitionTxns
+
+    monkeypatch.setattr(PartitionTxns, "first_unstable_offset", PartitionTxns.first_undecided_offset)
+    for seed in range(100):
+        try:
+            ps.run_seed(seed, EVENTS)
+        except ps.SimulationFailure as exc:
+            assert "last stable offset" in str(exc) and "below" in str(exc), str(exc)
+            return
+    raise AssertionError("the broken rule went unnoticed")
 
 
 def test_a_follower_that_never_truncates_is_caught(monkeypatch):
