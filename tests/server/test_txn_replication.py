@@ -24,26 +24,30 @@ class _Unverified(Cluster):
         return super()._common() + UNVERIFIED
 
 
+async def _three_replicas(cluster: Cluster):
+    """Create TOPIC with one partition on the three brokers: (topic id, leader, followers, each one's ``Hosted``)."""
+    conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
+    try:
+        created = await conn.request(CT(topics=[CT.CreatableTopic(
+            name=TOPIC, num_partitions=1, replication_factor=3, assignments=[], configs=[])],
+            timeout_ms=5000, validate_only=False), 7)
+        assert created.topics[0].error_code == ec.NONE
+    finally:
+        await conn.close()
+    reg = cluster.partition(TOPIC, 0)
+    followers = [b for b in reg.replicas if b != reg.leader]
+    await _until("hosted", lambda: all(cluster.nodes[b].replicas.get(TOPIC, 0) is not None for b in (1, 2, 3)))
+    return (created.topics[0].topic_id, reg.leader, followers,
+            {b: cluster.nodes[b].replicas.get(TOPIC, 0) for b in (1, 2, 3)})
+
+
 def test_followers_track_transactions_and_a_new_leader_serves_them(tmp_path):
     cluster = _Unverified(tmp_path)
 
     async def main():
         await cluster.start()
         try:
-            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
-            try:
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name=TOPIC, num_partitions=1, replication_factor=3, assignments=[], configs=[])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-                tid = created.topics[0].topic_id
-            finally:
-                await conn.close()
-            reg = cluster.partition(TOPIC, 0)
-            leader, followers = reg.leader, [b for b in reg.replicas if b != reg.leader]
-            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get(TOPIC, 0) is not None
-                                               for b in (1, 2, 3)))
-            hps = {b: cluster.nodes[b].replicas.get(TOPIC, 0) for b in (1, 2, 3)}
+            tid, leader, followers, hps = await _three_replicas(cluster)
             hps[followers[0]].txn_state()  # this one folds as it appends; the other folds from its log later
             conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
             try:
@@ -137,20 +141,7 @@ def test_a_marker_holds_the_last_stable_offset_until_replicated_and_it_never_goe
     async def main():
         await cluster.start()
         try:
-            conn = await KafkaConnection.open("127.0.0.1", cluster.port(1))
-            try:
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name=TOPIC, num_partitions=1, replication_factor=3, assignments=[], configs=[])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-                tid = created.topics[0].topic_id
-            finally:
-                await conn.close()
-            reg = cluster.partition(TOPIC, 0)
-            leader, followers = reg.leader, [b for b in reg.replicas if b != reg.leader]
-            await _until("hosted", lambda: all(cluster.nodes[b].replicas.get(TOPIC, 0) is not None
-                                               for b in (1, 2, 3)))
-            hps = {b: cluster.nodes[b].replicas.get(TOPIC, 0) for b in (1, 2, 3)}
+            tid, leader, followers, hps = await _three_replicas(cluster)
             await _until("leading", lambda: hps[leader].state.role == "leader")
             conn = await KafkaConnection.open("127.0.0.1", cluster.port(leader))
             try:
