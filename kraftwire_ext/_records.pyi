@@ -83,6 +83,7 @@ class RecordBatchBuilder:
     timestamp_type: int
     record_count: int
     delete_horizon_ms: Optional[int]
+    compression_level: Optional[int]
     def __init__(
         self,
         base_offset: int = 0,
@@ -95,6 +96,7 @@ class RecordBatchBuilder:
         base_sequence: int = -1,
         timestamp_type: int = 0,
         delete_horizon_ms: Optional[int] = None,
+        compression_level: Optional[int] = None,
     ) -> None: ...
     def append(self, key: Optional[_Buffer], value: Optional[_Buffer], headers: Iterable[tuple[str, Optional[_Buffer]]] = (),
                timestamp: Optional[int] = None) -> int: ...

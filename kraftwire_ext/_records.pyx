@@ -1365,6 +1365,7 @@ cdef class RecordBatchBuilder:
     cdef readonly int timestamp_type
     cdef readonly int32_t record_count
     cdef readonly object delete_horizon_ms  # None, or BaseTimestamp (and the Attributes bit) of the batch
+    cdef readonly object compression_level  # None: Kafka's default level of the codec (KIP-390)
     cdef int64_t _first_ts
     cdef int64_t _max_ts
     cdef GBuf _buf
@@ -1381,7 +1382,7 @@ cdef class RecordBatchBuilder:
 
     def __init__(self, base_offset=0, partition_leader_epoch=-1, compression="none", is_control=False,
                  is_transactional=False, producer_id=-1, producer_epoch=-1, base_sequence=-1, timestamp_type=0,
-                 delete_horizon_ms=None):
+                 delete_horizon_ms=None, compression_level=None):
         if compression not in COMPRESSION_IDS:
             raise ValueError(f"unknown compression {compression!r}; expected one of {COMPRESSION_NAMES}")
         if timestamp_type not in (0, 1):
@@ -1406,6 +1407,7 @@ cdef class RecordBatchBuilder:
         else:
             self._first_ts = 0
         self.delete_horizon_ms = delete_horizon_ms
+        self.compression_level = compression_level
         self.compression = compression
         self._codec = COMPRESSION_IDS[compression]
         self.is_control = bool(is_control)
@@ -1620,7 +1622,8 @@ cdef class RecordBatchBuilder:
         cdef uint8_t* w
         cdef int attrs = self._codec
         if self._codec != COMPRESSION_NONE:
-            records = _compress(self._codec, PyMemoryView_FromMemory(self._buf.data + RECORD_BATCH_OVERHEAD, rlen, PyBUF_READ))
+            records = _compress(self._codec, PyMemoryView_FromMemory(self._buf.data + RECORD_BATCH_OVERHEAD, rlen, PyBUF_READ),
+                                self.compression_level)
             rlen = PyBytes_GET_SIZE(records)
             _gb_free(&self._buf)
             _gb_reserve(&self._buf, RECORD_BATCH_OVERHEAD + rlen)
