@@ -51,6 +51,10 @@ _KAFKA_PREFIXES = ("ssl.", "sasl.", "listener.name.", "log.cleaner.", "offsets."
                    "replica.", "quota.", "metric.reporters", "metrics.num.samples", "metrics.recording.level",
                    "metrics.sample.window.ms", "confluent.", "kafka.metrics.", "share.", "remote.log.")
 
+#: Kafka keys whose bounds kraftwire's Config checks itself: metadata.log.segment.bytes may go below Kafka's 8 MiB
+#: down to metadata.log.segment.min.bytes (Kafka 3.x's internal key, which tests and small clusters use)
+_OWN_BOUNDS = frozenset({"metadata.log.segment.bytes"})
+
 SUPPORTED_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 #: what a node can dial (quorum peers, a broker's controller link); SASL with PLAIN
 DIALED_PROTOCOLS = SUPPORTED_PROTOCOLS
@@ -115,6 +119,12 @@ class NodeSettings:
         for key, replacement in RETIRED_KEYS.items():
             if key in props:
                 raise ConfigError(key, props[key], f"this key is no longer read; use {replacement}")
+        for key, value in props.items():  # every Kafka key is checked as Kafka checks it at start-up
+            fact = kafka_configs.BROKER.get(key)
+            if fact is not None and key not in _OWN_BOUNDS:
+                why = kafka_configs.check(fact, value)
+                if why:
+                    raise ConfigError(key, value, why.split(": ", 1)[-1])
         config = Config.from_properties(props).validate()
         ignored, unknown, unsupported = [], [], []
         for key in config.unknown:

@@ -245,3 +245,19 @@ def test_old_names_of_kraftwires_own_keys_still_work_with_a_warning():
     assert any("controller.quorum.high.watermark.linger.ms is deprecated" in w
                and "kraftwire.quorum.high.watermark.linger.ms" in w for w in s.warnings)
     assert not s.unknown_keys and not s.ignored_keys
+
+
+@pytest.mark.parametrize("key, value, reason", [
+    ("min.insync.replicas", "abc", "Not a number of type INT"),
+    ("min.insync.replicas", "0", "Value must be at least 1"),
+    ("log.retention.ms", "soon", "Not a number of type LONG"),
+    ("log.cleanup.policy", "forever", "String must be one of: compact, delete"),
+    ("unclean.leader.election.enable", "maybe", "Expected value to be either true or false"),
+    ("log.segment.bytes", "100", "Value must be at least 1048576"),
+])
+def test_a_bad_value_of_any_kafka_key_stops_the_node_naming_key_and_value(key, value, reason):
+    """Kafka refuses to start on these (KafkaConfig's ConfigDef); a key read only as a topic default must be checked
+    at start-up too, not fail later on the first partition."""
+    with pytest.raises(ConfigError) as info:
+        NodeSettings.from_properties(parse_properties(README + f"{key}={value}\n"))
+    assert (info.value.key, info.value.value, info.value.reason) == (key, value, reason)
