@@ -102,6 +102,8 @@ def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
     name, and every entry after it one more synonym (``BrokerConfigs.synonyms``: source by source, from the key
     itself on, as Kafka 4.4 answers). Passwords are sensitive: no value is shown."""
     docs = {name: doc for name, _, _, _, doc in static}
+    if "node.id" in props and "broker.id" not in props:
+        props = {**props, "broker.id": props["node.id"]}  # Kafka's KafkaConfig fills either id from the other
     layers = BrokerConfigs(static=props, cluster=defaults, broker=dynamic)
     out = []
     for name in sorted(kafka_configs.BROKER):

@@ -28,3 +28,72 @@ def run_java(source: str, *args: str, timeout: float = 300) -> str:
     if proc.returncode != 0:
         raise AssertionError(f"java {source} exited {proc.returncode}:\n{proc.stderr[-4000:]}")
     return proc.stdout
+
+
+class KafkaNode:
+    """Apache Kafka itself, one combined KRaft node on loopback, for the oracle tests: formatted in ``base`` with
+    ``extra_props`` (``server.properties`` keys) and ``format_args``, started with a small heap, stopped on exit.
+    ``port`` is its PLAINTEXT listener."""
+
+    def __init__(self, base: str, extra_props: str = "", format_args=("--release-version", "3.9")) -> None:
+        import socket
+
+        self.base = str(base)
+        os.makedirs(self.base, exist_ok=True)
+        ports = []
+        for _ in range(2):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            ports.append(s)
+        self.port, cport = (s.getsockname()[1] for s in ports)
+        for s in ports:
+            s.close()
+        self.config = os.path.join(self.base, "server.properties")
+        with open(self.config, "w", encoding="utf-8") as f:
+            f.write(f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:{cport}\n"
+                    f"listeners=PLAINTEXT://127.0.0.1:{self.port},CONTROLLER://127.0.0.1:{cport}\n"
+                    f"advertised.listeners=PLAINTEXT://127.0.0.1:{self.port}\ncontroller.listener.names=CONTROLLER\n"
+                    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+                    f"log.dirs={os.path.join(self.base, 'data')}\noffsets.topic.replication.factor=1\n"
+                    "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n" + extra_props)
+        self.classpath = os.path.join(kafka_libs(), "*")
+        cluster_id = self._java("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
+        self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", self.config, *format_args)
+        self.proc = None
+
+    def _java(self, main: str, *args: str) -> str:
+        proc = subprocess.run(["java", "-cp", self.classpath, main, *args], capture_output=True, text=True,
+                              timeout=120)
+        if proc.returncode != 0:
+            raise AssertionError(f"{main} {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+        return proc.stdout
+
+    def __enter__(self) -> "KafkaNode":
+        import socket
+        import time
+
+        out = open(os.path.join(self.base, "kafka.out"), "wb")
+        self.proc = subprocess.Popen(["java", "-Xmx512m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+                                      "-cp", self.classpath, "kafka.Kafka", self.config],
+                                     stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"Kafka exited {self.proc.returncode} at start-up: see {self.base}/kafka.out")
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                return self
+            except OSError:
+                time.sleep(0.2)
+        self.__exit__()
+        raise AssertionError("Kafka did not listen within 90 s")
+
+    def __exit__(self, *exc) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
