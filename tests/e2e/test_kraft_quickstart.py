@@ -264,8 +264,11 @@ def _kraftwire_configs(port: int) -> None:
         time.sleep(0.1)
     assert out.splitlines() == [
         "Dynamic configs for topic quickstart-events are:",
-        "  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete}",
-        "  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}"]
+        # as Kafka 4.4 prints them: the broker-level synonyms follow the topic's own value
+        "  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, "
+        "DEFAULT_CONFIG:log.cleanup.policy=delete}",
+        "  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000, "
+        "DEFAULT_CONFIG:log.retention.hours=168}"]
     bad = _configs(port, *topic, "--alter", "--add-config", "retention.ms=soon", ok=False)
     assert bad.stderr.startswith("Error while executing config command with args") and "retention.ms" in bad.stderr
     missing = _configs(port, *topic, "--alter", "--delete-config", "segment.ms", ok=False)
