@@ -30,7 +30,8 @@ from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
 from kraftwire.raft.config import RaftConfig
 from kraftwire.security.sasl.client import SaslLogin
-from kraftwire.security.sasl.settings import SaslSettings, controller_login, inter_broker_login, sasl_settings
+from kraftwire.security.sasl.settings import (SaslSettings, controller_login, inter_broker_login, login_jaas_key,
+                                              sasl_settings)
 from kraftwire.security.principal import parse_rules
 from kraftwire.security.tls import (SslSettings, client_context, listener_value, server_context, ssl_settings,
                                     used_keys)
@@ -199,7 +200,7 @@ class NodeSettings:
                            if protocols[controller_listener].startswith("SASL_") else None)
         if controller_sasl is not None:
             for key in ("sasl.mechanism.controller.protocol",
-                        f"listener.name.{controller_listener.lower()}.plain.sasl.jaas.config"):
+                        login_jaas_key(controller_listener, controller_sasl.mechanism)):
                 if key in ignored:
                     ignored.remove(key)
         inter_broker, inter_broker_sasl = _inter_broker(props, roles, listeners, config, protocols, warnings)
@@ -207,7 +208,7 @@ class NodeSettings:
             used = ["inter.broker.listener.name", "security.inter.broker.protocol"]
             if inter_broker_sasl is not None:
                 used += ["sasl.mechanism.inter.broker.protocol",
-                         f"listener.name.{inter_broker.lower()}.plain.sasl.jaas.config"]
+                         login_jaas_key(inter_broker, inter_broker_sasl.mechanism)]
             for key in used:
                 if key in ignored:
                     ignored.remove(key)
@@ -398,7 +399,8 @@ def _inter_broker(props, roles, listeners, config, protocols,
     if sasl and not (props.get("inter.broker.listener.name") or protocol) \
             and "sasl.mechanism.inter.broker.protocol" not in props:
         warnings.append(f"replica fetchers dial the SASL listener {name} without a login: set "
-                        "sasl.mechanism.inter.broker.protocol=PLAIN and its username/password JAAS entry")
+                        "sasl.mechanism.inter.broker.protocol (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512) and its "
+                        "username/password JAAS entry")
         return name, None
     return name, inter_broker_login(props, name) if sasl else None
 

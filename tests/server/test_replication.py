@@ -85,6 +85,30 @@ class Cluster:
     def port(self, b: int) -> int:
         return self.bsocks[b].getsockname()[1]
 
+    async def create_topic(self, name: str, configs: dict[str, str] | None = None, *, partitions: int = 1,
+                           replication_factor: int = 3) -> None:
+        """CreateTopics through broker 1, which must succeed."""
+        conn = await KafkaConnection.open("127.0.0.1", self.port(min(self.bsocks)))
+        try:
+            created = await conn.request(CT(topics=[CT.CreatableTopic(
+                name=name, num_partitions=partitions, replication_factor=replication_factor, assignments=[],
+                configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])],
+                timeout_ms=5000, validate_only=False), 7)
+            assert created.topics[0].error_code == ec.NONE, created
+        finally:
+            await conn.close()
+
+    async def produce_to_leader(self, topic: str, values: list[bytes], **kwargs):
+        """Once every broker hosts partition 0 of ``topic``: one batch of ``values`` to it through its leader
+        (``_produce``'s keywords); the partition's answer."""
+        await _until("hosted", lambda: all(n.replicas.get(topic, 0) is not None for n in self.nodes.values()))
+        conn = await KafkaConnection.open("127.0.0.1", self.port(self.partition(topic, 0).leader))
+        try:
+            r = await conn.request(_produce(topic, {0: _batch(values)}, **kwargs), 9)
+            return r.responses[0].partition_responses[0]
+        finally:
+            await conn.close()
+
     async def stop(self) -> None:
         for node in list(self.nodes.values()):
             await node.shutdown()

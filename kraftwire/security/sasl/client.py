@@ -1,7 +1,8 @@
 """The client side of a SASL login: SaslHandshake v1 with the mechanism, then SaslAuthenticate with the tokens.
 
 The connections a node opens to the controller listener (quorum peers, a broker's controller link) use PLAIN: Kafka's
-controllers cannot log in to each other with SCRAM, whose credentials live in the log they replicate. The admin tools
+controllers cannot log in to each other with SCRAM, whose credentials live in the log they replicate. A broker's
+links to the other brokers (replica fetchers, transaction markers and verification) and the admin tools
 (``--command-config``) may use SCRAM as well (``scram()`` gives the client side of one login).
 
 KIP-368: when the server answers the login with a session lifetime, the client logs in again on the same connection

@@ -106,31 +106,71 @@ def sasl_settings(props: dict[str, str], listener: str) -> SaslSettings:
 
 def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
     """How this node logs in to the SASL controller listener: ``sasl.mechanism.controller.protocol`` (PLAIN; Kafka's
-    default GSSAPI is not supported) with ``username``/``password`` from that listener's PLAIN JAAS entry."""
-    return listener_login(props, listener, "sasl.mechanism.controller.protocol", "the controller listener")
+    default GSSAPI is not supported) with ``username``/``password`` from that listener's PLAIN JAAS entry.
+
+    SCRAM is refused here: its credentials are records of the metadata log, which the controllers replicate among
+    themselves, so they cannot be what lets a controller (or a broker) reach the quorum. Kafka accepts the setting
+    and its nodes then fail every login to the controllers with SASL_AUTHENTICATION_FAILED; kraftwire says so at
+    start instead."""
+    key = "sasl.mechanism.controller.protocol"
+    mechanism = props.get(key, "GSSAPI").strip().upper()
+    if mechanism != plain.MECHANISM:
+        why = ("SCRAM credentials live in the metadata log, which the quorum must already be replicating before "
+               "they can be checked" if mechanism in scram.MECHANISMS else f"{mechanism} is not supported")
+        raise ConfigError(key, props.get(key, "GSSAPI (Kafka's default)"),
+                          f"the nodes log in to the controller listener {listener} with PLAIN ({why}): set {key}=PLAIN "
+                          "or secure the controller listener with mutual TLS")
+    return _login(props, listener, mechanism, "the controller listener")
 
 
 def inter_broker_login(props: dict[str, str], listener: str) -> "SaslLogin":
-    """How a broker logs in to the other brokers' SASL inter-broker listener (its replica fetchers):
-    ``sasl.mechanism.inter.broker.protocol`` (PLAIN) with ``username``/``password`` from that listener's PLAIN JAAS
-    entry, as Kafka's broker takes its own client login from it."""
-    return listener_login(props, listener, "sasl.mechanism.inter.broker.protocol", "the inter-broker listener")
+    """How a broker logs in to the other brokers' SASL inter-broker listener (its replica fetchers, the transaction
+    coordinator's and verifier's links): ``sasl.mechanism.inter.broker.protocol`` (PLAIN, SCRAM-SHA-256 or
+    SCRAM-SHA-512), which must be one of that listener's ``sasl.enabled.mechanisms`` as Kafka requires, with
+    ``username``/``password`` from that listener's JAAS entry for the mechanism
+    (``listener.name.<l>.<mechanism>.sasl.jaas.config``), as Kafka's broker takes its own client login from it.
 
-
-def listener_login(props: dict[str, str], listener: str, key: str, what: str) -> "SaslLogin":
+    A SCRAM login is checked against the credentials of the other broker's metadata image (``storage format
+    --add-scram`` puts them in the log), so it is refused until that image holds them: the links try again after
+    their backoff, as Kafka's do."""
+    key = "sasl.mechanism.inter.broker.protocol"
     mechanism = props.get(key, "GSSAPI").strip().upper()
-    if mechanism != plain.MECHANISM:
+    if mechanism not in SUPPORTED:
         raise ConfigError(key, props.get(key, "GSSAPI (Kafka's default)"),
-                          f"the nodes log in to {what} with PLAIN: set {key}=PLAIN (SCRAM credentials live in the "
-                          "log itself)")
-    jaas_key = f"listener.name.{listener.lower()}.plain.sasl.jaas.config"
+                          f"the brokers log in to each other with {', '.join(SUPPORTED)}: set {key}=PLAIN or "
+                          f"{key}=SCRAM-SHA-512")
+    enabled_key, enabled = listener_value(props, listener, "sasl.enabled.mechanisms")
+    if mechanism not in {m.strip().upper() for m in (enabled or "GSSAPI").split(",")}:
+        raise ConfigError(key, props[key].strip(),
+                          f"{key} must be included in sasl.enabled.mechanisms when SASL is used for inter-broker "
+                          f"communication ({enabled_key}={enabled if enabled is not None else 'GSSAPI (default)'})")
+    return _login(props, listener, mechanism, "the inter-broker listener")
+
+
+def login_jaas_key(listener: str, mechanism: str) -> str:
+    """The key a node's own login to ``listener`` with ``mechanism`` is read from."""
+    return f"listener.name.{listener.lower()}.{mechanism.lower()}.sasl.jaas.config"
+
+
+def _login(props: dict[str, str], listener: str, mechanism: str, what: str) -> "SaslLogin":
+    """``username``/``password`` of the JAAS entry ``listener.name.<l>.<mechanism>.sasl.jaas.config``. Kafka's
+    server side reads no other key: an unprefixed ``sasl.jaas.config`` (or ``listener.name.<l>.sasl.jaas.config``)
+    is ignored with a warning ("should be prefixed with SASL mechanism name") and the JAAS file is read instead,
+    which kraftwire does not; such a key is refused here with the one to use."""
+    module_class = SCRAM_MODULE if mechanism in scram.MECHANISMS else PLAIN_MODULE
+    jaas_key = login_jaas_key(listener, mechanism)
     text = props.get(jaas_key)
     if text is None:
-        raise ConfigError(jaas_key, "(missing)", f'the login of this node: {PLAIN_MODULE} required '
+        for stray in (f"listener.name.{listener.lower()}.sasl.jaas.config", "sasl.jaas.config"):
+            if stray in props:
+                raise ConfigError(stray, "(hidden: it holds passwords)",
+                                  f"a node's login to {what} is read from {jaas_key}, the entry of its mechanism; "
+                                  f"Kafka ignores {stray} on a server (it should be prefixed with SASL mechanism name)")
+        raise ConfigError(jaas_key, "(missing)", f'the login of this node: {module_class} required '
                                                  f'username="<name>" password="<password>";')
-    module = _jaas(jaas_key, text)
+    module = _jaas(jaas_key, text, module_class if mechanism in scram.MECHANISMS else None, mechanism)
     user, password = module.options.get("username"), module.options.get("password")
     if not user or not password:
         raise ConfigError(jaas_key, "(hidden: it holds passwords)",
                           f"username=... and password=... say how this node logs in to {what}")
-    return SaslLogin(plain.MECHANISM, user, password)
+    return SaslLogin(mechanism, user, password)
