@@ -195,7 +195,8 @@ def test_the_enabled_mechanisms_refusal_says_kafkas_rule():
 @pytest.mark.parametrize("mechanism", ["SCRAM-SHA-512", "SCRAM-SHA-256"])
 def test_the_controller_listener_refuses_scram(mechanism):
     """The nodes reach the quorum with PLAIN (or mutual TLS): SCRAM credentials are in the log the quorum replicates.
-    Kafka accepts the setting and then fails every login to the controllers; kraftwire refuses it at start."""
+    Kafka accepts the setting, and then several controllers never elect (every Vote fails authentication); kraftwire
+    refuses it at start."""
     props = ("process.roles=controller\nnode.id=1\ncontroller.listener.names=CONTROLLER\n"
              "controller.quorum.voters=1@localhost:9093\nlog.dirs=/tmp/x\nlisteners=CONTROLLER://:9093\n"
              "listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT\n"

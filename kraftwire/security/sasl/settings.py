@@ -109,14 +109,15 @@ def controller_login(props: dict[str, str], listener: str) -> "SaslLogin":
     default GSSAPI is not supported) with ``username``/``password`` from that listener's PLAIN JAAS entry.
 
     SCRAM is refused here: its credentials are records of the metadata log, which the controllers replicate among
-    themselves, so they cannot be what lets a controller (or a broker) reach the quorum. Kafka accepts the setting
-    and its nodes then fail every login to the controllers with SASL_AUTHENTICATION_FAILED; kraftwire says so at
-    start instead."""
+    themselves, so they cannot be what lets a controller reach the others. Kafka 4.4 accepts the setting without a
+    word; a lone controller then works (its image holds the bootstrap credentials before anyone dials it), but
+    several never elect a leader — every Vote fails with "Authentication failed during authentication due to invalid
+    credentials with SASL mechanism SCRAM-SHA-512", logged at ERROR for ever. kraftwire says so at start instead."""
     key = "sasl.mechanism.controller.protocol"
     mechanism = props.get(key, "GSSAPI").strip().upper()
     if mechanism != plain.MECHANISM:
-        why = ("SCRAM credentials live in the metadata log, which the quorum must already be replicating before "
-               "they can be checked" if mechanism in scram.MECHANISMS else f"{mechanism} is not supported")
+        why = ("SCRAM credentials live in the metadata log, so controllers cannot check each other's logins before "
+               "they have elected a leader" if mechanism in scram.MECHANISMS else f"{mechanism} is not supported")
         raise ConfigError(key, props.get(key, "GSSAPI (Kafka's default)"),
                           f"the nodes log in to the controller listener {listener} with PLAIN ({why}): set {key}=PLAIN "
                           "or secure the controller listener with mutual TLS")
