@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from kraftwire.error_codes import (
+    TOPIC_DELETION_DISABLED,
     ELECTION_NOT_NEEDED,
     ELIGIBLE_LEADERS_NOT_AVAILABLE,
     FENCED_LEADER_EPOCH,
@@ -61,6 +62,7 @@ from kraftwire.error_codes import (
     UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID, ZERO_UUID
+from kraftwire import kafka_configs
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import partitions as pc
 from kraftwire.metadata.controller import topic_configs
@@ -348,6 +350,13 @@ class ReplicationControl:
         names = [n for n, _ in wanted if n is not None]
         ids = [i for n, i in wanted if n is None and i != ZERO_UUID]
         out, records, done = [], [], set()
+        if not kafka_configs.flag(self.node_config.static.get("delete.topic.enable", "true")):
+            # Kafka's ControllerApis: the controller's own delete.topic.enable=false refuses every deletion
+            code = TOPIC_DELETION_DISABLED if version >= 3 else INVALID_REQUEST
+            return ControllerResult((), R(throttle_time_ms=0, responses=[
+                R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code,
+                                       error_message="Topic deletion is disabled.") for name, topic_id in wanted]),
+                "")
         for name, topic_id in wanted:
             code, message, tid = NONE, None, topic_id
             if name is not None:
