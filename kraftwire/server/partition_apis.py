@@ -238,6 +238,10 @@ class PartitionApis:
         result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard)
         if result.error:
             pr.error_code, pr.error_message = result.error, result.message
+            if result.record_errors:  # KIP-467: which records of the batch were refused, and why
+                pr.log_start_offset = result.log_start_offset
+                E = w.ProduceResponse.BatchIndexAndErrorMessage
+                pr.record_errors = [E(batch_index=i, batch_index_error_message=m) for i, m in result.record_errors]
             return
         pr.base_offset, pr.log_start_offset = result.base_offset, result.log_start_offset
         if acks == -1:

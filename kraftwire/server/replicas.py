@@ -85,6 +85,7 @@ from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.recompression import recompress
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
                                             encode_txn_index, marker_key, marker_value, read_marker)
+from kraftwire.replica.record_errors import check_records
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.replica.verification import ProducerVerifications
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
@@ -300,12 +301,14 @@ class Hosted:
 
 
 class AppendResult:
-    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset")
+    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset", "record_errors")
 
     def __init__(self, error: int = NONE, message: str | None = None, base_offset: int = -1, end: int = -1,
-                 log_start_offset: int = -1) -> None:
+                 log_start_offset: int = -1, record_errors: tuple = ()) -> None:
         self.error, self.message, self.base_offset, self.end = error, message, base_offset, end
         self.log_start_offset = log_start_offset
+        #: (index in its batch, message) of each invalid record (KIP-467), with ``error`` INVALID_RECORD
+        self.record_errors = record_errors
 
 
 class ReplicaManager:
@@ -784,10 +787,11 @@ class ReplicaManager:
                                                    f"max.message.bytes {lg.max_batch_size}")
         if any(b.is_control for b in headers):
             return AppendResult(INVALID_RECORD, "a producer may not write control batches")
-        if _compacts(hp.config) and any(
-                r.key is None for b in read_batches(raw, validate=False) for r in b):
-            return AppendResult(INVALID_RECORD, f"Compacted topic cannot accept message without key in topic "
-                                                f"partition {hp.topic}-{hp.index}.")
+        invalid = check_records(read_batches(raw, validate=False), hp.topic, hp.index,
+                                compacted=_compacts(hp.config))
+        if invalid is not None:
+            return AppendResult(invalid.error, invalid.message, log_start_offset=lg.start_offset(),
+                                record_errors=invalid.records)
         idempotent = [b for b in headers if b.producer_id >= 0]
         if any(b.is_transactional and b.producer_id < 0 for b in headers):
             return AppendResult(INVALID_RECORD, "a transactional batch needs a producer id")

@@ -80,8 +80,7 @@ def test_a_compacted_topic_keeps_the_latest_value_of_each_key(tmp_path):
                     name="compacted", partition_data=[P.PartitionProduceData(index=0, records=b.build())])]), 9)
                 part = keyless.responses[0].partition_responses[0]
                 assert part.error_code == ec.INVALID_RECORD
-                assert part.error_message == ("Compacted topic cannot accept message without key in topic "
-                                              "partition compacted-0.")
+                assert part.error_message.startswith("One or more records have been rejected due to 1 record errors")
             finally:
                 await conn.close()
             latest = await asyncio.to_thread(_write, c.bport)
@@ -115,6 +114,52 @@ def test_a_compacted_topic_keeps_the_latest_value_of_each_key(tmp_path):
             assert sorted(below) == sorted(set(below))  # one record per key in the cleaned part
             assert "key4" not in below  # the tombstone went (delete.retention.ms=0) with the records it deleted
             assert len(rows) < written // 3
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+
+def test_each_keyless_record_of_a_batch_is_named_in_record_errors(tmp_path):
+    """KIP-467, as Kafka's LogValidator answers (ProduceRequestTest's record-errors checks; librdkafka's test 0011):
+    INVALID_RECORD for the partition, every keyless record of the batch in ``record_errors`` by its index in the
+    batch, and a partition message quoting the first three; nothing is appended."""
+    c = Combined(tmp_path)
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                created = await conn.request(CT(topics=[CT.CreatableTopic(
+                    name="compacted", num_partitions=1, replication_factor=1, assignments=[],
+                    configs=[CT.CreatableTopicConfig(name="cleanup.policy", value="compact")])],
+                    timeout_ms=5000, validate_only=False), 7)
+                assert created.topics[0].error_code == ec.NONE
+                await _until("hosted", lambda: node.replicas.get("compacted", 0) is not None)
+                b = RecordBatchBuilder()
+                for key in (b"k", None, b"k2", None, None, None):
+                    b.append(key, b"v")
+                P = w.ProduceRequest
+                for version in (8, 9, 11):
+                    resp = await conn.request(P(acks=-1, timeout_ms=5000, topic_data=[P.TopicProduceData(
+                        name="compacted", partition_data=[P.PartitionProduceData(index=0, records=b.build())])]),
+                        version)
+                    part = resp.responses[0].partition_responses[0]
+                    assert part.error_code == ec.INVALID_RECORD and part.base_offset == -1
+                    assert part.log_start_offset == 0
+                    m = "Compacted topic cannot accept message without key in topic partition compacted-0"
+                    assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [
+                        (1, m), (3, m), (4, m), (5, m)]
+                    assert part.error_message == (
+                        "One or more records have been rejected due to 4 record errors in total, and only showing "
+                        f"the first three errors at most: [RecordError(batchIndex=1, message='{m}'), "
+                        f"RecordError(batchIndex=3, message='{m}'), RecordError(batchIndex=4, message='{m}')]")
+                assert node.replicas.get("compacted", 0).log.end_offset() == 0
+            finally:
+                await conn.close()
         finally:
             await node.shutdown()
 
