@@ -400,3 +400,64 @@ def test_kip848_regex_subscription_with_librdkafka(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+def _static_member_consumes_and_closes(port: int, topic: str, group: str) -> None:
+    """librdkafka's test 0081 (DescribeConsumerGroups): a static member (group.instance.id, session.timeout.ms
+    5000) reads, then closes without leaving."""
+    import time
+
+    c = Consumer({"bootstrap.servers": f"127.0.0.1:{port}", "group.id": group, "group.instance.id": f"{group}-i0",
+                  "client.id": "client_id_0", "session.timeout.ms": 5000, "auto.offset.reset": "earliest"})
+    try:
+        c.subscribe([topic])
+        got, deadline = 0, time.monotonic() + 30
+        while got < 10 and time.monotonic() < deadline:
+            m = c.poll(0.2)
+            if m is not None and not m.error():
+                got += 1
+        assert got == 10
+    finally:
+        c.close()
+
+
+def _delete_groups(port: int, groups: list[str]) -> dict:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
+    out = {}
+    for g, f in admin.delete_consumer_groups(groups, request_timeout=10).items():
+        try:
+            f.result()
+            out[g] = None
+        except Exception as exc:  # noqa: BLE001 - the KafkaException's error is the answer
+            out[g] = exc.args[0].name()
+    return out
+
+
+def test_a_classic_group_is_deletable_once_its_members_are_gone(tmp_path):
+    """librdkafka's test 0081 clean-up: DeleteGroups once the static member's session timed out (its close sends no
+    LeaveGroup), and at once after a dynamic member's LeaveGroup (Kafka's coordinator empties the group in the
+    LeaveGroup handling: GroupMetadataManagerTest's leave-group and delete-group tests)."""
+    c = Combined(tmp_path, extra=GROUP_PROPS + "group.min.session.timeout.ms=1000\n")
+
+    async def main():
+        node = c.node()
+        await node.start()
+        try:
+            await _online(node)
+            conn = await KafkaConnection.open("127.0.0.1", c.bport)
+            try:
+                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+            finally:
+                await conn.close()
+            await asyncio.to_thread(_produce, c.bport, "t", 10)
+            await asyncio.to_thread(_static_member_consumes_and_closes, c.bport, "t", "static")
+            await asyncio.to_thread(_consume, c.bport, "t", "dynamic", 10)
+            assert await asyncio.to_thread(_delete_groups, c.bport, ["dynamic"]) == {"dynamic": None}
+            await asyncio.sleep(6)  # the static member's session timeout, and a second
+            assert await asyncio.to_thread(_delete_groups, c.bport, ["static"]) == {"static": None}
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
