@@ -70,11 +70,13 @@ def alive_brokers(image: MetadataImage, listener: str) -> list[tuple[BrokerRegis
 
 def metadata_response(image: MetadataImage, listener: str, request, version: int, *, controller_id: int,
                       cluster_id: str, auto_create: bool = False, may_describe=None,
-                      may_create=None) -> MetadataAnswer:
+                      may_create=None, topic_operations=None, cluster_operations=None) -> MetadataAnswer:
     """``may_describe(name)`` / ``may_create(name)`` (ACLs; None: allowed): a topic the client may not describe is
     left out of an all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named, whether it exists or not; a
     missing topic it may describe but not create is answered TOPIC_AUTHORIZATION_FAILED instead of being created,
-    as Kafka's KafkaApis answers."""
+    as Kafka's KafkaApis answers. KIP-430 (v8+): ``topic_operations(name)`` fills the authorized operations of every
+    topic answered but the refused ones and unknown ids when the client asks; ``cluster_operations()`` the cluster's
+    (v8 to v10 only, as Kafka)."""
     R = m.MetadataResponse
     brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
                for b, ep in alive_brokers(image, listener)]
@@ -118,8 +120,16 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
             topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID,
                                                   is_internal=name in INTERNAL_TOPICS, partitions=[],
                                                   topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
+    cluster_ops = NO_AUTHORIZED_OPERATIONS
+    if version >= 8:
+        if version <= 10 and request.include_cluster_authorized_operations and cluster_operations is not None:
+            cluster_ops = cluster_operations()
+        if request.include_topic_authorized_operations and topic_operations is not None:
+            for t in topics:
+                if t.error_code not in (TOPIC_AUTHORIZATION_FAILED, UNKNOWN_TOPIC_ID):
+                    t.topic_authorized_operations = topic_operations(t.name)
     body = R(throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id, controller_id=controller_id, topics=topics,
-             cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS)
+             cluster_authorized_operations=cluster_ops)
     return MetadataAnswer(body, tuple(to_create))
 
 
@@ -165,7 +175,7 @@ def _java_order(name: str) -> bytes:
 
 
 def describe_topic_partitions(image: MetadataImage, listener: str, request, *, partition_limit: int = 2000,
-                              may_describe=None):
+                              may_describe=None, topic_operations=None):
     """DescribeTopicPartitions v0 (KIP-966), as Kafka's broker answers it from its image: the named topics (none named:
     every topic) from the cursor on, sorted by name, at most ``min(ResponsePartitionLimit,
     max.request.partition.size.limit)`` partitions (at least one), and a NextCursor where the answer stops early. A
@@ -218,6 +228,9 @@ def describe_topic_partitions(image: MetadataImage, listener: str, request, *, p
             next_cursor = R.Cursor(topic_name=name, partition_index=upper)
             break
         remaining -= len(parts)
+    if topic_operations is not None:
+        for t in topics:
+            t.topic_authorized_operations = topic_operations(t.name)
     return R(throttle_time_ms=0, topics=topics + refused, next_cursor=next_cursor)
 
 

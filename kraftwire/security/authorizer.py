@@ -333,6 +333,37 @@ class Authorizer:
         return False
 
 
+#: the operations each concrete resource type supports (Kafka's ``AclEntry.supportedOperations``): the bits KIP-430's
+#: authorized-operations fields may hold
+SUPPORTED_OPERATIONS: dict[int, frozenset[int]] = {
+    int(ResourceType.TOPIC): frozenset(int(o) for o in (
+        AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE, AclOperation.DESCRIBE, AclOperation.DELETE,
+        AclOperation.ALTER, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)),
+    int(ResourceType.GROUP): frozenset(int(o) for o in (
+        AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.DESCRIBE_CONFIGS,
+        AclOperation.ALTER_CONFIGS)),
+    int(ResourceType.CLUSTER): frozenset(int(o) for o in (
+        AclOperation.CREATE, AclOperation.CLUSTER_ACTION, AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
+        AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE)),
+    int(ResourceType.TRANSACTIONAL_ID): frozenset(int(o) for o in (AclOperation.DESCRIBE, AclOperation.WRITE)),
+    int(ResourceType.DELEGATION_TOKEN): frozenset((int(AclOperation.DESCRIBE),)),
+    int(ResourceType.USER): frozenset(int(o) for o in (AclOperation.CREATE_TOKENS, AclOperation.DESCRIBE_TOKENS)),
+}
+
+
+def authorized_operations(authorizer: Authorizer | None, principal: str, host: str, resource_type: int,
+                          resource_name: str) -> int:
+    """KIP-430's bit field (bit *n* set: operation code *n* allowed) of the operations *principal* may do on the
+    literal resource, among those its type supports; without an authorizer (no ``authorizer.class.name``) every
+    supported operation, as Kafka answers."""
+    supported = SUPPORTED_OPERATIONS[int(resource_type)]
+    bits = 0
+    for op in supported:
+        if authorizer is None or authorizer.authorize(principal, host, resource_type, resource_name, op):
+            bits |= 1 << op
+    return bits
+
+
 _RESOURCE_TYPES = frozenset(int(t) for t in ResourceType)
 _PATTERN_TYPES = frozenset(int(t) for t in PatternType)
 _OPERATIONS = frozenset(int(o) for o in AclOperation)

@@ -37,6 +37,7 @@ from kraftwire.security.authorizer import (
     AclOperation,
     Authorizer,
     ResourceType,
+    authorized_operations,
     parse_super_users,
 )
 
@@ -126,6 +127,10 @@ class Access:
     def group(self, conn, group_id: str, operation: int) -> bool:
         return self.allows(conn, ResourceType.GROUP, group_id, operation)
 
+    def operations(self, conn, resource_type: int, name: str) -> int:
+        """KIP-430: the bit field of the operations the connection's principal may do on the resource."""
+        return authorized_operations(self.authorizer, conn.principal, host_of(conn.peer), resource_type, name)
+
     def trusted_forwarder(self, conn) -> bool:
         """A connection allowed to forward requests it checked itself (Kafka's Envelope rule)."""
         return self.allows_cluster(conn, AclOperation.CLUSTER_ACTION)
@@ -146,6 +151,13 @@ class Access:
         conn.send_response(refusal_of(name, request.body, request.version, CLUSTER_AUTHORIZATION_FAILED),
                            request.version, request.header.correlation_id)
         return False
+
+
+def operations_of(access: Access | None, conn, resource_type: int, name: str) -> int:
+    """KIP-430's authorized operations of ``conn`` on a resource; every supported one when ACLs are off."""
+    if access is None:
+        return authorized_operations(None, "", "", resource_type, name)
+    return access.operations(conn, resource_type, name)
 
 
 def _replica_of(request) -> int:

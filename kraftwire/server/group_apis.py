@@ -51,6 +51,7 @@ from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.errors import LogIOError
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.server.access import operations_of
 from kraftwire.server.coordinator_log import LOAD_CHUNK, coordinator_of, create_internal_topic, replay_partition
 from kraftwire.server.txn_verifier import offset_commit_error
 from kraftwire.replica.partition import LEADER
@@ -656,6 +657,8 @@ class GroupApis:
                                             group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
             else:
                 out.append(shard.consumer_describe(gid, names))
+        if request.body.include_authorized_operations:
+            self._fill_operations(conn, out)
         conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
 
     # ================================================================================================ admin
@@ -697,7 +700,17 @@ class GroupApis:
                                             protocol_type="", protocol_data="", members=[]))
             else:
                 out.append(shard.describe_group(group_id))
+        if request.version >= 3 and request.body.include_authorized_operations:
+            self._fill_operations(conn, out)
         conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
+
+    def _fill_operations(self, conn, described: list) -> None:
+        """KIP-430: each group described without error carries what the principal may do on it (Kafka's
+        KafkaApis fills it after the coordinator answered)."""
+        access = self.node.authorizer
+        for g in described:
+            if g.error_code == ec.NONE:
+                g.authorized_operations = operations_of(access, conn, ResourceType.GROUP, g.group_id)
 
     def delete_groups(self, request, conn) -> None:
         R = w.DeleteGroupsResponse

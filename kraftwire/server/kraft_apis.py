@@ -43,9 +43,12 @@ from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.refusals import refusal
+from kraftwire.security.authorizer import CLUSTER_NAME
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.security.authorizer import ResourceType
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
+from kraftwire.server.access import operations_of
 from kraftwire.server.app import FORWARD_CLIENT_ID
 
 log = logging.getLogger("kraftwire.kraft")
@@ -162,7 +165,9 @@ class KraftApis:
                                            controller_id=self._controller_id(listener),
                                            cluster_id=self.node.cluster_id,
                                            auto_create=config.auto_create_topics_enable,
-                                           may_describe=may_describe, may_create=may_create)
+                                           may_describe=may_describe, may_create=may_create,
+                                           topic_operations=self._topic_operations(conn),
+                                           cluster_operations=lambda: self._cluster_operations(conn))
         conn.send_response(answer.response, request.version, request.header.correlation_id)
         wanted = [name for name in answer.to_create if name not in self._creating]
         if wanted:
@@ -193,8 +198,9 @@ class KraftApis:
                                                      log_denied=bool(request.body.topics))
         limit = self.node.settings.config.max_request_partition_size_limit
         try:
-            body = answers.describe_topic_partitions(self.md.image, self.listener_of(conn), request.body,
-                                                     partition_limit=limit, may_describe=may_describe)
+            body = answers.describe_topic_partitions(
+                self.md.image, self.listener_of(conn), request.body, partition_limit=limit, may_describe=may_describe,
+                topic_operations=self._topic_operations(conn))
         except answers.InvalidDescribeRequest as exc:  # Kafka's error answer: every named topic with the error
             log.info("DescribeTopicPartitions from %s: %s", conn.peer, exc)
             R = w.DescribeTopicPartitionsResponse
@@ -217,7 +223,21 @@ class KraftApis:
             controller = self._controller_id(listener)
         body = R(error_code=0, cluster_id=self.node.cluster_id, endpoint_type=endpoint_type, controller_id=controller,
                  brokers=brokers)
+        if request.body.include_cluster_authorized_operations:
+            body.cluster_authorized_operations = self._cluster_operations(conn)
         conn.send_response(body, request.version, request.header.correlation_id)
+
+    def _topic_operations(self, conn):
+        """KIP-430 for topics: name -> the bit field of what the connection's principal may do on it."""
+        access = self.node.authorizer
+        return lambda name: operations_of(access, conn, ResourceType.TOPIC, name)
+
+    def _cluster_operations(self, conn) -> int:
+        """KIP-430 for the cluster: 0 to a principal that may not DESCRIBE it, as Kafka answers."""
+        access = self.node.authorizer
+        if access is not None and not access.allows_cluster(conn, Op.DESCRIBE, log_denied=False):
+            return 0
+        return operations_of(access, conn, ResourceType.CLUSTER, CLUSTER_NAME)
 
     def describe_configs(self, request, conn) -> None:
         from kraftwire.metadata.describe_configs import describe_configs

@@ -598,3 +598,22 @@ def test_validate_filter():
         reason = validate_filter(**{**ok, field: value})
         assert reason is not None and "unknown" in reason, (field, value)
     assert validate_filter(**{**ok, "pattern_type": Pat.MATCH, "resource_name": "x"}) is None
+
+
+# ---------------------------------------------------------------------------------------------------- KIP-430
+
+
+def test_authorized_operations_bit_fields():
+    """Kafka's AuthHelper.authorizedOperations over AclEntry.supportedOperations: without an authorizer every
+    supported operation (the values a Kafka 4.4 broker answers), else the allowed ones, implications included."""
+    assert authz.authorized_operations(None, ALICE, H1, Res.CLUSTER, CLUSTER_NAME) == 8096
+    assert authz.authorized_operations(None, ALICE, H1, Res.TOPIC, "t") == 3576
+    assert authz.authorized_operations(None, ALICE, H1, Res.GROUP, "g") == 3400
+    a = build(acl("t", Op.WRITE), acl("t", Op.ALTER_CONFIGS), acl("g", Op.DELETE, rtype=Res.GROUP),
+              super_users=frozenset({BOB}))
+    bits = lambda *ops: sum(1 << int(o) for o in ops)  # noqa: E731
+    assert authz.authorized_operations(a, ALICE, H1, Res.TOPIC, "t") == bits(
+        Op.WRITE, Op.DESCRIBE, Op.ALTER_CONFIGS, Op.DESCRIBE_CONFIGS)
+    assert authz.authorized_operations(a, ALICE, H1, Res.GROUP, "g") == bits(Op.DELETE, Op.DESCRIBE)
+    assert authz.authorized_operations(a, ALICE, H1, Res.TOPIC, "other") == 0
+    assert authz.authorized_operations(a, BOB, H1, Res.TOPIC, "other") == 3576
