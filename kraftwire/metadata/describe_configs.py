@@ -13,6 +13,8 @@
   every source that has a value, strongest first, as Kafka's do;
 * the empty broker name: the cluster-wide dynamic defaults only; another broker's id is INVALID_REQUEST (a client
   asks each broker for its own, as Kafka requires);
+* a group (type 32, KIP-848): every group key, its value and source as ``metadata.group_configs.describe`` says
+  (GROUP_CONFIG where the group sets it, else the broker's); the empty name is INVALID_REQUEST;
 * other resource types are INVALID_REQUEST.
 
 ``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name.
@@ -22,13 +24,14 @@ from __future__ import annotations
 
 from kraftwire import kafka_configs
 from kraftwire.error_codes import INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.metadata import group_configs
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, group_configs.GROUP
 # ConfigSource
 TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG, DEFAULT_CONFIG = 1, 2, 3, 4, 5
 STRING = topic_configs.STRING
@@ -71,6 +74,14 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             else:
                 entries = _broker_entries(static, defaults, image.configs.get((BROKER, res.resource_name), {}),
                                           props or {})
+        elif res.resource_type == GROUP:
+            if res.resource_name == "":
+                result.error_code = INVALID_REQUEST
+                result.error_message = "Group name must not be empty"
+                continue
+            entries = [(key, [(v, src, n) for n, v, src in synonyms] or [(value, source, key)], kind, None, False)
+                       for key, value, source, synonyms, kind in
+                       group_configs.describe(image.configs.get((GROUP, res.resource_name), {}), brokers)]
         else:
             result.error_code = INVALID_REQUEST
             result.error_message = f"Unsupported resource type {res.resource_type}"
@@ -83,15 +94,15 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             synonyms = ([R.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s)
                          for v, s, n in sources if n is not None]
                         if request.include_synonyms else [])
-            if res.resource_type == TOPIC:
-                read_only = False
-            else:
+            if res.resource_type == BROKER:
                 fact = kafka_configs.BROKER.get(key)
                 read_only = fact is None or fact.dynamic == "read-only"
+            else:
+                read_only = False
             result.configs.append(R.DescribeConfigsResourceResult(
                 name=key, value=None if sensitive else value, read_only=read_only,
-                is_default=source == DEFAULT_CONFIG, config_source=source, is_sensitive=sensitive,
-                synonyms=synonyms, config_type=kind,
+                is_default=source == DEFAULT_CONFIG and res.resource_type != GROUP, config_source=source,
+                is_sensitive=sensitive, synonyms=synonyms, config_type=kind,
                 documentation=doc if request.include_documentation else None))
     return R(throttle_time_ms=0, results=results)
 

@@ -49,6 +49,7 @@ from kraftwire.coordinator.group.shard import (
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.errors import LogIOError
+from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.server.access import operations_of
@@ -201,7 +202,8 @@ class GroupApis:
     def _load(self, p: int, hp) -> None:
         """Replay the partition into a fresh shard, a chunk per turn of the event loop (requests for its groups get
         COORDINATOR_LOAD_IN_PROGRESS meanwhile, as Kafka answers while it loads)."""
-        shard = GroupShard(p, self.config, new_id=lambda: str(uuid.uuid4()))
+        shard = GroupShard(p, self.config, new_id=lambda: str(uuid.uuid4()),
+                           group_configs=lambda group_id: self.md.image.configs.get((GROUP_CONFIGS, group_id), {}))
         loaded = self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
         loaded.loading = True
         loaded.task = asyncio.get_running_loop().create_task(self._load_task(p, loaded))

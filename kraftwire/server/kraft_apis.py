@@ -30,6 +30,7 @@ from kraftwire.config import METADATA_TOPIC
 from kraftwire.error_codes import (
     CLUSTER_AUTHORIZATION_FAILED,
     COORDINATOR_NOT_AVAILABLE,
+    GROUP_AUTHORIZATION_FAILED,
     INVALID_REQUEST,
     NOT_CONTROLLER,
     NOT_LEADER_OR_FOLLOWER,
@@ -65,6 +66,7 @@ _PER_ITEM = {"CreateTopics": ("topics", "topics"), "CreatePartitions": ("topics"
              "DeleteTopics": ("topics", "responses"), "IncrementalAlterConfigs": ("resources", "responses"),
              "AlterConfigs": ("resources", "responses")}
 _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
+_GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's group configs)
 KRAFT_VERSION_FEATURE = "kraft.version"
 HOLD_POLL_S = 0.05
 
@@ -251,6 +253,9 @@ class KraftApis:
             for r in body.results:
                 if r.resource_type == _TOPIC_RESOURCE:
                     ok, code = access.topic(conn, r.resource_name, Op.DESCRIBE_CONFIGS), TOPIC_AUTHORIZATION_FAILED
+                elif r.resource_type == _GROUP_RESOURCE:
+                    ok = access.group(conn, r.resource_name, Op.DESCRIBE_CONFIGS)
+                    code = GROUP_AUTHORIZATION_FAILED
                 else:
                     ok, code = access.allows_cluster(conn, Op.DESCRIBE_CONFIGS), CLUSTER_AUTHORIZATION_FAILED
                 if not ok:
@@ -319,6 +324,9 @@ class KraftApis:
                 if item.resource_type == _TOPIC_RESOURCE:
                     ok = access.topic(conn, item.resource_name, Op.ALTER_CONFIGS)
                     code = TOPIC_AUTHORIZATION_FAILED
+                elif item.resource_type == _GROUP_RESOURCE:
+                    ok = access.group(conn, item.resource_name, Op.ALTER_CONFIGS)
+                    code = GROUP_AUTHORIZATION_FAILED
                 else:
                     ok, code = access.allows_cluster(conn, Op.ALTER_CONFIGS), CLUSTER_AUTHORIZATION_FAILED
             (allowed.append(item) if ok else refused.append((item, code)))

@@ -1,12 +1,14 @@
-"""``kraftwire configs --bootstrap-server HOST:PORT --entity-type topics|brokers|users (--entity-name N |
+"""``kraftwire configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups|users (--entity-name N |
 --entity-default) (--describe [--all] | --alter [--add-config K=V,...] [--delete-config K,...])``: Kafka's
-``kafka-configs.sh`` for topics, brokers and users' SCRAM credentials, its flags and its output, on kraftwire's own
-protocol client.
+``kafka-configs.sh`` for topics, brokers, groups (KIP-848's group configs) and users' SCRAM credentials, its flags and
+its output, on kraftwire's own protocol client.
 
 * ``--describe`` prints ``Dynamic configs for topic T are:`` (``All configs`` with ``--all``; ``Default configs for
   brokers in the cluster are:`` for ``--entity-default``), then one line per entry, sorted by name:
   ``  name=value sensitive=false synonyms={SOURCE:name=value, ...}``. Without ``--entity-name`` every topic (or
-  every broker and the cluster default) is described.
+  every broker and the cluster default; every group the brokers list) is described. A group without dynamic configs
+  that no broker lists prints ``The group 'G' doesn't exist and doesn't have dynamic config.`` (not with ``--all``);
+  groups have no ``--entity-default``.
 * ``--alter`` sends IncrementalAlterConfigs (SET for ``--add-config``, DELETE for ``--delete-config``; deleting a
   key the entity does not set is ``Invalid config(s): K``, as Kafka's tool refuses it) and prints ``Completed
   updating config for topic T.`` or ``Completed updating default config for brokers in the cluster.``.
@@ -42,12 +44,14 @@ from kraftwire import error_codes as ec
 from kraftwire.error_codes import name_of
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, 32
+RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP}
 SET, DELETE = 0, 1
 SOURCE_NAMES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
-                4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG"}
+                4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
+                7: "DYNAMIC_CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
 #: the source of the values a plain --describe shows (Kafka's tool filters on it)
-DYNAMIC_SOURCE = {("topics", False): 1, ("brokers", False): 2, ("brokers", True): 3}
+DYNAMIC_SOURCE = {("topics", False): 1, ("brokers", False): 2, ("brokers", True): 3, ("groups", False): 8}
 
 
 #: user configs that are client quotas (Kafka's QuotaConfig.isClientOrUserQuotaConfig)
@@ -102,10 +106,10 @@ class ServerRefusal(ConfigCommandError):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_arguments(parser)
-    parser.add_argument("--entity-type", required=True, choices=("topics", "brokers", "users"),
+    parser.add_argument("--entity-type", required=True, choices=("topics", "brokers", "groups", "users"),
                         help="the entity type")
     who = parser.add_mutually_exclusive_group()
-    who.add_argument("--entity-name", help="the topic name, broker id or user principal name")
+    who.add_argument("--entity-name", help="the topic name, broker id, group id or user principal name")
     who.add_argument("--entity-default", action="store_true", help="the cluster-wide default (brokers, users)")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the configs of the entity")
@@ -123,6 +127,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.entity_type == "users":
             check_user_arguments(args)
+        if args.entity_type == "groups" and args.entity_default:  # Kafka's words
+            raise ConfigCommandError("--entity-default must not be specified with --describe of groups"
+                                     if args.describe else "An entity name must be specified with --alter of groups")
         if args.entity_default and args.entity_type not in ("brokers", "users"):
             raise ConfigCommandError("--entity-default is only valid with --entity-type brokers or users")
         if args.alter and not (args.entity_name or args.entity_default):
@@ -178,7 +185,7 @@ async def _run(args, tls, login) -> None:
         if args.entity_type == "users":
             await (_describe_users(conn, args) if args.describe else _alter_users(conn, args))
         elif args.describe:
-            await _describe(conn, args)
+            await _describe(conn, args, tls, login)
         else:
             await _alter(conn, args)
     finally:
@@ -198,14 +205,29 @@ async def _describe_one(conn, args, rtype: int, name: str):
     return result.configs
 
 
-async def _describe(conn, args) -> None:
+async def _listed_groups(conn, args, tls, login) -> set[str]:
+    """The groups the brokers list (ListGroups on each)."""
+    from kraftwire.tools.consumer_groups import Admin
+
+    admin = Admin(conn, tls, login, args.timeout)
+    try:
+        return {g[0] for g in await admin.list_groups()}
+    finally:
+        await admin.close_brokers()
+
+
+async def _describe(conn, args, tls=None, login=None) -> None:
     from kraftwire.protocol import messages as w
 
-    rtype = TOPIC if args.entity_type == "topics" else BROKER
+    rtype = RESOURCE_TYPES[args.entity_type]
+    listed = None
     if args.entity_default:
         names = [""]
     elif args.entity_name is not None:
         names = [args.entity_name]
+    elif rtype == GROUP:
+        listed = await _listed_groups(conn, args, tls, login)
+        names = sorted(listed)
     elif rtype == TOPIC:
         md = await conn.request(w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12,
                                 timeout=args.timeout)
@@ -215,14 +237,20 @@ async def _describe(conn, args) -> None:
                                      timeout=args.timeout)
         names = [str(b.broker_id) for b in sorted(cluster.brokers, key=lambda b: b.broker_id)] + [""]
     for name in names:
+        wanted = None if args.all else DYNAMIC_SOURCE[(args.entity_type, name == "")]
+        configs = sorted(await _describe_one(conn, args, rtype, name), key=lambda c: c.name)
+        shown = [c for c in configs if wanted is None or c.config_source == wanted]
+        if rtype == GROUP and not shown and not args.all:
+            if listed is None:
+                listed = await _listed_groups(conn, args, tls, login)
+            if name not in listed:
+                print(f"The group '{name}' doesn't exist and doesn't have dynamic config.")
+                continue
         if name == "":
             print(f"Default configs for {args.entity_type} in the cluster are:")
         else:
             print(f"{'All' if args.all else 'Dynamic'} configs for {args.entity_type[:-1]} {name} are:")
-        wanted = None if args.all else DYNAMIC_SOURCE[(args.entity_type, name == "")]
-        for c in sorted(await _describe_one(conn, args, rtype, name), key=lambda c: c.name):
-            if wanted is not None and c.config_source != wanted:
-                continue
+        for c in shown:
             synonyms = ", ".join(f"{SOURCE_NAMES.get(s.source, 'UNKNOWN')}:{s.name}={_text(s.value)}"
                                  for s in c.synonyms)
             print(f"  {c.name}={_text(c.value)} sensitive={'true' if c.is_sensitive else 'false'} synonyms={{{synonyms}}}")
@@ -235,7 +263,7 @@ def _text(value) -> str:
 async def _alter(conn, args) -> None:
     from kraftwire.protocol import messages as w
 
-    rtype = TOPIC if args.entity_type == "topics" else BROKER
+    rtype = RESOURCE_TYPES[args.entity_type]
     name = "" if args.entity_default else args.entity_name
     deletes = [k.strip() for k in (args.delete_config or "").split(",") if k.strip()]
     adds = parse_add_config(args.add_config) if args.add_config else []

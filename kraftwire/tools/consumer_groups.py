@@ -207,9 +207,14 @@ class Admin:
         self._coordinators: dict[str, tuple] = {}
 
     async def close(self) -> None:
+        await self.close_brokers()
+        await self.conn.close()
+
+    async def close_brokers(self) -> None:
+        """Close the connections this opened to brokers, not the bootstrap one."""
         for c in self._conns.values():
             await c.close()
-        await self.conn.close()
+        self._conns.clear()
 
     async def metadata(self, topics: list[str] | None):
         from kraftwire.ids import ZERO_UUID

@@ -33,6 +33,8 @@ from typing import Any, Callable, NamedTuple
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
+from kraftwire.kafka_configs import BrokerConfigs
+from kraftwire.metadata import group_configs
 from kraftwire.protocol import messages as w
 
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
@@ -54,10 +56,30 @@ class GroupConfig:
     offset_metadata_max_bytes: int = 4096  # offset.metadata.max.bytes
     consumer_session_timeout_ms: int = 45_000  # group.consumer.session.timeout.ms
     consumer_heartbeat_interval_ms: int = 5000  # group.consumer.heartbeat.interval.ms
+    #: the bounds of a consumer group's own session timeout and heartbeat interval (group configs, KIP-848)
+    consumer_min_session_timeout_ms: int = 45_000  # group.consumer.min.session.timeout.ms
+    consumer_max_session_timeout_ms: int = 60_000  # group.consumer.max.session.timeout.ms
+    consumer_min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
+    consumer_max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
+
+    def broker_value(self, name: str) -> str | None:
+        """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
+        value = {"group.consumer.session.timeout.ms": self.consumer_session_timeout_ms,
+                 "group.consumer.heartbeat.interval.ms": self.consumer_heartbeat_interval_ms,
+                 "group.consumer.min.session.timeout.ms": self.consumer_min_session_timeout_ms,
+                 "group.consumer.max.session.timeout.ms": self.consumer_max_session_timeout_ms,
+                 "group.consumer.min.heartbeat.interval.ms": self.consumer_min_heartbeat_interval_ms,
+                 "group.consumer.max.heartbeat.interval.ms": self.consumer_max_heartbeat_interval_ms}.get(name)
+        return None if value is None else str(value)
 
     @classmethod
     def from_config(cls, c) -> "GroupConfig":
         """The settings a node's ``kraftwire.config.Config`` holds."""
+        broker = BrokerConfigs(static=getattr(c, "raw", None) or {})
+
+        def bound(name: str) -> int:
+            return int(broker.value(name) or 0)
+
         return cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
                    max_session_timeout_ms=c.group_max_session_timeout_ms,
                    initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
@@ -65,7 +87,11 @@ class GroupConfig:
                    offsets_retention_check_interval_ms=c.offsets_retention_check_interval_ms,
                    offset_metadata_max_bytes=c.offset_metadata_max_bytes,
                    consumer_session_timeout_ms=c.group_consumer_session_timeout_ms,
-                   consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms)
+                   consumer_heartbeat_interval_ms=c.group_consumer_heartbeat_interval_ms,
+                   consumer_min_session_timeout_ms=bound("group.consumer.min.session.timeout.ms"),
+                   consumer_max_session_timeout_ms=bound("group.consumer.max.session.timeout.ms"),
+                   consumer_min_heartbeat_interval_ms=bound("group.consumer.min.heartbeat.interval.ms"),
+                   consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"))
 
 
 class Reply(NamedTuple):
@@ -271,9 +297,12 @@ class GroupShard:
     """The groups of one ``__consumer_offsets`` partition and their committed offsets."""
 
     def __init__(self, partition: int, config: GroupConfig | None = None,
-                 new_id: Callable[[], str] | None = None) -> None:
+                 new_id: Callable[[], str] | None = None,
+                 group_configs: Callable[[str], Any] | None = None) -> None:
         self.partition = partition
         self.config = config or GroupConfig()
+        #: a group's own configs (KIP-848; the metadata image's ConfigRecords of resource type GROUP)
+        self.group_configs = group_configs or (lambda group_id: {})
         self._new_id = new_id or _counter()
         self.groups: dict[str, Group] = {}
         #: KIP-848 consumer groups (``group.protocol=consumer``), by group id
@@ -391,10 +420,21 @@ class GroupShard:
             _offset, group, tp, entry = pending.popleft()
             self._set_offset(self.committed, group, tp, entry)
 
+    def consumer_session_ms(self, group_id: str) -> int:
+        """A consumer group's session timeout: its own ``consumer.session.timeout.ms``, else the broker's, within the
+        broker's bounds (Kafka's GroupConfig evaluation)."""
+        return group_configs.effective_ms(group_configs.SESSION, self.group_configs(group_id), self.config.broker_value)
+
+    def consumer_heartbeat_ms(self, group_id: str) -> int:
+        """A consumer group's heartbeat interval, as ``consumer_session_ms`` resolves it."""
+        return group_configs.effective_ms(group_configs.HEARTBEAT, self.group_configs(group_id),
+                                          self.config.broker_value)
+
     def _consumer_deadlines(self, now_ms: int) -> None:
         for g in self.consumer_groups.values():
+            session_ms = self.consumer_session_ms(g.group_id)
             for m in g.members.values():
-                m.deadline_ms = now_ms + self.config.consumer_session_timeout_ms
+                m.deadline_ms = now_ms + session_ms
                 m.revocation_deadline_ms = now_ms + m.rebalance_timeout_ms
 
     def loaded(self, now_ms: int) -> None:
@@ -953,12 +993,12 @@ class GroupShard:
             result.records.extend(cg.current_records(gid, m))
             if m.state == cg.UNREVOKED_PARTITIONS and before[1] != cg.UNREVOKED_PARTITIONS:
                 m.revocation_deadline_ms = now_ms + m.rebalance_timeout_ms
-        m.deadline_ms = now_ms + self.config.consumer_session_timeout_ms
+        m.deadline_ms = now_ms + self.consumer_session_ms(gid)
         full = epoch == 0 or m.assigned != before[2] or (owned is not None and owned != m.assigned)
         R = w.ConsumerGroupHeartbeatResponse
         result.reply(token, api, R(
             throttle_time_ms=0, error_code=0, member_id=m.member_id, member_epoch=m.epoch,
-            heartbeat_interval_ms=self.config.consumer_heartbeat_interval_ms,
+            heartbeat_interval_ms=self.consumer_heartbeat_ms(gid),
             assignment=R.Assignment(topic_partitions=cg._wire(m.assigned, R.TopicPartitions)) if full else None))
         return result
 

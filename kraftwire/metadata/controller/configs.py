@@ -1,8 +1,9 @@
 """Dynamic configs: the active controller's ConfigurationControlManager, pure.
 
 IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT per key) and AlterConfigs (the legacy form: the given keys are
-the whole new set, keys left out are deleted) for topics (resource type 2) and brokers (type 4; the name is a broker
-id, or "" for the cluster-wide default). Each changed key is one ConfigRecord (value null deletes it); a broker key is
+the whole new set, keys left out are deleted) for topics (resource type 2), brokers (type 4; the name is a broker
+id, or "" for the cluster-wide default) and groups (type 32, KIP-848: any group name but the empty one, whether the
+group exists or not; the whole new set is checked against this node's broker bounds, ``metadata.group_configs``). Each changed key is one ConfigRecord (value null deletes it); a broker key is
 written even when unchanged, as Kafka writes it (brokers reload on it). ``validate_only`` writes nothing.
 
 Refusals, per resource, as Kafka answers them: APPEND/SUBTRACT on a key that is not a list, an unknown topic key, a
@@ -25,13 +26,14 @@ from kraftwire.error_codes import (
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from kraftwire import kafka_configs
+from kraftwire.metadata import group_configs
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.protocol import messages as m
 
-TOPIC, BROKER = 2, 4
+TOPIC, BROKER, GROUP = 2, 4, group_configs.GROUP
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT"}
 
@@ -49,9 +51,13 @@ def _no_broker_check(name: str, value: str | None) -> str:
 
 class ConfigControl:
     def __init__(self, broker_check: Callable[[str, str | None], str] = _no_broker_check,
-                 broker_list_keys: frozenset[str] = frozenset()) -> None:
+                 broker_list_keys: frozenset[str] = frozenset(),
+                 broker_value: Callable[[str], str | None] | None = None) -> None:
         self.broker_check = broker_check
         self.broker_list_keys = broker_list_keys
+        #: this node's broker keys (the bounds a group's configs are checked against, as Kafka's controller reads
+        #: its own GroupCoordinatorConfig)
+        self.broker_value = broker_value or kafka_configs.BrokerConfigs().value
 
     # ------------------------------------------------------------------------------------------------ requests
     def incremental_alter(self, image: MetadataImage, req) -> ControllerResult:
@@ -91,6 +97,11 @@ class ConfigControl:
                         raise _Refused(INVALID_REQUEST, why)
                 for key, value in new.items():
                     self._check_value(res.resource_type, key, value)
+                if res.resource_type == GROUP:
+                    whole = {k: v for k, v in {**current, **new}.items() if v is not None}
+                    why = group_configs.validate(whole, self.broker_value)
+                    if why:
+                        raise _Refused(INVALID_CONFIG, why)
                 changed = [ApiMessageAndVersion(m.ConfigRecord(resource_type=res.resource_type,
                                                                resource_name=res.resource_name, name=k, value=v), 0)
                            for k, v in new.items() if res.resource_type == BROKER or current.get(k) != v]
@@ -137,6 +148,9 @@ class ConfigControl:
         if resource_type == TOPIC:
             c = topic_configs.TOPIC_CONFIGS.get(key)
             return c is not None and c.type == "LIST"
+        if resource_type == GROUP:
+            g = group_configs.KEYS.get(key)
+            return g is not None and g.type == "LIST"
         return key in self.broker_list_keys
 
     @staticmethod
@@ -149,6 +163,9 @@ class ConfigControl:
         if resource_type == TOPIC:
             if name not in image.topic_ids:
                 raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+        elif resource_type == GROUP:
+            if name == "":
+                raise _Refused(INVALID_REQUEST, "Default group resources are not allowed.")
         elif resource_type == BROKER:
             if name == "":
                 return
@@ -160,6 +177,8 @@ class ConfigControl:
             raise _Refused(INVALID_REQUEST, f"Unknown resource type {resource_type}")
 
     def _check_value(self, resource_type: int, key: str, value: str | None) -> None:
+        if resource_type == GROUP:  # the group's whole new set is checked at once (group_configs.validate)
+            return
         if value is None:
             if resource_type == TOPIC and key not in topic_configs.TOPIC_CONFIGS:
                 raise _Refused(INVALID_CONFIG, f"Unknown topic config name: {key}")

@@ -27,6 +27,7 @@ from typing import Callable
 
 from kraftwire.error_codes import NOT_CONTROLLER
 from kraftwire.ids import UUID
+from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import acls as acl_control
 from kraftwire.metadata.controller import features as feature_control
 from kraftwire.metadata.controller import scram as scram_control
@@ -60,7 +61,9 @@ class QuorumController:
                                          default_replication_factor=default_replication_factor,
                                          node_id=node_id, static_config=static_config)
         self.brokers.node = self.topics.node_config
-        self.configs = ConfigControl(broker_check) if broker_check is not None else ConfigControl()
+        broker_value = BrokerConfigs(static=dict(static_config or {})).value
+        self.configs = ConfigControl(broker_check, broker_value=broker_value) if broker_check is not None else \
+            ConfigControl(broker_value=broker_value)
         self.supported_features = dict(supported_features or {})
         self.idle_interval_ms = idle_interval_ms
         #: auto.leader.rebalance.enable with leader.imbalance.check.interval.seconds; 0: off
