@@ -14,10 +14,9 @@ from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
-from kraftwire.server.client import KafkaConnection
 from server.test_acls_enforced import _acl, _acls, _hosted, _login, _node, _ready
 from server.test_acls_enforced import _until as _until_true
-from server.test_kraft_node import Combined, _create, _online
+from server.test_kraft_node import Combined, _create
 from server.test_replication import _until
 
 NONE_SET = -(2**31)
@@ -76,24 +75,12 @@ async def _join(conn, group: str, topic: str) -> None:
 
 
 def test_without_an_authorizer_every_supported_operation_is_authorized(tmp_path):
-    c = Combined(tmp_path, extra="offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n")
-
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t", 1), 7)).topics[0].error_code == ec.NONE
-                await _until("hosted", lambda: node.replicas.get("t", 0) is not None)
-                await _coordinator(conn, "g")
-                await _join(conn, "g", "t")
-                got = await _answers(conn, "t", "g")
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t", 1), 7)).topics[0].error_code == ec.NONE
+        await _until("hosted", lambda: node.replicas.get("t", 0) is not None)
+        await _coordinator(conn, "g")
+        await _join(conn, "g", "t")
+        got = await _answers(conn, "t", "g")
         assert got == {
             "describe_cluster": CLUSTER_ALL, "describe_cluster_unasked": NONE_SET,
             "metadata_cluster": CLUSTER_ALL,
@@ -102,7 +89,7 @@ def test_without_an_authorizer_every_supported_operation_is_authorized(tmp_path)
             "describe_groups": (0, GROUP_ALL), "describe_groups_unasked": NONE_SET,
             "consumer_group_describe": (0, GROUP_ALL)}
 
-    asyncio.run(main())
+    Combined(tmp_path, extra="offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n").run(scenario)
 
 
 def test_with_acls_only_the_allowed_operations_are_set(tmp_path):

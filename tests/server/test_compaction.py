@@ -55,6 +55,16 @@ def _more(port: int, latest: dict) -> None:
     _filler(Producer({"bootstrap.servers": f"127.0.0.1:{port}", "linger.ms": 0, "acks": "all"}), latest, "more")
 
 
+async def _create_compacted(node, conn, configs=()) -> None:
+    """Topic ``compacted`` (one partition, cleanup.policy=compact and ``configs``), hosted by ``node``."""
+    cfg = [("cleanup.policy", "compact"), *configs]
+    created = await conn.request(CT(topics=[CT.CreatableTopic(
+        name="compacted", num_partitions=1, replication_factor=1, assignments=[],
+        configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])], timeout_ms=5000, validate_only=False), 7)
+    assert created.topics[0].error_code == ec.NONE
+    await _until("hosted", lambda: node.replicas.get("compacted", 0) is not None)
+
+
 def test_a_compacted_topic_keeps_the_latest_value_of_each_key(tmp_path):
     c = Combined(tmp_path, extra="log.cleaner.backoff.ms=100\n")
 
@@ -65,14 +75,8 @@ def test_a_compacted_topic_keeps_the_latest_value_of_each_key(tmp_path):
             await _online(node)
             conn = await KafkaConnection.open("127.0.0.1", c.bport)
             try:
-                cfg = [("cleanup.policy", "compact"), ("segment.ms", "50"),
-                       ("min.cleanable.dirty.ratio", "0.01"), ("delete.retention.ms", "0")]
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name="compacted", num_partitions=1, replication_factor=1, assignments=[],
-                    configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in cfg])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-                await _until("hosted", lambda: node.replicas.get("compacted", 0) is not None)
+                await _create_compacted(node, conn, [("segment.ms", "50"), ("min.cleanable.dirty.ratio", "0.01"),
+                                                     ("delete.retention.ms", "0")])
                 b = RecordBatchBuilder()
                 b.append(None, b"no key")
                 P = w.ProduceRequest
@@ -124,43 +128,26 @@ def test_each_keyless_record_of_a_batch_is_named_in_record_errors(tmp_path):
     """KIP-467, as Kafka's LogValidator answers (ProduceRequestTest's record-errors checks; librdkafka's test 0011):
     INVALID_RECORD for the partition, every keyless record of the batch in ``record_errors`` by its index in the
     batch, and a partition message quoting the first three; nothing is appended."""
-    c = Combined(tmp_path)
+    async def scenario(node, conn):
+        await _create_compacted(node, conn)
+        b = RecordBatchBuilder()
+        for key in (b"k", None, b"k2", None, None, None):
+            b.append(key, b"v")
+        P = w.ProduceRequest
+        for version in (8, 9, 11):
+            resp = await conn.request(P(acks=-1, timeout_ms=5000, topic_data=[P.TopicProduceData(
+                name="compacted", partition_data=[P.PartitionProduceData(index=0, records=b.build())])]),
+                version)
+            part = resp.responses[0].partition_responses[0]
+            assert part.error_code == ec.INVALID_RECORD and part.base_offset == -1
+            assert part.log_start_offset == 0
+            m = "Compacted topic cannot accept message without key in topic partition compacted-0"
+            assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [
+                (1, m), (3, m), (4, m), (5, m)]
+            assert part.error_message == (
+                "One or more records have been rejected due to 4 record errors in total, and only showing "
+                f"the first three errors at most: [RecordError(batchIndex=1, message='{m}'), "
+                f"RecordError(batchIndex=3, message='{m}'), RecordError(batchIndex=4, message='{m}')]")
+        assert node.replicas.get("compacted", 0).log.end_offset() == 0
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                created = await conn.request(CT(topics=[CT.CreatableTopic(
-                    name="compacted", num_partitions=1, replication_factor=1, assignments=[],
-                    configs=[CT.CreatableTopicConfig(name="cleanup.policy", value="compact")])],
-                    timeout_ms=5000, validate_only=False), 7)
-                assert created.topics[0].error_code == ec.NONE
-                await _until("hosted", lambda: node.replicas.get("compacted", 0) is not None)
-                b = RecordBatchBuilder()
-                for key in (b"k", None, b"k2", None, None, None):
-                    b.append(key, b"v")
-                P = w.ProduceRequest
-                for version in (8, 9, 11):
-                    resp = await conn.request(P(acks=-1, timeout_ms=5000, topic_data=[P.TopicProduceData(
-                        name="compacted", partition_data=[P.PartitionProduceData(index=0, records=b.build())])]),
-                        version)
-                    part = resp.responses[0].partition_responses[0]
-                    assert part.error_code == ec.INVALID_RECORD and part.base_offset == -1
-                    assert part.log_start_offset == 0
-                    m = "Compacted topic cannot accept message without key in topic partition compacted-0"
-                    assert [(e.batch_index, e.batch_index_error_message) for e in part.record_errors] == [
-                        (1, m), (3, m), (4, m), (5, m)]
-                    assert part.error_message == (
-                        "One or more records have been rejected due to 4 record errors in total, and only showing "
-                        f"the first three errors at most: [RecordError(batchIndex=1, message='{m}'), "
-                        f"RecordError(batchIndex=3, message='{m}'), RecordError(batchIndex=4, message='{m}')]")
-                assert node.replicas.get("compacted", 0).log.end_offset() == 0
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main())
+    Combined(tmp_path).run(scenario)

@@ -12,9 +12,8 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection
 from server.test_authorized_operations import _coordinator
-from server.test_kraft_node import Combined, _create, _online
+from server.test_kraft_node import Combined, _create
 from server.test_replication import _until
 
 PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
@@ -48,57 +47,45 @@ async def _join(conn, group: str):
 
 
 def test_group_configs_are_stored_described_and_honoured(tmp_path):
-    c = Combined(tmp_path, extra=PROPS)
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t", 1), 7)).topics[0].error_code == ec.NONE
+        # no configs: the broker's values, DEFAULT or STATIC as the properties set them
+        got = await _described(conn, "g")
+        assert got["consumer.session.timeout.ms"] == ("45000", 5, [
+            ("group.consumer.session.timeout.ms", "45000", 5)])
+        assert got["consumer.heartbeat.interval.ms"] == ("5000", 5, [
+            ("group.consumer.heartbeat.interval.ms", "5000", 5)])
+        assert len(got) == 21
+        # refused against the broker bounds, with Kafka's words; then set
+        assert await _alter(conn, "g", [("consumer.heartbeat.interval.ms", "50")]) == (
+            ec.INVALID_CONFIG, "consumer.heartbeat.interval.ms must be in the range 100 to 15000 inclusive.")
+        assert await _alter(conn, "", [("consumer.session.timeout.ms", "5000")]) == (
+            ec.INVALID_REQUEST, "Default group resources are not allowed.")
+        assert await _alter(conn, "g", [("consumer.session.timeout.ms", "1500"),
+                                        ("consumer.heartbeat.interval.ms", "200")]) == (ec.NONE, None)
+        await _until("group configs", lambda: node.metadata.image.configs.get((32, "g")))
+        got = await _described(conn, "g")
+        assert got["consumer.session.timeout.ms"] == ("1500", 8, [
+            ("consumer.session.timeout.ms", "1500", 8), ("group.consumer.session.timeout.ms", "45000", 5)])
+        # the coordinator: the group's heartbeat interval, and its session timeout expires a silent member
+        joined = await _join(conn, "g")
+        assert joined.error_code == 0 and joined.heartbeat_interval_ms == 200
+        other = await _join(conn, "other")
+        assert other.error_code == 0 and other.heartbeat_interval_ms == 5000
+        start = time.monotonic()
+        for _ in range(100):
+            d = await conn.request(w.ConsumerGroupDescribeRequest(group_ids=["g", "other"]), 0)
+            if not d.groups[0].members:
+                break
+            await asyncio.sleep(0.1)
+        assert not d.groups[0].members and time.monotonic() - start < 8
+        assert len(d.groups[1].members) == 1  # the broker's 45 s session
+        assert await _alter(conn, "g", [("consumer.session.timeout.ms", None),
+                                        ("consumer.heartbeat.interval.ms", None)]) == (ec.NONE, None)
+        await _until("configs gone", lambda: not node.metadata.image.configs.get((32, "g")))
+        assert (await _join(conn, "g")).heartbeat_interval_ms == 5000
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t", 1), 7)).topics[0].error_code == ec.NONE
-                # no configs: the broker's values, DEFAULT or STATIC as the properties set them
-                got = await _described(conn, "g")
-                assert got["consumer.session.timeout.ms"] == ("45000", 5, [
-                    ("group.consumer.session.timeout.ms", "45000", 5)])
-                assert got["consumer.heartbeat.interval.ms"] == ("5000", 5, [
-                    ("group.consumer.heartbeat.interval.ms", "5000", 5)])
-                assert len(got) == 21
-                # refused against the broker bounds, with Kafka's words; then set
-                assert await _alter(conn, "g", [("consumer.heartbeat.interval.ms", "50")]) == (
-                    ec.INVALID_CONFIG, "consumer.heartbeat.interval.ms must be in the range 100 to 15000 inclusive.")
-                assert await _alter(conn, "", [("consumer.session.timeout.ms", "5000")]) == (
-                    ec.INVALID_REQUEST, "Default group resources are not allowed.")
-                assert await _alter(conn, "g", [("consumer.session.timeout.ms", "1500"),
-                                                ("consumer.heartbeat.interval.ms", "200")]) == (ec.NONE, None)
-                await _until("group configs", lambda: node.metadata.image.configs.get((32, "g")))
-                got = await _described(conn, "g")
-                assert got["consumer.session.timeout.ms"] == ("1500", 8, [
-                    ("consumer.session.timeout.ms", "1500", 8), ("group.consumer.session.timeout.ms", "45000", 5)])
-                # the coordinator: the group's heartbeat interval, and its session timeout expires a silent member
-                joined = await _join(conn, "g")
-                assert joined.error_code == 0 and joined.heartbeat_interval_ms == 200
-                other = await _join(conn, "other")
-                assert other.error_code == 0 and other.heartbeat_interval_ms == 5000
-                start = time.monotonic()
-                for _ in range(100):
-                    d = await conn.request(w.ConsumerGroupDescribeRequest(group_ids=["g", "other"]), 0)
-                    if not d.groups[0].members:
-                        break
-                    await asyncio.sleep(0.1)
-                assert not d.groups[0].members and time.monotonic() - start < 8
-                assert len(d.groups[1].members) == 1  # the broker's 45 s session
-                assert await _alter(conn, "g", [("consumer.session.timeout.ms", None),
-                                                ("consumer.heartbeat.interval.ms", None)]) == (ec.NONE, None)
-                await _until("configs gone", lambda: not node.metadata.image.configs.get((32, "g")))
-                assert (await _join(conn, "g")).heartbeat_interval_ms == 5000
-            finally:
-                await conn.close()
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main())
+    Combined(tmp_path, extra=PROPS).run(scenario)
 
 
 def test_configs_tool_with_entity_type_groups(tmp_path, capsys):
@@ -108,37 +95,30 @@ def test_configs_tool_with_entity_type_groups(tmp_path, capsys):
     c = Combined(tmp_path, extra=PROPS)
     boot = ["configs", "--bootstrap-server", f"127.0.0.1:{c.bport}", "--entity-type", "groups"]
 
-    async def main_():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
+    async def scenario(node, _conn):
+        def run(*argv):
+            code = main([*boot, *argv])
+            out = capsys.readouterr()
+            return code, out.out, out.err
 
-            def run(*argv):
-                code = main([*boot, *argv])
-                out = capsys.readouterr()
-                return code, out.out, out.err
+        assert await asyncio.to_thread(run, "--entity-name", "g", "--describe") == (
+            0, "The group 'g' doesn't exist and doesn't have dynamic config.\n", "")
+        assert await asyncio.to_thread(run, "--entity-name", "g", "--alter", "--add-config",
+                                       "consumer.session.timeout.ms=50000") == (
+            0, "Completed updating config for group g.\n", "")
+        await _until("group configs", lambda: node.metadata.image.configs.get((32, "g")))
+        assert await asyncio.to_thread(run, "--entity-name", "g", "--describe") == (0, (
+            "Dynamic configs for group g are:\n"
+            "  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
+            "consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}\n"), "")
+        code, out, _ = await asyncio.to_thread(run, "--entity-name", "g", "--describe", "--all")
+        assert code == 0 and out.splitlines()[0] == "All configs for group g are:" and len(out.splitlines()) == 22
+        assert out.splitlines()[1] == ("  consumer.assignment.interval.ms=1000 sensitive=false "
+                                       "synonyms={DEFAULT_CONFIG:group.consumer.assignment.interval.ms=1000}")
+        code, _out, err = await asyncio.to_thread(run, "--entity-default", "--describe")
+        assert code == 1 and "--entity-default must not be specified with --describe of groups" in err
+        code, _out, err = await asyncio.to_thread(run, "--entity-name", "g", "--alter", "--add-config",
+                                                  "consumer.session.timeout.ms=1")
+        assert code == 1 and "consumer.session.timeout.ms must be in the range 1000 to 60000 inclusive." in err
 
-            assert await asyncio.to_thread(run, "--entity-name", "g", "--describe") == (
-                0, "The group 'g' doesn't exist and doesn't have dynamic config.\n", "")
-            assert await asyncio.to_thread(run, "--entity-name", "g", "--alter", "--add-config",
-                                           "consumer.session.timeout.ms=50000") == (
-                0, "Completed updating config for group g.\n", "")
-            await _until("group configs", lambda: node.metadata.image.configs.get((32, "g")))
-            assert await asyncio.to_thread(run, "--entity-name", "g", "--describe") == (0, (
-                "Dynamic configs for group g are:\n"
-                "  consumer.session.timeout.ms=50000 sensitive=false synonyms={DYNAMIC_GROUP_CONFIG:"
-                "consumer.session.timeout.ms=50000, DEFAULT_CONFIG:group.consumer.session.timeout.ms=45000}\n"), "")
-            code, out, _ = await asyncio.to_thread(run, "--entity-name", "g", "--describe", "--all")
-            assert code == 0 and out.splitlines()[0] == "All configs for group g are:" and len(out.splitlines()) == 22
-            assert out.splitlines()[1] == ("  consumer.assignment.interval.ms=1000 sensitive=false "
-                                           "synonyms={DEFAULT_CONFIG:group.consumer.assignment.interval.ms=1000}")
-            code, _out, err = await asyncio.to_thread(run, "--entity-default", "--describe")
-            assert code == 1 and "--entity-default must not be specified with --describe of groups" in err
-            code, _out, err = await asyncio.to_thread(run, "--entity-name", "g", "--alter", "--add-config",
-                                                      "consumer.session.timeout.ms=1")
-            assert code == 1 and "consumer.session.timeout.ms must be in the range 1000 to 60000 inclusive." in err
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main_())
+    c.run(scenario)

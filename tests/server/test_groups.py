@@ -441,23 +441,13 @@ def test_a_classic_group_is_deletable_once_its_members_are_gone(tmp_path):
     LeaveGroup handling: GroupMetadataManagerTest's leave-group and delete-group tests)."""
     c = Combined(tmp_path, extra=GROUP_PROPS + "group.min.session.timeout.ms=1000\n")
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
-            finally:
-                await conn.close()
-            await asyncio.to_thread(_produce, c.bport, "t", 10)
-            await asyncio.to_thread(_static_member_consumes_and_closes, c.bport, "t", "static")
-            await asyncio.to_thread(_consume, c.bport, "t", "dynamic", 10)
-            assert await asyncio.to_thread(_delete_groups, c.bport, ["dynamic"]) == {"dynamic": None}
-            await asyncio.sleep(6)  # the static member's session timeout, and a second
-            assert await asyncio.to_thread(_delete_groups, c.bport, ["static"]) == {"static": None}
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+        await asyncio.to_thread(_produce, c.bport, "t", 10)
+        await asyncio.to_thread(_static_member_consumes_and_closes, c.bport, "t", "static")
+        await asyncio.to_thread(_consume, c.bport, "t", "dynamic", 10)
+        assert await asyncio.to_thread(_delete_groups, c.bport, ["dynamic"]) == {"dynamic": None}
+        await asyncio.sleep(6)  # the static member's session timeout, and a second
+        assert await asyncio.to_thread(_delete_groups, c.bport, ["static"]) == {"static": None}
 
-    asyncio.run(main())
+    c.run(scenario)

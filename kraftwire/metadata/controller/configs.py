@@ -3,8 +3,9 @@
 IncrementalAlterConfigs (SET, DELETE, APPEND, SUBTRACT per key) and AlterConfigs (the legacy form: the given keys are
 the whole new set, keys left out are deleted) for topics (resource type 2), brokers (type 4; the name is a broker
 id, or "" for the cluster-wide default) and groups (type 32, KIP-848: any group name but the empty one, whether the
-group exists or not; the whole new set is checked against this node's broker bounds, ``metadata.group_configs``). Each changed key is one ConfigRecord (value null deletes it); a broker key is
-written even when unchanged, as Kafka writes it (brokers reload on it). ``validate_only`` writes nothing.
+group exists or not; the whole new set is checked against this node's broker bounds, ``metadata.group_configs``).
+Each changed key is one ConfigRecord (value null deletes it); a broker key is written even when unchanged, as Kafka
+writes it (brokers reload on it). ``validate_only`` writes nothing.
 
 Refusals, per resource, as Kafka answers them: APPEND/SUBTRACT on a key that is not a list, an unknown topic key, a
 null or invalid value: INVALID_CONFIG; a topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION; a broker name that is
