@@ -787,8 +787,12 @@ class ReplicaManager:
                                                    f"max.message.bytes {lg.max_batch_size}")
         if any(b.is_control for b in headers):
             return AppendResult(INVALID_RECORD, "a producer may not write control batches")
-        invalid = check_records(read_batches(raw, validate=False), hp.topic, hp.index,
-                                compacted=_compacts(hp.config))
+        cfg = hp.config
+        create_time = (cfg.get("message.timestamp.type") or "CreateTime") == "CreateTime"
+        invalid = check_records(read_batches(raw, validate=False), hp.topic, hp.index, compacted=_compacts(cfg),
+                                now_ms=_wall_ms() if create_time else None,
+                                before_ms=int(cfg["message.timestamp.before.max.ms"]),
+                                after_ms=int(cfg["message.timestamp.after.max.ms"]))
         if invalid is not None:
             return AppendResult(invalid.error, invalid.message, log_start_offset=lg.start_offset(),
                                 record_errors=invalid.records)
