@@ -210,6 +210,28 @@ def test_refusals_change_nothing_and_acls_grant_access(tmp_path):
     asyncio.run(main())
 
 
+def run_as_admin_and_alice(tmp_path, scenario, extra: str = "") -> None:
+    """``await scenario(node, admin, alice)`` on an ACL-enforcing node (``extra`` properties), once it is ready, over
+    a SASL login of the super user and one of alice; the connections are closed and the node shut down however the
+    scenario ends."""
+    node, _cport, sport = _node(tmp_path, extra)
+
+    async def main():
+        await node.start()
+        try:
+            await _until(lambda: _ready(node))
+            admin, alice = await _login(sport, "admin"), await _login(sport, "alice")
+            try:
+                await scenario(node, admin, alice)
+            finally:
+                await admin.close()
+                await alice.close()
+        finally:
+            await node.shutdown()
+
+    asyncio.run(main())
+
+
 async def _ready(node) -> bool:
     b = node.metadata.image.brokers.get(1)
     return b is not None and not b.fenced and node.metadata.active

@@ -14,7 +14,7 @@ from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
-from server.test_acls_enforced import _acl, _acls, _hosted, _login, _node, _ready
+from server.test_acls_enforced import _acl, _acls, _hosted, run_as_admin_and_alice
 from server.test_acls_enforced import _until as _until_true
 from server.test_kraft_node import Combined, _create
 from server.test_replication import _until
@@ -93,34 +93,22 @@ def test_without_an_authorizer_every_supported_operation_is_authorized(tmp_path)
 
 
 def test_with_acls_only_the_allowed_operations_are_set(tmp_path):
-    node, _cport, sport = _node(tmp_path)
-
-    async def main():
-        await node.start()
-        try:
-            await _until_true(lambda: _ready(node))
-            admin, alice = await _login(sport, "admin"), await _login(sport, "alice")
-            try:
-                assert (await admin.request(_create("orders"), 5)).topics[0].error_code == 0
-                await _until_true(lambda: _hosted(node, "orders"))
-                C = w.CreateAclsRequest
-                r = await admin.request(C(creations=[
-                    _acl(ResourceType.TOPIC, "orders", "User:alice", Op.DESCRIBE),
-                    _acl(ResourceType.TOPIC, "missing", "User:alice", Op.WRITE),
-                    _acl(ResourceType.GROUP, "g", "User:alice", Op.READ),
-                    _acl(ResourceType.GROUP, "g-classic", "User:alice", Op.READ),
-                ]), 3)
-                assert all(x.error_code == 0 for x in r.results), r
-                await _until_true(lambda: _acls(node, 4))
-                await _coordinator(admin, "g")
-                await _join(admin, "g", "orders")
-                alices = await _answers(alice, "orders", "g")
-                admins = await _answers(admin, "orders", "g")
-            finally:
-                await admin.close()
-                await alice.close()
-        finally:
-            await node.shutdown()
+    async def scenario(node, admin, alice):
+        assert (await admin.request(_create("orders"), 5)).topics[0].error_code == 0
+        await _until_true(lambda: _hosted(node, "orders"))
+        C = w.CreateAclsRequest
+        r = await admin.request(C(creations=[
+            _acl(ResourceType.TOPIC, "orders", "User:alice", Op.DESCRIBE),
+            _acl(ResourceType.TOPIC, "missing", "User:alice", Op.WRITE),
+            _acl(ResourceType.GROUP, "g", "User:alice", Op.READ),
+            _acl(ResourceType.GROUP, "g-classic", "User:alice", Op.READ),
+        ]), 3)
+        assert all(x.error_code == 0 for x in r.results), r
+        await _until_true(lambda: _acls(node, 4))
+        await _coordinator(admin, "g")
+        await _join(admin, "g", "orders")
+        alices = await _answers(alice, "orders", "g")
+        admins = await _answers(admin, "orders", "g")
         # alice may not DESCRIBE the cluster: 0, as Kafka answers; READ on the group and WRITE on a topic imply
         # DESCRIBE; the super user may do everything
         assert alices["describe_cluster"] == 0 and alices["metadata_cluster"] == 0
@@ -134,4 +122,4 @@ def test_with_acls_only_the_allowed_operations_are_set(tmp_path):
         assert admins["metadata_topics"]["orders"] == (0, TOPIC_ALL)
         assert admins["describe_groups"] == admins["consumer_group_describe"] == (0, GROUP_ALL)
 
-    asyncio.run(main())
+    run_as_admin_and_alice(tmp_path, scenario)

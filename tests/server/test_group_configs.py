@@ -129,34 +129,22 @@ def test_group_configs_need_the_groups_describe_and_alter_configs(tmp_path):
     KafkaApis / ControllerApis answer GROUP_AUTHORIZATION_FAILED otherwise)."""
     from kraftwire.security.authorizer import AclOperation as Op
     from kraftwire.security.authorizer import ResourceType
-    from server.test_acls_enforced import _acl, _acls, _login, _node, _ready
+    from server.test_acls_enforced import _acl, _acls, run_as_admin_and_alice
     from server.test_acls_enforced import _until as _until_true
 
-    node, _cport, sport = _node(tmp_path)
+    async def scenario(node, admin, alice):
+        r = await admin.request(w.CreateAclsRequest(creations=[
+            _acl(ResourceType.GROUP, "mine", "User:alice", Op.ALTER_CONFIGS)]), 3)
+        assert r.results[0].error_code == 0
+        await _until_true(lambda: _acls(node, 1))
+        assert await _alter(alice, "other", [("consumer.session.timeout.ms", "50000")]) == (
+            ec.GROUP_AUTHORIZATION_FAILED, None)
+        assert (await _alter(alice, "mine", [("consumer.session.timeout.ms", "50000")]))[0] == ec.NONE
+        d = await alice.request(DC(resources=[DC.DescribeConfigsResource(
+            resource_type=32, resource_name=g, configuration_keys=None) for g in ("other", "mine")],
+            include_synonyms=False, include_documentation=False), 4)
+        # ALTER_CONFIGS implies DESCRIBE_CONFIGS
+        assert [(x.error_code, len(x.configs)) for x in d.results] == [(ec.GROUP_AUTHORIZATION_FAILED, 0),
+                                                                       (0, 21)]
 
-    async def main():
-        await node.start()
-        try:
-            await _until_true(lambda: _ready(node))
-            admin, alice = await _login(sport, "admin"), await _login(sport, "alice")
-            try:
-                r = await admin.request(w.CreateAclsRequest(creations=[
-                    _acl(ResourceType.GROUP, "mine", "User:alice", Op.ALTER_CONFIGS)]), 3)
-                assert r.results[0].error_code == 0
-                await _until_true(lambda: _acls(node, 1))
-                assert await _alter(alice, "other", [("consumer.session.timeout.ms", "50000")]) == (
-                    ec.GROUP_AUTHORIZATION_FAILED, None)
-                assert (await _alter(alice, "mine", [("consumer.session.timeout.ms", "50000")]))[0] == ec.NONE
-                d = await alice.request(DC(resources=[DC.DescribeConfigsResource(
-                    resource_type=32, resource_name=g, configuration_keys=None) for g in ("other", "mine")],
-                    include_synonyms=False, include_documentation=False), 4)
-                # ALTER_CONFIGS implies DESCRIBE_CONFIGS
-                assert [(x.error_code, len(x.configs)) for x in d.results] == [(ec.GROUP_AUTHORIZATION_FAILED, 0),
-                                                                               (0, 21)]
-            finally:
-                await admin.close()
-                await alice.close()
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main())
+    run_as_admin_and_alice(tmp_path, scenario)

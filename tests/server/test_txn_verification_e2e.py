@@ -207,60 +207,43 @@ def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
     broker's principal, so a client's transactional write is still verified."""
     from kraftwire.security.authorizer import AclOperation as Op
     from kraftwire.security.authorizer import ResourceType as RT
-    from server.test_acls_enforced import _acl, _login, _node
+    from server.test_acls_enforced import _acl, run_as_admin_and_alice
     from server.test_acls_enforced import _until as _until_async
 
-    node, _cport, sport = _node(tmp_path, PROPS)
+    async def scenario(node, admin, alice):
+        assert (await admin.request(_create(TOPIC, partitions=2), 7)).topics[0].error_code == ec.NONE
+        await _hosted(node, TOPIC, 2)
+        r = await admin.request(w.CreateAclsRequest(creations=[
+            _acl(RT.TOPIC, TOPIC, "User:alice", Op.WRITE),
+            _acl(RT.TRANSACTIONAL_ID, "ta", "User:alice", Op.WRITE),
+            _acl(RT.TRANSACTIONAL_ID, "ta", "User:alice", Op.DESCRIBE)]), 3)
+        assert all(x.error_code == ec.NONE for x in r.results)
 
-    async def main():
-        await node.start()
-        try:
-            admin = await _login(sport, "admin")
-            alice = await _login(sport, "alice")
-            try:
-                async def ready():
-                    b = node.metadata.image.brokers.get(1)
-                    return b is not None and not b.fenced and node.metadata.active
+        async def acls_seen():
+            return len(node.metadata.image.acls) >= 3
 
-                await _until_async(ready)
-                assert (await admin.request(_create(TOPIC, partitions=2), 7)).topics[0].error_code == ec.NONE
-                await _hosted(node, TOPIC, 2)
-                r = await admin.request(w.CreateAclsRequest(creations=[
-                    _acl(RT.TOPIC, TOPIC, "User:alice", Op.WRITE),
-                    _acl(RT.TRANSACTIONAL_ID, "ta", "User:alice", Op.WRITE),
-                    _acl(RT.TRANSACTIONAL_ID, "ta", "User:alice", Op.DESCRIBE)]), 3)
-                assert all(x.error_code == ec.NONE for x in r.results)
+        await _until_async(acls_seen)
+        await _coordinator(alice, "ta")
+        init = await _init(alice, "ta")
+        assert init.error_code == ec.NONE
+        pid, epoch = init.producer_id, init.producer_epoch
+        verify = A(transactions=[A.AddPartitionsToTxnTransaction(
+            transactional_id="ta", producer_id=pid, producer_epoch=epoch, verify_only=True,
+            topics=[A.AddPartitionsToTxnTopic(name=TOPIC, partitions=[0])])])
+        denied = await alice.request(verify, 5)
+        assert (denied.error_code, denied.results_by_transaction) == (ec.CLUSTER_AUTHORIZATION_FAILED, [])
+        allowed = await admin.request(verify, 5)  # a super user, as the brokers log in
+        assert allowed.error_code == ec.NONE
+        assert allowed.results_by_transaction[0].topic_results[0].results_by_partition[0] \
+            .partition_error_code == ec.TRANSACTION_ABORTABLE
 
-                async def acls_seen():
-                    return len(node.metadata.image.acls) >= 3
+        assert _codes(await alice.request(_add("ta", pid, epoch, [(TOPIC, 0)]), 3)) == {(TOPIC, 0): ec.NONE}
+        r = await alice.request(_produce(_txn_batch([b"ok"], pid=pid, epoch=epoch), 0, "ta"), 9)
+        assert _answer(r)[0] == ec.NONE
+        r = await alice.request(_produce(_txn_batch([b"no"], pid=pid, epoch=epoch), 1, "ta"), 9)
+        assert _answer(r)[0] == ec.INVALID_TXN_STATE
+        assert node.replicas.get(TOPIC, 0).log.end_offset() == 1
+        assert node.replicas.get(TOPIC, 1).log.end_offset() == 0
+        assert (node.replicas.verifier.verified, node.replicas.verifier.failures) == (1, 1)
 
-                await _until_async(acls_seen)
-                await _coordinator(alice, "ta")
-                init = await _init(alice, "ta")
-                assert init.error_code == ec.NONE
-                pid, epoch = init.producer_id, init.producer_epoch
-                verify = A(transactions=[A.AddPartitionsToTxnTransaction(
-                    transactional_id="ta", producer_id=pid, producer_epoch=epoch, verify_only=True,
-                    topics=[A.AddPartitionsToTxnTopic(name=TOPIC, partitions=[0])])])
-                denied = await alice.request(verify, 5)
-                assert (denied.error_code, denied.results_by_transaction) == (ec.CLUSTER_AUTHORIZATION_FAILED, [])
-                allowed = await admin.request(verify, 5)  # a super user, as the brokers log in
-                assert allowed.error_code == ec.NONE
-                assert allowed.results_by_transaction[0].topic_results[0].results_by_partition[0] \
-                    .partition_error_code == ec.TRANSACTION_ABORTABLE
-
-                assert _codes(await alice.request(_add("ta", pid, epoch, [(TOPIC, 0)]), 3)) == {(TOPIC, 0): ec.NONE}
-                r = await alice.request(_produce(_txn_batch([b"ok"], pid=pid, epoch=epoch), 0, "ta"), 9)
-                assert _answer(r)[0] == ec.NONE
-                r = await alice.request(_produce(_txn_batch([b"no"], pid=pid, epoch=epoch), 1, "ta"), 9)
-                assert _answer(r)[0] == ec.INVALID_TXN_STATE
-                assert node.replicas.get(TOPIC, 0).log.end_offset() == 1
-                assert node.replicas.get(TOPIC, 1).log.end_offset() == 0
-                assert (node.replicas.verifier.verified, node.replicas.verifier.failures) == (1, 1)
-            finally:
-                await admin.close()
-                await alice.close()
-        finally:
-            await node.shutdown()
-
-    asyncio.run(main())
+    run_as_admin_and_alice(tmp_path, scenario, PROPS)
