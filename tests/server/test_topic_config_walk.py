@@ -69,6 +69,9 @@ PROBES = {
     "retention.ms": lambda node, hp: kc.number(hp.config["retention.ms"]),
     "retention.bytes": lambda node, hp: kc.number(hp.config["retention.bytes"]),
     "unclean.leader.election.enable": lambda node, hp: _unclean(node),
+    # the leader's record checks read these (kraftwire.replica.record_errors)
+    "message.timestamp.before.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.before.max.ms"]),
+    "message.timestamp.after.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.after.max.ms"]),
 }
 #: as on a Kafka broker without tiered storage: accepted, and nothing reads them
 INERT = {"local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.log.delete.on.disable",
