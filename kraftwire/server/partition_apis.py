@@ -244,6 +244,7 @@ class PartitionApis:
                 pr.record_errors = [E(batch_index=i, batch_index_error_message=m) for i, m in result.record_errors]
             return
         pr.base_offset, pr.log_start_offset = result.base_offset, result.log_start_offset
+        pr.log_append_time_ms = result.log_append_time_ms
         if acks == -1:
             waiting.append((pr, hp, result.end))
 

@@ -82,6 +82,7 @@ from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapsho
 from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
 from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
+from kraftwire.replica.log_append_time import log_append_time, stamp
 from kraftwire.replica.recompression import recompress
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
                                             encode_txn_index, marker_key, marker_value, read_marker)
@@ -301,14 +302,16 @@ class Hosted:
 
 
 class AppendResult:
-    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset", "record_errors")
+    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset", "record_errors", "log_append_time_ms")
 
     def __init__(self, error: int = NONE, message: str | None = None, base_offset: int = -1, end: int = -1,
-                 log_start_offset: int = -1, record_errors: tuple = ()) -> None:
+                 log_start_offset: int = -1, record_errors: tuple = (), log_append_time_ms: int = -1) -> None:
         self.error, self.message, self.base_offset, self.end = error, message, base_offset, end
         self.log_start_offset = log_start_offset
         #: (index in its batch, message) of each invalid record (KIP-467), with ``error`` INVALID_RECORD
         self.record_errors = record_errors
+        #: the time a LogAppendTime topic stamped the batches with (-1: CreateTime)
+        self.log_append_time_ms = log_append_time_ms
 
 
 class ReplicaManager:
@@ -822,6 +825,10 @@ class ReplicaManager:
                 return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
                                                        f"{b.producer_id} in {hp.topic}-{hp.index}")
         rebuilt = recompress(raw, hp.config)  # the topic's compression.type (LogValidator)
+        appended_at = -1
+        if log_append_time(hp.config):  # message.timestamp.type=LogAppendTime: the leader's clock, in place
+            appended_at = _wall_ms()
+            rebuilt = stamp(raw if rebuilt is None else rebuilt, appended_at)
         if rebuilt is not None:
             raw = rebuilt
             result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
@@ -846,7 +853,7 @@ class ReplicaManager:
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset())
+                            log_start_offset=lg.start_offset(), log_append_time_ms=appended_at)
 
     def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool) -> AppendResult:

@@ -14,6 +14,7 @@ from kraftwire import error_codes as ec
 from kraftwire import kafka_configs as kc
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
+from kraftwire.replica.log_append_time import log_append_time
 from kraftwire.replica.recompression import level, recompress
 from kraftwire.server.replicas import _compacts, _deletes
 from server.test_kraft_node import Combined, _create
@@ -69,6 +70,7 @@ PROBES = {
     "retention.ms": lambda node, hp: kc.number(hp.config["retention.ms"]),
     "retention.bytes": lambda node, hp: kc.number(hp.config["retention.bytes"]),
     "unclean.leader.election.enable": lambda node, hp: _unclean(node),
+    "message.timestamp.type": lambda node, hp: "LogAppendTime" if log_append_time(hp.config) else "CreateTime",
     # the leader's record checks read these (kraftwire.replica.record_errors)
     "message.timestamp.before.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.before.max.ms"]),
     "message.timestamp.after.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.after.max.ms"]),
@@ -81,7 +83,7 @@ INERT = {"local.retention.ms", "local.retention.bytes", "remote.log.copy.disable
 def _expected(name: str, value: str):
     if name == "cleanup.policy":
         return value
-    if name == "compression.type":
+    if name in ("compression.type", "message.timestamp.type"):
         return value
     if name == "unclean.leader.election.enable":
         return kc.flag(value)
