@@ -187,6 +187,8 @@ class Cluster:
         self._seq = 0
         self.faults = faults or NetworkFaults()
         self.blocked: set[tuple[int, int]] = set()  # (src, dst) pairs whose messages are dropped
+        #: controllers that moved (``move``): node id -> the port it listens on now (every other one: 9093)
+        self.ports: dict[int, int] = {}
         self.max_flush_delay_ms = max_flush_delay_ms
         self.replay = replay or f"python -m kraftwire.testing.replay --seed {seed}"
         self.counters: Counter[str] = Counter()
@@ -342,9 +344,19 @@ class Cluster:
     def new_directory_id(self) -> uuid.UUID:
         return uuid.UUID(int=self._directory_rng.getrandbits(128), version=4)
 
-    @staticmethod
-    def endpoints(node_id: int) -> tuple:
-        return (("CONTROLLER", f"node{node_id}", 9093),)
+    def endpoints(self, node_id: int) -> tuple:
+        """A controller's endpoints now (port 9093 until it ``move``s)."""
+        return (("CONTROLLER", f"node{node_id}", self.ports.get(node_id, 9093)),)
+
+    def move(self, node_id: int) -> None:
+        """A stopped controller comes back on another port: its old address is gone (a request sent there is
+        refused, as by a closed port), and it advertises the new one (``local_endpoints``), which the other nodes
+        only learn from the voter set once an UpdateRaftVoter (or its own start-of-epoch record as leader) commits."""
+        node = self.nodes[node_id]
+        assert node.raft is None, "only a stopped controller moves"
+        self.ports[node_id] = self.ports.get(node_id, 9093) + 1
+        node.config = replace(node.config, local_endpoints=self.endpoints(node_id))
+        self.counters["moves"] += 1
 
     def voter_key(self, node_id: int) -> ReplicaKey:
         """The key this node would be added under now (its id and current directory id)."""
@@ -419,7 +431,20 @@ class Cluster:
     # --- network ----------------------------------------------------------------------------------------------------
     def _send(self, node: SimNode, msg: m.Message) -> None:
         self.invariants.on_send(msg, node.durable, node.log.flushed_offset())
+        if self.ports and m.is_request(msg) and msg.dst in self.ports and self._dials_old_address(node, msg.dst):
+            self.counters["stale_endpoint"] += 1
+            self._refuse(msg)
+            return
         self._route(msg)
+
+    def _dials_old_address(self, node: SimNode, dst: int) -> bool:
+        """The sender reaches a voter where the edge dials it: where the sender's voter set says - a moved one's old
+        address, until the set names the new one."""
+        raft = node.raft
+        if raft is None:
+            return False
+        entry = raft.membership.voters().node(dst)
+        return entry is not None and bool(entry.endpoints) and tuple(entry.endpoints) != self.endpoints(dst)
 
     def _route(self, msg: m.Message) -> None:
         self.counters["messages"] += 1
