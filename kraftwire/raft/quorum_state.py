@@ -78,6 +78,8 @@ class QuorumState:
         self.observers_vote = config.kraft_version >= 1
         self.state: State = UnattachedState(0, 0)
         self.pending_persist: ElectionState | None = None
+        #: the epoch this node led (in memory; a node that restarts as its epoch's recorded leader led it too)
+        self.led_epoch = -1
 
     # --- reading -----------------------------------------------------------------------------------------------------
     @property
@@ -100,6 +102,12 @@ class QuorumState:
 
     def is_leader(self) -> bool:
         return isinstance(self.state, LeaderState)
+
+    def led_this_epoch(self) -> bool:
+        """Not leading, but this node was the leader of its current epoch (it resigned: check-quorum, shutdown, a
+        restart). No other node can lead this epoch, and its log has not changed since it led (only a leader of the
+        epoch could have made it truncate or install a snapshot), so its log is still that leader's log."""
+        return self.led_epoch == self.epoch and not self.is_leader()
 
     # --- timers ------------------------------------------------------------------------------------------------------
     def random_election_deadline(self, now_ms: int) -> int:
@@ -136,6 +144,7 @@ class QuorumState:
                 )
             else:
                 self.state = ResignedState(stored.epoch, me, deadline, (), set())
+            self.led_epoch = stored.epoch
         elif self.is_voter and stored.voted_key is not None and stored.voted_key.id == me and not stored.has_leader():
             self.state = CandidateState(stored.epoch, me, deadline, VoteTally(self.voters, me))
         elif stored.has_leader() and stored.leader_id != me:
@@ -256,6 +265,7 @@ class QuorumState:
             fetch_timeout_ms=self.config.fetch_timeout_ms,
         )
         self._set(leader, durable=True)
+        self.led_epoch = leader.epoch
         return leader
 
     def to_follower(self, epoch: int, leader_id: int, now_ms: int) -> None:

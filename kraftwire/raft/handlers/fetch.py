@@ -11,6 +11,11 @@ MaxWaitMs. A parked fetch whose replica has not heard the latest high watermark 
 What the replica has heard is what its Fetch says (v18, KIP-1166); from an older replica, the high watermark last
 sent to it.
 
+A leader that resigned and is still in its epoch refuses a Fetch as any non-leader does, but sends with the refusal
+the records the replica lacks, and the replica (a voter following it) appends them without counting the answer as a
+leader's: a kraftwire rule, not Kafka's (Kafka's refusal carries no records), for a voter it cannot dial (issue #35
+item 13; see ``_answer_as_former_leader``).
+
 Follower rules: DivergingEpoch -> truncate first (never below the high watermark), and only then apply the leader's
 high watermark; records -> filter, append, flush, and the next Fetch leaves only after that flush
 (``Ready.send_after_flush``); high watermark = min(log end offset, leader's high watermark), never decreasing.
@@ -68,10 +73,11 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
         return answer(m.FENCED_LEADER_EPOCH)
     if req.current_leader_epoch > node.epoch:
         return answer(m.UNKNOWN_LEADER_EPOCH)
-    if isinstance(state, ResignedState):
-        return answer(m.BROKER_NOT_AVAILABLE)
     if not isinstance(state, LeaderState):
-        return answer(m.NOT_LEADER_OR_FOLLOWER)
+        error = m.BROKER_NOT_AVAILABLE if isinstance(state, ResignedState) else m.NOT_LEADER_OR_FOLLOWER
+        if node.quorum.led_this_epoch():
+            return _answer_as_former_leader(node, req, error)
+        return answer(error)
     latest = node.log.latest_snapshot_id()
     if req.fetch_offset == 0 and latest is not None and latest.end_offset > 0:
         return answer(m.NONE, snapshot_id=latest)  # an empty follower starts from the snapshot (never the bootstrap)
@@ -100,6 +106,26 @@ def answer_fetch(node, req: m.FetchRequest, now_ms: int, *, allow_park: bool) ->
             node.park_fetch(req, now_ms, known)
             return
     answer(m.NONE, records=records)
+
+
+def _answer_as_former_leader(node, req: m.FetchRequest, error: int) -> None:
+    """A leader that resigned and is still in its epoch refuses the Fetch (it is no leader: the replica's fetch
+    timer keeps running, so it runs for election), but sends with the refusal the records the replica lacks, from
+    a log that is still the epoch leader's (``QuorumState.led_this_epoch``) - the same bytes it would have sent while
+    it led, up to its flushed offset, with the high watermark it had. So a voter the former leader cannot reach (a
+    voter set naming an address it left) still gets its uncommitted tail; without it, its log is shorter, the former
+    leader refuses it every vote, and, unable to reach it for its own, no leader is ever elected. Only records that
+    extend the replica's log (no DivergingEpoch, no SnapshotId: those wait for the next leader)."""
+    records = b""
+    if node.log.validate_offset_and_epoch(req.fetch_offset, req.last_fetched_epoch).kind is ValidationKind.VALID:
+        records = _read_up_to(node, req.fetch_offset, node.replication_limit(),
+                              min(req.max_bytes, node.config.max_fetch_bytes))
+    if records:
+        node.counters["fetch_answered_by_former_leader"] += 1
+    node.reply(m.FetchResponse(
+        node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch,
+        high_watermark=node.high_watermark, log_start_offset=node.log.start_offset(), records=records,
+    ))
 
 
 # --- follower side -------------------------------------------------------------------------------------------------
@@ -162,6 +188,10 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
         if not node.quorum.is_voter:
             node.observer.refused(resp.src, resp.leader_id,
                                   state.leader_id if isinstance(state, FollowerState) else None)
+        elif resp.records and isinstance(state, FollowerState) and resp.src == state.leader_id:
+            # its former leader's tail (``_answer_as_former_leader``): appended, but the fetch timer runs on
+            node.counters["appended_from_former_leader"] += 1
+            _append(node, resp, now_ms, fetch_next=False)
         return
     if not isinstance(state, FollowerState) or resp.src != state.leader_id:
         return
@@ -189,8 +219,15 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
         node.counters["snapshot_needed"] += 1
         start_snapshot_fetch(node, resp.snapshot_id, now_ms)
         return
+    _append(node, resp, now_ms, fetch_next=True)
+
+
+def _append(node, resp: m.FetchResponse, now_ms: int, *, fetch_next: bool) -> None:
+    """Fetched records into the log (through the epoch filter), the leader's high watermark, and (``fetch_next``)
+    the next Fetch once they are flushed."""
+    log = node.log
     result = filter_fetched(
-        resp.records, follower_epoch=node.epoch, log_end_offset=leo, last_epoch=log.last_fetched_epoch(),
+        resp.records, follower_epoch=node.epoch, log_end_offset=log.end_offset(), last_epoch=log.last_fetched_epoch(),
         epoch_filter=not node.config.mutations.epoch_filter_off,
     )
     if result.rejected:
@@ -205,8 +242,8 @@ def handle_response(node, resp: m.FetchResponse, out, now_ms: int) -> None:
         node.appended_as_follower(result.records, result.batches)
     if resp.high_watermark >= 0:
         node.emit_high_watermark(min(result.end_offset, resp.high_watermark))
-    if result.batch_count:
+    if result.batch_count and fetch_next:
         send_fetch(
-            node, state.leader_id, now_ms, fetch_offset=result.end_offset, last_fetched_epoch=result.last_epoch,
+            node, resp.src, now_ms, fetch_offset=result.end_offset, last_fetched_epoch=result.last_epoch,
             after_flush=not node.config.mutations.fetch_past_flush,
         )
