@@ -76,6 +76,8 @@ class BeginQuorumEpochRequest(Request):
     # leader_id / leader_epoch of the new leader
     new_leader_id: int
     new_leader_epoch: int
+    #: v1 LeaderEndpoints: where the leader listens now ((listener name, host, port), ...); () when not sent
+    leader_endpoints: tuple = ()
 
 
 @dataclass(frozen=True, slots=True)

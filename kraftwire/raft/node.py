@@ -118,6 +118,15 @@ class RaftNode:
     def is_leader(self) -> bool:
         return self.quorum.is_leader()
 
+    def leader_endpoints(self) -> tuple[int, tuple] | None:
+        """(leader id, endpoints) when this node follows a leader that said where it listens (BeginQuorumEpoch):
+        the host reaches that leader there rather than where its voter set entry says, which may be stale (the
+        leader moved and its UpdateRaftVoter has not committed yet). None otherwise."""
+        state = self.quorum.state
+        if isinstance(state, FollowerState) and state.leader_endpoints:
+            return state.leader_id, state.leader_endpoints
+        return None
+
     def handle(self, event, now_ms: int) -> Ready:
         self._begin(now_ms)
         if isinstance(event, Received):

@@ -72,6 +72,10 @@ class FollowerState:
     leader_resigned: bool = False  # got EndQuorumEpoch: grant pre-votes, elect a successor soon
     #: KIP-853: when a voter next checks whether its entry in the voter set is stale (0: not yet armed)
     update_voter_at_ms: int = 0
+    #: where the leader said it listens (BeginQuorumEpoch's LeaderEndpoints); () when it did not say: the voter
+    #: set's entry then. Kafka's follower fetches from these: a leader that moved is reached before its entry is
+    #: rewritten (KAFKA-16927)
+    leader_endpoints: tuple = ()
     name: str = "Follower"
 
     @property

@@ -96,6 +96,7 @@ class Node:
         self.started_ms = 0
         self._directory_ids: dict[int, object] = {}
         self._membership_seen = -1  # the core's membership version the voters below were taken at
+        self._dialed: tuple = ()  # where the peers dial each voter now (see _dial_leader_where_it_listens)
         #: (direction, node, request) of the cluster-id refusals logged as warnings: a node of another cluster retries
         #: every controller.quorum.retry.backoff.ms, so each pair is warned about once, then at DEBUG (the
         #: inconsistent_cluster_id_total metric counts every one)
@@ -257,6 +258,7 @@ class Node:
                            on_failed=self.driver.request_failed, metrics=self.metrics,
                            ssl_context=self.controller_tls, sasl=s.controller_sasl)
         self._membership_seen = -1
+        self._dialed = tuple(s.voters)  # where the peers dial each voter now
         self._check_membership()  # the log may name a later set than the one the node started from
         self.driver.on_ready.append(self._check_membership)
         s = self.settings
@@ -493,19 +495,38 @@ class Node:
         """After each Ready: when the core's voter set may have moved (KIP-853), the voters this node dials (peers),
         forwards to and describes are the set's, at their controller listener."""
         raft = self.raft
-        if raft is None or raft.membership.version == self._membership_seen:
+        if raft is None or not raft.membership.dynamic:
             return
-        self._membership_seen = raft.membership.version
-        if not raft.membership.dynamic:
+        if raft.membership.version != self._membership_seen:
+            self._membership_seen = raft.membership.version
+            voters = self._voters_of(raft.membership.voters())
+            if voters and set(voters) != set(self.settings.voters):
+                log.info("node %d: the voters are now %s (%s)", self.settings.node_id,
+                         ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters),
+                         raft.membership.voters().describe())
+                self.settings = self.roles.settings = replace(self.settings, voters=voters)
+        self._dial_leader_where_it_listens(raft)
+
+    def _dial_leader_where_it_listens(self, raft) -> None:
+        """The peers dial each voter where the voter set says, except the leader this node follows when it said
+        where it listens (BeginQuorumEpoch's LeaderEndpoints, as Kafka's follower does): a leader that moved is
+        reached before its UpdateRaftVoter rewrites its entry."""
+        dialed = self.settings.voters
+        told = raft.leader_endpoints()
+        if told is not None:
+            leader, endpoints = told
+            ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
+            moved = Voter(leader, ep[1], ep[2])
+            if moved not in dialed:
+                dialed = tuple(moved if v.node_id == leader else v for v in dialed)
+                if moved not in self._dialed:
+                    log.info("node %d: reaching leader %d at %s:%d, where it said it listens (the voter set names "
+                             "another address)", self.settings.node_id, leader, moved.host, moved.port)
+        if dialed == self._dialed:
             return
-        voters = self._voters_of(raft.membership.voters())
-        if not voters or set(voters) == set(self.settings.voters):
-            return
-        log.info("node %d: the voters are now %s (%s)", self.settings.node_id,
-                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), raft.membership.voters().describe())
-        self.settings = self.roles.settings = replace(self.settings, voters=voters)
+        self._dialed = dialed
         if self.peers is not None:
-            self.peers.update(voters)
+            self.peers.update(dialed)
 
     async def _discover_voters(self):
         """A node given only ``controller.quorum.bootstrap.servers`` whose log names no voters (a broker, or a

@@ -121,7 +121,8 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
         R = w.BeginQuorumEpochRequest
         body = R(cluster_id=msg.cluster_id, voter_id=msg.voter_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
             R.PartitionData(partition_index=0, voter_directory_id=ZERO_UUID, leader_id=msg.new_leader_id,
-                            leader_epoch=msg.new_leader_epoch)])])
+                            leader_epoch=msg.new_leader_epoch)])],
+            leader_endpoints=[R.LeaderEndpoint(name=n, host=h, port=p) for n, h, p in msg.leader_endpoints])
         return BEGIN_QUORUM_EPOCH, SEND_VERSION[BEGIN_QUORUM_EPOCH], body
     if isinstance(msg, m.EndQuorumEpochRequest):
         R = w.EndQuorumEpochRequest
@@ -184,7 +185,9 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
         p = _one(_one(body.topics, "BeginQuorumEpoch").partitions, "BeginQuorumEpoch")
         return m.BeginQuorumEpochRequest(p.leader_id, local_id, cid, body.cluster_id,
                                          voter_id=body.voter_id if version >= 1 else local_id,
-                                         new_leader_id=p.leader_id, new_leader_epoch=p.leader_epoch)
+                                         new_leader_id=p.leader_id, new_leader_epoch=p.leader_epoch,
+                                         leader_endpoints=tuple((ep.name, ep.host, ep.port)
+                                                                for ep in body.leader_endpoints) if version >= 1 else ())
     if api_key == END_QUORUM_EPOCH:
         p = _one(_one(body.topics, "EndQuorumEpoch").partitions, "EndQuorumEpoch")
         if version >= 1:

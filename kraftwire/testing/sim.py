@@ -438,11 +438,15 @@ class Cluster:
         self._route(msg)
 
     def _dials_old_address(self, node: SimNode, dst: int) -> bool:
-        """The sender reaches a voter where the edge dials it: where the sender's voter set says - a moved one's old
-        address, until the set names the new one."""
+        """The sender reaches a voter where the edge dials it: its leader where the leader said it listens
+        (BeginQuorumEpoch), any other voter where the sender's voter set says - a moved one's old address, until the
+        set names the new one."""
         raft = node.raft
         if raft is None:
             return False
+        told = raft.leader_endpoints()
+        if told is not None and told[0] == dst:
+            return tuple(told[1]) != self.endpoints(dst)
         entry = raft.membership.voters().node(dst)
         return entry is not None and bool(entry.endpoints) and tuple(entry.endpoints) != self.endpoints(dst)
 

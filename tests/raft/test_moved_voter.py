@@ -2,10 +2,13 @@
 
 The voter set still names the follower's old address, so the former leader cannot dial it: it can never collect the
 follower's vote. The follower can reach the former leader, but the former leader holds records the follower never
-fetched (what it appended after the follower stopped) and refuses it every vote. The rule pinned here at the level
-of one node: a leader that resigned and is still in its epoch refuses a Fetch (the replica's fetch timer keeps
-running), but sends its records with the refusal; the follower appends them, and so catches up to the log it needs
-to win.
+fetched (what it appended after the follower stopped) and refuses it every vote. Two rules, pinned here at the level
+of one node, let an election complete (the ``voter_moves_while_leaderless`` simulation property covers the whole):
+
+* a leader that resigned and is still in its epoch refuses a Fetch (the replica's fetch timer keeps running), but
+  sends its records with the refusal; the follower appends them, and so catches up to the log it needs to win;
+* a leader says where it listens in BeginQuorumEpoch (Kafka's LeaderEndpoints) and its followers reach it there
+  (``RaftNode.leader_endpoints``), not only where their voter set says (KAFKA-16927).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from kraftwire.raft.voter_set import VoterNode, VoterSet
 from harness.raft import NodeHarness
 
 DIRS = {i: uuid.UUID(int=0x3000 + i) for i in (1, 2)}
+MOVED = (("CONTROLLER", "localhost", 7002),)
 
 
 def replica(node_id: int, **kw) -> NodeHarness:
@@ -111,3 +115,20 @@ def test_a_follower_appends_its_former_leaders_tail_and_still_runs_for_election(
     assert f.node.counters["appended_from_former_leader"] == 1
     f.poll(at=deadline)
     assert isinstance(f.node.quorum.state, ProspectiveState)  # and its pre-vote now finds a log as long as 1's
+
+
+def test_a_follower_reaches_its_leader_where_the_leader_said_it_listens():
+    f = replica(1)
+    f.deliver(m.BeginQuorumEpochRequest(2, 1, 5, "kraftwire", voter_id=1, new_leader_id=2, new_leader_epoch=3,
+                                        leader_endpoints=MOVED))
+    assert f.node.leader_endpoints() == (2, MOVED)
+    f.poll(at=f.now + 10 * f.config.fetch_timeout_ms)  # no leader any more: the voter set's addresses again
+    assert f.node.leader_endpoints() is None
+
+
+def test_a_leader_says_where_it_listens():
+    h = elect(replica(2, local_endpoints=MOVED))
+    sent = h.poll(at=h.now + 1)
+    begins = [s for s in sent if isinstance(s, m.BeginQuorumEpochRequest)] or [
+        s for r in h.readies for s in r.send if isinstance(s, m.BeginQuorumEpochRequest)]
+    assert begins and all(b.leader_endpoints == MOVED for b in begins)

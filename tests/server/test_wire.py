@@ -31,6 +31,9 @@ REQUESTS = [
     m.UpdateRaftVoterRequest(2, 1, 83, "cid", current_leader_epoch=6, voter_key=ReplicaKey(2, DIR),
                              endpoints=(("CONTROLLER", "host2", 9094), ("OTHER", "h", 1)), kraft_version_min=0,
                              kraft_version_max=1),
+    # KIP-853: where the leader listens (v1 LeaderEndpoints)
+    m.BeginQuorumEpochRequest(1, 3, 79, "cid", voter_id=3, new_leader_id=1, new_leader_epoch=6,
+                              leader_endpoints=(("CONTROLLER", "host1", 9093), ("OTHER", "h", 1))),
 ]
 
 
