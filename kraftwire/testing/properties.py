@@ -432,6 +432,33 @@ def replace_wiped_voter(seed: int, mutations: Mutations = Mutations()) -> Cluste
     return cluster
 
 
+def voter_moves_while_leaderless(seed: int, mutations: Mutations = Mutations()) -> Cluster:
+    """KIP-853, issue #35 item 13: a two-voter quorum whose follower stops long enough for the leader to resign at
+    check-quorum (with records the follower never fetched), and comes back on another port. The voter set still
+    names its old address, so the other voter cannot dial it until an UpdateRaftVoter (or the moved voter's own
+    start-of-epoch record as leader) commits; the moved voter can still reach the other one. Once it is back a leader
+    must be elected, commit, and the committed voter set name the new address."""
+    choice = random.Random(f"voter_moves_while_leaderless:{seed}")
+    cluster = _cluster("voter_moves_while_leaderless", seed, mutations, voters=2, kraft_version=1,
+                       faults=NetworkFaults(max_delay_ms=choice.choice([5, 10])))
+    cluster.start_workload()
+    _commit_more(cluster, "first commits")
+    mover = 3 - _leader_id(cluster, "a leader")
+    (cluster.kill if choice.random() < 0.5 else cluster.shutdown)(mover)
+    cluster.run_until(lambda: cluster.leader() is None, cluster.now + PHASE_DEADLINE_MS,
+                      "the leader resigns at check-quorum")
+    cluster.run_for(60)  # a graceful stop completes
+    cluster.move(mover)
+    cluster.run_for(choice.randint(0, 500))
+    cluster.restart(mover)
+    _leader_id(cluster, "a leader after the voter moved")
+    _commit_more(cluster, "commits after the voter moved")
+    moved = cluster.endpoints(mover)
+    cluster.run_until(lambda: cluster.committed_voter_set().node(mover).endpoints == moved,
+                      cluster.now + PHASE_DEADLINE_MS, "the committed voter set names the new address")
+    return cluster
+
+
 PROPERTIES = {
     f.__name__: f
     for f in (
@@ -446,5 +473,6 @@ PROPERTIES = {
         snapshots,
         grow_and_shrink,
         replace_wiped_voter,
+        voter_moves_while_leaderless,
     )
 }

@@ -51,7 +51,8 @@ COVERAGE_KEYS = (
     "purgatory_completions", "fetch_rejected", "epoch_filter_drops", "stale_responses", "hard_kills",
     "graceful_shutdowns", "partitions", "dropped", "duplicated", "corrupted", "future_batches", "snapshot_installs",
     "voters_added", "voters_removed", "resigned_after_removal", "voter_change_timeouts", "admin_already_applied",
-    "wipes", "stalled_without_wiped_voter",
+    "wipes", "stalled_without_wiped_voter", "moves", "stale_endpoint", "fetch_answered_by_former_leader",
+    "appended_from_former_leader",
 )
 
 

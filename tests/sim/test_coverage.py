@@ -41,3 +41,13 @@ def test_reconfiguration_coverage_counters_are_all_above_zero():
             total.update(PROPERTIES[name](seed).node_counters())
     print(" ".join(f"{k}={total[k]}" for k in RECONFIG_REQUIRED))
     assert all(total[k] > 0 for k in RECONFIG_REQUIRED), {k: total[k] for k in RECONFIG_REQUIRED}
+
+
+def test_moved_voter_coverage_counters_are_all_above_zero():
+    """The moved voter is dialed at its old address (refused) until the voter set names the new one, and catches up
+    from its former leader's refusals (issue #35 item 13)."""
+    total: Counter = Counter()
+    for seed in range(5):
+        total.update(PROPERTIES["voter_moves_while_leaderless"](seed).node_counters())
+    keys = ("moves", "stale_endpoint", "fetch_answered_by_former_leader", "appended_from_former_leader")
+    assert all(total[k] > 0 for k in keys), {k: total[k] for k in keys}
