@@ -17,6 +17,9 @@ from kraftwire.ids import uuid_to_base64
 from kraftwire.log.meta_properties import read_meta_properties
 
 WAIT_S = 20.0
+#: the moved voter's test polls each step for up to this long: on a slow machine its restart outlasts the leader's
+#: check-quorum, and an election (pre-vote, vote, the new leader's first commit) comes first
+MOVE_WAIT_S = 60.0
 
 
 def _start(config, sock, log_path):
@@ -143,7 +146,12 @@ def test_add_controllers_fail_over_and_remove_one(tmp_path):
 def test_a_voter_that_moves_port_updates_its_entry(tmp_path):
     """UpdateRaftVoter: controller 2, added on one port, restarts listening on another. It still reaches the leader
     (whose endpoint it knows), follows it, and after 3 x fetch timeout asks it to rewrite its entry; the voter set,
-    and so ``describe --status``, then names the new port, and the leader dials it there."""
+    and so ``describe --status``, then names the new port, and the leader dials it there.
+
+    When the restart outlasts the leader's check-quorum (a slow machine), controller 1 resigns holding records 2 never
+    fetched, and cannot dial 2 (its voter set names the old port): 2 takes that tail from its former leader's
+    refusals, wins the election, and its BeginQuorumEpoch tells 1 where it listens now; its own start-of-epoch
+    VotersRecord rewrites the entry (issue #35 item 13). Every step polls for its condition, up to ``MOVE_WAIT_S``."""
     socks = {1: processes.bind_listener(), 2: processes.bind_listener()}
     ports = {i: s.getsockname()[1] for i, s in socks.items()}
     cluster_id = processes.kw("storage", "random-uuid").stdout.strip()
@@ -166,7 +174,7 @@ def test_a_voter_that_moves_port_updates_its_entry(tmp_path):
 
     def wait(predicate, what):
         try:
-            return wait_until(predicate, what, timeout=WAIT_S)
+            return wait_until(predicate, what, timeout=MOVE_WAIT_S)
         except AssertionError as exc:
             tails = "\n".join(f"--- node {i}:\n" + "\n".join(logs[i].read_text(errors="replace").splitlines()[-30:])
                               for i in (1, 2) if logs[i].exists())
