@@ -5,7 +5,6 @@ answer carries that time."""
 
 from __future__ import annotations
 
-import asyncio
 import time
 
 from kraftwire import error_codes as ec
@@ -43,22 +42,14 @@ def test_create_time_is_the_default():
 
 def test_a_log_append_time_topic_stamps_and_answers_the_append_time(tmp_path):
     from server.test_describe_producers import _produce
-    from server.test_kraft_node import CT, Combined
+    from replica.test_recompression import led_topic
+    from server.test_kraft_node import Combined
 
     c = Combined(tmp_path)
     raw = _batch()
 
     async def scenario(node, conn):
-        create = CT(topics=[CT.CreatableTopic(name="lat", num_partitions=1, replication_factor=1, assignments=[],
-                                              configs=[CT.CreatableTopicConfig(name="message.timestamp.type",
-                                                                               value="LogAppendTime")])],
-                    timeout_ms=5000, validate_only=False)
-        assert (await conn.request(create, 7)).topics[0].error_code == ec.NONE
-        for _ in range(250):
-            hp = node.replicas.get("lat", 0)
-            if hp is not None and hp.state.role == "leader":
-                break
-            await asyncio.sleep(0.02)
+        await led_topic(node, conn, "lat", {"message.timestamp.type": "LogAppendTime"})
         before = int(time.time() * 1000)
         r = await conn.request(_produce("lat", 0, raw), 9)
         after = int(time.time() * 1000)

@@ -62,23 +62,33 @@ def test_the_topic_level_applies_to_the_rebuilt_batch():
     assert level({"compression.zstd.level": "-5"}, "zstd") == -5
 
 
+async def led_topic(node, conn, name: str, configs: dict[str, str]) -> None:
+    """Create topic ``name`` (one partition, these configs) on an in-process node and wait, bounded, until the node
+    leads it."""
+    from server.test_kraft_node import CT
+
+    create = CT(topics=[CT.CreatableTopic(name=name, num_partitions=1, replication_factor=1, assignments=[],
+                                          configs=[CT.CreatableTopicConfig(name=k, value=v)
+                                                   for k, v in configs.items()])],
+                timeout_ms=5000, validate_only=False)
+    assert (await conn.request(create, 7)).topics[0].error_code == ec.NONE
+    for _ in range(250):
+        hp = node.replicas.get(name, 0)
+        if hp is not None and hp.state.role == "leader":
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"{name}-0 not led within 5 s")
+
+
 def test_a_zstd_topic_keeps_a_gzip_batch_in_zstd_on_a_real_node(tmp_path):
     from server.test_describe_producers import _produce
-    from server.test_kraft_node import CT, Combined
+    from server.test_kraft_node import Combined
 
     c = Combined(tmp_path)
     raw = _batch("gzip", n=50)
 
     async def scenario(node, conn):
-        create = CT(topics=[CT.CreatableTopic(name="z", num_partitions=1, replication_factor=1, assignments=[],
-                                              configs=[CT.CreatableTopicConfig(name="compression.type", value="zstd")])],
-                    timeout_ms=5000, validate_only=False)
-        assert (await conn.request(create, 7)).topics[0].error_code == ec.NONE
-        for _ in range(250):
-            hp = node.replicas.get("z", 0)
-            if hp is not None and hp.state.role == "leader":
-                break
-            await asyncio.sleep(0.02)
+        await led_topic(node, conn, "z", {"compression.type": "zstd"})
         r = await conn.request(_produce("z", 0, raw), 9)
         assert r.responses[0].partition_responses[0].error_code == ec.NONE
         kept = node.replicas.get("z", 0).log.read(0, 1 << 20).records
