@@ -267,8 +267,8 @@ def _kraftwire_configs(port: int) -> None:
         # as Kafka 4.4 prints them: the broker-level synonyms follow the topic's own value
         "  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, "
         "DEFAULT_CONFIG:log.cleanup.policy=delete}",
-        "  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000, "
-        "DEFAULT_CONFIG:log.retention.hours=168}"]
+        # (no log.retention.ms anywhere, so the list of its broker synonyms is empty, as with segment.ms in Kafka)
+        "  retention.ms=1000 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1000}"]
     bad = _configs(port, *topic, "--alter", "--add-config", "retention.ms=soon", ok=False)
     assert bad.stderr.startswith("Error while executing config command with args") and "retention.ms" in bad.stderr
     missing = _configs(port, *topic, "--alter", "--delete-config", "segment.ms", ok=False)
