@@ -216,8 +216,7 @@ def check_dynamic_broker(changes: Mapping[str, str], *, per_broker: bool) -> str
     fixed = [k for k, key in known.items() if key.dynamic == "read-only"]
     if fixed:
         return f"Cannot update these configs dynamically: {listed(fixed)}"
-    bare = [k for k in known if k.startswith(("ssl.", "sasl.")) and known[k].dynamic == "per-broker"
-            and k not in _UNPREFIXED_SECURITY]
+    bare = [k for k in known if k in _LISTENER_SECURITY]
     if bare:
         return f"These security configs can be dynamically updated only per-listener using the listener prefix: {listed(bare)}"
     if not per_broker:
@@ -231,8 +230,12 @@ def check_dynamic_broker(changes: Mapping[str, str], *, per_broker: bool) -> str
     return ""
 
 
-#: per-broker security keys Kafka lets a broker update without a listener prefix
-_UNPREFIXED_SECURITY = frozenset({"sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol"})
+#: the keystore and truststore keys Kafka updates dynamically only per listener (its DynamicBrokerConfig's
+#: DYNAMIC_SECURITY_CONFIGS); other per-broker security keys (sasl.kerberos.*, ssl.cipher.suites...) go bare
+_LISTENER_SECURITY = frozenset({
+    "ssl.key.password", "ssl.keystore.certificate.chain", "ssl.keystore.key", "ssl.keystore.location",
+    "ssl.keystore.password", "ssl.keystore.type", "ssl.truststore.certificates", "ssl.truststore.location",
+    "ssl.truststore.password", "ssl.truststore.type"})
 
 
 # --------------------------------------------------------------------------------------------- resolution

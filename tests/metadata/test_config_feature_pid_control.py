@@ -96,6 +96,14 @@ def test_dynamic_broker_configs_are_refused_as_kafka_4_4_refuses_them(resource, 
     assert res.records == ()
 
 
+def test_per_broker_security_keys_outside_the_stores_go_bare():
+    """librdkafka's 0081 sets sasl.kerberos.min.time.before.relogin on broker 1; Kafka 4.4 takes it (only the store
+    keys of DynamicBrokerConfig.DYNAMIC_SECURITY_CONFIGS need a listener prefix)."""
+    res = ConfigControl().incremental_alter(base(), inc((4, "1", [("sasl.kerberos.min.time.before.relogin", SET,
+                                                                   "58000")])))
+    assert res.response.responses[0].error_code == ec.NONE
+
+
 def test_dynamic_broker_keys_kafka_takes_are_taken():
     """Unknown keys and cluster-wide keys go through, as in Kafka (foo.bar=1, log.cleaner.threads=2 accepted)."""
     res = ConfigControl().incremental_alter(base(), inc((4, "", [("foo.bar", SET, "1"), ("log.cleaner.threads", SET,
