@@ -311,7 +311,7 @@ class GroupApis:
 
     async def _tick_loop(self) -> None:
         while True:
-            await asyncio.sleep(TICK_S)
+            await asyncio.sleep(self._until_next_deadline_s())
             now = _now_ms()
             for p, loaded in list(self.shards.items()):
                 if loaded.shard is not None and loaded.shard.live and self.shards.get(p) is loaded:
@@ -319,6 +319,18 @@ class GroupApis:
                         self._write(p, loaded.shard.tick(now))
                     except Exception:  # a bug must not end the timers of every other group
                         log.exception("group coordinator tick of %s-%d failed", GROUP_TOPIC, p)
+
+    def _until_next_deadline_s(self) -> float:
+        """How long the timers may sleep: until the earliest deadline of any live shard (a session, a rebalance, an
+        offset expiry), so a member expires when its session ends, as Kafka's timer expires it; at most TICK_S."""
+        now = _now_ms()
+        wait = TICK_S
+        for loaded in self.shards.values():
+            if loaded.shard is not None and loaded.shard.live:
+                deadline = loaded.shard.next_deadline_ms()
+                if deadline is not None:  # one overdue that tick leaves (a write in flight) is looked at again soon
+                    wait = min(wait, (deadline - now) / 1000 + 0.001 if deadline > now else 0.01)
+        return wait
 
     # ================================================================================================ writing
     @staticmethod

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kraftwire import error_codes as ec
@@ -451,3 +452,19 @@ def test_a_classic_group_is_deletable_once_its_members_are_gone(tmp_path):
         assert await asyncio.to_thread(_delete_groups, c.bport, ["static"]) == {"static": None}
 
     c.run(scenario)
+
+
+def test_the_group_timers_wake_at_the_earliest_session_deadline(monkeypatch):
+    """librdkafka's 0081 deletes its groups exactly one session timeout after the members' last commit: a member
+    must expire at its deadline, as Kafka's timer expires it, not up to a tick later."""
+    from types import SimpleNamespace as NS
+
+    from kraftwire.server import group_apis
+
+    now = 1_700_000_000_000
+    monkeypatch.setattr(group_apis, "_now_ms", lambda: now)
+    shard = lambda deadline: NS(shard=NS(live=True, next_deadline_ms=lambda: deadline))  # noqa: E731
+    wait = group_apis.GroupApis._until_next_deadline_s
+    assert wait(NS(shards={0: shard(now + 50), 1: shard(None)})) == pytest.approx(0.051)
+    assert wait(NS(shards={0: shard(now + 60_000)})) == group_apis.TICK_S
+    assert wait(NS(shards={0: shard(now - 5)})) == 0.01  # overdue: looked at again soon, never a busy loop
