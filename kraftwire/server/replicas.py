@@ -933,7 +933,6 @@ class ReplicaManager:
         segments ``kraftwire.replica.retention`` says go, by ``retention.ms`` and ``retention.bytes`` (the topic's,
         else the broker's ``log.retention.*``) and below the log start offset."""
         now_ms = _wall_ms() if now_ms is None else now_ms
-        config = self.node.settings.config
         for hp in list(self.partitions.values()):
             if hp.failed:
                 continue

@@ -87,7 +87,7 @@ class Cluster:
 
     async def create_topic(self, name: str, configs: dict[str, str] | None = None, *, partitions: int = 1,
                            replication_factor: int = 3) -> None:
-        """CreateTopics through broker 1, which must succeed."""
+        """CreateTopics through broker 1, which must succeed; waits until every broker hosts its partition 0."""
         conn = await KafkaConnection.open("127.0.0.1", self.port(min(self.bsocks)))
         try:
             created = await conn.request(CT(topics=[CT.CreatableTopic(
@@ -97,6 +97,7 @@ class Cluster:
             assert created.topics[0].error_code == ec.NONE, created
         finally:
             await conn.close()
+        await _until("hosted", lambda: all(n.replicas.get(name, 0) is not None for n in self.nodes.values()))
 
     async def produce_to_leader(self, topic: str, values: list[bytes], **kwargs):
         """Once every broker hosts partition 0 of ``topic``: one batch of ``values`` to it through its leader
@@ -117,18 +118,6 @@ class Cluster:
     def partition(self, topic: str, index: int):
         return self.controller.metadata.image.topic(topic).partitions[index]
 
-    async def create_topic(self, name: str, configs: dict[str, str] | None = None) -> None:
-        """One partition, three replicas (through broker 1); waits until every broker hosts it."""
-        conn = await KafkaConnection.open("127.0.0.1", self.port(1))
-        try:
-            created = await conn.request(CT(topics=[CT.CreatableTopic(
-                name=name, num_partitions=1, replication_factor=3, assignments=[],
-                configs=[CT.CreatableTopicConfig(name=k, value=v) for k, v in (configs or {}).items()])],
-                timeout_ms=5000, validate_only=False), 7)
-            assert created.topics[0].error_code == ec.NONE
-        finally:
-            await conn.close()
-        await _until("hosted", lambda: all(self.nodes[b].replicas.get(name, 0) is not None for b in self.nodes))
 
 
 async def _until(what: str, check, timeout_s: float = 15.0):
