@@ -323,3 +323,27 @@ def test_refusal_bodies_for_a_failed_write():
     assert error_response("SyncGroup", 3, ec.NOT_COORDINATOR).error_code == ec.NOT_COORDINATOR
     with pytest.raises(ValueError):
         error_response("OffsetFetch", 3, ec.NOT_COORDINATOR)
+
+
+def test_session_timeout_during_rebalance():
+    """Kafka's GroupCoordinatorTest.testSessionTimeoutDuringRebalance: a member that does not rejoin a rebalance is
+    removed when its session ends, and the rebalance completes with the others (it used to wait for the rebalance
+    timeout); members that all stop heartbeating leave the group Empty, each at its own deadline (librdkafka's 0081
+    deletes three static groups one session after their members closed)."""
+    log = Log()
+    shard, leader, follower, gen = stable_pair(log)
+    join(shard, leader, token="l2", now=1_000)  # the leader rejoins: PreparingRebalance, the follower does not
+    assert shard.groups["g"].state == PREPARING and shard.groups["g"].rebalance_deadline_ms > 10_001
+    assert shard.next_deadline_ms() == 10_000  # the follower's session (10 s from its sync at 0)
+    r = log.write(shard, shard.tick(10_001))
+    answers = by_token(r)
+    assert follower not in shard.groups["g"].members and answers["l2"].generation_id == gen + 1
+    assert [m.member_id for m in answers["l2"].members] == [leader]
+
+    log2 = Log()
+    shard, leader, follower, gen = stable_pair(log2)
+    assert heartbeat(shard, leader, gen, now=5_000) == 0  # the leader's session now ends at 15 s
+    log2.write(shard, shard.tick(10_001))  # the follower expires: the group prepares a rebalance
+    assert shard.groups["g"].state == PREPARING and shard.next_deadline_ms() == 15_000
+    log2.write(shard, shard.tick(15_001))  # the leader, not rejoined, expires too: nothing is left
+    assert shard.groups["g"].state == EMPTY and not shard.groups["g"].members

@@ -1309,6 +1309,11 @@ class GroupShard:
                 if now_ms >= g.rebalance_deadline_ms:
                     self._complete_join(g, now_ms, result)
                 else:
+                    # Kafka's heartbeat expiry runs in every state: a member that has not rejoined goes when its
+                    # session ends, and the join completes once the rest have joined (an emptied group at once)
+                    for m in [m for m in g.members.values()
+                              if m.join is None and m.sync is None and now_ms >= m.deadline_ms]:
+                        self._remove(g, m, result)
                     self._maybe_complete_join(g, now_ms, result)
                 continue
             if g.state == COMPLETING and now_ms >= g.sync_deadline_ms:
@@ -1369,7 +1374,8 @@ class GroupShard:
                 times.append(g.rebalance_deadline_ms)
             elif g.state == COMPLETING:
                 times.append(g.sync_deadline_ms)
-            times.extend(m.deadline_ms for m in g.members.values() if m.join is None and m.sync is None)
+            if g.state != COMPLETING:
+                times.extend(m.deadline_ms for m in g.members.values() if m.join is None and m.sync is None)
             times.extend(g.pending.values())
         for cgroup in self.consumer_groups.values():
             times.extend(m.deadline_ms for m in cgroup.members.values())
