@@ -179,7 +179,16 @@ class GroupApis:
         if loaded is None or loaded.failed or loaded.shard is None or not loaded.shard.live:
             self.route_error = ec.NOT_COORDINATOR
             return p, None
+        self._catch_up(p, loaded.shard)
         return p, loaded.shard
+
+    def _catch_up(self, p: int, shard: GroupShard) -> None:
+        """Run the shard's timers that are already due before it serves a request: a request never sees a session
+        that has ended as still alive (Kafka's exact timers; the loop here may wake late on a busy node)."""
+        now = _now_ms()
+        deadline = shard.next_deadline_ms()
+        if deadline is not None and deadline <= now:
+            self._write(p, shard.tick(now))
 
     # ================================================================================================ leadership
     def _image(self, image) -> None:
