@@ -464,17 +464,6 @@ class Config:
 
     # ------------------------------------------------------------------------------------------- building
 
-    def retention_ms_default(self) -> int:
-        """The broker's ``retention.ms`` default: ``log.retention.ms``, else ``.minutes``, else ``.hours``; a
-        negative value keeps forever (-1)."""
-        if self.log_retention_ms is not None:
-            ms = self.log_retention_ms
-        elif self.log_retention_minutes is not None:
-            ms = self.log_retention_minutes * 60_000
-        else:
-            ms = self.log_retention_hours * 3_600_000
-        return -1 if ms < 0 else ms
-
     @classmethod
     def from_properties(cls, props: Mapping[str, str]) -> "Config":
         """Parse each known key (a bad value raises ``ConfigError`` naming it); keep unknown ones aside."""

@@ -55,17 +55,13 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 result.error_message = f"Topic {name} does not exist."
                 continue
             overrides = image.configs.get((TOPIC, name), {})
-            entries = []
-            for key in sorted(topic_configs.TOPIC_CONFIGS):
-                value, source, synonyms = brokers.topic_entry(key, overrides)
-                sources = [(v, s, n) for n, v, s in synonyms] or [(value, source, None)]
-                sources[0] = (value, source, sources[0][2])
-                entries.append((key, sources, topic_configs.TOPIC_CONFIGS[key].type_id, None, False))
+            entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id, None,
+                        False) for key in sorted(topic_configs.TOPIC_CONFIGS)]
         elif res.resource_type == BROKER:
             defaults = image.configs.get((BROKER, ""), {})
             if res.resource_name == "":
-                entries = [(key, [(value, DYNAMIC_DEFAULT_BROKER_CONFIG, key)], _type(key), None, _sensitive(key))
-                           for key, value in sorted(defaults.items())]
+                entries = [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)],
+                            _type(key), None, _sensitive(key)) for key, value in sorted(defaults.items())]
             elif res.resource_name != str(node_id):
                 result.error_code = INVALID_REQUEST
                 result.error_message = (f"Unexpected broker id, expected {node_id} or empty string, but received "
@@ -79,7 +75,7 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 result.error_code = INVALID_REQUEST
                 result.error_message = "Group name must not be empty"
                 continue
-            entries = [(key, [(v, src, n) for n, v, src in synonyms] or [(value, source, key)], kind, None, False)
+            entries = [(key, value, source, synonyms or [(key, value, source)], kind, None, False)
                        for key, value, source, synonyms, kind in
                        group_configs.describe(image.configs.get((GROUP, res.resource_name), {}), brokers)]
         else:
@@ -87,12 +83,11 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             result.error_message = f"Unsupported resource type {res.resource_type}"
             continue
         wanted = None if res.configuration_keys is None else set(res.configuration_keys)
-        for key, sources, kind, doc, sensitive in entries:
+        for key, value, source, synonyms, kind, doc, sensitive in entries:
             if wanted is not None and key not in wanted:
                 continue
-            value, source = sources[0][:2]
             synonyms = ([R.DescribeConfigsSynonym(name=n, value=None if sensitive else v, source=s)
-                         for v, s, n in sources if n is not None]
+                         for n, v, s in synonyms]
                         if request.include_synonyms else [])
             if res.resource_type == BROKER:
                 fact = kafka_configs.BROKER.get(key)
@@ -108,10 +103,10 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
 
 
 def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
-    """Every broker key of Kafka's table, then kraftwire's own keys: ``(name, [(value, source, synonym)...], type,
-    documentation, sensitive)``; the first entry carries the key's own value and its source, the first synonym's
-    name, and every entry after it one more synonym (``BrokerConfigs.synonyms``: source by source, from the key
-    itself on, as Kafka 4.4 answers). Passwords are sensitive: no value is shown."""
+    """Every broker key of Kafka's table, then kraftwire's own keys: ``(name, value, source, synonyms, type,
+    documentation, sensitive)``, the value the key's own, the synonyms ``(name, value, source)`` as Kafka 4.4 lists
+    them (``BrokerConfigs.synonyms``: source by source, from the key itself on). Passwords are sensitive: no value is
+    shown."""
     docs = {name: doc for name, _, _, _, doc in static}
     if "node.id" in props and "broker.id" not in props:
         props = {**props, "broker.id": props["node.id"]}  # Kafka's KafkaConfig fills either id from the other
@@ -124,26 +119,24 @@ def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
         value = None if sensitive else next(
             (layer[name] for layer in (dynamic, defaults, props) if name in layer), key.default)
         source = synonyms[0][2] if synonyms else DEFAULT_CONFIG
-        sources = [(value, source, None)] + [(v, src, n) for n, v, src in synonyms]
-        sources = [sources[0][:2] + (sources[1][2],)] + sources[2:] if synonyms else sources
-        out.append((name, sources, key.type_id, docs.get(name), sensitive))
+        out.append((name, value, source, synonyms, key.type_id, docs.get(name), sensitive))
     known = set(kafka_configs.BROKER)
     for name, value, source, kind, doc in static:  # kraftwire's own keys and the authorizer's
         if name in known:
             continue
         known.add(name)
-        sources = []
-        if name in dynamic:
-            sources.append((dynamic[name], DYNAMIC_BROKER_CONFIG, name))
-        if name in defaults:
-            sources.append((defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG, name))
-        sources.append((value, source, name))
-        out.append((name, sources, kind, doc, False))
+        synonyms = _dynamic(name, dynamic, defaults) + [(name, value, source)]
+        out.append((name, *synonyms[0][1:], synonyms, kind, doc, False))
     for name in sorted((set(dynamic) | set(defaults)) - known):  # keys Kafka does not know, taken as Kafka takes them
-        sources = ([(dynamic[name], DYNAMIC_BROKER_CONFIG, name)] if name in dynamic else []) + \
-                  ([(defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG, name)] if name in defaults else [])
-        out.append((name, sources, STRING, None, False))
+        synonyms = _dynamic(name, dynamic, defaults)
+        out.append((name, *synonyms[0][1:], synonyms, STRING, None, False))
     return out
+
+
+def _dynamic(name: str, dynamic, defaults) -> list[tuple[str, str, int]]:
+    """``name``'s dynamic values as synonyms: this broker's, then the cluster default."""
+    return ([(name, dynamic[name], DYNAMIC_BROKER_CONFIG)] if name in dynamic else []) + \
+        ([(name, defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG)] if name in defaults else [])
 
 
 def _type(name: str) -> int:

@@ -72,8 +72,7 @@ from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.segment import TXN_INDEX_SUFFIX, segment_filename
 from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
 from kraftwire import kafka_configs
-from kraftwire.kafka_configs import BrokerConfigs
-from kraftwire.kafka_configs import LONG_MAX
+from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs, replica_dir
 from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
 from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
