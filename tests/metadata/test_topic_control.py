@@ -142,7 +142,7 @@ def test_duplicate_names_in_one_request_are_all_refused():
     (dict(partitions=0), ec.INVALID_PARTITIONS, "non-positive"),
     (dict(rf=4), ec.INVALID_REPLICATION_FACTOR,
      "Unable to replicate the partition 4 time(s): The target replication factor of 4 cannot be reached because "
-     "only 3 broker(s) are registered."),
+     "only 3 broker(s) are registered or some brokers have all their log directories cordoned."),
     (dict(configs=[("retention.ms", "soon")]), ec.INVALID_CONFIG, "retention.ms"),
     (dict(configs=[("no.such.key", "1")]), ec.INVALID_CONFIG, "Unknown topic config name: no.such.key"),
     (dict(configs=[("cleanup.policy", None)]), ec.INVALID_CONFIG, "Null value"),
