@@ -204,6 +204,23 @@ def test_follower_reads_kraft_bootstrap_records():
     assert f.node.quorum.is_voter and f.node.quorum.voters == {1, 2, 3}
 
 
+def test_describe_quorum_with_only_static_voters():
+    """Kafka's KafkaRaftClientTest.testDescribeQuorumWithOnlyStaticVoters: a static voter set records no directory
+    ids, so DescribeQuorum names none, not even the leader's own (which its meta.properties has) nor the one a
+    follower's Fetch carries."""
+    h = leader(voters=(1, 2), kraft_version=0)
+    fetch(h, 2)
+    [resp] = answers(h.deliver(m.DescribeQuorumRequest(99, LOCAL, 21)), m.DescribeQuorumResponse)
+    assert [(v.replica_id, v.directory_id) for v in resp.current_voters] == [(1, None), (2, None)]
+
+
+def test_describe_quorum_names_the_directory_ids_of_the_voter_set():
+    h = leader(voters=(1, 2), kraft_version=1)
+    fetch(h, 2)
+    [resp] = answers(h.deliver(m.DescribeQuorumRequest(99, LOCAL, 21)), m.DescribeQuorumResponse)
+    assert [(v.replica_id, v.directory_id) for v in resp.current_voters] == [(1, DIRS[1]), (2, DIRS[2])]
+
+
 # --- AddRaftVoter ----------------------------------------------------------------------------------------------------
 def test_add_voter():
     h = leader(voters=(1, 2))

@@ -1,5 +1,6 @@
 """DescribeQuorum (API 55): the leader reports the high watermark and every replica's end offset, fetch times and
-(KIP-853) directory id; the voters are the set in force."""
+(KIP-853) directory id; the voters are the set in force. A voter's directory id is the one its voter set records, so
+static voters (kraft.version 0) report none, the leader included, as Kafka's leader does."""
 
 from __future__ import annotations
 
@@ -17,11 +18,9 @@ def handle_request(node, req: m.DescribeQuorumRequest, now_ms: int) -> None:
         )
         return
 
-    local_dir = node.config.directory_id
-
     def info(s):
         if s.replica_id == node.local_id:  # the leader is caught up with itself now (Kafka's describeQuorum)
-            return m.ReplicaStateInfo(s.replica_id, s.end_offset, now_ms, now_ms, s.directory_id or local_dir)
+            return m.ReplicaStateInfo(s.replica_id, s.end_offset, now_ms, now_ms, s.directory_id)
         return m.ReplicaStateInfo(s.replica_id, s.end_offset, s.last_fetch_ms, s.last_caught_up_ms, s.directory_id)
 
     node.reply(
