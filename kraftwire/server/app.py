@@ -94,7 +94,6 @@ class Node:
         self.cluster_id = ""
         self.directory_id = None
         self.started_ms = 0
-        self._directory_ids: dict[int, object] = {}
         self._membership_seen = -1  # the core's membership version the voters below were taken at
         self._dialed: tuple = ()  # where the peers dial each voter now (see _dial_leader_where_it_listens)
         #: (direction, node, request) of the cluster-id refusals logged as warnings: a node of another cluster retries
@@ -385,11 +384,6 @@ class Node:
                 body.error_code = exc.error
             conn.send_response(body, version, request.header.correlation_id)
             return
-        if api_key == wire.FETCH and version >= 17:
-            for t in request.body.topics:
-                for p in t.partitions:
-                    if p.replica_directory_id != ZERO_UUID:
-                        self._directory_ids[core.replica_id] = p.replica_directory_id
         self._inbound[cid] = (conn, request.header.correlation_id, api_key, version)
         assert self.driver is not None
         self.driver.received(core)
@@ -439,7 +433,7 @@ class Node:
                 self.cluster_id)
             self.metrics.inc("inconsistent_cluster_id_total")
         if isinstance(msg, m.DescribeQuorumResponse):
-            body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints(), self._dir_ids())
+            body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints())
             self._name_topic(body, entry)
         else:
             leader = self.settings.voter(msg.leader_id) if isinstance(msg, m.UpdateRaftVoterResponse) else None
@@ -583,12 +577,6 @@ class Node:
                 return known
         name = self.settings.controller_listener
         return {v.node_id: [(name, v.host, v.port)] for v in self.settings.voters}
-
-    def _dir_ids(self) -> dict:
-        ids = dict(self._directory_ids)
-        if self.directory_id is not None:
-            ids[self.settings.node_id] = self.directory_id
-        return ids
 
     def _name_topic(self, body, entry) -> None:
         requested = getattr(entry, "topic_name", None)

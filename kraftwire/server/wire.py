@@ -289,15 +289,14 @@ def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, obs
     raise TypeError(f"not a response: {msg!r}")
 
 
-def describe_quorum_to_wire(msg: m.DescribeQuorumResponse, topic: Topic, endpoints: dict, directory_ids: dict):
-    """``endpoints``: node id -> list of (listener name, host, port); ``directory_ids``: node id -> uuid, for the
-    replicas the core reports no directory id for (KIP-853: the core knows each one a replica fetched with)."""
+def describe_quorum_to_wire(msg: m.DescribeQuorumResponse, topic: Topic, endpoints: dict):
+    """``endpoints``: node id -> list of (listener name, host, port). Directory ids are the core's: a voter's as its
+    voter set records it (none for static voters, as Kafka reports them), an observer's as it last fetched."""
     R = w.DescribeQuorumResponse
     P = R.PartitionData
 
     def replica(s: m.ReplicaStateInfo):
-        directory = s.directory_id or directory_ids.get(s.replica_id) or ZERO_UUID
-        return R.ReplicaState(replica_id=s.replica_id, replica_directory_id=directory,
+        return R.ReplicaState(replica_id=s.replica_id, replica_directory_id=s.directory_id or ZERO_UUID,
                               log_end_offset=s.log_end_offset, last_fetch_timestamp=s.last_fetch_timestamp,
                               last_caught_up_timestamp=s.last_caught_up_timestamp)
 

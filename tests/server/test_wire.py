@@ -102,10 +102,9 @@ def test_response_round_trip(resp, req):
 
 def test_describe_quorum_response_carries_endpoints_and_directory_ids():
     resp = m.DescribeQuorumResponse(1, -1, 5, 0, 1, 6, high_watermark=42,
-                                    current_voters=(m.ReplicaStateInfo(1, 50, 1000, 1000),
+                                    current_voters=(m.ReplicaStateInfo(1, 50, 1000, 1000, DIR),
                                                     m.ReplicaStateInfo(2, 42, 990, 990)))
-    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("PLAINTEXT", "h1", 9092)], 2: [("PLAINTEXT", "h2", 9093)]},
-                                        {1: DIR})
+    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("PLAINTEXT", "h1", 9092)], 2: [("PLAINTEXT", "h2", 9093)]})
     decoded = codec.decode(w.DescribeQuorumResponse, codec.encode(body, 2), 2)
     part = decoded.topics[0].partitions[0]
     assert (part.leader_id, part.leader_epoch, part.high_watermark) == (1, 6, 42)
@@ -197,16 +196,17 @@ def test_voter_change_refusals_carry_kafkas_messages():
 
 
 def test_describe_quorum_takes_the_cores_directory_ids():
+    """Only the core's: a replica it names none for (a static voter, an observer fetching below Fetch v17) reports
+    the zero uuid, as Kafka's leader does."""
     resp = m.DescribeQuorumResponse(1, -1, 5, 0, 1, 6, high_watermark=42,
                                     current_voters=(m.ReplicaStateInfo(1, 50, 1000, 1000, DIR),),
                                     observers=(m.ReplicaStateInfo(4, 42, 990, 990, DIR2),
                                                m.ReplicaStateInfo(5, 40, 990, 990)))
-    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("CONTROLLER", "h1", 9093), ("OTHER", "h1", 9094)]},
-                                        {5: DIR})
+    body = wire.describe_quorum_to_wire(resp, TOPIC, {1: [("CONTROLLER", "h1", 9093), ("OTHER", "h1", 9094)]})
     decoded = codec.decode(w.DescribeQuorumResponse, codec.encode(body, 2), 2)
     part = decoded.topics[0].partitions[0]
     assert [(r.replica_id, r.replica_directory_id) for r in part.current_voters + part.observers] == [
-        (1, DIR), (4, DIR2), (5, DIR)]
+        (1, DIR), (4, DIR2), (5, ZERO)]
     assert [(n.node_id, [(ep.name, ep.port) for ep in n.listeners]) for n in decoded.nodes] == [
         (1, [("CONTROLLER", 9093), ("OTHER", 9094)])]
 
