@@ -10,4 +10,6 @@
 * ``messages``  — hypothesis strategies derived from the protocol declarations.
 * ``wire``      — reading what a connection wrote (``answered_ids``).
 * ``spark_logs``— node log dirs written through a real ``SegmentedLog`` for the Spark source tests.
+* ``kafka_tools``— Kafka's own tools and Java clients in one JVM (``KafkaTools``) and a one-node kraftwire cluster
+  for them (``start_single_node``).
 """
