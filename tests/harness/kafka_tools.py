@@ -140,6 +140,19 @@ class KafkaTools:
                                  f"--- stderr\n{result.err[-3000:]}")
         return result
 
+    def described(self, bootstrap: str, topic: str, timeout: float = 30) -> list[str]:
+        """``kafka-topics --describe --topic`` once the broker knows the topic and every partition has a leader (a
+        broker's image follows a creation a moment after the controller answers it, with Kafka as with kraftwire)."""
+        def ready():
+            result = self.run("kafka-topics", "--bootstrap-server", bootstrap, "--describe", "--topic", topic)
+            if result.exit != 0:
+                assert "does not exist" in result.out, result.out + result.err
+                return None
+            lines = result.lines()
+            return lines if len(lines) > 1 and all("\tLeader: -1\t" not in line for line in lines[1:]) else None
+
+        return roles.wait_until(ready, f"{topic} described with its leaders", timeout=timeout)
+
     def close(self) -> None:
         if self.proc is not None:
             if self.proc.poll() is None:

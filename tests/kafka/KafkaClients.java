@@ -256,7 +256,9 @@ public final class KafkaClients {
                     .all().get();
             print("createTopics", fields("topic", topic));
 
-            TopicDescription td = admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic);
+            TopicDescription td = settled(
+                    () -> admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic),
+                    d -> d.partitions().stream().allMatch(p -> p.leader() != null));
             List<Map<String, Object>> parts = new ArrayList<>();
             for (TopicPartitionInfo p : td.partitions()) {
                 parts.add(fields("partition", p.partition(), "leader", p.leader().id(),
@@ -267,12 +269,13 @@ public final class KafkaClients {
                                            "topicId", td.topicId().toString(), "partitions", parts));
 
             ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
-            print("describeConfigs", fields("configs", configs(admin, resource)));
+            print("describeConfigs", fields("configs", settled(() -> configs(admin, resource), c -> true)));
             admin.incrementalAlterConfigs(Map.of(resource, List.of(
                     new AlterConfigOp(new ConfigEntry("retention.ms", "7200000"), AlterConfigOp.OpType.SET),
                     new AlterConfigOp(new ConfigEntry("cleanup.policy", "compact"), AlterConfigOp.OpType.APPEND))))
                     .all().get();
-            print("incrementalAlterConfigs", fields("configs", configs(admin, resource)));
+            print("incrementalAlterConfigs", fields("configs", settled(() -> configs(admin, resource),
+                    c -> "7200000".equals(((Map<?, ?>) c.get("retention.ms")).get("value")))));
 
             try (KafkaProducer<String, String> producer = new KafkaProducer<>(producerProps(bootstrap))) {
                 for (int i = 0; i < 10; i++) {
@@ -321,6 +324,23 @@ public final class KafkaClients {
                     supported.put(name, List.of(range.minVersion(), range.maxVersion())));
             print("describeFeatures", fields("finalized", finalized, "supported", supported,
                                              "epoch", features.finalizedFeaturesEpoch().orElse(-1L)));
+        }
+    }
+
+    /** A broker answers from its metadata image, which follows the controller's answer by a moment (in Kafka as in
+     *  kraftwire): the first of {@code read}'s results that {@code done} accepts, asked again for up to 15 s. */
+    private static <T> T settled(java.util.concurrent.Callable<T> read, java.util.function.Predicate<T> done)
+            throws Exception {
+        long deadline = System.currentTimeMillis() + 15_000;
+        while (true) {
+            try {
+                T value = read.call();
+                if (done.test(value) || System.currentTimeMillis() > deadline) return value;
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.RetriableException)
+                        || System.currentTimeMillis() > deadline) throw e;
+            }
+            Thread.sleep(100);
         }
     }
 

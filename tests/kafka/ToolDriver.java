@@ -121,7 +121,8 @@ public final class ToolDriver {
         });
         org.slf4j.LoggerFactory.getLogger(ToolDriver.class);  // its one-time notice (no binding) goes nowhere
         ObjectMapper json = new ObjectMapper();
-        BufferedReader commands = new BufferedReader(new InputStreamReader(new FileInputStream(FileDescriptor.in), StandardCharsets.UTF_8));
+        BufferedReader commands =
+                new BufferedReader(new InputStreamReader(new FileInputStream(FileDescriptor.in), StandardCharsets.UTF_8));
         for (String line = commands.readLine(); line != null; line = commands.readLine()) {
             if (line.isBlank()) continue;
             JsonNode command = json.readTree(line);

@@ -22,7 +22,7 @@ def fields(line: str) -> dict[str, str]:
 
 
 def describe_topic(tools, node, topic: str) -> tuple[dict, list[dict]]:
-    lines = tools.ok("kafka-topics", "--bootstrap-server", node.bootstrap, "--describe", "--topic", topic).lines()
+    lines = tools.described(node.bootstrap, topic)
     return fields(lines[0]), [fields(line) for line in lines[1:]]
 
 
@@ -34,6 +34,17 @@ def table(result) -> list[dict[str, str]]:
     """A whitespace-aligned table (kafka-consumer-groups, kafka-transactions): rows as {column: value}."""
     rows = [line.split() for line in result.out.splitlines() if line.strip()]
     return [dict(zip(rows[0], row)) for row in rows[1:]]
+
+
+def settles(read, expected, what: str):
+    """``read()`` until it returns ``expected`` (10 s at most), then asserts it does: a broker describes from its
+    metadata image, which follows the controller's answer to a change by a moment (in Kafka as in kraftwire)."""
+    seen = []
+    try:
+        roles.wait_until(lambda: seen.append(read()) or seen[-1] == expected, what, timeout=10)
+    except AssertionError:
+        pass
+    assert seen[-1] == expected
 
 
 def produce(tools, node, topic: str, n: int) -> list[dict]:
@@ -55,8 +66,9 @@ def test_kafka_topics_create_describe_alter_delete_list(tools, node):
         (str(i), "1", "1", "1") for i in range(3)]
 
     assert tools.ok("kafka-topics", *b, "--alter", "--topic", "tools-topic", "--partitions", "5").out == ""
-    head, parts = describe_topic(tools, node, "tools-topic")
-    assert head["PartitionCount"] == "5" and [p["Partition"] for p in parts] == [str(i) for i in range(5)]
+    head, parts = roles.wait_until(lambda: (lambda d: d if d[0]["PartitionCount"] == "5" else None)(
+        describe_topic(tools, node, "tools-topic")), "five partitions described")
+    assert [(p["Partition"], p["Leader"]) for p in parts] == [(str(i), "1") for i in range(5)]
 
     again = tools.run("kafka-topics", *b, "--create", "--topic", "tools-topic", "--partitions", "1")
     assert (again.exit, again.out) == (1, "Error while executing topic command : Topic 'tools-topic' already exists.\n")
@@ -84,22 +96,27 @@ def test_kafka_configs_for_a_topic_a_broker_and_the_broker_default(tools, node):
     assert tools.ok("kafka-configs", *b, "--alter", *topic, "--add-config",
                     "retention.ms=12345,cleanup.policy=[compact,delete]").out == \
         "Completed updating config for topic configs-topic.\n"
-    assert tools.ok("kafka-configs", *b, "--describe", *topic).lines() == [
+
+    def described(*entity) -> list[str]:
+        return tools.ok("kafka-configs", *b, "--describe", *entity).lines()
+
+    settles(lambda: described(*topic), [
         "Dynamic configs for topic configs-topic are:",
         "  cleanup.policy=compact,delete sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:cleanup.policy=compact,delete, "
         "DEFAULT_CONFIG:log.cleanup.policy=delete}",
-        "  retention.ms=12345 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=12345}"]
+        "  retention.ms=12345 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=12345}"],
+        "the topic's configs")
     tools.ok("kafka-configs", *b, "--alter", *topic, "--delete-config", "retention.ms")
-    assert [line.split("=")[0].strip() for line in tools.ok("kafka-configs", *b, "--describe", *topic).lines()[1:]] \
-        == ["cleanup.policy"]
+    settles(lambda: [line.split("=")[0].strip() for line in described(*topic)[1:]], ["cleanup.policy"],
+            "retention.ms deleted")
 
     broker = ("--entity-type", "brokers", "--entity-name", "1")
     assert tools.ok("kafka-configs", *b, "--alter", *broker, "--add-config", "log.cleaner.threads=2").out == \
         "Completed updating config for broker 1.\n"
-    assert tools.ok("kafka-configs", *b, "--describe", *broker).lines() == [
+    settles(lambda: described(*broker), [
         "Dynamic configs for broker 1 are:",
         "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, "
-        "DEFAULT_CONFIG:log.cleaner.threads=1}"]
+        "DEFAULT_CONFIG:log.cleaner.threads=1}"], "broker 1's configs")
     every_broker = tools.ok("kafka-configs", *b, "--describe", *broker, "--all").lines()
     assert every_broker[0] == "All configs for broker 1 are:"
     for line in ("node.id=1 sensitive=false synonyms={STATIC_BROKER_CONFIG:node.id=1}",
@@ -112,15 +129,16 @@ def test_kafka_configs_for_a_topic_a_broker_and_the_broker_default(tools, node):
     try:
         assert tools.ok("kafka-configs", *b, "--alter", *default, "--add-config", "log.retention.ms=86400000").out == \
             "Completed updating default config for brokers in the cluster.\n"
-        assert tools.ok("kafka-configs", *b, "--describe", *default).lines() == [
+        settles(lambda: described(*default), [
             "Default configs for brokers in the cluster are:",
             "  log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms="
-            "86400000}"]
-        every = tools.ok("kafka-configs", *b, "--describe", *topic, "--all").lines()
-        assert every[0] == "All configs for topic configs-topic are:"
+            "86400000}"], "the cluster default")
         # the cluster default reaches the topic through its synonym, as Kafka's LogConfig resolves it
-        assert "  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms=" \
-               "86400000, DEFAULT_CONFIG:log.retention.hours=168}" in every
+        inherited = ("  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
+                     "log.retention.ms=86400000, DEFAULT_CONFIG:log.retention.hours=168}")
+        every = roles.wait_until(lambda: (lambda lines: lines if inherited in lines else None)(
+            described(*topic, "--all")), "the default in the topic's --all")
+        assert every[0] == "All configs for topic configs-topic are:"
         assert len(every) > 30 and all(" sensitive=false synonyms={" in line for line in every[1:])
     finally:
         tools.ok("kafka-configs", *b, "--alter", *default, "--delete-config", "log.retention.ms")

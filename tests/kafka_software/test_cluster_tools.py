@@ -105,9 +105,14 @@ def test_metadata_quorum_and_log_dirs_see_three_nodes(tools, cluster):
 
     tools.ok("kafka-topics", "--bootstrap-server", bootstrap(cluster), "--create", "--topic", "spread",
              "--partitions", "3", "--replication-factor", "2")
-    out = tools.ok("kafka-log-dirs", "--bootstrap-server", bootstrap(cluster), "--describe", "--topic-list",
-                   "spread").lines()
-    brokers = json.loads(out[-1])["brokers"]
-    assert sorted(b["broker"] for b in brokers) == [1, 2, 3]
-    replicas = [p["partition"] for b in brokers for d in b["logDirs"] for p in d["partitions"]]
-    assert sorted(replicas) == sorted(f"spread-{p}" for p in range(3) for _ in range(2))
+
+    def replicas() -> list[str]:
+        out = tools.ok("kafka-log-dirs", "--bootstrap-server", bootstrap(cluster), "--describe", "--topic-list",
+                       "spread").lines()
+        brokers = json.loads(out[-1])["brokers"]
+        assert sorted(b["broker"] for b in brokers) == [1, 2, 3]
+        return sorted(p["partition"] for b in brokers for d in b["logDirs"] for p in d["partitions"])
+
+    # each broker creates its replicas once its image has the topic, a moment after the creation is answered
+    roles.wait_until(lambda: replicas() == sorted(f"spread-{p}" for p in range(3) for _ in range(2)),
+                     "two replicas of each partition in the brokers' log dirs", cluster)

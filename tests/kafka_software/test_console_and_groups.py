@@ -93,9 +93,10 @@ def test_consumer_groups_describe_reset_and_delete(tools, node):
         p: ("0", str(end)) for p, end in ends.items()}
     assert sorted(consume()) == sorted(f"m{i}" for i in range(10))  # the group reads from where it was reset to
 
+    fuller = max(ends, key=ends.get)  # keyless lines: the sticky partitioner may have filled one partition only
     dry = tools.ok("kafka-consumer-groups", *b, "--reset-offsets", "--to-offset", "1", "--group", "tools-group",
-                   "--topic", "group-topic:0", "--dry-run")
-    assert [(r["PARTITION"], r["NEW-OFFSET"]) for r in aligned(dry.out)] == [("0", "1")]
+                   "--topic", f"group-topic:{fuller}", "--dry-run")
+    assert [(r["PARTITION"], r["NEW-OFFSET"]) for r in aligned(dry.out)] == [(fuller, "1")]
     assert {r["PARTITION"]: r["LAG"] for r in aligned(describe().out)} == {"0": "0", "1": "0"}  # nothing moved
 
     deleted = tools.ok("kafka-consumer-groups", *b, "--delete", "--group", "tools-group")

@@ -111,8 +111,7 @@ def test_dump_log_checks_a_rolled_segment_indexes_and_reads_its_producer_snapsho
 def test_dump_log_decodes_the_cluster_metadata_log(tools, node):
     tools.ok("kafka-topics", "--bootstrap-server", node.bootstrap, "--create", "--topic", "dump-metadata",
              "--partitions", "2", "--config", "retention.ms=555000")
-    topic_id = tools.ok("kafka-topics", "--bootstrap-server", node.bootstrap, "--describe", "--topic",
-                        "dump-metadata").lines()[0].split("\t")[1].split(": ")[1]
+    topic_id = tools.described(node.bootstrap, "dump-metadata")[0].split("\t")[1].split(": ")[1]
 
     def decoded() -> list[dict]:
         _, records = dump(tools, "--files", os.path.join(node.log_dir, "__cluster_metadata-0", SEGMENT),
