@@ -2,8 +2,8 @@
 
 Each is a plain (not control) record with a key and a value::
 
-    key    int16 record type, then the key's fields at the key version that *is* that type
-           (OffsetCommitKey 0/1, GroupMetadataKey 2, ConsumerGroupMetadataKey 3, ...; TransactionLogKey 0)
+    key    int16 record type (the key's api key: LegacyOffsetCommitKey 0, OffsetCommitKey 1, GroupMetadataKey 2,
+           ConsumerGroupMetadataKey 3, ...; TransactionLogKey 0), then the key's fields at version 0
     value  int16 value version, then the value's fields at that version; a null value is a tombstone
 
 The declarations are generated from Kafka's JSON into ``kraftwire.protocol.schemas`` (kind ``coordinator``), so
@@ -28,20 +28,22 @@ class CoordinatorRecordError(KraftwireError):
 
 
 def _pairs(prefix_filter) -> dict[int, tuple[type, type]]:
-    """record type -> (key class, value class) for the declared keys whose name passes ``prefix_filter``."""
+    """record type -> (key class, value class) for the declared keys whose name passes ``prefix_filter``; a key and
+    its value share the record type as their api key."""
     out: dict[int, tuple[type, type]] = {}
     for name, cls in messages.MESSAGES.items():
         if cls.KIND != "coordinator" or not name.endswith("Key") or not prefix_filter(name):
             continue
-        value = messages.MESSAGES[name[: -len("Key")] + "Value"]
-        lo, hi = cls.VALID_VERSIONS
-        for record_type in range(lo, hi + 1):
-            out[record_type] = (cls, value)
+        if cls.API_KEY in out:
+            raise ProtocolError(f"record type {cls.API_KEY} is both {out[cls.API_KEY][0].NAME} and {name}")
+        out[cls.API_KEY] = (cls, messages.MESSAGES[name[: -len("Key")] + "Value"])
     return out
 
 
+#: the share coordinator's ``__share_group_state`` records, which reuse types 0 and 1
+_SHARE_STATE = ("ShareSnapshot", "ShareUpdate")
 #: ``__consumer_offsets``: record type -> (key class, value class)
-GROUP_RECORDS = _pairs(lambda n: not n.startswith("TransactionLog"))
+GROUP_RECORDS = _pairs(lambda n: not n.startswith(("TransactionLog",) + _SHARE_STATE))
 #: ``__transaction_state``: record type -> (key class, value class)
 TRANSACTION_RECORDS = _pairs(lambda n: n.startswith("TransactionLog"))
 
@@ -63,10 +65,9 @@ class CoordinatorRecord(NamedTuple):
 
 
 def encode_key(key: MessageBase, record_type: int) -> bytes:
-    lo, hi = key.VALID_VERSIONS
-    if not lo <= record_type <= hi:
-        raise CoordinatorRecordError(f"{key.NAME} is record type {lo}-{hi}, not {record_type}")
-    return _INT16.pack(record_type) + codec.encode(key, record_type)
+    if record_type != key.API_KEY:
+        raise CoordinatorRecordError(f"{key.NAME} is record type {key.API_KEY}, not {record_type}")
+    return _INT16.pack(record_type) + codec.encode(key, 0)
 
 
 def encode_value(value: MessageBase | None, version: int) -> bytes | None:
@@ -89,7 +90,7 @@ def decode(key: bytes | memoryview | None, value: bytes | memoryview | None,
         raise CoordinatorRecordError(f"unknown coordinator record type {record_type}")
     key_cls, value_cls = pair
     try:
-        k = codec.decode(key_cls, memoryview(key)[2:], record_type)
+        k = codec.decode(key_cls, memoryview(key)[2:], 0)
     except ProtocolError as exc:
         raise CoordinatorRecordError(f"malformed {key_cls.NAME}: {exc}") from None
     if value is None:

@@ -19,11 +19,10 @@ the package knows a field layout; the codec compiles encoders and decoders from 
 ``M(name, kind, api_key, valid, flexible, fields)`` declares a message and registers it in
 :data:`MESSAGES`.
 
-The regions between the GENERATED markers (messages; metadata records) are written by
-``python -m kraftwire.tools.generate_schemas`` from Apache Kafka's JSON specs (names, types, versions, tags, defaults only); a test checks it is
-current. The declarations after it are hand-written: the Vote v2 ``PreVote`` field (KIP-996) and the Fetch v18
-``HighWatermark`` field (KIP-1166), both later than the reference specs, and kraftwire's own state records, marked
-``kraftwire=True``.
+The regions between the GENERATED markers (messages; metadata records; coordinator records) are written by
+``python -m kraftwire.tools.generate_schemas`` from the JSON specs inside the pinned Kafka release's jars (names, types,
+versions, tags, defaults only); a test checks they are current. The declarations after them are hand-written: the
+versions Kafka 4.0 removed that kraftwire still serves, and kraftwire's own state records, marked ``kraftwire=True``.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ M('AddPartitionsToTxnResponse', 'response', 24, '0-5', '3+', [
         ]),
     ]),
 ])
-M('AddRaftVoterRequest', 'request', 80, '0', '0+', [
+M('AddRaftVoterRequest', 'request', 80, '0-1', '0+', [
     F('ClusterId', 'string', '0+', nullable='0+'),
     F('TimeoutMs', 'int32', '0+'),
     F('VoterId', 'int32', '0+'),
@@ -130,8 +129,9 @@ M('AddRaftVoterRequest', 'request', 80, '0', '0+', [
         F('Host', 'string', '0+'),
         F('Port', 'uint16', '0+'),
     ]),
+    F('AckWhenCommitted', 'bool', '1+', default=True),
 ])
-M('AddRaftVoterResponse', 'response', 80, '0', '0+', [
+M('AddRaftVoterResponse', 'response', 80, '0-1', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+'),
@@ -166,11 +166,10 @@ M('AlterConfigsResponse', 'response', 33, '0-2', '2+', [
         F('ResourceName', 'string', '0+'),
     ]),
 ])
-M('AlterPartitionRequest', 'request', 56, '0-3', '0+', [
+M('AlterPartitionRequest', 'request', 56, '2-3', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
     F('Topics', '[]TopicData', '0+', fields=[
-        F('TopicName', 'string', '0-1'),
         F('TopicId', 'uuid', '2+'),
         F('Partitions', '[]PartitionData', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
@@ -185,11 +184,10 @@ M('AlterPartitionRequest', 'request', 56, '0-3', '0+', [
         ]),
     ]),
 ])
-M('AlterPartitionResponse', 'response', 56, '0-3', '0+', [
+M('AlterPartitionResponse', 'response', 56, '2-3', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('Topics', '[]TopicData', '0+', fields=[
-        F('TopicName', 'string', '0-1'),
         F('TopicId', 'uuid', '2+'),
         F('Partitions', '[]PartitionData', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
@@ -223,11 +221,13 @@ M('AlterUserScramCredentialsResponse', 'response', 51, '0', '0+', [
         F('ErrorMessage', 'string', '0+', nullable='0+'),
     ]),
 ])
-M('ApiVersionsRequest', 'request', 18, '0-4', '3+', [
+M('ApiVersionsRequest', 'request', 18, '0-5', '3+', [
     F('ClientSoftwareName', 'string', '3+'),
     F('ClientSoftwareVersion', 'string', '3+'),
+    F('ClusterId', 'string', '5+', nullable='5+', default=None),
+    F('NodeId', 'int32', '5+', default=-1),
 ])
-M('ApiVersionsResponse', 'response', 18, '0-4', '3+', [
+M('ApiVersionsResponse', 'response', 18, '0-5', '3+', [
     F('ErrorCode', 'int16', '0+'),
     F('ApiKeys', '[]ApiVersion', '0+', fields=[
         F('ApiKey', 'int16', '0+'),
@@ -310,15 +310,16 @@ M('BeginQuorumEpochResponse', 'response', 53, '0-1', '1+', [
         F('Port', 'uint16', '1+'),
     ]),
 ])
-M('BrokerHeartbeatRequest', 'request', 63, '0-1', '0+', [
+M('BrokerHeartbeatRequest', 'request', 63, '0-2', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
     F('CurrentMetadataOffset', 'int64', '0+'),
     F('WantFence', 'bool', '0+'),
     F('WantShutDown', 'bool', '0+'),
     F('OfflineLogDirs', '[]uuid', '1+', tag=0, tagged='1+'),
+    F('CordonedLogDirs', '[]uuid', '2+', nullable='2+', tag=1, tagged='2+', default=None),
 ])
-M('BrokerHeartbeatResponse', 'response', 63, '0-1', '0+', [
+M('BrokerHeartbeatResponse', 'response', 63, '0-2', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('IsCaughtUp', 'bool', '0+', default=False),
@@ -350,11 +351,11 @@ M('BrokerRegistrationResponse', 'response', 62, '0-4', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
 ])
-M('ConsumerGroupDescribeRequest', 'request', 69, '0', '0+', [
+M('ConsumerGroupDescribeRequest', 'request', 69, '0-1', '0+', [
     F('GroupIds', '[]string', '0+'),
     F('IncludeAuthorizedOperations', 'bool', '0+'),
 ])
-M('ConsumerGroupDescribeResponse', 'response', 69, '0', '0+', [
+M('ConsumerGroupDescribeResponse', 'response', 69, '0-1', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('Groups', '[]DescribedGroup', '0+', fields=[
         F('ErrorCode', 'int16', '0+'),
@@ -387,6 +388,7 @@ M('ConsumerGroupDescribeResponse', 'response', 69, '0', '0+', [
                     F('Partitions', '[]int32', '0+'),
                 ]),
             ]),
+            F('MemberType', 'int8', '1+', default=-1),
         ]),
         F('AuthorizedOperations', 'int32', '0+', default=-2147483648),
     ]),
@@ -420,7 +422,7 @@ M('ConsumerGroupHeartbeatResponse', 'response', 68, '0-1', '0+', [
         ]),
     ]),
 ])
-M('CreateAclsRequest', 'request', 30, '0-3', '2+', [
+M('CreateAclsRequest', 'request', 30, '1-3', '2+', [
     F('Creations', '[]AclCreation', '0+', fields=[
         F('ResourceType', 'int8', '0+'),
         F('ResourceName', 'string', '0+'),
@@ -431,7 +433,7 @@ M('CreateAclsRequest', 'request', 30, '0-3', '2+', [
         F('PermissionType', 'int8', '0+'),
     ]),
 ])
-M('CreateAclsResponse', 'response', 30, '0-3', '2+', [
+M('CreateAclsResponse', 'response', 30, '1-3', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('Results', '[]AclCreationResult', '0+', fields=[
         F('ErrorCode', 'int16', '0+'),
@@ -457,7 +459,7 @@ M('CreatePartitionsResponse', 'response', 37, '0-3', '2+', [
         F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
     ]),
 ])
-M('CreateTopicsRequest', 'request', 19, '0-7', '5+', [
+M('CreateTopicsRequest', 'request', 19, '2-7', '5+', [
     F('Topics', '[]CreatableTopic', '0+', fields=[
         F('Name', 'string', '0+'),
         F('NumPartitions', 'int32', '0+'),
@@ -474,7 +476,7 @@ M('CreateTopicsRequest', 'request', 19, '0-7', '5+', [
     F('timeoutMs', 'int32', '0+', default=60000),
     F('validateOnly', 'bool', '1+', default=False),
 ])
-M('CreateTopicsResponse', 'response', 19, '0-7', '5+', [
+M('CreateTopicsResponse', 'response', 19, '2-7', '5+', [
     F('ThrottleTimeMs', 'int32', '2+'),
     F('Topics', '[]CreatableTopicResult', '0+', fields=[
         F('Name', 'string', '0+'),
@@ -493,7 +495,7 @@ M('CreateTopicsResponse', 'response', 19, '0-7', '5+', [
         ]),
     ]),
 ])
-M('DeleteAclsRequest', 'request', 31, '0-3', '2+', [
+M('DeleteAclsRequest', 'request', 31, '1-3', '2+', [
     F('Filters', '[]DeleteAclsFilter', '0+', fields=[
         F('ResourceTypeFilter', 'int8', '0+'),
         F('ResourceNameFilter', 'string', '0+', nullable='0+'),
@@ -504,7 +506,7 @@ M('DeleteAclsRequest', 'request', 31, '0-3', '2+', [
         F('PermissionType', 'int8', '0+'),
     ]),
 ])
-M('DeleteAclsResponse', 'response', 31, '0-3', '2+', [
+M('DeleteAclsResponse', 'response', 31, '1-3', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('FilterResults', '[]DeleteAclsFilterResult', '0+', fields=[
         F('ErrorCode', 'int16', '0+'),
@@ -522,14 +524,15 @@ M('DeleteAclsResponse', 'response', 31, '0-3', '2+', [
         ]),
     ]),
 ])
-M('DeleteGroupsRequest', 'request', 42, '0-2', '2+', [
+M('DeleteGroupsRequest', 'request', 42, '0-3', '2+', [
     F('GroupsNames', '[]string', '0+'),
 ])
-M('DeleteGroupsResponse', 'response', 42, '0-2', '2+', [
+M('DeleteGroupsResponse', 'response', 42, '0-3', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('Results', '[]DeletableGroupResult', '0+', fields=[
         F('GroupId', 'string', '0+'),
         F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '3+', nullable='3+', default=None),
     ]),
 ])
 M('DeleteRecordsRequest', 'request', 21, '0-2', '2+', [
@@ -553,7 +556,7 @@ M('DeleteRecordsResponse', 'response', 21, '0-2', '2+', [
         ]),
     ]),
 ])
-M('DeleteTopicsRequest', 'request', 20, '0-6', '4+', [
+M('DeleteTopicsRequest', 'request', 20, '1-6', '4+', [
     F('Topics', '[]DeleteTopicState', '6+', fields=[
         F('Name', 'string', '6+', nullable='6+', default=None),
         F('TopicId', 'uuid', '6+'),
@@ -561,7 +564,7 @@ M('DeleteTopicsRequest', 'request', 20, '0-6', '4+', [
     F('TopicNames', '[]string', '0-5'),
     F('TimeoutMs', 'int32', '0+'),
 ])
-M('DeleteTopicsResponse', 'response', 20, '0-6', '4+', [
+M('DeleteTopicsResponse', 'response', 20, '1-6', '4+', [
     F('ThrottleTimeMs', 'int32', '1+'),
     F('Responses', '[]DeletableTopicResult', '0+', fields=[
         F('Name', 'string', '0+', nullable='6+'),
@@ -570,7 +573,7 @@ M('DeleteTopicsResponse', 'response', 20, '0-6', '4+', [
         F('ErrorMessage', 'string', '5+', nullable='5+', default=None),
     ]),
 ])
-M('DescribeAclsRequest', 'request', 29, '0-3', '2+', [
+M('DescribeAclsRequest', 'request', 29, '1-3', '2+', [
     F('ResourceTypeFilter', 'int8', '0+'),
     F('ResourceNameFilter', 'string', '0+', nullable='0+'),
     F('PatternTypeFilter', 'int8', '1+', default=3),
@@ -579,7 +582,7 @@ M('DescribeAclsRequest', 'request', 29, '0-3', '2+', [
     F('Operation', 'int8', '0+'),
     F('PermissionType', 'int8', '0+'),
 ])
-M('DescribeAclsResponse', 'response', 29, '0-3', '2+', [
+M('DescribeAclsResponse', 'response', 29, '1-3', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+'),
@@ -595,11 +598,12 @@ M('DescribeAclsResponse', 'response', 29, '0-3', '2+', [
         ]),
     ]),
 ])
-M('DescribeClusterRequest', 'request', 60, '0-1', '0+', [
+M('DescribeClusterRequest', 'request', 60, '0-2', '0+', [
     F('IncludeClusterAuthorizedOperations', 'bool', '0+'),
     F('EndpointType', 'int8', '1+', default=1),
+    F('IncludeFencedBrokers', 'bool', '2+'),
 ])
-M('DescribeClusterResponse', 'response', 60, '0-1', '0+', [
+M('DescribeClusterResponse', 'response', 60, '0-2', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
@@ -611,10 +615,11 @@ M('DescribeClusterResponse', 'response', 60, '0-1', '0+', [
         F('Host', 'string', '0+'),
         F('Port', 'int32', '0+'),
         F('Rack', 'string', '0+', nullable='0+', default=None),
+        F('IsFenced', 'bool', '2+'),
     ]),
     F('ClusterAuthorizedOperations', 'int32', '0+', default=-2147483648),
 ])
-M('DescribeConfigsRequest', 'request', 32, '0-4', '4+', [
+M('DescribeConfigsRequest', 'request', 32, '1-4', '4+', [
     F('Resources', '[]DescribeConfigsResource', '0+', fields=[
         F('ResourceType', 'int8', '0+'),
         F('ResourceName', 'string', '0+'),
@@ -623,7 +628,7 @@ M('DescribeConfigsRequest', 'request', 32, '0-4', '4+', [
     F('IncludeSynonyms', 'bool', '1+', default=False),
     F('IncludeDocumentation', 'bool', '3+', default=False),
 ])
-M('DescribeConfigsResponse', 'response', 32, '0-4', '4+', [
+M('DescribeConfigsResponse', 'response', 32, '1-4', '4+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('Results', '[]DescribeConfigsResult', '0+', fields=[
         F('ErrorCode', 'int16', '0+'),
@@ -634,7 +639,6 @@ M('DescribeConfigsResponse', 'response', 32, '0-4', '4+', [
             F('Name', 'string', '0+'),
             F('Value', 'string', '0+', nullable='0+'),
             F('ReadOnly', 'bool', '0+'),
-            F('IsDefault', 'bool', '0'),
             F('ConfigSource', 'int8', '1+', default=-1),
             F('IsSensitive', 'bool', '0+'),
             F('Synonyms', '[]DescribeConfigsSynonym', '1+', fields=[
@@ -647,14 +651,15 @@ M('DescribeConfigsResponse', 'response', 32, '0-4', '4+', [
         ]),
     ]),
 ])
-M('DescribeGroupsRequest', 'request', 15, '0-5', '5+', [
+M('DescribeGroupsRequest', 'request', 15, '0-6', '5+', [
     F('Groups', '[]string', '0+'),
     F('IncludeAuthorizedOperations', 'bool', '3+'),
 ])
-M('DescribeGroupsResponse', 'response', 15, '0-5', '5+', [
+M('DescribeGroupsResponse', 'response', 15, '0-6', '5+', [
     F('ThrottleTimeMs', 'int32', '1+'),
     F('Groups', '[]DescribedGroup', '0+', fields=[
         F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '6+', nullable='6+', default=None),
         F('GroupId', 'string', '0+'),
         F('GroupState', 'string', '0+'),
         F('ProtocolType', 'string', '0+'),
@@ -670,13 +675,13 @@ M('DescribeGroupsResponse', 'response', 15, '0-5', '5+', [
         F('AuthorizedOperations', 'int32', '3+', default=-2147483648),
     ]),
 ])
-M('DescribeLogDirsRequest', 'request', 35, '0-4', '2+', [
+M('DescribeLogDirsRequest', 'request', 35, '1-5', '2+', [
     F('Topics', '[]DescribableLogDirTopic', '0+', nullable='0+', fields=[
         F('Topic', 'string', '0+'),
         F('Partitions', '[]int32', '0+'),
     ]),
 ])
-M('DescribeLogDirsResponse', 'response', 35, '0-4', '2+', [
+M('DescribeLogDirsResponse', 'response', 35, '1-5', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '3+'),
     F('Results', '[]DescribeLogDirsResult', '0+', fields=[
@@ -693,6 +698,7 @@ M('DescribeLogDirsResponse', 'response', 35, '0-4', '2+', [
         ]),
         F('TotalBytes', 'int64', '4+', default=-1),
         F('UsableBytes', 'int64', '4+', default=-1),
+        F('IsCordoned', 'bool', '5+', default=False),
     ]),
 ])
 M('DescribeProducersRequest', 'request', 61, '0', '0+', [
@@ -908,7 +914,7 @@ M('EndTxnResponse', 'response', 26, '0-5', '3+', [
     F('ProducerId', 'int64', '5+', default=-1),
     F('ProducerEpoch', 'int16', '5+', default=-1),
 ])
-M('FetchRequest', 'request', 1, '0-17', '12+', [
+M('FetchRequest', 'request', 1, '4-18', '12+', [
     F('ClusterId', 'string', '12+', nullable='12+', tag=0, tagged='12+', default=None),
     F('ReplicaId', 'int32', '0-14', default=-1),
     F('ReplicaState', 'ReplicaState', '15+', tag=1, tagged='15+', fields=[
@@ -932,6 +938,7 @@ M('FetchRequest', 'request', 1, '0-17', '12+', [
             F('LogStartOffset', 'int64', '5+', default=-1),
             F('PartitionMaxBytes', 'int32', '0+'),
             F('ReplicaDirectoryId', 'uuid', '17+', tag=0, tagged='17+'),
+            F('HighWatermark', 'int64', '18+', tag=1, tagged='18+', default=9223372036854775807),
         ]),
     ]),
     F('ForgottenTopicsData', '[]ForgottenTopic', '7+', fields=[
@@ -941,7 +948,7 @@ M('FetchRequest', 'request', 1, '0-17', '12+', [
     ]),
     F('RackId', 'string', '11+', default=''),
 ])
-M('FetchResponse', 'response', 1, '0-17', '12+', [
+M('FetchResponse', 'response', 1, '4-18', '12+', [
     F('ThrottleTimeMs', 'int32', '1+'),
     F('ErrorCode', 'int16', '7+'),
     F('SessionId', 'int32', '7+', default=0),
@@ -1078,17 +1085,21 @@ M('IncrementalAlterConfigsResponse', 'response', 44, '0-1', '1+', [
         F('ResourceName', 'string', '0+'),
     ]),
 ])
-M('InitProducerIdRequest', 'request', 22, '0-5', '2+', [
+M('InitProducerIdRequest', 'request', 22, '0-6', '2+', [
     F('TransactionalId', 'string', '0+', nullable='0+'),
     F('TransactionTimeoutMs', 'int32', '0+'),
     F('ProducerId', 'int64', '3+', default=-1),
     F('ProducerEpoch', 'int16', '3+', default=-1),
+    F('Enable2Pc', 'bool', '6+', default=False),
+    F('KeepPreparedTxn', 'bool', '6+', default=False),
 ])
-M('InitProducerIdResponse', 'response', 22, '0-5', '2+', [
+M('InitProducerIdResponse', 'response', 22, '0-6', '2+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('ProducerId', 'int64', '0+', default=-1),
     F('ProducerEpoch', 'int16', '0+'),
+    F('OngoingTxnProducerId', 'int64', '6+', default=-1),
+    F('OngoingTxnProducerEpoch', 'int16', '6+', default=-1),
 ])
 M('JoinGroupRequest', 'request', 11, '0-9', '6+', [
     F('GroupId', 'string', '0+'),
@@ -1166,7 +1177,7 @@ M('ListGroupsResponse', 'response', 16, '0-5', '3+', [
         F('GroupType', 'string', '5+'),
     ]),
 ])
-M('ListOffsetsRequest', 'request', 2, '0-10', '6+', [
+M('ListOffsetsRequest', 'request', 2, '1-11', '6+', [
     F('ReplicaId', 'int32', '0+'),
     F('IsolationLevel', 'int8', '2+'),
     F('Topics', '[]ListOffsetsTopic', '0+', fields=[
@@ -1175,31 +1186,30 @@ M('ListOffsetsRequest', 'request', 2, '0-10', '6+', [
             F('PartitionIndex', 'int32', '0+'),
             F('CurrentLeaderEpoch', 'int32', '4+', default=-1),
             F('Timestamp', 'int64', '0+'),
-            F('MaxNumOffsets', 'int32', '0', default=1),
         ]),
     ]),
     F('TimeoutMs', 'int32', '10+'),
 ])
-M('ListOffsetsResponse', 'response', 2, '0-10', '6+', [
+M('ListOffsetsResponse', 'response', 2, '1-11', '6+', [
     F('ThrottleTimeMs', 'int32', '2+'),
     F('Topics', '[]ListOffsetsTopicResponse', '0+', fields=[
         F('Name', 'string', '0+'),
         F('Partitions', '[]ListOffsetsPartitionResponse', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
             F('ErrorCode', 'int16', '0+'),
-            F('OldStyleOffsets', '[]int64', '0'),
             F('Timestamp', 'int64', '1+', default=-1),
             F('Offset', 'int64', '1+', default=-1),
             F('LeaderEpoch', 'int32', '4+', default=-1),
         ]),
     ]),
 ])
-M('ListTransactionsRequest', 'request', 66, '0-1', '0+', [
+M('ListTransactionsRequest', 'request', 66, '0-2', '0+', [
     F('StateFilters', '[]string', '0+'),
     F('ProducerIdFilters', '[]int64', '0+'),
     F('DurationFilter', 'int64', '1+', default=-1),
+    F('TransactionalIdPattern', 'string', '2+', nullable='2+', default=None),
 ])
-M('ListTransactionsResponse', 'response', 66, '0-1', '0+', [
+M('ListTransactionsResponse', 'response', 66, '0-2', '0+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('ErrorCode', 'int16', '0+'),
     F('UnknownStateFilters', '[]string', '0+'),
@@ -1209,7 +1219,7 @@ M('ListTransactionsResponse', 'response', 66, '0-1', '0+', [
         F('TransactionState', 'string', '0+'),
     ]),
 ])
-M('MetadataRequest', 'request', 3, '0-12', '9+', [
+M('MetadataRequest', 'request', 3, '0-13', '9+', [
     F('Topics', '[]MetadataRequestTopic', '0+', nullable='1+', fields=[
         F('TopicId', 'uuid', '10+'),
         F('Name', 'string', '0+', nullable='10+'),
@@ -1218,7 +1228,7 @@ M('MetadataRequest', 'request', 3, '0-12', '9+', [
     F('IncludeClusterAuthorizedOperations', 'bool', '8-10'),
     F('IncludeTopicAuthorizedOperations', 'bool', '8+'),
 ])
-M('MetadataResponse', 'response', 3, '0-12', '9+', [
+M('MetadataResponse', 'response', 3, '0-13', '9+', [
     F('ThrottleTimeMs', 'int32', '3+'),
     F('Brokers', '[]MetadataResponseBroker', '0+', fields=[
         F('NodeId', 'int32', '0+'),
@@ -1245,6 +1255,7 @@ M('MetadataResponse', 'response', 3, '0-12', '9+', [
         F('TopicAuthorizedOperations', 'int32', '8+', default=-2147483648),
     ]),
     F('ClusterAuthorizedOperations', 'int32', '8-10', default=-2147483648),
+    F('ErrorCode', 'int16', '13+'),
 ])
 M('OffsetCommitRequest', 'request', 8, '2-10', '8+', [
     F('GroupId', 'string', '0+'),
@@ -1259,7 +1270,6 @@ M('OffsetCommitRequest', 'request', 8, '2-10', '8+', [
             F('PartitionIndex', 'int32', '0+'),
             F('CommittedOffset', 'int64', '0+'),
             F('CommittedLeaderEpoch', 'int32', '6+', default=-1),
-            F('CommitTimestamp', 'int64', '1', default=-1),
             F('CommittedMetadata', 'string', '0+', nullable='0+'),
         ]),
     ]),
@@ -1342,7 +1352,7 @@ M('OffsetFetchResponse', 'response', 9, '1-10', '6+', [
         F('ErrorCode', 'int16', '8+', default=0),
     ]),
 ])
-M('OffsetForLeaderEpochRequest', 'request', 23, '0-4', '4+', [
+M('OffsetForLeaderEpochRequest', 'request', 23, '2-4', '4+', [
     F('ReplicaId', 'int32', '3+', default=-2),
     F('Topics', '[]OffsetForLeaderTopic', '0+', fields=[
         F('Topic', 'string', '0+'),
@@ -1353,7 +1363,7 @@ M('OffsetForLeaderEpochRequest', 'request', 23, '0-4', '4+', [
         ]),
     ]),
 ])
-M('OffsetForLeaderEpochResponse', 'response', 23, '0-4', '4+', [
+M('OffsetForLeaderEpochResponse', 'response', 23, '2-4', '4+', [
     F('ThrottleTimeMs', 'int32', '2+'),
     F('Topics', '[]OffsetForLeaderTopicResult', '0+', fields=[
         F('Topic', 'string', '0+'),
@@ -1365,21 +1375,23 @@ M('OffsetForLeaderEpochResponse', 'response', 23, '0-4', '4+', [
         ]),
     ]),
 ])
-M('ProduceRequest', 'request', 0, '0-11', '9+', [
+M('ProduceRequest', 'request', 0, '3-13', '9+', [
     F('TransactionalId', 'string', '3+', nullable='3+', default=None),
     F('Acks', 'int16', '0+'),
     F('TimeoutMs', 'int32', '0+'),
     F('TopicData', '[]TopicProduceData', '0+', fields=[
-        F('Name', 'string', '0+'),
+        F('Name', 'string', '0-12'),
+        F('TopicId', 'uuid', '13+'),
         F('PartitionData', '[]PartitionProduceData', '0+', fields=[
             F('Index', 'int32', '0+'),
             F('Records', 'records', '0+', nullable='0+'),
         ]),
     ]),
 ])
-M('ProduceResponse', 'response', 0, '0-11', '9+', [
+M('ProduceResponse', 'response', 0, '3-13', '9+', [
     F('Responses', '[]TopicProduceResponse', '0+', fields=[
-        F('Name', 'string', '0+'),
+        F('Name', 'string', '0-12'),
+        F('TopicId', 'uuid', '13+'),
         F('PartitionResponses', '[]PartitionProduceResponse', '0+', fields=[
             F('Index', 'int32', '0+'),
             F('ErrorCode', 'int16', '0+'),
@@ -1426,7 +1438,7 @@ M('RemoveRaftVoterResponse', 'response', 81, '0', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+'),
 ])
-M('RequestHeader', 'header', None, '0-2', '2+', [
+M('RequestHeader', 'header', None, '1-2', '2+', [
     F('RequestApiKey', 'int16', '0+'),
     F('RequestApiVersion', 'int16', '0+'),
     F('CorrelationId', 'int32', '0+'),
@@ -1477,16 +1489,17 @@ M('SyncGroupResponse', 'response', 14, '0-5', '4+', [
     F('ProtocolName', 'string', '5+', nullable='5+', default=None),
     F('Assignment', 'bytes', '0+'),
 ])
-M('TxnOffsetCommitRequest', 'request', 28, '0-4', '3+', [
+M('TxnOffsetCommitRequest', 'request', 28, '0-6', '3+', [
     F('TransactionalId', 'string', '0+'),
     F('GroupId', 'string', '0+'),
     F('ProducerId', 'int64', '0+'),
     F('ProducerEpoch', 'int16', '0+'),
-    F('GenerationId', 'int32', '3+', default=-1),
+    F('GenerationIdOrMemberEpoch', 'int32', '3+', default=-1),
     F('MemberId', 'string', '3+', default=''),
     F('GroupInstanceId', 'string', '3+', nullable='3+', default=None),
     F('Topics', '[]TxnOffsetCommitRequestTopic', '0+', fields=[
-        F('Name', 'string', '0+'),
+        F('Name', 'string', '0-5'),
+        F('TopicId', 'uuid', '6+'),
         F('Partitions', '[]TxnOffsetCommitRequestPartition', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
             F('CommittedOffset', 'int64', '0+'),
@@ -1495,10 +1508,11 @@ M('TxnOffsetCommitRequest', 'request', 28, '0-4', '3+', [
         ]),
     ]),
 ])
-M('TxnOffsetCommitResponse', 'response', 28, '0-4', '3+', [
+M('TxnOffsetCommitResponse', 'response', 28, '0-6', '3+', [
     F('ThrottleTimeMs', 'int32', '0+'),
     F('Topics', '[]TxnOffsetCommitResponseTopic', '0+', fields=[
-        F('Name', 'string', '0+'),
+        F('Name', 'string', '0-5'),
+        F('TopicId', 'uuid', '6+'),
         F('Partitions', '[]TxnOffsetCommitResponsePartition', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
             F('ErrorCode', 'int16', '0+'),
@@ -1558,23 +1572,24 @@ M('UpdateRaftVoterResponse', 'response', 82, '0', '0+', [
         F('Port', 'int32', '0+'),
     ]),
 ])
-M('VoteRequest', 'request', 52, '0-1', '0+', [
+M('VoteRequest', 'request', 52, '0-2', '0+', [
     F('ClusterId', 'string', '0+', nullable='0+', default=None),
     F('VoterId', 'int32', '1+', default=-1),
     F('Topics', '[]TopicData', '0+', fields=[
         F('TopicName', 'string', '0+'),
         F('Partitions', '[]PartitionData', '0+', fields=[
             F('PartitionIndex', 'int32', '0+'),
-            F('CandidateEpoch', 'int32', '0+'),
-            F('CandidateId', 'int32', '0+'),
-            F('CandidateDirectoryId', 'uuid', '1+'),
+            F('ReplicaEpoch', 'int32', '0+'),
+            F('ReplicaId', 'int32', '0+'),
+            F('ReplicaDirectoryId', 'uuid', '1+'),
             F('VoterDirectoryId', 'uuid', '1+'),
             F('LastOffsetEpoch', 'int32', '0+'),
             F('LastOffset', 'int64', '0+'),
+            F('PreVote', 'bool', '2+'),
         ]),
     ]),
 ])
-M('VoteResponse', 'response', 52, '0-1', '0+', [
+M('VoteResponse', 'response', 52, '0-2', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('Topics', '[]TopicData', '0+', fields=[
         F('TopicName', 'string', '0+'),
@@ -1608,7 +1623,7 @@ M('VotersRecord', 'data', None, '0', '0+', [
         ]),
     ]),
 ])
-M('WriteTxnMarkersRequest', 'request', 27, '0-1', '1+', [
+M('WriteTxnMarkersRequest', 'request', 27, '1-2', '1+', [
     F('Markers', '[]WritableTxnMarker', '0+', fields=[
         F('ProducerId', 'int64', '0+'),
         F('ProducerEpoch', 'int16', '0+'),
@@ -1618,9 +1633,10 @@ M('WriteTxnMarkersRequest', 'request', 27, '0-1', '1+', [
             F('PartitionIndexes', '[]int32', '0+'),
         ]),
         F('CoordinatorEpoch', 'int32', '0+'),
+        F('TransactionVersion', 'int8', '2+', default=0),
     ]),
 ])
-M('WriteTxnMarkersResponse', 'response', 27, '0-1', '1+', [
+M('WriteTxnMarkersResponse', 'response', 27, '1-2', '1+', [
     F('Markers', '[]WritableTxnMarkerResult', '0+', fields=[
         F('ProducerId', 'int64', '0+'),
         F('Topics', '[]WritableTxnMarkerTopicResult', '0+', fields=[
@@ -1650,12 +1666,16 @@ M('AccessControlEntryRecord', 'metadata', 18, '0', '0+', [
 M('BeginTransactionRecord', 'metadata', 23, '0', '0+', [
     F('Name', 'string', '0+', nullable='0+', tag=0, tagged='0+', default=None),
 ])
-M('BrokerRegistrationChangeRecord', 'metadata', 17, '0-2', '0+', [
+M('BrokerRegistrationChangeRecord', 'metadata', 17, '0-3', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+'),
     F('Fenced', 'int8', '0+', tag=0, tagged='0+'),
     F('InControlledShutdown', 'int8', '1+', tag=1, tagged='1+'),
     F('LogDirs', '[]uuid', '2+', tag=2, tagged='2+'),
+    F('CordonedLogDirs', '[]uuid', '3+', nullable='3+', tag=3, tagged='3+', default=None),
+])
+M('ClearElrRecord', 'metadata', 28, '0', '0+', [
+    F('TopicName', 'string', '0+'),
 ])
 M('ClientQuotaRecord', 'metadata', 14, '0', '0+', [
     F('Entity', '[]EntityData', '0+', fields=[
@@ -1726,7 +1746,7 @@ M('ProducerIdsRecord', 'metadata', 15, '0', '0+', [
     F('BrokerEpoch', 'int64', '0+', default=-1),
     F('NextProducerId', 'int64', '0+'),
 ])
-M('RegisterBrokerRecord', 'metadata', 0, '0-3', '0+', [
+M('RegisterBrokerRecord', 'metadata', 0, '0-4', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('IsMigratingZkBroker', 'bool', '2+', default=False),
     F('IncarnationId', 'uuid', '0+'),
@@ -1746,6 +1766,7 @@ M('RegisterBrokerRecord', 'metadata', 0, '0-3', '0+', [
     F('Fenced', 'bool', '0+', default=True),
     F('InControlledShutdown', 'bool', '1+', default=False),
     F('LogDirs', '[]uuid', '3+', tag=0, tagged='3+'),
+    F('CordonedLogDirs', '[]uuid', '4+', nullable='4+', tag=1, tagged='4+', default=None),
 ])
 M('RegisterControllerRecord', 'metadata', 27, '0', '0+', [
     F('ControllerId', 'int32', '0+'),
@@ -1788,6 +1809,9 @@ M('UnregisterBrokerRecord', 'metadata', 1, '0', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+'),
 ])
+M('UnregisterControllerRecord', 'metadata', 29, '0', '0+', [
+    F('ControllerId', 'int32', '0+'),
+])
 M('UserScramCredentialRecord', 'metadata', 11, '0', '0+', [
     F('Name', 'string', '0+'),
     F('Mechanism', 'int8', '0+'),
@@ -1801,28 +1825,30 @@ M('ZkMigrationStateRecord', 'metadata', 21, '0', '0+', [
 ])
 # ---- END GENERATED METADATA RECORDS ----
 # ---- BEGIN GENERATED COORDINATOR RECORDS (python -m kraftwire.tools.generate_schemas) ----
-M('ConsumerGroupCurrentMemberAssignmentKey', 'coordinator', None, '8', 'none', [
-    F('GroupId', 'string', '8'),
-    F('MemberId', 'string', '8'),
+M('ConsumerGroupCurrentMemberAssignmentKey', 'coordinator', 8, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
 ])
-M('ConsumerGroupCurrentMemberAssignmentValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupCurrentMemberAssignmentValue', 'coordinator', 8, '0', '0+', [
     F('MemberEpoch', 'int32', '0+'),
     F('PreviousMemberEpoch', 'int32', '0+'),
     F('State', 'int8', '0+'),
     F('AssignedPartitions', '[]TopicPartitions', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
     ]),
     F('PartitionsPendingRevocation', '[]TopicPartitions', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
     ]),
 ])
-M('ConsumerGroupMemberMetadataKey', 'coordinator', None, '5', 'none', [
-    F('GroupId', 'string', '5'),
-    F('MemberId', 'string', '5'),
+M('ConsumerGroupMemberMetadataKey', 'coordinator', 5, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
 ])
-M('ConsumerGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupMemberMetadataValue', 'coordinator', 5, '0', '0+', [
     F('InstanceId', 'string', '0+', nullable='0+'),
     F('RackId', 'string', '0+', nullable='0+'),
     F('ClientId', 'string', '0+'),
@@ -1839,16 +1865,17 @@ M('ConsumerGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
         ]),
     ]),
 ])
-M('ConsumerGroupMetadataKey', 'coordinator', None, '3', 'none', [
-    F('GroupId', 'string', '3'),
+M('ConsumerGroupMetadataKey', 'coordinator', 3, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ConsumerGroupMetadataValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupMetadataValue', 'coordinator', 3, '0', '0+', [
     F('Epoch', 'int32', '0+'),
+    F('MetadataHash', 'int64', '0+', tag=0, tagged='0+', default=0),
 ])
-M('ConsumerGroupPartitionMetadataKey', 'coordinator', None, '4', 'none', [
-    F('GroupId', 'string', '4'),
+M('ConsumerGroupPartitionMetadataKey', 'coordinator', 4, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ConsumerGroupPartitionMetadataValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupPartitionMetadataValue', 'coordinator', 4, '0', '0+', [
     F('Topics', '[]TopicMetadata', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('TopicName', 'string', '0+'),
@@ -1859,26 +1886,36 @@ M('ConsumerGroupPartitionMetadataValue', 'coordinator', None, '0', '0+', [
         ]),
     ]),
 ])
-M('ConsumerGroupTargetAssignmentMemberKey', 'coordinator', None, '7', 'none', [
-    F('GroupId', 'string', '7'),
-    F('MemberId', 'string', '7'),
+M('ConsumerGroupRegularExpressionKey', 'coordinator', 16, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('RegularExpression', 'string', '0'),
 ])
-M('ConsumerGroupTargetAssignmentMemberValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupRegularExpressionValue', 'coordinator', 16, '0', '0+', [
+    F('Topics', '[]string', '0+'),
+    F('Version', 'int64', '0+'),
+    F('Timestamp', 'int64', '0+'),
+])
+M('ConsumerGroupTargetAssignmentMemberKey', 'coordinator', 7, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
+])
+M('ConsumerGroupTargetAssignmentMemberValue', 'coordinator', 7, '0', '0+', [
     F('TopicPartitions', '[]TopicPartition', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('Partitions', '[]int32', '0+'),
     ]),
 ])
-M('ConsumerGroupTargetAssignmentMetadataKey', 'coordinator', None, '6', 'none', [
-    F('GroupId', 'string', '6'),
+M('ConsumerGroupTargetAssignmentMetadataKey', 'coordinator', 6, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ConsumerGroupTargetAssignmentMetadataValue', 'coordinator', None, '0', '0+', [
+M('ConsumerGroupTargetAssignmentMetadataValue', 'coordinator', 6, '0', '0+', [
     F('AssignmentEpoch', 'int32', '0+'),
+    F('AssignmentTimestamp', 'int64', '0+', tag=0, tagged='0+', default=0),
 ])
-M('GroupMetadataKey', 'coordinator', None, '2', 'none', [
-    F('group', 'string', '2'),
+M('GroupMetadataKey', 'coordinator', 2, '0', 'none', [
+    F('group', 'string', '0'),
 ])
-M('GroupMetadataValue', 'coordinator', None, '0-4', '4+', [
+M('GroupMetadataValue', 'coordinator', 2, '0-4', '4+', [
     F('protocolType', 'string', '0+'),
     F('generation', 'int32', '0+'),
     F('protocol', 'string', '0+', nullable='0+'),
@@ -1895,23 +1932,34 @@ M('GroupMetadataValue', 'coordinator', None, '0-4', '4+', [
         F('assignment', 'bytes', '0+'),
     ]),
 ])
-M('OffsetCommitKey', 'coordinator', None, '0-1', 'none', [
-    F('group', 'string', '0-1'),
-    F('topic', 'string', '0-1'),
-    F('partition', 'int32', '0-1'),
+M('LegacyOffsetCommitKey', 'coordinator', 0, '0', 'none', [
+    F('group', 'string', '0'),
+    F('topic', 'string', '0'),
+    F('partition', 'int32', '0'),
 ])
-M('OffsetCommitValue', 'coordinator', None, '0-4', '4+', [
+M('LegacyOffsetCommitValue', 'coordinator', 0, '0', 'none', [
+    F('offset', 'int64', '0'),
+    F('metadata', 'string', '0'),
+    F('commitTimestamp', 'int64', '0'),
+])
+M('OffsetCommitKey', 'coordinator', 1, '0', 'none', [
+    F('group', 'string', '0'),
+    F('topic', 'string', '0'),
+    F('partition', 'int32', '0'),
+])
+M('OffsetCommitValue', 'coordinator', 1, '0-4', '4+', [
     F('offset', 'int64', '0+'),
     F('leaderEpoch', 'int32', '3+', default=-1),
     F('metadata', 'string', '0+'),
     F('commitTimestamp', 'int64', '0+'),
     F('expireTimestamp', 'int64', '1', default=-1),
+    F('topicId', 'uuid', '4+', tag=0, tagged='4+'),
 ])
-M('ShareGroupCurrentMemberAssignmentKey', 'coordinator', None, '14', 'none', [
-    F('GroupId', 'string', '14'),
-    F('MemberId', 'string', '14'),
+M('ShareGroupCurrentMemberAssignmentKey', 'coordinator', 14, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
 ])
-M('ShareGroupCurrentMemberAssignmentValue', 'coordinator', None, '0', '0+', [
+M('ShareGroupCurrentMemberAssignmentValue', 'coordinator', 14, '0', '0+', [
     F('MemberEpoch', 'int32', '0+'),
     F('PreviousMemberEpoch', 'int32', '0+'),
     F('State', 'int8', '0+'),
@@ -1920,40 +1968,32 @@ M('ShareGroupCurrentMemberAssignmentValue', 'coordinator', None, '0', '0+', [
         F('Partitions', '[]int32', '0+'),
     ]),
 ])
-M('ShareGroupMemberMetadataKey', 'coordinator', None, '10', 'none', [
-    F('GroupId', 'string', '10'),
-    F('MemberId', 'string', '10'),
+M('ShareGroupMemberMetadataKey', 'coordinator', 10, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
 ])
-M('ShareGroupMemberMetadataValue', 'coordinator', None, '0', '0+', [
+M('ShareGroupMemberMetadataValue', 'coordinator', 10, '0', '0+', [
     F('RackId', 'string', '0+', nullable='0+'),
     F('ClientId', 'string', '0+'),
     F('ClientHost', 'string', '0+'),
     F('SubscribedTopicNames', '[]string', '0+'),
 ])
-M('ShareGroupMetadataKey', 'coordinator', None, '11', 'none', [
-    F('GroupId', 'string', '11'),
+M('ShareGroupMetadataKey', 'coordinator', 11, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ShareGroupMetadataValue', 'coordinator', None, '0', '0+', [
+M('ShareGroupMetadataValue', 'coordinator', 11, '0', '0+', [
     F('Epoch', 'int32', '0+'),
+    F('MetadataHash', 'int64', '0+'),
 ])
-M('ShareGroupPartitionMetadataKey', 'coordinator', None, '9', 'none', [
-    F('GroupId', 'string', '9'),
+M('ShareGroupStatePartitionMetadataKey', 'coordinator', 15, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ShareGroupPartitionMetadataValue', 'coordinator', None, '0', '0+', [
-    F('Topics', '[]TopicMetadata', '0+', fields=[
+M('ShareGroupStatePartitionMetadataValue', 'coordinator', 15, '0', '0+', [
+    F('InitializingTopics', '[]TopicPartitionsInfo', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('TopicName', 'string', '0+'),
-        F('NumPartitions', 'int32', '0+'),
-        F('PartitionMetadata', '[]PartitionMetadata', '0+', fields=[
-            F('Partition', 'int32', '0+'),
-            F('Racks', '[]string', '0+'),
-        ]),
+        F('Partitions', '[]int32', '0+'),
     ]),
-])
-M('ShareGroupStatePartitionMetadataKey', 'coordinator', None, '15', 'none', [
-    F('GroupId', 'string', '15'),
-])
-M('ShareGroupStatePartitionMetadataValue', 'coordinator', None, '0', '0+', [
     F('InitializedTopics', '[]TopicPartitionsInfo', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('TopicName', 'string', '0+'),
@@ -1964,30 +2004,203 @@ M('ShareGroupStatePartitionMetadataValue', 'coordinator', None, '0', '0+', [
         F('TopicName', 'string', '0+'),
     ]),
 ])
-M('ShareGroupTargetAssignmentMemberKey', 'coordinator', None, '13', 'none', [
-    F('GroupId', 'string', '13'),
-    F('MemberId', 'string', '13'),
+M('ShareGroupTargetAssignmentMemberKey', 'coordinator', 13, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
 ])
-M('ShareGroupTargetAssignmentMemberValue', 'coordinator', None, '0', '0+', [
+M('ShareGroupTargetAssignmentMemberValue', 'coordinator', 13, '0', '0+', [
     F('TopicPartitions', '[]TopicPartition', '0+', fields=[
         F('TopicId', 'uuid', '0+'),
         F('Partitions', '[]int32', '0+'),
     ]),
 ])
-M('ShareGroupTargetAssignmentMetadataKey', 'coordinator', None, '12', 'none', [
-    F('GroupId', 'string', '12'),
+M('ShareGroupTargetAssignmentMetadataKey', 'coordinator', 12, '0', 'none', [
+    F('GroupId', 'string', '0'),
 ])
-M('ShareGroupTargetAssignmentMetadataValue', 'coordinator', None, '0', '0+', [
+M('ShareGroupTargetAssignmentMetadataValue', 'coordinator', 12, '0', '0+', [
     F('AssignmentEpoch', 'int32', '0+'),
+    F('AssignmentTimestamp', 'int64', '0+', tag=0, tagged='0+', default=0),
 ])
-M('TransactionLogKey', 'coordinator', None, '0', 'none', [
+M('ShareSnapshotKey', 'coordinator', 0, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('TopicId', 'uuid', '0'),
+    F('Partition', 'int32', '0'),
+])
+M('ShareSnapshotValue', 'coordinator', 0, '0', '0+', [
+    F('SnapshotEpoch', 'int32', '0+'),
+    F('StateEpoch', 'int32', '0+'),
+    F('LeaderEpoch', 'int32', '0+'),
+    F('StartOffset', 'int64', '0+'),
+    F('DeliveryCompleteCount', 'int32', '0+', tag=0, tagged='0+', default=-1),
+    F('CreateTimestamp', 'int64', '0+'),
+    F('WriteTimestamp', 'int64', '0+'),
+    F('StateBatches', '[]StateBatch', '0+', fields=[
+        F('FirstOffset', 'int64', '0+'),
+        F('LastOffset', 'int64', '0+'),
+        F('DeliveryState', 'int8', '0+'),
+        F('DeliveryCount', 'int16', '0+'),
+    ]),
+])
+M('ShareUpdateKey', 'coordinator', 1, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('TopicId', 'uuid', '0'),
+    F('Partition', 'int32', '0'),
+])
+M('ShareUpdateValue', 'coordinator', 1, '0', '0+', [
+    F('SnapshotEpoch', 'int32', '0+'),
+    F('LeaderEpoch', 'int32', '0+'),
+    F('StartOffset', 'int64', '0+'),
+    F('DeliveryCompleteCount', 'int32', '0+', tag=0, tagged='0+', default=-1),
+    F('StateBatches', '[]StateBatch', '0+', fields=[
+        F('FirstOffset', 'int64', '0+'),
+        F('LastOffset', 'int64', '0+'),
+        F('DeliveryState', 'int8', '0+'),
+        F('DeliveryCount', 'int16', '0+'),
+    ]),
+])
+M('StreamsGroupCurrentMemberAssignmentKey', 'coordinator', 22, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
+])
+M('StreamsGroupCurrentMemberAssignmentValue', 'coordinator', 22, '0', '0+', [
+    F('MemberEpoch', 'int32', '0+'),
+    F('PreviousMemberEpoch', 'int32', '0+'),
+    F('State', 'int8', '0+'),
+    F('ActiveTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+    F('StandbyTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+    F('WarmupTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+    F('ActiveTasksPendingRevocation', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+    F('StandbyTasksPendingRevocation', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+    F('WarmupTasksPendingRevocation', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+        F('AssignmentEpochs', '[]int32', '0+', nullable='0+', tag=0, tagged='0+', default=None),
+    ]),
+])
+M('StreamsGroupMemberMetadataKey', 'coordinator', 19, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
+])
+M('StreamsGroupMemberMetadataValue', 'coordinator', 19, '0', '0+', [
+    F('InstanceId', 'string', '0+', nullable='0+'),
+    F('RackId', 'string', '0+', nullable='0+'),
+    F('ClientId', 'string', '0+'),
+    F('ClientHost', 'string', '0+'),
+    F('RebalanceTimeoutMs', 'int32', '0+', default=-1),
+    F('TopologyEpoch', 'int32', '0+'),
+    F('ProcessId', 'string', '0+'),
+    F('UserEndpoint', 'Endpoint', '0+', nullable='0+', default=None, fields=[
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+    ]),
+    F('ClientTags', '[]KeyValue', '0+', fields=[
+        F('Key', 'string', '0+'),
+        F('Value', 'string', '0+'),
+    ]),
+])
+M('StreamsGroupMetadataKey', 'coordinator', 17, '0', 'none', [
+    F('GroupId', 'string', '0'),
+])
+M('StreamsGroupMetadataValue', 'coordinator', 17, '0', '0+', [
+    F('Epoch', 'int32', '0+'),
+    F('MetadataHash', 'int64', '0+'),
+    F('ValidatedTopologyEpoch', 'int32', '0+', tag=0, tagged='0+', default=-1),
+    F('LastAssignmentConfigs', '[]LastAssignmentConfig', '0+', nullable='0+', tag=1, tagged='0+', default=None, fields=[
+        F('Key', 'string', '0+'),
+        F('Value', 'string', '0+'),
+    ]),
+    F('StoredDescriptionTopologyEpoch', 'int32', '0+', tag=2, tagged='0+', default=-1),
+    F('FailedDescriptionTopologyEpoch', 'int32', '0+', tag=3, tagged='0+', default=-1),
+])
+M('StreamsGroupTargetAssignmentMemberKey', 'coordinator', 21, '0', 'none', [
+    F('GroupId', 'string', '0'),
+    F('MemberId', 'string', '0'),
+])
+M('StreamsGroupTargetAssignmentMemberValue', 'coordinator', 21, '0', '0+', [
+    F('ActiveTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+    F('StandbyTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+    F('WarmupTasks', '[]TaskIds', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('StreamsGroupTargetAssignmentMetadataKey', 'coordinator', 20, '0', 'none', [
+    F('GroupId', 'string', '0'),
+])
+M('StreamsGroupTargetAssignmentMetadataValue', 'coordinator', 20, '0', '0+', [
+    F('AssignmentEpoch', 'int32', '0+'),
+    F('AssignmentTimestamp', 'int64', '0+', tag=0, tagged='0+', default=0),
+])
+M('StreamsGroupTopologyKey', 'coordinator', 23, '0', 'none', [
+    F('GroupId', 'string', '0'),
+])
+M('StreamsGroupTopologyValue', 'coordinator', 23, '0', '0+', [
+    F('Epoch', 'int32', '0+'),
+    F('Subtopologies', '[]Subtopology', '0+', fields=[
+        F('SubtopologyId', 'string', '0+'),
+        F('SourceTopics', '[]string', '0+'),
+        F('SourceTopicRegex', '[]string', '0+'),
+        F('StateChangelogTopics', '[]TopicInfo', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', 'int32', '0+'),
+            F('ReplicationFactor', 'int16', '0+'),
+            F('TopicConfigs', '[]TopicConfig', '0+', fields=[
+                F('key', 'string', '0+'),
+                F('value', 'string', '0+'),
+            ]),
+        ]),
+        F('RepartitionSinkTopics', '[]string', '0+'),
+        F('RepartitionSourceTopics', '[]TopicInfo', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', 'int32', '0+'),
+            F('ReplicationFactor', 'int16', '0+'),
+            F('TopicConfigs', '[]TopicConfig', '0+', fields=[
+                F('key', 'string', '0+'),
+                F('value', 'string', '0+'),
+            ]),
+        ]),
+        F('CopartitionGroups', '[]CopartitionGroup', '0+', fields=[
+            F('SourceTopics', '[]int16', '0+'),
+            F('SourceTopicRegex', '[]int16', '0+'),
+            F('RepartitionSourceTopics', '[]int16', '0+'),
+        ]),
+    ]),
+])
+M('TransactionLogKey', 'coordinator', 0, '0', 'none', [
     F('TransactionalId', 'string', '0'),
 ])
-M('TransactionLogValue', 'coordinator', None, '0-1', '1+', [
+M('TransactionLogValue', 'coordinator', 0, '0-1', '1+', [
     F('ProducerId', 'int64', '0+'),
     F('PreviousProducerId', 'int64', '1+', tag=0, tagged='1+', default=-1),
     F('NextProducerId', 'int64', '1+', tag=1, tagged='1+', default=-1),
     F('ProducerEpoch', 'int16', '0+'),
+    F('NextProducerEpoch', 'int16', '1+', tag=3, tagged='1+', default=-1),
     F('TransactionTimeoutMs', 'int32', '0+'),
     F('TransactionStatus', 'int8', '0+'),
     F('TransactionPartitions', '[]PartitionsSchema', '0+', nullable='0+', fields=[
@@ -2006,32 +2219,43 @@ M('TransactionLogValue', 'coordinator', None, '0-1', '1+', [
 # Hand-declared additions
 # ---------------------------------------------------------------------------------------------
 
-def _add_field(message: str, valid: str, path: tuple[str, ...], field: Field) -> None:
-    """Re-declare *message* with a new valid range and *field* appended to the struct at *path*."""
+#: APIs whose versions below Kafka 4.4.0's lowest kraftwire still serves (kraftwire.protocol.served), by the lowest
+#: version it declares: Kafka 4.0 removed them (KIP-896). Produce v0-2 are advertised and refused per partition as
+#: Kafka does (KAFKA-18659). A test checks that every version Kafka 4.4.0 has is left exactly as its spec declares it.
+RETAINED_FROM: dict[str, int] = {
+    "Produce": 0, "WriteTxnMarkers": 0, "OffsetForLeaderEpoch": 0, "DescribeLogDirs": 0, "DescribeConfigs": 0,
+    "CreateTopics": 0, "DeleteTopics": 0, "CreateAcls": 0, "DescribeAcls": 0, "DeleteAcls": 0, "AlterPartition": 0,
+}
 
-    def extend(fields: tuple, rest: tuple[str, ...]) -> tuple:
-        if not rest:
-            return fields + (field,)
-        return tuple(f._replace(fields=extend(f.fields, rest[1:])) if f.name == rest[0] else f for f in fields)
+
+#: the fields only those versions had: message -> [(struct path, the field it went before, the field)]
+_REMOVED_FIELDS = {
+    "DescribeConfigsResponse": [(("Results", "Configs"), "ConfigSource", F("IsDefault", "bool", "0"))],
+    "AlterPartitionRequest": [(("Topics",), "TopicId", F("TopicName", "string", "0-1"))],
+    "AlterPartitionResponse": [(("Topics",), "TopicId", F("TopicName", "string", "0-1"))],
+}
+
+
+def _retain(message: str, lowest: int) -> None:
+    """Re-declare *message* from version *lowest* on, with its ``_REMOVED_FIELDS`` back where they were."""
+
+    def put(struct: tuple, path: tuple[str, ...], before: str, field: Field) -> tuple:
+        if path:
+            return tuple(f._replace(fields=put(f.fields, path[1:], before, field)) if f.name == path[0] else f
+                         for f in struct)
+        i = [f.name for f in struct].index(before)
+        return struct[:i] + (field,) + struct[i:]
 
     m = MESSAGES[message]
-    MESSAGES[message] = m._replace(valid=valid, fields=extend(m.fields, path))
+    fields = m.fields
+    for path, before, field in _REMOVED_FIELDS.get(message, ()):
+        fields = put(fields, path, before, field)
+    MESSAGES[message] = m._replace(valid=f"{lowest}-{m.valid.split('-')[-1]}", fields=fields)
 
 
-# Vote v2 (KIP-996 pre-vote, apache/kafka PR #17807): a PreVote bool at the end of the request's
-# per-partition data; the response only gains the version.
-if MESSAGES["VoteRequest"].valid == "0-1":
-    _add_field("VoteRequest", "0-2", ("Topics", "Partitions"), F("PreVote", "bool", "2+"))
-    MESSAGES["VoteResponse"] = MESSAGES["VoteResponse"]._replace(valid="0-2")
-
-
-# Fetch v18 (KIP-1166, apache/kafka PR #19800): the fetching replica's high watermark, a tagged field of each
-# partition (tag 1; Long.MAX_VALUE when absent, -1 when the replica does not know it); the response only gains the
-# version. A Raft leader answers a parked Fetch as soon as its high watermark is above the replica's.
-if MESSAGES["FetchRequest"].valid == "0-17":
-    _add_field("FetchRequest", "0-18", ("Topics", "Partitions"),
-               F("HighWatermark", "int64", "18+", tag=1, tagged="18+", default=9223372036854775807))
-    MESSAGES["FetchResponse"] = MESSAGES["FetchResponse"]._replace(valid="0-18")
+for _api, _lowest in RETAINED_FROM.items():
+    _retain(f"{_api}Request", _lowest)
+    _retain(f"{_api}Response", _lowest)
 
 # kraftwire's own state records. They travel as values of control records with kraftwire's control
 # types (kraftwire.records.control) and in snapshots. Producer state has no record: it is rebuilt

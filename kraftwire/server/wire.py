@@ -111,8 +111,8 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
     if isinstance(msg, m.VoteRequest):
         R = w.VoteRequest
         body = R(cluster_id=msg.cluster_id, voter_id=msg.voter_id, topics=[R.TopicData(topic_name=topic.name, partitions=[
-            R.PartitionData(partition_index=0, candidate_epoch=msg.candidate_epoch, candidate_id=msg.candidate_key.id,
-                            candidate_directory_id=local_dir or _dir(msg.candidate_key),
+            R.PartitionData(partition_index=0, replica_epoch=msg.candidate_epoch, replica_id=msg.candidate_key.id,
+                            replica_directory_id=local_dir or _dir(msg.candidate_key),
                             voter_directory_id=msg.voter_directory_id or ZERO_UUID,
                             last_offset_epoch=msg.last_offset_epoch, last_offset=msg.last_offset,
                             pre_vote=msg.pre_vote)])])
@@ -175,8 +175,8 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
     """Translate an inbound Raft request. ``cid`` is the edge's id for this request (used to route the answer)."""
     if api_key == VOTE:
         p = _one(_one(body.topics, "Vote").partitions, "Vote")
-        return m.VoteRequest(p.candidate_id, local_id, cid, body.cluster_id, candidate_epoch=p.candidate_epoch,
-                             candidate_key=_key(p.candidate_id, p.candidate_directory_id),
+        return m.VoteRequest(p.replica_id, local_id, cid, body.cluster_id, candidate_epoch=p.replica_epoch,
+                             candidate_key=_key(p.replica_id, p.replica_directory_id),
                              voter_id=body.voter_id if version >= 1 else local_id,
                              last_offset_epoch=p.last_offset_epoch, last_offset=p.last_offset,
                              pre_vote=bool(getattr(p, "pre_vote", False)) if version >= 2 else False,

@@ -1,64 +1,67 @@
-"""Regenerate the generated regions of ``kraftwire/protocol/schemas.py`` from Kafka's JSON specs.
+"""Regenerate the generated regions of ``kraftwire/protocol/schemas.py`` from the pinned Kafka release's JSON specs.
 
 Usage::
 
-    python -m kraftwire.tools.generate_schemas [SPEC_DIR] [--all-specs DIR] [--metadata-records DIR]
-        [--coordinator-records DIR] [--check]
+    python -m kraftwire.tools.generate_schemas [--libs DIR] [--check]
 
-Three regions: the messages (``SPEC_DIR``, default ``../shared/reference/kafka-message-specs`` relative to the
-repository root, plus the ``FROM_ALL`` messages from ``--all-specs``, default
-``../shared/reference/kafka-message-specs-all``) and the metadata records of ``__cluster_metadata`` (default
-``../shared/reference/kafka-metadata-records``; kind ``metadata``, the api key is the record type), and the
-coordinators' record keys and values (default ``../shared/reference/kafka-coordinator-records``; kind
-``coordinator``).
+The specs are read straight from Kafka's jars (``tests/kafka/fetch.sh`` puts them in
+``~/.cache/kraftwire/kafka-<version>/libs``; ``--libs`` names another directory), so nothing outside the
+repository is needed. Three regions:
+
+* the messages kraftwire speaks (``APIS``' requests and responses and ``OTHERS``; ``kafka-clients``'
+  ``common/message``, plus ``QuorumStateData`` of ``kafka-raft``);
+* every metadata record of ``__cluster_metadata`` (``kafka-metadata``' ``common/metadata``; kind ``metadata``, the
+  api key is the record type);
+* every record key and value of the coordinators' internal topics (``kafka-group-coordinator``,
+  ``kafka-transaction-coordinator``, ``kafka-share-coordinator``; kind ``coordinator``, the api key is the record
+  type).
+
 Only facts are carried over: message and field names, types, version ranges, nullable/tagged/flexible
 versions, tags, api keys and defaults. Comments and ``about`` prose are not copied. ``commonStructs`` are
 inlined where they are used, so every declaration is self-contained.
 
 The generated text sits between the BEGIN/END markers in schemas.py; the hand-declared additions
-(Vote v2 ``PreVote``, kraftwire's own state records) live below the END marker and are never touched.
-``--check`` exits 1 when the file on disk differs from what the specs produce (used by CI and a test).
+(the versions Kafka 4.0 removed that kraftwire still serves, kraftwire's own state records) live below the END
+marker and are never touched. ``--check`` exits 1 when the file on disk differs from what the specs produce.
 """
 
 from __future__ import annotations
 
+import argparse
+import difflib
 import json
 import re
 import sys
+import zipfile
 from pathlib import Path
 
+from kraftwire.kafka_configs import KAFKA_VERSION
+from kraftwire.tools.generate_configs import default_libs
+
 REPO = Path(__file__).resolve().parents[2]
-DEFAULT_SPEC_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs"
-DEFAULT_METADATA_DIR = REPO.parent / "shared" / "reference" / "kafka-metadata-records"
-DEFAULT_ALL_DIR = REPO.parent / "shared" / "reference" / "kafka-message-specs-all"
-DEFAULT_COORDINATOR_DIR = REPO.parent / "shared" / "reference" / "kafka-coordinator-records"
-#: messages kraftwire speaks that only the complete spec folder has (the curated one wins where both have a file)
-FROM_ALL = (
-    "AddOffsetsToTxnRequest", "AddOffsetsToTxnResponse", "AddPartitionsToTxnRequest", "AddPartitionsToTxnResponse",
-    "AllocateProducerIdsRequest", "AllocateProducerIdsResponse", "AlterConfigsRequest", "AlterConfigsResponse",
-    "AlterUserScramCredentialsRequest", "AlterUserScramCredentialsResponse", "CreateAclsRequest", "CreateAclsResponse",
-    "DeleteAclsRequest", "DeleteAclsResponse", "DescribeAclsRequest", "DescribeAclsResponse",
-    "DescribeUserScramCredentialsRequest", "DescribeUserScramCredentialsResponse",
-    "DescribeTopicPartitionsRequest", "DescribeTopicPartitionsResponse",
-    "AlterPartitionRequest", "AlterPartitionResponse", "BrokerHeartbeatRequest", "BrokerHeartbeatResponse",
-    "BrokerRegistrationRequest", "BrokerRegistrationResponse", "CreatePartitionsRequest", "CreatePartitionsResponse",
-    "ConsumerGroupDescribeRequest", "ConsumerGroupDescribeResponse", "ConsumerGroupHeartbeatRequest",
-    "ConsumerGroupHeartbeatResponse",
-    "CreateTopicsRequest", "CreateTopicsResponse", "DeleteGroupsRequest", "DeleteGroupsResponse",
-    "DeleteRecordsRequest", "DeleteRecordsResponse", "DeleteTopicsRequest", "DeleteTopicsResponse",
-    "AssignReplicasToDirsRequest", "AssignReplicasToDirsResponse",
-    "DescribeConfigsRequest", "DescribeConfigsResponse", "DescribeLogDirsRequest", "DescribeLogDirsResponse",
-    "DescribeGroupsRequest", "DescribeGroupsResponse", "ElectLeadersRequest", "ElectLeadersResponse",
-    "DescribeProducersRequest", "DescribeProducersResponse",
-    "DescribeTransactionsRequest", "DescribeTransactionsResponse", "EndTxnRequest", "EndTxnResponse",
-    "IncrementalAlterConfigsRequest", "IncrementalAlterConfigsResponse", "ListGroupsRequest", "ListGroupsResponse",
-    "ListTransactionsRequest", "ListTransactionsResponse",
-    "OffsetDeleteRequest", "OffsetDeleteResponse", "OffsetForLeaderEpochRequest", "OffsetForLeaderEpochResponse",
-    "SaslAuthenticateRequest", "SaslAuthenticateResponse",
-    "SaslHandshakeRequest", "SaslHandshakeResponse", "UnregisterBrokerRequest", "UnregisterBrokerResponse",
-    "TxnOffsetCommitRequest", "TxnOffsetCommitResponse",
-    "UpdateFeaturesRequest", "UpdateFeaturesResponse", "WriteTxnMarkersRequest", "WriteTxnMarkersResponse",
+#: the jars (artifact names) and the folder inside them that hold each region's specs
+MESSAGE_JARS = (("kafka-clients", "common/message/"), ("kafka-raft", "common/message/"))
+METADATA_JARS = (("kafka-metadata", "common/metadata/"),)
+COORDINATOR_JARS = (("kafka-group-coordinator", "common/message/"),
+                    ("kafka-transaction-coordinator", "common/message/"),
+                    ("kafka-share-coordinator", "common/message/"))
+#: the APIs kraftwire speaks: each one's request and response is declared
+APIS = (
+    "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AllocateProducerIds", "AlterConfigs", "AlterPartition",
+    "AlterUserScramCredentials", "ApiVersions", "AssignReplicasToDirs", "BeginQuorumEpoch", "BrokerHeartbeat",
+    "BrokerRegistration", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat", "CreateAcls", "CreatePartitions",
+    "CreateTopics", "DeleteAcls", "DeleteGroups", "DeleteRecords", "DeleteTopics", "DescribeAcls", "DescribeCluster",
+    "DescribeConfigs", "DescribeGroups", "DescribeLogDirs", "DescribeProducers", "DescribeQuorum",
+    "DescribeTopicPartitions", "DescribeTransactions", "DescribeUserScramCredentials", "ElectLeaders",
+    "EndQuorumEpoch", "EndTxn", "Fetch", "FetchSnapshot", "FindCoordinator", "Heartbeat", "IncrementalAlterConfigs",
+    "InitProducerId", "JoinGroup", "LeaveGroup", "ListGroups", "ListOffsets", "ListTransactions", "Metadata",
+    "OffsetCommit", "OffsetDelete", "OffsetFetch", "OffsetForLeaderEpoch", "Produce", "RemoveRaftVoter",
+    "SaslAuthenticate", "SaslHandshake", "SyncGroup", "TxnOffsetCommit", "UnregisterBroker", "UpdateFeatures",
+    "UpdateRaftVoter", "Vote", "WriteTxnMarkers",
 )
+#: the other messages kraftwire speaks: the headers, the KRaft control-record values, the quorum-state file
+OTHERS = ("KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader", "ResponseHeader",
+          "SnapshotFooterRecord", "SnapshotHeaderRecord", "VotersRecord")
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
 END = "# ---- END GENERATED ----\n"
@@ -74,8 +77,53 @@ def _strip_comments(text: str) -> str:
     return re.sub(r"^\s*//.*$", "", text, flags=re.M)
 
 
-def load_spec(path: Path) -> dict:
-    return json.loads(_strip_comments(path.read_text()))
+def parse_spec(text: str) -> dict:
+    return json.loads(_strip_comments(text))
+
+
+def read_specs(libs: Path, jars: tuple[tuple[str, str], ...]) -> dict[str, dict]:
+    """Every spec of ``jars`` (artifact, folder) in ``libs``, by file name without ``.json``, in file-name order.
+    A missing jar, or one spec name in two jars, is an error, never an empty region."""
+    specs: dict[str, dict] = {}
+    for artifact, folder in jars:
+        jar = Path(libs) / f"{artifact}-{KAFKA_VERSION}.jar"
+        if not jar.is_file():
+            raise FileNotFoundError(f"{jar} is missing: tests/kafka/fetch.sh fetches Kafka {KAFKA_VERSION}'s jars")
+        with zipfile.ZipFile(jar) as z:
+            for entry in z.namelist():
+                if not entry.startswith(folder) or not entry.endswith(".json"):
+                    continue
+                stem = entry[len(folder):-len(".json")]
+                if "/" in stem:
+                    continue
+                if stem in specs:
+                    raise ValueError(f"{stem}.json is in two of Kafka's jars ({artifact} is the second)")
+                specs[stem] = parse_spec(z.read(entry).decode("utf-8"))
+    if not specs:
+        raise ValueError(f"no specs under {', '.join(f'{a}:{f}' for a, f in jars)} in {libs}")
+    return dict(sorted(specs.items()))
+
+
+def declared_messages() -> list[str]:
+    """The names of the messages kraftwire declares from ``kafka-clients`` and ``kafka-raft``, sorted."""
+    return sorted([f"{api}{side}" for api in APIS for side in ("Request", "Response")] + list(OTHERS))
+
+
+def message_specs(libs: Path) -> dict[str, dict]:
+    """The specs of ``declared_messages()``; one the release does not have is an error."""
+    everything = read_specs(libs, MESSAGE_JARS)
+    missing = [name for name in declared_messages() if name not in everything]
+    if missing:
+        raise KeyError(f"not among Kafka {KAFKA_VERSION}'s message specs: {', '.join(missing)}")
+    return {name: everything[name] for name in declared_messages()}
+
+
+def metadata_specs(libs: Path) -> dict[str, dict]:
+    return read_specs(libs, METADATA_JARS)
+
+
+def coordinator_specs(libs: Path) -> dict[str, dict]:
+    return read_specs(libs, COORDINATOR_JARS)
 
 
 def _default_literal(ftype: str, raw):
@@ -132,32 +180,17 @@ def render_spec(spec: dict, kind: str | None = None) -> str:
     return head + body + "])\n"
 
 
-def spec_paths(spec_dir: Path, all_dir: Path | None = None) -> list[Path]:
-    """Every spec of ``spec_dir``, plus the ``FROM_ALL`` ones of ``all_dir`` it lacks, sorted by file name."""
-    paths = {p.name: p for p in spec_dir.glob("*.json")}
-    if all_dir is not None:
-        for name in FROM_ALL:
-            paths.setdefault(f"{name}.json", all_dir / f"{name}.json")
-    return [paths[n] for n in sorted(paths)]
+def render(specs: dict[str, dict], begin: str = BEGIN, end: str = END, kind: str | None = None) -> str:
+    return "".join([begin, *(render_spec(spec, kind) for spec in specs.values()), end])
 
 
-def render(spec_dir: Path, all_dir: Path | None = None, begin: str = BEGIN, end: str = END,
-           kind: str | None = None) -> str:
-    parts = [begin]
-    for path in spec_paths(spec_dir, all_dir):
-        parts.append(render_spec(load_spec(path), kind))
-    parts.append(end)
-    return "".join(parts)
-
-
-def render_metadata(spec_dir: Path) -> str:
-    return render(spec_dir, None, BEGIN_METADATA, END_METADATA)
-
-
-def render_coordinator(spec_dir: Path) -> str:
-    """The keys and values of the coordinators' internal topics (``__consumer_offsets``, ``__transaction_state``):
-    kind ``coordinator``; a key's version is its record type."""
-    return render(spec_dir, None, BEGIN_COORDINATOR, END_COORDINATOR, kind="coordinator")
+def regions(libs: Path) -> list[str]:
+    """The three generated regions from the jars in ``libs``: the messages, the metadata records (kind
+    ``metadata``), the coordinators' record keys and values (kind ``coordinator``; the api key is the record
+    type)."""
+    return [render(message_specs(libs)),
+            render(metadata_specs(libs), BEGIN_METADATA, END_METADATA),
+            render(coordinator_specs(libs), BEGIN_COORDINATOR, END_COORDINATOR, kind="coordinator")]
 
 
 def splice(current: str, generated: str) -> str:
@@ -170,43 +203,24 @@ def splice(current: str, generated: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
-    check = "--check" in args
-    args = [a for a in args if a != "--check"]
-    metadata_dir = DEFAULT_METADATA_DIR
-    if "--metadata-records" in args:
-        i = args.index("--metadata-records")
-        if i + 1 >= len(args):
-            print("--metadata-records needs a directory", file=sys.stderr)
-            return 2
-        metadata_dir = Path(args[i + 1])
-        del args[i:i + 2]
-    all_dir = DEFAULT_ALL_DIR
-    if "--all-specs" in args:
-        i = args.index("--all-specs")
-        if i + 1 >= len(args):
-            print("--all-specs needs a directory", file=sys.stderr)
-            return 2
-        all_dir = Path(args[i + 1])
-        del args[i:i + 2]
-    coordinator_dir = DEFAULT_COORDINATOR_DIR
-    if "--coordinator-records" in args:
-        i = args.index("--coordinator-records")
-        if i + 1 >= len(args):
-            print("--coordinator-records needs a directory", file=sys.stderr)
-            return 2
-        coordinator_dir = Path(args[i + 1])
-        del args[i:i + 2]
-    spec_dir = Path(args[0]) if args else DEFAULT_SPEC_DIR
-    for d in (spec_dir, metadata_dir, all_dir, coordinator_dir):
-        if not d.is_dir():
-            print(f"spec directory not found: {d}", file=sys.stderr)
-            return 2
+    parser = argparse.ArgumentParser(prog="python -m kraftwire.tools.generate_schemas", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--libs", type=Path, default=None, help="the directory of Kafka's jars")
+    parser.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    args = parser.parse_args(argv)
+    try:
+        generated = regions(args.libs or default_libs())
+    except (OSError, KeyError, ValueError) as exc:
+        print(f"generate_schemas: {exc}", file=sys.stderr)
+        return 2
     current = SCHEMAS_PY.read_text()
-    updated = splice(splice(current, render(spec_dir, all_dir)), render_metadata(metadata_dir))
-    updated = splice(updated, render_coordinator(coordinator_dir))
-    if check:
+    updated = current
+    for region in generated:
+        updated = splice(updated, region)
+    if args.check:
         if updated != current:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), updated.splitlines(True),
+                                                       "schemas.py", f"Kafka {KAFKA_VERSION}'s specs"))
             print(f"{SCHEMAS_PY} is out of date; run python -m kraftwire.tools.generate_schemas", file=sys.stderr)
             return 1
         return 0

@@ -15,8 +15,8 @@ def _request(group: str, offsets: dict, *, member: str = "", generation: int = -
     for (topic, p), off in offsets.items():
         topics.setdefault(topic, []).append(T.TxnOffsetCommitRequestPartition(
             partition_index=p, committed_offset=off, committed_leader_epoch=-1, committed_metadata=""))
-    return T(transactional_id="tx", group_id=group, producer_id=7, producer_epoch=0, generation_id=generation,
-             member_id=member, group_instance_id=None,
+    return T(transactional_id="tx", group_id=group, producer_id=7, producer_epoch=0,
+             generation_id_or_member_epoch=generation, member_id=member, group_instance_id=None,
              topics=[T.TxnOffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in topics.items()])
 
 

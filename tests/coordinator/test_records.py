@@ -65,8 +65,16 @@ def test_an_explicit_expiry_is_written_at_value_version_1():
 
 
 def test_kafka_type_0_offset_key_is_read_too():
-    key = r.encode_key(m.OffsetCommitKey(group="g", topic="t", partition=0), 0)
-    assert r.decode(key, None) == r.CoordinatorRecord(0, m.OffsetCommitKey(group="g", topic="t", partition=0), None)
+    """Type 0 is Kafka's legacy offset commit (``LegacyOffsetCommitKey``/``Value``): the same key fields, value v0."""
+    key = r.encode_key(m.LegacyOffsetCommitKey(group="g", topic="t", partition=0), 0)
+    assert key == b"\x00\x00" + r.offset_commit_key("g", "t", 0)[2:]
+    assert r.decode(key, None) == r.CoordinatorRecord(0, m.LegacyOffsetCommitKey(group="g", topic="t", partition=0),
+                                                      None)
+    value = r.encode_value(m.LegacyOffsetCommitValue(offset=42, metadata="m", commit_timestamp=1000), 0)
+    rec = r.decode(key, value)
+    assert (rec.value.offset, rec.value.metadata, rec.value.commit_timestamp, rec.value_version) == (42, "m", 1000, 0)
+    with pytest.raises(r.CoordinatorRecordError, match="LegacyOffsetCommitValue version 1 is not supported"):
+        r.decode(key, b"\x00\x01" + value[2:])
 
 
 def test_group_metadata_record_round_trip():
@@ -84,7 +92,10 @@ def test_group_metadata_record_round_trip():
 
 
 def test_every_group_record_type_has_its_key_and_value():
-    assert sorted(r.GROUP_RECORDS) == list(range(16))
+    # Kafka 4.4.0's group coordinator records: 9 and 18 (share and streams group partition metadata) are gone
+    assert sorted(r.GROUP_RECORDS) == [t for t in range(24) if t not in (9, 18)]
+    assert r.GROUP_RECORDS[0] == (m.LegacyOffsetCommitKey, m.LegacyOffsetCommitValue)
+    assert r.GROUP_RECORDS[1] == (m.OffsetCommitKey, m.OffsetCommitValue)
     assert r.GROUP_RECORDS[2][0] is m.GroupMetadataKey and r.GROUP_RECORDS[3][0] is m.ConsumerGroupMetadataKey
     assert r.TRANSACTION_RECORDS == {0: (m.TransactionLogKey, m.TransactionLogValue)}
 

@@ -72,8 +72,8 @@ def test_raft_request_from_another_cluster_gets_inconsistent_cluster_id(make_clu
 
     R = w.VoteRequest
     body = R(cluster_id="some-other-cluster", voter_id=1, topics=[R.TopicData(topic_name="__cluster_metadata",
-             partitions=[R.PartitionData(partition_index=0, candidate_epoch=part.leader_epoch + 5, candidate_id=7,
-                                         candidate_directory_id=uuid.uuid4(), voter_directory_id=uuid.UUID(int=0),
+             partitions=[R.PartitionData(partition_index=0, replica_epoch=part.leader_epoch + 5, replica_id=7,
+                                         replica_directory_id=uuid.uuid4(), voter_directory_id=uuid.UUID(int=0),
                                          last_offset_epoch=part.leader_epoch + 1, last_offset=10**6)])])
     with socket.create_connection(("127.0.0.1", node.port), timeout=10) as s:
         s.sendall(b"".join(framing.encode_request(body, 1, 31)))

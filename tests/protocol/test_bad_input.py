@@ -182,7 +182,7 @@ def test_encoding_bad_values_is_a_protocol_error():
         codec.encode(m.VoteRequest(voter_id=2**40), 1)
     with pytest.raises(ProtocolError):
         codec.encode(m.VoteRequest(topics=[m.VoteRequest.TopicData(partitions=[m.VoteRequest.PartitionData(
-            candidate_directory_id="not-a-uuid")])]), 1)
+            replica_directory_id="not-a-uuid")])]), 1)
     with pytest.raises(ProtocolError, match="int16 length limit"):
         codec.encode(m.BeginQuorumEpochRequest(cluster_id="x" * 40000), 0)
 

@@ -40,7 +40,7 @@ DQR = m.DescribeQuorumResponse
 
 
 def _vote(version, **part):
-    p = V.PartitionData(partition_index=0, candidate_epoch=5, candidate_id=1, last_offset_epoch=4, last_offset=100, **part)
+    p = V.PartitionData(partition_index=0, replica_epoch=5, replica_id=1, last_offset_epoch=4, last_offset=100, **part)
     return V(cluster_id="abc" if version == 0 else None, voter_id=2 if version >= 1 else -1, topics=[V.TopicData(topic_name=TOPIC, partitions=[p])])
 
 
@@ -59,17 +59,17 @@ GOLDENS = [
         "00",                        #   topic tagged fields: none
         "00",                        # top-level tagged fields: none (VoterId is v1+)
     ), id="VoteRequest-v0"),
-    pytest.param(_vote(1, candidate_directory_id=DIR_ID), 1, H(
+    pytest.param(_vote(1, replica_directory_id=DIR_ID), 1, H(
         "00",                        # ClusterId: null (compact length 0)
         "00000002",                  # VoterId 2 (v1+)
         "02", "13", TOPIC_HEX, "02",
-        "00000000 00000005 00000001",  # PartitionIndex, CandidateEpoch, CandidateId
-        DIR_HEX,                     # CandidateDirectoryId (v1+)
+        "00000000 00000005 00000001",  # PartitionIndex, ReplicaEpoch, ReplicaId
+        DIR_HEX,                     # ReplicaDirectoryId (v1+)
         ZERO_HEX,                    # VoterDirectoryId: zero uuid (v1+)
         "00000004 0000000000000064", # LastOffsetEpoch, LastOffset
         "00", "00", "00",            # tagged sections: partition, topic, top level
     ), id="VoteRequest-v1"),
-    pytest.param(_vote(2, candidate_directory_id=DIR_ID, pre_vote=True), 2, H(
+    pytest.param(_vote(2, replica_directory_id=DIR_ID, pre_vote=True), 2, H(
         "00", "00000002", "02", "13", TOPIC_HEX, "02",
         "00000000 00000005 00000001", DIR_HEX, ZERO_HEX, "00000004 0000000000000064",
         "01",                        # PreVote true (v2+, last field of PartitionData)

@@ -65,6 +65,10 @@ def _their_fields(struct_field) -> dict:
     if "authorized_operations" in out:
         for name in ("ClusterAuthorizedOperations", "TopicAuthorizedOperations"):
             out[name] = out["authorized_operations"]
+    # a field Kafka renamed after the JSON kafka-python ships (the bytes are the same): Kafka 4.4.0's name -> theirs
+    for ours, older in (("GenerationIdOrMemberEpoch", "GenerationId"),):
+        if older in out and ours not in out:
+            out[ours] = out[older]
     return out
 
 

@@ -127,8 +127,8 @@ class CaptureServer:
         elif key == 2:
             R = m.ListOffsetsResponse
             resp = R(topics=[R.ListOffsetsTopicResponse(name=t.name, partitions=[
-                R.ListOffsetsPartitionResponse(partition_index=p.partition_index, timestamp=-1, offset=0,
-                                               old_style_offsets=[0]) for p in t.partitions]) for t in body.topics])
+                R.ListOffsetsPartitionResponse(partition_index=p.partition_index, timestamp=-1, offset=0)
+                for p in t.partitions]) for t in body.topics])
         elif key == 10:
             R = m.FindCoordinatorResponse
             keys = body.coordinator_keys or [body.key]

@@ -35,10 +35,11 @@ def test_round_trip(name, version, data):
 
 def test_every_requested_range_is_declared():
     want = {
-        "ApiVersions": (0, 4), "Metadata": (0, 12), "Produce": (0, 11), "Fetch": (0, 18), "ListOffsets": (0, 10),
-        "FindCoordinator": (0, 6), "InitProducerId": (0, 5), "DescribeCluster": (0, 1), "Vote": (0, 2),
+        # Kafka 4.4.0's ranges; Produce keeps v0-2, which Kafka 4 advertises and refuses (KAFKA-18659)
+        "ApiVersions": (0, 5), "Metadata": (0, 13), "Produce": (0, 13), "Fetch": (4, 18), "ListOffsets": (1, 11),
+        "FindCoordinator": (0, 6), "InitProducerId": (0, 6), "DescribeCluster": (0, 2), "Vote": (0, 2),
         "BeginQuorumEpoch": (0, 1), "EndQuorumEpoch": (0, 1), "DescribeQuorum": (0, 2), "FetchSnapshot": (0, 1),
-        "AddRaftVoter": (0, 0), "RemoveRaftVoter": (0, 0), "UpdateRaftVoter": (0, 0), "JoinGroup": (0, 9),
+        "AddRaftVoter": (0, 1), "RemoveRaftVoter": (0, 0), "UpdateRaftVoter": (0, 0), "JoinGroup": (0, 9),
         "SyncGroup": (0, 5), "Heartbeat": (0, 4), "LeaveGroup": (0, 5), "OffsetCommit": (2, 10), "OffsetFetch": (1, 10),
     }
     for name, rng in want.items():
@@ -54,7 +55,7 @@ def test_every_requested_range_is_declared():
 def test_vote_v2_pre_vote_is_the_last_partition_field():
     part = messages.VoteRequest.PartitionData
     assert [f.attr for f in part._info.fields][-1] == "pre_vote"
-    p = part(partition_index=0, candidate_epoch=5, candidate_id=1, last_offset_epoch=4, last_offset=10, pre_vote=True)
+    p = part(partition_index=0, replica_epoch=5, replica_id=1, last_offset_epoch=4, last_offset=10, pre_vote=True)
     req = messages.VoteRequest(cluster_id="c", voter_id=2, topics=[messages.VoteRequest.TopicData(topic_name="t", partitions=[p])])
     v1, v2 = codec.encode(req, 1), codec.encode(req, 2)
     # v2 = v1 with one extra byte (PreVote=1) just before the partition's and topic's tag sections (2 bytes) + top-level tags (1)

@@ -76,7 +76,7 @@ def test_a_vote_request_without_logging_in_is_refused(quorum, ca):
         try:
             with pytest.raises(Exception):
                 await conn.request(R(cluster_id=None, topics=[R.TopicData(topic_name="guarded", partitions=[
-                    R.PartitionData(partition_index=0, candidate_epoch=99, candidate_id=3, last_offset_epoch=0,
+                    R.PartitionData(partition_index=0, replica_epoch=99, replica_id=3, last_offset_epoch=0,
                                     last_offset=0)])]), 1, timeout=3)
         finally:
             await conn.close()

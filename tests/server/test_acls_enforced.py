@@ -150,8 +150,8 @@ def test_refusals_change_nothing_and_acls_grant_access(tmp_path):
             epoch = node.raft.quorum.epoch
             V = w.VoteRequest
             vote = V(cluster_id=CLUSTER, voter_id=1, topics=[V.TopicData(topic_name="__cluster_metadata", partitions=[
-                V.PartitionData(partition_index=0, candidate_epoch=epoch + 5, candidate_id=2,
-                                candidate_directory_id=ZERO_UUID, voter_directory_id=ZERO_UUID,
+                V.PartitionData(partition_index=0, replica_epoch=epoch + 5, replica_id=2,
+                                replica_directory_id=ZERO_UUID, voter_directory_id=ZERO_UUID,
                                 last_offset_epoch=epoch + 5, last_offset=1 << 40)])])
             voter = await _login(cport, "alice")  # Vote is served on the controller listener
             r = await voter.request(vote, 1)

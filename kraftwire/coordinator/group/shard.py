@@ -1108,9 +1108,8 @@ class GroupShard:
                     rp.error_code = ec.OFFSET_METADATA_TOO_LARGE
                     continue
                 epoch = p.committed_leader_epoch if version >= 6 else -1
-                stamp = p.commit_timestamp if version == 1 and p.commit_timestamp >= 0 else now_ms
                 result.records.append((cr.offset_commit_key(body.group_id, t.name, p.partition_index),
-                                       cr.offset_commit_value(p.committed_offset, epoch, metadata, stamp, expire)))
+                                       cr.offset_commit_value(p.committed_offset, epoch, metadata, now_ms, expire)))
         result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
         return result
 
@@ -1134,7 +1133,7 @@ class GroupShard:
 
         if not body.group_id:
             return fail(ec.INVALID_GROUP_ID)
-        generation = body.generation_id if version >= 3 else -1
+        generation = body.generation_id_or_member_epoch if version >= 3 else -1
         member_id = body.member_id if version >= 3 else ""
         instance_id = body.group_instance_id if version >= 3 else None
         consumer_group = self.consumer_groups.get(body.group_id)
