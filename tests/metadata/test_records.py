@@ -88,7 +88,9 @@ def test_every_record_type_is_known_by_its_api_key():
     assert records.RECORD_TYPES[0] is m.RegisterBrokerRecord
     assert records.RECORD_TYPES[2] is m.TopicRecord and records.RECORD_TYPES[12] is m.FeatureLevelRecord
     assert records.RECORD_TYPES[27] is m.RegisterControllerRecord
-    assert len(records.RECORD_TYPES) == 25
+    # Kafka 4.4.0's: ClearElrRecord (KIP-966) and UnregisterControllerRecord are the newest
+    assert records.RECORD_TYPES[28] is m.ClearElrRecord and records.RECORD_TYPES[29] is m.UnregisterControllerRecord
+    assert len(records.RECORD_TYPES) == 27
 
 
 def _all_versions():
