@@ -41,7 +41,7 @@ class OldPeer(asyncio.Protocol):
                 R = w.VoteResponse
                 p = req.body.topics[0].partitions[0]
                 body = R(error_code=0, topics=[R.TopicData(topic_name=TOPIC.name, partitions=[R.PartitionData(
-                    partition_index=0, error_code=0, leader_id=-1, leader_epoch=p.candidate_epoch,
+                    partition_index=0, error_code=0, leader_id=-1, leader_epoch=p.replica_epoch,
                     vote_granted=True)])])
             self.transport.writelines(encode_response(body, req.version, req.header.correlation_id))
 
