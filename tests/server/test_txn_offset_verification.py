@@ -26,7 +26,8 @@ ALL_PROPS = PROPS + "group.initial.rebalance.delay.ms=0\n"
 
 def _txn_commit(pid: int, epoch: int, offset: int):
     return T(transactional_id=TID, group_id=GROUP, producer_id=pid, producer_epoch=epoch,
-             generation_id_or_member_epoch=-1, member_id="", group_instance_id=None, topics=[T.TxnOffsetCommitRequestTopic(name=TOPIC, partitions=[
+             generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+             topics=[T.TxnOffsetCommitRequestTopic(name=TOPIC, partitions=[
                  T.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=offset,
                                                    committed_leader_epoch=-1, committed_metadata="")])])
 
