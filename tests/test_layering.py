@@ -24,6 +24,7 @@ LAYERS: dict[str, int] = {
     "config": 0,
     "kafka_configs": 0,
     "java_order": 0,
+    "re2j": 0,
     "protocol": 1,
     "security": 1,
     "records": 2,
