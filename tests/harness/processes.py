@@ -250,7 +250,11 @@ class CombinedNode:
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
             self.proc.terminate()
-            self.proc.wait(30)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:  # a node stuck in a computation never runs its SIGTERM handler
+                self.proc.kill()
+                self.proc.wait(10)
         self.broker.close()
         self.controller.close()
 

@@ -350,5 +350,6 @@ def replay(groups: dict[str, ConsumerGroup], rec) -> None:
 
 
 def error_heartbeat(code: int, message: str | None = None):
+    """A refused heartbeat as Kafka answers one: the error, and the response's defaults (member epoch 0)."""
     return w.ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=code, error_message=message,
-                                            member_id=None, member_epoch=-1, heartbeat_interval_ms=0, assignment=None)
+                                            member_id=None, member_epoch=0, heartbeat_interval_ms=0, assignment=None)

@@ -25,12 +25,12 @@ a rule is Kafka's but surprising carry a comment.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, NamedTuple
 
 from kraftwire import error_codes as ec
+from kraftwire import re2j
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.kafka_configs import BrokerConfigs
@@ -847,12 +847,6 @@ class GroupShard:
         regex = body.subscribed_topic_regex if version >= 1 else None
         if regex == "":
             regex = None  # librdkafka sends an empty regex with a subscription by names
-        if regex is not None:
-            try:
-                compiled = re.compile(regex)
-            except re.error as exc:
-                return fail(ec.INVALID_REGULAR_EXPRESSION, f"SubscribedTopicRegex `{regex}` is not a valid regular "
-                                                           f"expression: {exc}.")
         if epoch > 0 or epoch == cg.LEAVE_EPOCH:
             if not body.member_id:
                 return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
@@ -876,9 +870,14 @@ class GroupShard:
         if classic is not None and (classic.members or classic.state != EMPTY):
             return fail(ec.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
         group = self.consumer_groups.get(gid)
+        if group is None and epoch != 0:
+            return fail(ec.UNKNOWN_MEMBER_ID, f"Group {gid} has no member {body.member_id}.")
+        owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
+        if epoch not in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
+            refused = self._member_refusal(group, body, epoch, owned) or _regex_refusal(regex)
+            if refused is not None:
+                return fail(*refused)
         if group is None:
-            if epoch != 0:
-                return fail(ec.UNKNOWN_MEMBER_ID, f"Group {gid} has no member {body.member_id}.")
             if classic is not None:  # an empty classic group becomes a consumer group (its offsets stay)
                 result.records.append((cr.group_metadata_key(gid), None))
                 del self.groups[gid]
@@ -901,18 +900,11 @@ class GroupShard:
                 heartbeat_interval_ms=0, assignment=None))
             return result
 
-        owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
         bump = False
         if epoch == 0:
             member_id = body.member_id or self._new_id()
             m = group.members.get(member_id)
-            holder = None
-            if body.instance_id is not None:
-                holder = next((x for x in group.members.values()
-                               if x.instance_id == body.instance_id and x.member_id != member_id), None)
-            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:
-                return fail(ec.UNRELEASED_INSTANCE_ID, f"Static member {holder.member_id} with instance id "
-                                                       f"{body.instance_id} is still active.")
+            holder = _static_holder(group, body.instance_id, member_id)
             if holder is not None:  # the static member came back: the new member id takes its place
                 m = cg.ConsumerMember(member_id)
                 for attr in ("instance_id", "rack_id", "subscribed", "regex", "matched", "rebalance_timeout_ms",
@@ -937,14 +929,7 @@ class GroupShard:
             if holder is None:
                 owned = {}
         else:
-            m = group.members.get(body.member_id)
-            if m is None:
-                return fail(ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}.")
-            if epoch > m.epoch or (epoch < m.epoch and not (
-                    epoch == m.previous_epoch and owned is not None
-                    and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items()))):
-                return fail(ec.FENCED_MEMBER_EPOCH, f"The member epoch {epoch} does not match the expected "
-                                                    f"epoch {m.epoch}.")
+            m = group.members[body.member_id]  # _member_refusal found it
         before_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed), m.regex,
                        m.rebalance_timeout_ms, m.assignor)
         if body.instance_id is not None:
@@ -964,14 +949,13 @@ class GroupShard:
         m.client_id, m.client_host = client_id, client_host
         after_meta = (m.instance_id, m.rack_id, m.client_id, m.client_host, list(m.subscribed), m.regex,
                       m.rebalance_timeout_ms, m.assignor)
+        resolved: dict[str, set[str]] = {}  # each regex of the group resolved once against the image as it is now
         names = None
-        for member in group.members.values():  # resolve every regex against the image as it is now
-            if member.regex is not None:
+        for member in group.members.values():
+            if member.regex is not None and member.regex not in resolved:
                 names = list(all_topics()) if names is None else names
-                pattern = compiled if member is m and regex is not None else re.compile(member.regex)
-                matched = {n for n in names if pattern.fullmatch(n)}
-            else:
-                matched = set()
+                resolved[member.regex] = _resolve(member.regex, names)
+            matched = resolved.get(member.regex, set()) if member.regex is not None else set()
             if matched != member.matched:
                 member.matched = matched
                 bump = True  # what a member subscribes to changed
@@ -1001,6 +985,27 @@ class GroupShard:
             heartbeat_interval_ms=self.consumer_heartbeat_ms(gid),
             assignment=R.Assignment(topic_partitions=cg._wire(m.assigned, R.TopicPartitions)) if full else None))
         return result
+
+    @staticmethod
+    def _member_refusal(group: cg.ConsumerGroup | None, body, epoch: int, owned) -> tuple[int, str] | None:
+        """Why a joining or heartbeating member is refused before anything about it changes: at epoch 0 another
+        live member holding its static instance id, later an unknown member or a fenced epoch. Kafka's group
+        coordinator makes these checks before it looks at the member's regex."""
+        gid = body.group_id
+        if epoch == 0:
+            holder = None if group is None else _static_holder(group, body.instance_id, body.member_id)
+            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:
+                return ec.UNRELEASED_INSTANCE_ID, (f"Static member {holder.member_id} with instance id "
+                                                   f"{body.instance_id} is still active.")
+            return None
+        m = group.members.get(body.member_id)
+        if m is None:
+            return ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}."
+        if epoch > m.epoch or (epoch < m.epoch and not (
+                epoch == m.previous_epoch and owned is not None
+                and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items()))):
+            return ec.FENCED_MEMBER_EPOCH, f"The member epoch {epoch} does not match the expected epoch {m.epoch}."
+        return None
 
     def _retarget(self, group: cg.ConsumerGroup, result: Result) -> None:
         if group.epoch <= group.assignment_epoch:
@@ -1407,6 +1412,36 @@ def _classic_commit_error(g: Group, member_id: str, instance_id: str | None, gen
     else:
         return ec.UNKNOWN_MEMBER_ID  # no member named, and the group has members
     return ec.REBALANCE_IN_PROGRESS if g.state == COMPLETING else 0
+
+
+def _static_holder(group: cg.ConsumerGroup, instance_id: str | None, member_id: str):
+    """The member other than ``member_id`` that holds static ``instance_id`` in ``group``, or None."""
+    if instance_id is None:
+        return None
+    return next((x for x in group.members.values() if x.instance_id == instance_id and x.member_id != member_id), None)
+
+
+def _regex_refusal(regex: str | None) -> tuple[int, str] | None:
+    """Kafka's answer to a SubscribedTopicRegex RE2/J refuses (its words around RE2/J's description), or None."""
+    if regex is None:
+        return None
+    try:
+        re2j.compile(regex)
+    except re2j.PatternError as exc:
+        return ec.INVALID_REGULAR_EXPRESSION, (f"SubscribedTopicRegex `{regex}` is not a valid regular expression: "
+                                               f"{exc.description}.")
+    return None
+
+
+def _resolve(regex: str, names) -> set[str]:
+    """The topics among ``names`` that ``regex`` matches whole (RE2: linear in each name, so a client's pattern
+    cannot hold the coordinator). A regex RE2/J refuses, which only a log written before they were refused can
+    hold, matches nothing, as Kafka resolves one it cannot compile to no topics."""
+    try:
+        pattern = re2j.compile(regex)
+    except re2j.PatternError:
+        return set()
+    return {n for n in names if pattern.fullmatch(n)}
 
 
 def _counter() -> Callable[[], str]:
