@@ -44,6 +44,7 @@ from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.refusals import refusal
+from kraftwire.metadata.controller.topics import refused_before_acls
 from kraftwire.security.authorizer import CLUSTER_NAME
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -305,7 +306,11 @@ class KraftApis:
         items_attr = _PER_ITEM[api][0] if not (api == "DeleteTopics" and version < 6) else "topic_names"
         allowed, refused = [], []  # refused: (item, code)
         image = self.md.image
-        for item in getattr(body, items_attr):
+        items = getattr(body, items_attr)
+        for item, malformed in zip(items, refused_before_acls(api, items)):
+            if malformed:  # the controller answers it INVALID_REQUEST, as Kafka does whatever the ACLs say
+                allowed.append(item)
+                continue
             if api == "CreateTopics":
                 ok = access.allows_cluster(conn, Op.CREATE) or access.topic(conn, item.name, Op.CREATE)
                 code = TOPIC_AUTHORIZATION_FAILED

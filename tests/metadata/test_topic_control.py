@@ -211,7 +211,27 @@ def test_delete_by_name_and_by_id():
     img = apply(img, res)
     assert not img.topics and not img.topic_ids and (2, "a") not in img.configs
     old = rc.delete_topics(img, D(topic_names=["x", "x"], timeout_ms=1), 3)
-    assert [r.error_code for r in old.response.responses] == [ec.INVALID_REQUEST] * 2
+    assert [(r.name, r.error_code) for r in old.response.responses] == [("x", ec.INVALID_REQUEST)]
+
+
+def test_invalid_delete_topics_entries_are_answered_as_kafka_and_only_valid_entries_delete():
+    """Mirrors Kafka's ControllerApisTest.testInvalidDeleteTopicsRequest: neither name nor id, both, a name or an
+    id twice (answered once), a name whose topic is also given by id (answered once, the id's entry not at all)."""
+    rc = control()
+    img = apply(cluster(), create(rc, cluster(), topic("a", 1, 1), topic("b", 1, 1), topic("c", 1, 1)))
+    D = m.DeleteTopicsRequest
+    a, b, c, zero = img.topic("a").id, img.topic("b").id, img.topic("c").id, uuid.UUID(int=0)
+    res = rc.delete_topics(img, D(topics=[D.DeleteTopicState(name=n, topic_id=i) for n, i in [
+        (None, zero), ("a", b), ("a", zero), (None, a), (None, b), ("b", zero), ("b", zero), (None, c), (None, c)]],
+        timeout_ms=1000), 6)
+    assert [(r.name, r.topic_id, r.error_code, r.error_message) for r in res.response.responses] == [
+        (None, zero, ec.INVALID_REQUEST, "Neither topic name nor id were specified."),
+        ("a", b, ec.INVALID_REQUEST, "You may not specify both topic name and topic id."),
+        ("a", a, ec.INVALID_REQUEST, "The provided topic name maps to an ID that was already supplied."),
+        ("b", b, ec.NONE, None),
+        ("b", zero, ec.INVALID_REQUEST, "Duplicate topic name."),
+        (None, c, ec.INVALID_REQUEST, "Duplicate topic id.")]
+    assert [r.message.topic_id for r in res.records] == [b]  # only the one entry that is valid
 
 
 def test_create_partitions():
@@ -240,6 +260,18 @@ def test_create_partitions():
     for res, code, needle in cases:
         assert res.response.results[0].error_code == code and needle in (res.response.results[0].error_message or "")
         assert res.records == ()
+
+
+def test_create_partitions_naming_a_topic_twice_answers_it_once_first_and_grows_the_rest():
+    """Mirrors Kafka's ControllerApisTest.testCreatePartitionsRequest (its duplicate topic)."""
+    rc = control()
+    img = apply(cluster(), create(rc, cluster(), topic("t", 1, 1), topic("u", 1, 1)))
+    P = m.CreatePartitionsRequest
+    res = rc.create_partitions(img, P(topics=[P.CreatePartitionsTopic(name=n, count=2, assignments=None)
+                                              for n in ("u", "t", "t", "t")], timeout_ms=1000, validate_only=False))
+    assert [(r.name, r.error_code, r.error_message) for r in res.response.results] == [
+        ("t", ec.INVALID_REQUEST, "Duplicate topic name."), ("u", ec.NONE, None)]
+    assert [(r.message.topic_id, r.message.partition_id) for r in res.records] == [(img.topic("u").id, 1)]
 
 
 # ================================================================================================================

@@ -13,8 +13,11 @@ are replayed, which the edge does once they commit):
   Records: TopicRecord, the topic's ConfigRecords, then one PartitionRecord per partition. ``validate_only`` writes
   none. A topic that would take the request past 10,000 records fails with POLICY_VIOLATION.
 * **DeleteTopics** by name or id: RemoveTopicRecord; unknown names UNKNOWN_TOPIC_OR_PARTITION, unknown ids
-  UNKNOWN_TOPIC_ID; duplicates INVALID_REQUEST.
-* **CreatePartitions**: more partitions, placed with the topic's replication factor; not more is INVALID_PARTITIONS.
+  UNKNOWN_TOPIC_ID; an entry with both a name and an id or neither, a name or id twice (answered once), a name whose
+  topic is also given by id: INVALID_REQUEST with Kafka's message, deleting nothing they name.
+* **CreatePartitions**: more partitions, placed with the topic's replication factor; not more is INVALID_PARTITIONS;
+  a topic named twice is answered once, INVALID_REQUEST, and not grown.
+* ``refused_before_acls``: the entries of both that Kafka refuses before it checks ACLs (the edge lets them through).
 * **AlterPartition** (a partition leader changing its ISR), checked in Kafka's order: stale broker epoch (the whole
   request), unknown topic, epochs newer than the controller's (NOT_CONTROLLER), an older leader epoch
   (FENCED_LEADER_EPOCH), a sender that is not the leader (INVALID_REQUEST), an older partition epoch
@@ -32,7 +35,7 @@ have no leader.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Mapping
+from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 from kraftwire.error_codes import (
     TOPIC_DELETION_DISABLED,
@@ -89,6 +92,7 @@ BROKER_RESOURCE = 4  # ... and of a broker ("": the cluster-wide default)
 MAX_ELECTIONS_PER_IMBALANCE = 1000
 _LEGAL = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 ELECTION_PREFERRED, ELECTION_UNCLEAN = 0, 1  # ElectLeaders ElectionType
+T = TypeVar("T", bound=Hashable)
 
 
 # ================================================================================================================
@@ -106,6 +110,28 @@ def name_error(name: str) -> str:
         return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', "
                 "'_' and '-'")
     return ""
+
+
+def duplicates(keys: Iterable[T]) -> list[T]:
+    """The keys that come more than once, each once, in the order of their first coming."""
+    seen: dict[T, bool] = {}
+    for key in keys:
+        seen[key] = key in seen
+    return [key for key, again in seen.items() if again]
+
+
+def refused_before_acls(api: str, items) -> list[bool]:
+    """Which entries of a CreatePartitions or DeleteTopics request (``items``: its topics, or a DeleteTopics v0-v5's
+    names) the controller refuses whatever the client may do, as Kafka's ControllerApis refuses them before it
+    checks ACLs: a topic named twice; a DeleteTopics entry with both a name and an id, or with neither."""
+    if api == "CreatePartitions":
+        keys = [t.name for t in items]
+    elif api == "DeleteTopics":
+        keys = [(t, ZERO_UUID) if isinstance(t, str) else (t.name, t.topic_id) for t in items]
+    else:
+        return [False] * len(items)
+    twice = set(duplicates(keys))
+    return [key in twice or (api == "DeleteTopics" and (key[0] is None) == (key[1] == ZERO_UUID)) for key in keys]
 
 
 def _unified(name: str) -> str:
@@ -344,12 +370,14 @@ class ReplicationControl:
 
     # ------------------------------------------------------------------------------------------------ DeleteTopics
     def delete_topics(self, image: MetadataImage, req, version: int = 6) -> ControllerResult:
+        """By name or by id, read as Kafka's ControllerApis reads the request before its controller deletes: an
+        entry with both a name and an id, or with neither, is INVALID_REQUEST; a name or an id given twice is
+        answered once, INVALID_REQUEST; a name whose topic is also given by id is answered once, INVALID_REQUEST,
+        and that topic stays. Kafka shuffles its answers; these keep the request's order, a name or id at its first
+        entry."""
         R = m.DeleteTopicsResponse
         wanted = ([(t.name, t.topic_id) for t in req.topics] if version >= 6
                   else [(n, ZERO_UUID) for n in req.topic_names])
-        names = [n for n, _ in wanted if n is not None]
-        ids = [i for n, i in wanted if n is None and i != ZERO_UUID]
-        out, records, done = [], [], set()
         if not kafka_configs.flag(self.node_config.static.get("delete.topic.enable", "true")):
             # Kafka's ControllerApis: the controller's own delete.topic.enable=false refuses every deletion
             code = TOPIC_DELETION_DISABLED if version >= 3 else INVALID_REQUEST
@@ -357,39 +385,69 @@ class ReplicationControl:
                 R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code,
                                        error_message="Topic deletion is disabled.") for name, topic_id in wanted]),
                 "")
+
+        def answer(name, topic_id, code=INVALID_REQUEST, message=None):
+            return R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
+
+        slots: list = []  # in request order: an answer, or the name or id whose answer follows below
+        seen: set = set()
         for name, topic_id in wanted:
-            code, message, tid = NONE, None, topic_id
-            if name is not None:
-                t = image.topic(name)
-                if names.count(name) > 1:
-                    code, message = INVALID_REQUEST, "Duplicate topic name."
-                elif t is None:
-                    code = UNKNOWN_TOPIC_OR_PARTITION
-                else:
-                    tid = t.id
+            if name is None and topic_id == ZERO_UUID:
+                slots.append(answer(None, ZERO_UUID, message="Neither topic name nor id were specified."))
+            elif name is not None and topic_id != ZERO_UUID:
+                slots.append(answer(name, topic_id, message="You may not specify both topic name and topic id."))
+            elif (key := topic_id if name is None else name) not in seen:
+                seen.add(key)
+                slots.append(key)
+        ids = [k for k in slots if isinstance(k, UUID)]
+        names = [k for k in slots if isinstance(k, str)]
+        twice_ids = set(duplicates(i for n, i in wanted if n is None and i != ZERO_UUID))
+        twice_names = set(duplicates(n for n, i in wanted if n is not None and i == ZERO_UUID))
+        answers: dict = {}
+        doomed: dict[UUID, object] = {}  # topic id -> the slot answered by deleting it
+        for topic_id in ids:  # ids first, as Kafka
+            t = image.topics.get(topic_id)
+            if topic_id in twice_ids:
+                answers[topic_id] = answer(None, topic_id, message="Duplicate topic id.")
+            elif t is None:
+                answers[topic_id] = answer(None, topic_id, UNKNOWN_TOPIC_ID)
             else:
-                t = image.topics.get(topic_id)
-                if ids.count(topic_id) > 1:
-                    code, message = INVALID_REQUEST, "Duplicate topic id."
-                elif t is None:
-                    code = UNKNOWN_TOPIC_ID
-                else:
-                    name = t.name
-            if code == NONE and tid not in done:
-                done.add(tid)
-                records.append(ApiMessageAndVersion(m.RemoveTopicRecord(topic_id=tid), 0))
-            out.append(R.DeletableTopicResult(name=name, topic_id=tid if code == NONE else topic_id,
-                                              error_code=code, error_message=message))
+                doomed[topic_id] = topic_id
+        for name in names:
+            t = image.topic(name)
+            if name in twice_names:
+                answers[name] = answer(name, ZERO_UUID, message="Duplicate topic name.")
+            elif t is None:
+                answers[name] = answer(name, ZERO_UUID, UNKNOWN_TOPIC_OR_PARTITION)
+            elif t.id in doomed or t.id in twice_ids:  # the id's own entry goes unanswered, as in Kafka
+                answers[name] = answer(name, t.id, message="The provided topic name maps to an ID that was already "
+                                                           "supplied.")
+                if doomed.pop(t.id, None) is not None:
+                    answers[t.id] = None
+            else:
+                doomed[t.id] = name
+        records = []
+        for topic_id, slot in doomed.items():
+            records.append(ApiMessageAndVersion(m.RemoveTopicRecord(topic_id=topic_id), 0))
+            answers[slot] = answer(image.topics[topic_id].name, topic_id, NONE)
+        out = [slot if isinstance(slot, R.DeletableTopicResult) else answers[slot] for slot in slots]
+        out = [r for r in out if r is not None]
         deleted = [r.name for r in out if r.error_code == NONE]
         return ControllerResult(tuple(records), R(throttle_time_ms=0, responses=out),
                                 f"deleted {', '.join(deleted)}" if deleted else "")
 
     # ------------------------------------------------------------------------------------------------ CreatePartitions
     def create_partitions(self, image: MetadataImage, req) -> ControllerResult:
+        """A topic named twice is answered once, INVALID_REQUEST, ahead of the others, and not grown (Kafka's
+        ControllerApis answers the duplicates first, then the controller's results for the rest)."""
         R = m.CreatePartitionsResponse
         records: list[ApiMessageAndVersion] = []
-        results = []
+        twice = duplicates(t.name for t in req.topics)
+        results = [R.CreatePartitionsTopicResult(name=name, error_code=INVALID_REQUEST,
+                                                 error_message="Duplicate topic name.") for name in twice]
         for t in req.topics:
+            if t.name in twice:
+                continue
             code, message = NONE, None
             try:
                 new = self._more_partitions(image, t)
