@@ -4,9 +4,12 @@
 ``listener``:
 
 * brokers: the unfenced brokers that have that listener, at their endpoint of that name (with their rack);
-* topics: every topic when the request names none (null; an empty list at v0), else the ones named (by name, or by
-  id from v10). ``__cluster_metadata`` is never one of them. An unknown name is UNKNOWN_TOPIC_OR_PARTITION (an
-  illegal one INVALID_TOPIC_EXCEPTION), an unknown id UNKNOWN_TOPIC_ID. Unknown names that may be auto-created (the
+* topics: every topic when the request names none (null; an empty list at v0), else the ones named, each once: by
+  name, or from v12 by id — when any id is given, only the ids (Kafka's KafkaApis). ``__cluster_metadata`` is never
+  one of them. An unknown name is UNKNOWN_TOPIC_OR_PARTITION (an illegal one INVALID_TOPIC_EXCEPTION), an unknown id
+  UNKNOWN_TOPIC_ID. Kafka refuses the whole request (``_refusal``) when v10/v11 names a topic by id, or v12 names
+  one by neither name nor id; then every topic named gets the error and nothing else is answered. Unknown names
+  that may be auto-created (the
   request allows it, the broker's ``auto.create.topics.enable`` does, the name is legal) are returned in
   ``to_create``: the broker asks the controller for them and the client retries, as a KRaft broker does;
 * per partition: the leader at its endpoint when it is alive on the listener; otherwise leader -1 with
@@ -23,6 +26,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kraftwire.error_codes import (
+    INVALID_REQUEST,
     INVALID_TOPIC_EXCEPTION,
     LEADER_NOT_AVAILABLE,
     LISTENER_NOT_FOUND,
@@ -30,6 +34,7 @@ from kraftwire.error_codes import (
     REPLICA_NOT_AVAILABLE,
     TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
+    UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from kraftwire.ids import ZERO_UUID
@@ -78,11 +83,14 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
     topic answered but the refused ones and unknown ids when the client asks; ``cluster_operations()`` the cluster's
     (v8 to v10 only, as Kafka)."""
     R = m.MetadataResponse
-    brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
-               for b, ep in alive_brokers(image, listener)]
     requested = request.topics
     if requested is not None and version == 0 and not requested:
         requested = None
+    refused = None if requested is None else refused_metadata(requested, version)
+    if refused is not None:
+        return MetadataAnswer(refused, ())
+    brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
+               for b, ep in alive_brokers(image, listener)]
     topics, to_create = [], []
     if requested is None:
         for name in sorted(image.topic_ids):
@@ -90,29 +98,28 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
                 topics.append(_topic(image, name, listener, version))
     else:
         allow = auto_create and (version < 4 or request.allow_auto_topic_creation)
-        for t in requested:
-            name = t.name
-            if name is None and version >= 10 and t.topic_id not in (None, ZERO_UUID):
-                found = image.topics.get(t.topic_id)
+        for name, topic_id in wanted_topics(requested, version):
+            if name is None:
+                found = image.topics.get(topic_id)
                 if found is None or found.name == METADATA_TOPIC:
-                    topics.append(R.MetadataResponseTopic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=t.topic_id,
+                    topics.append(R.MetadataResponseTopic(error_code=UNKNOWN_TOPIC_ID, name=None, topic_id=topic_id,
                                                           is_internal=False, partitions=[],
                                                           topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
                     continue
                 name = found.name
-            if name is not None and may_describe is not None and not may_describe(name):
+            if may_describe is not None and not may_describe(name):
                 topics.append(R.MetadataResponseTopic(error_code=TOPIC_AUTHORIZATION_FAILED, name=name,
                                                       topic_id=ZERO_UUID, is_internal=name in INTERNAL_TOPICS,
                                                       partitions=[],
                                                       topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
                 continue
-            if name is not None and name != METADATA_TOPIC and name in image.topic_ids:
+            if name != METADATA_TOPIC and name in image.topic_ids:
                 topics.append(_topic(image, name, listener, version))
                 continue
             code = UNKNOWN_TOPIC_OR_PARTITION
-            if name is not None and name_error(name):
+            if name_error(name):
                 code = INVALID_TOPIC_EXCEPTION
-            elif name is not None and allow and name != METADATA_TOPIC:
+            elif allow and name != METADATA_TOPIC:
                 if may_create is not None and not may_create(name):
                     code = TOPIC_AUTHORIZATION_FAILED
                 else:
@@ -131,6 +138,39 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
     body = R(throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id, controller_id=controller_id, topics=topics,
              cluster_authorized_operations=cluster_ops)
     return MetadataAnswer(body, tuple(to_create))
+
+
+def refused_metadata(requested, version: int):
+    """Kafka's answer to a Metadata request naming ``requested`` that its broker refuses as a whole, or None: every
+    topic named gets the error (a null name answered as ""), and there are no brokers, no cluster id, controller -1.
+    Before v12 a topic may be named by name only (INVALID_REQUEST; Kafka's message, not sent, is "Topic name can not
+    be null for version …" or "Topic IDs are not supported in requests for version …"); from v12 a topic named by
+    neither, with none named by id, fails Kafka's broker on the null name: UNKNOWN_SERVER_ERROR, as Kafka 4.4
+    answers."""
+    code = None
+    if version >= 10:  # before, neither a null name nor an id can be sent
+        by_id = any(t.topic_id not in (None, ZERO_UUID) for t in requested)
+        if version < 12 and (by_id or any(t.name is None for t in requested)):
+            code = INVALID_REQUEST
+        elif version >= 12 and not by_id and any(t.name is None for t in requested):
+            code = UNKNOWN_SERVER_ERROR
+    if code is None:
+        return None
+    R = m.MetadataResponse
+    return R(throttle_time_ms=0, brokers=[], cluster_id=None, controller_id=-1, topics=[
+        R.MetadataResponseTopic(error_code=code, name="" if t.name is None else t.name, topic_id=t.topic_id,
+                                is_internal=False, partitions=[], topic_authorized_operations=NO_AUTHORIZED_OPERATIONS)
+        for t in requested], cluster_authorized_operations=NO_AUTHORIZED_OPERATIONS)
+
+
+def wanted_topics(requested, version: int) -> list[tuple[str | None, object]]:
+    """(name, None) or (None, id) for each topic a Metadata request names, once each, in the order named: from v12,
+    when any topic is named by id, the ids alone (Kafka then leaves the names out)."""
+    if version >= 12:
+        ids = dict.fromkeys(t.topic_id for t in requested if t.topic_id not in (None, ZERO_UUID))
+        if ids:
+            return [(None, topic_id) for topic_id in ids]
+    return [(name, None) for name in dict.fromkeys(t.name for t in requested)]
 
 
 def _topic(image: MetadataImage, name: str, listener: str, version: int):

@@ -1,14 +1,14 @@
 """Metadata: the quorum's one topic with one partition. Brokers are the voters' client endpoints, the partition
 leader is the Raft leader, replicas are the voters and the ISR the voters that are caught up (as the leader sees
-them; a non-leader lists every voter). Other topics: UNKNOWN_TOPIC_OR_PARTITION, never auto-created. Topic ids from
-v10."""
+them; a non-leader lists every voter). Other topics: UNKNOWN_TOPIC_OR_PARTITION, never auto-created. Topics are
+named, and requests refused, as a KRaft broker's are (``metadata.answers``: by id from v12)."""
 
 from __future__ import annotations
 
+from kraftwire.ids import ZERO_UUID
+from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.server.broker import context as c
-
-ZERO = None
 
 
 class Metadata:
@@ -48,22 +48,23 @@ class Metadata:
         requested = request.body.topics
         if requested is not None and version == 0 and not requested:
             requested = None  # v0: an empty list means all topics
+        refused = None if requested is None else answers.refused_metadata(requested, version)
+        if refused is not None:
+            conn.send_response(refused, version, request.header.correlation_id)
+            return
         topics = []
         if requested is None:
             topics.append(T(error_code=0, name=ctx.topic_name, topic_id=ctx.topic_id, is_internal=False,
                             partitions=[self.partition()]))
         else:
-            for t in requested:
-                name = t.name
-                if name is None and version >= 10:
-                    name = ctx.topic_name if t.topic_id == ctx.topic_id else None
-                if name == ctx.topic_name:
-                    topics.append(T(error_code=0, name=name, topic_id=ctx.topic_id, is_internal=False,
+            for name, topic_id in answers.wanted_topics(requested, version):
+                if name == ctx.topic_name or name is None and topic_id == ctx.topic_id:
+                    topics.append(T(error_code=0, name=ctx.topic_name, topic_id=ctx.topic_id, is_internal=False,
                                     partitions=[self.partition()]))
                 else:
-                    topics.append(T(error_code=c.UNKNOWN_TOPIC_OR_PARTITION if t.name is not None
-                                    else c.UNKNOWN_TOPIC_ID, name=t.name, topic_id=t.topic_id, is_internal=False,
-                                    partitions=[]))
+                    topics.append(T(error_code=c.UNKNOWN_TOPIC_OR_PARTITION if name is not None
+                                    else c.UNKNOWN_TOPIC_ID, name=name, topic_id=topic_id or ZERO_UUID,
+                                    is_internal=False, partitions=[]))
         roles = getattr(ctx.node, "roles", None)  # serving nodes: voters serving clients + Online brokers (issue 9)
         listed = roles.serving_brokers(getattr(conn, "listener", None)) if roles is not None else [(v.node_id, v.host, v.port) for v in ctx.voters]
         body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in listed],
