@@ -71,7 +71,8 @@ def test_metadata_naming_topics_by_id_is_answered_as_kafka_4_4_per_version(tmp_p
 def test_the_test_server_names_and_refuses_topics_as_a_broker_does(tmp_path):
     """``kraftwire test-server`` serves its Raft log as one topic through its own Metadata handler: the same rules,
     and no traceback in its log."""
-    cluster = processes.Cluster(str(tmp_path), 1, **processes.SERVE_ONLY, extra_props="kraftwire.metadata.log.topic=q\n")
+    cluster = processes.Cluster(str(tmp_path), 1, **processes.SERVE_ONLY,
+                                extra_props="kraftwire.metadata.log.topic=q\n")
     try:
         cluster.start_all()
         cluster.wait_for_leader()
