@@ -36,7 +36,8 @@ def hb(shard, log, member_id="", epoch=0, owned=None, now=0, topics=("t",), assi
        rebalance=60_000):
     body = H(group_id="g", member_id=member_id, member_epoch=epoch, instance_id=None, rack_id=None,
              rebalance_timeout_ms=rebalance if epoch == 0 else -1,
-             subscribed_topic_names=list(topics) if epoch == 0 else None, subscribed_topic_regex=None,
+             subscribed_topic_names=list(topics) if epoch == 0 and topics is not None else None,
+             subscribed_topic_regex=None,
              server_assignor=assignor,
              topic_partitions=None if owned is None else [H.TopicPartitions(topic_id=TID, partitions=sorted(owned))])
     result = log.write(shard, shard.consumer_heartbeat(body, version, "tok", now, "client", "/127.0.0.1", lookup))
@@ -125,9 +126,23 @@ def test_range_assignor_and_validation():
     assert shard.consumer_groups["g"].target == {"a": {TID: {0, 1, 2}}, "b": {TID: {3, 4, 5}}}
     assert a.error_code == b.error_code == 0
     assert hb(shard, log, member_id="x", assignor="sticky").error_code == ec.UNSUPPORTED_ASSIGNOR
-    assert hb(shard, log, member_id="x", topics=()).error_code == ec.INVALID_REQUEST
-    assert hb(shard, log, member_id="", epoch=3).error_code == ec.INVALID_REQUEST
-    assert hb(shard, log, member_id="a", epoch=-3).error_code == ec.INVALID_REQUEST
+    # Kafka's GroupMetadataManagerTest.testConsumerHeartbeatRequestValidation: the refusals and their words
+    refused = hb(shard, log, member_id="x", topics=None)
+    assert (refused.error_code, refused.error_message) == (
+        ec.INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null when (re-)joining.")
+    refused = hb(shard, log, member_id="", epoch=3)
+    assert (refused.error_code, refused.error_message) == (ec.INVALID_REQUEST, "MemberId can't be empty.")
+    refused = hb(shard, log, member_id="")  # v1 (KIP-1082): the member names itself when it joins
+    assert (refused.error_code, refused.error_message) == (ec.INVALID_REQUEST, "MemberId can't be empty.")
+    refused = hb(shard, log, member_id="a", epoch=-3)
+    assert (refused.error_code, refused.error_message) == (ec.INVALID_REQUEST, "MemberEpoch is invalid.")
+    refused = hb(shard, log, member_id="a", epoch=-2)
+    assert (refused.error_code, refused.error_message) == (ec.INVALID_REQUEST, "InstanceId can't be null.")
+    refused = hb(shard, log, member_id="a", epoch=9)
+    assert (refused.error_code, refused.error_message) == (ec.FENCED_MEMBER_EPOCH, (
+        "The consumer group member has a greater member epoch (9) than the one known by the group coordinator (1). "
+        "The member must abandon all its partitions and rejoin."))
+    assert hb(shard, log, member_id="y", topics=()).error_code == 0  # an empty subscription joins with no topics
     generated = hb(shard, log, member_id="", version=0)  # v0: the coordinator names the member
     assert generated.error_code == 0 and generated.member_id.startswith("m")
 

@@ -851,18 +851,22 @@ class GroupShard:
             if not body.member_id:
                 return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
         elif epoch == 0:
+            if version >= 1 and not body.member_id:  # from v1 (KIP-1082) a joining member makes its own id
+                return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
             if body.rebalance_timeout_ms == -1:
                 return fail(ec.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
             if body.topic_partitions:
                 return fail(ec.INVALID_REQUEST, "TopicPartitions must be empty when (re-)joining.")
-            if not body.subscribed_topic_names and regex is None:
-                return fail(ec.INVALID_REQUEST, "SubscribedTopicNames or SubscribedTopicRegex must be set in first "
-                                                "request.")
+            if body.subscribed_topic_names is None and (version < 1 or body.subscribed_topic_regex is None):
+                return fail(ec.INVALID_REQUEST, "Either SubscribedTopicNames or SubscribedTopicRegex must be non-null "
+                                                "when (re-)joining.")
         elif epoch == cg.STATIC_LEAVE_EPOCH:
-            if not body.member_id or body.instance_id is None:
-                return fail(ec.INVALID_REQUEST, "InstanceId and MemberId can't be empty for a static leave.")
+            if not body.member_id:
+                return fail(ec.INVALID_REQUEST, "MemberId can't be empty.")
+            if body.instance_id is None:
+                return fail(ec.INVALID_REQUEST, "InstanceId can't be null.")
         else:
-            return fail(ec.INVALID_REQUEST, f"MemberEpoch is invalid: {epoch}.")
+            return fail(ec.INVALID_REQUEST, "MemberEpoch is invalid.")
         if body.server_assignor is not None and body.server_assignor not in cg.ASSIGNORS:
             return fail(ec.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {body.server_assignor} is not supported. "
                                                  f"Supported assignors: {', '.join(cg.ASSIGNORS)}.")
@@ -871,7 +875,7 @@ class GroupShard:
             return fail(ec.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
         group = self.consumer_groups.get(gid)
         if group is None and epoch != 0:
-            return fail(ec.UNKNOWN_MEMBER_ID, f"Group {gid} has no member {body.member_id}.")
+            return fail(ec.GROUP_ID_NOT_FOUND, f"Consumer group {gid} not found.")
         owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
         if epoch not in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
             refused = self._member_refusal(group, body, epoch, owned) or _regex_refusal(regex)
@@ -1001,10 +1005,11 @@ class GroupShard:
         m = group.members.get(body.member_id)
         if m is None:
             return ec.UNKNOWN_MEMBER_ID, f"Member {body.member_id} is not a member of group {gid}."
-        if epoch > m.epoch or (epoch < m.epoch and not (
-                epoch == m.previous_epoch and owned is not None
-                and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items()))):
-            return ec.FENCED_MEMBER_EPOCH, f"The member epoch {epoch} does not match the expected epoch {m.epoch}."
+        if epoch > m.epoch:
+            return ec.FENCED_MEMBER_EPOCH, _fenced_message("greater", epoch, m.epoch)
+        if epoch < m.epoch and not (epoch == m.previous_epoch and owned is not None
+                                    and all(ps <= m.assigned.get(t, set()) for t, ps in owned.items())):
+            return ec.FENCED_MEMBER_EPOCH, _fenced_message("smaller", epoch, m.epoch)
         return None
 
     def _retarget(self, group: cg.ConsumerGroup, result: Result) -> None:
@@ -1419,6 +1424,12 @@ def _static_holder(group: cg.ConsumerGroup, instance_id: str | None, member_id: 
     if instance_id is None:
         return None
     return next((x for x in group.members.values() if x.instance_id == instance_id and x.member_id != member_id), None)
+
+
+def _fenced_message(which: str, received: int, known: int) -> str:
+    """Kafka's words for a heartbeat at an epoch the member is not at (and not the one before it, the answer lost)."""
+    return (f"The consumer group member has a {which} member epoch ({received}) than the one known by the group "
+            f"coordinator ({known}). The member must abandon all its partitions and rejoin.")
 
 
 def _regex_refusal(regex: str | None) -> tuple[int, str] | None:
