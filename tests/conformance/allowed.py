@@ -21,10 +21,6 @@ class Allowance(NamedTuple):
 
 
 #: reasons shared by several entries
-BADINPUT_TOPICS = ("fixed on branch badinput-a (#37: CreatePartitions and DeleteTopics refuse malformed entries, "
-                   "commit b77fba1)")
-BADINPUT_METADATA = ("fixed on branch badinput-a (#37: Metadata v10/v11 topics named by id, the null-name traceback; "
-                     "each topic once; commit 50689fe)")
 HASH_ORDER = ("Kafka answers in the iteration order of a hash set or map (unspecified, it varies between runs); "
               "kraftwire keeps the request's order (or sorts)")
 
@@ -77,13 +73,6 @@ ALLOWED: list[Allowance] = [
               HASH_ORDER + " (ControllerApis.createPartitions)"),
     Allowance("*", "DescribeConfigs*.results[*].configs.<order>", HASH_ORDER + " (a resource's configs)"),
     Allowance("ListOffsets-*", "ListOffsets*.topics[*].partitions.<order>", HASH_ORDER + " (partitions by topic)"),
-    # ---- fixed on other branches, to delete at integration
-    Allowance("DeleteTopics-v*-duplicate-*", "DeleteTopics.*", BADINPUT_TOPICS),
-    Allowance("DeleteTopics-v6-name-and-id", "*", BADINPUT_TOPICS),
-    Allowance("DeleteTopics-v6-neither-name-nor-id", "*", BADINPUT_TOPICS),
-    Allowance("CreatePartitions-v*-duplicate-topic", "*", BADINPUT_TOPICS),
-    *(Allowance(f"Metadata-v{v}-by-*topic-id", "*", BADINPUT_METADATA) for v in (10, 11)),
-    Allowance("Metadata-v*-duplicate-names", "Metadata#2.*", BADINPUT_METADATA),
     # ---- differences kraftwire keeps for now, each with why
     *(Allowance(f"DeleteTopics-v*-{case}", "DeleteTopics*.responses[*].error_message",
                 "Kafka's ControllerApis words an error raised without a message with the error's default "
