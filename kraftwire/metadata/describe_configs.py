@@ -104,8 +104,7 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             else:
                 read_only = False
             result.configs.append(R.DescribeConfigsResourceResult(
-                name=key, value=None if sensitive else value, read_only=read_only,
-                is_default=source == DEFAULT_CONFIG and res.resource_type != GROUP, config_source=source,
+                name=key, value=None if sensitive else value, read_only=read_only, config_source=source,
                 is_sensitive=sensitive, synonyms=synonyms, config_type=kind,
                 documentation=doc if request.include_documentation else None))
     return R(throttle_time_ms=0, results=results)

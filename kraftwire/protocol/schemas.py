@@ -2220,37 +2220,16 @@ M('TransactionLogValue', 'coordinator', 0, '0-1', '1+', [
 # ---------------------------------------------------------------------------------------------
 
 #: APIs whose versions below Kafka 4.4.0's lowest kraftwire still serves (kraftwire.protocol.served), by the lowest
-#: version it declares: Kafka 4.0 removed them (KIP-896). Produce v0-2 are advertised and refused per partition as
-#: Kafka does (KAFKA-18659). A test checks that every version Kafka 4.4.0 has is left exactly as its spec declares it.
-RETAINED_FROM: dict[str, int] = {
-    "Produce": 0, "WriteTxnMarkers": 0, "OffsetForLeaderEpoch": 0, "DescribeLogDirs": 0, "DescribeConfigs": 0,
-    "CreateTopics": 0, "DeleteTopics": 0, "CreateAcls": 0, "DescribeAcls": 0, "DeleteAcls": 0, "AlterPartition": 0,
-}
-
-
-#: the fields only those versions had: message -> [(struct path, the field it went before, the field)]
-_REMOVED_FIELDS = {
-    "DescribeConfigsResponse": [(("Results", "Configs"), "ConfigSource", F("IsDefault", "bool", "0"))],
-    "AlterPartitionRequest": [(("Topics",), "TopicId", F("TopicName", "string", "0-1"))],
-    "AlterPartitionResponse": [(("Topics",), "TopicId", F("TopicName", "string", "0-1"))],
-}
+#: version it declares. Kafka 4.0 removed Produce v0-2 (KIP-896) but still advertises them, as librdkafka needs them
+#: listed (KAFKA-18659), and refuses them per partition; kraftwire does the same. A test checks that every version
+#: Kafka 4.4.0 has is left exactly as its spec declares it.
+RETAINED_FROM: dict[str, int] = {"Produce": 0}
 
 
 def _retain(message: str, lowest: int) -> None:
-    """Re-declare *message* from version *lowest* on, with its ``_REMOVED_FIELDS`` back where they were."""
-
-    def put(struct: tuple, path: tuple[str, ...], before: str, field: Field) -> tuple:
-        if path:
-            return tuple(f._replace(fields=put(f.fields, path[1:], before, field)) if f.name == path[0] else f
-                         for f in struct)
-        i = [f.name for f in struct].index(before)
-        return struct[:i] + (field,) + struct[i:]
-
+    """Re-declare *message* from version *lowest* on (its fields' versions already reach back to 0)."""
     m = MESSAGES[message]
-    fields = m.fields
-    for path, before, field in _REMOVED_FIELDS.get(message, ()):
-        fields = put(fields, path, before, field)
-    MESSAGES[message] = m._replace(valid=f"{lowest}-{m.valid.split('-')[-1]}", fields=fields)
+    MESSAGES[message] = m._replace(valid=f"{lowest}-{m.valid.split('-')[-1]}")
 
 
 for _api, _lowest in RETAINED_FROM.items():

@@ -36,7 +36,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "ListGroups": (0, 5),
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
-    "WriteTxnMarkers": (0, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
+    "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
     # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
     # verifying a transactional write (KIP-890 part 1); EndTxn v5 (KIP-890 part 2's epoch bump) is not served
     "AddPartitionsToTxn": (0, 5),
@@ -46,10 +46,10 @@ SERVED: dict[str, tuple[int, int]] = {
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 1),
     "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)
-    "OffsetForLeaderEpoch": (0, 4),
+    "OffsetForLeaderEpoch": (2, 4),
     "DeleteRecords": (0, 2),
-    "DescribeLogDirs": (0, 4),
-    "DescribeConfigs": (0, 4),
+    "DescribeLogDirs": (1, 4),
+    "DescribeConfigs": (1, 4),
     "DeleteGroups": (0, 2),
     "OffsetDelete": (0, 0),
     "DescribeCluster": (0, 1),
@@ -58,8 +58,8 @@ SERVED: dict[str, tuple[int, int]] = {
     "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 0),
     # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
-    "CreateTopics": (0, 7),
-    "DeleteTopics": (0, 6),
+    "CreateTopics": (2, 7),
+    "DeleteTopics": (1, 6),
     "CreatePartitions": (0, 3),
     "ElectLeaders": (0, 2),
     "IncrementalAlterConfigs": (0, 1),
@@ -68,9 +68,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "UnregisterBroker": (0, 0),
     # ACLs (a broker answers DescribeAcls from its image; Create/DeleteAcls go to the active controller) and SCRAM
     # credentials (Describe from the image, Alter through the controller)
-    "CreateAcls": (0, 3),
-    "DescribeAcls": (0, 3),
-    "DeleteAcls": (0, 3),
+    "CreateAcls": (1, 3),
+    "DescribeAcls": (1, 3),
+    "DeleteAcls": (1, 3),
     "DescribeUserScramCredentials": (0, 0),
     "AlterUserScramCredentials": (0, 0),
     # SASL listeners only; after a SaslHandshake v0 the tokens travel raw (size-prefixed, no Kafka header)
@@ -88,7 +88,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
     "BrokerRegistration": (0, 3),
     "BrokerHeartbeat": (0, 1),
-    "AlterPartition": (0, 3),
+    "AlterPartition": (2, 3),
     "AllocateProducerIds": (0, 0),
     "AssignReplicasToDirs": (0, 0),
 }

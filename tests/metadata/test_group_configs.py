@@ -143,10 +143,9 @@ def test_describe_configs_of_a_group():
              include_synonyms=True, include_documentation=False)
     g, other, empty = describe_configs(img, req, 4, node_id=1, static=[]).results
     [c] = g.configs
-    assert (c.name, c.value, c.config_source, c.read_only, c.is_default) == (
-        "consumer.session.timeout.ms", "50000", 8, False, False)
+    assert (c.name, c.value, c.config_source, c.read_only) == ("consumer.session.timeout.ms", "50000", 8, False)
     assert [(s.name, s.value, s.source) for s in c.synonyms] == [
         ("consumer.session.timeout.ms", "50000", 8), ("group.consumer.session.timeout.ms", "45000", 5)]
     assert other.error_code == 0 and [x.name for x in other.configs] == [k for k, *_ in KAFKA_DESCRIBED]
-    assert not any(x.is_default or x.read_only for x in other.configs)
+    assert not any(x.read_only for x in other.configs)
     assert (empty.error_code, empty.error_message) == (ec.INVALID_REQUEST, "Group name must not be empty")

@@ -23,7 +23,7 @@ are replayed, which the edge does once they commit):
   (FENCED_LEADER_EPOCH), a sender that is not the leader (INVALID_REQUEST), an older partition epoch
   (INVALID_UPDATE_VERSION), an ISR outside the replicas or without the leader (INVALID_REQUEST), recovery-state
   misuse (INVALID_REQUEST), a member that is fenced, shutting down, unregistered or of another broker epoch
-  (INELIGIBLE_REPLICA; OPERATION_NOT_ATTEMPTED before v2).
+  (INELIGIBLE_REPLICA). A topic is named by id (v2+; Kafka 4.0 removed the by-name v0-1).
 * **ElectLeaders**, PREFERRED or UNCLEAN: ELECTION_NOT_NEEDED, PREFERRED_LEADER_NOT_AVAILABLE,
   ELIGIBLE_LEADERS_NOT_AVAILABLE as Kafka answers them.
 
@@ -55,7 +55,6 @@ from kraftwire.error_codes import (
     NONE,
     NOT_CONTROLLER,
     NOT_LEADER_OR_FOLLOWER,
-    OPERATION_NOT_ATTEMPTED,
     POLICY_VIOLATION,
     PREFERRED_LEADER_NOT_AVAILABLE,
     STALE_BROKER_EPOCH,
@@ -510,19 +509,18 @@ class ReplicationControl:
         records: list[ApiMessageAndVersion] = []
         topics_out = []
         for td in req.topics:
-            tout = R.TopicData(topic_name=td.topic_name, topic_id=td.topic_id, partitions=[])
+            tout = R.TopicData(topic_id=td.topic_id, partitions=[])
             topics_out.append(tout)
-            topic = image.topics.get(td.topic_id) if version > 1 else image.topic(td.topic_name)
+            topic = image.topics.get(td.topic_id)
             if topic is None:
-                code = UNKNOWN_TOPIC_ID if version > 1 else UNKNOWN_TOPIC_OR_PARTITION
-                tout.partitions = [R.PartitionData(partition_index=pd.partition_index, error_code=code)
+                tout.partitions = [R.PartitionData(partition_index=pd.partition_index, error_code=UNKNOWN_TOPIC_ID)
                                    for pd in td.partitions]
                 continue
             for pd in td.partitions:
                 states = ([(s.broker_id, s.broker_epoch) for s in pd.new_isr_with_epochs] if version >= 3
                           else [(b, -1) for b in pd.new_isr])
                 p = topic.partitions.get(pd.partition_index)
-                code = self._check_alter(image, req.broker_id, p, pd, states, version)
+                code = self._check_alter(image, req.broker_id, p, pd, states)
                 if code != NONE:
                     tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=code))
                     continue
@@ -537,7 +535,7 @@ class ReplicationControl:
                     if change.message.leader not in (req.broker_id, -2):
                         tout.partitions.append(R.PartitionData(
                             partition_index=pd.partition_index,
-                            error_code=NEW_LEADER_ELECTED if version > 1 else FENCED_LEADER_EPOCH))
+                            error_code=NEW_LEADER_ELECTED))
                         continue
                 tout.partitions.append(R.PartitionData(partition_index=pd.partition_index, error_code=NONE,
                                                        leader_id=p.leader, leader_epoch=p.leader_epoch,
@@ -546,8 +544,7 @@ class ReplicationControl:
         return ControllerResult(tuple(records), R(throttle_time_ms=0, error_code=NONE, topics=topics_out))
 
     @staticmethod
-    def _check_alter(image: MetadataImage, sender: int, p: PartitionRegistration | None, pd, states,
-                     version: int) -> int:
+    def _check_alter(image: MetadataImage, sender: int, p: PartitionRegistration | None, pd, states) -> int:
         if p is None:
             return UNKNOWN_TOPIC_OR_PARTITION
         if pd.leader_epoch > p.leader_epoch or pd.partition_epoch > p.partition_epoch:
@@ -569,7 +566,7 @@ class ReplicationControl:
             reg = image.brokers.get(b)
             if (reg is None or reg.fenced or reg.in_controlled_shutdown
                     or (epoch != -1 and epoch != reg.epoch)):
-                return INELIGIBLE_REPLICA if version > 1 else OPERATION_NOT_ATTEMPTED
+                return INELIGIBLE_REPLICA
         return NONE
 
     # ------------------------------------------------------------------------------------------------ ElectLeaders

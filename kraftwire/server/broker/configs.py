@@ -135,7 +135,7 @@ class DescribeConfigs:
                 synonyms = ([R.DescribeConfigsSynonym(name=synonym or name, value=value, source=source)]
                             if body.include_synonyms else [])
                 result.configs.append(R.DescribeConfigsResourceResult(
-                    name=name, value=value, read_only=True, is_default=source == DEFAULT_CONFIG,
+                    name=name, value=value, read_only=True,
                     config_source=source, is_sensitive=False, synonyms=synonyms, config_type=kind,
                     documentation=doc if body.include_documentation else None))
         conn.send_response(R(throttle_time_ms=0, results=results), version, request.header.correlation_id)
