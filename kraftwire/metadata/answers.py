@@ -206,9 +206,17 @@ def _topic(image: MetadataImage, name: str, listener: str, version: int):
                                    partitions=partitions, topic_authorized_operations=NO_AUTHORIZED_OPERATIONS)
 
 
-def describe_cluster_brokers(image: MetadataImage, listener: str) -> list:
+def describe_cluster_brokers(image: MetadataImage, listener: str, *, include_fenced: bool = False) -> list:
+    """DescribeCluster's brokers on ``listener``: the unfenced ones, and with ``include_fenced`` (v2's
+    IncludeFencedBrokers, KIP-1073) the fenced ones too, flagged IsFenced, as Kafka's broker lists its cache's nodes."""
     B = m.DescribeClusterResponse.DescribeClusterBroker
-    return [B(broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack) for b, ep in alive_brokers(image, listener)]
+    out = []
+    for bid in sorted(image.brokers):
+        b = image.brokers[bid]
+        ep = next((e for e in b.listeners if e.name == listener), None)
+        if ep is not None and (include_fenced or not b.fenced):
+            out.append(B(broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack, is_fenced=b.fenced))
+    return out
 
 
 def describe_cluster_refusal(endpoint_type: int, on_controller_listener: bool):

@@ -12,6 +12,20 @@ A few ranges have a lower bound for a reason worth keeping next to it:
   see ``RAFT_FETCH_MIN_VERSION``.
 * ``ListOffsets`` from 1 (v0's offset arrays are not served).
 * ``OffsetCommit`` from 2 and ``OffsetFetch`` from 1 (the ZooKeeper-era v0 forms).
+* The versions Kafka 4.0 removed (KIP-896) are not served, as Kafka 4.4 answers them; only Produce v0-2 stay
+  advertised (refused per partition), as Kafka keeps them listed for librdkafka (KAFKA-18659).
+
+Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
+semantics kraftwire does not have yet:
+
+* ``Produce`` 12-13, ``OffsetCommit``/``OffsetFetch`` 10: v13/v10 name topics by id (KIP-516/KIP-848); Produce v12
+  is v11 with transaction.version 2's implicit AddPartitionsToTxn (KIP-890 part 2).
+* ``EndTxn`` 5, ``TxnOffsetCommit`` 5, ``WriteTxnMarkers`` 2: transaction.version 2 (KIP-890 part 2's epoch bump
+  on every commit, KIP-1228's TransactionVersion on markers).
+* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
+* ``JoinGroup`` 9: a static leader rejoining a stable group gets SkipAssignment (KIP-814) instead of a rebalance.
+* ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
+* ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
 
 from __future__ import annotations
@@ -23,16 +37,16 @@ SERVED: dict[str, tuple[int, int]] = {
     # client APIs
     "Produce": (0, 11),
     "Fetch": (4, 18),
-    "ListOffsets": (1, 10),
-    "Metadata": (0, 12),
+    "ListOffsets": (1, 11),
+    "Metadata": (0, 13),
     "OffsetCommit": (2, 9),
     "OffsetFetch": (1, 9),
-    "FindCoordinator": (0, 4),
-    "JoinGroup": (0, 7),
+    "FindCoordinator": (0, 5),
+    "JoinGroup": (0, 8),
     "Heartbeat": (0, 4),
-    "LeaveGroup": (0, 4),
+    "LeaveGroup": (0, 5),
     "SyncGroup": (0, 5),
-    "DescribeGroups": (0, 5),
+    "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
     "ApiVersions": (0, 4),
     "InitProducerId": (0, 5),
@@ -44,19 +58,19 @@ SERVED: dict[str, tuple[int, int]] = {
     "EndTxn": (0, 4),
     "TxnOffsetCommit": (0, 4),
     "DescribeTransactions": (0, 0),
-    "ListTransactions": (0, 1),
+    "ListTransactions": (0, 2),
     "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)
     "OffsetForLeaderEpoch": (2, 4),
     "DeleteRecords": (0, 2),
-    "DescribeLogDirs": (1, 4),
+    "DescribeLogDirs": (1, 5),
     "DescribeConfigs": (1, 4),
-    "DeleteGroups": (0, 2),
+    "DeleteGroups": (0, 3),
     "OffsetDelete": (0, 0),
-    "DescribeCluster": (0, 1),
+    "DescribeCluster": (0, 2),
     "DescribeTopicPartitions": (0, 0),
     # KIP-848 consumer groups; librdkafka sends ConsumerGroupHeartbeat v1 only (client-side member ids, KIP-1082)
     "ConsumerGroupHeartbeat": (0, 1),
-    "ConsumerGroupDescribe": (0, 0),
+    "ConsumerGroupDescribe": (0, 1),
     # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
     "CreateTopics": (2, 7),
     "DeleteTopics": (1, 6),

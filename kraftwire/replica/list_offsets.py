@@ -11,7 +11,10 @@ handlers look the offset up and ask here what may go out.
 * **Lagging high watermark.** A new leader's high watermark below the start offset of its epoch may be behind the
   old leader's: a client's "latest", and a client's timestamp lookup that finds nothing below the last fetchable
   offset, get OFFSET_NOT_AVAILABLE (ListOffsets v5+; LEADER_NOT_AVAILABLE before), so the client retries instead
-  of seeing an offset go back. Earliest (-2, -4) and latest-tiered (-5, always answered -1 here) never are.
+  of seeing an offset go back. Earliest (-2, -4), latest-tiered (-5) and earliest-pending-upload (-6) never are.
+* **Nothing tiered.** kraftwire has no remote log: latest-tiered (-5) and earliest-pending-upload (-6, KIP-1023)
+  find nothing (offset -1, epoch -1), as Kafka answers without tiered storage. -6 is ListOffsets v11's: asked at a
+  lower version it is UNSUPPORTED_VERSION, as Kafka 4.4 answers (``timestamp_supported``).
 * **Malformed requests** (as Kafka 4.4 answers them): a partition named twice is answered once, INVALID_REQUEST
   (``duplicate_partitions``); an isolation level other than 0 and 1 fails every partition with UNKNOWN_SERVER_ERROR
   (Kafka's IsolationLevel.forId throws; ``known_isolation``).
@@ -22,10 +25,13 @@ from __future__ import annotations
 from kraftwire.error_codes import LEADER_NOT_AVAILABLE, NONE, OFFSET_NOT_AVAILABLE
 
 __all__ = ["CONSUMER_REPLICA_ID", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "EARLIEST_LOCAL", "LATEST_TIERED",
-           "is_client", "last_fetchable_offset", "lagging_error", "duplicate_partitions", "known_isolation"]
+           "EARLIEST_PENDING_UPLOAD", "NOTHING_TIERED", "is_client", "last_fetchable_offset", "lagging_error",
+           "timestamp_supported", "duplicate_partitions", "known_isolation"]
 
 CONSUMER_REPLICA_ID = -1
-LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
+LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
+#: the special timestamps that look at the remote log, which kraftwire does not have
+NOTHING_TIERED = (LATEST_TIERED, EARLIEST_PENDING_UPLOAD)
 READ_COMMITTED = 1
 
 
@@ -62,8 +68,13 @@ def lagging_error(timestamp: int, replica_id: int, version: int, epoch_start_off
     epoch). ``found_offset``: what a timestamp lookup found (-1: nothing)."""
     if not is_client(replica_id) or epoch_start_offset <= high_watermark:
         return NONE
-    if timestamp in (EARLIEST, EARLIEST_LOCAL, LATEST_TIERED):
+    if timestamp in (EARLIEST, EARLIEST_LOCAL, *NOTHING_TIERED):
         return NONE
     if timestamp != LATEST and 0 <= found_offset < last_fetchable:
         return NONE
     return OFFSET_NOT_AVAILABLE if version >= 5 else LEADER_NOT_AVAILABLE
+
+
+def timestamp_supported(timestamp: int, version: int) -> bool:
+    """Whether ListOffsets at ``version`` may ask for ``timestamp``: earliest-pending-upload needs v11."""
+    return timestamp != EARLIEST_PENDING_UPLOAD or version >= 11

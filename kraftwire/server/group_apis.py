@@ -426,9 +426,9 @@ class GroupApis:
         keys = body.coordinator_keys if version >= 4 else [body.key]
         found = [self._coordinator(key, key_type, listener) if self._may(conn, key_type, key, Op.DESCRIBE)
                  else (_DENIED[key_type], None, -1, "", -1) for key in keys]
-        if version >= 4:
+        if version >= 4:  # a batched answer without a message carries "" (Kafka leaves the field's default)
             resp = R(throttle_time_ms=0, coordinators=[
-                R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err, error_message=msg)
+                R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err, error_message=msg or "")
                 for key, (err, msg, nid, host, port) in zip(keys, found)])
         else:
             err, msg, nid, host, port = found[0]
@@ -722,7 +722,7 @@ class GroupApis:
                 out.append(R.DescribedGroup(error_code=self.route_error, group_id=group_id, group_state="",
                                             protocol_type="", protocol_data="", members=[]))
             else:
-                out.append(shard.describe_group(group_id))
+                out.append(shard.describe_group(group_id, request.version))
         if request.version >= 3 and request.body.include_authorized_operations:
             self._fill_operations(conn, out)
         conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)

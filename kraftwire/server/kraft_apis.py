@@ -227,7 +227,8 @@ class KraftApis:
                        for v in self.node.settings.voters]
             controller = raft.quorum.leader_id if raft is not None else NO_ID
         else:
-            brokers = answers.describe_cluster_brokers(self.md.image, listener)
+            brokers = answers.describe_cluster_brokers(self.md.image, listener,
+                                                       include_fenced=request.body.include_fenced_brokers)
             controller = self._controller_id(listener)
         body = R(error_code=0, cluster_id=self.node.cluster_id, endpoint_type=endpoint_type, controller_id=controller,
                  brokers=brokers)

@@ -475,7 +475,7 @@ class PartitionApis:
                 pr.offset = fetchable  # a follower asks for the log end, a client for what it may read
             elif ts == offsets.MAX_TIMESTAMP:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.max_timestamp(lg)
-            elif ts == offsets.LATEST_TIERED:
+            elif ts in offsets.NOTHING_TIERED and offsets.timestamp_supported(ts, version):
                 pr.offset, pr.leader_epoch = -1, -1  # nothing is tiered: there is no remote log
             elif ts >= 0:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.offset_for_timestamp(lg, ts)

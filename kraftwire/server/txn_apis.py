@@ -52,8 +52,8 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.coordinator.txn.coordinator import (
-    ONGOING,
     STATE_NAMES,
+    ListingFilter,
     Marker,
     TxnConfig,
     TxnResult,
@@ -697,21 +697,13 @@ class TxnApis:
     def list_transactions(self, request, conn) -> None:
         R = w.ListTransactionsResponse
         body, version = request.body, request.version
-        by_name = {n.lower(): i for i, n in enumerate(STATE_NAMES)}
-        states = set()
-        unknown = []
-        for s in body.state_filters or ():
-            if s.lower() in by_name:
-                states.add(by_name[s.lower()])
-            else:
-                unknown.append(s)
-        pids = set(body.producer_id_filters or ())
-        duration = body.duration_filter if version >= 1 else -1
-        now = _now_ms()
+        listing = ListingFilter(body, version, _now_ms())
         access = self.node.authorizer
-        if any(loaded.loading for loaded in self.shards.values()):
-            conn.send_response(R(throttle_time_ms=0, error_code=ec.COORDINATOR_LOAD_IN_PROGRESS,
-                                 unknown_state_filters=unknown, transaction_states=[]), version,
+        refused = (ec.COORDINATOR_LOAD_IN_PROGRESS if any(loaded.loading for loaded in self.shards.values())
+                   else listing.error)
+        if refused:
+            conn.send_response(R(throttle_time_ms=0, error_code=refused,
+                                 unknown_state_filters=listing.unknown_states, transaction_states=[]), version,
                                request.header.correlation_id)
             return
         out = []
@@ -719,9 +711,7 @@ class TxnApis:
             if loaded.failed:
                 continue
             for t in loaded.shard.txns.values():
-                if states and t.state not in states or pids and t.producer_id not in pids:
-                    continue
-                if duration >= 0 and (t.state != ONGOING or t.start_ms < 0 or now - t.start_ms <= duration):
+                if not listing.accepts(t):
                     continue
                 if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID,
                                                             t.transactional_id, Op.DESCRIBE, log_denied=False):
@@ -729,7 +719,7 @@ class TxnApis:
                 out.append(R.TransactionState(transactional_id=t.transactional_id, producer_id=t.producer_id,
                                               transaction_state=STATE_NAMES[t.state]))
         out.sort(key=lambda s: s.transactional_id)
-        conn.send_response(R(throttle_time_ms=0, error_code=0, unknown_state_filters=unknown,
+        conn.send_response(R(throttle_time_ms=0, error_code=0, unknown_state_filters=listing.unknown_states,
                              transaction_states=out), version, request.header.correlation_id)
 
     def describe_transactions(self, request, conn) -> None:

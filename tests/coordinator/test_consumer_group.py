@@ -9,6 +9,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.coordinator.group.shard import GroupConfig, GroupShard
+from kraftwire.protocol import codec
 from kraftwire.protocol import messages as w
 
 TID = uuid.UUID(int=42)
@@ -165,9 +166,13 @@ def test_offset_commits_need_the_member_epoch():
     assert commit(-1, member="") == ec.UNKNOWN_MEMBER_ID  # an admin's commit waits for an empty group
     assert shard.fetch_error("g", "a", a.member_epoch + 1) == ec.STALE_MEMBER_EPOCH
     assert shard.list_groups(None, {"consumer"}) == [("g", "consumer", cg.GROUP_STABLE, "consumer")]
-    assert shard.describe_group("g").error_code == ec.GROUP_ID_NOT_FOUND  # DescribeGroups is for classic groups
+    assert shard.describe_group("g", 5).error_code == ec.GROUP_ID_NOT_FOUND  # DescribeGroups is for classic groups
     described = shard.consumer_describe("g", {TID: "t"})
     assert described.group_epoch == 1 and described.members[0].assignment.topic_partitions[0].topic_name == "t"
+    assert described.members[0].member_type == 1  # v1 (KIP-1099): a consumer-protocol member
+    answer = w.ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[described])
+    assert codec.decode(w.ConsumerGroupDescribeResponse, codec.encode(answer, 1), 1).groups[0].members[0] \
+        .member_type == 1
 
 
 def test_a_classic_group_in_use_is_not_a_consumer_group():

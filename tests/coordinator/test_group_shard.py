@@ -310,10 +310,14 @@ def test_delete_groups_and_offsets():
 def test_describe_and_list():
     log = Log()
     shard, leader, follower, gen = stable_pair(log)
-    d = shard.describe_group("g")
-    assert d.group_state == STABLE and d.protocol_data == "range" and len(d.members) == 2
+    d = shard.describe_group("g", 6)
+    assert d.error_code == ec.NONE and d.group_state == STABLE and d.protocol_data == "range" and len(d.members) == 2
     assert {bytes(m.member_assignment) for m in d.members} == {b"L", b"F"}
-    assert shard.describe_group("none").group_state == "Dead"
+    # an unknown group: Dead without an error before v6, GROUP_ID_NOT_FOUND from v6 (KIP-1043), as Kafka 4.4 answers
+    old, new = shard.describe_group("none", 5), shard.describe_group("none", 6)
+    assert (old.error_code, old.error_message, old.group_state) == (ec.NONE, None, "Dead")
+    assert (new.error_code, new.error_message, new.group_state) == (ec.GROUP_ID_NOT_FOUND, "Group none not found.",
+                                                                    "Dead")
     assert shard.list_groups(None, None) == [("g", "consumer", STABLE, "classic")]
     assert shard.list_groups({"empty"}, None) == []
 

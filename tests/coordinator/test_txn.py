@@ -7,6 +7,7 @@ from __future__ import annotations
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.txn import coordinator as tc
+from kraftwire.protocol import messages as w
 
 
 class Log:
@@ -105,3 +106,39 @@ def test_refusals_and_epoch_exhaustion():
     bumped = log.write(shard, shard.init_producer_id("tx", 1000, None, "i", 2)).replies[0].body
     assert bumped.producer_id != init.producer_id and bumped.producer_epoch == 0
     assert shard.txns["tx"].last_producer_id == init.producer_id
+
+
+def _listing(version=2, *, states=(), pids=(), duration=-1, pattern=None, now_ms=10_000):
+    body = w.ListTransactionsRequest(state_filters=list(states), producer_id_filters=list(pids),
+                                     duration_filter=duration, transactional_id_pattern=pattern)
+    return tc.ListingFilter(body, version, now_ms)
+
+
+def _txn(tid, pid=1, state=tc.EMPTY, start_ms=-1):
+    t = tc.TxnMetadata(tid, pid, 0, 60_000, 0)
+    t.state, t.start_ms = state, start_ms
+    return t
+
+
+def test_list_transactions_filters():
+    """ListTransactions' filters (Kafka's TransactionStateManager.listTransactionStates): states by name, any case,
+    unknown names reported; producer ids; v1's DurationFilter (Ongoing for longer than it, KIP-994); v2's
+    TransactionalIdPattern (KIP-1152), a regular expression the whole id must match, ignored below v2 and when
+    empty; one that does not compile is INVALID_REGULAR_EXPRESSION, as Kafka 4.4 answered "([" (error 128)."""
+    txns = [_txn("app-1", 1), _txn("app-2", 2, tc.ONGOING, start_ms=1_000), _txn("other", 3, tc.ONGOING, 9_500)]
+
+    def listed(f):
+        return [t.transactional_id for t in txns if f.accepts(t)]
+
+    assert listed(_listing(pattern="app-.*")) == ["app-1", "app-2"]
+    assert listed(_listing(pattern="app")) == []  # the whole id, not a part of it
+    assert listed(_listing(1, pattern="app")) == ["app-1", "app-2", "other"]  # v1 has no pattern
+    assert listed(_listing(pattern="")) == ["app-1", "app-2", "other"]
+    assert listed(_listing(states=["ONGOING", "nope"])) == ["app-2", "other"]
+    assert _listing(states=["ONGOING", "nope"]).unknown_states == ["nope"]
+    assert listed(_listing(pids=[1, 3])) == ["app-1", "other"]
+    assert listed(_listing(duration=1_000)) == ["app-2"]  # Ongoing for 9 s; "other" only for 0.5 s
+    assert listed(_listing(0, duration=1_000)) == ["app-1", "app-2", "other"]  # v0 has no duration
+    assert listed(_listing(states=["Ongoing"], pattern="o.*")) == ["other"]
+    assert _listing(pattern="([").error == ec.INVALID_REGULAR_EXPRESSION
+    assert _listing(pattern="app.*").error == ec.NONE

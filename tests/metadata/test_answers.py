@@ -54,6 +54,15 @@ def test_brokers_are_the_unfenced_ones_with_the_listener_at_that_endpoint():
     assert body.controller_id == 2 and body.cluster_id == "c"
 
 
+def test_describe_cluster_v2_lists_fenced_brokers_when_asked():
+    """KIP-1073 (DescribeCluster v2): IncludeFencedBrokers adds the fenced brokers, each flagged IsFenced; without it
+    only the unfenced ones are listed, as Kafka's KafkaApis.handleDescribeCluster filters its cache's nodes."""
+    unfenced = describe_cluster_brokers(image(), "PLAINTEXT")
+    every = describe_cluster_brokers(image(), "PLAINTEXT", include_fenced=True)
+    assert [(b.broker_id, b.is_fenced) for b in unfenced] == [(1, False), (2, False), (4, False)]
+    assert [(b.broker_id, b.is_fenced) for b in every] == [(1, False), (2, False), (3, True), (4, False)]
+
+
 def test_all_topics_hide_the_metadata_topic_and_flag_internal_ones():
     topics = ask(None).response.topics
     assert [(t.name, t.is_internal, t.topic_id) for t in topics] == [("__consumer_offsets", True, T2),

@@ -56,3 +56,11 @@ def test_malformed_requests():
               LO.ListOffsetsTopic(name="b", partitions=[LO.ListOffsetsPartition(partition_index=0)])]
     assert o.duplicate_partitions(topics) == {("a", 0)}
     assert o.known_isolation(0) and o.known_isolation(1) and not o.known_isolation(2) and not o.known_isolation(-1)
+def test_earliest_pending_upload_is_v11s_and_finds_nothing_without_a_remote_log():
+    """KIP-1023's -6 (ListOffsets v11): Kafka 4.4 without tiered storage answers offset -1 at v11 and refuses it as
+    UNSUPPORTED_VERSION at v10; it never waits for a lagging high watermark."""
+    assert o.timestamp_supported(o.EARLIEST_PENDING_UPLOAD, 11)
+    assert not o.timestamp_supported(o.EARLIEST_PENDING_UPLOAD, 10)
+    assert all(o.timestamp_supported(ts, 1) for ts in (o.LATEST, o.EARLIEST, o.MAX_TIMESTAMP, 0))
+    assert o.EARLIEST_PENDING_UPLOAD in o.NOTHING_TIERED and o.LATEST_TIERED in o.NOTHING_TIERED
+    assert o.lagging_error(o.EARLIEST_PENDING_UPLOAD, -1, 11, epoch_start_offset=10, high_watermark=5) == ec.NONE

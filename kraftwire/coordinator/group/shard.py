@@ -37,6 +37,8 @@ from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata import group_configs
 from kraftwire.protocol import messages as w
 
+#: ConsumerGroupDescribe v1's MemberType of a member speaking the consumer protocol (0 is a classic member's)
+CONSUMER_MEMBER = 1
 EMPTY, PREPARING, COMPLETING, STABLE, DEAD = "Empty", "PreparingRebalance", "CompletingRebalance", "Stable", "Dead"
 STATES = (EMPTY, PREPARING, COMPLETING, STABLE, DEAD)
 #: DescribeGroups: authorized operations were not asked for (Kafka's sentinel)
@@ -1030,7 +1032,8 @@ class GroupShard:
         self._retarget(group, result)
 
     def consumer_describe(self, group_id: str, topic_names: dict):
-        """ConsumerGroupDescribe of one group (``topic_names``: topic id -> name)."""
+        """ConsumerGroupDescribe of one group (``topic_names``: topic id -> name). v1's MemberType (KIP-1099) is
+        CONSUMER_MEMBER for every member: kraftwire's consumer groups hold no classic members."""
         R = w.ConsumerGroupDescribeResponse
         g = self.consumer_groups.get(group_id)
         if g is None:
@@ -1049,7 +1052,8 @@ class GroupShard:
                                              member_epoch=m.epoch, client_id=m.client_id, client_host=m.client_host,
                                              subscribed_topic_names=list(m.subscribed), subscribed_topic_regex=m.regex,
                                              assignment=parts(m.assigned),
-                                             target_assignment=parts(g.target.get(m.member_id, {})))
+                                             target_assignment=parts(g.target.get(m.member_id, {})),
+                                             member_type=CONSUMER_MEMBER)
                                     for m in g.members.values()], authorized_operations=NO_AUTHORIZED_OPERATIONS)
 
     def _consumer_tick(self, now_ms: int, result: Result) -> None:
@@ -1220,16 +1224,22 @@ class GroupShard:
             out.append((group_id, protocol_type, state, kind))
         return out
 
-    def describe_group(self, group_id: str):
+    def describe_group(self, group_id: str, version: int):
+        """DescribeGroups for one group. A group that does not exist (or is Dead) is described as Dead with no
+        error before v6, and from v6 on (KIP-1043) as GROUP_ID_NOT_FOUND "Group <id> not found.", as Kafka 4.4
+        answers; a KIP-848 consumer group is not a classic group and answers GROUP_ID_NOT_FOUND at every version."""
         R = w.DescribeGroupsResponse
         if group_id in self.consumer_groups:  # Kafka: DescribeGroups is for classic groups
             return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, group_id=group_id, group_state="Dead",
                                     protocol_type="", protocol_data="", members=[],
                                     authorized_operations=NO_AUTHORIZED_OPERATIONS)
-        if group_id not in self.groups and group_id not in self.committed:
-            return R.DescribedGroup(error_code=0, group_id=group_id, group_state=DEAD, protocol_type="",
-                                    protocol_data="", members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
         g = self.groups.get(group_id)
+        if g is None and group_id not in self.committed or g is not None and g.state == DEAD:
+            missing = version >= 6
+            return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND if missing else ec.NONE,
+                                    error_message=f"Group {group_id} not found." if missing else None,
+                                    group_id=group_id, group_state=DEAD, protocol_type="", protocol_data="",
+                                    members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
         state, protocol_type = self.state_of(group_id)
         stable = g is not None and g.state == STABLE
         members = [R.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.instance_id,

@@ -31,6 +31,7 @@ Producer ids come from ``allocate`` (the broker's block from AllocateProducerIds
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, NamedTuple
 
 from kraftwire import error_codes as ec
@@ -349,6 +350,37 @@ class TxnShard:
         return {"transactional_id": t.transactional_id, "state": STATE_NAMES[t.state], "producer_id": t.producer_id,
                 "producer_epoch": t.producer_epoch, "timeout_ms": t.timeout_ms, "start_ms": t.start_ms,
                 "partitions": sorted(t.partitions)}
+
+
+class ListingFilter:
+    """ListTransactions' filters, as Kafka's coordinator applies them: states by name (case-insensitive; the names it
+    does not know come back as ``unknown_states``), producer ids, v1's DurationFilter (KIP-994: Ongoing transactions
+    running longer than that many ms), v2's TransactionalIdPattern (KIP-1152: a regular expression the whole id must
+    match; empty or null filters nothing). A pattern that does not compile makes ``error`` INVALID_REGULAR_EXPRESSION
+    and the answer lists nothing."""
+
+    def __init__(self, body, version: int, now_ms: int) -> None:
+        by_name = {n.lower(): i for i, n in enumerate(STATE_NAMES)}
+        self.states = {by_name[s.lower()] for s in body.state_filters or () if s.lower() in by_name}
+        self.unknown_states = [s for s in body.state_filters or () if s.lower() not in by_name]
+        self.producer_ids = set(body.producer_id_filters or ())
+        self.duration = body.duration_filter if version >= 1 else -1
+        self.now_ms = now_ms
+        self.error = ec.NONE
+        self.pattern = None
+        text = body.transactional_id_pattern if version >= 2 else None
+        if text:
+            try:
+                self.pattern = re.compile(text)
+            except re.error:
+                self.error = ec.INVALID_REGULAR_EXPRESSION
+
+    def accepts(self, t: "TxnMetadata") -> bool:
+        if self.states and t.state not in self.states or self.producer_ids and t.producer_id not in self.producer_ids:
+            return False
+        if self.duration >= 0 and (t.state != ONGOING or t.start_ms < 0 or self.now_ms - t.start_ms <= self.duration):
+            return False
+        return self.pattern is None or self.pattern.fullmatch(t.transactional_id) is not None
 
 
 def _may_init(t: TxnMetadata, producer_id: int, epoch: int) -> bool:

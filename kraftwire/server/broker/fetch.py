@@ -153,11 +153,13 @@ class ListOffsets:
                         pr.offset = hw
                     elif ts == offsets.MAX_TIMESTAMP:
                         pr.offset, pr.timestamp, pr.leader_epoch = self.max_timestamp()
+                    elif ts in offsets.NOTHING_TIERED and offsets.timestamp_supported(ts, version):
+                        pr.offset, pr.leader_epoch = -1, -1  # nothing is tiered: there is no remote log
                     elif ts >= 0:
                         pr.offset, pr.timestamp, epoch = self.offset_for_timestamp(ts)
                         pr.leader_epoch = epoch  # Kafka answers the found batch's epoch (-1 when none)
                     else:
-                        pr.error_code = c.UNSUPPORTED_VERSION
+                        pr.error_code, pr.leader_epoch = c.UNSUPPORTED_VERSION, -1
                         continue
                     pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw, pr.offset, hw)
                     if pr.error_code:

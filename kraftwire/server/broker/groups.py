@@ -156,7 +156,7 @@ class Coordinator:
             for key in body.coordinator_keys:
                 err, msg, nid, host, port = answer()
                 coords.append(R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err,
-                                            error_message=msg))
+                                            error_message=msg or ""))
             resp = R(throttle_time_ms=0, coordinators=coords)
         else:
             err, msg, nid, host, port = answer()
@@ -275,7 +275,7 @@ class Coordinator:
                 out.append(R.DescribedGroup(error_code=status, group_id=group_id, group_state="", protocol_type="",
                                             protocol_data="", members=[]))
             else:
-                out.append(self.shard.describe_group(group_id))
+                out.append(self.shard.describe_group(group_id, request.version))
         conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
 
     def delete_groups(self, request, conn) -> None:

@@ -1,0 +1,177 @@
+"""The API versions of issue #40, kraftwire beside Apache Kafka 4.4: both advertise the same ranges for the APIs whose
+versions were raised (or whose versions Kafka 4.0 removed), and the same requests at the new versions get the same
+answers from both (values that name the node — hosts, ports, cluster ids, directories — aside).
+
+Both run at metadata.version 3.9 (KafkaNode's default; kraftwire's combined node formats at its default level)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+
+import pytest
+
+from harness import processes
+from harness.kafka import KafkaNode
+
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol import messages as w
+from kraftwire.protocol import served
+from kraftwire.server.client import request_once
+
+RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n"
+       "transaction.state.log.min.isr=1\n")
+#: the APIs whose ranges issue #40 moved: each advertised as Kafka 4.4 advertises it at metadata.version 3.9
+ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
+           "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
+           "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
+           "ConsumerGroupDescribe")
+#: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
+#: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
+LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "JoinGroup", "OffsetCommit", "OffsetFetch")
+
+
+def _ask(port: int, body, version: int):
+    return asyncio.run(request_once("127.0.0.1", port, body, version, timeout=15.0))
+
+
+def _ready(port: int) -> None:
+    """A topic "t" exists and both coordinators answer (bounded: 90 s)."""
+    CT = w.CreateTopicsRequest
+    created = _ask(port, CT(topics=[CT.CreatableTopic(name="t", num_partitions=1, replication_factor=1,
+                                                      assignments=[], configs=[])],
+                            timeout_ms=15000, validate_only=False), 7)
+    assert created.topics[0].error_code == 0, created.topics[0].error_message
+    deadline = time.monotonic() + 90
+    while True:
+        codes = [c.error_code for key_type, key in ((0, "g"), (1, "tx"))
+                 for c in _ask(port, w.FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key]), 4)
+                 .coordinators]
+        if codes == [0, 0]:
+            return
+        assert time.monotonic() < deadline, f"coordinators not available: {codes}"
+        time.sleep(0.5)
+
+
+@pytest.fixture(scope="module")
+def ports(tmp_path_factory):
+    """(Kafka's port, kraftwire's port), both ready."""
+    with KafkaNode(tmp_path_factory.mktemp("kafka"), RF1) as kafka, \
+            processes.CombinedNode(tmp_path_factory.mktemp("kraftwire"), RF1) as ours:
+        for port in (kafka.port, ours.port):
+            _until_up(port)
+            _ready(port)
+        yield kafka.port, ours.port
+
+
+def _until_up(port: int) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if _ask(port, w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12).brokers:
+                return
+        except (OSError, ProtocolError):  # not listening yet, or closing on a node still starting
+            pass
+        assert time.monotonic() < deadline, f"no broker on {port} after 90 s"
+        time.sleep(0.5)
+
+
+def _both(ports, body, version: int) -> tuple[dict, dict]:
+    return tuple(_ask(port, body, version).to_dict() for port in ports)
+
+
+def test_the_raised_and_removed_ranges_are_advertised_as_kafka_does(ports):
+    AV = w.ApiVersionsRequest(client_software_name="kraftwire-tests", client_software_version="1")
+    theirs, ours = ({a.api_key: (a.min_version, a.max_version) for a in _ask(port, AV, 3).api_keys}
+                    for port in ports)
+    for name in ALIGNED:
+        key = served.key(name)
+        assert ours[key] == theirs[key], name
+    for name in LOWEST:
+        key = served.key(name)
+        assert ours[key][0] == theirs[key][0] and ours[key][1] < theirs[key][1], name
+
+
+def test_describe_cluster_v2(ports):
+    for include in (True, False):
+        body = w.DescribeClusterRequest(include_cluster_authorized_operations=False, endpoint_type=1,
+                                        include_fenced_brokers=include)
+        theirs, ours = _both(ports, body, 2)
+        for answer in (theirs, ours):
+            answer.pop("cluster_id")
+            answer["brokers"] = [(b["broker_id"], b["is_fenced"], b["rack"]) for b in answer["brokers"]]
+        assert ours == theirs
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_describe_groups_of_an_unknown_group(ports, version):
+    """KIP-1043: v6 answers GROUP_ID_NOT_FOUND "Group <id> not found.", v5 a Dead group without an error."""
+    theirs, ours = _both(ports, w.DescribeGroupsRequest(groups=["nog"], include_authorized_operations=False),
+                         version)
+    assert ours == theirs
+
+
+def test_delete_groups_v3_of_an_unknown_group(ports):
+    theirs, ours = _both(ports, w.DeleteGroupsRequest(groups_names=["nog"]), 3)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("key_type, key", [(0, "g"), (1, "tx")])
+def test_find_coordinator_v5(ports, key_type, key):
+    theirs, ours = _both(ports, w.FindCoordinatorRequest(key_type=key_type, coordinator_keys=[key]), 5)
+    for answer in (theirs, ours):
+        for c in answer["coordinators"]:
+            c.pop("host"), c.pop("port")
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("pattern", ["t.*", "([", "", None])
+def test_list_transactions_v2_patterns(ports, pattern):
+    body = w.ListTransactionsRequest(state_filters=[], producer_id_filters=[], duration_filter=-1,
+                                     transactional_id_pattern=pattern)
+    theirs, ours = _both(ports, body, 2)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("version, timestamp", [(11, t) for t in (-1, -2, -3, -4, -5, -6)] + [(10, -6), (9, -5)])
+def test_list_offsets_special_timestamps(ports, version, timestamp):
+    L = w.ListOffsetsRequest
+    body = L(replica_id=-1, isolation_level=0, timeout_ms=1000, topics=[L.ListOffsetsTopic(name="t", partitions=[
+        L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=timestamp)])])
+    theirs, ours = _both(ports, body, version)
+    assert ours == theirs
+
+
+def test_metadata_v13(ports):
+    body = w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t", topic_id=uuid.UUID(int=0))],
+                             allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+    theirs, ours = _both(ports, body, 13)
+    for answer in (theirs, ours):
+        answer.pop("cluster_id"), answer.pop("brokers")
+        for t in answer["topics"]:
+            t.pop("topic_id")
+    assert ours == theirs
+
+
+def test_describe_log_dirs_v5(ports):
+    theirs, ours = _both(ports, w.DescribeLogDirsRequest(topics=[
+        w.DescribeLogDirsRequest.DescribableLogDirTopic(topic="t", partitions=[0])]), 5)
+    for answer in (theirs, ours):
+        for r in answer["results"]:
+            r.pop("log_dir"), r.pop("total_bytes"), r.pop("usable_bytes")
+    assert ours == theirs
+
+
+def test_join_group_v8_and_leave_group_v5_with_reasons(ports):
+    J, LG = w.JoinGroupRequest, w.LeaveGroupRequest
+    join = J(group_id="jg", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="", group_instance_id=None,
+             protocol_type="consumer", protocols=[J.JoinGroupRequestProtocol(name="range", metadata=b"")],
+             reason="starting")
+    theirs, ours = _both(ports, join, 8)
+    for answer in (theirs, ours):
+        assert answer.pop("member_id").startswith("kraftwire-admin-")
+    assert ours == theirs
+    leave = LG(group_id="jg", members=[LG.MemberIdentity(member_id="nosuch", group_instance_id=None, reason="bye")])
+    theirs, ours = _both(ports, leave, 5)
+    assert ours == theirs
