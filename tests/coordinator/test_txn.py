@@ -141,4 +141,6 @@ def test_list_transactions_filters():
     assert listed(_listing(0, duration=1_000)) == ["app-1", "app-2", "other"]  # v0 has no duration
     assert listed(_listing(states=["Ongoing"], pattern="o.*")) == ["other"]
     assert _listing(pattern="([").error == ec.INVALID_REGULAR_EXPRESSION
+    assert _listing(pattern="(a)\\1").error == ec.INVALID_REGULAR_EXPRESSION  # RE2/J has no backreferences
+    assert listed(_listing(pattern="(y+)+z")) == []  # linear time, whatever the pattern
     assert _listing(pattern="app.*").error == ec.NONE

@@ -126,7 +126,7 @@ def test_find_coordinator_v5(ports, key_type, key):
     assert ours == theirs
 
 
-@pytest.mark.parametrize("pattern", ["t.*", "([", "", None])
+@pytest.mark.parametrize("pattern", ["t.*", "([", "(a)\\1", "", None])
 def test_list_transactions_v2_patterns(ports, pattern):
     body = w.ListTransactionsRequest(state_filters=[], producer_id_filters=[], duration_filter=-1,
                                      transactional_id_pattern=pattern)

@@ -31,10 +31,10 @@ Producer ids come from ``allocate`` (the broker's block from AllocateProducerIds
 
 from __future__ import annotations
 
-import re
 from typing import Any, Callable, NamedTuple
 
 from kraftwire import error_codes as ec
+from kraftwire import re2j
 from kraftwire.coordinator import records as cr
 from kraftwire.protocol import messages as w
 
@@ -355,9 +355,9 @@ class TxnShard:
 class ListingFilter:
     """ListTransactions' filters, as Kafka's coordinator applies them: states by name (case-insensitive; the names it
     does not know come back as ``unknown_states``), producer ids, v1's DurationFilter (KIP-994: Ongoing transactions
-    running longer than that many ms), v2's TransactionalIdPattern (KIP-1152: a regular expression the whole id must
-    match; empty or null filters nothing). A pattern that does not compile makes ``error`` INVALID_REGULAR_EXPRESSION
-    and the answer lists nothing."""
+    running longer than that many ms), v2's TransactionalIdPattern (KIP-1152: an RE2/J expression, as Kafka compiles
+    it, the whole id must match; empty or null filters nothing). A pattern RE2/J refuses makes ``error``
+    INVALID_REGULAR_EXPRESSION and the answer lists nothing (Kafka sends no message with it)."""
 
     def __init__(self, body, version: int, now_ms: int) -> None:
         by_name = {n.lower(): i for i, n in enumerate(STATE_NAMES)}
@@ -371,8 +371,8 @@ class ListingFilter:
         text = body.transactional_id_pattern if version >= 2 else None
         if text:
             try:
-                self.pattern = re.compile(text)
-            except re.error:
+                self.pattern = re2j.compile(text)
+            except re2j.PatternError:
                 self.error = ec.INVALID_REGULAR_EXPRESSION
 
     def accepts(self, t: "TxnMetadata") -> bool:
