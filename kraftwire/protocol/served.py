@@ -23,7 +23,6 @@ semantics kraftwire does not have yet:
 * ``EndTxn`` 5, ``TxnOffsetCommit`` 5, ``WriteTxnMarkers`` 2: transaction.version 2 (KIP-890 part 2's epoch bump
   on every commit, KIP-1228's TransactionVersion on markers).
 * ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
-* ``JoinGroup`` 9: a static leader rejoining a stable group gets SkipAssignment (KIP-814) instead of a rebalance.
 * ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
 * ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
@@ -42,7 +41,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "OffsetCommit": (2, 9),
     "OffsetFetch": (1, 9),
     "FindCoordinator": (0, 5),
-    "JoinGroup": (0, 8),
+    "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),
     "LeaveGroup": (0, 5),
     "SyncGroup": (0, 5),

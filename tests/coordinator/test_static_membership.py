@@ -10,11 +10,11 @@ from kraftwire.error_codes import FENCED_INSTANCE_ID, UNKNOWN_MEMBER_ID
 from kraftwire.protocol import messages as w
 
 
-def join(shard, instance, member_id="", metadata=b"m"):
+def join(shard, instance, member_id="", metadata=b"m", version=7):
     R = w.JoinGroupRequest
     return shard.join_group(R(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id=member_id,
                               group_instance_id=instance, protocol_type="consumer",
-                              protocols=[R.JoinGroupRequestProtocol(name="range", metadata=metadata)]), 7,
+                              protocols=[R.JoinGroupRequestProtocol(name="range", metadata=metadata)]), version,
                             f"join-{instance}-{member_id}", 0, "c", "/127.0.0.1").replies
 
 
@@ -79,3 +79,23 @@ def test_static_members_rejoin_fenced_and_leave_by_instance_id():
     [gone] = leave.replies[-1].body.members
     assert gone.error_code == 0 and gone.member_id == b_again.member_id and gone.group_instance_id == "b"
     assert "b" not in group.static and list(group.static) == ["a"]
+
+
+def test_a_restarted_static_leader_keeps_its_assignment_from_join_group_v9():
+    """KIP-814 (JoinGroup v9): a static leader rejoining a Stable group with unchanged protocols takes its place
+    without a rebalance, gets the members and SkipAssignment (it keeps its assignment, so it need not assign again);
+    with changed protocols it is a rebalance as before, as Kafka's updateStaticMemberThenRebalanceOrCompleteJoin."""
+    shard = GroupShard(0, GroupConfig(initial_rebalance_delay_ms=0))
+    shard.loaded(0)
+    [a] = [r.body for r in join(shard, "a", version=9)]
+    generation = a.generation_id
+    sync(shard, a.member_id, generation, "a", [(a.member_id, b"all")])
+    group = shard.groups["g"]
+    [a_again] = [r.body for r in join(shard, "a", version=9)]
+    assert (a_again.error_code, a_again.generation_id, a_again.skip_assignment) == (0, generation, True)
+    assert a_again.leader == a_again.member_id != a.member_id and group.state == STABLE
+    assert [(x.member_id, x.group_instance_id) for x in a_again.members] == [(a_again.member_id, "a")]
+    assert sync(shard, a_again.member_id, generation, "a")[0].body.assignment == b"all"
+    assert heartbeat(shard, a.member_id, generation, "a") == FENCED_INSTANCE_ID
+    assert join(shard, "a", metadata=b"changed", version=9)[0].body.skip_assignment is False
+    assert group.generation == generation + 1  # new protocols: a rebalance, the leader assigns again

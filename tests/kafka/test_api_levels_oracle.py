@@ -26,10 +26,10 @@ RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.fa
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe")
+           "ConsumerGroupDescribe", "JoinGroup")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
-LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "JoinGroup", "OffsetCommit", "OffsetFetch")
+LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "OffsetCommit", "OffsetFetch")
 
 
 def _ask(port: int, body, version: int):
@@ -175,3 +175,29 @@ def test_join_group_v8_and_leave_group_v5_with_reasons(ports):
     leave = LG(group_id="jg", members=[LG.MemberIdentity(member_id="nosuch", group_instance_id=None, reason="bye")])
     theirs, ours = _both(ports, leave, 5)
     assert ours == theirs
+
+
+def test_join_group_v9_a_restarted_static_leader_skips_the_assignment(ports):
+    """KIP-814: the static leader of a Stable group rejoining with a new member id and the same protocols keeps its
+    place and generation, and is told to skip the assignment."""
+    J, S = w.JoinGroupRequest, w.SyncGroupRequest
+
+    def join():
+        return J(group_id="static", session_timeout_ms=10000, rebalance_timeout_ms=10000, member_id="",
+                 group_instance_id="i1", protocol_type="consumer",
+                 protocols=[J.JoinGroupRequestProtocol(name="range", metadata=b"m")], reason=None)
+
+    answers = []
+    for port in ports:
+        first = _ask(port, join(), 9)
+        synced = _ask(port, S(group_id="static", generation_id=first.generation_id, member_id=first.member_id,
+                              group_instance_id="i1", protocol_type="consumer", protocol_name="range",
+                              assignments=[S.SyncGroupRequestAssignment(member_id=first.member_id,
+                                                                        assignment=b"all")]), 5)
+        again = _ask(port, join(), 9)
+        answers.append((first.error_code, synced.error_code, again.error_code, again.skip_assignment,
+                        again.generation_id - first.generation_id, again.leader == again.member_id != first.member_id,
+                        [m.group_instance_id for m in again.members], again.protocol_name))
+    theirs, ours = answers
+    assert ours == theirs
+    assert theirs[3] is True  # the case is the one KIP-814 is about

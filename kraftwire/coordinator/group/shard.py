@@ -598,7 +598,8 @@ class GroupShard:
                         version: int, token, now_ms: int, result: Result) -> bool:
         """A static member came back: its old member id is fenced and the new one takes its place and assignment.
         In a Stable group a follower with unchanged protocols gets the current generation without a rebalance
-        (KIP-345); True when answered that way."""
+        (KIP-345); so does the leader asking at JoinGroup v9+, with the members and SkipAssignment (KIP-814: it
+        keeps the assignment it made), where below v9 it must assign again. True when answered that way."""
         self._answer_join(g, old, result, error=ec.FENCED_INSTANCE_ID)
         self._answer_sync(g, old, result, ec.FENCED_INSTANCE_ID)
         del g.members[old.member_id]
@@ -608,11 +609,11 @@ class GroupShard:
         g.members[member_id] = old
         if was_leader:
             g.leader = member_id
-        if g.state != STABLE or was_leader or not unchanged:
+        if g.state != STABLE or not unchanged or was_leader and version < 9:
             return False
         self._refresh(old, body, protocols, rebalance_ms, now_ms)
         old.join = Waiting(token, version)
-        self._answer_join(g, old, result, error=0)
+        self._answer_join(g, old, result, error=0, skip_assignment=was_leader)
         self._group_record(g, result, now_ms)  # the new member id must survive a failover
         return True
 
@@ -679,7 +680,7 @@ class GroupShard:
             m.deadline_ms = now_ms + m.session_ms
             self._answer_join(g, m, result, error=0)
 
-    def _answer_join(self, g: Group, m: Member, result: Result, *, error: int) -> None:
+    def _answer_join(self, g: Group, m: Member, result: Result, *, error: int, skip_assignment: bool = False) -> None:
         waiting, m.join = m.join, None
         if waiting is None:
             return
@@ -695,7 +696,8 @@ class GroupShard:
                                                      metadata=x.metadata_for(g.protocol_name))
                            for x in g.members.values()]
             body = R(error_code=0, generation_id=g.generation, protocol_type=g.protocol_type,
-                     protocol_name=g.protocol_name, leader=g.leader or "", member_id=m.member_id, members=members)
+                     protocol_name=g.protocol_name, leader=g.leader or "", member_id=m.member_id, members=members,
+                     skip_assignment=skip_assignment)
         result.reply(waiting.token, "JoinGroup", body)
 
     def _answer_sync(self, g: Group, m: Member, result: Result, error: int) -> None:
