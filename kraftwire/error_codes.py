@@ -246,6 +246,7 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
                           "The requested offset is not within the range of offsets maintained by the server."),
     UNKNOWN_TOPIC_OR_PARTITION: ("UnknownTopicOrPartitionException",
                                  "This server does not host this topic-partition."),
+    UNKNOWN_TOPIC_ID: ("UnknownTopicIdException", "This server does not host this topic ID."),
     NOT_LEADER_OR_FOLLOWER: ("NotLeaderOrFollowerException",
                              "For requests intended only for the leader, this error indicates that the broker is not "
                              "the current leader. For requests intended for any replica, this error indicates that "

@@ -74,11 +74,6 @@ ALLOWED: list[Allowance] = [
     Allowance("*", "DescribeConfigs*.results[*].configs.<order>", HASH_ORDER + " (a resource's configs)"),
     Allowance("ListOffsets-*", "ListOffsets*.topics[*].partitions.<order>", HASH_ORDER + " (partitions by topic)"),
     # ---- differences kraftwire keeps for now, each with why
-    *(Allowance(f"DeleteTopics-v*-{case}", "DeleteTopics*.responses[*].error_message",
-                "Kafka's ControllerApis words an error raised without a message with the error's default "
-                "('This server does not host this topic-partition.' / '... this topic ID.'); kraftwire sends none. "
-                "To fix in ReplicationControl.delete_topics once badinput-a, which rewrites it, lands")
-      for case in ("unknown-name", "invalid-name", "known-and-unknown", "metadata-topic", "unknown-id")),
     Allowance("DescribeConfigs-v*-broker-logger", "*", "kraftwire has no log4j loggers: a BROKER_LOGGER resource is "
               "INVALID_REQUEST (Kafka lists its loggers' levels)"),
     Allowance("IncrementalAlterConfigs-v*-broker-logger", "*", "kraftwire has no log4j loggers: a BROKER_LOGGER "

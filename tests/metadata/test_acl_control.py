@@ -204,22 +204,6 @@ def test_an_unknown_zero_code_is_a_request_kafka_cannot_parse(bad):
     assert result.records == ()
 
 
-def test_version_0_has_no_pattern_type_and_creates_literal_acls():
-    req = CA(creations=[creation(name="foo")])
-    wire = codec.encode(req, 0)
-    assert codec.encode(CA(creations=[creation(name="foo", pattern=PREFIXED)]), 0) == wire  # not on the wire at v0
-    decoded = codec.decode(CA, wire, 0)
-    assert decoded.creations[0].resource_pattern_type == LITERAL
-    result = acls.create_acls(base(), decoded, 0, Ids())
-    assert results(result) == [(ec.NONE, "")] and result.records[0].message.pattern_type == LITERAL
-    # built in-process with another pattern, Kafka's parser would refuse it
-    prefixed = CA(creations=[creation(pattern=PREFIXED)])
-    assert acls.request_error("CreateAcls", prefixed, 0) == "Version 0 only supports literal resource pattern types"
-    assert acls.request_error("CreateAcls", prefixed, 1) is None
-    assert results(acls.create_acls(base(), prefixed, 0, Ids())) == [
-        (ec.INVALID_REQUEST, "Version 0 only supports literal resource pattern types")]
-
-
 def test_without_an_authorizer_every_creation_is_security_disabled_as_kafkas_refusal():
     req = CA(creations=[creation(name="a"), creation(name="b")])
     result = acls.create_acls(base(), req, 3, Ids(), enabled=False)
@@ -299,7 +283,7 @@ def test_describe_groups_by_resource_pattern_and_lists_an_entry_once():
         (TOPIC, "foo", LITERAL), (TOPIC, "foo", PREFIXED)]
     assert [(a.principal, a.host, a.operation, a.permission_type) for a in resp.resources[0].acls] == [
         ("User:alice", "*", READ, ALLOW), ("User:alice", "*", WRITE, ALLOW), ("User:bob", "*", READ, ALLOW)]
-    for version in range(4):
+    for version in range(1, 4):
         codec.encode(resp, version)
 
 
@@ -309,14 +293,8 @@ def test_describe_without_an_authorizer_is_security_disabled():
         ec.SECURITY_DISABLED, "No Authorizer is configured on the broker", [])
 
 
-def test_describe_version_0_reads_any_as_literal_and_refuses_unknown_codes():
+def test_describe_refuses_unknown_codes():
     img = with_acls(*EVERY)
-    v0 = acls.describe_acls(img, describe(rtype=TOPIC, name="foo", pattern=ANY), 0, enabled=True)
-    assert listed(v0) == [row(FOO)]  # at v1+ ANY would add the prefixed "foo"
-    decoded = codec.decode(DS, codec.encode(describe(rtype=TOPIC, name="foo", pattern=PREFIXED), 0), 0)
-    assert decoded.pattern_type_filter == LITERAL  # v0 carries no pattern type
-    assert acls.request_error("DescribeAcls", describe(pattern=MATCH), 0) == \
-        "Version 0 only supports literal resource pattern types"
     for bad in (dict(rtype=0), dict(pattern=0), dict(op=0), dict(perm=0)):
         resp = acls.describe_acls(img, describe(**bad), 3, enabled=True)
         assert (resp.error_code, resp.error_message) == (ec.INVALID_REQUEST,
@@ -406,18 +384,6 @@ def test_a_delete_filter_with_an_unknown_zero_code_is_a_request_kafka_cannot_par
     assert result.records == ()
     assert [(r.error_code, r.error_message) for r in result.response.filter_results] == [
         (ec.INVALID_REQUEST, "Filters contain UNKNOWN elements")] * 2
-
-
-def test_delete_version_0_reads_any_as_literal_and_refuses_other_patterns():
-    img = with_acls(*EVERY)
-    result = delete(img, dfilter(rtype=TOPIC, name="foo", pattern=ANY), version=0)
-    assert matched(result.response.filter_results[0]) == [row(FOO)]
-    assert acls.request_error("DeleteAcls", DA(filters=[dfilter(pattern=PREFIXED)]), 0) == (
-        "Version 0 does not support pattern type PREFIXED (only LITERAL and ANY are supported)")
-    refused = delete(img, dfilter(pattern=MATCH), version=0)
-    assert refused.records == () and refused.response.filter_results[0].error_code == ec.INVALID_REQUEST
-    for version in range(4):
-        codec.encode(result.response, version)
 
 
 def test_delete_without_an_authorizer_is_security_disabled_as_kafkas_refusal():

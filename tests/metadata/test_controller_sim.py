@@ -141,7 +141,7 @@ def test_controller_simulation(seed):
             A = m.AlterPartitionRequest
             stale = rng.random() < 0.15
             req = A(broker_id=p.leader, broker_epoch=epochs.get(p.leader, -1), topics=[A.TopicData(
-                topic_name=t.name, topic_id=t.id, partitions=[A.PartitionData(
+                topic_id=t.id, partitions=[A.PartitionData(
                     partition_index=index, leader_epoch=p.leader_epoch - (1 if stale else 0), new_isr=isr,
                     new_isr_with_epochs=[A.BrokerState(broker_id=b, broker_epoch=-1) for b in isr],
                     leader_recovery_state=0, partition_epoch=p.partition_epoch)])])

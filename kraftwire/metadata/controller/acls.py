@@ -3,9 +3,8 @@
 In Kafka a CreateAcls or DeleteAcls reaches the controller through three layers, and each one can refuse it. This module
 applies all three, in Kafka's order, so the answers match what a Kafka controller sends:
 
-1. **Parsing the request.** An UNKNOWN (0) resource type, pattern type, operation or permission, or a pattern type
-   other than LITERAL at version 0 (ANY becomes LITERAL in a v0 DeleteAcls/DescribeAcls filter), fails the parse, and
-   Kafka closes the connection. ``request_error`` gives the reason so the edge can do the same. The functions below
+1. **Parsing the request.** An UNKNOWN (0) resource type, pattern type, operation or permission fails the parse, and
+   Kafka closes the connection (version 0, whose filters knew LITERAL only, went in Kafka 4.0, KIP-896). ``request_error`` gives the reason so the edge can do the same. The functions below
    answer such a request with INVALID_REQUEST on every entry and write nothing.
 2. **AclApis.** Turning a creation into an AclBinding throws when the resource type is ANY, the pattern type is ANY
    or MATCH, or the operation or permission is ANY. One such creation fails the whole request: every creation gets
@@ -99,33 +98,20 @@ def request_error(api: str, req, version: int) -> str | None:
     connection, or None."""
     if api == "CreateAcls":
         creations = req.creations or []
-        if version == 0 and any(c.resource_pattern_type != _LITERAL for c in creations):
-            return "Version 0 only supports literal resource pattern types"
         if any(_UNKNOWN in (c.resource_pattern_type, c.resource_type, c.permission_type, c.operation)
                for c in creations):
             return "CreatableAcls contain unknown elements"
         return None
     if api == "DeleteAcls":
-        for f in req.filters or []:
-            if version == 0 and f.pattern_type_filter not in (_ANY, _LITERAL):
-                return (f"Version 0 does not support pattern type {_name(f.pattern_type_filter, PatternType)} "
-                        "(only LITERAL and ANY are supported)")
         if any(_UNKNOWN in (f.pattern_type_filter, f.resource_type_filter, f.operation, f.permission_type)
                for f in req.filters or []):
             return "Filters contain UNKNOWN elements"
         return None
     if api == "DescribeAcls":
-        if version == 0 and req.pattern_type_filter not in (_ANY, _LITERAL):
-            return "Version 0 only supports literal resource pattern types"
         if _UNKNOWN in (req.pattern_type_filter, req.resource_type_filter, req.permission_type, req.operation):
             return "DescribeAclsRequest contains UNKNOWN elements"
         return None
     raise KeyError(api)
-
-
-def _v0_pattern(pattern_type: int, version: int) -> int:
-    """Version 0 filters know LITERAL only; Kafka reads ANY there as LITERAL (a literal ``*`` included)."""
-    return _LITERAL if version == 0 and pattern_type == _ANY else pattern_type
 
 
 # ================================================================================================================
@@ -252,7 +238,7 @@ def delete_acls(image: MetadataImage, req, version: int, *, enabled: bool = True
             results.append(R.DeleteAclsFilterResult(error_code=INVALID_REQUEST, error_message=reason,
                                                     matching_acls=[]))
             continue
-        pattern = _v0_pattern(f.pattern_type_filter, version)
+        pattern = f.pattern_type_filter
         matching = []
         for acl_id, acl in image.acls.items():
             if not filter_matches(acl, f.resource_type_filter, f.resource_name_filter, pattern, f.principal_filter,
@@ -283,7 +269,7 @@ def describe_acls(image: MetadataImage, req, version: int, *, enabled: bool):
     if not enabled:
         return R(throttle_time_ms=0, error_code=SECURITY_DISABLED, error_message=NO_AUTHORIZER_DESCRIBE,
                  resources=[])
-    pattern = _v0_pattern(req.pattern_type_filter, version)
+    pattern = req.pattern_type_filter
     grouped: dict[tuple[int, str, int], set[tuple[str, str, int, int]]] = {}
     for acl in image.acls.values():
         if filter_matches(acl, req.resource_type_filter, req.resource_name_filter, pattern, req.principal_filter,

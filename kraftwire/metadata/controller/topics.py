@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 from kraftwire.error_codes import (
+    default_message,
     TOPIC_DELETION_DISABLED,
     ELECTION_NOT_NEEDED,
     ELIGIBLE_LEADERS_NOT_AVAILABLE,
@@ -385,7 +386,9 @@ class ReplicationControl:
                 "")
 
         def answer(name, topic_id, code=INVALID_REQUEST, message=None):
-            return R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
+            # an error raised without words carries its default ones, as ControllerApis answers (e.g. an unknown topic)
+            return R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code,
+                                          error_message=message if message is not None else default_message(code))
 
         slots: list = []  # in request order: an answer, or the name or id whose answer follows below
         seen: set = set()
