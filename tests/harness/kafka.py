@@ -15,12 +15,20 @@ JVM_LIGHT = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx512m")
 
 
 @functools.cache
-def kafka_libs() -> str:
-    proc = subprocess.run(["bash", os.path.join(KAFKA_DIR, "fetch.sh")], capture_output=True, text=True, timeout=900)
+def kafka_libs(pom: str = "pom.xml") -> str:
+    """The directory of the jars of ``tests/kafka/<pom>`` (``connect/pom.xml``: Kafka Connect with the file
+    connectors and MirrorMaker 2), fetched when missing."""
+    proc = subprocess.run(["bash", os.path.join(KAFKA_DIR, "fetch.sh"), os.path.join(KAFKA_DIR, pom)],
+                          capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
-        raise AssertionError(f"could not fetch Apache Kafka's jars (tests/kafka/fetch.sh exited {proc.returncode}):\n"
-                             f"{proc.stderr}")
+        raise AssertionError(f"could not fetch Apache Kafka's jars (tests/kafka/fetch.sh {pom} exited "
+                             f"{proc.returncode}):\n{proc.stderr}")
     return proc.stdout.strip().splitlines()[-1]
+
+
+def connect_libs() -> str:
+    """Kafka Connect's jars with the file connectors and MirrorMaker 2 (``tests/kafka/connect/pom.xml``)."""
+    return kafka_libs("connect/pom.xml")
 
 
 def run_java(source: str, *args: str, timeout: float = 300) -> str:
@@ -32,11 +40,13 @@ def run_java(source: str, *args: str, timeout: float = 300) -> str:
     return proc.stdout
 
 
-def start_java(main: str, *args: str, log: str, jvm_args=()) -> subprocess.Popen:
-    """Start ``main`` (a class of Kafka's jars, or the path of a single-file Java program) on Kafka's classpath with
-    ``JVM_LIGHT``, in the background; its stdout and stderr go to the file ``log``. Stop it with ``stop_java``."""
+def start_java(main: str, *args: str, log: str, libs: str | None = None, jvm_args=()) -> subprocess.Popen:
+    """Start ``main`` (a class of Kafka's jars, or the path of a single-file Java program) on the jars of ``libs``
+    (Kafka's, ``kafka_libs()``, unless told) with ``JVM_LIGHT`` and ``jvm_args``, in the background; its stdout and
+    stderr go to the file ``log``. Stop it with ``stop_java``."""
     with open(log, "wb") as out:
-        return subprocess.Popen(["java", *JVM_LIGHT, *jvm_args, "-cp", os.path.join(kafka_libs(), "*"), main, *args],
+        return subprocess.Popen(["java", *JVM_LIGHT, *jvm_args, "-cp", os.path.join(libs or kafka_libs(), "*"), main,
+                                 *args],
                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
 
 
