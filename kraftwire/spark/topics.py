@@ -3,7 +3,8 @@
 ``spark.read.format("kraftwire").option("kafka.bootstrap.servers", ...)`` (and ``readStream``) selects this reader;
 a job written for ``format("kafka")`` runs unchanged. Rows: ``key binary, value binary, topic string, partition int,
 offset long, timestamp timestamp, timestampType int`` and, with ``includeHeaders=true``,
-``headers array<struct<key:string,value:binary>>`` — the connector's names, types and order.
+``headers array<struct<key:string,value:binary>>`` — the connector's names, types and order (``headers`` is null
+for a record without any, as the connector has it).
 
 Options (names case-insensitive, meanings as the connector's):
 
@@ -786,8 +787,10 @@ def _connector_batch(raw, topic: str, partition: int, include_headers: bool):
         hk = fb(pa.string(), h, [None, buf(raw.header_key_offsets), buf(raw.header_key_data)])
         hv = fb(pa.binary(), h, [buf(raw.header_value_validity), buf(raw.header_value_offsets),
                                  buf(raw.header_value_data)])
-        arrays.append(fb(headers_type, n, [None, buf(raw.header_offsets)],
-                         children=[fb(header, h, [None], children=[hk, hv])]))
+        offsets, entries = buf(raw.header_offsets), [fb(header, h, [None], children=[hk, hv])]
+        # as the connector: a record without headers has a null array, not an empty one
+        present = pc.greater(pc.list_value_length(fb(headers_type, n, [None, offsets], children=entries)), 0)
+        arrays.append(fb(headers_type, n, [present.buffers()[1], offsets], children=entries))
         names.append(HEADERS_COLUMN[0])
     keep = pc.invert(fb(pa.bool_(), n, [None, buf(raw.is_control)]))
     return pa.RecordBatch.from_arrays(arrays, names=names), keep, fb(pa.int64(), n, [None, buf(raw.base_offset)])

@@ -31,6 +31,12 @@ def connect_libs() -> str:
     return kafka_libs("connect/pom.xml")
 
 
+def spark_connector_jars() -> list[str]:
+    """Spark's Kafka connector and what it needs beyond PySpark's jars (``tests/kafka/spark/pom.xml``)."""
+    libs = kafka_libs("spark/pom.xml")
+    return sorted(os.path.join(libs, name) for name in os.listdir(libs) if name.endswith(".jar"))
+
+
 def run_java(source: str, *args: str, timeout: float = 300) -> str:
     """Run a single-file Java program of ``tests/kafka`` on Kafka's classpath; its standard output."""
     proc = subprocess.run(["java", "-cp", os.path.join(kafka_libs(), "*"), os.path.join(KAFKA_DIR, source), *args],

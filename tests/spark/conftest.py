@@ -1,5 +1,6 @@
 """Spark test fixtures: one session-scoped local[2] SparkSession, and three replicas' log dirs (helpers:
-``harness.spark_logs``).
+``harness.spark_logs``). The session has Spark's own Kafka connector on its classpath (``spark.jars``, fetched by
+``tests/kafka/fetch.sh tests/kafka/spark/pom.xml``) for the side-by-side tests of ``test_kafka_connector.py``.
 
 pyspark is imported at module level on purpose: without it these tests fail (they must not be skipped in CI).
 """
@@ -9,6 +10,7 @@ from __future__ import annotations
 import pyspark  # a missing pyspark is an error here, not a skip
 import pytest
 
+from harness.kafka import spark_connector_jars
 from harness.spark_logs import write_node_log
 
 PYSPARK_VERSION = pyspark.__version__
@@ -20,7 +22,8 @@ def spark():
 
     s = session("local[2]", "kraftwire-tests", {"spark.sql.shuffle.partitions": "2",
                                                   "spark.default.parallelism": "2",
-                                                  "spark.driver.memory": "1g"})
+                                                  "spark.driver.memory": "1g",
+                                                  "spark.jars": ",".join(spark_connector_jars())})
     yield s
     s.stop()
 
