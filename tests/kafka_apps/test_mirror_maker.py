@@ -124,7 +124,8 @@ def test_mirror_maker_replicates_records_group_offsets_and_topic_configs(tmp_pat
                          "billing's offsets translated on B", timeout=90)
 
         # topic configs: the one set at creation, then one changed while MirrorMaker runs
-        assert _topic_config(admin_b, "A.orders", "retention.ms") == "86400000"
+        roles.wait_until(lambda: alive() or _topic_config(admin_b, "A.orders", "retention.ms") == "86400000",
+                         "A.orders created with orders' retention.ms", timeout=30)
         res = ConfigResource(ConfigResource.Type.TOPIC, "orders", incremental_configs=[
             ConfigEntry("retention.ms", "3600000", incremental_operation=AlterConfigOpType.SET)])
         admin_a.incremental_alter_configs([res])[res].result(10)
