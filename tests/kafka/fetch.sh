@@ -4,8 +4,8 @@
 # (tests/kafka/connect/pom.xml, tests/kafka/spark/pom.xml), its jars go to ~/.cache/kraftwire/<its cache.name>/libs.
 # Maven fails when an artifact cannot be had, and the script with it. The stamp .complete holds the pom's checksum: a
 # second run with the same pom fetches nothing, one with a changed pom (an artifact added) fetches again. The new set
-# is gathered beside the old one and swapped in whole, so a test still running on the old jars is not left with a
-# half-filled directory. Prints the libs directory.
+# is gathered beside the old one and swapped in whole, under a lock, so a test still running on the old jars is not
+# left with a half-filled directory. Prints the libs directory.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd -P)"
 pom="$(realpath "${1:-$here/pom.xml}")"
@@ -23,8 +23,14 @@ if [ "$(cat "$home/.complete" 2>/dev/null)" = "$stamp" ] && [ -d "$libs" ]; then
     echo "$libs"
     exit 0
 fi
-command -v mvn >/dev/null || { echo "fetch.sh: Maven (mvn) is required to fetch the jars of $pom" >&2; exit 1; }
 mkdir -p "$home"
+exec 9>"$home/.lock"
+flock 9  # one fetch at a time per cache; a run that waited finds the other's jars current
+if [ "$(cat "$home/.complete" 2>/dev/null)" = "$stamp" ] && [ -d "$libs" ]; then
+    echo "$libs"
+    exit 0
+fi
+command -v mvn >/dev/null || { echo "fetch.sh: Maven (mvn) is required to fetch the jars of $pom" >&2; exit 1; }
 fresh=$(mktemp -d "$home/libs.new.XXXXXX")
 trap 'rm -rf "$fresh"' EXIT
 mvn -q -B -f "$pom" dependency:copy-dependencies -DoutputDirectory="$fresh" -DincludeScope=runtime >&2
