@@ -103,9 +103,8 @@ def test_consumer_groups_describe_reset_and_delete(tools, node):
     assert deleted.out.strip() == "Deletion of requested consumer groups ('tools-group') was successful."
     assert "tools-group" not in tools.ok("kafka-consumer-groups", *b, "--list").lines()
     gone = tools.run("kafka-consumer-groups", *b, "--describe", "--group", "tools-group")
-    # kraftwire answers DescribeGroups up to v5 (a dead group's state: the tool's "does not exist"); Kafka 4.4
-    # answers v6 with GROUP_ID_NOT_FOUND ("Group tools-group not found.")
-    assert "Consumer group 'tools-group' does not exist." in gone.out
+    # DescribeGroups v6 (KIP-1043): a deleted group is GROUP_ID_NOT_FOUND, which the tool prints as Kafka 4.4's does
+    assert "GroupIdNotFoundException: Group tools-group not found." in gone.out + gone.err, (gone.out, gone.err)
 
 
 def test_producer_and_consumer_performance_tools(tools, node):
