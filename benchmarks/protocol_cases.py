@@ -6,7 +6,9 @@ Each case returns ``{implementation: zero-argument callable}`` doing the same wo
 * encode a Fetch response (header + body, framed) carrying 1 MB of records — kraftwire both as a chunk
   list (what the server hands to ``transport.writelines``: the records are not copied) and joined to
   one ``bytes`` (like-for-like with kafka-python, which returns one buffer);
-* a small Fetch request decode and Metadata response encode (per-request overhead).
+* a small Fetch request decode and Metadata response encode (per-request overhead);
+* an OffsetCommit v8 request whose strings are all longer than 127 bytes, so every one is read by the checked
+  compact-string reader (its length against the 32,767-byte limit and the remaining bytes), not the inline fast path.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import uuid
 
 from kafka.protocol.consumer import FetchRequest as KFetchRequest
 from kafka.protocol.consumer import FetchResponse as KFetchResponse
+from kafka.protocol.consumer import OffsetCommitRequest as KOffsetCommitRequest
 from kafka.protocol.metadata import MetadataResponse as KMetadataResponse
 from kafka.protocol.producer import ProduceRequest as KProduceRequest
 
@@ -107,6 +110,25 @@ def case_fetch_request_decode(version: int = 12) -> dict:
     }
 
 
+def offset_commit_frame(version: int) -> bytes:
+    """An OffsetCommit with a 200-byte group and member id, 4 topics of 150-byte names, 8 partitions each carrying
+    300 bytes of metadata: 38 compact strings, none short enough for the one-byte length fast path."""
+    O = m.OffsetCommitRequest
+    body = O(group_id="g" * 200, generation_id_or_member_epoch=5, member_id="m" * 200, group_instance_id=None,
+             retention_time_ms=-1, topics=[O.OffsetCommitRequestTopic(name=f"{t}" + "t" * 149, partitions=[
+                 O.OffsetCommitRequestPartition(partition_index=p, committed_offset=1000 + p, committed_leader_epoch=3,
+                                                committed_metadata="x" * 300) for p in range(8)]) for t in range(4)])
+    return b"".join(framing.encode_request(body, version, 1, "bench"))[4:]
+
+
+def case_offset_commit_decode(version: int = 8) -> dict:
+    frame = offset_commit_frame(version)
+    return {
+        "kraftwire": lambda: framing.decode_request(frame),
+        "kafka-python": lambda: KOffsetCommitRequest.decode(frame, version=version, header=True),
+    }
+
+
 def case_metadata_encode(version: int = 12) -> dict:
     ours = metadata_response()
     theirs = KMetadataResponse.decode(codec.encode(ours, version), version=version)
@@ -122,4 +144,5 @@ CASES = {
     "encode Fetch v12 response, 1 MB records": case_fetch_encode,
     "decode Fetch v12 request (1 partition)": case_fetch_request_decode,
     "encode Metadata v12 response (10x8 partitions)": case_metadata_encode,
+    "decode OffsetCommit v8 request (38 long strings)": case_offset_commit_decode,
 }

@@ -18,13 +18,17 @@ bool                int8, 0 = false, anything else decodes as true (Kafka's read
 unsigned varint     7 bits per byte, least significant group first, high bit = continuation;
                     at most 5 bytes (32 bits) — longer, or bits beyond 32, is malformed
 varint / varlong    zig-zag ((n << 1) ^ (n >> 63)) then unsigned varint (varlong: 10 bytes, 64 bits)
-string              int16 length (-1 = null) + UTF-8
-compact string      unsigned varint (length + 1; 0 = null) + UTF-8
+string              int16 length (-1 = null) + UTF-8, at most 32,767 bytes
+compact string      unsigned varint (length + 1; 0 = null) + UTF-8, at most 32,767 bytes too
 bytes / records     int32 length (-1 = null) + data;   compact: unsigned varint (length + 1)
 array               int32 count (-1 = null) + items;   compact: unsigned varint (count + 1)
 uuid                16 bytes (most significant half first)
 tagged fields       unsigned varint count, then count x (uvarint tag, uvarint size, size bytes)
 ==================  =====================================================================
+
+Every string holds at most :data:`MAX_STRING_BYTES` (32,767) bytes of UTF-8, the compact form included: Kafka's
+generated readers refuse a longer one whatever its length prefix could express, and its writers refuse to write one,
+so a peer can never make kraftwire hold (and later echo into an ``int16``-length field) a string no Kafka would.
 
 ``records`` values decode to a ``memoryview`` slice of the input (zero copy); ``bytes`` values decode
 to ``bytes``. Encoders accept ``bytes``, ``bytearray`` or ``memoryview`` for both.
@@ -52,6 +56,9 @@ FLOAT64 = struct.Struct(">d")
 #: struct format character of each fixed-width type, used to merge runs of fixed fields.
 FIXED_FORMATS = {"int8": "b", "int16": "h", "int32": "i", "int64": "q", "uint16": "H", "uint32": "I",
                  "float64": "d", "bool": "?"}
+
+#: the most UTF-8 bytes a protocol string may hold, in every encoding (Kafka's readers and writers check ``0x7fff``)
+MAX_STRING_BYTES = 0x7FFF
 
 _NULL16 = INT16.pack(-1)
 _NULL32 = INT32.pack(-1)
@@ -192,8 +199,9 @@ def write_uuid(append, value, what):
 # lengths
 # ---------------------------------------------------------------------------------------------
 
-def _length(buf, pos, end, what, compact: bool, wide: bool) -> tuple[int, int]:
-    """Return (length, pos); -1 means null. Checks the length against the remaining bytes."""
+def _length(buf, pos, end, what, compact: bool, wide: bool, most: int = 0xFFFFFFFF) -> tuple[int, int]:
+    """Return (length, pos); -1 means null. Checks the length against ``most`` (the limit of the type, whatever the
+    bytes that follow; the default lets any length through) and then against the remaining bytes."""
     if compact:
         n, pos = read_uvarint(buf, pos, end, what)
         n -= 1
@@ -209,6 +217,8 @@ def _length(buf, pos, end, what, compact: bool, wide: bool) -> tuple[int, int]:
         pos += 2
     if n < -1:
         raise fail(what, pos, f"negative length {n}")
+    if n > most:
+        raise fail(what, pos, f"invalid length {n}: a string holds at most {most} bytes")
     if n > end - pos:
         raise fail(what, pos, f"length {n} runs past the end of the data ({end - pos} bytes remain)")
     return n, pos
@@ -231,7 +241,7 @@ def write_array_length(append, n, compact):
 
 def string_reader(compact: bool, nullable: bool):
     def read(buf, pos, end, what):
-        n, pos = _length(buf, pos, end, what, compact, False)
+        n, pos = _length(buf, pos, end, what, compact, False, MAX_STRING_BYTES)
         if n < 0:
             if not nullable:
                 raise fail(what, pos, "null string in a non-nullable field")
@@ -259,12 +269,10 @@ def string_writer(compact: bool, nullable: bool):
         except AttributeError:
             raise ProtocolError(f"{what}: expected str, got {type(value).__name__}") from None
         n = len(data)
-        if compact:
-            append(uvarint_bytes(n + 1))
-        else:
-            if n > 0x7FFF:
-                raise ProtocolError(f"{what}: string of {n} bytes exceeds the int16 length limit")
-            append(pack16(n))
+        if n > MAX_STRING_BYTES:
+            raise ProtocolError(f"{what}: a string of {n} bytes is too long to be written (at most "
+                                f"{MAX_STRING_BYTES})")
+        append(uvarint_bytes(n + 1) if compact else pack16(n))
         append(data)
 
     return write

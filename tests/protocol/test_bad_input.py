@@ -183,8 +183,114 @@ def test_encoding_bad_values_is_a_protocol_error():
     with pytest.raises(ProtocolError):
         codec.encode(m.VoteRequest(topics=[m.VoteRequest.TopicData(partitions=[m.VoteRequest.PartitionData(
             replica_directory_id="not-a-uuid")])]), 1)
-    with pytest.raises(ProtocolError, match="int16 length limit"):
+    with pytest.raises(ProtocolError, match="string of 40000 bytes is too long to be written"):
         codec.encode(m.BeginQuorumEpochRequest(cluster_id="x" * 40000), 0)
+
+
+# ---- strings hold at most 32,767 bytes, compact ones too (Kafka's generated readers and writers) -------------------
+
+def _compact(n: int) -> bytes:
+    return wt.uvarint_bytes(n + 1) + b"s" * n
+
+
+@pytest.mark.parametrize("nullable", [False, True])
+def test_a_compact_string_over_32767_bytes_is_refused_at_decode(nullable):
+    read = wt.string_reader(True, nullable)
+    data = _compact(wt.MAX_STRING_BYTES)
+    assert read(data, 0, len(data), "f") == ("s" * wt.MAX_STRING_BYTES, len(data))
+    for n in (wt.MAX_STRING_BYTES + 1, 40_000, 65_000, 2**31):
+        data = _compact(n) if n < 1 << 20 else wt.uvarint_bytes(n + 1)
+        with pytest.raises(ProtocolError, match=f"f: invalid length {n}: a string holds at most 32767 bytes"):
+            read(data, 0, len(data), "f")
+
+
+def test_a_classic_string_cannot_say_more_than_32767_bytes():
+    """Its int16 length reads a larger unsigned value as negative; only -1 (null) is a length below 0."""
+    read = wt.string_reader(False, True)
+    data = struct.pack(">h", wt.MAX_STRING_BYTES) + b"s" * wt.MAX_STRING_BYTES
+    assert read(data, 0, len(data), "f")[0] == "s" * wt.MAX_STRING_BYTES
+    with pytest.raises(ProtocolError, match="negative length -32768"):
+        read(struct.pack(">H", 32768) + b"s" * 32768, 0, 32770, "f")
+
+
+def _oversized(body, version: int, placeholder: str, size: int) -> bytes:
+    """``body`` encoded with the compact string ``placeholder`` swapped for ``size`` bytes."""
+    data = codec.encode(body, version)
+    old = wt.uvarint_bytes(len(placeholder) + 1) + placeholder.encode()
+    assert data.count(old) == 1
+    return data.replace(old, _compact(size))
+
+
+@pytest.mark.parametrize("cls,body,version,field", [
+    (m.OffsetCommitRequest, m.OffsetCommitRequest(group_id="PLACEHOLDER"), 8, "OffsetCommitRequest.group_id"),
+    (m.OffsetCommitRequest, m.OffsetCommitRequest(group_id="g", group_instance_id="PLACEHOLDER"), 8,
+     "OffsetCommitRequest.group_instance_id"),
+    (m.InitProducerIdRequest, m.InitProducerIdRequest(transactional_id="PLACEHOLDER"), 4,
+     "InitProducerIdRequest.transactional_id"),
+    (m.ListGroupsRequest, m.ListGroupsRequest(states_filter=["PLACEHOLDER"]), 4, "ListGroupsRequest.states_filter"),
+])
+def test_every_string_of_a_flexible_request_is_limited(cls, body, version, field):
+    data = _oversized(body, version, "PLACEHOLDER", wt.MAX_STRING_BYTES)
+    assert "PLACEHOLDER" not in repr(codec.decode(cls, data, version))
+    with pytest.raises(ProtocolError, match=f"{field}: invalid length 40000"):
+        codec.decode(cls, _oversized(body, version, "PLACEHOLDER", 40_000), version)
+
+
+def test_a_tagged_string_is_limited_too():
+    data = codec.encode(m.FetchRequest(cluster_id=None), 12)
+    assert data[-1] == 0  # no tagged fields
+
+    def tagged(size: int) -> bytes:  # the top level's tagged fields: one, tag 0 (ClusterId), holding the string
+        value = _compact(size)
+        return data[:-1] + b"\x01\x00" + wt.uvarint_bytes(len(value)) + value
+
+    assert codec.decode(m.FetchRequest, tagged(wt.MAX_STRING_BYTES), 12).cluster_id == "s" * wt.MAX_STRING_BYTES
+    with pytest.raises(ProtocolError, match=r"FetchRequest\.cluster_id: invalid length 40000"):
+        codec.decode(m.FetchRequest, tagged(40_000), 12)
+
+
+def test_the_limit_is_checked_before_the_bytes_are_looked_for():
+    """A claimed length over the limit is refused as such even when the data ends right after it."""
+    data = codec.encode(m.InitProducerIdRequest(transactional_id=""), 4)
+    with pytest.raises(ProtocolError, match="invalid length 40000"):
+        codec.decode(m.InitProducerIdRequest, wt.uvarint_bytes(40_001) + data[1:], 4)
+
+
+def test_a_flexible_array_counting_more_items_than_bytes_is_refused():
+    """Kafka's readers refuse a collection whose count exceeds the remaining bytes before allocating it."""
+    data = codec.encode(m.MetadataRequest(topics=[]), 12)
+    assert data[0] == 1  # the topics' compact count: 0 items
+    with pytest.raises(ProtocolError, match=r"MetadataRequest\.topics: length 100000 runs past the end"):
+        codec.decode(m.MetadataRequest, wt.uvarint_bytes(100_001) + data[1:], 12)
+
+
+@pytest.mark.parametrize("value", ["x" * (wt.MAX_STRING_BYTES + 1), "\u00e9" * 16_384])
+@pytest.mark.parametrize("version", [3, 5])  # classic and compact
+def test_a_string_over_32767_bytes_is_never_written(value, version):
+    """Bytes of UTF-8 count, not characters: 16,384 two-byte characters are one byte too many."""
+    with pytest.raises(ProtocolError, match=r"ListGroupsResponse\.ListedGroup\.group_id: a string of 32768 bytes is "
+                                            r"too long to be written \(at most 32767\)"):
+        codec.encode(m.ListGroupsResponse(groups=[m.ListGroupsResponse.ListedGroup(group_id=value)]), version)
+
+
+def test_every_string_field_round_trips_32767_bytes_and_refuses_one_more():
+    """At every version of every message, each top-level string field holds 32,767 bytes of UTF-8 and no more."""
+    checked = 0
+    for cls in m.MESSAGES.values():
+        lo, hi = cls.VALID_VERSIONS
+        for f in cls._info.fields:
+            if f.type != "string" or f.is_array or f.struct is not None:
+                continue
+            for v in range(lo, hi + 1):
+                if not f.present(v):
+                    continue
+                body = cls(**{f.attr: "\u00e9" * 16_383 + "x"})
+                decoded = codec.decode(cls, codec.encode(body, v), v)
+                assert getattr(decoded, f.attr) == getattr(body, f.attr)
+                with pytest.raises(ProtocolError, match="too long to be written"):
+                    codec.encode(cls(**{f.attr: "x" * (wt.MAX_STRING_BYTES + 1)}), v)
+                checked += 1
+    assert checked > 350
 
 
 def test_varint_primitives():
