@@ -2,10 +2,10 @@
 node advertises exactly what it serves.
 
 A handler is ``fn(request, conn)`` where ``request`` is ``framing.Request(header, api, version, body)``; it answers
-with ``conn.send_response(body, version, correlation_id)`` now or later. Malformed requests: a frame whose header
-cannot be read, an unknown api key or an unsupported version (other than ApiVersions, which gets Kafka's KIP-511
-answer) closes that connection, as Kafka does; a body that does not decode gets the api's response with
-CORRUPT_MESSAGE/INVALID_REQUEST where the response has a top-level error code, else the connection is closed.
+with ``conn.send_response(body, version, correlation_id)`` now or later. Malformed requests close that connection,
+as Kafka's request parser does, with one log line: a frame whose header cannot be read, an unknown api key or an
+unsupported version (other than ApiVersions, which gets Kafka's KIP-511 answer), and a body that does not decode
+(a string longer than 32,767 bytes, an array counting more items than there are bytes left, ...).
 """
 
 from __future__ import annotations
@@ -14,7 +14,6 @@ import logging
 import struct
 from typing import Callable
 
-from kraftwire.error_codes import INVALID_REQUEST
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.protocol import framing, served
 from kraftwire.protocol.api_versions import encode_api_versions_response
@@ -92,10 +91,6 @@ class Dispatcher:
             return
         except (ProtocolError, KraftwireError, ValueError, struct.error) as exc:
             self.count_error(str(api_key))
-            if entry is not None and entry[0] <= version <= entry[1]:
-                log.warning("malformed request (api key %d v%d) from %s: %s", api_key, version, conn.peer, exc)
-                if self._answer_error(api_key, version, correlation_id, conn):
-                    return
             log.warning("closing connection from %s: malformed request (api key %d v%d): %s", conn.peer, api_key,
                         version, exc)
             conn.close()
@@ -127,20 +122,6 @@ class Dispatcher:
         if self.metrics is not None:
             info = APIS.get(api_key)
             self.metrics.inc("requests_total", api=info.name if info else str(api_key))
-
-    def _answer_error(self, api_key: int, version: int, correlation_id: int, conn) -> bool:
-        info = APIS.get(api_key)
-        if info is None:
-            return False
-        body = info.response()
-        if not hasattr(body, "error_code"):
-            return False
-        body.error_code = INVALID_REQUEST
-        try:
-            conn.send_response(body, version, correlation_id)
-        except KraftwireError:
-            return False
-        return True
 
     def connection_closed(self, conn) -> None:
         for callback in self.on_close:
