@@ -12,7 +12,9 @@ import collections
 import logging
 import time
 
+from kraftwire.error_codes import UNKNOWN_SERVER_ERROR
 from kraftwire.errors import ProtocolError
+from kraftwire.protocol.error_answers import error_answer
 from kraftwire.protocol.framing import FrameSplitter, encode_response
 from kraftwire.protocol.wire_types import ExternalBytes
 from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, parse_rules, tls_principal
@@ -115,7 +117,31 @@ class InboundConnection(asyncio.Protocol):
         self._expected.append(correlation_id)
 
     def send_response(self, body, version: int, correlation_id: int) -> None:
-        self.send_chunks(encode_response(body, version, correlation_id), correlation_id)
+        """Encode and send an answer. One that cannot be encoded (a string beyond its field's limit) never escapes as
+        an exception into the code answering: as Kafka does when it cannot write an answer, the request gets its
+        error answer with UNKNOWN_SERVER_ERROR (``protocol.error_answers``); where none is declared the connection is
+        closed. One log line either way."""
+        try:
+            chunks = encode_response(body, version, correlation_id)
+        except ProtocolError as exc:
+            chunks = self._refusal(body, version, correlation_id, exc)
+            if chunks is None:
+                self.close()
+                return
+        self.send_chunks(chunks, correlation_id)
+
+    def _refusal(self, body, version: int, correlation_id: int, problem: ProtocolError) -> list | None:
+        """The encoded error answer in place of ``body``, which could not be encoded (None: there is none)."""
+        refusal = error_answer(body, version, UNKNOWN_SERVER_ERROR)
+        chunks = None
+        if refusal is not None:
+            try:
+                chunks = encode_response(refusal, version, correlation_id)
+            except ProtocolError:  # the keys read back from the answer were what could not be written
+                chunks = None
+        log.error("cannot encode %s v%d for %s (%s); %s", type(body).__name__, version, self.peer, problem,
+                  "answering UNKNOWN_SERVER_ERROR" if chunks is not None else "closing the connection")
+        return chunks
 
     def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
         """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once."""
