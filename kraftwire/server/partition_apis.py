@@ -66,6 +66,7 @@ from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECO
 from kraftwire.replica import list_offsets as offsets
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.partition import LEADER, check_fetch_position
+from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
 from kraftwire.server.group_apis import internal_topic_error
@@ -156,6 +157,10 @@ class PartitionApis:
         R = w.ProduceResponse
         acks = body.acks
         topics, waiting, hints = [], [], set()
+        corrupt = request_error(p.records for t in body.topic_data for p in t.partition_data)
+        if corrupt is not None:  # a first batch Kafka's record iterator refuses fails the whole request
+            self._refuse_produce(request, conn, corrupt)
+            return
         access = self.node.authorizer
         # Kafka: a request holding transactional batches needs a transactional id the principal may WRITE, else
         # every partition is refused
@@ -216,17 +221,40 @@ class PartitionApis:
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
 
+    def _refuse_produce(self, request, conn, error: tuple[int, str]) -> None:
+        """Every partition of a Produce gets ``error``; with acks=0 (no answer to carry it) the connection is closed,
+        as Kafka does."""
+        body, R = request.body, w.ProduceResponse
+        if body.acks == 0:
+            log.warning("closing connection from %s: an acks=0 Produce failed: %s", conn.peer, error[1])
+            conn.close()
+            return
+        P = R.PartitionProduceResponse
+        topics = [R.TopicProduceResponse(name=t.name, partition_responses=[
+            P(index=p.index, error_code=error[0], error_message=error[1], base_offset=-1, log_append_time_ms=-1,
+              log_start_offset=-1, record_errors=[]) for p in t.partition_data]) for t in body.topic_data]
+        conn.send_response(R(responses=topics, throttle_time_ms=0), request.version, request.header.correlation_id)
+
     def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> None:
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
+            return
+        hp = self.replicas.get(name, p.index)
+        unhosted = self._unhosted_error(name, p.index) if hp is None else ec.NONE
+        if unhosted == ec.UNKNOWN_TOPIC_OR_PARTITION:
+            pr.error_code = unhosted
+            return
+        # Kafka's order: an existing partition's records are checked before the replica manager looks at the topic
+        shape = shape_error(version, p.records) if p.records is not None else None
+        if shape is not None:
+            pr.error_code, pr.error_message = shape
             return
         internal = internal_topic_error(name)
         if internal is not None:
             pr.error_code, pr.error_message = internal
             return
-        hp = self.replicas.get(name, p.index)
         if hp is None:
-            pr.error_code = self._unhosted_error(name, p.index)
+            pr.error_code = unhosted
             return
         if hp.failed:
             pr.error_code = ec.KAFKA_STORAGE_ERROR

@@ -17,6 +17,7 @@ import logging
 from kraftwire.errors import CorruptRecordError, KraftwireError, NotLeaderError, RecordTooLargeError
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches, validate_batches
+from kraftwire.replica.produce_records import shape_error
 from kraftwire.server.broker import context as c
 
 log = logging.getLogger("kraftwire.broker.produce")
@@ -33,11 +34,15 @@ class Produce:
         self.states = states
 
     # ---------------------------------------------------------------------------------------------------- append
-    def _append(self, records, pr) -> int | None:
+    def _append(self, records, pr, version: int) -> int | None:
         """Append one partition's records; fills ``pr`` and returns the end offset to wait for (None: no wait)."""
         ctx = self.ctx
-        if records is None or not len(records):
+        if records is None:
             pr.error_code = c.CORRUPT_MESSAGE
+            return None
+        shape = shape_error(version, records)  # one magic-2 batch, as Kafka requires
+        if shape is not None:
+            pr.error_code, pr.error_message = shape
             return None
         raw = bytes(records)
         try:
@@ -53,9 +58,6 @@ class Produce:
             pr.error_message = "control and transactional batches are not accepted (transactions are not supported)"
             return None
         idempotent = [b for b in batches if b.producer_id >= 0]
-        if idempotent and len(batches) != 1:
-            pr.error_code, pr.error_message = c.INVALID_RECORD, "an idempotent producer must send one batch"
-            return None
         if idempotent:
             b = batches[0]
             check = self.states.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
@@ -119,7 +121,7 @@ class Produce:
                     pr.error_code = c.NOT_LEADER_OR_FOLLOWER
                 else:
                     try:
-                        end = self._append(p.records, pr)
+                        end = self._append(p.records, pr, version)
                     except KraftwireError as exc:  # pragma: no cover - defensive: answer rather than disconnect
                         log.warning("produce from %s failed: %s", conn.peer, exc)
                         pr.error_code, end = c.CORRUPT_MESSAGE, None
