@@ -251,6 +251,11 @@ class CombinedNode:
                 pass_fds=(self.broker.fileno(), self.controller.fileno()), env=kraftwire_env())
         return self
 
+    def stderr(self) -> str:
+        """What the node wrote to standard error (its log) so far."""
+        with open(self.log_path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
     def __exit__(self, *exc) -> None:
         if self.proc is not None:
             self.proc.terminate()
