@@ -199,12 +199,19 @@ def write_uuid(append, value, what):
 # lengths
 # ---------------------------------------------------------------------------------------------
 
-def _length(buf, pos, end, what, compact: bool, wide: bool, most: int = 0xFFFFFFFF) -> tuple[int, int]:
+def _length(buf, pos, end, what, compact: bool, wide: bool, most: int = 0x7FFFFFFF) -> tuple[int, int]:
     """Return (length, pos); -1 means null. Checks the length against ``most`` (the limit of the type, whatever the
-    bytes that follow; the default lets any length through) and then against the remaining bytes."""
+    bytes that follow; the default lets any length through) and then against the remaining bytes.
+
+    Lengths are read as Kafka's Java readers read them, as an ``int``: any negative length is null (a nullable field
+    takes it as one, a non-nullable one refuses it), and a compact length is the varint as a signed 32-bit value
+    minus one, wrapping: above ``0x80000000`` the varint is a negative int (``0xffffffff`` is -1, less one -2:
+    null), while ``0x80000000`` less one wraps to 2**31 - 1, which is what ``varint - 1`` gives here too."""
     if compact:
         n, pos = read_uvarint(buf, pos, end, what)
         n -= 1
+        if n > 0x7FFFFFFF:
+            n = -1
     elif wide:
         if end - pos < 4:
             raise truncated(what, pos, 4, end)
@@ -215,8 +222,8 @@ def _length(buf, pos, end, what, compact: bool, wide: bool, most: int = 0xFFFFFF
             raise truncated(what, pos, 2, end)
         n = INT16.unpack_from(buf, pos)[0]
         pos += 2
-    if n < -1:
-        raise fail(what, pos, f"negative length {n}")
+    if n < 0:
+        return -1, pos
     if n > most:
         raise fail(what, pos, f"invalid length {n}: a string holds at most {most} bytes")
     if n > end - pos:

@@ -207,6 +207,16 @@ def oversized_strings(port: int) -> dict:
     out.update({f"InitProducerId v{v}, a transactional id of {n} bytes": ask_long(
         port, _init_pid("PLACEHOLDER"), v, "PLACEHOLDER", n) for v in (2, 4) for n in (MAX + 1, 40_000)})
     out["Metadata v12, 100000 topics in 3 bytes"] = exchange(port, huge_count, w.MetadataResponse, 12)
+    # a negative length other than -1 is null to Kafka's readers: an idempotent producer's InitProducerId
+    classic = frame(_init_pid("PLACEHOLDER"), 1)
+    old = struct.pack(">h", len("PLACEHOLDER")) + b"PLACEHOLDER"
+    for n in (-2, -32768):
+        body = classic[4:].replace(old, struct.pack(">h", n))
+        data = struct.pack(">i", len(body)) + body
+        # Kafka answers COORDINATOR_LOAD_IN_PROGRESS until its broker holds a block of producer ids
+        answer = until_coordinated(lambda: exchange(port, data, w.InitProducerIdResponse, 1), lambda a: a.error_code)
+        out[f"InitProducerId v1, a transactional id of length {n}"] = CLOSED if answer is CLOSED else (
+            answer.error_code, answer.producer_id >= 0)
     out["ListGroups"] = [_groups(ask(port, LG(states_filter=[], types_filter=[]), v)) for v in range(6)]
     return out
 

@@ -140,9 +140,8 @@ def test_malformed_bodies_name_the_problem(body, version, problem):
 
 
 def test_classic_negative_and_oversized_lengths():
-    # BeginQuorumEpochRequest v0: ClusterId int16 length, then int32 array count
-    with pytest.raises(ProtocolError, match="negative length -2"):
-        codec.decode(m.BeginQuorumEpochRequest, b"\xff\xfe", 0)
+    # BeginQuorumEpochRequest v0: ClusterId (a nullable string) int16 length, then int32 array count
+    assert codec.decode(m.BeginQuorumEpochRequest, b"\xff\xfe\x00\x00\x00\x00", 0).cluster_id is None
     with pytest.raises(ProtocolError, match=r"topics: length 2147483647 runs past"):
         codec.decode(m.BeginQuorumEpochRequest, b"\xff\xff\x7f\xff\xff\xff", 0)
     with pytest.raises(ProtocolError, match=r"null array in a non-nullable field"):
@@ -198,19 +197,45 @@ def test_a_compact_string_over_32767_bytes_is_refused_at_decode(nullable):
     read = wt.string_reader(True, nullable)
     data = _compact(wt.MAX_STRING_BYTES)
     assert read(data, 0, len(data), "f") == ("s" * wt.MAX_STRING_BYTES, len(data))
-    for n in (wt.MAX_STRING_BYTES + 1, 40_000, 65_000, 2**31):
+    for n in (wt.MAX_STRING_BYTES + 1, 40_000, 65_000, 2**31 - 2):
         data = _compact(n) if n < 1 << 20 else wt.uvarint_bytes(n + 1)
         with pytest.raises(ProtocolError, match=f"f: invalid length {n}: a string holds at most 32767 bytes"):
             read(data, 0, len(data), "f")
 
 
 def test_a_classic_string_cannot_say_more_than_32767_bytes():
-    """Its int16 length reads a larger unsigned value as negative; only -1 (null) is a length below 0."""
+    """Its int16 length reads a larger unsigned value as negative, which is null (next test)."""
     read = wt.string_reader(False, True)
     data = struct.pack(">h", wt.MAX_STRING_BYTES) + b"s" * wt.MAX_STRING_BYTES
     assert read(data, 0, len(data), "f")[0] == "s" * wt.MAX_STRING_BYTES
-    with pytest.raises(ProtocolError, match="negative length -32768"):
-        read(struct.pack(">H", 32768) + b"s" * 32768, 0, 32770, "f")
+    assert read(struct.pack(">H", 32768) + b"s" * 32768, 0, 32770, "f") == (None, 2)
+
+
+@pytest.mark.parametrize("short,wide,compact", [
+    (struct.pack(">h", -2), struct.pack(">i", -2), False),
+    (struct.pack(">h", -32768), struct.pack(">i", -2**31), False),
+    (wt.uvarint_bytes(0xFFFFFFFF), wt.uvarint_bytes(0xFFFFFFFF), True),  # as a Java int -1, less one: -2
+    (wt.uvarint_bytes(2**31 + 1), wt.uvarint_bytes(2**31 + 1), True)])
+def test_any_negative_length_is_null_as_kafka_reads_it(short, wide, compact):
+    """Kafka 4.4 answers an InitProducerId whose transactional id has length -2, -32768 (v1) or the varint
+    0xffffffff (v4) as one without a transactional id: its readers take any negative int as null. A non-nullable
+    field refuses it. (``short``: a string's length; ``wide``: that of bytes and arrays.)"""
+    assert wt.string_reader(compact, True)(short + b"rest", 0, len(short) + 4, "f") == (None, len(short))
+    assert wt.bytes_reader(compact, True, False)(wide + b"rest", 0, len(wide) + 4, "f") == (None, len(wide))
+    assert wt.read_array_length(wide + b"rest", 0, len(wide) + 4, "f", compact, True) == (-1, len(wide))
+    with pytest.raises(ProtocolError, match="f: null string in a non-nullable field"):
+        wt.string_reader(compact, False)(short + b"rest", 0, len(short) + 4, "f")
+    with pytest.raises(ProtocolError, match="f: null array in a non-nullable field"):
+        wt.read_array_length(wide + b"rest", 0, len(wide) + 4, "f", compact, False)
+
+
+def test_a_compact_length_wraps_as_a_java_int():
+    """The varint 0x80000000 is Integer.MIN_VALUE; less one it wraps to Integer.MAX_VALUE: too long, not null."""
+    data = wt.uvarint_bytes(2**31) + b"rest"
+    with pytest.raises(ProtocolError, match="f: invalid length 2147483647"):
+        wt.string_reader(True, True)(data, 0, len(data), "f")
+    with pytest.raises(ProtocolError, match="f: length 2147483647 runs past the end"):
+        wt.bytes_reader(True, True, False)(data, 0, len(data), "f")
 
 
 def _oversized(body, version: int, placeholder: str, size: int) -> bytes:

@@ -52,9 +52,12 @@ def test_produce_data_that_is_not_one_magic_2_batch_appends_nothing(node):
 def test_strings_over_32767_bytes_close_the_connection_and_leave_nothing(node):
     """Items 7 and 9: a 40-65 KB group id (OffsetCommit v8) or transactional id (InitProducerId), and an array
     counting more items than bytes remain, are refused at decode: the connection is closed with one log line naming
-    the field, no group is kept, and ListGroups answers at every version afterwards."""
+    the field, no group is kept, and ListGroups answers at every version afterwards. A classic length below -1 is
+    no error: Kafka's readers take it as null."""
     out = bad_input.oversized_strings(node.port)
     assert out.pop("ListGroups") == [(ec.NONE, [(7, "w")])] * 6  # only the warm-up commit's group
+    for n in (-2, -32768):  # any other negative length is null, as Kafka reads it: an idempotent producer's id
+        assert out.pop(f"InitProducerId v1, a transactional id of length {n}") == (ec.NONE, True)
     assert out == {case: CLOSED for case in out} and len(out) == 9
     assert _lines(node, "OffsetCommitRequest.group_id: invalid length 40000: a string holds at most 32767 bytes") == 1
     assert _lines(node, "InitProducerIdRequest.transactional_id: invalid length 40000") == 2  # v2 and v4
