@@ -368,7 +368,7 @@ class PartitionSim:
         r.state.in_flight = True
         A = m.AlterPartitionRequest
         req = A(broker_id=b.id, broker_epoch=b.epoch, topics=[A.TopicData(
-            topic_name=TOPIC, topic_id=self.topic_id, partitions=[A.PartitionData(
+            topic_id=self.topic_id, partitions=[A.PartitionData(
                 partition_index=index, leader_epoch=r.state.leader_epoch, new_isr=list(r.state.pending.isr),
                 new_isr_with_epochs=[A.BrokerState(broker_id=i, broker_epoch=-1) for i in r.state.pending.isr],
                 leader_recovery_state=0, partition_epoch=r.state.partition_epoch)])])
