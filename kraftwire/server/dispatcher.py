@@ -25,6 +25,15 @@ API_VERSIONS = served.key("ApiVersions")
 PRODUCE = served.key("Produce")
 
 
+def take_turn(conn, correlation_id: int) -> None:
+    """The request ``correlation_id`` will be answered: its answer leaves behind those still owed to the requests
+    before it on ``conn`` (Kafka answers a connection's requests in order). Every answer the node gives goes through
+    here first — a handler's, and those given without one (ApiVersions, a malformed request's error)."""
+    expect = getattr(conn, "expect", None)
+    if expect is not None:
+        expect(correlation_id)
+
+
 class Dispatcher:
     def __init__(self, metrics=None) -> None:
         self._handlers: dict[int, tuple[int, int, Callable]] = {}
@@ -82,6 +91,7 @@ class Dispatcher:
         except UnsupportedVersionError:
             if api_key == API_VERSIONS:
                 self._count(api_key)
+                take_turn(conn, correlation_id)
                 conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
                                                               self.api_features()), correlation_id)
                 return
@@ -97,6 +107,7 @@ class Dispatcher:
             return
         if entry is None or not entry[0] <= version <= entry[1]:
             if api_key == API_VERSIONS:
+                take_turn(conn, correlation_id)
                 self._api_versions(request, conn)
                 return
             self.count_error(str(api_key))
@@ -106,9 +117,7 @@ class Dispatcher:
             return
         self._count(api_key)
         if api_key != PRODUCE or request.body.acks != 0:  # a Produce with acks=0 is never answered
-            expect = getattr(conn, "expect", None)
-            if expect is not None:
-                expect(correlation_id)
+            take_turn(conn, correlation_id)
         try:
             if self.gate is not None and not self.gate(request, conn):
                 return

@@ -37,7 +37,7 @@ from kraftwire.protocol import served
 from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.server import lifecycle as lc
 from kraftwire.server.client import KafkaConnection
-from kraftwire.server.dispatcher import DispatcherView
+from kraftwire.server.dispatcher import DispatcherView, take_turn
 
 log = logging.getLogger("kraftwire.roles")
 
@@ -74,7 +74,9 @@ class ListenerDispatcher(DispatcherView):
         if len(frame) >= 8:
             (api_key,) = struct.unpack_from(">h", frame, 0)
             if api_key == API_VERSIONS:
-                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()))
+                (correlation_id,) = struct.unpack_from(">i", frame, 4)
+                take_turn(conn, correlation_id)
+                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
                 return
             if api_key in self.denied:
                 self.base.count_error(str(api_key))

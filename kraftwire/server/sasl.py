@@ -48,7 +48,7 @@ from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.exchange import FAILED, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
-from kraftwire.server.dispatcher import DispatcherView
+from kraftwire.server.dispatcher import DispatcherView, take_turn
 
 log = logging.getLogger("kraftwire.sasl")
 
@@ -124,7 +124,9 @@ class SaslDispatcher(DispatcherView):
                 self._refuse(conn, f"api key {api_key} during the SASL re-authentication of {exchange.principal}")
                 return
         elif api_key == API_VERSIONS:
-            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()))
+            (correlation_id,) = struct.unpack_from(">i", frame, 4)
+            take_turn(conn, correlation_id)
+            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
             return
         if api_key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
             self._refuse(conn, f"api key {api_key} before SASL authentication")
@@ -161,7 +163,7 @@ class SaslDispatcher(DispatcherView):
             if request is None:
                 return
             cid = request.header.correlation_id
-            self._expect(conn, cid)
+            take_turn(conn, cid)
             if api_key == SASL_HANDSHAKE:
                 conn.send_response(w.SaslHandshakeResponse(error_code=ILLEGAL_SASL_STATE, mechanisms=[]),
                                    request.version, cid)
@@ -197,7 +199,7 @@ class SaslDispatcher(DispatcherView):
         else:
             answer = exchange.handshake(mechanism)
         cid = request.header.correlation_id
-        self._expect(conn, cid)
+        take_turn(conn, cid)
         conn.send_response(w.SaslHandshakeResponse(error_code=answer.error, mechanisms=answer.mechanisms),
                            request.version, cid)
         if request.version == 0 and not answer.error and not reauthentication:
@@ -214,7 +216,7 @@ class SaslDispatcher(DispatcherView):
         answer = exchange.authenticate(bytes(request.body.auth_bytes), self._clock_ms(), request.version)
         cid = request.header.correlation_id
         if answer.answered:
-            self._expect(conn, cid)
+            take_turn(conn, cid)
             response = w.SaslAuthenticateResponse(error_code=answer.error, error_message=answer.message,
                                                   auth_bytes=answer.auth_bytes,
                                                   session_lifetime_ms=answer.session_lifetime_ms)
@@ -277,13 +279,6 @@ class SaslDispatcher(DispatcherView):
         asyncio.get_running_loop().call_later(FAILED_AUTHENTICATION_DELAY_S, answer)
 
     # ------------------------------------------------------------------------------------------- helpers
-    @staticmethod
-    def _expect(conn, correlation_id: int) -> None:
-        """The answer takes its turn behind earlier requests' (a re-authentication may follow a parked Produce)."""
-        expect = getattr(conn, "expect", None)
-        if expect is not None:
-            expect(correlation_id)
-
     def _refuse(self, conn, why: str) -> None:
         self.base.count_error("sasl")
         log.warning("closing connection from %s on SASL listener %s: %s", conn.peer, self.settings.listener, why)
