@@ -224,8 +224,9 @@ def encode_response(body: MessageBase, version: int, correlation_id: int) -> lis
 def decode_response(frame_buf, api_key: int, version: int) -> tuple[int, Any]:
     """Decode a response frame (without size prefix) for a request sent at (*api_key*, *version*).
 
-    An ApiVersions response carrying error 35 (UNSUPPORTED_VERSION) is decoded as v0, whatever the
-    request version was (KIP-511).
+    An ApiVersions response that does not decode at the version asked for is decoded as v0, as Kafka's client
+    does (``ApiVersionsResponse.parse``): a server answers a version it does not know with UNSUPPORTED_VERSION at v0
+    (KIP-511), while any other error (INVALID_REQUEST for a malformed request) comes at the version asked for.
     """
     info = api(api_key)
     view = memoryview(frame_buf) if not isinstance(frame_buf, memoryview) else frame_buf

@@ -271,3 +271,14 @@ def test_supported_features_starting_at_zero_appear_from_v4_only():
     names = {v: [f.name for f in api_versions_response(REGISTERED, v, features=features)[0].supported_features]
              for v in (3, 4)}
     assert names == {3: ["metadata.version"], 4: ["kraft.version", "metadata.version"]}
+
+
+def test_an_api_versions_error_other_than_unsupported_version_decodes_at_the_version_asked():
+    """A malformed ApiVersions v1..v4 gets INVALID_REQUEST at its own version (throttle time and all), which a
+    client must read at that version, falling back to v0 only when that fails (Kafka's ApiVersionsResponse.parse).
+    Found by the fuzzer (tests/fuzz): reading every error answer as v0 called Kafka's own answer malformed."""
+    for version in range(1, 5):
+        reply = J(framing.encode_response(m.ApiVersionsResponse(error_code=ec.INVALID_REQUEST, throttle_time_ms=7),
+                                          version, 9))[4:]
+        cid, body = framing.decode_response(reply, 18, version)
+        assert (cid, body.error_code, body.throttle_time_ms) == (9, ec.INVALID_REQUEST, 7)
