@@ -8,9 +8,11 @@ do (the table in ``kafka-security-facts.md`` §5):
 * ``gate`` runs in the dispatcher before any handler, for the APIs that need one operation on the cluster — the
   quorum's and the brokers' own requests (CLUSTER_ACTION), DescribeQuorum/DescribeAcls/DescribeLogDirs/
   DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/Create-/DeleteAcls/
-  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER), and a replica's Fetch (CLUSTER_ACTION). A refused
-  request is answered with the API's error response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so
-  nothing changes.
+  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER). A refused request is answered with the API's error
+  response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so nothing changes. A Fetch needs
+  CLUSTER_ACTION on a controller listener, whoever sends it (it is the quorum's: Kafka's ControllerApis, refused
+  with its error response), and from a replica elsewhere (Kafka's KafkaApis: TOPIC_AUTHORIZATION_FAILED in every
+  partition).
 * Handlers check per topic, group or transactional id (``allows``) where Kafka answers per item: Produce, Fetch,
   ListOffsets, Metadata (unauthorized topics are left out of an all-topics answer), the group APIs, CreateTopics and
   the other topic APIs of the controller.
@@ -28,9 +30,10 @@ from __future__ import annotations
 
 import logging
 
-from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED
+from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.protocol import served
+from kraftwire.protocol import messages as w
 from kraftwire.protocol.messages import APIS
 from kraftwire.security.authorizer import (
     CLUSTER_NAME,
@@ -49,7 +52,7 @@ CLUSTER_OPERATION = {
     "EndQuorumEpoch": AclOperation.CLUSTER_ACTION, "FetchSnapshot": AclOperation.CLUSTER_ACTION,
     "BrokerRegistration": AclOperation.CLUSTER_ACTION, "BrokerHeartbeat": AclOperation.CLUSTER_ACTION,
     "AlterPartition": AclOperation.CLUSTER_ACTION, "AllocateProducerIds": AclOperation.CLUSTER_ACTION,
-    "AssignReplicasToDirs": AclOperation.CLUSTER_ACTION,
+    "AssignReplicasToDirs": AclOperation.CLUSTER_ACTION, "UpdateRaftVoter": AclOperation.CLUSTER_ACTION,
     "DescribeQuorum": AclOperation.DESCRIBE, "DescribeAcls": AclOperation.DESCRIBE,
     "DescribeLogDirs": AclOperation.DESCRIBE, "DescribeUserScramCredentials": AclOperation.DESCRIBE,
     "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
@@ -70,8 +73,9 @@ class Access:
     """The node's ACL checks: ``allows(conn, resource_type, name, operation)`` over the image's current ACLs."""
 
     def __init__(self, image_source, super_users: frozenset[str], allow_everyone_if_no_acl_found: bool,
-                 caught_up=None) -> None:
+                 caught_up=None, controller_listeners: frozenset[str] = frozenset()) -> None:
         self._image = image_source  # () -> MetadataImage
+        self.controller_listeners = controller_listeners  # where every Fetch is the quorum's
         self.super_users = super_users
         self.allow_everyone = allow_everyone_if_no_acl_found
         self._caught_up = caught_up  # () -> bool: has this node read its metadata log up to the leader's end?
@@ -85,7 +89,7 @@ class Access:
         if not config.authorizer_class_name:
             return None
         return cls(image_source, parse_super_users(config.super_users), config.allow_everyone_if_no_acl_found,
-                   caught_up)
+                   caught_up, frozenset(config.controller_listener_names))
 
     @property
     def ready(self) -> bool:
@@ -139,17 +143,27 @@ class Access:
     def gate(self, request, conn) -> bool:
         """Before the handler: False when the request was refused here (and answered)."""
         key = request.api.key
+        if key == _FETCH:
+            return self._gate_fetch(request, conn)
         entry = _GATED.get(key)
         if entry is None:
-            if key == _FETCH and _replica_of(request) >= 0:
-                entry = ("Fetch", AclOperation.CLUSTER_ACTION)
-            else:
-                return True
+            return True
         name, operation = entry
         if self.allows_cluster(conn, operation):
             return True
         conn.send_response(refusal_of(name, request.body, request.version, CLUSTER_AUTHORIZATION_FAILED),
                            request.version, request.header.correlation_id)
+        return False
+
+    def _gate_fetch(self, request, conn) -> bool:
+        quorum = getattr(conn, "listener", None) in self.controller_listeners
+        if not quorum and _replica_of(request) < 0:
+            return True  # a consumer's: per topic, in the handler
+        if self.allows_cluster(conn, AclOperation.CLUSTER_ACTION):
+            return True
+        refusal = (fetch_refusal(request.body, request.version, CLUSTER_AUTHORIZATION_FAILED) if quorum
+                   else fetch_refusal(request.body, request.version, NONE, TOPIC_AUTHORIZATION_FAILED))
+        conn.send_response(refusal, request.version, request.header.correlation_id)
         return False
 
 
@@ -165,6 +179,21 @@ def _replica_of(request) -> int:
     if request.version >= 15:
         return body.replica_state.replica_id
     return body.replica_id
+
+
+def fetch_refusal(body, version: int, code: int, partition_code: int | None = None):
+    """A refused Fetch as Kafka answers it: ``code`` at the top; ``partition_code`` (default: ``code``) in every
+    partition asked for — which a quorum's refusal (Kafka's FetchRequest error response) leaves out from v13, where
+    the top-level code is enough, while a follower's refusal (KafkaApis) has NONE at the top and each partition
+    TOPIC_AUTHORIZATION_FAILED."""
+    R = w.FetchResponse
+    per_partition = partition_code is not None or version < 13
+    return R(throttle_time_ms=0, error_code=code, session_id=body.session_id if partition_code is None else 0,
+             responses=[R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=[
+                 R.PartitionData(partition_index=p.partition, error_code=code if partition_code is None else
+                                 partition_code, high_watermark=-1, last_stable_offset=-1, log_start_offset=-1,
+                                 aborted_transactions=[], preferred_read_replica=-1, records=b"")
+                 for p in t.partitions]) for t in body.topics] if per_partition else [])
 
 
 def refusal_of(api: str, body, version: int, code: int):

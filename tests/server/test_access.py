@@ -26,8 +26,8 @@ STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
 
 class _Conn:
-    def __init__(self, principal: str, peer: str = "10.0.0.7:5555") -> None:
-        self.principal, self.peer = principal, peer
+    def __init__(self, principal: str, peer: str = "10.0.0.7:5555", listener: str = "CLIENT") -> None:
+        self.principal, self.peer, self.listener = principal, peer, listener
         self.sent: list = []
         self.closed = False
 
@@ -101,20 +101,52 @@ def test_the_gate_answers_refused_requests_itself_and_lets_allowed_ones_through(
 
 
 def test_a_replicas_fetch_needs_cluster_action_and_a_consumers_does_not_at_the_gate():
+    """Kafka's KafkaApis answers a follower without CLUSTER_ACTION TOPIC_AUTHORIZATION_FAILED in every partition, NONE
+    at the top (checked against Kafka 4.4 at v4, v12 and v15; the fuzzer, tests/fuzz, found kraftwire answering
+    CLUSTER_AUTHORIZATION_FAILED at the top instead). A consumer's is checked per topic, in the handler."""
     image = _image(_cluster_acl("User:broker", Op.CLUSTER_ACTION))
-    access = Access(lambda: image, frozenset(), False)
+    access = Access(lambda: image, frozenset(), False, controller_listeners=frozenset({"CONTROLLER"}))
+    for version in (4, 12, 15):
+        follower, consumer = _fetch(version, 3), _fetch(version, -1)
+        assert access.gate(follower, _Conn("User:broker"))
+        eve = _Conn("User:eve")
+        assert not access.gate(follower, eve)
+        answer = eve.sent[0][0]
+        assert answer.error_code == ec.NONE and answer.session_id == 0
+        assert [(t.topic, [(p.partition_index, p.error_code) for p in t.partitions]) for t in answer.responses] == [
+            ("t", [(0, ec.TOPIC_AUTHORIZATION_FAILED), (2, ec.TOPIC_AUTHORIZATION_FAILED)])]
+        assert access.gate(consumer, _Conn("User:eve"))
+
+
+def test_every_fetch_on_a_controller_listener_is_the_quorums_and_needs_cluster_action():
+    """Kafka's ControllerApis authorizes CLUSTER_ACTION before any Fetch, a consumer's too, and answers the request's
+    error response: the code at the top, and in every partition before v13 (FetchRequest.getErrorResponse). The
+    fuzzer (tests/fuzz) found kraftwire serving a consumer's Fetch on the controller listener to a principal without
+    ACLs."""
+    image = _image(_cluster_acl("User:broker", Op.CLUSTER_ACTION))
+    access = Access(lambda: image, frozenset(), False, controller_listeners=frozenset({"CONTROLLER"}))
+    for version, partitions in ((12, [(0, ec.CLUSTER_AUTHORIZATION_FAILED), (2, ec.CLUSTER_AUTHORIZATION_FAILED)]),
+                                (13, None)):
+        for replica in (-1, 3):
+            assert access.gate(_fetch(version, replica), _Conn("User:broker", listener="CONTROLLER"))
+            eve = _Conn("User:eve", listener="CONTROLLER")
+            assert not access.gate(_fetch(version, replica), eve)
+            answer = eve.sent[0][0]
+            assert answer.error_code == ec.CLUSTER_AUTHORIZATION_FAILED and answer.session_id == 9
+            got = [[(p.partition_index, p.error_code) for p in t.partitions] for t in answer.responses]
+            assert got == ([partitions] if partitions else [])
+            codec.encode(answer, version)
+
+
+def _fetch(version: int, replica: int):
     F = w.FetchRequest
-    follower = framing.Request(None, w.APIS[served.key("Fetch")], 12, F(replica_id=3, topics=[]))
-    consumer = framing.Request(None, w.APIS[served.key("Fetch")], 12, F(replica_id=-1, topics=[]))
+    body = F(replica_id=replica, session_id=9, topics=[F.FetchTopic(topic="t", topic_id=uuid.UUID(int=5), partitions=[
+        F.FetchPartition(partition=0), F.FetchPartition(partition=2)])])
+    body.replica_state = F.ReplicaState(replica_id=replica)
 
     class _H:
         correlation_id = 1
-    follower = follower._replace(header=_H())
-    consumer = consumer._replace(header=_H())
-    assert access.gate(follower, _Conn("User:broker"))
-    eve = _Conn("User:eve")
-    assert not access.gate(follower, eve) and eve.sent[0][0].error_code == ec.CLUSTER_AUTHORIZATION_FAILED
-    assert access.gate(consumer, _Conn("User:eve"))  # per topic, in the handler
+    return framing.Request(_H(), w.APIS[served.key("Fetch")], version, body)
 
 
 def test_forwarding_is_trusted_only_with_cluster_action_and_acl_changes_apply_at_once():
