@@ -46,7 +46,7 @@ from kraftwire.protocol import framing, served
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.security.sasl import plain, scram
-from kraftwire.security.sasl.exchange import FAILED, SaslExchange
+from kraftwire.security.sasl.exchange import FAILED, HANDSHAKE, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
 from kraftwire.server.dispatcher import DispatcherView, take_turn
 
@@ -128,7 +128,8 @@ class SaslDispatcher(DispatcherView):
             take_turn(conn, correlation_id)
             conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
             return
-        if api_key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
+        if api_key != SASL_HANDSHAKE and (api_key != SASL_AUTHENTICATE or exchange.state == HANDSHAKE):
+            # Kafka's IllegalSaslStateException: closed without an answer, a SaslAuthenticate before the handshake too
             self._refuse(conn, f"api key {api_key} before SASL authentication")
             return
         request = self._decode(frame, conn)

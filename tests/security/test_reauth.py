@@ -534,3 +534,16 @@ def test_quorum_peers_re_authenticate_with_raft_requests_in_flight():
             await server.wait_closed()
 
     asyncio.run(main())
+
+
+def test_a_sasl_authenticate_before_the_handshake_closes_the_connection_unanswered():
+    """Kafka's SaslServerAuthenticator takes only ApiVersions and SaslHandshake first; a SaslAuthenticate then is an
+    IllegalSaslStateException: the connection closes and nothing is answered (checked against Kafka 4.4; found by
+    the fuzzer, tests/fuzz, which kraftwire answered ILLEGAL_SASL_STATE)."""
+    for first in ([], [(w.ApiVersionsRequest(client_software_name="k", client_software_version="1"), 3)]):
+        gate, _ = _gate()
+        conn = FakeConn()
+        for body, version in first:
+            gate.dispatch(_frame(body, version, 1), conn)
+        gate.dispatch(_frame(w.SaslAuthenticateRequest(auth_bytes=ALICE), 2, 2), conn)
+        assert conn.closed and len(conn.answers) == len(first) and conn.sasl.principal is None

@@ -73,7 +73,8 @@ class AuthenticateAnswer(NamedTuple):
     reason: str  # for the node's log
     #: the session the completed login starts (0: none, or the login is not complete yet)
     session_lifetime_ms: int = 0
-    #: False when Kafka sends no SaslAuthenticate answer at all (a re-authentication with another mechanism)
+    #: False when Kafka sends no SaslAuthenticate answer at all (a re-authentication with another mechanism, a
+    #: SaslAuthenticate before the handshake)
     answered: bool = True
 
 
@@ -122,8 +123,9 @@ class SaslExchange:
                                       answered=False)
         if self.state != AUTHENTICATE or self.mechanism is None or self._server is None:
             self.state = FAILED
-            return AuthenticateAnswer(ILLEGAL_SASL_STATE, "SaslAuthenticate before a successful SaslHandshake", b"",
-                                      "SaslAuthenticate out of order")
+            # Kafka closes the connection without an answer (IllegalSaslStateException)
+            return AuthenticateAnswer(ILLEGAL_SASL_STATE, None, b"", "SaslAuthenticate before a successful handshake",
+                                      answered=False)
         if version > 0:
             self.client_supports_reauthentication = True
         step = self._server.evaluate(token)
