@@ -244,3 +244,24 @@ async def _hosted(node, topic: str) -> bool:
 
 async def _acls(node, n: int) -> bool:
     return len(node.metadata.image.acls) == n
+
+
+def test_a_topic_named_twice_is_invalid_before_it_is_unauthorized(tmp_path):
+    """Kafka's ControllerApis answers a topic a CreateTopics or DeleteTopics names twice INVALID_REQUEST ("Duplicate
+    topic name.") before it looks at ACLs; a principal without them got TOPIC_AUTHORIZATION_FAILED instead (found by
+    the fuzzer, tests/fuzz). Nothing is created or deleted either way."""
+
+    async def scenario(node, admin, alice):
+        assert (await admin.request(_create("kept"), 5)).topics[0].error_code == 0
+        twice = _create("twin")
+        twice.topics *= 2
+        r = await alice.request(twice, 5)
+        assert {t.name: t.error_code for t in r.topics} == {"twin": ec.INVALID_REQUEST}, r
+        D = w.DeleteTopicsRequest
+        for version, body in ((5, D(topic_names=["kept", "kept"], timeout_ms=5000)),
+                              (6, D(topics=[D.DeleteTopicState(name="kept")] * 2, timeout_ms=5000))):
+            r = await alice.request(body, version)
+            assert {t.name: t.error_code for t in r.responses} == {"kept": ec.INVALID_REQUEST}, r
+        assert "twin" not in node.metadata.image.topic_ids and "kept" in node.metadata.image.topic_ids
+
+    run_as_admin_and_alice(tmp_path, scenario)

@@ -122,10 +122,11 @@ def duplicates(keys: Iterable[T]) -> list[T]:
 
 
 def refused_before_acls(api: str, items) -> list[bool]:
-    """Which entries of a CreatePartitions or DeleteTopics request (``items``: its topics, or a DeleteTopics v0-v5's
-    names) the controller refuses whatever the client may do, as Kafka's ControllerApis refuses them before it
-    checks ACLs: a topic named twice; a DeleteTopics entry with both a name and an id, or with neither."""
-    if api == "CreatePartitions":
+    """Which entries of a CreateTopics, CreatePartitions or DeleteTopics request (``items``: its topics, or a
+    DeleteTopics v0-v5's names) the controller refuses whatever the client may do, as Kafka's ControllerApis refuses
+    them before it checks ACLs: a topic named twice; a DeleteTopics entry with both a name and an id, or with
+    neither."""
+    if api in ("CreateTopics", "CreatePartitions"):
         keys = [t.name for t in items]
     elif api == "DeleteTopics":
         keys = [(t, ZERO_UUID) if isinstance(t, str) else (t.name, t.topic_id) for t in items]
