@@ -1,0 +1,75 @@
+"""Requests Apache Kafka refuses whatever else they say, as the node decodes them: for these the fuzzer knows the
+answer without asking Kafka, so a node that accepts one is caught even though it logged nothing and kept its
+invariants. Each rule names where Kafka checks it; each returns what in the answer breaks it ("" when nothing).
+
+* CreateTopics / CreatePartitions naming a topic twice: every result for that name is INVALID_REQUEST ("Duplicate
+  topic name.": ControllerApis.createTopics / createPartitions check it before anything else).
+* DeleteTopics naming a topic twice, or one entry with both a name and an id (v6+): INVALID_REQUEST for it
+  (ControllerApis.deleteTopics).
+* Produce v3+ whose records for a partition hold two or more record batches, or none: that partition is refused
+  (ProduceRequest.validateRecords: INVALID_RECORD, or an earlier refusal such as UNKNOWN_TOPIC_OR_PARTITION).
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+
+from kraftwire.ids import ZERO_UUID
+
+NONE, INVALID_REQUEST = 0, 42
+
+
+def batch_count(records) -> int:
+    """Whole record batches in a records value, by their Length fields (garbage counts as none)."""
+    n, pos = 0, 0
+    while records is not None and pos + 12 <= len(records):
+        (length,) = struct.unpack_from(">i", records, pos + 8)
+        if length <= 0 or pos + 12 + length > len(records):
+            break
+        n, pos = n + 1, pos + 12 + length
+    return n
+
+
+def _duplicate_topics(request, answer) -> str:
+    names = Counter(t.name for t in request.body.topics)
+    twice = {name for name, n in names.items() if n > 1}
+    results = answer.topics if request.api.name == "CreateTopics" else answer.results
+    wrong = [(r.name, r.error_code) for r in results if r.name in twice and r.error_code != INVALID_REQUEST]
+    return f"topics named twice must be INVALID_REQUEST, got {wrong}" if wrong else ""
+
+
+def _delete_topics(request, answer) -> str:
+    body = request.body
+    if request.version < 6:
+        twice = {n for n, count in Counter(body.topic_names).items() if count > 1}
+        wrong = [(r.name, r.error_code) for r in answer.responses if r.name in twice and r.error_code != INVALID_REQUEST]
+        return f"topics named twice must be INVALID_REQUEST, got {wrong}" if wrong else ""
+    both = {(t.name, t.topic_id) for t in body.topics if t.name is not None and t.topic_id != ZERO_UUID}
+    wrong = [(r.name, str(r.topic_id), r.error_code) for r in answer.responses
+             if (r.name, r.topic_id) in both and r.error_code != INVALID_REQUEST]
+    return f"entries with both a name and an id must be INVALID_REQUEST, got {wrong}" if wrong else ""
+
+
+def not_one_batch(records) -> bool:
+    """Records Kafka's ProduceRequest.validateRecords refuses outright: none at all, or two or more batches."""
+    return records is not None and (len(records) == 0 or batch_count(records) >= 2)
+
+
+def _produce(request, answer) -> str:
+    if request.version < 3:
+        return ""
+    bad = {(t.name, p.index) for t in request.body.topic_data for p in t.partition_data if not_one_batch(p.records)}
+    wrong = [(t.name, p.index) for t in answer.responses for p in t.partition_responses
+             if (t.name, p.index) in bad and p.error_code == NONE]
+    return f"partitions whose records are not exactly one record batch were accepted: {wrong}" if wrong else ""
+
+
+RULES = {"CreateTopics": _duplicate_topics, "CreatePartitions": _duplicate_topics, "DeleteTopics": _delete_topics,
+         "Produce": _produce}
+
+
+def broken_rule(request, answer) -> str:
+    """What in ``answer`` breaks Kafka's rules for ``request`` (both decoded), or ""."""
+    rule = RULES.get(request.api.name)
+    return rule(request, answer) if rule is not None else ""
