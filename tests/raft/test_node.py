@@ -501,3 +501,22 @@ def test_an_observer_whose_leader_went_quiet_asks_the_other_voters():
         assert gave_up_at <= 2300, (seed, gave_up_at)  # at the fetch timeout, not the pending Fetch's own timeout
         assert 1 not in targets[:6] and all(a != b for a, b in zip(targets[:5], targets[1:6])), (seed, targets)
         assert h.node.quorum.leader_id == 3 and targets[6] == 3, (seed, targets)
+
+
+def test_a_quorum_request_naming_no_replica_is_invalid_and_moves_nothing():
+    """Kafka's validateVoterOnlyRequest: a Vote, BeginQuorumEpoch or EndQuorumEpoch (of a current or newer epoch) whose
+    candidate or leader id is negative is INVALID_REQUEST. The fuzzer (tests/fuzz) found an EndQuorumEpoch with
+    LeaderId -1 and the largest epoch stopping a leader: following "leader -1" is an illegal transition, which
+    fails the node."""
+    h = NodeHarness(voters=(1,))
+    h.poll(at=250)
+    assert h.node.is_leader() and h.node.epoch == 1
+    top = 2**31 - 1
+    for request in (m.EndQuorumEpochRequest(-1, 1, 5, "kraftwire", resigned_leader_id=-1, resigned_leader_epoch=top,
+                                            preferred_candidates=()),
+                    m.BeginQuorumEpochRequest(-1, 1, 6, "kraftwire", voter_id=1, new_leader_id=-1,
+                                              new_leader_epoch=top),
+                    vote_request(top, cand=-1, last_epoch=1, last=1, cid=7)):
+        [answer] = [s for s in h.deliver(request) if s.correlation_id == request.correlation_id]
+        assert answer.error == m.INVALID_REQUEST, (request, answer)
+        assert h.node.is_leader() and h.node.epoch == 1

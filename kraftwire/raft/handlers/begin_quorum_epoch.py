@@ -22,7 +22,7 @@ def handle_request(node, req: m.BeginQuorumEpochRequest, now_ms: int) -> None:
         return answer(m.INVALID_VOTER_KEY)
     if req.new_leader_epoch < node.epoch:
         return answer(m.FENCED_LEADER_EPOCH)
-    if req.new_leader_id == node.local_id:
+    if req.new_leader_id == node.local_id or req.new_leader_id < 0:  # (< 0: Kafka's validateVoterOnlyRequest)
         return answer(m.INVALID_REQUEST)
     state = node.quorum.state
     if req.new_leader_epoch == node.epoch:

@@ -17,6 +17,8 @@ def handle_request(node, req: m.EndQuorumEpochRequest, now_ms: int) -> None:
 
     if req.resigned_leader_epoch < node.epoch:
         return answer(m.FENCED_LEADER_EPOCH)
+    if req.resigned_leader_id < 0:  # Kafka's validateVoterOnlyRequest: no leader resigns as "nobody"
+        return answer(m.INVALID_REQUEST)
     if req.resigned_leader_epoch > node.epoch and req.resigned_leader_id != node.local_id:
         node.become_follower(req.resigned_leader_epoch, req.resigned_leader_id, now_ms)
     state = node.quorum.state

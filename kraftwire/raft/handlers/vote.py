@@ -72,6 +72,8 @@ def handle_request(node, req: m.VoteRequest, now_ms: int) -> None:
         return answer(m.INVALID_REQUEST)
     if epoch < node.epoch:
         return answer(m.FENCED_LEADER_EPOCH)
+    if req.candidate_key.id < 0:  # Kafka's validateVoterOnlyRequest
+        return answer(m.INVALID_REQUEST)
     if not node.membership.dynamic and (not node.quorum.is_voter or req.candidate_key.id not in node.quorum.voters):
         return answer(m.NONE)  # static voters: a non-voter's request moves nothing and its answer counts nowhere
     if epoch > node.epoch:
