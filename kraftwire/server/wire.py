@@ -103,6 +103,17 @@ def _one(items, what: str):
     return items[0]
 
 
+def _quorum_partition(body, topic: Topic, what: str):
+    """The one partition a Vote, BeginQuorumEpoch or EndQuorumEpoch names, which must be this quorum's: Kafka's
+    hasValidTopicPartition answers any other INVALID_REQUEST (one Raft partition per quorum)."""
+    t = _one(body.topics, what)
+    p = _one(t.partitions, what)
+    if t.topic_name != topic.name or p.partition_index != 0:
+        raise WireError(m.INVALID_REQUEST, f"{what} for {t.topic_name}-{p.partition_index}; this quorum replicates "
+                                           f"{topic.name}-0")
+    return p
+
+
 # ===================================================================================================================
 # requests: core -> wire (this node sends)
 # ===================================================================================================================
@@ -174,7 +185,7 @@ def request_to_wire(msg: m.Request | m.DescribeQuorumRequest, topic: Topic, loca
 def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, topic: Topic):
     """Translate an inbound Raft request. ``cid`` is the edge's id for this request (used to route the answer)."""
     if api_key == VOTE:
-        p = _one(_one(body.topics, "Vote").partitions, "Vote")
+        p = _quorum_partition(body, topic, "Vote")
         return m.VoteRequest(p.replica_id, local_id, cid, body.cluster_id, candidate_epoch=p.replica_epoch,
                              candidate_key=_key(p.replica_id, p.replica_directory_id),
                              voter_id=body.voter_id if version >= 1 else local_id,
@@ -182,14 +193,14 @@ def request_to_core(api_key: int, version: int, body, local_id: int, cid: int, t
                              pre_vote=bool(getattr(p, "pre_vote", False)) if version >= 2 else False,
                              voter_directory_id=_uuid(p.voter_directory_id) if version >= 1 else None)
     if api_key == BEGIN_QUORUM_EPOCH:
-        p = _one(_one(body.topics, "BeginQuorumEpoch").partitions, "BeginQuorumEpoch")
+        p = _quorum_partition(body, topic, "BeginQuorumEpoch")
         return m.BeginQuorumEpochRequest(p.leader_id, local_id, cid, body.cluster_id,
                                          voter_id=body.voter_id if version >= 1 else local_id,
                                          new_leader_id=p.leader_id, new_leader_epoch=p.leader_epoch,
                                          leader_endpoints=tuple((ep.name, ep.host, ep.port)
                                                                 for ep in body.leader_endpoints) if version >= 1 else ())
     if api_key == END_QUORUM_EPOCH:
-        p = _one(_one(body.topics, "EndQuorumEpoch").partitions, "EndQuorumEpoch")
+        p = _quorum_partition(body, topic, "EndQuorumEpoch")
         if version >= 1:
             preferred = tuple(_key(c.candidate_id, c.candidate_directory_id) for c in p.preferred_candidates)
         else:

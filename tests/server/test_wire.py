@@ -74,6 +74,20 @@ def test_fetch_for_another_topic_is_refused():
         wire.request_to_core(key, version, body, 1, 9, TOPIC)
 
 
+@pytest.mark.parametrize("request_", REQUESTS[:4], ids=lambda r: type(r).__name__)
+def test_a_quorum_request_for_another_partition_is_invalid(request_):
+    """Kafka's hasValidTopicPartition: a Vote, BeginQuorumEpoch or EndQuorumEpoch naming another topic or partition
+    than the quorum's is INVALID_REQUEST (the fuzzer, tests/fuzz, sent the quorum an EndQuorumEpoch for
+    __transaction_state, and it was obeyed)."""
+    for other in (wire.Topic("__transaction_state", uuid.UUID(int=2)), TOPIC):
+        key, version, body = wire.request_to_wire(request_, other)
+        if other == TOPIC:
+            body.topics[0].partitions[0].partition_index = 1
+        with pytest.raises(wire.WireError) as info:
+            wire.request_to_core(key, version, body, 1, 9, TOPIC)
+        assert info.value.error == m.INVALID_REQUEST
+
+
 RESPONSES = [
     (m.VoteResponse(2, 1, 77, 0, 3, 5, vote_granted=True, pre_vote=True), REQUESTS[0]),
     (m.VoteResponse(2, 1, 78, 74, -1, 6, vote_granted=False), REQUESTS[1]),
