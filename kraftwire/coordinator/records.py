@@ -115,8 +115,9 @@ def offset_commit_key(group: str, topic: str, partition: int) -> bytes:
 
 def offset_commit_value(offset: int, leader_epoch: int, metadata: str, commit_timestamp: int,
                         expire_timestamp: int = -1) -> bytes:
-    """Kafka writes v3, or v1 when the commit carries an explicit expiry (OffsetCommit v1's retention)."""
-    version = OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY if expire_timestamp >= 0 else OFFSET_COMMIT_VALUE_VERSION
+    """Kafka writes v3, or v1 when the commit carries an explicit expiry (OffsetCommit v2-v4's retention; -1: none,
+    any other value is one, a past time too)."""
+    version = OFFSET_COMMIT_VALUE_VERSION_WITH_EXPIRY if expire_timestamp != -1 else OFFSET_COMMIT_VALUE_VERSION
     return encode_value(messages.OffsetCommitValue(offset=offset, leader_epoch=leader_epoch, metadata=metadata,
                                                    commit_timestamp=commit_timestamp,
                                                    expire_timestamp=expire_timestamp), version)

@@ -351,3 +351,29 @@ def test_session_timeout_during_rebalance():
     assert shard.groups["g"].state == PREPARING and shard.next_deadline_ms() == 15_000
     log2.write(shard, shard.tick(15_001))  # the leader, not rejoined, expires too: nothing is left
     assert shard.groups["g"].state == EMPTY and not shard.groups["g"].members
+
+
+def test_an_offset_commit_retention_time_is_a_java_long_sum():
+    """OffsetCommit v2-v4's RetentionTimeMs: any value but -1 sets the offset's expiry to now + retention as Java's long
+    arithmetic computes it — so the largest retention wraps to a past time and the offset expires at the next check,
+    where kraftwire's int64 record field could not hold the sum and the node logged a traceback (found by the fuzzer,
+    tests/fuzz); -2 expires it too; -1 leaves it to offsets.retention.minutes (Kafka's OffsetMetadataManager)."""
+    cfg = GroupConfig(initial_rebalance_delay_ms=0, offsets_retention_ms=60_000,
+                      offsets_retention_check_interval_ms=1000)
+    for retention, expires in ((2**63 - 1, (1000 + 2**63 - 1) - 2**64), (-2, 998), (-1, None)):
+        log = Log()
+        shard = GroupShard(0, cfg)
+        shard.loaded(0)
+        written = log.write(shard, shard.offset_commit(_with_retention(retention), 2, "c", 1000))
+        assert codes(written) == {0}
+        [value] = [cr.decode(k, v).value for k, v in written.records]
+        assert value.expire_timestamp == (-1 if expires is None else expires)
+        gone = [cr.decode(k, v).record_type for k, v in log.write(shard, shard.tick(2000)).records]
+        assert (gone == [1, 2]) == (expires is not None), (retention, gone)
+
+
+def _with_retention(retention: int):
+    C = w.OffsetCommitRequest
+    return C(group_id="g", generation_id_or_member_epoch=-1, member_id="", retention_time_ms=retention, topics=[
+        C.OffsetCommitRequestTopic(name="t", partitions=[C.OffsetCommitRequestPartition(
+            partition_index=0, committed_offset=5, committed_metadata="")])])

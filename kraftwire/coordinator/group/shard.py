@@ -1114,9 +1114,9 @@ class GroupShard:
             if g.state in (STABLE, PREPARING):  # the commit keeps the member's session (Kafka's rule)
                 m = g.members[member_id]
                 m.deadline_ms = now_ms + m.session_ms
-        expire = -1
-        if version in (2, 3, 4) and body.retention_time_ms >= 0:
-            expire = now_ms + body.retention_time_ms
+        expire = -1  # none: the group's retention applies
+        if version in (2, 3, 4) and body.retention_time_ms != -1:  # Kafka: any RetentionTimeMs but -1 is one
+            expire = (now_ms + body.retention_time_ms + 2**63) % 2**64 - 2**63  # a Java long: wraps, never fails
         for t, rt in zip(body.topics, answer):
             for p, rp in zip(t.partitions, rt.partitions):
                 metadata = p.committed_metadata or ""
@@ -1372,7 +1372,7 @@ class GroupShard:
                 subscribed = consumer_group.subscribed_topic_names()
             expired = []
             for tp, e in self.offsets[group_id].items():
-                if e.expire_timestamp >= 0:
+                if e.expire_timestamp != -1:
                     gone = now_ms >= e.expire_timestamp
                 elif g is not None and g.state == EMPTY and g.protocol_type:
                     gone = now_ms - g.state_ms >= retention
