@@ -1,13 +1,14 @@
 """Hostile Kafka requests, generated from the message declarations and written to bytes by hand.
 
 A *case* is one request frame (``int32 size + request header + body``) for one API at one version. Its body comes
-from a *value tree* built field by field from ``kraftwire.protocol.messages``: mostly plausible values that reach
-the handlers (existing topic names and ids, small partition indexes, short waits), each field turned hostile with
-the case's *temperature*: boundary and negative numbers, empty, huge (up to and beyond 32,767 bytes) and invalid
-UTF-8 strings, nulls where the schema allows none, arrays whose counts lie or repeat an item, unknown tagged
-fields, random uuids, records that are garbage or two batches. A third of the cases instead encode a plausible
-tree and then mutate the bytes: bit flips, truncation, extension, a length prefix inside the body that lies, a
-size prefix that lies.
+from a *value tree* built field by field from ``kraftwire.protocol.messages``: plausible values that reach the
+handlers (existing topic names and ids, small partition indexes, short waits) and hostile ones — boundary and
+negative numbers, empty, huge (up to and beyond 32,767 bytes) and invalid UTF-8 strings, nulls where the schema
+allows none, arrays whose counts lie or repeat an item, unknown tagged fields, random uuids, records that are
+garbage or two batches. A case is one of (``make_case``): plausible through and through (10%); plausible but for
+one hostile value (35%: it reaches deepest); hostile at a temperature, the chance of each value being so (25%); or
+a plausible request whose bytes are then mutated (30%): bit flips, truncation, extension, a length prefix inside
+the body that lies, a size prefix that lies, a header naming another API or version.
 
 The writer below is not the codec: it writes whatever the tree says — a 40 KB string behind an int16 length, a
 null in a non-nullable array, a count with no items behind it — so the node sees bytes the codec would refuse to
@@ -98,7 +99,7 @@ class Case:
     index: int
     api_key: int
     version: int
-    mode: str  # "schema" (hostile values) or "mutation" (a plausible request's bytes, mutated)
+    mode: str  # "plausible", "one hostile value", "hostile t=<temperature>", "mutation" (of a plausible one's bytes)
     tree: dict  # the body's values (for a mutation: the request before its bytes were mutated)
     client_id: Any
     frame: bytes
@@ -269,12 +270,16 @@ def encode_frame(api_key: int, version: int, correlation_id: int, client_id, tre
 
 # ------------------------------------------------------------------------------------------------ the values
 class Generator:
-    """Value trees for one case. ``temperature`` is the chance that a field is hostile."""
+    """Value trees for one case: ``temperature`` is the chance that a field (or an array, or a struct's tagged
+    fields) is hostile; ``one``, when set, makes that one value (counted in the order they are generated) hostile
+    and nothing else — a single bad value in a request that otherwise reaches deep into the node."""
 
-    def __init__(self, rng: random.Random, pools: Pools, temperature: float) -> None:
+    def __init__(self, rng: random.Random, pools: Pools, temperature: float = 0.0, one: int | None = None) -> None:
         self.rng = rng
         self.pools = pools
         self.temperature = temperature
+        self.one = one
+        self.values = 0  # values generated so far (for ``one``)
         self.notes: list[str] = []
 
     def message(self, api_key: int, version: int) -> dict:
@@ -334,9 +339,11 @@ class Generator:
             if f.is_nullable(version) and not f.is_array and self.hot():
                 return None
             return self.struct(f.struct, version, depth + 1)
-        if self.hot():
+        self.values += 1
+        if self.hot() or self.values - 1 == self.one:
             return self.hostile(f, owner, version)
-        return self.plausible(f, owner)
+        value = self.plausible(f, owner)
+        return "" if value is None and not f.is_nullable(version) else value
 
     # --- hostile values -----------------------------------------------------------------------------
     def hostile(self, f: FieldInfo, owner: str, version: int):
@@ -363,10 +370,10 @@ class Generator:
 
     def hostile_string(self):
         rng = self.rng
-        kind = rng.randrange(6)
+        kind = rng.randrange(7)
         if kind == 0:
             return None  # null, nullable or not
-        if kind == 1:
+        if kind in (1, 5):  # twice as likely: the int16 limit is where the known crashes are
             n = rng.choice(HUGE_STRING_BYTES)
             return rng.choice(("x" * n, "\u00e9" * (n // 2)))  # ASCII, or two-byte characters
         if kind == 2:
@@ -383,7 +390,7 @@ class Generator:
         kind = rng.randrange(7)
         if kind == 0:
             self.notes.append("two record batches")
-            return batch + self.batch()
+            return self.batch(plain=True) + self.batch(plain=True)
         if kind == 1:
             b = bytearray(batch)
             b[rng.randrange(21, len(b))] ^= 0xFF  # past the CRC field: the CRC no longer matches
@@ -436,8 +443,10 @@ class Generator:
             return rng.choice(pools.transactional_ids + ("fuzz-txn-2",))
         if "group" in attr and "instance" not in attr:
             return rng.choice(pools.groups)
-        if attr in ("member_id", "group_instance_id", "instance_id"):
+        if attr == "member_id":
             return rng.choice(("", "fuzz-member", str(self.random_uuid())))
+        if attr in ("group_instance_id", "instance_id"):
+            return rng.choice((None, "fuzz-instance"))
         if attr in ("name", "value") and "Config" in owner or owner == "AlterableConfig":
             return rng.choice(pools.config_names if attr == "name" else pools.config_values)
         if attr in ("configuration_keys",):
@@ -446,8 +455,10 @@ class Generator:
             return rng.choice(("alice", "admin", "fuzz-user"))
         if attr == "name" and owner in ("Feature", "FeatureUpdateKey") or attr == "feature":
             return rng.choice(("metadata.version", "kraft.version", "transaction.version", "group.version", "x"))
-        if attr == "name" and owner == "JoinGroupRequestProtocol" or attr in ("protocol_name", "server_assignor"):
-            return rng.choice(("range", "roundrobin", "uniform", "x"))
+        if attr == "server_assignor":
+            return rng.choice((None, "uniform", "range"))
+        if attr == "name" and owner == "JoinGroupRequestProtocol" or attr == "protocol_name":
+            return rng.choice(("range", "roundrobin", "x"))
         if attr == "protocol_type":
             return rng.choice(("consumer", "connect", ""))
         if attr in ("name", "topic", "topic_name", "topic_names", "subscribed_topic_names", "resource_name",
@@ -462,7 +473,7 @@ class Generator:
         if attr == "mechanism":
             return rng.choice(("PLAIN", "SCRAM-SHA-256"))
         if attr in ("rack", "rack_id"):
-            return rng.choice(("", "rack-a"))
+            return rng.choice((None, "rack-a"))
         if attr in ("states_filter", "state_filters", "types_filter"):
             return rng.choice(("Stable", "Empty", "Ongoing", "consumer", "classic"))
         return rng.choice(("", "fuzz", "0"))
@@ -507,10 +518,11 @@ class Generator:
             return rng.choice((9092, 0))
         return rng.choice((0, 1, -1))
 
-    def batch(self, control: bool = False) -> bytes:
+    def batch(self, control: bool = False, plain: bool = False) -> bytes:
+        """A valid record batch: now and then idempotent or transactional (never when ``plain``), compressed."""
         rng = self.rng
-        transactional = not control and rng.random() < 0.2
-        idempotent = transactional or rng.random() < 0.2
+        transactional = not (control or plain) and rng.random() < 0.2
+        idempotent = transactional or not plain and rng.random() < 0.2
         b = RecordBatchBuilder(base_offset=0, is_control=control, is_transactional=transactional,
                                producer_id=1000 if idempotent else -1, producer_epoch=0 if idempotent else -1,
                                base_sequence=0 if idempotent else -1,
@@ -527,24 +539,27 @@ def make_case(seed: int, stream: str, index: int, api_key: int, version: int, po
     """Case ``index`` of ``stream``: for (``api_key``, ``version``), a hostile request or a mutated plausible one."""
     rng = case_rng(seed, stream, index)
     correlation_id = rng.randrange(1, 2**31 - 1) if rng.random() < 0.9 else rng.choice((0, -1, -2**31))
-    mutate = rng.random() < 0.35
-    # none hostile, about one (a single bad value in a request that otherwise reaches deep), a few, many
-    temperature = 0.0 if mutate else rng.choice((0.0, 1.0 / leaf_count(APIS[api_key].request._info, version),
-                                                 0.05, 0.15, 0.4))
-    gen = Generator(rng, pools, temperature)
+    roll = rng.random()
+    mode = "mutation" if roll < 0.3 else "plausible" if roll < 0.4 else "one hostile value" if roll < 0.75 else "hostile"
+    if mode == "hostile":
+        gen = Generator(rng, pools, temperature=rng.choice((0.05, 0.15, 0.4)))
+        mode += f" t={gen.temperature}"
+    else:
+        one = rng.randrange(leaf_count(APIS[api_key].request._info, version)) if mode == "one hostile value" else None
+        gen = Generator(rng, pools, one=one)
     tree = gen.message(api_key, version)
     client_id = gen.hostile_string() if gen.hot() else "fuzz"
     header_tags = gen.unknown_tags() if APIS[api_key].is_flexible(version) and gen.hot() else None
     frame, writer = encode_frame(api_key, version, correlation_id, client_id, tree, header_tags)
-    case = Case(seed, stream, index, api_key, version, "mutation" if mutate else f"schema t={temperature:.3f}", tree,
-                client_id, frame, gen.notes)
-    if mutate:
+    case = Case(seed, stream, index, api_key, version, mode, tree, client_id, frame, gen.notes)
+    if mode == "mutation":
         mutate_frame(rng, case, writer)
     return case
 
 
 def leaf_count(info: StructInfo, version: int) -> int:
-    """Fields of a message at ``version`` that hold a value, those of its structs included (an array's once)."""
+    """Fields of a message at ``version`` that hold a value, those of its structs included (an array's once): about
+    how many values a plausible request has."""
     return sum(leaf_count(f.struct, version) if f.struct is not None else 1
                for f in info.fields if f.present(version)) or 1
 

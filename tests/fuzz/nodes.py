@@ -71,7 +71,8 @@ def start(kind: str, base: str) -> Running:
         pools = prepare(client_port, login, cluster.cluster_id)
         pools.node_ids = tuple(sorted(cluster.nodes))
         target = Target(kind, list(cluster.nodes.values()), controller_port, login, pools,
-                        authorizer=kind == "authorizer", frozen=kind == "authorizer")
+                        authorizer=kind == "authorizer", frozen=kind == "authorizer",
+                        restore=lambda: restore(client_port, login, pools))
         fuzzed = ALICE if kind == "authorizer" else None
         streams = {"client": Stream("client", client_port, fuzzed),
                    "controller": Stream("controller", controller_port, fuzzed, controller=True)}
@@ -115,11 +116,7 @@ def prepare(port: int, login, cluster_id: str) -> Pools:
     _until("a broker online", broker_up)
     conn = admin()
     try:
-        CT = w.CreateTopicsRequest
-        created = conn.request(CT(timeout_ms=10_000, topics=[
-            CT.CreatableTopic(name=name, num_partitions=n, replication_factor=1, configs=[
-                CT.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()])
-            for name, (n, configs) in TOPICS.items()]), 7)
+        created = _create(conn, TOPICS)
         assert all(t.error_code == 0 for t in created.topics), created
         for key_type, key in ((0, "fuzz-group"), (1, "fuzz-txn")):
             _until(f"the coordinator of {key}", lambda: _coordinator(conn, key_type, key))
@@ -130,6 +127,29 @@ def prepare(port: int, login, cluster_id: str) -> Pools:
         conn.close()
     topics = {t.name: (t.topic_id, len(t.partitions)) for t in md.topics}
     return Pools(topics=topics, cluster_id=cluster_id, node_ids=())
+
+
+def restore(port: int, login, pools: Pools) -> None:
+    """Create the set-up topics a fuzzed DeleteTopics removed (empty; a refusal is left for the next time) and
+    point ``pools`` at the topics there are now."""
+    conn = RawConnection(port, ANSWER_TIMEOUT_S, login)
+    try:
+        there = {t.name for t in conn.request(w.MetadataRequest(topics=None), 12).topics}
+        missing = {name: spec for name, spec in TOPICS.items() if name not in there}
+        if missing:
+            _create(conn, missing)
+        md = conn.request(w.MetadataRequest(topics=None), 12)
+    finally:
+        conn.close()
+    pools.topics = {t.name: (t.topic_id, len(t.partitions)) for t in md.topics}
+
+
+def _create(conn: RawConnection, topics: dict):
+    CT = w.CreateTopicsRequest
+    return conn.request(CT(timeout_ms=10_000, topics=[
+        CT.CreatableTopic(name=name, num_partitions=n, replication_factor=1, configs=[
+            CT.CreatableTopicConfig(name=k, value=v) for k, v in configs.items()])
+        for name, (n, configs) in topics.items()]), 7)
 
 
 def _coordinator(conn: RawConnection, key_type: int, key: str):
