@@ -327,10 +327,13 @@ class KraftApis:
                 if name is None:
                     found = image.topics.get(item.topic_id)
                     if found is None or not access.topic(conn, found.name, Op.DESCRIBE):
-                        allowed.append(item)  # the controller answers UNKNOWN_TOPIC_ID, as for an unknown id
+                        refused.append((item, UNKNOWN_TOPIC_ID))  # as for an id nobody has (Kafka's ControllerApis)
                         continue
                     name = found.name
                 ok, code = access.topic(conn, name, Op.DELETE), TOPIC_AUTHORIZATION_FAILED
+                if not ok and not isinstance(item, str) and item.name is None:
+                    item = copy.copy(item)  # refused by id, answered with the name it has (Kafka's answer)
+                    item.name = name
             else:  # (Incremental)AlterConfigs: a topic's or the cluster's (broker, logger) configs
                 if item.resource_type == _TOPIC_RESOURCE:
                     ok = access.topic(conn, item.resource_name, Op.ALTER_CONFIGS)
