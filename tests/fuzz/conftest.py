@@ -44,7 +44,8 @@ def fuzz_node(request, tmp_path_factory):
 @pytest.fixture
 def fuzz(request, fuzz_node):
     """``fuzz(stream, cases)``: run ``cases`` cases (or ``--fuzz-cases``) of the stream against the module's node;
-    the report (its summary is printed)."""
+    the report (its summary is printed). ``fuzz.whole``: the run is the test's own, so its coverage can be
+    asserted."""
     seed = _option(request.config, "--fuzz-seed", "KRAFTWIRE_FUZZ_SEED")
     seed = DEFAULT_SEED if seed is None else seed
     only = _option(request.config, "--fuzz-case", "KRAFTWIRE_FUZZ_CASE")
@@ -57,4 +58,5 @@ def fuzz(request, fuzz_node):
         print(report.summary())
         return report
 
+    run.whole = only is None and override is None  # the test's own run (not one case, not another count)
     return run

@@ -535,12 +535,16 @@ class Generator:
 
 
 # ------------------------------------------------------------------------------------------------ the cases
-def make_case(seed: int, stream: str, index: int, api_key: int, version: int, pools: Pools) -> Case:
-    """Case ``index`` of ``stream``: for (``api_key``, ``version``), a hostile request or a mutated plausible one."""
+def make_case(seed: int, stream: str, index: int, api_key: int, version: int, pools: Pools,
+              plausible: bool = False) -> Case:
+    """Case ``index`` of ``stream``: for (``api_key``, ``version``), a hostile request or a mutated plausible one
+    (``plausible``: a plausible one, whatever the draw)."""
     rng = case_rng(seed, stream, index)
     correlation_id = rng.randrange(1, 2**31 - 1) if rng.random() < 0.9 else rng.choice((0, -1, -2**31))
     roll = rng.random()
     mode = "mutation" if roll < 0.3 else "plausible" if roll < 0.4 else "one hostile value" if roll < 0.75 else "hostile"
+    if plausible:
+        mode = "plausible"
     if mode == "hostile":
         gen = Generator(rng, pools, temperature=rng.choice((0.05, 0.15, 0.4)))
         mode += f" t={gen.temperature}"
@@ -640,9 +644,11 @@ def schedule(seed: int, stream: str, advertised: dict[int, tuple[int, int]]) -> 
     return pairs
 
 
-def cases(seed: int, stream: str, advertised: dict[int, tuple[int, int]], pools: Pools, count: int, start: int = 0):
-    """Cases ``start`` .. ``count - 1`` of a stream (a listener's share of a run)."""
+def cases(seed: int, stream: str, advertised: dict[int, tuple[int, int]], pools: Pools, count: int, start: int = 0,
+          plausible_first: bool = False):
+    """Cases ``start`` .. ``count - 1`` of a stream (a listener's share of a run); ``plausible_first``: the first
+    case of every API and version is plausible, so that each is seen well-formed at least once."""
     pairs = schedule(seed, stream, advertised)
     for index in range(start, count):
         key, version = pairs[index % len(pairs)]
-        yield make_case(seed, stream, index, key, version, pools)
+        yield make_case(seed, stream, index, key, version, pools, plausible_first and index < len(pairs))

@@ -73,9 +73,10 @@ def start(kind: str, base: str) -> Running:
         target = Target(kind, list(cluster.nodes.values()), controller_port, login, pools,
                         authorizer=kind == "authorizer", frozen=kind == "authorizer",
                         restore=lambda: restore(client_port, login, pools))
-        fuzzed = ALICE if kind == "authorizer" else None
-        streams = {"client": Stream("client", client_port, fuzzed),
-                   "controller": Stream("controller", controller_port, fuzzed, controller=True)}
+        fuzzed, acls = (ALICE, True) if kind == "authorizer" else (None, False)
+        streams = {"client": Stream("client", client_port, fuzzed, plausible_first=acls),
+                   "controller": Stream("controller", controller_port, fuzzed, controller=True,
+                                        plausible_first=acls)}
         if kind == "authorizer":
             streams["before-login"] = Stream("before-login", client_port, None, before_login=True)
         ads = {name: advertised(s.port, ANSWER_TIMEOUT_S, s.login) for name, s in streams.items()}

@@ -67,13 +67,17 @@ BEFORE_LOGIN = frozenset({"ApiVersions", "SaslHandshake"})
 @dataclass
 class Stream:
     """One listener fuzzed as one principal. ``name`` appears in seeds and replays; ``login`` (user, password)
-    logs in with SASL/PLAIN; ``before_login``: a SASL listener fuzzed on fresh connections that never log in."""
+    logs in with SASL/PLAIN; ``controller``: a controller listener; ``before_login``: a SASL listener fuzzed on fresh
+    connections that never log in."""
 
     name: str
     port: int
     login: tuple[str, str] | None = None
     controller: bool = False
     before_login: bool = False
+    #: every API and version is sent well-formed first (see ``generator.cases``): with ACLs on, so that each
+    #: refusal is checked at least once
+    plausible_first: bool = False
 
 
 @dataclass
@@ -115,6 +119,8 @@ class Report:
     #: known finding (item) -> the (seed, stream, index) of the cases that matched it and were not sent
     known: dict[str, list[tuple[int, str, int]]] = field(default_factory=dict)
     state_checks: int = 0
+    #: API name -> how many of its answers were checked to refuse as Kafka refuses a principal without ACLs
+    refusals_checked: Counter = field(default_factory=Counter)
     aborted: str = ""
     elapsed_s: float = 0.0
 
@@ -123,6 +129,8 @@ class Report:
         return (f"{self.target}/{self.stream} seed {self.seed}: {self.sent} cases in {self.elapsed_s:.1f} s, "
                 f"{dict(sorted(self.outcomes.items()))}, {self.state_checks} state checks, "
                 f"{len(self.failures)} failures"
+                + (f", {sum(self.refusals_checked.values())} refusals of {len(self.refusals_checked)} cluster APIs "
+                   "checked" if self.refusals_checked else "")
                 + (f"; known findings not sent: {known}" if known else "")
                 + (f"; ABORTED: {self.aborted}" if self.aborted else ""))
 
@@ -199,8 +207,9 @@ class Runner:
         self.logs.new_text()  # what the set-up logged is not the fuzzer's doing
         try:
             for case in cases(self.seed, self.stream.name, self.advertised, self.target.pools,
-                              count if only is None else only + 1, start=0 if only is None else only):
-                request = _decoded_request(case)
+                              count if only is None else only + 1, start=0 if only is None else only,
+                              plausible_first=self.stream.plausible_first):
+                request = self.decoded(case)
                 known = known_finding(request)
                 if known is not None:
                     self.report.known.setdefault(known.item, []).append((case.seed, case.stream, case.index))
@@ -352,12 +361,26 @@ class Runner:
             self.fail(case, f"Kafka refuses this {request.api.name}: {broken}")
         expected = self.expected_refusal(request) if request is not None else None
         if expected is not None:
+            self.report.refusals_checked[request.api.name] += 1
             wrong = [(path, code) for path, code in codes if code != expected[path != "error_code"]]
             if wrong:
                 self.fail(case, f"{request.api.name} from a principal without ACLs must be refused with "
                           f"{expected[0]} at the top and {expected[1]} everywhere else, as Kafka refuses it; got "
                           f"{wrong} in {_short_answer(answer)}")
         return answer
+
+    def decoded(self, case: Case):
+        """The request as the node decodes it (the frame its size prefix delimits), or None when it cannot — a
+        version the listener does not serve included; then the node closes the connection or answers an error."""
+        if case.incomplete:
+            return None
+        size = struct.unpack_from(">i", case.frame, 0)[0]
+        try:
+            request = framing.decode_request(case.frame[4:4 + size])
+        except KraftwireError:
+            return None
+        lo, hi = self.advertised.get(request.api.key, (0, -1))
+        return request if lo <= request.version <= hi else None
 
     def expected_refusal(self, request) -> tuple[int, int] | None:
         """How Kafka refuses ``request`` from a principal without ACLs: (the top-level error code, every other error
@@ -443,18 +466,6 @@ def metadata_state(conn: RawConnection, acls: bool, broker_ids) -> dict:
 def _refused(answer, version: int) -> bool:
     codes = error_codes(answer, version)
     return bool(codes) and all(code != 0 for _, code in codes)
-
-
-def _decoded_request(case: Case):
-    """The request as the node decodes it (the frame its size prefix delimits), or None when it cannot — then the
-    node closes the connection or answers an error."""
-    if case.incomplete:
-        return None
-    size = struct.unpack_from(">i", case.frame, 0)[0]
-    try:
-        return framing.decode_request(case.frame[4:4 + size])
-    except KraftwireError:
-        return None
 
 
 def _fetch_replica(request) -> int:

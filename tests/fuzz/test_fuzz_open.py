@@ -10,12 +10,12 @@ KIND = "open"
 
 
 def test_client_listener(fuzz):
-    report = fuzz("client", 600)
+    report = fuzz("client", 700)
     assert not report.failures and not report.aborted, report.render()
 
 
 def test_controller_listener(fuzz):
-    report = fuzz("controller", 350)
+    report = fuzz("controller", 450)
     assert not report.failures and not report.aborted, report.render()
 
 

@@ -10,12 +10,12 @@ KIND = "split"
 
 
 def test_client_listener(fuzz):
-    report = fuzz("client", 350)
+    report = fuzz("client", 450)
     assert not report.failures and not report.aborted, report.render()
 
 
 def test_controller_listener(fuzz):
-    report = fuzz("controller", 200)
+    report = fuzz("controller", 300)
     assert not report.failures and not report.aborted, report.render()
 
 
