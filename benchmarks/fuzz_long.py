@@ -2,11 +2,11 @@
 configuration — not part of the test command.
 
     python benchmarks/fuzz_long.py [--seeds 20] [--first-seed 1] [--requests 2000] [--configs open,authorizer,split]
-                                   [--streams client,controller] [--send-known]
+                                   [--streams client,controller]
 
 One node per configuration serves every seed (restarted when one stops answering or exits). Prints each seed's
-summary as it ends, then every failure grouped by its first line with the seeds and cases that hit it, and the
-cases that matched a known finding (not sent unless ``--send-known``). Each failure carries its replay command.
+summary as it ends, then every failure grouped by its first line with the seeds and cases that hit it. Each failure
+carries its replay command.
 Exit status 1 when anything failed.
 """
 
@@ -39,12 +39,8 @@ def main(argv=None) -> int:
     ap.add_argument("--configs", default="open,authorizer,split")
     ap.add_argument("--streams", default="client,controller,before-login",
                     help="streams to fuzz, where the configuration has them")
-    ap.add_argument("--send-known", action="store_true", help="send the cases of known findings too")
     args = ap.parse_args(argv)
-    if args.send_known:
-        os.environ["KRAFTWIRE_FUZZ_SEND_KNOWN"] = "1"
     failures: dict[str, list[str]] = defaultdict(list)
-    known: dict[str, list[tuple]] = defaultdict(list)
     with tempfile.TemporaryDirectory() as base:
         for kind in args.configs.split(","):
             running, restarts = None, 0
@@ -63,8 +59,6 @@ def main(argv=None) -> int:
                         print(report.summary(), flush=True)
                         for f in report.failures:
                             failures[f"{kind}: {f.problem.splitlines()[0][:200]}"].append(f.render())
-                        for item, hits in report.known.items():
-                            known[item] += [(kind, *hit) for hit in hits]
                         if report.aborted:
                             running.cluster.close()
                             running = None
@@ -73,9 +67,6 @@ def main(argv=None) -> int:
                     running.cluster.close()
     for problem, rendered in sorted(failures.items()):
         print(f"\n=== {problem} ({len(rendered)} cases)\n" + "\n---\n".join(rendered[:3]))
-    for item, hits in sorted(known.items()):
-        shown = ", ".join(f"{kind} seed {seed} {stream} #{index}" for kind, seed, stream, index in hits[:12])
-        print(f"\nknown finding {item}: {len(hits)} cases: {shown}" + (" ..." if len(hits) > 12 else ""))
     return 1 if failures else 0
 
 

@@ -73,3 +73,23 @@ def broken_rule(request, answer) -> str:
     """What in ``answer`` breaks Kafka's rules for ``request`` (both decoded), or ""."""
     rule = RULES.get(request.api.name)
     return rule(request, answer) if rule is not None else ""
+
+
+def kafka_fails_too(request) -> bool:
+    """Does Kafka 4.4 answer this request with UNKNOWN_SERVER_ERROR itself (an exception escaping its handler), so
+    the same answer from the node is Kafka's, not a fault? Checked against Kafka by the conformance run:
+
+    * ListOffsets v2+ with an isolation level other than 0 and 1 (``IsolationLevel.forId`` throws), every partition;
+    * IncrementalAlterConfigs with an operation outside 0..3 (``OpType.forId`` throws);
+    * Metadata v12+ naming a topic with neither a name nor an id (a null name reaches its lookups)."""
+    if request is None:
+        return False
+    name, body = request.api.name, request.body
+    if name == "ListOffsets":
+        return request.version >= 2 and body.isolation_level not in (0, 1)
+    if name == "IncrementalAlterConfigs":
+        return any(c.config_operation not in (0, 1, 2, 3) for r in body.resources or () for c in r.configs or ())
+    if name == "Metadata":
+        return request.version >= 12 and any(
+            t.name is None and t.topic_id in (None, ZERO_UUID) for t in body.topics or ())
+    return False
