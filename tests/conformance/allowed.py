@@ -45,15 +45,8 @@ NOT_SERVED = {
     "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
-OLDER_MAX = {0: "Produce", 2: "ListOffsets", 3: "Metadata", 8: "OffsetCommit", 9: "OffsetFetch",
-             10: "FindCoordinator", 11: "JoinGroup", 13: "LeaveGroup", 15: "DescribeGroups", 18: "ApiVersions",
-             26: "EndTxn", 27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 35: "DescribeLogDirs", 42: "DeleteGroups",
-             57: "UpdateFeatures", 60: "DescribeCluster", 66: "ListTransactions", 69: "ConsumerGroupDescribe",
-             80: "AddRaftVoter"}
-#: APIs whose oldest versions Kafka 4.0 removed (KIP-896) and kraftwire still serves: the min_version is lower
-REMOVED_IN_KAFKA_4 = {19: "CreateTopics", 20: "DeleteTopics", 23: "OffsetForLeaderEpoch", 27: "WriteTxnMarkers",
-                      29: "DescribeAcls", 30: "CreateAcls", 31: "DeleteAcls", 32: "DescribeConfigs",
-                      35: "DescribeLogDirs"}
+OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions", 26: "EndTxn",
+             27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 
 def _names(apis: dict[int, str]) -> str:
@@ -106,10 +99,6 @@ ALLOWED: list[Allowance] = [
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}].max_version",
                 f"kraftwire does not serve Kafka 4.4's newest versions yet of {_names(OLDER_MAX)}")
       for key in OLDER_MAX),
-    *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}].min_version",
-                "Kafka 4.0 removed the versions below its KIP-896 baseline, kraftwire still serves them, of "
-                + _names(REMOVED_IN_KAFKA_4))
-      for key in REMOVED_IN_KAFKA_4),
 ]
 
 
