@@ -211,45 +211,14 @@ def encode_request(body: MessageBase, version: int, correlation_id: int, client_
 
 
 def encode_response(body: MessageBase, version: int, correlation_id: int) -> list:
-    """Frame + response header (v0 for ApiVersions, else by flexibility) + body, as a chunk list.
-
-    An error message too long for a string (more than 32,767 bytes: Kafka's message about a topic or group named
-    by a client with a name near that limit) is cut to fit rather than failing the answer — Kafka's serializer
-    fails there and the client gets UNKNOWN_SERVER_ERROR instead of the error the message goes with.
-    """
+    """Frame + response header (v0 for ApiVersions, else by flexibility) + body, as a chunk list."""
     if body.KIND != "response":
         raise ProtocolError(f"{type(body).__name__} is not a response")
     info = api(body.API_KEY)
     header = ResponseHeader(correlation_id=correlation_id)
     chunks = codec.encode_chunks(header, info.response_header_version(version))
-    try:
-        chunks += codec.encode_chunks(body, version)
-    except ProtocolError:
-        if not _shorten_error_messages(body):
-            raise
-        chunks += codec.encode_chunks(body, version)
+    chunks += codec.encode_chunks(body, version)
     return frame(chunks)
-
-
-_MAX_STRING_BYTES = 0x7FFF
-
-
-def _shorten_error_messages(msg) -> bool:
-    """Cut every ``error_message`` of ``msg`` (nested structs included) longer than a string can carry to the
-    longest UTF-8 prefix that fits; whether any was cut."""
-    cut = False
-    for f in msg._info.fields:
-        value = getattr(msg, f.attr)
-        if f.attr == "error_message" and isinstance(value, str) and len(value) > _MAX_STRING_BYTES // 4:
-            data = value.encode("utf-8")
-            if len(data) > _MAX_STRING_BYTES:
-                setattr(msg, f.attr, data[:_MAX_STRING_BYTES].decode("utf-8", "ignore"))
-                cut = True
-        elif f.struct is not None:
-            for item in value if isinstance(value, list) else (value,):
-                if item is not None:
-                    cut |= _shorten_error_messages(item)
-    return cut
 
 
 def decode_response(frame_buf, api_key: int, version: int) -> tuple[int, Any]:
