@@ -285,7 +285,11 @@ class Generator:
     def message(self, api_key: int, version: int) -> dict:
         info = APIS[api_key]
         self.flex = info.is_flexible(version)
-        return self.struct(info.request._info, version, depth=0)
+        tree = self.struct(info.request._info, version, depth=0)
+        if info.name == "ConsumerGroupHeartbeat" and self.rng.random() < 0.5:
+            # half of them join (KIP-848): epoch 0 and nothing owned, or the first checks refuse them all
+            tree.update(member_epoch=0, topic_partitions=[])
+        return tree
 
     def struct(self, info: StructInfo, version: int, depth: int) -> dict:
         tree: dict = {}
@@ -438,7 +442,7 @@ class Generator:
         if attr == "cluster_id":
             return rng.choice((pools.cluster_id, pools.cluster_id, "not-this-cluster"))
         if "regex" in attr:
-            return rng.choice(HOSTILE_REGEXES + ("fuzz-.*", "y+"))
+            return rng.choice(CATASTROPHIC_REGEXES + ("fuzz-.*", "y+", rng.choice(HOSTILE_REGEXES)))
         if "transactional_id" in attr:
             return rng.choice(pools.transactional_ids + ("fuzz-txn-2",))
         if "group" in attr and "instance" not in attr:
