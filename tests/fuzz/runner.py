@@ -279,7 +279,7 @@ class Runner:
             return ex
         # silence is no hang when the node cannot answer (the frame never completes) or may not (a Produce, for
         # acks=0, with garbage behind it that the node waits to complete): then a short look is enough
-        silence_ok = case.incomplete or case.trailing_garbage and case.sent_key_version[0] == PRODUCE
+        silence_ok = case.incomplete or case.trailing_garbage and _says_produce(case)
         deadline = time.monotonic() + (0.2 if silence_ok else ANSWER_TIMEOUT_S)
         try:
             while True:
@@ -290,7 +290,7 @@ class Runner:
                 cid = struct.unpack_from(">i", frame, 0)[0] if len(frame) >= 4 else None
                 if whole and cid == probe_id and ex.answer is None and cid != case.correlation_id:
                     ex.probe_answered = True
-                    if case.sent_key_version[0] != PRODUCE:  # (only a Produce may go unanswered: acks=0)
+                    if not _says_produce(case):  # (only a Produce may go unanswered: acks=0)
                         ex.problem = "the request went unanswered: the probe behind it was answered first"
                     break
                 if whole and cid == probe_id and ex.answer is not None:
@@ -460,6 +460,11 @@ def metadata_state(conn: RawConnection, acls: bool, broker_ids) -> dict:
 def _refused(answer, version: int) -> bool:
     codes = error_codes(answer, version)
     return bool(codes) and all(code != 0 for _, code in codes)
+
+
+def _says_produce(case: Case) -> bool:
+    """Whether the frame's header names Produce (the one API a node may leave unanswered: acks=0)."""
+    return case.sent_key_version is not None and case.sent_key_version[0] == PRODUCE
 
 
 def _fetch_replica(request) -> int:
