@@ -43,6 +43,7 @@ SASL_PROPS = ("listener.security.protocol.map=CONTROLLER:SASL_PLAINTEXT,BROKER:S
               "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
               "super.users=User:admin\n")
 TOPICS = {"fuzz-a": (3, {}), "fuzz-b": (1, {"cleanup.policy": "compact"}), REDOS_TOPIC: (1, {})}
+INTERNAL_TOPICS = ("__consumer_offsets", "__transaction_state")
 
 
 @dataclass
@@ -126,8 +127,7 @@ def prepare(port: int, login, cluster_id: str) -> Pools:
         md = conn.request(w.MetadataRequest(topics=None), 12)
     finally:
         conn.close()
-    topics = {t.name: (t.topic_id, len(t.partitions)) for t in md.topics}
-    return Pools(topics=topics, cluster_id=cluster_id, node_ids=())
+    return Pools(topics=_pool_topics(md), cluster_id=cluster_id, node_ids=())
 
 
 def restore(port: int, login, pools: Pools) -> None:
@@ -142,7 +142,14 @@ def restore(port: int, login, pools: Pools) -> None:
         md = conn.request(w.MetadataRequest(topics=None), 12)
     finally:
         conn.close()
-    pools.topics = {t.name: (t.topic_id, len(t.partitions)) for t in md.topics}
+    pools.topics = {**pools.topics, **_pool_topics(md)}  # (a topic gone meanwhile keeps its last id)
+
+
+def _pool_topics(md) -> dict:
+    """The set-up and internal topics of a Metadata answer, by name: always the same names (those the fuzzer creates
+    come and go), so that a case draws the same choices whatever ran before it — only the ids differ."""
+    found = {t.name: (t.topic_id, len(t.partitions)) for t in md.topics}
+    return {name: found[name] for name in sorted(set(TOPICS) | set(INTERNAL_TOPICS)) if name in found}
 
 
 def _create(conn: RawConnection, topics: dict):
