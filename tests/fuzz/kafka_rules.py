@@ -16,8 +16,12 @@ import struct
 from collections import Counter
 
 from kraftwire.ids import ZERO_UUID
+from kraftwire.protocol.messages import Base
 
 NONE, INVALID_REQUEST = 0, 42
+MAX_STRING_BYTES = 32767
+#: the longest text Kafka's error messages add around a name they quote (a generous bound)
+QUOTE_ROOM = 256
 
 
 def batch_count(records) -> int:
@@ -81,10 +85,15 @@ def kafka_fails_too(request) -> bool:
 
     * ListOffsets v2+ with an isolation level other than 0 and 1 (``IsolationLevel.forId`` throws), every partition;
     * IncrementalAlterConfigs with an operation outside 0..3 (``OpType.forId`` throws);
-    * Metadata v12+ naming a topic with neither a name nor an id (a null name reaches its lookups)."""
+    * Metadata v12+ naming a topic with neither a name nor an id (a null name reaches its lookups);
+    * any request holding a string within ``QUOTE_ROOM`` bytes of the 32,767-byte limit: an answer quoting it in an
+      error message ("No such topic as <name>") cannot be written, and Kafka sends the request's error answer with
+      UNKNOWN_SERVER_ERROR instead (``harness.bad_input.unwritable_answers``, checked against Kafka 4.4)."""
     if request is None:
         return False
     name, body = request.api.name, request.body
+    if any(len(s.encode("utf-8")) > MAX_STRING_BYTES - QUOTE_ROOM for s in _strings(body)):
+        return True
     if name == "ListOffsets":
         return request.version >= 2 and body.isolation_level not in (0, 1)
     if name == "IncrementalAlterConfigs":
@@ -93,3 +102,14 @@ def kafka_fails_too(request) -> bool:
         return request.version >= 12 and any(
             t.name is None and t.topic_id in (None, ZERO_UUID) for t in body.topics or ())
     return False
+
+
+def _strings(msg):
+    """Every string of a decoded message, those of its structs and arrays included."""
+    for f in msg._info.fields:
+        value = getattr(msg, f.attr)
+        for item in value if isinstance(value, list) else (value,):
+            if isinstance(item, str):
+                yield item
+            elif isinstance(item, Base):
+                yield from _strings(item)

@@ -139,3 +139,12 @@ def test_kafkas_refusals_are_known_without_asking_kafka():
     assert "must be INVALID_REQUEST" in broken_rule(both, accepted)
     accepted.responses[0].error_code = 42
     assert broken_rule(both, accepted) == ""
+
+
+def test_an_answer_that_would_quote_a_name_at_the_string_limit_may_be_kafkas_unknown_server_error():
+    from fuzz.kafka_rules import kafka_fails_too
+
+    CT = w.CreateTopicsRequest
+    for name, fails in (("a" * 32767, True), ("\u00e9" * 16383, True), ("a" * 32000, False), ("t", False)):
+        request = framing.Request(None, w.api("CreateTopics"), 7, CT(topics=[CT.CreatableTopic(name=name)]))
+        assert kafka_fails_too(request) is fails, len(name)
