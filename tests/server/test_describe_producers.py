@@ -78,10 +78,10 @@ def test_describe_producers_answers_and_errors(tmp_path):
         assert got[("t", 1)] == (ec.NONE, None, [])
         assert got[("t", 7)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
         assert got[("nope", 0)] == (ec.UNKNOWN_TOPIC_OR_PARTITION, None, [])
-        reason = ("Topic name \"bad/name\" is illegal, it contains a character other than ASCII alphanumerics, "
-                  "'.', '_' and '-'")
+        reason = ("Topic name is invalid: 'bad/name' contains one or more characters other than ASCII "
+                  "alphanumerics, '.', '_' and '-'")
         assert got[("bad/name", 0)] == got[("bad/name", 1)] == (ec.INVALID_TOPIC_EXCEPTION, reason, [])
-        assert got[("..", 0)] == (ec.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."', [])
+        assert got[("..", 0)] == (ec.INVALID_TOPIC_EXCEPTION, "Topic name is invalid: '..' is not allowed", [])
         assert got[("__cluster_metadata", 0)][0] == ec.UNKNOWN_TOPIC_OR_PARTITION
         assert [t.name for t in resp.topics] == ["t", "nope", "bad/name", "..", "__cluster_metadata"]
 

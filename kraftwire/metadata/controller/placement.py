@@ -130,7 +130,8 @@ class _RackList:
             raise PlacementError("All brokers are currently fenced.")
         if replication_factor > self.total:
             raise PlacementError(f"The target replication factor of {replication_factor} cannot be reached because "
-                                 f"only {self.total} broker(s) are registered.")
+                                 f"only {self.total} broker(s) are registered or some brokers have all their log "
+                                 "directories cordoned.")  # Kafka 4.4's words (KIP-1066); no cordoning here
         # once a round has handed out as many leaders as there are unfenced brokers, reshuffle (not with a single
         # unfenced broker: it would be the same round again)
         if self.epoch == self.unfenced and self.unfenced > 1:

@@ -34,7 +34,7 @@ def _create_topics(req, version, code, message):
     R = m.CreateTopicsResponse
     return R(throttle_time_ms=0, topics=[
         R.CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=code, error_message=message,
-                               topic_config_error_code=0, num_partitions=-1, replication_factor=-1, configs=None)
+                               topic_config_error_code=0, num_partitions=-1, replication_factor=-1, configs=[])
         for t in req.topics])
 
 

@@ -95,17 +95,18 @@ ELECTION_PREFERRED, ELECTION_UNCLEAN = 0, 1  # ElectLeaders ElectionType
 # names and brokers
 # ================================================================================================================
 def name_error(name: str) -> str:
-    """"" for a legal topic name, else Kafka's reason."""
+    """"" for a legal topic name, else Kafka's reason (4.x ``Topic.validate``: "Topic name is invalid: " and why)."""
     if not name:
-        return "Topic name is illegal, it can't be empty"
-    if name in (".", ".."):
-        return "Topic name cannot be \".\" or \"..\""
-    if len(name) > MAX_NAME_LENGTH:
-        return (f"Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, topic name: {name}")
-    if not set(name) <= _LEGAL:
-        return (f"Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', "
-                "'_' and '-'")
-    return ""
+        why = "the empty string is not allowed"
+    elif name in (".", ".."):
+        why = f"'{name}' is not allowed"
+    elif len(name) > MAX_NAME_LENGTH:
+        why = f"the length of '{name}' is longer than the max allowed length {MAX_NAME_LENGTH}"
+    elif not set(name) <= _LEGAL:
+        why = f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+    else:
+        return ""
+    return f"Topic name is invalid: {why}"
 
 
 def _unified(name: str) -> str:
@@ -220,16 +221,13 @@ class ReplicationControl:
     # ------------------------------------------------------------------------------------------------ CreateTopics
     def create_topics(self, image: MetadataImage, req, version: int = 7) -> ControllerResult:
         R = m.CreateTopicsResponse
+        # as Kafka's ControllerApis: a name given twice leaves the request and is answered once, after the others
+        names = [t.name for t in req.topics]
+        duplicates = list(dict.fromkeys(n for n in names if names.count(n) > 1))
+        topics = [t for t in req.topics if t.name not in duplicates]
         errors: dict[str, tuple[int, str | None]] = {}
-        seen: set[str] = set()
-        for t in req.topics:
-            if t.name in seen:
-                errors[t.name] = (INVALID_REQUEST, "Duplicate topic name.")
-            seen.add(t.name)
         existing = {_unified(n): n for n in image.topic_ids}
-        for t in req.topics:
-            if t.name in errors:
-                continue
+        for t in topics:
             if t.name == METADATA_TOPIC:
                 errors[t.name] = (INVALID_REQUEST, f"Creation of internal topic {METADATA_TOPIC} is prohibited.")
                 continue
@@ -249,7 +247,7 @@ class ReplicationControl:
                         break
         records: list[ApiMessageAndVersion] = []
         results = {}
-        for t in req.topics:
+        for t in topics:
             if t.name in errors:
                 continue
             try:
@@ -262,16 +260,17 @@ class ReplicationControl:
                 continue
             records.extend(topic_records)
             results[t.name] = result
+        errors.update((name, (INVALID_REQUEST, "Duplicate topic name.")) for name in duplicates)
         out = []
-        for t in req.topics:
-            if t.name in errors:
-                code, message = errors[t.name]
-                out.append(R.CreatableTopicResult(name=t.name, topic_id=ZERO_UUID, error_code=code,
+        for name in [t.name for t in topics] + duplicates:
+            if name in errors:
+                code, message = errors[name]
+                out.append(R.CreatableTopicResult(name=name, topic_id=ZERO_UUID, error_code=code,
                                                   error_message=message, topic_config_error_code=0,
-                                                  num_partitions=-1, replication_factor=-1, configs=None))
+                                                  num_partitions=-1, replication_factor=-1, configs=[]))
             else:
-                out.append(results[t.name])
-        created = [t.name for t in req.topics if t.name not in errors]
+                out.append(results[name])
+        created = [t.name for t in topics if t.name not in errors]
         event = f"created {', '.join(created)}" if created and not req.validate_only else ""
         return ControllerResult(() if req.validate_only else tuple(records),
                                 R(throttle_time_ms=0, topics=out), event)
