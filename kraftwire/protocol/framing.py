@@ -25,6 +25,7 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
+from kraftwire.error_codes import UNSUPPORTED_VERSION
 from kraftwire.errors import ProtocolError, UnsupportedVersionError
 from kraftwire.protocol import codec
 from kraftwire.protocol import wire_types as wt
@@ -229,8 +230,9 @@ def decode_response(frame_buf, api_key: int, version: int) -> tuple[int, Any]:
     info = api(api_key)
     view = memoryview(frame_buf) if not isinstance(frame_buf, memoryview) else frame_buf
     header, pos = codec.decode_from(ResponseHeader, view, 0, None, info.response_header_version(version))
-    if api_key == API_VERSIONS_KEY and len(view) - pos >= 2 and wt.INT16.unpack_from(view, pos)[0] != 0:
-        version = 0
+    if api_key == API_VERSIONS_KEY and len(view) - pos >= 2 \
+            and wt.INT16.unpack_from(view, pos)[0] == UNSUPPORTED_VERSION:
+        version = 0  # other errors (INVALID_REQUEST for a bad client software name) come at the request's version
     body = codec.decode(info.response, view[pos:], version)
     return header.correlation_id, body
 

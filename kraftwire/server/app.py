@@ -729,7 +729,7 @@ class Node:
         asked = time.perf_counter()
         try:
             versions = await request_once(ep.host, ep.port, w.ApiVersionsRequest(
-                client_software_name="kraftwire", client_software_version="1"), 3,
+                client_software_name="kraftwire", client_software_version="1"), 4,
                 timeout=s.config.controller_quorum_request_timeout_ms / 1000, client_id=f"kraftwire-{s.node_id}",
                 ssl_context=self.controller_tls, sasl=s.controller_sasl)
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:

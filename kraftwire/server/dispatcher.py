@@ -65,7 +65,8 @@ class Dispatcher:
 
     def _api_versions(self, request, conn) -> None:
         conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
-                                                      request.header.correlation_id, self.api_features()),
+                                                      request.header.correlation_id, self.api_features(),
+                                                      request.body),
                          request.header.correlation_id)
 
     def dispatch(self, frame: bytes, conn) -> None:

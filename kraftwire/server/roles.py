@@ -34,7 +34,7 @@ from kraftwire.ids import NO_ID
 from kraftwire.metadata.broker_backoff import ResendBackoff
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.server import lifecycle as lc
 from kraftwire.server.client import KafkaConnection
 from kraftwire.server.dispatcher import DispatcherView
@@ -42,10 +42,13 @@ from kraftwire.server.dispatcher import DispatcherView
 log = logging.getLogger("kraftwire.roles")
 
 API_VERSIONS = served.key("ApiVersions")
-#: served only on a controller listener (when the node has dedicated client listeners). AddRaftVoter and
-#: RemoveRaftVoter are not among them: Kafka 4 serves them on broker listeners too (a broker forwards them)
+#: served only on a controller listener (when the node has dedicated client listeners): the quorum's RPCs and what
+#: brokers ask the active controller (Kafka's ``"listeners": ["controller"]`` APIs; a broker sends them to a voter's
+#: endpoint). AddRaftVoter and RemoveRaftVoter are not among them: Kafka 4 serves them on broker listeners too (a
+#: broker forwards them)
 CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot", "BrokerRegistration",
-                              "BrokerHeartbeat", "UpdateRaftVoter")
+                              "BrokerHeartbeat", "UpdateRaftVoter", "AlterPartition", "AllocateProducerIds",
+                              "AssignReplicasToDirs")
 #: served only on client listeners (when the node has dedicated client listeners)
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
                           "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",
@@ -69,10 +72,9 @@ class ListenerDispatcher(DispatcherView):
 
     def dispatch(self, frame: bytes, conn) -> None:
         if len(frame) >= 8:
-            api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
+            (api_key,) = struct.unpack_from(">h", frame, 0)
             if api_key == API_VERSIONS:
-                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
-                                                              self.api_features()))
+                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()))
                 return
             if api_key in self.denied:
                 self.base.count_error(str(api_key))

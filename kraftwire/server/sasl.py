@@ -44,7 +44,7 @@ from kraftwire.error_codes import ILLEGAL_SASL_STATE
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.protocol import framing, served
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.exchange import FAILED, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
@@ -118,14 +118,13 @@ class SaslDispatcher(DispatcherView):
         if len(frame) < 8:
             self._refuse(conn, "a frame too short for a request header")
             return
-        api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
+        (api_key,) = struct.unpack_from(">h", frame, 0)
         if exchange.reauthenticating:
             if api_key != SASL_AUTHENTICATE:
                 self._refuse(conn, f"api key {api_key} during the SASL re-authentication of {exchange.principal}")
                 return
         elif api_key == API_VERSIONS:
-            conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
-                                                          self.api_features()))
+            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()))
             return
         if api_key not in (SASL_HANDSHAKE, SASL_AUTHENTICATE):
             self._refuse(conn, f"api key {api_key} before SASL authentication")

@@ -11,7 +11,8 @@ from kraftwire import error_codes as ec
 from kraftwire.errors import ProtocolError, UnsupportedVersionError
 from kraftwire.ids import METADATA_TOPIC_ID
 from kraftwire.protocol import codec, framing, messages as m
-from kraftwire.protocol.api_versions import advertised_ranges, api_versions_response, encode_api_versions_response
+from kraftwire.protocol.api_versions import (Features, advertised_ranges, answer_frame, api_versions_response,
+                                            encode_api_versions_response)
 
 
 def J(chunks) -> bytes:
@@ -160,6 +161,16 @@ def test_api_versions_error_response_decodes_as_v0_whatever_was_asked():
     assert body.error_code == ec.UNSUPPORTED_VERSION and body.api_keys[0].max_version == 3
 
 
+def test_api_versions_invalid_request_decodes_at_the_version_asked():
+    """Only UNSUPPORTED_VERSION comes in the v0 layout; Kafka 4.4 answers INVALID_REQUEST at the request's version
+    (seen on the wire: error 42, an empty compact array, throttle 0, no tags)."""
+    out = framing.OutboundRequests()
+    cid, _ = out.encode(m.ApiVersionsRequest(client_software_name="-bad", client_software_version="1"), 3)
+    reply = bytes.fromhex("%08x" % cid) + bytes.fromhex("002a010000000000")
+    _, body = out.on_response(reply)
+    assert body.error_code == ec.INVALID_REQUEST and body.api_keys == [] and body.throttle_time_ms == 0
+
+
 # ---- ApiVersions builder -------------------------------------------------------------------------------
 
 REGISTERED = {18: (0, 4), 3: (0, 12), 0: (3, 11), 1: (4, 17), 52: (0, 2)}
@@ -224,3 +235,39 @@ def test_api_versions_carries_features_from_v3_only():
     assert decoded.finalized_features_epoch == 42
     old, v2 = api_versions_response({18: (0, 4)}, 2, features=features)
     assert v2 == 2 and not old.supported_features and old.finalized_features_epoch == -1
+
+
+@pytest.mark.parametrize("name, version, valid", [
+    ("librdkafka", "2.10.0", True), ("a", "1", True), ("apache-kafka-java", "4.4.0-SNAPSHOT", True),
+    ("", "1", False), ("client", "", False), ("-bad", "1", False), ("bad-", "1", False), ("a b", "1", False),
+    ("client", "1.0 beta", False), ("client", "1_0", False)])
+def test_kip_511_software_name_and_version_are_checked_from_v3(name, version, valid):
+    """Kafka's ApiVersionsRequest.isValid (core ApiVersionsRequestTest.testApiVersionsRequestValidationV3)."""
+    request = m.ApiVersionsRequest(client_software_name=name, client_software_version=version)
+    body, at = api_versions_response(REGISTERED, 3, request=request)
+    assert at == 3
+    if valid:
+        assert body.error_code == 0 and len(body.api_keys) == len(REGISTERED)
+    else:
+        assert body.error_code == ec.INVALID_REQUEST and body.api_keys == []
+    body, _ = api_versions_response(REGISTERED, 2, request=request)
+    assert body.error_code == 0  # no such fields below v3
+
+
+def test_answer_frame_reads_the_request_body_for_the_check():
+    bad = J(framing.encode_request(m.ApiVersionsRequest(client_software_name="!", client_software_version="1"), 3,
+                                   5, "c"))[4:]
+    body = codec.decode(m.ApiVersionsResponse, J(answer_frame(bad, REGISTERED))[8:], 3)
+    assert body.error_code == ec.INVALID_REQUEST
+    unsupported = J(framing.encode_request(m.ApiVersionsRequest(), 4, 6, "c"))[4:]
+    body = codec.decode(m.ApiVersionsResponse, J(answer_frame(unsupported, {18: (0, 3)}))[8:], 0)
+    assert body.error_code == ec.UNSUPPORTED_VERSION
+
+
+def test_supported_features_starting_at_zero_appear_from_v4_only():
+    """KAFKA-17492 (Kafka 4.4 at ApiVersions v3 lists metadata.version but not kraft.version, at v4 both)."""
+    features = Features(supported={"metadata.version": (7, 21), "kraft.version": (0, 1)},
+                        finalized={"metadata.version": 21}, epoch=5)
+    names = {v: [f.name for f in api_versions_response(REGISTERED, v, features=features)[0].supported_features]
+             for v in (3, 4)}
+    assert names == {3: ["metadata.version"], 4: ["kraft.version", "metadata.version"]}

@@ -461,7 +461,8 @@ def test_kafka_connection_re_authenticates_on_the_same_socket():
             deadline = loop.time() + 3.5
             answers = 0
             while loop.time() < deadline:
-                answer = await conn.request(w.ApiVersionsRequest(), 3, timeout=5)
+                answer = await conn.request(w.ApiVersionsRequest(client_software_name="t",
+                                                                 client_software_version="1"), 3, timeout=5)
                 assert answer.error_code == 0
                 answers += 1
                 await asyncio.sleep(0.1)

@@ -95,7 +95,7 @@ def test_a_wrong_password_is_refused_with_kafkas_error_and_the_connection_closes
     port = node.port_of("BROKER")
 
     async def steps(conn):
-        versions = await conn.request(w.ApiVersionsRequest(), 3)
+        versions = await conn.request(w.ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
         keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
         assert keys[17] == (0, 1) and keys[36] == (0, 2)  # SaslHandshake, SaslAuthenticate on this listener
         hs = await conn.request(w.SaslHandshakeRequest(mechanism="PLAIN"), 1)

@@ -95,10 +95,10 @@ def test_the_endpoint_serves_every_family_with_its_type_and_values_follow_the_no
             assert content_type.startswith("text/plain") and "version=0.0.4" in content_type
             conn = await KafkaConnection.open("127.0.0.1", port)
             try:
-                await conn.request(w.ApiVersionsRequest(), 3)
+                await conn.request(w.ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
                 first = await _scrape(metrics_port)
                 for _ in range(3):
-                    await conn.request(w.ApiVersionsRequest(), 3)
+                    await conn.request(w.ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
                 # wait (bounded) until the workload has committed 200 more records than the first scrape saw
                 target = _value(first, "kraftwire_raft_high_watermark") + 200
                 for _ in range(500):
@@ -168,7 +168,7 @@ def test_two_nodes_in_one_process_have_separate_registries(tmp_path):
             conn = await KafkaConnection.open("127.0.0.1", a_port)
             try:
                 for _ in range(5):
-                    await conn.request(w.ApiVersionsRequest(), 3)
+                    await conn.request(w.ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
             finally:
                 await conn.close()
             return await _scrape(a_metrics), await _scrape(b_metrics)

@@ -58,7 +58,8 @@ def test_plugins_api_versions_describe_quorum_and_clean_shutdown(tmp_path):
             assert node.raft.is_leader()
             conn = await KafkaConnection.open("127.0.0.1", port)
             try:
-                versions = await conn.request(w.ApiVersionsRequest(), 3)
+                versions = await conn.request(w.ApiVersionsRequest(client_software_name="t",
+                                                                   client_software_version="1"), 3)
                 ranges = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
                 assert ranges[2] == (1, 8) and ranges[1] == (4, 18) and ranges[55] == (0, 2) and ranges[52] == (0, 2)
                 await conn.request(w.ListOffsetsRequest(), 5)
