@@ -221,9 +221,11 @@ class Cluster:
 
 class CombinedNode:
     """One ``server-start`` process with ``process.roles=broker,controller`` on pre-bound listeners, formatted in
-    ``base`` (benchmarks): ``with CombinedNode(base, extra) as node: ... node.port ... node.logs``."""
+    ``base`` with ``format_args`` (e.g. ``("--release-version", "3.9")``) (benchmarks, the conformance runner):
+    ``with CombinedNode(base, extra) as node: ... node.port ... node.logs``. Its stderr (the node's log) goes to
+    ``node.log_path``."""
 
-    def __init__(self, base, extra_props: str = "") -> None:
+    def __init__(self, base, extra_props: str = "", format_args=()) -> None:
         self.base = str(base)
         self.broker, self.controller = bind_listener(), bind_listener()
         self.port, cport = self.broker.getsockname()[1], self.controller.getsockname()[1]
@@ -235,16 +237,18 @@ class CombinedNode:
                     "controller.listener.names=CONTROLLER\n"
                     "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
                     f"log.dirs={self.logs}\n" + extra_props)
-        kw("storage", "format", "-t", kw("storage", "random-uuid").stdout.strip(), "-c", self.config)
+        kw("storage", "format", "-t", kw("storage", "random-uuid").stdout.strip(), "-c", self.config, *format_args)
+        self.log_path = os.path.join(self.base, "kraftwire.log")
         self.proc: subprocess.Popen | None = None
 
     def __enter__(self) -> "CombinedNode":
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "kraftwire", "server-start", "--config", self.config,
-             "--listener-fd", f"PLAINTEXT={self.broker.fileno()}",
-             "--listener-fd", f"CONTROLLER={self.controller.fileno()}"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            pass_fds=(self.broker.fileno(), self.controller.fileno()), env=kraftwire_env())
+        with open(self.log_path, "ab") as err:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "kraftwire", "server-start", "--config", self.config,
+                 "--listener-fd", f"PLAINTEXT={self.broker.fileno()}",
+                 "--listener-fd", f"CONTROLLER={self.controller.fileno()}"],
+                stdout=subprocess.DEVNULL, stderr=err,
+                pass_fds=(self.broker.fileno(), self.controller.fileno()), env=kraftwire_env())
         return self
 
     def __exit__(self, *exc) -> None:

@@ -1,0 +1,1 @@
+"""Differential conformance against Apache Kafka 4.4: see :mod:`conformance.runner`."""

@@ -1,0 +1,539 @@
+"""Differential conformance: the same Kafka requests to Apache Kafka and to kraftwire, the answers compared field by
+field (issue #36, "Kafka as the oracle").
+
+How a run works
+===============
+``tests/conformance/test_conformance.py`` collects every :class:`Scenario` of the modules in
+``tests/conformance/scenarios/`` (each module's ``SCENARIOS`` list) and runs each as its own test,
+``test_conformance[<api>-v<version>-<name>]``. A scenario names a configuration (:mod:`conformance.pair`); the
+session starts one Kafka node and one kraftwire node per configuration, from the same ``server.properties`` keys,
+and every scenario of that configuration talks to that pair. Each step's request goes to both nodes at once (one
+``request_once`` per side, same version); both answers are decoded with ``kraftwire.protocol.messages`` and
+compared. At the session's end the results go to ``$KRAFTWIRE_CONFORMANCE_OUT`` (default ``build/conformance/``):
+``results.json`` and ``TABLE.md``, the per-API conformance table (``python -m tests.conformance.table`` prints it).
+
+Writing a scenario
+==================
+A scenario is data: an API, a version, a name (letters, digits, ``-``) and a list of steps. A step is a request
+body and the version to send it at, optionally with ``until`` (a predicate on one side's answer: the request is
+repeated, on each side separately, until it holds or 15 s pass, for answers that settle eventually, like Metadata
+after CreateTopics) and ``scope`` (keep only this scenario's own topics in the answer's top-level lists, for
+requests that list the whole cluster)::
+
+    from conformance.runner import Scenario, Step, TopicId, each_version, no_error
+    from kraftwire.protocol import messages as w
+
+    CT = w.CreateTopicsRequest
+    SCENARIOS = [
+        Scenario("CreateTopics", 7, "one-topic", [
+            Step(CT(topics=[CT.CreatableTopic(name="{ns}.a", num_partitions=1, replication_factor=1)],
+                    timeout_ms=10000), 7),
+            Step(w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="{ns}.a")]), 12,
+                 until=no_error),
+        ]),
+    ]
+
+Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected; nothing else to register.
+
+* **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
+  scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
+  letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
+* **Side-specific values in requests.** A topic's id differs between the nodes: put ``TopicId("{ns}.a")`` where a
+  request wants a uuid, and each side gets its own id of that topic, learned from its earlier answers (any answer
+  struct carrying a topic name and a topic id).
+* **Versions.** :func:`versions` is the intersection of what kraftwire serves and what Kafka 4.4 serves
+  (:data:`KAFKA_SERVED`, checked against the live node by ``test_kafka_serves_the_recorded_versions``);
+  :func:`each_version` turns ``{case name: function(version) -> steps or None}`` into one scenario per version and
+  case (``None``: the case does not apply at that version).
+* **Configurations.** ``Scenario(..., config="name")`` picks a :data:`conformance.pair.CONFIGURATIONS` entry; add
+  one there (a name and ``server.properties`` keys) for a differently configured pair.
+
+How answers are compared (normalisation by a mapping)
+=====================================================
+Every declared field of the answer at the version is compared, recursively; nothing is skipped. Values that
+legitimately differ between two nodes are not ignored but *mapped*: a per-scenario bijection per kind pairs Kafka's
+value with kraftwire's the first time they meet at the same place, and every later occurrence must respect the
+pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
+
+* mapped kinds: every ``uuid`` field (topic ids, directory ids, ...) and the fields in :data:`FIELD_KINDS`
+  (``cluster_id``, ``host``, ``port``, ``member_id``, ``producer_id``, ``session_id``). The pair's machine values
+  (hosts, ports, log directories, cluster ids) are paired before the first step. Sentinels (null, ``""``, negative
+  numbers, the zero uuid) are never mapped: they must be equal;
+* times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``) and positions in a
+  node's own metadata log (``finalized_features_epoch``) must agree on being a sentinel (negative, then equal) or a
+  value;
+* strings (error messages, config values) are compared exactly, after each side's mapped values in them
+  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token;
+* arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, ...) unique on both sides are
+  matched by key; their order is compared too (``<path>.<order>``). Other arrays are compared by position;
+* unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
+* a request without a decodable answer (closed connection, nothing within 30 s) is a :class:`conformance.pair.Failure`
+  compared like an answer, and a traceback in kraftwire's log during the scenario is a difference at
+  ``<kraftwire log>``.
+
+Allow-listing
+=============
+A difference fails the test with its path (``<Api>[#n].field[key].field``, keys with the namespace shown as
+``{ns}``), Kafka's value and kraftwire's, unless an entry in ``tests/conformance/allowed.py`` covers it: a scenario-id
+pattern, a path pattern (``*`` is the only wildcard) and the reason. Each entry says why the difference is accepted
+(a Kafka bug, an API or version kraftwire does not serve, a fix on another branch); the table lists the allowed
+differences with their reasons, and entries no run used.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import re
+import time
+import uuid as _uuid
+from dataclasses import dataclass, field
+from typing import Any, Callable, NamedTuple, Sequence
+
+from conformance.pair import KAFKA, KRAFTWIRE, SIDES, Failure
+
+from kraftwire.protocol import messages as w
+from kraftwire.protocol.served import SERVED
+
+#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 3.9-IV0), for the APIs kraftwire declares;
+#: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
+#: checked against it
+KAFKA_SERVED: dict[str, tuple[int, int]] = {
+    "Produce": (0, 13), "Fetch": (4, 18), "ListOffsets": (1, 11), "Metadata": (0, 13), "OffsetCommit": (2, 10),
+    "OffsetFetch": (1, 10), "FindCoordinator": (0, 6), "JoinGroup": (0, 9), "Heartbeat": (0, 4),
+    "LeaveGroup": (0, 5), "SyncGroup": (0, 5), "DescribeGroups": (0, 6), "ListGroups": (0, 5),
+    "SaslHandshake": (0, 1), "ApiVersions": (0, 5), "CreateTopics": (2, 7), "DeleteTopics": (1, 6),
+    "DeleteRecords": (0, 2), "InitProducerId": (0, 5), "OffsetForLeaderEpoch": (2, 4), "AddPartitionsToTxn": (0, 5),
+    "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 5), "WriteTxnMarkers": (1, 2), "TxnOffsetCommit": (0, 6),
+    "DescribeAcls": (1, 3), "CreateAcls": (1, 3), "DeleteAcls": (1, 3), "DescribeConfigs": (1, 4),
+    "AlterConfigs": (0, 2), "DescribeLogDirs": (1, 5), "SaslAuthenticate": (0, 2), "CreatePartitions": (0, 3),
+    "DeleteGroups": (0, 3), "ElectLeaders": (0, 2), "IncrementalAlterConfigs": (0, 1), "OffsetDelete": (0, 0),
+    "DescribeUserScramCredentials": (0, 0), "AlterUserScramCredentials": (0, 0), "DescribeQuorum": (0, 2),
+    "UpdateFeatures": (0, 2), "DescribeCluster": (0, 2), "DescribeProducers": (0, 0), "UnregisterBroker": (0, 0),
+    "DescribeTransactions": (0, 0), "ListTransactions": (0, 2), "ConsumerGroupHeartbeat": (0, 1),
+    "ConsumerGroupDescribe": (0, 1), "DescribeTopicPartitions": (0, 0),
+}
+
+#: versions Kafka advertises but refuses: Produce from 0 for librdkafka's sake (KAFKA-18659), served from 3
+KAFKA_SERVES_FROM: dict[str, int] = {"Produce": 3}
+
+#: answer fields whose values name one node and are mapped (see the module docstring), by snake_case name
+FIELD_KINDS: dict[str, str] = {
+    "cluster_id": "cluster", "host": "host", "port": "port", "member_id": "member", "producer_id": "producer",
+    "session_id": "session", "throttle_time_ms": "duration",
+    # the offset of the node's metadata image: each controller's log advances on its own (Kafka's NoOpRecords)
+    "finalized_features_epoch": "position",
+}
+#: kinds compared through the per-scenario bijection
+MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
+#: kinds whose non-negative values each node picks from its own clock or log: they agree unless a sentinel differs
+UNORDERED = frozenset({"time", "duration", "position"})
+#: fields that identify an element of an array of structs, in the order they make up its key
+KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
+             "index", "api_key", "node_id", "broker_id")
+#: how long a step with ``until`` repeats its request on one side before its last answer is compared
+UNTIL_S = 15.0
+ZERO_UUID = _uuid.UUID(int=0)
+NAME_PATTERN = re.compile(r"[A-Za-z0-9-]+")
+
+
+def versions(api: str) -> range:
+    """The versions both sides serve of ``api`` (kraftwire's advertised range ∩ Kafka 4.4's)."""
+    ours, theirs = SERVED[api], KAFKA_SERVED[api]
+    return range(max(ours[0], theirs[0], KAFKA_SERVES_FROM.get(api, 0)), min(ours[1], theirs[1]) + 1)
+
+
+# ---------------------------------------------------------------------------------------------------- scenarios
+class TopicId(NamedTuple):
+    """In a request: the topic id each side gave topic ``name`` (``{ns}`` allowed), learned from its answers."""
+
+    name: str
+
+
+@dataclass(frozen=True)
+class Step:
+    """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded), and
+    ``scope`` drops other scenarios' topics from the answer's top-level lists."""
+
+    request: Any
+    version: int
+    until: Callable[[Any], bool] | None = None
+    scope: bool = False
+
+
+@dataclass(frozen=True)
+class Scenario:
+    api: str
+    version: int
+    name: str
+    steps: Sequence[Step] = field(repr=False)
+    config: str = "single"
+
+    def __post_init__(self) -> None:
+        if not NAME_PATTERN.fullmatch(self.name):
+            raise ValueError(f"scenario name {self.name!r}: only letters, digits and '-'")
+        w.api(self.api)  # an unknown API name fails at collection
+
+    @property
+    def id(self) -> str:
+        return f"{self.api}-v{self.version}-{self.name}"
+
+    @property
+    def namespace(self) -> str:
+        return self.id
+
+
+def each_version(api: str, cases: dict[str, Callable[[int], Sequence[Step] | None]], *, config: str = "single",
+                 at: Sequence[int] | None = None) -> list[Scenario]:
+    """One scenario per version of ``api`` (:func:`versions`, or ``at``) and per case; a case returning None does
+    not apply at that version."""
+    out = []
+    for version in (at if at is not None else versions(api)):
+        for name, make in cases.items():
+            steps = make(version)
+            if steps is not None:
+                out.append(Scenario(api, version, name, list(steps), config))
+    return out
+
+
+def error_codes(answer) -> list[int]:
+    """Every ``error_code`` in an answer, depth first."""
+    found = []
+
+    def walk(value):
+        if isinstance(value, w.Base):
+            for f in value._info.fields:
+                item = getattr(value, f.attr)
+                if f.attr == "error_code":
+                    found.append(item)
+                else:
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(answer)
+    return found
+
+
+def no_error(answer) -> bool:
+    """``until`` predicate: every error code in the answer is 0 (e.g. Metadata once a new topic has its leader)."""
+    return not any(error_codes(answer))
+
+
+# -------------------------------------------------------------------------------------------------- requests
+def instantiate(value, ns: str, topic_ids: dict[str, _uuid.UUID]):
+    """A copy of a request for one side: ``{ns}`` replaced in strings, :class:`TopicId` resolved to the side's id
+    (the zero uuid when the side never named that topic: an earlier step's difference then explains it)."""
+    if isinstance(value, TopicId):
+        return topic_ids.get(value.name.replace("{ns}", ns), ZERO_UUID)
+    if isinstance(value, str):
+        return value.replace("{ns}", ns)
+    if isinstance(value, list):
+        return [instantiate(item, ns, topic_ids) for item in value]
+    if isinstance(value, w.Base):
+        copy = type(value)(**{f.attr: instantiate(getattr(value, f.attr), ns, topic_ids)
+                              for f in value._info.fields})
+        copy._unknown_tags = value._unknown_tags
+        return copy
+    return value
+
+
+def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
+    """Record every (topic name, topic id) pair an answer carries."""
+    if isinstance(answer, w.Base):
+        attrs = {f.attr for f in answer._info.fields}
+        name = next((getattr(answer, a) for a in ("name", "topic_name", "topic") if a in attrs), None)
+        topic_id = getattr(answer, "topic_id", None) if "topic_id" in attrs else None
+        if isinstance(name, str) and isinstance(topic_id, _uuid.UUID) and topic_id != ZERO_UUID:
+            into[name] = topic_id
+        for a in attrs:
+            learn_topic_ids(getattr(answer, a), into)
+    elif isinstance(answer, list):
+        for item in answer:
+            learn_topic_ids(item, into)
+
+
+def _element_name(item):
+    if isinstance(item, w.Base):
+        for attr in ("name", "topic_name", "resource_name"):
+            if hasattr(item, attr) and isinstance(getattr(item, attr), str):
+                return getattr(item, attr)
+    return None
+
+
+def scoped(answer, ns: str):
+    """``answer`` with the top-level lists' elements named outside namespace ``ns`` left out (requests that list
+    the whole cluster, which other scenarios share)."""
+    if not isinstance(answer, w.Base):
+        return answer
+    copy = instantiate(answer, ns, {})
+    for f in answer._info.fields:
+        items = getattr(copy, f.attr)
+        if isinstance(items, list):
+            setattr(copy, f.attr, [item for item in items
+                                   if _element_name(item) is None or _element_name(item).startswith(ns + ".")])
+    return copy
+
+
+# ------------------------------------------------------------------------------------------------- comparison
+class Difference(NamedTuple):
+    path: str
+    kafka: str
+    kraftwire: str
+
+
+def field_kind(attr: str, type_: str) -> str | None:
+    if type_ == "uuid":
+        return "uuid"
+    if attr in FIELD_KINDS:
+        return FIELD_KINDS[attr]
+    if "timestamp" in attr or attr.endswith("_time_ms"):
+        return "time"
+    return None
+
+
+def kafka_uuid_text(value: _uuid.UUID) -> str:
+    """Kafka's ``Uuid.toString()``: url-safe base64 of the 16 bytes, unpadded."""
+    return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
+
+
+def is_sentinel(value) -> bool:
+    return (value is None or value == "" or value == ZERO_UUID
+            or (isinstance(value, int) and not isinstance(value, bool) and value < 0))
+
+
+class Mapping:
+    """Per-kind bijections between Kafka's values and kraftwire's, each pair with a token (``<uuid#2>``)."""
+
+    def __init__(self) -> None:
+        self.pairs: dict[str, dict] = {}  # kind -> {kafka value: kraftwire value}
+        self.back: dict[str, dict] = {}  # kind -> {kraftwire value: kafka value}
+        self.tokens: dict[tuple[str, Any], str] = {}  # (kind, kafka value) -> token
+        self._patterns: dict[str, tuple] = {}  # side -> (tokens when built, regex, {form: token})
+
+    def bind(self, kind: str, kafka, ours) -> None:
+        """Pair two values unless either is paired already (a conflict shows when the answers are checked)."""
+        forward, back = self.pairs.setdefault(kind, {}), self.back.setdefault(kind, {})
+        if kafka in forward or ours in back:
+            return
+        forward[kafka], back[ours] = ours, kafka
+        self.tokens[(kind, kafka)] = f"<{kind}#{len(forward)}>"
+
+    def consistent(self, kind: str, kafka, ours) -> bool:
+        return self.pairs.get(kind, {}).get(kafka, _MISSING) == ours
+
+    def describe(self, kind: str, side: str, value) -> str:
+        """A value with what it is paired with, for a difference report."""
+        if side == KAFKA:
+            partner = self.pairs.get(kind, {}).get(value, _MISSING)
+            return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
+        partner = self.back.get(kind, {}).get(value, _MISSING)
+        return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
+
+    def substitute(self, text: str, side: str) -> str:
+        """``text`` with ``side``'s mapped values replaced by their tokens (a uuid in its canonical and its Kafka
+        base64 form; longest first, whole words only)."""
+        size = len(self.tokens)
+        cached = self._patterns.get(side)
+        if cached is None or cached[0] != size:
+            spots = {}
+            for kind, forward in self.pairs.items():
+                for kafka, ours in forward.items():
+                    value = kafka if side == KAFKA else ours
+                    forms = [str(value)] + ([kafka_uuid_text(value)] if isinstance(value, _uuid.UUID) else [])
+                    spots.update((form, self.tokens[(kind, kafka)]) for form in forms if form)
+            alternatives = "|".join(re.escape(form) for form in sorted(spots, key=len, reverse=True))
+            cached = (size, re.compile(rf"(?<![\w.])(?:{alternatives})(?![\w])") if spots else None, spots)
+            self._patterns[side] = cached
+        _, pattern, spots = cached
+        return text if pattern is None else pattern.sub(lambda match: spots[match.group(0)], text)
+
+
+_MISSING = object()
+
+
+def _short(value, limit: int = 300) -> str:
+    if isinstance(value, w.Base):
+        value = value.to_dict()
+    if isinstance(value, memoryview):
+        value = bytes(value)
+    text = value if isinstance(value, str) and not isinstance(value, bool) else repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+class Comparison:
+    """One step's two answers, walked twice: once to pair mapped values, once to report differences."""
+
+    def __init__(self, mapping: Mapping, ns: str, version: int) -> None:
+        self.mapping = mapping
+        self.ns = ns
+        self.version = version
+        self.learning = True
+        self.out: list[Difference] = []
+
+    def run(self, root: str, kafka, ours) -> list[Difference]:
+        for learning in (True, False):
+            self.learning = learning
+            self.out = []
+            self.walk(root, kafka, ours, None)
+        return self.out
+
+    def differ(self, path: str, kafka: str, ours: str) -> None:
+        if not self.learning:
+            self.out.append(Difference(path, kafka, ours))
+
+    def walk(self, path: str, kafka, ours, kind: str | None) -> None:
+        if isinstance(kafka, memoryview):
+            kafka = bytes(kafka)
+        if isinstance(ours, memoryview):
+            ours = bytes(ours)
+        if type(kafka) is not type(ours):
+            self.differ(path, _short(kafka), _short(ours))
+        elif isinstance(kafka, w.Base):
+            for f in kafka._info.fields:
+                if f.present(self.version):
+                    self.walk(f"{path}.{f.attr}", getattr(kafka, f.attr), getattr(ours, f.attr),
+                              field_kind(f.attr, f.type))
+            if (kafka._unknown_tags or {}) != (ours._unknown_tags or {}):
+                self.differ(f"{path}.<unknown tags>", _short(kafka._unknown_tags), _short(ours._unknown_tags))
+        elif isinstance(kafka, list):
+            self.walk_list(path, kafka, ours, kind)
+        else:
+            self.leaf(path, kafka, ours, kind)
+
+    def key(self, item) -> tuple | None:
+        if not isinstance(item, w.Base):
+            return None
+        present = {f.attr for f in item._info.fields if f.present(self.version)}
+        attrs = [a for a in KEY_ATTRS if a in present]
+        return tuple(getattr(item, a) for a in attrs) if attrs else None
+
+    def render_key(self, key: tuple) -> str:
+        return ",".join(str(part).replace(self.ns, "{ns}") for part in key)
+
+    def walk_list(self, path: str, kafka: list, ours: list, kind: str | None) -> None:
+        keys = {side: [self.key(item) for item in items] for side, items in ((KAFKA, kafka), (KRAFTWIRE, ours))}
+        keyed = all(None not in ks and len(set(ks)) == len(ks) for ks in keys.values()) and (kafka or ours)
+        if not keyed:
+            if len(kafka) != len(ours):
+                self.differ(f"{path}.<length>", f"{len(kafka)}: {_short(kafka)}", f"{len(ours)}: {_short(ours)}")
+            for i, (a, b) in enumerate(zip(kafka, ours)):
+                self.walk(f"{path}[{i}]", a, b, kind)
+            return
+        theirs = dict(zip(keys[KAFKA], kafka))
+        mine = dict(zip(keys[KRAFTWIRE], ours))
+        for k, item in theirs.items():
+            sub = f"{path}[{self.render_key(k)}]"
+            if k in mine:
+                self.walk(sub, item, mine[k], kind)
+            else:
+                self.differ(sub, _short(item), "<absent>")
+        for k, item in mine.items():
+            if k not in theirs:
+                self.differ(f"{path}[{self.render_key(k)}]", "<absent>", _short(item))
+        order = ([self.render_key(k) for k in keys[KAFKA] if k in mine],
+                 [self.render_key(k) for k in keys[KRAFTWIRE] if k in theirs])
+        if order[0] != order[1]:
+            self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
+
+    def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
+        if kind in MAPPED and not (is_sentinel(kafka) or is_sentinel(ours)):
+            if self.learning:
+                self.mapping.bind(kind, kafka, ours)
+            elif not self.mapping.consistent(kind, kafka, ours):
+                self.differ(path, self.mapping.describe(kind, KAFKA, kafka),
+                            self.mapping.describe(kind, KRAFTWIRE, ours))
+        elif kind in UNORDERED and isinstance(kafka, int) and isinstance(ours, int):
+            if kafka != ours and (kafka < 0 or ours < 0):  # two times (or durations) agree; a sentinel must match
+                self.differ(path, str(kafka), str(ours))
+        elif isinstance(kafka, str) and isinstance(ours, str):
+            if not self.learning:
+                a, b = self.mapping.substitute(kafka, KAFKA), self.mapping.substitute(ours, KRAFTWIRE)
+                if a != b:
+                    self.differ(path, a, b)
+        elif kafka != ours:
+            self.differ(path, _short(kafka), _short(ours))
+
+
+# ----------------------------------------------------------------------------------------------------- running
+class Exchange(NamedTuple):
+    """One step as run: the request as sent (Kafka's copy) and both answers."""
+
+    path: str
+    request: Any
+    answers: dict
+
+
+@dataclass
+class Outcome:
+    scenario: Scenario
+    exchanges: list[Exchange] = field(default_factory=list)
+    differences: list[Difference] = field(default_factory=list)
+
+
+def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
+    """A mapping holding the pair's machine values (hosts, ports, directories, cluster ids) paired in order."""
+    mapping = Mapping()
+    for kind, theirs in machine[KAFKA].items():
+        for kafka, ours in zip(theirs, machine[KRAFTWIRE][kind]):
+            mapping.bind(kind, kafka, ours)
+    return mapping
+
+
+async def _ask_until(pair, side: str, step: Step, request):
+    deadline = time.monotonic() + UNTIL_S
+    while True:
+        answer = await pair.ask(side, request, step.version)
+        if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
+            return answer
+        await asyncio.sleep(0.1)
+
+
+def run_scenario(scenario: Scenario, pair) -> Outcome:
+    """Run every step on both sides of ``pair``; the differences, before any allow-listing."""
+    ns = scenario.namespace
+    mapping = seed_mapping(pair.machine)
+    topic_ids: dict[str, dict] = {side: {} for side in SIDES}
+    outcome = Outcome(scenario)
+    log_start = pair.log_size()
+    seen: dict[str, int] = {}
+    for step in scenario.steps:
+        api = w.api(step.request.API_KEY).name
+        seen[api] = seen.get(api, 0) + 1
+        path = api if seen[api] == 1 else f"{api}#{seen[api]}"
+        requests = {side: instantiate(step.request, ns, topic_ids[side]) for side in SIDES}
+        _pair_request_ids(mapping, step.request, requests)
+
+        async def both():
+            got = await asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
+            return dict(zip(SIDES, got))
+
+        answers = asyncio.run(both())
+        for side in SIDES:
+            learn_topic_ids(answers[side], topic_ids[side])
+        if step.scope:
+            answers = {side: scoped(answer, ns) for side, answer in answers.items()}
+        outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
+        comparison = Comparison(mapping, ns, step.version)
+        outcome.differences += comparison.run(path, answers[KAFKA], answers[KRAFTWIRE])
+    for problem in pair.problems_since(log_start):
+        outcome.differences.append(Difference("<kraftwire log>", "", problem))
+    return outcome
+
+
+def _pair_request_ids(mapping: Mapping, template, requests: dict) -> None:
+    """Each :class:`TopicId` of the template resolved to two ids: they are the same topic, so they pair."""
+
+    def walk(value, kafka, ours):
+        if isinstance(value, TopicId):
+            if not (is_sentinel(kafka) or is_sentinel(ours)):
+                mapping.bind("uuid", kafka, ours)
+        elif isinstance(value, list):
+            for item, a, b in zip(value, kafka, ours):
+                walk(item, a, b)
+        elif isinstance(value, w.Base):
+            for f in value._info.fields:
+                walk(getattr(value, f.attr), getattr(kafka, f.attr), getattr(ours, f.attr))
+
+    walk(template, requests[KAFKA], requests[KRAFTWIRE])

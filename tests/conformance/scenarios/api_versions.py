@@ -1,0 +1,22 @@
+"""ApiVersions: the advertised APIs and version ranges, features, and the client software name check (v3+)."""
+
+from __future__ import annotations
+
+from conformance.runner import Step, each_version
+
+from kraftwire.protocol import messages as w
+
+AV = w.ApiVersionsRequest
+
+
+def _ask(name: str, version: str):
+    return lambda v: [Step(AV(client_software_name=name, client_software_version=version), v)]
+
+
+SCENARIOS = each_version("ApiVersions", {
+    "ranges": _ask("kraftwire-conformance", "1.0"),
+    # KIP-511: the name and version must be [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
+    "bad-software-name": lambda v: _ask("-bad name!", "1.0")(v) if v >= 3 else None,
+    "bad-software-version": lambda v: _ask("client", "1.0 beta")(v) if v >= 3 else None,
+    "empty-software-name": lambda v: _ask("", "")(v) if v >= 3 else None,
+})

@@ -1,0 +1,92 @@
+"""The conformance table: per API, how many scenarios matched Kafka 4.4 exactly, how many matched but for documented
+differences, how many failed; then every documented difference with its reason.
+
+``python -m tests.conformance.table [results.json]`` prints it from a run's results (default
+``$KRAFTWIRE_CONFORMANCE_OUT/results.json``, else ``build/conformance/results.json``); the run itself writes it
+beside them as ``TABLE.md``. Standard library only, so it runs without the test dependencies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import defaultdict
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+STATUSES = ("match", "documented", "differs", "error")
+
+
+def out_dir() -> str:
+    return os.environ.get("KRAFTWIRE_CONFORMANCE_OUT") or os.path.join(REPO, "build", "conformance")
+
+
+def _ranges(numbers: list[int]) -> str:
+    numbers = sorted(set(numbers))
+    spans, start = [], None
+    for i, n in enumerate(numbers):
+        if start is None:
+            start = n
+        if i + 1 == len(numbers) or numbers[i + 1] != n + 1:
+            spans.append(str(start) if start == n else f"{start}–{n}")
+            start = None
+    return ", ".join(spans)
+
+
+def _cell(text: str, limit: int = 160) -> str:
+    text = str(text).replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def render(results: dict) -> str:
+    scenarios = results["scenarios"]
+    lines = [f"## Conformance with Apache Kafka {results['kafka_version']}", "",
+             f"Generated {results['generated']} by `pytest tests/conformance` ({len(scenarios)} of "
+             f"{results['collected']} scenarios ran; metadata.version {results['metadata_version']}). "
+             "Each scenario sends the same requests to Kafka and to kraftwire and compares the answers field by "
+             "field; a documented difference is on the allow-list (`tests/conformance/allowed.py`) with its reason.",
+             "", "| API | versions | scenarios | match | documented differences | failing |",
+             "|---|---|---:|---:|---:|---:|"]
+    by_api: dict[str, list[dict]] = defaultdict(list)
+    for s in scenarios:
+        by_api[s["api"]].append(s)
+    for api in sorted(by_api):
+        rows = by_api[api]
+        count = {status: sum(1 for s in rows if s["status"] == status) for status in STATUSES}
+        lines.append(f"| {api} | {_ranges([s['version'] for s in rows])} | {len(rows)} | {count['match']} | "
+                     f"{count['documented']} | {count['differs'] + count['error']} |")
+    documented: dict[tuple, tuple[set, set]] = defaultdict(lambda: (set(), set()))
+    for s in scenarios:
+        for d in s["differences"]:
+            if d["reason"]:
+                patterns, ids = documented[(s["api"], d["reason"])]
+                patterns.add(d["allowance"])
+                ids.add(s["id"])
+    if documented:
+        lines += ["", "### Documented differences", "", "| API | scenarios | allow-list entries (scenarios : fields) "
+                  "| reason |", "|---|---:|---|---|"]
+        for (api, reason), (patterns, ids) in sorted(documented.items()):
+            entries = "<br>".join(f"`{_cell(p)}`" for p in sorted(patterns))
+            lines.append(f"| {api} | {len(ids)} | {entries} | {_cell(reason, 400)} |")
+    failing = [s for s in scenarios if s["status"] in ("differs", "error")]
+    if failing:
+        lines += ["", "### Failing", "", "| scenario | field | Kafka | kraftwire |", "|---|---|---|---|"]
+        for s in failing:
+            for d in s["differences"]:
+                if not d["reason"]:
+                    lines.append(f"| {s['id']} | `{_cell(d['path'])}` | {_cell(d['kafka'])} | {_cell(d['kraftwire'])} |")
+    if results.get("unused_allowances"):
+        lines += ["", "### Allow-list entries no difference used in this run", ""]
+        lines += [f"- `{a['scenario']}` `{a['path']}`: {a['reason']}" for a in results["unused_allowances"]]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    path = argv[0] if argv else os.path.join(out_dir(), "results.json")
+    with open(path, encoding="utf-8") as f:
+        sys.stdout.write(render(json.load(f)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+"""The conformance runner's own rules, without nodes: mapping, keyed arrays, string normalisation, sentinels,
+namespaces and the allow-list's patterns."""
+
+from __future__ import annotations
+
+import uuid
+
+from conformance import allowed
+from conformance.runner import (Comparison, Mapping, Scenario, Step, TopicId, instantiate, kafka_uuid_text, scoped,
+                                versions)
+
+from kraftwire.protocol import messages as w
+
+CR = w.CreateTopicsResponse
+MR = w.MetadataResponse
+K1, K2, O1, O2 = (uuid.UUID(int=n) for n in (1, 2, 3, 4))
+
+
+def _created(*results) -> CR:
+    return CR(throttle_time_ms=0, topics=[CR.CreatableTopicResult(name=n, topic_id=i, error_code=e, error_message=m)
+                                          for n, i, e, m in results])
+
+
+def _compare(kafka, ours, version=7, mapping=None):
+    return [(d.path, d.kafka, d.kraftwire) for d in
+            Comparison(mapping or Mapping(), "ns", version).run("CreateTopics", kafka, ours)]
+
+
+def test_topic_ids_pair_up_and_must_stay_paired():
+    mapping = Mapping()
+    assert _compare(_created(("ns.a", K1, 0, None), ("ns.b", K2, 0, None)),
+                    _created(("ns.a", O1, 0, None), ("ns.b", O2, 0, None)), mapping=mapping) == []
+    # the next answer swaps them: both fields break the pairing
+    diffs = _compare(_created(("ns.a", K1, 0, None)), _created(("ns.a", O2, 0, None)), mapping=mapping)
+    assert [d[0] for d in diffs] == ["CreateTopics.topics[{ns}.a].topic_id"]
+
+
+def test_a_sentinel_is_never_mapped():
+    diffs = _compare(_created(("ns.a", K1, 0, None)), _created(("ns.a", uuid.UUID(int=0), 0, None)))
+    assert [d[0] for d in diffs] == ["CreateTopics.topics[{ns}.a].topic_id"]
+
+
+def test_keyed_arrays_report_missing_extra_and_order():
+    diffs = _compare(_created(("ns.a", K1, 0, None), ("ns.b", K2, 0, None), ("ns.c", uuid.UUID(int=9), 0, None)),
+                     _created(("ns.b", O2, 0, None), ("ns.a", O1, 0, None), ("ns.d", uuid.UUID(int=8), 0, None)))
+    assert [d[0] for d in diffs] == ["CreateTopics.topics[{ns}.c]", "CreateTopics.topics[{ns}.d]",
+                                     "CreateTopics.topics.<order>"]
+    assert diffs[2][1:] == ("{ns}.a, {ns}.b", "{ns}.b, {ns}.a")
+
+
+def test_arrays_with_repeated_keys_compare_by_position():
+    diffs = _compare(_created(("ns.a", K1, 42, "Duplicate topic name.")),
+                     _created(("ns.a", K1, 42, "Duplicate topic name."), ("ns.a", K1, 42, "Duplicate topic name.")))
+    assert diffs[0][0] == "CreateTopics.topics.<length>"
+
+
+def test_messages_compare_after_each_sides_ids_become_the_same_token():
+    kafka = _created(("ns.a", K1, 36, f"Topic id {kafka_uuid_text(K1)} exists."))
+    ours = _created(("ns.a", O1, 36, f"Topic id {kafka_uuid_text(O1)} exists."))
+    assert _compare(kafka, ours) == []
+    ours = _created(("ns.a", O1, 36, f"Topic id {kafka_uuid_text(K1)} exists."))  # kraftwire naming Kafka's id
+    assert [d[0] for d in _compare(kafka, ours)] == ["CreateTopics.topics[{ns}.a].error_message"]
+
+
+def test_times_agree_unless_a_sentinel_differs():
+    def answer(throttle):
+        return CR(throttle_time_ms=throttle, topics=[])
+
+    assert _compare(answer(0), answer(12)) == []
+    assert [d[0] for d in _compare(answer(-1), answer(0))] == ["CreateTopics.throttle_time_ms"]
+
+
+def test_hosts_and_ports_map_inside_strings_too():
+    mapping = Mapping()
+    mapping.bind("host", "127.0.0.1", "localhost")
+    mapping.bind("port", 9092, 19092)
+    kafka = MR(brokers=[MR.MetadataResponseBroker(node_id=1, host="127.0.0.1", port=9092)], topics=[])
+    ours = MR(brokers=[MR.MetadataResponseBroker(node_id=1, host="localhost", port=19092)], topics=[])
+    assert [(d.path) for d in Comparison(mapping, "ns", 12).run("Metadata", kafka, ours)] == []
+    assert mapping.substitute("PLAINTEXT://127.0.0.1:9092", "kafka") == \
+        mapping.substitute("PLAINTEXT://localhost:19092", "kraftwire")
+    ours.brokers[0].port = 9092  # kraftwire advertising Kafka's port is a difference
+    assert [d.path for d in Comparison(mapping, "ns", 12).run("Metadata", kafka, ours)] == ["Metadata.brokers[1].port"]
+
+
+def test_requests_get_the_namespace_and_each_sides_topic_id():
+    D = w.DeleteTopicsRequest
+    template = D(topics=[D.DeleteTopicState(name=None, topic_id=TopicId("{ns}.a"))], timeout_ms=1)
+    sent = instantiate(template, "S", {"S.a": K1})
+    assert sent.topics[0].topic_id == K1 and template.topics[0].topic_id == TopicId("{ns}.a")
+    assert instantiate(w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="{ns}.x")]), "S",
+                       {}).topics[0].name == "S.x"
+
+
+def test_scope_keeps_only_the_namespaces_topics():
+    answer = MR(topics=[MR.MetadataResponseTopic(name=n) for n in ("S.a", "T.a", "S-other.a", "__consumer_offsets")])
+    assert [t.name for t in scoped(answer, "S").topics] == ["S.a"]
+
+
+def test_scenario_ids_and_versions():
+    scenario = Scenario("CreateTopics", 7, "valid", [Step(w.CreateTopicsRequest(), 7)])
+    assert scenario.id == scenario.namespace == "CreateTopics-v7-valid"
+    assert list(versions("CreateTopics")) == [2, 3, 4, 5, 6, 7]  # Kafka 4 serves from 2, kraftwire to 7
+
+
+def test_allow_list_patterns_have_one_wildcard():
+    pattern = allowed._regex("Metadata-v*-x")
+    assert pattern.fullmatch("Metadata-v10-x") and not pattern.fullmatch("Metadata-v10-xy")
+    literal = allowed._regex("CreateTopics.topics[{ns}.a].error_message")
+    assert literal.fullmatch("CreateTopics.topics[{ns}.a].error_message")
+    assert not literal.fullmatch("CreateTopics.topics[n].error_message")
