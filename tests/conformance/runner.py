@@ -40,7 +40,11 @@ Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected;
   letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
 * **Side-specific values in requests.** A topic's id differs between the nodes: put ``TopicId("{ns}.a")`` where a
   request wants a uuid, and each side gets its own id of that topic, learned from its earlier answers (any answer
-  struct carrying a topic name and a topic id).
+  struct carrying a topic name and a topic id). Values a node picks itself and a client sends back (member ids,
+  producer ids and epochs) are :class:`Learned`: ``Learned("member_id")`` is the ``member_id`` of the newest answer
+  this side gave that carries one, ``Learned("member_id", at="JoinGroup#2")`` that of a given step's answer (its
+  path, as differences name it). A request field built from such values (a record batch carrying a producer id) is
+  :class:`Built`: ``Built(make, producer_id=Learned("producer_id"))`` calls ``make`` per side.
 * **Versions.** :func:`versions` is the intersection of what kraftwire serves and what Kafka 4.4 serves
   (:data:`KAFKA_SERVED`, checked against the live node by ``test_kafka_serves_the_recorded_versions``);
   :func:`each_version` turns ``{case name: function(version) -> steps or None}`` into one scenario per version and
@@ -151,6 +155,30 @@ class TopicId(NamedTuple):
 
 
 @dataclass(frozen=True)
+class Learned:
+    """In a request: a value this side picked itself and told in an earlier answer (a member id, a producer id):
+    field ``attr`` of the newest answer carrying a value that is not a sentinel, or of the answer at path ``at``
+    (``"JoinGroup#2"``). Before any answer told it: ``default``, or the request field's own default."""
+
+    attr: str
+    at: str | None = None
+    default: Any = None
+
+
+class Built:
+    """In a request: ``make(**arguments)`` called for each side with its arguments resolved (``{ns}``,
+    :class:`TopicId`, :class:`Learned`), for a value made of side-specific parts, like a record batch whose header
+    carries the producer id each node gave."""
+
+    def __init__(self, make: Callable[..., Any], **arguments) -> None:
+        self.make = make
+        self.arguments = arguments
+
+    def __repr__(self) -> str:
+        return f"Built({self.make.__name__}, {', '.join(f'{k}={v!r}' for k, v in self.arguments.items())})"
+
+
+@dataclass(frozen=True)
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded), and
     ``scope`` drops other scenarios' topics from the answer's top-level lists."""
@@ -222,21 +250,54 @@ def no_error(answer) -> bool:
 
 
 # -------------------------------------------------------------------------------------------------- requests
-def instantiate(value, ns: str, topic_ids: dict[str, _uuid.UUID]):
+def instantiate(value, ns: str, topic_ids: dict[str, _uuid.UUID], learned: dict | None = None):
     """A copy of a request for one side: ``{ns}`` replaced in strings, :class:`TopicId` resolved to the side's id
-    (the zero uuid when the side never named that topic: an earlier step's difference then explains it)."""
+    (the zero uuid when the side never named that topic: an earlier step's difference then explains it),
+    :class:`Learned` to the value the side told (``learned``, see :func:`learn_values`), :class:`Built` made."""
     if isinstance(value, TopicId):
         return topic_ids.get(value.name.replace("{ns}", ns), ZERO_UUID)
+    if isinstance(value, Learned):
+        return (learned or {}).get((value.at, value.attr), value.default)
+    if isinstance(value, Built):
+        return value.make(**{k: instantiate(v, ns, topic_ids, learned) for k, v in value.arguments.items()})
     if isinstance(value, str):
         return value.replace("{ns}", ns)
     if isinstance(value, list):
-        return [instantiate(item, ns, topic_ids) for item in value]
+        return [instantiate(item, ns, topic_ids, learned) for item in value]
     if isinstance(value, w.Base):
-        copy = type(value)(**{f.attr: instantiate(getattr(value, f.attr), ns, topic_ids)
-                              for f in value._info.fields})
+        fields = {}
+        for f in value._info.fields:
+            item = getattr(value, f.attr)
+            fields[f.attr] = instantiate(item, ns, topic_ids, learned)
+            if isinstance(item, Learned) and fields[f.attr] is None:  # nothing told yet: the field's default
+                fields[f.attr] = f.default
+        copy = type(value)(**fields)
         copy._unknown_tags = value._unknown_tags
         return copy
     return value
+
+
+def learn_values(answer, path: str, into: dict) -> None:
+    """Record, for :class:`Learned`, the first value that is not a sentinel of every field of an answer (depth
+    first, in declared order: a top-level ``member_id`` before the members' list), under ``(path, attr)`` and as
+    the newest ``(None, attr)``."""
+    found: dict[str, Any] = {}
+
+    def walk(value):
+        if isinstance(value, w.Base):
+            for f in value._info.fields:
+                item = getattr(value, f.attr)
+                if isinstance(item, (w.Base, list)):
+                    walk(item)
+                elif f.attr not in found and not is_sentinel(item):
+                    found[f.attr] = item
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(answer)
+    for attr, value in found.items():
+        into[(path, attr)] = into[(None, attr)] = value
 
 
 def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
@@ -495,6 +556,7 @@ def run_scenario(scenario: Scenario, pair) -> Outcome:
     ns = scenario.namespace
     mapping = seed_mapping(pair.machine)
     topic_ids: dict[str, dict] = {side: {} for side in SIDES}
+    learned: dict[str, dict] = {side: {} for side in SIDES}
     outcome = Outcome(scenario)
     log_start = pair.log_size()
     seen: dict[str, int] = {}
@@ -502,7 +564,7 @@ def run_scenario(scenario: Scenario, pair) -> Outcome:
         api = w.api(step.request.API_KEY).name
         seen[api] = seen.get(api, 0) + 1
         path = api if seen[api] == 1 else f"{api}#{seen[api]}"
-        requests = {side: instantiate(step.request, ns, topic_ids[side]) for side in SIDES}
+        requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
         _pair_request_ids(mapping, step.request, requests)
 
         async def both():
@@ -512,6 +574,7 @@ def run_scenario(scenario: Scenario, pair) -> Outcome:
         answers = asyncio.run(both())
         for side in SIDES:
             learn_topic_ids(answers[side], topic_ids[side])
+            learn_values(answers[side], path, learned[side])
         if step.scope:
             answers = {side: scoped(answer, ns) for side, answer in answers.items()}
         outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
