@@ -71,6 +71,10 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, ...) unique on both sides are
   matched by key; their order is compared too (``<path>.<order>``). Other arrays are compared by position;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
+* ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
+  ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
+  with the producer id mapped and timestamps compared as times; then each record's offset, timestamp, key, value
+  and headers; a partial batch at the end (a fetch cut at its size limit) by its length;
 * a request without a decodable answer (closed connection, nothing within 30 s) is a :class:`conformance.pair.Failure`
   compared like an answer, and a traceback in kraftwire's log during the scenario is a difference at
   ``<kraftwire log>``.
@@ -96,8 +100,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from conformance.pair import KAFKA, KRAFTWIRE, SIDES, Failure
 
+from kraftwire.errors import CorruptRecordError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import SERVED
+from kraftwire.records import read_batches
 
 #: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 3.9-IV0), for the APIs kraftwire declares;
 #: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
@@ -135,6 +141,12 @@ UNORDERED = frozenset({"time", "duration", "position"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
              "index", "api_key", "node_id", "broker_id")
+#: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
+BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
+                ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
+                ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),
+                ("record_count", None))
+RECORD_FIELDS = (("offset", None), ("timestamp", "time"), ("key", None), ("value", None), ("headers", None))
 #: how long a step with ``until`` repeats its request on one side before its last answer is compared
 UNTIL_S = 15.0
 ZERO_UUID = _uuid.UUID(int=0)
@@ -345,8 +357,8 @@ class Difference(NamedTuple):
 
 
 def field_kind(attr: str, type_: str) -> str | None:
-    if type_ == "uuid":
-        return "uuid"
+    if type_ in ("uuid", "records"):
+        return type_
     if attr in FIELD_KINDS:
         return FIELD_KINDS[attr]
     if "timestamp" in attr or attr.endswith("_time_ms"):
@@ -499,7 +511,9 @@ class Comparison:
             self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
 
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
-        if kind in MAPPED and not (is_sentinel(kafka) or is_sentinel(ours)):
+        if kind == "records" and isinstance(kafka, bytes) and isinstance(ours, bytes):
+            self.records(path, kafka, ours)
+        elif kind in MAPPED and not (is_sentinel(kafka) or is_sentinel(ours)):
             if self.learning:
                 self.mapping.bind(kind, kafka, ours)
             elif not self.mapping.consistent(kind, kafka, ours):
@@ -515,6 +529,40 @@ class Comparison:
                     self.differ(path, a, b)
         elif kafka != ours:
             self.differ(path, _short(kafka), _short(ours))
+
+
+    def records(self, path: str, kafka: bytes, ours: bytes) -> None:
+        """Two ``records`` fields, batch by batch and record by record (see the module docstring)."""
+        decoded = {side: decode_batches(data) for side, data in ((KAFKA, kafka), (KRAFTWIRE, ours))}
+        if any(isinstance(d, str) for d in decoded.values()):
+            if decoded[KAFKA] != decoded[KRAFTWIRE]:
+                self.differ(path, _short(decoded[KAFKA]), _short(decoded[KRAFTWIRE]))
+            return
+        (theirs, their_tail), (mine, my_tail) = decoded[KAFKA], decoded[KRAFTWIRE]
+        if len(theirs) != len(mine):
+            self.differ(f"{path}.<batches>", str(len(theirs)), str(len(mine)))
+        for i, (a, b) in enumerate(zip(theirs, mine)):
+            for attr, kind in BATCH_FIELDS:
+                self.leaf(f"{path}[batch {i}].{attr}", a[attr], b[attr], kind)
+            if len(a["records"]) != len(b["records"]):
+                self.differ(f"{path}[batch {i}].<records>", str(len(a["records"])), str(len(b["records"])))
+            for j, (x, y) in enumerate(zip(a["records"], b["records"])):
+                for attr, kind in RECORD_FIELDS:
+                    self.leaf(f"{path}[batch {i}][record {j}].{attr}", getattr(x, attr), getattr(y, attr), kind)
+        if their_tail != my_tail:
+            self.differ(f"{path}.<partial batch bytes>", str(their_tail), str(my_tail))
+
+
+def decode_batches(data: bytes) -> tuple[list[dict], int] | str:
+    """The batches of a ``records`` field (each its header fields and ``records``) and the length of a trailing
+    partial batch; or why they do not decode."""
+    try:
+        reader = read_batches(data)
+        batches = [{**{attr: getattr(batch, attr) for attr, _ in BATCH_FIELDS}, "records": batch.records()}
+                   for batch in reader]
+    except CorruptRecordError as exc:
+        return f"<undecodable records: {exc}>"
+    return batches, len(data) - reader.valid_bytes
 
 
 # ----------------------------------------------------------------------------------------------------- running

@@ -1,11 +1,12 @@
 """The conformance runner's rules for the data and coordinator scenarios, without nodes: values learned from one
-side's answers and sent back (:class:`Learned`, :class:`Built`)."""
+side's answers and sent back (:class:`Learned`, :class:`Built`), record batches compared decoded."""
 
 from __future__ import annotations
 
-from conformance.runner import Built, Learned, instantiate, learn_values
+from conformance.runner import Built, Comparison, Learned, Mapping, instantiate, learn_values
 
 from kraftwire.protocol import messages as w
+from kraftwire.records import RecordBatchBuilder
 
 JG = w.JoinGroupResponse
 HB = w.HeartbeatRequest
@@ -46,3 +47,56 @@ def test_built_values_are_made_per_side_from_resolved_arguments():
     request = HB(group_id=Built(tag, name="{ns}.g", member=Learned("member_id")))
     sides = [{(None, "member_id"): "kafka-1"}, {(None, "member_id"): "ours-7"}]
     assert [instantiate(request, "ns", {}, learned).group_id for learned in sides] == ["ns.g/kafka-1", "ns.g/ours-7"]
+
+
+FR = w.FetchResponse
+
+
+def _fetched(records: bytes) -> FR:
+    return FR(responses=[FR.FetchableTopicResponse(topic="ns.a", partitions=[
+        FR.PartitionData(partition_index=0, records=records)])])
+
+
+def _batch(*, producer_id=-1, timestamp=1000, values=(b"v0", b"v1"), base_offset=0) -> bytes:
+    builder = RecordBatchBuilder(base_offset=base_offset, producer_id=producer_id, producer_epoch=0,
+                                 base_sequence=0 if producer_id >= 0 else -1)
+    for i, value in enumerate(values):
+        builder.append(b"k%d" % i, value, timestamp=timestamp + i)
+    return builder.build()
+
+
+def _compare_fetch(kafka: bytes, ours: bytes, mapping=None):
+    return [(d.path, d.kafka, d.kraftwire) for d in
+            Comparison(mapping or Mapping(), "ns", 12).run("Fetch", _fetched(kafka), _fetched(ours))]
+
+
+def test_batches_compare_decoded_producer_ids_mapped_and_times_as_times():
+    mapping = Mapping()
+    assert _compare_fetch(_batch(producer_id=0), _batch(producer_id=1000, timestamp=5000), mapping) == []
+    # the pairing holds across answers: Kafka's producer 0 must stay kraftwire's 1000
+    diffs = _compare_fetch(_batch(producer_id=0), _batch(producer_id=1001), mapping)
+    assert [d[0] for d in diffs] == ["Fetch.responses[{ns}.a].partitions[0].records[batch 0].producer_id"]
+
+
+def test_records_differences_name_the_batch_and_record():
+    diffs = _compare_fetch(_batch(values=(b"v0", b"v1")), _batch(values=(b"v0", b"other")))
+    assert diffs == [("Fetch.responses[{ns}.a].partitions[0].records[batch 0][record 1].value", "b'v1'", "b'other'")]
+    diffs = _compare_fetch(_batch(), _batch(base_offset=3))
+    assert {d[0].rsplit(".", 1)[1] for d in diffs} == {"base_offset", "offset"}
+
+
+def test_batch_counts_and_partial_batches_are_compared():
+    two = _batch() + _batch(base_offset=2)
+    assert [d[0] for d in _compare_fetch(two, _batch())] == ["Fetch.responses[{ns}.a].partitions[0].records.<batches>"]
+    cut = two[:len(two) - 5]
+    assert _compare_fetch(cut, cut) == []
+    assert _compare_fetch(cut, two[:len(two) - 6]) == [
+        ("Fetch.responses[{ns}.a].partitions[0].records.<partial batch bytes>", str(len(two) // 2 - 5),
+         str(len(two) // 2 - 6))]
+
+
+def test_undecodable_records_are_a_difference():
+    broken = bytearray(_batch())
+    broken[-1] ^= 0xFF  # the CRC no longer holds
+    diffs = _compare_fetch(_batch(), bytes(broken))
+    assert len(diffs) == 1 and "undecodable" in diffs[0][2]
