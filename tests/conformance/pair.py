@@ -107,13 +107,13 @@ class Pair:
             node.__exit__(None, None, None)
 
     # ------------------------------------------------------------------------------------------------- requests
-    async def ask(self, side: str, body, version: int):
+    async def ask(self, side: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S):
         """The decoded answer of ``side`` to ``body`` at ``version`` (one connection per request), or a
         :class:`Failure`."""
         try:
-            return await request_once("127.0.0.1", self.ports[side], body, version, timeout=REQUEST_TIMEOUT_S)
+            return await request_once("127.0.0.1", self.ports[side], body, version, timeout=timeout)
         except asyncio.TimeoutError:
-            return Failure(f"no answer within {REQUEST_TIMEOUT_S:.0f} s")
+            return Failure(f"no answer within {timeout:g} s")
         except (OSError, ConnectionError) as exc:
             return Failure(f"connection failed ({type(exc).__name__})")
         except Exception as exc:  # noqa: BLE001 - a closed connection or an undecodable answer is an outcome

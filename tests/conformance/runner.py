@@ -18,7 +18,9 @@ A scenario is data: an API, a version, a name (letters, digits, ``-``) and a lis
 body and the version to send it at, optionally with ``until`` (a predicate on one side's answer: the request is
 repeated, on each side separately, until it holds or 15 s pass, for answers that settle eventually, like Metadata
 after CreateTopics) and ``scope`` (keep only this scenario's own topics in the answer's top-level lists, for
-requests that list the whole cluster)::
+requests that list the whole cluster), or ``timeout`` (seconds to wait for an answer instead of 30, for a request
+that gets none: Produce with acks=0 — both sides' "no answer" then compare equal, and a node that closes the
+connection instead, as Kafka does when such a produce fails, shows)::
 
     from conformance.runner import Scenario, Step, TopicId, each_version, no_error
     from kraftwire.protocol import messages as w
@@ -192,13 +194,15 @@ class Built:
 
 @dataclass(frozen=True)
 class Step:
-    """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded), and
-    ``scope`` drops other scenarios' topics from the answer's top-level lists."""
+    """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
+    ``scope`` drops other scenarios' topics from the answer's top-level lists, and ``timeout`` bounds the wait for
+    an answer (a request that gets none)."""
 
     request: Any
     version: int
     until: Callable[[Any], bool] | None = None
     scope: bool = False
+    timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -593,7 +597,8 @@ def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
 async def _ask_until(pair, side: str, step: Step, request):
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await pair.ask(side, request, step.version)
+        answer = await (pair.ask(side, request, step.version) if step.timeout is None
+                        else pair.ask(side, request, step.version, timeout=step.timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
