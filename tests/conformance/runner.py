@@ -17,10 +17,10 @@ Writing a scenario
 A scenario is data: an API, a version, a name (letters, digits, ``-``) and a list of steps. A step is a request
 body and the version to send it at, optionally with ``until`` (a predicate on one side's answer: the request is
 repeated, on each side separately, until it holds or 15 s pass, for answers that settle eventually, like Metadata
-after CreateTopics) and ``scope`` (keep only this scenario's own topics in the answer's top-level lists, for
-requests that list the whole cluster), or ``timeout`` (seconds to wait for an answer instead of 30, for a request
-that gets none: Produce with acks=0 — both sides' "no answer" then compare equal, and a node that closes the
-connection instead, as Kafka does when such a produce fails, shows)::
+after CreateTopics), ``scope`` (keep only this scenario's own topics, groups and transactional ids in the answer's
+top-level lists, for requests that list the whole cluster) and ``timeout`` (seconds to wait for an answer instead
+of 30, for a request that gets none: Produce with acks=0 — both sides' "no answer" then compare equal, and a node
+that closes the connection instead, as Kafka does when such a produce fails, shows)::
 
     from conformance.runner import Scenario, Step, TopicId, each_version, no_error
     from kraftwire.protocol import messages as w
@@ -195,8 +195,8 @@ class Built:
 @dataclass(frozen=True)
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
-    ``scope`` drops other scenarios' topics from the answer's top-level lists, and ``timeout`` bounds the wait for
-    an answer (a request that gets none)."""
+    ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists, and
+    ``timeout`` bounds the wait for an answer (a request that gets none)."""
 
     request: Any
     version: int
@@ -333,15 +333,15 @@ def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
 
 def _element_name(item):
     if isinstance(item, w.Base):
-        for attr in ("name", "topic_name", "resource_name"):
+        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id"):
             if hasattr(item, attr) and isinstance(getattr(item, attr), str):
                 return getattr(item, attr)
     return None
 
 
 def scoped(answer, ns: str):
-    """``answer`` with the top-level lists' elements named outside namespace ``ns`` left out (requests that list
-    the whole cluster, which other scenarios share)."""
+    """``answer`` with the top-level lists' elements (topics, groups, transactional ids) named outside namespace
+    ``ns`` left out (requests that list the whole cluster, which other scenarios share)."""
     if not isinstance(answer, w.Base):
         return answer
     copy = instantiate(answer, ns, {})

@@ -3,7 +3,7 @@ side's answers and sent back (:class:`Learned`, :class:`Built`), record batches 
 
 from __future__ import annotations
 
-from conformance.runner import Built, Comparison, Learned, Mapping, instantiate, learn_values
+from conformance.runner import Built, Comparison, Learned, Mapping, instantiate, learn_values, scoped
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -100,3 +100,12 @@ def test_undecodable_records_are_a_difference():
     broken[-1] ^= 0xFF  # the CRC no longer holds
     diffs = _compare_fetch(_batch(), bytes(broken))
     assert len(diffs) == 1 and "undecodable" in diffs[0][2]
+
+
+def test_scope_keeps_the_scenarios_own_groups_and_transactional_ids():
+    LG, LT = w.ListGroupsResponse, w.ListTransactionsResponse
+    groups = scoped(LG(groups=[LG.ListedGroup(group_id="ns.g"), LG.ListedGroup(group_id="other.g")]), "ns")
+    assert [g.group_id for g in groups.groups] == ["ns.g"]
+    txns = scoped(LT(transaction_states=[LT.TransactionState(transactional_id="other.t"),
+                                         LT.TransactionState(transactional_id="ns.t")]), "ns")
+    assert [t.transactional_id for t in txns.transaction_states] == ["ns.t"]
