@@ -43,6 +43,11 @@ CONFIGURATIONS = {c.name: c for c in (
     # one combined node, Kafka's defaults (auto.create.topics.enable=true, num.partitions=1, ...), metadata.version
     # 3.9-IV0: the highest level kraftwire formats; at 4.x levels Kafka writes records (ELR, KIP-966) kraftwire lacks
     Configuration("single"),
+    # the same node for the group and transaction scenarios: a group's first join completes at once instead of
+    # after Kafka's 3 s initial rebalance delay, and the internal topics have one partition each (created on the
+    # first FindCoordinator; 50 would take both nodes many seconds)
+    Configuration("coordinators", "group.initial.rebalance.delay.ms=0\noffsets.topic.num.partitions=1\n"
+                                  "transaction.state.log.num.partitions=1\n"),
 )}
 
 
