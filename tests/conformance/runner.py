@@ -37,6 +37,11 @@ that closes the connection instead, as Kafka does when such a produce fails, sho
 
 Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected; nothing else to register.
 
+* **Requests answered later.** A step with ``background=True`` is sent and the scenario goes on without its answer
+  (a JoinGroup that waits for the group's other members to rejoin): its answers are compared when a later request
+  needs them (a :class:`Learned` naming its path) or at the scenario's end. A step that needs the background
+  request to have *arrived* waits for its effect with ``until`` (DescribeGroups until the group rebalances).
+
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
   letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
@@ -195,14 +200,16 @@ class Built:
 @dataclass(frozen=True)
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
-    ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists, and
-    ``timeout`` bounds the wait for an answer (a request that gets none)."""
+    ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
+    ``timeout`` bounds the wait for an answer (a request that gets none), and ``background`` sends the request
+    without waiting for its answer (see the module docstring)."""
 
     request: Any
     version: int
     until: Callable[[Any], bool] | None = None
     scope: bool = False
     timeout: float | None = None
+    background: bool = False
 
 
 @dataclass(frozen=True)
@@ -606,6 +613,10 @@ async def _ask_until(pair, side: str, step: Step, request):
 
 def run_scenario(scenario: Scenario, pair) -> Outcome:
     """Run every step on both sides of ``pair``; the differences, before any allow-listing."""
+    return asyncio.run(_run(scenario, pair))
+
+
+async def _run(scenario: Scenario, pair) -> Outcome:
     ns = scenario.namespace
     mapping = seed_mapping(pair.machine)
     topic_ids: dict[str, dict] = {side: {} for side in SIDES}
@@ -613,29 +624,53 @@ def run_scenario(scenario: Scenario, pair) -> Outcome:
     outcome = Outcome(scenario)
     log_start = pair.log_size()
     seen: dict[str, int] = {}
-    for step in scenario.steps:
-        api = w.api(step.request.API_KEY).name
-        seen[api] = seen.get(api, 0) + 1
-        path = api if seen[api] == 1 else f"{api}#{seen[api]}"
-        requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
-        _pair_request_ids(mapping, step.request, requests)
+    pending: dict[str, tuple[Step, dict, asyncio.Future]] = {}  # background steps not answered yet, by path
 
-        async def both():
-            got = await asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
-            return dict(zip(SIDES, got))
-
-        answers = asyncio.run(both())
+    def record(path: str, step: Step, requests: dict, answers: dict) -> None:
         for side in SIDES:
             learn_topic_ids(answers[side], topic_ids[side])
             learn_values(answers[side], path, learned[side])
         if step.scope:
             answers = {side: scoped(answer, ns) for side, answer in answers.items()}
         outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
-        comparison = Comparison(mapping, ns, step.version)
-        outcome.differences += comparison.run(path, answers[KAFKA], answers[KRAFTWIRE])
+        outcome.differences.extend(Comparison(mapping, ns, step.version).run(path, answers[KAFKA],
+                                                                            answers[KRAFTWIRE]))
+
+    async def settle(path: str) -> None:
+        step, requests, answering = pending.pop(path)
+        record(path, step, requests, dict(zip(SIDES, await answering)))
+
+    for step in scenario.steps:
+        api = w.api(step.request.API_KEY).name
+        seen[api] = seen.get(api, 0) + 1
+        path = api if seen[api] == 1 else f"{api}#{seen[api]}"
+        for earlier in _learned_from(step.request) & pending.keys():
+            await settle(earlier)
+        requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
+        _pair_request_ids(mapping, step.request, requests)
+        answering = asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
+        if step.background:
+            pending[path] = (step, requests, answering)
+        else:
+            record(path, step, requests, dict(zip(SIDES, await answering)))
+    for path in list(pending):
+        await settle(path)
     for problem in pair.problems_since(log_start):
         outcome.differences.append(Difference("<kraftwire log>", "", problem))
     return outcome
+
+
+def _learned_from(template) -> set[str]:
+    """The paths of the steps whose answers a request's :class:`Learned` values name."""
+    if isinstance(template, Learned):
+        return {template.at} if template.at is not None else set()
+    if isinstance(template, Built):
+        return set().union(*map(_learned_from, template.arguments.values()))
+    if isinstance(template, list):
+        return set().union(*map(_learned_from, template))
+    if isinstance(template, w.Base):
+        return set().union(*(_learned_from(getattr(template, f.attr)) for f in template._info.fields))
+    return set()
 
 
 def _pair_request_ids(mapping: Mapping, template, requests: dict) -> None:

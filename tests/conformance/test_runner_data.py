@@ -1,9 +1,13 @@
 """The conformance runner's rules for the data and coordinator scenarios, without nodes: values learned from one
-side's answers and sent back (:class:`Learned`, :class:`Built`), record batches compared decoded."""
+side's answers and sent back (:class:`Learned`, :class:`Built`), record batches compared decoded, requests answered
+in the background."""
 
 from __future__ import annotations
 
-from conformance.runner import Built, Comparison, Learned, Mapping, instantiate, learn_values, scoped
+import asyncio
+
+from conformance.runner import (Built, Comparison, Learned, Mapping, Scenario, Step, instantiate, learn_values,
+                                run_scenario, scoped)
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -109,3 +113,54 @@ def test_scope_keeps_the_scenarios_own_groups_and_transactional_ids():
     txns = scoped(LT(transaction_states=[LT.TransactionState(transactional_id="other.t"),
                                          LT.TransactionState(transactional_id="ns.t")]), "ns")
     assert [t.transactional_id for t in txns.transaction_states] == ["ns.t"]
+
+
+class _FakePair:
+    """Both "nodes" answer at once, but a JoinGroup only after the side has seen a LeaveGroup (a join that waits for
+    the group's other member), with a member id of its own side."""
+
+    machine = {side: {} for side in ("kafka", "kraftwire")}
+
+    def __init__(self) -> None:
+        self.left: dict = {}
+        self.seen: list = []
+
+    async def ask(self, side, body, version, timeout=None):
+        self.seen.append((side, type(body).__name__, getattr(body, "member_id", None)))
+        event = self.left.setdefault(side, asyncio.Event())
+        if isinstance(body, w.LeaveGroupRequest):
+            event.set()
+            return w.LeaveGroupResponse(error_code=0)
+        if isinstance(body, w.JoinGroupRequest):
+            await event.wait()
+            return _joined(f"{side}-member")
+        return w.HeartbeatResponse(error_code=0)
+
+    def log_size(self) -> int:
+        return 0
+
+    def problems_since(self, offset):
+        return []
+
+
+def test_a_background_request_is_answered_later_and_a_step_naming_it_waits_for_it():
+    pair = _FakePair()
+    scenario = Scenario("JoinGroup", 0, "background", [
+        Step(w.JoinGroupRequest(group_id="{ns}.g"), 0, background=True),
+        Step(w.LeaveGroupRequest(group_id="{ns}.g", member_id="other"), 0),
+        Step(HB(group_id="{ns}.g", member_id=Learned("member_id", at="JoinGroup")), 0),
+    ])
+    outcome = run_scenario(scenario, pair)
+    assert [ex.path for ex in outcome.exchanges] == ["LeaveGroup", "JoinGroup", "Heartbeat"]
+    assert outcome.differences == []  # each side's member id is paired with the other's
+    assert ("kafka", "HeartbeatRequest", "kafka-member") in pair.seen
+    assert ("kraftwire", "HeartbeatRequest", "kraftwire-member") in pair.seen
+
+
+def test_background_requests_nobody_names_are_compared_at_the_end():
+    pair = _FakePair()
+    outcome = run_scenario(Scenario("JoinGroup", 0, "background", [
+        Step(w.JoinGroupRequest(group_id="{ns}.g"), 0, background=True),
+        Step(w.LeaveGroupRequest(group_id="{ns}.g", member_id="other"), 0),
+    ]), pair)
+    assert [ex.path for ex in outcome.exchanges] == ["LeaveGroup", "JoinGroup"]
