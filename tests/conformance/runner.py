@@ -74,7 +74,8 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
   node's own metadata log (``finalized_features_epoch``) must agree on being a sentinel (negative, then equal) or a
   value;
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
-  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token;
+  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token; the
+  address a node saw the client at (``client_host``) is compared as it is;
 * arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, ...) unique on both sides are
   matched by key; their order is compared too (``<path>.<order>``). Other arrays are compared by position;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
@@ -140,6 +141,9 @@ FIELD_KINDS: dict[str, str] = {
     "session_id": "session", "throttle_time_ms": "duration",
     # the offset of the node's metadata image: each controller's log advances on its own (Kafka's NoOpRecords)
     "finalized_features_epoch": "position",
+    # the address a node saw the client connect from: the same client for both, so compared as it is (not with the
+    # nodes' own hosts replaced: this machine's 127.0.0.1 is one node's listener host and not the other's)
+    "client_host": "verbatim",
 }
 #: kinds compared through the per-scenario bijection
 MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
@@ -534,7 +538,10 @@ class Comparison:
             if kafka != ours and (kafka < 0 or ours < 0):  # two times (or durations) agree; a sentinel must match
                 self.differ(path, str(kafka), str(ours))
         elif isinstance(kafka, str) and isinstance(ours, str):
-            if not self.learning:
+            if not self.learning and kind == "verbatim":
+                if kafka != ours:
+                    self.differ(path, kafka, ours)
+            elif not self.learning:
                 a, b = self.mapping.substitute(kafka, KAFKA), self.mapping.substitute(ours, KRAFTWIRE)
                 if a != b:
                     self.differ(path, a, b)

@@ -164,3 +164,17 @@ def test_background_requests_nobody_names_are_compared_at_the_end():
         Step(w.LeaveGroupRequest(group_id="{ns}.g", member_id="other"), 0),
     ]), pair)
     assert [ex.path for ex in outcome.exchanges] == ["LeaveGroup", "JoinGroup"]
+
+
+def test_the_clients_address_is_compared_as_it_is():
+    DG = w.DescribeGroupsResponse
+    mapping = Mapping()
+    mapping.bind("host", "127.0.0.1", "localhost")  # the nodes' listener hosts
+
+    def described(client_host):
+        return DG(groups=[DG.DescribedGroup(group_id="ns.g", members=[
+            DG.DescribedGroupMember(member_id="m", client_host=client_host)])])
+
+    assert Comparison(mapping, "ns", 5).run("DescribeGroups", described("/127.0.0.1"), described("/127.0.0.1")) == []
+    diffs = Comparison(mapping, "ns", 5).run("DescribeGroups", described("/127.0.0.1"), described("/localhost"))
+    assert [d.path for d in diffs] == ["DescribeGroups.groups[0].members[0].client_host"]
