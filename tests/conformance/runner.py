@@ -76,8 +76,11 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
   (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token; the
   address a node saw the client at (``client_host``) is compared as it is;
-* arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, ...) unique on both sides are
-  matched by key; their order is compared too (``<path>.<order>``). Other arrays are compared by position;
+* arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, group ids, member ids, ...)
+  unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
+  mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
+  paired by position among themselves (two new members listed in each node's own order). Other arrays are
+  compared by position;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
 * ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
   ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
@@ -151,7 +154,7 @@ MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "se
 UNORDERED = frozenset({"time", "duration", "position"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
-             "index", "api_key", "node_id", "broker_id")
+             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
@@ -439,6 +442,11 @@ class Mapping:
 
 
 _MISSING = object()
+_UNPAIRED = "<unpaired>"
+
+
+def _unpaired(key: tuple) -> bool:
+    return any(isinstance(part, tuple) and part[:1] == (_UNPAIRED,) for part in key)
 
 
 def _short(value, limit: int = 300) -> str:
@@ -490,18 +498,41 @@ class Comparison:
         else:
             self.leaf(path, kafka, ours, kind)
 
-    def key(self, item) -> tuple | None:
+    def key(self, item, side: str) -> tuple | None:
+        """An array element's key: its :data:`KEY_ATTRS` values; on kraftwire's side a mapped value (a member id)
+        stands as the Kafka value it is paired with, so the same member matches; one not paired yet is marked
+        (``(_UNPAIRED, value)``) on either side."""
         if not isinstance(item, w.Base):
             return None
-        present = {f.attr for f in item._info.fields if f.present(self.version)}
-        attrs = [a for a in KEY_ATTRS if a in present]
-        return tuple(getattr(item, a) for a in attrs) if attrs else None
+        fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
+        parts = []
+        for attr in (a for a in KEY_ATTRS if a in fields):
+            value = getattr(item, attr)
+            kind = field_kind(attr, fields[attr].type)
+            if kind in MAPPED and not is_sentinel(value):
+                table = self.mapping.pairs if side == KAFKA else self.mapping.back
+                if value not in table.get(kind, {}):
+                    value = (_UNPAIRED, value)
+                elif side == KRAFTWIRE:
+                    value = table[kind][value]
+            parts.append(value)
+        return tuple(parts) if parts else None
 
-    def render_key(self, key: tuple) -> str:
-        return ",".join(str(part).replace(self.ns, "{ns}") for part in key)
+    def render_key(self, key: tuple, item) -> str:
+        """A key as paths show it: the namespace as ``{ns}``, a paired mapped value as its token."""
+        fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
+        shown = []
+        for attr, part in zip((a for a in KEY_ATTRS if a in fields), key):
+            if isinstance(part, tuple) and part[:1] == (_UNPAIRED,):
+                part = part[1]
+            kind = field_kind(attr, fields[attr].type)
+            shown.append(self.mapping.tokens.get((kind, part), str(part).replace(self.ns, "{ns}"))
+                         if kind in MAPPED else str(part).replace(self.ns, "{ns}"))
+        return ",".join(shown)
 
     def walk_list(self, path: str, kafka: list, ours: list, kind: str | None) -> None:
-        keys = {side: [self.key(item) for item in items] for side, items in ((KAFKA, kafka), (KRAFTWIRE, ours))}
+        keys = {KAFKA: [self.key(item, KAFKA) for item in kafka],
+                KRAFTWIRE: [self.key(item, KRAFTWIRE) for item in ours]}
         keyed = all(None not in ks and len(set(ks)) == len(ks) for ks in keys.values()) and (kafka or ours)
         if not keyed:
             if len(kafka) != len(ours):
@@ -511,17 +542,23 @@ class Comparison:
             return
         theirs = dict(zip(keys[KAFKA], kafka))
         mine = dict(zip(keys[KRAFTWIRE], ours))
+        partner = {k: k for k in mine if k in theirs}  # kraftwire's key -> the Kafka key it matches
+        # elements keyed by values each node picks (member ids) and not paired yet: by position among themselves
+        partner.update(zip([k for k in keys[KRAFTWIRE] if k not in theirs and _unpaired(k)],
+                           [k for k in keys[KAFKA] if k not in mine and _unpaired(k)]))
+        matched = set(partner.values())
         for k, item in theirs.items():
-            sub = f"{path}[{self.render_key(k)}]"
-            if k in mine:
-                self.walk(sub, item, mine[k], kind)
-            else:
+            sub = f"{path}[{self.render_key(k, item)}]"
+            if k not in matched:
                 self.differ(sub, _short(item), "<absent>")
         for k, item in mine.items():
-            if k not in theirs:
-                self.differ(f"{path}[{self.render_key(k)}]", "<absent>", _short(item))
-        order = ([self.render_key(k) for k in keys[KAFKA] if k in mine],
-                 [self.render_key(k) for k in keys[KRAFTWIRE] if k in theirs])
+            if k in partner:
+                self.walk(f"{path}[{self.render_key(partner[k], theirs[partner[k]])}]", theirs[partner[k]], item,
+                          kind)
+            else:
+                self.differ(f"{path}[{self.render_key(k, item)}]", "<absent>", _short(item))
+        order = ([self.render_key(k, theirs[k]) for k in keys[KAFKA] if k in matched],
+                 [self.render_key(partner[k], theirs[partner[k]]) for k in keys[KRAFTWIRE] if k in partner])
         if order[0] != order[1]:
             self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
 

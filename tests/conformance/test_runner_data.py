@@ -177,4 +177,20 @@ def test_the_clients_address_is_compared_as_it_is():
 
     assert Comparison(mapping, "ns", 5).run("DescribeGroups", described("/127.0.0.1"), described("/127.0.0.1")) == []
     diffs = Comparison(mapping, "ns", 5).run("DescribeGroups", described("/127.0.0.1"), described("/localhost"))
-    assert [d.path for d in diffs] == ["DescribeGroups.groups[0].members[0].client_host"]
+    assert [d.path for d in diffs] == ["DescribeGroups.groups[{ns}.g].members[<member#1>].client_host"]
+
+
+def test_members_match_through_the_mapping_whatever_their_order():
+    JR = w.JoinGroupResponse
+
+    def members(*ids):
+        return JR(members=[JR.JoinGroupResponseMember(member_id=m, metadata=b"x") for m in ids])
+
+    mapping = Mapping()
+    # two new members, each node listing them in its own order: paired by position, then the order differs
+    assert Comparison(mapping, "ns", 5).run("JoinGroup", members("k1", "k2"), members("o1", "o2")) == []
+    diffs = Comparison(mapping, "ns", 5).run("JoinGroup", members("k2", "k1"), members("o1", "o2"))
+    assert [(d.path, d.kafka, d.kraftwire) for d in diffs] == [
+        ("JoinGroup.members.<order>", "<member#2>, <member#1>", "<member#1>, <member#2>")]
+    diffs = Comparison(mapping, "ns", 5).run("JoinGroup", members("k1"), members("o2"))
+    assert [d.path for d in diffs] == ["JoinGroup.members[<member#1>]", "JoinGroup.members[<member#2>]"]
