@@ -69,13 +69,14 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * mapped kinds: every ``uuid`` field (topic ids, directory ids, ...) and the fields in :data:`FIELD_KINDS`
   (``cluster_id``, ``host``, ``port``, ``member_id``, ``producer_id``, ``session_id``). The pair's machine values
   (hosts, ports, log directories, cluster ids) are paired before the first step. Sentinels (null, ``""``, negative
-  numbers, the zero uuid) are never mapped: they must be equal;
+  numbers, the zero uuid, a fetch session id 0) are never mapped: they must be equal;
 * times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``) and positions in a
   node's own metadata log (``finalized_features_epoch``) must agree on being a sentinel (negative, then equal) or a
   value;
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
-  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token; the
-  address a node saw the client at (``client_host``) is compared as it is;
+  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token, except
+  numbers that are each node's clock reading (:func:`same_but_clocks`: a timestamp's valid bounds in Produce's
+  record errors); the address a node saw the client at (``client_host``) is compared as it is;
 * arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, group ids, member ids, ...)
   unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
   mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
@@ -319,7 +320,7 @@ def learn_values(answer, path: str, into: dict) -> None:
                 item = getattr(value, f.attr)
                 if isinstance(item, (w.Base, list)):
                     walk(item)
-                elif f.attr not in found and not is_sentinel(item):
+                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type)):
                     found[f.attr] = item
         elif isinstance(value, list):
             for item in value:
@@ -389,9 +390,28 @@ def kafka_uuid_text(value: _uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
 
 
-def is_sentinel(value) -> bool:
+def is_sentinel(value, kind: str | None = None) -> bool:
+    """Null, empty, the zero uuid, a negative number — and a fetch session id 0 ("no session")."""
     return (value is None or value == "" or value == ZERO_UUID
-            or (isinstance(value, int) and not isinstance(value, bool) and value < 0))
+            or (isinstance(value, int) and not isinstance(value, bool) and value < 0)
+            or (kind == "session" and value == 0))
+
+
+#: a number in a text that may be a clock reading: epoch milliseconds (from 2001), or such a time minus a duration
+CLOCK_MAGNITUDE = 10 ** 12
+#: how far apart two nodes' clock readings in the same text may be
+CLOCK_SKEW_MS = 60_000
+_NUMBER = re.compile(r"-?\d+")
+
+
+def same_but_clocks(kafka: str, ours: str) -> bool:
+    """Two texts equal but for numbers that are each node's clock reading (both of a clock's magnitude and within
+    :data:`CLOCK_SKEW_MS`): Kafka's bounds of a valid timestamp, ``now - message.timestamp.before.max.ms``."""
+    a, b = _NUMBER.split(kafka), _NUMBER.split(ours)
+    if a != b:
+        return False
+    return all(x == y or (min(abs(x), abs(y)) >= CLOCK_MAGNITUDE and abs(x - y) <= CLOCK_SKEW_MS)
+               for x, y in zip(map(int, _NUMBER.findall(kafka)), map(int, _NUMBER.findall(ours))))
 
 
 class Mapping:
@@ -509,7 +529,7 @@ class Comparison:
         for attr in (a for a in KEY_ATTRS if a in fields):
             value = getattr(item, attr)
             kind = field_kind(attr, fields[attr].type)
-            if kind in MAPPED and not is_sentinel(value):
+            if kind in MAPPED and not is_sentinel(value, kind):
                 table = self.mapping.pairs if side == KAFKA else self.mapping.back
                 if value not in table.get(kind, {}):
                     value = (_UNPAIRED, value)
@@ -565,7 +585,7 @@ class Comparison:
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
         if kind == "records" and isinstance(kafka, bytes) and isinstance(ours, bytes):
             self.records(path, kafka, ours)
-        elif kind in MAPPED and not (is_sentinel(kafka) or is_sentinel(ours)):
+        elif kind in MAPPED and not (is_sentinel(kafka, kind) or is_sentinel(ours, kind)):
             if self.learning:
                 self.mapping.bind(kind, kafka, ours)
             elif not self.mapping.consistent(kind, kafka, ours):
@@ -580,7 +600,7 @@ class Comparison:
                     self.differ(path, kafka, ours)
             elif not self.learning:
                 a, b = self.mapping.substitute(kafka, KAFKA), self.mapping.substitute(ours, KRAFTWIRE)
-                if a != b:
+                if a != b and not same_but_clocks(a, b):
                     self.differ(path, a, b)
         elif kafka != ours:
             self.differ(path, _short(kafka), _short(ours))

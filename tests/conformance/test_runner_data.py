@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from conformance.runner import (Built, Comparison, Learned, Mapping, Scenario, Step, instantiate, learn_values,
-                                run_scenario, scoped)
+                                run_scenario, same_but_clocks, scoped)
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -194,3 +194,19 @@ def test_members_match_through_the_mapping_whatever_their_order():
         ("JoinGroup.members.<order>", "<member#2>, <member#1>", "<member#1>, <member#2>")]
     diffs = Comparison(mapping, "ns", 5).run("JoinGroup", members("k1"), members("o2"))
     assert [d.path for d in diffs] == ["JoinGroup.members[<member#1>]", "JoinGroup.members[<member#2>]"]
+
+
+def test_session_id_zero_means_no_session_and_is_not_mapped():
+    FR0 = w.FetchResponse
+    diffs = Comparison(Mapping(), "ns", 12).run("Fetch", FR0(session_id=123456), FR0(session_id=0))
+    assert [d.path for d in diffs] == ["Fetch.session_id"]
+    assert Comparison(Mapping(), "ns", 12).run("Fetch", FR0(session_id=123456), FR0(session_id=99)) == []
+
+
+def test_clock_readings_in_texts_compare_like_times():
+    text = "Timestamp 1700000000000 of message with offset 0 is out of range. The timestamp should be within [{}, {}]"
+    assert same_but_clocks(text.format(1795889563816, 1795893223816), text.format(1795889563819, 1795893223819))
+    assert same_but_clocks(text.format(-9223370240965151871, 1), text.format(-9223370240965151894, 1))
+    assert not same_but_clocks(text.format(1795889563816, 1), text.format(1795889663817, 1))  # a minute apart
+    assert not same_but_clocks(text.format(5, 1), text.format(6, 1))  # small numbers are not clocks
+    assert not same_but_clocks("offset 1700000000000", "offset 1700000000001 of")
