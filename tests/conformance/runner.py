@@ -70,9 +70,9 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
   (``cluster_id``, ``host``, ``port``, ``member_id``, ``producer_id``, ``session_id``). The pair's machine values
   (hosts, ports, log directories, cluster ids) are paired before the first step. Sentinels (null, ``""``, negative
   numbers, the zero uuid, a fetch session id 0) are never mapped: they must be equal;
-* times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``) and positions in a
-  node's own metadata log (``finalized_features_epoch``) must agree on being a sentinel (negative, then equal) or a
-  value;
+* times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``), positions in a
+  node's own metadata log (``finalized_features_epoch``) and a file system's free space (``usable_bytes``, read when
+  each node answers) must agree on being a sentinel (negative, then equal) or a value;
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
   (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token, except
   numbers that are each node's clock reading (:func:`same_but_clocks`: a timestamp's valid bounds in Produce's
@@ -148,11 +148,13 @@ FIELD_KINDS: dict[str, str] = {
     # the address a node saw the client connect from: the same client for both, so compared as it is (not with the
     # nodes' own hosts replaced: this machine's 127.0.0.1 is one node's listener host and not the other's)
     "client_host": "verbatim",
+    # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
+    "usable_bytes": "space",
 }
 #: kinds compared through the per-scenario bijection
 MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
 #: kinds whose non-negative values each node picks from its own clock or log: they agree unless a sentinel differs
-UNORDERED = frozenset({"time", "duration", "position"})
+UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
              "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")

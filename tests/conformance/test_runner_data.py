@@ -210,3 +210,14 @@ def test_clock_readings_in_texts_compare_like_times():
     assert not same_but_clocks(text.format(1795889563816, 1), text.format(1795889663817, 1))  # a minute apart
     assert not same_but_clocks(text.format(5, 1), text.format(6, 1))  # small numbers are not clocks
     assert not same_but_clocks("offset 1700000000000", "offset 1700000000001 of")
+
+
+def test_free_space_is_read_by_each_node_at_its_own_moment():
+    DL = w.DescribeLogDirsResponse
+
+    def dirs(usable):
+        return DL(results=[DL.DescribeLogDirsResult(log_dir="/d", total_bytes=100, usable_bytes=usable)])
+
+    assert Comparison(Mapping(), "ns", 4).run("DescribeLogDirs", dirs(77871693824), dirs(77871677440)) == []
+    assert [d.path for d in Comparison(Mapping(), "ns", 4).run("DescribeLogDirs", dirs(-1), dirs(5))] == [
+        "DescribeLogDirs.results[0].usable_bytes"]
