@@ -64,6 +64,7 @@ from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
 from kraftwire.replica import list_offsets as offsets
+from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.security.authorizer import AclOperation as Op
@@ -169,18 +170,14 @@ class PartitionApis:
                     access is None or access.topic(conn, name, Op.WRITE, log_denied=False)))
             if verified is None:
                 return  # produce runs again with the coordinator's answer
+        answered = []  # (group, topic, partition answer): the groups of kraftwire.replica.produce_answer
         for t in body.topic_data:
-            parts = []
             writable = access is None or access.topic(conn, t.name, Op.WRITE)
             for p in t.partition_data:
                 pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
                                                 log_start_offset=-1, record_errors=[])
-                parts.append(pr)
-                if refused:
-                    pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    continue
-                if not writable:  # nothing is appended to a topic the principal may not write
-                    pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                answered.append((self._produce_group(t.name, p, pr, version, refused, writable), t.name, pr))
+                if pr.error_code:
                     continue
                 if verified is not None and (t.name, p.index) in verified.errors:
                     pr.error_code, pr.error_message = verified.errors[(t.name, p.index)]
@@ -192,9 +189,12 @@ class PartitionApis:
                     pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
                     if leader >= 0:
                         hints.add(leader)
-            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=parts))
         if acks == 0:
+            if any(pr.error_code for _, _, pr in answered):  # Kafka: the producer learns of it by the close
+                conn.close()
             return
+        topics = [R.TopicProduceResponse(name=name, partition_responses=parts)
+                  for name, parts in produce_answer.ordered(answered)]
         resp = R(responses=topics, throttle_time_ms=0)
         if hints and version >= 10:
             resp.node_endpoints = self._node_endpoints(R, hints, conn)
@@ -216,13 +216,28 @@ class PartitionApis:
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
 
+    def _produce_group(self, name: str, p, pr, version: int, refused: bool, writable: bool) -> int:
+        """The checks before the append, in Kafka's order: ``pr`` gets their error; the answer's group."""
+        if refused:
+            pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            return produce_answer.APPENDED
+        if not writable:  # nothing is appended to a topic the principal may not write
+            pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+            return produce_answer.UNAUTHORIZED
+        if version >= 3 and internal_topic_error(name) is None and self._unhosted_error(name, p.index) \
+                == ec.UNKNOWN_TOPIC_OR_PARTITION:
+            pr.error_code = ec.UNKNOWN_TOPIC_OR_PARTITION
+            return produce_answer.UNKNOWN
+        pr.error_code = produce_answer.records_error(version, p.records)
+        return produce_answer.INVALID if pr.error_code else produce_answer.APPENDED
+
     def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> None:
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
             return
         internal = internal_topic_error(name)
         if internal is not None:
-            pr.error_code, pr.error_message = internal
+            pr.error_code = internal[0]  # Kafka answers it without its message
             return
         hp = self.replicas.get(name, p.index)
         if hp is None:
@@ -231,15 +246,19 @@ class PartitionApis:
         if hp.failed:
             pr.error_code = ec.KAFKA_STORAGE_ERROR
             return
-        error, message = hp.state.produce_error(acks, hp.min_isr)
+        error, _ = hp.state.produce_error(acks, hp.min_isr)
         if error:
-            pr.error_code, pr.error_message = error, message
+            pr.error_code = error  # Kafka answers these without a message
+            if error == ec.NOT_ENOUGH_REPLICAS:  # refused by the partition: its log start offset goes along
+                pr.log_start_offset = hp.log.start_offset()
             return
         result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard)
         if result.error:
-            pr.error_code, pr.error_message = result.error, result.message
+            pr.error_code = result.error
+            if result.error not in produce_answer.NO_LOG_START:
+                pr.log_start_offset = hp.log.start_offset()
             if result.record_errors:  # KIP-467: which records of the batch were refused, and why
-                pr.log_start_offset = result.log_start_offset
+                pr.error_message = result.message
                 E = w.ProduceResponse.BatchIndexAndErrorMessage
                 pr.record_errors = [E(batch_index=i, batch_index_error_message=m) for i, m in result.record_errors]
             return
