@@ -63,6 +63,7 @@ from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
+from kraftwire.replica import fetch_answer
 from kraftwire.replica import list_offsets as offsets
 from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
@@ -294,12 +295,12 @@ class PartitionApis:
             log.warning("folding the transactions of %s-%d: %s", hp.topic, hp.index, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        pd.high_watermark, pd.last_stable_offset = hw, lso
-        pd.log_start_offset = start
         offset = p.fetch_offset
-        if offset < start or offset > end:
+        if offset < start or offset > end:  # Kafka answers a refused read without offsets
             pd.error_code = ec.OFFSET_OUT_OF_RANGE
             return 0
+        pd.high_watermark, pd.last_stable_offset = hw, lso
+        pd.log_start_offset = start
         upper = lso if committed else hw
         if committed:
             pd.aborted_transactions = []
@@ -330,31 +331,40 @@ class PartitionApis:
         R = w.FetchResponse
         image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
-        total, errors, keys, topics = 0, False, set(), []
+        total, errors, keys, answered = 0, False, set(), []
         denied = getattr(request, "denied", ())
         if version >= 15:
             replica, broker_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
         else:
             replica, broker_epoch = body.replica_id, -1
+        refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
+        if refusal:
+            return fetch_answer.error_answer(body, version, refusal), True, set()
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
                 name = topic.name if topic is not None else None
             else:
                 name = t.topic
-            parts = []
+            at = (t.topic, t.topic_id)
             for p in t.partitions:
+                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.TOPIC_AUTHORIZATION_FAILED)))
+                    continue
+                if version >= 13 and name is None:
+                    answered.append((fetch_answer.REFUSED, at, fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_ID)))
+                    errors = True
+                    continue
+                if replica < 0 and self._unhosted_error(name, p.partition) == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_OR_PARTITION)))
+                    errors = True
+                    continue
                 pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
                                      last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
                                      preferred_read_replica=-1, records=b"")
-                parts.append(pd)
-                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
-                    pd.error_code = ec.TOPIC_AUTHORIZATION_FAILED
-                    continue
-                if version >= 13 and name is None:
-                    pd.error_code = ec.UNKNOWN_TOPIC_ID
-                    errors = True
-                    continue
+                answered.append((fetch_answer.READ, at, pd))
                 hp = self.replicas.get(name, p.partition)
                 if replica >= 0:
                     n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
@@ -367,7 +377,8 @@ class PartitionApis:
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
-            topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
+        topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
+                  for (name, topic_id), parts in fetch_answer.ordered(answered)]
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
         return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys
@@ -387,6 +398,9 @@ class PartitionApis:
                                              None if reg is None else reg.epoch)
         if error:
             pd.error_code = error
+            if version >= 16 and error == ec.NOT_LEADER_OR_FOLLOWER:  # KIP-951: where the leader is
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             return 0
         lg = hp.log
         start, end = lg.start_offset(), lg.end_offset()
