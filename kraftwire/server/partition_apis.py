@@ -46,8 +46,9 @@
   (all, or the topics and partitions asked), their sizes, offset lag 0 (no future replicas), and the file system's
   total and usable bytes (v4); an offline directory answers KAFKA_STORAGE_ERROR.
 * **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
-  (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
-  (KIP-360). With a transactional id it goes to the transaction coordinator (``txn_apis``).
+  (AllocateProducerIds with this broker's epoch), epoch 0 — also for a producer naming its own id and epoch (KIP-360:
+  Kafka bumps epochs of transactional producers only). With a transactional id it goes to the transaction
+  coordinator (``txn_apis``).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ import os
 from kraftwire import error_codes as ec
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.errors import KraftwireError
+from kraftwire.java_order import topics_in_hashmap_order
 from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
@@ -597,8 +599,8 @@ class PartitionApis:
                 error, message = ec.INVALID_TOPIC_EXCEPTION, reason
             elif access is not None and not access.topic(conn, t.name, Op.READ):
                 error, message = ec.TOPIC_AUTHORIZATION_FAILED, None
-            elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:
-                error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, None
+            elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:  # with Kafka's default message
+                error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, ec.JAVA_EXCEPTIONS[ec.UNKNOWN_TOPIC_OR_PARTITION][1]
             else:
                 error, message = ec.NONE, None
             parts = []
@@ -666,19 +668,19 @@ class PartitionApis:
     # ------------------------------------------------------------------------------------------------ DeleteRecords
     def delete_records(self, request, conn) -> None:
         R = w.DeleteRecordsResponse
-        topics = []
+        outcome: dict[tuple[str, int], tuple[int, int]] = {}
         access = self.node.authorizer
         for t in request.body.topics:
-            parts = []
             deletable = access is None or access.topic(conn, t.name, Op.DELETE)
             for p in t.partitions:
                 if not deletable:
-                    error, low = ec.TOPIC_AUTHORIZATION_FAILED, -1
+                    outcome[(t.name, p.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED, -1
                 else:
-                    error, low = self._delete_one(t.name, p.partition_index, p.offset)
-                parts.append(R.DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=low,
-                                                            error_code=error))
-            topics.append(R.DeleteRecordsTopicResult(name=t.name, partitions=parts))
+                    outcome[(t.name, p.partition_index)] = self._delete_one(t.name, p.partition_index, p.offset)
+        # Kafka answers from hash maps: topics and partitions in their iteration order (java_order)
+        topics = [R.DeleteRecordsTopicResult(name=name, partitions=[R.DeleteRecordsPartitionResult(
+            partition_index=index, error_code=outcome[(name, index)][0], low_watermark=outcome[(name, index)][1])
+            for index in indexes]) for name, indexes in topics_in_hashmap_order(outcome)]
         conn.send_response(R(throttle_time_ms=0, topics=topics), request.version, request.header.correlation_id)
 
     def _delete_one(self, name: str, index: int, offset: int) -> tuple[int, int]:
@@ -689,7 +691,8 @@ class PartitionApis:
             return ec.KAFKA_STORAGE_ERROR, -1
         if hp.state.role != LEADER:
             return ec.NOT_LEADER_OR_FOLLOWER, -1
-        return self.replicas.delete_records(hp, offset), hp.log.start_offset()
+        error = self.replicas.delete_records(hp, offset)
+        return error, -1 if error else hp.log.start_offset()  # Kafka: no low watermark with an error
 
     # ------------------------------------------------------------------------------------------------ DescribeLogDirs
     def describe_log_dirs(self, request, conn) -> None:
@@ -839,11 +842,8 @@ class ProducerIdBlocks:
             conn.send_response(R(throttle_time_ms=0, error_code=ec.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1,
                                  producer_epoch=-1), version, cid)
             return
-        if version >= 3 and body.producer_id >= 0 and 0 <= body.producer_epoch < 32766:
-            # KIP-360: a producer bumps its own epoch after an error; same id, the next epoch
-            conn.send_response(R(throttle_time_ms=0, error_code=0, producer_id=body.producer_id,
-                                 producer_epoch=body.producer_epoch + 1), version, cid)
-            return
+        # an idempotent producer naming its id and epoch (KIP-360) gets a new id too: Kafka's coordinator "blindly"
+        # hands a new one to any request without a transactional id
         self.waiting.append((conn, version, cid))
         self._serve()
 
