@@ -261,6 +261,9 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     GROUP_ID_NOT_FOUND: ("GroupIdNotFoundException", "The group id does not exist."),
     GROUP_SUBSCRIBED_TO_TOPIC: ("GroupSubscribedToTopicException", "Deleting offsets of a topic is forbidden while the "
                                                                    "consumer group is actively subscribed to it."),
+    INVALID_REQUEST: ("InvalidRequestException",
+                      "This most likely occurs because of a request being malformed by the client library or the "
+                      "message was sent to an incompatible broker. See the broker logs for more details."),
 }
 
 
