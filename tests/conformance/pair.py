@@ -44,10 +44,12 @@ CONFIGURATIONS = {c.name: c for c in (
     # 3.9-IV0: the highest level kraftwire formats; at 4.x levels Kafka writes records (ELR, KIP-966) kraftwire lacks
     Configuration("single"),
     # the same node for the group and transaction scenarios: a group's first join completes at once instead of
-    # after Kafka's 3 s initial rebalance delay, and the internal topics have one partition each (created on the
-    # first FindCoordinator; 50 would take both nodes many seconds)
+    # after Kafka's 3 s initial rebalance delay, the internal topics have one partition each (created on the first
+    # FindCoordinator; 50 would take both nodes many seconds), and the periodic clean-up that drops empty groups
+    # without offsets does not run during a session (it would, at a moment of its own, make one node's group vanish)
     Configuration("coordinators", "group.initial.rebalance.delay.ms=0\noffsets.topic.num.partitions=1\n"
-                                  "transaction.state.log.num.partitions=1\n"),
+                                  "transaction.state.log.num.partitions=1\n"
+                                  "offsets.retention.check.interval.ms=86400000\n"),
 )}
 
 
