@@ -121,8 +121,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
     Allowance("AddPartitionsToTxn-v*-unknown-partition", "AddPartitionsToTxn.results_by_*.<order>",
               HASH_ORDER.format("hash maps of its refusals (by topic, then partition; no order tried here "
                                 "reproduced Kafka's for every name)")),
-    Allowance("AddPartitionsToTxn-v*-verify-only", "AddPartitionsToTxn#2.results_by_transaction[{ns}.t].*.<order>",
-              HASH_ORDER.format("hash maps of the verified partitions")),
     Allowance("DescribeLogDirs-v*-topic", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
               HASH_ORDER.format("its log manager's map, which holds every partition of the node")),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
