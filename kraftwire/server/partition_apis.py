@@ -1,10 +1,12 @@
 """The client APIs of a KRaft broker's topic partitions (thin handlers over ``replicas.ReplicaManager``).
 
 * **Produce** (v3+; v0-2 are refused per partition with UNSUPPORTED_VERSION as Kafka 4 does): per partition the
-  replica state's checks (leader, acks, min.insync.replicas), then the manager's append. acks=0 gets no answer,
-  acks=1 is answered after the append, acks=-1 once the high watermark passes the batch (REQUEST_TIMED_OUT after the
-  request's timeout, NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the
-  ISR shrank below the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
+  records' check (``kraftwire.replica.produce_answer``: one whole batch of magic 2), the replica state's checks
+  (leader, acks, min.insync.replicas), then the manager's append; the answer in Kafka's order and shape (same
+  module). acks=0 gets no answer (a refusal closes the connection, as Kafka's does), acks=1 is answered after the
+  append, acks=-1 once the high watermark passes the batch (REQUEST_TIMED_OUT after the request's timeout,
+  NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+  the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
   endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
 * **Fetch** from consumers (replica id -1): whole batches up to the high watermark (IsolationLevel 0) or up to the
   last stable offset (1, READ_COMMITTED: the first offset of the oldest transaction open or whose marker the high
@@ -18,7 +20,8 @@
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
   Fewer than MinBytes park the request until a high watermark it reads moves (or a marker lands) or MaxWaitMs
   passes. Fetch sessions are not kept: every answer has session id 0, which
-  tells clients to send full requests (Kafka's rule for a broker without a session slot).
+  tells clients to send full requests (Kafka's rule for a broker without a session slot), and an incremental request
+  is FETCH_SESSION_ID_NOT_FOUND; the answer's order and refusals as Kafka's (``kraftwire.replica.fetch_answer``).
 * **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark (the last stable
   offset for READ_COMMITTED; the log end for a follower), -3 max timestamp, t ≥ 0 the first record at or after t
   (``kraftwire.log.lookup``; one at or past what a client may read is not found: -1); a client (never a follower)
