@@ -34,6 +34,10 @@ requests that list the whole cluster)::
     ]
 
 Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected; nothing else to register.
+``conformance.steps`` has the usual set-up steps (``created(*names)``: CreateTopics v7 then Metadata until both
+brokers lead every partition; ``produce(name, partition, batch(n))``; ``metadata(*names)``) and ``until`` predicates
+(``no_error``, ``led``, ``partition_counts``). An ``until`` that never holds on one side costs its 15 s before the
+answers are compared: wait for what both nodes will reach (for a refused change, look without waiting).
 
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
@@ -46,7 +50,10 @@ Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected;
   :func:`each_version` turns ``{case name: function(version) -> steps or None}`` into one scenario per version and
   case (``None``: the case does not apply at that version).
 * **Configurations.** ``Scenario(..., config="name")`` picks a :data:`conformance.pair.CONFIGURATIONS` entry; add
-  one there (a name and ``server.properties`` keys) for a differently configured pair.
+  one there (a name and ``server.properties`` keys) for a differently configured pair. Its pair starts when the
+  first scenario that names it runs, and serves every later one.
+* **Shared nodes.** Scenarios run in file order on the same nodes: a scenario that changes something the cluster
+  shares (broker configs) undoes it before it ends, and a request that lists the whole cluster is ``scope``-d.
 
 How answers are compared (normalisation by a mapping)
 =====================================================
@@ -144,7 +151,8 @@ def versions(api: str) -> range:
 
 
 # ---------------------------------------------------------------------------------------------------- scenarios
-class TopicId(NamedTuple):
+@dataclass(frozen=True)
+class TopicId:
     """In a request: the topic id each side gave topic ``name`` (``{ns}`` allowed), learned from its answers."""
 
     name: str
