@@ -106,10 +106,15 @@ class Pair:
         self.machine = {side: self._machine(side) for side in SIDES}
         return self
 
+    def signal_stop(self) -> None:
+        """Ask both to stop without waiting: Kafka is killed (its files are thrown away, and its orderly shutdown
+        takes seconds), kraftwire gets SIGTERM."""
+        for node, stop in ((self.kafka, "kill"), (self.ours, "terminate")):
+            if node in self._started and node.proc.poll() is None:
+                getattr(node.proc, stop)()
+
     def close(self) -> None:
-        """Stop both; Kafka is killed (its files are thrown away, and its orderly shutdown takes seconds)."""
-        if self.kafka.proc is not None and self.kafka.proc.poll() is None:
-            self.kafka.proc.kill()
+        self.signal_stop()
         for node in reversed(self._started):
             node.__exit__(None, None, None)
 
@@ -189,8 +194,9 @@ class Pair:
 
 
 class Pairs:
-    """The session's pairs, started on first use; a pair that failed to start fails every later use at once with
-    the same error (instead of starting again for each scenario)."""
+    """The session's pairs, each started when a scenario first needs it (one after the other: started side by side
+    on two busy cores they took longer); a pair that failed to start fails every later use at once with the same
+    error (instead of starting again for each scenario)."""
 
     def __init__(self, base: str) -> None:
         self.base = base
@@ -198,21 +204,22 @@ class Pairs:
 
     def get(self, name: str) -> Pair:
         if name not in self._pairs:
+            pair = None
             try:
                 pair = Pair(CONFIGURATIONS[name], os.path.join(self.base, name))
-                self._pairs[name] = pair
-                pair.start()
-            except BaseException as exc:
-                if isinstance(self._pairs.get(name), Pair):
-                    self._pairs[name].close()
+                self._pairs[name] = pair.start()
+            except BaseException as exc:  # kept: every scenario of this configuration reports it
+                if pair is not None:
+                    pair.close()
                 self._pairs[name] = exc
-                raise
         got = self._pairs[name]
         if isinstance(got, BaseException):
-            raise AssertionError(f"the {name!r} pair did not start: {got}") from got
+            raise AssertionError(f"the {name!r} pair did not start: {got!r}") from got
         return got
 
     def close(self) -> None:
-        for pair in self._pairs.values():
-            if isinstance(pair, Pair):
-                pair.close()
+        pairs = [pair for pair in self._pairs.values() if isinstance(pair, Pair)]
+        for pair in pairs:  # every node stops at once, then each is waited for
+            pair.signal_stop()
+        for pair in pairs:
+            pair.close()

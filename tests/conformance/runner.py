@@ -275,7 +275,7 @@ def scoped(answer, ns: str):
     the whole cluster, which other scenarios share)."""
     if not isinstance(answer, w.Base):
         return answer
-    copy = instantiate(answer, ns, {})
+    copy = type(answer)(**{f.attr: getattr(answer, f.attr) for f in answer._info.fields})
     for f in answer._info.fields:
         items = getattr(copy, f.attr)
         if isinstance(items, list):
@@ -333,11 +333,8 @@ class Mapping:
 
     def describe(self, kind: str, side: str, value) -> str:
         """A value with what it is paired with, for a difference report."""
-        if side == KAFKA:
-            partner = self.pairs.get(kind, {}).get(value, _MISSING)
-            return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
-        partner = self.back.get(kind, {}).get(value, _MISSING)
-        return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
+        partner = (self.pairs if side == KAFKA else self.back).get(kind, {}).get(value, _MISSING)
+        return f"{value!s} ({'unpaired' if partner is _MISSING else f'paired with {partner!r}'})"
 
     def substitute(self, text: str, side: str) -> str:
         """``text`` with ``side``'s mapped values replaced by their tokens (a uuid in its canonical and its Kafka
