@@ -20,7 +20,7 @@ repeated, on each side separately, until it holds or 15 s pass, for answers that
 after CreateTopics) and ``scope`` (keep only this scenario's own topics in the answer's top-level lists, for
 requests that list the whole cluster)::
 
-    from conformance.runner import Scenario, Step, TopicId, each_version, no_error
+    from conformance.runner import Scenario, Step, no_error
     from kraftwire.protocol import messages as w
 
     CT = w.CreateTopicsRequest
