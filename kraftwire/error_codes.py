@@ -231,6 +231,8 @@ NEW_LEADER_ELECTED = 108
 INVALID_VOTER_KEY = 125
 DUPLICATE_VOTER = 126
 VOTER_NOT_FOUND = 127
+MISMATCHED_ENDPOINT_TYPE = 114
+UNSUPPORTED_ENDPOINT_TYPE = 115
 
 def name_of(code: int) -> str:
     e = BY_CODE.get(code)
@@ -265,6 +267,13 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),
 }
+
+
+def default_message(code: int) -> str | None:
+    """The message Kafka's answers carry for an error raised without one of its own (its ``Errors`` default), when
+    this table has it."""
+    known = JAVA_EXCEPTIONS.get(code)
+    return None if known is None else known[1]
 
 
 def java_exception(code: int) -> str:

@@ -15,7 +15,9 @@
   without the listener. At v0 only live replicas are listed and a missing one is REPLICA_NOT_AVAILABLE;
 * ``controller_id`` is chosen by the caller (Kafka's brokers answer a random alive broker).
 
-``describe_cluster_brokers(image, listener)`` lists the same brokers for DescribeCluster.
+``describe_cluster_brokers(image, listener)`` lists the same brokers for DescribeCluster;
+``describe_cluster_refusal(endpoint_type, on_controller_listener)`` is its answer to an endpoint type it does not
+serve there.
 """
 
 from __future__ import annotations
@@ -26,11 +28,13 @@ from kraftwire.error_codes import (
     INVALID_TOPIC_EXCEPTION,
     LEADER_NOT_AVAILABLE,
     LISTENER_NOT_FOUND,
+    MISMATCHED_ENDPOINT_TYPE,
     NONE,
     REPLICA_NOT_AVAILABLE,
     TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
+    UNSUPPORTED_ENDPOINT_TYPE,
 )
 from kraftwire.ids import ZERO_UUID
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, name_error
@@ -38,6 +42,7 @@ from kraftwire.metadata.image import BrokerRegistration, MetadataImage
 from kraftwire.protocol import messages as m
 
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
+BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS = 1, 2  # DescribeCluster v1's EndpointType
 NO_AUTHORIZED_OPERATIONS = -(2**31)
 
 
@@ -164,6 +169,24 @@ def _topic(image: MetadataImage, name: str, listener: str, version: int):
 def describe_cluster_brokers(image: MetadataImage, listener: str) -> list:
     B = m.DescribeClusterResponse.DescribeClusterBroker
     return [B(broker_id=b.id, host=ep.host, port=ep.port, rack=b.rack) for b, ep in alive_brokers(image, listener)]
+
+
+def describe_cluster_refusal(endpoint_type: int, on_controller_listener: bool):
+    """The whole DescribeCluster answer when the asked endpoint type is not served on this listener, or None: a type
+    other than brokers (1) and controllers (2) is UNSUPPORTED_ENDPOINT_TYPE, the controllers asked of a client
+    listener MISMATCHED_ENDPOINT_TYPE (KIP-919; Kafka 4.4's words), each with no brokers, no cluster id and
+    controller -1. A controller listener answers both types: a kraftwire node whose only listener is its
+    controller listener serves clients there."""
+    if endpoint_type not in (BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS):
+        code, message = UNSUPPORTED_ENDPOINT_TYPE, f"Unsupported endpoint type {endpoint_type}"
+    elif endpoint_type == CONTROLLER_ENDPOINTS and not on_controller_listener:
+        code, message = (MISMATCHED_ENDPOINT_TYPE,
+                         "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type "
+                         "CONTROLLER")
+    else:
+        return None
+    return m.DescribeClusterResponse(throttle_time_ms=0, error_code=code, error_message=message, cluster_id="",
+                                     brokers=[])
 
 
 class InvalidDescribeRequest(ValueError):

@@ -6,28 +6,31 @@
   (``kafka_configs.BrokerConfigs``): TOPIC_CONFIG where a ConfigRecord sets it, else the first broker synonym this
   broker's dynamic config, the cluster-wide dynamic default or the properties file sets (DYNAMIC_BROKER_CONFIG,
   DYNAMIC_DEFAULT_BROKER_CONFIG, STATIC_BROKER_CONFIG), else DEFAULT_CONFIG; synonyms list every layer that has a
-  value, strongest first; an unknown (or the internal metadata) topic is UNKNOWN_TOPIC_OR_PARTITION;
+  value, strongest first; an illegal name is INVALID_TOPIC_EXCEPTION with Kafka's reason, an unknown (or the internal
+  metadata) topic UNKNOWN_TOPIC_OR_PARTITION;
 * this broker (its id as the name): the keys of its properties file (``static``: STATIC_BROKER_CONFIG where the
   file sets them, DEFAULT_CONFIG otherwise), overlaid by the cluster-wide dynamic defaults
   (DYNAMIC_DEFAULT_BROKER_CONFIG) and then by dynamic values for this broker (DYNAMIC_BROKER_CONFIG); synonyms list
   every source that has a value, strongest first, as Kafka's do;
-* the empty broker name: the cluster-wide dynamic defaults only; another broker's id is INVALID_REQUEST (a client
-  asks each broker for its own, as Kafka requires);
+* the empty broker name: the cluster-wide dynamic defaults only; another broker's id, or a name that is no number,
+  is INVALID_REQUEST (a client asks each broker for its own, as Kafka requires);
 * a group (type 32, KIP-848): every group key, its value and source as ``metadata.group_configs.describe`` says
   (GROUP_CONFIG where the group sets it, else the broker's); the empty name is INVALID_REQUEST;
 * other resource types are INVALID_REQUEST.
 
-``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name.
+``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name. A result's
+ErrorMessage is the schema's default "" unless Kafka words the refusal (its ConfigHelper sets no message on success or
+on an unknown topic).
 """
 
 from __future__ import annotations
 
 from kraftwire import kafka_configs
-from kraftwire.error_codes import INVALID_REQUEST, UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.error_codes import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION, default_message
 from kraftwire.metadata import group_configs
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.kafka_configs import BrokerConfigs
-from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs
+from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs, name_error
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
 
@@ -45,14 +48,16 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
     R = m.DescribeConfigsResponse
     results = []
     for res in request.resources:
-        result = R.DescribeConfigsResult(error_code=0, error_message=None, resource_type=res.resource_type,
+        result = R.DescribeConfigsResult(error_code=0, error_message="", resource_type=res.resource_type,
                                          resource_name=res.resource_name, configs=[])
         results.append(result)
         if res.resource_type == TOPIC:
             name = res.resource_name
+            if name_error(name):
+                result.error_code, result.error_message = INVALID_TOPIC_EXCEPTION, name_error(name)
+                continue
             if name == METADATA_TOPIC or image.topic(name) is None:
                 result.error_code = UNKNOWN_TOPIC_OR_PARTITION
-                result.error_message = f"Topic {name} does not exist."
                 continue
             overrides = image.configs.get((TOPIC, name), {})
             entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id, None,
@@ -62,7 +67,11 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             if res.resource_name == "":
                 entries = [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG, [(key, value, DYNAMIC_DEFAULT_BROKER_CONFIG)],
                             _type(key), None, _sensitive(key)) for key, value in sorted(defaults.items())]
-            elif res.resource_name != str(node_id):
+            elif not _is_int(res.resource_name):
+                result.error_code = INVALID_REQUEST
+                result.error_message = f"Broker id must be an integer, but it is: {res.resource_name}"
+                continue
+            elif int(res.resource_name) != node_id:
                 result.error_code = INVALID_REQUEST
                 result.error_message = (f"Unexpected broker id, expected {node_id} or empty string, but received "
                                         f"{res.resource_name}")
@@ -78,9 +87,9 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             entries = [(key, value, source, synonyms or [(key, value, source)], kind, None, False)
                        for key, value, source, synonyms, kind in
                        group_configs.describe(image.configs.get((GROUP, res.resource_name), {}), brokers)]
-        else:
+        else:  # Kafka's ConfigHelper throws InvalidRequestException without a message: the error's own words
             result.error_code = INVALID_REQUEST
-            result.error_message = f"Unsupported resource type {res.resource_type}"
+            result.error_message = default_message(INVALID_REQUEST)
             continue
         wanted = None if res.configuration_keys is None else set(res.configuration_keys)
         for key, value, source, synonyms, kind, doc, sensitive in entries:
@@ -137,6 +146,12 @@ def _dynamic(name: str, dynamic, defaults) -> list[tuple[str, str, int]]:
     """``name``'s dynamic values as synonyms: this broker's, then the cluster default."""
     return ([(name, dynamic[name], DYNAMIC_BROKER_CONFIG)] if name in dynamic else []) + \
         ([(name, defaults[name], DYNAMIC_DEFAULT_BROKER_CONFIG)] if name in defaults else [])
+
+
+def _is_int(text: str) -> bool:
+    """Java's Integer.parseInt accepts it (an optional sign, decimal digits)."""
+    digits = text[1:] if text[:1] in "+-" else text
+    return digits.isascii() and digits.isdigit() and -2**31 <= int(text) < 2**31
 
 
 def _type(name: str) -> int:

@@ -12,6 +12,9 @@ handlers look the offset up and ask here what may go out.
   old leader's: a client's "latest", and a client's timestamp lookup that finds nothing below the last fetchable
   offset, get OFFSET_NOT_AVAILABLE (ListOffsets v5+; LEADER_NOT_AVAILABLE before), so the client retries instead
   of seeing an offset go back. Earliest (-2, -4) and latest-tiered (-5, always answered -1 here) never are.
+* **Malformed requests** (as Kafka 4.4 answers them): a partition named twice is answered once, INVALID_REQUEST
+  (``duplicate_partitions``); an isolation level other than 0 and 1 fails every partition with UNKNOWN_SERVER_ERROR
+  (Kafka's IsolationLevel.forId throws; ``known_isolation``).
 """
 
 from __future__ import annotations
@@ -19,11 +22,26 @@ from __future__ import annotations
 from kraftwire.error_codes import LEADER_NOT_AVAILABLE, NONE, OFFSET_NOT_AVAILABLE
 
 __all__ = ["CONSUMER_REPLICA_ID", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "EARLIEST_LOCAL", "LATEST_TIERED",
-           "is_client", "last_fetchable_offset", "lagging_error"]
+           "is_client", "last_fetchable_offset", "lagging_error", "duplicate_partitions", "known_isolation"]
 
 CONSUMER_REPLICA_ID = -1
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED = -1, -2, -3, -4, -5
 READ_COMMITTED = 1
+
+
+def duplicate_partitions(topics) -> set[tuple[str, int]]:
+    """The (topic, partition) pairs a ListOffsets request's ``topics`` name more than once."""
+    seen, twice = set(), set()
+    for t in topics:
+        for p in t.partitions:
+            key = (t.name, p.partition_index)
+            (twice if key in seen else seen).add(key)
+    return twice
+
+
+def known_isolation(level: int) -> bool:
+    """READ_UNCOMMITTED (0) or READ_COMMITTED (1)."""
+    return level in (0, READ_COMMITTED)
 
 
 def is_client(replica_id: int) -> bool:

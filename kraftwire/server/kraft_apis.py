@@ -215,6 +215,11 @@ class KraftApis:
         R = w.DescribeClusterResponse
         listener = self.listener_of(conn)
         endpoint_type = getattr(request.body, "endpoint_type", 1)
+        refused = answers.describe_cluster_refusal(
+            endpoint_type, getattr(conn, "listener", None) in (None, *self.node.settings.controller_listener_names))
+        if refused is not None:
+            conn.send_response(refused, request.version, request.header.correlation_id)
+            return
         if endpoint_type == 2:  # KIP-919: the controllers, for --bootstrap-controller
             raft = self.node.raft
             brokers = [R.DescribeClusterBroker(broker_id=v.node_id, host=v.host, port=v.port)

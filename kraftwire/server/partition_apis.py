@@ -460,18 +460,27 @@ class PartitionApis:
         version = request.version
         topics = []
         access = self.node.authorizer
+        twice = offsets.duplicate_partitions(request.body.topics)
+        isolation = request.body.isolation_level if version >= 2 else 0
+        answered = set()
         for t in request.body.topics:
             parts = []
             described = access is None or access.topic(conn, t.name, Op.DESCRIBE)
             for p in t.partitions:
+                if (t.name, p.partition_index) in answered:
+                    continue  # a partition named twice is answered once
+                answered.add((t.name, p.partition_index))
                 pr = R.ListOffsetsPartitionResponse(partition_index=p.partition_index, error_code=0, timestamp=-1,
                                                     offset=-1, leader_epoch=-1)
                 parts.append(pr)
                 if not described:
                     pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
-                    continue
-                self._list_one(t.name, p, pr, version, request.body.replica_id,
-                               request.body.isolation_level if version >= 2 else 0)
+                elif (t.name, p.partition_index) in twice:
+                    pr.error_code = ec.INVALID_REQUEST
+                elif not offsets.known_isolation(isolation):
+                    pr.error_code = ec.UNKNOWN_SERVER_ERROR
+                else:
+                    self._list_one(t.name, p, pr, version, request.body.replica_id, isolation)
             topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
@@ -509,7 +518,7 @@ class PartitionApis:
             elif ts >= 0:
                 pr.offset, pr.timestamp, pr.leader_epoch = lookup.offset_for_timestamp(lg, ts)
             else:
-                pr.error_code = ec.UNSUPPORTED_VERSION
+                pr.error_code, pr.leader_epoch = ec.UNSUPPORTED_VERSION, -1
                 return
             if ts == offsets.MAX_TIMESTAMP or ts >= 0:
                 pr.error_code = offsets.lagging_error(ts, replica, version, epoch_start, hw, pr.offset, fetchable)

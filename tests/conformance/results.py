@@ -35,8 +35,7 @@ class Results:
             if entry is not None:
                 self.used.add(entry)
             differences.append({"path": d.path, "kafka": d.kafka, "kraftwire": d.kraftwire,
-                                "reason": entry.reason if entry else None,
-                                "allowance": f"{entry.scenario} : {entry.path}" if entry else None})
+                                "reason": entry.reason if entry else None})
         unexplained = [d for d in differences if d["reason"] is None]
         status = "differs" if unexplained else "documented" if differences else "match"
         self.scenarios.append({"id": s.id, "api": s.api, "version": s.version, "name": s.name, "config": s.config,
@@ -47,7 +46,7 @@ class Results:
         self.scenarios.append({"id": scenario.id, "api": scenario.api, "version": scenario.version,
                                "name": scenario.name, "config": scenario.config, "status": "error",
                                "differences": [{"path": "<run>", "kafka": "", "kraftwire": repr(exc)[:500],
-                                                "reason": None, "allowance": None}]})
+                                                "reason": None}]})
 
     def write(self) -> str | None:
         if not self.scenarios:

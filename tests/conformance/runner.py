@@ -22,7 +22,7 @@ top-level lists, for requests that list the whole cluster) and ``timeout`` (seco
 of 30, for a request that gets none: Produce with acks=0 — both sides' "no answer" then compare equal, and a node
 that closes the connection instead, as Kafka does when such a produce fails, shows)::
 
-    from conformance.runner import Scenario, Step, TopicId, each_version, no_error
+    from conformance.runner import Scenario, Step, no_error
     from kraftwire.protocol import messages as w
 
     CT = w.CreateTopicsRequest
@@ -36,6 +36,10 @@ that closes the connection instead, as Kafka does when such a produce fails, sho
     ]
 
 Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected; nothing else to register.
+``conformance.steps`` has the usual set-up steps (``created(*names)``: CreateTopics v7 then Metadata until both
+brokers lead every partition; ``produce(name, partition, batch(n))``; ``metadata(*names)``) and ``until`` predicates
+(``no_error``, ``led``, ``partition_counts``). An ``until`` that never holds on one side costs its 15 s before the
+answers are compared: wait for what both nodes will reach (for a refused change, look without waiting).
 
 * **Requests answered later.** A step with ``background=True`` is sent and the scenario goes on without its answer
   (a JoinGroup that waits for the group's other members to rejoin): its answers are compared when a later request
@@ -57,7 +61,10 @@ Add a module under ``scenarios/`` with a ``SCENARIOS`` list and it is collected;
   :func:`each_version` turns ``{case name: function(version) -> steps or None}`` into one scenario per version and
   case (``None``: the case does not apply at that version).
 * **Configurations.** ``Scenario(..., config="name")`` picks a :data:`conformance.pair.CONFIGURATIONS` entry; add
-  one there (a name and ``server.properties`` keys) for a differently configured pair.
+  one there (a name and ``server.properties`` keys) for a differently configured pair. Its pair starts when the
+  first scenario that names it runs, and serves every later one.
+* **Shared nodes.** Scenarios run in file order on the same nodes: a scenario that changes something the cluster
+  shares (broker configs) undoes it before it ends, and a request that lists the whole cluster is ``scope``-d.
 
 How answers are compared (normalisation by a mapping)
 =====================================================
@@ -177,7 +184,8 @@ def versions(api: str) -> range:
 
 
 # ---------------------------------------------------------------------------------------------------- scenarios
-class TopicId(NamedTuple):
+@dataclass(frozen=True)
+class TopicId:
     """In a request: the topic id each side gave topic ``name`` (``{ns}`` allowed), learned from its answers."""
 
     name: str
@@ -361,7 +369,7 @@ def scoped(answer, ns: str):
     ``ns`` left out (requests that list the whole cluster, which other scenarios share)."""
     if not isinstance(answer, w.Base):
         return answer
-    copy = instantiate(answer, ns, {})
+    copy = type(answer)(**{f.attr: getattr(answer, f.attr) for f in answer._info.fields})
     for f in answer._info.fields:
         items = getattr(copy, f.attr)
         if isinstance(items, list):
@@ -438,11 +446,8 @@ class Mapping:
 
     def describe(self, kind: str, side: str, value) -> str:
         """A value with what it is paired with, for a difference report."""
-        if side == KAFKA:
-            partner = self.pairs.get(kind, {}).get(value, _MISSING)
-            return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
-        partner = self.back.get(kind, {}).get(value, _MISSING)
-        return f"{value!s} ({'paired with ' + repr(partner) if partner is not _MISSING else 'unpaired'})"
+        partner = (self.pairs if side == KAFKA else self.back).get(kind, {}).get(value, _MISSING)
+        return f"{value!s} ({'unpaired' if partner is _MISSING else f'paired with {partner!r}'})"
 
     def substitute(self, text: str, side: str) -> str:
         """``text`` with ``side``'s mapped values replaced by their tokens (a uuid in its canonical and its Kafka

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from conformance.runner import Step, no_error
+from conformance.runner import Step, error_codes, no_error
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
@@ -33,6 +33,25 @@ def created(*names: str, partitions: int = 1) -> list[Step]:
     return [create(CREATE_VERSION, *(topic(n, partitions) for n in names)), metadata(*names, until=no_error)]
 
 
+def led(*suffixes: str):
+    """``until`` predicate for a Metadata answer: the topics whose names end with ``suffixes`` have no error (the
+    others may: a step that expects some names refused waits only for the created ones)."""
+    def check(answer) -> bool:
+        return all(t.error_code == 0 and all(p.error_code == 0 for p in t.partitions)
+                   for t in answer.topics if t.name is not None and t.name.endswith(suffixes))
+    return check
+
+
+def partition_counts(**counts: int):
+    """``until`` predicate for a Metadata answer: each topic named ``<ns>.<key>`` has that many partitions, all led
+    (a broker learns of new partitions a moment after the controller answered)."""
+    def check(answer) -> bool:
+        got = {t.name.rpartition(".")[2]: t for t in answer.topics if t.name is not None}
+        return all(name in got and len(got[name].partitions) == n and not any(error_codes(got[name]))
+                   for name, n in counts.items())
+    return check
+
+
 def metadata(*names: str, until=None, version: int = METADATA_VERSION) -> Step:
     """Metadata for ``names`` (never auto-creating): what exists after the steps before it."""
     return Step(MD(topics=[MD.MetadataRequestTopic(name=n) for n in names], allow_auto_topic_creation=False), version,
@@ -48,7 +67,9 @@ def batch(count: int, *, timestamp: int = 1_700_000_000_000) -> bytes:
 
 
 def produce(name: str, partition: int, records: bytes, version: int = 9) -> Step:
-    """Produce ``records`` to one partition with acks=-1."""
+    """Produce ``records`` to one partition with acks=-1, again while it is refused: a broker may list a new
+    partition's leader in Metadata a moment before its replica leads (NOT_LEADER_OR_FOLLOWER, nothing written)."""
     P = w.ProduceRequest
     return Step(P(transactional_id=None, acks=-1, timeout_ms=10000, topic_data=[P.TopicProduceData(
-        name=name, partition_data=[P.PartitionProduceData(index=partition, records=records)])]), version)
+        name=name, partition_data=[P.PartitionProduceData(index=partition, records=records)])]), version,
+        until=no_error)

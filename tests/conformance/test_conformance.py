@@ -9,6 +9,7 @@ from conformance.runner import KAFKA_SERVED, run_scenario
 from conformance.scenarios import all_scenarios
 
 SCENARIOS = all_scenarios()
+pytestmark = pytest.mark.conformance
 
 
 def _report(outcome, unexplained) -> str:

@@ -235,7 +235,7 @@ class CombinedNode:
             f.write(f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:{cport}\n"
                     f"listeners=PLAINTEXT://localhost:{self.port},CONTROLLER://localhost:{cport}\n"
                     "controller.listener.names=CONTROLLER\n"
-                    "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
+                    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
                     f"log.dirs={self.logs}\n" + extra_props)
         kw("storage", "format", "-t", kw("storage", "random-uuid").stdout.strip(), "-c", self.config, *format_args)
         self.log_path = os.path.join(self.base, "kraftwire.log")

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from kraftwire import error_codes as ec
-from kraftwire.metadata.answers import describe_cluster_brokers, metadata_response
+from kraftwire.metadata.answers import describe_cluster_brokers, describe_cluster_refusal, metadata_response
 from kraftwire.metadata.image import replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
@@ -157,3 +157,17 @@ def test_describe_topic_partitions_errors_and_refusals():
     assert _rows(hidden) == [("__consumer_offsets", 0, [0]), ("t", ec.TOPIC_AUTHORIZATION_FAILED, [])]
     assert hidden.topics[1].topic_id == uuid.UUID(int=0)
     assert _rows(describe(may_describe=lambda n: n != "t")) == [("__consumer_offsets", 0, [0])]
+
+
+def test_describe_cluster_endpoint_types_a_listener_does_not_serve():
+    """KIP-919 as Kafka 4.4's broker listener answered (tests/conformance, DescribeCluster scenarios): the
+    controllers asked of a client listener, or an unknown type, get the error alone (the response's defaults)."""
+    assert describe_cluster_refusal(1, False) is None and describe_cluster_refusal(2, True) is None
+    assert describe_cluster_refusal(1, True) is None  # a single-listener node serves clients on it
+    mismatched = describe_cluster_refusal(2, False)
+    assert (mismatched.error_code, mismatched.error_message) == (
+        ec.MISMATCHED_ENDPOINT_TYPE,
+        "The request was sent to an endpoint of type BROKER, but we wanted an endpoint of type CONTROLLER")
+    unknown = describe_cluster_refusal(3, True)
+    assert (unknown.error_code, unknown.error_message) == (ec.UNSUPPORTED_ENDPOINT_TYPE, "Unsupported endpoint type 3")
+    assert (unknown.cluster_id, unknown.controller_id, unknown.brokers, unknown.endpoint_type) == ("", -1, [], 1)

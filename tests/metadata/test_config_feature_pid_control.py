@@ -116,13 +116,18 @@ def test_dynamic_broker_keys_kafka_takes_are_taken():
     ((2, "t", [("nope.key", SET, "1")]), ec.INVALID_CONFIG, "Unknown topic config name: nope.key"),
     ((2, "t", [("retention.ms", APPEND, "1")]), ec.INVALID_CONFIG, "Can't APPEND to key retention.ms because its type "
                                                                    "is not LIST."),
-    ((2, "t", [("retention.ms", SET, None)]), ec.INVALID_CONFIG, "Null value"),
+    ((2, "t", [("retention.ms", SET, None)]), ec.INVALID_REQUEST, "Null value not supported for : retention.ms"),
+    ((2, "t", [("retention.ms", SET, "1"), ("retention.ms", DELETE, None)]), ec.INVALID_REQUEST,
+     "Error due to duplicate config keys"),
     ((2, "missing", [("retention.ms", SET, "1")]), ec.UNKNOWN_TOPIC_OR_PARTITION, "does not exist"),
+    ((2, "bad/name", [("retention.ms", SET, "1")]), ec.INVALID_TOPIC_EXCEPTION,
+     "Topic name is invalid: 'bad/name' contains one or more characters"),
     ((4, "x", [("a", SET, "1")]), ec.INVALID_REQUEST, "Invalid broker name x"),
     ((4, "9", [("a", SET, "1")]), ec.BROKER_ID_NOT_REGISTERED, "No broker with id 9"),
     ((8, "1", [("kafka.server", SET, "DEBUG")]), ec.INVALID_REQUEST, "Unknown resource type 8"),
 ])
 def test_incremental_refusals(resource, code, needle):
+    """Each as Kafka 4.4 answered the same request (tests/conformance, IncrementalAlterConfigs scenarios)."""
     res = ConfigControl().incremental_alter(base(), inc(resource, (2, "u", [("segment.ms", SET, "9")])))
     first, second = res.response.responses
     assert first.error_code == code and needle in first.error_message
@@ -199,3 +204,11 @@ def test_update_features_refusals(update, version, needle):
     res = fc.update_features(base(), update, version, SUPPORTED)
     r = res.response.results[0]
     assert r.error_code == ec.INVALID_UPDATE_VERSION and needle in r.error_message and res.records == ()
+
+
+def test_an_unknown_operation_fails_as_kafkas_unhandled_exception():
+    """Kafka 4.4 answers an operation outside SET/DELETE/APPEND/SUBTRACT with UNKNOWN_SERVER_ERROR and no message
+    (its OpType.forId throws IllegalArgumentException); nothing changes."""
+    res = ConfigControl().incremental_alter(base(), inc((2, "t", [("retention.ms", 7, "1")])))
+    assert [(r.error_code, r.error_message) for r in res.response.responses] == [(ec.UNKNOWN_SERVER_ERROR, None)]
+    assert res.records == ()

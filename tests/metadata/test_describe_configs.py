@@ -67,11 +67,21 @@ def test_broker_values_are_dynamic_over_cluster_default_over_file():
 
 
 def test_errors():
-    unknown, metadata, other, logger = _ask((TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None),
-                                            (BROKER, "2", None), (8, "1", None))
+    """As Kafka 4.4's ConfigHelper answered them (tests/conformance, DescribeConfigs scenarios): no message on an
+    unknown topic or a success (the schema's ""), Topic.validate's reason for an illegal name, its words for a broker
+    name that is no number, INVALID_REQUEST's own words for an unknown resource type."""
+    unknown, metadata, other, logger, illegal, word, known = _ask(
+        (TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None), (BROKER, "2", None), (8, "1", None),
+        (TOPIC, "a/b", None), (BROKER, "one", None), (BROKER, "1", ["num.partitions"]))
     assert unknown.error_code == metadata.error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
-    assert other.error_code == logger.error_code == ec.INVALID_REQUEST
-    assert "expected 1" in other.error_message
+    assert unknown.error_message == known.error_message == ""
+    assert other.error_code == logger.error_code == word.error_code == ec.INVALID_REQUEST
+    assert other.error_message == "Unexpected broker id, expected 1 or empty string, but received 2"
+    assert word.error_message == "Broker id must be an integer, but it is: one"
+    assert logger.error_message.startswith("This most likely occurs because of a request being malformed")
+    assert (illegal.error_code, illegal.error_message) == (
+        ec.INVALID_TOPIC_EXCEPTION,
+        "Topic name is invalid: 'a/b' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'")
 
 
 def test_every_broker_key_is_described_as_kafka_4_4_describes_it():

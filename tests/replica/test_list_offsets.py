@@ -44,3 +44,15 @@ def test_list_offset_isolation_levels():
     assert o.last_fetchable_offset(FOLLOWER, 1, 8, lambda: 6, 10) == 10
     assert o.last_fetchable_offset(CONSUMER, 0, 8, lambda: 6, 10) == 8
     assert o.last_fetchable_offset(CONSUMER, 1, 8, lambda: 6, 10) == 6
+
+
+def test_malformed_requests():
+    """As Kafka 4.4 answered them (tests/conformance, ListOffsets scenarios): a partition named twice is answered once
+    with INVALID_REQUEST (KafkaApis' duplicatePartitions), an isolation level outside 0/1 fails every partition."""
+    from kraftwire.protocol import messages as w
+
+    LO = w.ListOffsetsRequest
+    topics = [LO.ListOffsetsTopic(name="a", partitions=[LO.ListOffsetsPartition(partition_index=i) for i in (0, 1, 0)]),
+              LO.ListOffsetsTopic(name="b", partitions=[LO.ListOffsetsPartition(partition_index=0)])]
+    assert o.duplicate_partitions(topics) == {("a", 0)}
+    assert o.known_isolation(0) and o.known_isolation(1) and not o.known_isolation(2) and not o.known_isolation(-1)

@@ -120,13 +120,14 @@ def test_produce_fetch_list_offsets_and_restart(tmp_path):
                 f = await conn.request(_fetch(tid, {1: 1}, max_wait_ms=100), 13)
                 assert f.responses[0].partitions[0].records in (b"", None)
 
-                # ListOffsets: earliest, latest, by timestamp, max timestamp
-                lo = L(replica_id=-1, isolation_level=0, topics=[L.ListOffsetsTopic(name="orders", partitions=[
-                    L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=t)
-                    for t in (-2, -1, 1_700_000_000_001, -3)])])
-                got = await conn.request(lo, 8)
-                assert [(p.error_code, p.offset) for p in got.topics[0].partitions] == [
-                    (0, 0), (0, 4), (0, 1), (0, 2)]
+                # ListOffsets: earliest, latest, by timestamp, max timestamp (one request each: a partition named
+                # twice in one request is refused, as Kafka refuses it)
+                got = []
+                for t in (-2, -1, 1_700_000_000_001, -3):
+                    lo = L(replica_id=-1, isolation_level=0, topics=[L.ListOffsetsTopic(name="orders", partitions=[
+                        L.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=t)])])
+                    got += (await conn.request(lo, 8)).topics[0].partitions
+                assert [(p.error_code, p.offset) for p in got] == [(0, 0), (0, 4), (0, 1), (0, 2)]
                 # OffsetForLeaderEpoch: the end of the leader's epoch is the log end; an unknown epoch is undefined
                 ofl = O(replica_id=-1, topics=[O.OffsetForLeaderTopic(topic="orders", partitions=[
                     O.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1, leader_epoch=e)

@@ -7,10 +7,13 @@ group exists or not; the whole new set is checked against this node's broker bou
 Each changed key is one ConfigRecord (value null deletes it); a broker key is written even when unchanged, as Kafka
 writes it (brokers reload on it). ``validate_only`` writes nothing.
 
-Refusals, per resource, as Kafka answers them: APPEND/SUBTRACT on a key that is not a list, an unknown topic key, a
-null or invalid value: INVALID_CONFIG; a topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION; a broker name that is
-not a broker id: INVALID_REQUEST; an id no broker is registered with: BROKER_ID_NOT_REGISTERED; another resource type
-(broker loggers are the broker's own business): INVALID_REQUEST. A resource named twice: INVALID_REQUEST.
+Refusals, per resource, as Kafka answers them: APPEND/SUBTRACT on a key that is not a list, an unknown topic key, an
+invalid value: INVALID_CONFIG; a topic that does not exist: UNKNOWN_TOPIC_OR_PARTITION (an illegal name:
+INVALID_TOPIC_EXCEPTION); a broker name that is not a broker id: INVALID_REQUEST; an id no broker is registered with:
+BROKER_ID_NOT_REGISTERED; another resource type (broker loggers are the broker's own business): INVALID_REQUEST.
+What Kafka's ConfigAdminManager refuses before its controller sees the request: a resource named twice, a key named
+twice in one resource, a null value to set (INVALID_REQUEST, Kafka's words), and an unknown operation, which Kafka
+answers UNKNOWN_SERVER_ERROR without a message (its IllegalArgumentException escapes).
 
 Broker keys are checked by ``broker_check(name, value) -> reason`` from the edge (the node knows its own keys).
 """
@@ -23,13 +26,16 @@ from kraftwire.error_codes import (
     BROKER_ID_NOT_REGISTERED,
     INVALID_CONFIG,
     INVALID_REQUEST,
+    INVALID_TOPIC_EXCEPTION,
     NONE,
+    UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from kraftwire import kafka_configs
 from kraftwire.metadata import group_configs
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
+from kraftwire.metadata.controller.topics import name_error
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.protocol import messages as m
@@ -40,7 +46,7 @@ _OP_NAMES = {SET: "SET", DELETE: "DELETE", APPEND: "APPEND", SUBTRACT: "SUBTRACT
 
 
 class _Refused(Exception):
-    def __init__(self, code: int, message: str) -> None:
+    def __init__(self, code: int, message: str | None) -> None:
         super().__init__(message)
         self.code = code
         self.message = message
@@ -86,7 +92,13 @@ class ConfigControl:
             code, message = NONE, None
             try:
                 if seen.count((res.resource_type, res.resource_name)) > 1:
-                    raise _Refused(INVALID_REQUEST, "Duplicate resource.")
+                    raise _Refused(INVALID_REQUEST, "Each resource must appear at most once.")
+                keys = [c.name for c in res.configs]
+                if len(set(keys)) < len(keys):
+                    raise _Refused(INVALID_REQUEST, "Error due to duplicate config keys")
+                for c in res.configs:
+                    if c.value is None and getattr(c, "config_operation", SET) == SET:
+                        raise _Refused(INVALID_REQUEST, f"Null value not supported for : {c.name}")
                 self._check_resource(image, res.resource_type, res.resource_name)
                 current = image.configs.get((res.resource_type, res.resource_name), {})
                 new = compute(res, current)
@@ -123,8 +135,6 @@ class ConfigControl:
         for c in res.configs:
             value = out.get(c.name, current.get(c.name))
             if c.config_operation == SET:
-                if c.value is None:
-                    raise _Refused(INVALID_CONFIG, f"Null value not supported for {c.name}")
                 value = c.value
             elif c.config_operation == DELETE:
                 value = None
@@ -141,7 +151,7 @@ class ConfigControl:
                         parts.remove(item)
                 value = ",".join(parts)
             else:
-                raise _Refused(INVALID_REQUEST, f"Unknown config operation {c.config_operation}")
+                raise _Refused(UNKNOWN_SERVER_ERROR, None)
             out[c.name] = value
         return out
 
@@ -162,6 +172,9 @@ class ConfigControl:
     @staticmethod
     def _check_resource(image: MetadataImage, resource_type: int, name: str) -> None:
         if resource_type == TOPIC:
+            why = name_error(name)
+            if why:
+                raise _Refused(INVALID_TOPIC_EXCEPTION, why)
             if name not in image.topic_ids:
                 raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
         elif resource_type == GROUP:

@@ -404,7 +404,7 @@ class ReplicationControl:
     def _more_partitions(self, image: MetadataImage, t) -> list[ApiMessageAndVersion]:
         topic = image.topic(t.name)
         if topic is None:
-            raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, "This server does not host this topic-partition.")
+            raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, None)  # Kafka 4.4 words none
         have = len(topic.partitions)
         if t.count == have:
             raise _Refused(INVALID_PARTITIONS, f"Topic already has {have} partition(s).")
