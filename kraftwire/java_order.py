@@ -11,7 +11,7 @@ from typing import Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 
-__all__ = ["string_hash", "topic_partition_hash", "hashmap_order"]
+__all__ = ["string_hash", "topic_partition_hash", "hashmap_order", "topics_in_hashmap_order"]
 
 
 def _int32(v: int) -> int:
@@ -45,3 +45,13 @@ def hashmap_order(keys: Iterable[T], hash_of: Callable[[T], int]) -> list[T]:
         return (h ^ (h >> 16)) & (capacity - 1)
 
     return [item for _, _, item in sorted((bucket(item), i, item) for i, item in enumerate(items))]
+
+
+def topics_in_hashmap_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    """``(topic, partition)`` pairs grouped as Kafka's answers built from a ``HashMap<TopicPartition, ...>`` by way
+    of a ``HashMap<String, ...>`` of topics group them (DeleteRecords): the topics in the order of a map of their
+    names, each topic's partitions in the order of the map of all the pairs."""
+    pairs = list(dict.fromkeys(partitions))
+    ordered = hashmap_order(pairs, lambda tp: topic_partition_hash(*tp))
+    return [(topic, [p for t, p in ordered if t == topic])
+            for topic in hashmap_order(list(dict.fromkeys(t for t, _ in pairs)), string_hash)]

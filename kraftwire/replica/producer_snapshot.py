@@ -49,7 +49,7 @@ def encode(table: ProducerTable, ongoing: dict[int, int] | None = None) -> bytes
     for pid, entry in sorted(table.items()):
         txn = ongoing.get(pid, -1)
         if entry.batches:
-            first_seq, last_seq, first_offset, last_offset = entry.batches[-1]
+            first_seq, last_seq, first_offset, last_offset, _ = entry.batches[-1]
             entries.append(_ENTRY.pack(pid, entry.epoch, last_seq, last_offset, last_offset - first_offset,
                                        entry.timestamp, entry.coordinator_epoch, txn))
         elif entry.marker_offset >= 0:  # only a marker since its epoch began: no sequence yet (-1)

@@ -7,7 +7,8 @@ holds the same table.
 * a new epoch of a known producer must start at sequence 0, else OUT_OF_ORDER_SEQUENCE_NUMBER; a producer not seen
   before may start anywhere (its history may have been deleted);
 * a batch equal (first and last sequence) to one of the producer's last five is a retry: acknowledged with its
-  original offsets, not appended again;
+  original offsets, not appended again (and, as Kafka answers it, with that batch's max timestamp as its
+  LogAppendTime);
 * otherwise the first sequence must follow the last one (wrapping at 2^31), else OUT_OF_ORDER_SEQUENCE_NUMBER.
 
 Transaction markers (``apply_marker``, ``check_marker``; Kafka's ``appendEndTxnMarker``): a marker with an epoch below
@@ -40,7 +41,7 @@ def next_seq(seq: int, count: int) -> int:
 class ProducerEntry:
     epoch: int
     last_seq: int = -1
-    #: (first sequence, last sequence, first offset, last offset) of the latest batches
+    #: (first sequence, last sequence, first offset, last offset, max timestamp) of the latest batches
     batches: deque = field(default_factory=lambda: deque(maxlen=CACHED_BATCHES))
     #: the max timestamp of the latest batch (-1: unknown)
     timestamp: int = -1
@@ -52,14 +53,15 @@ class ProducerEntry:
 
 class SequenceCheck:
     """Outcome of checking a batch: ``error`` (0: fine) with ``message``, or ``duplicate`` = (first offset, last
-    offset) of the batch it repeats."""
+    offset) of the batch it repeats, whose max timestamp is ``timestamp``."""
 
-    __slots__ = ("error", "duplicate", "message")
+    __slots__ = ("error", "duplicate", "message", "timestamp")
 
-    def __init__(self, error: int = 0, duplicate=None, message: str | None = None) -> None:
+    def __init__(self, error: int = 0, duplicate=None, message: str | None = None, timestamp: int = -1) -> None:
         self.error = error
         self.duplicate = duplicate
         self.message = message
+        self.timestamp = timestamp
 
 
 class ProducerTable(dict):
@@ -74,7 +76,7 @@ class ProducerTable(dict):
             entry = self[pid] = ProducerEntry(epoch, coordinator_epoch=coordinator_epoch)
         last_seq = (first_seq + count - 1) % SEQ_MOD
         entry.last_seq = last_seq
-        entry.batches.append((first_seq, last_seq, first_offset, last_offset))
+        entry.batches.append((first_seq, last_seq, first_offset, last_offset, timestamp))
         entry.timestamp = max(entry.timestamp, timestamp)
 
     def apply_batch(self, b, coordinator_epoch: int | None = None) -> None:
@@ -133,9 +135,9 @@ class ProducerTable(dict):
                                      f"start at sequence 0, not {first_seq}")
             return SequenceCheck()
         last_seq = (first_seq + count - 1) % SEQ_MOD
-        for b_first, b_last, off_first, off_last in entry.batches:
+        for b_first, b_last, off_first, off_last, stamp in entry.batches:
             if b_first == first_seq and b_last == last_seq:
-                return SequenceCheck(duplicate=(off_first, off_last))
+                return SequenceCheck(duplicate=(off_first, off_last), timestamp=stamp)
         if first_seq != next_seq(entry.last_seq, 1):
             return SequenceCheck(OUT_OF_ORDER_SEQUENCE_NUMBER, message=f"producer {pid} epoch {epoch}: sequence "
                                  f"{first_seq} does not follow {entry.last_seq}")

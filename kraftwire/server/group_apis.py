@@ -49,6 +49,7 @@ from kraftwire.coordinator.group.shard import (
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.coordinator.records import CoordinatorRecordError
 from kraftwire.errors import LogIOError
+from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
@@ -428,11 +429,13 @@ class GroupApis:
                  else (_DENIED[key_type], None, -1, "", -1) for key in keys]
         if version >= 4:  # a batched answer without a message carries "" (Kafka leaves the field's default)
             resp = R(throttle_time_ms=0, coordinators=[
-                R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err, error_message=msg or "")
+                R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err,
+                              error_message=_coordinator_message(version, err, msg))
                 for key, (err, msg, nid, host, port) in zip(keys, found)])
         else:
             err, msg, nid, host, port = found[0]
-            resp = R(throttle_time_ms=0, error_code=err, error_message=msg, node_id=nid, host=host, port=port)
+            resp = R(throttle_time_ms=0, error_code=err, error_message=_coordinator_message(version, err, msg),
+                     node_id=nid, host=host, port=port)
         conn.send_response(resp, version, request.header.correlation_id)
 
     def _may(self, conn, key_type: int, key: str, operation: int) -> bool:
@@ -451,7 +454,7 @@ class GroupApis:
                 return (ec.COORDINATOR_NOT_AVAILABLE, TRANSACTIONS_MESSAGE, *none)
             return txn.coordinator(key, listener)
         if key_type != 0:
-            return (ec.INVALID_REQUEST, f"unknown coordinator key type {key_type}", *none)
+            return (ec.INVALID_REQUEST, None, *none)
         found = coordinator_of(self.md.image, GROUP_TOPIC, key, listener)
         if found is None:
             self._create_offsets_topic()
@@ -755,6 +758,11 @@ class GroupApis:
             if result.error_code == 0:
                 rows.append(result)
                 log.info("group %s: deleted", group_id)
+        # Kafka collects the group ids in a HashSet: the answer lists them in its order (java_order)
+        by_id: dict = {}
+        for r in results:
+            by_id.setdefault(r.group_id, r)
+        results = [by_id[g] for g in hashmap_order(list(by_id), string_hash)]
         left = [len(writes)]
 
         def done(rows):
@@ -791,6 +799,19 @@ class GroupApis:
                  if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions
                  and (access is None or access.topic(conn, t.name, Op.READ))]
         self._write(p, shard.offset_delete(body, known, token))
+
+
+def _coordinator_message(version: int, error: int, message: str | None) -> str:
+    """FindCoordinator's error message as Kafka 4.4 answers it (the conformance run, #36): below v4 an error's
+    default message (``Errors.message()``, "NONE" for no error); from v4 none ("") per key, except for a request
+    Kafka refuses as a whole (an unknown key type: INVALID_REQUEST's default message). From v4 a refusal kraftwire
+    explains itself (a node without a transaction coordinator) keeps its own words."""
+    default = ec.JAVA_EXCEPTIONS.get(error, (None, message))[1]
+    if error == ec.INVALID_REQUEST or (version < 4 and error):
+        return default or ""
+    if version < 4:
+        return "NONE"
+    return message or ""
 
 
 def internal_topic_error(name: str | None) -> tuple[int, str] | None:

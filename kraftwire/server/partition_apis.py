@@ -1,10 +1,12 @@
 """The client APIs of a KRaft broker's topic partitions (thin handlers over ``replicas.ReplicaManager``).
 
 * **Produce** (v3+; v0-2 are refused per partition with UNSUPPORTED_VERSION as Kafka 4 does): per partition the
-  replica state's checks (leader, acks, min.insync.replicas), then the manager's append. acks=0 gets no answer,
-  acks=1 is answered after the append, acks=-1 once the high watermark passes the batch (REQUEST_TIMED_OUT after the
-  request's timeout, NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the
-  ISR shrank below the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
+  records' check (``kraftwire.replica.produce_answer``: one whole batch of magic 2), the replica state's checks
+  (leader, acks, min.insync.replicas), then the manager's append; the answer in Kafka's order and shape (same
+  module). acks=0 gets no answer (a refusal closes the connection, as Kafka's does), acks=1 is answered after the
+  append, acks=-1 once the high watermark passes the batch (REQUEST_TIMED_OUT after the request's timeout,
+  NOT_LEADER_OR_FOLLOWER if the leadership moved first, NOT_ENOUGH_REPLICAS_AFTER_APPEND if the ISR shrank below
+  the minimum meanwhile). NOT_LEADER_OR_FOLLOWER carries the leader the image knows and its
   endpoint (KIP-951, v10+). Internal topics (``__cluster_metadata``) get INVALID_TOPIC_EXCEPTION.
 * **Fetch** from consumers (replica id -1): whole batches up to the high watermark (IsolationLevel 0) or up to the
   last stable offset (1, READ_COMMITTED: the first offset of the oldest transaction open or whose marker the high
@@ -18,7 +20,8 @@
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
   Fewer than MinBytes park the request until a high watermark it reads moves (or a marker lands) or MaxWaitMs
   passes. Fetch sessions are not kept: every answer has session id 0, which
-  tells clients to send full requests (Kafka's rule for a broker without a session slot).
+  tells clients to send full requests (Kafka's rule for a broker without a session slot), and an incremental request
+  is FETCH_SESSION_ID_NOT_FOUND; the answer's order and refusals as Kafka's (``kraftwire.replica.fetch_answer``).
 * **ListOffsets**: -2 earliest (and -4 earliest local) = log start, -1 latest = high watermark (the last stable
   offset for READ_COMMITTED; the log end for a follower), -3 max timestamp, t ≥ 0 the first record at or after t
   (``kraftwire.log.lookup``; one at or past what a client may read is not found: -1); a client (never a follower)
@@ -46,8 +49,9 @@
   (all, or the topics and partitions asked), their sizes, offset lag 0 (no future replicas), and the file system's
   total and usable bytes (v4); an offline directory answers KAFKA_STORAGE_ERROR.
 * **InitProducerId** without a transactional id: the next id of a block of 1,000 the active controller allocates
-  (AllocateProducerIds with this broker's epoch), epoch 0; a producer naming its own id and epoch gets the next epoch
-  (KIP-360). With a transactional id it goes to the transaction coordinator (``txn_apis``).
+  (AllocateProducerIds with this broker's epoch), epoch 0 — also for a producer naming its own id and epoch (KIP-360:
+  Kafka bumps epochs of transactional producers only). With a transactional id it goes to the transaction
+  coordinator (``txn_apis``).
 """
 
 from __future__ import annotations
@@ -58,12 +62,15 @@ import os
 from kraftwire import error_codes as ec
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.errors import KraftwireError
+from kraftwire.java_order import topics_in_hashmap_order
 from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
+from kraftwire.replica import fetch_answer
 from kraftwire.replica import list_offsets as offsets
+from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.partition import LEADER, check_fetch_position
 from kraftwire.replica.produce_records import request_error, shape_error
@@ -174,18 +181,14 @@ class PartitionApis:
                     access is None or access.topic(conn, name, Op.WRITE, log_denied=False)))
             if verified is None:
                 return  # produce runs again with the coordinator's answer
+        answered = []  # (group, topic, partition answer): the groups of kraftwire.replica.produce_answer
         for t in body.topic_data:
-            parts = []
             writable = access is None or access.topic(conn, t.name, Op.WRITE)
             for p in t.partition_data:
                 pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
                                                 log_start_offset=-1, record_errors=[])
-                parts.append(pr)
-                if refused:
-                    pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                    continue
-                if not writable:  # nothing is appended to a topic the principal may not write
-                    pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+                answered.append((self._produce_group(t.name, p, pr, version, refused, writable), t.name, pr))
+                if pr.error_code:
                     continue
                 if verified is not None and (t.name, p.index) in verified.errors:
                     pr.error_code, pr.error_message = verified.errors[(t.name, p.index)]
@@ -197,9 +200,12 @@ class PartitionApis:
                     pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
                     if leader >= 0:
                         hints.add(leader)
-            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=parts))
         if acks == 0:
+            if any(pr.error_code for _, _, pr in answered):  # Kafka: the producer learns of it by the close
+                conn.close()
             return
+        topics = [R.TopicProduceResponse(name=name, partition_responses=parts)
+                  for name, parts in produce_answer.ordered(answered)]
         resp = R(responses=topics, throttle_time_ms=0)
         if hints and version >= 10:
             resp.node_endpoints = self._node_endpoints(R, hints, conn)
@@ -235,39 +241,52 @@ class PartitionApis:
               log_start_offset=-1, record_errors=[]) for p in t.partition_data]) for t in body.topic_data]
         conn.send_response(R(responses=topics, throttle_time_ms=0), request.version, request.header.correlation_id)
 
+    def _produce_group(self, name: str, p, pr, version: int, refused: bool, writable: bool) -> int:
+        """The checks before the append, in Kafka's order: ``pr`` gets their error; the answer's group."""
+        if refused:
+            pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+            return produce_answer.APPENDED
+        if not writable:  # nothing is appended to a topic the principal may not write
+            pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
+            return produce_answer.UNAUTHORIZED
+        if version >= 3 and internal_topic_error(name) is None and self._unhosted_error(name, p.index) \
+                == ec.UNKNOWN_TOPIC_OR_PARTITION:
+            pr.error_code = ec.UNKNOWN_TOPIC_OR_PARTITION
+            return produce_answer.UNKNOWN
+        shape = shape_error(version, p.records) if version >= 3 and p.records is not None else None
+        if shape is None:
+            return produce_answer.APPENDED
+        pr.error_code = shape[0]  # Kafka answers it without a message
+        return produce_answer.INVALID
+
     def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> None:
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
             return
-        hp = self.replicas.get(name, p.index)
-        unhosted = self._unhosted_error(name, p.index) if hp is None else ec.NONE
-        if unhosted == ec.UNKNOWN_TOPIC_OR_PARTITION:
-            pr.error_code = unhosted
-            return
-        # Kafka's order: an existing partition's records are checked before the replica manager looks at the topic
-        shape = shape_error(version, p.records) if p.records is not None else None
-        if shape is not None:
-            pr.error_code, pr.error_message = shape
-            return
         internal = internal_topic_error(name)
         if internal is not None:
-            pr.error_code, pr.error_message = internal
+            pr.error_code = internal[0]  # Kafka answers it without its message
             return
+        hp = self.replicas.get(name, p.index)
         if hp is None:
-            pr.error_code = unhosted
+            pr.error_code = self._unhosted_error(name, p.index)
             return
         if hp.failed:
             pr.error_code = ec.KAFKA_STORAGE_ERROR
             return
-        error, message = hp.state.produce_error(acks, hp.min_isr)
+        error, _ = hp.state.produce_error(acks, hp.min_isr)
         if error:
-            pr.error_code, pr.error_message = error, message
+            pr.error_code = error  # Kafka answers these without a message
+            if error == ec.NOT_ENOUGH_REPLICAS:  # refused by the partition: its log start offset goes along
+                pr.log_start_offset = hp.log.start_offset()
             return
         result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard)
         if result.error:
-            pr.error_code, pr.error_message = result.error, result.message
+            pr.error_code = result.error
+            if result.error not in produce_answer.NO_LOG_START:
+                pr.log_start_offset = hp.log.start_offset()
             if result.record_errors:  # KIP-467: which records of the batch were refused, and why
-                pr.log_start_offset = result.log_start_offset
+                pr.error_message = result.message
                 E = w.ProduceResponse.BatchIndexAndErrorMessage
                 pr.record_errors = [E(batch_index=i, batch_index_error_message=m) for i, m in result.record_errors]
             return
@@ -303,12 +322,12 @@ class PartitionApis:
             log.warning("folding the transactions of %s-%d: %s", hp.topic, hp.index, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        pd.high_watermark, pd.last_stable_offset = hw, lso
-        pd.log_start_offset = start
         offset = p.fetch_offset
-        if offset < start or offset > end:
+        if offset < start or offset > end:  # Kafka answers a refused read without offsets
             pd.error_code = ec.OFFSET_OUT_OF_RANGE
             return 0
+        pd.high_watermark, pd.last_stable_offset = hw, lso
+        pd.log_start_offset = start
         upper = lso if committed else hw
         if committed:
             pd.aborted_transactions = []
@@ -339,31 +358,40 @@ class PartitionApis:
         R = w.FetchResponse
         image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
-        total, errors, keys, topics = 0, False, set(), []
+        total, errors, keys, answered = 0, False, set(), []
         denied = getattr(request, "denied", ())
         if version >= 15:
             replica, broker_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
         else:
             replica, broker_epoch = body.replica_id, -1
+        refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
+        if refusal:
+            return fetch_answer.error_answer(body, version, refusal), True, set()
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
                 name = topic.name if topic is not None else None
             else:
                 name = t.topic
-            parts = []
+            at = (t.topic, t.topic_id)
             for p in t.partitions:
+                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.TOPIC_AUTHORIZATION_FAILED)))
+                    continue
+                if version >= 13 and name is None:
+                    answered.append((fetch_answer.REFUSED, at, fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_ID)))
+                    errors = True
+                    continue
+                if replica < 0 and self._unhosted_error(name, p.partition) == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_OR_PARTITION)))
+                    errors = True
+                    continue
                 pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
                                      last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
                                      preferred_read_replica=-1, records=b"")
-                parts.append(pd)
-                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
-                    pd.error_code = ec.TOPIC_AUTHORIZATION_FAILED
-                    continue
-                if version >= 13 and name is None:
-                    pd.error_code = ec.UNKNOWN_TOPIC_ID
-                    errors = True
-                    continue
+                answered.append((fetch_answer.READ, at, pd))
                 hp = self.replicas.get(name, p.partition)
                 if replica >= 0:
                     n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
@@ -376,7 +404,8 @@ class PartitionApis:
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
-            topics.append(R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id, partitions=parts))
+        topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
+                  for (name, topic_id), parts in fetch_answer.ordered(answered)]
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
         return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys
@@ -396,6 +425,9 @@ class PartitionApis:
                                              None if reg is None else reg.epoch)
         if error:
             pd.error_code = error
+            if version >= 16 and error == ec.NOT_LEADER_OR_FOLLOWER:  # KIP-951: where the leader is
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             return 0
         lg = hp.log
         start, end = lg.start_offset(), lg.end_offset()
@@ -601,8 +633,8 @@ class PartitionApis:
                 error, message = ec.INVALID_TOPIC_EXCEPTION, reason
             elif access is not None and not access.topic(conn, t.name, Op.READ):
                 error, message = ec.TOPIC_AUTHORIZATION_FAILED, None
-            elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:
-                error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, None
+            elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:  # with Kafka's default message
+                error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, ec.JAVA_EXCEPTIONS[ec.UNKNOWN_TOPIC_OR_PARTITION][1]
             else:
                 error, message = ec.NONE, None
             parts = []
@@ -670,19 +702,19 @@ class PartitionApis:
     # ------------------------------------------------------------------------------------------------ DeleteRecords
     def delete_records(self, request, conn) -> None:
         R = w.DeleteRecordsResponse
-        topics = []
+        outcome: dict[tuple[str, int], tuple[int, int]] = {}
         access = self.node.authorizer
         for t in request.body.topics:
-            parts = []
             deletable = access is None or access.topic(conn, t.name, Op.DELETE)
             for p in t.partitions:
                 if not deletable:
-                    error, low = ec.TOPIC_AUTHORIZATION_FAILED, -1
+                    outcome[(t.name, p.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED, -1
                 else:
-                    error, low = self._delete_one(t.name, p.partition_index, p.offset)
-                parts.append(R.DeleteRecordsPartitionResult(partition_index=p.partition_index, low_watermark=low,
-                                                            error_code=error))
-            topics.append(R.DeleteRecordsTopicResult(name=t.name, partitions=parts))
+                    outcome[(t.name, p.partition_index)] = self._delete_one(t.name, p.partition_index, p.offset)
+        # Kafka answers from hash maps: topics and partitions in their iteration order (java_order)
+        topics = [R.DeleteRecordsTopicResult(name=name, partitions=[R.DeleteRecordsPartitionResult(
+            partition_index=index, error_code=outcome[(name, index)][0], low_watermark=outcome[(name, index)][1])
+            for index in indexes]) for name, indexes in topics_in_hashmap_order(outcome)]
         conn.send_response(R(throttle_time_ms=0, topics=topics), request.version, request.header.correlation_id)
 
     def _delete_one(self, name: str, index: int, offset: int) -> tuple[int, int]:
@@ -693,7 +725,8 @@ class PartitionApis:
             return ec.KAFKA_STORAGE_ERROR, -1
         if hp.state.role != LEADER:
             return ec.NOT_LEADER_OR_FOLLOWER, -1
-        return self.replicas.delete_records(hp, offset), hp.log.start_offset()
+        error = self.replicas.delete_records(hp, offset)
+        return error, -1 if error else hp.log.start_offset()  # Kafka: no low watermark with an error
 
     # ------------------------------------------------------------------------------------------------ DescribeLogDirs
     def describe_log_dirs(self, request, conn) -> None:
@@ -843,11 +876,8 @@ class ProducerIdBlocks:
             conn.send_response(R(throttle_time_ms=0, error_code=ec.CLUSTER_AUTHORIZATION_FAILED, producer_id=-1,
                                  producer_epoch=-1), version, cid)
             return
-        if version >= 3 and body.producer_id >= 0 and 0 <= body.producer_epoch < 32766:
-            # KIP-360: a producer bumps its own epoch after an error; same id, the next epoch
-            conn.send_response(R(throttle_time_ms=0, error_code=0, producer_id=body.producer_id,
-                                 producer_epoch=body.producer_epoch + 1), version, cid)
-            return
+        # an idempotent producer naming its id and epoch (KIP-360) gets a new id too: Kafka's coordinator "blindly"
+        # hands a new one to any request without a transactional id
         self.waiting.append((conn, version, cid))
         self._serve()
 

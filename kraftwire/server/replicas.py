@@ -778,7 +778,9 @@ class ReplicaManager:
         raw = bytes(records)
         try:
             result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
-            if result.valid_bytes != len(raw) or result.batch_count == 0:
+            if result.incomplete and result.batch_count:  # Kafka drops a partial batch after the whole ones
+                raw = raw[:result.valid_bytes]
+            elif result.valid_bytes != len(raw) or result.batch_count == 0:
                 raise CorruptRecordError("the records end with an incomplete batch", result.valid_bytes)
             headers = list(read_batches(raw, validate=False))
         except CorruptRecordError as exc:
@@ -808,9 +810,10 @@ class ReplicaManager:
             b = headers[0]
             table = hp.producer_table()
             check = table.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
-            if check.duplicate is not None:
+            if check.duplicate is not None:  # Kafka answers a retried batch with its max timestamp as append time
                 first, last = check.duplicate
-                return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset())
+                return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset(),
+                                    log_append_time_ms=check.timestamp)
             if verify:  # Kafka's order: a duplicate, then the verification, then the epoch and sequence
                 error, message = hp.verifications.check_append(
                     b.producer_id, b.base_sequence, b.is_transactional, b.producer_id in hp.txns.ongoing, guard,

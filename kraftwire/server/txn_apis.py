@@ -60,6 +60,7 @@ from kraftwire.coordinator.txn.coordinator import (
     TxnShard,
 )
 from kraftwire.errors import LogIOError
+from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.server.broker_links import BrokerLinks
@@ -726,12 +727,15 @@ class TxnApis:
         R = w.DescribeTransactionsResponse
         out = []
         for tid in request.body.transactional_ids:
-            s = R.TransactionState(error_code=0, transactional_id=tid, transaction_state="",
-                                   transaction_timeout_ms=0, transaction_start_time_ms=-1, producer_id=-1,
-                                   producer_epoch=-1, topics=[])
+            s = R.TransactionState(error_code=0, transactional_id=tid, transaction_state="",  # Kafka's defaults
+                                   transaction_timeout_ms=0, transaction_start_time_ms=0, producer_id=0,
+                                   producer_epoch=0, topics=[])
             out.append(s)
             if not self._may(conn, tid, Op.DESCRIBE):
                 s.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+                continue
+            if not tid:
+                s.error_code = ec.INVALID_REQUEST
                 continue
             _p, loaded = self._route(tid)
             if loaded is None:
@@ -744,8 +748,10 @@ class TxnApis:
             s.transaction_state = STATE_NAMES[t.state]
             s.transaction_timeout_ms, s.transaction_start_time_ms = t.timeout_ms, t.start_ms
             s.producer_id, s.producer_epoch = t.producer_id, t.producer_epoch
+            # Kafka groups its HashSet of the transaction's partitions by topic (a small map: first seen first)
+            ordered = hashmap_order(list(t.partitions), lambda tp: topic_partition_hash(*tp))
             topics: dict[str, list[int]] = {}
-            for topic, part in sorted(t.partitions):
+            for topic, part in ordered:
                 topics.setdefault(topic, []).append(part)
             s.topics = [R.TopicData(topic=n, partitions=ps) for n, ps in topics.items()]
         conn.send_response(R(throttle_time_ms=0, transaction_states=out), request.version,

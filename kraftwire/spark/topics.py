@@ -813,13 +813,15 @@ def read_range(opt: TopicOptions, rng: OffsetRange, client: Optional[TopicClient
         while offset < rng.end:
             res = client.fetch(tp, offset)
             if res.error == ec.OFFSET_OUT_OF_RANGE:
-                if 0 <= res.log_start and offset < res.log_start:
+                # as Kafka's, the refusal carries no offsets: the log's bounds come from ListOffsets
+                log_start = client.list_offsets({tp: -2}).get(tp, -1)
+                if 0 <= log_start and offset < log_start:
                     _data_loss(opt, f"cannot fetch offset {offset} of {rng.topic}-{rng.partition}: the log starts at "
-                                    f"{res.log_start}")
-                    offset = res.log_start
+                                    f"{log_start}")
+                    offset = log_start
                     continue
                 _data_loss(opt, f"cannot fetch offset {offset} of {rng.topic}-{rng.partition}: the log ends before it "
-                                f"(high watermark {res.high_watermark})")
+                                f"(its end: {client.list_offsets({tp: -1}).get(tp, -1)})")
                 return
             data = res.records
             whole = whole_batches_size(data) if data else 0

@@ -41,6 +41,7 @@ import sys
 import time
 
 from kraftwire import error_codes as ec
+from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.tools.admin import add_bootstrap_arguments, connect
 
 RETRIABLE = (ec.COORDINATOR_NOT_AVAILABLE, ec.NOT_COORDINATOR, ec.COORDINATOR_LOAD_IN_PROGRESS)
@@ -479,7 +480,9 @@ async def describe_transaction(admin: Admin, tid: str, now_ms: int) -> str:
         raise ToolError(f"Failed to describe transaction state of transactional-id `{tid}`: {exc.args[1]}") from None
     started = s.transaction_start_time_ms
     start_cell, duration_cell = ("None", "None") if started < 0 else (str(started), str(now_ms - started))
-    parts = ",".join(f"{t.topic}-{p}" for t in s.topics for p in t.partitions)
+    # Kafka's admin client collects them in a HashSet: its order, whatever the broker's
+    parts = ",".join(f"{t}-{p}" for t, p in hashmap_order([(t.topic, p) for t in s.topics for p in t.partitions],
+                                                          lambda tp: topic_partition_hash(*tp)))
     return pretty_table(DESCRIBE_HEADERS, [[str(coordinator), tid, str(s.producer_id), str(s.producer_epoch),
                                             s.transaction_state, str(s.transaction_timeout_ms), start_cell,
                                             duration_cell, parts]])

@@ -17,8 +17,10 @@ Writing a scenario
 A scenario is data: an API, a version, a name (letters, digits, ``-``) and a list of steps. A step is a request
 body and the version to send it at, optionally with ``until`` (a predicate on one side's answer: the request is
 repeated, on each side separately, until it holds or 15 s pass, for answers that settle eventually, like Metadata
-after CreateTopics) and ``scope`` (keep only this scenario's own topics in the answer's top-level lists, for
-requests that list the whole cluster)::
+after CreateTopics), ``scope`` (keep only this scenario's own topics, groups and transactional ids in the answer's
+top-level lists, for requests that list the whole cluster) and ``timeout`` (seconds to wait for an answer instead
+of 30, for a request that gets none: Produce with acks=0 — both sides' "no answer" then compare equal, and a node
+that closes the connection instead, as Kafka does when such a produce fails, shows)::
 
     from conformance.runner import Scenario, Step, no_error
     from kraftwire.protocol import messages as w
@@ -39,12 +41,21 @@ brokers lead every partition; ``produce(name, partition, batch(n))``; ``metadata
 (``no_error``, ``led``, ``partition_counts``). An ``until`` that never holds on one side costs its 15 s before the
 answers are compared: wait for what both nodes will reach (for a refused change, look without waiting).
 
+* **Requests answered later.** A step with ``background=True`` is sent and the scenario goes on without its answer
+  (a JoinGroup that waits for the group's other members to rejoin): its answers are compared when a later request
+  needs them (a :class:`Learned` naming its path) or at the scenario's end. A step that needs the background
+  request to have *arrived* waits for its effect with ``until`` (DescribeGroups until the group rebalances).
+
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
   letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
 * **Side-specific values in requests.** A topic's id differs between the nodes: put ``TopicId("{ns}.a")`` where a
   request wants a uuid, and each side gets its own id of that topic, learned from its earlier answers (any answer
-  struct carrying a topic name and a topic id).
+  struct carrying a topic name and a topic id). Values a node picks itself and a client sends back (member ids,
+  producer ids and epochs) are :class:`Learned`: ``Learned("member_id")`` is the ``member_id`` of the newest answer
+  this side gave that carries one, ``Learned("member_id", at="JoinGroup#2")`` that of a given step's answer (its
+  path, as differences name it). A request field built from such values (a record batch carrying a producer id) is
+  :class:`Built`: ``Built(make, producer_id=Learned("producer_id"))`` calls ``make`` per side.
 * **Versions.** :func:`versions` is the intersection of what kraftwire serves and what Kafka 4.4 serves
   (:data:`KAFKA_SERVED`, checked against the live node by ``test_kafka_serves_the_recorded_versions``);
   :func:`each_version` turns ``{case name: function(version) -> steps or None}`` into one scenario per version and
@@ -65,15 +76,24 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * mapped kinds: every ``uuid`` field (topic ids, directory ids, ...) and the fields in :data:`FIELD_KINDS`
   (``cluster_id``, ``host``, ``port``, ``member_id``, ``producer_id``, ``session_id``). The pair's machine values
   (hosts, ports, log directories, cluster ids) are paired before the first step. Sentinels (null, ``""``, negative
-  numbers, the zero uuid) are never mapped: they must be equal;
-* times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``) and positions in a
-  node's own metadata log (``finalized_features_epoch``) must agree on being a sentinel (negative, then equal) or a
-  value;
+  numbers, the zero uuid, a fetch session id 0) are never mapped: they must be equal;
+* times (:func:`field_kind`: ``*timestamp*``, ``*_time_ms``), durations (``throttle_time_ms``), positions in a
+  node's own metadata log (``finalized_features_epoch``) and a file system's free space (``usable_bytes``, read when
+  each node answers) must agree on being a sentinel (negative, then equal) or a value;
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
-  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token;
-* arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, ...) unique on both sides are
-  matched by key; their order is compared too (``<path>.<order>``). Other arrays are compared by position;
+  (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token, except
+  numbers that are each node's clock reading (:func:`same_but_clocks`: a timestamp's valid bounds in Produce's
+  record errors); the address a node saw the client at (``client_host``) is compared as it is;
+* arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, group ids, member ids, ...)
+  unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
+  mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
+  paired by position among themselves (two new members listed in each node's own order). Other arrays are
+  compared by position;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
+* ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
+  ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
+  with the producer id mapped and timestamps compared as times; then each record's offset, timestamp, key, value
+  and headers; a partial batch at the end (a fetch cut at its size limit) by its length;
 * a request without a decodable answer (closed connection, nothing within 30 s) is a :class:`conformance.pair.Failure`
   compared like an answer, and a traceback in kraftwire's log during the scenario is a difference at
   ``<kraftwire log>``.
@@ -99,8 +119,10 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 from conformance.pair import KAFKA, KRAFTWIRE, SIDES, Failure
 
+from kraftwire.errors import CorruptRecordError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import SERVED
+from kraftwire.records import read_batches
 
 #: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 3.9-IV0), for the APIs kraftwire declares;
 #: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
@@ -130,14 +152,25 @@ FIELD_KINDS: dict[str, str] = {
     "session_id": "session", "throttle_time_ms": "duration",
     # the offset of the node's metadata image: each controller's log advances on its own (Kafka's NoOpRecords)
     "finalized_features_epoch": "position",
+    # the address a node saw the client connect from: the same client for both, so compared as it is (not with the
+    # nodes' own hosts replaced: this machine's 127.0.0.1 is one node's listener host and not the other's)
+    "client_host": "verbatim",
+    # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
+    "usable_bytes": "space",
 }
 #: kinds compared through the per-scenario bijection
 MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
 #: kinds whose non-negative values each node picks from its own clock or log: they agree unless a sentinel differs
-UNORDERED = frozenset({"time", "duration", "position"})
+UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
-             "index", "api_key", "node_id", "broker_id")
+             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
+#: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
+BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
+                ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
+                ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),
+                ("record_count", None))
+RECORD_FIELDS = (("offset", None), ("timestamp", "time"), ("key", None), ("value", None), ("headers", None))
 #: how long a step with ``until`` repeats its request on one side before its last answer is compared
 UNTIL_S = 15.0
 ZERO_UUID = _uuid.UUID(int=0)
@@ -159,14 +192,42 @@ class TopicId:
 
 
 @dataclass(frozen=True)
+class Learned:
+    """In a request: a value this side picked itself and told in an earlier answer (a member id, a producer id):
+    field ``attr`` of the newest answer carrying a value that is not a sentinel, or of the answer at path ``at``
+    (``"JoinGroup#2"``). Before any answer told it: ``default``, or the request field's own default."""
+
+    attr: str
+    at: str | None = None
+    default: Any = None
+
+
+class Built:
+    """In a request: ``make(**arguments)`` called for each side with its arguments resolved (``{ns}``,
+    :class:`TopicId`, :class:`Learned`), for a value made of side-specific parts, like a record batch whose header
+    carries the producer id each node gave."""
+
+    def __init__(self, make: Callable[..., Any], **arguments) -> None:
+        self.make = make
+        self.arguments = arguments
+
+    def __repr__(self) -> str:
+        return f"Built({self.make.__name__}, {', '.join(f'{k}={v!r}' for k, v in self.arguments.items())})"
+
+
+@dataclass(frozen=True)
 class Step:
-    """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded), and
-    ``scope`` drops other scenarios' topics from the answer's top-level lists."""
+    """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
+    ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
+    ``timeout`` bounds the wait for an answer (a request that gets none), and ``background`` sends the request
+    without waiting for its answer (see the module docstring)."""
 
     request: Any
     version: int
     until: Callable[[Any], bool] | None = None
     scope: bool = False
+    timeout: float | None = None
+    background: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,21 +291,54 @@ def no_error(answer) -> bool:
 
 
 # -------------------------------------------------------------------------------------------------- requests
-def instantiate(value, ns: str, topic_ids: dict[str, _uuid.UUID]):
+def instantiate(value, ns: str, topic_ids: dict[str, _uuid.UUID], learned: dict | None = None):
     """A copy of a request for one side: ``{ns}`` replaced in strings, :class:`TopicId` resolved to the side's id
-    (the zero uuid when the side never named that topic: an earlier step's difference then explains it)."""
+    (the zero uuid when the side never named that topic: an earlier step's difference then explains it),
+    :class:`Learned` to the value the side told (``learned``, see :func:`learn_values`), :class:`Built` made."""
     if isinstance(value, TopicId):
         return topic_ids.get(value.name.replace("{ns}", ns), ZERO_UUID)
+    if isinstance(value, Learned):
+        return (learned or {}).get((value.at, value.attr), value.default)
+    if isinstance(value, Built):
+        return value.make(**{k: instantiate(v, ns, topic_ids, learned) for k, v in value.arguments.items()})
     if isinstance(value, str):
         return value.replace("{ns}", ns)
     if isinstance(value, list):
-        return [instantiate(item, ns, topic_ids) for item in value]
+        return [instantiate(item, ns, topic_ids, learned) for item in value]
     if isinstance(value, w.Base):
-        copy = type(value)(**{f.attr: instantiate(getattr(value, f.attr), ns, topic_ids)
-                              for f in value._info.fields})
+        fields = {}
+        for f in value._info.fields:
+            item = getattr(value, f.attr)
+            fields[f.attr] = instantiate(item, ns, topic_ids, learned)
+            if isinstance(item, Learned) and fields[f.attr] is None:  # nothing told yet: the field's default
+                fields[f.attr] = f.default
+        copy = type(value)(**fields)
         copy._unknown_tags = value._unknown_tags
         return copy
     return value
+
+
+def learn_values(answer, path: str, into: dict) -> None:
+    """Record, for :class:`Learned`, the first value that is not a sentinel of every field of an answer (depth
+    first, in declared order: a top-level ``member_id`` before the members' list), under ``(path, attr)`` and as
+    the newest ``(None, attr)``."""
+    found: dict[str, Any] = {}
+
+    def walk(value):
+        if isinstance(value, w.Base):
+            for f in value._info.fields:
+                item = getattr(value, f.attr)
+                if isinstance(item, (w.Base, list)):
+                    walk(item)
+                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type)):
+                    found[f.attr] = item
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(answer)
+    for attr, value in found.items():
+        into[(path, attr)] = into[(None, attr)] = value
 
 
 def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
@@ -264,15 +358,15 @@ def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
 
 def _element_name(item):
     if isinstance(item, w.Base):
-        for attr in ("name", "topic_name", "resource_name"):
+        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id"):
             if hasattr(item, attr) and isinstance(getattr(item, attr), str):
                 return getattr(item, attr)
     return None
 
 
 def scoped(answer, ns: str):
-    """``answer`` with the top-level lists' elements named outside namespace ``ns`` left out (requests that list
-    the whole cluster, which other scenarios share)."""
+    """``answer`` with the top-level lists' elements (topics, groups, transactional ids) named outside namespace
+    ``ns`` left out (requests that list the whole cluster, which other scenarios share)."""
     if not isinstance(answer, w.Base):
         return answer
     copy = type(answer)(**{f.attr: getattr(answer, f.attr) for f in answer._info.fields})
@@ -292,8 +386,8 @@ class Difference(NamedTuple):
 
 
 def field_kind(attr: str, type_: str) -> str | None:
-    if type_ == "uuid":
-        return "uuid"
+    if type_ in ("uuid", "records"):
+        return type_
     if attr in FIELD_KINDS:
         return FIELD_KINDS[attr]
     if "timestamp" in attr or attr.endswith("_time_ms"):
@@ -306,9 +400,28 @@ def kafka_uuid_text(value: _uuid.UUID) -> str:
     return base64.urlsafe_b64encode(value.bytes).decode().rstrip("=")
 
 
-def is_sentinel(value) -> bool:
+def is_sentinel(value, kind: str | None = None) -> bool:
+    """Null, empty, the zero uuid, a negative number — and a fetch session id 0 ("no session")."""
     return (value is None or value == "" or value == ZERO_UUID
-            or (isinstance(value, int) and not isinstance(value, bool) and value < 0))
+            or (isinstance(value, int) and not isinstance(value, bool) and value < 0)
+            or (kind == "session" and value == 0))
+
+
+#: a number in a text that may be a clock reading: epoch milliseconds (from 2001), or such a time minus a duration
+CLOCK_MAGNITUDE = 10 ** 12
+#: how far apart two nodes' clock readings in the same text may be
+CLOCK_SKEW_MS = 60_000
+_NUMBER = re.compile(r"-?\d+")
+
+
+def same_but_clocks(kafka: str, ours: str) -> bool:
+    """Two texts equal but for numbers that are each node's clock reading (both of a clock's magnitude and within
+    :data:`CLOCK_SKEW_MS`): Kafka's bounds of a valid timestamp, ``now - message.timestamp.before.max.ms``."""
+    a, b = _NUMBER.split(kafka), _NUMBER.split(ours)
+    if a != b:
+        return False
+    return all(x == y or (min(abs(x), abs(y)) >= CLOCK_MAGNITUDE and abs(x - y) <= CLOCK_SKEW_MS)
+               for x, y in zip(map(int, _NUMBER.findall(kafka)), map(int, _NUMBER.findall(ours))))
 
 
 class Mapping:
@@ -356,6 +469,11 @@ class Mapping:
 
 
 _MISSING = object()
+_UNPAIRED = "<unpaired>"
+
+
+def _unpaired(key: tuple) -> bool:
+    return any(isinstance(part, tuple) and part[:1] == (_UNPAIRED,) for part in key)
 
 
 def _short(value, limit: int = 300) -> str:
@@ -407,18 +525,41 @@ class Comparison:
         else:
             self.leaf(path, kafka, ours, kind)
 
-    def key(self, item) -> tuple | None:
+    def key(self, item, side: str) -> tuple | None:
+        """An array element's key: its :data:`KEY_ATTRS` values; on kraftwire's side a mapped value (a member id)
+        stands as the Kafka value it is paired with, so the same member matches; one not paired yet is marked
+        (``(_UNPAIRED, value)``) on either side."""
         if not isinstance(item, w.Base):
             return None
-        present = {f.attr for f in item._info.fields if f.present(self.version)}
-        attrs = [a for a in KEY_ATTRS if a in present]
-        return tuple(getattr(item, a) for a in attrs) if attrs else None
+        fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
+        parts = []
+        for attr in (a for a in KEY_ATTRS if a in fields):
+            value = getattr(item, attr)
+            kind = field_kind(attr, fields[attr].type)
+            if kind in MAPPED and not is_sentinel(value, kind):
+                table = self.mapping.pairs if side == KAFKA else self.mapping.back
+                if value not in table.get(kind, {}):
+                    value = (_UNPAIRED, value)
+                elif side == KRAFTWIRE:
+                    value = table[kind][value]
+            parts.append(value)
+        return tuple(parts) if parts else None
 
-    def render_key(self, key: tuple) -> str:
-        return ",".join(str(part).replace(self.ns, "{ns}") for part in key)
+    def render_key(self, key: tuple, item) -> str:
+        """A key as paths show it: the namespace as ``{ns}``, a paired mapped value as its token."""
+        fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
+        shown = []
+        for attr, part in zip((a for a in KEY_ATTRS if a in fields), key):
+            if isinstance(part, tuple) and part[:1] == (_UNPAIRED,):
+                part = part[1]
+            kind = field_kind(attr, fields[attr].type)
+            shown.append(self.mapping.tokens.get((kind, part), str(part).replace(self.ns, "{ns}"))
+                         if kind in MAPPED else str(part).replace(self.ns, "{ns}"))
+        return ",".join(shown)
 
     def walk_list(self, path: str, kafka: list, ours: list, kind: str | None) -> None:
-        keys = {side: [self.key(item) for item in items] for side, items in ((KAFKA, kafka), (KRAFTWIRE, ours))}
+        keys = {KAFKA: [self.key(item, KAFKA) for item in kafka],
+                KRAFTWIRE: [self.key(item, KRAFTWIRE) for item in ours]}
         keyed = all(None not in ks and len(set(ks)) == len(ks) for ks in keys.values()) and (kafka or ours)
         if not keyed:
             if len(kafka) != len(ours):
@@ -428,22 +569,30 @@ class Comparison:
             return
         theirs = dict(zip(keys[KAFKA], kafka))
         mine = dict(zip(keys[KRAFTWIRE], ours))
+        partner = {k: k for k in mine if k in theirs}  # kraftwire's key -> the Kafka key it matches
+        # elements keyed by values each node picks (member ids) and not paired yet: by position among themselves
+        partner.update(zip([k for k in keys[KRAFTWIRE] if k not in theirs and _unpaired(k)],
+                           [k for k in keys[KAFKA] if k not in mine and _unpaired(k)]))
+        matched = set(partner.values())
         for k, item in theirs.items():
-            sub = f"{path}[{self.render_key(k)}]"
-            if k in mine:
-                self.walk(sub, item, mine[k], kind)
-            else:
+            sub = f"{path}[{self.render_key(k, item)}]"
+            if k not in matched:
                 self.differ(sub, _short(item), "<absent>")
         for k, item in mine.items():
-            if k not in theirs:
-                self.differ(f"{path}[{self.render_key(k)}]", "<absent>", _short(item))
-        order = ([self.render_key(k) for k in keys[KAFKA] if k in mine],
-                 [self.render_key(k) for k in keys[KRAFTWIRE] if k in theirs])
+            if k in partner:
+                self.walk(f"{path}[{self.render_key(partner[k], theirs[partner[k]])}]", theirs[partner[k]], item,
+                          kind)
+            else:
+                self.differ(f"{path}[{self.render_key(k, item)}]", "<absent>", _short(item))
+        order = ([self.render_key(k, theirs[k]) for k in keys[KAFKA] if k in matched],
+                 [self.render_key(partner[k], theirs[partner[k]]) for k in keys[KRAFTWIRE] if k in partner])
         if order[0] != order[1]:
             self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
 
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
-        if kind in MAPPED and not (is_sentinel(kafka) or is_sentinel(ours)):
+        if kind == "records" and isinstance(kafka, bytes) and isinstance(ours, bytes):
+            self.records(path, kafka, ours)
+        elif kind in MAPPED and not (is_sentinel(kafka, kind) or is_sentinel(ours, kind)):
             if self.learning:
                 self.mapping.bind(kind, kafka, ours)
             elif not self.mapping.consistent(kind, kafka, ours):
@@ -453,12 +602,49 @@ class Comparison:
             if kafka != ours and (kafka < 0 or ours < 0):  # two times (or durations) agree; a sentinel must match
                 self.differ(path, str(kafka), str(ours))
         elif isinstance(kafka, str) and isinstance(ours, str):
-            if not self.learning:
+            if not self.learning and kind == "verbatim":
+                if kafka != ours:
+                    self.differ(path, kafka, ours)
+            elif not self.learning:
                 a, b = self.mapping.substitute(kafka, KAFKA), self.mapping.substitute(ours, KRAFTWIRE)
-                if a != b:
+                if a != b and not same_but_clocks(a, b):
                     self.differ(path, a, b)
         elif kafka != ours:
             self.differ(path, _short(kafka), _short(ours))
+
+
+    def records(self, path: str, kafka: bytes, ours: bytes) -> None:
+        """Two ``records`` fields, batch by batch and record by record (see the module docstring)."""
+        decoded = {side: decode_batches(data) for side, data in ((KAFKA, kafka), (KRAFTWIRE, ours))}
+        if any(isinstance(d, str) for d in decoded.values()):
+            if decoded[KAFKA] != decoded[KRAFTWIRE]:
+                self.differ(path, _short(decoded[KAFKA]), _short(decoded[KRAFTWIRE]))
+            return
+        (theirs, their_tail), (mine, my_tail) = decoded[KAFKA], decoded[KRAFTWIRE]
+        if len(theirs) != len(mine):
+            self.differ(f"{path}.<batches>", str(len(theirs)), str(len(mine)))
+        for i, (a, b) in enumerate(zip(theirs, mine)):
+            for attr, kind in BATCH_FIELDS:
+                self.leaf(f"{path}[batch {i}].{attr}", a[attr], b[attr], kind)
+            if len(a["records"]) != len(b["records"]):
+                self.differ(f"{path}[batch {i}].<records>", str(len(a["records"])), str(len(b["records"])))
+            for j, (x, y) in enumerate(zip(a["records"], b["records"])):
+                for attr, kind in RECORD_FIELDS:
+                    self.leaf(f"{path}[batch {i}][record {j}].{attr}", getattr(x, attr), getattr(y, attr), kind)
+        if their_tail != my_tail:
+            self.differ(f"{path}.<partial batch bytes>", str(their_tail), str(my_tail))
+
+
+def decode_batches(data: bytes) -> tuple[list[dict], int] | str:
+    """The batches of a ``records`` field (each its header fields and ``records``) and the length of a trailing
+    partial batch; or why they do not decode."""
+    try:
+        reader = read_batches(data)
+        batches = [{**{attr: getattr(batch, attr) for attr, _ in BATCH_FIELDS}, "records": batch.records()}
+                   for batch in reader]
+    except CorruptRecordError as exc:
+        return f"<undecodable records: {exc}>"
+    return batches, len(data) - reader.valid_bytes
 
 
 # ----------------------------------------------------------------------------------------------------- running
@@ -489,7 +675,8 @@ def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
 async def _ask_until(pair, side: str, step: Step, request):
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await pair.ask(side, request, step.version)
+        answer = await (pair.ask(side, request, step.version) if step.timeout is None
+                        else pair.ask(side, request, step.version, timeout=step.timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
@@ -497,34 +684,64 @@ async def _ask_until(pair, side: str, step: Step, request):
 
 def run_scenario(scenario: Scenario, pair) -> Outcome:
     """Run every step on both sides of ``pair``; the differences, before any allow-listing."""
+    return asyncio.run(_run(scenario, pair))
+
+
+async def _run(scenario: Scenario, pair) -> Outcome:
     ns = scenario.namespace
     mapping = seed_mapping(pair.machine)
     topic_ids: dict[str, dict] = {side: {} for side in SIDES}
+    learned: dict[str, dict] = {side: {} for side in SIDES}
     outcome = Outcome(scenario)
     log_start = pair.log_size()
     seen: dict[str, int] = {}
+    pending: dict[str, tuple[Step, dict, asyncio.Future]] = {}  # background steps not answered yet, by path
+
+    def record(path: str, step: Step, requests: dict, answers: dict) -> None:
+        for side in SIDES:
+            learn_topic_ids(answers[side], topic_ids[side])
+            learn_values(answers[side], path, learned[side])
+        if step.scope:
+            answers = {side: scoped(answer, ns) for side, answer in answers.items()}
+        outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
+        outcome.differences.extend(Comparison(mapping, ns, step.version).run(path, answers[KAFKA],
+                                                                            answers[KRAFTWIRE]))
+
+    async def settle(path: str) -> None:
+        step, requests, answering = pending.pop(path)
+        record(path, step, requests, dict(zip(SIDES, await answering)))
+
     for step in scenario.steps:
         api = w.api(step.request.API_KEY).name
         seen[api] = seen.get(api, 0) + 1
         path = api if seen[api] == 1 else f"{api}#{seen[api]}"
-        requests = {side: instantiate(step.request, ns, topic_ids[side]) for side in SIDES}
+        for earlier in _learned_from(step.request) & pending.keys():
+            await settle(earlier)
+        requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
         _pair_request_ids(mapping, step.request, requests)
-
-        async def both():
-            got = await asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
-            return dict(zip(SIDES, got))
-
-        answers = asyncio.run(both())
-        for side in SIDES:
-            learn_topic_ids(answers[side], topic_ids[side])
-        if step.scope:
-            answers = {side: scoped(answer, ns) for side, answer in answers.items()}
-        outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
-        comparison = Comparison(mapping, ns, step.version)
-        outcome.differences += comparison.run(path, answers[KAFKA], answers[KRAFTWIRE])
+        answering = asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
+        if step.background:
+            pending[path] = (step, requests, answering)
+        else:
+            record(path, step, requests, dict(zip(SIDES, await answering)))
+    for path in list(pending):
+        await settle(path)
     for problem in pair.problems_since(log_start):
         outcome.differences.append(Difference("<kraftwire log>", "", problem))
     return outcome
+
+
+def _learned_from(template) -> set[str]:
+    """The paths of the steps whose answers a request's :class:`Learned` values name."""
+    if isinstance(template, Learned):
+        return {template.at} if template.at is not None else set()
+    if isinstance(template, Built):
+        return set().union(*map(_learned_from, template.arguments.values()))
+    if isinstance(template, list):
+        return set().union(*map(_learned_from, template))
+    if isinstance(template, w.Base):
+        return set().union(*(_learned_from(getattr(template, f.attr)) for f in template._info.fields))
+    return set()
 
 
 def _pair_request_ids(mapping: Mapping, template, requests: dict) -> None:

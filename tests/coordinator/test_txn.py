@@ -136,6 +136,7 @@ def test_list_transactions_filters():
     assert listed(_listing(pattern="")) == ["app-1", "app-2", "other"]
     assert listed(_listing(states=["ONGOING", "nope"])) == ["app-2", "other"]
     assert _listing(states=["ONGOING", "nope"]).unknown_states == ["nope"]
+    assert listed(_listing(states=["nope"])) == []  # only unknown states: nothing matches, as Kafka 4.4 answers
     assert listed(_listing(pids=[1, 3])) == ["app-1", "other"]
     assert listed(_listing(duration=1_000)) == ["app-2"]  # Ongoing for 9 s; "other" only for 0.5 s
     assert listed(_listing(0, duration=1_000)) == ["app-1", "app-2", "other"]  # v0 has no duration

@@ -21,6 +21,17 @@ def test_sequence_rules():
     assert t.check(-1, 0, 0, 1).error == ec.NONE  # no producer id: no checks
 
 
+def test_a_retried_batch_is_answered_with_its_own_max_timestamp():
+    """Kafka's ``UnifiedLog.append``: a duplicate's LogAppendInfo takes the cached batch's timestamp (its
+    ``BatchMetadata.timestamp``), which the Produce answer carries as log_append_time_ms (conformance run, #36)."""
+    t = ProducerTable()
+    t.apply(7, 0, 0, 3, 100, 102, timestamp=1_700_000_000_002)
+    t.apply(7, 0, 3, 2, 103, 104, timestamp=1_600_000_000_000)  # an older clock: the producer's maximum stays
+    assert (t.check(7, 0, 0, 3).duplicate, t.check(7, 0, 0, 3).timestamp) == ((100, 102), 1_700_000_000_002)
+    assert (t.check(7, 0, 3, 2).duplicate, t.check(7, 0, 3, 2).timestamp) == ((103, 104), 1_600_000_000_000)
+    assert t.check(7, 0, 5, 1).timestamp == -1
+
+
 def test_only_the_last_five_batches_are_remembered_and_sequences_wrap():
     t = ProducerTable()
     for i in range(CACHED_BATCHES + 1):
@@ -59,7 +70,8 @@ def test_a_producer_snapshot_round_trips_kafkas_layout_and_refuses_damage():
     assert struct.unpack_from(">qhiqiqiq", data, 10) == (7, 2, 4, 21, 1, 2000, -1, -1)
     back = ps.decode(data)
     assert sorted(back) == [7, 9] and back[7].epoch == 2 and back[7].last_seq == 4 and back[7].timestamp == 2000
-    assert list(back[7].batches) == [(3, 4, 20, 21)] and list(back[9].batches) == [(SEQ_MOD - 1, 0, 30, 31)]
+    assert list(back[7].batches) == [(3, 4, 20, 21, 2000)]
+    assert list(back[9].batches) == [(SEQ_MOD - 1, 0, 30, 31, 3000)]
     assert back.check(7, 2, 3, 2).duplicate == (20, 21) and back.check(7, 2, 5, 1).error == ec.NONE
     assert back.check(7, 2, 0, 3).error == ec.OUT_OF_ORDER_SEQUENCE_NUMBER  # not among the kept batches any more
     assert ps.snapshot_name(21) == "00000000000000000021.snapshot" and ps.parse_snapshot_name("x.snapshot") is None

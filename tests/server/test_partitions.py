@@ -197,9 +197,10 @@ def test_idempotent_producer_ids_retries_and_sequence_errors(tmp_path):
         assert second.producer_id == first.producer_id + 1 and first.producer_epoch == 0
         # the block came from the active controller's ProducerIdsRecord
         assert node.metadata.image.producer_ids.next_producer_id >= first.producer_id + 1
+        # naming its id and epoch (KIP-360) an idempotent producer gets a new id, as from Kafka (conformance, #36)
         bumped = await conn.request(I(transactional_id=None, transaction_timeout_ms=60000,
                                       producer_id=first.producer_id, producer_epoch=0), 4)
-        assert (bumped.producer_id, bumped.producer_epoch) == (first.producer_id, 1)
+        assert (bumped.producer_id, bumped.producer_epoch) == (second.producer_id + 1, 0)
         txn = await conn.request(I(transactional_id="tx", transaction_timeout_ms=60000, producer_id=-1,
                                    producer_epoch=-1), 4)
         assert txn.error_code == ec.NOT_COORDINATOR  # no __transaction_state yet: it coordinates none

@@ -506,10 +506,12 @@ class GroupShard:
         result = Result()
         R = w.JoinGroupResponse
 
-        def fail(code: int, member_id: str = "") -> Result:
+        def fail(code: int, member_id: str | None = None) -> Result:
+            """A refusal; Kafka's carries the member id the request named (or the one just given)."""
             result.reply(token, "JoinGroup", R(error_code=code, generation_id=-1,
                                                 protocol_name=None if version >= 7 else "", leader="",
-                                                member_id=member_id, members=[]))
+                                                member_id=body.member_id if member_id is None else member_id,
+                                                members=[]))
             return result
 
         cfg = self.config
@@ -530,9 +532,7 @@ class GroupShard:
         new = not member_id or (member_id in g.pending and member_id not in g.members)
         if new and len(g.members) >= cfg.max_size:
             return fail(ec.GROUP_MAX_SIZE_REACHED)
-        if member_id not in g.members and not g.protocols_supported(body.protocol_type, protocols):
-            return fail(ec.INCONSISTENT_GROUP_PROTOCOL)
-        if member_id in g.members and g.members and body.protocol_type != g.protocol_type:
+        if not g.protocols_supported(body.protocol_type, protocols):  # the rejoining member's own old ones count
             return fail(ec.INCONSISTENT_GROUP_PROTOCOL)
         rebalance_ms = body.rebalance_timeout_ms if version >= 1 else body.session_timeout_ms
 
@@ -675,8 +675,7 @@ class GroupShard:
         g.protocol_type = leader.protocol_type
         g.set_state(COMPLETING, now_ms)
         g.sync_deadline_ms = now_ms + max(m.rebalance_ms for m in members)
-        for m in members:
-            m.assignment = b""
+        for m in members:  # each keeps its assignment until the leader's sync replaces it (DescribeGroups shows it)
             m.deadline_ms = now_ms + m.session_ms
             self._answer_join(g, m, result, error=0)
 
@@ -732,6 +731,10 @@ class GroupShard:
             result.reply(token, "SyncGroup", w.SyncGroupResponse(error_code=code, assignment=b""))
             return result
 
+        if version >= 5 and (body.protocol_type is None or body.protocol_name is None):
+            return fail(ec.INCONSISTENT_GROUP_PROTOCOL)  # Kafka's areMandatoryProtocolTypeAndNamePresent
+        if not body.group_id:
+            return fail(ec.INVALID_GROUP_ID)
         g = self.groups.get(body.group_id)
         if g is None:
             return fail(ec.UNKNOWN_MEMBER_ID)
@@ -776,6 +779,8 @@ class GroupShard:
         return result
 
     def _heartbeat_error(self, body, version: int, now_ms: int) -> int:
+        if not body.group_id:
+            return ec.INVALID_GROUP_ID
         g = self.groups.get(body.group_id)
         if g is None:
             return ec.UNKNOWN_MEMBER_ID
@@ -795,12 +800,18 @@ class GroupShard:
     def leave_group(self, body, version: int, token, now_ms: int) -> Result:
         result = Result()
         R = w.LeaveGroupResponse
-        g = self.groups.get(body.group_id)
-        if g is None:
-            result.reply(token, "LeaveGroup", R(error_code=ec.UNKNOWN_MEMBER_ID, members=[]))
-            return result
         who = ([(x.member_id, x.group_instance_id) for x in body.members] if version >= 3
                else [(body.member_id, None)])
+        g = self.groups.get(body.group_id)
+        if not body.group_id or g is None:
+            # Kafka: an empty group id is INVALID_GROUP_ID; from v3 an unknown group answers each member instead
+            error = ec.INVALID_GROUP_ID if not body.group_id else ec.UNKNOWN_MEMBER_ID
+            if version >= 3 and body.group_id:
+                result.reply(token, "LeaveGroup", R(error_code=0, members=[
+                    R.MemberResponse(member_id=m, group_instance_id=i, error_code=error) for m, i in who]))
+            else:
+                result.reply(token, "LeaveGroup", R(error_code=error, members=[]))
+            return result
         answers = []
         left = False
         for member_id, instance_id in who:
@@ -1083,8 +1094,6 @@ class GroupShard:
             result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
             return result
 
-        if not body.group_id:
-            return fail(ec.INVALID_GROUP_ID)
         generation = body.generation_id_or_member_epoch if version >= 1 else -1
         member_id = body.member_id if version >= 1 else ""
         instance_id = body.group_instance_id if version >= 7 else None
@@ -1244,10 +1253,11 @@ class GroupShard:
                                     members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
         state, protocol_type = self.state_of(group_id)
         stable = g is not None and g.state == STABLE
+        # Kafka's describeNoMetadata outside Stable: no metadata, the assignment the member holds
         members = [R.DescribedGroupMember(member_id=m.member_id, group_instance_id=m.instance_id,
                                           client_id=m.client_id, client_host=m.client_host,
                                           member_metadata=m.metadata_for(g.protocol_name) if stable else b"",
-                                          member_assignment=m.assignment if stable else b"")
+                                          member_assignment=m.assignment)
                    for m in (g.members.values() if g is not None else ())]
         return R.DescribedGroup(error_code=0, group_id=group_id, group_state=state, protocol_type=protocol_type,
                                 protocol_data=(g.protocol_name or "") if stable else "", members=members,
@@ -1280,7 +1290,7 @@ class GroupShard:
         the others are UNKNOWN_TOPIC_OR_PARTITION), the answer after them."""
         R = w.OffsetDeleteResponse
         result = Result()
-        error, per = self.delete_offsets(body.group_id, known, result)
+        error, per = self.delete_offsets(body.group_id, known, result) if body.group_id else (ec.INVALID_GROUP_ID, {})
         if error:
             result.reply(token, "OffsetDelete", R(error_code=error, throttle_time_ms=0, topics=[]))
             return result

@@ -357,7 +357,8 @@ class ListingFilter:
     does not know come back as ``unknown_states``), producer ids, v1's DurationFilter (KIP-994: Ongoing transactions
     running longer than that many ms), v2's TransactionalIdPattern (KIP-1152: an RE2/J expression, as Kafka compiles
     it, the whole id must match; empty or null filters nothing). A pattern RE2/J refuses makes ``error``
-    INVALID_REGULAR_EXPRESSION and the answer lists nothing (Kafka sends no message with it)."""
+    INVALID_REGULAR_EXPRESSION and the answer lists nothing (Kafka sends no message with it). State filters that name
+    only states Kafka does not know match nothing (``matches_nothing``), as Kafka 4.4 answers them."""
 
     def __init__(self, body, version: int, now_ms: int) -> None:
         by_name = {n.lower(): i for i, n in enumerate(STATE_NAMES)}
@@ -374,8 +375,11 @@ class ListingFilter:
                 self.pattern = re2j.compile(text)
             except re2j.PatternError:
                 self.error = ec.INVALID_REGULAR_EXPRESSION
+        self.matches_nothing = bool(self.unknown_states) and not self.states
 
     def accepts(self, t: "TxnMetadata") -> bool:
+        if self.matches_nothing:
+            return False
         if self.states and t.state not in self.states or self.producer_ids and t.producer_id not in self.producer_ids:
             return False
         if self.duration >= 0 and (t.state != ONGOING or t.start_ms < 0 or self.now_ms - t.start_ms <= self.duration):

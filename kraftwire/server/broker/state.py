@@ -143,8 +143,8 @@ class LogState:
                 return False
             if kind == "producer":
                 e = self.producers[o["id"]] = ProducerEntry(o["epoch"])
-                for first_seq, last_seq, first_off, last_off in o["batches"]:
-                    e.batches.append((first_seq, last_seq, first_off, last_off))
+                for first_seq, last_seq, first_off, last_off, *stamp in o["batches"]:  # images before the timestamp
+                    e.batches.append((first_seq, last_seq, first_off, last_off, stamp[0] if stamp else -1))
                     e.last_seq = last_seq
             elif kind == "group_record":
                 records.append((bytes.fromhex(o["key"]), None if o["value"] is None else bytes.fromhex(o["value"])))

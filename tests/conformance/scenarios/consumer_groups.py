@@ -1,0 +1,51 @@
+"""KIP-848's consumer group protocol at every version both serve — ConsumerGroupHeartbeat and ConsumerGroupDescribe:
+a member joins (epoch 0), an unknown member, a fenced member epoch, an invalid regex (v1); the group described, an
+unknown group."""
+
+from __future__ import annotations
+
+from conformance.data_steps import A, coordinated
+from conformance.runner import Learned, Step, each_version
+from conformance.steps import created
+
+from kraftwire.protocol import messages as w
+
+CH, CD = w.ConsumerGroupHeartbeatRequest, w.ConsumerGroupDescribeRequest
+G = "{ns}.g"
+#: a member id this side was told (v0: the coordinator's) or sent itself (v1: the client picks it, KIP-1082)
+MEMBER = Learned("member_id", default="")
+OWN_ID = "{ns}-member-one"
+
+
+def heartbeat(v, member_id=MEMBER, epoch=0, topics=(A,), regex=None, group=G):
+    return Step(CH(group_id=group, member_id=member_id, member_epoch=epoch, rebalance_timeout_ms=3000,
+                   subscribed_topic_names=list(topics) if topics is not None else None,
+                   subscribed_topic_regex=regex, server_assignor=None, topic_partitions=[] if epoch == 0 else None),
+                v)
+
+
+def join(v):
+    """The first heartbeat: member epoch 0, a member id the client picked at v1 (none at v0)."""
+    return heartbeat(v, member_id=OWN_ID if v >= 1 else "")
+
+
+def describe(v, *groups):
+    return Step(CD(group_ids=list(groups or (G,)), include_authorized_operations=False), v)
+
+
+#: Kafka 4.4 serves the protocol from group.version 1 (metadata.version 4.0), above this pair's 3.9: every case is
+#: refused there (see allowed.py), so a join, two refusals and the v1 regex cover it
+HEARTBEAT = {
+    "join": lambda v: [*created(A), join(v), describe(0)],
+    "fenced-epoch": lambda v: [*created(A), join(v), heartbeat(v, epoch=7)],
+    "unknown-member": lambda v: [*created(A), heartbeat(v, member_id="{ns}-nobody", epoch=1)],
+    "invalid-regex": lambda v: [heartbeat(v, member_id=OWN_ID, topics=None, regex="[unclosed")] if v >= 1 else None,
+}
+
+DESCRIBE = {
+    "group": lambda v: [*created(A), join(1), describe(v)],
+    "unknown-group": lambda v: [describe(v, "{ns}.unknown")],
+}
+
+SCENARIOS = [*each_version("ConsumerGroupHeartbeat", coordinated(HEARTBEAT), config="coordinators"),
+             *each_version("ConsumerGroupDescribe", coordinated(DESCRIBE), config="coordinators")]

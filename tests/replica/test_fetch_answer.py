@@ -1,0 +1,42 @@
+"""The shape of a consumer's Fetch answer around the reads (``kraftwire.replica.fetch_answer``), as the
+conformance run against Kafka 4.4 found it."""
+
+from __future__ import annotations
+
+import uuid
+
+from kraftwire import error_codes as ec
+from kraftwire.protocol import messages as w
+from kraftwire.replica.fetch_answer import READ, REFUSED, error_answer, ordered, refused, request_error
+
+F = w.FetchRequest
+TOPIC_ID = uuid.UUID(int=7)
+
+
+def _request(*, epoch: int = -1, isolation: int = 0) -> F:
+    return F(session_id=0, session_epoch=epoch, isolation_level=isolation, topics=[F.FetchTopic(
+        topic="a", topic_id=TOPIC_ID, partitions=[F.FetchPartition(partition=0), F.FetchPartition(partition=1)])])
+
+
+def test_an_incremental_request_names_a_session_this_node_does_not_keep():
+    assert [request_error(_request(epoch=e), 12) for e in (-1, 0, 1, 5)] == [0, 0] + [ec.FETCH_SESSION_ID_NOT_FOUND] * 2
+    assert request_error(_request(epoch=3), 6) == 0  # no sessions before v7
+    answer = error_answer(_request(epoch=3), 12, ec.FETCH_SESSION_ID_NOT_FOUND)
+    assert (answer.error_code, answer.session_id, answer.responses) == (ec.FETCH_SESSION_ID_NOT_FOUND, 0, [])
+
+
+def test_an_unknown_isolation_level_refuses_the_request_as_kafkas_exception_does():
+    assert [request_error(_request(isolation=i), 12) for i in (0, 1, 2)] == [0, 0, ec.UNKNOWN_SERVER_ERROR]
+    old = error_answer(_request(isolation=3), 12, ec.UNKNOWN_SERVER_ERROR)
+    assert old.error_code == ec.UNKNOWN_SERVER_ERROR
+    assert [(p.partition_index, p.error_code, p.high_watermark, p.aborted_transactions)
+            for p in old.responses[0].partitions] == [(0, -1, -1, []), (1, -1, -1, [])]
+    new = error_answer(_request(isolation=3), 13, ec.UNKNOWN_SERVER_ERROR)
+    assert (new.error_code, new.responses) == (ec.UNKNOWN_SERVER_ERROR, [])
+
+
+def test_partitions_read_come_before_those_refused():
+    a0, a5, b0 = refused(0, 0), refused(5, ec.UNKNOWN_TOPIC_OR_PARTITION), refused(0, ec.UNKNOWN_TOPIC_OR_PARTITION)
+    assert a5.aborted_transactions == [] and a5.log_start_offset == -1
+    got = ordered([(REFUSED, ("b", None), b0), (REFUSED, ("a", None), a5), (READ, ("a", None), a0)])
+    assert got == [(("a", None), [a0, a5]), (("b", None), [b0])]
