@@ -174,7 +174,7 @@ def txn_offset_commit(version: int, *parts: tuple[str, int, int], group: str = "
         by_topic.setdefault(name, []).append(R.TxnOffsetCommitRequestPartition(
             partition_index=partition, committed_offset=offset, committed_metadata="m"))
     return Step(R(transactional_id=txn, group_id=group, producer_id=producer_id, producer_epoch=epoch,
-                  generation_id=generation, member_id=member_id,
+                  generation_id_or_member_epoch=generation, member_id=member_id,
                   topics=[R.TxnOffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in by_topic.items()]),
                 version)
 

@@ -4,8 +4,8 @@ differences, how many failed; then every documented difference with its reason.
 ``python -m tests.conformance.table [results.json]`` prints it from a run's results (default
 ``$KRAFTWIRE_CONFORMANCE_OUT/results.json``, else ``build/conformance/results.json``); the run itself writes it
 beside them as ``TABLE.md``. ``tests/conformance/TABLE.md`` is a full run's table kept in the tree (for the README):
-refresh it by copying a full run's ``TABLE.md`` there. Standard library only, so it runs without the test
-dependencies.
+refresh it, and the README's copy of the per-API table, with ``python -m tests.conformance.table --refresh`` after a
+full run. Standard library only, so it runs without the test dependencies.
 """
 
 from __future__ import annotations
@@ -57,6 +57,10 @@ def render(results: dict) -> str:
         count = {status: sum(1 for s in rows if s["status"] == status) for status in STATUSES}
         lines.append(f"| {api} | {_ranges([s['version'] for s in rows])} | {len(rows)} | {count['match']} | "
                      f"{count['documented']} | {count['differs'] + count['error']} |")
+    total = {status: sum(1 for s in scenarios if s["status"] == status) for status in STATUSES}
+    share = 100.0 * total["documented"] / len(scenarios) if scenarios else 0.0
+    lines += ["", f"In all: {len(scenarios)} scenarios, {total['match']} match, {total['documented']} match but for "
+              f"documented differences ({share:.1f} %), {total['differs'] + total['error']} failing."]
     documented: dict[tuple, tuple[set, set]] = defaultdict(lambda: (set(), set()))
     for s in scenarios:
         for d in s["differences"]:
@@ -82,7 +86,30 @@ def render(results: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+README_BEGIN, README_END = "<!-- conformance-table -->", "<!-- /conformance-table -->"
+
+
+def refresh(table_path: str) -> None:
+    """Copy a full run's table into the tree, and its summary (everything before the documented differences) into
+    the README between its markers."""
+    with open(table_path, encoding="utf-8") as f:
+        table = f.read()
+    with open(os.path.join(REPO, "tests", "conformance", "TABLE.md"), "w", encoding="utf-8") as f:
+        f.write(table)
+    summary = table.split("\n### ", 1)[0].split("\n", 2)[2].strip()  # without the heading and the differences
+    readme_path = os.path.join(REPO, "README.md")
+    with open(readme_path, encoding="utf-8") as f:
+        readme = f.read()
+    before, rest = readme.split(README_BEGIN, 1)
+    after = rest.split(README_END, 1)[1]
+    with open(readme_path, "w", encoding="utf-8") as f:
+        f.write(f"{before}{README_BEGIN}\n{summary}\n{README_END}{after}")
+
+
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--refresh"]:
+        refresh(argv[1] if len(argv) > 1 else os.path.join(out_dir(), "TABLE.md"))
+        return 0
     path = argv[0] if argv else os.path.join(out_dir(), "results.json")
     with open(path, encoding="utf-8") as f:
         sys.stdout.write(render(json.load(f)))

@@ -84,6 +84,8 @@ def kafka_fails_too(request) -> bool:
     the same answer from the node is Kafka's, not a fault? Checked against Kafka by the conformance run:
 
     * ListOffsets v2+ with an isolation level other than 0 and 1 (``IsolationLevel.forId`` throws), every partition;
+    * a consumer's Fetch v4+ with such an isolation level, the whole request (from v7 unless an incremental session
+      epoch has it refused first with FETCH_SESSION_ID_NOT_FOUND);
     * IncrementalAlterConfigs with an operation outside 0..3 (``OpType.forId`` throws);
     * Metadata v12+ naming a topic with neither a name nor an id (a null name reaches its lookups);
     * any request holding a string within ``QUOTE_ROOM`` bytes of the 32,767-byte limit: an answer quoting it in an
@@ -96,12 +98,24 @@ def kafka_fails_too(request) -> bool:
         return True
     if name == "ListOffsets":
         return request.version >= 2 and body.isolation_level not in (0, 1)
+    if name == "Fetch":
+        incremental = request.version >= 7 and body.session_epoch not in (0, -1)
+        return request.version >= 4 and body.isolation_level not in (0, 1) and not incremental \
+            and _fetch_replica(request) < 0
     if name == "IncrementalAlterConfigs":
         return any(c.config_operation not in (0, 1, 2, 3) for r in body.resources or () for c in r.configs or ())
     if name == "Metadata":
         return request.version >= 12 and any(
             t.name is None and t.topic_id in (None, ZERO_UUID) for t in body.topics or ())
     return False
+
+
+def _fetch_replica(request) -> int:
+    """The replica id a Fetch names: the body's below v15, the replica state's from v15 (-1 without one)."""
+    if request.version < 15:
+        return request.body.replica_id
+    state = request.body.replica_state
+    return state.replica_id if state is not None else -1
 
 
 def _strings(msg):
