@@ -149,6 +149,9 @@ class Hosted:
 
 
 class CoordinatorRuntime:
+    """The partitions of one shard kind this node coordinates (``hosted``). ``send(reply, body)`` answers a reply;
+    ``start_load(hosted)`` begins a load the edge drives with ``load_chunk``."""
+
     def __init__(self, kind: ShardKind, send: Callable[[Any, Any], None],
                  start_load: Callable[[Hosted], None]) -> None:
         self.kind = kind
