@@ -5,6 +5,8 @@
   FindCoordinator answers it; while the topic does not exist, the first FindCoordinator asks the controller to
   create it (``offsets.topic.num.partitions``, ``offsets.topic.replication.factor``, compacted) and the client is
   told COORDINATOR_NOT_AVAILABLE, as Kafka does, until the topic has a leader.
+* **Hosting** is the coordinator runtime's (``coordinator.runtime`` with ``coordinator.group.hosting.GroupKind``, on
+  this broker's ISR partitions: ``server.coordinator_runtime``).
 * **Loading.** When the image makes this broker the leader of a partition (a new leader epoch), the partition is
   replayed from its log start into a fresh shard, which then serves its groups; when the broker stops leading it,
   the shard is dropped and its waiting joins and syncs are answered NOT_COORDINATOR.
@@ -32,11 +34,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import (
     GroupConfig,
     GroupShard,
@@ -44,19 +46,16 @@ from kraftwire.coordinator.group.shard import (
     error_response,
     fetch_requests,
     offset_fetch_response,
-    refusal,
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
-from kraftwire.coordinator.records import CoordinatorRecordError
-from kraftwire.errors import LogIOError
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
-from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.server.access import operations_of
-from kraftwire.server.coordinator_log import LOAD_CHUNK, coordinator_of, create_internal_topic, replay_partition
+from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic
+from kraftwire.server.coordinator_runtime import BrokerRuntime
+from kraftwire.server.coordinator_runtime import now_ms as _now_ms
 from kraftwire.server.txn_verifier import offset_commit_error
-from kraftwire.replica.partition import LEADER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
 
@@ -68,60 +67,10 @@ _DENIED = {0: ec.GROUP_AUTHORIZATION_FAILED, 1: ec.TRANSACTIONAL_ID_AUTHORIZATIO
 TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which this node does not run yet"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-def _write_error(error: int, *, fetch: bool = False) -> int:
-    """Kafka's mapping of a failed coordinator write to what the client is told."""
-    if error in (ec.NOT_LEADER_OR_FOLLOWER, ec.KAFKA_STORAGE_ERROR):
-        return ec.NOT_COORDINATOR
-    if error in (ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_ENOUGH_REPLICAS, ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-                 ec.REQUEST_TIMED_OUT):
-        return ec.NOT_COORDINATOR if fetch else ec.COORDINATOR_NOT_AVAILABLE
-    return ec.UNKNOWN_SERVER_ERROR
-
-
-#: append errors that refuse a TxnOffsetCommit's batch for its producer alone (the partition itself is fine)
-_PRODUCER_REFUSALS = frozenset((ec.INVALID_TXN_STATE, ec.INVALID_PRODUCER_EPOCH, ec.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                ec.MESSAGE_TOO_LARGE, ec.RECORD_LIST_TOO_LARGE))
-
-
 def _txn_commit_code(code: int, version: int) -> int:
     """Kafka answers COORDINATOR_LOAD_IN_PROGRESS to TxnOffsetCommit v0-1 as COORDINATOR_NOT_AVAILABLE (clients
     before 2.0 could not handle it, KAFKA-7296)."""
     return ec.COORDINATOR_NOT_AVAILABLE if version < 2 and code == ec.COORDINATOR_LOAD_IN_PROGRESS else code
-
-
-class Loaded:
-    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task", "scanned")
-
-    def __init__(self, shard: GroupShard | None, hp, leader_epoch: int, failed: bool = False) -> None:
-        self.shard, self.hp, self.leader_epoch, self.failed = shard, hp, leader_epoch, failed
-        self.loading = False
-        self.task: asyncio.Task | None = None
-        self.scanned = 0  # the log offset up to which transaction markers were looked for (TxnOffsetCommit)
-
-
-def _next_sequence(hp, producer_id: int, epoch: int) -> int:
-    """The sequence a TxnOffsetCommit batch of the producer takes in the partition: Kafka appends it with origin
-    COORDINATOR, which skips the sequence check; here the batch carries the sequence the partition expects next
-    (0 for an epoch it has not seen), so the leader's producer check accepts it."""
-    entry = hp.producer_table().get(producer_id)
-    if entry is None or entry.epoch != epoch or entry.last_seq < 0:
-        return 0
-    return (entry.last_seq + 1) % (1 << 31)
-
-
-def _marker_of(batch) -> bool | None:
-    """A transaction marker batch: True for COMMIT, False for ABORT; None for any other batch."""
-    if not (batch.is_control and batch.is_transactional):
-        return None
-    for rec in batch:
-        key = bytes(rec.key or b"")
-        if len(key) >= 4:
-            return int.from_bytes(key[2:4], "big", signed=True) == 1  # key: int16 version, int16 type (1 COMMIT)
-    return None
 
 
 class GroupApis:
@@ -130,13 +79,28 @@ class GroupApis:
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft
-        self.config = GroupConfig.from_config(node.settings.config)
-        self.shards: dict[int, Loaded] = {}
+        self.kind = GroupKind(GroupConfig.from_config(node.settings.config), lambda: str(uuid.uuid4()),
+                              group_configs=lambda group_id: self.md.image.configs.get((GROUP_CONFIGS, group_id), {}),
+                              offset_commit_error=offset_commit_error)
+        self.runtime = BrokerRuntime(self.kind, self._send, replicas, metadata,
+                                     node.settings.config.offsets_commit_timeout_ms)
+        self.runtime.on_hosting = self._start_timers
         self.route_error = ec.NOT_COORDINATOR  # why the last ``_route`` found no shard
         self._creating = False
         self._ticker: asyncio.Task | None = None
-        replicas.watchers.append(self._hw_moved)
-        metadata.on_image.append(self._image)
+
+    @property
+    def config(self) -> GroupConfig:
+        return self.kind.config
+
+    @config.setter
+    def config(self, config: GroupConfig) -> None:
+        self.kind.config = config  # the shards loaded from now on take it
+
+    @property
+    def shards(self) -> dict:
+        """The hosted ``__consumer_offsets`` partitions (``coordinator.runtime.Hosted``), by partition."""
+        return self.runtime.hosted
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -161,8 +125,7 @@ class GroupApis:
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
-        for p in list(self.shards):
-            self._drop(p)
+        self.runtime.close()
 
     # ================================================================================================ routing
     def partitions(self) -> int:
@@ -173,15 +136,11 @@ class GroupApis:
         """(partition, shard) of a group; the shard is None when this broker does not serve it now, and
         ``route_error`` then says why: COORDINATOR_LOAD_IN_PROGRESS while its partition loads, else NOT_COORDINATOR."""
         p = partition_for(group_id, self.partitions())
-        loaded = self.shards.get(p)
-        if loaded is not None and loaded.loading:
-            self.route_error = ec.COORDINATOR_LOAD_IN_PROGRESS
+        hosted, self.route_error = self.runtime.route(p)
+        if hosted is None:
             return p, None
-        if loaded is None or loaded.failed or loaded.shard is None or not loaded.shard.live:
-            self.route_error = ec.NOT_COORDINATOR
-            return p, None
-        self._catch_up(p, loaded.shard)
-        return p, loaded.shard
+        self._catch_up(p, hosted.shard)
+        return p, hosted.shard
 
     def _catch_up(self, p: int, shard: GroupShard) -> None:
         """Run the shard's timers that are already due before it serves a request: a request never sees a session
@@ -191,133 +150,10 @@ class GroupApis:
         if deadline is not None and deadline <= now:
             self._write(p, shard.tick(now))
 
-    # ================================================================================================ leadership
-    def _image(self, image) -> None:
-        topic = image.topic(GROUP_TOPIC)
-        wanted = {}
-        if topic is not None:
-            for index in topic.partitions:
-                hp = self.replicas.get(GROUP_TOPIC, index)
-                if hp is not None and not hp.failed and hp.state.role == LEADER:
-                    wanted[index] = hp
-        for p in [p for p in self.shards if p not in wanted or self.shards[p].hp is not wanted[p]
-                  or self.shards[p].leader_epoch != wanted[p].state.leader_epoch]:
-            self._drop(p)
-        for p, hp in wanted.items():
-            if p not in self.shards:
-                self._load(p, hp)
+    # ================================================================================================ timers
+    def _start_timers(self) -> None:
         if self.shards and self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
-
-    def _load(self, p: int, hp) -> None:
-        """Replay the partition into a fresh shard, a chunk per turn of the event loop (requests for its groups get
-        COORDINATOR_LOAD_IN_PROGRESS meanwhile, as Kafka answers while it loads)."""
-        shard = GroupShard(p, self.config, new_id=lambda: str(uuid.uuid4()),
-                           group_configs=lambda group_id: self.md.image.configs.get((GROUP_CONFIGS, group_id), {}))
-        loaded = self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
-        loaded.loading = True
-        loaded.task = asyncio.get_running_loop().create_task(self._load_task(p, loaded))
-
-    async def _load_task(self, p: int, loaded: Loaded) -> None:
-        hp, shard = loaded.hp, loaded.shard
-        lg = hp.log
-        started = time.monotonic()
-        count = 0
-
-        def take(batch, pos: int) -> None:
-            nonlocal count
-            if batch.is_control:
-                commit = _marker_of(batch)
-                if commit is not None:
-                    shard.complete_txn(batch.producer_id, commit, batch.base_offset)
-                return
-            txn = batch.is_transactional  # a TxnOffsetCommit's offsets wait for their marker
-            for rec in batch:
-                if rec.offset >= pos:
-                    if txn:
-                        shard.replay_txn(batch.producer_id, rec.key, rec.value, rec.offset)
-                    else:
-                        shard.replay(rec.key, rec.value, rec.offset)
-                    count += 1
-
-        try:
-            pos = await replay_partition(lg, lambda: self.shards.get(p) is loaded, take)
-            if pos is None:
-                return  # dropped meanwhile (the leadership moved on)
-            loaded.scanned = pos
-            shard.advance(lg.high_watermark())
-        except CoordinatorRecordError as exc:
-            log.error("cannot load %s-%d: %s; its groups are not served", GROUP_TOPIC, p, exc)
-            loaded.failed = True
-            return
-        except LogIOError as exc:
-            log.error("cannot load %s-%d: %s", GROUP_TOPIC, p, exc)
-            loaded.failed = True
-            return
-        finally:
-            loaded.loading = False
-        shard.loaded(_now_ms())
-        log.info("loaded %s-%d in leader epoch %d: %d records, %d groups in %.0f ms", GROUP_TOPIC, p,
-                 loaded.leader_epoch, count, len(shard.group_ids()), (time.monotonic() - started) * 1000)
-
-    def _drop(self, p: int) -> None:
-        loaded = self.shards.pop(p, None)
-        if loaded is None or loaded.shard is None:
-            return
-        if loaded.task is not None and not loaded.task.done():
-            loaded.task.cancel()
-        for reply in loaded.shard.unload():
-            self._send(reply.token, reply.body)
-        log.info("unloaded %s-%d", GROUP_TOPIC, p)
-
-    def _reload(self, p: int) -> None:
-        loaded = self.shards.get(p)
-        if loaded is None:
-            return
-        self._drop(p)
-        hp = loaded.hp
-        if not hp.failed and hp.state.role == LEADER:
-            self._load(p, hp)
-
-    def _hw_moved(self, hp) -> None:
-        if hp.topic != GROUP_TOPIC:
-            return
-        loaded = self.shards.get(hp.index)
-        if loaded is not None and loaded.hp is hp and loaded.shard is not None:
-            if not loaded.loading:
-                self._scan_markers(loaded)
-            loaded.shard.advance(hp.log.high_watermark())
-
-    def _scan_markers(self, loaded: Loaded) -> None:
-        """The transaction markers the partition's leader appended (WriteTxnMarkers) since the last look, up to the
-        high watermark: each completes its producer's pending TxnOffsetCommit offsets."""
-        lg, shard = loaded.hp.log, loaded.shard
-        hw = lg.high_watermark()
-        if not shard.txn_offsets:
-            loaded.scanned = max(loaded.scanned, hw)
-            return
-        pos = max(loaded.scanned, lg.start_offset())
-        try:
-            while pos < hw:
-                info = lg.read(pos, LOAD_CHUNK)
-                if not len(info.records):
-                    break
-                moved = False
-                for batch in read_batches(info.records):
-                    if batch.base_offset >= hw:
-                        break
-                    if batch.last_offset < pos:
-                        continue
-                    commit = _marker_of(batch)
-                    if commit is not None:
-                        shard.complete_txn(batch.producer_id, commit, batch.base_offset)
-                    pos, moved = batch.last_offset + 1, True
-                if not moved:
-                    break
-        except LogIOError as exc:
-            log.error("cannot read %s-%d for transaction markers: %s", GROUP_TOPIC, loaded.hp.index, exc)
-            return
-        loaded.scanned = max(loaded.scanned, min(pos, hw))
 
     async def _tick_loop(self) -> None:
         while True:
@@ -344,79 +180,21 @@ class GroupApis:
 
     # ================================================================================================ writing
     @staticmethod
-    def _send(token, body) -> None:
+    def _send(reply, body) -> None:
+        conn, version, cid, _client = reply.token
+        conn.send_response(body, version, cid)
+
+    def _reply(self, token, body) -> None:
         conn, version, cid, _client = token
         conn.send_response(body, version, cid)
 
     def _write(self, p: int, result: Result, on_done=None, producer: tuple[int, int] | None = None,
                guard=None) -> None:
-        """Append ``result``'s records to the partition and send its replies once they are committed;
-        ``on_done(error)`` after that (error 0, or the client-facing code of a failed write). ``producer``: (id,
-        epoch) of a TxnOffsetCommit, whose records go as that producer's transactional batch, checked like a
-        client's against the transaction verification (``guard``: that of its verification, KIP-890)."""
-        if not result.records:
-            for reply in result.replies:
-                self._send(reply.token, reply.body)
-            if on_done is not None:
-                on_done(0)
-            return
-        loaded = self.shards[p]
-        hp = loaded.hp
-        error, _message = hp.state.produce_error(-1, hp.min_isr)
-        appended = None
-        if not error:
-            builder = RecordBatchBuilder() if producer is None else RecordBatchBuilder(
-                is_transactional=True, producer_id=producer[0], producer_epoch=producer[1],
-                base_sequence=_next_sequence(hp, *producer))
-            now = _now_ms()
-            for key, value in result.records:
-                builder.append(key, value, timestamp=now)
-            appended = self.replicas.append(hp, builder.build(), -1, verify=producer is not None, guard=guard)
-            error = appended.error
-        if producer is not None and error in _PRODUCER_REFUSALS:
-            # the producer's batch was refused, not the partition failing: a void verification (a marker of the
-            # producer landed since the coordinator's answer), a fenced epoch, a sequence out of order, offsets too
-            # large. Nothing was written and the shard assumed nothing, so there is nothing to reload; answered as
-            # Kafka's maybeConvertOffsetCommitError passes them on
-            code = offset_commit_error(error)
-            for reply in result.replies:
-                self._send(reply.token, refusal(reply, reply.token[1], code))
-            if on_done is not None:
-                on_done(error)
-            return
-        if error:
-            self._failed(p, result, error, on_done)
-            return
-        shard = loaded.shard
-        for i, (key, value) in enumerate(result.records):
-            if producer is None:
-                shard.replay(key, value, appended.base_offset + i)
-            else:
-                shard.replay_txn(producer[0], key, value, appended.base_offset + i)
-
-        def committed(error: int) -> None:
-            if error == ec.NONE:
-                error = hp.state.ack_error(hp.min_isr)
-            if error:
-                self._failed(p, result, error, on_done)
-                return
-            for reply in result.replies:
-                self._send(reply.token, reply.body)
-            if on_done is not None:
-                on_done(0)
-
-        self.replicas.wait_committed(hp, appended.end, committed, self.node.settings.config.offsets_commit_timeout_ms)
-
-    def _failed(self, p: int, result: Result, error: int, on_done) -> None:
-        code = _write_error(error)
-        log.info("a write to %s-%d failed (%s): answering %s and reloading", GROUP_TOPIC, p, ec.name_of(error),
-                 ec.name_of(code))
-        for reply in result.replies:
-            self._send(reply.token, refusal(reply, reply.token[1], code))
-        if self.shards.get(p) is not None:
-            self._reload(p)
-        if on_done is not None:
-            on_done(code)
+        """Append ``result``'s records to the partition and send its replies once they are committed (the
+        coordinator runtime); ``on_done(error)`` after that. ``producer``: (id, epoch) of a TxnOffsetCommit, whose
+        records go as that producer's transactional batch, checked like a client's against the transaction
+        verification (``guard``: that of its verification, KIP-890)."""
+        self.runtime.write(p, result, _now_ms(), on_done, producer, guard)
 
     # ================================================================================================ FindCoordinator
     def find_coordinator(self, request, conn) -> None:
@@ -480,11 +258,11 @@ class GroupApis:
         def handler(request, conn) -> None:
             token = (conn, request.version, request.header.correlation_id, request.header.client_id)
             if not self._may(conn, 0, request.body.group_id, Op.READ):
-                self._send(token, error_response(api, request.version, ec.GROUP_AUTHORIZATION_FAILED))
+                self._reply(token, error_response(api, request.version, ec.GROUP_AUTHORIZATION_FAILED))
                 return
             p, shard = self._route(request.body.group_id)
             if shard is None:
-                self._send(token, error_response(api, request.version, self.route_error))
+                self._reply(token, error_response(api, request.version, self.route_error))
                 return
             self._write(p, call(shard, request.body, request.version, token, _now_ms(), conn))
         return handler
@@ -522,10 +300,10 @@ class GroupApis:
                 for i in idx]) for name, idx in order])
 
         if not group_ok:
-            self._send(token, merged(refused))
+            self._reply(token, merged(refused))
             return
         if shard is None:
-            self._send(token, merged({k: self.route_error for name, idx in order for k in
+            self._reply(token, merged({k: self.route_error for name, idx in order for k in
                                       ((name, i) for i in idx)}))
             return
         original = body.topics
@@ -561,10 +339,10 @@ class GroupApis:
         access = self.node.authorizer
         if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
                                                     Op.WRITE):
-            self._send(token, merged({}, ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
+            self._reply(token, merged({}, ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED))
             return
         if not self._may(conn, 0, body.group_id, Op.READ):
-            self._send(token, merged({}, ec.GROUP_AUTHORIZATION_FAILED))
+            self._reply(token, merged({}, ec.GROUP_AUTHORIZATION_FAILED))
             return
         image = self.md.image
         refused: dict[tuple[str, int], int] = {}
@@ -584,13 +362,14 @@ class GroupApis:
                 kept.append(type(t)(name=t.name, partitions=parts))
         p, shard = self._route(body.group_id)
         if shard is None:
-            self._send(token, merged(refused, self.route_error))
+            self._reply(token, merged(refused, self.route_error))
             return
-        hp = self.shards[p].hp
+        writer = self.shards[p].writer
+        hp = writer.hp
         if verified is None and kept:  # KIP-890: the transaction coordinator confirms the partition first
             pid, epoch = body.producer_id, body.producer_epoch
             verified = self.replicas.verifier.txn_offset_commit(
-                body.transactional_id, pid, epoch, hp, _next_sequence(hp, pid, epoch), version,
+                body.transactional_id, pid, epoch, hp, writer.next_sequence(pid, epoch), version,
                 lambda v: self.txn_offset_commit(request, conn, v, hp))
             if verified is None:
                 return  # runs again with the coordinator's answer
@@ -598,11 +377,11 @@ class GroupApis:
         guard = None
         if verified is not None:
             if verified_on is not hp:  # the partition's leadership moved meanwhile: its verification is gone
-                self._send(token, merged(refused, ec.NOT_COORDINATOR))
+                self._reply(token, merged(refused, ec.NOT_COORDINATOR))
                 return
             error = verified.errors.get((GROUP_TOPIC, p))
             if error is not None:
-                self._send(token, merged(refused, error[0]))
+                self._reply(token, merged(refused, error[0]))
                 return
             guard = verified.guards.get((GROUP_TOPIC, p))
         original = body.topics
@@ -651,11 +430,11 @@ class GroupApis:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         if not self._may(conn, 0, body.group_id, Op.READ):
-            self._send(token, consumer_error(ec.GROUP_AUTHORIZATION_FAILED))
+            self._reply(token, consumer_error(ec.GROUP_AUTHORIZATION_FAILED))
             return
         p, shard = self._route(body.group_id)
         if shard is None:
-            self._send(token, consumer_error(self.route_error))
+            self._reply(token, consumer_error(self.route_error))
             return
         image = self.md.image
 
@@ -786,11 +565,11 @@ class GroupApis:
         body = request.body
         token = (conn, request.version, request.header.correlation_id, request.header.client_id)
         if not self._may(conn, 0, body.group_id, Op.DELETE):
-            self._send(token, R(error_code=ec.GROUP_AUTHORIZATION_FAILED, throttle_time_ms=0, topics=[]))
+            self._reply(token, R(error_code=ec.GROUP_AUTHORIZATION_FAILED, throttle_time_ms=0, topics=[]))
             return
         p, shard = self._route(body.group_id)
         if shard is None:
-            self._send(token, R(error_code=self.route_error, throttle_time_ms=0, topics=[]))
+            self._reply(token, R(error_code=self.route_error, throttle_time_ms=0, topics=[]))
             return
         image = self.md.image
         access = self.node.authorizer

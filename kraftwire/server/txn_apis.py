@@ -6,6 +6,8 @@
   controller to create it (``transaction.state.log.num.partitions`` 50, ``transaction.state.log.replication.factor``
   3, ``min.insync.replicas`` = ``transaction.state.log.min.isr`` 2, compacted, uncompressed, no unclean election,
   ``transaction.state.log.segment.bytes``), telling the client COORDINATOR_NOT_AVAILABLE meanwhile, as Kafka does.
+* **Hosting** is the coordinator runtime's (``coordinator.runtime`` with ``coordinator.txn.hosting.TxnKind``, on
+  this broker's ISR partitions: ``server.coordinator_runtime``).
 * **Loading.** When the image makes this broker the leader of a partition (a new leader epoch: Kafka's coordinator
   epoch), the partition is replayed from its log start into a fresh shard (COORDINATOR_LOAD_IN_PROGRESS meanwhile;
   NOT_COORDINATOR once this broker no longer leads it). Transactions found half-way (PrepareCommit/PrepareAbort)
@@ -13,7 +15,7 @@
 * **Writing.** A shard's records go to the partition as one batch with acks=all; the replies leave once the high
   watermark passes the batch. A failed write answers with Kafka's mapping (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE)
   and reloads the shard from the log, which undoes what the shard had assumed.
-* **Markers.** Once a PrepareCommit/PrepareAbort is committed, ``MarkerSender`` sends WriteTxnMarkers (v1, the
+* **Markers.** Once a PrepareCommit/PrepareAbort is committed, ``txn_markers.MarkerSender`` sends WriteTxnMarkers (v1, the
   coordinator epoch = the partition's leader epoch) to each partition's leader on the inter-broker listener, retrying
   Kafka's retriable errors (and a missing or unreachable leader) until every partition has its marker; a partition
   whose topic is gone, or answering UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
@@ -50,41 +52,22 @@ import time
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
-from kraftwire.coordinator.records import CoordinatorRecordError
-from kraftwire.coordinator.txn.coordinator import (
-    STATE_NAMES,
-    ListingFilter,
-    Marker,
-    TxnConfig,
-    TxnResult,
-    TxnShard,
-)
-from kraftwire.errors import LogIOError
+from kraftwire.coordinator.runtime import Hosted
+from kraftwire.coordinator.txn.coordinator import STATE_NAMES, ListingFilter, Marker, TxnConfig, TxnResult, TxnShard
+from kraftwire.coordinator.txn.hosting import TxnKind, partitions_answer
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.protocol import messages as w
-from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.broker_links import BrokerLinks
-from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic, replay_partition
-from kraftwire.replica.partition import LEADER
+from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic
+from kraftwire.server.coordinator_runtime import BrokerRuntime
+from kraftwire.server.coordinator_runtime import now_ms as _now_ms
+from kraftwire.server.txn_markers import MarkerLinks, MarkerSender
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
-from kraftwire.server.group_apis import _write_error
 
 log = logging.getLogger("kraftwire.transactions")
 
 WRITE_TIMEOUT_MS = 30_000  # Kafka waits request.timeout.ms for a transaction log append
-MARKER_BACKOFF_S = 0.1
 NEXT_TXN_HOLD_S = 0.02  # the longest a producer's next transaction waits for its last one's markers
-MARKER_REQUEST_TIMEOUT_S = 10.0
-#: WriteTxnMarkers answers per partition (Kafka's TransactionMarkerRequestCompletionHandler)
-MARKER_RETRY = frozenset({ec.UNKNOWN_TOPIC_OR_PARTITION, ec.NOT_LEADER_OR_FOLLOWER, ec.NOT_ENOUGH_REPLICAS,
-                          ec.NOT_ENOUGH_REPLICAS_AFTER_APPEND, ec.REQUEST_TIMED_OUT, ec.KAFKA_STORAGE_ERROR})
-MARKER_DONE = frozenset({ec.NONE, ec.UNSUPPORTED_FOR_MESSAGE_FORMAT, ec.UNSUPPORTED_VERSION})
-MARKER_STOP = frozenset({ec.INVALID_PRODUCER_EPOCH, ec.TRANSACTION_COORDINATOR_FENCED})
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # ==================================================================================================== answers
@@ -110,120 +93,7 @@ def for_version(body, version: int):
     return body
 
 
-# ==================================================================================================== markers
-class MarkerSender:
-    """Sends one transaction's markers to its partitions' leaders until each partition has its marker.
-
-    ``leader_of(topic, partition)``: the leader's broker id; -1 while the partition has no leader (retried), None
-    when the partition is gone (its marker counts as written, as Kafka skips a partition with no leader endpoint).
-    ``call(broker_id, WriteTxnMarkersRequest)``: an awaitable of the response; an exception means "retry".
-    """
-
-    def __init__(self, leader_of, call, *, backoff_s: float = MARKER_BACKOFF_S) -> None:
-        self.leader_of = leader_of
-        self.call = call
-        self.backoff_s = backoff_s
-        self.tasks: set[asyncio.Task] = set()
-
-    def send(self, marker: Marker, coordinator_epoch: int, done, still_current=lambda: True) -> asyncio.Task:
-        """Start sending; ``done(True)`` once every partition has its marker, ``done(False)`` when the sending was
-        given up (fenced, or ``still_current()`` turned False: the coordinator moved on)."""
-        task = asyncio.get_running_loop().create_task(self.run(marker, coordinator_epoch, done, still_current))
-        self.tasks.add(task)
-        task.add_done_callback(self.tasks.discard)
-        return task
-
-    async def run(self, marker: Marker, coordinator_epoch: int, done, still_current=lambda: True) -> bool:
-        left = set(marker.partitions)
-        while left:
-            if not still_current():
-                done(False)
-                return False
-            by_leader: dict[int, list[tuple[str, int]]] = {}
-            for tp in sorted(left):
-                leader = self.leader_of(*tp)
-                if leader is None:
-                    log.info("%s: partition %s-%d is gone; its marker is skipped", marker.transactional_id, *tp)
-                    left.discard(tp)
-                elif leader >= 0:
-                    by_leader.setdefault(leader, []).append(tp)
-            answers_ = await asyncio.gather(*(self._one(b, marker, coordinator_epoch, tps)
-                                              for b, tps in by_leader.items()))
-            for codes in answers_:
-                for tp, code in codes.items():
-                    if code in MARKER_DONE:
-                        left.discard(tp)
-                    elif code in MARKER_STOP:
-                        log.info("%s: marker for %s-%d answered %s; no more markers are sent",
-                                 marker.transactional_id, *tp, ec.name_of(code))
-                        done(False)
-                        return False
-                    elif code not in MARKER_RETRY:
-                        log.warning("%s: marker for %s-%d answered %s; retrying", marker.transactional_id, *tp,
-                                    ec.name_of(code))
-            if left:
-                await asyncio.sleep(self.backoff_s)
-        if not still_current():
-            done(False)
-            return False
-        done(True)
-        return True
-
-    async def _one(self, broker: int, marker: Marker, coordinator_epoch: int, tps) -> dict:
-        R = w.WriteTxnMarkersRequest
-        topics: dict[str, list[int]] = {}
-        for topic, p in tps:
-            topics.setdefault(topic, []).append(p)
-        body = R(markers=[R.WritableTxnMarker(
-            producer_id=marker.producer_id, producer_epoch=marker.producer_epoch, transaction_result=marker.commit,
-            topics=[R.WritableTxnMarkerTopic(name=n, partition_indexes=ps) for n, ps in topics.items()],
-            coordinator_epoch=coordinator_epoch)])
-        try:
-            response = await self.call(broker, body)
-        except Exception as exc:  # noqa: BLE001 - unreachable leader, closed connection, timeout: all retried
-            log.debug("WriteTxnMarkers to broker %d: %r; retrying", broker, exc)
-            return {}
-        codes = {}
-        for m in response.markers:
-            if m.producer_id != marker.producer_id:
-                continue
-            for t in m.topics:
-                for p in t.partitions:
-                    codes[(t.name, p.partition_index)] = p.error_code
-        return codes
-
-
-class MarkerLinks:
-    """WriteTxnMarkers (v1) to partition leaders over the broker's inter-broker connections (``BrokerLinks``)."""
-
-    def __init__(self, node) -> None:
-        self.links = BrokerLinks(node, "txn-coordinator")
-
-    @property
-    def conns(self):
-        return self.links.conns
-
-    async def call(self, broker: int, body):
-        return await self.links.request(
-            broker, lambda conn, _prepared: conn.request(body, 1, timeout=MARKER_REQUEST_TIMEOUT_S))
-
-    async def close(self) -> None:
-        await self.links.close()
-
-
 # ==================================================================================================== hosting
-class Loaded:
-    __slots__ = ("shard", "hp", "leader_epoch", "failed", "loading", "task", "resend", "resend_at")
-
-    def __init__(self, shard: TxnShard, hp, leader_epoch: int) -> None:
-        self.shard, self.hp, self.leader_epoch = shard, hp, leader_epoch
-        self.failed = False
-        self.loading = False
-        self.task: asyncio.Task | None = None
-        self.resend: list[Marker] = []  # markers of transactions found prepared, sent once the HW reaches resend_at
-        self.resend_at = 0
-
-
 class _IdSink:
     """Stands for a client connection in ``ProducerIdBlocks``' queue: the id it is given goes to ``got``."""
 
@@ -245,7 +115,6 @@ class TxnApis:
         self.ids = ids  # partition_apis.ProducerIdBlocks
         c = node.settings.config
         self.max_timeout_ms = c.transaction_max_timeout_ms
-        self.shards: dict[int, Loaded] = {}
         self.route_error = ec.NOT_COORDINATOR
         self.spare: list[int] = []
         self._want_ids: list = []  # callbacks waiting for a spare producer id
@@ -255,8 +124,14 @@ class TxnApis:
         self.markers = MarkerSender(self._leader_of, self.links.call)
         #: transactional id -> what waits for its markers to be written (``_hold_for_markers``)
         self._marking: dict[str, list] = {}
-        replicas.watchers.append(self._hw_moved)
-        metadata.on_image.append(self._image)
+        self.runtime = BrokerRuntime(TxnKind(self._config, self._take_id, self._send_markers), self._send, replicas,
+                                     metadata, WRITE_TIMEOUT_MS)
+        self.runtime.on_hosting = self._start_timers
+
+    @property
+    def shards(self) -> dict:
+        """The hosted ``__transaction_state`` partitions (``coordinator.runtime.Hosted``), by partition."""
+        return self.runtime.hosted
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -272,8 +147,7 @@ class TxnApis:
             self._ticker = None
         for task in list(self.markers.tasks):
             task.cancel()
-        for p in list(self.shards):
-            self._drop(p)
+        self.runtime.close()
         links = self.links
         if links.conns:
             try:
@@ -291,16 +165,10 @@ class TxnApis:
         return (len(topic.partitions) if topic is not None
                 else self.node.settings.config.transaction_state_log_num_partitions)
 
-    def _route(self, transactional_id: str) -> tuple[int, Loaded | None]:
+    def _route(self, transactional_id: str) -> tuple[int, Hosted | None]:
         p = partition_for(transactional_id, self.partitions())
-        loaded = self.shards.get(p)
-        if loaded is not None and loaded.loading:
-            self.route_error = ec.COORDINATOR_LOAD_IN_PROGRESS
-            return p, None
-        if loaded is None or loaded.failed:
-            self.route_error = ec.NOT_COORDINATOR
-            return p, None
-        return p, loaded
+        hosted, self.route_error = self.runtime.route(p)
+        return p, hosted
 
     def coordinator(self, key: str, listener: str):
         """FindCoordinator's (error, message, node id, host, port) for a transactional id."""
@@ -332,91 +200,10 @@ class TxnApis:
             return None
         return t.partitions[partition].leader
 
-    # ================================================================================================ leadership
-    def _image(self, image) -> None:
-        topic = image.topic(TRANSACTION_TOPIC)
-        wanted = {}
-        if topic is not None:
-            for index in topic.partitions:
-                hp = self.replicas.get(TRANSACTION_TOPIC, index)
-                if hp is not None and not hp.failed and hp.state.role == LEADER:
-                    wanted[index] = hp
-        for p in [p for p in self.shards if p not in wanted or self.shards[p].hp is not wanted[p]
-                  or self.shards[p].leader_epoch != wanted[p].state.leader_epoch]:
-            self._drop(p)
-        for p, hp in wanted.items():
-            if p not in self.shards:
-                self._load(p, hp)
+    # ================================================================================================ timers
+    def _start_timers(self) -> None:
         if self.shards and self._ticker is None:
             self._ticker = asyncio.get_running_loop().create_task(self._tick_loop())
-
-    def _load(self, p: int, hp) -> None:
-        shard = TxnShard(p, self._config(), allocate=self._take_id)
-        loaded = self.shards[p] = Loaded(shard, hp, hp.state.leader_epoch)
-        loaded.loading = True
-        loaded.task = asyncio.get_running_loop().create_task(self._load_task(p, loaded))
-
-    async def _load_task(self, p: int, loaded: Loaded) -> None:
-        hp, shard = loaded.hp, loaded.shard
-        lg = hp.log
-        started = time.monotonic()
-        count = 0
-
-        def take(batch, pos: int) -> None:
-            nonlocal count
-            if batch.is_control:
-                return
-            for rec in batch:
-                if rec.offset >= pos:
-                    shard.replay(rec.key, rec.value)
-                    count += 1
-
-        try:
-            pos = await replay_partition(lg, lambda: self.shards.get(p) is loaded, take)
-            if pos is None:
-                return
-        except (CoordinatorRecordError, LogIOError) as exc:
-            log.error("cannot load %s-%d: %s; its transactional ids are not served", TRANSACTION_TOPIC, p, exc)
-            loaded.failed = True
-            return
-        finally:
-            loaded.loading = False
-        loaded.resend = shard.loaded()
-        loaded.resend_at = pos
-        log.info("loaded %s-%d in coordinator epoch %d: %d records, %d transactional ids in %.0f ms",
-                 TRANSACTION_TOPIC, p, loaded.leader_epoch, count, len(shard.txns),
-                 (time.monotonic() - started) * 1000)
-        self._maybe_resend(p, loaded)
-
-    def _maybe_resend(self, p: int, loaded: Loaded) -> None:
-        if loaded.resend and loaded.hp.log.high_watermark() >= loaded.resend_at:
-            markers, loaded.resend = loaded.resend, []
-            for marker in markers:
-                self._send_markers(p, loaded, marker)
-
-    def _drop(self, p: int) -> None:
-        loaded = self.shards.pop(p, None)
-        if loaded is None:
-            return
-        if loaded.task is not None and not loaded.task.done():
-            loaded.task.cancel()
-        log.info("unloaded %s-%d", TRANSACTION_TOPIC, p)
-
-    def _reload(self, p: int) -> None:
-        loaded = self.shards.get(p)
-        if loaded is None:
-            return
-        self._drop(p)
-        hp = loaded.hp
-        if not hp.failed and hp.state.role == LEADER:
-            self._load(p, hp)
-
-    def _hw_moved(self, hp) -> None:
-        if hp.topic != TRANSACTION_TOPIC:
-            return
-        loaded = self.shards.get(hp.index)
-        if loaded is not None and loaded.hp is hp and not loaded.loading:
-            self._maybe_resend(hp.index, loaded)
 
     async def _tick_loop(self) -> None:
         c = self.node.settings.config
@@ -432,7 +219,7 @@ class TxnApis:
 
     def _each_shard(self, call, what: str) -> None:
         for p, loaded in list(self.shards.items()):
-            if loaded.loading or loaded.failed or self.shards.get(p) is not loaded:
+            if loaded.state != "ACTIVE" or self.shards.get(p) is not loaded:
                 continue
             try:
                 self._write(p, call(loaded.shard))
@@ -459,58 +246,23 @@ class TxnApis:
 
     # ================================================================================================ writing
     @staticmethod
-    def _send(token, body) -> None:
+    def _send(reply, body) -> None:
+        conn, version, cid = reply.token
+        conn.send_response(for_version(body, version), version, cid)
+
+    def _reply(self, token, body) -> None:
         conn, version, cid = token
         conn.send_response(for_version(body, version), version, cid)
 
     def _write(self, p: int, result: TxnResult) -> None:
-        """Append ``result``'s records, answer once committed, then send its markers."""
-        loaded = self.shards.get(p)
-        if not result.records:
-            for reply in result.replies:
-                self._send(reply.token, reply.body)
-            return
-        hp = loaded.hp
-        error, _message = hp.state.produce_error(-1, hp.min_isr)
-        appended = None
-        if not error:
-            builder = RecordBatchBuilder()
-            now = _now_ms()
-            for key, value in result.records:
-                builder.append(key, value, timestamp=now)
-            appended = self.replicas.append(hp, builder.build(), -1)
-            error = appended.error
-        if error:
-            self._failed(p, result, error)
-            return
+        """Append ``result``'s records, answer once committed, then send its markers (the coordinator runtime)."""
+        self.runtime.write(p, result, _now_ms())
 
-        def committed(error: int) -> None:
-            if error == ec.NONE:
-                error = hp.state.ack_error(hp.min_isr)
-            if error:
-                self._failed(p, result, error)
-                return
-            for reply in result.replies:
-                self._send(reply.token, reply.body)
-            if self.shards.get(p) is loaded:
-                for marker in result.markers:
-                    self._send_markers(p, loaded, marker)
-
-        self.replicas.wait_committed(hp, appended.end, committed, WRITE_TIMEOUT_MS)
-
-    def _failed(self, p: int, result: TxnResult, error: int) -> None:
-        code = _write_error(error)
-        log.info("a write to %s-%d failed (%s): answering %s and reloading", TRANSACTION_TOPIC, p,
-                 ec.name_of(error), ec.name_of(code))
-        for reply in result.replies:
-            self._send(reply.token, refusal(reply.api, reply.body, code))
-        if self.shards.get(p) is not None:
-            self._reload(p)
-
-    def _send_markers(self, p: int, loaded: Loaded, marker: Marker) -> None:
+    def _send_markers(self, loaded: Hosted, marker: Marker) -> None:
         """Send a prepared transaction's markers, then write Complete*; what waits for them (the producer's next
         transaction: ``_hold_for_markers``) goes on once Complete* is decided (the shard is Complete* from then on,
         its write under way), or once the sending stops."""
+        p = loaded.partition
         tid = marker.transactional_id
         waiting = self._marking.setdefault(tid, [])
 
@@ -529,9 +281,9 @@ class TxnApis:
         if not marker.partitions:
             done(True)
             return
-        self.markers.send(marker, loaded.leader_epoch, done, current)
+        self.markers.send(marker, loaded.epoch, done, current)
 
-    def _hold_for_markers(self, loaded: Loaded, transactional_id: str, producer_id: int, epoch: int,
+    def _hold_for_markers(self, loaded: Hosted, transactional_id: str, producer_id: int, epoch: int,
                           again) -> bool:
         """Whether the request was held: the producer's last transaction is still having its markers written (its
         EndTxn was answered once PrepareCommit/PrepareAbort was committed, as Kafka answers), so this request
@@ -592,7 +344,7 @@ class TxnApis:
         tid = body.transactional_id
 
         def answer(code: int) -> None:
-            self._send(token, R(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1))
+            self._reply(token, R(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1))
 
         if not self._may(conn, tid, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -627,7 +379,7 @@ class TxnApis:
         image = self.md.image
 
         def answer(codes: dict) -> None:
-            self._send(token, _partitions_answer(wanted, codes))
+            self._reply(token, partitions_answer(wanted, codes))
 
         if not self._may(conn, tid, Op.WRITE):
             answer({tp: ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED for tp in wanted})
@@ -656,7 +408,7 @@ class TxnApis:
         token = (conn, version, request.header.correlation_id)
 
         def answer(code: int) -> None:
-            self._send(token, w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code))
+            self._reply(token, w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code))
 
         if not self._may(conn, body.transactional_id, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -682,7 +434,7 @@ class TxnApis:
         token = (conn, version, request.header.correlation_id)
 
         def answer(code: int) -> None:
-            self._send(token, w.EndTxnResponse(throttle_time_ms=0, error_code=code))
+            self._reply(token, w.EndTxnResponse(throttle_time_ms=0, error_code=code))
 
         if not self._may(conn, body.transactional_id, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
@@ -709,7 +461,7 @@ class TxnApis:
             return
         out = []
         for loaded in self.shards.values():
-            if loaded.failed:
+            if loaded.state == "FAILED":
                 continue
             for t in loaded.shard.txns.values():
                 if not listing.accepts(t):
@@ -756,28 +508,4 @@ class TxnApis:
             s.topics = [R.TopicData(topic=n, partitions=ps) for n, ps in topics.items()]
         conn.send_response(R(throttle_time_ms=0, transaction_states=out), request.version,
                            request.header.correlation_id)
-
-
-def _partitions_answer(wanted: list[tuple[str, int]], codes: dict):
-    R = w.AddPartitionsToTxnResponse
-    topics: dict[str, list[int]] = {}
-    for topic, p in wanted:
-        topics.setdefault(topic, []).append(p)
-    return R(throttle_time_ms=0, results_by_topic_v3_and_below=[
-        R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
-            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
-            for p in ps]) for topic, ps in topics.items()])
-
-
-def refusal(api: str, body, code: int):
-    """The answer of a reply whose write failed: the same answer carrying ``code``."""
-    if api == "InitProducerId":
-        return w.InitProducerIdResponse(throttle_time_ms=0, error_code=code, producer_id=-1, producer_epoch=-1)
-    if api == "AddPartitionsToTxn":
-        wanted = [(t.name, r.partition_index) for t in body.results_by_topic_v3_and_below
-                  for r in t.results_by_partition]
-        return _partitions_answer(wanted, {tp: code for tp in wanted})
-    if api == "AddOffsetsToTxn":
-        return w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
-    return w.EndTxnResponse(throttle_time_ms=0, error_code=code)
 

@@ -16,15 +16,10 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 
 from __future__ import annotations
 
-import time
-
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+from kraftwire.server.coordinator_runtime import now_ms as _now_ms
 
 
 def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: dict):

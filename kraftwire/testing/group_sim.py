@@ -1,16 +1,18 @@
 """A seeded simulation of one ``__consumer_offsets`` partition's group coordinator across coordinator moves.
 
-**What runs.** The real pure shard (``kraftwire.coordinator.group.GroupShard``) with the real record layout, driven
-the way ``server/group_apis.py`` drives it: a result's records are appended to the leader's log and replayed into
-the shard at their offsets, its replies wait until the high watermark passes them. The partition has three
+**What runs.** The real pure shard (``kraftwire.coordinator.group.GroupShard``) with the real record layout, hosted
+by the real coordinator runtime (``kraftwire.coordinator.runtime`` with ``coordinator.group.hosting.GroupKind``, as
+``server/group_apis.py`` hosts it): a result's records are appended to the leader's log and folded into the shard at
+their offsets, its replies wait until the high watermark passes them, a failed write is refused and reloaded. The partition has three
 replicas; followers copy the leader's log at random moments and the high watermark is the shortest log among the
 live in-sync replicas. Consumers run the classic protocol (JoinGroup with MEMBER_ID_REQUIRED, SyncGroup with a
 range assignment made by the leader member, Heartbeat, OffsetCommit, LeaveGroup) against whoever leads now, and
 beside them KIP-848 members of a consumer group (ConsumerGroupHeartbeat with their owned partitions, commits at
 their member epoch, leaving; now and then an answer is lost on the way).
 
-**Faults.** The leader broker dies (its pending replies fail with NOT_COORDINATOR, as when the partition's
-leadership moves); an in-sync replica becomes leader and loads a fresh shard from *its* log — which may hold
+**Faults.** The leader broker dies (its pending writes fail, and the runtime answers them NOT_COORDINATOR, as when
+the partition's leadership moves); an in-sync replica becomes leader and the runtime loads a fresh shard from *its*
+log — which may hold
 records above the old high watermark that now commit; dead brokers come back truncated to the leader's log.
 Consumers stall past their session timeout, or leave. Time jumps.
 
@@ -41,6 +43,7 @@ import uuid as _uuid
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cgp
+from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
 from kraftwire.protocol import messages as w
 from kraftwire.testing.coordinator_log import BROKERS, ReplicatedLogSim, SimFailure, replay_main
@@ -104,8 +107,7 @@ class GroupSim(ReplicatedLogSim):
         self.config = config or GroupConfig(initial_rebalance_delay_ms=self.rng.choice((0, 0, 3000)),
                                             min_session_timeout_ms=1000)
         self.ids = 0
-        self.shard = self._new_shard()
-        self.shard.loaded(self.now)
+        self.start()
         self.consumers = [Consumer(i) for i in range(consumers)]
         self.next_consumers = [NextConsumer(i) for i in range(3)]
         #: the next offset a member would commit, per group and partition (only grows)
@@ -125,48 +127,26 @@ class GroupSim(ReplicatedLogSim):
         self.ids += 1
         return f"m{self.ids}"
 
-    def _new_shard(self) -> GroupShard:
-        return GroupShard(0, self.config, new_id=self._new_id)
+    def kind(self, *, oracle: bool = False) -> GroupKind:
+        return GroupKind(self.config, self._new_id, version_of=lambda token: token[2])
 
-    def _write(self, result) -> None:
-        """What the edge does: append, replay at the offsets, hold the replies until the high watermark."""
-        log = self.logs[self.leader]
-        if not result.records:
-            self._deliver(result.replies, None)
+    def answered(self, reply, body) -> None:
+        consumer, request, _version = reply.token
+        if isinstance(consumer, NextConsumer):
+            self._next_answered(consumer, request, body)
             return
-        for key, value in result.records:
-            self.shard.replay(key, value, len(log))
-            log.append((key, value))
-        self.pending.append((len(log), result.replies))
-        self._replicate(force=False)
-
-    def _deliver(self, replies, error: int | None) -> None:
-        for reply in replies:
-            consumer, request = reply.token
-            body = reply.body
-            if isinstance(consumer, NextConsumer):
-                self._next_answered(consumer, request, None if error is not None else body, error)
-                continue
-            if error is not None:
-                self.counts["lost_replies"] += 1
-                self._answered(consumer, request, None, ec.NOT_COORDINATOR)
-            else:
-                self._answered(consumer, request, body, None)
-
-    def _committed(self, hw: int) -> None:
-        self.shard.advance(hw)
-        while self.pending and self.pending[0][0] <= hw:
-            _end, replies = self.pending.popleft()
-            self._deliver(replies, None)
+        if self.failing:
+            self.counts["lost_replies"] += 1
+        self._answered(consumer, request, body)
 
     # ------------------------------------------------------------------------------------------------ consumers
-    def _token(self, c: Consumer, request: str):
+    def _token(self, c: Consumer, request: str, version: int):
         c.busy = True
-        return (c, request)
+        return (c, request, version)
 
-    def _answered(self, c: Consumer, request: str, body, error: int | None) -> None:
+    def _answered(self, c: Consumer, request: str, body) -> None:
         c.busy = False
-        code = error if error is not None else body.error_code if hasattr(body, "error_code") else 0
+        code = body.error_code if hasattr(body, "error_code") else 0
         if request == "join":
             if code == ec.MEMBER_ID_REQUIRED:
                 c.member_id = body.member_id
@@ -197,7 +177,7 @@ class GroupSim(ReplicatedLogSim):
                 c.last_seen = self.now
         elif request.startswith("commit:"):
             offsets = {int(k): int(v) for k, v in (x.split("=") for x in request[7:].split(",") if x)}
-            codes = {p.error_code for t in body.topics for p in t.partitions} if body is not None else {code}
+            codes = {p.error_code for t in body.topics for p in t.partitions}
             if codes == {0}:
                 self.counts["commits_acked"] += 1
                 for part, off in offsets.items():
@@ -228,13 +208,13 @@ class GroupSim(ReplicatedLogSim):
                     partition_index=p, committed_offset=o, committed_metadata="") for p, o in offsets.items()])])
             tag = "commit:" + ",".join(f"{p}={o}" for p, o in offsets.items())
             self.note(f"n{c.cid} commits {offsets} at epoch {c.epoch}")
-            self._write(self.shard.offset_commit(body, 9, self._token(c, tag), self.now))
+            self.write(self.shard.offset_commit(body, 9, self._token(c, tag, 9), self.now))
             return
         if c.epoch > 0 and roll > 0.98:
             self.note(f"n{c.cid} leaves")
             body = H(group_id=NEXT_GROUP, member_id=c.member_id, member_epoch=cgp.LEAVE_EPOCH,
                      rebalance_timeout_ms=-1)
-            self._write(self.shard.consumer_heartbeat(body, 1, self._token(c, "leave"), self.now, f"n{c.cid}",
+            self.write(self.shard.consumer_heartbeat(body, 1, self._token(c, "leave", 1), self.now, f"n{c.cid}",
                                                       "/h", self._lookup))
             return
         joining = c.epoch == 0
@@ -244,16 +224,14 @@ class GroupSim(ReplicatedLogSim):
                  server_assignor=None, topic_partitions=None if joining else [
                      H.TopicPartitions(topic_id=TOPIC_ID, partitions=sorted(c.owned))])
         self.counts["next_heartbeats"] += 1
-        self._write(self.shard.consumer_heartbeat(body, 1, self._token(c, "hb"), self.now, f"n{c.cid}", "/h",
+        self.write(self.shard.consumer_heartbeat(body, 1, self._token(c, "hb", 1), self.now, f"n{c.cid}", "/h",
                                                   self._lookup))
 
-    def _next_answered(self, c: NextConsumer, request: str, body, error: int | None) -> None:
+    def _next_answered(self, c: NextConsumer, request: str, body) -> None:
         c.busy = False
-        code = error if error is not None else body.error_code if request != "commit" and not request.startswith(
-            "commit:") else 0
         if request.startswith("commit:"):
             offsets = {int(k): int(v) for k, v in (x.split("=") for x in request[7:].split(",") if x)}
-            codes = {p.error_code for t in body.topics for p in t.partitions} if body is not None else {error}
+            codes = {p.error_code for t in body.topics for p in t.partitions}
             if codes == {0}:
                 self.counts["next_commits_acked"] += 1
                 for part, off in offsets.items():
@@ -264,6 +242,7 @@ class GroupSim(ReplicatedLogSim):
         if request == "leave":
             c.epoch, c.owned = 0, set()
             return
+        code = body.error_code
         if code in (ec.FENCED_MEMBER_EPOCH, ec.UNKNOWN_MEMBER_ID):
             self.counts["next_fenced"] += 1
             self.note(f"n{c.cid} fenced ({ec.name_of(code)}): rejoins")
@@ -291,7 +270,7 @@ class GroupSim(ReplicatedLogSim):
                      member_id=c.member_id, group_instance_id=None, protocol_type="consumer",
                      protocols=[J.JoinGroupRequestProtocol(name="range", metadata=_subscription())])
             self.note(f"c{c.cid} joins as {c.member_id or '-'}")
-            self._write(s.join_group(body, 5, self._token(c, "join"), self.now, f"c{c.cid}", "/h"))
+            self.write(s.join_group(body, 5, self._token(c, "join", 5), self.now, f"c{c.cid}", "/h"))
         elif c.state == "syncing":
             S = w.SyncGroupRequest
             assignments = []
@@ -304,8 +283,8 @@ class GroupSim(ReplicatedLogSim):
                 assignments = [S.SyncGroupRequestAssignment(member_id=m, assignment=_assignment(ps))
                                for m, ps in per.items()]
             self.note(f"c{c.cid} syncs gen {c.generation}{' as leader' if members else ''}")
-            self._write(s.sync_group(S(group_id=GROUP, generation_id=c.generation, member_id=c.member_id,
-                                       assignments=assignments), 3, self._token(c, "sync"), self.now))
+            self.write(s.sync_group(S(group_id=GROUP, generation_id=c.generation, member_id=c.member_id,
+                                       assignments=assignments), 3, self._token(c, "sync", 3), self.now))
         elif c.state == "stable":
             roll = self.rng.random()
             if roll < 0.45 and c.assignment:
@@ -321,51 +300,25 @@ class GroupSim(ReplicatedLogSim):
                              for p, o in offsets.items()])])
                 tag = "commit:" + ",".join(f"{p}={o}" for p, o in offsets.items())
                 self.note(f"c{c.cid} commits {offsets}")
-                self._write(s.offset_commit(body, 8, self._token(c, tag), self.now))
+                self.write(s.offset_commit(body, 8, self._token(c, tag, 8), self.now))
             elif roll < 0.97:
                 body = w.HeartbeatRequest(group_id=GROUP, generation_id=c.generation, member_id=c.member_id)
-                self._write(s.heartbeat(body, 3, self._token(c, "heartbeat"), self.now))
+                self.write(s.heartbeat(body, 3, self._token(c, "heartbeat", 3), self.now))
             else:
                 L = w.LeaveGroupRequest
                 self.note(f"c{c.cid} leaves")
-                self._write(s.leave_group(L(group_id=GROUP, members=[L.MemberIdentity(member_id=c.member_id)]),
-                                          3, self._token(c, "leave"), self.now))
+                self.write(s.leave_group(L(group_id=GROUP, members=[L.MemberIdentity(member_id=c.member_id)]),
+                                          3, self._token(c, "leave", 3), self.now))
 
     # ------------------------------------------------------------------------------------------------ faults
     def _move_coordinator(self) -> None:
-        candidates = [b for b in self.isr if b != self.leader]
-        if not candidates:
+        if not self.move():
             return
-        old = self.leader
-        new = self.rng.choice(candidates)
-        self.note(f"broker {old} dies; broker {new} leads (log {len(self.logs[new])}, hw {self.hw})")
-        self.alive.discard(old)
-        self.isr.discard(old)
-        for _end, replies in self.pending:
-            self._deliver(replies, ec.NOT_COORDINATOR)
-        self.pending.clear()
-        self._deliver(self.shard.unload(), ec.NOT_COORDINATOR)
-        self.leader = new
-        lead = self.logs[new]
-        if len(lead) < self.hw:
-            self.fail(f"the new leader's log ({len(lead)}) ends below the high watermark {self.hw}")
-        for b in self.alive:
-            if b != new and len(self.logs[b]) > len(lead):
-                del self.logs[b][len(lead):]
-        self.shard = self._load(lead, self.hw)
         loaded = self.shard.groups.get(GROUP)
         self._generation = loaded.generation if loaded is not None else 0
         self.counts["moves"] += 1
         self._advance_hw()
         self.check(force=True)
-
-    def _load(self, log, hw: int) -> GroupShard:
-        shard = self._new_shard()
-        for offset, (key, value) in enumerate(log):
-            shard.replay(key, value, offset)
-        shard.advance(hw)
-        shard.loaded(self.now)
-        return shard
 
     # ------------------------------------------------------------------------------------------------ checks
     def check(self, force: bool = False) -> None:
@@ -396,7 +349,7 @@ class GroupSim(ReplicatedLogSim):
         if self._checks % 20 and not force:
             return self._check_assignments(shard)
         self.counts["reload_checks"] += 1
-        again = self._load(lead, self.hw)
+        again = self.load_fresh()
         if again.offsets != shard.offsets or again.committed != shard.committed:
             self.fail("a shard loaded from the leader's log differs from the live one")
         n, n2 = shard.consumer_groups.get(NEXT_GROUP), again.consumer_groups.get(NEXT_GROUP)
@@ -448,7 +401,7 @@ class GroupSim(ReplicatedLogSim):
             r = self.shard.tick(self.now)
             if r.records or r.replies:
                 self.note(f"tick: {len(r.records)} records, {len(r.replies)} replies")
-            self._write(r)
+            self.write(r)
         elif roll < 0.94:
             if len(self.alive) >= 2:
                 self._move_coordinator()
@@ -479,7 +432,7 @@ class GroupSim(ReplicatedLogSim):
                 self._next_step(c)
             self._replicate(force=True)
             self.now += 100
-            self._write(self.shard.tick(self.now))
+            self.write(self.shard.tick(self.now))
             self._replicate(force=True)
             self.check()
             g = self.shard.groups.get(GROUP)

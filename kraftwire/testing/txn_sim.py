@@ -1,14 +1,16 @@
 """A seeded simulation of one ``__transaction_state`` partition's transaction coordinator (#20 groundwork).
 
 **What runs.** The real pure ``TxnShard`` on a partition with three replicas (followers copy the leader's log at
-random; the high watermark is the shortest in-sync log), driven as an edge would: a result's records are appended,
-its replies and marker requests released once the high watermark passes them. Producers (each with a transactional
+random; the high watermark is the shortest in-sync log), hosted by the real coordinator runtime
+(``kraftwire.coordinator.runtime`` with ``coordinator.txn.hosting.TxnKind``, as ``server/txn_apis.py`` hosts it): a
+result's records are appended, its replies and marker requests released once the high watermark passes them. Producers (each with a transactional
 id, some sharing one, as a restarted instance does) run init, add partitions, end (commit or abort); marker
 requests complete after a delay through ``markers_written``. Partition "data" is modelled as the set of
 transactional writes each producer made, so the outcome of every transaction can be checked.
 
-**Faults.** The coordinator broker dies (pending replies and markers are lost; an in-sync replica loads a new shard
-from its log and resends the markers of transactions it finds prepared); dead brokers return truncated;
+**Faults.** The coordinator broker dies (pending writes are refused NOT_COORDINATOR and markers in flight are lost;
+the runtime loads a new shard from an in-sync replica's log and resends the markers of transactions it finds
+prepared once the high watermark reaches that log's end); dead brokers return truncated;
 transactions time out; a second producer instance takes over a transactional id (the first becomes a zombie).
 
 **Invariants after every event.**
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn import coordinator as tc
+from kraftwire.coordinator.txn.hosting import TxnKind
 from kraftwire.testing.coordinator_log import BROKERS, ReplicatedLogSim, SimFailure, replay_main
 
 __all__ = ["SimFailure", "TxnSim", "main"]
@@ -52,35 +55,36 @@ class TxnSim(ReplicatedLogSim):
 
     title = "transaction simulation"
     module = "kraftwire.testing.txn_sim"
+    whole_batches = True
 
     def __init__(self, seed: int, events: int = 1500) -> None:
         super().__init__(seed, events)
         self.next_pid = 5000
-        self.shard = self._new_shard()
-        # pending: (end offset, replies, markers)
         self.in_flight_markers: list = []  # (due time, marker)
         self.producers = [Producer(i, f"tx-{i % 3}") for i in range(5)]
         #: (producer id, epoch) -> True (commit) / False (abort): the first outcome decided
         self.outcomes: dict[tuple[int, int], bool] = {}
         self.counts = {"commits": 0, "aborts": 0, "fenced": 0, "moves": 0, "timeouts": 0, "concurrent": 0,
                        "markers_resent": 0}
+        self.start()
 
     def _allocate(self) -> int:
         self.next_pid += 1
         return self.next_pid
 
-    def _new_shard(self) -> tc.TxnShard:
-        return tc.TxnShard(0, tc.TxnConfig(max_timeout_ms=60_000), allocate=self._allocate)
+    def kind(self, *, oracle: bool = False) -> TxnKind:
+        return TxnKind(lambda: tc.TxnConfig(max_timeout_ms=60_000), self._allocate,
+                       (lambda hosted, marker: None) if oracle else self._markers_out)
 
-    # ------------------------------------------------------------------------------------------------ plumbing
-    def _write(self, result: tc.TxnResult) -> None:
-        log = self.logs[self.leader]
-        if not result.records:
-            self._release(result.replies, result.markers)
-            return
-        log.append(tuple(result.records))  # one batch: replicated whole or not at all
-        self.pending.append((len(log), result.replies, result.markers))
-        self._replicate(force=False)
+    def answered(self, reply, body) -> None:
+        producer, request = reply.token
+        self._answered(producer, request, body)
+
+    def _markers_out(self, hosted, m) -> None:
+        """A prepared outcome is final once its record is committed and its markers go out; they are written after
+        a delay."""
+        self._decided(m)
+        self.in_flight_markers.append((self.now + self.rng.choice((10, 200, 2000)), m))
 
     def _decided(self, m) -> None:
         """A transaction — its id, producer, epoch and start (an epoch runs many transactions one after another) —
@@ -91,19 +95,6 @@ class TxnSim(ReplicatedLogSim):
         if previous != m.commit:
             self.fail(f"transaction {key}: {'commit' if m.commit else 'abort'} after "
                       f"{'commit' if previous else 'abort'}")
-
-    def _release(self, replies, markers) -> None:
-        for reply in replies:
-            producer, request = reply.token
-            self._answered(producer, request, reply.body)
-        for m in markers:  # a prepared outcome is final once its record is committed and its markers go out
-            self._decided(m)
-            self.in_flight_markers.append((self.now + self.rng.choice((10, 200, 2000)), m))
-
-    def _committed(self, hw: int) -> None:
-        while self.pending and self.pending[0][0] <= hw:
-            _end, replies, markers = self.pending.popleft()
-            self._release(replies, markers)
 
     # ------------------------------------------------------------------------------------------------ producers
     def _answered(self, p: Producer, request: str, body) -> None:
@@ -138,14 +129,14 @@ class TxnSim(ReplicatedLogSim):
         if p.state == "init":
             p.busy = True
             self.note(f"p{p.slot} init {p.transactional_id}")
-            self._write(s.init_producer_id(p.transactional_id, self.rng.choice((5000, 60_000)), None, (p, "init"),
+            self.write(s.init_producer_id(p.transactional_id, self.rng.choice((5000, 60_000)), None, (p, "init"),
                                            self.now))
         elif p.state == "ready" or (p.state == "open" and self.rng.random() < 0.5):
             parts = self.rng.sample(TOPICS, self.rng.randint(1, 3))
             p.busy = True
             result = s.add_partitions(p.transactional_id, p.producer_id, p.epoch, parts, (p, "add"), self.now)
             self._not_a_zombie(p, result)
-            self._write(result)
+            self.write(result)
         elif p.state in ("open", "ending"):
             if p.state == "open":  # a client retries the EndTxn it sent, it does not change its mind
                 p.ending_commit, p.state = self.rng.random() < 0.7, "ending"
@@ -155,7 +146,7 @@ class TxnSim(ReplicatedLogSim):
             result = s.end_txn(p.transactional_id, p.producer_id, p.epoch, commit,
                                (p, "end-commit" if commit else "end-abort"), self.now)
             self._not_a_zombie(p, result)
-            self._write(result)
+            self.write(result)
 
     def _not_a_zombie(self, p: Producer, result) -> None:
         """A request the coordinator accepts comes from the transactional id's current producer and epoch."""
@@ -168,45 +159,24 @@ class TxnSim(ReplicatedLogSim):
                       f"{None if t is None else (t.producer_id, t.producer_epoch)}")
 
     # ------------------------------------------------------------------------------------------------ faults
+    def lost(self) -> None:
+        self.in_flight_markers.clear()  # the marker requests in flight die with the coordinator
+
     def _move(self) -> None:
-        candidates = [b for b in self.isr if b != self.leader]
-        if not candidates:
+        if not self.move():
             return
-        old, new = self.leader, self.rng.choice(candidates)
-        self.note(f"coordinator {old} dies; {new} leads")
-        self.alive.discard(old)
-        self.isr.discard(old)
-        for _end, replies, _markers in self.pending:
-            for reply in replies:
-                reply.token[0].busy = False  # the answer is lost: the client asks again
-        self.pending.clear()
-        self.in_flight_markers.clear()
-        self.leader = new
-        lead = self.logs[new]
-        for b in self.alive:
-            if b != new and len(self.logs[b]) > len(lead):
-                del self.logs[b][len(lead):]
-        self.shard = self._load(lead)
-        resent = self.shard.loaded()
-        self.counts["markers_resent"] += len(resent)
-        # a prepared transaction the new leader's log holds above the high watermark may still be lost with it:
-        # its markers go once the high watermark reaches the log end the shard was loaded from
-        self.pending.append((len(lead), [], resent))
+        # the transactions the new coordinator found prepared: their markers go out again once the high watermark
+        # reaches the log end it loaded
+        self.counts["markers_resent"] += sum(t.state in (tc.PREPARE_COMMIT, tc.PREPARE_ABORT)
+                                             for t in self.shard.txns.values())
         self.counts["moves"] += 1
         self.check(force=True)
-
-    def _load(self, log) -> tc.TxnShard:
-        shard = self._new_shard()
-        for batch in log:
-            for key, value in batch:
-                shard.replay(key, value)
-        return shard
 
     def _markers(self) -> None:
         due = [(t, m) for t, m in self.in_flight_markers if t <= self.now]
         self.in_flight_markers = [(t, m) for t, m in self.in_flight_markers if t > self.now]
         for _t, m in due:
-            self._write(self.shard.markers_written(m.transactional_id, m.producer_id, m.producer_epoch, self.now))
+            self.write(self.shard.markers_written(m.transactional_id, m.producer_id, m.producer_epoch, self.now))
 
     # ------------------------------------------------------------------------------------------------ checks
     def check(self, force: bool = False) -> None:
@@ -217,7 +187,7 @@ class TxnSim(ReplicatedLogSim):
         self._checks = getattr(self, "_checks", 0) + 1
         if self._checks % 20 and not force:
             return
-        again = self._load(lead)
+        again = self.load_fresh()
         live = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in self.shard.txns.items()}
         loaded = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in again.txns.items()}
         if live != loaded:
@@ -234,7 +204,7 @@ class TxnSim(ReplicatedLogSim):
             r = self.shard.tick(self.now)
             if r.markers:
                 self.counts["timeouts"] += len(r.markers)
-            self._write(r)
+            self.write(r)
             self._markers()
         elif roll < 0.9:
             if len(self.alive) >= 2:

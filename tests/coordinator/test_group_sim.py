@@ -1,5 +1,6 @@
-"""The seeded group coordinator simulation (``kraftwire.testing.group_sim``): the pure shard across coordinator
-moves, with its invariants checked after every event and convergence required once the faults stop.
+"""The seeded group coordinator simulation (``kraftwire.testing.group_sim``): the pure shard, hosted by the real
+coordinator runtime, across coordinator moves, with its invariants checked after every event and convergence
+required once the faults stop.
 ``KRAFTWIRE_SIM_SEEDS`` seeds (default 100; ``--sim-seeds N``)."""
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ import os
 
 import pytest
 
+from kraftwire import error_codes as ec
+from kraftwire.coordinator import runtime as rt
 from kraftwire.coordinator.group import shard as gs
 from kraftwire.testing import group_sim
 
@@ -53,28 +56,22 @@ def test_a_committed_view_that_does_not_wait_for_the_high_watermark_is_caught(mo
 
 
 def test_answering_a_commit_before_it_is_replicated_is_caught(monkeypatch):
-    def write(self, result):
-        log = self.logs[self.leader]
-        for key, value in result.records:
-            self.shard.replay(key, value, len(log))
-            log.append((key, value))
-        self._deliver(result.replies, None)  # the bug: no wait for the high watermark
-
-    monkeypatch.setattr(group_sim.GroupSim, "_write", write)
+    # the runtime's bug: a write's replies do not wait for the high watermark
+    monkeypatch.setattr(rt.CoordinatorRuntime, "_await_commit", lambda self, h, end, done: done(ec.NONE))
     assert "was answered, the coordinator says" in _first_failure()
 
 
 def test_a_load_that_stops_at_the_high_watermark_is_caught(monkeypatch):
-    def load(self, log, hw):
-        shard = self._new_shard()
-        for offset, (key, value) in enumerate(log[:hw]):  # the bug: records above it are dropped
-            shard.replay(key, value, offset)
-        shard.advance(hw)
-        shard.loaded(self.now)
-        return shard
-
-    monkeypatch.setattr(group_sim.GroupSim, "_load", load)
+    # the runtime's bug: the records above the high watermark are left out of a load
+    monkeypatch.setattr(rt.CoordinatorRuntime, "_load_end", lambda self, h: h.writer.high_watermark())
     _first_failure()
+
+
+def test_a_failed_write_answered_as_a_success_is_caught(monkeypatch):
+    """The simulation drives the runtime the broker runs: a runtime that refuses a failed write's replies with no
+    error (its mapping of the partition's error broken) has a commit answered that the next coordinator lost."""
+    monkeypatch.setattr(rt, "write_error", lambda error: ec.NONE)
+    assert "was answered, the coordinator says" in _first_failure()
 
 
 def test_a_leader_assignment_applied_twice_is_caught(monkeypatch):

@@ -1,5 +1,5 @@
-"""The seeded transaction coordinator simulation (``kraftwire.testing.txn_sim``): the pure transaction shard across
-coordinator moves, timeouts and zombie producers, with its invariants after every event and convergence.
+"""The seeded transaction coordinator simulation (``kraftwire.testing.txn_sim``): the pure transaction shard, hosted
+by the real coordinator runtime, across coordinator moves, timeouts and zombie producers, with its invariants after every event and convergence.
 ``KRAFTWIRE_SIM_SEEDS`` / 2 seeds (default 50)."""
 
 from __future__ import annotations
@@ -46,3 +46,14 @@ def test_a_coordinator_that_does_not_check_the_epoch_is_caught(monkeypatch):
 def test_a_load_that_forgets_prepared_markers_is_caught(monkeypatch):
     monkeypatch.setattr(tc.TxnShard, "loaded", lambda self: [])
     assert "did not complete" in _first_failure()
+
+
+def test_markers_sent_before_their_prepare_is_committed_are_caught(monkeypatch):
+    """The simulation drives the runtime the broker runs: a runtime that does not wait for the commit sends a
+    transaction's markers while its PrepareCommit can still be lost with the coordinator, and the next one decides
+    the transaction the other way."""
+    from kraftwire.coordinator import runtime as rt
+
+    monkeypatch.setattr(rt.CoordinatorRuntime, "_await_commit", lambda self, h, end, done: done(tc.ec.NONE))
+    message = _first_failure()
+    assert "commit after abort" in message or "abort after commit" in message

@@ -6,10 +6,12 @@ with the Raft log as its partition.
   records (``KRAFTWIRE_GROUP_RECORD``) of the Raft log, so consumers of the log's topic never see them. Every replica
   folds them in its log scan (``state.LogState``) and keeps them in its snapshots, so a new leader has them.
 * **Leadership.** A new leader serves once it has committed in its own epoch (COORDINATOR_LOAD_IN_PROGRESS until
-  then): its fold then holds everything the old leader committed, and the shard goes live. A node that stops
-  leading answers what waits with NOT_COORDINATOR and its shard follows the log again.
-* **Writes.** A result's records go into one control batch appended through the core; the replies leave once it
-  is committed, NOT_COORDINATOR when the leadership went first (what group clients expect).
+  then): its fold then holds everything the old leader committed, and the coordinator runtime
+  (``kraftwire.coordinator.runtime``) hosts the shard, live. A node that stops leading resigns: what waits is
+  answered NOT_COORDINATOR and its shard follows the log again.
+* **Writes** go through the runtime to ``RaftLogPartition``: a result's records in one control batch appended
+  through the core; the replies leave once it is committed, NOT_COORDINATOR when the leadership went first (what
+  group clients expect), and a failed write makes the shard follow the log again before it serves anew.
 
 Time comes from the wall clock (Kafka's coordinator timestamps its records with it); member ids from uuid4.
 """
@@ -17,23 +19,24 @@ Time comes from the wall clock (Kafka's coordinator timestamps its records with 
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import (
     GroupConfig,
     Result,
     error_response,
     fetch_requests,
     offset_fetch_response,
-    refusal,
 )
+from kraftwire.coordinator.runtime import Appended, CoordinatorRuntime, Hosted
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import KRAFTWIRE_GROUP_RECORD, control_record_key, encode_control_value
 from kraftwire.server.broker import context as c
+from kraftwire.server.coordinator_runtime import now_ms as _now_ms
 
 log = logging.getLogger("kraftwire.broker.groups")
 
@@ -41,16 +44,85 @@ TICK_S = 0.1
 TRANSACTIONS_MESSAGE = "transactions need the transaction coordinator, which the raft test server does not run"
 
 
-def _now_ms() -> int:
-    return int(time.time() * 1000)
+#: the one partition the test server's groups live in (its Raft log)
+PARTITION = 0
+
+
+class RaftLogPartition:
+    """``PartitionWriter`` over the test server's Raft log, led in ``epoch``: a result's records go in one kraftwire
+    control batch (``KRAFTWIRE_GROUP_RECORD``). Every replica folds the log in its scan, so a coordinator has
+    nothing to read when it starts: the partition reads as empty."""
+
+    def __init__(self, ctx: c.BrokerContext) -> None:
+        self.ctx = ctx
+        self.epoch = ctx.epoch()
+
+    def leading(self) -> bool:
+        return self.ctx.is_leader() and self.ctx.epoch() == self.epoch
+
+    def append(self, records: list, now_ms: int, producer=None, guard=None) -> Appended:
+        builder = RecordBatchBuilder(is_control=True)
+        for key, value in records:
+            builder.append(control_record_key(KRAFTWIRE_GROUP_RECORD), encode_control_value(
+                KRAFTWIRE_GROUP_RECORD, w.KraftwireGroupRecord(key=key, value=value)))
+        raw = builder.build()
+        try:
+            first, last = self.ctx.driver.call(lambda raft, now: raft.append_batch(raw, now))
+        except Exception:  # NotLeaderError and friends: the runtime only needs to know it did not work
+            return Appended(c.NOT_LEADER_OR_FOLLOWER)
+        return Appended(ec.NONE, first, last + 1)
+
+    def when_committed(self, end: int, done) -> None:
+        self.ctx.wait_for(end, self.epoch, done)
+
+    def high_watermark(self) -> int:
+        return self.ctx.log.high_watermark()
+
+    def start_offset(self) -> int:
+        return 0
+
+    def end_offset(self) -> int:
+        return 0
+
+    def read(self, position: int) -> list:
+        return []
+
+
+class RaftGroupKind(GroupKind):
+    """The group kind on the test server: the shard is the log scan's fold (``state.LogState``), kept by every
+    replica, so electing takes that shard caught up to the log end instead of loading a fresh one, and a write is
+    folded by the scan."""
+
+    def __init__(self, config: GroupConfig, scan, ctx: c.BrokerContext) -> None:
+        super().__init__(config, lambda: str(uuid.uuid4()))
+        self.scan = scan
+        self.ctx = ctx
+
+    @property
+    def topic(self) -> str:
+        """The Raft log's topic (known once the node has opened its log)."""
+        return self.ctx.topic_name
+
+    def new_shard(self, partition: int):
+        self.scan.catch_up()
+        shard = self.scan.state.groups
+        shard.config, shard._new_id = self.config, self.new_id
+        return shard
+
+    def loaded(self, hosted: Hosted, now_ms: int) -> None:
+        hosted.shard.loaded(now_ms)
+        log.info("coordinating %d groups in leader epoch %d", len(hosted.shard.group_ids()), hosted.epoch)
+
+    def appended(self, hosted: Hosted, records: list, base_offset: int, producer) -> None:
+        self.scan.catch_up()  # the shard's offsets view holds the new records at once
 
 
 class Coordinator:
     def __init__(self, ctx: c.BrokerContext, scan) -> None:
         self.ctx = ctx
         self.scan = scan
-        self.config = GroupConfig.from_config(ctx.node.settings.config)
-        self.live_epoch = -1  # the leader epoch the shard serves in (-1: not serving)
+        self.kind = RaftGroupKind(GroupConfig.from_config(ctx.node.settings.config), scan, ctx)
+        self.runtime = CoordinatorRuntime(self.kind, self._send, self._load_now)
         self._tick = None
         ctx.watchers.append(self._check_leadership)
 
@@ -60,39 +132,32 @@ class Coordinator:
         return self.scan.state.groups
 
     def status(self) -> int:
-        """0 when this node serves its groups now (the shard goes live on the first call that may); else the
+        """0 when this node serves its groups now (the runtime hosts them from the first call that may); else the
         error to answer."""
         ctx = self.ctx
         if not ctx.is_leader():
-            self._stop_serving()
+            self.runtime.resign(PARTITION)
             return ec.NOT_COORDINATOR
-        if self.live_epoch != ctx.epoch():
-            self._stop_serving()
+        hosted = self.runtime.hosted.get(PARTITION)
+        if hosted is None or hosted.epoch != ctx.epoch() or hosted.shard is not self.shard:
+            self.runtime.resign(PARTITION)
             if ctx.epoch_start_offset() > ctx.log.high_watermark():
                 return ec.COORDINATOR_LOAD_IN_PROGRESS
-            self.scan.catch_up()
-            shard = self.shard
-            shard.config = self.config
-            shard._new_id = lambda: str(uuid.uuid4())
-            shard.loaded(_now_ms())
-            self.live_epoch = ctx.epoch()
-            log.info("coordinating %d groups in leader epoch %d", len(shard.group_ids()), self.live_epoch)
+            self.runtime.elect(PARTITION, RaftLogPartition(ctx))
         else:
             self.scan.catch_up()
         if self._tick is None:
             self._tick = ctx.loop().call_later(TICK_S, self._on_tick)
         return 0
 
-    def _check_leadership(self) -> None:
-        if self.live_epoch >= 0 and (not self.ctx.is_leader() or self.live_epoch != self.ctx.epoch()):
-            self._stop_serving()
+    def _load_now(self, hosted: Hosted) -> None:
+        """Nothing to read (the scan folded the log): the load ends at its first step."""
+        self.runtime.load_chunk(hosted, _now_ms())
 
-    def _stop_serving(self) -> None:
-        if self.live_epoch < 0:
-            return
-        self.live_epoch = -1
-        for reply in self.shard.unload():
-            reply.token[0].send_response(reply.body, reply.token[1], reply.token[2])
+    def _check_leadership(self) -> None:
+        hosted = self.runtime.hosted.get(PARTITION)
+        if hosted is not None and not hosted.writer.leading():
+            self.runtime.resign(PARTITION)
 
     def _on_tick(self) -> None:
         self._tick = None
@@ -102,37 +167,12 @@ class Coordinator:
 
     # ---------------------------------------------------------------------------------------------------- writes
     @staticmethod
-    def _send(reply) -> None:
+    def _send(reply, body) -> None:
         conn, version, cid, _client = reply.token
-        conn.send_response(reply.body, version, cid)
+        conn.send_response(body, version, cid)
 
     def _write(self, result: Result, on_done=None) -> None:
-        if not result.records:
-            for reply in result.replies:
-                self._send(reply)
-            if on_done is not None:
-                on_done(0)
-            return
-        builder = RecordBatchBuilder(is_control=True)
-        for key, value in result.records:
-            builder.append(control_record_key(KRAFTWIRE_GROUP_RECORD), encode_control_value(
-                KRAFTWIRE_GROUP_RECORD, w.KraftwireGroupRecord(key=key, value=value)))
-
-        def committed(error: int) -> None:
-            if error:
-                code = ec.NOT_COORDINATOR if error == c.NOT_LEADER_OR_FOLLOWER else ec.COORDINATOR_NOT_AVAILABLE
-                for reply in result.replies:
-                    reply.token[0].send_response(refusal(reply, reply.token[1], code), reply.token[1],
-                                                 reply.token[2])
-                self._stop_serving()  # what the shard assumed may be lost: it follows the log again
-            else:
-                for reply in result.replies:
-                    self._send(reply)
-            if on_done is not None:
-                on_done(error and ec.NOT_COORDINATOR)
-
-        self.ctx.append_and_commit(builder.build(), committed)
-        self.scan.catch_up()  # the shard's offsets view holds the new records at once
+        self.runtime.write(PARTITION, result, _now_ms(), on_done)
 
     # ---------------------------------------------------------------------------------------------------- handlers
     def find_coordinator(self, request, conn) -> None:
