@@ -81,7 +81,8 @@ def _voters_log(*sets, flush=True):
     builder.append(None, b"v0", timestamp=0)
     log.append_as_leader(builder.build(), 1)
     for voters in sets:
-        log.append_as_leader(voters_batch(voters.to_record(), epoch=1, base_offset=log.end_offset()), 1)
+        # a fixed timestamp: two logs built from the same sets hold the same bytes, whenever each is built
+        log.append_as_leader(voters_batch(voters.to_record(), epoch=1, base_offset=log.end_offset(), timestamp=0), 1)
     if flush:
         log.flush()
     return log
