@@ -53,17 +53,14 @@ from typing import Callable
 from kraftwire.error_codes import name_of as ec_name
 from kraftwire.error_codes import (
     CORRUPT_MESSAGE,
-    INVALID_RECORD,
-    INVALID_TXN_STATE,
     KAFKA_STORAGE_ERROR,
-    MESSAGE_TOO_LARGE,
     NONE,
     NOT_LEADER_OR_FOLLOWER,
     OFFSET_OUT_OF_RANGE,
     POLICY_VIOLATION,
     REQUEST_TIMED_OUT,
 )
-from kraftwire.errors import CorruptRecordError, InvalidAppendError, KraftwireError, LogIOError
+from kraftwire.errors import InvalidAppendError, KraftwireError, LogIOError
 from kraftwire.log import cleaner
 from kraftwire.log.api import Isolation
 from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
@@ -74,18 +71,16 @@ from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_p
 from kraftwire import kafka_configs
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs, replica_dir
-from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
-from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
+from kraftwire.records import read_batches
 from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
 from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
 from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
 from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
-from kraftwire.replica.log_append_time import log_append_time, stamp
-from kraftwire.replica.recompression import recompress
+from kraftwire.replica.leader_append import (AppendResult, compacts, deletes, plan_append, plan_marker,
+                                             record_append, record_marker)
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
-                                            encode_txn_index, marker_key, marker_value, read_marker)
-from kraftwire.replica.record_errors import check_records
+                                            encode_txn_index, fold_batch)
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.replica.verification import ProducerVerifications
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
@@ -103,20 +98,6 @@ def _wall_ms() -> int:
     return int(time.time() * 1000)
 
 DELETE_SUFFIX = "-delete"
-
-
-def _policies(cfg) -> list[str]:
-    return [p.strip() for p in (cfg.get("cleanup.policy") or "delete").split(",")]
-
-
-def _deletes(cfg) -> bool:
-    """Whether a topic's effective cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
-    return "delete" in _policies(cfg)
-
-
-def _compacts(cfg) -> bool:
-    """Whether a topic's effective cleanup.policy includes ``compact`` (the cleaner runs; records need keys)."""
-    return "compact" in _policies(cfg)
 
 
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
@@ -182,12 +163,7 @@ class Hosted:
         txns.aborted = [e for e in self._stored_aborted() if e.last_offset < start]
         stored = list(txns.aborted)
         for b in batches_between(lg, start, lg.end_offset(), Isolation.UNCOMMITTED):
-            marker = coordinator = None
-            if b.is_control and b.is_transactional:
-                marker, coordinator = read_marker(b)
-            table.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
-            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
-                txns.apply_batch(b)
+            fold_batch(table, txns, b)
         txns.delete_before(lg.start_offset())
         self.producers, self.txns, self.truncations = table, txns, lg.truncations
         if txns.aborted != stored or self._txn_index_files():
@@ -264,12 +240,7 @@ class Hosted:
             return
         self.txns.on_high_watermark(self.log.high_watermark())  # keeps the unreplicated ones few
         for b in batches:
-            marker = coordinator = None
-            if b.is_control and b.is_transactional:
-                marker, coordinator = read_marker(b)
-            self.producers.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
-            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
-                self._record_abort(self.txns.apply_batch(b))
+            self._record_abort(fold_batch(self.producers, self.txns, b))
 
     def write_producer_snapshot(self, offset: int | None = None) -> None:
         """The folded table as ``<offset>.snapshot`` (default: the log end; at a clean shutdown, and at a segment
@@ -298,19 +269,6 @@ class Hosted:
                 os.unlink(os.path.join(lg.directory, snapshot_name(offset)))
             except FileNotFoundError:
                 pass
-
-
-class AppendResult:
-    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset", "record_errors", "log_append_time_ms")
-
-    def __init__(self, error: int = NONE, message: str | None = None, base_offset: int = -1, end: int = -1,
-                 log_start_offset: int = -1, record_errors: tuple = (), log_append_time_ms: int = -1) -> None:
-        self.error, self.message, self.base_offset, self.end = error, message, base_offset, end
-        self.log_start_offset = log_start_offset
-        #: (index in its batch, message) of each invalid record (KIP-467), with ``error`` INVALID_RECORD
-        self.record_errors = record_errors
-        #: the time a LogAppendTime topic stamped the batches with (-1: CreateTime)
-        self.log_append_time_ms = log_append_time_ms
 
 
 class ReplicaManager:
@@ -773,89 +731,25 @@ class ReplicaManager:
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         lg = hp.log
-        if records is None or not len(records):
-            return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
-        raw = bytes(records)
+        plan = plan_append(records, topic=hp.topic, index=hp.index, config=hp.config,
+                           max_batch_size=lg.max_batch_size, log_start=lg.start_offset(),
+                           producers=lambda: (hp.producer_table(), hp.txns), verifications=hp.verifications,
+                           verify=verify, guard=guard, verification_enabled=self.verification_enabled(),
+                           wall_ms=_wall_ms())
+        if isinstance(plan, AppendResult):
+            return plan
         try:
-            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
-            if result.incomplete and result.batch_count:  # Kafka drops a partial batch after the whole ones
-                raw = raw[:result.valid_bytes]
-            elif result.valid_bytes != len(raw) or result.batch_count == 0:
-                raise CorruptRecordError("the records end with an incomplete batch", result.valid_bytes)
-            headers = list(read_batches(raw, validate=False))
-        except CorruptRecordError as exc:
-            return AppendResult(CORRUPT_MESSAGE, str(exc))
-        too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
-        if too_large is not None:
-            return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes is larger than "
-                                                   f"max.message.bytes {lg.max_batch_size}")
-        if any(b.is_control for b in headers):
-            return AppendResult(INVALID_RECORD, "a producer may not write control batches")
-        cfg = hp.config
-        create_time = (cfg.get("message.timestamp.type") or "CreateTime") == "CreateTime"
-        invalid = check_records(read_batches(raw, validate=False), hp.topic, hp.index, compacted=_compacts(cfg),
-                                now_ms=_wall_ms() if create_time else None,
-                                before_ms=int(cfg["message.timestamp.before.max.ms"]),
-                                after_ms=int(cfg["message.timestamp.after.max.ms"]))
-        if invalid is not None:
-            return AppendResult(invalid.error, invalid.message, log_start_offset=lg.start_offset(),
-                                record_errors=invalid.records)
-        idempotent = [b for b in headers if b.producer_id >= 0]
-        if any(b.is_transactional and b.producer_id < 0 for b in headers):
-            return AppendResult(INVALID_RECORD, "a transactional batch needs a producer id")
-        table = None
-        if idempotent:
-            if len(headers) != 1:
-                return AppendResult(INVALID_RECORD, "an idempotent producer must send one batch per partition")
-            b = headers[0]
-            table = hp.producer_table()
-            check = table.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
-            if check.duplicate is not None:  # Kafka answers a retried batch with its max timestamp as append time
-                first, last = check.duplicate
-                return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset(),
-                                    log_append_time_ms=check.timestamp)
-            if verify:  # Kafka's order: a duplicate, then the verification, then the epoch and sequence
-                error, message = hp.verifications.check_append(
-                    b.producer_id, b.base_sequence, b.is_transactional, b.producer_id in hp.txns.ongoing, guard,
-                    enabled=self.verification_enabled())
-                if error:
-                    return AppendResult(error, message)
-            if check.error:
-                return AppendResult(check.error, check.message)
-            if not b.is_transactional and b.producer_id in hp.txns.ongoing:
-                # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
-                return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
-                                                       f"{b.producer_id} in {hp.topic}-{hp.index}")
-        rebuilt = recompress(raw, hp.config)  # the topic's compression.type (LogValidator)
-        appended_at = -1
-        if log_append_time(hp.config):  # message.timestamp.type=LogAppendTime: the leader's clock, in place
-            appended_at = _wall_ms()
-            rebuilt = stamp(raw if rebuilt is None else rebuilt, appended_at)
-        if rebuilt is not None:
-            raw = rebuilt
-            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
-            too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
-            if too_large is not None:
-                return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes, recompressed, is larger "
-                                                       f"than max.message.bytes {lg.max_batch_size}")
-        try:
-            info = lg.append_as_leader(raw, hp.state.leader_epoch, result.batches)
+            info = lg.append_as_leader(plan.raw, hp.state.leader_epoch, plan.batches)
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except LogIOError as exc:
             self.dir_failed(hp.root, exc)
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        if table is not None:
-            b = headers[0]
-            table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
-                        info.last_offset, timestamp=b.max_timestamp)
-            if b.is_transactional:
-                hp.txns.apply(b.producer_id, info.first_offset, info.last_offset, True, False)
-                hp.verifications.clear(b.producer_id)  # the transaction is open here now: verified
+        record_append(plan, info.first_offset, info.last_offset, hp.producers, hp.txns, hp.verifications)
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset(), log_append_time_ms=appended_at)
+                            log_start_offset=lg.start_offset(), log_append_time_ms=plan.appended_at)
 
     def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool) -> AppendResult:
@@ -875,24 +769,14 @@ class ReplicaManager:
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        check = table.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        if check.error:
-            return AppendResult(check.error, check.message)
-        builder = RecordBatchBuilder(base_offset=lg.end_offset(), partition_leader_epoch=hp.state.leader_epoch,
-                                     is_control=True, is_transactional=True, producer_id=producer_id,
-                                     producer_epoch=producer_epoch)
-        builder.append(marker_key(commit), marker_value(coordinator_epoch), timestamp=int(time.time() * 1000))
-        raw = builder.build()
+        plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
+                           leader_epoch=hp.state.leader_epoch, wall_ms=_wall_ms())
+        if isinstance(plan, AppendResult):
+            return plan
         try:
-            info = lg.append_as_leader(raw, hp.state.leader_epoch)
-            batch = next(iter(read_batches(raw, validate=False)))
-            table.apply_marker(producer_id, producer_epoch, coordinator_epoch, info.first_offset,
-                               timestamp=batch.max_timestamp)
-            hp.txns.on_high_watermark(lg.high_watermark())  # keeps the unreplicated ones few
-            entry = hp.txns.apply(producer_id, info.first_offset, info.last_offset, True, True,
-                                  CONTROL_COMMIT if commit else CONTROL_ABORT)
-            hp._record_abort(entry)
-            hp.verifications.clear(producer_id)  # a verification begun before the marker is void
+            info = lg.append_as_leader(plan.raw, hp.state.leader_epoch)
+            hp._record_abort(record_marker(plan, info.first_offset, info.last_offset, table, hp.txns,
+                                           hp.verifications, lg.high_watermark()))
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except (LogIOError, OSError) as exc:
@@ -911,7 +795,7 @@ class ReplicaManager:
 
     def delete_records(self, hp: Hosted, offset: int) -> int:
         """DeleteRecords on the leader: move the log start to ``offset`` (-1: the high watermark); the error code."""
-        if not _deletes(hp.config):
+        if not deletes(hp.config):
             return POLICY_VIOLATION
         lg = hp.log
         target = delete_records_offset(offset, lg.high_watermark())
@@ -941,7 +825,7 @@ class ReplicaManager:
             cfg = hp.config
             ms, size = kafka_configs.number(cfg["retention.ms"]), kafka_configs.number(cfg["retention.bytes"])
             ms = -1 if ms < 0 else ms
-            if not _deletes(cfg):
+            if not deletes(cfg):
                 ms = size = -1  # compact-only: only what lies below the log start goes
             lg = hp.log
             deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(), log_end=lg.end_offset(),
@@ -979,7 +863,7 @@ class ReplicaManager:
         now = int(time.time() * 1000)
         best = None
         for hp in self.partitions.values():
-            if hp.failed or not _compacts(hp.config):
+            if hp.failed or not compacts(hp.config):
                 continue
             cfg = self.cleaner_config(hp.topic)
             try:
