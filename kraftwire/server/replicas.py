@@ -72,17 +72,17 @@ from kraftwire import kafka_configs
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs, replica_dir
 from kraftwire.records import read_batches
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
+from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
 from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
 from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
 from kraftwire.replica.producer_snapshot import encode as encode_snapshot
 from kraftwire.replica.producers import ProducerTable
-from kraftwire.replica.leader_append import (AppendResult, compacts, deletes, plan_append, plan_marker,
-                                             record_append, record_marker)
+from kraftwire.replica.leader_append import AppendResult, compacts, deletes, plan_append, plan_marker
 from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
                                             encode_txn_index, fold_batch)
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
 from kraftwire.replica.verification import ProducerVerifications
+from kraftwire.server import partition_runtime as runtime
 from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
 from kraftwire.server.driver import fail_stop
 
@@ -491,15 +491,14 @@ class ReplicaManager:
                     self._configure(hp, cfg)
                 if hp.failed:
                     continue
-                change = hp.state.apply(reg, hp.log.end_offset(), _now_ms())
+                try:
+                    change = runtime.apply_registration(hp.state, hp.log, reg, _now_ms())
+                except LogIOError as exc:
+                    self.dir_failed(hp.root, exc)
+                    continue
                 if change is None:
                     continue
                 if change.new_leader_epoch and change.role == LEADER:
-                    try:
-                        hp.log.initialize_leader_epoch(reg.leader_epoch)
-                    except LogIOError as exc:
-                        self.dir_failed(hp.root, exc)
-                        continue
                     log.info("leading %s-%d in leader epoch %d from offset %d (ISR %s)", hp.topic, index,
                              reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
                 if hp.state.role != LEADER:
@@ -577,7 +576,7 @@ class ReplicaManager:
             log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
         hp = Hosted(topic_id, topic, index, root, lg, ReplicaState(self.broker_id, topic, index))
         lg.on_roll = hp.write_producer_snapshot  # I/O errors surface as the roll's own
-        hp.state.high_watermark = lg.high_watermark()
+        hp.state.log_high_watermark(lg.high_watermark())
         hp.flushed_at_ms = _now_ms()
         self._configure(hp, cfg)
         self.partitions[key] = hp
@@ -739,17 +738,15 @@ class ReplicaManager:
         if isinstance(plan, AppendResult):
             return plan
         try:
-            info = lg.append_as_leader(plan.raw, hp.state.leader_epoch, plan.batches)
+            result = runtime.append_planned(hp.state, lg, plan, lambda: (hp.producers, hp.txns), hp.verifications)
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except LogIOError as exc:
             self.dir_failed(hp.root, exc)
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        record_append(plan, info.first_offset, info.last_offset, hp.producers, hp.txns, hp.verifications)
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
-        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset(), log_append_time_ms=plan.appended_at)
+        return result
 
     def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool) -> AppendResult:
@@ -774,9 +771,8 @@ class ReplicaManager:
         if isinstance(plan, AppendResult):
             return plan
         try:
-            info = lg.append_as_leader(plan.raw, hp.state.leader_epoch)
-            hp._record_abort(record_marker(plan, info.first_offset, info.last_offset, table, hp.txns,
-                                           hp.verifications, lg.high_watermark()))
+            result, entry = runtime.append_marker_planned(hp.state, lg, plan, table, hp.txns, hp.verifications)
+            hp._record_abort(entry)
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except (LogIOError, OSError) as exc:
@@ -784,8 +780,7 @@ class ReplicaManager:
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
-        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset())
+        return result
 
     def start_verification(self, hp: Hosted, producer_id: int, sequence: int, epoch: int):
         """Kafka's ``maybeStartTransactionVerification`` on the leader: the guard of the verification the producer's
@@ -946,19 +941,19 @@ class ReplicaManager:
 
     def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""
-        state = hp.state
-        state.follower_fetched(replica, fetch_offset, broker_epoch, _now_ms(), hp.log.end_offset())
-        eligible = may_join_isr(self.node.metadata.image.brokers.get(replica), broker_epoch)
-        pending = state.propose_expansion(replica, eligible)
+        pending = runtime.leader_saw_fetch(hp.state, hp.log, replica, fetch_offset, broker_epoch,
+                                           self.node.metadata.image.brokers.get(replica), _now_ms())
         if pending is not None:
             log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
             self._send_alter(hp)
         self._advance(hp)
 
     def _send_alter(self, hp: Hosted) -> None:
-        if self.alter is not None and hp.state.pending is not None and not hp.state.in_flight:
-            hp.state.in_flight = True
-            self.alter(hp, hp.state.pending)
+        if self.alter is None:
+            return
+        pending = hp.state.alter_to_send()
+        if pending is not None:
+            self.alter(hp, pending)
 
     def alter_answered(self, hp: Hosted, proposal, error: int, data=None) -> None:
         again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
@@ -974,10 +969,8 @@ class ReplicaManager:
         fetches also wait for new data: ``appended``). The followers the ISR waits for to join come from the
         image's broker registrations (fenced, shutting down) and their fetch times."""
         now_ms = _now_ms() if now_ms is None else now_ms
-        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
-                                                brokers=self.node.metadata.image.brokers)
-        if moved:
-            hp.log.update_high_watermark(hp.state.high_watermark)
+        moved = runtime.advance(hp.state, hp.log, hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
+                                brokers=self.node.metadata.image.brokers)
         if moved or appended:
             for watcher in list(self.watchers):
                 watcher(hp)

@@ -1,6 +1,8 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
-(``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``) and the real partition log
-in memory (``MemoryPartitionLog``), joined by a network that delays, reorders and drops every message.
+(``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``: the leader's append plan,
+the replica state) executed by the broker's own partition steps (``kraftwire.server.partition_runtime``, which the
+replica manager and the replica fetchers run) on the real partition log in memory (``MemoryPartitionLog``) with a fake
+clock, joined by a network that delays, reorders and drops every message.
 
 The cluster: one controller (its failover is the Raft simulation's business) and ``brokers`` brokers hosting one topic
 of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set. Events, drawn from the
@@ -49,15 +51,18 @@ from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topic_configs import number as config_number
-from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, ReplicationControl
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, ReplicationControl, broker_configs
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.replica import follower as rules
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position, may_join_isr
+from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
-from kraftwire.replica.transactions import PartitionTxns, marker_key, marker_value
+from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
+from kraftwire.replica.producers import ProducerTable, next_seq
+from kraftwire.replica.transactions import PartitionTxns, fold_batch
+from kraftwire.replica.verification import ProducerVerifications
+from kraftwire.server import partition_runtime as runtime
 
 __all__ = ["PartitionSim", "SimulationFailure", "main"]
 
@@ -105,10 +110,13 @@ class Replica:
     fetch_token: int = 0  # of the request in flight: an answer to an abandoned one is dropped, as a closed
     # connection drops it
     fenced: bool = False  # the leader fenced our epoch: wait for the image to move
-    #: the replica's transactions, folded from its log as a broker's ``Hosted`` folds them (``txn_state``)
+    #: the replica's producers and transactions, folded from its log as a broker's ``Hosted`` folds them, or
+    #: recorded as it appends as leader (``producer_state``)
+    producers: ProducerTable | None = None
     txns: PartitionTxns | None = None
     txn_end: int = 0  # the log end they were folded to
     txn_truncations: int = 0
+    verifications: ProducerVerifications = field(default_factory=ProducerVerifications)
 
 
 @dataclass
@@ -219,6 +227,12 @@ class PartitionSim:
             self._commit(res.records)
             b.epoch = res.response.broker_epoch
 
+    @staticmethod
+    def topic_config(b: Broker) -> dict:
+        """The topic's effective configuration on broker ``b`` (its image's settings, else Kafka's defaults)."""
+        image = b.image
+        return broker_configs(image, b.id, {}).topic_config(image.configs.get((TOPIC_RESOURCE, TOPIC), {}))
+
     def min_isr_of(self, image: MetadataImage) -> int:
         return config_number(image.configs.get((TOPIC_RESOURCE, TOPIC), {}), "min.insync.replicas")
 
@@ -237,16 +251,15 @@ class PartitionSim:
             if r is None:
                 lg = self.logs.setdefault((b.id, index), MemoryPartitionLog())
                 state = ReplicaState(b.id, TOPIC, index)
-                state.high_watermark = lg.high_watermark()
+                state.log_high_watermark(lg.high_watermark())
                 r = b.replicas[index] = Replica(lg, state)
-            change = r.state.apply(reg, r.log.end_offset(), self.now)
+            change = runtime.apply_registration(r.state, r.log, reg, self.now)
             if change is None:
                 continue
             self.event(f"b{b.id} applies p{index} leader={reg.leader} isr={list(reg.isr)} "
                        f"epochs={reg.leader_epoch}/{reg.partition_epoch}")
             r.fenced = False
             if change.role == LEADER and change.new_leader_epoch:
-                r.log.initialize_leader_epoch(reg.leader_epoch)
                 self.event(f"b{b.id} leads p{index} epoch {reg.leader_epoch} from {r.state.epoch_start_offset} "
                            f"isr={list(reg.isr)}")
                 self.count("leader_elected")
@@ -265,39 +278,64 @@ class PartitionSim:
         self.sequence += 1
         kind, n = "", self.rng.randrange(1, 4)
         txn_rng = self.txn_rng  # its own draws: the other events run as they did before transactions came
+        table, txns = self.producer_state(r)
+        marker = None
         if txn_rng.random() < 0.4:  # a transactional producer: its data, or the marker ending its transaction
             pid = txn_rng.choice(TXN_PRODUCERS)
-            if pid in self.txn_state(r).ongoing and txn_rng.random() < 0.5:
-                commit = txn_rng.random() < 0.7
-                kind = f" {'commit' if commit else 'abort'} of {pid}"
-                builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_control=True,
-                                             is_transactional=True, producer_id=pid, producer_epoch=0)
-                builder.append(marker_key(commit), marker_value(0), timestamp=self.now)
-            else:
+            if pid in txns.ongoing and txn_rng.random() < 0.5:
+                marker = (pid, txn_rng.random() < 0.7)
+                kind = f" {'commit' if marker[1] else 'abort'} of {pid}"
+            else:  # a producer in step with the leader's table (a real one bumps its epoch after a gap)
                 kind = f" txn of {pid}"
+                entry = table.get(pid)
                 builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_transactional=True,
-                                             producer_id=pid, producer_epoch=0, base_sequence=0)
+                                             producer_id=pid, producer_epoch=0,
+                                             base_sequence=0 if entry is None else next_seq(entry.last_seq, 1))
         else:
             builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1)
-        if not kind.startswith((" commit", " abort")):
+        if marker is None:
             for k in range(n):
                 builder.append(None, f"v{self.sequence}.{k}".encode(), timestamp=self.now)
-        info = r.log.append_as_leader(builder.build(), r.state.leader_epoch)
-        data = self.batch_at(r.log, info.first_offset)
-        self.event(f"b{b.id} appends p{index}@{info.first_offset}..{info.last_offset} acks={acks}{kind}")
-        self.count("produce_txn_marker" if kind.startswith((" commit", " abort")) else
-                   "produce_txn" if kind else "produce_plain")
+        result = self.append(b, r, index, builder.build() if marker is None else marker)
+        if result.error:
+            self.count(f"produce_{ec.name_of(result.error)}")
+            self.event(f"b{b.id} refuses p{index}{kind}: {ec.name_of(result.error)} {result.message}")
+            return
+        first, last = result.base_offset, result.end - 1
+        data = self.batch_at(r.log, first)
+        self.event(f"b{b.id} appends p{index}@{first}..{last} acks={acks}{kind}")
+        self.count("produce_txn_marker" if marker else "produce_txn" if kind else "produce_plain")
         self.count(f"produce_acks{acks}")
         if acks == -1:
-            b.waits.append(Wait(index, info.last_offset + 1, r.state.leader_epoch, info.first_offset, data,
-                                self.now + REQUEST_TIMEOUT_MS))
+            b.waits.append(Wait(index, last + 1, r.state.leader_epoch, first, data, self.now + REQUEST_TIMEOUT_MS))
         self.advance(b, index)
+
+    def append(self, b: Broker, r: Replica, index: int, what) -> AppendResult:
+        """What the broker's replica manager does with a Produce (``what``: its records) or a WriteTxnMarkers
+        (``what``: (producer id, commit)) as leader: the leader's append plan (``kraftwire.replica.leader_append``)
+        and the partition runtime's append, recording the producer state as the broker does."""
+        producers = (lambda: self.producer_state(r))
+        if isinstance(what, tuple):
+            plan = plan_marker(r.producers, what[0], 0, 0, what[1], base_offset=r.log.end_offset(),
+                               leader_epoch=r.state.leader_epoch, wall_ms=self.now)
+            if isinstance(plan, AppendResult):
+                return plan
+            result, _entry = runtime.append_marker_planned(r.state, r.log, plan, r.producers, r.txns,
+                                                           r.verifications)
+        else:
+            plan = plan_append(what, topic=TOPIC, index=index, config=self.topic_config(b),
+                               max_batch_size=r.log.max_batch_size, log_start=r.log.start_offset(),
+                               producers=producers, verifications=r.verifications, wall_ms=self.now)
+            if isinstance(plan, AppendResult):
+                return plan
+            result = runtime.append_planned(r.state, r.log, plan, lambda: (r.producers, r.txns), r.verifications)
+        r.txn_end = r.log.end_offset()  # recorded as appended, not folded again (as the broker's ``Hosted``)
+        return result
 
     def advance(self, b: Broker, index: int) -> None:
         r = b.replicas[index]
-        if r.state.advance_high_watermark(r.log.end_offset(), self.min_isr_of(b.image), now_ms=self.now,
-                                          lag_ms=LAG_MS, brokers=b.image.brokers):
-            r.log.update_high_watermark(r.state.high_watermark)
+        runtime.advance(r.state, r.log, self.min_isr_of(b.image), now_ms=self.now, lag_ms=LAG_MS,
+                        brokers=b.image.brokers)
         self.check_waits(b)
 
     def check_waits(self, b: Broker) -> None:
@@ -349,8 +387,7 @@ class PartitionSim:
             if error or diverging:
                 parts.append((index, error, diverging, None, lg.high_watermark(), lg.start_offset(), token))
                 continue
-            r.state.follower_fetched(msg.src, fetch_offset, broker_epoch, self.now, lg.end_offset())
-            pending = r.state.propose_expansion(msg.src, may_join_isr(reg, broker_epoch))
+            pending = runtime.leader_saw_fetch(r.state, lg, msg.src, fetch_offset, broker_epoch, reg, self.now)
             if pending is not None:
                 self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
                 self.send_alter(b, index)
@@ -363,18 +400,18 @@ class PartitionSim:
 
     def send_alter(self, b: Broker, index: int) -> None:
         r = b.replicas[index]
-        if r.state.pending is None or r.state.in_flight:
+        pending = r.state.alter_to_send()
+        if pending is None:
             return
-        r.state.in_flight = True
         A = m.AlterPartitionRequest
         req = A(broker_id=b.id, broker_epoch=b.epoch, topics=[A.TopicData(
             topic_id=self.topic_id, partitions=[A.PartitionData(
-                partition_index=index, leader_epoch=r.state.leader_epoch, new_isr=list(r.state.pending.isr),
-                new_isr_with_epochs=[A.BrokerState(broker_id=i, broker_epoch=-1) for i in r.state.pending.isr],
+                partition_index=index, leader_epoch=r.state.leader_epoch, new_isr=list(pending.isr),
+                new_isr_with_epochs=[A.BrokerState(broker_id=i, broker_epoch=-1) for i in pending.isr],
                 leader_recovery_state=0, partition_epoch=r.state.partition_epoch)])])
-        self.event(f"b{b.id} sends AlterPartition p{index} isr={list(r.state.pending.isr)} "
+        self.event(f"b{b.id} sends AlterPartition p{index} isr={list(pending.isr)} "
                    f"epochs={r.state.leader_epoch}/{r.state.partition_epoch}")
-        self.send("alter", b.id, CONTROLLER, req, b.incarnation, request=r.state.pending)
+        self.send("alter", b.id, CONTROLLER, req, b.incarnation, request=pending)
 
     def on_alter_response(self, b: Broker, resp, proposal) -> None:
         error = resp.error_code
@@ -423,21 +460,18 @@ class PartitionSim:
                 continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
             lg = r.log
             if error == ec.NONE and diverging is not None:
-                target = rules.truncation_offset(diverging[0], diverging[1], lg.leader_epoch_end, lg.end_offset())
-                self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {lg.end_offset()} -> "
-                           f"{target}")
-                self.count("truncated" if target < lg.end_offset() else "diverging_no_truncation")
-                lg.truncate_to(target)
-                self.follow_log_start(r, log_start)
+                end = lg.end_offset()
+                target = runtime.follower_diverged(lg, diverging[0], diverging[1])
+                self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {end} -> {target}")
+                self.count("truncated" if target < end else "diverging_no_truncation")
+                if runtime.follow_log_start(r.state, lg, log_start):
+                    self.count("follower_log_start_moved")
             elif error == ec.NONE:
                 if records:
-                    lg.append_as_follower(records, r.state.leader_epoch)
+                    runtime.follower_append(r.state, lg, records)
                     self.count("follower_appended")
-                new_hw = rules.follower_high_watermark(hw, lg.end_offset())
-                if new_hw > lg.high_watermark():
-                    lg.update_high_watermark(new_hw)
-                    r.state.high_watermark = lg.high_watermark()
-                self.follow_log_start(r, log_start)
+                if runtime.follower_caught_up(r.state, lg, hw, log_start):
+                    self.count("follower_log_start_moved")
             elif error == ec.OFFSET_OUT_OF_RANGE:
                 r.fetch_token += 1
                 r.fetch_in_flight = True
@@ -445,11 +479,6 @@ class PartitionSim:
             elif error == ec.FENCED_LEADER_EPOCH:
                 r.fenced = True
             self.count(f"fetch_{ec.name_of(error)}")
-
-    def follow_log_start(self, r: Replica, leader_start: int) -> None:
-        if leader_start > r.log.start_offset() and r.log.follow_log_start(leader_start):
-            r.state.high_watermark = r.log.high_watermark()
-            self.count("follower_log_start_moved")
 
     def on_list_offsets(self, b: Broker, msg: Msg) -> None:
         index, token = msg.body
@@ -467,13 +496,9 @@ class PartitionSim:
         r.fetch_in_flight = False
         if answer is None or r.state.role != FOLLOWER or r.state.leader != msg.src:
             return
-        action, offset = rules.out_of_range(answer[0], answer[1], r.log.end_offset())
+        action, offset = runtime.follower_out_of_range(r.log, answer[0], answer[1])
         self.event(f"b{b.id} p{index} out of range: {action} {offset}")
         self.count(f"out_of_range_{action}")
-        if action == rules.TRUNCATE:
-            r.log.truncate_to(offset)
-        elif action == rules.RESTART:
-            r.log.restart_at(offset)
 
     # ------------------------------------------------------------------------------------------------ controller
     def on_controller(self, msg: Msg) -> None:
@@ -536,8 +561,8 @@ class PartitionSim:
             for t in msg.body.topics:
                 for pd in t.partitions:
                     r = b.replicas.get(pd.partition_index)
-                    if r is not None and r.state.pending is msg.request:
-                        r.state.in_flight = False
+                    if r is not None:
+                        r.state.alter_lost(msg.request)
             return
         if msg.kind in ("fetch", "fetch_response"):
             tokens = [(p[0], p[-1]) for p in msg.body]
@@ -704,27 +729,28 @@ class PartitionSim:
 
     # ------------------------------------------------------------------------------------------------ transactions
     @staticmethod
-    def txn_state(r: Replica) -> PartitionTxns:
-        """``r``'s transactions as a broker's ``Hosted`` keeps them: folded from scratch after a truncation (or a
-        restart), then each batch appended; told the high watermark before each fold and each read."""
+    def producer_state(r: Replica) -> tuple[ProducerTable, PartitionTxns]:
+        """``r``'s producers and transactions as a broker's ``Hosted`` keeps them: folded from scratch after a
+        truncation (or a restart), then each batch appended (``fold_batch``; a leader records its own appends
+        instead); told the high watermark before each fold and each read."""
         lg = r.log
         if r.txns is None or r.txn_truncations != lg.truncations or r.txn_end > lg.end_offset():
-            r.txns, r.txn_end, r.txn_truncations = PartitionTxns(), -1, lg.truncations
+            r.producers, r.txns, r.txn_end, r.txn_truncations = ProducerTable(), PartitionTxns(), -1, lg.truncations
         r.txns.on_high_watermark(lg.high_watermark())
         if r.txn_end != lg.end_offset():
             for _base, last, _epoch, data in lg.batches():
                 if last >= r.txn_end:
                     for batch in read_batches(data):
-                        r.txns.apply_batch(batch)
+                        fold_batch(r.producers, r.txns, batch)
             r.txn_end = lg.end_offset()
         if lg.start_offset() > 0:
             r.txns.delete_before(lg.start_offset())
-        return r.txns
+        return r.producers, r.txns
 
     def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
         lg = r.log
         hw = lg.high_watermark()
-        lso = self.txn_state(r).last_stable_offset(hw, lg.start_offset())
+        lso = self.producer_state(r)[1].last_stable_offset(hw, lg.start_offset())
         if lso > hw:
             self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} past its high watermark {hw}")
         if any(x.start_offset() > 0 for (_, i), x in self.logs.items() if i == index):
