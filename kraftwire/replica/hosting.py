@@ -3,6 +3,10 @@ KIP-858); the replica manager's log directories (``kraftwire.server.log_dirs``) 
 
 * **Placement.** A new partition goes to the online log directory holding the fewest partitions, the first listed
   on a tie (Kafka's ``nextLogDirs`` by partition count).
+* **Fetching.** A partition whose registration changed is fetched from its leader when this broker follows it and
+  a new leader epoch began or no fetcher has it (it just became a follower, or its fetcher dropped it after
+  FENCED_LEADER_EPOCH); a partition this broker leads, or no longer hosts, is fetched by none (Kafka's
+  ``makeLeaders`` / ``makeFollowers``).
 * **Directory assignment.** With metadata version 3.7-IV2 or later the controller records each replica's log
   directory (AssignReplicasToDirs): a hosted partition whose registration names another directory for this broker
   than the one it lives in is told, unless a request for it is already on its way.
@@ -13,8 +17,20 @@ from __future__ import annotations
 from typing import Collection, Iterable, Mapping
 
 from kraftwire.metadata.controller.topics import replica_dir
+from kraftwire.replica.partition import FOLLOWER
 
-__all__ = ["dirs_to_assign", "least_loaded"]
+__all__ = ["FOLLOW", "KEEP", "UNFOLLOW", "dirs_to_assign", "fetcher_action", "least_loaded"]
+
+FOLLOW, KEEP, UNFOLLOW = "follow", "keep", "unfollow"
+
+
+def fetcher_action(role: str, new_leader_epoch: bool, followed: bool) -> str:
+    """What the replica fetchers do with a partition after its registration changed (``ReplicaState.apply``):
+    FOLLOW (from its leader, again), KEEP as it is fetched, or UNFOLLOW. ``followed``: a fetcher of its leader has
+    it now."""
+    if role != FOLLOWER:
+        return UNFOLLOW
+    return FOLLOW if new_leader_epoch or not followed else KEEP
 
 
 def least_loaded(roots: Iterable[str], offline: Collection[str], placed: Iterable[str]) -> str | None:

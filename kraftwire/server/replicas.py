@@ -40,7 +40,8 @@ from kraftwire.log.partition_log import LogDirCheckpoints, parse_partition_dir
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs
 from kraftwire.records import read_batches
-from kraftwire.replica.partition import FOLLOWER, LEADER
+from kraftwire.replica import hosting
+from kraftwire.replica.partition import LEADER
 from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
 from kraftwire.server import partition_runtime as runtime
 from kraftwire.server.broker.waits import HIGH_WATERMARK
@@ -284,10 +285,10 @@ class ReplicaManager(LogDirs, PartitionCleaning):
                              reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
                 if hp.state.role != LEADER:
                     hp.waits.leadership_lost()
-                if hp.state.role == FOLLOWER:
-                    if change.new_leader_epoch or change.role != FOLLOWER or not self._followed(hp):
-                        self.fetchers.follow(hp)
-                else:
+                action = hosting.fetcher_action(hp.state.role, change.new_leader_epoch, self._followed(hp))
+                if action == hosting.FOLLOW:
+                    self.fetchers.follow(hp)
+                elif action == hosting.UNFOLLOW:
                     self.fetchers.unfollow((hp.topic, hp.index))
                 self._advance(hp)
             if not cut_short:

@@ -9,7 +9,8 @@ import uuid
 from types import SimpleNamespace
 
 from kraftwire.metadata.image import PartitionRegistration, TopicImage
-from kraftwire.replica.hosting import dirs_to_assign, least_loaded
+from kraftwire.replica.hosting import FOLLOW, KEEP, UNFOLLOW, dirs_to_assign, fetcher_action, least_loaded
+from kraftwire.replica.partition import FOLLOWER, LEADER, OFFLINE
 
 A, B, UNASSIGNED = uuid.UUID(int=1), uuid.UUID(int=2), uuid.UUID(int=0)
 T1, T2 = uuid.UUID(int=11), uuid.UUID(int=12)
@@ -40,3 +41,12 @@ def test_replicas_whose_registration_names_another_directory_are_assigned():
     assert dirs_to_assign(image, 1, placed, assigning={(T1, 0)}) == {B: {T1: [1]}}  # on its way already
     assert dirs_to_assign(image, 1, placed, assigning=set(), topics={T2}) == {}  # only the topics that changed
     assert dirs_to_assign(image, 1, {(T1, 0): None}, assigning=set()) == {}  # a directory without an id
+
+
+def test_a_follower_is_fetched_again_on_a_new_leader_epoch_or_when_no_fetcher_has_it():
+    # Kafka's ReplicaManager.makeFollowers: a new leader epoch restarts the fetch from the (new) leader
+    assert fetcher_action(FOLLOWER, True, True) == FOLLOW
+    assert fetcher_action(FOLLOWER, False, False) == FOLLOW  # dropped after FENCED_LEADER_EPOCH, or just became one
+    assert fetcher_action(FOLLOWER, False, True) == KEEP  # an ISR change: the fetch goes on
+    assert fetcher_action(LEADER, True, True) == UNFOLLOW
+    assert fetcher_action(OFFLINE, False, False) == UNFOLLOW
