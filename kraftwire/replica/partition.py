@@ -253,7 +253,25 @@ class ReplicaState:
             return False  # stays pending until the image moves
         return True
 
+    def alter_to_send(self) -> PendingIsr | None:
+        """The pending ISR change to send the controller now (then in flight), or None: none pending, or one
+        already on its way (one AlterPartition at a time)."""
+        if self.pending is None or self.in_flight:
+            return None
+        self.in_flight = True
+        return self.pending
+
+    def alter_lost(self, proposal: PendingIsr) -> None:
+        """The AlterPartition carrying ``proposal`` or its answer was lost: it may be sent again."""
+        if self.pending is proposal:
+            self.in_flight = False
+
     # ------------------------------------------------------------------------------------------------ watermark
+    def log_high_watermark(self, high_watermark: int) -> None:
+        """The high watermark the log holds, when the log moved it itself: a follower's taken from the leader, a
+        log (re)started or its start moved past it. A leader's moves only by ``advance_high_watermark``."""
+        self.high_watermark = high_watermark
+
     def advance_high_watermark(self, log_end: int, min_insync_replicas: int, *, now_ms: int, lag_ms: int,
                                brokers: Mapping[int, object]) -> bool:
         """Recompute the leader's high watermark from ``log_end`` and the followers' end offsets at ``now_ms``;

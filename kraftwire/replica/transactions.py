@@ -183,3 +183,17 @@ class PartitionTxns:
         if self.unreplicated:
             self.unreplicated = {first: (pid, marker) for first, (pid, marker) in self.unreplicated.items()
                                  if marker >= offset}
+
+
+def fold_batch(producers, txns: PartitionTxns, batch) -> AbortedTxn | None:
+    """Fold one batch read from the log (in offset order, as leader, follower or at a start) into the partition's
+    producer table (``producers.ProducerTable``) and its transactions; the abort it records, else None. A
+    transactional control batch counts as a marker only when it holds a COMMIT or ABORT (an emptied one, left by the
+    cleaner, folds as a header)."""
+    marker = coordinator = None
+    if batch.is_control and batch.is_transactional:
+        marker, coordinator = read_marker(batch)
+    producers.apply_batch(batch, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
+    if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
+        return txns.apply_batch(batch)
+    return None

@@ -24,7 +24,7 @@ from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError, LogIOError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as w
-from kraftwire.replica import follower as rules
+from kraftwire.server import partition_runtime as runtime
 
 log = logging.getLogger("kraftwire.fetcher")
 
@@ -158,16 +158,17 @@ class LeaderFetcher:
         if error == ec.NONE:
             div = getattr(pd, "diverging_epoch", None)
             if div is not None and div.epoch >= 0 and div.end_offset >= 0:
-                target = rules.truncation_offset(div.epoch, div.end_offset, lg.leader_epoch_end, lg.end_offset())
-                log.info("%s-%d diverges from leader %d at epoch %d: truncating to %d (end %d)", hp.topic, hp.index,
-                         self.leader, div.epoch, target, lg.end_offset())
-                lg.truncate_to(target)  # the producer table is folded again (the log counts truncations)
+                end = lg.end_offset()
+                # (the producer table is folded again after it: the log counts truncations)
+                target = runtime.follower_diverged(lg, div.epoch, div.end_offset)
+                log.info("%s-%d diverged from leader %d at epoch %d: truncated to %d (end %d)", hp.topic, hp.index,
+                         self.leader, div.epoch, target, end)
                 self._follow_log_start(hp, pd.log_start_offset)
                 return
             records = pd.records
             if records is not None and len(records):
                 try:
-                    lg.append_as_follower(bytes(records), hp.state.leader_epoch)
+                    runtime.follower_append(hp.state, lg, bytes(records))
                 except KraftwireError as exc:
                     if isinstance(exc, LogIOError):
                         raise
@@ -175,11 +176,8 @@ class LeaderFetcher:
                     self.backoff[key] = loop.time() + BACKOFF_S
                     return
                 self.manager.replicas.follower_appended(hp, bytes(records))
-            hw = rules.follower_high_watermark(pd.high_watermark, lg.end_offset())
-            if hw > lg.high_watermark():
-                lg.update_high_watermark(hw)
-                hp.state.high_watermark = lg.high_watermark()
-            self._follow_log_start(hp, pd.log_start_offset)
+            if runtime.follower_caught_up(hp.state, lg, pd.high_watermark, pd.log_start_offset):
+                self._log_start_moved(hp)
             self.backoff.pop(key, None)
             return
         if error == ec.OFFSET_OUT_OF_RANGE:
@@ -193,10 +191,11 @@ class LeaderFetcher:
         self.backoff[key] = loop.time() + BACKOFF_S
 
     def _follow_log_start(self, hp, leader_start: int) -> None:
-        if leader_start > hp.log.start_offset() and hp.log.follow_log_start(leader_start):
-            hp.state.high_watermark = hp.log.high_watermark()
-            log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader,
-                     hp.log.start_offset())
+        if runtime.follow_log_start(hp.state, hp.log, leader_start):
+            self._log_start_moved(hp)
+
+    def _log_start_moved(self, hp) -> None:
+        log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader, hp.log.start_offset())
 
     async def _out_of_range(self, conn, hp) -> None:
         L = w.ListOffsetsRequest
@@ -212,14 +211,10 @@ class LeaderFetcher:
                 self.backoff[(hp.topic, hp.index)] = asyncio.get_running_loop().time() + BACKOFF_S
                 return
             ends[ts] = p.offset
-        lg = hp.log
-        action, offset = rules.out_of_range(ends[-1], ends[-2], lg.end_offset())
+        ours = hp.log.end_offset()
+        action, offset = runtime.follower_out_of_range(hp.log, ends[-1], ends[-2])
         log.info("%s-%d out of range on leader %d (end %d, start %d, ours %d): %s to %d", hp.topic, hp.index,
-                 self.leader, ends[-1], ends[-2], lg.end_offset(), action, offset)
-        if action == rules.TRUNCATE:
-            lg.truncate_to(offset)
-        elif action == rules.RESTART:
-            lg.restart_at(offset)
+                 self.leader, ends[-1], ends[-2], ours, action, offset)
 
 
 class ReplicaFetchers:

@@ -1,43 +1,26 @@
 """The broker's replica manager: the topic partitions the metadata image assigns this broker, hosted in its log
 directories, and the asyncio side of ``kraftwire.replica`` (Kafka's ``ReplicaManager``/``LogManager``, facts in
-kafka-replication-facts.md §1, §4).
+kafka-replication-facts.md §1, §4). The rules are the pure layer's; each partition's steps are
+``partition_runtime``'s (which the partition simulation runs too); the partition's files are ``hosted``'s, the log
+directories ``log_dirs``'s, retention and compaction ``partition_cleaning``'s.
 
 * **Following the image.** After every metadata commit the node calls ``apply(image)``: a partition listing this
   broker among its replicas is opened (created in the log directory holding the fewest partitions, or where it
   already is) and its ``ReplicaState`` applies the registration — a new leader epoch goes into the log's epoch cache
-  at the log end. A partition that left the image (its topic deleted, or this broker no longer a replica) is closed,
-  renamed ``<topic>-<p>.<uuid hex>-delete`` and removed, as Kafka does; leftovers of an interrupted removal go at the
-  next start. Topic configs (``segment.bytes``, ``segment.ms``, ``index.interval.bytes``, ``max.message.bytes``,
-  ``min.insync.replicas``) are read from the image each time, so an altered config applies to the open log.
-* **Leading.** ``append`` validates a producer's batches (framing, CRC-32C, every record: a corrupt batch is never
-  appended), checks idempotent producers' sequences (``kraftwire.replica.producers``, folded lazily from the log's
-  batch headers the first time a producer id shows up in a partition), appends as leader with the partition's leader
-  epoch and raises the high watermark. ``waits`` holds acks=-1 answers until the high watermark passes them.
-* **Transactions.** With the producers, each partition folds its transactions in offset order
-  (``kraftwire.replica.transactions``: open ones, the last stable offset, aborted ones) — as leader when it appends,
-  as follower when it copies, and on first use after a start from the latest producer snapshot (which carries each
-  producer's open transaction, Kafka's CurrentTxnFirstOffset) plus the aborts below it in the segments'
-  ``.txnindex`` files, then the log after it. A completed transaction holds the last stable offset until the high
-  watermark passes its marker; those are not in the snapshot (nor in Kafka's): the fold finds the ones after it.
-  WriteTxnMarkers appends a COMMIT or ABORT control batch (``append_marker``); an ABORT's ``AbortedTxn`` is
-  appended to the ``.txnindex`` of the segment holding the marker (fsynced before the next producer snapshot), and
-  the files are rewritten from the folded state after a truncation or a clean. Segments at or past the first
-  unstable transaction are never cleaned.
+  at the log end. A partition that left the image (its topic deleted, or this broker no longer a replica) is closed
+  and removed; leftovers of an interrupted removal go at the next start. Topic configs (``segment.bytes``,
+  ``segment.ms``, ``index.interval.bytes``, ``max.message.bytes``, ``min.insync.replicas``) are read from the image
+  each time, so an altered config applies to the open log.
+* **Leading.** ``append`` runs the leader's append plan (``kraftwire.replica.leader_append``: framing, CRC-32C,
+  every record, idempotent producers' sequences, transactions), appends as leader with the partition's leader epoch
+  and raises the high watermark. ``waits`` holds acks=-1 answers until the high watermark passes them.
+  WriteTxnMarkers appends a COMMIT or ABORT control batch (``append_marker``).
 * **Verification** (KIP-890, ``transaction.partition.verification.enable``): a client's first transactional batch
   of a producer with no open transaction here is appended only with the guard of a verification the transaction
   coordinator confirmed (``start_verification``; ``txn_verifier`` asks); a transactional batch or marker of the
   producer reaching the log — as leader or follower — ends its verification.
-* **Files.** Each log directory's ``recovery-point-offset-checkpoint``, ``log-start-offset-checkpoint`` and
-  ``replication-offset-checkpoint`` hold every partition's line; ``beat`` rewrites the changed ones (the node calls it
-  every second) and ``close`` at shutdown, after every log is closed cleanly.
-* **Retention.** Every ``log.retention.check.interval.ms`` ``retain`` deletes the old segments
-  ``kraftwire.replica.retention`` picks; DeleteRecords moves a leader's log start (``delete_records``) and
-  followers follow it on their next fetch.
-* **Faults.** An I/O error in a partition's log takes its whole log directory offline: its partitions answer
-  KAFKA_STORAGE_ERROR and are not touched again, while the other directories keep serving (Kafka's JBOD rule).
-  The heartbeat reports offline directories (KIP-858) and the controller moves the leadership and ISR of the
-  partitions placed there; ``_assign_dirs`` tells it where each replica lives (AssignReplicasToDirs). When the
-  last directory goes offline the broker stops (fail-stop), as Kafka halts.
+* **The beat** (every second): ISR shrinks proposed, retention and compaction when due, idle producers expired,
+  the log directories' offset checkpoints rewritten.
 """
 
 from __future__ import annotations
@@ -47,273 +30,39 @@ import logging
 import os
 import shutil
 import time
-import uuid
 from typing import Callable
 
 from kraftwire.error_codes import name_of as ec_name
-from kraftwire.error_codes import (
-    CORRUPT_MESSAGE,
-    INVALID_RECORD,
-    INVALID_TXN_STATE,
-    KAFKA_STORAGE_ERROR,
-    MESSAGE_TOO_LARGE,
-    NONE,
-    NOT_LEADER_OR_FOLLOWER,
-    OFFSET_OUT_OF_RANGE,
-    POLICY_VIOLATION,
-    REQUEST_TIMED_OUT,
-)
-from kraftwire.errors import CorruptRecordError, InvalidAppendError, KraftwireError, LogIOError
-from kraftwire.log import cleaner
-from kraftwire.log.api import Isolation
-from kraftwire.log.checkpoint import PartitionMetadataFile, fsync_dir, write_atomic
-from kraftwire.log.lookup import batches_between
+from kraftwire.error_codes import CORRUPT_MESSAGE, KAFKA_STORAGE_ERROR, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
+from kraftwire.errors import InvalidAppendError, KraftwireError, LogIOError
 from kraftwire.log.meta_properties import read_meta_properties
-from kraftwire.log.segment import TXN_INDEX_SUFFIX, segment_filename
-from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog, parse_partition_dir
-from kraftwire import kafka_configs
+from kraftwire.log.partition_log import LogDirCheckpoints, parse_partition_dir
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
-from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs, replica_dir
-from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
-from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, may_join_isr
-from kraftwire.replica.producer_snapshot import CorruptProducerSnapshot, snapshot_name
-from kraftwire.replica.producer_snapshot import decode_with_txns as decode_snapshot
-from kraftwire.replica.producer_snapshot import encode as encode_snapshot
-from kraftwire.replica.producers import ProducerTable
-from kraftwire.replica.log_append_time import log_append_time, stamp
-from kraftwire.replica.recompression import recompress
-from kraftwire.replica.transactions import (AbortedTxn, PartitionTxns, by_segment, decode_txn_index,
-                                            encode_txn_index, marker_key, marker_value, read_marker)
-from kraftwire.replica.record_errors import check_records
-from kraftwire.replica.retention import delete_records_offset, segments_to_delete
-from kraftwire.replica.verification import ProducerVerifications
-from kraftwire.server.broker.waits import HIGH_WATERMARK, OffsetWaits
+from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs
+from kraftwire.records import read_batches
+from kraftwire.replica import hosting
+from kraftwire.replica.partition import LEADER
+from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
+from kraftwire.server import partition_runtime as runtime
+from kraftwire.server.broker.waits import HIGH_WATERMARK
+from kraftwire.server.clocks import monotonic_ms as _now_ms
+from kraftwire.server.clocks import wall_ms as _wall_ms
 from kraftwire.server.driver import fail_stop
+from kraftwire.server.hosted import Hosted
+from kraftwire.server.log_dirs import DELETE_SUFFIX, LogDirs
+from kraftwire.server.partition_cleaning import PartitionCleaning
+
+__all__ = ["AppendResult", "Hosted", "ReplicaManager"]
 
 log = logging.getLogger("kraftwire.replicas")
-
-
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
-
-
-def _wall_ms() -> int:
-    """Wall-clock milliseconds: what batch timestamps are compared with (producer expiry, retention)."""
-    return int(time.time() * 1000)
-
-DELETE_SUFFIX = "-delete"
-
-
-def _policies(cfg) -> list[str]:
-    return [p.strip() for p in (cfg.get("cleanup.policy") or "delete").split(",")]
-
-
-def _deletes(cfg) -> bool:
-    """Whether a topic's effective cleanup.policy includes ``delete`` (retention and DeleteRecords apply)."""
-    return "delete" in _policies(cfg)
-
-
-def _compacts(cfg) -> bool:
-    """Whether a topic's effective cleanup.policy includes ``compact`` (the cleaner runs; records need keys)."""
-    return "compact" in _policies(cfg)
 
 
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
 APPLY_BUDGET_S = 0.02
 
-class Hosted:
-    """One partition this broker hosts: its log, replica state, producers and pending acks=-1 answers."""
+class ReplicaManager(LogDirs, PartitionCleaning):
+    """The partitions this broker hosts, following the metadata image (see the module's docstring)."""
 
-    __slots__ = ("topic_id", "topic", "index", "root", "log", "state", "producers", "txns", "txn_unsynced", "waits",
-                 "min_isr", "failed", "flush_messages", "flush_ms", "flushed_at_ms", "truncations", "verifications", "config")
-
-    def __init__(self, topic_id, topic: str, index: int, root: str, lg: PartitionLog, state: ReplicaState) -> None:
-        self.topic_id = topic_id
-        self.topic = topic
-        self.index = index
-        self.root = root
-        self.log = lg
-        self.state = state
-        self.producers: ProducerTable | None = None  # folded on first use
-        self.txns: PartitionTxns | None = None  # folded with the producers
-        self.txn_unsynced: set[str] = set()  # .txnindex files appended to since the last snapshot (fsynced then)
-        self.waits = OffsetWaits()
-        self.min_isr = 1
-        self.failed = False
-        self.flush_messages = self.flush_ms = LONG_MAX  # flush.messages / flush.ms: never by default, as Kafka
-        #: the topic's effective configuration (``kafka_configs.BrokerConfigs.topic_config``), set by the replica
-        #: manager whenever the topic's or the brokers' configuration changes
-        self.config: dict = {}
-        self.flushed_at_ms = 0
-        self.truncations = lg.truncations  # a truncation since the table was folded makes it stale
-        #: transaction verifications under way as leader (KIP-890, ``kraftwire.replica.verification``)
-        self.verifications = ProducerVerifications()
-
-    def __repr__(self) -> str:
-        return f"Hosted({self.topic}-{self.index} {self.state.role} in {self.root})"
-
-    def producer_table(self) -> ProducerTable:
-        """The idempotent producers of this partition: the latest ``<offset>.snapshot`` at or below the log end (a
-        clean shutdown writes one), then the batch headers after it; the whole log when there is none or it is
-        damaged. Folded on first use, and again after a truncation, together with the transactions
-        (``txn_state``)."""
-        lg = self.log
-        if self.producers is not None and self.truncations == lg.truncations:
-            return self.producers
-        table, ongoing, start = None, {}, lg.start_offset()
-        for offset in reversed(lg.producer_snapshots()):
-            if offset > lg.end_offset():
-                continue
-            path = os.path.join(lg.directory, snapshot_name(offset))
-            try:
-                with open(path, "rb") as f:
-                    table, ongoing = decode_snapshot(f.read())
-                start = max(start, offset)
-                break
-            except (OSError, CorruptProducerSnapshot) as exc:
-                log.warning("ignoring producer snapshot %s: %s", path, exc)
-        table = table if table is not None else ProducerTable()
-        # the transactions: those the snapshot says are open, the aborted ones below it from the segments'
-        # .txnindex files (a snapshot is only written by a replica that kept them), the rest from the log
-        txns = PartitionTxns()
-        txns.on_high_watermark(lg.high_watermark())  # markers below it are replicated: they hold nothing
-        txns.ongoing = {pid: first for pid, first in ongoing.items() if first < start}
-        txns.aborted = [e for e in self._stored_aborted() if e.last_offset < start]
-        stored = list(txns.aborted)
-        for b in batches_between(lg, start, lg.end_offset(), Isolation.UNCOMMITTED):
-            marker = coordinator = None
-            if b.is_control and b.is_transactional:
-                marker, coordinator = read_marker(b)
-            table.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
-            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
-                txns.apply_batch(b)
-        txns.delete_before(lg.start_offset())
-        self.producers, self.txns, self.truncations = table, txns, lg.truncations
-        if txns.aborted != stored or self._txn_index_files():
-            self.sync_txn_index()
-        return table
-
-    def txn_state(self) -> PartitionTxns:
-        """The partition's open, unreplicated and aborted transactions (``kraftwire.replica.transactions``), told
-        the current high watermark."""
-        self.producer_table()
-        self.txns.on_high_watermark(self.log.high_watermark())
-        return self.txns
-
-    def last_stable_offset(self) -> int:
-        """Kafka's LSO: the first offset of the oldest transaction open or whose marker is not yet below the high
-        watermark, at least the log start, capped by the high watermark."""
-        return self.txn_state().last_stable_offset(self.log.high_watermark(), self.log.start_offset())
-
-    # ------------------------------------------------------------------------------------------------ .txnindex
-    def _txn_index_files(self) -> list[str]:
-        return sorted(n for n in os.listdir(self.log.directory) if n.endswith(TXN_INDEX_SUFFIX))
-
-    def _stored_aborted(self) -> list[AbortedTxn]:
-        entries: set[AbortedTxn] = set()
-        for name in self._txn_index_files():
-            try:
-                with open(os.path.join(self.log.directory, name), "rb") as f:
-                    entries.update(decode_txn_index(f.read()))
-            except (OSError, ValueError) as exc:
-                log.warning("ignoring %s of %s-%d: %s", name, self.topic, self.index, exc)
-        return sorted(entries, key=lambda e: e.last_offset)
-
-    def sync_txn_index(self) -> None:
-        """Rewrite the segments' ``.txnindex`` files to hold exactly the aborted transactions known (after a fold,
-        a truncation or a clean); files of segments without any go."""
-        if self.txns is None:
-            return
-        directory = self.log.directory
-        wanted = {segment_filename(base, TXN_INDEX_SUFFIX): encode_txn_index(entries)
-                  for base, entries in by_segment(self.txns.aborted, self.log.segment_base_offsets()).items()}
-        for name in self._txn_index_files():
-            if name not in wanted:
-                os.unlink(os.path.join(directory, name))
-        for name, data in wanted.items():
-            path = os.path.join(directory, name)
-            try:
-                with open(path, "rb") as f:
-                    if f.read() == data:
-                        continue
-            except FileNotFoundError:
-                pass
-            write_atomic(path, data)
-            self.txn_unsynced.discard(path)
-
-    def _record_abort(self, entry: AbortedTxn | None) -> None:
-        """Append an abort to the ``.txnindex`` of the segment holding its marker (as Kafka, not fsynced: a crash
-        may lose it, and the next fold finds it again in the log above the last snapshot)."""
-        if entry is None:
-            return
-        for base in by_segment([entry], self.log.segment_base_offsets()):
-            path = os.path.join(self.log.directory, segment_filename(base, TXN_INDEX_SUFFIX))
-            with open(path, "ab") as f:
-                f.write(encode_txn_index([entry]))
-            self.txn_unsynced.add(path)
-
-    def fold_appended(self, batches) -> None:
-        """Batches just appended (as leader or follower): the folded producers and transactions learn them."""
-        batches = list(batches)
-        for b in batches:  # a transactional batch or marker ends any verification of its producer (Kafka's rule)
-            if b.is_transactional and b.producer_id >= 0 and self.verifications.entries:
-                self.verifications.clear(b.producer_id)
-        if self.producers is None or self.truncations != self.log.truncations:
-            self.producers = self.txns = None  # folded again when needed
-            return
-        self.txns.on_high_watermark(self.log.high_watermark())  # keeps the unreplicated ones few
-        for b in batches:
-            marker = coordinator = None
-            if b.is_control and b.is_transactional:
-                marker, coordinator = read_marker(b)
-            self.producers.apply_batch(b, coordinator if marker in (CONTROL_ABORT, CONTROL_COMMIT) else None)
-            if marker is None or marker in (CONTROL_ABORT, CONTROL_COMMIT):
-                self._record_abort(self.txns.apply_batch(b))
-
-    def write_producer_snapshot(self, offset: int | None = None) -> None:
-        """The folded table as ``<offset>.snapshot`` (default: the log end; at a clean shutdown, and at a segment
-        roll with the new segment's base, before the batch that rolled it is folded in), keeping the two newest.
-        Each producer's open transaction goes in with it (Kafka's CurrentTxnFirstOffset)."""
-        if self.producers is None or self.truncations != self.log.truncations:
-            return
-        lg = self.log
-        offset = lg.end_offset() if offset is None else offset
-        # the aborts below the snapshot are durable before it is: a fold after a power loss reads them from the
-        # .txnindex files and the rest from the log after the snapshot (Kafka flushes a segment's indexes at a roll)
-        unsynced, self.txn_unsynced = self.txn_unsynced, set()
-        for path in sorted(unsynced):
-            try:
-                fd = os.open(path, os.O_RDONLY)
-            except FileNotFoundError:
-                continue
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-        ongoing = self.txns.ongoing if self.txns is not None else None
-        write_atomic(os.path.join(lg.directory, snapshot_name(offset)), encode_snapshot(self.producers, ongoing))
-        for offset in lg.producer_snapshots()[:-2]:
-            try:
-                os.unlink(os.path.join(lg.directory, snapshot_name(offset)))
-            except FileNotFoundError:
-                pass
-
-
-class AppendResult:
-    __slots__ = ("error", "message", "base_offset", "end", "log_start_offset", "record_errors", "log_append_time_ms")
-
-    def __init__(self, error: int = NONE, message: str | None = None, base_offset: int = -1, end: int = -1,
-                 log_start_offset: int = -1, record_errors: tuple = (), log_append_time_ms: int = -1) -> None:
-        self.error, self.message, self.base_offset, self.end = error, message, base_offset, end
-        self.log_start_offset = log_start_offset
-        #: (index in its batch, message) of each invalid record (KIP-467), with ``error`` INVALID_RECORD
-        self.record_errors = record_errors
-        #: the time a LogAppendTime topic stamped the batches with (-1: CreateTime)
-        self.log_append_time_ms = log_append_time_ms
-
-
-class ReplicaManager:
     def __init__(self, node) -> None:
         self.node = node
         self.broker_id = node.settings.node_id
@@ -456,15 +205,6 @@ class ReplicaManager:
             if gone:
                 log.info("%s-%d: forgot %d producer id(s) idle for %d ms", hp.topic, hp.index, len(gone), expiration)
 
-    def _write_checkpoints(self) -> None:
-        for root, checkpoints in self.roots.items():
-            if root in self.offline_roots:
-                continue
-            try:
-                checkpoints.write()
-            except (OSError, LogIOError) as exc:
-                self.dir_failed(root, exc)
-
     # ------------------------------------------------------------------------------------------------ the image
     def apply(self, image) -> None:
         """Host, lead, follow or drop partitions as ``image`` says. Creating a partition's files costs a few
@@ -533,23 +273,22 @@ class ReplicaManager:
                     self._configure(hp, cfg)
                 if hp.failed:
                     continue
-                change = hp.state.apply(reg, hp.log.end_offset(), _now_ms())
+                try:
+                    change = runtime.apply_registration(hp.state, hp.log, reg, _now_ms())
+                except LogIOError as exc:
+                    self.dir_failed(hp.root, exc)
+                    continue
                 if change is None:
                     continue
                 if change.new_leader_epoch and change.role == LEADER:
-                    try:
-                        hp.log.initialize_leader_epoch(reg.leader_epoch)
-                    except LogIOError as exc:
-                        self.dir_failed(hp.root, exc)
-                        continue
                     log.info("leading %s-%d in leader epoch %d from offset %d (ISR %s)", hp.topic, index,
                              reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
                 if hp.state.role != LEADER:
                     hp.waits.leadership_lost()
-                if hp.state.role == FOLLOWER:
-                    if change.new_leader_epoch or change.role != FOLLOWER or not self._followed(hp):
-                        self.fetchers.follow(hp)
-                else:
+                action = hosting.fetcher_action(hp.state.role, change.new_leader_epoch, self._followed(hp))
+                if action == hosting.FOLLOW:
+                    self.fetchers.follow(hp)
+                elif action == hosting.UNFOLLOW:
                     self.fetchers.unfollow((hp.topic, hp.index))
                 self._advance(hp)
             if not cut_short:
@@ -590,169 +329,6 @@ class ReplicaManager:
         key = (TOPIC_RESOURCE, topic.name)
         return before is None or before.get(key) is not image.configs.get(key)
 
-    def _pick_root(self) -> str | None:
-        counts = {root: 0 for root in self.roots if root not in self.offline_roots}
-        for hp in self.partitions.values():
-            if hp.root in counts:
-                counts[hp.root] += 1
-        return min(counts, key=lambda r: (counts[r], list(self.roots).index(r))) if counts else None
-
-    def _host(self, topic_id, topic: str, index: int, cfg) -> Hosted | None:
-        key = (topic, index)
-        root = self._found.pop(key, None) or self._pick_root()
-        if root is None:
-            log.error("cannot host %s-%d: every log directory is offline", topic, index)
-            return None
-        directory = os.path.join(root, f"{topic}-{index}")
-        settings = self._log_settings(cfg)
-        try:
-            existing = PartitionMetadataFile(directory).read() if os.path.isdir(directory) else None
-            if existing is not None and existing != topic_id:
-                # a directory left by an earlier topic of the same name (deleted while this broker was down)
-                log.warning("%s holds topic id %s, not %s: removing it", directory, existing, topic_id)
-                self._remove_dir(directory, root)
-            lg = self._open(directory, root, topic_id, settings)
-        except (OSError, LogIOError) as exc:
-            self.dir_failed(root, exc)
-            return None
-        if lg.recovery_report and lg.recovery_report[0] != "clean":
-            log.info("partition %s-%d recovered: %s", topic, index, "; ".join(lg.recovery_report))
-        hp = Hosted(topic_id, topic, index, root, lg, ReplicaState(self.broker_id, topic, index))
-        lg.on_roll = hp.write_producer_snapshot  # I/O errors surface as the roll's own
-        hp.state.high_watermark = lg.high_watermark()
-        hp.flushed_at_ms = _now_ms()
-        self._configure(hp, cfg)
-        self.partitions[key] = hp
-        self.by_id[(topic_id, index)] = hp
-        return hp
-
-    def _open(self, directory: str, root: str, topic_id, settings: dict) -> PartitionLog:
-        return PartitionLog(directory, self.roots[root], topic_id=topic_id, high_watermark_checkpoint_interval_ms=0,
-                            retention_bytes=-1, retention_ms=-1, **settings)
-
-    @staticmethod
-    def _log_settings(cfg) -> dict:
-        """The log's settings from the topic's effective configuration (``BrokerConfigs.topic_config``)."""
-        n = kafka_configs.number
-        return {"segment_bytes": n(cfg["segment.bytes"]), "segment_ms": n(cfg["segment.ms"]),
-                "index_interval_bytes": n(cfg["index.interval.bytes"]),
-                "max_batch_size": n(cfg["max.message.bytes"])}
-
-    def _configure(self, hp: Hosted, cfg) -> None:
-        hp.config = cfg
-        for attr, value in self._log_settings(cfg).items():
-            setattr(hp.log, attr, value)
-        n = kafka_configs.number
-        hp.min_isr = n(cfg["min.insync.replicas"])
-        hp.flush_messages = n(cfg["flush.messages"])
-        hp.flush_ms = n(cfg["flush.ms"])
-
-    def _maybe_flush(self, hp: Hosted, now_ms: int | None = None) -> None:
-        """fsync ``hp``'s log when flush.messages records are unflushed, or (on the beat) its last flush is flush.ms
-        old — Kafka's per-topic durability knobs; by default neither ever fires and the replicas protect the data."""
-        lg = hp.log
-        unflushed = lg.end_offset() - lg.flushed_offset()
-        if unflushed <= 0:
-            return
-        due = unflushed >= hp.flush_messages
-        if not due and now_ms is not None and hp.flush_ms < LONG_MAX:
-            due = now_ms - hp.flushed_at_ms >= hp.flush_ms
-        if not due:
-            return
-        try:
-            lg.flush()
-        except LogIOError as exc:
-            self.dir_failed(hp.root, exc)
-            return
-        hp.flushed_at_ms = _now_ms() if now_ms is None else now_ms
-
-    def _delete(self, hp: Hosted, why: str) -> None:
-        self.fetchers.unfollow((hp.topic, hp.index))
-        self.partitions.pop((hp.topic, hp.index), None)
-        self.by_id.pop((hp.topic_id, hp.index), None)
-        hp.waits.leadership_lost()
-        log.info("removing partition %s-%d: %s", hp.topic, hp.index, why)
-        if hp.failed:
-            return
-        directory = hp.log.directory
-        try:
-            hp.log.close()
-        except LogIOError as exc:
-            log.warning("closing %s-%d before removal: %s", hp.topic, hp.index, exc)
-        self.roots[hp.root].forget((hp.topic, hp.index))
-        self._remove_dir(directory, hp.root)
-
-    def _remove_dir(self, directory: str, root: str) -> None:
-        base = os.path.basename(directory)
-        # Kafka's name: <topic>-<p>.<uuid without dashes>-delete, the topic cut so the name stays within 255 bytes
-        tag = f".{uuid.uuid4().hex}{DELETE_SUFFIX}"
-        target = os.path.join(root, base[: 255 - len(tag)] + tag)
-        try:
-            os.rename(directory, target)
-            fsync_dir(root)
-        except OSError as exc:
-            self.dir_failed(root, exc)
-            return
-        try:
-            asyncio.get_running_loop().run_in_executor(None, shutil.rmtree, target, True)
-        except RuntimeError:  # no loop (tests driving the manager directly)
-            shutil.rmtree(target, ignore_errors=True)
-
-    def dir_failed(self, root: str, exc: BaseException) -> None:
-        if root in self.offline_roots:
-            return
-        self.offline_roots.add(root)
-        log.error("log directory %s is offline after an I/O error (%s): its partitions answer KAFKA_STORAGE_ERROR",
-                  root, exc)
-        for hp in self.partitions.values():
-            if hp.root == root:
-                hp.failed = True
-                hp.waits.leadership_lost()
-        if self.roots and set(self.roots) <= self.offline_roots:
-            # Kafka halts a broker whose every log directory failed: nothing it hosts can be served any more
-            self.on_all_offline("every log directory is offline", exc)
-
-    # ------------------------------------------------------------------------------------------------ KIP-858
-    def online_dir_ids(self) -> list:
-        return [d for root, d in self.dir_ids.items() if root not in self.offline_roots]
-
-    def offline_dir_ids(self) -> list:
-        return [d for root, d in self.dir_ids.items() if root in self.offline_roots]
-
-    def _assign_dirs(self, image, topics=None) -> None:
-        """Tell the active controller where this broker placed replicas whose directory the image does not say
-        (AssignReplicasToDirs, metadata version 3.7-IV2 and later), one request for all of them. Only the topics
-        the image changed are looked at (``topics``; None: all, after an answer that did not take)."""
-        version = image.metadata_version
-        if self.assign is None or version is None or not version.at_least("3.7-IV2") or not self.dir_ids:
-            return
-        if topics is not None and not topics:
-            return
-        self._assign_all = False
-        wanted: dict = {}
-        for (topic_id, index), hp in self.by_id.items():
-            if topics is not None and topic_id not in topics:
-                continue
-            topic = image.topics.get(topic_id)
-            reg = topic.partitions.get(index) if topic is not None else None
-            mine = self.dir_ids.get(hp.root)
-            if reg is None or mine is None or (topic_id, index) in self._assigning:
-                continue
-            if replica_dir(reg, self.broker_id) != mine:
-                wanted.setdefault(mine, {}).setdefault(topic_id, []).append(index)
-        if not wanted:
-            return
-        keys = {(t, i) for per_dir in wanted.values() for t, idx in per_dir.items() for i in idx}
-        self._assigning |= keys
-
-        def answered(error: int) -> None:
-            self._assigning -= keys  # done, or asked again with the next image if it did not take
-            if error:
-                self._assign_all = True
-                log.info("AssignReplicasToDirs: %s; asking again with the next image", ec_name(error))
-
-        self.assign(wanted, answered)
-
     # ------------------------------------------------------------------------------------------------ lookups
     def get(self, topic: str, index: int) -> Hosted | None:
         return self.partitions.get((topic, index))
@@ -773,89 +349,23 @@ class ReplicaManager:
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         lg = hp.log
-        if records is None or not len(records):
-            return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
-        raw = bytes(records)
+        plan = plan_append(records, topic=hp.topic, index=hp.index, config=hp.config,
+                           max_batch_size=lg.max_batch_size, log_start=lg.start_offset(),
+                           producers=lambda: (hp.producer_table(), hp.txns), verifications=hp.verifications,
+                           verify=verify, guard=guard, verification_enabled=self.verification_enabled(),
+                           wall_ms=_wall_ms())
+        if isinstance(plan, AppendResult):
+            return plan
         try:
-            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
-            if result.incomplete and result.batch_count:  # Kafka drops a partial batch after the whole ones
-                raw = raw[:result.valid_bytes]
-            elif result.valid_bytes != len(raw) or result.batch_count == 0:
-                raise CorruptRecordError("the records end with an incomplete batch", result.valid_bytes)
-            headers = list(read_batches(raw, validate=False))
-        except CorruptRecordError as exc:
-            return AppendResult(CORRUPT_MESSAGE, str(exc))
-        too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
-        if too_large is not None:
-            return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes is larger than "
-                                                   f"max.message.bytes {lg.max_batch_size}")
-        if any(b.is_control for b in headers):
-            return AppendResult(INVALID_RECORD, "a producer may not write control batches")
-        cfg = hp.config
-        create_time = (cfg.get("message.timestamp.type") or "CreateTime") == "CreateTime"
-        invalid = check_records(read_batches(raw, validate=False), hp.topic, hp.index, compacted=_compacts(cfg),
-                                now_ms=_wall_ms() if create_time else None,
-                                before_ms=int(cfg["message.timestamp.before.max.ms"]),
-                                after_ms=int(cfg["message.timestamp.after.max.ms"]))
-        if invalid is not None:
-            return AppendResult(invalid.error, invalid.message, log_start_offset=lg.start_offset(),
-                                record_errors=invalid.records)
-        idempotent = [b for b in headers if b.producer_id >= 0]
-        if any(b.is_transactional and b.producer_id < 0 for b in headers):
-            return AppendResult(INVALID_RECORD, "a transactional batch needs a producer id")
-        table = None
-        if idempotent:
-            if len(headers) != 1:
-                return AppendResult(INVALID_RECORD, "an idempotent producer must send one batch per partition")
-            b = headers[0]
-            table = hp.producer_table()
-            check = table.check(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1)
-            if check.duplicate is not None:  # Kafka answers a retried batch with its max timestamp as append time
-                first, last = check.duplicate
-                return AppendResult(base_offset=first, end=last + 1, log_start_offset=lg.start_offset(),
-                                    log_append_time_ms=check.timestamp)
-            if verify:  # Kafka's order: a duplicate, then the verification, then the epoch and sequence
-                error, message = hp.verifications.check_append(
-                    b.producer_id, b.base_sequence, b.is_transactional, b.producer_id in hp.txns.ongoing, guard,
-                    enabled=self.verification_enabled())
-                if error:
-                    return AppendResult(error, message)
-            if check.error:
-                return AppendResult(check.error, check.message)
-            if not b.is_transactional and b.producer_id in hp.txns.ongoing:
-                # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
-                return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
-                                                       f"{b.producer_id} in {hp.topic}-{hp.index}")
-        rebuilt = recompress(raw, hp.config)  # the topic's compression.type (LogValidator)
-        appended_at = -1
-        if log_append_time(hp.config):  # message.timestamp.type=LogAppendTime: the leader's clock, in place
-            appended_at = _wall_ms()
-            rebuilt = stamp(raw if rebuilt is None else rebuilt, appended_at)
-        if rebuilt is not None:
-            raw = rebuilt
-            result = validate_batches(raw, max(lg.max_batch_size, len(raw)))
-            too_large = next((b for b in result.batches if b.size > lg.max_batch_size), None)
-            if too_large is not None:
-                return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes, recompressed, is larger "
-                                                       f"than max.message.bytes {lg.max_batch_size}")
-        try:
-            info = lg.append_as_leader(raw, hp.state.leader_epoch, result.batches)
+            result = runtime.append_planned(hp.state, lg, plan, lambda: (hp.producers, hp.txns), hp.verifications)
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except LogIOError as exc:
             self.dir_failed(hp.root, exc)
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        if table is not None:
-            b = headers[0]
-            table.apply(b.producer_id, b.producer_epoch, b.base_sequence, b.last_offset_delta + 1, info.first_offset,
-                        info.last_offset, timestamp=b.max_timestamp)
-            if b.is_transactional:
-                hp.txns.apply(b.producer_id, info.first_offset, info.last_offset, True, False)
-                hp.verifications.clear(b.producer_id)  # the transaction is open here now: verified
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
-        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset(), log_append_time_ms=appended_at)
+        return result
 
     def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
                       commit: bool) -> AppendResult:
@@ -875,24 +385,13 @@ class ReplicaManager:
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        check = table.check_marker(producer_id, producer_epoch, coordinator_epoch)
-        if check.error:
-            return AppendResult(check.error, check.message)
-        builder = RecordBatchBuilder(base_offset=lg.end_offset(), partition_leader_epoch=hp.state.leader_epoch,
-                                     is_control=True, is_transactional=True, producer_id=producer_id,
-                                     producer_epoch=producer_epoch)
-        builder.append(marker_key(commit), marker_value(coordinator_epoch), timestamp=int(time.time() * 1000))
-        raw = builder.build()
+        plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
+                           leader_epoch=hp.state.leader_epoch, wall_ms=_wall_ms())
+        if isinstance(plan, AppendResult):
+            return plan
         try:
-            info = lg.append_as_leader(raw, hp.state.leader_epoch)
-            batch = next(iter(read_batches(raw, validate=False)))
-            table.apply_marker(producer_id, producer_epoch, coordinator_epoch, info.first_offset,
-                               timestamp=batch.max_timestamp)
-            hp.txns.on_high_watermark(lg.high_watermark())  # keeps the unreplicated ones few
-            entry = hp.txns.apply(producer_id, info.first_offset, info.last_offset, True, True,
-                                  CONTROL_COMMIT if commit else CONTROL_ABORT)
+            result, entry = runtime.append_marker_planned(hp.state, lg, plan, table, hp.txns, hp.verifications)
             hp._record_abort(entry)
-            hp.verifications.clear(producer_id)  # a verification begun before the marker is void
         except InvalidAppendError as exc:
             return AppendResult(CORRUPT_MESSAGE, str(exc))
         except (LogIOError, OSError) as exc:
@@ -900,152 +399,13 @@ class ReplicaManager:
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         self._maybe_flush(hp)
         self._advance(hp, appended=True)
-        return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1,
-                            log_start_offset=lg.start_offset())
+        return result
 
     def start_verification(self, hp: Hosted, producer_id: int, sequence: int, epoch: int):
         """Kafka's ``maybeStartTransactionVerification`` on the leader: the guard of the verification the producer's
         batch needs, or None when its transaction is open on the partition."""
         ongoing = producer_id in hp.txn_state().ongoing
         return hp.verifications.start(producer_id, sequence, epoch, ongoing, _now_ms())
-
-    def delete_records(self, hp: Hosted, offset: int) -> int:
-        """DeleteRecords on the leader: move the log start to ``offset`` (-1: the high watermark); the error code."""
-        if not _deletes(hp.config):
-            return POLICY_VIOLATION
-        lg = hp.log
-        target = delete_records_offset(offset, lg.high_watermark())
-        if target is None:
-            return OFFSET_OUT_OF_RANGE
-        try:
-            if lg.increment_log_start(target):
-                log.info("%s-%d: records below %d deleted (DeleteRecords)", hp.topic, hp.index, target)
-        except LogIOError as exc:
-            self.dir_failed(hp.root, exc)
-            return KAFKA_STORAGE_ERROR
-        return NONE
-
-    def _topic_config(self, topic: str) -> dict:
-        """The topic's effective configuration: its own settings, else this broker's (``kafka_configs``)."""
-        image = self.node.metadata.image
-        return self.broker_configs(image).topic_config(image.configs.get((TOPIC_RESOURCE, topic), {}))
-
-    def retain(self, now_ms: int | None = None) -> None:
-        """Retention on every hosted partition (leader or follower, each below its own high watermark): the
-        segments ``kraftwire.replica.retention`` says go, by ``retention.ms`` and ``retention.bytes`` (the topic's,
-        else the broker's ``log.retention.*``) and below the log start offset."""
-        now_ms = _wall_ms() if now_ms is None else now_ms
-        for hp in list(self.partitions.values()):
-            if hp.failed:
-                continue
-            cfg = hp.config
-            ms, size = kafka_configs.number(cfg["retention.ms"]), kafka_configs.number(cfg["retention.bytes"])
-            ms = -1 if ms < 0 else ms
-            if not _deletes(cfg):
-                ms = size = -1  # compact-only: only what lies below the log start goes
-            lg = hp.log
-            deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(), log_end=lg.end_offset(),
-                                          high_watermark=lg.high_watermark(), now_ms=now_ms, retention_ms=ms,
-                                          retention_bytes=size)
-            if deletion is None:
-                continue
-            try:
-                start = lg.delete_oldest_segments(deletion.count)
-            except LogIOError as exc:
-                self.dir_failed(hp.root, exc)
-                continue
-            if hp.txns is not None:
-                hp.txns.delete_before(start)  # their .txnindex files went with the segments
-            log.info("%s-%d: deleted %d old segment(s) (%s); the log starts at %d", hp.topic, hp.index,
-                     deletion.count, deletion.reason, start)
-
-    # ------------------------------------------------------------------------------------------------ compaction
-    def cleaner_config(self, topic: str) -> cleaner.CleanerConfig:
-        """The topic's cleaner settings, else the broker's ``log.cleaner.*`` defaults."""
-        cfg = self._topic_config(topic)
-        config = self.node.settings.config
-        return cleaner.CleanerConfig(
-            delete_retention_ms=kafka_configs.number(cfg["delete.retention.ms"]),
-            min_compaction_lag_ms=kafka_configs.number(cfg["min.compaction.lag.ms"]),
-            min_cleanable_dirty_ratio=float(cfg["min.cleanable.dirty.ratio"]),
-            dedupe_buffer_size=config.log_cleaner_dedupe_buffer_size)
-
-    def compact(self, *, force: bool = False) -> asyncio.Future | None:
-        """Start one cleaner pass, on the compacted partition with the dirtiest log (Kafka's choice), unless one is
-        under way or ``log.cleaner.enable`` is off. The offset map and the rewrite run in a worker thread; the swap
-        runs back on the loop. Returns the pass (a future of its stats), or None."""
-        if self.cleaning is not None or not self.node.settings.config.log_cleaner_enable:
-            return None
-        now = int(time.time() * 1000)
-        best = None
-        for hp in self.partitions.values():
-            if hp.failed or not _compacts(hp.config):
-                continue
-            cfg = self.cleaner_config(hp.topic)
-            try:
-                txns = hp.txn_state()
-                hp.log.first_unstable_offset = txns.first_unstable_offset()
-            except (OSError, KraftwireError) as exc:
-                log.warning("not cleaning %s-%d: its transactions: %s", hp.topic, hp.index, exc)
-                continue
-            ratio = cleaner.dirty_ratio(hp.log, now, cfg)
-            if (force and ratio > 0) or ratio >= cfg.min_cleanable_dirty_ratio:
-                if best is None or ratio > best[0]:
-                    best = (ratio, hp, cfg, txns)
-        if best is None:
-            return None
-        _ratio, hp, cfg, txns = best
-        job = cleaner.job(hp.log, now, cfg, force=force, aborted=list(txns.aborted))
-        if job is None:
-            return None
-        lg = hp.log
-        loop = asyncio.get_running_loop()
-
-        def work():
-            p = cleaner.plan(job, cfg)
-            return p, cleaner.prepare(job, p, now, cfg)
-
-        done_future = loop.create_future()
-
-        def finished(task) -> None:
-            self.cleaning = None
-            job.close()
-            if task.cancelled():
-                done_future.cancel()
-                return
-            exc = task.exception()
-            if exc is not None:
-                log.error("cleaning %s-%d failed: %s", hp.topic, hp.index, exc)
-                if isinstance(exc, OSError):
-                    self.dir_failed(hp.root, exc)
-                done_future.set_result(None)
-                return
-            p, prepared = task.result()
-            if hp.failed or hp.log is not lg or self.partitions.get((hp.topic, hp.index)) is not hp:
-                cleaner.discard(prepared)
-                done_future.set_result(None)
-                return
-            try:
-                hp.producer_table()  # the aborted transactions are known before the swap removes .txnindex files
-                stats = cleaner.commit(lg, p, prepared)
-            except OSError as exc:
-                cleaner.discard(prepared)
-                self.dir_failed(hp.root, exc)
-                done_future.set_result(None)
-                return
-            try:
-                hp.sync_txn_index()  # written again for the cleaned segments
-            except OSError as exc:
-                self.dir_failed(hp.root, exc)
-            log.info("%s-%d cleaned up to offset %d: %d segment(s), %d -> %d bytes, %d of %d records kept",
-                     hp.topic, hp.index, stats.end, stats.segments, stats.bytes_before, stats.bytes_after,
-                     stats.records_kept, stats.records_read)
-            done_future.set_result(stats)
-
-        task = loop.run_in_executor(None, work)
-        task.add_done_callback(finished)
-        self.cleaning = done_future
-        return done_future
 
     def broker_epoch(self) -> int:
         """This broker's registration epoch (-1 before it registered)."""
@@ -1062,19 +422,19 @@ class ReplicaManager:
 
     def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""
-        state = hp.state
-        state.follower_fetched(replica, fetch_offset, broker_epoch, _now_ms(), hp.log.end_offset())
-        eligible = may_join_isr(self.node.metadata.image.brokers.get(replica), broker_epoch)
-        pending = state.propose_expansion(replica, eligible)
+        pending = runtime.leader_saw_fetch(hp.state, hp.log, replica, fetch_offset, broker_epoch,
+                                           self.node.metadata.image.brokers.get(replica), _now_ms())
         if pending is not None:
             log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
             self._send_alter(hp)
         self._advance(hp)
 
     def _send_alter(self, hp: Hosted) -> None:
-        if self.alter is not None and hp.state.pending is not None and not hp.state.in_flight:
-            hp.state.in_flight = True
-            self.alter(hp, hp.state.pending)
+        if self.alter is None:
+            return
+        pending = hp.state.alter_to_send()
+        if pending is not None:
+            self.alter(hp, pending)
 
     def alter_answered(self, hp: Hosted, proposal, error: int, data=None) -> None:
         again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
@@ -1090,10 +450,8 @@ class ReplicaManager:
         fetches also wait for new data: ``appended``). The followers the ISR waits for to join come from the
         image's broker registrations (fenced, shutting down) and their fetch times."""
         now_ms = _now_ms() if now_ms is None else now_ms
-        moved = hp.state.advance_high_watermark(hp.log.end_offset(), hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
-                                                brokers=self.node.metadata.image.brokers)
-        if moved:
-            hp.log.update_high_watermark(hp.state.high_watermark)
+        moved = runtime.advance(hp.state, hp.log, hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
+                                brokers=self.node.metadata.image.brokers)
         if moved or appended:
             for watcher in list(self.watchers):
                 watcher(hp)

@@ -1,6 +1,8 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
-(``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``) and the real partition log
-in memory (``MemoryPartitionLog``), joined by a network that delays, reorders and drops every message.
+(``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``: the leader's append plan,
+the replica state) executed by the broker's own partition steps (``kraftwire.server.partition_runtime``, which the
+replica manager and the replica fetchers run) on the real partition log in memory (``MemoryPartitionLog``) with a fake
+clock, joined by a network that delays, reorders and drops every message.
 
 The cluster: one controller (its failover is the Raft simulation's business) and ``brokers`` brokers hosting one topic
 of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set. Events, drawn from the
@@ -42,87 +44,30 @@ from __future__ import annotations
 import argparse
 import random
 import uuid
-from dataclasses import dataclass, field
-from typing import Collection
 
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.metadata.controller.brokers import BrokerControl
-from kraftwire.metadata.controller.topic_configs import number as config_number
-from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, ReplicationControl
+from kraftwire.metadata.controller.topics import ReplicationControl
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
-from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.replica import follower as rules
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position, may_join_isr
+from kraftwire.replica.partition import LEADER
 from kraftwire.replica.retention import delete_records_offset, segments_to_delete
-from kraftwire.replica.transactions import PartitionTxns, marker_key, marker_value
+from kraftwire.testing.partition_broker import CONTROLLER, LAG_MS, TOPIC, Broker, Msg, SimBrokers
+from kraftwire.testing.partition_checks import PartitionChecks
 
 __all__ = ["PartitionSim", "SimulationFailure", "main"]
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
-CONTROLLER = 0
-TOPIC = "events"
 SESSION_TIMEOUT_MS = 9_000
-LAG_MS = 10_000
-REQUEST_TIMEOUT_MS = 30_000
-#: rounds of steady writes, once the faults stopped, within which every follower must be back in the ISR
-REJOIN_ROUNDS = 120
-#: the transactional producers' ids (each writes to every partition; one open transaction per producer)
-TXN_PRODUCERS = (7001, 7002, 7003)
 
 
 class SimulationFailure(AssertionError):
     pass
 
 
-@dataclass
-class Msg:
-    kind: str
-    src: int
-    dst: int
-    body: object
-    incarnation: int  # of the broker end that waits for an answer (stale answers are dropped)
-    request: object = None  # an answer's request
-
-
-@dataclass
-class Wait:
-    partition: int
-    end: int
-    leader_epoch: int
-    base: int
-    data: bytes
-    deadline_ms: int
-
-
-@dataclass
-class Replica:
-    log: MemoryPartitionLog
-    state: ReplicaState
-    fetch_in_flight: bool = False
-    fetch_token: int = 0  # of the request in flight: an answer to an abandoned one is dropped, as a closed
-    # connection drops it
-    fenced: bool = False  # the leader fenced our epoch: wait for the image to move
-    #: the replica's transactions, folded from its log as a broker's ``Hosted`` folds them (``txn_state``)
-    txns: PartitionTxns | None = None
-    txn_end: int = 0  # the log end they were folded to
-    txn_truncations: int = 0
-
-
-@dataclass
-class Broker:
-    id: int
-    alive: bool = True
-    incarnation: int = 0
-    epoch: int = -1
-    image: MetadataImage = field(default_factory=lambda: MetadataImage(offset=-1))
-    replicas: dict[int, Replica] = field(default_factory=dict)
-    waits: list[Wait] = field(default_factory=list)
-
-
-class PartitionSim:
+class PartitionSim(SimBrokers, PartitionChecks):
     def __init__(self, seed: int, *, brokers: int = 4, partitions: int = 2, rf: int = 3, min_isr: int = 2,
                  drop: float = 0.05) -> None:
         self.seed = seed
@@ -219,262 +164,6 @@ class PartitionSim:
             self._commit(res.records)
             b.epoch = res.response.broker_epoch
 
-    def min_isr_of(self, image: MetadataImage) -> int:
-        return config_number(image.configs.get((TOPIC_RESOURCE, TOPIC), {}), "min.insync.replicas")
-
-    # ------------------------------------------------------------------------------------------------ broker: image
-    def apply_image(self, b: Broker, image: MetadataImage) -> None:
-        if image.offset <= b.image.offset:
-            return
-        b.image = image
-        topic = image.topics.get(self.topic_id)
-        if topic is None:
-            return
-        for index, reg in topic.partitions.items():
-            if b.id not in reg.replicas:
-                continue
-            r = b.replicas.get(index)
-            if r is None:
-                lg = self.logs.setdefault((b.id, index), MemoryPartitionLog())
-                state = ReplicaState(b.id, TOPIC, index)
-                state.high_watermark = lg.high_watermark()
-                r = b.replicas[index] = Replica(lg, state)
-            change = r.state.apply(reg, r.log.end_offset(), self.now)
-            if change is None:
-                continue
-            self.event(f"b{b.id} applies p{index} leader={reg.leader} isr={list(reg.isr)} "
-                       f"epochs={reg.leader_epoch}/{reg.partition_epoch}")
-            r.fenced = False
-            if change.role == LEADER and change.new_leader_epoch:
-                r.log.initialize_leader_epoch(reg.leader_epoch)
-                self.event(f"b{b.id} leads p{index} epoch {reg.leader_epoch} from {r.state.epoch_start_offset} "
-                           f"isr={list(reg.isr)}")
-                self.count("leader_elected")
-            self.advance(b, index)
-
-    # ------------------------------------------------------------------------------------------------ broker: leader
-    def produce(self, b: Broker, index: int, acks: int) -> None:
-        r = b.replicas.get(index)
-        if r is None:
-            self.count("produce_not_hosted")
-            return
-        error, _ = r.state.produce_error(acks, self.min_isr_of(b.image))
-        if error:
-            self.count(f"produce_{ec.name_of(error)}")
-            return
-        self.sequence += 1
-        kind, n = "", self.rng.randrange(1, 4)
-        txn_rng = self.txn_rng  # its own draws: the other events run as they did before transactions came
-        if txn_rng.random() < 0.4:  # a transactional producer: its data, or the marker ending its transaction
-            pid = txn_rng.choice(TXN_PRODUCERS)
-            if pid in self.txn_state(r).ongoing and txn_rng.random() < 0.5:
-                commit = txn_rng.random() < 0.7
-                kind = f" {'commit' if commit else 'abort'} of {pid}"
-                builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_control=True,
-                                             is_transactional=True, producer_id=pid, producer_epoch=0)
-                builder.append(marker_key(commit), marker_value(0), timestamp=self.now)
-            else:
-                kind = f" txn of {pid}"
-                builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1, is_transactional=True,
-                                             producer_id=pid, producer_epoch=0, base_sequence=0)
-        else:
-            builder = RecordBatchBuilder(base_offset=0, partition_leader_epoch=-1)
-        if not kind.startswith((" commit", " abort")):
-            for k in range(n):
-                builder.append(None, f"v{self.sequence}.{k}".encode(), timestamp=self.now)
-        info = r.log.append_as_leader(builder.build(), r.state.leader_epoch)
-        data = self.batch_at(r.log, info.first_offset)
-        self.event(f"b{b.id} appends p{index}@{info.first_offset}..{info.last_offset} acks={acks}{kind}")
-        self.count("produce_txn_marker" if kind.startswith((" commit", " abort")) else
-                   "produce_txn" if kind else "produce_plain")
-        self.count(f"produce_acks{acks}")
-        if acks == -1:
-            b.waits.append(Wait(index, info.last_offset + 1, r.state.leader_epoch, info.first_offset, data,
-                                self.now + REQUEST_TIMEOUT_MS))
-        self.advance(b, index)
-
-    def advance(self, b: Broker, index: int) -> None:
-        r = b.replicas[index]
-        if r.state.advance_high_watermark(r.log.end_offset(), self.min_isr_of(b.image), now_ms=self.now,
-                                          lag_ms=LAG_MS, brokers=b.image.brokers):
-            r.log.update_high_watermark(r.state.high_watermark)
-        self.check_waits(b)
-
-    def check_waits(self, b: Broker) -> None:
-        keep = []
-        for w in b.waits:
-            r = b.replicas.get(w.partition)
-            if r is None or r.state.role != LEADER or r.state.leader_epoch != w.leader_epoch:
-                self.count("ack_not_leader")
-            elif r.log.high_watermark() >= w.end:
-                if r.state.ack_error(self.min_isr_of(b.image)) != ec.NONE:
-                    self.count("ack_not_enough_replicas_after_append")
-                    continue
-                self.acknowledged(b, w)
-            elif self.now >= w.deadline_ms:
-                self.count("ack_timed_out")
-            else:
-                keep.append(w)
-        b.waits = keep
-
-    def acknowledged(self, b: Broker, w: Wait) -> None:
-        self.count("acked")
-        self.event(f"b{b.id} acks p{w.partition}@{w.base}")
-        self.note_committed(b, w.partition)
-        if self.committed[w.partition].get(w.base, (0, None))[1] != w.data:
-            self.fail(f"b{b.id} acknowledged p{w.partition}@{w.base}, which is not committed")
-        holders = [broker for (broker, index), lg in self.logs.items()
-                   if index == w.partition and self.holds(lg, w.base, w.data)]
-        if len(holders) < self.min_isr_of(b.image):
-            self.fail(f"b{b.id} acknowledged p{w.partition}@{w.base} held by {holders} only, fewer than "
-                      f"min.insync.replicas")
-        self.acked.append((w.partition, w.base, w.data))
-
-    def on_fetch(self, b: Broker, msg: Msg) -> None:
-        parts = []
-        for index, fetch_offset, last_epoch, current_epoch, broker_epoch, token in msg.body:
-            r = b.replicas.get(index)
-            if r is None:
-                parts.append((index, ec.NOT_LEADER_OR_FOLLOWER, None, None, -1, 0, token))
-                continue
-            reg = b.image.brokers.get(msg.src)
-            error = r.state.replica_fetch_error(current_epoch, msg.src, broker_epoch,
-                                                None if reg is None else reg.epoch)
-            if error:
-                parts.append((index, error, None, None, -1, 0, token))
-                continue
-            lg = r.log
-            error, diverging = check_fetch_position(fetch_offset, last_epoch, lg.start_offset(), lg.end_offset(),
-                                                    lg.leader_epoch_end)
-            if error or diverging:
-                parts.append((index, error, diverging, None, lg.high_watermark(), lg.start_offset(), token))
-                continue
-            r.state.follower_fetched(msg.src, fetch_offset, broker_epoch, self.now, lg.end_offset())
-            pending = r.state.propose_expansion(msg.src, may_join_isr(reg, broker_epoch))
-            if pending is not None:
-                self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
-                self.send_alter(b, index)
-            self.advance(b, index)
-            records = None
-            if fetch_offset < lg.end_offset():
-                records = lg.read(fetch_offset, self.rng.choice([1, 200, 100_000])).records
-            parts.append((index, ec.NONE, None, records, lg.high_watermark(), lg.start_offset(), token))
-        self.send("fetch_response", b.id, msg.src, parts, msg.incarnation, request=msg.body)
-
-    def send_alter(self, b: Broker, index: int) -> None:
-        r = b.replicas[index]
-        if r.state.pending is None or r.state.in_flight:
-            return
-        r.state.in_flight = True
-        A = m.AlterPartitionRequest
-        req = A(broker_id=b.id, broker_epoch=b.epoch, topics=[A.TopicData(
-            topic_id=self.topic_id, partitions=[A.PartitionData(
-                partition_index=index, leader_epoch=r.state.leader_epoch, new_isr=list(r.state.pending.isr),
-                new_isr_with_epochs=[A.BrokerState(broker_id=i, broker_epoch=-1) for i in r.state.pending.isr],
-                leader_recovery_state=0, partition_epoch=r.state.partition_epoch)])])
-        self.event(f"b{b.id} sends AlterPartition p{index} isr={list(r.state.pending.isr)} "
-                   f"epochs={r.state.leader_epoch}/{r.state.partition_epoch}")
-        self.send("alter", b.id, CONTROLLER, req, b.incarnation, request=r.state.pending)
-
-    def on_alter_response(self, b: Broker, resp, proposal) -> None:
-        error = resp.error_code
-        for t in resp.topics:
-            for pd in t.partitions:
-                r = b.replicas.get(pd.partition_index)
-                if r is None:
-                    continue
-                code = error or pd.error_code
-                again = r.state.isr_answered(proposal, code, leader_epoch=pd.leader_epoch, partition_epoch=pd.partition_epoch,
-                                             isr=tuple(pd.isr or ()))
-                self.event(f"b{b.id} alter p{pd.partition_index} answered {ec.name_of(code)} isr={pd.isr} "
-                           f"epochs={pd.leader_epoch}/{pd.partition_epoch}: isr now {list(r.state.isr)}")
-                self.count(f"alter_{ec.name_of(code)}")
-                if again:
-                    self.send_alter(b, pd.partition_index)
-                self.advance(b, pd.partition_index)
-
-    # ------------------------------------------------------------------------------------------------ broker: follower
-    def fetch(self, b: Broker, partitions: Collection[int] | None = None) -> None:
-        """``b`` fetches every partition it follows (of ``partitions``, if given) that has no fetch in flight."""
-        by_leader: dict[int, list] = {}
-        for index, r in b.replicas.items():
-            if partitions is not None and index not in partitions:
-                continue
-            if r.state.role == FOLLOWER and r.state.leader >= 0 and not r.fetch_in_flight and not r.fenced:
-                lg = r.log
-                last = lg.latest_epoch()
-                r.fetch_token += 1
-                by_leader.setdefault(r.state.leader, []).append(
-                    (index, lg.end_offset(), last, r.state.leader_epoch, b.epoch, r.fetch_token))
-                r.fetch_in_flight = True
-        for leader, parts in by_leader.items():
-            self.send("fetch", b.id, leader, parts, b.incarnation)
-            self.count("fetch")
-
-    def on_fetch_response(self, b: Broker, msg: Msg) -> None:
-        asked = {p[0]: p[3] for p in msg.request}
-        for index, error, diverging, records, hw, log_start, token in msg.body:
-            r = b.replicas.get(index)
-            if r is None or not r.fetch_in_flight or token != r.fetch_token:
-                continue
-            r.fetch_in_flight = False
-            if r.state.role != FOLLOWER or r.state.leader != msg.src or r.state.leader_epoch != asked[index]:
-                self.count("fetch_answer_of_an_older_epoch")
-                continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
-            lg = r.log
-            if error == ec.NONE and diverging is not None:
-                target = rules.truncation_offset(diverging[0], diverging[1], lg.leader_epoch_end, lg.end_offset())
-                self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {lg.end_offset()} -> "
-                           f"{target}")
-                self.count("truncated" if target < lg.end_offset() else "diverging_no_truncation")
-                lg.truncate_to(target)
-                self.follow_log_start(r, log_start)
-            elif error == ec.NONE:
-                if records:
-                    lg.append_as_follower(records, r.state.leader_epoch)
-                    self.count("follower_appended")
-                new_hw = rules.follower_high_watermark(hw, lg.end_offset())
-                if new_hw > lg.high_watermark():
-                    lg.update_high_watermark(new_hw)
-                    r.state.high_watermark = lg.high_watermark()
-                self.follow_log_start(r, log_start)
-            elif error == ec.OFFSET_OUT_OF_RANGE:
-                r.fetch_token += 1
-                r.fetch_in_flight = True
-                self.send("list_offsets", b.id, msg.src, (index, r.fetch_token), b.incarnation)
-            elif error == ec.FENCED_LEADER_EPOCH:
-                r.fenced = True
-            self.count(f"fetch_{ec.name_of(error)}")
-
-    def follow_log_start(self, r: Replica, leader_start: int) -> None:
-        if leader_start > r.log.start_offset() and r.log.follow_log_start(leader_start):
-            r.state.high_watermark = r.log.high_watermark()
-            self.count("follower_log_start_moved")
-
-    def on_list_offsets(self, b: Broker, msg: Msg) -> None:
-        index, token = msg.body
-        r = b.replicas.get(index)
-        answer = None
-        if r is not None and r.state.role == LEADER:
-            answer = (r.log.end_offset(), r.log.start_offset())
-        self.send("list_offsets_response", b.id, msg.src, (index, token, answer), msg.incarnation)
-
-    def on_list_offsets_response(self, b: Broker, msg: Msg) -> None:
-        index, token, answer = msg.body
-        r = b.replicas.get(index)
-        if r is None or not r.fetch_in_flight or token != r.fetch_token:
-            return
-        r.fetch_in_flight = False
-        if answer is None or r.state.role != FOLLOWER or r.state.leader != msg.src:
-            return
-        action, offset = rules.out_of_range(answer[0], answer[1], r.log.end_offset())
-        self.event(f"b{b.id} p{index} out of range: {action} {offset}")
-        self.count(f"out_of_range_{action}")
-        if action == rules.TRUNCATE:
-            r.log.truncate_to(offset)
-        elif action == rules.RESTART:
-            r.log.restart_at(offset)
-
     # ------------------------------------------------------------------------------------------------ controller
     def on_controller(self, msg: Msg) -> None:
         b = self.brokers[msg.src]
@@ -536,8 +225,8 @@ class PartitionSim:
             for t in msg.body.topics:
                 for pd in t.partitions:
                     r = b.replicas.get(pd.partition_index)
-                    if r is not None and r.state.pending is msg.request:
-                        r.state.in_flight = False
+                    if r is not None:
+                        r.state.alter_lost(msg.request)
             return
         if msg.kind in ("fetch", "fetch_response"):
             tokens = [(p[0], p[-1]) for p in msg.body]
@@ -702,126 +391,6 @@ class PartitionSim:
                     self.event(f"b{b.id} p{index} retention: {deletion.count} batches go, log start {start}")
                     self.count("retention")
 
-    # ------------------------------------------------------------------------------------------------ transactions
-    @staticmethod
-    def txn_state(r: Replica) -> PartitionTxns:
-        """``r``'s transactions as a broker's ``Hosted`` keeps them: folded from scratch after a truncation (or a
-        restart), then each batch appended; told the high watermark before each fold and each read."""
-        lg = r.log
-        if r.txns is None or r.txn_truncations != lg.truncations or r.txn_end > lg.end_offset():
-            r.txns, r.txn_end, r.txn_truncations = PartitionTxns(), -1, lg.truncations
-        r.txns.on_high_watermark(lg.high_watermark())
-        if r.txn_end != lg.end_offset():
-            for _base, last, _epoch, data in lg.batches():
-                if last >= r.txn_end:
-                    for batch in read_batches(data):
-                        r.txns.apply_batch(batch)
-            r.txn_end = lg.end_offset()
-        if lg.start_offset() > 0:
-            r.txns.delete_before(lg.start_offset())
-        return r.txns
-
-    def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
-        lg = r.log
-        hw = lg.high_watermark()
-        lso = self.txn_state(r).last_stable_offset(hw, lg.start_offset())
-        if lso > hw:
-            self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} past its high watermark {hw}")
-        if any(x.start_offset() > 0 for (_, i), x in self.logs.items() if i == index):
-            self.start_moved.add(index)
-        if index in self.start_moved:
-            return
-        best, best_hw = self.stable.get(index, (0, 0))
-        if hw >= best_hw and lso < best:
-            self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} (high watermark {hw}) below "
-                      f"{best}, which a leader served with high watermark {best_hw}")
-        if lso > best:
-            self.stable[index] = (lso, hw)
-            self.count("last_stable_offset_moved")
-
-    # ------------------------------------------------------------------------------------------------ invariants
-    @staticmethod
-    def batch_at(lg: MemoryPartitionLog, base: int) -> bytes:
-        for b_base, _, _, data in lg.batches():
-            if b_base == base:
-                return data
-        raise AssertionError(f"no batch at {base}")
-
-    @staticmethod
-    def holds(lg: MemoryPartitionLog, base: int, data: bytes) -> bool:
-        return any(b_base == base and b_data == data for b_base, _, _, b_data in lg.batches())
-
-    @staticmethod
-    def prefix(lg: MemoryPartitionLog, end: int) -> list[tuple[int, int, bytes]]:
-        """(base, last, bytes) of the batches wholly below ``end``. ``end`` (a high watermark) is a batch boundary
-        unless it sits on a log start inside a batch (DeleteRecords; a follower restarted there reports that end;
-        a restart brings the high watermark down to the log start): the batch around it is left out."""
-        return [(base, last, data) for base, last, _, data in lg.batches() if last < end]
-
-    def disagreement(self, batches, index: int) -> int | None:
-        """The base of the first of ``batches`` below the committed end that is not the committed batch there."""
-        committed, end = self.committed[index], self.committed_end[index]
-        for base, last, data in batches:
-            if base < end and committed.get(base) != (last, data):
-                return base
-        return None
-
-    def note_committed(self, b: Broker, index: int) -> None:
-        """A live leader's log below its high watermark must extend what was committed; it becomes committed."""
-        r = b.replicas[index]
-        mine = self.prefix(r.log, r.log.high_watermark())
-        bad = self.disagreement(mine, index)
-        if bad is not None:
-            self.fail(f"leader b{b.id} of p{index} holds a different batch at offset {bad} below its high "
-                      f"watermark {r.log.high_watermark()} than was committed")
-        for base, last, data in mine:
-            if base >= self.committed_end[index]:
-                self.committed[index][base] = (last, data)
-                self.committed_end[index] = last + 1
-
-    def check(self) -> None:
-        topic = self.image.topics[self.topic_id]
-        for index, reg in topic.partitions.items():
-            if not (reg.leader == -1 or reg.leader in reg.isr) or not set(reg.isr) <= set(reg.replicas):
-                self.fail(f"p{index} registration {reg}")
-        for b in self.brokers.values():
-            if not b.alive:
-                continue
-            for index, r in b.replicas.items():
-                st = r.state
-                if st.role != LEADER:
-                    continue
-                key = (index, st.leader_epoch)
-                if self.epoch_leaders.setdefault(key, b.id) != b.id:
-                    self.fail(f"p{index} epoch {st.leader_epoch} has two leaders: b{self.epoch_leaders[key]} and "
-                              f"b{b.id}")
-                hw_key = (b.id, b.incarnation, index, st.leader_epoch)
-                if st.high_watermark < self.leader_hw.get(hw_key, 0):
-                    self.fail(f"b{b.id} p{index} high watermark went back to {st.high_watermark}")
-                self.leader_hw[hw_key] = st.high_watermark
-                self.note_committed(b, index)
-                self.check_last_stable_offset(b, index, r)
-                hw = r.log.high_watermark()
-                mine = self.prefix(r.log, hw)
-                for member in st.isr:
-                    lg = self.logs.get((member, index))
-                    if member == b.id:
-                        continue
-                    if lg is None:
-                        held = hw == 0
-                    else:
-                        start = max(lg.start_offset(), r.log.start_offset())
-                        held = lg.end_offset() >= hw and ([x for x in self.prefix(lg, hw) if x[0] >= start]
-                                                          == [x for x in mine if x[0] >= start])
-                    if not held:
-                        self.fail(f"ISR member b{member} of p{index} does not hold leader b{b.id}'s log up to its "
-                                  f"high watermark {hw} (its log: {lg!r})")
-        for (broker, index), lg in self.logs.items():
-            mine = self.prefix(lg, lg.high_watermark())
-            if self.disagreement(mine, index) is not None or (mine and mine[-1][1] >= self.committed_end[index]):
-                self.fail(f"b{broker} p{index} holds uncommitted or changed data below its high watermark "
-                          f"{lg.high_watermark()}")
-
     # ------------------------------------------------------------------------------------------------ runs
     def run(self, events: int) -> None:
         try:
@@ -840,100 +409,6 @@ class PartitionSim:
             self.deliver(0)
             self.check()
 
-    def rejoin(self, limit: int) -> None:
-        """Liveness under steady writes: with the faults stopped and every broker alive, every partition's ISR is
-        every replica again within ``limit`` rounds while the leaders keep appending. In a round every leader
-        appends a batch, the followers fetch, and the network delivers everything; a follower outside an ISR is
-        slower there (it fetches every other round, after the others): alive, only slower than the ISR.
-
-        Such a follower keeps pace, yet at each fetch it reports an end just below the high watermark the faster
-        ISR member has moved it to since: it can reach the high watermark only because the leader waits for it
-        (``ReplicaState.advance_high_watermark``, Kafka's ``maybeIncrementLeaderHW``); counting the ISR alone, it
-        never rejoins."""
-        topic = self.image.topics[self.topic_id]
-        slow = {(b, index) for index, reg in topic.partitions.items() for b in reg.replicas if b not in reg.isr}
-        self.event(f"settle: steady writes; slower followers {sorted(slow)}")
-        for k in range(limit):
-            if k % 4 == 0:
-                self.tick(500)
-            for index, reg in topic.partitions.items():
-                b = self.brokers.get(reg.leader)
-                if b is not None:
-                    self.produce(b, index, self.rng.choice([-1, -1, 1]))
-            for b in self.brokers.values():
-                self.fetch(b, [index for index in b.replicas if (b.id, index) not in slow])
-            self.drain()
-            if k % 2 == 0:
-                for b in self.brokers.values():
-                    self.fetch(b, [index for index in b.replicas if (b.id, index) in slow])
-                self.drain()
-            topic = self.image.topics[self.topic_id]
-            if all(set(reg.isr) == set(reg.replicas) for reg in topic.partitions.values()):
-                self.count("rejoined")
-                return
-        out = []
-        for index, reg in topic.partitions.items():
-            if set(reg.isr) != set(reg.replicas):
-                leader = self.brokers[reg.leader].replicas.get(index) if reg.leader in self.brokers else None
-                out.append(f"p{index} isr={list(reg.isr)} replicas={list(reg.replicas)} leader: "
-                           f"{None if leader is None else (leader.state, list(leader.state.followers.values()))}")
-        self.fail(f"under steady writes, no full ISR within {limit} rounds once the faults stopped: " + "; ".join(out))
-
-    def settle(self, limit: int = 6000, rejoin_limit: int = REJOIN_ROUNDS) -> None:
-        """Stop the faults; under steady writes every follower must rejoin the ISR (``rejoin``); then the writes
-        stop and the cluster must converge."""
-        self.event("settle: heal everything, restart every broker")
-        self.cut.clear()
-        self.isolated.clear()
-        self.drop = 0.0
-        for b in self.brokers.values():
-            if not b.alive:
-                self.restart(b)
-        self.rejoin(rejoin_limit)
-        self.event("settle: the writes stop")
-        for i in range(limit):
-            if i % 20 == 0:
-                self.tick(500)
-            elif i % 5 == 0:
-                for b in self.brokers.values():
-                    self.fetch(b)
-            elif self.net:
-                self.deliver(self.rng.randrange(len(self.net)))
-            self.check()
-            if i % 10 == 9 and self.converged():  # (the catching up is mostly done under the writes: look often)
-                break
-        else:
-            where = [f"b{b.id} p{i}: {r.state} fetching={r.fetch_in_flight} fenced={r.fenced} {r.log!r}"
-                     for b in self.brokers.values() for i, r in b.replicas.items()]
-            self.fail(f"no convergence after {limit} steps once the faults stopped: " + "; ".join(where))
-        for index, base, data in self.acked:
-            if self.committed[index].get(base, (0, None))[1] != data:
-                self.fail(f"acknowledged batch p{index}@{base} is gone")
-            reg = self.image.topics[self.topic_id].partitions[index]
-            lg = self.logs[(reg.leader, index)]
-            if base >= lg.start_offset() and not self.holds(lg, base, data):
-                self.fail(f"acknowledged batch p{index}@{base} is not on the leader above its log start "
-                          f"{lg.start_offset()}")
-
-    def converged(self) -> bool:
-        topic = self.image.topics[self.topic_id]
-        for index, reg in topic.partitions.items():
-            if reg.leader < 0 or set(reg.isr) != set(reg.replicas):
-                return False
-            leader = self.brokers[reg.leader].replicas.get(index)
-            if leader is None or leader.state.role != LEADER or leader.state.leader_epoch != reg.leader_epoch:
-                return False
-            end = leader.log.end_offset()
-            if leader.log.high_watermark() != end:
-                return False
-            for member in reg.replicas:
-                lg = self.logs[(member, index)]
-                if lg.end_offset() != end:
-                    return False
-                start = max(lg.start_offset(), leader.log.start_offset())
-                if ([b for b in lg.batches() if b[1] >= start] != [b for b in leader.log.batches() if b[1] >= start]):
-                    return False
-        return True
 
 
 def run_seed(seed: int, events: int = 400, **options) -> PartitionSim:

@@ -9,7 +9,10 @@ import os
 
 import pytest
 
+from kraftwire.replica import follower as rules
 from kraftwire.replica import partition as rp
+from kraftwire.replica.leader_append import record_append, record_marker
+from kraftwire.server import partition_runtime as runtime
 from kraftwire.testing import partition_sim as ps
 
 SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
@@ -35,10 +38,10 @@ def test_the_runs_reach_the_interesting_paths():
         assert totals.get(path, 0) > 0, (path, totals)
 
 
-def _first_failure(seeds=range(20)) -> str:
+def _first_failure(seeds=range(20), events: int = 600) -> str:
     for seed in seeds:
         try:
-            ps.run_seed(seed, 600)
+            ps.run_seed(seed, events)
         except ps.SimulationFailure as exc:
             return str(exc)
     raise AssertionError("the broken rule went unnoticed")
@@ -125,7 +128,7 @@ def test_a_last_stable_offset_released_at_the_marker_is_caught(monkeypatch):
 
 
 def test_a_follower_that_never_truncates_is_caught(monkeypatch):
-    monkeypatch.setattr(ps.rules, "truncation_offset", lambda epoch, end, local, log_end: log_end)
+    monkeypatch.setattr(rules, "truncation_offset", lambda epoch, end, local, log_end: log_end)
     _first_failure()
 
 
@@ -133,3 +136,80 @@ def test_a_seed_replays_with_its_trail(capsys):
     assert ps.main(["--seed", "7", "--events", "200"]) == 0
     out = capsys.readouterr().out
     assert "settle: heal everything" in out and "leads p" in out
+
+
+# ------------------------------------------------------------------------------------------------ the real runtime
+# The simulation runs the broker's own partition steps (``kraftwire.server.partition_runtime``, which the replica
+# manager and the replica fetchers run) and the leader's append plan (``kraftwire.replica.leader_append``): a step
+# broken there is a broker broken, and the simulation sees it (issue #39: it no longer checks a copy).
+
+
+def test_a_leader_recording_a_transaction_at_its_last_offset_is_caught(monkeypatch):
+    # the leader records what it appended (``leader_append.record_append``) instead of folding it again: a wrong
+    # first offset makes its last stable offset differ from the one a new leader folds from the same log
+    def at_last(plan, first_offset, last_offset, table, txns, verifications):
+        record_append(plan, last_offset, last_offset, table, txns, verifications)
+
+    monkeypatch.setattr(runtime, "record_append", at_last)
+    message = _first_failure(range(25), 1500)
+    assert "last stable offset" in message, message
+
+
+def test_a_leader_marker_releasing_the_last_stable_offset_at_once_is_caught(monkeypatch):
+    # ``leader_append.record_marker`` as the leader runs it: the transaction must stay unstable until the high
+    # watermark passes its marker, on the leader that appended it as on one that folds it
+    def released(plan, first_offset, last_offset, table, txns, verifications, high_watermark):
+        return record_marker(plan, first_offset, last_offset, table, txns, verifications, 1 << 62)
+
+    monkeypatch.setattr(runtime, "record_marker", released)
+    message = _first_failure(range(25), 1500)
+    assert "last stable offset" in message, message
+
+
+def test_a_log_high_watermark_not_the_replica_states_is_caught(monkeypatch):
+    def to_the_end(state, lg, min_insync_replicas, *, now_ms, lag_ms, brokers):
+        moved = state.advance_high_watermark(lg.end_offset(), min_insync_replicas, now_ms=now_ms, lag_ms=lag_ms,
+                                             brokers=brokers)
+        if moved:
+            lg.update_high_watermark(lg.end_offset())
+        return moved
+
+    monkeypatch.setattr(runtime, "advance", to_the_end)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message, message
+
+
+def test_a_leader_taking_a_followers_fetch_for_its_log_end_is_caught(monkeypatch):
+    def at_the_end(state, lg, replica, fetch_offset, broker_epoch, registration, now_ms):
+        return original(state, lg, replica, lg.end_offset(), broker_epoch, registration, now_ms)
+
+    original = runtime.leader_saw_fetch
+    monkeypatch.setattr(runtime, "leader_saw_fetch", at_the_end)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
+
+
+def test_a_follower_that_does_not_execute_its_truncation_is_caught(monkeypatch):
+    monkeypatch.setattr(runtime, "follower_diverged", lambda lg, epoch, end_offset: lg.end_offset())
+    _first_failure()
+
+
+def test_a_follower_whose_log_start_stays_is_caught(monkeypatch):
+    monkeypatch.setattr(runtime, "follow_log_start", lambda state, lg, leader_start: False)
+    message = _first_failure()
+    assert "below its high watermark" in message or "converge" in message, message
+
+
+def test_a_follower_restarting_at_the_leaders_end_when_out_of_range_is_caught(monkeypatch):
+    def restart(lg, leader_end, leader_start):
+        lg.restart_at(leader_end)
+        return "restart", leader_end
+
+    monkeypatch.setattr(runtime, "follower_out_of_range", restart)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
+
+
+def test_a_lost_alter_partition_that_is_never_sent_again_is_caught(monkeypatch):
+    monkeypatch.setattr(rp.ReplicaState, "alter_lost", lambda self, proposal: None)
+    assert "under steady writes, no full ISR within" in _first_failure()

@@ -390,7 +390,7 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
     """A clean shutdown writes Kafka's ``<log end>.snapshot``; the next start folds only the batches after it (a
     retry of the last batch is still recognised, the next sequence still accepted); a damaged snapshot is ignored
     for a full fold; a truncation below a snapshot deletes it."""
-    import kraftwire.server.replicas as replicas_module
+    import kraftwire.server.hosted as replicas_module  # the fold of a hosted partition lives there
 
     c = Combined(tmp_path)
     scanned: list[tuple[int, int]] = []

@@ -16,7 +16,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.log_append_time import log_append_time
 from kraftwire.replica.recompression import level, recompress
-from kraftwire.server.replicas import _compacts, _deletes
+from kraftwire.replica.leader_append import compacts as _compacts, deletes as _deletes
 from server.test_kraft_node import Combined, _create
 
 TOPIC = "walk"
