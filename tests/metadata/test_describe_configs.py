@@ -118,3 +118,24 @@ def test_every_broker_key_is_described_as_kafka_4_4_describes_it():
     assert by["node.id"] == ("1", S, False, [("node.id", "1", S)])
     assert by["ssl.keystore.password"] == (None, D, True, [])
     assert by["listeners"][0] == "PLAINTEXT://:9092"
+
+
+def test_keys_beyond_kafkas_table_are_described_only_when_set_and_first():
+    """Kafka describes its own non-internal keys always, and any other key only when the properties file (or a
+    dynamic config) sets it, ahead of the others (ConfigHelperUtils: the originals it does not define, then its
+    non-internal values); the conformance run's broker-all found kraftwire describing unset internal, authorizer and
+    kraftwire keys."""
+    static = STATIC + [("super.users", "", DEFAULT_CONFIG, 2, None),
+                       ("kraftwire.metrics.port", "9", STATIC_BROKER_CONFIG, 3, "ours")]
+
+    def names(props):
+        body = describe_configs(_image(), DC(resources=[DC.DescribeConfigsResource(
+            resource_type=BROKER, resource_name="1", configuration_keys=None)],
+                                             include_synonyms=False, include_documentation=False),
+                                4, node_id=1, static=static, props=props)
+        return [c.name for c in body.results[0].configs]
+
+    unset = names({"log.dirs": "/tmp/k"})
+    assert "super.users" not in unset and "kraftwire.metrics.port" not in unset and "log.dirs" in unset
+    set_ = names({"log.dirs": "/tmp/k", "kraftwire.metrics.port": "9", "no.such.key": "x"})
+    assert set(set_[:2]) == {"kraftwire.metrics.port", "no.such.key"} and set_[2:] == unset
