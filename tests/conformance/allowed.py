@@ -20,10 +20,6 @@ class Allowance(NamedTuple):
     reason: str
 
 
-#: reasons shared by several entries
-HASH_ORDER = ("Kafka answers in the iteration order of a hash set or map (unspecified, it varies between runs); "
-              "kraftwire keeps the request's order (or sorts)")
-
 #: api keys Kafka 4.4 advertises on its broker listener and kraftwire does not serve, grouped by why
 NOT_SERVED = {
     "kraftwire advertises the SASL APIs on SASL listeners only (kraftwire.protocol.served); Kafka on every listener, "
@@ -58,14 +54,6 @@ FEATURES = ("group.version", "share.version", "streams.version", "transaction.ve
             "eligible.leader.replicas.version")
 
 ALLOWED: list[Allowance] = [
-    # ---- the order of lists Kafka builds from hash sets and maps
-    Allowance("*", "Metadata*.topics.<order>", HASH_ORDER + " (KafkaApis: named topics from a Scala set, the known "
-              "ones before the unknown ones)"),
-    Allowance("DeleteTopics-*", "DeleteTopics*.responses.<order>", HASH_ORDER + " (ControllerApis.deleteTopics)"),
-    Allowance("CreatePartitions-*", "CreatePartitions*.results.<order>",
-              HASH_ORDER + " (ControllerApis.createPartitions)"),
-    Allowance("*", "DescribeConfigs*.results[*].configs.<order>", HASH_ORDER + " (a resource's configs)"),
-    Allowance("ListOffsets-*", "ListOffsets*.topics[*].partitions.<order>", HASH_ORDER + " (partitions by topic)"),
     # ---- differences kraftwire keeps for now, each with why
     Allowance("DescribeConfigs-v*-broker-logger", "*", "kraftwire has no log4j loggers: a BROKER_LOGGER resource is "
               "INVALID_REQUEST (Kafka lists its loggers' levels)"),
@@ -73,14 +61,6 @@ ALLOWED: list[Allowance] = [
               "resource is INVALID_REQUEST (Kafka checks the logger exists)"),
     Allowance("DescribeConfigs-v*-topic-documentation", "DescribeConfigs.results[*].configs[*].documentation",
               "kraftwire carries no documentation for Kafka's topic keys (Kafka's prose is not copied)"),
-    Allowance("DescribeConfigs-v*-broker-all", "DescribeConfigs.results[4,1].configs[kraftwire.*]",
-              "kraftwire's own keys, described with the others"),
-    *(Allowance("DescribeConfigs-v*-broker-all", f"DescribeConfigs.results[4,1].configs[{key}]",
-                "kraftwire describes the StandardAuthorizer's keys it reads; Kafka describes KafkaConfig's keys only")
-      for key in ("super.users", "allow.everyone.if.no.acl.found")),
-    *(Allowance("DescribeConfigs-v*-broker-all", f"DescribeConfigs.results[4,1].configs[{key}]",
-                "an internal key in Kafka's KafkaConfig (not described); kraftwire reads it and describes it")
-      for key in ("metadata.log.segment.min.bytes", "producer.id.expiration.check.interval.ms")),
     Allowance("IncrementalAlterConfigs-v*-broker-other-id", "IncrementalAlterConfigs.responses[4,2].*",
               "Kafka's receiving broker refuses any broker id but its own before forwarding (INVALID_REQUEST "
               "'Unexpected broker id, expected 1, but received 2'); kraftwire's controller decides, refusing an id "
@@ -120,9 +100,11 @@ def allowance(scenario_id: str, path: str) -> Allowance | None:
 # ======================================================================================================================
 # The data and coordinator APIs' scenarios (Produce, Fetch, groups, transactions, ...: branch conformance-data)
 # ======================================================================================================================
-#: Kafka answers in the iteration order of a hash map kraftwire cannot rebuild (its keys are random or the map holds
-#: the whole node's state); clients match the elements by their keys
-HASH_ORDER = "Kafka lists these in the iteration order of {}; kraftwire lists them in request order"
+#: Kafka answers in the iteration order of a hash map kraftwire does not rebuild (the map holds the whole node's
+#: state, or its order was not found); clients match the elements by their keys. Orders kraftwire can compute are
+#: reproduced (kraftwire.java_order), and orders of values each node picks at random are not compared
+#: (runner.ORDER_CARRIES_NOTHING)
+NODE_STATE_ORDER = "Kafka lists these in the iteration order of {}; kraftwire lists them in request order"
 #: a fetch from Kafka stops at a segment's end
 SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years after the records' fixed timestamps, so "
                 "Kafka rolls a new segment for it (segment.ms counts from a segment's first timestamp) and its fetch "
@@ -130,22 +112,16 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
 DATA_AND_COORDINATORS: list[Allowance] = [
-    Allowance("Produce-v*-two-partitions", "Produce.responses[{ns}.a].partition_responses.<order>",
-              HASH_ORDER.format("a hash map of topic ids (random) and partitions")),
-    Allowance("Produce-v*-two-partitions", "ListOffsets.topics[{ns}.a].partitions.<order>",
-              HASH_ORDER.format("a hash map of topic ids (random) and partitions")),
     Allowance("AddPartitionsToTxn-v*-unknown-partition", "AddPartitionsToTxn.results_by_*.<order>",
-              HASH_ORDER.format("hash maps of its refusals (by topic, then partition; no order tried here "
-                                "reproduced Kafka's for every name)")),
+              NODE_STATE_ORDER.format("hash maps of its refusals (by topic, then partition; no order tried here "
+                                      "reproduced Kafka's for every name)")),
     Allowance("DescribeLogDirs-v*-topic", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
-              HASH_ORDER.format("its log manager's map, which holds every partition of the node")),
+              NODE_STATE_ORDER.format("its log manager's concurrent map, which holds every partition of the "
+                                      "node (its size and resize history decide)")),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
-              HASH_ORDER.format("its coordinator's timeline hash table, whose size depends on every group of the "
-                                "node (other scenarios' too)").replace("request order", "group id order")),
-    *(Allowance(f"*-v*-{case}", path, HASH_ORDER.format("a hash map of the member ids (random UUIDs)")
-                .replace("request order", "join order"))
-      for case in ("second-member", "during-rebalance")
-      for path in ("DescribeGroups*.groups[{ns}.g].members.<order>", "JoinGroup#*.members.<order>")),
+              NODE_STATE_ORDER.format("its coordinator's timeline hash tables, one per __consumer_offsets "
+                                      "partition, whose sizes depend on every group of the node (other scenarios' "
+                                      "too)").replace("request order", "group id order")),
     Allowance("Fetch-v*-session-new-then-incremental", "Fetch.session_id",
               "kraftwire keeps no fetch sessions (KIP-227): it answers a full request with session id 0, as Kafka "
               "answers when its session cache is full (clients then keep sending full requests)"),

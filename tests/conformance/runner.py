@@ -88,7 +88,9 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
   unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
   mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
   paired by position among themselves (two new members listed in each node's own order). Other arrays are
-  compared by position;
+  compared by position. The order is not compared for the arrays of :data:`ORDER_CARRIES_NOTHING` only: those
+  whose order in Kafka is a hash order of values each node picks at random (member ids, topic ids) or is shuffled
+  on purpose — their elements are still matched and compared one by one;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
 * ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
   ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
@@ -165,6 +167,20 @@ UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
              "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
+#: arrays whose order is not compared (their elements are), each with why: the pattern is the array's path with
+#: ``*`` for any step number (``#2``) or key, matched whole
+ORDER_CARRIES_NOTHING = {
+    "DescribeGroups*.groups[*].members": "a classic group's members in the order of a HashMap of their member ids, "
+                                         "which each node picks at random (GroupMetadata.allMemberMetadata)",
+    "JoinGroup*.members": "the leader's member list, in the order of the same HashMap of random member ids",
+    "DeleteTopics*.responses": "Kafka shuffles the results on purpose (ControllerApis.deleteTopics: "
+                               "Collections.shuffle, so positions tell nothing about topics a client may not see)",
+    "Produce*.responses[*].partition_responses": "Kafka lists a topic's partitions in the order of a map keyed by "
+                                                 "TopicIdPartition, whose hash is the topic id's, picked at random",
+}
+_ORDER_CARRIES_NOTHING = re.compile("|".join(
+    "".join("[^\\]]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))
+    for pattern in ORDER_CARRIES_NOTHING))
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
@@ -586,7 +602,7 @@ class Comparison:
                 self.differ(f"{path}[{self.render_key(k, item)}]", "<absent>", _short(item))
         order = ([self.render_key(k, theirs[k]) for k in keys[KAFKA] if k in matched],
                  [self.render_key(partner[k], theirs[partner[k]]) for k in keys[KRAFTWIRE] if k in partner])
-        if order[0] != order[1]:
+        if order[0] != order[1] and not _ORDER_CARRIES_NOTHING.fullmatch(path):
             self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
 
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:

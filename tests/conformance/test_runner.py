@@ -109,3 +109,24 @@ def test_allow_list_patterns_have_one_wildcard():
     literal = allowed._regex("CreateTopics.topics[{ns}.a].error_message")
     assert literal.fullmatch("CreateTopics.topics[{ns}.a].error_message")
     assert not literal.fullmatch("CreateTopics.topics[n].error_message")
+
+
+def test_order_is_not_compared_only_where_kafkas_order_carries_nothing():
+    """DeleteTopics' results are shuffled by Kafka on purpose: their order is not compared, their elements are;
+    another keyed array (CreateTopics' results) keeps its order compared."""
+    DR = w.DeleteTopicsResponse
+
+    def deleted(*names, code=0):
+        return DR(throttle_time_ms=0, responses=[DR.DeletableTopicResult(name=n, topic_id=uuid.UUID(int=0),
+                                                                         error_code=code, error_message=None)
+                                                 for n in names])
+
+    def compare(api, kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 6).run(api, kafka, ours)]
+
+    assert compare("DeleteTopics", deleted("ns.a", "ns.b"), deleted("ns.b", "ns.a")) == []
+    assert compare("DeleteTopics#2", deleted("ns.a", "ns.b"), deleted("ns.b", "ns.a", code=3)) == [
+        "DeleteTopics#2.responses[{ns}.b].error_code", "DeleteTopics#2.responses[{ns}.a].error_code"]
+    assert _compare(_created(("ns.a", K1, 0, None), ("ns.b", K2, 0, None)),
+                    _created(("ns.b", O2, 0, None), ("ns.a", O1, 0, None))) == [
+        ("CreateTopics.topics.<order>", "{ns}.a, {ns}.b", "{ns}.b, {ns}.a")]
