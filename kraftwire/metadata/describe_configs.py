@@ -16,6 +16,7 @@
   is INVALID_REQUEST (a client asks each broker for its own, as Kafka requires);
 * a group (type 32, KIP-848): every group key, its value and source as ``metadata.group_configs.describe`` says
   (GROUP_CONFIG where the group sets it, else the broker's); the empty name is INVALID_REQUEST;
+* a broker logger (type 8): this broker's loggers and their levels (``broker_loggers``);
 * other resource types are INVALID_REQUEST.
 
 ``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name. A result's
@@ -25,10 +26,12 @@ on an unknown topic).
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from kraftwire import kafka_configs
 from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 from kraftwire.error_codes import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION, default_message
-from kraftwire.metadata import group_configs
+from kraftwire.metadata import broker_loggers, group_configs
 from kraftwire.metadata.config_order import in_described_order
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.kafka_configs import BrokerConfigs
@@ -43,9 +46,10 @@ STRING = topic_configs.STRING
 
 
 def describe_configs(image: MetadataImage, request, version: int, *, node_id: int, static,
-                     props: dict[str, str] | None = None) -> object:
+                     props: dict[str, str] | None = None, loggers: Mapping[str, str] | None = None) -> object:
     """``static``: ``(name, value, source, type, documentation)`` of every key this broker reads; ``props``: its
-    properties file (the static layer of topic configs)."""
+    properties file (the static layer of topic configs); ``loggers``: this broker's loggers and their levels
+    (``broker_loggers``)."""
     brokers = broker_configs(image, node_id, props or {})
     R = m.DescribeConfigsResponse
     results = []
@@ -89,6 +93,16 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             entries = [(key, value, source, synonyms or [(key, value, source)], kind, None, False)
                        for key, value, source, synonyms, kind in
                        group_configs.describe(image.configs.get((GROUP, res.resource_name), {}), brokers)]
+        elif res.resource_type == broker_loggers.BROKER_LOGGER:
+            refusal = broker_loggers.resource_error(res.resource_name, node_id)
+            if refusal:
+                result.error_code, result.error_message = refusal
+                continue
+            result.configs = [R.DescribeConfigsResourceResult(
+                name=name, value=level, read_only=False, config_source=broker_loggers.DYNAMIC_BROKER_LOGGER_CONFIG,
+                is_sensitive=False, synonyms=[], config_type=0, documentation=None)
+                for name, level in broker_loggers.describe(loggers or {}, res.configuration_keys)]
+            continue
         else:  # Kafka's ConfigHelper throws InvalidRequestException without a message: the error's own words
             result.error_code = INVALID_REQUEST
             result.error_message = default_message(INVALID_REQUEST)

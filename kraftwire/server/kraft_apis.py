@@ -250,11 +250,11 @@ class KraftApis:
 
     def describe_configs(self, request, conn) -> None:
         from kraftwire.metadata.describe_configs import describe_configs
-        from kraftwire.server.broker.configs import static_broker_entries
+        from kraftwire.server.broker.configs import logger_levels, static_broker_entries
 
         s = self.node.settings
         body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
-                                static=static_broker_entries(s.config), props=s.config.raw)
+                                static=static_broker_entries(s.config), props=s.config.raw, loggers=logger_levels())
         access = self.node.authorizer
         if access is not None:
             for r in body.results:

@@ -68,9 +68,10 @@ def test_broker_values_are_dynamic_over_cluster_default_over_file():
 def test_errors():
     """As Kafka 4.4's ConfigHelper answered them (tests/conformance, DescribeConfigs scenarios): no message on an
     unknown topic or a success (the schema's ""), Topic.validate's reason for an illegal name, its words for a broker
-    name that is no number, INVALID_REQUEST's own words for an unknown resource type."""
+    name that is no number, INVALID_REQUEST's own words for an unknown resource type (BROKER_LOGGER's refusals:
+    tests/metadata/test_broker_loggers.py)."""
     unknown, metadata, other, logger, illegal, word, known = _ask(
-        (TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None), (BROKER, "2", None), (8, "1", None),
+        (TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None), (BROKER, "2", None), (99, "1", None),
         (TOPIC, "a/b", None), (BROKER, "one", None), (BROKER, "1", ["num.partitions"]))
     assert unknown.error_code == metadata.error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
     assert unknown.error_message == known.error_message == ""

@@ -1,0 +1,46 @@
+"""DescribeConfigs of BROKER_LOGGER resources (``kraftwire.metadata.broker_loggers``): kraftwire's own loggers with
+Kafka's refusals and shape (Kafka's ConfigHelper; the conformance scenarios DescribeConfigs-v*-broker-logger)."""
+
+from __future__ import annotations
+
+from kraftwire import error_codes as ec
+from kraftwire.metadata import broker_loggers as bl
+from kraftwire.metadata.describe_configs import describe_configs
+from kraftwire.metadata.image import MetadataImage
+from kraftwire.protocol import codec
+from kraftwire.protocol import messages as m
+
+DC = m.DescribeConfigsRequest
+LOGGERS = {"root": "INFO", "kraftwire.server": "WARN", "kraftwire.raft": "DEBUG"}
+
+
+def _ask(name, keys=None, version=4):
+    body = describe_configs(MetadataImage(), DC(resources=[DC.DescribeConfigsResource(
+        resource_type=bl.BROKER_LOGGER, resource_name=name, configuration_keys=keys)], include_synonyms=True,
+        include_documentation=True), version, node_id=1, static=[], loggers=LOGGERS)
+    codec.encode(body, version)
+    return body.results[0]
+
+
+def test_a_brokers_loggers_and_their_levels():
+    r = _ask("1")
+    assert r.error_code == ec.NONE
+    assert sorted((c.name, c.value) for c in r.configs) == sorted(LOGGERS.items())
+    c = r.configs[0]
+    assert (c.config_source, c.read_only, c.is_sensitive, c.synonyms) == (bl.DYNAMIC_BROKER_LOGGER_CONFIG, False,
+                                                                          False, [])
+    assert [c.name for c in _ask("1", ["kraftwire.raft", "kafka.controller"]).configs] == ["kraftwire.raft"]
+    assert _ask("1", ["kafka.controller"]).configs == []  # Kafka's answer to a logger it does not have
+
+
+def test_kafkas_refusals_of_the_resource_name():
+    for name, message in (("", "Broker id must not be empty"),
+                          ("2", "Unexpected broker id, expected 1 but received 2"),
+                          ("x", "Broker id must be an integer, but it is: x")):
+        r = _ask(name)
+        assert (r.error_code, r.error_message, r.configs) == (ec.INVALID_REQUEST, message, [])
+
+
+def test_python_levels_in_kafkas_words():
+    assert [bl.kafka_level(n) for n in (1, 5, 10, 20, 30, 40, 50)] == ["TRACE", "TRACE", "DEBUG", "INFO", "WARN",
+                                                                       "ERROR", "FATAL"]
