@@ -12,7 +12,7 @@ from typing import Callable, Iterable, TypeVar
 T = TypeVar("T")
 
 __all__ = ["string_hash", "topic_partition_hash", "hashmap_capacity", "hashmap_order", "topics_in_hashmap_order",
-           "scala_mutable_order", "scala_hash_order", "scala_set_order"]
+           "scala_mutable_capacity", "scala_mutable_order", "scala_hash_order", "scala_set_order"]
 
 
 def _int32(v: int) -> int:
@@ -90,14 +90,28 @@ def _improve(h: int) -> int:
     return h ^ (h >> 10)
 
 
-def scala_mutable_order(keys: Iterable[T], hash_of: Callable[[T], int]) -> list[T]:
-    """The iteration order of a ``scala.collection.mutable.HashMap`` or ``HashSet`` (Scala 2.13) filled key by key:
-    by bucket of the improved hash, and in a bucket by that hash (signed), whatever the insertion order. Its table
-    starts at 16 and doubles before an insertion would make it three quarters full."""
-    items = list(dict.fromkeys(keys))
+def scala_mutable_capacity(size: int, *, built: bool = False) -> int:
+    """The table size of a Scala 2.13 mutable ``HashMap``/``HashSet`` holding ``size`` keys: filled key by key from
+    16, doubled before an insertion would make it three quarters full; built at once by ``++`` from collections of
+    known sizes, sized for them first (to at least 16, and up to twice the table filling key by key gives)."""
+    if built:
+        wanted = int((size + 1) / 0.75) - 1
+        capacity = 16
+        while capacity <= wanted:
+            capacity *= 2
+        return capacity
     capacity = 16
-    while len(items) >= capacity * 3 // 4:
+    while size >= capacity * 3 // 4:
         capacity *= 2
+    return capacity
+
+
+def scala_mutable_order(keys: Iterable[T], hash_of: Callable[[T], int], capacity: int | None = None) -> list[T]:
+    """The iteration order of a ``scala.collection.mutable.HashMap`` or ``HashSet`` (Scala 2.13): by bucket of the
+    improved hash, and in a bucket by that hash (signed), whatever the insertion order; ``capacity`` as
+    ``scala_mutable_capacity`` says (filled key by key unless given)."""
+    items = list(dict.fromkeys(keys))
+    capacity = capacity or scala_mutable_capacity(len(items))
     improved = {id(item): _int32(_spread(hash_of(item))) for item in items}
     return sorted(items, key=lambda item: (improved[id(item)] & (capacity - 1), improved[id(item)]))
 

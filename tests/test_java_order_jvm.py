@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from kraftwire.java_order import (hashmap_capacity, hashmap_order, scala_hash_order, scala_mutable_order,
-                                  scala_set_order, string_hash, topic_partition_hash)
+from kraftwire.java_order import (hashmap_capacity, hashmap_order, scala_hash_order, scala_mutable_capacity,
+                                  scala_mutable_order, scala_set_order, string_hash, topic_partition_hash)
 
 from harness.kafka import run_java
 
@@ -29,6 +29,7 @@ MODELS = {
     "jhashmap-copy": lambda keys, h: hashmap_order(keys, h, hashmap_capacity(len(keys), copied=True)),
     "scala-mutable": scala_mutable_order,
     "scala-mutable-set": scala_mutable_order,
+    "scala-mutable-concat": lambda keys, h: scala_mutable_order(keys, h, scala_mutable_capacity(len(keys), built=True)),
     "scala-set": scala_set_order,
     "scala-hashmap": scala_hash_order,
 }

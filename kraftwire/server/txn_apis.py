@@ -59,6 +59,7 @@ from kraftwire.coordinator.txn.coordinator import (
     TxnResult,
     TxnShard,
 )
+from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.errors import LogIOError
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.protocol import messages as w
@@ -638,7 +639,8 @@ class TxnApis:
                 refused[(topic, p)] = ec.TOPIC_AUTHORIZATION_FAILED
             elif image.topic(topic) is None or p not in image.topic(topic).partitions:
                 refused[(topic, p)] = ec.UNKNOWN_TOPIC_OR_PARTITION
-        if refused:  # Kafka: the others are not attempted
+        if refused:  # Kafka: the others are not attempted; in Kafka's order (coordinator.txn.refusals)
+            wanted = [(topic, p) for topic, ps in refusal_order(wanted) for p in ps]
             answer({tp: refused.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             return
         p, loaded = self._route(tid)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 
 from kraftwire import error_codes as ec
+from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 
@@ -87,7 +88,8 @@ def add_partitions_batched(apis, request, conn) -> None:
             topic = image.topic(name)
             if topic is None or p not in topic.partitions:
                 unknown[(name, p)] = ec.UNKNOWN_TOPIC_OR_PARTITION
-        if unknown:  # Kafka: the others are not attempted
+        if unknown:  # Kafka: the others are not attempted; in Kafka's order (coordinator.txn.refusals)
+            wanted = [(topic, p) for topic, ps in refusal_order(wanted) for p in ps]
             done(i, wanted, {tp: unknown.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             continue
         p, loaded = apis._route(tid)

@@ -112,9 +112,6 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
 DATA_AND_COORDINATORS: list[Allowance] = [
-    Allowance("AddPartitionsToTxn-v*-unknown-partition", "AddPartitionsToTxn.results_by_*.<order>",
-              NODE_STATE_ORDER.format("hash maps of its refusals (by topic, then partition; no order tried here "
-                                      "reproduced Kafka's for every name)")),
     Allowance("DescribeLogDirs-v*-topic", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
               NODE_STATE_ORDER.format("its log manager's concurrent map, which holds every partition of the "
                                       "node (its size and resize history decide)")),
