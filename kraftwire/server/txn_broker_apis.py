@@ -10,22 +10,17 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * ``VerifyOnly``: ``TxnShard.verify_partitions`` (NONE when the partition is in the ongoing transaction, else
   TRANSACTION_ABORTABLE; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS for the
   transaction) — at v4 as at v5, as Kafka's coordinator answers (the leader translates for old clients).
-* Without ``VerifyOnly`` the partitions are added, as a v3 client's would be (written, answered once committed;
-  PRODUCER_FENCED stays PRODUCER_FENCED).
+* Without ``VerifyOnly`` (KIP-890 part 2, transaction.version 2, which kraftwire does not have) the whole request is
+  UNSUPPORTED_VERSION once the transaction passed the checks above, as Kafka 4.4 answers below transaction.version
+  2 (``coordinator.txn.refusals``).
 """
 
 from __future__ import annotations
 
-import time
-
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.txn.refusals import refusal_order
+from kraftwire.coordinator.txn.refusals import ADD_NEEDS_TRANSACTION_VERSION_2, refusal_order
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
-
-
-def _now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: dict):
@@ -37,20 +32,6 @@ def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: 
         R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
             R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
             for p in ps]) for topic, ps in topics.items()])
-
-
-class _Collect:
-    """Stands for the client connection of one transaction's add: its v3-form answer becomes that transaction's
-    codes."""
-
-    peer = "txn-broker-apis"
-
-    def __init__(self, got) -> None:
-        self.got = got
-
-    def send_response(self, body, version, cid) -> None:
-        self.got({(t.name, r.partition_index): r.partition_error_code for t in body.results_by_topic_v3_and_below
-                  for r in t.results_by_partition})
 
 
 def add_partitions_batched(apis, request, conn) -> None:
@@ -66,7 +47,12 @@ def add_partitions_batched(apis, request, conn) -> None:
     results: list = [None] * len(txns)
     left = [len(txns)]
 
+    refused: list[int] = []
+
     def send() -> None:
+        if refused:  # an add without VerifyOnly fails the whole request (coordinator.txn.refusals)
+            conn.send_response(R(throttle_time_ms=0, error_code=refused[0], results_by_transaction=[]), version, cid)
+            return
         conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE, results_by_transaction=results), version, cid)
 
     if not txns:
@@ -99,6 +85,5 @@ def add_partitions_batched(apis, request, conn) -> None:
         if t.verify_only:
             done(i, wanted, loaded.shard.verify_partitions(tid, t.producer_id, t.producer_epoch, wanted))
             continue
-        sink = _Collect(lambda codes, i=i, wanted=wanted: done(i, wanted, codes))
-        apis._write(p, loaded.shard.add_partitions(tid, t.producer_id, t.producer_epoch, wanted, (sink, 3, cid),
-                                                   _now_ms(), version=3))
+        refused.append(ADD_NEEDS_TRANSACTION_VERSION_2)
+        done(i, wanted, {})

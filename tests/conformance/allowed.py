@@ -133,11 +133,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               "a static member that leads the group rejoins with unchanged protocols (a new member id): Kafka 4.4 "
               "answers the current generation without a rebalance, naming the old member id as leader (its KIP-814 "
               "path); kraftwire rebalances (generation 2) — not fixed: Kafka's leader id there is its own quirk"),
-    *(Allowance(f"AddPartitionsToTxn-v{v}-add*", path,
-                "a broker's AddPartitionsToTxn v4+ that adds (not verify_only) and passes every check: Kafka 4.4 "
-                "refuses it (UNSUPPORTED_VERSION) below transaction.version 2 (KIP-890 part 2); kraftwire, which "
-                "has no transaction.version feature, adds the partitions — not fixed")
-      for v in (4, 5) for path in ("AddPartitionsToTxn*", "DescribeTransactions.*")),
     Allowance("ConsumerGroup*", "ConsumerGroup*",
               "Kafka 4.4 serves KIP-848's consumer group protocol from group.version 1, which needs metadata.version "
               "4.0: at this pair's 3.9 (the highest kraftwire formats) it answers UNSUPPORTED_VERSION; kraftwire has "
