@@ -55,16 +55,8 @@ FEATURES = ("group.version", "share.version", "streams.version", "transaction.ve
 
 ALLOWED: list[Allowance] = [
     # ---- differences kraftwire keeps for now, each with why
-    Allowance("IncrementalAlterConfigs-v*-broker-logger", "*", "kraftwire describes its own loggers as BROKER_LOGGER "
-              "resources but does not change them yet: the request goes whole to its controller, which refuses the "
-              "resource type (Kafka's receiving broker checks the logger exists and sets its level) — the edge does "
-              "not split such requests yet"),
     Allowance("DescribeConfigs-v*-topic-documentation", "DescribeConfigs.results[*].configs[*].documentation",
               "kraftwire carries no documentation for Kafka's topic keys (Kafka's prose is not copied)"),
-    Allowance("IncrementalAlterConfigs-v*-broker-other-id", "IncrementalAlterConfigs.responses[4,2].*",
-              "Kafka's receiving broker refuses any broker id but its own before forwarding (INVALID_REQUEST "
-              "'Unexpected broker id, expected 1, but received 2'); kraftwire's controller decides, refusing an id "
-              "no broker registered (BROKER_ID_NOT_REGISTERED) — the edge does not split such requests yet"),
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
     Allowance("DescribeTopicPartitions-v0-invalid-name", "DescribeTopicPartitions.topics*",
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "

@@ -44,3 +44,44 @@ def test_kafkas_refusals_of_the_resource_name():
 def test_python_levels_in_kafkas_words():
     assert [bl.kafka_level(n) for n in (1, 5, 10, 20, 30, 40, 50)] == ["TRACE", "TRACE", "DEBUG", "INFO", "WARN",
                                                                        "ERROR", "FATAL"]
+
+
+IA = m.IncrementalAlterConfigsRequest
+
+
+def _resource(kind, name, *ops):
+    return IA.AlterConfigsResource(resource_type=kind, resource_name=name, configs=[
+        IA.AlterableConfig(name=n, config_operation=op, value=v) for n, op, v in ops])
+
+
+def test_the_receiving_broker_decides_its_loggers_and_other_brokers_names():
+    """Kafka's ConfigAdminManager.preprocess, as the conformance scenarios IncrementalAlterConfigs-v*-broker-logger
+    ("Logger kafka.controller does not exist!") and -broker-other-id found it."""
+    resources = [
+        _resource(bl.BROKER_LOGGER, "1", ("kafka.controller", bl.SET, "DEBUG")),
+        _resource(bl.BROKER, "2", ("message.max.bytes", bl.SET, "400000")),
+        _resource(bl.BROKER, "", ("message.max.bytes", bl.SET, "400000")),  # the controller's
+        _resource(bl.BROKER, "1", ("message.max.bytes", bl.SET, "400000")),  # the controller's
+        _resource(bl.BROKER_LOGGER, "1", ("kraftwire.raft", bl.SET, "TRACE"), ("root", bl.SET, "WARN")),
+        _resource(bl.BROKER_LOGGER, "", ("root", bl.SET, "WARN")),
+        _resource(bl.BROKER_LOGGER, "1", ("root", bl.DELETE, None)),
+        _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, "LOUD")),
+        _resource(bl.BROKER_LOGGER, "1", ("root", bl.APPEND, "INFO")),
+        _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, None)),
+        _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, "INFO"), ("root", bl.DELETE, None)),
+    ]
+    got = bl.preprocess(resources, 1, LOGGERS)
+    assert got == {
+        0: (ec.INVALID_CONFIG, "Logger kafka.controller does not exist!"),
+        1: (ec.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 2"),
+        4: (ec.NONE, None),
+        5: (ec.INVALID_REQUEST, "Node id must be an integer, but it is: "),
+        6: (ec.INVALID_REQUEST, "Removing the log level of the root logger is not allowed"),
+        7: (ec.INVALID_CONFIG, "Cannot set the log level of root to LOUD as it is not a supported log level. Valid "
+                               "log levels are FATAL, ERROR, WARN, INFO, DEBUG, TRACE"),
+        8: (ec.INVALID_REQUEST, "APPEND operation is not allowed for the BROKER_LOGGER resource"),
+        9: (ec.INVALID_REQUEST, "Null value not supported for : root"),
+        10: (ec.INVALID_REQUEST, "Error due to duplicate config keys"),
+    }
+    assert bl.level_changes(resources[4].configs) == {"kraftwire.raft": 5, "root": 30}
+    assert bl.level_changes(resources[6].configs) == {"root": None}

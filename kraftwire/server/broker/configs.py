@@ -72,6 +72,18 @@ def logger_levels() -> dict[str, str]:
     return levels
 
 
+def set_logger_levels(changes) -> None:
+    """Apply a BROKER_LOGGER change (``broker_loggers.level_changes``): a level, or None to inherit again; the
+    root logger is named ``root``."""
+    import logging
+
+    from kraftwire.metadata.broker_loggers import ROOT
+
+    for name, level in changes.items():
+        logger = logging.getLogger() if name == ROOT else logging.getLogger(name)
+        logger.setLevel(logging.NOTSET if level is None else level)
+
+
 class DescribeConfigs:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
