@@ -19,7 +19,8 @@
 * a broker logger (type 8): this broker's loggers and their levels (``broker_loggers``);
 * other resource types are INVALID_REQUEST.
 
-``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name. A result's
+``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name (a topic key's
+documentation is kraftwire's own, ``topic_docs``). A result's
 ErrorMessage is the schema's default "" unless Kafka words the refusal (its ConfigHelper sets no message on success or
 on an unknown topic).
 """
@@ -37,6 +38,7 @@ from kraftwire.metadata.controller import topic_configs
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs, name_error
 from kraftwire.metadata.image import MetadataImage
+from kraftwire.metadata.topic_docs import TOPIC_DOCS
 from kraftwire.protocol import messages as m
 
 TOPIC, BROKER, GROUP = 2, 4, group_configs.GROUP
@@ -66,8 +68,8 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 result.error_code = UNKNOWN_TOPIC_OR_PARTITION
                 continue
             overrides = image.configs.get((TOPIC, name), {})
-            entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id, None,
-                        False) for key in in_described_order("topic", topic_configs.TOPIC_CONFIGS)]
+            entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id,
+                        TOPIC_DOCS.get(key), False) for key in in_described_order("topic", topic_configs.TOPIC_CONFIGS)]
         elif res.resource_type == BROKER:
             defaults = image.configs.get((BROKER, ""), {})
             if res.resource_name == "":

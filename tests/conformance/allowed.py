@@ -54,9 +54,6 @@ FEATURES = ("group.version", "share.version", "streams.version", "transaction.ve
             "eligible.leader.replicas.version")
 
 ALLOWED: list[Allowance] = [
-    # ---- differences kraftwire keeps for now, each with why
-    Allowance("DescribeConfigs-v*-topic-documentation", "DescribeConfigs.results[*].configs[*].documentation",
-              "kraftwire carries no documentation for Kafka's topic keys (Kafka's prose is not copied)"),
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
     Allowance("DescribeTopicPartitions-v0-invalid-name", "DescribeTopicPartitions.topics*",
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "

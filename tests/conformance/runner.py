@@ -83,7 +83,8 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
   (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token, except
   numbers that are each node's clock reading (:func:`same_but_clocks`: a timestamp's valid bounds in Produce's
-  record errors); the address a node saw the client at (``client_host``) is compared as it is;
+  record errors); the address a node saw the client at (``client_host``) is compared as it is; a config key's
+  ``documentation`` is prose each side writes in its own words: only whether there is one is compared;
 * arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, group ids, member ids, ...)
   unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
   mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
@@ -157,6 +158,9 @@ FIELD_KINDS: dict[str, str] = {
     # the address a node saw the client connect from: the same client for both, so compared as it is (not with the
     # nodes' own hosts replaced: this machine's 127.0.0.1 is one node's listener host and not the other's)
     "client_host": "verbatim",
+    # DescribeConfigs' documentation of a key: each side's own prose (kraftwire does not copy Kafka's), so only
+    # whether there is any is compared
+    "documentation": "prose",
     # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
     "usable_bytes": "space",
 }
@@ -617,6 +621,9 @@ class Comparison:
         elif kind in UNORDERED and isinstance(kafka, int) and isinstance(ours, int):
             if kafka != ours and (kafka < 0 or ours < 0):  # two times (or durations) agree; a sentinel must match
                 self.differ(path, str(kafka), str(ours))
+        elif kind == "prose":
+            if not self.learning and (kafka is None) != (ours is None):
+                self.differ(path, _short(kafka), _short(ours))
         elif isinstance(kafka, str) and isinstance(ours, str):
             if not self.learning and kind == "verbatim":
                 if kafka != ours:

@@ -130,3 +130,22 @@ def test_order_is_not_compared_only_where_kafkas_order_carries_nothing():
     assert _compare(_created(("ns.a", K1, 0, None), ("ns.b", K2, 0, None)),
                     _created(("ns.b", O2, 0, None), ("ns.a", O1, 0, None))) == [
         ("CreateTopics.topics.<order>", "{ns}.a, {ns}.b", "{ns}.b, {ns}.a")]
+
+
+def test_documentation_is_compared_by_presence_only():
+    """A key's documentation is each side's own prose: present on both is equal whatever the words, missing on one
+    side differs."""
+    R = w.DescribeConfigsResponse
+
+    def described(doc):
+        return R(throttle_time_ms=0, results=[R.DescribeConfigsResult(
+            error_code=0, error_message="", resource_type=2, resource_name="ns.a", configs=[
+                R.DescribeConfigsResourceResult(name="retention.ms", value="1", read_only=False, config_source=5,
+                                                is_sensitive=False, synonyms=[], config_type=5, documentation=doc)])])
+
+    def compare(kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 4).run("DescribeConfigs", kafka, ours)]
+
+    assert compare(described("Kafka's words"), described("ours")) == []
+    assert compare(described("Kafka's words"), described(None)) == [
+        "DescribeConfigs.results[2,{ns}.a].configs[retention.ms].documentation"]

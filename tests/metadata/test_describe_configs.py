@@ -140,3 +140,14 @@ def test_keys_beyond_kafkas_table_are_described_only_when_set_and_first():
     assert "super.users" not in unset and "kraftwire.metrics.port" not in unset and "log.dirs" in unset
     set_ = names({"log.dirs": "/tmp/k", "kraftwire.metrics.port": "9", "no.such.key": "x"})
     assert set(set_[:2]) == {"kraftwire.metrics.port", "no.such.key"} and set_[2:] == unset
+
+
+def test_every_topic_key_has_our_documentation():
+    """IncludeDocumentation answers a topic key with kraftwire's own words (``topic_docs``), as Kafka answers with
+    its own: every key of Kafka's topic table has a line, and no other key does."""
+    from kraftwire.metadata.controller.topic_configs import TOPIC_CONFIGS
+    from kraftwire.metadata.topic_docs import TOPIC_DOCS
+
+    assert set(TOPIC_DOCS) == set(TOPIC_CONFIGS)
+    [r] = _ask((TOPIC, "orders", ["retention.ms"]))
+    assert r.configs[0].documentation == TOPIC_DOCS["retention.ms"]
