@@ -10,9 +10,10 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * ``VerifyOnly``: ``TxnShard.verify_partitions`` (NONE when the partition is in the ongoing transaction, else
   TRANSACTION_ABORTABLE; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS for the
   transaction) — at v4 as at v5, as Kafka's coordinator answers (the leader translates for old clients).
-* Without ``VerifyOnly`` (KIP-890 part 2, transaction.version 2, which kraftwire does not have) the whole request is
-  UNSUPPORTED_VERSION once the transaction passed the checks above, as Kafka 4.4 answers below transaction.version
-  2 (``coordinator.txn.refusals``).
+* Without ``VerifyOnly`` (KIP-890 part 2, transaction.version 2, which kraftwire does not have) the coordinator's
+  checks answer as for a v3 add (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS on every
+  partition), and a transaction that passes them makes the whole request UNSUPPORTED_VERSION, as Kafka 4.4 answers
+  below transaction.version 2 (``coordinator.txn.refusals``).
 """
 
 from __future__ import annotations
@@ -84,6 +85,10 @@ def add_partitions_batched(apis, request, conn) -> None:
             continue
         if t.verify_only:
             done(i, wanted, loaded.shard.verify_partitions(tid, t.producer_id, t.producer_epoch, wanted))
+            continue
+        code = loaded.shard.add_error(tid, t.producer_id, t.producer_epoch)
+        if code:  # the coordinator's refusal, as Kafka's answers it
+            done(i, wanted, {tp: code for tp in wanted})
             continue
         refused.append(ADD_NEEDS_TRANSACTION_VERSION_2)
         done(i, wanted, {})

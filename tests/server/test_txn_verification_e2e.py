@@ -243,6 +243,11 @@ def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
             topics=[A.AddPartitionsToTxnTopic(name=TOPIC, partitions=[0])])])
         refused = await admin.request(add, 5)
         assert (refused.error_code, refused.results_by_transaction) == (ec.UNSUPPORTED_VERSION, [])
+        add.transactions[0].producer_epoch = epoch + 1  # the coordinator's own refusals come first, per partition
+        fenced = await admin.request(add, 5)
+        assert fenced.error_code == ec.NONE
+        assert fenced.results_by_transaction[0].topic_results[0].results_by_partition[0] \
+            .partition_error_code == ec.PRODUCER_FENCED
 
         assert _codes(await alice.request(_add("ta", pid, epoch, [(TOPIC, 0)]), 3)) == {(TOPIC, 0): ec.NONE}
         r = await alice.request(_produce(_txn_batch([b"ok"], pid=pid, epoch=epoch), 0, "ta"), 9)

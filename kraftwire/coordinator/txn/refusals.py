@@ -4,7 +4,7 @@
 ``VerifyOnly`` it asks whether a partition is in the transaction (part 1), without it the coordinator is to add the
 partitions on the producer's behalf (part 2), which needs ``transaction.version`` 2. kraftwire has no
 ``transaction.version`` feature (level 0, as a Kafka 4.4 cluster at metadata.version 3.9): such an add, once every
-partition passed the checks, fails the whole request with UNSUPPORTED_VERSION and no per-transaction results, as
+partition and the coordinator's own checks (``TxnShard.add_error``) passed, fails the whole request with UNSUPPORTED_VERSION and no per-transaction results, as
 Kafka 4.4 answers (``ADD_NEEDS_TRANSACTION_VERSION_2``).
 
 **Order.**
