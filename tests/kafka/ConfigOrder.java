@@ -34,7 +34,8 @@ public class ConfigOrder {
         definitions("broker", kafka.server.KafkaConfig.configDef());
         described("broker", kafka.server.KafkaConfig.fromProps(broker));
         definitions("topic", org.apache.kafka.storage.internals.log.LogConfig.configDefCopy());
-        described("topic", org.apache.kafka.storage.internals.log.LogConfig.fromProps(new HashMap<>(), new Properties()));
+        described("topic",
+                org.apache.kafka.storage.internals.log.LogConfig.fromProps(new HashMap<>(), new Properties()));
         definitions("group", org.apache.kafka.coordinator.group.GroupConfig.CONFIG_DEF);
         described("group", org.apache.kafka.coordinator.group.GroupConfig.fromProps(new HashMap<>(), new Properties()));
     }

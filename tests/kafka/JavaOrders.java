@@ -3,9 +3,9 @@
 // kinds: jhashmap (java.util.HashMap filled key by key), jhashmap-copy (a HashMap filled at once by putAll),
 // scala-mutable (scala.collection.mutable.HashMap), scala-mutable-set (scala.collection.mutable.HashSet, as the
 // partition of a Java set's Scala view builds), scala-mutable-concat (the mutable HashMap "a ++ b" builds from two
-// such maps holding the first and the second half of the keys), scala-set (a Scala immutable Set built from the keys in order,
-// as .toSet does), scala-hashmap (scala.collection.immutable.HashMap built by updated, as groupBy does); a kind
-// prefixed "tp-" has TopicPartition keys written topic:partition. tests/test_java_order_jvm.py checks
+// such maps holding the first and the second half of the keys), scala-set (a Scala immutable Set built from the
+// keys in order, as .toSet does), scala-hashmap (scala.collection.immutable.HashMap built by updated, as groupBy
+// does); a kind prefixed "tp-" has TopicPartition keys written topic:partition. tests/test_java_order_jvm.py checks
 // kraftwire.java_order against this.
 // Run: java -cp "$KAFKA_LIBS/*" tests/kafka/JavaOrders.java <file>
 import java.nio.file.*;
@@ -45,8 +45,10 @@ public class JavaOrders {
             case "scala-mutable-concat": {
                 var first = new scala.collection.mutable.HashMap<Object, Object>();
                 var second = new scala.collection.mutable.HashMap<Object, Object>();
-                for (int i = 0; i < keys.size(); i++) (i < keys.size() / 2 ? first : second).put(keys.get(i), keys.get(i));
-                return scala.jdk.javaapi.CollectionConverters.asJava(((scala.collection.mutable.HashMap<Object, Object>) first.concat(second)).keySet());
+                for (int i = 0; i < keys.size(); i++)
+                    (i < keys.size() / 2 ? first : second).put(keys.get(i), keys.get(i));
+                var joined = (scala.collection.mutable.HashMap<Object, Object>) first.concat(second);
+                return scala.jdk.javaapi.CollectionConverters.asJava(joined.keySet());
             }
             case "scala-mutable-set": {
                 var set = new scala.collection.mutable.HashSet<Object>();
@@ -58,7 +60,8 @@ public class JavaOrders {
                 return scala.jdk.javaapi.CollectionConverters.asJava(set);
             }
             case "scala-hashmap": {
-                scala.collection.immutable.HashMap<Object, Object> m = scala.collection.immutable.HashMap$.MODULE$.empty();
+                scala.collection.immutable.HashMap<Object, Object> m =
+                        scala.collection.immutable.HashMap$.MODULE$.empty();
                 for (Object k : keys) m = m.updated(k, k);
                 return scala.jdk.javaapi.CollectionConverters.asJava(m.keySet());
             }
