@@ -90,7 +90,7 @@ def allowance(scenario_id: str, path: str) -> Allowance | None:
 # The data and coordinator APIs' scenarios (Produce, Fetch, groups, transactions, ...: branch conformance-data)
 # ======================================================================================================================
 #: Kafka answers in the iteration order of a hash map kraftwire does not rebuild (the map holds the whole node's
-#: state, or its order was not found); clients match the elements by their keys. Orders kraftwire can compute are
+#: state); clients match the elements by their keys. Orders kraftwire can compute are
 #: reproduced (kraftwire.java_order), and orders of values each node picks at random are not compared
 #: (runner.ORDER_CARRIES_NOTHING)
 NODE_STATE_ORDER = "Kafka lists these in the iteration order of {}; kraftwire lists them in request order"
@@ -101,9 +101,6 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
 DATA_AND_COORDINATORS: list[Allowance] = [
-    Allowance("DescribeLogDirs-v*-topic", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
-              NODE_STATE_ORDER.format("its log manager's concurrent map, which holds every partition of the "
-                                      "node (its size and resize history decide)")),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
               NODE_STATE_ORDER.format("its coordinator's timeline hash tables, one per __consumer_offsets "
                                       "partition, whose sizes depend on every group of the node (other scenarios' "

@@ -90,8 +90,8 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
   mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
   paired by position among themselves (two new members listed in each node's own order). Other arrays are
   compared by position. The order is not compared for the arrays of :data:`ORDER_CARRIES_NOTHING` only: those
-  whose order in Kafka is a hash order of values each node picks at random (member ids, topic ids) or is shuffled
-  on purpose — their elements are still matched and compared one by one;
+  whose order in Kafka is a hash order of values each node picks at random (member ids, topic ids, the JVM's
+  identity hash codes) or is shuffled on purpose — their elements are still matched and compared one by one;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
 * ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
   ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
@@ -181,6 +181,11 @@ ORDER_CARRIES_NOTHING = {
                                "Collections.shuffle, so positions tell nothing about topics a client may not see)",
     "Produce*.responses[*].partition_responses": "Kafka lists a topic's partitions in the order of a map keyed by "
                                                  "TopicIdPartition, whose hash is the topic id's, picked at random",
+    "DescribeLogDirs*.results[*].topics": "Kafka groups its logs (LogManager.allLogs, a HashSet of UnifiedLog, "
+                                          "which has no hashCode of its own) by topic into Scala hash sets: the "
+                                          "order follows the JVM's identity hash codes, which vary between runs",
+    "DescribeLogDirs*.results[*].topics[*].partitions": "as DescribeLogDirs' topics: identity hash codes of Kafka's "
+                                                        "log objects",
 }
 _ORDER_CARRIES_NOTHING = re.compile("|".join(
     "".join("[^\\]]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))

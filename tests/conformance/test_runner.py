@@ -149,3 +149,22 @@ def test_documentation_is_compared_by_presence_only():
     assert compare(described("Kafka's words"), described("ours")) == []
     assert compare(described("Kafka's words"), described(None)) == [
         "DescribeConfigs.results[2,{ns}.a].configs[retention.ms].documentation"]
+
+
+def test_describe_log_dirs_partitions_order_is_not_compared():
+    """Kafka's DescribeLogDirs lists a topic's partitions in the order of the identity hash codes of its log objects
+    (runner.ORDER_CARRIES_NOTHING); their fields are still compared."""
+    R = w.DescribeLogDirsResponse
+
+    def dirs(*partitions):
+        return R(throttle_time_ms=0, error_code=0, results=[R.DescribeLogDirsResult(
+            error_code=0, log_dir="/d", topics=[R.DescribeLogDirsTopic(name="ns.a", partitions=[
+                R.DescribeLogDirsPartition(partition_index=p, partition_size=s, offset_lag=0, is_future_key=False)
+                for p, s in partitions])], total_bytes=-1, usable_bytes=-1)])
+
+    def compare(kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 4).run("DescribeLogDirs", kafka, ours)]
+
+    assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 0))) == []
+    assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 5))) == [
+        "DescribeLogDirs.results[0].topics[{ns}.a].partitions[1].partition_size"]
