@@ -89,11 +89,6 @@ def allowance(scenario_id: str, path: str) -> Allowance | None:
 # ======================================================================================================================
 # The data and coordinator APIs' scenarios (Produce, Fetch, groups, transactions, ...: branch conformance-data)
 # ======================================================================================================================
-#: Kafka answers in the iteration order of a hash map kraftwire does not rebuild (the map holds the whole node's
-#: state); clients match the elements by their keys. Orders kraftwire can compute are
-#: reproduced (kraftwire.java_order), and orders of values each node picks at random are not compared
-#: (runner.ORDER_CARRIES_NOTHING)
-NODE_STATE_ORDER = "Kafka lists these in the iteration order of {}; kraftwire lists them in request order"
 #: a fetch from Kafka stops at a segment's end
 SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years after the records' fixed timestamps, so "
                 "Kafka rolls a new segment for it (segment.ms counts from a segment's first timestamp) and its fetch "
@@ -102,9 +97,11 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
 
 DATA_AND_COORDINATORS: list[Allowance] = [
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
-              NODE_STATE_ORDER.format("its coordinator's timeline hash tables, one per __consumer_offsets "
-                                      "partition, whose sizes depend on every group of the node (other scenarios' "
-                                      "too)").replace("request order", "group id order")),
+              "Kafka lists the groups in the iteration order of its coordinator's timeline hash table (one per "
+              "__consumer_offsets partition), whose size and history depend on every group the node held (other "
+              "scenarios' too); kraftwire lists them in group id order. (The hash orders kraftwire can compute it "
+              "reproduces: kraftwire.java_order; orders of values picked at random are not compared: "
+              "runner.ORDER_CARRIES_NOTHING)"),
     Allowance("Fetch-v*-session-new-then-incremental", "Fetch.session_id",
               "kraftwire keeps no fetch sessions (KIP-227): it answers a full request with session id 0, as Kafka "
               "answers when its session cache is full (clients then keep sending full requests)"),
