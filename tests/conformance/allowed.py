@@ -120,6 +120,10 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               "Kafka 4.4 serves KIP-848's consumer group protocol from group.version 1, which needs metadata.version "
               "4.0: at this pair's 3.9 (the highest kraftwire formats) it answers UNSUPPORTED_VERSION; kraftwire has "
               "no group.version feature and serves the protocol at every level"),
+    Allowance("AddPartitionsToTxn-v*-add-twice", "AddPartitionsToTxn#2.*",
+              "Kafka 4.4 refuses a batched add without VerifyOnly (UNSUPPORTED_VERSION, as kraftwire does) but leaves "
+              "the transaction's pending state transition behind, so its next add is CONCURRENT_TRANSACTIONS although "
+              "the transaction is still Empty — Kafka's bug; kraftwire refuses the second add as the first"),
     Allowance("Produce-v11-null-records", "Produce",
               "Kafka 4.4 never answers a Produce whose records are null (its handler fails on them and the request "
               "is left unanswered); kraftwire refuses the partition (CORRUPT_MESSAGE)"),
