@@ -112,10 +112,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               SEGMENT_ROLL),
     *(Allowance(f"EndTxn-v*-{case}", "Fetch.responses[{ns}.a].partitions[0].records.<batches>", SEGMENT_ROLL)
       for case in ("commit", "abort", "commit-with-offsets")),
-    Allowance("JoinGroup-v*-static-member-replaced", "JoinGroup#2.*",
-              "a static member that leads the group rejoins with unchanged protocols (a new member id): Kafka 4.4 "
-              "answers the current generation without a rebalance, naming the old member id as leader (its KIP-814 "
-              "path); kraftwire rebalances (generation 2) — not fixed: Kafka's leader id there is its own quirk"),
     Allowance("ConsumerGroup*", "ConsumerGroup*",
               "Kafka 4.4 serves KIP-848's consumer group protocol from group.version 1, which needs metadata.version "
               "4.0: at this pair's 3.9 (the highest kraftwire formats) it answers UNSUPPORTED_VERSION; kraftwire has "
