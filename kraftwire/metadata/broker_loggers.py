@@ -20,16 +20,19 @@ IncrementalAlterConfigs is decided in part by the broker that receives it, befor
   principal needs ALTER_CONFIGS on the cluster (checked by the edge); no key twice ("Error
   due to duplicate config keys"), no null value but to DELETE ("Null value not supported for : <keys>"); then each
   operation: SET needs an existing logger (INVALID_CONFIG "Logger <name> does not exist!") and one of log4j's
-  levels, DELETE an existing logger other than root, APPEND and SUBTRACT are INVALID_REQUEST; when all hold and the
-  request is not ValidateOnly the levels change (``level_changes``);
+  levels, DELETE an existing logger other than root, APPEND and SUBTRACT are INVALID_REQUEST, an unknown operation
+  UNKNOWN_SERVER_ERROR without a message; when all hold and the request is not ValidateOnly the levels change
+  (``level_changes``);
 * a BROKER resource with a name: the name must be this broker's id, as above.
+
+A resource named twice is left to the controller, which refuses both ("Each resource must appear at most once.").
 """
 
 from __future__ import annotations
 
 from typing import Mapping
 
-from kraftwire.error_codes import INVALID_CONFIG, INVALID_REQUEST, NONE
+from kraftwire.error_codes import INVALID_CONFIG, INVALID_REQUEST, NONE, UNKNOWN_SERVER_ERROR
 from kraftwire.java_order import hashmap_order, string_hash
 
 BROKER, BROKER_LOGGER = 4, 8
@@ -99,9 +102,8 @@ def _logger_error(configs, loggers: Mapping[str, str]) -> tuple[int, str] | None
         if c.config_operation in (APPEND, SUBTRACT):
             return INVALID_REQUEST, (f"{'APPEND' if c.config_operation == APPEND else 'SUBTRACT'} operation is not "
                                      "allowed for the BROKER_LOGGER resource")
-        if c.config_operation not in (SET, DELETE):
-            return INVALID_REQUEST, (f"Unknown operation type {c.config_operation} is not allowed for the "
-                                     "BROKER_LOGGER resource")
+        if c.config_operation not in (SET, DELETE):  # Kafka's OpType.forId throws: no message
+            return UNKNOWN_SERVER_ERROR, None
     return None
 
 
@@ -109,7 +111,10 @@ def preprocess(resources, node_id: int, loggers: Mapping[str, str]) -> dict[int,
     """What the receiving broker answers itself: request position -> (error code, message) of the resources it
     decides (see the module's account); the others go to the controller."""
     answered: dict[int, tuple[int, str | None]] = {}
+    named = [(r.resource_type, r.resource_name) for r in resources]
     for i, r in enumerate(resources):
+        if named.count(named[i]) > 1:
+            continue  # a resource named twice: the controller answers both (Kafka's "at most once" check comes first)
         if r.resource_type == BROKER_LOGGER:
             message = _node_error(r.resource_name or "", node_id)
             answered[i] = ((INVALID_REQUEST, message) if message else _logger_error(r.configs, loggers)) or (NONE,

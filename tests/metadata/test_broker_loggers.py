@@ -70,7 +70,8 @@ def test_the_receiving_broker_decides_its_loggers_and_other_brokers_names():
         _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, None)),
         _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, "INFO"), ("root", bl.DELETE, None)),
     ]
-    got = bl.preprocess(resources, 1, LOGGERS)
+    got = {i: bl.preprocess([r], 1, LOGGERS)[0] for i, r in enumerate(resources) if bl.preprocess([r], 1, LOGGERS)}
+    assert bl.preprocess(resources[:2], 1, LOGGERS) == {i: got[i] for i in (0, 1)}  # several at once
     assert got == {
         0: (ec.INVALID_CONFIG, "Logger kafka.controller does not exist!"),
         1: (ec.INVALID_REQUEST, "Unexpected broker id, expected 1, but received 2"),
@@ -84,4 +85,8 @@ def test_the_receiving_broker_decides_its_loggers_and_other_brokers_names():
         10: (ec.INVALID_REQUEST, "Error due to duplicate config keys"),
     }
     assert bl.level_changes(resources[4].configs) == {"kraftwire.raft": 5, "root": 30}
+    unknown_op = _resource(bl.BROKER_LOGGER, "1", ("root", 7, "INFO"))
+    assert bl.preprocess([unknown_op], 1, LOGGERS) == {0: (ec.UNKNOWN_SERVER_ERROR, None)}
+    twice = _resource(bl.BROKER_LOGGER, "1", ("root", bl.SET, "INFO"))
+    assert bl.preprocess([twice, twice], 1, LOGGERS) == {}  # the controller refuses both
     assert bl.level_changes(resources[6].configs) == {"root": None}
