@@ -42,6 +42,8 @@ from kraftwire.error_codes import (
     UNSUPPORTED_ENDPOINT_TYPE,
 )
 from kraftwire.ids import ZERO_UUID
+from kraftwire.java_order import (hashmap_capacity, hashmap_order, scala_hash_order, scala_mutable_order,
+                                  scala_set_order, string_hash)
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, name_error
 from kraftwire.metadata.image import BrokerRegistration, MetadataImage
 from kraftwire.protocol import messages as m
@@ -97,13 +99,14 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
     brokers = [R.MetadataResponseBroker(node_id=b.id, host=ep.host, port=ep.port, rack=b.rack)
                for b, ep in alive_brokers(image, listener)]
     topics, to_create = [], []
-    if requested is None:
-        for name in sorted(image.topic_ids):
-            if name != METADATA_TOPIC and (may_describe is None or may_describe(name)):
-                topics.append(_topic(image, name, listener, version))
+    if requested is None:  # Kafka's order: the describable topics in a Scala mutable HashSet
+        names = [name for name in image.topic_ids if name != METADATA_TOPIC]
+        for name in scala_mutable_order([n for n in names if may_describe is None or may_describe(n)], string_hash):
+            topics.append(_topic(image, name, listener, version))
     else:
         allow = auto_create and (version < 4 or request.allow_auto_topic_creation)
-        for name, topic_id in wanted_topics(requested, version):
+        wanted = wanted_topics(requested, version)
+        for name, topic_id in wanted:
             if name is None:
                 found = image.topics.get(topic_id)
                 if found is None or found.name == METADATA_TOPIC:
@@ -132,6 +135,8 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
             topics.append(R.MetadataResponseTopic(error_code=code, name=name, topic_id=ZERO_UUID,
                                                   is_internal=name in INTERNAL_TOPICS, partitions=[],
                                                   topic_authorized_operations=NO_AUTHORIZED_OPERATIONS))
+        if all(name is not None for name, _ in wanted):
+            topics = named_topics_order(topics)
     cluster_ops = NO_AUTHORIZED_OPERATIONS
     if version >= 8:
         if version <= 10 and request.include_cluster_authorized_operations and cluster_operations is not None:
@@ -143,6 +148,25 @@ def metadata_response(image: MetadataImage, listener: str, request, version: int
     body = R(throttle_time_ms=0, brokers=brokers, cluster_id=cluster_id, controller_id=controller_id, topics=topics,
              cluster_authorized_operations=cluster_ops)
     return MetadataAnswer(body, tuple(to_create))
+
+
+def named_topics_order(topics: list) -> list:
+    """The answer to topics named by name in Kafka 4.4's order (KafkaApis ``handleTopicMetadataRequest``): the names
+    go into a Scala ``Set`` (``java_order.scala_set_order``: request order up to four, a CHAMP trie's above); those
+    the principal may describe (and create, when they would be) are kept in a subset of it (a ``Set1``..``Set4``
+    keeps its order, a trie's subset is a trie); the existing topics are answered in that order, then the missing
+    ones in the order of a ``java.util.HashSet`` copied from that subset (sized for all of it, at least 16
+    buckets); the refused topics follow (kraftwire keeps their request order)."""
+    names = scala_set_order([t.name for t in topics], string_hash)
+    refused = {t.name for t in topics if t.error_code == TOPIC_AUTHORIZATION_FAILED}
+    allowed = [name for name in names if name not in refused]
+    if len(names) > 4:
+        allowed = scala_hash_order(allowed, string_hash)
+    by_name = {t.name: t for t in topics}
+    existing = [name for name in allowed if by_name[name].topic_id != ZERO_UUID]
+    missing = hashmap_order([name for name in allowed if by_name[name].topic_id == ZERO_UUID], string_hash,
+                            max(16, hashmap_capacity(len(allowed), copied=True)))
+    return [by_name[name] for name in existing + missing] + [t for t in topics if t.name in refused]
 
 
 def refused_metadata(requested, version: int):

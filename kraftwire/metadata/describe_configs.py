@@ -16,22 +16,29 @@
   is INVALID_REQUEST (a client asks each broker for its own, as Kafka requires);
 * a group (type 32, KIP-848): every group key, its value and source as ``metadata.group_configs.describe`` says
   (GROUP_CONFIG where the group sets it, else the broker's); the empty name is INVALID_REQUEST;
+* a broker logger (type 8): this broker's loggers and their levels (``broker_loggers``);
 * other resource types are INVALID_REQUEST.
 
-``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name. A result's
+``ConfigurationKeys`` filters; ``IncludeSynonyms`` and ``IncludeDocumentation`` add what they name (a topic key's
+documentation is kraftwire's own, ``topic_docs``). A result's
 ErrorMessage is the schema's default "" unless Kafka words the refusal (its ConfigHelper sets no message on success or
 on an unknown topic).
 """
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from kraftwire import kafka_configs
+from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 from kraftwire.error_codes import INVALID_REQUEST, INVALID_TOPIC_EXCEPTION, UNKNOWN_TOPIC_OR_PARTITION, default_message
-from kraftwire.metadata import group_configs
+from kraftwire.metadata import broker_loggers, group_configs
+from kraftwire.metadata.config_order import in_described_order
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller.topics import METADATA_TOPIC, broker_configs, name_error
 from kraftwire.metadata.image import MetadataImage
+from kraftwire.metadata.topic_docs import TOPIC_DOCS
 from kraftwire.protocol import messages as m
 
 TOPIC, BROKER, GROUP = 2, 4, group_configs.GROUP
@@ -41,9 +48,10 @@ STRING = topic_configs.STRING
 
 
 def describe_configs(image: MetadataImage, request, version: int, *, node_id: int, static,
-                     props: dict[str, str] | None = None) -> object:
+                     props: dict[str, str] | None = None, loggers: Mapping[str, str] | None = None) -> object:
     """``static``: ``(name, value, source, type, documentation)`` of every key this broker reads; ``props``: its
-    properties file (the static layer of topic configs)."""
+    properties file (the static layer of topic configs); ``loggers``: this broker's loggers and their levels
+    (``broker_loggers``)."""
     brokers = broker_configs(image, node_id, props or {})
     R = m.DescribeConfigsResponse
     results = []
@@ -60,8 +68,8 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
                 result.error_code = UNKNOWN_TOPIC_OR_PARTITION
                 continue
             overrides = image.configs.get((TOPIC, name), {})
-            entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id, None,
-                        False) for key in sorted(topic_configs.TOPIC_CONFIGS)]
+            entries = [(key, *brokers.topic_entry(key, overrides), topic_configs.TOPIC_CONFIGS[key].type_id,
+                        TOPIC_DOCS.get(key), False) for key in in_described_order("topic", topic_configs.TOPIC_CONFIGS)]
         elif res.resource_type == BROKER:
             defaults = image.configs.get((BROKER, ""), {})
             if res.resource_name == "":
@@ -87,6 +95,16 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
             entries = [(key, value, source, synonyms or [(key, value, source)], kind, None, False)
                        for key, value, source, synonyms, kind in
                        group_configs.describe(image.configs.get((GROUP, res.resource_name), {}), brokers)]
+        elif res.resource_type == broker_loggers.BROKER_LOGGER:
+            refusal = broker_loggers.resource_error(res.resource_name, node_id)
+            if refusal:
+                result.error_code, result.error_message = refusal
+                continue
+            result.configs = [R.DescribeConfigsResourceResult(
+                name=name, value=level, read_only=False, config_source=broker_loggers.DYNAMIC_BROKER_LOGGER_CONFIG,
+                is_sensitive=False, synonyms=[], config_type=0, documentation=None)
+                for name, level in broker_loggers.describe(loggers or {}, res.configuration_keys)]
+            continue
         else:  # Kafka's ConfigHelper throws InvalidRequestException without a message: the error's own words
             result.error_code = INVALID_REQUEST
             result.error_message = default_message(INVALID_REQUEST)
@@ -111,16 +129,20 @@ def describe_configs(image: MetadataImage, request, version: int, *, node_id: in
 
 
 def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
-    """Every broker key of Kafka's table, then kraftwire's own keys: ``(name, value, source, synonyms, type,
-    documentation, sensitive)``, the value the key's own, the synonyms ``(name, value, source)`` as Kafka 4.4 lists
-    them (``BrokerConfigs.synonyms``: source by source, from the key itself on). Passwords are sensitive: no value is
-    shown."""
+    """The keys a broker describes: ``(name, value, source, synonyms, type, documentation, sensitive)``, the value
+    the key's own, the synonyms ``(name, value, source)`` as Kafka 4.4 lists them (``BrokerConfigs.synonyms``:
+    source by source, from the key itself on). Passwords are sensitive: no value is shown.
+
+    As Kafka's (``ConfigHelperUtils``): first the keys that are set (in the properties file or dynamically) but are
+    not among Kafka's described keys — kraftwire's own, the authorizer's, Kafka's internal ones — in the order of
+    the ``HashMap`` of originals Kafka copies them from; then every broker key of Kafka's table, set or not, in
+    Kafka's order (``config_order``)."""
     docs = {name: doc for name, _, _, _, doc in static}
     if "node.id" in props and "broker.id" not in props:
         props = {**props, "broker.id": props["node.id"]}  # Kafka's KafkaConfig fills either id from the other
     layers = BrokerConfigs(static=props, cluster=defaults, broker=dynamic)
-    out = []
-    for name in sorted(kafka_configs.BROKER):
+    out = _set_elsewhere(static, defaults, dynamic, props)
+    for name in in_described_order("broker", kafka_configs.BROKER):
         key = kafka_configs.BROKER[name]
         sensitive = key.type == "PASSWORD"
         synonyms = layers.synonyms(name, _SYNONYM_GROUPS.get(name, (name,)))
@@ -128,16 +150,26 @@ def _broker_entries(static, defaults, dynamic, props) -> list[tuple]:
             (layer[name] for layer in (dynamic, defaults, props) if name in layer), key.default)
         source = synonyms[0][2] if synonyms else DEFAULT_CONFIG
         out.append((name, value, source, synonyms, key.type_id, docs.get(name), sensitive))
-    known = set(kafka_configs.BROKER)
-    for name, value, source, kind, doc in static:  # kraftwire's own keys and the authorizer's
-        if name in known:
-            continue
-        known.add(name)
-        synonyms = _dynamic(name, dynamic, defaults) + [(name, value, source)]
-        out.append((name, *synonyms[0][1:], synonyms, kind, doc, False))
-    for name in sorted((set(dynamic) | set(defaults)) - known):  # keys Kafka does not know, taken as Kafka takes them
+    return out
+
+
+def _set_elsewhere(static, defaults, dynamic, props) -> list[tuple]:
+    """The entries of the keys set but not in Kafka's table (see ``_broker_entries``): those kraftwire reads with
+    their type and documentation, the others as strings, as Kafka takes keys it does not know."""
+    read = {name: (value, source, kind, doc) for name, value, source, kind, doc in static
+            if name not in kafka_configs.BROKER}
+    names = [name for name in dict.fromkeys([*props, *defaults, *dynamic]) if name not in kafka_configs.BROKER]
+    out = []
+    for name in hashmap_order(names, string_hash, hashmap_capacity(len(names), copied=True)):
         synonyms = _dynamic(name, dynamic, defaults)
-        out.append((name, *synonyms[0][1:], synonyms, STRING, None, False))
+        if name in read:
+            value, source, kind, doc = read[name]
+            synonyms.append((name, value, source))
+        else:
+            kind, doc = STRING, None
+            if name in props:
+                synonyms.append((name, props[name], STATIC_BROKER_CONFIG))
+        out.append((name, *synonyms[0][1:], synonyms, kind, doc, False))
     return out
 
 

@@ -28,13 +28,13 @@ import re
 from typing import Callable, Mapping
 
 from kraftwire import kafka_configs
-from kraftwire.java_order import hashmap_order, string_hash
+from kraftwire.metadata.config_order import in_described_order
 
 GROUP = 32  # ConfigResource.Type.GROUP
 GROUP_CONFIG = 8  # DescribeConfigs ConfigSource.GROUP_CONFIG
 KEYS = kafka_configs.GROUP
-#: DescribeConfigs' order: Kafka's HashMap of the group keys
-ORDER: tuple[str, ...] = tuple(hashmap_order(sorted(KEYS), string_hash))
+#: DescribeConfigs' order (``config_order``)
+ORDER: tuple[str, ...] = tuple(in_described_order("group", KEYS))
 
 SESSION, HEARTBEAT = "consumer.session.timeout.ms", "consumer.heartbeat.interval.ms"
 ASSIGNOR, ASSIGNORS = "streams.assignor.name", "group.streams.assignors"

@@ -18,15 +18,23 @@ handlers look the offset up and ask here what may go out.
 * **Malformed requests** (as Kafka 4.4 answers them): a partition named twice is answered once, INVALID_REQUEST
   (``duplicate_partitions``); an isolation level other than 0 and 1 fails every partition with UNKNOWN_SERVER_ERROR
   (Kafka's IsolationLevel.forId throws; ``known_isolation``).
+* **Order** (``in_kafka_order``). Kafka collects the partitions it may describe in a Scala mutable map keyed by
+  topic partition and groups them by topic: the topics come in the order of a Scala immutable ``HashMap`` of their
+  names (a topic named twice is answered once, all its partitions together), each topic's partitions in the order
+  of a Scala mutable ``HashMap`` of them; the topics the principal may not describe follow, as the request lists
+  them.
 """
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kraftwire.error_codes import LEADER_NOT_AVAILABLE, NONE, OFFSET_NOT_AVAILABLE
+from kraftwire.java_order import scala_hash_order, scala_mutable_order, string_hash, topic_partition_hash
 
 __all__ = ["CONSUMER_REPLICA_ID", "EARLIEST", "LATEST", "MAX_TIMESTAMP", "EARLIEST_LOCAL", "LATEST_TIERED",
            "EARLIEST_PENDING_UPLOAD", "NOTHING_TIERED", "is_client", "last_fetchable_offset", "lagging_error",
-           "timestamp_supported", "duplicate_partitions", "known_isolation"]
+           "timestamp_supported", "duplicate_partitions", "known_isolation", "in_kafka_order"]
 
 CONSUMER_REPLICA_ID = -1
 LATEST, EARLIEST, MAX_TIMESTAMP, EARLIEST_LOCAL, LATEST_TIERED, EARLIEST_PENDING_UPLOAD = -1, -2, -3, -4, -5, -6
@@ -78,3 +86,15 @@ def lagging_error(timestamp: int, replica_id: int, version: int, epoch_start_off
 def timestamp_supported(timestamp: int, version: int) -> bool:
     """Whether ListOffsets at ``version`` may ask for ``timestamp``: earliest-pending-upload needs v11."""
     return timestamp != EARLIEST_PENDING_UPLOAD or version >= 11
+
+
+def in_kafka_order(topics: list[tuple[str, list[int]]], refused: Callable[[str], bool]) -> list[tuple[str, list[int]]]:
+    """The answer's ``(topic, partition indexes)`` in Kafka's order (see the module's account), from the request's
+    ``topics`` (each partition once); ``refused(name)`` says the principal may not describe the topic."""
+    merged: dict[str, list[int]] = {}
+    for name, partitions in topics:
+        if not refused(name):
+            merged.setdefault(name, []).extend(partitions)
+    answered = [(name, scala_mutable_order(merged[name], lambda p, name=name: topic_partition_hash(name, p)))
+                for name in scala_hash_order(merged, string_hash)]
+    return answered + [(name, partitions) for name, partitions in topics if refused(name)]

@@ -38,6 +38,7 @@ from kraftwire.error_codes import (
     TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
+    default_message,
 )
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
@@ -250,11 +251,11 @@ class KraftApis:
 
     def describe_configs(self, request, conn) -> None:
         from kraftwire.metadata.describe_configs import describe_configs
-        from kraftwire.server.broker.configs import static_broker_entries
+        from kraftwire.server.broker.configs import logger_levels, static_broker_entries
 
         s = self.node.settings
         body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
-                                static=static_broker_entries(s.config), props=s.config.raw)
+                                static=static_broker_entries(s.config), props=s.config.raw, loggers=logger_levels())
         access = self.node.authorizer
         if access is not None:
             for r in body.results:
@@ -292,19 +293,62 @@ class KraftApis:
                 conn.send_response(refusal(api, body, version, SECURITY_DISABLED, "No Authorizer is configured."),
                                    version, cid)
                 return
+            send = conn.send_response
+            if api == "IncrementalAlterConfigs" and not forwarded:
+                body, send = self._broker_local_configs(body, conn, version, cid)
+                if body is None:  # every resource decided here
+                    return
             if access is not None and api in _PER_ITEM and not (forwarded and access.trusted_forwarder(conn)):
                 body, denied = self._authorize_items(api, body, version, conn, access)
             if body is None:  # every item refused: the controller is not asked
-                conn.send_response(denied, version, cid)
+                send(denied, version, cid)
                 return
 
             def answer(response) -> None:
                 if denied is not None:
                     getattr(response, _PER_ITEM[api][1]).extend(getattr(denied, _PER_ITEM[api][1]))
-                conn.send_response(response, version, cid)
+                send(response, version, cid)
 
             self.call(api, body, version, answer, forward=not forwarded)
         return handler
+
+    def _broker_local_configs(self, body, conn, version: int, cid: int):
+        """IncrementalAlterConfigs' resources this broker decides itself (``broker_loggers.preprocess``: its loggers,
+        another broker's name), as Kafka's receiving broker does: (the body of the others, for the controller, or
+        None when none is left and the answer went; the sender that merges both answers in request order)."""
+        from kraftwire.metadata import broker_loggers as bl
+        from kraftwire.server.broker.configs import logger_levels, set_logger_levels
+
+        resources = list(body.resources)
+        local = bl.preprocess(resources, self.node.settings.node_id, logger_levels())
+        access = self.node.authorizer
+        R = w.IncrementalAlterConfigsResponse
+        mine = {}
+        for i, (code, message) in local.items():
+            r = resources[i]
+            if (r.resource_type == bl.BROKER_LOGGER and access is not None
+                    and not access.allows_cluster(conn, Op.ALTER_CONFIGS)):
+                code, message = CLUSTER_AUTHORIZATION_FAILED, default_message(CLUSTER_AUTHORIZATION_FAILED)
+            elif r.resource_type == bl.BROKER_LOGGER and code == 0 and not body.validate_only:
+                set_logger_levels(bl.level_changes(r.configs))
+            mine[i] = R.AlterConfigsResourceResponse(error_code=code, error_message=message,
+                                                      resource_type=r.resource_type, resource_name=r.resource_name)
+
+        def send(response, version: int, cid: int) -> None:
+            theirs = {(x.resource_type, x.resource_name): x for x in response.responses}
+            response.responses = [mine[i] if i in mine else theirs[(r.resource_type, r.resource_name)]
+                                  for i, r in enumerate(resources) if i in mine
+                                  or (r.resource_type, r.resource_name) in theirs]
+            conn.send_response(response, version, cid)
+
+        if not mine:
+            return body, conn.send_response
+        rest = copy.copy(body)
+        rest.resources = [r for i, r in enumerate(resources) if i not in mine]
+        if not rest.resources:
+            send(R(throttle_time_ms=0, responses=[]), version, cid)
+            return None, send
+        return rest, send
 
     def _authorize_items(self, api: str, body, version: int, conn, access):
         """Split a topic or config request by ACLs: (the body of the allowed items or None when there are none,

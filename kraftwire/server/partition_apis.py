@@ -484,10 +484,12 @@ class PartitionApis:
         access = self.node.authorizer
         twice = offsets.duplicate_partitions(request.body.topics)
         isolation = request.body.isolation_level if version >= 2 else 0
-        answered = set()
+        answered, refused = set(), set()
         for t in request.body.topics:
             parts = []
             described = access is None or access.topic(conn, t.name, Op.DESCRIBE)
+            if not described:
+                refused.add(t.name)
             for p in t.partitions:
                 if (t.name, p.partition_index) in answered:
                     continue  # a partition named twice is answered once
@@ -503,7 +505,11 @@ class PartitionApis:
                     pr.error_code = ec.UNKNOWN_SERVER_ERROR
                 else:
                     self._list_one(t.name, p, pr, version, request.body.replica_id, isolation)
-            topics.append(R.ListOffsetsTopicResponse(name=t.name, partitions=parts))
+            topics.append((t.name, parts))
+        responses = {(name, pr.partition_index): pr for name, parts in topics for pr in parts}
+        topics = [R.ListOffsetsTopicResponse(name=name, partitions=[responses[name, i] for i in indexes])
+                  for name, indexes in offsets.in_kafka_order(
+                      [(name, [pr.partition_index for pr in parts]) for name, parts in topics], refused.__contains__)]
         conn.send_response(R(throttle_time_ms=0, topics=topics), version, request.header.correlation_id)
 
     def _list_one(self, name, p, pr, version: int, replica: int, isolation: int = 0) -> None:

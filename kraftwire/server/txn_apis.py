@@ -55,6 +55,7 @@ from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
 from kraftwire.coordinator.txn.coordinator import STATE_NAMES, ListingFilter, Marker, TxnConfig, TxnResult, TxnShard
 from kraftwire.coordinator.txn.hosting import TxnKind, partitions_answer
+from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.protocol import messages as w
 from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic
@@ -390,7 +391,8 @@ class TxnApis:
                 refused[(topic, p)] = ec.TOPIC_AUTHORIZATION_FAILED
             elif image.topic(topic) is None or p not in image.topic(topic).partitions:
                 refused[(topic, p)] = ec.UNKNOWN_TOPIC_OR_PARTITION
-        if refused:  # Kafka: the others are not attempted
+        if refused:  # Kafka: the others are not attempted; in Kafka's order (coordinator.txn.refusals)
+            wanted = [(topic, p) for topic, ps in refusal_order(wanted) for p in ps]
             answer({tp: refused.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             return
         p, loaded = self._route(tid)

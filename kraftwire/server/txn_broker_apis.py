@@ -10,16 +10,18 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * ``VerifyOnly``: ``TxnShard.verify_partitions`` (NONE when the partition is in the ongoing transaction, else
   TRANSACTION_ABORTABLE; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS for the
   transaction) — at v4 as at v5, as Kafka's coordinator answers (the leader translates for old clients).
-* Without ``VerifyOnly`` the partitions are added, as a v3 client's would be (written, answered once committed;
-  PRODUCER_FENCED stays PRODUCER_FENCED).
+* Without ``VerifyOnly`` (KIP-890 part 2, transaction.version 2, which kraftwire does not have) the coordinator's
+  checks answer as for a v3 add (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS on every
+  partition), and a transaction that passes them makes the whole request UNSUPPORTED_VERSION, as Kafka 4.4 answers
+  below transaction.version 2 (``coordinator.txn.refusals``).
 """
 
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
+from kraftwire.coordinator.txn.refusals import ADD_NEEDS_TRANSACTION_VERSION_2, refusal_order
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
-from kraftwire.server.coordinator_runtime import now_ms as _now_ms
 
 
 def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: dict):
@@ -31,20 +33,6 @@ def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: 
         R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
             R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
             for p in ps]) for topic, ps in topics.items()])
-
-
-class _Collect:
-    """Stands for the client connection of one transaction's add: its v3-form answer becomes that transaction's
-    codes."""
-
-    peer = "txn-broker-apis"
-
-    def __init__(self, got) -> None:
-        self.got = got
-
-    def send_response(self, body, version, cid) -> None:
-        self.got({(t.name, r.partition_index): r.partition_error_code for t in body.results_by_topic_v3_and_below
-                  for r in t.results_by_partition})
 
 
 def add_partitions_batched(apis, request, conn) -> None:
@@ -60,7 +48,12 @@ def add_partitions_batched(apis, request, conn) -> None:
     results: list = [None] * len(txns)
     left = [len(txns)]
 
+    refused: list[int] = []
+
     def send() -> None:
+        if refused:  # an add without VerifyOnly fails the whole request (coordinator.txn.refusals)
+            conn.send_response(R(throttle_time_ms=0, error_code=refused[0], results_by_transaction=[]), version, cid)
+            return
         conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE, results_by_transaction=results), version, cid)
 
     if not txns:
@@ -82,7 +75,8 @@ def add_partitions_batched(apis, request, conn) -> None:
             topic = image.topic(name)
             if topic is None or p not in topic.partitions:
                 unknown[(name, p)] = ec.UNKNOWN_TOPIC_OR_PARTITION
-        if unknown:  # Kafka: the others are not attempted
+        if unknown:  # Kafka: the others are not attempted; in Kafka's order (coordinator.txn.refusals)
+            wanted = [(topic, p) for topic, ps in refusal_order(wanted) for p in ps]
             done(i, wanted, {tp: unknown.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             continue
         p, loaded = apis._route(tid)
@@ -92,6 +86,9 @@ def add_partitions_batched(apis, request, conn) -> None:
         if t.verify_only:
             done(i, wanted, loaded.shard.verify_partitions(tid, t.producer_id, t.producer_epoch, wanted))
             continue
-        sink = _Collect(lambda codes, i=i, wanted=wanted: done(i, wanted, codes))
-        apis._write(p, loaded.shard.add_partitions(tid, t.producer_id, t.producer_epoch, wanted, (sink, 3, cid),
-                                                   _now_ms(), version=3))
+        code = loaded.shard.add_error(tid, t.producer_id, t.producer_epoch)
+        if code:  # the coordinator's refusal, as Kafka's answers it
+            done(i, wanted, {tp: code for tp in wanted})
+            continue
+        refused.append(ADD_NEEDS_TRANSACTION_VERSION_2)
+        done(i, wanted, {})

@@ -83,12 +83,15 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
 * strings (error messages, config values) are compared exactly, after each side's mapped values in them
   (a uuid in Kafka's base64 form, a host, a port, a directory) are replaced by the pair's shared token, except
   numbers that are each node's clock reading (:func:`same_but_clocks`: a timestamp's valid bounds in Produce's
-  record errors); the address a node saw the client at (``client_host``) is compared as it is;
+  record errors); the address a node saw the client at (``client_host``) is compared as it is; a config key's
+  ``documentation`` is prose each side writes in its own words: only whether there is one is compared;
 * arrays of structs with a key (:data:`KEY_ATTRS`: names, partition indexes, api keys, group ids, member ids, ...)
   unique on both sides are matched by key; their order is compared too (``<path>.<order>``). A key holding a
   mapped value (a member id) matches through the mapping, and the elements whose values are not paired yet are
   paired by position among themselves (two new members listed in each node's own order). Other arrays are
-  compared by position;
+  compared by position. The order is not compared for the arrays of :data:`ORDER_CARRIES_NOTHING` only: those
+  whose order in Kafka is a hash order of values each node picks at random (member ids, topic ids, the JVM's
+  identity hash codes) or is shuffled on purpose — their elements are still matched and compared one by one;
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
 * ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
   ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
@@ -155,6 +158,9 @@ FIELD_KINDS: dict[str, str] = {
     # the address a node saw the client connect from: the same client for both, so compared as it is (not with the
     # nodes' own hosts replaced: this machine's 127.0.0.1 is one node's listener host and not the other's)
     "client_host": "verbatim",
+    # DescribeConfigs' documentation of a key: each side's own prose (kraftwire does not copy Kafka's), so only
+    # whether there is any is compared
+    "documentation": "prose",
     # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
     "usable_bytes": "space",
 }
@@ -165,6 +171,25 @@ UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
              "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
+#: arrays whose order is not compared (their elements are), each with why: the pattern is the array's path with
+#: ``*`` for any step number (``#2``) or key, matched whole
+ORDER_CARRIES_NOTHING = {
+    "DescribeGroups*.groups[*].members": "a classic group's members in the order of a HashMap of their member ids, "
+                                         "which each node picks at random (GroupMetadata.allMemberMetadata)",
+    "JoinGroup*.members": "the leader's member list, in the order of the same HashMap of random member ids",
+    "DeleteTopics*.responses": "Kafka shuffles the results on purpose (ControllerApis.deleteTopics: "
+                               "Collections.shuffle, so positions tell nothing about topics a client may not see)",
+    "Produce*.responses[*].partition_responses": "Kafka lists a topic's partitions in the order of a map keyed by "
+                                                 "TopicIdPartition, whose hash is the topic id's, picked at random",
+    "DescribeLogDirs*.results[*].topics": "Kafka groups its logs (LogManager.allLogs, a HashSet of UnifiedLog, "
+                                          "which has no hashCode of its own) by topic into Scala hash sets: the "
+                                          "order follows the JVM's identity hash codes, which vary between runs",
+    "DescribeLogDirs*.results[*].topics[*].partitions": "as DescribeLogDirs' topics: identity hash codes of Kafka's "
+                                                        "log objects",
+}
+_ORDER_CARRIES_NOTHING = re.compile("|".join(
+    "".join("[^\\]]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))
+    for pattern in ORDER_CARRIES_NOTHING))
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
@@ -586,7 +611,7 @@ class Comparison:
                 self.differ(f"{path}[{self.render_key(k, item)}]", "<absent>", _short(item))
         order = ([self.render_key(k, theirs[k]) for k in keys[KAFKA] if k in matched],
                  [self.render_key(partner[k], theirs[partner[k]]) for k in keys[KRAFTWIRE] if k in partner])
-        if order[0] != order[1]:
+        if order[0] != order[1] and not _ORDER_CARRIES_NOTHING.fullmatch(path):
             self.differ(f"{path}.<order>", ", ".join(order[0]), ", ".join(order[1]))
 
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
@@ -601,6 +626,9 @@ class Comparison:
         elif kind in UNORDERED and isinstance(kafka, int) and isinstance(ours, int):
             if kafka != ours and (kafka < 0 or ours < 0):  # two times (or durations) agree; a sentinel must match
                 self.differ(path, str(kafka), str(ours))
+        elif kind == "prose":
+            if not self.learning and (kafka is None) != (ours is None):
+                self.differ(path, _short(kafka), _short(ours))
         elif isinstance(kafka, str) and isinstance(ours, str):
             if not self.learning and kind == "verbatim":
                 if kafka != ours:

@@ -109,3 +109,62 @@ def test_allow_list_patterns_have_one_wildcard():
     literal = allowed._regex("CreateTopics.topics[{ns}.a].error_message")
     assert literal.fullmatch("CreateTopics.topics[{ns}.a].error_message")
     assert not literal.fullmatch("CreateTopics.topics[n].error_message")
+
+
+def test_order_is_not_compared_only_where_kafkas_order_carries_nothing():
+    """DeleteTopics' results are shuffled by Kafka on purpose: their order is not compared, their elements are;
+    another keyed array (CreateTopics' results) keeps its order compared."""
+    DR = w.DeleteTopicsResponse
+
+    def deleted(*names, code=0):
+        return DR(throttle_time_ms=0, responses=[DR.DeletableTopicResult(name=n, topic_id=uuid.UUID(int=0),
+                                                                         error_code=code, error_message=None)
+                                                 for n in names])
+
+    def compare(api, kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 6).run(api, kafka, ours)]
+
+    assert compare("DeleteTopics", deleted("ns.a", "ns.b"), deleted("ns.b", "ns.a")) == []
+    assert compare("DeleteTopics#2", deleted("ns.a", "ns.b"), deleted("ns.b", "ns.a", code=3)) == [
+        "DeleteTopics#2.responses[{ns}.b].error_code", "DeleteTopics#2.responses[{ns}.a].error_code"]
+    assert _compare(_created(("ns.a", K1, 0, None), ("ns.b", K2, 0, None)),
+                    _created(("ns.b", O2, 0, None), ("ns.a", O1, 0, None))) == [
+        ("CreateTopics.topics.<order>", "{ns}.a, {ns}.b", "{ns}.b, {ns}.a")]
+
+
+def test_documentation_is_compared_by_presence_only():
+    """A key's documentation is each side's own prose: present on both is equal whatever the words, missing on one
+    side differs."""
+    R = w.DescribeConfigsResponse
+
+    def described(doc):
+        return R(throttle_time_ms=0, results=[R.DescribeConfigsResult(
+            error_code=0, error_message="", resource_type=2, resource_name="ns.a", configs=[
+                R.DescribeConfigsResourceResult(name="retention.ms", value="1", read_only=False, config_source=5,
+                                                is_sensitive=False, synonyms=[], config_type=5, documentation=doc)])])
+
+    def compare(kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 4).run("DescribeConfigs", kafka, ours)]
+
+    assert compare(described("Kafka's words"), described("ours")) == []
+    assert compare(described("Kafka's words"), described(None)) == [
+        "DescribeConfigs.results[2,{ns}.a].configs[retention.ms].documentation"]
+
+
+def test_describe_log_dirs_partitions_order_is_not_compared():
+    """Kafka's DescribeLogDirs lists a topic's partitions in the order of the identity hash codes of its log objects
+    (runner.ORDER_CARRIES_NOTHING); their fields are still compared."""
+    R = w.DescribeLogDirsResponse
+
+    def dirs(*partitions):
+        return R(throttle_time_ms=0, error_code=0, results=[R.DescribeLogDirsResult(
+            error_code=0, log_dir="/d", topics=[R.DescribeLogDirsTopic(name="ns.a", partitions=[
+                R.DescribeLogDirsPartition(partition_index=p, partition_size=s, offset_lag=0, is_future_key=False)
+                for p, s in partitions])], total_bytes=-1, usable_bytes=-1)])
+
+    def compare(kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 4).run("DescribeLogDirs", kafka, ours)]
+
+    assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 0))) == []
+    assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 5))) == [
+        "DescribeLogDirs.results[0].topics[{ns}.a].partitions[1].partition_size"]

@@ -187,11 +187,10 @@ def test_members_match_through_the_mapping_whatever_their_order():
         return JR(members=[JR.JoinGroupResponseMember(member_id=m, metadata=b"x") for m in ids])
 
     mapping = Mapping()
-    # two new members, each node listing them in its own order: paired by position, then the order differs
+    # two new members, each node listing them in its own order: paired by position; later their order may differ
+    # (Kafka's is a hash order of the random member ids: runner.ORDER_CARRIES_NOTHING), their pairing may not
     assert Comparison(mapping, "ns", 5).run("JoinGroup", members("k1", "k2"), members("o1", "o2")) == []
-    diffs = Comparison(mapping, "ns", 5).run("JoinGroup", members("k2", "k1"), members("o1", "o2"))
-    assert [(d.path, d.kafka, d.kraftwire) for d in diffs] == [
-        ("JoinGroup.members.<order>", "<member#2>, <member#1>", "<member#1>, <member#2>")]
+    assert Comparison(mapping, "ns", 5).run("JoinGroup", members("k2", "k1"), members("o1", "o2")) == []
     diffs = Comparison(mapping, "ns", 5).run("JoinGroup", members("k1"), members("o2"))
     assert [d.path for d in diffs] == ["JoinGroup.members[<member#1>]", "JoinGroup.members[<member#2>]"]
 

@@ -9,7 +9,10 @@ import uuid
 import pytest
 
 from kraftwire import error_codes as ec
-from kraftwire.metadata.answers import describe_cluster_brokers, describe_cluster_refusal, metadata_response
+from kraftwire.ids import ZERO_UUID
+from kraftwire.java_order import scala_hash_order, string_hash
+from kraftwire.metadata.answers import (describe_cluster_brokers, describe_cluster_refusal, metadata_response,
+                                       named_topics_order)
 from kraftwire.metadata.image import replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
@@ -19,6 +22,10 @@ MR = m.MetadataRequest
 
 
 def image():
+    return replay_all(image_records())
+
+
+def image_records():
     R = m.RegisterBrokerRecord
 
     def broker(bid, fenced=False, listeners=("PLAINTEXT", "SECURE")):
@@ -27,7 +34,7 @@ def image():
                                                            security_protocol=0) for i, n in enumerate(listeners)])
 
     P = m.PartitionRecord
-    return replay_all([
+    return [
         m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level),
         broker(1), broker(2), broker(3, fenced=True), broker(4, listeners=("PLAINTEXT",)),
         m.TopicRecord(name="t", topic_id=T1),
@@ -37,7 +44,7 @@ def image():
         m.TopicRecord(name="__consumer_offsets", topic_id=T2),
         P(partition_id=0, topic_id=T2, replicas=[2], isr=[2], leader=2),
         m.TopicRecord(name="__cluster_metadata", topic_id=META),
-    ])
+    ]
 
 
 def ask(topics, version=12, listener="SECURE", auto=False, allow=True):
@@ -65,9 +72,24 @@ def test_describe_cluster_v2_lists_fenced_brokers_when_asked():
 
 def test_all_topics_hide_the_metadata_topic_and_flag_internal_ones():
     topics = ask(None).response.topics
-    assert [(t.name, t.is_internal, t.topic_id) for t in topics] == [("__consumer_offsets", True, T2),
-                                                                    ("t", False, T1)]
-    assert [t.name for t in ask([], version=0).response.topics] == ["__consumer_offsets", "t"]  # v0: [] is all
+    assert sorted((t.name, t.is_internal, t.topic_id) for t in topics) == [("__consumer_offsets", True, T2),
+                                                                          ("t", False, T1)]
+    assert [t.name for t in ask([], version=0).response.topics] == [t.name for t in topics]  # v0: [] is all
+
+
+def test_all_topics_in_kafkas_order():
+    """Kafka 4.4 lists every topic in the order of the Scala mutable HashSet its KafkaApis partitions the image's
+    names into (checked against the JVM by tests/test_java_order_jvm.py); the conformance run saw Metadata-v0's two
+    topics b, a and Metadata-v1's a, b."""
+    records = list(image_records())
+    for i, name in enumerate(["Metadata-v0-all-topics.a", "Metadata-v0-all-topics.b", "Metadata-v1-all-topics.a",
+                              "Metadata-v1-all-topics.b"] + [f"other{n}" for n in range(30)]):
+        records.append(m.TopicRecord(name=name, topic_id=uuid.UUID(int=100 + i)))
+    req = MR(topics=None, allow_auto_topic_creation=False)
+    names = [t.name for t in metadata_response(replay_all(records), "SECURE", req, 12, controller_id=2,
+                                               cluster_id="c").response.topics]
+    assert [n for n in names if n.startswith("Metadata-v0")] == ["Metadata-v0-all-topics.b", "Metadata-v0-all-topics.a"]
+    assert [n for n in names if n.startswith("Metadata-v1")] == ["Metadata-v1-all-topics.a", "Metadata-v1-all-topics.b"]
 
 
 def test_partition_leaders_offline_replicas_and_errors_by_version():
@@ -102,11 +124,35 @@ def test_topics_by_id_and_auto_creation():
     wanted = [MR.MetadataRequestTopic(name=n) for n in ("new", "bad name", "t", "__cluster_metadata")]
     answer = ask(wanted, auto=True)
     assert answer.to_create == ("new",)
-    assert [x.error_code for x in answer.response.topics] == [ec.UNKNOWN_TOPIC_OR_PARTITION,
-                                                              ec.INVALID_TOPIC_EXCEPTION, ec.NONE,
-                                                              ec.UNKNOWN_TOPIC_OR_PARTITION]
+    codes = {x.name: x.error_code for x in answer.response.topics}
+    assert codes == {"new": ec.UNKNOWN_TOPIC_OR_PARTITION, "bad name": ec.INVALID_TOPIC_EXCEPTION, "t": ec.NONE,
+                     "__cluster_metadata": ec.UNKNOWN_TOPIC_OR_PARTITION}
+    assert answer.response.topics[0].name == "t"  # Kafka answers the existing topics first
     assert ask(wanted, auto=True, allow=False).to_create == ()  # the client said no
     assert ask(wanted, auto=False).to_create == ()  # auto.create.topics.enable=false
+
+
+def _named(names, known):
+    R = m.MetadataResponse
+    return [R.MetadataResponseTopic(error_code=ec.NONE if n in known else ec.UNKNOWN_TOPIC_OR_PARTITION, name=n,
+                                    topic_id=uuid.UUID(int=1 + i) if n in known else ZERO_UUID, partitions=[])
+            for i, n in enumerate(names)]
+
+
+def test_named_topics_in_kafka_order():
+    """Kafka 4.4 answered the conformance scenarios' topics so (its KafkaApis: a Scala set of the names, the known
+    ones first, the unknown ones in a java.util.HashSet's order; java_order's models are checked against the JVM
+    by tests/test_java_order_jvm.py)."""
+    ns = "Metadata-v4-known-and-unknown"
+    got = named_topics_order(_named([f"{ns}.b", f"{ns}.a"], {f"{ns}.a"}))
+    assert [t.name for t in got] == [f"{ns}.a", f"{ns}.b"]
+    ns = "Metadata-v0-known-and-auto-created"
+    got = named_topics_order(_named([f"{ns}.b", f"{ns}.a"], {f"{ns}.a"}))
+    assert [t.name for t in got] == [f"{ns}.a", f"{ns}.b"]
+    # up to four names keep the request's order among the known ones; from five a CHAMP trie's order
+    assert [t.name for t in named_topics_order(_named(list("dcba"), set("abcd")))] == list("dcba")
+    assert [t.name for t in named_topics_order(_named(list("edcba"), set("abcde")))] == scala_hash_order(
+        list("edcba"), string_hash)
 
 
 # ---------------------------------------------------------------------------------------------- DescribeTopicPartitions

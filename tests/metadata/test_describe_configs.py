@@ -68,9 +68,10 @@ def test_broker_values_are_dynamic_over_cluster_default_over_file():
 def test_errors():
     """As Kafka 4.4's ConfigHelper answered them (tests/conformance, DescribeConfigs scenarios): no message on an
     unknown topic or a success (the schema's ""), Topic.validate's reason for an illegal name, its words for a broker
-    name that is no number, INVALID_REQUEST's own words for an unknown resource type."""
+    name that is no number, INVALID_REQUEST's own words for an unknown resource type (BROKER_LOGGER's refusals:
+    tests/metadata/test_broker_loggers.py)."""
     unknown, metadata, other, logger, illegal, word, known = _ask(
-        (TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None), (BROKER, "2", None), (8, "1", None),
+        (TOPIC, "nope", None), (TOPIC, "__cluster_metadata", None), (BROKER, "2", None), (99, "1", None),
         (TOPIC, "a/b", None), (BROKER, "one", None), (BROKER, "1", ["num.partitions"]))
     assert unknown.error_code == metadata.error_code == ec.UNKNOWN_TOPIC_OR_PARTITION
     assert unknown.error_message == known.error_message == ""
@@ -118,3 +119,35 @@ def test_every_broker_key_is_described_as_kafka_4_4_describes_it():
     assert by["node.id"] == ("1", S, False, [("node.id", "1", S)])
     assert by["ssl.keystore.password"] == (None, D, True, [])
     assert by["listeners"][0] == "PLAINTEXT://:9092"
+
+
+def test_keys_beyond_kafkas_table_are_described_only_when_set_and_first():
+    """Kafka describes its own non-internal keys always, and any other key only when the properties file (or a
+    dynamic config) sets it, ahead of the others (ConfigHelperUtils: the originals it does not define, then its
+    non-internal values); the conformance run's broker-all found kraftwire describing unset internal, authorizer and
+    kraftwire keys."""
+    static = STATIC + [("super.users", "", DEFAULT_CONFIG, 2, None),
+                       ("kraftwire.metrics.port", "9", STATIC_BROKER_CONFIG, 3, "ours")]
+
+    def names(props):
+        body = describe_configs(_image(), DC(resources=[DC.DescribeConfigsResource(
+            resource_type=BROKER, resource_name="1", configuration_keys=None)],
+                                             include_synonyms=False, include_documentation=False),
+                                4, node_id=1, static=static, props=props)
+        return [c.name for c in body.results[0].configs]
+
+    unset = names({"log.dirs": "/tmp/k"})
+    assert "super.users" not in unset and "kraftwire.metrics.port" not in unset and "log.dirs" in unset
+    set_ = names({"log.dirs": "/tmp/k", "kraftwire.metrics.port": "9", "no.such.key": "x"})
+    assert set(set_[:2]) == {"kraftwire.metrics.port", "no.such.key"} and set_[2:] == unset
+
+
+def test_every_topic_key_has_our_documentation():
+    """IncludeDocumentation answers a topic key with kraftwire's own words (``topic_docs``), as Kafka answers with
+    its own: every key of Kafka's topic table has a line, and no other key does."""
+    from kraftwire.metadata.controller.topic_configs import TOPIC_CONFIGS
+    from kraftwire.metadata.topic_docs import TOPIC_DOCS
+
+    assert set(TOPIC_DOCS) == set(TOPIC_CONFIGS)
+    [r] = _ask((TOPIC, "orders", ["retention.ms"]))
+    assert r.configs[0].documentation == TOPIC_DOCS["retention.ms"]

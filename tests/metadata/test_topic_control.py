@@ -277,6 +277,19 @@ def test_create_partitions_naming_a_topic_twice_answers_it_once_first_and_grows_
     assert [(r.message.topic_id, r.message.partition_id) for r in res.records] == [(img.topic("u").id, 1)]
 
 
+def test_create_partitions_answers_in_kafkas_hash_set_order():
+    """Kafka 4.4 answered CreatePartitions-v1-grow-several's two topics b, a (ControllerApis collects the names in a
+    java.util.HashSet and asks its controller in that order); the topics grow in that order too."""
+    rc = control()
+    a, b = "CreatePartitions-v1-grow-several.a", "CreatePartitions-v1-grow-several.b"
+    img = apply(cluster(), create(rc, cluster(), topic(a, 1, 1), topic(b, 1, 1)))
+    P = m.CreatePartitionsRequest
+    res = rc.create_partitions(img, P(topics=[P.CreatePartitionsTopic(name=n, count=2, assignments=None)
+                                              for n in (a, b)], timeout_ms=1000, validate_only=False))
+    assert [r.name for r in res.response.results] == [b, a]
+    assert [r.message.topic_id for r in res.records] == [img.topic(b).id, img.topic(a).id]
+
+
 # ================================================================================================================
 # elections, AlterPartition, ElectLeaders
 # ================================================================================================================

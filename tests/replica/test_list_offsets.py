@@ -64,3 +64,19 @@ def test_earliest_pending_upload_is_v11s_and_finds_nothing_without_a_remote_log(
     assert all(o.timestamp_supported(ts, 1) for ts in (o.LATEST, o.EARLIEST, o.MAX_TIMESTAMP, 0))
     assert o.EARLIEST_PENDING_UPLOAD in o.NOTHING_TIERED and o.LATEST_TIERED in o.NOTHING_TIERED
     assert o.lagging_error(o.EARLIEST_PENDING_UPLOAD, -1, 11, epoch_start_offset=10, high_watermark=5) == ec.NONE
+
+
+def test_the_answer_in_kafkas_order():
+    """As Kafka 4.4 answered the conformance scenarios (ReplicaManager.fetchOffset: a Scala mutable map of the
+    partitions grouped by topic into an immutable one; the models are checked against the JVM by
+    tests/test_java_order_jvm.py): partitions 0, 1 came back 1, 0 and -1, 7 as -1, 7 for these topics."""
+    def order(topics, refused=()):
+        return o.in_kafka_order(topics, lambda name: name in refused)
+
+    assert order([("ListOffsets-v2-earliest-and-latest.a", [0, 1])]) == [("ListOffsets-v2-earliest-and-latest.a",
+                                                                         [1, 0])]
+    assert order([("ListOffsets-v2-unknown-partition.a", [7, -1])]) == [("ListOffsets-v2-unknown-partition.a",
+                                                                        [-1, 7])]
+    # a topic named twice is answered once; the refused topics come last, as named
+    assert order([("z", [0]), ("no", [1]), ("abc", [0]), ("z", [1])], refused={"no"}) == [
+        ("abc", [0]), ("z", [1, 0]), ("no", [1])]

@@ -236,6 +236,18 @@ def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
         assert allowed.error_code == ec.NONE
         assert allowed.results_by_transaction[0].topic_results[0].results_by_partition[0] \
             .partition_error_code == ec.TRANSACTION_ABORTABLE
+        # an add without VerifyOnly needs transaction.version 2: the whole request is refused, as Kafka 4.4 answers
+        # at metadata.version 3.9 (the conformance scenarios AddPartitionsToTxn-v4/v5-add); nothing is added
+        add = A(transactions=[A.AddPartitionsToTxnTransaction(
+            transactional_id="ta", producer_id=pid, producer_epoch=epoch, verify_only=False,
+            topics=[A.AddPartitionsToTxnTopic(name=TOPIC, partitions=[0])])])
+        refused = await admin.request(add, 5)
+        assert (refused.error_code, refused.results_by_transaction) == (ec.UNSUPPORTED_VERSION, [])
+        add.transactions[0].producer_epoch = epoch + 1  # the coordinator's own refusals come first, per partition
+        fenced = await admin.request(add, 5)
+        assert fenced.error_code == ec.NONE
+        assert fenced.results_by_transaction[0].topic_results[0].results_by_partition[0] \
+            .partition_error_code == ec.PRODUCER_FENCED
 
         assert _codes(await alice.request(_add("ta", pid, epoch, [(TOPIC, 0)]), 3)) == {(TOPIC, 0): ec.NONE}
         r = await alice.request(_produce(_txn_batch([b"ok"], pid=pid, epoch=epoch), 0, "ta"), 9)

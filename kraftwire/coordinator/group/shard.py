@@ -597,23 +597,26 @@ class GroupShard:
     def _replace_static(self, g: Group, old: Member, member_id: str, body, protocols, rebalance_ms: int,
                         version: int, token, now_ms: int, result: Result) -> bool:
         """A static member came back: its old member id is fenced and the new one takes its place and assignment.
-        In a Stable group a follower with unchanged protocols gets the current generation without a rebalance
-        (KIP-345); so does the leader asking at JoinGroup v9+, with the members and SkipAssignment (KIP-814: it
-        keeps the assignment it made), where below v9 it must assign again. True when answered that way."""
+        In a Stable group a member with unchanged protocols gets the current generation without a rebalance
+        (KIP-345). The leader asking at JoinGroup v9+ gets the members and SkipAssignment (KIP-814: it keeps the
+        assignment it made); below v9, where it cannot be told to skip, Kafka 4.4 names its old member id as the
+        leader, so it takes itself for a follower and syncs the assignment it had (the conformance scenario
+        JoinGroup-v5-static-member-replaced). True when answered that way."""
         self._answer_join(g, old, result, error=ec.FENCED_INSTANCE_ID)
         self._answer_sync(g, old, result, ec.FENCED_INSTANCE_ID)
         del g.members[old.member_id]
         unchanged = old.protocols == protocols and old.protocol_type == body.protocol_type
         was_leader = g.leader == old.member_id
-        old.member_id = member_id
+        old_id, old.member_id = old.member_id, member_id
         g.members[member_id] = old
         if was_leader:
             g.leader = member_id
-        if g.state != STABLE or not unchanged or was_leader and version < 9:
+        if g.state != STABLE or not unchanged:
             return False
         self._refresh(old, body, protocols, rebalance_ms, now_ms)
         old.join = Waiting(token, version)
-        self._answer_join(g, old, result, error=0, skip_assignment=was_leader)
+        self._answer_join(g, old, result, error=0, skip_assignment=was_leader and version >= 9,
+                          shown_leader=old_id if was_leader and version < 9 else None)
         self._group_record(g, result, now_ms)  # the new member id must survive a failover
         return True
 
@@ -679,7 +682,9 @@ class GroupShard:
             m.deadline_ms = now_ms + m.session_ms
             self._answer_join(g, m, result, error=0)
 
-    def _answer_join(self, g: Group, m: Member, result: Result, *, error: int, skip_assignment: bool = False) -> None:
+    def _answer_join(self, g: Group, m: Member, result: Result, *, error: int, skip_assignment: bool = False,
+                     shown_leader: str | None = None) -> None:
+        """Answer ``m``'s JoinGroup; ``shown_leader`` names another leader than the group's (``_replace_static``)."""
         waiting, m.join = m.join, None
         if waiting is None:
             return
@@ -689,13 +694,14 @@ class GroupShard:
             body = R(error_code=error, generation_id=-1, protocol_name=None if version >= 7 else "", leader="",
                      member_id=m.member_id if error == ec.MEMBER_ID_REQUIRED else "", members=[])
         else:
+            leader = shown_leader or g.leader or ""
             members = []
-            if m.member_id == g.leader:
+            if m.member_id == leader:
                 members = [R.JoinGroupResponseMember(member_id=x.member_id, group_instance_id=x.instance_id,
                                                      metadata=x.metadata_for(g.protocol_name))
                            for x in g.members.values()]
             body = R(error_code=0, generation_id=g.generation, protocol_type=g.protocol_type,
-                     protocol_name=g.protocol_name, leader=g.leader or "", member_id=m.member_id, members=members,
+                     protocol_name=g.protocol_name, leader=leader, member_id=m.member_id, members=members,
                      skip_assignment=skip_assignment)
         result.reply(waiting.token, "JoinGroup", body)
 

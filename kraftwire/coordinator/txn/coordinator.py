@@ -231,6 +231,12 @@ class TxnShard:
             return ec.CONCURRENT_TRANSACTIONS
         return 0
 
+    def add_error(self, transactional_id: str, producer_id: int, epoch: int) -> int:
+        """What an add to this producer's transaction would be refused with (NONE: it would be added): the
+        coordinator's checks alone, nothing written (AddPartitionsToTxn v4+ without VerifyOnly,
+        ``refusals.ADD_NEEDS_TRANSACTION_VERSION_2``)."""
+        return self._check(self.txns.get(transactional_id), producer_id, epoch)
+
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
                        partitions: list[tuple[str, int]], token, now_ms: int, *, api: str = "AddPartitionsToTxn",
                        version: int = 3) -> TxnResult:

@@ -65,6 +65,7 @@ from kraftwire.error_codes import (
     UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID, ZERO_UUID
+from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire import kafka_configs
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import partitions as pc
@@ -441,13 +442,19 @@ class ReplicationControl:
     # ------------------------------------------------------------------------------------------------ CreatePartitions
     def create_partitions(self, image: MetadataImage, req) -> ControllerResult:
         """A topic named twice is answered once, INVALID_REQUEST, ahead of the others, and not grown (Kafka's
-        ControllerApis answers the duplicates first, then the controller's results for the rest)."""
+        ControllerApis answers the duplicates first, then the controller's results for the rest). Both come in the
+        order of the ``java.util.HashSet`` Kafka collects their names in (the others grow in that order too)."""
         R = m.CreatePartitionsResponse
         records: list[ApiMessageAndVersion] = []
         twice = duplicates(t.name for t in req.topics)
         results = [R.CreatePartitionsTopicResult(name=name, error_code=INVALID_REQUEST,
-                                                 error_message="Duplicate topic name.") for name in twice]
+                                                 error_message="Duplicate topic name.")
+                   for name in hashmap_order(twice, string_hash)]
+        first = {}
         for t in req.topics:
+            first.setdefault(t.name, t)
+        for name in hashmap_order(first, string_hash):
+            t = first[name]
             if t.name in twice:
                 continue
             code, message = NONE, None

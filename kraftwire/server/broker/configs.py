@@ -58,6 +58,32 @@ def static_broker_entries(config) -> list[tuple]:
              _type_of(k), k.doc or None) for k in KEYS]
 
 
+def logger_levels() -> dict[str, str]:
+    """This process's loggers (``root`` and every named Python logger) with their effective levels in Kafka's words:
+    what a BROKER_LOGGER resource describes (``kraftwire.metadata.broker_loggers``)."""
+    import logging
+
+    from kraftwire.metadata.broker_loggers import ROOT, kafka_level
+
+    levels = {ROOT: kafka_level(logging.getLogger().getEffectiveLevel())}
+    for name, logger in list(logging.Logger.manager.loggerDict.items()):
+        if isinstance(logger, logging.Logger):
+            levels[name] = kafka_level(logger.getEffectiveLevel())
+    return levels
+
+
+def set_logger_levels(changes) -> None:
+    """Apply a BROKER_LOGGER change (``broker_loggers.level_changes``): a level, or None to inherit again; the
+    root logger is named ``root``."""
+    import logging
+
+    from kraftwire.metadata.broker_loggers import ROOT
+
+    for name, level in changes.items():
+        logger = logging.getLogger() if name == ROOT else logging.getLogger(name)
+        logger.setLevel(logging.NOTSET if level is None else level)
+
+
 class DescribeConfigs:
     def __init__(self, ctx: c.BrokerContext) -> None:
         self.ctx = ctx
