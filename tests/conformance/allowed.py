@@ -175,3 +175,31 @@ DATA_AND_COORDINATORS: list[Allowance] = [
 ]
 ALLOWED.extend(DATA_AND_COORDINATORS)
 _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in DATA_AND_COORDINATORS)
+
+
+# ======================================================================================================================
+# The "sasl-acl" configuration's scenarios (SASL logins, StandardAuthorizer; branch confsasl)
+# ======================================================================================================================
+#: Kafka groups the ACLs it lists in hash maps (DescribeAclsResponse.aclsResources: resource pattern -> entries;
+#: DeleteAcls: the matching bindings of each filter), whose order is unspecified; clients match them by content
+ACL_ORDER = ("Kafka lists ACL bindings in the iteration order of hash maps and sets of resource patterns and entries "
+             "(unspecified); kraftwire sorts them by resource type, name, pattern type, then principal, host, "
+             "operation and permission")
+
+#: Kafka's message when a request needs an operation on the cluster the principal lacks
+CLUSTER_REQUEST_TEXT = ("Kafka's CLUSTER_AUTHORIZATION_FAILED message is its internal request object's text ('Request "
+                        "Request(processor=0, connectionId=..., session=org.apache.kafka.network.Session@<hash>, ...) "
+                        "needs ALTER permission.'): a Java identity hash and socket ids no other node can give; "
+                        "kraftwire sends no message")
+
+SASL_ACL: list[Allowance] = [
+    *(Allowance(f"{api}-v*-not-super-user", path, CLUSTER_REQUEST_TEXT)
+      for api, path in (("CreateAcls", "CreateAcls.results[*].error_message"),
+                        ("DescribeAcls", "DescribeAcls.error_message"),
+                        ("DeleteAcls", "DeleteAcls.filter_results[*].error_message"))),
+    Allowance("*", "DescribeAcls*.resources.<order>", ACL_ORDER),
+    Allowance("*", "DescribeAcls*.resources[*].acls.<order>", ACL_ORDER),
+    Allowance("*", "DeleteAcls*.filter_results[*].matching_acls.<order>", ACL_ORDER),
+]
+ALLOWED.extend(SASL_ACL)
+_COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in SASL_ACL)

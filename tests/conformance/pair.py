@@ -17,7 +17,8 @@ from harness import processes, roles
 from harness.kafka import KafkaNode
 
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.security.sasl.client import SaslLogin
+from kraftwire.server.client import KafkaConnection
 
 KAFKA, KRAFTWIRE = "kafka", "kraftwire"
 SIDES = (KAFKA, KRAFTWIRE)
@@ -30,13 +31,42 @@ MACHINE_KEYS = frozenset({"listeners", "advertised.listeners", "controller.quoru
 REQUEST_TIMEOUT_S = 30.0
 
 
+#: ``Step.login`` when a step does not name one: the configuration's first login (none on a PLAINTEXT listener)
+CONFIGURED = "<configured>"
+
+
 class Configuration(NamedTuple):
-    """A node configuration: ``server.properties`` keys for both, and the ``storage format`` arguments."""
+    """A node configuration: ``server.properties`` keys for both, the ``storage format`` arguments, and the SASL
+    logins of its scenario connections (``Step.login`` names one by user; the first is every step's default and the
+    pair's own, so on a SASL listener it is a super user's)."""
 
     name: str
     props: str = ""
     format_args: tuple[str, ...] = ("--release-version", "3.9")
+    logins: tuple[SaslLogin, ...] = ()
 
+    def login(self, name: str | None) -> SaslLogin | None:
+        """The login of user ``name`` (:data:`CONFIGURED`: the first; None: no login, a bare connection)."""
+        if name is None or not self.logins:
+            return None
+        if name == CONFIGURED:
+            return self.logins[0]
+        found = [login for login in self.logins if login.username == name]
+        if not found:
+            raise KeyError(f"configuration {self.name!r} has no login for {name!r}")
+        return found[0]
+
+
+#: the "sasl-acl" accounts: PLAIN ones in the client listener's JAAS entry, SCRAM-SHA-256 ones added at format time
+#: (the same credentials on both sides; each side salts them itself)
+SASL_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+SCRAM_USERS = ("alice", "bob")
+PLAIN_JAAS = ("org.apache.kafka.common.security.plain.PlainLoginModule required username=\"admin\" "
+              "password=\"admin-secret\" " + " ".join(f'user_{u}="{p}"' for u, p in SASL_USERS.items()) + ";")
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+#: the group and transaction coordinators' keys that make scenarios quick and their answers settled (see below)
+COORDINATOR_KEYS = ("group.initial.rebalance.delay.ms=0\noffsets.topic.num.partitions=1\n"
+                    "transaction.state.log.num.partitions=1\noffsets.retention.check.interval.ms=86400000\n")
 
 #: the configurations scenarios may name (``Scenario.config``); a pair starts only when a selected scenario needs it
 CONFIGURATIONS = {c.name: c for c in (
@@ -49,9 +79,25 @@ CONFIGURATIONS = {c.name: c for c in (
     # after Kafka's 3 s initial rebalance delay, the internal topics have one partition each (created on the first
     # FindCoordinator; 50 would take both nodes many seconds), and the periodic clean-up that drops empty groups
     # without offsets does not run during a session (it would, at a moment of its own, make one node's group vanish)
-    Configuration("coordinators", "group.initial.rebalance.delay.ms=0\noffsets.topic.num.partitions=1\n"
-                                  "transaction.state.log.num.partitions=1\n"
-                                  "offsets.retention.check.interval.ms=86400000\n"),
+    Configuration("coordinators", COORDINATOR_KEYS),
+    # the client listener (named PLAINTEXT by both harnesses) is SASL_PLAINTEXT with SCRAM-SHA-256 and PLAIN, and
+    # StandardAuthorizer checks ACLs: admin is the super user every step logs in as unless it names another login;
+    # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
+    # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
+    # "coordinators"
+    Configuration("sasl-acl", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT\n"
+                              "sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN\n"
+                              "sasl.mechanism.inter.broker.protocol=PLAIN\n"
+                              f"listener.name.plaintext.plain.sasl.jaas.config={PLAIN_JAAS}\n"
+                              f"listener.name.plaintext.scram-sha-256.sasl.jaas.config={SCRAM_JAAS}\n"
+                              "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
+                              "super.users=User:admin;User:ANONYMOUS\nallow.everyone.if.no.acl.found=false\n"
+                              + COORDINATOR_KEYS,
+                  ("--release-version", "3.9",
+                   *(arg for user in SCRAM_USERS
+                     for arg in ("--add-scram", f"SCRAM-SHA-256=[name={user},password={SASL_USERS[user]}]"))),
+                  (SaslLogin("PLAIN", "admin", SASL_USERS["admin"]),
+                   *(SaslLogin("SCRAM-SHA-256", user, SASL_USERS[user]) for user in SCRAM_USERS))),
 )}
 
 
@@ -108,7 +154,7 @@ class Pair:
             node.__enter__()
             self._started.append(node)
         for side in SIDES:
-            roles.wait_until(lambda: roles.broker_ids(self.ports[side]) == [1], f"the {side} node online")
+            roles.wait_until(lambda: self._broker_ids(side) == [1], f"the {side} node online")
         self.check_equivalent()
         self.machine = {side: self._machine(side) for side in SIDES}
         return self
@@ -126,17 +172,28 @@ class Pair:
             node.__exit__(None, None, None)
 
     # ------------------------------------------------------------------------------------------------- requests
-    async def ask(self, side: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S):
-        """The decoded answer of ``side`` to ``body`` at ``version`` (one connection per request), or a
-        :class:`Failure`."""
+    async def connect(self, side: str, login: str | None = CONFIGURED, timeout: float = REQUEST_TIMEOUT_S):
+        """A connection to ``side``, logged in as the configuration's ``login`` (see :meth:`Configuration.login`),
+        or the :class:`Failure` that stopped it (a refused login)."""
+        return await _outcome(KafkaConnection.open("127.0.0.1", self.ports[side], timeout=timeout,
+                                                   client_id="kraftwire-conformance",
+                                                   sasl=self.config.login(login)), timeout)
+
+    async def ask(self, side: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S,
+                  login: str | None = CONFIGURED):
+        """The decoded answer of ``side`` to ``body`` at ``version`` on a connection of its own (logged in as
+        ``login``), or a :class:`Failure`."""
+        conn = await self.connect(side, login, timeout)
+        if isinstance(conn, Failure):
+            return conn
         try:
-            return await request_once("127.0.0.1", self.ports[side], body, version, timeout=timeout)
-        except asyncio.TimeoutError:
-            return Failure(f"no answer within {timeout:g} s")
-        except (OSError, ConnectionError) as exc:
-            return Failure(f"connection failed ({type(exc).__name__})")
-        except Exception as exc:  # noqa: BLE001 - a closed connection or an undecodable answer is an outcome
-            return Failure(f"{type(exc).__name__}: {exc}")
+            return await _outcome(conn.request(body, version, timeout=timeout), timeout)
+        finally:
+            await conn.close()
+
+    def _broker_ids(self, side: str) -> list[int] | None:
+        answer = asyncio.run(self.ask(side, w.MetadataRequest(topics=[]), 12, timeout=5))
+        return None if isinstance(answer, Failure) else sorted(b.node_id for b in answer.brokers)
 
     def ask_both(self, body, version: int) -> dict:
         async def both():
@@ -198,6 +255,47 @@ class Pair:
         cluster = asyncio.run(self.ask(side, w.DescribeClusterRequest(), 0)).cluster_id
         return {"host": sorted({host for host, _ in endpoints}), "port": [int(port) for _, port in endpoints],
                 "path": [props["log.dirs"], os.path.dirname(props["log.dirs"])], "cluster": [cluster]}
+
+
+async def _outcome(awaitable, timeout: float):
+    """What ``awaitable`` gives, or the :class:`Failure` it ended with (a closed connection, an undecodable answer,
+    a refused login, nothing within ``timeout``)."""
+    try:
+        return await awaitable
+    except asyncio.TimeoutError:
+        return Failure(f"no answer within {timeout:g} s")
+    except (OSError, ConnectionError) as exc:
+        return Failure(f"connection failed ({type(exc).__name__})")
+    except Exception as exc:  # noqa: BLE001 - a closed connection or an undecodable answer is an outcome
+        return Failure(f"{type(exc).__name__}: {exc}")
+
+
+class Sessions:
+    """The connections one scenario keeps open across steps (``Step.connection``), one per side and name, each
+    logged in as the login of the step that opened it: a SASL exchange spans several requests on one connection.
+    A connection that failed stays failed: every later request on it gets that :class:`Failure`."""
+
+    def __init__(self, pair: Pair) -> None:
+        self.pair = pair
+        self._open: dict[tuple[str, str], object] = {}
+
+    async def ask(self, side: str, name: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S,
+                  login: str | None = CONFIGURED):
+        conn = self._open.get((side, name))
+        if conn is None:
+            conn = self._open[side, name] = await self.pair.connect(side, login, timeout)
+        if isinstance(conn, Failure):
+            return conn
+        answer = await _outcome(conn.request(body, version, timeout=timeout), timeout)
+        if isinstance(answer, Failure):
+            self._open[side, name] = answer
+        return answer
+
+    async def close(self) -> None:
+        for conn in self._open.values():
+            if not isinstance(conn, Failure):
+                await conn.close()
+        self._open.clear()
 
 
 class Pairs:

@@ -117,7 +117,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
-from conformance.pair import KAFKA, KRAFTWIRE, SIDES, Failure
+from conformance.pair import CONFIGURED, KAFKA, KRAFTWIRE, SIDES, Failure, Sessions
 
 from kraftwire.errors import CorruptRecordError
 from kraftwire.protocol import messages as w
@@ -158,6 +158,10 @@ FIELD_KINDS: dict[str, str] = {
     # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
     "usable_bytes": "space",
 }
+#: fields of one struct whose name FIELD_KINDS gives another meaning: an ACL's host is what the binding says (an
+#: address or ``*``), not a node's host
+STRUCT_FIELD_KINDS: dict[tuple[str, str], str] = {
+    ("AclDescription", "host"): "verbatim", ("DeleteAclsMatchingAcl", "host"): "verbatim"}
 #: kinds compared through the per-scenario bijection
 MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
 #: kinds whose non-negative values each node picks from its own clock or log: they agree unless a sentinel differs
@@ -166,6 +170,9 @@ UNORDERED = frozenset({"time", "duration", "position", "space"})
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
              "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
+#: structs identified by other fields than KEY_ATTRS: an ACL entry is its principal, host, operation and permission
+STRUCT_KEYS = {name: ("principal", "host", "operation", "permission_type")
+               for name in ("AclDescription", "DeleteAclsMatchingAcl")}
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
                 ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),
@@ -219,8 +226,9 @@ class Built:
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
     ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
-    ``timeout`` bounds the wait for an answer (a request that gets none), and ``background`` sends the request
-    without waiting for its answer (see the module docstring)."""
+    ``timeout`` bounds the wait for an answer (a request that gets none), ``background`` sends the request
+    without waiting for its answer, ``login`` names the SASL login it is sent with and ``connection`` the
+    connection it shares with other steps (see the module docstring)."""
 
     request: Any
     version: int
@@ -228,6 +236,8 @@ class Step:
     scope: bool = False
     timeout: float | None = None
     background: bool = False
+    login: str | None = CONFIGURED
+    connection: str | None = None
 
 
 @dataclass(frozen=True)
@@ -330,7 +340,7 @@ def learn_values(answer, path: str, into: dict) -> None:
                 item = getattr(value, f.attr)
                 if isinstance(item, (w.Base, list)):
                     walk(item)
-                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type)):
+                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type, value)):
                     found[f.attr] = item
         elif isinstance(value, list):
             for item in value:
@@ -385,9 +395,12 @@ class Difference(NamedTuple):
     kraftwire: str
 
 
-def field_kind(attr: str, type_: str) -> str | None:
+def field_kind(attr: str, type_: str, struct: w.Base | None = None) -> str | None:
+    """How field ``attr`` (of protocol type ``type_``, in ``struct`` when known) is compared."""
     if type_ in ("uuid", "records"):
         return type_
+    if struct is not None and (type(struct).__name__, attr) in STRUCT_FIELD_KINDS:
+        return STRUCT_FIELD_KINDS[type(struct).__name__, attr]
     if attr in FIELD_KINDS:
         return FIELD_KINDS[attr]
     if "timestamp" in attr or attr.endswith("_time_ms"):
@@ -485,6 +498,11 @@ def _short(value, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _key_attrs(item: w.Base, fields: dict) -> list[str]:
+    """The fields making up an array element's key (:data:`STRUCT_KEYS`, else :data:`KEY_ATTRS`), in order."""
+    return [a for a in STRUCT_KEYS.get(type(item).__name__, KEY_ATTRS) if a in fields]
+
+
 class Comparison:
     """One step's two answers, walked twice: once to pair mapped values, once to report differences."""
 
@@ -517,7 +535,7 @@ class Comparison:
             for f in kafka._info.fields:
                 if f.present(self.version):
                     self.walk(f"{path}.{f.attr}", getattr(kafka, f.attr), getattr(ours, f.attr),
-                              field_kind(f.attr, f.type))
+                              field_kind(f.attr, f.type, kafka))
             if (kafka._unknown_tags or {}) != (ours._unknown_tags or {}):
                 self.differ(f"{path}.<unknown tags>", _short(kafka._unknown_tags), _short(ours._unknown_tags))
         elif isinstance(kafka, list):
@@ -533,9 +551,9 @@ class Comparison:
             return None
         fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
         parts = []
-        for attr in (a for a in KEY_ATTRS if a in fields):
+        for attr in _key_attrs(item, fields):
             value = getattr(item, attr)
-            kind = field_kind(attr, fields[attr].type)
+            kind = field_kind(attr, fields[attr].type, item)
             if kind in MAPPED and not is_sentinel(value, kind):
                 table = self.mapping.pairs if side == KAFKA else self.mapping.back
                 if value not in table.get(kind, {}):
@@ -549,10 +567,10 @@ class Comparison:
         """A key as paths show it: the namespace as ``{ns}``, a paired mapped value as its token."""
         fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
         shown = []
-        for attr, part in zip((a for a in KEY_ATTRS if a in fields), key):
+        for attr, part in zip(_key_attrs(item, fields), key):
             if isinstance(part, tuple) and part[:1] == (_UNPAIRED,):
                 part = part[1]
-            kind = field_kind(attr, fields[attr].type)
+            kind = field_kind(attr, fields[attr].type, item)
             shown.append(self.mapping.tokens.get((kind, part), str(part).replace(self.ns, "{ns}"))
                          if kind in MAPPED else str(part).replace(self.ns, "{ns}"))
         return ",".join(shown)
@@ -672,11 +690,13 @@ def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
     return mapping
 
 
-async def _ask_until(pair, side: str, step: Step, request):
+async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request):
+    timeout = {} if step.timeout is None else {"timeout": step.timeout}
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await (pair.ask(side, request, step.version) if step.timeout is None
-                        else pair.ask(side, request, step.version, timeout=step.timeout))
+        answer = await (pair.ask(side, request, step.version, login=step.login, **timeout)
+                        if step.connection is None else
+                        sessions.ask(side, step.connection, request, step.version, login=step.login, **timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
@@ -696,6 +716,7 @@ async def _run(scenario: Scenario, pair) -> Outcome:
     log_start = pair.log_size()
     seen: dict[str, int] = {}
     pending: dict[str, tuple[Step, dict, asyncio.Future]] = {}  # background steps not answered yet, by path
+    sessions = Sessions(pair)
 
     def record(path: str, step: Step, requests: dict, answers: dict) -> None:
         for side in SIDES:
@@ -719,13 +740,14 @@ async def _run(scenario: Scenario, pair) -> Outcome:
             await settle(earlier)
         requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
         _pair_request_ids(mapping, step.request, requests)
-        answering = asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
+        answering = asyncio.gather(*(_ask_until(pair, sessions, side, step, requests[side]) for side in SIDES))
         if step.background:
             pending[path] = (step, requests, answering)
         else:
             record(path, step, requests, dict(zip(SIDES, await answering)))
     for path in list(pending):
         await settle(path)
+    await sessions.close()
     for problem in pair.problems_since(log_start):
         outcome.differences.append(Difference("<kraftwire log>", "", problem))
     return outcome
