@@ -193,10 +193,14 @@ CLUSTER_REQUEST_TEXT = ("Kafka's CLUSTER_AUTHORIZATION_FAILED message is its int
                         "kraftwire sends no message")
 
 SASL_ACL: list[Allowance] = [
+    # ApiVersions before logging in: the same answer as on a PLAINTEXT listener, with the same differences
+    *(Allowance("SaslAuthenticate-v*-api-versions-before-login", a.path, a.reason)
+      for a in ALLOWED if a.scenario == "ApiVersions-v*-ranges"),
     *(Allowance(f"{api}-v*-not-super-user", path, CLUSTER_REQUEST_TEXT)
       for api, path in (("CreateAcls", "CreateAcls.results[*].error_message"),
                         ("DescribeAcls", "DescribeAcls.error_message"),
-                        ("DeleteAcls", "DeleteAcls.filter_results[*].error_message"))),
+                        ("DeleteAcls", "DeleteAcls.filter_results[*].error_message"),
+                        ("AlterUserScramCredentials", "AlterUserScramCredentials.results[*].error_message"))),
     Allowance("*", "DescribeAcls*.resources.<order>", ACL_ORDER),
     Allowance("*", "DescribeAcls*.resources[*].acls.<order>", ACL_ORDER),
     Allowance("*", "DeleteAcls*.filter_results[*].matching_acls.<order>", ACL_ORDER),

@@ -157,6 +157,8 @@ FIELD_KINDS: dict[str, str] = {
     "client_host": "verbatim",
     # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
     "usable_bytes": "space",
+    # a SASL token: SCRAM's server messages carry each node's random nonce, its salt and its signature
+    "auth_bytes": "sasl",
 }
 #: fields of one struct whose name FIELD_KINDS gives another meaning: an ACL's host is what the binding says (an
 #: address or ``*``), not a node's host
@@ -168,7 +170,8 @@ MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "se
 UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
-             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
+             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id",
+             "user")
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 #: structs identified by other fields than KEY_ATTRS: an ACL entry is its principal, host, operation and permission
 STRUCT_KEYS = {name: ("principal", "host", "operation", "permission_type")
@@ -368,7 +371,7 @@ def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
 
 def _element_name(item):
     if isinstance(item, w.Base):
-        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id"):
+        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id", "user"):
             if hasattr(item, attr) and isinstance(getattr(item, attr), str):
                 return getattr(item, attr)
     return None
@@ -610,6 +613,9 @@ class Comparison:
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
         if kind == "records" and isinstance(kafka, bytes) and isinstance(ours, bytes):
             self.records(path, kafka, ours)
+        elif kind == "sasl" and isinstance(kafka, bytes) and isinstance(ours, bytes):
+            if sasl_shape(kafka) != sasl_shape(ours):
+                self.differ(path, _short(kafka), _short(ours))
         elif kind in MAPPED and not (is_sentinel(kafka, kind) or is_sentinel(ours, kind)):
             if self.learning:
                 self.mapping.bind(kind, kafka, ours)
@@ -651,6 +657,23 @@ class Comparison:
                     self.leaf(f"{path}[batch {i}][record {j}].{attr}", getattr(x, attr), getattr(y, attr), kind)
         if their_tail != my_tail:
             self.differ(f"{path}.<partial batch bytes>", str(their_tail), str(my_tail))
+
+
+#: the attributes of a SCRAM server message that each node picks (RFC 5802): the nonce's server part, the salt, the
+#: server signature
+SCRAM_PICKED = ("r", "s", "v")
+
+
+def sasl_shape(token: bytes) -> bytes:
+    """A SASL token with what a node picks itself left out: a SCRAM server message (``r=...,s=...,i=...``,
+    ``v=...``, ``e=...``) keeps its attribute names, the iteration count and an error (130 random bits written in
+    base 36 have no fixed length, so the nonce is left out whole). Other tokens (PLAIN's empty answer) are compared
+    as they are."""
+    parts = [part.partition(b"=") for part in token.split(b",")]
+    if not token or any(not sep or len(name) != 1 for name, sep, _ in parts):
+        return token
+    return b",".join(name + b"=" + (b"<picked>" if name.decode() in SCRAM_PICKED else value)
+                     for name, _, value in parts)
 
 
 def decode_batches(data: bytes) -> tuple[list[dict], int] | str:

@@ -119,6 +119,15 @@ def _alter_user_scram_credentials(req, version, code, message):
                                                                             error_message=message) for u in users])
 
 
+def _describe_user_scram_credentials(req, version, code, message):
+    # DescribeUserScramCredentialsRequest.getErrorResponse: the code at the top, and one result per user named that
+    # leaves the user's name out (empty)
+    R = m.DescribeUserScramCredentialsResponse
+    return R(throttle_time_ms=0, error_code=code, error_message=message, results=[
+        R.DescribeUserScramCredentialsResult(user="", error_code=code, error_message=message, credential_infos=[])
+        for _ in req.users or []])
+
+
 _BUILDERS = {
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
@@ -136,6 +145,7 @@ _BUILDERS = {
     "CreateAcls": _create_acls,
     "DeleteAcls": _delete_acls,
     "AlterUserScramCredentials": _alter_user_scram_credentials,
+    "DescribeUserScramCredentials": _describe_user_scram_credentials,
 }
 
 #: every api the controller decides has a refusal
