@@ -259,7 +259,11 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     COORDINATOR_NOT_AVAILABLE: ("CoordinatorNotAvailableException", "The coordinator is not available."),
     NOT_COORDINATOR: ("NotCoordinatorException", "This is not the correct coordinator."),
     INVALID_GROUP_ID: ("InvalidGroupIdException", "The configured groupId is invalid."),
+    TOPIC_AUTHORIZATION_FAILED: ("TopicAuthorizationException", "Topic authorization failed."),
     GROUP_AUTHORIZATION_FAILED: ("GroupAuthorizationException", "Group authorization failed."),
+    CLUSTER_AUTHORIZATION_FAILED: ("ClusterAuthorizationException", "Cluster authorization failed."),
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ("TransactionalIdAuthorizationException",
+                                            "Transactional Id authorization failed."),
     NON_EMPTY_GROUP: ("GroupNotEmptyException", "The group is not empty."),
     GROUP_ID_NOT_FOUND: ("GroupIdNotFoundException", "The group id does not exist."),
     GROUP_SUBSCRIBED_TO_TOPIC: ("GroupSubscribedToTopicException", "Deleting offsets of a topic is forbidden while the "

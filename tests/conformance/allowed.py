@@ -201,6 +201,12 @@ SASL_ACL: list[Allowance] = [
                         ("DescribeAcls", "DescribeAcls.error_message"),
                         ("DeleteAcls", "DeleteAcls.filter_results[*].error_message"),
                         ("AlterUserScramCredentials", "AlterUserScramCredentials.results[*].error_message"))),
+    Allowance("ElectLeaders-v*-no-acl", "ElectLeaders.replica_election_results[*].partition_result[*].error_message",
+              CLUSTER_REQUEST_TEXT),
+    Allowance("UpdateFeatures-v*-no-acl", "UpdateFeatures.error_message", CLUSTER_REQUEST_TEXT),
+    Allowance("CreateTopics-v*-no-acl", "CreateTopics*.topics.<order>",
+              "Kafka's ControllerApis adds the topics the ACLs refuse to its answer from a hash set of names "
+              "(unspecified order); kraftwire keeps the request's order"),
     Allowance("*", "DescribeAcls*.resources.<order>", ACL_ORDER),
     Allowance("*", "DescribeAcls*.resources[*].acls.<order>", ACL_ORDER),
     Allowance("*", "DeleteAcls*.filter_results[*].matching_acls.<order>", ACL_ORDER),

@@ -174,8 +174,10 @@ KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "p
              "user")
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 #: structs identified by other fields than KEY_ATTRS: an ACL entry is its principal, host, operation and permission
-STRUCT_KEYS = {name: ("principal", "host", "operation", "permission_type")
-               for name in ("AclDescription", "DeleteAclsMatchingAcl")}
+#: (and its resource pattern, where the entry names it)
+ACL_ENTRY = ("principal", "host", "operation", "permission_type")
+STRUCT_KEYS = {"AclDescription": ACL_ENTRY,
+               "DeleteAclsMatchingAcl": ("resource_type", "resource_name", "pattern_type", *ACL_ENTRY)}
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
                 ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),

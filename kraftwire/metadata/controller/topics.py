@@ -39,6 +39,7 @@ from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 from kraftwire.error_codes import (
     default_message,
+    TOPIC_AUTHORIZATION_FAILED,
     TOPIC_DELETION_DISABLED,
     ELECTION_NOT_NEEDED,
     ELIGIBLE_LEADERS_NOT_AVAILABLE,
@@ -134,6 +135,17 @@ def refused_before_acls(api: str, items) -> list[bool]:
         return [False] * len(items)
     twice = set(duplicates(keys))
     return [key in twice or (api == "DeleteTopics" and (key[0] is None) == (key[1] == ZERO_UUID)) for key in keys]
+
+
+def hide_configs(result) -> None:
+    """A CreateTopics result made fit for a principal that may not DESCRIBE_CONFIGS the topic it created: the
+    topic id stays, its partition count, replication factor and configs are left out (-1, -1, none) and
+    ``topic_config_error_code`` says why — as Kafka's ReplicationControlManager answers a topic outside the
+    "describable" set ControllerApis passes it. A refused topic is left as it is."""
+    if result.error_code != NONE:
+        return
+    result.topic_config_error_code = TOPIC_AUTHORIZATION_FAILED
+    result.num_partitions, result.replication_factor, result.configs = -1, -1, []
 
 
 def _unified(name: str) -> str:
