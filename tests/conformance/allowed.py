@@ -213,3 +213,30 @@ SASL_ACL: list[Allowance] = [
 ]
 ALLOWED.extend(SASL_ACL)
 _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in SASL_ACL)
+
+
+# ======================================================================================================================
+# The "three-node" configuration's scenarios (three combined nodes per side; branch confsasl)
+# ======================================================================================================================
+#: the three-node scenarios whose answers name the controller (Metadata, DescribeCluster)
+THREE_NODE_SCENARIOS = ("*-three-brokers", "*-broker-down", "CreateTopics-v7-assignments", "CreateTopics-v7-unknown-broker",
+                        "ElectLeaders-v2-*")
+RANDOM_CONTROLLER = ("a KRaft broker of Kafka names a random alive broker as the controller in each answer "
+                     "(KafkaApis: metadataCache.getRandomAliveBrokerId; clients cannot reach the quorum's leader); "
+                     "kraftwire names the quorum's leader, which is an alive broker of this combined cluster")
+OWN_QUORUM = ("each side's quorum elects its own leader and each metadata log has its own length (kraftwire writes "
+              "other records, and NoOpRecords at its own pace): the leader, its epoch and the offsets are each "
+              "node's own")
+
+THREE_NODE: list[Allowance] = [
+    *(Allowance(scenario, path, RANDOM_CONTROLLER) for scenario in THREE_NODE_SCENARIOS
+      for path in ("Metadata*.controller_id", "DescribeCluster*.controller_id")),
+    Allowance("DescribeLogDirs-v*-three-brokers", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
+              HASH_ORDER.format("its log manager's map, which holds every partition of the node")),
+    *(Allowance("DescribeQuorum-v*-three-brokers", f"DescribeQuorum.topics[__cluster_metadata].partitions[0].{field}",
+                OWN_QUORUM)
+      for field in ("leader_id", "leader_epoch", "high_watermark", "current_voters[*].log_end_offset",
+                    "observers[*].log_end_offset")),
+]
+ALLOWED.extend(THREE_NODE)
+_COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in THREE_NODE)

@@ -44,6 +44,9 @@ class Configuration(NamedTuple):
     props: str = ""
     format_args: tuple[str, ...] = ("--release-version", "3.9")
     logins: tuple[SaslLogin, ...] = ()
+    #: combined nodes per side: one (a KafkaNode and a CombinedNode), or several (a KafkaCluster and a
+    #: KraftwireCluster, whose nodes a step may stop and start)
+    nodes: int = 1
 
     def login(self, name: str | None) -> SaslLogin | None:
         """The login of user ``name`` (:data:`CONFIGURED`: the first; None: no login, a bare connection)."""
@@ -85,6 +88,12 @@ CONFIGURATIONS = {c.name: c for c in (
     # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
     # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
     # "coordinators"
+    # three combined nodes per side (the voters of one quorum, each a broker): a killed node is fenced, and leaves
+    # the ISRs, within seconds rather than Kafka's defaults (9 s / 30 s); leaderships stay where elections put them
+    # (no automatic preferred-leader elections, which would move them at a moment of their own)
+    Configuration("three-node", "broker.heartbeat.interval.ms=500\nbroker.session.timeout.ms=3000\n"
+                                "replica.lag.time.max.ms=3000\nauto.leader.rebalance.enable=false\n"
+                                + COORDINATOR_KEYS, nodes=3),
     Configuration("sasl-acl", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT\n"
                               "sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN\n"
                               "sasl.mechanism.inter.broker.protocol=PLAIN\n"
@@ -120,6 +129,9 @@ class Pair:
     """A started Kafka node and kraftwire node of one configuration. ``machine`` holds, per side, the values that
     name this machine (hosts, ports, log directories, cluster id), which the comparison maps onto each other."""
 
+    #: how long the nodes may take to come up (each to list every running node as a broker)
+    ready_s = roles.WAIT_S
+
     def __init__(self, config: Configuration, base: str) -> None:
         self.config = config
         kafka_base, ours_base = os.path.join(base, KAFKA), os.path.join(base, KRAFTWIRE)
@@ -146,18 +158,36 @@ class Pair:
         self.kafka, self.ours = built[KAFKA], built[KRAFTWIRE]
         with open(self.ours.config, "a", encoding="utf-8") as f:  # KafkaNode writes this key too
             f.write(f"advertised.listeners=PLAINTEXT://localhost:{self.ours.port}\n")
-        self.ports = {KAFKA: self.kafka.port, KRAFTWIRE: self.ours.port}
         self._started = []
+        self._describe_nodes({KAFKA: {1: (self.kafka.port, self.kafka.config, self.kafka)},
+                              KRAFTWIRE: {1: (self.ours.port, self.ours.config, self.ours)}},
+                             [self.ours.log_path])
+
+    def _describe_nodes(self, nodes: dict[str, dict[int, tuple]], logs: list[str]) -> None:
+        """What the requests and the health checks need of each side's nodes: {side: {node id: (client port,
+        server.properties, object with ``proc``)}}, and kraftwire's log files."""
+        self.nodes = nodes
+        self.logs = logs
+        #: the nodes a step stopped (on both sides), which are not asked and whose exit is no problem
+        self.down: set[int] = set()
+
+    def port(self, side: str, node: int | None = None) -> int:
+        """The client port of ``side``'s node ``node`` (None: the lowest-numbered node that runs)."""
+        if node is None:
+            node = min(set(self.nodes[side]) - self.down)
+        return self.nodes[side][node][0]
 
     def start(self) -> "Pair":
-        for node in (self.kafka, self.ours):
-            node.__enter__()
-            self._started.append(node)
-        for side in SIDES:
-            roles.wait_until(lambda: self._broker_ids(side) == [1], f"the {side} node online")
+        self._launch()
+        self._ready()
         self.check_equivalent()
         self.machine = {side: self._machine(side) for side in SIDES}
         return self
+
+    def _launch(self) -> None:
+        for node in (self.kafka, self.ours):
+            node.__enter__()
+            self._started.append(node)
 
     def signal_stop(self) -> None:
         """Ask both to stop without waiting: Kafka is killed (its files are thrown away, and its orderly shutdown
@@ -172,18 +202,19 @@ class Pair:
             node.__exit__(None, None, None)
 
     # ------------------------------------------------------------------------------------------------- requests
-    async def connect(self, side: str, login: str | None = CONFIGURED, timeout: float = REQUEST_TIMEOUT_S):
-        """A connection to ``side``, logged in as the configuration's ``login`` (see :meth:`Configuration.login`),
-        or the :class:`Failure` that stopped it (a refused login)."""
-        return await _outcome(KafkaConnection.open("127.0.0.1", self.ports[side], timeout=timeout,
+    async def connect(self, side: str, login: str | None = CONFIGURED, timeout: float = REQUEST_TIMEOUT_S,
+                      node: int | None = None):
+        """A connection to ``side``'s node ``node`` (see :meth:`port`), logged in as the configuration's ``login``
+        (see :meth:`Configuration.login`), or the :class:`Failure` that stopped it (a refused login)."""
+        return await _outcome(KafkaConnection.open("127.0.0.1", self.port(side, node), timeout=timeout,
                                                    client_id="kraftwire-conformance",
                                                    sasl=self.config.login(login)), timeout)
 
     async def ask(self, side: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S,
-                  login: str | None = CONFIGURED):
-        """The decoded answer of ``side`` to ``body`` at ``version`` on a connection of its own (logged in as
-        ``login``), or a :class:`Failure`."""
-        conn = await self.connect(side, login, timeout)
+                  login: str | None = CONFIGURED, node: int | None = None):
+        """The decoded answer of ``side``'s node ``node`` to ``body`` at ``version`` on a connection of its own
+        (logged in as ``login``), or a :class:`Failure`."""
+        conn = await self.connect(side, login, timeout, node)
         if isinstance(conn, Failure):
             return conn
         try:
@@ -191,9 +222,17 @@ class Pair:
         finally:
             await conn.close()
 
-    def _broker_ids(self, side: str) -> list[int] | None:
-        answer = asyncio.run(self.ask(side, w.MetadataRequest(topics=[]), 12, timeout=5))
+    def _broker_ids(self, side: str, node: int) -> list[int] | None:
+        answer = asyncio.run(self.ask(side, w.MetadataRequest(topics=[]), 12, timeout=5, node=node))
         return None if isinstance(answer, Failure) else sorted(b.node_id for b in answer.brokers)
+
+    def _ready(self) -> None:
+        """Wait until every node of both sides that runs lists every such node as a broker."""
+        for side in SIDES:
+            up = sorted(set(self.nodes[side]) - self.down)
+            for node in up:
+                roles.wait_until(lambda: self._broker_ids(side, node) == up, f"the {side} node {node} online",
+                                 timeout=self.ready_s)
 
     def ask_both(self, body, version: int) -> dict:
         async def both():
@@ -214,47 +253,109 @@ class Pair:
                 for a in self._api_versions(side).api_keys}
 
     # ----------------------------------------------------------------------------------------------------- health
-    def log_size(self) -> int:
-        return os.path.getsize(self.ours.log_path) if os.path.exists(self.ours.log_path) else 0
+    def log_size(self) -> tuple[int, ...]:
+        """Where each kraftwire log ends now."""
+        return tuple(os.path.getsize(path) if os.path.exists(path) else 0 for path in self.logs)
 
-    def problems_since(self, offset: int) -> list[str]:
-        """A traceback kraftwire logged after byte ``offset`` of its log, and either node having exited."""
+    def problems_since(self, offsets: tuple[int, ...]) -> list[str]:
+        """A traceback kraftwire logged after ``offsets`` (:meth:`log_size`) of its logs, and a node of either side
+        having exited that no step stopped."""
         problems = []
-        with open(self.ours.log_path, "rb") as f:
-            f.seek(offset)
-            text = f.read().decode("utf-8", "replace")
-        at = text.find("Traceback (most recent call last)")
-        if at >= 0:  # from the log line that carries it
-            line_start = text.rfind("\n", 0, max(0, text.rfind("\n", 0, at))) + 1
-            problems.append(text[line_start:line_start + 3000].strip())
-        for side, node in ((KAFKA, self.kafka), (KRAFTWIRE, self.ours)):
-            if node.proc.poll() is not None:
-                problems.append(f"the {side} node exited with {node.proc.returncode}")
+        for path, offset in zip(self.logs, offsets):
+            with open(path, "rb") as f:
+                f.seek(offset)
+                text = f.read().decode("utf-8", "replace")
+            at = text.find("Traceback (most recent call last)")
+            if at >= 0:  # from the log line that carries it
+                line_start = text.rfind("\n", 0, max(0, text.rfind("\n", 0, at))) + 1
+                problems.append(text[line_start:line_start + 3000].strip())
+        for side in SIDES:
+            for node_id, (_, _, node) in self.nodes[side].items():
+                if node_id not in self.down and node.proc is not None and node.proc.poll() is not None:
+                    problems.append(f"the {side} node {node_id} exited with {node.proc.returncode}")
         return problems
 
     # ------------------------------------------------------------------------------------------------ equivalence
     def check_equivalent(self) -> None:
         """Both files carry the same keys and values (the values of the machine keys aside), and both nodes finalized
         the same metadata.version."""
-        files = {KAFKA: _properties(self.kafka.config), KRAFTWIRE: _properties(self.ours.config)}
-        for props in files.values():
-            for key in MACHINE_KEYS:
-                assert key in props, f"{key} missing from one server.properties: {files}"
-                props.pop(key)
-        assert files[KAFKA] == files[KRAFTWIRE], f"the two server.properties differ: {files}"
+        for node in self.nodes[KAFKA]:
+            files = {side: _properties(self.nodes[side][node][1]) for side in SIDES}
+            for props in files.values():
+                for key in MACHINE_KEYS:
+                    assert key in props, f"{key} missing from one server.properties: {files}"
+                    props.pop(key)
+            assert files[KAFKA] == files[KRAFTWIRE], f"the two server.properties of node {node} differ: {files}"
         levels = {side: [(f.name, f.min_version_level, f.max_version_level)
                          for f in self._api_versions(side).finalized_features if f.name == "metadata.version"]
                   for side in SIDES}
         assert levels[KAFKA] == levels[KRAFTWIRE] != [], f"finalized metadata.version differs: {levels}"
 
     def _machine(self, side: str) -> dict[str, list]:
-        """The values naming ``side``'s machine, by kind, in the same order on both sides."""
-        props = _properties(self.kafka.config if side == KAFKA else self.ours.config)
-        listeners = dict(entry.split("://", 1) for entry in props["listeners"].split(","))
-        endpoints = [listeners[name].rsplit(":", 1) for name in sorted(listeners)]
-        cluster = asyncio.run(self.ask(side, w.DescribeClusterRequest(), 0)).cluster_id
-        return {"host": sorted({host for host, _ in endpoints}), "port": [int(port) for _, port in endpoints],
-                "path": [props["log.dirs"], os.path.dirname(props["log.dirs"])], "cluster": [cluster]}
+        """The values naming ``side``'s machine, by kind, node by node in the same order on both sides."""
+        machine: dict[str, list] = {"host": [], "port": [], "path": []}
+        for node in sorted(self.nodes[side]):
+            props = _properties(self.nodes[side][node][1])
+            listeners = dict(entry.split("://", 1) for entry in props["listeners"].split(","))
+            endpoints = [listeners[name].rsplit(":", 1) for name in sorted(listeners)]
+            machine["host"] += [host for host in sorted({host for host, _ in endpoints}) if host not in machine["host"]]
+            machine["port"] += [int(port) for _, port in endpoints]
+            machine["path"] += [props["log.dirs"], os.path.dirname(props["log.dirs"])]
+        machine["cluster"] = [asyncio.run(self.ask(side, w.DescribeClusterRequest(), 0)).cluster_id]
+        return machine
+
+
+class ClusterPair(Pair):
+    """A started Kafka cluster and kraftwire cluster of ``config.nodes`` combined nodes each
+    (``harness.clusters``); a step may stop node ``i`` of both (SIGKILL: each is fenced when its session times out)
+    and start it again."""
+
+    ready_s = 120.0  # three JVMs starting side by side on two busy cores
+
+    def __init__(self, config: Configuration, base: str) -> None:
+        from harness.clusters import KafkaCluster, KraftwireCluster
+        from harness.kafka import JVM_LIGHT
+
+        self.config = config
+        self.kafka = KafkaCluster(os.path.join(base, KAFKA), config.nodes, config.props, config.format_args,
+                                  jvm_args=JVM_LIGHT)
+        self.ours = KraftwireCluster(os.path.join(base, KRAFTWIRE), config.nodes, config.props, config.format_args)
+        self._describe_nodes({side: {i: (node.port, node.config, node) for i, node in cluster.nodes.items()}
+                              for side, cluster in ((KAFKA, self.kafka), (KRAFTWIRE, self.ours))},
+                             [node.log_path for node in self.ours.nodes.values()])
+        self._started = []
+
+    def _launch(self) -> None:
+        for cluster in (self.kafka, self.ours):
+            self._started.append(cluster)
+            for i in cluster.nodes:
+                cluster.start(i)
+
+    def stop_node(self, node: int) -> None:
+        """Kill node ``node`` of both sides."""
+        self.down.add(node)
+        for cluster in (self.kafka, self.ours):
+            cluster.kill(node)
+
+    def start_node(self, node: int) -> None:
+        """Start node ``node`` of both sides again (same files, same ports); requests may go to it once every
+        running node of both lists it as a broker."""
+        for cluster in (self.kafka, self.ours):
+            cluster.start(node)
+        self.down.discard(node)
+        self._ready()
+
+    def signal_stop(self) -> None:
+        """As :meth:`Pair.signal_stop`, every node: Kafka's killed, kraftwire's sent SIGTERM."""
+        for cluster in self._started:
+            for i in cluster.running():
+                proc = cluster.nodes[i].proc
+                (proc.kill if cluster is self.kafka else proc.terminate)()
+
+    def close(self) -> None:
+        self.signal_stop()
+        for cluster in reversed(self._started):
+            cluster.close()
 
 
 async def _outcome(awaitable, timeout: float):
@@ -280,10 +381,10 @@ class Sessions:
         self._open: dict[tuple[str, str], object] = {}
 
     async def ask(self, side: str, name: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S,
-                  login: str | None = CONFIGURED):
+                  login: str | None = CONFIGURED, node: int | None = None):
         conn = self._open.get((side, name))
         if conn is None:
-            conn = self._open[side, name] = await self.pair.connect(side, login, timeout)
+            conn = self._open[side, name] = await self.pair.connect(side, login, timeout, node)
         if isinstance(conn, Failure):
             return conn
         answer = await _outcome(conn.request(body, version, timeout=timeout), timeout)
@@ -311,7 +412,8 @@ class Pairs:
         if name not in self._pairs:
             pair = None
             try:
-                pair = Pair(CONFIGURATIONS[name], os.path.join(self.base, name))
+                config = CONFIGURATIONS[name]
+                pair = (Pair if config.nodes == 1 else ClusterPair)(config, os.path.join(self.base, name))
                 self._pairs[name] = pair.start()
             except BaseException as exc:  # kept: every scenario of this configuration reports it
                 if pair is not None:

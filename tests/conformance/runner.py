@@ -232,8 +232,8 @@ class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
     ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
     ``timeout`` bounds the wait for an answer (a request that gets none), ``background`` sends the request
-    without waiting for its answer, ``login`` names the SASL login it is sent with and ``connection`` the
-    connection it shares with other steps (see the module docstring)."""
+    without waiting for its answer, ``login`` names the SASL login it is sent with, ``connection`` the
+    connection it shares with other steps and ``node`` the node it goes to (see the module docstring)."""
 
     request: Any
     version: int
@@ -243,6 +243,21 @@ class Step:
     background: bool = False
     login: str | None = CONFIGURED
     connection: str | None = None
+    node: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeChange:
+    """A step of a several-node configuration that kills node ``node`` of both sides (``stop``) or starts it again
+    (``start``, which returns once every running node of both lists it as a broker); nothing is compared. A stopped
+    node is asked nothing until it starts again."""
+
+    action: str
+    node: int
+
+    def __post_init__(self) -> None:
+        if self.action not in ("stop", "start"):
+            raise ValueError(f"a node is stopped or started, not {self.action!r}")
 
 
 @dataclass(frozen=True)
@@ -719,9 +734,10 @@ async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request):
     timeout = {} if step.timeout is None else {"timeout": step.timeout}
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await (pair.ask(side, request, step.version, login=step.login, **timeout)
+        answer = await (pair.ask(side, request, step.version, login=step.login, node=step.node, **timeout)
                         if step.connection is None else
-                        sessions.ask(side, step.connection, request, step.version, login=step.login, **timeout))
+                        sessions.ask(side, step.connection, request, step.version, login=step.login,
+                                     node=step.node, **timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
@@ -758,6 +774,11 @@ async def _run(scenario: Scenario, pair) -> Outcome:
         record(path, step, requests, dict(zip(SIDES, await answering)))
 
     for step in scenario.steps:
+        if isinstance(step, NodeChange):  # the requests sent before it are answered first
+            for earlier in list(pending):
+                await settle(earlier)
+            await asyncio.to_thread(pair.stop_node if step.action == "stop" else pair.start_node, step.node)
+            continue
         api = w.api(step.request.API_KEY).name
         seen[api] = seen.get(api, 0) + 1
         path = api if seen[api] == 1 else f"{api}#{seen[api]}"

@@ -617,18 +617,18 @@ class ReplicationControl:
         p = topic.partitions.get(index)
         if p is None:
             return UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{index}"
+        # the refusals below carry their code's default message, as Kafka's ApiError of the code alone does
         if election_type == ELECTION_PREFERRED and p.replicas and p.leader == p.replicas[0]:
-            return ELECTION_NOT_NEEDED, None
+            return ELECTION_NOT_NEEDED, default_message(ELECTION_NOT_NEEDED)
         if election_type == ELECTION_UNCLEAN and p.leader != NO_LEADER:
-            return ELECTION_NOT_NEEDED, None
+            return ELECTION_NOT_NEEDED, default_message(ELECTION_NOT_NEEDED)
         # as Kafka: whatever change the election makes is written (a preferred election that finds the first
         # replica unavailable may still give a leaderless partition another leader); no change is the error
         change = pc.partition_change(_mv(image), topic.id, index, p, acceptable=lambda b: active(image, b),
                                      election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN)
         if change is None:
-            if election_type == ELECTION_PREFERRED:
-                return PREFERRED_LEADER_NOT_AVAILABLE, None
-            return ELIGIBLE_LEADERS_NOT_AVAILABLE, None
+            code = PREFERRED_LEADER_NOT_AVAILABLE if election_type == ELECTION_PREFERRED else ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return code, default_message(code)
         if len(records) >= MAX_RECORDS_PER_USER_OP:
             return POLICY_VIOLATION, "Excessively large number of partitions per request."
         records.append(change)
