@@ -46,6 +46,14 @@ answers are compared: wait for what both nodes will reach (for a refused change,
   needs them (a :class:`Learned` naming its path) or at the scenario's end. A step that needs the background
   request to have *arrived* waits for its effect with ``until`` (DescribeGroups until the group rebalances).
 
+* **Logins and connections.** On a configuration with SASL logins (``"sasl-acl"``) every request goes on a
+  connection of its own logged in as the configuration's first login (its super user); ``Step(..., login="alice")``
+  logs in as another of its logins, ``login=None`` not at all. Steps naming the same ``connection`` share one
+  connection per side for the scenario (a SaslHandshake, then SaslAuthenticate, then a request on that connection);
+  once a side closed it, every later step on it gets that side's :class:`conformance.pair.Failure`.
+* **Nodes.** On a configuration of several nodes (``"three-node"``) a request goes to the lowest-numbered node that
+  runs, or to ``Step(..., node=2)``; a :class:`NodeChange` step kills node ``i`` of both sides (``"stop"``) or starts
+  it again (``"start"``), and a later step with ``until`` waits for what follows (ISRs shrinking).
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
   letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
