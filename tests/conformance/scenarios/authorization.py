@@ -55,7 +55,7 @@ def configs(request_cls, resource_type: int, name: str, *entries, incremental: b
         validate_only=False)
 
 
-TOPIC_TYPE, BROKER_TYPE = 2, 4
+TOPIC_TYPE, BROKER_TYPE, GROUP_TYPE = 2, 4, 32
 DC, AC, IAC = w.DescribeConfigsRequest, w.AlterConfigsRequest, w.IncrementalAlterConfigsRequest
 DR, DP, DTP = w.DeleteRecordsRequest, w.DescribeProducersRequest, w.DescribeTopicPartitionsRequest
 CP, DT, EL = w.CreatePartitionsRequest, w.DeleteTopicsRequest, w.ElectLeadersRequest
@@ -114,7 +114,8 @@ TOPICS = {
         Step(configs(AC, BROKER_TYPE, "", ("log.cleaner.threads", "2")), v))]},
     "IncrementalAlterConfigs": {"no-acl": lambda v: [*created(A), *alice(
         Step(configs(IAC, TOPIC_TYPE, A, ("retention.ms", "1000"), incremental=True), v),
-        Step(configs(IAC, BROKER_TYPE, "1", ("log.cleaner.threads", "2"), incremental=True), v))]},
+        Step(configs(IAC, BROKER_TYPE, "1", ("log.cleaner.threads", "2"), incremental=True), v),
+        Step(configs(IAC, GROUP_TYPE, G, ("consumer.session.timeout.ms", "50000"), incremental=True), v))]},
     "DeleteRecords": {"no-acl": lambda v: [*created(A), *alice(Step(DR(topics=[DR.DeleteRecordsTopic(
         name=A, partitions=[DR.DeleteRecordsPartition(partition_index=0, offset=0)])], timeout_ms=10000), v))]},
     "DescribeProducers": {"no-acl": lambda v: [*created(A), *alice(Step(DP(topics=[
