@@ -219,6 +219,9 @@ STALE_MEMBER_EPOCH = 113
 INVALID_REGULAR_EXPRESSION = 128
 INVALID_RECORD = 87
 PRODUCER_FENCED = 90
+PREFERRED_LEADER_NOT_AVAILABLE = 80
+ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
+ELECTION_NOT_NEEDED = 84
 INCONSISTENT_VOTER_SET = 94
 INVALID_UPDATE_VERSION = 95
 SNAPSHOT_NOT_FOUND = 98
@@ -259,11 +262,19 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     COORDINATOR_NOT_AVAILABLE: ("CoordinatorNotAvailableException", "The coordinator is not available."),
     NOT_COORDINATOR: ("NotCoordinatorException", "This is not the correct coordinator."),
     INVALID_GROUP_ID: ("InvalidGroupIdException", "The configured groupId is invalid."),
+    TOPIC_AUTHORIZATION_FAILED: ("TopicAuthorizationException", "Topic authorization failed."),
     GROUP_AUTHORIZATION_FAILED: ("GroupAuthorizationException", "Group authorization failed."),
+    CLUSTER_AUTHORIZATION_FAILED: ("ClusterAuthorizationException", "Cluster authorization failed."),
+    TRANSACTIONAL_ID_AUTHORIZATION_FAILED: ("TransactionalIdAuthorizationException",
+                                            "Transactional Id authorization failed."),
     NON_EMPTY_GROUP: ("GroupNotEmptyException", "The group is not empty."),
     GROUP_ID_NOT_FOUND: ("GroupIdNotFoundException", "The group id does not exist."),
     GROUP_SUBSCRIBED_TO_TOPIC: ("GroupSubscribedToTopicException", "Deleting offsets of a topic is forbidden while the "
                                                                    "consumer group is actively subscribed to it."),
+    PREFERRED_LEADER_NOT_AVAILABLE: ("PreferredLeaderNotAvailableException", "The preferred leader was not available."),
+    ELIGIBLE_LEADERS_NOT_AVAILABLE: ("EligibleLeadersNotAvailableException",
+                                     "Eligible topic partition leaders are not available."),
+    ELECTION_NOT_NEEDED: ("ElectionNotNeededException", "Leader election not needed for topic partition."),
     INVALID_REQUEST: ("InvalidRequestException",
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),

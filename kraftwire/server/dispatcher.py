@@ -5,7 +5,9 @@ A handler is ``fn(request, conn)`` where ``request`` is ``framing.Request(header
 with ``conn.send_response(body, version, correlation_id)`` now or later. Malformed requests close that connection,
 as Kafka's request parser does, with one log line: a frame whose header cannot be read, an unknown api key or an
 unsupported version (other than ApiVersions, which gets Kafka's KIP-511 answer), and a body that does not decode
-(a string longer than 32,767 bytes, an array counting more items than there are bytes left, ...).
+(a string longer than 32,767 bytes, an array counting more items than there are bytes left, ...), and a body that
+decodes but that Kafka's request class refuses to build (an ACL request naming an UNKNOWN element:
+``kraftwire.metadata.controller.acls.request_error``), before any authorization.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from kraftwire.protocol.messages import APIS
 log = logging.getLogger("kraftwire.dispatcher")
 
 API_VERSIONS = served.key("ApiVersions")
+#: APIs whose decoded body Kafka's request class validates while parsing (the refusal closes the connection)
+PARSE_CHECKED = {served.key(api): api for api in ("CreateAcls", "DeleteAcls", "DescribeAcls")}
 PRODUCE = served.key("Produce")
 
 
@@ -32,6 +36,16 @@ def take_turn(conn, correlation_id: int) -> None:
     expect = getattr(conn, "expect", None)
     if expect is not None:
         expect(correlation_id)
+
+
+def _parse_refusal(request) -> str | None:
+    """Why Kafka's request class refuses this decoded body while parsing it, or None."""
+    api = PARSE_CHECKED.get(request.api.key)
+    if api is None:
+        return None
+    from kraftwire.metadata.controller.acls import request_error
+
+    return request_error(api, request.body, request.version)
 
 
 class Dispatcher:
@@ -113,6 +127,13 @@ class Dispatcher:
             self.count_error(str(api_key))
             log.warning("closing connection from %s: api key %d version %d is not served here", conn.peer, api_key,
                         version)
+            conn.close()
+            return
+        refused = _parse_refusal(request)
+        if refused is not None:
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: malformed request (api key %d v%d): %s", conn.peer, api_key,
+                        version, refused)
             conn.close()
             return
         self._count(api_key)

@@ -46,6 +46,8 @@ from kraftwire.coordinator.group.shard import (
     error_response,
     fetch_requests,
     offset_fetch_response,
+    refusal,
+    refused_first,
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.java_order import hashmap_order, string_hash
@@ -293,6 +295,8 @@ class GroupApis:
                 kept.append(type(t)(name=t.name, partitions=parts))
         p, shard = self._route(body.group_id)
         order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+        if group_ok:
+            order = refused_first(order, refused)
 
         def merged(codes: dict[tuple[str, int], int]):
             return R(throttle_time_ms=0, topics=[R.OffsetCommitResponseTopic(name=name, partitions=[
@@ -407,10 +411,13 @@ class GroupApis:
             if not self._may(conn, 0, gid, Op.DESCRIBE):
                 out.append((gid, ec.GROUP_AUTHORIZATION_FAILED, []))
                 continue
+            hidden = []  # the topics asked for that the principal may not describe: after the others, each of
+            # their partitions TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis.fetchOffsetsForGroup)
             if access is not None and asked is not None:
-                # Kafka answers TOPIC_AUTHORIZATION_FAILED per partition; this answer format carries one error per
-                # group, so a topic the principal may not describe is left out of the answer
-                asked = [(n, idx) for n, idx in asked if access.topic(conn, n, Op.DESCRIBE)]
+                allowed = [access.topic(conn, n, Op.DESCRIBE) for n, _ in asked]
+                hidden = [(n, [(i, None, ec.TOPIC_AUTHORIZATION_FAILED) for i in idx])
+                          for (n, idx), ok in zip(asked, allowed) if not ok]
+                asked = [topic for topic, ok in zip(asked, allowed) if ok]
             _p, shard = self._route(gid)
             if shard is None:
                 out.append((gid, self.route_error, [(n, [(i, None) for i in idx]) for n, idx in (asked or [])]))
@@ -422,7 +429,7 @@ class GroupApis:
             if stable and shard.txn_offsets:
                 found = [(n, [(i, None, ec.UNSTABLE_OFFSET_COMMIT) if shard.pending_txn_offset(gid, (n, i)) else (i, e)
                               for i, e in parts]) for n, parts in found]
-            out.append((gid, err, found))
+            out.append((gid, err, found if err else found + hidden))
         conn.send_response(offset_fetch_response(request.version, out), request.version,
                            request.header.correlation_id)
 
@@ -574,10 +581,12 @@ class GroupApis:
         image = self.md.image
         access = self.node.authorizer
         # a topic the principal may not read keeps its offsets (Kafka answers it TOPIC_AUTHORIZATION_FAILED)
+        unreadable = frozenset(t.name for t in body.topics
+                               if access is not None and not access.topic(conn, t.name, Op.READ))
         known = [(t.name, part.partition_index) for t in body.topics for part in t.partitions
                  if image.topic(t.name) is not None and part.partition_index in image.topic(t.name).partitions
-                 and (access is None or access.topic(conn, t.name, Op.READ))]
-        self._write(p, shard.offset_delete(body, known, token))
+                 and t.name not in unreadable]
+        self._write(p, shard.offset_delete(body, known, token, unreadable))
 
 
 def _coordinator_message(version: int, error: int, message: str | None) -> str:

@@ -44,8 +44,8 @@ from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.metadata.broker_backoff import registration_wait_ms
-from kraftwire.metadata.controller.refusals import refusal
-from kraftwire.metadata.controller.topics import refused_before_acls
+from kraftwire.metadata.controller.refusals import acl_message, refusal
+from kraftwire.metadata.controller.topics import hide_configs, refused_before_acls
 from kraftwire.security.authorizer import CLUSTER_NAME
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -267,7 +267,7 @@ class KraftApis:
                 else:
                     ok, code = access.allows_cluster(conn, Op.DESCRIBE_CONFIGS), CLUSTER_AUTHORIZATION_FAILED
                 if not ok:
-                    r.error_code, r.error_message, r.configs = code, None, []
+                    r.error_code, r.error_message, r.configs = code, default_message(code), []
         conn.send_response(body, request.version, request.header.correlation_id)
 
     def describe_acls(self, request, conn) -> None:
@@ -298,13 +298,18 @@ class KraftApis:
                 body, send = self._broker_local_configs(body, conn, version, cid)
                 if body is None:  # every resource decided here
                     return
-            if access is not None and api in _PER_ITEM and not (forwarded and access.trusted_forwarder(conn)):
+            checked = access is not None and not (forwarded and access.trusted_forwarder(conn))
+            if checked and api in _PER_ITEM:
                 body, denied = self._authorize_items(api, body, version, conn, access)
             if body is None:  # every item refused: the controller is not asked
                 send(denied, version, cid)
                 return
 
             def answer(response) -> None:
+                if api == "CreateTopics" and checked:
+                    for t in response.topics:
+                        if not access.topic(conn, t.name, Op.DESCRIBE_CONFIGS, log_denied=False):
+                            hide_configs(t)
                 if denied is not None:
                     getattr(response, _PER_ITEM[api][1]).extend(getattr(denied, _PER_ITEM[api][1]))
                 send(response, version, cid)
@@ -394,7 +399,7 @@ class KraftApis:
         for item, code in refused:
             one = copy.copy(body)
             setattr(one, items_attr, [item])
-            part = refusal(api, one, version, code)
+            part = refusal(api, one, version, code, acl_message(api, code))
             if denied is None:
                 denied = part
             else:

@@ -638,7 +638,7 @@ class PartitionApis:
             if reason:
                 error, message = ec.INVALID_TOPIC_EXCEPTION, reason
             elif access is not None and not access.topic(conn, t.name, Op.READ):
-                error, message = ec.TOPIC_AUTHORIZATION_FAILED, None
+                error, message = ec.TOPIC_AUTHORIZATION_FAILED, ec.default_message(ec.TOPIC_AUTHORIZATION_FAILED)
             elif t.name == METADATA_TOPIC or self.md.image.topic(t.name) is None:  # with Kafka's default message
                 error, message = ec.UNKNOWN_TOPIC_OR_PARTITION, ec.JAVA_EXCEPTIONS[ec.UNKNOWN_TOPIC_OR_PARTITION][1]
             else:

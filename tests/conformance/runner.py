@@ -46,6 +46,14 @@ answers are compared: wait for what both nodes will reach (for a refused change,
   needs them (a :class:`Learned` naming its path) or at the scenario's end. A step that needs the background
   request to have *arrived* waits for its effect with ``until`` (DescribeGroups until the group rebalances).
 
+* **Logins and connections.** On a configuration with SASL logins (``"sasl-acl"``) every request goes on a
+  connection of its own logged in as the configuration's first login (its super user); ``Step(..., login="alice")``
+  logs in as another of its logins, ``login=None`` not at all. Steps naming the same ``connection`` share one
+  connection per side for the scenario (a SaslHandshake, then SaslAuthenticate, then a request on that connection);
+  once a side closed it, every later step on it gets that side's :class:`conformance.pair.Failure`.
+* **Nodes.** On a configuration of several nodes (``"three-node"``) a request goes to the lowest-numbered node that
+  runs, or to ``Step(..., node=2)``; a :class:`NodeChange` step kills node ``i`` of both sides (``"stop"``) or starts
+  it again (``"start"``), and a later step with ``until`` waits for what follows (ISRs shrinking).
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
   letters, digits and ``-``, so ``.`` after ``{ns}`` cannot collide with another scenario's names.
@@ -120,7 +128,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
-from conformance.pair import KAFKA, KRAFTWIRE, SIDES, Failure
+from conformance.pair import CONFIGURED, KAFKA, KRAFTWIRE, SIDES, Failure, Sessions
 
 from kraftwire.errors import CorruptRecordError
 from kraftwire.protocol import messages as w
@@ -163,14 +171,21 @@ FIELD_KINDS: dict[str, str] = {
     "documentation": "prose",
     # the free space of the file system holding a log directory (DescribeLogDirs v4): read at each answer's moment
     "usable_bytes": "space",
+    # a SASL token: SCRAM's server messages carry each node's random nonce, its salt and its signature
+    "auth_bytes": "sasl",
 }
+#: fields of one struct whose name FIELD_KINDS gives another meaning: an ACL's host is what the binding says (an
+#: address or ``*``), not a node's host
+STRUCT_FIELD_KINDS: dict[tuple[str, str], str] = {
+    ("AclDescription", "host"): "verbatim", ("DeleteAclsMatchingAcl", "host"): "verbatim"}
 #: kinds compared through the per-scenario bijection
 MAPPED = frozenset({"uuid", "cluster", "host", "port", "member", "producer", "session", "path"})
 #: kinds whose non-negative values each node picks from its own clock or log: they agree unless a sentinel differs
 UNORDERED = frozenset({"time", "duration", "position", "space"})
 #: fields that identify an element of an array of structs, in the order they make up its key
 KEY_ATTRS = ("resource_type", "resource_name", "name", "topic_name", "topic", "partition_index", "partition",
-             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id")
+             "index", "api_key", "node_id", "broker_id", "group_id", "transactional_id", "member_id", "producer_id",
+             "user")
 #: arrays whose order is not compared (their elements are), each with why: the pattern is the array's path with
 #: ``*`` for any step number (``#2``) or key, matched whole
 ORDER_CARRIES_NOTHING = {
@@ -191,6 +206,11 @@ _ORDER_CARRIES_NOTHING = re.compile("|".join(
     "".join("[^\\]]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))
     for pattern in ORDER_CARRIES_NOTHING))
 #: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
+#: structs identified by other fields than KEY_ATTRS: an ACL entry is its principal, host, operation and permission
+#: (and its resource pattern, where the entry names it)
+ACL_ENTRY = ("principal", "host", "operation", "permission_type")
+STRUCT_KEYS = {"AclDescription": ACL_ENTRY,
+               "DeleteAclsMatchingAcl": ("resource_type", "resource_name", "pattern_type", *ACL_ENTRY)}
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
                 ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),
@@ -244,8 +264,9 @@ class Built:
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
     ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
-    ``timeout`` bounds the wait for an answer (a request that gets none), and ``background`` sends the request
-    without waiting for its answer (see the module docstring)."""
+    ``timeout`` bounds the wait for an answer (a request that gets none), ``background`` sends the request
+    without waiting for its answer, ``login`` names the SASL login it is sent with, ``connection`` the
+    connection it shares with other steps and ``node`` the node it goes to (see the module docstring)."""
 
     request: Any
     version: int
@@ -253,6 +274,23 @@ class Step:
     scope: bool = False
     timeout: float | None = None
     background: bool = False
+    login: str | None = CONFIGURED
+    connection: str | None = None
+    node: int | None = None
+
+
+@dataclass(frozen=True)
+class NodeChange:
+    """A step of a several-node configuration that kills node ``node`` of both sides (``stop``) or starts it again
+    (``start``, which returns once every running node of both lists it as a broker); nothing is compared. A stopped
+    node is asked nothing until it starts again."""
+
+    action: str
+    node: int
+
+    def __post_init__(self) -> None:
+        if self.action not in ("stop", "start"):
+            raise ValueError(f"a node is stopped or started, not {self.action!r}")
 
 
 @dataclass(frozen=True)
@@ -355,7 +393,7 @@ def learn_values(answer, path: str, into: dict) -> None:
                 item = getattr(value, f.attr)
                 if isinstance(item, (w.Base, list)):
                     walk(item)
-                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type)):
+                elif f.attr not in found and not is_sentinel(item, field_kind(f.attr, f.type, value)):
                     found[f.attr] = item
         elif isinstance(value, list):
             for item in value:
@@ -383,7 +421,7 @@ def learn_topic_ids(answer, into: dict[str, _uuid.UUID]) -> None:
 
 def _element_name(item):
     if isinstance(item, w.Base):
-        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id"):
+        for attr in ("name", "topic_name", "resource_name", "group_id", "transactional_id", "user"):
             if hasattr(item, attr) and isinstance(getattr(item, attr), str):
                 return getattr(item, attr)
     return None
@@ -410,9 +448,12 @@ class Difference(NamedTuple):
     kraftwire: str
 
 
-def field_kind(attr: str, type_: str) -> str | None:
+def field_kind(attr: str, type_: str, struct: w.Base | None = None) -> str | None:
+    """How field ``attr`` (of protocol type ``type_``, in ``struct`` when known) is compared."""
     if type_ in ("uuid", "records"):
         return type_
+    if struct is not None and (type(struct).__name__, attr) in STRUCT_FIELD_KINDS:
+        return STRUCT_FIELD_KINDS[type(struct).__name__, attr]
     if attr in FIELD_KINDS:
         return FIELD_KINDS[attr]
     if "timestamp" in attr or attr.endswith("_time_ms"):
@@ -510,6 +551,11 @@ def _short(value, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "…"
 
 
+def _key_attrs(item: w.Base, fields: dict) -> list[str]:
+    """The fields making up an array element's key (:data:`STRUCT_KEYS`, else :data:`KEY_ATTRS`), in order."""
+    return [a for a in STRUCT_KEYS.get(type(item).__name__, KEY_ATTRS) if a in fields]
+
+
 class Comparison:
     """One step's two answers, walked twice: once to pair mapped values, once to report differences."""
 
@@ -542,7 +588,7 @@ class Comparison:
             for f in kafka._info.fields:
                 if f.present(self.version):
                     self.walk(f"{path}.{f.attr}", getattr(kafka, f.attr), getattr(ours, f.attr),
-                              field_kind(f.attr, f.type))
+                              field_kind(f.attr, f.type, kafka))
             if (kafka._unknown_tags or {}) != (ours._unknown_tags or {}):
                 self.differ(f"{path}.<unknown tags>", _short(kafka._unknown_tags), _short(ours._unknown_tags))
         elif isinstance(kafka, list):
@@ -558,9 +604,9 @@ class Comparison:
             return None
         fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
         parts = []
-        for attr in (a for a in KEY_ATTRS if a in fields):
+        for attr in _key_attrs(item, fields):
             value = getattr(item, attr)
-            kind = field_kind(attr, fields[attr].type)
+            kind = field_kind(attr, fields[attr].type, item)
             if kind in MAPPED and not is_sentinel(value, kind):
                 table = self.mapping.pairs if side == KAFKA else self.mapping.back
                 if value not in table.get(kind, {}):
@@ -574,10 +620,10 @@ class Comparison:
         """A key as paths show it: the namespace as ``{ns}``, a paired mapped value as its token."""
         fields = {f.attr: f for f in item._info.fields if f.present(self.version)}
         shown = []
-        for attr, part in zip((a for a in KEY_ATTRS if a in fields), key):
+        for attr, part in zip(_key_attrs(item, fields), key):
             if isinstance(part, tuple) and part[:1] == (_UNPAIRED,):
                 part = part[1]
-            kind = field_kind(attr, fields[attr].type)
+            kind = field_kind(attr, fields[attr].type, item)
             shown.append(self.mapping.tokens.get((kind, part), str(part).replace(self.ns, "{ns}"))
                          if kind in MAPPED else str(part).replace(self.ns, "{ns}"))
         return ",".join(shown)
@@ -617,6 +663,9 @@ class Comparison:
     def leaf(self, path: str, kafka, ours, kind: str | None) -> None:
         if kind == "records" and isinstance(kafka, bytes) and isinstance(ours, bytes):
             self.records(path, kafka, ours)
+        elif kind == "sasl" and isinstance(kafka, bytes) and isinstance(ours, bytes):
+            if sasl_shape(kafka) != sasl_shape(ours):
+                self.differ(path, _short(kafka), _short(ours))
         elif kind in MAPPED and not (is_sentinel(kafka, kind) or is_sentinel(ours, kind)):
             if self.learning:
                 self.mapping.bind(kind, kafka, ours)
@@ -663,6 +712,23 @@ class Comparison:
             self.differ(f"{path}.<partial batch bytes>", str(their_tail), str(my_tail))
 
 
+#: the attributes of a SCRAM server message that each node picks (RFC 5802): the nonce's server part, the salt, the
+#: server signature
+SCRAM_PICKED = ("r", "s", "v")
+
+
+def sasl_shape(token: bytes) -> bytes:
+    """A SASL token with what a node picks itself left out: a SCRAM server message (``r=...,s=...,i=...``,
+    ``v=...``, ``e=...``) keeps its attribute names, the iteration count and an error (130 random bits written in
+    base 36 have no fixed length, so the nonce is left out whole). Other tokens (PLAIN's empty answer) are compared
+    as they are."""
+    parts = [part.partition(b"=") for part in token.split(b",")]
+    if not token or any(not sep or len(name) != 1 for name, sep, _ in parts):
+        return token
+    return b",".join(name + b"=" + (b"<picked>" if name.decode() in SCRAM_PICKED else value)
+                     for name, _, value in parts)
+
+
 def decode_batches(data: bytes) -> tuple[list[dict], int] | str:
     """The batches of a ``records`` field (each its header fields and ``records``) and the length of a trailing
     partial batch; or why they do not decode."""
@@ -700,11 +766,14 @@ def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
     return mapping
 
 
-async def _ask_until(pair, side: str, step: Step, request):
+async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request):
+    timeout = {} if step.timeout is None else {"timeout": step.timeout}
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await (pair.ask(side, request, step.version) if step.timeout is None
-                        else pair.ask(side, request, step.version, timeout=step.timeout))
+        answer = await (pair.ask(side, request, step.version, login=step.login, node=step.node, **timeout)
+                        if step.connection is None else
+                        sessions.ask(side, step.connection, request, step.version, login=step.login,
+                                     node=step.node, **timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
@@ -724,6 +793,7 @@ async def _run(scenario: Scenario, pair) -> Outcome:
     log_start = pair.log_size()
     seen: dict[str, int] = {}
     pending: dict[str, tuple[Step, dict, asyncio.Future]] = {}  # background steps not answered yet, by path
+    sessions = Sessions(pair)
 
     def record(path: str, step: Step, requests: dict, answers: dict) -> None:
         for side in SIDES:
@@ -740,6 +810,11 @@ async def _run(scenario: Scenario, pair) -> Outcome:
         record(path, step, requests, dict(zip(SIDES, await answering)))
 
     for step in scenario.steps:
+        if isinstance(step, NodeChange):  # the requests sent before it are answered first
+            for earlier in list(pending):
+                await settle(earlier)
+            await asyncio.to_thread(pair.stop_node if step.action == "stop" else pair.start_node, step.node)
+            continue
         api = w.api(step.request.API_KEY).name
         seen[api] = seen.get(api, 0) + 1
         path = api if seen[api] == 1 else f"{api}#{seen[api]}"
@@ -747,13 +822,14 @@ async def _run(scenario: Scenario, pair) -> Outcome:
             await settle(earlier)
         requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
         _pair_request_ids(mapping, step.request, requests)
-        answering = asyncio.gather(*(_ask_until(pair, side, step, requests[side]) for side in SIDES))
+        answering = asyncio.gather(*(_ask_until(pair, sessions, side, step, requests[side]) for side in SIDES))
         if step.background:
             pending[path] = (step, requests, answering)
         else:
             record(path, step, requests, dict(zip(SIDES, await answering)))
     for path in list(pending):
         await settle(path)
+    await sessions.close()
     for problem in pair.problems_since(log_start):
         outcome.differences.append(Difference("<kraftwire log>", "", problem))
     return outcome

@@ -125,7 +125,7 @@ class _FakePair:
         self.left: dict = {}
         self.seen: list = []
 
-    async def ask(self, side, body, version, timeout=None):
+    async def ask(self, side, body, version, timeout=None, **_connection):
         self.seen.append((side, type(body).__name__, getattr(body, "member_id", None)))
         event = self.left.setdefault(side, asyncio.Event())
         if isinstance(body, w.LeaveGroupRequest):

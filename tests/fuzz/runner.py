@@ -32,6 +32,7 @@ from fuzz.client import RawConnection, Silent, api_versions_frame
 from fuzz.generator import Case, Pools, cases
 from fuzz.kafka_rules import broken_rule, kafka_fails_too
 from kraftwire.errors import KraftwireError
+from kraftwire.metadata.controller.acls import request_error
 from kraftwire.protocol import framing
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.messages import APIS, Base
@@ -60,6 +61,9 @@ CLUSTER_APIS = frozenset({
     "DescribeQuorum", "CreateAcls", "DeleteAcls", "DescribeAcls", "AlterUserScramCredentials",
     "DescribeUserScramCredentials", "WriteTxnMarkers", "AlterPartitionReassignments", "ListPartitionReassignments",
     "AlterClientQuotas", "DescribeClientQuotas", "DescribeLogDirs"})
+#: APIs whose requests Kafka's parser refuses for some decoded values (an ACL request naming an UNKNOWN element),
+#: closing the connection as for an undecodable one (kraftwire.server.dispatcher)
+PARSE_CHECKED = frozenset({"CreateAcls", "DeleteAcls", "DescribeAcls"})
 #: what a SASL listener answers before a login (anything else closes the connection, as Kafka's authenticator does)
 BEFORE_LOGIN = frozenset({"ApiVersions", "SaslHandshake"})
 
@@ -382,6 +386,8 @@ class Runner:
         if not self.target.authorizer or self.stream.before_login:
             return None
         name = request.api.name
+        if name in PARSE_CHECKED and request_error(name, request.body, request.version) is not None:
+            return None  # Kafka's request parser refuses it (the connection closes) before anything is authorized
         if name == "Fetch" and not self.stream.controller:  # KafkaApis: a follower, partition by partition
             return (0, TOPIC_AUTHORIZATION_FAILED) if _fetch_replica(request) >= 0 else None
         if name == "AddPartitionsToTxn" and request.version < 4:

@@ -68,24 +68,39 @@ def stop_java(proc: subprocess.Popen, timeout: float = 40) -> int:
     return proc.returncode
 
 
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct loopback ports free a moment ago, for a server that binds its own listeners (Kafka)."""
+    import socket
+
+    socks = []
+    for _ in range(count):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def storage_tool(*args: str, timeout: float = 120) -> str:
+    """Kafka's ``kafka-storage.sh`` (``kafka.tools.StorageTool``) with ``args``; its standard output, or a loud failure."""
+    proc = subprocess.run(["java", "-cp", os.path.join(kafka_libs(), "*"), "kafka.tools.StorageTool", *args],
+                          capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(f"StorageTool {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
+    return proc.stdout
+
+
 class KafkaNode:
     """Apache Kafka itself, one combined KRaft node on loopback, for the oracle tests: formatted in ``base`` with
     ``extra_props`` (``server.properties`` keys) and ``format_args``, started with a small heap, stopped on exit.
     ``port`` is its PLAINTEXT listener."""
 
     def __init__(self, base: str, extra_props: str = "", format_args=("--release-version", "3.9")) -> None:
-        import socket
-
         self.base = str(base)
         os.makedirs(self.base, exist_ok=True)
-        ports = []
-        for _ in range(2):
-            s = socket.socket()
-            s.bind(("127.0.0.1", 0))
-            ports.append(s)
-        self.port, cport = (s.getsockname()[1] for s in ports)
-        for s in ports:
-            s.close()
+        self.port, cport = free_ports(2)
         self.config = os.path.join(self.base, "server.properties")
         with open(self.config, "w", encoding="utf-8") as f:
             f.write(f"process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@127.0.0.1:{cport}\n"
@@ -95,16 +110,9 @@ class KafkaNode:
                     f"log.dirs={os.path.join(self.base, 'data')}\noffsets.topic.replication.factor=1\n"
                     "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n" + extra_props)
         self.classpath = os.path.join(kafka_libs(), "*")
-        cluster_id = self._java("kafka.tools.StorageTool", "random-uuid").strip().splitlines()[-1]
-        self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", self.config, *format_args)
+        cluster_id = storage_tool("random-uuid").strip().splitlines()[-1]
+        storage_tool("format", "-t", cluster_id, "-c", self.config, *format_args)
         self.proc = None
-
-    def _java(self, main: str, *args: str) -> str:
-        proc = subprocess.run(["java", "-cp", self.classpath, main, *args], capture_output=True, text=True,
-                              timeout=120)
-        if proc.returncode != 0:
-            raise AssertionError(f"{main} {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-        return proc.stdout
 
     def __enter__(self) -> "KafkaNode":
         import socket

@@ -279,13 +279,14 @@ def segment_batches(partition_dir: str, *, check: bool = True) -> list[dict]:
 
 
 # --- KIP-853 process tests: servers started on pre-bound sockets, ``metadata-quorum describe --status`` as data ------
-def start_server(config, socks, log_path, listener_fds: dict[str, socket.socket]) -> subprocess.Popen:
+def start_server(config, socks, log_path, listener_fds: dict[str, socket.socket], **popen) -> subprocess.Popen:
     """``kraftwire server-start config`` serving each listener on its pre-bound socket (``{name: socket}``), its
-    stderr appended to ``log_path``."""
+    stderr appended to ``log_path``; ``popen``: more ``subprocess.Popen`` arguments (e.g. ``preexec_fn``)."""
     fds = [arg for name, sock in listener_fds.items() for arg in ("--listener-fd", f"{name}={sock.fileno()}")]
-    return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config), *fds],
-                            stdout=subprocess.DEVNULL, stderr=open(log_path, "ab"),
-                            pass_fds=[s.fileno() for s in socks], env=kraftwire_env())
+    with open(log_path, "ab") as err:
+        return subprocess.Popen([sys.executable, "-m", "kraftwire", "server-start", str(config), *fds],
+                                stdout=subprocess.DEVNULL, stderr=err,
+                                pass_fds=[s.fileno() for s in socks], env=kraftwire_env(), **popen)
 
 
 def stop_all(procs) -> None:

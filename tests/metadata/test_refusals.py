@@ -44,6 +44,8 @@ def _requests():
             deletions=[m.AlterUserScramCredentialsRequest.ScramCredentialDeletion(name="bob", mechanism=1)],
             upsertions=[m.AlterUserScramCredentialsRequest.ScramCredentialUpsertion(
                 name=n, mechanism=2, iterations=4096, salt=b"s", salted_password=b"p") for n in ("carol", "bob")]),
+        "DescribeUserScramCredentials": m.DescribeUserScramCredentialsRequest(users=[
+            m.DescribeUserScramCredentialsRequest.UserName(name=n) for n in ("carol", "bob")]),
     }
 
 
@@ -104,3 +106,19 @@ def _codes(body) -> list[int]:
                     walk(item)
     walk(body)
     return out
+
+
+def test_an_update_features_refusal_names_no_feature():
+    """UpdateFeaturesResponse.createWithErrors: an error at the top, no result (the conformance run,
+    UpdateFeatures-v1-no-acl)."""
+    body = refusal("UpdateFeatures", _requests()["UpdateFeatures"], 1, ec.CLUSTER_AUTHORIZATION_FAILED)
+    assert (body.error_code, body.results) == (ec.CLUSTER_AUTHORIZATION_FAILED, [])
+
+
+def test_a_scram_describe_refusal_has_one_nameless_result_per_user():
+    """DescribeUserScramCredentialsRequest.getErrorResponse (the conformance run, DescribeUserScramCredentials-v0-
+    not-super-user)."""
+    body = refusal("DescribeUserScramCredentials", _requests()["DescribeUserScramCredentials"], 0,
+                   ec.CLUSTER_AUTHORIZATION_FAILED)
+    assert [(r.user, r.error_code, r.error_message) for r in body.results] == [
+        ("", ec.CLUSTER_AUTHORIZATION_FAILED, None)] * 2 and body.error_message is None

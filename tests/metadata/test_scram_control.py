@@ -95,7 +95,7 @@ def test_an_upserted_credential_is_what_a_password_login_derives_and_logs_in(mec
 
 def test_upsert_replaces_and_delete_removes_through_the_image():
     img = with_credentials(up("alice", SHA256, 4096, "one"), up("alice", SHA512, 8192, "two"), up("bob", SHA512))
-    assert describe(img, "alice") == [("alice", ec.NONE, None, [(SHA256, 4096), (SHA512, 8192)])]
+    assert describe(img, "alice") == [("alice", ec.NONE, "", [(SHA256, 4096), (SHA512, 8192)])]
     img = replay(img, alter(img, upsertions=[up("alice", SHA256, 16384, "three", b"s2")]).records)
     assert as_tuple(img.scram[(SHA256, "alice")]) == scram.credential("SCRAM-SHA-256", "three", b"s2", 16384)
     res = alter(img, deletions=[dl("alice", SHA256), dl("bob", SHA512)])
@@ -103,7 +103,7 @@ def test_upsert_replaces_and_delete_removes_through_the_image():
     assert [type(r.message) for r in res.records] == [m.RemoveUserScramCredentialRecord] * 2
     img = replay(img, res.records)
     assert set(img.scram) == {(SHA512, "alice")}
-    assert describe(img, null=True) == [("alice", ec.NONE, None, [(SHA512, 8192)])]
+    assert describe(img, null=True) == [("alice", ec.NONE, "", [(SHA512, 8192)])]
     img = replay(img, alter(img, deletions=[dl("alice", SHA512)]).records)
     assert img.scram == {} and describe(img, null=True) == [] and describe(img) == []
 
@@ -215,13 +215,13 @@ def test_describe_all_some_unknown_and_duplicate_users():
     everyone = describe(img, null=True)
     assert [u for u, *_ in everyone] == ["user1", "user3@user3.com", "user2"]  # java.util.HashMap order
     assert describe(img) == everyone  # an empty list is every user too
-    assert sorted(everyone) == [("user1", ec.NONE, None, [(SHA256, 4096), (SHA512, 8192)]),
-                                ("user2", ec.NONE, None, [(SHA512, 8192)]),
-                                ("user3@user3.com", ec.NONE, None, [(SHA512, 8192)])]
+    assert sorted(everyone) == [("user1", ec.NONE, "", [(SHA256, 4096), (SHA512, 8192)]),
+                                ("user2", ec.NONE, "", [(SHA512, 8192)]),
+                                ("user3@user3.com", ec.NONE, "", [(SHA512, 8192)])]
     assert describe(img, "user1", "unknownUser") == [
-        ("user1", ec.NONE, None, [(SHA256, 4096), (SHA512, 8192)]),
+        ("user1", ec.NONE, "", [(SHA256, 4096), (SHA512, 8192)]),
         ("unknownUser", ec.RESOURCE_NOT_FOUND, sc.DESCRIBE_MISSING + "unknownUser", [])]
     assert describe(img, "user1", "user2", "user2") == [
-        ("user1", ec.NONE, None, [(SHA256, 4096), (SHA512, 8192)]),
+        ("user1", ec.NONE, "", [(SHA256, 4096), (SHA512, 8192)]),
         ("user2", ec.DUPLICATE_RESOURCE, sc.DESCRIBE_DUPLICATE + "user2", [])]
     assert [u for u, *_ in describe(img, "version", "brokers")] == ["brokers", "version"]  # HashMap order

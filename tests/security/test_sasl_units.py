@@ -8,7 +8,7 @@ import pytest
 from kraftwire import error_codes as ec
 from kraftwire.errors import ConfigError
 from kraftwire.security.sasl import plain
-from kraftwire.security.sasl.exchange import AUTHENTICATE, DONE, FAILED, SaslExchange, failure_message
+from kraftwire.security.sasl.exchange import AUTHENTICATE, DONE, FAILED, SaslExchange
 from kraftwire.security.sasl.jaas import JaasError, parse_jaas_config
 from kraftwire.security.sasl.settings import sasl_settings
 
@@ -37,22 +37,31 @@ def test_bad_jaas_entries_say_why(text, reason):
         parse_jaas_config(text)
 
 
-@pytest.mark.parametrize("token, ok", [
-    (b"\x00alice\x00alice-secret", True),
-    (b"alice\x00alice-secret", False),  # two parts
-    (b"alice\x00alice\x00alice-secret", True),  # authzid = the user
-    (b"bob\x00alice\x00alice-secret", False),  # another authzid
-    (b"\x00alice\x00wrong", False),
-    (b"\x00carol\x00alice-secret", False),  # unknown user
-    (b"\x00\x00alice-secret", False),
-    (b"\x00alice\x00", False),
-    (b"\x00alice\x00alice-secret\x00", False),
-    (b"\xff\x00alice\x00alice-secret", False),  # not UTF-8
+INVALID = "Authentication failed: Invalid username or password"
+OTHER_AUTHZID = "Authentication failed: Client requested an authorization id that is different from username"
+
+
+@pytest.mark.parametrize("token, told", [
+    (b"\x00alice\x00alice-secret", None),
+    (b"alice\x00alice-secret", "Invalid SASL/PLAIN response: expected 3 tokens, got 2"),
+    (b"no separators", "Invalid SASL/PLAIN response: expected 3 tokens, got 1"),
+    (b"a\x00b\x00c\x00d\x00e", "Invalid SASL/PLAIN response: expected 3 tokens, got 4"),  # Kafka counts to 4
+    (b"alice\x00alice\x00alice-secret", None),  # authzid = the user
+    (b"bob\x00alice\x00alice-secret", OTHER_AUTHZID),
+    (b"bob\x00alice\x00wrong", INVALID),  # the password is checked before the authorization id
+    (b"\x00alice\x00wrong", INVALID),
+    (b"\x00carol\x00alice-secret", INVALID),  # unknown user: the same message
+    (b"\x00\x00alice-secret", "Authentication failed: username not specified"),
+    (b"\x00alice\x00", "Authentication failed: password not specified"),
+    (b"\x00alice\x00alice-secret\x00", "Invalid SASL/PLAIN response: expected 3 tokens, got 4"),
+    (b"\xff\x00alice\x00alice-secret", OTHER_AUTHZID),  # not UTF-8: Java reads U+FFFD, not the user
 ])
-def test_plain_follows_kafkas_rules(token, ok):
+def test_plain_follows_kafkas_rules(token, told):
+    """PlainSaslServerTest and the messages Kafka 4.4's PlainSaslServer tells the client (seen by the conformance
+    run, SaslAuthenticate-v*-plain-*)."""
     outcome = plain.authenticate(token, USERS)
-    assert (outcome.principal == "User:alice") is ok and (outcome.principal is None) is not ok
-    assert ok or outcome.reason
+    assert outcome.principal == (None if told else "User:alice")
+    assert (outcome.message or None) == told and (told is None or outcome.reason)
 
 
 def test_the_exchange_moves_handshake_authenticate_done():
@@ -70,8 +79,8 @@ def test_the_exchange_refuses_what_kafka_refuses():
     assert ex.handshake("GSSAPI").error == ec.UNSUPPORTED_SASL_MECHANISM and ex.state == FAILED
     ex = SaslExchange({"PLAIN": lambda: plain.PlainServer(USERS)})
     ex.handshake("PLAIN")
-    answer = ex.authenticate(b"\x00alice\x00nope")
-    assert (answer.error, answer.message) == (ec.SASL_AUTHENTICATION_FAILED, failure_message("PLAIN"))
+    answer = ex.authenticate(b"\x00alice\x00nope")  # PLAIN's own message reaches the client
+    assert (answer.error, answer.message) == (ec.SASL_AUTHENTICATION_FAILED, INVALID)
     assert ex.principal is None and ex.state == FAILED and "alice" in answer.reason
 
 

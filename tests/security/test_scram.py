@@ -29,8 +29,8 @@ def _rfc_server(password="pencil"):
 
 def test_the_rfc_7677_example_byte_for_byte():
     server = _rfc_server()
-    assert server.evaluate(RFC_CLIENT_FIRST) == (RFC_SERVER_FIRST, None, None)
-    assert server.evaluate(RFC_CLIENT_FINAL) == (RFC_SERVER_FINAL, "User:user", None)
+    assert server.evaluate(RFC_CLIENT_FIRST) == (RFC_SERVER_FIRST, None, None, None)
+    assert server.evaluate(RFC_CLIENT_FINAL) == (RFC_SERVER_FINAL, "User:user", None, None)
 
 
 def test_a_wrong_password_fails_the_proof():

@@ -98,7 +98,7 @@ def test_malformed_topic_entries_are_refused_before_acls_are_checked(tmp_path):
         assert [(x.name, x.error_code, x.error_message) for x in r.responses] == [
             ("t", ec.INVALID_REQUEST, "You may not specify both topic name and topic id."),
             (None, ec.INVALID_REQUEST, "Neither topic name nor id were specified."),
-            ("t", ec.TOPIC_AUTHORIZATION_FAILED, None)]
+            ("t", ec.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.")]  # ControllerApis' ApiError
         assert (await _partitions(admin))["t"][1] == 1
 
     run_as_admin_and_alice(tmp_path, scenario)

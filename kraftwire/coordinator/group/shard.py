@@ -285,6 +285,19 @@ def offset_fetch_response(version: int, groups: list) -> object:
         for name, parts in topics])
 
 
+def refused_first(order: list[tuple[str, list[int]]], refused) -> list[tuple[str, list[int]]]:
+    """The topics and partitions of an OffsetCommit answer in Kafka's order: its response builder takes the
+    partitions refused before the coordinator is asked (``refused``: an unauthorized topic, an unknown partition)
+    first, each topic where its first refused partition puts it, then the coordinator's; ``order`` is the request's
+    [(topic, [partition, ...])]."""
+    def refused_in(name, idx):
+        return [i for i in idx if (name, i) in refused]
+
+    first = [(n, refused_in(n, idx) + [i for i in idx if (n, i) not in refused]) for n, idx in order
+             if refused_in(n, idx)]
+    return first + [(n, idx) for n, idx in order if not refused_in(n, idx)]
+
+
 def fetch_requests(body, version: int) -> list:
     """[(group id, member id, member epoch, [(topic, [partition])] or None)] an OffsetFetch asks for."""
     if version >= 8:
@@ -1291,9 +1304,12 @@ class GroupShard:
         self.groups.pop(group_id, None)
         return 0
 
-    def offset_delete(self, body, known: list[tuple[str, int]], token) -> Result:
-        """OffsetDelete: tombstones for the group's offsets of ``known`` partitions (the ones the metadata holds;
-        the others are UNKNOWN_TOPIC_OR_PARTITION), the answer after them."""
+    def offset_delete(self, body, known: list[tuple[str, int]], token, unreadable: frozenset[str] = frozenset()
+                      ) -> Result:
+        """OffsetDelete: tombstones for the group's offsets of ``known`` partitions (the ones the metadata holds and
+        the principal may READ; the partitions of an ``unreadable`` topic are TOPIC_AUTHORIZATION_FAILED, the others
+        UNKNOWN_TOPIC_OR_PARTITION, as Kafka's KafkaApis checks the ACLs before the metadata), the answer after
+        them."""
         R = w.OffsetDeleteResponse
         result = Result()
         error, per = self.delete_offsets(body.group_id, known, result) if body.group_id else (ec.INVALID_GROUP_ID, {})
@@ -1303,7 +1319,8 @@ class GroupShard:
         result.reply(token, "OffsetDelete", R(error_code=0, throttle_time_ms=0, topics=[
             R.OffsetDeleteResponseTopic(name=t.name, partitions=[R.OffsetDeleteResponsePartition(
                 partition_index=p.partition_index,
-                error_code=per.get((t.name, p.partition_index), ec.UNKNOWN_TOPIC_OR_PARTITION))
+                error_code=per.get((t.name, p.partition_index), ec.TOPIC_AUTHORIZATION_FAILED
+                                   if t.name in unreadable else ec.UNKNOWN_TOPIC_OR_PARTITION))
                 for p in t.partitions]) for t in body.topics]))
         return result
 

@@ -10,8 +10,13 @@ CreateAcls/DeleteAcls on a node without an authorizer is such an answer too.)
 
 from __future__ import annotations
 
+from kraftwire.error_codes import (CLUSTER_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED,
+                                   default_message)
 from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as m
+
+#: the codes of an item Kafka's ControllerApis refuses by its ACLs
+ACL_CODES = frozenset({TOPIC_AUTHORIZATION_FAILED, GROUP_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED})
 
 
 def refusal(api: str, request, version: int, code: int, message: str | None = None):
@@ -19,6 +24,19 @@ def refusal(api: str, request, version: int, code: int, message: str | None = No
     if build is None:
         raise KeyError(f"no refusal for {api}")
     return build(request, version, code, message)
+
+
+def acl_message(api: str, code: int) -> str | None:
+    """The message of an item Kafka's ControllerApis refuses with ``code``: CreateTopics says "Authorization
+    failed.", CreatePartitions sets no message, the others answer an ``ApiError`` of the code alone, which carries the
+    code's default text ("Topic authorization failed."); other codes (an id the principal may not see) none. A
+    broker's configs are refused by the broker a client asks, before it forwards the rest (its ConfigAdminManager),
+    without a message."""
+    if code not in ACL_CODES or api == "CreatePartitions":
+        return None
+    if code == CLUSTER_AUTHORIZATION_FAILED and api in ("AlterConfigs", "IncrementalAlterConfigs"):
+        return None
+    return "Authorization failed." if api == "CreateTopics" else default_message(code)
 
 
 def _registration(req, version, code, message):
@@ -78,10 +96,8 @@ def _alter_configs(cls):
 
 
 def _update_features(req, version, code, message):
-    R = m.UpdateFeaturesResponse
-    return R(throttle_time_ms=0, error_code=code, error_message=message, results=[
-        R.UpdatableFeatureResult(feature=u.feature, error_code=code, error_message=message)
-        for u in req.feature_updates])
+    # UpdateFeaturesResponse.createWithErrors: an error at the top names no feature
+    return m.UpdateFeaturesResponse(throttle_time_ms=0, error_code=code, error_message=message, results=[])
 
 
 def _unregister_broker(req, version, code, message):
@@ -119,6 +135,15 @@ def _alter_user_scram_credentials(req, version, code, message):
                                                                             error_message=message) for u in users])
 
 
+def _describe_user_scram_credentials(req, version, code, message):
+    # DescribeUserScramCredentialsRequest.getErrorResponse: the code at the top, and one result per user named that
+    # leaves the user's name out (empty)
+    R = m.DescribeUserScramCredentialsResponse
+    return R(throttle_time_ms=0, error_code=code, error_message=message, results=[
+        R.DescribeUserScramCredentialsResult(user="", error_code=code, error_message=message, credential_infos=[])
+        for _ in req.users or []])
+
+
 _BUILDERS = {
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
@@ -136,7 +161,8 @@ _BUILDERS = {
     "CreateAcls": _create_acls,
     "DeleteAcls": _delete_acls,
     "AlterUserScramCredentials": _alter_user_scram_credentials,
+    "DescribeUserScramCredentials": _describe_user_scram_credentials,
 }
 
-#: every api the controller decides has a refusal
+#: every api the controller decides has a refusal, and DescribeUserScramCredentials (refused on the cluster's ACLs)
 APIS = frozenset(_BUILDERS)

@@ -174,12 +174,13 @@ def describe_credentials(image: MetadataImage, req) -> m.DescribeUserScramCreden
         infos = [R.CredentialInfo(mechanism=mech, iterations=image.scram[(mech, user)].iterations)
                  for mech in sorted(formatter.BY_TYPE) if (mech, user) in image.scram]
         if infos:
-            results.append(R.DescribeUserScramCredentialsResult(user=user, error_code=NONE, error_message=None,
+            results.append(R.DescribeUserScramCredentialsResult(user=user, error_code=NONE, error_message="",
                                                                 credential_infos=infos))
         else:
             results.append(R.DescribeUserScramCredentialsResult(
                 user=user, error_code=RESOURCE_NOT_FOUND, error_message=DESCRIBE_MISSING + user, credential_infos=[]))
-    return R(throttle_time_ms=0, error_code=NONE, error_message=None, results=results)
+    # Kafka's metadata cache leaves the messages of an answer without error at their default, empty
+    return R(throttle_time_ms=0, error_code=NONE, error_message="", results=results)
 
 
 # ------------------------------------------------------------------------------------------------ Java's order

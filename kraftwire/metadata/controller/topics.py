@@ -39,6 +39,7 @@ from typing import Callable, Hashable, Iterable, Mapping, TypeVar
 
 from kraftwire.error_codes import (
     default_message,
+    TOPIC_AUTHORIZATION_FAILED,
     TOPIC_DELETION_DISABLED,
     ELECTION_NOT_NEEDED,
     ELIGIBLE_LEADERS_NOT_AVAILABLE,
@@ -135,6 +136,17 @@ def refused_before_acls(api: str, items) -> list[bool]:
         return [False] * len(items)
     twice = set(duplicates(keys))
     return [key in twice or (api == "DeleteTopics" and (key[0] is None) == (key[1] == ZERO_UUID)) for key in keys]
+
+
+def hide_configs(result) -> None:
+    """A CreateTopics result made fit for a principal that may not DESCRIBE_CONFIGS the topic it created: the
+    topic id stays, its partition count, replication factor and configs are left out (-1, -1, none) and
+    ``topic_config_error_code`` says why — as Kafka's ReplicationControlManager answers a topic outside the
+    "describable" set ControllerApis passes it. A refused topic is left as it is."""
+    if result.error_code != NONE:
+        return
+    result.topic_config_error_code = TOPIC_AUTHORIZATION_FAILED
+    result.num_partitions, result.replication_factor, result.configs = -1, -1, []
 
 
 def _unified(name: str) -> str:
@@ -612,18 +624,18 @@ class ReplicationControl:
         p = topic.partitions.get(index)
         if p is None:
             return UNKNOWN_TOPIC_OR_PARTITION, f"No such partition as {name}-{index}"
+        # the refusals below carry their code's default message, as Kafka's ApiError of the code alone does
         if election_type == ELECTION_PREFERRED and p.replicas and p.leader == p.replicas[0]:
-            return ELECTION_NOT_NEEDED, None
+            return ELECTION_NOT_NEEDED, default_message(ELECTION_NOT_NEEDED)
         if election_type == ELECTION_UNCLEAN and p.leader != NO_LEADER:
-            return ELECTION_NOT_NEEDED, None
+            return ELECTION_NOT_NEEDED, default_message(ELECTION_NOT_NEEDED)
         # as Kafka: whatever change the election makes is written (a preferred election that finds the first
         # replica unavailable may still give a leaderless partition another leader); no change is the error
         change = pc.partition_change(_mv(image), topic.id, index, p, acceptable=lambda b: active(image, b),
                                      election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN)
         if change is None:
-            if election_type == ELECTION_PREFERRED:
-                return PREFERRED_LEADER_NOT_AVAILABLE, None
-            return ELIGIBLE_LEADERS_NOT_AVAILABLE, None
+            code = PREFERRED_LEADER_NOT_AVAILABLE if election_type == ELECTION_PREFERRED else ELIGIBLE_LEADERS_NOT_AVAILABLE
+            return code, default_message(code)
         if len(records) >= MAX_RECORDS_PER_USER_OP:
             return POLICY_VIOLATION, "Excessively large number of partitions per request."
         records.append(change)

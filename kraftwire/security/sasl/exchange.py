@@ -68,7 +68,7 @@ class HandshakeAnswer(NamedTuple):
 
 class AuthenticateAnswer(NamedTuple):
     error: int
-    message: str | None
+    message: str | None  # as the answer carries it: "" on success, as Kafka leaves it
     auth_bytes: bytes
     reason: str  # for the node's log
     #: the session the completed login starts (0: none, or the login is not complete yet)
@@ -104,9 +104,9 @@ class SaslExchange:
     # ---------------------------------------------------------------------------------------------------- first login
     def handshake(self, mechanism: str) -> HandshakeAnswer:
         enabled = sorted(self.mechanisms)
-        if self.state != HANDSHAKE:
+        if self.state != HANDSHAKE:  # Kafka answers a second handshake without the mechanisms
             self.state = FAILED
-            return HandshakeAnswer(ILLEGAL_SASL_STATE, enabled)
+            return HandshakeAnswer(ILLEGAL_SASL_STATE, [])
         if mechanism not in self.mechanisms:
             self.state = FAILED
             return HandshakeAnswer(UNSUPPORTED_SASL_MECHANISM, enabled)
@@ -131,10 +131,10 @@ class SaslExchange:
         step = self._server.evaluate(token)
         if step.failure is not None:
             self.state = FAILED
-            return AuthenticateAnswer(SASL_AUTHENTICATION_FAILED, failure_message(self.mechanism, self.reauthenticating),
-                                      b"", step.failure)
-        if step.principal is None:
-            return AuthenticateAnswer(NONE, None, step.reply, "")
+            told = step.told or failure_message(self.mechanism, self.reauthenticating)
+            return AuthenticateAnswer(SASL_AUTHENTICATION_FAILED, told, b"", step.failure)
+        if step.principal is None:  # Kafka leaves the message at its default, empty
+            return AuthenticateAnswer(NONE, "", step.reply, "")
         if self.reauthenticating and step.principal != self.principal:
             self.state = FAILED
             message = principal_change_message(self.principal or "", step.principal)
@@ -147,7 +147,7 @@ class SaslExchange:
         self._server = None
         lifetime = self.session_lifetime_ms()
         self.session_expires_at = now + lifetime if lifetime > 0 else None
-        return AuthenticateAnswer(NONE, None, step.reply, "", lifetime)
+        return AuthenticateAnswer(NONE, "", step.reply, "", lifetime)
 
     # ---------------------------------------------------------------------------------------------------- sessions
     def session_lifetime_ms(self) -> int:

@@ -1,9 +1,11 @@
 """SASL/PLAIN (RFC 4616) on the server side, as Kafka's PlainSaslServer does it.
 
-The client sends one message, ``authzid NUL username NUL password`` (UTF-8). It fails when it does not have exactly
-those three parts, when the username or the password is empty, when the authorization id is neither empty nor the
-username, and when the password is not the one the JAAS options list as ``user_<username>="<password>"``. Passwords
-are compared in constant time. On success the principal is ``User:<username>`` and the reply is empty.
+The client sends one message, ``authzid NUL username NUL password`` (UTF-8; bytes that are not become U+FFFD, as
+Java decodes them). It fails, in Kafka's order and with the message Kafka's PlainSaslServer tells the client, when
+it does not have exactly those three parts (counting at most four, as Kafka does), when the username or the password
+is empty, when the password is not the one the JAAS options list as ``user_<username>="<password>"`` (an unknown user
+alike), and when the authorization id is neither empty nor the username. Passwords are compared in constant time. On
+success the principal is ``User:<username>`` and the reply is empty.
 """
 
 from __future__ import annotations
@@ -19,7 +21,12 @@ USER_PREFIX = "user_"
 
 class Outcome(NamedTuple):
     principal: str | None  # "User:<name>" on success
-    reason: str  # why it failed (for the node's log only; the client hears Kafka's generic message)
+    reason: str  # why it failed, for the node's log
+    message: str = ""  # why it failed, as Kafka tells the client
+
+
+def _failed(reason: str, message: str) -> Outcome:
+    return Outcome(None, reason, message)
 
 
 def users_from_options(options: Mapping[str, str]) -> dict[str, str]:
@@ -28,22 +35,24 @@ def users_from_options(options: Mapping[str, str]) -> dict[str, str]:
 
 
 def authenticate(token: bytes, users: Mapping[str, str]) -> Outcome:
-    try:
-        parts = bytes(token).decode("utf-8").split("\x00")
-    except UnicodeDecodeError:
-        return Outcome(None, "the PLAIN message is not UTF-8")
+    parts = bytes(token).decode("utf-8", "replace").split("\x00")
     if len(parts) != 3:
-        return Outcome(None, "the PLAIN message is not authzid NUL username NUL password")
+        return _failed("the PLAIN message is not authzid NUL username NUL password",
+                       f"Invalid SASL/PLAIN response: expected 3 tokens, got {min(len(parts), 4)}")
     authzid, username, password = parts
-    if not username or not password:
-        return Outcome(None, "an empty username or password")
-    if authzid and authzid != username:
-        return Outcome(None, f"authorization id {authzid!r} is not the username")
+    if not username:
+        return _failed("an empty username", "Authentication failed: username not specified")
+    if not password:
+        return _failed("an empty password", "Authentication failed: password not specified")
     expected = users.get(username)
     # compare against something even for an unknown user, so the time taken does not say which part was wrong
     ok = hmac.compare_digest(password.encode(), (expected if expected is not None else "\x00" + password).encode())
     if expected is None or not ok:
-        return Outcome(None, f"invalid credentials for user {username!r}")
+        return _failed(f"invalid credentials for user {username!r}",
+                       "Authentication failed: Invalid username or password")
+    if authzid and authzid != username:
+        return _failed(f"authorization id {authzid!r} is not the username", "Authentication failed: Client "
+                       "requested an authorization id that is different from username")
     return Outcome(f"User:{username}", "")
 
 
@@ -55,4 +64,6 @@ class PlainServer:
 
     def evaluate(self, token: bytes) -> Step:
         outcome = authenticate(token, self.users)
-        return Step(b"", outcome.principal, outcome.reason if outcome.principal is None else None)
+        if outcome.principal is None:
+            return Step(b"", None, outcome.reason, outcome.message)
+        return Step(b"", outcome.principal, None)
