@@ -46,7 +46,6 @@ from kraftwire.coordinator.group.shard import (
     error_response,
     fetch_requests,
     offset_fetch_response,
-    refusal,
     refused_first,
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for

@@ -182,8 +182,6 @@ OWN_QUORUM = ("each side's quorum elects its own leader and each metadata log ha
 THREE_NODE: list[Allowance] = [
     *(Allowance(scenario, path, RANDOM_CONTROLLER) for scenario in THREE_NODE_SCENARIOS
       for path in ("Metadata*.controller_id", "DescribeCluster*.controller_id")),
-    Allowance("DescribeLogDirs-v*-three-brokers", "DescribeLogDirs.results[0].topics[{ns}.a].partitions.<order>",
-              HASH_ORDER.format("its log manager's map, which holds every partition of the node")),
     *(Allowance("DescribeQuorum-v*-three-brokers", f"DescribeQuorum.topics[__cluster_metadata].partitions[0].{field}",
                 OWN_QUORUM)
       for field in ("leader_id", "leader_epoch", "high_watermark", "current_voters[*].log_end_offset",
