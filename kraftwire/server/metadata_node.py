@@ -34,7 +34,7 @@ from kraftwire.metadata import records as serde
 from kraftwire.metadata import version as mv
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file
 from kraftwire.metadata.controller.quorum import QuorumController
-from kraftwire.metadata.features import kraftwire_defaults, supported_ranges
+from kraftwire.metadata.features import supported_ranges
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.loader import MetadataLoader
@@ -241,7 +241,7 @@ class MetadataNode:
             from kraftwire.metadata.bootstrap import bootstrap_records
 
             log.warning("%s does not exist: bootstrapping at metadata.version %s", path, mv.DEFAULT)
-            return bootstrap_records(mv.DEFAULT, kraftwire_defaults(mv.DEFAULT)[0]).records
+            return bootstrap_records(mv.DEFAULT).records
 
     def _deactivate(self, why: str) -> None:
         log.info("node %d is no longer the active controller: %s", self.node.settings.node_id, why)

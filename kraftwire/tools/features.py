@@ -2,9 +2,10 @@
 feature-dependencies)``: Kafka 4.4's ``kafka-features.sh``, its flags and its output, on kraftwire's own protocol
 client.
 
-* ``describe``: one line per feature the node supports, from its ApiVersions (KIP-584):
-  ``Feature: metadata.version<TAB>SupportedMinVersion: 3.3-IV3<TAB>SupportedMaxVersion: 3.9-IV0<TAB>
-  FinalizedVersionLevel: 3.9-IV0<TAB>Epoch: 42`` (metadata.version levels by name, others as numbers);
+* ``describe``: one line per feature the node supports, by name, from its ApiVersions (KIP-584), in Kafka 4.4's
+  columns: ``Feature: metadata.version`` padded to 40, then ``SupportedMinVersion: 3.3-IV3``,
+  ``SupportedMaxVersion: 4.4-IV0``, ``FinalizedVersionLevel: 4.4-IV0`` (each value padded to 15) and ``Epoch: 42``,
+  two spaces apart (metadata.version levels by name, others as numbers);
 * ``upgrade`` / ``downgrade [--unsafe]`` with ``--release-version V`` (its metadata.version and Kafka's default level
   of every feature, a level 0 left out of an upgrade), or the deprecated ``--metadata V`` and/or ``--feature
   NAME=LEVEL`` (repeatable), ``--dry-run`` (validate only): UpdateFeatures, then per feature by name
@@ -196,9 +197,9 @@ async def _run(args, tls, login, updates) -> int:
             finalized = {f.name: f.max_version_level for f in versions.finalized_features or ()}
             epoch = versions.finalized_features_epoch
             for f in sorted(versions.supported_features or (), key=lambda f: f.name):
-                print(f"Feature: {f.name}\tSupportedMinVersion: {level_text(f.name, f.min_version)}\t"
-                      f"SupportedMaxVersion: {level_text(f.name, f.max_version)}\t"
-                      f"FinalizedVersionLevel: {level_text(f.name, finalized.get(f.name, 0))}\t"
+                print(f"Feature: {f.name:<40}  SupportedMinVersion: {level_text(f.name, f.min_version):<15}  "
+                      f"SupportedMaxVersion: {level_text(f.name, f.max_version):<15}  "
+                      f"FinalizedVersionLevel: {level_text(f.name, finalized.get(f.name, 0)):<15}  "
                       f"Epoch: {epoch if epoch >= 0 else '-'}")
             return 0
         kind = UPGRADE if args.op == "upgrade" else UNSAFE_DOWNGRADE if args.unsafe else SAFE_DOWNGRADE

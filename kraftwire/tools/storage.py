@@ -213,8 +213,6 @@ def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = 
                    now_ms: int | None = None, scram=(), initial_voters=None) -> list[str]:
     """Format every log dir of ``config``; returns the lines to print. Raises ``ValueError`` with the reason.
     ``features`` None: the levels kraftwire picks at ``metadata_version`` (``features.kraftwire_defaults``)."""
-    if features is None:
-        features = ft.kraftwire_defaults(metadata_version)[0]
     try:
         uuid_from_base64(cluster_id)
     except ValueError:

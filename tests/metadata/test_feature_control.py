@@ -287,10 +287,11 @@ def test_the_first_refusal_in_kafkas_map_order_fails_every_update():
                    ("group.version", 0, fc.UPGRADE)).startswith("Invalid update version 0 for feature group.version")
 
 
-def test_version_0_takes_allow_downgrade_as_a_safe_downgrade():
+def test_version_0_is_always_an_upgrade():
+    """Kafka 4.4 reads a v0 update's upgrade type at its default (upgrade) and never its allow_downgrade."""
     img = base(mv.BY_NAME["3.9-IV0"].level)
-    assert update(img, ("metadata.version", 20, fc.SAFE_DOWNGRADE), version=0).response.error_code == ec.NONE
-    assert "without setting the upgrade type" in refusal(img, ("metadata.version", 20, fc.UPGRADE), version=0)
+    assert "without setting the upgrade type" in refusal(img, ("metadata.version", 20, fc.SAFE_DOWNGRADE), version=0)
+    assert update(img, ("metadata.version", 22, fc.SAFE_DOWNGRADE), version=0).response.error_code == ec.NONE
 
 
 def test_kraft_version_at_its_level_passes_as_kafka_upgrade_release_version_sends_it():

@@ -41,9 +41,8 @@ def update_features(image: MetadataImage, req, version: int, supported: dict[str
     """``supported`` and ``node_id``: this controller's ranges and id; ``kraft_version``: the Raft log's level."""
     R = m.UpdateFeaturesResponse
     updates: dict[str, tuple[int, int]] = {}
-    for u in req.feature_updates:
-        updates[u.feature] = (u.max_version_level,
-                              u.upgrade_type if version >= 1 else SAFE_DOWNGRADE if u.allow_downgrade else UPGRADE)
+    for u in req.feature_updates:  # v0 has no upgrade type: Kafka 4.4 reads its default, never allow_downgrade
+        updates[u.feature] = (u.max_version_level, u.upgrade_type if version >= 1 else UPGRADE)
     order = hashmap_order(updates, string_hash)
     current = {**image.features, ft.KRAFT_VERSION: kraft_version}
     proposed = {**current, **{name: level for name, (level, _) in updates.items()}}
