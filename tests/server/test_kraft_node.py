@@ -149,10 +149,11 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                                                                    client_software_version="1"), 4)
                 # kraft.version as Kafka's KRaft nodes advertise it (from ApiVersions v4, KAFKA-17492) (a leader adding a voter reads the range);
                 # finalized only in a KIP-853 quorum (this one is static: kraft.version 0)
+                # in Kafka's order (a HashMap of the names)
                 assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
-                    ("eligible.leader.replicas.version", 0, 0), ("group.version", 0, 1), ("kraft.version", 0, 1),
-                    ("metadata.version", 7, 31), ("share.version", 0, 0), ("streams.version", 0, 0),
-                    ("transaction.version", 0, 1)]
+                    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 31),
+                    ("share.version", 0, 0), ("streams.version", 0, 0), ("transaction.version", 0, 1),
+                    ("eligible.leader.replicas.version", 0, 0)]
                 assert sorted((f.name, f.max_version_level) for f in versions.finalized_features) == [
                     ("group.version", 1), ("metadata.version", BY_NAME["3.8-IV0"].level)]
                 assert versions.finalized_features_epoch >= 0
