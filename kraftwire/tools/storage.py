@@ -150,20 +150,17 @@ def release_and_features(release: str | None, feature_args: list[str], *,
     the other features' levels, notes). A feature not named takes the release's default (Kafka's), lowered to the
     highest level kraftwire implements; each lowering of a named release's default is a note. ``ValueError`` carries Kafka's message, or
     kraftwire's reason for a level it refuses."""
-    features: dict[str, int] = {}
-    for item in feature_args:
-        name, level = _name_and_level(item)
-        if name in features:
-            raise ValueError(f"Feature {name} was specified more than once.")
-        features[name] = level
+    features = dict(_name_and_level(item) for item in feature_args)  # as Kafka's: the last of a name counts
     version = mv.DEFAULT
     if mv.FEATURE_NAME in features:
         if release is not None:
             raise ValueError("Use --release-version instead of --feature metadata.version=X to avoid ambiguity.")
         level = features.pop(mv.FEATURE_NAME)
         if level not in mv.BY_LEVEL or level < mv.KAFKA_MINIMUM.level:
-            raise ValueError(f"Unknown metadata.version level {level}. Supported metadata.version levels are "
-                             f"{mv.KAFKA_MINIMUM.level} to {mv.LATEST_PRODUCTION.level}.")
+            raise ValueError(f"No MetadataVersion with feature level {level}. Valid feature levels are from "
+                             f"{mv.KAFKA_MINIMUM.level} to {mv.LATEST_TESTING.level}.")
+        if not mv.BY_LEVEL[level].is_production:
+            raise ValueError(f"metadata.version {mv.BY_LEVEL[level].name} is not yet stable.")
         version = mv.from_level(level)
     elif release is not None:
         version = mv.parse(release)

@@ -79,6 +79,7 @@ def _storage_config(base) -> str:
     ("--release-version", "4.5"), ("--release-version", "3.2"),
     ("--release-version", "4.4", "--feature", "metadata.version=20"),
     ("--feature", "foo=1"), ("--feature", "group.version=3"), ("--feature", "group.version=x"),
+    ("--feature", "metadata.version=5"), ("--feature", "metadata.version=34"),
     ("--release-version", "3.9", "--feature", "eligible.leader.replicas.version=1"),
 ])
 def test_storage_format_refuses_as_kafkas(tmp_path, args):

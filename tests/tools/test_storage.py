@@ -155,6 +155,7 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
      [("group.version", 1), ("transaction.version", 1)]),
     (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 1)]),
     (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0", [("transaction.version", 1)]),
+    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0", [("transaction.version", 1)]),  # the last counts
 ])
 def test_release_version_and_features(tmp_path, capsys, args, name, features):
     """StorageToolTest.testFormatWithReleaseVersion / testFormatWithFeature: a release's default levels (lowered to
@@ -196,6 +197,9 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
      "eligible.leader.replicas.version, group.version, kraft.version, share.version, streams.version, "
      "transaction.version"),
     (["-f", "group.version=3"], "No feature:group.version with feature level 3"),
+    (["-f", "metadata.version=5"], "No MetadataVersion with feature level 5. Valid feature levels are from 7 to 34."),
+    (["-f", "metadata.version=34"], "metadata.version 4.5-IV0 is not yet stable."),
+    (["-f", "metadata.version=32"], "metadata.version 4.4-IV1 (level 32) needs CIDR ACL host patterns (KIP-1276)"),
     (["-f", "group.version=x"], "Can't parse feature=level string group.version=x: unable to parse x as a short."),
     (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
     (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version=1 needs eligible "
