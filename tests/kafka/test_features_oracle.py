@@ -200,6 +200,16 @@ def test_kafkas_tool_describes_both_alike(ports, tools):
     assert mv[1]["SupportedMaxVersion"] == "4.4-IV0"
 
 
+def test_kraftwire_describe_prints_as_kafkas_tool(ports, tools):
+    """The same node described by both tools: the same lines (the epoch, which moves with the log, aside)."""
+    def without_epoch(out: str) -> list[str]:
+        return [line.rsplit("Epoch: ", 1)[0] for line in out.splitlines()]
+
+    kafka = tools.ok("kafka-features", "--bootstrap-server", f"127.0.0.1:{ports[1]}", "describe").out
+    ours = processes.kw("features", "--bootstrap-server", f"127.0.0.1:{ports[1]}", "describe", check=False)
+    assert ours.returncode == 0 and without_epoch(ours.stdout) == without_epoch(kafka) and len(kafka.splitlines()) == 7
+
+
 def test_kafkas_upgrade_to_4_4_is_refused_by_kraftwire_with_the_reason(ports, tools):
     """Kafka's tool sends metadata.version 33 and every default (kraft.version 1 among them); kraftwire refuses
     the first it lacks, in Kafka's order: kraft.version 1 on this static quorum."""
