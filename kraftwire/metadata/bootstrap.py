@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Iterable, NamedTuple
 
+from kraftwire.metadata.features import kraftwire_defaults
 from kraftwire.metadata.records import ApiMessageAndVersion, MetadataRecordError
 from kraftwire.metadata.snapshot import (MAX_RECORDS_PER_BATCH, decode_snapshot, encode_snapshot_records,
                                          metadata_batches)
@@ -31,11 +32,14 @@ class Bootstrap(NamedTuple):
 
 def bootstrap_records(version: MetadataVersion, features: dict[str, int] | None = None,
                       scram: Iterable[tuple[int, str, object]] = ()) -> Bootstrap:
-    """The bootstrap of a new cluster at ``version`` with other ``features`` (levels above 0 are recorded) and SCRAM
-    credentials ``(mechanism byte, user, credential with salt/stored_key/server_key/iterations)`` (``storage format
-    --add-scram``; they need metadata.version 3.5-IV2)."""
+    """The bootstrap of a new cluster at ``version`` with other ``features`` (levels above 0 are recorded; None: the
+    levels kraftwire picks at ``version``, ``features.kraftwire_defaults``) and SCRAM credentials ``(mechanism byte,
+    user, credential with salt/stored_key/server_key/iterations)`` (``storage format --add-scram``; they need
+    metadata.version 3.5-IV2)."""
+    if features is None:
+        features = kraftwire_defaults(version)[0]
     items = [ApiMessageAndVersion(m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=version.level), 0)]
-    for name in sorted(features or {}):
+    for name in sorted(features):
         if name != FEATURE_NAME and features[name] > 0:
             items.append(ApiMessageAndVersion(m.FeatureLevelRecord(name=name, feature_level=features[name]), 0))
     scram = list(scram)

@@ -30,6 +30,7 @@ from typing import Mapping, NamedTuple
 
 from kraftwire.error_codes import INVALID_REQUEST, UNSUPPORTED_VERSION
 from kraftwire.errors import KraftwireError, ProtocolError
+from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.protocol.framing import decode_request, encode_response
 from kraftwire.protocol.messages import ApiVersionsResponse
 
@@ -88,10 +89,11 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
     body = ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=throttle_time_ms)
     if features is not None and request_version >= 3:
         R = ApiVersionsResponse
-        # below v4 a feature whose range starts at 0 is left out: older clients cannot read it (KAFKA-17492)
+        # below v4 a feature whose range starts at 0 is left out: older clients cannot read it (KAFKA-17492); in
+        # the order of Kafka's HashMap of them
         body.supported_features = [R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
-                                   for n, (lo, hi) in sorted(features.supported.items())
-                                   if request_version >= 4 or lo != 0]
+                                   for n in hashmap_order(features.supported, string_hash)
+                                   for lo, hi in [features.supported[n]] if request_version >= 4 or lo != 0]
         body.finalized_features = [R.FinalizedFeatureKey(name=n, max_version_level=level, min_version_level=level)
                                    for n, level in sorted(features.finalized.items())]
         body.finalized_features_epoch = features.epoch

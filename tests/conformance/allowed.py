@@ -49,20 +49,20 @@ def _names(apis: dict[int, str]) -> str:
     return ", ".join(f"{name} ({key})" for key, name in apis.items())
 
 
-#: features Kafka 4.4 supports and kraftwire does not (it implements metadata.version up to 3.9-IV0, and kraft.version)
-FEATURES = ("group.version", "share.version", "streams.version", "transaction.version",
-            "eligible.leader.replicas.version")
+#: features whose newest levels Kafka 4.4 supports and kraftwire refuses (kraftwire.metadata.features.REFUSED)
+FEATURES = ("share.version", "streams.version", "transaction.version", "eligible.leader.replicas.version")
 
 ALLOWED: list[Allowance] = [
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
     Allowance("DescribeTopicPartitions-v0-invalid-name", "DescribeTopicPartitions.topics*",
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "
               "escapes its metadata cache); kraftwire answers INVALID_TOPIC_EXCEPTION, as Metadata does"),
-    *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}]",
-                "kraftwire does not implement this feature (it supports metadata.version and kraft.version)")
-      for name in FEATURES),
+    *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
+                "kraftwire supports this feature's levels it has the semantics of only (TV2: KIP-890 part 2; ELR: "
+                "KIP-966; share and streams groups), refusing the others by name") for name in FEATURES),
     Allowance("ApiVersions-v*-ranges", "ApiVersions.supported_features[metadata.version].max_version",
-              "kraftwire supports metadata.version up to 3.9-IV0 (level 21); Kafka 4.4 up to its 4.x levels"),
+              "kraftwire supports metadata.version up to 4.4-IV0 (level 31); Kafka 4.4 up to 4.4-IV2 (33): 4.4-IV1's "
+              "CIDR ACL hosts (KIP-1276) and 4.4-IV2's controller unregistration (KIP-1312) are not implemented"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}]", f"not served: {why} — {_names(apis)}")
       for why, apis in NOT_SERVED.items() for key in apis),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}].max_version",
@@ -112,10 +112,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               SEGMENT_ROLL),
     *(Allowance(f"EndTxn-v*-{case}", "Fetch.responses[{ns}.a].partitions[0].records.<batches>", SEGMENT_ROLL)
       for case in ("commit", "abort", "commit-with-offsets")),
-    Allowance("ConsumerGroup*", "ConsumerGroup*",
-              "Kafka 4.4 serves KIP-848's consumer group protocol from group.version 1, which needs metadata.version "
-              "4.0: at this pair's 3.9 (the highest kraftwire formats) it answers UNSUPPORTED_VERSION; kraftwire has "
-              "no group.version feature and serves the protocol at every level"),
     Allowance("AddPartitionsToTxn-v*-add-twice", "AddPartitionsToTxn#2.*",
               "Kafka 4.4 refuses a batched add without VerifyOnly (UNSUPPORTED_VERSION, as kraftwire does) but leaves "
               "the transaction's pending state transition behind, so its next add is CONCURRENT_TRANSACTIONS although "

@@ -9,6 +9,7 @@ confluent-kafka, aiokafka and KafkaJS, and read again after the node restarts.""
 
 from __future__ import annotations
 
+import re
 import os
 import shutil
 import subprocess
@@ -318,16 +319,22 @@ def _features(port: int) -> None:
 
     described = features("describe")
     assert described.returncode == 0
-    kraft, metadata = described.stdout.strip().splitlines()  # by name, as Kafka's tool lists them
-    assert kraft.split("\t")[:4] == ["Feature: kraft.version", "SupportedMinVersion: 0", "SupportedMaxVersion: 1",
-                                     "FinalizedVersionLevel: 0"]  # a static quorum: kraft.version 0
-    line = metadata.split("\t")
-    assert line[:4] == ["Feature: metadata.version", "SupportedMinVersion: 3.3-IV3", "SupportedMaxVersion: 3.9-IV0",
-                        "FinalizedVersionLevel: 3.9-IV0"] and int(line[4].split(": ")[1]) > 0
-    dry = features("upgrade", "--release-version", "3.9-IV0", "--dry-run")
-    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 21.\n")
+    lines = described.stdout.strip().splitlines()
+    # Kafka 4.4's columns: "Feature: <name padded to 40>  SupportedMinVersion: <padded to 15>  ..."
+    assert lines[0].startswith("Feature: eligible.leader.replicas.version          SupportedMinVersion: 0        ")
+    rows = {row[0]: row[1:4] for row in (re.findall(r"\w+: (\S+)", line) for line in lines)}
+    assert list(rows) == sorted(rows)  # by name, as Kafka's tool lists them
+    assert rows == {  # a static quorum: kraft.version 0; the features kraftwire lacks supported at 0 only
+        "eligible.leader.replicas.version": ["0", "0", "0"], "group.version": ["0", "1", "1"],
+        "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV0", "4.4-IV0"],
+        "share.version": ["0", "0", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "1", "1"]}
+    epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}
+    assert len(epochs) == 1 and int(epochs.pop()) > 0
+    dry = features("upgrade", "--feature", "metadata.version=31", "--dry-run")
+    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 31.\n")
     down = features("downgrade", "--release-version", "3.8-IV0")
-    assert down.returncode == 1 and down.stdout.startswith("Could not downgrade metadata.version to 20. ")
-    assert down.stderr.strip() == "1 out of 1 operation(s) failed."
+    assert down.returncode == 1 and down.stdout.startswith("Could not downgrade eligible.leader.replicas.version to "
+                                                           "0. The update failed for all features since ")
+    assert down.stderr.strip() == "7 out of 7 operation(s) failed."
     mapping = features("version-mapping", "--release-version", "3.7")
-    assert mapping.stdout == "metadata.version=19 (3.7-IV4)\n"
+    assert mapping.stdout.splitlines()[:3] == ["metadata.version=19 (3.7)", "kraft.version=0", "transaction.version=0"]

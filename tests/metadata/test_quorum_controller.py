@@ -22,12 +22,13 @@ from harness.metadata import wire
 from kraftwire import error_codes as ec
 from kraftwire.metadata.bootstrap import bootstrap_records
 from kraftwire.metadata.controller.quorum import NotActive, QuorumController
-from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
+from kraftwire.metadata.features import supported_ranges
+from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 
 CLUSTER = "MkU3OEVBNTcwNTJENDM2Qg"
 CT = m.CreateTopicsRequest
-SUPPORTED = {FEATURE_NAME: (MINIMUM.level, MAXIMUM.level)}
+SUPPORTED = supported_ranges()
 
 
 def controller(node_id: int, seed: int = 0) -> QuorumController:
@@ -40,8 +41,8 @@ def controller(node_id: int, seed: int = 0) -> QuorumController:
 def registration(bid: int, incarnation: int = 1):
     R = m.BrokerRegistrationRequest
     return R(broker_id=bid, cluster_id=CLUSTER, incarnation_id=uuid.UUID(int=incarnation), listeners=[],
-             features=[R.Feature(name=FEATURE_NAME, min_supported_version=MINIMUM.level,
-                                 max_supported_version=MAXIMUM.level)], rack=None, log_dirs=[])
+             features=[R.Feature(name=name, min_supported_version=lo, max_supported_version=hi)
+                       for name, (lo, hi) in supported_ranges().items()], rack=None, log_dirs=[])
 
 
 def test_activation_on_an_empty_log_writes_the_bootstrap_in_a_transaction():
@@ -49,7 +50,8 @@ def test_activation_on_an_empty_log_writes_the_bootstrap_in_a_transaction():
     boot = bootstrap_records(DEFAULT).records
     first = c.activate(0, boot)
     kinds = [type(r.message).__name__ for r in first]
-    assert kinds == ["BeginTransactionRecord", "FeatureLevelRecord", "EndTransactionRecord"]
+    # metadata.version, group.version 1 and transaction.version 1 (the default level's features)
+    assert kinds == ["BeginTransactionRecord", *["FeatureLevelRecord"] * 3, "EndTransactionRecord"]
     c.write(first, 1)
     assert c.latest.metadata_version == DEFAULT and c.committed.metadata_version is None
     # before 3.6-IV1 there are no metadata transactions: the bootstrap is written as it is

@@ -38,8 +38,9 @@ class Combined:
         self.logs = tmp_path / "logs"
         self.logs.mkdir(parents=True)
         write_meta_properties(str(self.logs), MetaProperties(cluster_id=CLUSTER, node_id=1))
+        # 3.8-IV0 with group.version 1 (the KIP-848 consumer protocol; Kafka 4.4 takes it at any level)
         (self.logs / BOOTSTRAP_FILE).write_bytes(
-            encode_bootstrap_file(bootstrap_records(BY_NAME["3.8-IV0"]), timestamp=0))
+            encode_bootstrap_file(bootstrap_records(BY_NAME["3.8-IV0"], {"group.version": 1}), timestamp=0))
         self.csock, self.bsock = _sock(), _sock()
         self.cport, self.bport = self.csock.getsockname()[1], self.bsock.getsockname()[1]
         self.extra = extra
@@ -148,10 +149,13 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                                                                    client_software_version="1"), 4)
                 # kraft.version as Kafka's KRaft nodes advertise it (from ApiVersions v4, KAFKA-17492) (a leader adding a voter reads the range);
                 # finalized only in a KIP-853 quorum (this one is static: kraft.version 0)
+                # in Kafka's order (a HashMap of the names)
                 assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
-                    ("kraft.version", 0, 1), ("metadata.version", 7, 21)]
-                assert [(f.name, f.max_version_level) for f in versions.finalized_features] == [
-                    ("metadata.version", BY_NAME["3.8-IV0"].level)]
+                    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 31),
+                    ("share.version", 0, 0), ("streams.version", 0, 0), ("transaction.version", 0, 1),
+                    ("eligible.leader.replicas.version", 0, 0)]
+                assert sorted((f.name, f.max_version_level) for f in versions.finalized_features) == [
+                    ("group.version", 1), ("metadata.version", BY_NAME["3.8-IV0"].level)]
                 assert versions.finalized_features_epoch >= 0
                 cluster = await conn.request(w.DescribeClusterRequest(), 1)
                 assert [(b.broker_id, b.port) for b in cluster.brokers] == [(1, c.bport)]

@@ -126,7 +126,10 @@ def test_cluster_metadata_decoder_prints_records_as_kafka_does(tmp_path, capsys)
     lines = capsys.readouterr().out.splitlines()
     payloads = [line.split(" payload: ", 1)[1] for line in lines if " payload: " in line]
     assert payloads == ['{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version",'
-                        f'"featureLevel":{mv.DEFAULT.level}}}}}']
+                        f'"featureLevel":{mv.DEFAULT.level}}}}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version",'
+                        '"featureLevel":1}}']
     assert any("SnapshotHeader" in line for line in lines) and any("SnapshotFooter" in line for line in lines)
 
     topic_id = uuid.UUID(int=7)
