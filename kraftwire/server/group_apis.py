@@ -49,6 +49,7 @@ from kraftwire.coordinator.group.shard import (
 )
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, INTERNAL_TOPICS, partition_for
 from kraftwire.java_order import hashmap_order, string_hash
+from kraftwire.metadata.features import consumer_protocol_enabled
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.server.access import operations_of
@@ -429,6 +430,9 @@ class GroupApis:
     def consumer_heartbeat(self, request, conn) -> None:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
+        if not consumer_protocol_enabled(self.md.image.features):
+            self._send(token, consumer_error(ec.UNSUPPORTED_VERSION))
+            return
         if not self._may(conn, 0, body.group_id, Op.READ):
             self._reply(token, consumer_error(ec.GROUP_AUTHORIZATION_FAILED))
             return
@@ -450,6 +454,12 @@ class GroupApis:
 
     def consumer_group_describe(self, request, conn) -> None:
         R = w.ConsumerGroupDescribeResponse
+        if not consumer_protocol_enabled(self.md.image.features):
+            conn.send_response(R(throttle_time_ms=0, groups=[R.DescribedGroup(
+                error_code=ec.UNSUPPORTED_VERSION, group_id=gid, group_state="", group_epoch=0, assignment_epoch=0,
+                assignor_name="", members=[]) for gid in request.body.group_ids]),
+                request.version, request.header.correlation_id)
+            return
         names = {t.id: t.name for t in self.md.image.topics.values()}
         out = []
         for gid in request.body.group_ids:

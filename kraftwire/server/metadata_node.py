@@ -34,6 +34,7 @@ from kraftwire.metadata import records as serde
 from kraftwire.metadata import version as mv
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file
 from kraftwire.metadata.controller.quorum import QuorumController
+from kraftwire.metadata.features import kraftwire_defaults, supported_ranges
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.loader import MetadataLoader
@@ -102,7 +103,7 @@ def monotonic_ms() -> int:
 
 def supported_features() -> dict[str, tuple[int, int]]:
     """The finalized features this build supports (what it registers with and what UpdateFeatures may set)."""
-    return {mv.FEATURE_NAME: (mv.MINIMUM.level, mv.MAXIMUM.level)}
+    return supported_ranges()
 
 
 class MetadataNode:
@@ -125,6 +126,7 @@ class MetadataNode:
                 leader_rebalance_interval_ms=(config.leader_imbalance_check_interval_seconds * 1000
                                               if config.auto_leader_rebalance_enable else 0))
             self._loader = self.controller.loader
+            self.controller.kraft_version = lambda: node.raft.membership.kraft_version if node.raft is not None else 0
         self._leads_epoch: int | None = None  # the epoch the core said this node leads (not yet active)
         self._last_epoch_seen = -1  # epoch of the last batch folded
         self._written_end = 0  # one past the last offset the active controller appended
@@ -239,7 +241,7 @@ class MetadataNode:
             from kraftwire.metadata.bootstrap import bootstrap_records
 
             log.warning("%s does not exist: bootstrapping at metadata.version %s", path, mv.DEFAULT)
-            return bootstrap_records(mv.DEFAULT).records
+            return bootstrap_records(mv.DEFAULT, kraftwire_defaults(mv.DEFAULT)[0]).records
 
     def _deactivate(self, why: str) -> None:
         log.info("node %d is no longer the active controller: %s", self.node.settings.node_id, why)
@@ -364,7 +366,6 @@ class MetadataRoles(Roles):
     def _registration(self):
         s = self.settings
         R = w.BrokerRegistrationRequest
-        low, high = supported_features()[mv.FEATURE_NAME]
         directory = self.node.directory_id
         dirs = [directory] if directory is not None else []
         replicas = self.node.replicas
@@ -374,7 +375,8 @@ class MetadataRoles(Roles):
                  listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port,
                                        security_protocol=_PROTOCOL_IDS.get(s.protocol_of(ep.name), 0))
                             for ep in self._advertised()],
-                 features=[R.Feature(name=mv.FEATURE_NAME, min_supported_version=low, max_supported_version=high)],
+                 features=[R.Feature(name=name, min_supported_version=low, max_supported_version=high)
+                           for name, (low, high) in supported_features().items()],
                  rack=s.config.broker_rack, is_migrating_zk_broker=False,
                  log_dirs=dirs, previous_broker_epoch=-1)
         return body, served.versions("BrokerRegistration")[1]

@@ -1,14 +1,18 @@
-"""``kraftwire features --bootstrap-server HOST:PORT (describe | upgrade | downgrade | disable | version-mapping)``:
-Kafka's ``kafka-features.sh``, its flags and its output, on kraftwire's own protocol client.
+"""``kraftwire features --bootstrap-server HOST:PORT (describe | upgrade | downgrade | disable | version-mapping |
+feature-dependencies)``: Kafka 4.4's ``kafka-features.sh``, its flags and its output, on kraftwire's own protocol
+client.
 
 * ``describe``: one line per feature the node supports, from its ApiVersions (KIP-584):
   ``Feature: metadata.version<TAB>SupportedMinVersion: 3.3-IV3<TAB>SupportedMaxVersion: 3.9-IV0<TAB>
   FinalizedVersionLevel: 3.9-IV0<TAB>Epoch: 42`` (metadata.version levels by name, others as numbers);
-* ``upgrade`` / ``downgrade [--unsafe]`` with ``--release-version V`` (or the deprecated ``--metadata V``) and/or
-  ``--feature NAME=LEVEL`` (repeatable), ``--dry-run`` (validate only): UpdateFeatures, then per feature
+* ``upgrade`` / ``downgrade [--unsafe]`` with ``--release-version V`` (its metadata.version and Kafka's default level
+  of every feature, a level 0 left out of an upgrade), or the deprecated ``--metadata V`` and/or ``--feature
+  NAME=LEVEL`` (repeatable), ``--dry-run`` (validate only): UpdateFeatures, then per feature by name
   ``metadata.version was upgraded to 21.`` (``can be`` on a dry run) or ``Could not upgrade metadata.version to 22.
   <reason>``; ``disable --feature NAME`` sets level 0;
-* ``version-mapping [--release-version V]``: the feature levels a release implies.
+* ``version-mapping [--release-version V]``: the feature levels a Kafka release implies (Kafka's table, whatever
+  kraftwire implements of it: the cluster's controller refuses what it lacks);
+* ``feature-dependencies --feature NAME=LEVEL ...``: what each level depends on.
 
 Failures end with ``N out of M operation(s) failed.`` on stderr and exit 1, as Kafka's tool.
 """
@@ -35,7 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     target.add_argument("--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]", help="controllers to ask")
     parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
     parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="op", metavar="describe|upgrade|downgrade|disable|version-mapping")
+    sub = parser.add_subparsers(dest="op",
+                                metavar="describe|upgrade|downgrade|disable|version-mapping|feature-dependencies")
     sub.required = True
     sub.add_parser("describe", help="the supported and finalized features")
     for op in ("upgrade", "downgrade"):
@@ -51,7 +56,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--unsafe", action="store_true", help="allow a downgrade that may lose metadata")
     p.add_argument("--dry-run", action="store_true", help="validate only")
     p = sub.add_parser("version-mapping", help="the feature levels of a release")
-    p.add_argument("--release-version", help="the release (default: the latest this build supports)")
+    p.add_argument("--release-version", help="the release (default: Kafka 4.4's latest production level)")
+    p = sub.add_parser("feature-dependencies", help="the dependencies of feature levels")
+    p.add_argument("--feature", action="append", required=True, metavar="NAME=LEVEL",
+                   help="a feature and its level, e.g. metadata.version=5 (repeatable)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -62,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.op == "version-mapping":
             return _version_mapping(args)
+        if args.op == "feature-dependencies":
+            return _feature_dependencies(args)
         updates = _updates(args) if args.op != "describe" else None
         tls, login = client_security(args.command_config)
         return asyncio.run(_run(args, tls, login, updates))
@@ -80,40 +90,52 @@ def level_text(feature: str, level: int) -> str:
 
 
 def _release(text: str):
+    """A release or step as Kafka's tool reads it for an update (production levels; whether the cluster implements
+    it is its controller's answer)."""
     from kraftwire.metadata import version as mv
 
     try:
-        return mv.parse(text)
+        return mv.lookup(text)
     except ValueError:
         raise FeatureCommandError(f"Unknown metadata.version {text}. Supported metadata.version are "
-                                  + ", ".join(v.name for v in mv.supported())) from None
+                                  + mv.kafka_names(mv.LATEST_PRODUCTION)) from None
+
+
+def _name_and_level(item: str) -> tuple[str, int]:
+    from kraftwire.tools.storage import _name_and_level as parse
+
+    try:
+        return parse(item)
+    except ValueError as exc:
+        raise FeatureCommandError(str(exc)) from None
 
 
 def _updates(args) -> dict[str, int]:
+    from kraftwire.metadata.features import release_defaults
     from kraftwire.metadata.version import FEATURE_NAME
 
     updates: dict[str, int] = {}
     if args.op == "disable":
-        return {name: 0 for name in args.feature}
+        for name in args.feature:
+            if name in updates:
+                raise FeatureCommandError(f"Feature {name} was specified more than once.")
+            updates[name] = 0
+        return updates
     if args.release_version is not None and (args.metadata is not None or args.feature):
         raise FeatureCommandError("Can not specify `release-version` with other feature flags.")
     if args.release_version is not None:
-        updates[FEATURE_NAME] = _release(args.release_version).level
+        release = _release(args.release_version)
+        updates[FEATURE_NAME] = release.level
+        updates.update((name, level) for name, level in release_defaults(release).items()
+                       if args.op != "upgrade" or level > 0)
     if args.metadata is not None:
         print(" `metadata` flag is deprecated and may be removed in a future release.")
         updates[FEATURE_NAME] = _release(args.metadata).level
     for item in args.feature or ():
-        name, sep, level = item.partition("=")
-        if not sep:
-            raise FeatureCommandError(f"Can't parse feature=level string {item}: equals sign not found.")
-        try:
-            value = int(level.strip())
-            if not -32768 <= value <= 32767:
-                raise ValueError
-        except ValueError:
-            raise FeatureCommandError(f"Can't parse feature=level string {item}: unable to parse {level.strip()} "
-                                      "as a short.") from None
-        updates[name.strip()] = value
+        name, value = _name_and_level(item)
+        if name in updates:
+            raise FeatureCommandError(f"Feature {name} was specified more than once.")
+        updates[name] = value
     if not updates:
         raise FeatureCommandError(f"You must specify at least one feature to {args.op}")
     return updates
@@ -121,9 +143,44 @@ def _updates(args) -> dict[str, int]:
 
 def _version_mapping(args) -> int:
     from kraftwire.metadata import version as mv
+    from kraftwire.metadata.features import release_defaults
 
-    release = _release(args.release_version) if args.release_version else mv.MAXIMUM
-    print(f"metadata.version={release.level} ({release.name})")
+    text = args.release_version if args.release_version is not None else mv.LATEST_PRODUCTION.name
+    try:
+        release = mv.lookup(text, unstable=True)  # as Kafka's tool: the unstable levels too
+    except ValueError as exc:
+        raise FeatureCommandError(str(exc)) from None
+    print(f"metadata.version={release.level} ({text})")
+    for name, level in release_defaults(release).items():
+        print(f"{name}={level}")
+    return 0
+
+
+def _feature_dependencies(args) -> int:
+    from kraftwire.metadata import features as ft
+    from kraftwire.metadata import version as mv
+
+    for item in args.feature:
+        name, level = _name_and_level(item)
+        if name == mv.FEATURE_NAME:
+            found = mv.BY_LEVEL.get(level)
+            if found is None or level < mv.KAFKA_MINIMUM.level:
+                raise FeatureCommandError(f"Unknown metadata.version {level}")
+            print(f"{name}={level} ({found.name}) has no dependencies.")
+            continue
+        feature = ft.BY_NAME.get(name)
+        if feature is None:
+            raise FeatureCommandError(f"Unknown feature: {name}")
+        found_level = feature.level(level)
+        if found_level is None:
+            raise FeatureCommandError(f"No feature:{name} with feature level {level}")
+        if not found_level.dependencies:
+            print(f"{name}={level} has no dependencies.")
+            continue
+        print(f"{name}={level} requires:")
+        for dep, dep_level in found_level.dependencies:
+            suffix = f" ({mv.BY_LEVEL[dep_level].name})" if dep == mv.FEATURE_NAME else ""
+            print(f"    {dep}={dep_level}{suffix}")
     return 0
 
 

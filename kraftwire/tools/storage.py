@@ -10,6 +10,10 @@ Kafka's lines (``Formatting metadata directory D with metadata.version V.``). It
 writes any: an already formatted directory stops it (exit 1) unless ``--ignore-formatted`` is given, in which case
 formatted directories are left alone.
 
+The features start at the release's levels (Kafka's defaults for ``--release-version``, kraftwire's newest level
+without it), each lowered to what kraftwire implements with a note on stderr saying why (``kraftwire.metadata
+.features``); ``--feature NAME=LEVEL`` sets one, and a level kraftwire refuses is refused by name.
+
 A controller without ``controller.quorum.voters`` (Kafka 4's shipped configs name
 ``controller.quorum.bootstrap.servers``) needs one of ``--standalone`` (itself as the one voter, at its advertised
 controller listener, with a new directory id), ``--initial-controllers id@host:port:directory-id,...`` or
@@ -32,6 +36,7 @@ from kraftwire.ids import random_kafka_uuid, uuid_from_base64, uuid_to_base64
 from kraftwire.log.checkpoint import fsync_dir
 from kraftwire.log.checkpoint import write_atomic
 from kraftwire.log.meta_properties import MetaProperties, read_meta_properties, write_meta_properties
+from kraftwire.metadata import features as ft
 from kraftwire.metadata import version as mv
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, encode_bootstrap_file
 from kraftwire.security.sasl import scram
@@ -52,10 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fmt.add_argument("-t", "--cluster-id", required=True, help="the cluster id (see 'kraftwire storage random-uuid')")
     fmt.add_argument("-c", "--config", required=True, help="the node's properties file")
     fmt.add_argument("-r", "--release-version", metavar="VERSION",
-                     help=f"the metadata.version to start at: a release ({mv.DEFAULT.release}) or a step "
-                     f"({mv.DEFAULT.name}); default {mv.DEFAULT.name}, supported {mv.MINIMUM.name} to {mv.MAXIMUM.name}")
+                     help=f"the metadata.version to start at, with the release's feature levels: a release "
+                     f"({mv.DEFAULT.release}) or a step ({mv.DEFAULT.name}); default {mv.DEFAULT.name}, supported "
+                     f"{mv.MINIMUM.name} to {mv.MAXIMUM.name}")
     fmt.add_argument("-f", "--feature", metavar="NAME=LEVEL", action="append", default=[],
-                     help="a feature level to start at (repeatable); metadata.version=LEVEL instead of -r")
+                     help="a feature level to start at, instead of the release's (repeatable); "
+                     "metadata.version=LEVEL instead of -r")
     fmt.add_argument("-g", "--ignore-formatted", action="store_true",
                      help="skip directories that are already formatted instead of failing")
     fmt.add_argument("-S", "--add-scram", metavar="SCRAM", action="append", default=[],
@@ -86,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     try:
         initial = initial_voters(args, config)
-        version, features = release_and_features(args.release_version, args.feature, dynamic=initial is not None)
+        version, features, notes = release_and_features(args.release_version, args.feature,
+                                                        dynamic=initial is not None)
+        for note in notes:
+            print(f"kraftwire storage format: {note}", file=sys.stderr)
         scram_records = []
         for text in args.add_scram:
             mechanism, user, cred = scram.parse_add_scram(text, lambda: scram.server_nonce(secrets.randbits(130)).encode())
@@ -99,11 +109,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire storage format: {exc}", file=sys.stderr)
         return 1
     return 0
-
-
-#: features kraftwire knows besides metadata.version, and the highest level it implements of each
-KNOWN_FEATURES = {"kraft.version": 1, "group.version": 0, "transaction.version": 0,
-                  "eligible.leader.replicas.version": 0}
 
 
 def initial_voters(args, config: Config):
@@ -140,44 +145,76 @@ def initial_voters(args, config: Config):
 
 
 def release_and_features(release: str | None, feature_args: list[str], *,
-                         dynamic: bool = False) -> tuple[mv.MetadataVersion, dict[str, int]]:
-    """``--release-version`` and ``--feature NAME=LEVEL`` as (metadata.version, other features); ``ValueError``
-    names the offending argument."""
+                         dynamic: bool = False) -> tuple[mv.MetadataVersion, dict[str, int], list[str]]:
+    """``--release-version`` and ``--feature NAME=LEVEL`` as Kafka 4.4's StorageTool reads them: (metadata.version,
+    the other features' levels, notes). A feature not named takes the release's default (Kafka's), lowered to the
+    highest level kraftwire implements; each lowering of a named release's default is a note. ``ValueError`` carries Kafka's message, or
+    kraftwire's reason for a level it refuses."""
     features: dict[str, int] = {}
     for item in feature_args:
-        name, sep, level = item.partition("=")
-        name = name.strip()
-        if not sep or not name or not level.strip().lstrip("-").isdigit():
-            raise ValueError(f"--feature {item!r}: expected NAME=LEVEL")
+        name, level = _name_and_level(item)
         if name in features:
-            raise ValueError(f"--feature {name} is given twice")
-        features[name] = int(level)
+            raise ValueError(f"Feature {name} was specified more than once.")
+        features[name] = level
     version = mv.DEFAULT
     if mv.FEATURE_NAME in features:
         if release is not None:
-            raise ValueError("give metadata.version either with --release-version or with --feature, not both")
-        version = mv.from_level(features.pop(mv.FEATURE_NAME))
+            raise ValueError("Use --release-version instead of --feature metadata.version=X to avoid ambiguity.")
+        level = features.pop(mv.FEATURE_NAME)
+        if level not in mv.BY_LEVEL or level < mv.KAFKA_MINIMUM.level:
+            raise ValueError(f"Unknown metadata.version level {level}. Supported metadata.version levels are "
+                             f"{mv.KAFKA_MINIMUM.level} to {mv.LATEST_PRODUCTION.level}.")
+        version = mv.from_level(level)
     elif release is not None:
         version = mv.parse(release)
     for name, level in features.items():
-        if name not in KNOWN_FEATURES:
-            raise ValueError(f"unsupported feature: {name}; supported features are {mv.FEATURE_NAME}, "
-                             + ", ".join(sorted(KNOWN_FEATURES)))
-        if not 0 <= level <= KNOWN_FEATURES[name]:
-            raise ValueError(f"--feature {name}={level}: kraftwire implements {name} up to level "
-                             f"{KNOWN_FEATURES[name]}")
-    kraft = features.get("kraft.version")
+        feature = ft.BY_NAME.get(name)
+        if feature is None:
+            raise ValueError(f"Unsupported feature: {name}. Supported features are: "
+                             + ", ".join(sorted(ft.BY_NAME)))
+        if feature.level(level) is None:
+            raise ValueError(f"No feature:{name} with feature level {level}")
+        why = ft.refusal(name, level)
+        if why:
+            raise ValueError(why)
+    kraft = features.pop(ft.KRAFT_VERSION, None)  # it lives in the Raft log's bootstrap snapshot
     if kraft is not None and (kraft == 0) == dynamic:
         raise ValueError(f"Cannot set kraft.version to {kraft} {'if' if dynamic else 'unless'} KIP-853 "
                          "configuration is present. Try removing the --feature flag for kraft.version.")
-    features.pop("kraft.version", None)  # it lives in the Raft log's bootstrap snapshot, not the metadata records
-    return version, features
+    defaults, lowered = ft.kraftwire_defaults(version)
+    notes = [f"{name}={defaults[name]}, not Kafka {version.release}'s default {ft.BY_NAME[name].default_level(version)}"
+             f": {why}" for name, why in lowered.items() if name not in features and release is not None]
+    levels = {**defaults, **features}
+    proposed = {mv.FEATURE_NAME: version.level, **levels}
+    for name in sorted(levels):
+        why = ft.dependency_error(name, levels[name], proposed)
+        if why:
+            raise ValueError(why)
+    return version, levels, notes
+
+
+def _name_and_level(item: str) -> tuple[str, int]:
+    """Kafka's parseNameAndLevel: ``NAME=LEVEL`` with a short for a level."""
+    name, sep, level = item.partition("=")
+    if not sep:
+        raise ValueError(f"Can't parse feature=level string {item}: equals sign not found.")
+    try:
+        value = int(level.strip())
+        if not -32768 <= value <= 32767:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"Can't parse feature=level string {item}: unable to parse {level.strip()} "
+                         "as a short.") from None
+    return name.strip(), value
 
 
 def format_storage(config: Config, cluster_id: str, *, ignore_formatted: bool = False,
                    metadata_version: mv.MetadataVersion = mv.DEFAULT, features: dict[str, int] | None = None,
                    now_ms: int | None = None, scram=(), initial_voters=None) -> list[str]:
-    """Format every log dir of ``config``; returns the lines to print. Raises ``ValueError`` with the reason."""
+    """Format every log dir of ``config``; returns the lines to print. Raises ``ValueError`` with the reason.
+    ``features`` None: the levels kraftwire picks at ``metadata_version`` (``features.kraftwire_defaults``)."""
+    if features is None:
+        features = ft.kraftwire_defaults(metadata_version)[0]
     try:
         uuid_from_base64(cluster_id)
     except ValueError:

@@ -50,7 +50,7 @@ def test_registration_writes_the_record_at_the_levels_version_and_the_epoch_is_i
     res = bc.register(img, registration(1), next_offset=42, now_ms=0)
     assert res.response.error_code == ec.NONE and res.response.broker_epoch == 42
     (rec,) = res.records
-    assert rec.version == DEFAULT.register_broker_record_version == 3
+    assert rec.version == DEFAULT.register_broker_record_version == 4  # 4.3-IV0 on: CordonedLogDirs
     assert rec.message.fenced and rec.message.broker_epoch == 42 and rec.message.log_dirs == [uuid.UUID(int=1001)]
     img = apply(img, res, 42)
     assert img.brokers[1].fenced and img.brokers[1].epoch == 42

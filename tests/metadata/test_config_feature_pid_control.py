@@ -1,5 +1,5 @@
-"""The active controller's configs, features and producer-id decisions (``metadata.controller.configs``,
-``features``, ``producer_ids``), per request and error code, with the records replayed into the image."""
+"""The active controller's configs and producer-id decisions (``metadata.controller.configs``, ``producer_ids``;
+its features: ``test_feature_control``), per request and error code, with the records replayed into the image."""
 
 from __future__ import annotations
 
@@ -10,11 +10,10 @@ import pytest
 from harness.metadata import replay
 
 from kraftwire import error_codes as ec
-from kraftwire.metadata.controller import features as fc
 from kraftwire.metadata.controller import producer_ids
 from kraftwire.metadata.controller.configs import APPEND, DELETE, SET, SUBTRACT, ConfigControl
 from kraftwire.metadata.image import MetadataImage, replay_all
-from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
+from kraftwire.metadata.version import DEFAULT, FEATURE_NAME, MAXIMUM, MINIMUM
 from kraftwire.protocol import messages as m
 
 IA = m.IncrementalAlterConfigsRequest
@@ -166,44 +165,6 @@ def test_producer_id_blocks_are_consecutive_and_checked_against_the_broker_epoch
     assert stale.response.error_code == ec.STALE_BROKER_EPOCH and stale.records == ()
     unknown = producer_ids.allocate(img, m.AllocateProducerIdsRequest(broker_id=2, broker_epoch=7))
     assert unknown.response.error_code == ec.STALE_BROKER_EPOCH
-
-
-SUPPORTED = {FEATURE_NAME: (MINIMUM.level, MAXIMUM.level), "group.version": (0, 1)}
-
-
-def upd(name, level, kind=fc.UPGRADE, version=1, validate_only=False):
-    U = m.UpdateFeaturesRequest
-    return U(timeout_ms=1, feature_updates=[U.FeatureUpdateKey(feature=name, max_version_level=level,
-                                                               allow_downgrade=kind != fc.UPGRADE,
-                                                               upgrade_type=kind)], validate_only=validate_only)
-
-
-def test_update_features_upgrades_and_removes():
-    img = base()
-    img = replay_all([m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=BY_NAME["3.8-IV0"].level)], img)
-    res = fc.update_features(img, upd(FEATURE_NAME, MAXIMUM.level), 1, SUPPORTED)
-    assert res.response.results[0].error_code == ec.NONE
-    assert apply(img, res).metadata_version == MAXIMUM
-    assert fc.update_features(img, upd(FEATURE_NAME, MAXIMUM.level, validate_only=True), 1, SUPPORTED).records == ()
-    assert fc.update_features(img, upd(FEATURE_NAME, img.features[FEATURE_NAME]), 1, SUPPORTED).records == ()
-
-
-@pytest.mark.parametrize("update, version, needle", [
-    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.UPGRADE), 1, "without setting the upgrade type"),
-    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.SAFE_DOWNGRADE), 1, "might delete metadata"),
-    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.UNSAFE_DOWNGRADE), 1, "Unsafe metadata.version downgrades"),
-    (upd(FEATURE_NAME, DEFAULT.level - 1, fc.SAFE_DOWNGRADE), 0, "might delete metadata"),  # v0 allow_downgrade
-    (upd("group.version", 1, fc.SAFE_DOWNGRADE), 1, "Can't downgrade to a newer version."),
-    (upd("group.version", -1), 1, "cannot be less than 0"),
-    (upd("group.version", 1, 9), 1, "Unknown upgrade type 9"),
-    (upd("share.version", 1), 1, "only supports versions 0-0"),
-    (upd("group.version", 1), 1, "Broker 1 does not support"),
-    (upd("kraft.version", 1), 1, "quorum's own log"),
-])
-def test_update_features_refusals(update, version, needle):
-    res = fc.update_features(base(), update, version, SUPPORTED)
-    r = res.response.results[0]
-    assert r.error_code == ec.INVALID_UPDATE_VERSION and needle in r.error_message and res.records == ()
 
 
 def test_an_unknown_operation_fails_as_kafkas_unhandled_exception():

@@ -130,45 +130,86 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
     data = (tmp_path / "logs-a" / BOOTSTRAP_FILE).read_bytes()
     assert (tmp_path / "logs-b" / BOOTSTRAP_FILE).read_bytes() == data
-    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch, footer control batch
+    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch (three records), footer
     batches = list(read_batches(data))
     assert [(b.base_offset, b.partition_leader_epoch, b.is_control) for b in batches] == [
-        (0, 0, True), (1, 0, False), (2, 0, True)]
-    (rec,) = list(batches[1])
+        (0, 0, True), (1, 0, False), (4, 0, True)]
+    rec = list(batches[1])[0]
     assert rec.key is None
     # the value by the spec: frame version 1, api key 12 (FeatureLevelRecord), version 0, name, level, no tags
     name = b"metadata.version"
     assert bytes(rec.value) == bytes([1, 12, 0, len(name) + 1]) + name + mv.DEFAULT.level.to_bytes(2, "big") + b"\0"
     boot = _bootstrap(tmp_path / "logs-a")
     assert boot.metadata_version == mv.DEFAULT
-    assert [(r.message.name, r.message.feature_level) for r in boot.records] == [("metadata.version", mv.DEFAULT.level)]
+    # metadata.version first, then the other features above 0 by name, as Kafka's formatter writes them
+    assert [(r.message.name, r.message.feature_level) for r in boot.records] == [
+        ("metadata.version", mv.DEFAULT.level), ("group.version", 1), ("transaction.version", 1)]
 
 
-@pytest.mark.parametrize("args, name", [
-    (["-r", "3.7"], "3.7-IV4"),
-    (["--release-version", "3.5-IV2"], "3.5-IV2"),
-    (["-f", "metadata.version=14"], "3.6-IV2"),
-    (["-f", "group.version=0", "-r", "3.9"], "3.9-IV0"),
+@pytest.mark.parametrize("args, name, features", [
+    (["-r", "3.7"], "3.7-IV4", []),
+    (["--release-version", "3.5-IV2"], "3.5-IV2", []),
+    (["-f", "metadata.version=14"], "3.6-IV2", []),
+    (["-f", "group.version=0", "-r", "3.9"], "3.9-IV0", []),
+    (["-r", "3.9", "-f", "transaction.version=1", "-f", "group.version=1"], "3.9-IV0",
+     [("group.version", 1), ("transaction.version", 1)]),
+    (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 1)]),
+    (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0", [("transaction.version", 1)]),
 ])
-def test_release_version_and_features(tmp_path, capsys, args, name):
+def test_release_version_and_features(tmp_path, capsys, args, name, features):
+    """StorageToolTest.testFormatWithReleaseVersion / testFormatWithFeature: a release's default levels (lowered to
+    what kraftwire implements), a --feature instead of one; level 0 is not recorded."""
     cfg = write_config(tmp_path)
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, *args]) == 0
     assert f"with metadata.version {name}." in capsys.readouterr().out
     boot = _bootstrap(tmp_path / "logs-a")
     assert boot.metadata_version.name == name
-    assert [r.message.name for r in boot.records] == ["metadata.version"]  # level-0 features are not recorded
+    assert [(r.message.name, r.message.feature_level) for r in boot.records] == [
+        ("metadata.version", mv.BY_NAME[name].level), *features]
+
+
+def test_a_lowered_default_is_said_on_stderr(tmp_path, capsys):
+    cfg = write_config(tmp_path)
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "kraftwire storage format: transaction.version=1, not Kafka 4.1's default 2: transaction.version=2 needs "
+        "KIP-890 part 2 (a producer epoch bump at every transaction end), which kraftwire does not implement yet; "
+        "kraftwire supports transaction.version up to level 1",
+        "kraftwire storage format: eligible.leader.replicas.version=0, not Kafka 4.1's default 1: "
+        "eligible.leader.replicas.version=1 needs eligible leader replicas (KIP-966), which kraftwire does not "
+        "implement yet; kraftwire supports eligible.leader.replicas.version up to level 0"]
+
+
+#: Kafka 4.4's StorageTool messages (checked with its kafka.tools.StorageTool), and kraftwire's for what it lacks
+SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1, 3.6-IV2, 3.7-IV0, 3.7-IV1, 3.7-IV2, "
+                  "3.7-IV3, 3.7-IV4, 3.8-IV0, 3.9-IV0, 4.0-IV0, 4.0-IV1, 4.0-IV2, 4.0-IV3, 4.1-IV0, 4.1-IV1, 4.2-IV0, "
+                  "4.2-IV1, 4.3-IV0, 4.4-IV0, 4.4-IV1, 4.4-IV2")
 
 
 @pytest.mark.parametrize("args, message", [
-    (["-r", "4.0"], "4.0-IV3 (level 25) is not supported"),
-    (["-r", "3.2"], "3.2-IV0 (level 3) is not supported"),
-    (["-r", "2.8"], "unknown metadata.version '2.8'"),
-    (["-r", "3.9", "-f", "metadata.version=21"], "not both"),
-    (["-f", "group.version=1"], "group.version up to level 0"),
-    (["-f", "unicorn.version=1"], "unsupported feature: unicorn.version"),
-    (["-f", "metadata.version"], "expected NAME=LEVEL"),
+    (["-r", "4.5"], f"Unknown metadata.version '4.5'. Supported metadata.version are: {SUPPORTED_LIST}"),
+    (["-r", "3.2"], f"Unknown metadata.version '3.2'. Supported metadata.version are: {SUPPORTED_LIST}"),
+    (["-r", "3.9", "-f", "metadata.version=21"],
+     "Use --release-version instead of --feature metadata.version=X to avoid ambiguity."),
+    (["-f", "unicorn.version=1"], "Unsupported feature: unicorn.version. Supported features are: "
+     "eligible.leader.replicas.version, group.version, kraft.version, share.version, streams.version, "
+     "transaction.version"),
+    (["-f", "group.version=3"], "No feature:group.version with feature level 3"),
+    (["-f", "group.version=x"], "Can't parse feature=level string group.version=x: unable to parse x as a short."),
+    (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
+    (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version=1 needs eligible "
+     "leader replicas (KIP-966), which kraftwire does not implement yet"),
+    (["-r", "4.4"], "metadata.version 4.4-IV2 (level 33) needs CIDR ACL host patterns (KIP-1276), controller "
+     "unregistration (KIP-1312), which kraftwire does not implement yet; kraftwire supports 3.3-IV3 (level 7) to "
+     "4.4-IV0 (level 31)"),
+    (["-f", "transaction.version=2"], "transaction.version=2 needs KIP-890 part 2"),
+    (["-f", "share.version=1"], "share.version=1 needs share groups (KIP-932)"),
+    (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])
 def test_bad_release_or_feature_is_refused_and_writes_nothing(tmp_path, capsys, args, message):
+    """StorageToolTest.testFormatWithInvalidFeature / testFormatWithUnsupportedReleaseVersion /
+    testFormatWithReleaseVersionAndFeatureOverride..."""
     cfg = write_config(tmp_path)
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, *args]) == 1
     assert message in capsys.readouterr().err

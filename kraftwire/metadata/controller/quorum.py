@@ -65,6 +65,8 @@ class QuorumController:
         self.configs = ConfigControl(broker_check, broker_value=broker_value) if broker_check is not None else \
             ConfigControl(broker_value=broker_value)
         self.supported_features = dict(supported_features or {})
+        #: the Raft log's kraft.version (the runtime sets where to read it; UpdateFeatures checks against it)
+        self.kraft_version: Callable[[], int] = lambda: 0
         self.idle_interval_ms = idle_interval_ms
         #: auto.leader.rebalance.enable with leader.imbalance.check.interval.seconds; 0: off
         self.leader_rebalance_interval_ms = leader_rebalance_interval_ms
@@ -86,7 +88,7 @@ class QuorumController:
             "IncrementalAlterConfigs": lambda img, req, v, now, off: self.configs.incremental_alter(img, req),
             "AlterConfigs": lambda img, req, v, now, off: self.configs.legacy_alter(img, req),
             "UpdateFeatures": lambda img, req, v, now, off: feature_control.update_features(
-                img, req, v, self.supported_features),
+                img, req, v, self.supported_features, self.node_id, self.kraft_version()),
             "AllocateProducerIds": lambda img, req, v, now, off: producer_ids.allocate(img, req),
             "AssignReplicasToDirs": lambda img, req, v, now, off: self.topics.assign_replicas_to_dirs(img, req),
             "CreateAcls": lambda img, req, v, now, off: acl_control.create_acls(img, req, v, new_uuid),
