@@ -10,8 +10,10 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * ``VerifyOnly``: ``TxnShard.verify_partitions`` (NONE when the partition is in the ongoing transaction, else
   TRANSACTION_ABORTABLE; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS for the
   transaction) — at v4 as at v5, as Kafka's coordinator answers (the leader translates for old clients).
-* Without ``VerifyOnly`` the partitions are added, as a v3 client's would be (written, answered once committed;
-  PRODUCER_FENCED stays PRODUCER_FENCED).
+* Without ``VerifyOnly`` (a leader adding for a transaction.version 2 client: its Produce v12, its TxnOffsetCommit
+  v5) the partitions are added as a v3 client's would be (written, answered once committed; PRODUCER_FENCED stays
+  PRODUCER_FENCED), and the transaction's end will bump the epoch (``client_version`` 2). Below transaction.version
+  2 the transaction is refused, UNSUPPORTED_VERSION on each of its partitions, as Kafka 4.4 refuses it.
 """
 
 from __future__ import annotations
@@ -92,6 +94,9 @@ def add_partitions_batched(apis, request, conn) -> None:
         if t.verify_only:
             done(i, wanted, loaded.shard.verify_partitions(tid, t.producer_id, t.producer_epoch, wanted))
             continue
+        if apis.transaction_version() < 2:
+            done(i, wanted, {tp: ec.UNSUPPORTED_VERSION for tp in wanted})
+            continue
         sink = _Collect(lambda codes, i=i, wanted=wanted: done(i, wanted, codes))
         apis._write(p, loaded.shard.add_partitions(tid, t.producer_id, t.producer_epoch, wanted, (sink, 3, cid),
-                                                   _now_ms(), version=3))
+                                                   _now_ms(), version=3, client_version=2))
