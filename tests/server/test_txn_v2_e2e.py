@@ -135,3 +135,58 @@ def test_confluent_kafka_keeps_the_classic_protocol_on_a_tv2_cluster(tmp_path):
             await node.shutdown()
 
     asyncio.run(main())
+
+
+A = w.AddPartitionsToTxnRequest
+E = w.EndTxnRequest
+
+
+def _leader_add(tid: str, pid: int, epoch: int, parts, verify_only: bool = False):
+    """A partition leader's AddPartitionsToTxn v4+ for one transaction."""
+    topics: dict[str, list[int]] = {}
+    for t, p in parts:
+        topics.setdefault(t, []).append(p)
+    return A(transactions=[A.AddPartitionsToTxnTransaction(
+        transactional_id=tid, producer_id=pid, producer_epoch=epoch, verify_only=verify_only,
+        topics=[A.AddPartitionsToTxnTopic(name=t, partitions=ps) for t, ps in topics.items()])])
+
+
+def _add_codes(resp) -> dict:
+    return {(t.name, r.partition_index): r.partition_error_code for tx in resp.results_by_transaction
+            for t in tx.topic_results for r in t.results_by_partition}
+
+
+async def _wire_scenario(node, conn, *, tv2: bool) -> None:
+    from server.test_txn_coordinator import _coordinator, _init
+
+    assert (await conn.request(_create("w"), 7)).topics[0].error_code == ec.NONE
+    await _coordinator(conn, "wire")
+    init = await _init(conn, "wire")
+    pid, epoch = init.producer_id, init.producer_epoch
+    added = _add_codes(await conn.request(_leader_add("wire", pid, epoch, [("w", 0)]), 5))
+    if not tv2:  # below transaction.version 2 a leader's add is refused, as Kafka 4.4 refuses it
+        assert added == {("w", 0): ec.UNSUPPORTED_VERSION}
+        return
+    assert added == {("w", 0): ec.NONE}
+    verified = _add_codes(await conn.request(_leader_add("wire", pid, epoch, [("w", 0)], verify_only=True), 5))
+    assert verified == {("w", 0): ec.NONE}
+    end = await conn.request(E(transactional_id="wire", producer_id=pid, producer_epoch=epoch, committed=True), 5)
+    assert (end.error_code, end.producer_id, end.producer_epoch) == (ec.NONE, pid, epoch + 1)
+    for _ in range(100):  # the retry of the same EndTxn: CONCURRENT_TRANSACTIONS until complete, then NONE
+        retry = await conn.request(E(transactional_id="wire", producer_id=pid, producer_epoch=epoch,
+                                     committed=True), 5)
+        if retry.error_code != ec.CONCURRENT_TRANSACTIONS:
+            break
+        await asyncio.sleep(0.05)
+    assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (ec.NONE, pid, epoch + 1)
+    # the old epoch's write is fenced on the partition: the marker was written at the bumped epoch
+    stale = await conn.request(_leader_add("wire", pid, epoch, [("w", 1)]), 5)
+    assert _add_codes(stale) == {("w", 1): ec.PRODUCER_FENCED}
+
+
+def test_a_leaders_add_and_end_txn_v5_on_the_wire(tmp_path):
+    _tv2_node(tmp_path / "tv2").run(lambda node, conn: _wire_scenario(node, conn, tv2=True))
+
+
+def test_a_leaders_add_is_refused_below_transaction_version_2(tmp_path):
+    Combined(tmp_path / "tv0", extra=ALL_PROPS).run(lambda node, conn: _wire_scenario(node, conn, tv2=False))
