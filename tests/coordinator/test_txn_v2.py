@@ -94,8 +94,10 @@ def test_a_retried_end_is_recognised_by_the_epoch_before_the_bump(commit):
 
 
 def test_epochs_other_than_the_current_or_the_retried_one_are_fenced():
-    """shouldReturnInvalidEpochOnEndTxnWhenEpochIsLarger / ...IsSmaller, and in Complete* the current epoch itself:
-    with TV2 it would be the next transaction's end, which has nothing to end."""
+    """shouldReturnInvalidEpochOnEndTxnWhenEpochIsLarger / ...IsSmaller. After an end, the current (bumped) epoch
+    is the next transaction's, which added nothing: CONCURRENT_TRANSACTIONS while the markers are written, then an
+    abort goes through (bumping again) and a commit is INVALID_TXN_STATE — Kafka 4.4's answers
+    (tests/kafka/test_txn_v2_oracle.py)."""
     log = Log()
     shard, pid = started(log, epoch=3)
     for epoch in (2, 4):
@@ -103,10 +105,15 @@ def test_epochs_other_than_the_current_or_the_retried_one_are_fenced():
     assert answer(shard.end_txn("tx", pid + 1, 3, True, "e", 5, client_version=TV2))[0] == (
         ec.INVALID_PRODUCER_ID_MAPPING)
     log.write(shard.end_txn("tx", pid, 3, True, "e", 5, client_version=TV2))
-    assert answer(shard.end_txn("tx", pid, 4, True, "e", 6, client_version=TV2))[0] == ec.PRODUCER_FENCED
-    assert answer(shard.end_txn("tx", pid, 2, True, "e", 6, client_version=TV2))[0] == ec.PRODUCER_FENCED
+    for epoch in (2, 5):
+        assert answer(shard.end_txn("tx", pid, epoch, True, "e", 6, client_version=TV2))[0] == ec.PRODUCER_FENCED
+    assert answer(shard.end_txn("tx", pid, 4, False, "e", 6, client_version=TV2))[0] == ec.CONCURRENT_TRANSACTIONS
     log.write(shard.markers_written("tx", pid, 4, 7))
-    assert answer(shard.end_txn("tx", pid, 4, True, "e", 8, client_version=TV2))[0] == ec.PRODUCER_FENCED
+    assert answer(shard.end_txn("tx", pid, 5, True, "e", 8, client_version=TV2))[0] == ec.PRODUCER_FENCED
+    assert answer(shard.end_txn("tx", pid, 4, True, "e", 8, client_version=TV2))[0] == ec.INVALID_TXN_STATE
+    aborted = log.write(shard.end_txn("tx", pid, 4, False, "e", 9, client_version=TV2))
+    assert answer(aborted) == (0, pid, 5) and aborted.markers[0].partitions == frozenset()
+    assert shard.txns["tx"].state == tc.PREPARE_ABORT
 
 
 def test_an_exhausted_epoch_moves_to_a_new_producer_id_when_the_markers_are_written():

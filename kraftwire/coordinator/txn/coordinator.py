@@ -30,10 +30,12 @@ for it to commit, as Kafka answers after the append.
   Prepare* record names a new producer id (``next_producer_id``) that replaces the old one, at epoch 0, when the
   markers are written (the old one stays as ``last_producer_id``), and the answer already names it. A retry of the
   EndTxn (its epoch is the one before the bump, or the exhausted one of the replaced producer id) is recognised:
-  CONCURRENT_TRANSACTIONS while the markers are written, NONE with the current producer once complete; any other
-  epoch is PRODUCER_FENCED (Kafka's ``TransactionCoordinator.endTransaction`` with ``endTxnEpochBumped`` and its
-  retry-on-overflow rule). An abort from Empty is allowed (a TV2 client cannot know whether its Produce added a
-  partition): a Prepare/CompleteAbort with no markers and the bumped epoch.
+  CONCURRENT_TRANSACTIONS while the markers are written, NONE with the current producer once complete; the current
+  epoch ends the next transaction, which added nothing yet: an abort is allowed (from Empty too: a TV2 client cannot
+  know whether its Produce added a partition; a Prepare/CompleteAbort with no markers and the bumped epoch), a
+  commit is INVALID_TXN_STATE, and either is CONCURRENT_TRANSACTIONS while the last one's markers are written; any
+  other epoch is PRODUCER_FENCED (Kafka's ``TransactionCoordinator.endTransaction`` with ``endTxnEpochBumped`` and
+  its retry-on-overflow rule; the answers checked against Kafka 4.4 in ``tests/kafka/test_txn_v2_oracle.py``).
 * ``tick``: an Ongoing transaction past ``transaction.timeout.ms`` is fenced (epoch + 1) and aborted.
 * ``expire``: a transactional id idle past ``transactional.id.expiration.ms`` is removed (a tombstone).
 
@@ -57,12 +59,15 @@ VALID_FROM = {
     EMPTY: {EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     ONGOING: {ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     PREPARE_COMMIT: {ONGOING},
-    PREPARE_ABORT: {ONGOING, PREPARE_EPOCH_FENCE, EMPTY},  # from Empty: a TV2 abort with nothing added
+    # from Empty and Complete*: a TV2 abort of a transaction that added nothing
+    PREPARE_ABORT: {ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     COMPLETE_COMMIT: {PREPARE_COMMIT},
     COMPLETE_ABORT: {PREPARE_ABORT},
     DEAD: {EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT},
     PREPARE_EPOCH_FENCE: {ONGOING},
 }
+#: the states a transaction is in once its end was decided
+ENDED = frozenset((PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT))
 MAX_EPOCH = 32767
 #: Kafka bumps to a new producer id once the epoch reaches this (so that a bump for fencing still fits)
 EPOCH_EXHAUSTED = MAX_EPOCH - 1
@@ -331,11 +336,15 @@ class TxnShard:
         if not _valid_end_epoch(t, epoch, retry_on_overflow):
             return answer(ec.PRODUCER_FENCED)
         done, preparing = (COMPLETE_COMMIT, PREPARE_COMMIT) if commit else (COMPLETE_ABORT, PREPARE_ABORT)
-        if t.state == done:
+        # TV2: the current epoch after an end is the next transaction's, which has added nothing yet
+        next_txn = t.bumps_epoch and t.state in ENDED and (producer_id, epoch) == (t.producer_id, t.producer_epoch)
+        if next_txn and t.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            return answer(ec.CONCURRENT_TRANSACTIONS)  # the last one's markers are still being written
+        if t.state == done and not next_txn:
             return answer(0, t.producer_id, t.producer_epoch)  # a retry of what already happened
         if t.state == preparing:
             return answer(ec.CONCURRENT_TRANSACTIONS)
-        empty_abort = t.state == EMPTY and not commit and client_version >= 2
+        empty_abort = (t.state == EMPTY or next_txn) and not commit and client_version >= 2
         if t.state != ONGOING and not empty_abort:
             return answer(ec.INVALID_TXN_STATE)
         if client_version >= 2:
@@ -447,10 +456,10 @@ def _may_init(t: TxnMetadata, producer_id: int, epoch: int) -> bool:
 def _valid_end_epoch(t: TxnMetadata, epoch: int, retry_on_overflow: bool) -> bool:
     """Whether an EndTxn's epoch may go on (Kafka's ``isValidEpoch`` in ``endTransaction``). A transaction whose
     client speaks transaction.version 2 had its epoch bumped by the end being retried, so the same epoch means the
-    next transaction's: in Prepare* only the epoch before the bump is a retry, in Complete* also the exhausted epoch
-    of the producer id just replaced; elsewhere the epoch must be the current one. Otherwise (TV0/1) it must be the
-    current one."""
-    if not t.bumps_epoch or t.state in (ONGOING, EMPTY, DEAD, PREPARE_EPOCH_FENCE):
+    next transaction's (``end_txn`` tells them apart): in Prepare* the epoch before the bump is a retry, in
+    Complete* also the exhausted epoch of the producer id just replaced; elsewhere the epoch must be the current one.
+    Otherwise (TV0/1) it must be the current one."""
+    if not t.bumps_epoch or t.state not in ENDED or epoch == t.producer_epoch:
         return epoch == t.producer_epoch
     bumped = t.producer_epoch == epoch + 1
     if t.state in (PREPARE_COMMIT, PREPARE_ABORT):
