@@ -170,8 +170,13 @@ class TxnApis:
                 else self.node.settings.config.transaction_state_log_num_partitions)
 
     def _route(self, transactional_id: str) -> tuple[int, Hosted | None]:
+        """The id's partition and its hosted shard (None: ``route_error`` says why). The shard writes at the
+        transaction.version finalized now, as Kafka picks the value version at each append: a live upgrade takes
+        effect without a reload."""
         p = partition_for(transactional_id, self.partitions())
         hosted, self.route_error = self.runtime.route(p)
+        if hosted is not None and hosted.shard.config.transaction_version != self.transaction_version():
+            hosted.shard.config = self._config()
         return p, hosted
 
     def coordinator(self, key: str, listener: str):

@@ -13,7 +13,10 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * Without ``VerifyOnly`` (a leader adding for a transaction.version 2 client: its Produce v12, its TxnOffsetCommit
   v5) the partitions are added as a v3 client's would be (written, answered once committed; PRODUCER_FENCED stays
   PRODUCER_FENCED), and the transaction's end will bump the epoch (``client_version`` 2). Below transaction.version
-  2 the transaction is refused, UNSUPPORTED_VERSION on each of its partitions, as Kafka 4.4 refuses it.
+  2 the transaction is refused, UNSUPPORTED_VERSION on each of its partitions, as Kafka 4.4 refuses it. An add that
+  starts the producer's next transaction while the last one's markers are being written waits for them, as a
+  client's AddPartitionsToTxn does (``TxnApis._hold_for_markers``): the producer's Produce would otherwise be
+  answered NOT_ENOUGH_REPLICAS and retried.
 """
 
 from __future__ import annotations
@@ -87,7 +90,7 @@ def add_partitions_batched(apis, request, conn) -> None:
         if unknown:  # Kafka: the others are not attempted
             done(i, wanted, {tp: unknown.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             continue
-        p, loaded = apis._route(tid)
+        _p, loaded = apis._route(tid)
         if loaded is None:
             done(i, wanted, {tp: apis.route_error for tp in wanted})
             continue
@@ -97,6 +100,15 @@ def add_partitions_batched(apis, request, conn) -> None:
         if apis.transaction_version() < 2:
             done(i, wanted, {tp: ec.UNSUPPORTED_VERSION for tp in wanted})
             continue
-        sink = _Collect(lambda codes, i=i, wanted=wanted: done(i, wanted, codes))
-        apis._write(p, loaded.shard.add_partitions(tid, t.producer_id, t.producer_epoch, wanted, (sink, 3, cid),
-                                                   _now_ms(), version=3, client_version=2))
+
+        def add(i=i, t=t, wanted=wanted) -> None:
+            p, loaded = apis._route(t.transactional_id)  # again: the shard may have moved during a hold
+            if loaded is None:
+                done(i, wanted, {tp: apis.route_error for tp in wanted})
+                return
+            sink = _Collect(lambda codes: done(i, wanted, codes))
+            apis._write(p, loaded.shard.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
+                                                       (sink, 3, cid), _now_ms(), version=3, client_version=2))
+
+        if not apis._hold_for_markers(loaded, tid, t.producer_id, t.producer_epoch, add):
+            add()

@@ -190,3 +190,31 @@ def test_a_leaders_add_and_end_txn_v5_on_the_wire(tmp_path):
 
 def test_a_leaders_add_is_refused_below_transaction_version_2(tmp_path):
     Combined(tmp_path / "tv0", extra=ALL_PROPS).run(lambda node, conn: _wire_scenario(node, conn, tv2=False))
+
+
+def test_a_leaders_add_for_the_next_transaction_waits_for_the_markers(tmp_path):
+    """EndTxn v5 is answered once PrepareCommit is committed; the leader's add starting the next transaction (at the
+    bumped epoch) while the markers are still being written waits for them, as a client's AddPartitionsToTxn does,
+    instead of meeting CONCURRENT_TRANSACTIONS (which the Produce would answer as NOT_ENOUGH_REPLICAS)."""
+    from server.test_txn_coordinator import _coordinator, _init
+    from server.test_txn_marker_hold import SlowLeaders
+
+    leaders = SlowLeaders(0.005)
+    got = {}
+
+    async def scenario(node, conn):
+        node.txn_apis.links.call = leaders.call
+        node.txn_apis.markers.call = leaders.call
+        assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+        await _coordinator(conn, "hold")
+        init = await _init(conn, "hold")
+        pid, epoch = init.producer_id, init.producer_epoch
+        assert _add_codes(await conn.request(_leader_add("hold", pid, epoch, [("t", 0)]), 5)) == {("t", 0): 0}
+        end = await conn.request(E(transactional_id="hold", producer_id=pid, producer_epoch=epoch, committed=True), 5)
+        got["end"] = (end.error_code, end.producer_epoch - epoch, leaders.written)
+        got["next"] = _add_codes(await conn.request(_leader_add("hold", pid, epoch + 1, [("t", 1)]), 5))
+        got["written_at_next"] = leaders.written
+
+    _tv2_node(tmp_path).run(scenario)
+    assert got["end"] == (ec.NONE, 1, 0)  # answered before any marker was written
+    assert got["next"] == {("t", 1): ec.NONE} and got["written_at_next"] > 0
