@@ -18,8 +18,9 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 13, ``OffsetCommit``/``OffsetFetch`` 10: v13/v10 name topics by id (KIP-516/KIP-848).
-* ``TxnOffsetCommit`` 6, ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
+* ``Produce`` 13, ``TxnOffsetCommit`` 6, ``OffsetCommit``/``OffsetFetch`` 10: they name topics by id
+  (KIP-516/KIP-848).
+* ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
