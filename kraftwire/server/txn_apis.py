@@ -53,7 +53,8 @@ import time
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
-from kraftwire.coordinator.txn.coordinator import STATE_NAMES, ListingFilter, Marker, TxnConfig, TxnResult, TxnShard
+from kraftwire.coordinator.txn.coordinator import (EPOCH_EXHAUSTED, STATE_NAMES, ListingFilter, Marker, TxnConfig,
+                                                   TxnResult, TxnShard)
 from kraftwire.coordinator.txn.hosting import TxnKind, partitions_answer
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.metadata.features import TRANSACTION_VERSION
@@ -448,13 +449,25 @@ class TxnApis:
         if not self._may(conn, body.transactional_id, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             return
-        p, loaded = self._route(body.transactional_id)
+        tid = body.transactional_id
+
+        def run() -> None:
+            p, loaded = self._route(tid)  # routed again: the shard may have moved while an id was fetched
+            if loaded is None:
+                answer(self.route_error)
+                return
+            self._write(p, loaded.shard.end_txn(tid, body.producer_id, body.producer_epoch, body.committed, token,
+                                                _now_ms(), client_version=2 if version >= 5 else 0))
+
+        _p, loaded = self._route(tid)
         if loaded is None:
             answer(self.route_error)
             return
-        self._write(p, loaded.shard.end_txn(body.transactional_id, body.producer_id, body.producer_epoch,
-                                            body.committed, token, _now_ms(),
-                                            client_version=2 if version >= 5 else 0))
+        t = loaded.shard.txns.get(tid)
+        if version >= 5 and t is not None and t.producer_epoch >= EPOCH_EXHAUSTED:
+            self._with_spare_id(run, answer)  # this end moves to a new producer id (TV2): one must be at hand
+        else:
+            run()
 
     # ================================================================================================ admin
     def list_transactions(self, request, conn) -> None:

@@ -218,3 +218,39 @@ def test_a_leaders_add_for_the_next_transaction_waits_for_the_markers(tmp_path):
     _tv2_node(tmp_path).run(scenario)
     assert got["end"] == (ec.NONE, 1, 0)  # answered before any marker was written
     assert got["next"] == {("t", 1): ec.NONE} and got["written_at_next"] > 0
+
+
+def test_an_exhausted_epoch_moves_to_a_new_producer_id_on_the_wire(tmp_path):
+    """EndTxn v5 at the last usable epoch fetches a producer id first (none at hand), answers it at epoch 0; the
+    markers go out at MAX_EPOCH for the old id, and the new id's next transaction goes on."""
+    from kraftwire.coordinator.partitioning import partition_for
+    from server.test_txn_coordinator import _coordinator, _init
+
+    got = {}
+
+    async def scenario(node, conn):
+        assert (await conn.request(_create("t"), 7)).topics[0].error_code == ec.NONE
+        await _coordinator(conn, "old")
+        pid = (await _init(conn, "old")).producer_id
+        shard = node.txn_apis.shards[partition_for("old", node.txn_apis.partitions())].shard
+        shard.txns["old"].producer_epoch = tc.EPOCH_EXHAUSTED  # as after 32,766 transactions
+        epoch = tc.EPOCH_EXHAUSTED
+        assert _add_codes(await conn.request(_leader_add("old", pid, epoch, [("t", 0)]), 5)) == {("t", 0): 0}
+        node.txn_apis.spare.clear()
+        end = await conn.request(E(transactional_id="old", producer_id=pid, producer_epoch=epoch, committed=True), 5)
+        got["end"] = (end.error_code, end.producer_id != pid, end.producer_epoch)
+        new = end.producer_id
+        for _ in range(100):  # until the markers are written and the transaction completes
+            t = shard.txns["old"]
+            if t.state == tc.COMPLETE_COMMIT:
+                break
+            await asyncio.sleep(0.05)
+        got["complete"] = (t.state, t.producer_id == new, t.producer_epoch, t.last_producer_id == pid)
+        got["next add"] = _add_codes(await conn.request(_leader_add("old", new, 0, [("t", 1)]), 5))
+        got["prepares"] = [(pid_ == pid, e) for _s, pid_, e in _prepares(node, "old")]
+
+    _tv2_node(tmp_path).run(scenario)
+    assert got["end"] == (ec.NONE, True, 0)
+    assert got["complete"] == (tc.COMPLETE_COMMIT, True, 0, True)
+    assert got["next add"] == {("t", 1): ec.NONE}
+    assert got["prepares"] == [(True, tc.MAX_EPOCH)]
