@@ -33,15 +33,15 @@
 
 APIs: InitProducerId with a transactional id (delegated here by ``ProducerIdBlocks.handle``), AddPartitionsToTxn
 v0-3 (the client versions) and v4-5 (KIP-890's batched form from partition leaders: ``txn_broker_apis``),
-AddOffsetsToTxn v0-4,
-EndTxn v0-5 (v5 bumps the epoch at every end and answers the producer id and epoch: KIP-890 part 2,
-``TxnShard.end_txn``; the request's version decides, whatever transaction.version the cluster finalized, as Kafka's
-``transactionVersionForEndTxn``), ListTransactions v0-2, DescribeTransactions v0. TxnOffsetCommit goes to the group coordinator (``group_apis``), which holds its offsets
-until the ``__consumer_offsets`` partition gets the transaction's marker.
+AddOffsetsToTxn v0-4, EndTxn v0-5 (v5 bumps the epoch at every end and answers the producer id and epoch: KIP-890
+part 2, ``TxnShard.end_txn``; the request's version decides, whatever transaction.version the cluster finalized, as
+Kafka's ``transactionVersionForEndTxn``), ListTransactions v0-2, DescribeTransactions v0. TxnOffsetCommit goes to the
+group coordinator (``group_apis``), which holds its offsets until the ``__consumer_offsets`` partition gets the
+transaction's marker.
 
 Not here: the PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a
-per-transaction "pending state" (a request arriving while a write of the same id is in flight sees the new state at once; the
-write's failure reloads the shard from the log).
+per-transaction "pending state" (a request arriving while a write of the same id is in flight sees the new state at
+once; the write's failure reloads the shard from the log).
 """
 
 from __future__ import annotations
