@@ -55,7 +55,7 @@ _BASE = FeatureLevel(0, "3.3-IV3")
 FEATURES: tuple[Feature, ...] = (
     Feature(KRAFT_VERSION, (_BASE, FeatureLevel(1, "3.9-IV0")), implemented=1),
     # TV1: flexible TransactionLogValue records; TV2: KIP-890 part 2 (an epoch bump per transaction end)
-    Feature(TRANSACTION_VERSION, (_BASE, FeatureLevel(1, "4.0-IV2"), FeatureLevel(2, "4.0-IV2")), implemented=1),
+    Feature(TRANSACTION_VERSION, (_BASE, FeatureLevel(1, "4.0-IV2"), FeatureLevel(2, "4.0-IV2")), implemented=2),
     # GV1: the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)
     Feature(GROUP_VERSION, (_BASE, FeatureLevel(1, "4.0-IV0")), implemented=1),
     Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=0),
@@ -66,7 +66,6 @@ BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
 
 #: what a level kraftwire refuses would bring, by (feature, level)
 REFUSED: dict[tuple[str, int], str] = {
-    (TRANSACTION_VERSION, 2): "KIP-890 part 2 (a producer epoch bump at every transaction end)",
     (ELR_VERSION, 1): "eligible leader replicas (KIP-966)",
     (SHARE_VERSION, 1): "share groups (KIP-932)",
     (SHARE_VERSION, 2): "share groups (KIP-932)",

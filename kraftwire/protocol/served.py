@@ -18,10 +18,14 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 12-13, ``OffsetCommit``/``OffsetFetch`` 10: v13/v10 name topics by id (KIP-516/KIP-848); Produce v12
-  is v11 with transaction.version 2's implicit AddPartitionsToTxn (KIP-890 part 2).
-* ``EndTxn`` 5, ``TxnOffsetCommit`` 5, ``WriteTxnMarkers`` 2: transaction.version 2 (KIP-890 part 2's epoch bump
-  on every commit, KIP-1228's TransactionVersion on markers).
+* ``Produce`` 13, ``TxnOffsetCommit`` 6, ``OffsetCommit``/``OffsetFetch`` 10: they name topics by id
+  (KIP-516/KIP-848).
+* ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
+
+KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
+EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
+transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
+transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
 * ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
 * ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
 * ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
@@ -34,7 +38,7 @@ from kraftwire.protocol.messages import api
 #: api name -> (lowest, highest) version kraftwire serves
 SERVED: dict[str, tuple[int, int]] = {
     # client APIs
-    "Produce": (0, 11),
+    "Produce": (0, 12),
     "Fetch": (4, 18),
     "ListOffsets": (1, 11),
     "Metadata": (0, 13),
@@ -51,11 +55,11 @@ SERVED: dict[str, tuple[int, int]] = {
     "InitProducerId": (0, 5),
     "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
     # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
-    # verifying a transactional write (KIP-890 part 1); EndTxn v5 (KIP-890 part 2's epoch bump) is not served
+    # verifying (KIP-890 part 1) or adding (part 2) the partition of a transactional write
     "AddPartitionsToTxn": (0, 5),
     "AddOffsetsToTxn": (0, 4),
-    "EndTxn": (0, 4),
-    "TxnOffsetCommit": (0, 4),
+    "EndTxn": (0, 5),
+    "TxnOffsetCommit": (0, 5),
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 2),
     "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)

@@ -33,15 +33,15 @@
 
 APIs: InitProducerId with a transactional id (delegated here by ``ProducerIdBlocks.handle``), AddPartitionsToTxn
 v0-3 (the client versions) and v4-5 (KIP-890's batched form from partition leaders: ``txn_broker_apis``),
-AddOffsetsToTxn v0-4,
-EndTxn v0-4 (v5 is KIP-890 part 2's epoch bump per transaction, not served), ListTransactions v0-1,
-DescribeTransactions v0. TxnOffsetCommit goes to the group coordinator (``group_apis``), which holds its offsets
-until the ``__consumer_offsets`` partition gets the transaction's marker.
+AddOffsetsToTxn v0-4, EndTxn v0-5 (v5 bumps the epoch at every end and answers the producer id and epoch: KIP-890
+part 2, ``TxnShard.end_txn``; the request's version decides, whatever transaction.version the cluster finalized, as
+Kafka's ``transactionVersionForEndTxn``), ListTransactions v0-2, DescribeTransactions v0. TxnOffsetCommit goes to the
+group coordinator (``group_apis``), which holds its offsets until the ``__consumer_offsets`` partition gets the
+transaction's marker.
 
-Not here: KIP-890 part 2 (EndTxn v5 / transaction.version 2 epoch bumps), the
-PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a per-transaction
-"pending state" (a request arriving while a write of the same id is in flight sees the new state at once; the
-write's failure reloads the shard from the log).
+Not here: the PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a
+per-transaction "pending state" (a request arriving while a write of the same id is in flight sees the new state at
+once; the write's failure reloads the shard from the log).
 """
 
 from __future__ import annotations
@@ -53,10 +53,12 @@ import time
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
-from kraftwire.coordinator.txn.coordinator import STATE_NAMES, ListingFilter, Marker, TxnConfig, TxnResult, TxnShard
+from kraftwire.coordinator.txn.coordinator import (EPOCH_EXHAUSTED, STATE_NAMES, ListingFilter, Marker, TxnConfig,
+                                                   TxnResult, TxnShard)
 from kraftwire.coordinator.txn.hosting import TxnKind, partitions_answer
 from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.java_order import hashmap_order, topic_partition_hash
+from kraftwire.metadata.features import TRANSACTION_VERSION
 from kraftwire.protocol import messages as w
 from kraftwire.server.coordinator_log import coordinator_of, create_internal_topic
 from kraftwire.server.coordinator_runtime import BrokerRuntime
@@ -156,9 +158,12 @@ class TxnApis:
             except RuntimeError:
                 pass
 
+    def transaction_version(self) -> int:
+        """The finalized transaction.version of this broker's image."""
+        return self.md.image.features.get(TRANSACTION_VERSION, 0)
+
     def _config(self) -> TxnConfig:
-        return TxnConfig(max_timeout_ms=self.max_timeout_ms,
-                         transaction_version=self.md.image.features.get("transaction.version", 0))
+        return TxnConfig(max_timeout_ms=self.max_timeout_ms, transaction_version=self.transaction_version())
 
     # ================================================================================================ routing
     def partitions(self) -> int:
@@ -167,8 +172,13 @@ class TxnApis:
                 else self.node.settings.config.transaction_state_log_num_partitions)
 
     def _route(self, transactional_id: str) -> tuple[int, Hosted | None]:
+        """The id's partition and its hosted shard (None: ``route_error`` says why). The shard writes at the
+        transaction.version finalized now, as Kafka picks the value version at each append: a live upgrade takes
+        effect without a reload."""
         p = partition_for(transactional_id, self.partitions())
         hosted, self.route_error = self.runtime.route(p)
+        if hosted is not None and hosted.shard.config.transaction_version != self.transaction_version():
+            hosted.shard.config = self._config()
         return p, hosted
 
     def coordinator(self, key: str, listener: str):
@@ -441,12 +451,25 @@ class TxnApis:
         if not self._may(conn, body.transactional_id, Op.WRITE):
             answer(ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
             return
-        p, loaded = self._route(body.transactional_id)
+        tid = body.transactional_id
+
+        def run() -> None:
+            p, loaded = self._route(tid)  # routed again: the shard may have moved while an id was fetched
+            if loaded is None:
+                answer(self.route_error)
+                return
+            self._write(p, loaded.shard.end_txn(tid, body.producer_id, body.producer_epoch, body.committed, token,
+                                                _now_ms(), client_version=2 if version >= 5 else 0))
+
+        _p, loaded = self._route(tid)
         if loaded is None:
             answer(self.route_error)
             return
-        self._write(p, loaded.shard.end_txn(body.transactional_id, body.producer_id, body.producer_epoch,
-                                            body.committed, token, _now_ms()))
+        t = loaded.shard.txns.get(tid)
+        if version >= 5 and t is not None and t.producer_epoch >= EPOCH_EXHAUSTED:
+            self._with_spare_id(run, answer)  # this end moves to a new producer id (TV2): one must be at hand
+        else:
+            run()
 
     # ================================================================================================ admin
     def list_transactions(self, request, conn) -> None:

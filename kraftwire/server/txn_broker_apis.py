@@ -10,10 +10,15 @@ here; clients keep v0-3 (Kafka's clients send at most v3; the versions are told 
 * ``VerifyOnly``: ``TxnShard.verify_partitions`` (NONE when the partition is in the ongoing transaction, else
   TRANSACTION_ABORTABLE; INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS for the
   transaction) — at v4 as at v5, as Kafka's coordinator answers (the leader translates for old clients).
-* Without ``VerifyOnly`` (KIP-890 part 2, transaction.version 2, which kraftwire does not have) the coordinator's
-  checks answer as for a v3 add (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED, CONCURRENT_TRANSACTIONS on every
-  partition), and a transaction that passes them makes the whole request UNSUPPORTED_VERSION, as Kafka 4.4 answers
-  below transaction.version 2 (``coordinator.txn.refusals``).
+* Without ``VerifyOnly`` (a leader adding for a transaction.version 2 client: its Produce v12, its TxnOffsetCommit
+  v5) the partitions are added as a v3 client's would be (written, answered once committed; PRODUCER_FENCED stays
+  PRODUCER_FENCED), and the transaction's end will bump the epoch (``client_version`` 2). Below transaction.version
+  2 the coordinator's checks answer as for a v3 add (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED,
+  CONCURRENT_TRANSACTIONS on every partition), and a transaction that passes them makes the whole request
+  UNSUPPORTED_VERSION, as Kafka 4.4 answers (``coordinator.txn.refusals``). An add that
+  starts the producer's next transaction while the last one's markers are being written waits for them, as a
+  client's AddPartitionsToTxn does (``TxnApis._hold_for_markers``): the producer's Produce would otherwise be
+  answered NOT_ENOUGH_REPLICAS and retried.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn.refusals import ADD_NEEDS_TRANSACTION_VERSION_2, refusal_order
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.coordinator_runtime import now_ms as _now_ms
 
 
 def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: dict):
@@ -33,6 +39,20 @@ def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: 
         R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
             R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
             for p in ps]) for topic, ps in topics.items()])
+
+
+class _Collect:
+    """Stands for the client connection of one transaction's add: its v3-form answer becomes that transaction's
+    codes."""
+
+    peer = "txn-broker-apis"
+
+    def __init__(self, got) -> None:
+        self.got = got
+
+    def send_response(self, body, version, cid) -> None:
+        self.got({(t.name, r.partition_index): r.partition_error_code for t in body.results_by_topic_v3_and_below
+                  for r in t.results_by_partition})
 
 
 def add_partitions_batched(apis, request, conn) -> None:
@@ -79,16 +99,30 @@ def add_partitions_batched(apis, request, conn) -> None:
             wanted = [(topic, p) for topic, ps in refusal_order(wanted) for p in ps]
             done(i, wanted, {tp: unknown.get(tp, ec.OPERATION_NOT_ATTEMPTED) for tp in wanted})
             continue
-        p, loaded = apis._route(tid)
+        _p, loaded = apis._route(tid)
         if loaded is None:
             done(i, wanted, {tp: apis.route_error for tp in wanted})
             continue
         if t.verify_only:
             done(i, wanted, loaded.shard.verify_partitions(tid, t.producer_id, t.producer_epoch, wanted))
             continue
-        code = loaded.shard.add_error(tid, t.producer_id, t.producer_epoch)
-        if code:  # the coordinator's refusal, as Kafka's answers it
-            done(i, wanted, {tp: code for tp in wanted})
+        if apis.transaction_version() < 2:
+            code = loaded.shard.add_error(tid, t.producer_id, t.producer_epoch)
+            if code:  # the coordinator's refusal, as Kafka's answers it
+                done(i, wanted, {tp: code for tp in wanted})
+                continue
+            refused.append(ADD_NEEDS_TRANSACTION_VERSION_2)
+            done(i, wanted, {})
             continue
-        refused.append(ADD_NEEDS_TRANSACTION_VERSION_2)
-        done(i, wanted, {})
+
+        def add(i=i, t=t, wanted=wanted) -> None:
+            p, loaded = apis._route(t.transactional_id)  # again: the shard may have moved during a hold
+            if loaded is None:
+                done(i, wanted, {tp: apis.route_error for tp in wanted})
+                return
+            sink = _Collect(lambda codes: done(i, wanted, codes))
+            apis._write(p, loaded.shard.add_partitions(t.transactional_id, t.producer_id, t.producer_epoch, wanted,
+                                                       (sink, 3, cid), _now_ms(), version=3, client_version=2))
+
+        if not apis._hold_for_markers(loaded, tid, t.producer_id, t.producer_epoch, add):
+            add()

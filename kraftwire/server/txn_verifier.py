@@ -32,6 +32,11 @@
   added to the transaction. Underlying error: ..."), which older clients retry without a metadata refresh; the rest
   as they are. A verified partition is appended with its guard; a marker written meanwhile voids the guard and the
   append is refused INVALID_TXN_STATE.
+* **Adding** (KIP-890 part 2): a transaction.version 2 client's Produce v12 and TxnOffsetCommit v5 never add
+  their partitions themselves (no AddPartitionsToTxn, no AddOffsetsToTxn): the leader's request then asks the
+  coordinator to *add* them (VerifyOnly false; Kafka's ``TransactionSupportedOperation.addPartition``), through the
+  same batching; a transactional id waiting with both kinds is added (a partition it only verifies is one its
+  producer writes to anyway).
 * **TxnOffsetCommit** (``txn_offset_commit``, Kafka's ``handleTxnCommitOffsets``): the group coordinator verifies the
   group's ``__consumer_offsets`` partition the same way, through the same batching, before appending a producer's
   offsets there; TRANSACTION_ABORTABLE stays so for v4+, and the errors are answered as Kafka's
@@ -58,6 +63,8 @@ log = logging.getLogger("kraftwire.txn_verifier")
 VERIFY_TIMEOUT_S = 30.0
 #: AddPartitionsToTxn versions a broker sends (Kafka's ``forBroker``: 4 to the latest)
 BROKER_VERSIONS = (4, 5)
+#: the request versions from which a client leaves adding its partitions to the leader (transaction.version 2)
+ADD_SINCE = {"Produce": 12, "TxnOffsetCommit": 5}
 #: verification errors a Produce answers as NOT_ENOUGH_REPLICAS (retried by every client, no metadata refresh)
 RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({ec.CONCURRENT_TRANSACTIONS, ec.NETWORK_EXCEPTION,
                                           ec.COORDINATOR_LOAD_IN_PROGRESS, ec.COORDINATOR_NOT_AVAILABLE,
@@ -127,11 +134,12 @@ def transactional_producers(records) -> tuple[set, int | None]:
 class _Waiting:
     """One transactional id's verification waiting for its coordinator: the partitions and who asked."""
 
-    __slots__ = ("transactional_id", "producer_id", "epoch", "partitions", "asked", "done")
+    __slots__ = ("transactional_id", "producer_id", "epoch", "partitions", "asked", "done", "adds")
 
     def __init__(self, transactional_id: str, producer_id: int, epoch: int) -> None:
         self.transactional_id = transactional_id
         self.producer_id, self.epoch = producer_id, epoch
+        self.adds = False  # whether the coordinator adds the partitions (a TV2 client's) instead of verifying them
         self.partitions: list[tuple[str, int]] = []
         self.asked: list[tuple[list, object, bool, object]] = []  # (partitions, callback, generic, needed)
         self.done = False
@@ -258,8 +266,9 @@ class TxnVerifier:
             return Verified({(t.name, p.index): (ec.INVALID_PRODUCER_ID_MAPPING,
                                                  "Transactional records contained more than one producer ID")
                              for t in body.topic_data for p in t.partition_data})
-        if not producers or not self.replicas.verification_enabled():
-            return Verified()
+        add = version >= ADD_SINCE["Produce"]
+        if not producers or not (add or self.replicas.verification_enabled()):
+            return Verified()  # a TV2 client's partitions are added whether or not verification is on
         ((pid, epoch),) = producers
         guards = {}
         for (topic, index), first_seq in firsts.items():
@@ -288,7 +297,7 @@ class TxnVerifier:
             except Exception:  # noqa: BLE001 - the append reports what is wrong with the log
                 return False
 
-        self.verify(tid, pid, epoch, list(guards), answered, generic=version >= 11, needed=needed)
+        self.verify(tid, pid, epoch, list(guards), answered, generic=version >= 11, needed=needed, add=add)
         return None
 
     # ------------------------------------------------------------------------------------------------ TxnOffsetCommit
@@ -301,7 +310,8 @@ class TxnVerifier:
         coordinator answered. An error is (code, None) as the TxnOffsetCommit answers it: TRANSACTION_ABORTABLE only
         for v4+ (INVALID_TXN_STATE before), then ``offset_commit_error``."""
         tp = (hp.topic, hp.index)
-        if transactional_id is None or not self.replicas.verification_enabled():
+        add = version >= ADD_SINCE["TxnOffsetCommit"]
+        if transactional_id is None or not (add or self.replicas.verification_enabled()):
             return Verified()
         try:
             guard = self.replicas.start_verification(hp, producer_id, sequence, epoch)
@@ -320,7 +330,8 @@ class TxnVerifier:
             except Exception:  # noqa: BLE001 - the append reports what is wrong with the log
                 return False
 
-        self.verify(transactional_id, producer_id, epoch, [tp], answered, generic=version >= 4, needed=needed)
+        self.verify(transactional_id, producer_id, epoch, [tp], answered, generic=version >= 4, needed=needed,
+                    add=add)
         return None
 
     # ------------------------------------------------------------------------------------------------ asking
@@ -338,10 +349,10 @@ class TxnVerifier:
         return reg.leader
 
     def verify(self, transactional_id: str, producer_id: int, epoch: int, partitions, callback, *,
-               generic: bool = False, needed=None) -> None:
-        """Ask whether ``partitions`` are in the transaction; ``callback({(topic, partition): error})`` with the
-        partitions not verified (empty: all verified). ``needed(partition)``: whether it still needs asking when
-        the request is about to leave (None: always)."""
+               generic: bool = False, needed=None, add: bool = False) -> None:
+        """Ask whether ``partitions`` are in the transaction (``add``: have them added to it);
+        ``callback({(topic, partition): error})`` with the partitions not verified (empty: all verified).
+        ``needed(partition)``: whether it still needs asking when the request is about to leave (None: always)."""
         node = self.coordinator(transactional_id)
         if node is None or self.closed:
             _call(callback, {tp: ec.COORDINATOR_NOT_AVAILABLE for tp in partitions})
@@ -361,6 +372,7 @@ class TxnVerifier:
         if current is None:
             current = txns[transactional_id] = _Waiting(transactional_id, producer_id, epoch)
         current.add(partitions, callback, generic, needed)
+        current.adds = current.adds or add
         self._kick(node)
 
     def _kick(self, node: int) -> None:
@@ -398,7 +410,7 @@ class TxnVerifier:
                 topics.setdefault(topic, []).append(p)
             transactions.append(R.AddPartitionsToTxnTransaction(
                 transactional_id=tid, producer_id=waiting.producer_id, producer_epoch=waiting.epoch,
-                verify_only=True, topics=[R.AddPartitionsToTxnTopic(name=n, partitions=ps)
+                verify_only=not waiting.adds, topics=[R.AddPartitionsToTxnTopic(name=n, partitions=ps)
                                           for n, ps in topics.items()]))
         try:
             _version, response = await self.links.call(node, R(transactions=transactions))

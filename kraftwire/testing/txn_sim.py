@@ -20,13 +20,20 @@ transactions time out; a second producer instance takes over a transactional id 
 * a zombie is fenced: the coordinator accepts AddPartitions and EndTxn only from the transactional id's current
   producer id and epoch;
 * a loaded shard equals the live one (each transactional id's producer, epoch, state and partitions);
-* in-sync replicas agree below the high watermark.
+* in-sync replicas agree below the high watermark;
+* under transaction.version 2 (``client_version=2``: producers add as a partition leader does for their Produce v12
+  and end with EndTxn v5, going on with the producer id and epoch it answers), **one epoch per transaction**: no two
+  transactions of a producer id share an epoch (their markers' epochs differ), and a fenced producer's writes never
+  land — a write (an accepted add) is never below the epoch of a marker already written for its producer id, so
+  what a producer wrote after its transaction ended, at that transaction's epoch, is refused.
 
 **Convergence.** The faults stop; every transaction that reached Prepare* completes, and each producer's last
 answered EndTxn matches the coordinator's final state.
 """
 
 from __future__ import annotations
+
+import sys
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn import coordinator as tc
@@ -57,8 +64,15 @@ class TxnSim(ReplicatedLogSim):
     module = "kraftwire.testing.txn_sim"
     whole_batches = True
 
-    def __init__(self, seed: int, events: int = 1500) -> None:
+    def __init__(self, seed: int, events: int = 1500, client_version: int = 0) -> None:
         super().__init__(seed, events)
+        self.client_version = client_version
+        if client_version:  # the replay command a failure prints names the version
+            self.module = f"{TxnSim.module} --transaction-version {client_version}"
+        #: TV2: (producer id, marker epoch) -> the transaction (id, start) whose markers carry it
+        self.epoch_owner: dict[tuple[int, int], tuple[str, int]] = {}
+        #: producer id -> the highest epoch of a marker written for it (the partitions' fence)
+        self.marker_epoch: dict[int, int] = {}
         self.next_pid = 5000
         self.in_flight_markers: list = []  # (due time, marker)
         self.producers = [Producer(i, f"tx-{i % 3}") for i in range(5)]
@@ -73,7 +87,8 @@ class TxnSim(ReplicatedLogSim):
         return self.next_pid
 
     def kind(self, *, oracle: bool = False) -> TxnKind:
-        return TxnKind(lambda: tc.TxnConfig(max_timeout_ms=60_000), self._allocate,
+        config = tc.TxnConfig(max_timeout_ms=60_000, transaction_version=self.client_version)
+        return TxnKind(lambda: config, self._allocate,
                        (lambda hosted, marker: None) if oracle else self._markers_out)
 
     def answered(self, reply, body) -> None:
@@ -90,11 +105,17 @@ class TxnSim(ReplicatedLogSim):
         """A transaction — its id, producer, epoch and start (an epoch runs many transactions one after another) —
         has one outcome."""
         t = self.shard.txns.get(m.transactional_id)
-        key = (m.transactional_id, m.producer_id, m.producer_epoch, t.start_ms if t is not None else None)
+        start = t.start_ms if t is not None else None
+        key = (m.transactional_id, m.producer_id, m.producer_epoch, start)
         previous = self.outcomes.setdefault(key, m.commit)
         if previous != m.commit:
             self.fail(f"transaction {key}: {'commit' if m.commit else 'abort'} after "
                       f"{'commit' if previous else 'abort'}")
+        if self.client_version >= 2:
+            owner = self.epoch_owner.setdefault((m.producer_id, m.producer_epoch), (m.transactional_id, start))
+            if owner != (m.transactional_id, start):
+                self.fail(f"transactions {owner} and {(m.transactional_id, start)} share producer "
+                          f"{m.producer_id} epoch {m.producer_epoch}")
 
     # ------------------------------------------------------------------------------------------------ producers
     def _answered(self, p: Producer, request: str, body) -> None:
@@ -118,6 +139,8 @@ class TxnSim(ReplicatedLogSim):
             if code == 0:
                 self.counts["commits" if commit else "aborts"] += 1
                 p.state = "ready"
+                if self.client_version >= 2:  # EndTxn v5 names the producer the next transaction runs as
+                    p.producer_id, p.epoch = body.producer_id, body.producer_epoch
             elif code == ec.INVALID_TXN_STATE:
                 p.state = "ready"  # timed out and aborted meanwhile
             # CONCURRENT_TRANSACTIONS: the same EndTxn again
@@ -134,8 +157,10 @@ class TxnSim(ReplicatedLogSim):
         elif p.state == "ready" or (p.state == "open" and self.rng.random() < 0.5):
             parts = self.rng.sample(TOPICS, self.rng.randint(1, 3))
             p.busy = True
-            result = s.add_partitions(p.transactional_id, p.producer_id, p.epoch, parts, (p, "add"), self.now)
+            result = s.add_partitions(p.transactional_id, p.producer_id, p.epoch, parts, (p, "add"), self.now,
+                                      client_version=self.client_version)
             self._not_a_zombie(p, result)
+            self._lands(p, result)
             self.write(result)
         elif p.state in ("open", "ending"):
             if p.state == "open":  # a client retries the EndTxn it sent, it does not change its mind
@@ -144,19 +169,26 @@ class TxnSim(ReplicatedLogSim):
             p.busy = True
             self.note(f"p{p.slot} ends {'commit' if commit else 'abort'} as {p.producer_id}/{p.epoch}")
             result = s.end_txn(p.transactional_id, p.producer_id, p.epoch, commit,
-                               (p, "end-commit" if commit else "end-abort"), self.now)
-            self._not_a_zombie(p, result)
+                               (p, "end-commit" if commit else "end-abort"), self.now,
+                               client_version=self.client_version)
+            self._not_a_zombie(p, result, ending=True)
             self.write(result)
 
-    def _not_a_zombie(self, p: Producer, result) -> None:
-        """A request the coordinator accepts comes from the transactional id's current producer and epoch."""
-        body = result.replies[-1].body
-        per = getattr(body, "results_by_topic_v3_and_below", None)
-        code = per[0].results_by_partition[0].partition_error_code if per else body.error_code
+    def _not_a_zombie(self, p: Producer, result, *, ending: bool = False) -> None:
+        """A request the coordinator accepts comes from the transactional id's current producer and epoch (a TV2
+        EndTxn: from the epoch its end, or the end it retries, bumped)."""
+        code = _code(result)
         t = self.shard.txns.get(p.transactional_id)
-        if code == 0 and (t is None or (t.producer_id, t.producer_epoch) != (p.producer_id, p.epoch)):
+        bump = 1 if ending and self.client_version >= 2 else 0
+        if code == 0 and (t is None or (t.producer_id, t.producer_epoch) != (p.producer_id, p.epoch + bump)):
             self.fail(f"p{p.slot} ({p.producer_id}/{p.epoch}) was accepted while {p.transactional_id} is at "
                       f"{None if t is None else (t.producer_id, t.producer_epoch)}")
+
+    def _lands(self, p: Producer, result) -> None:
+        """An accepted add is the producer's write reaching its partitions: never below a marker's epoch."""
+        if _code(result) == 0 and p.epoch < self.marker_epoch.get(p.producer_id, -1):
+            self.fail(f"p{p.slot} wrote as {p.producer_id}/{p.epoch} after a marker at epoch "
+                      f"{self.marker_epoch[p.producer_id]}")
 
     # ------------------------------------------------------------------------------------------------ faults
     def lost(self) -> None:
@@ -176,6 +208,8 @@ class TxnSim(ReplicatedLogSim):
         due = [(t, m) for t, m in self.in_flight_markers if t <= self.now]
         self.in_flight_markers = [(t, m) for t, m in self.in_flight_markers if t > self.now]
         for _t, m in due:
+            if m.partitions:
+                self.marker_epoch[m.producer_id] = max(self.marker_epoch.get(m.producer_id, -1), m.producer_epoch)
             self.write(self.shard.markers_written(m.transactional_id, m.producer_id, m.producer_epoch, self.now))
 
     # ------------------------------------------------------------------------------------------------ checks
@@ -188,8 +222,8 @@ class TxnSim(ReplicatedLogSim):
         if self._checks % 20 and not force:
             return
         again = self.load_fresh()
-        live = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in self.shard.txns.items()}
-        loaded = {tid: t.snapshot()[:2] + t.snapshot()[3:6] for tid, t in again.txns.items()}
+        live = {tid: _durable(t) for tid, t in self.shard.txns.items()}
+        loaded = {tid: _durable(t) for tid, t in again.txns.items()}
         if live != loaded:
             self.fail(f"a shard loaded from the log differs from the live one: {live} vs {loaded}")
 
@@ -244,8 +278,33 @@ class TxnSim(ReplicatedLogSim):
             {tid: tc.STATE_NAMES[t.state] for tid, t in self.shard.txns.items()}))
 
 
+def _durable(t: tc.TxnMetadata) -> tuple:
+    """What a transaction's records carry at every version: producer id and epoch, next producer id, client
+    version, timeout, state, partitions."""
+    snap = t.snapshot()
+    return snap[:2] + snap[3:8]
+
+
+def _code(result) -> int:
+    body = result.replies[-1].body
+    per = getattr(body, "results_by_topic_v3_and_below", None)
+    return per[0].results_by_partition[0].partition_error_code if per else body.error_code
+
+
 def main(argv: list[str] | None = None) -> int:
-    return replay_main(TxnSim, argv)
+    """``--transaction-version 2`` replays a seed of the TV2 run."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    version = 0
+    if "--transaction-version" in args:
+        at = args.index("--transaction-version")
+        version = int(args[at + 1])
+        del args[at:at + 2]
+
+    class Replayed(TxnSim):
+        def __init__(self, seed: int, events: int) -> None:
+            super().__init__(seed, events, version)
+
+    return replay_main(Replayed, args)
 
 
 if __name__ == "__main__":

@@ -126,24 +126,23 @@ def test_dependencies():
 
 
 def test_what_kraftwire_implements_and_advertises():
-    assert SUPPORTED == {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 1),
+    assert SUPPORTED == {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 2),
                          "group.version": (0, 1), "eligible.leader.replicas.version": (0, 0),
                          "share.version": (0, 0), "streams.version": (0, 0)}
     assert ft.refusal("share.version", 2) == (
         "share.version=2 needs share groups (KIP-932), which kraftwire does not implement yet; kraftwire supports "
         "share.version up to level 0")
     assert ft.refusal("transaction.version", 1) == "" and ft.refusal("group.version", 1) == ""
-    assert "KIP-890 part 2" in ft.refusal("transaction.version", 2)
+    assert ft.refusal("transaction.version", 2) == ""  # KIP-890 part 2
     assert "KIP-966" in ft.refusal("eligible.leader.replicas.version", 1)
     assert "KIP-1071" in ft.refusal("streams.version", 1)
 
 
 def test_a_releases_defaults_are_lowered_to_what_kraftwire_implements():
     levels, lowered = ft.kraftwire_defaults(mv.BY_NAME["4.3-IV0"])
-    assert levels == {"transaction.version": 1, "group.version": 1, "eligible.leader.replicas.version": 0,
+    assert levels == {"transaction.version": 2, "group.version": 1, "eligible.leader.replicas.version": 0,
                       "share.version": 0, "streams.version": 0}
-    assert sorted(lowered) == ["eligible.leader.replicas.version", "share.version", "streams.version",
-                               "transaction.version"]
+    assert sorted(lowered) == ["eligible.leader.replicas.version", "share.version", "streams.version"]
     assert ft.kraftwire_defaults(mv.BY_NAME["3.9-IV0"]) == ({name: 0 for name in levels}, {})
 
 
@@ -241,7 +240,6 @@ def test_update_features_error_cases(updates, kraft_version, message):
 
 
 @pytest.mark.parametrize("name, level, needle", [
-    ("transaction.version", 2, "needs KIP-890 part 2"),
     ("eligible.leader.replicas.version", 1, "needs eligible leader replicas (KIP-966)"),
     ("share.version", 1, "needs share groups (KIP-932)"),
     ("streams.version", 1, "needs streams groups (KIP-1071)"),

@@ -182,3 +182,26 @@ def test_a_produce_waiting_behind_one_that_opened_the_transaction_is_not_asked_a
         assert coord.requests == [(1, [("a", 0, True, [("t", 0)])]), (1, [("a", 0, True, [("t", 1)])])]
 
     asyncio.run(main())
+
+
+def test_a_tv2_clients_partitions_are_added_not_verified():
+    """Produce v12 / TxnOffsetCommit v5 (KIP-890 part 2): the request asks the coordinator to add (VerifyOnly
+    false); a transactional id waiting with both kinds is added as a whole."""
+    async def main():
+        coord = Coordinator(_all_in)
+        v = _verifier(coord)
+        got = []
+        coord.gate.clear()
+        v.verify("x", 1, 0, [("t", 9)], lambda e: got.append("x"))
+        await asyncio.sleep(0.01)  # in flight: what follows waits for the next request
+        v.verify("a", 1, 0, [("t", 0)], lambda e: got.append("a0"), add=True)
+        v.verify("b", 2, 0, [("t", 0)], lambda e: got.append("b0"))
+        v.verify("b", 2, 0, [("t", 1)], lambda e: got.append("b1"), add=True)
+        coord.gate.set()
+        await _settle(v)
+        assert coord.requests == [(1, [("x", 0, True, [("t", 9)])]),
+                                  (1, [("a", 0, False, [("t", 0)]), ("b", 0, False, [("t", 0), ("t", 1)])])]
+        assert got == ["x", "a0", "b0", "b1"]
+        assert tv.ADD_SINCE == {"Produce": 12, "TxnOffsetCommit": 5}
+
+    asyncio.run(main())

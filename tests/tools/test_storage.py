@@ -143,7 +143,7 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     assert boot.metadata_version == mv.DEFAULT
     # metadata.version first, then the other features above 0 by name, as Kafka's formatter writes them
     assert [(r.message.name, r.message.feature_level) for r in boot.records] == [
-        ("metadata.version", mv.DEFAULT.level), ("group.version", 1), ("transaction.version", 1)]
+        ("metadata.version", mv.DEFAULT.level), ("group.version", 1), ("transaction.version", 2)]
 
 
 @pytest.mark.parametrize("args, name, features", [
@@ -153,9 +153,10 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     (["-f", "group.version=0", "-r", "3.9"], "3.9-IV0", []),
     (["-r", "3.9", "-f", "transaction.version=1", "-f", "group.version=1"], "3.9-IV0",
      [("group.version", 1), ("transaction.version", 1)]),
-    (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 1)]),
-    (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0", [("transaction.version", 1)]),
-    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0", [("transaction.version", 1)]),  # the last counts
+    (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 2)]),
+    (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0", [("transaction.version", 2)]),
+    (["-r", "3.9", "-f", "transaction.version=2"], "3.9-IV0", [("transaction.version", 2)]),
+    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0", [("transaction.version", 2)]),  # the last counts
 ])
 def test_release_version_and_features(tmp_path, capsys, args, name, features):
     """StorageToolTest.testFormatWithReleaseVersion / testFormatWithFeature: a release's default levels (lowered to
@@ -174,9 +175,6 @@ def test_a_lowered_default_is_said_on_stderr(tmp_path, capsys):
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "kraftwire storage format: transaction.version=1, not Kafka 4.1's default 2: transaction.version=2 needs "
-        "KIP-890 part 2 (a producer epoch bump at every transaction end), which kraftwire does not implement yet; "
-        "kraftwire supports transaction.version up to level 1",
         "kraftwire storage format: eligible.leader.replicas.version=0, not Kafka 4.1's default 1: "
         "eligible.leader.replicas.version=1 needs eligible leader replicas (KIP-966), which kraftwire does not "
         "implement yet; kraftwire supports eligible.leader.replicas.version up to level 0"]
@@ -207,7 +205,6 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-r", "4.4"], "metadata.version 4.4-IV2 (level 33) needs CIDR ACL host patterns (KIP-1276), controller "
      "unregistration (KIP-1312), which kraftwire does not implement yet; kraftwire supports 3.3-IV3 (level 7) to "
      "4.4-IV0 (level 31)"),
-    (["-f", "transaction.version=2"], "transaction.version=2 needs KIP-890 part 2"),
     (["-f", "share.version=1"], "share.version=1 needs share groups (KIP-932)"),
     (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])

@@ -23,6 +23,19 @@ for it to commit, as Kafka answers after the append.
   ``markers_written`` moves the transaction to CompleteCommit/CompleteAbort with its partitions cleared. A retry of
   the same result after completion answers NONE; Prepare* with the same result CONCURRENT_TRANSACTIONS; a
   mismatched result or Empty INVALID_TXN_STATE.
+* **transaction.version 2** (KIP-890 part 2; a client's EndTxn v5, a partition leader's adding AddPartitionsToTxn
+  v4+: ``client_version`` 2, kept on the transaction as Kafka's ``clientTransactionVersion``): every EndTxn bumps the
+  epoch — the Prepare* record, the markers and the answer (EndTxn v5 returns the producer id and epoch) carry
+  epoch + 1, and the epoch before it is remembered (``last_producer_epoch``). Once the epoch is exhausted the
+  Prepare* record names a new producer id (``next_producer_id``) that replaces the old one, at epoch 0, when the
+  markers are written (the old one stays as ``last_producer_id``), and the answer already names it. A retry of the
+  EndTxn (its epoch is the one before the bump, or the exhausted one of the replaced producer id) is recognised:
+  CONCURRENT_TRANSACTIONS while the markers are written, NONE with the current producer once complete; the current
+  epoch ends the next transaction, which added nothing yet: an abort is allowed (from Empty too: a TV2 client cannot
+  know whether its Produce added a partition; a Prepare/CompleteAbort with no markers and the bumped epoch), a
+  commit is INVALID_TXN_STATE, and either is CONCURRENT_TRANSACTIONS while the last one's markers are written; any
+  other epoch is PRODUCER_FENCED (Kafka's ``TransactionCoordinator.endTransaction`` with ``endTxnEpochBumped`` and
+  its retry-on-overflow rule; the answers checked against Kafka 4.4 in ``tests/kafka/test_txn_v2_oracle.py``).
 * ``tick``: an Ongoing transaction past ``transaction.timeout.ms`` is fenced (epoch + 1) and aborted.
 * ``expire``: a transactional id idle past ``transactional.id.expiration.ms`` is removed (a tombstone).
 
@@ -46,12 +59,15 @@ VALID_FROM = {
     EMPTY: {EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     ONGOING: {ONGOING, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     PREPARE_COMMIT: {ONGOING},
-    PREPARE_ABORT: {ONGOING, PREPARE_EPOCH_FENCE},
+    # from Empty and Complete*: a TV2 abort of a transaction that added nothing
+    PREPARE_ABORT: {ONGOING, PREPARE_EPOCH_FENCE, EMPTY, COMPLETE_COMMIT, COMPLETE_ABORT},
     COMPLETE_COMMIT: {PREPARE_COMMIT},
     COMPLETE_ABORT: {PREPARE_ABORT},
     DEAD: {EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT},
     PREPARE_EPOCH_FENCE: {ONGOING},
 }
+#: the states a transaction is in once its end was decided
+ENDED = frozenset((PREPARE_COMMIT, PREPARE_ABORT, COMPLETE_COMMIT, COMPLETE_ABORT))
 MAX_EPOCH = 32767
 #: Kafka bumps to a new producer id once the epoch reaches this (so that a bump for fencing still fits)
 EPOCH_EXHAUSTED = MAX_EPOCH - 1
@@ -93,7 +109,7 @@ class TxnResult:
 
 class TxnMetadata:
     __slots__ = ("transactional_id", "producer_id", "producer_epoch", "last_producer_id", "last_producer_epoch",
-                 "timeout_ms", "state", "partitions", "start_ms", "update_ms")
+                 "next_producer_id", "client_version", "timeout_ms", "state", "partitions", "start_ms", "update_ms")
 
     def __init__(self, transactional_id: str, producer_id: int, epoch: int, timeout_ms: int, now_ms: int) -> None:
         self.transactional_id = transactional_id
@@ -102,6 +118,10 @@ class TxnMetadata:
         #: the epoch before the last InitProducerId that named its producer (-1: none, or since fenced / loaded);
         #: Kafka's lastProducerEpoch, kept in memory only (not in ``snapshot``: no record carries it)
         self.last_producer_epoch = -1
+        #: TV2: the producer id that replaces this one once the transaction ending with an exhausted epoch completes
+        self.next_producer_id = -1
+        #: the transaction.version of the client's last add or end (Kafka's clientTransactionVersion: 0 or 2)
+        self.client_version = 0
         self.timeout_ms = timeout_ms
         self.state = EMPTY
         self.partitions: set[tuple[str, int]] = set()
@@ -109,8 +129,13 @@ class TxnMetadata:
         self.update_ms = now_ms
 
     def snapshot(self):
-        return (self.producer_id, self.producer_epoch, self.last_producer_id, self.timeout_ms, self.state,
-                frozenset(self.partitions), self.start_ms)
+        return (self.producer_id, self.producer_epoch, self.last_producer_id, self.next_producer_id,
+                self.client_version, self.timeout_ms, self.state, frozenset(self.partitions), self.start_ms)
+
+    @property
+    def bumps_epoch(self) -> bool:
+        """Whether this transaction's end bumps the epoch (its client speaks transaction.version 2)."""
+        return self.client_version >= 2
 
 
 class TxnShard:
@@ -133,12 +158,13 @@ class TxnShard:
         parts: dict[str, list[int]] = {}
         for topic, p in sorted(t.partitions):
             parts.setdefault(topic, []).append(p)
-        value = V(producer_id=t.producer_id, previous_producer_id=t.last_producer_id, next_producer_id=-1,
+        value = V(producer_id=t.producer_id, previous_producer_id=t.last_producer_id,
+                  next_producer_id=t.next_producer_id,
                   producer_epoch=t.producer_epoch, transaction_timeout_ms=t.timeout_ms, transaction_status=state,
                   transaction_partitions=None if state == EMPTY else [
                       V.PartitionsSchema(topic=topic, partition_ids=ps) for topic, ps in parts.items()],
                   transaction_last_update_timestamp_ms=now_ms, transaction_start_timestamp_ms=t.start_ms,
-                  client_transaction_version=0)
+                  client_transaction_version=t.client_version)
         key = cr.encode_key(w.TransactionLogKey(transactional_id=t.transactional_id), 0)
         result.records.append((key, cr.encode_value(value, version)))
 
@@ -153,7 +179,10 @@ class TxnShard:
         v = rec.value
         t = self.txns.get(tid) or TxnMetadata(tid, v.producer_id, v.producer_epoch, v.transaction_timeout_ms, 0)
         t.producer_id, t.producer_epoch = v.producer_id, v.producer_epoch
-        t.last_producer_id = v.previous_producer_id if rec.value_version >= 1 else -1
+        flexible = rec.value_version >= 1  # v0 has neither the producer ids around this one nor the client's TV
+        t.last_producer_id = v.previous_producer_id if flexible else -1
+        t.next_producer_id = v.next_producer_id if flexible else -1
+        t.client_version = v.client_transaction_version if flexible else 0
         t.timeout_ms, t.state = v.transaction_timeout_ms, v.transaction_status
         t.partitions = {(tp.topic, p) for tp in (v.transaction_partitions or ()) for p in tp.partition_ids}
         t.start_ms, t.update_ms = v.transaction_start_timestamp_ms, v.transaction_last_update_timestamp_ms
@@ -239,16 +268,19 @@ class TxnShard:
 
     def add_partitions(self, transactional_id: str, producer_id: int, epoch: int,
                        partitions: list[tuple[str, int]], token, now_ms: int, *, api: str = "AddPartitionsToTxn",
-                       version: int = 3) -> TxnResult:
+                       version: int = 3, client_version: int = 0) -> TxnResult:
+        """``client_version``: 2 when a partition leader adds for a transaction.version 2 client (its Produce v12 or
+        TxnOffsetCommit v5), which makes the transaction's end bump the epoch."""
         result = TxnResult()
         t = self.txns.get(transactional_id)
         code = self._check(t, producer_id, epoch)
         if not code:
             wanted = set(partitions)
-            if not (t.state == ONGOING and wanted <= t.partitions):
+            if not (t.state == ONGOING and wanted <= t.partitions and t.client_version == client_version):
                 if t.state != ONGOING:
                     t.start_ms = now_ms
                 t.partitions |= wanted
+                t.client_version = client_version
                 self._write(t, ONGOING, result, now_ms)
         result.reply(token, api, _add_answer(api, version, partitions, code))
         return result
@@ -290,33 +322,55 @@ class TxnShard:
         return result
 
     # ================================================================================================ EndTxn
-    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, token,
-                now_ms: int) -> TxnResult:
+    def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, token, now_ms: int, *,
+                client_version: int = 0) -> TxnResult:
+        """``client_version``: 2 for EndTxn v5 (transaction.version 2: the end bumps the epoch), else 0."""
         result = TxnResult()
 
-        def answer(code: int) -> TxnResult:
-            result.reply(token, "EndTxn", w.EndTxnResponse(throttle_time_ms=0, error_code=code))
+        def answer(code: int, pid: int = -1, pepoch: int = -1) -> TxnResult:
+            result.reply(token, "EndTxn", w.EndTxnResponse(throttle_time_ms=0, error_code=code, producer_id=pid,
+                                                           producer_epoch=pepoch))
             return result
 
         t = self.txns.get(transactional_id)
-        if t is None or t.producer_id != producer_id:
+        if t is None:
             return answer(ec.INVALID_PRODUCER_ID_MAPPING)
-        if epoch != t.producer_epoch:
+        retry_on_overflow = (t.bumps_epoch and producer_id == t.last_producer_id and epoch == EPOCH_EXHAUSTED
+                             and t.producer_epoch == 0)
+        if t.producer_id != producer_id and not retry_on_overflow:
+            return answer(ec.INVALID_PRODUCER_ID_MAPPING)
+        if not _valid_end_epoch(t, epoch, retry_on_overflow):
             return answer(ec.PRODUCER_FENCED)
         done, preparing = (COMPLETE_COMMIT, PREPARE_COMMIT) if commit else (COMPLETE_ABORT, PREPARE_ABORT)
-        if t.state == done:
-            return answer(0)  # a retry of what already happened
+        # TV2: the current epoch after an end is the next transaction's, which has added nothing yet
+        next_txn = t.bumps_epoch and t.state in ENDED and (producer_id, epoch) == (t.producer_id, t.producer_epoch)
+        if next_txn and t.state in (PREPARE_COMMIT, PREPARE_ABORT):
+            return answer(ec.CONCURRENT_TRANSACTIONS)  # the last one's markers are still being written
+        if t.state == done and not next_txn:
+            return answer(0, t.producer_id, t.producer_epoch)  # a retry of what already happened
         if t.state == preparing:
             return answer(ec.CONCURRENT_TRANSACTIONS)
-        if t.state != ONGOING:
+        empty_abort = (t.state == EMPTY or next_txn) and not commit and client_version >= 2
+        if t.state != ONGOING and not empty_abort:
             return answer(ec.INVALID_TXN_STATE)
+        if client_version >= 2:
+            if t.producer_epoch >= EPOCH_EXHAUSTED:
+                t.next_producer_id = self._allocate()
+            t.last_producer_epoch = t.producer_epoch
+            t.producer_epoch += 1  # at most MAX_EPOCH: an exhausted epoch moves to a new producer id
+            if empty_abort:
+                t.start_ms = now_ms  # Kafka: a transaction with no partition starts when it is aborted
+        t.client_version = client_version
         self._write(t, preparing, result, now_ms)
         result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, commit,
                                      frozenset(t.partitions)))
-        return answer(0)
+        if t.next_producer_id >= 0:
+            return answer(0, t.next_producer_id, 0)  # the client goes on with the producer id that replaces this one
+        return answer(0, t.producer_id, t.producer_epoch)
 
     def markers_written(self, transactional_id: str, producer_id: int, epoch: int, now_ms: int) -> TxnResult:
-        """Every marker of the transaction is on its partition: it completes."""
+        """Every marker of the transaction is on its partition: it completes (under transaction.version 2 with the
+        new producer id, at epoch 0, when the epoch ran out)."""
         result = TxnResult()
         t = self.txns.get(transactional_id)
         if t is None or (t.producer_id, t.producer_epoch) != (producer_id, epoch) or t.state not in (
@@ -324,6 +378,10 @@ class TxnShard:
             return result  # superseded meanwhile
         state = COMPLETE_COMMIT if t.state == PREPARE_COMMIT else COMPLETE_ABORT
         t.partitions = set()
+        if t.bumps_epoch and t.next_producer_id >= 0:
+            # the epoch the client saw last stays the exhausted one (Kafka keeps lastProducerEpoch at MAX - 1)
+            t.last_producer_id, t.producer_id, t.next_producer_id = t.producer_id, t.next_producer_id, -1
+            t.producer_epoch = 0
         self._write(t, state, result, now_ms)
         return result
 
@@ -399,6 +457,20 @@ def _may_init(t: TxnMetadata, producer_id: int, epoch: int) -> bool:
     or it is the id replaced for an exhausted epoch and names that epoch (a retry of the rotation)."""
     return (t.producer_epoch == -1 or producer_id == t.producer_id
             or (producer_id == t.last_producer_id and epoch >= EPOCH_EXHAUSTED))
+
+
+def _valid_end_epoch(t: TxnMetadata, epoch: int, retry_on_overflow: bool) -> bool:
+    """Whether an EndTxn's epoch may go on (Kafka's ``isValidEpoch`` in ``endTransaction``). A transaction whose
+    client speaks transaction.version 2 had its epoch bumped by the end being retried, so the same epoch means the
+    next transaction's (``end_txn`` tells them apart): in Prepare* the epoch before the bump is a retry, in
+    Complete* also the exhausted epoch of the producer id just replaced; elsewhere the epoch must be the current one.
+    Otherwise (TV0/1) it must be the current one."""
+    if not t.bumps_epoch or t.state not in ENDED or epoch == t.producer_epoch:
+        return epoch == t.producer_epoch
+    bumped = t.producer_epoch == epoch + 1
+    if t.state in (PREPARE_COMMIT, PREPARE_ABORT):
+        return bumped
+    return bumped or retry_on_overflow
 
 
 def _next_epochs(t: TxnMetadata, expected_epoch: int | None) -> tuple[int, int] | None:
