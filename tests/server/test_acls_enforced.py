@@ -38,11 +38,12 @@ def _sock():
     return s
 
 
-def _node(tmp_path, extra: str = "") -> tuple[Node, int, int]:
+def _node(tmp_path, extra: str = "", features: dict[str, int] | None = None) -> tuple[Node, int, int]:
+    """``features``: the finalized feature levels at bootstrap (None: the default level's)."""
     logs = tmp_path / "logs"
     logs.mkdir()
     write_meta_properties(str(logs), MetaProperties(cluster_id=CLUSTER, node_id=1))
-    (logs / BOOTSTRAP_FILE).write_bytes(encode_bootstrap_file(bootstrap_records(DEFAULT), timestamp=0))
+    (logs / BOOTSTRAP_FILE).write_bytes(encode_bootstrap_file(bootstrap_records(DEFAULT, features), timestamp=0))
     csock, ssock = _sock(), _sock()
     cport, sport = csock.getsockname()[1], ssock.getsockname()[1]
     settings = NodeSettings.from_properties(parse_properties(
@@ -210,11 +211,11 @@ def test_refusals_change_nothing_and_acls_grant_access(tmp_path):
     asyncio.run(main())
 
 
-def run_as_admin_and_alice(tmp_path, scenario, extra: str = "") -> None:
-    """``await scenario(node, admin, alice)`` on an ACL-enforcing node (``extra`` properties), once it is ready, over
-    a SASL login of the super user and one of alice; the connections are closed and the node shut down however the
-    scenario ends."""
-    node, _cport, sport = _node(tmp_path, extra)
+def run_as_admin_and_alice(tmp_path, scenario, extra: str = "", features: dict[str, int] | None = None) -> None:
+    """``await scenario(node, admin, alice)`` on an ACL-enforcing node (``extra`` properties, ``features`` at
+    bootstrap), once it is ready, over a SASL login of the super user and one of alice; the connections are closed and
+    the node shut down however the scenario ends."""
+    node, _cport, sport = _node(tmp_path, extra, features)
 
     async def main():
         await node.start()

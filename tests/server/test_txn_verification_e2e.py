@@ -237,7 +237,7 @@ def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
         assert allowed.results_by_transaction[0].topic_results[0].results_by_partition[0] \
             .partition_error_code == ec.TRANSACTION_ABORTABLE
         # an add without VerifyOnly needs transaction.version 2: the whole request is refused, as Kafka 4.4 answers
-        # at metadata.version 3.9 (the conformance scenarios AddPartitionsToTxn-v4/v5-add); nothing is added
+        # below it (the conformance scenarios AddPartitionsToTxn-v4/v5-add); nothing is added
         add = A(transactions=[A.AddPartitionsToTxnTransaction(
             transactional_id="ta", producer_id=pid, producer_epoch=epoch, verify_only=False,
             topics=[A.AddPartitionsToTxnTopic(name=TOPIC, partitions=[0])])])
@@ -258,4 +258,5 @@ def test_with_acls_only_brokers_may_verify_and_the_leader_asks_as_one(tmp_path):
         assert node.replicas.get(TOPIC, 1).log.end_offset() == 0
         assert (node.replicas.verifier.verified, node.replicas.verifier.failures) == (1, 1)
 
-    run_as_admin_and_alice(tmp_path, scenario, PROPS)
+    # transaction.version 1: a broker's add without VerifyOnly is refused there (at 2 it adds, test_txn_v2_e2e)
+    run_as_admin_and_alice(tmp_path, scenario, PROPS, features={"group.version": 1, "transaction.version": 1})
