@@ -10,6 +10,7 @@ import os
 import pytest
 
 from kraftwire.replica import follower as rules
+from kraftwire.replica import leader_fetch
 from kraftwire.replica import partition as rp
 from kraftwire.replica.leader_append import record_append, record_marker
 from kraftwire.server import partition_runtime as runtime
@@ -213,3 +214,15 @@ def test_a_follower_restarting_at_the_leaders_end_when_out_of_range_is_caught(mo
 def test_a_lost_alter_partition_that_is_never_sent_again_is_caught(monkeypatch):
     monkeypatch.setattr(rp.ReplicaState, "alter_lost", lambda self, proposal: None)
     assert "under steady writes, no full ISR within" in _first_failure()
+
+
+def test_a_leader_serving_a_follower_without_its_last_fetched_epoch_is_caught(monkeypatch):
+    """The leader's fetch checks (``replica.leader_fetch``, shared with the Fetch handler) run in the simulation:
+    a leader that never answers DivergingEpoch leaves a follower's stale suffix in place."""
+    def without_epoch(fetch_offset, last_fetched_epoch, log_start, log_end, epoch_end):
+        return original(fetch_offset, -1, log_start, log_end, epoch_end)
+
+    original = leader_fetch.check_fetch_position
+    monkeypatch.setattr(leader_fetch, "check_fetch_position", without_epoch)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
