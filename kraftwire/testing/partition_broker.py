@@ -236,6 +236,7 @@ class SimBrokers:
             pending = runtime.leader_saw_fetch(r.state, lg, msg.src, fetch_offset, broker_epoch, reg, self.now)
             if pending is not None:
                 self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
+                self.check_expansion(b, index, msg.src, broker_epoch)
                 self.send_alter(b, index)
             self.advance(b, index)
             records = None

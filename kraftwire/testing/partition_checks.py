@@ -29,6 +29,14 @@ class PartitionChecks:
                       f"min.insync.replicas")
         self.acked.append((w.partition, w.base, w.data))
 
+    def check_expansion(self, b: Broker, index: int, replica: int, broker_epoch: int) -> None:
+        """A leader proposes a follower for the ISR only when its image shows that broker registered, unfenced, not
+        shutting down, and fetching with its current broker epoch (KIP-903, Kafka's ``isReplicaIsrEligible``)."""
+        reg = b.image.brokers.get(replica)
+        if reg is None or reg.fenced or reg.in_controlled_shutdown or broker_epoch not in (-1, reg.epoch):
+            self.fail(f"leader b{b.id} of p{index} proposes b{replica} (fetching with broker epoch {broker_epoch}) "
+                      f"for the ISR though its image shows it ineligible: {reg}")
+
     def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
         lg = r.log
         hw = lg.high_watermark()

@@ -80,7 +80,8 @@ def test_a_high_watermark_counting_the_isr_only_starves_a_follower_and_is_caught
 
 def test_an_isr_that_takes_a_lagging_follower_is_caught(monkeypatch):
     def expand(self, replica, eligible):
-        if self.role != rp.LEADER or self.pending is not None or replica in self.isr or replica not in self.followers:
+        if (self.role != rp.LEADER or self.pending is not None or replica in self.isr or replica not in self.followers
+                or not eligible):  # only the lag is ignored (eligibility has its own mutant)
             return None
         self.pending = rp.PendingIsr(tuple(self.isr) + (replica,), True)
         return self.pending
@@ -226,3 +227,10 @@ def test_a_leader_serving_a_follower_without_its_last_fetched_epoch_is_caught(mo
     monkeypatch.setattr(leader_fetch, "check_fetch_position", without_epoch)
     message = _first_failure()
     assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
+
+
+def test_a_leader_proposing_an_ineligible_follower_for_the_isr_is_caught(monkeypatch):
+    """KIP-903 (``may_join_isr``, run in ``partition_runtime.leader_saw_fetch``): a fenced broker or an older
+    incarnation of one that keeps fetching is not proposed for the ISR."""
+    monkeypatch.setattr(runtime, "may_join_isr", lambda registration, broker_epoch: True)
+    assert "for the ISR though its image shows it ineligible" in _first_failure()
