@@ -258,6 +258,7 @@ class SimBrokers:
                 leader_recovery_state=0, partition_epoch=r.state.partition_epoch)])])
         self.event(f"b{b.id} sends AlterPartition p{index} isr={list(pending.isr)} "
                    f"epochs={r.state.leader_epoch}/{r.state.partition_epoch}")
+        self.check_one_alter_in_flight(b, index, r.state.leader_epoch, r.state.partition_epoch)
         self.send("alter", b.id, CONTROLLER, req, b.incarnation, request=pending)
 
     def on_alter_response(self, b: Broker, resp, proposal) -> None:

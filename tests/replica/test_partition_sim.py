@@ -234,3 +234,14 @@ def test_a_leader_proposing_an_ineligible_follower_for_the_isr_is_caught(monkeyp
     incarnation of one that keeps fetching is not proposed for the ISR."""
     monkeypatch.setattr(runtime, "may_join_isr", lambda registration, broker_epoch: True)
     assert "for the ISR though its image shows it ineligible" in _first_failure()
+
+
+def test_several_alter_partitions_in_flight_at_once_are_caught(monkeypatch):
+    """``ReplicaState.alter_to_send``: one AlterPartition at a time per partition."""
+    def send_whenever_pending(self):
+        if self.pending is not None:
+            self.in_flight = True
+        return self.pending
+
+    monkeypatch.setattr(rp.ReplicaState, "alter_to_send", send_whenever_pending)
+    assert "sends a second AlterPartition" in _first_failure()
