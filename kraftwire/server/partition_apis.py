@@ -72,7 +72,8 @@ from kraftwire.replica import fetch_answer
 from kraftwire.replica import list_offsets as offsets
 from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
-from kraftwire.replica.partition import LEADER, check_fetch_position
+from kraftwire.replica.leader_fetch import check_replica_fetch
+from kraftwire.replica.partition import LEADER
 from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -420,25 +421,26 @@ class PartitionApis:
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        reg = self.md.image.brokers.get(replica)
-        error = hp.state.replica_fetch_error(p.current_leader_epoch, replica, broker_epoch,
-                                             None if reg is None else reg.epoch)
-        if error:
-            pd.error_code = error
-            if version >= 16 and error == ec.NOT_LEADER_OR_FOLLOWER:  # KIP-951: where the leader is
+        lg = hp.log
+        start, end = lg.start_offset(), lg.end_offset()
+        offset = p.fetch_offset
+        check = check_replica_fetch(hp.state, replica=replica, current_leader_epoch=p.current_leader_epoch,
+                                    broker_epoch=broker_epoch, registration=self.md.image.brokers.get(replica),
+                                    fetch_offset=offset, last_fetched_epoch=p.last_fetched_epoch, log_start=start,
+                                    log_end=end, epoch_end=lg.leader_epoch_end)
+        if check.fenced:
+            pd.error_code = check.error
+            if version >= 16 and check.leader_hint:  # KIP-951: where the leader is
                 leader, epoch = self._leader_hint(name, p.partition)
                 pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             return 0
-        lg = hp.log
-        start, end = lg.start_offset(), lg.end_offset()
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         pd.log_start_offset = start
-        offset = p.fetch_offset
-        error, diverging = check_fetch_position(offset, p.last_fetched_epoch, start, end, lg.leader_epoch_end)
-        if error or diverging is not None:
-            pd.error_code = error
-            if diverging is not None:
-                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=diverging[0], end_offset=diverging[1])
+        if not check.accepted:
+            pd.error_code = check.error
+            if check.diverging is not None:
+                epoch, end_offset = check.diverging
+                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=end_offset)
             return 0
         self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()

@@ -17,7 +17,8 @@ from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState, check_fetch_position
+from kraftwire.replica.leader_fetch import check_replica_fetch
+from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable, next_seq
 from kraftwire.replica.transactions import PartitionTxns, fold_batch
 from kraftwire.replica.verification import ProducerVerifications
@@ -220,21 +221,22 @@ class SimBrokers:
             if r is None:
                 parts.append((index, ec.NOT_LEADER_OR_FOLLOWER, None, None, -1, 0, token))
                 continue
-            reg = b.image.brokers.get(msg.src)
-            error = r.state.replica_fetch_error(current_epoch, msg.src, broker_epoch,
-                                                None if reg is None else reg.epoch)
-            if error:
-                parts.append((index, error, None, None, -1, 0, token))
+            reg, lg = b.image.brokers.get(msg.src), r.log
+            check = check_replica_fetch(r.state, replica=msg.src, current_leader_epoch=current_epoch,
+                                        broker_epoch=broker_epoch, registration=reg, fetch_offset=fetch_offset,
+                                        last_fetched_epoch=last_epoch, log_start=lg.start_offset(),
+                                        log_end=lg.end_offset(), epoch_end=lg.leader_epoch_end)
+            if check.fenced:
+                parts.append((index, check.error, None, None, -1, 0, token))
                 continue
-            lg = r.log
-            error, diverging = check_fetch_position(fetch_offset, last_epoch, lg.start_offset(), lg.end_offset(),
-                                                    lg.leader_epoch_end)
-            if error or diverging:
-                parts.append((index, error, diverging, None, lg.high_watermark(), lg.start_offset(), token))
+            if not check.accepted:
+                parts.append((index, check.error, check.diverging, None, lg.high_watermark(), lg.start_offset(),
+                              token))
                 continue
             pending = runtime.leader_saw_fetch(r.state, lg, msg.src, fetch_offset, broker_epoch, reg, self.now)
             if pending is not None:
                 self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
+                self.check_expansion(b, index, msg.src, broker_epoch)
                 self.send_alter(b, index)
             self.advance(b, index)
             records = None
@@ -256,6 +258,7 @@ class SimBrokers:
                 leader_recovery_state=0, partition_epoch=r.state.partition_epoch)])])
         self.event(f"b{b.id} sends AlterPartition p{index} isr={list(pending.isr)} "
                    f"epochs={r.state.leader_epoch}/{r.state.partition_epoch}")
+        self.check_one_alter_in_flight(b, index, r.state.leader_epoch, r.state.partition_epoch)
         self.send("alter", b.id, CONTROLLER, req, b.incarnation, request=pending)
 
     def on_alter_response(self, b: Broker, resp, proposal) -> None:

@@ -29,6 +29,26 @@ class PartitionChecks:
                       f"min.insync.replicas")
         self.acked.append((w.partition, w.base, w.data))
 
+    def check_expansion(self, b: Broker, index: int, replica: int, broker_epoch: int) -> None:
+        """A leader proposes a follower for the ISR only when its image shows that broker registered, unfenced, not
+        shutting down, and fetching with its current broker epoch (KIP-903, Kafka's ``isReplicaIsrEligible``)."""
+        reg = b.image.brokers.get(replica)
+        if reg is None or reg.fenced or reg.in_controlled_shutdown or broker_epoch not in (-1, reg.epoch):
+            self.fail(f"leader b{b.id} of p{index} proposes b{replica} (fetching with broker epoch {broker_epoch}) "
+                      f"for the ISR though its image shows it ineligible: {reg}")
+
+    def check_one_alter_in_flight(self, b: Broker, index: int, leader_epoch: int, partition_epoch: int) -> None:
+        """A leader sends one AlterPartition at a time for a partition state (leader and partition epoch): when it
+        sends one, none it sent earlier for that state is still on its way to the controller."""
+        for msg in self.net:
+            if msg.kind == "alter" and msg.src == b.id and msg.incarnation == b.incarnation:
+                for t in msg.body.topics:
+                    for pd in t.partitions:
+                        if (pd.partition_index, pd.leader_epoch, pd.partition_epoch) == (index, leader_epoch,
+                                                                                          partition_epoch):
+                            self.fail(f"b{b.id} sends a second AlterPartition for p{index} at epochs "
+                                      f"{leader_epoch}/{partition_epoch} while {list(pd.new_isr)} is in flight")
+
     def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
         lg = r.log
         hw = lg.high_watermark()

@@ -22,6 +22,10 @@ After every event (``check``):
 * **acks=-1 means min.insync.replicas copies**: when it is answered, at least that many replicas hold the batch;
 * **ISR replicas agree below the high watermark**: every member of a live leader's ISR holds the leader's log up to
   the leader's high watermark;
+* **only eligible followers are proposed for the ISR**: a leader proposes an expansion only to a broker its image
+  shows registered, unfenced, not shutting down and fetching with its current broker epoch (KIP-903);
+* **one AlterPartition at a time**: a leader sends none for a partition while one it sent for the same leader and
+  partition epoch is still on its way to the controller;
 * a leader's high watermark never goes back within its epoch; the image's leader is in its ISR, inside the replicas;
 * **the last stable offset** (producers also write transactions and their COMMIT / ABORT markers; each replica
   folds them as a broker does, ``kraftwire.replica.transactions``) never exceeds a leader's high watermark, and never

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from kraftwire.replica import follower as rules
+from kraftwire.replica import leader_fetch
 from kraftwire.replica import partition as rp
 from kraftwire.replica.leader_append import record_append, record_marker
 from kraftwire.server import partition_runtime as runtime
@@ -79,7 +80,8 @@ def test_a_high_watermark_counting_the_isr_only_starves_a_follower_and_is_caught
 
 def test_an_isr_that_takes_a_lagging_follower_is_caught(monkeypatch):
     def expand(self, replica, eligible):
-        if self.role != rp.LEADER or self.pending is not None or replica in self.isr or replica not in self.followers:
+        if (self.role != rp.LEADER or self.pending is not None or replica in self.isr or replica not in self.followers
+                or not eligible):  # only the lag is ignored (eligibility has its own mutant)
             return None
         self.pending = rp.PendingIsr(tuple(self.isr) + (replica,), True)
         return self.pending
@@ -213,3 +215,33 @@ def test_a_follower_restarting_at_the_leaders_end_when_out_of_range_is_caught(mo
 def test_a_lost_alter_partition_that_is_never_sent_again_is_caught(monkeypatch):
     monkeypatch.setattr(rp.ReplicaState, "alter_lost", lambda self, proposal: None)
     assert "under steady writes, no full ISR within" in _first_failure()
+
+
+def test_a_leader_serving_a_follower_without_its_last_fetched_epoch_is_caught(monkeypatch):
+    """The leader's fetch checks (``replica.leader_fetch``, shared with the Fetch handler) run in the simulation:
+    a leader that never answers DivergingEpoch leaves a follower's stale suffix in place."""
+    def without_epoch(fetch_offset, last_fetched_epoch, log_start, log_end, epoch_end):
+        return original(fetch_offset, -1, log_start, log_end, epoch_end)
+
+    original = leader_fetch.check_fetch_position
+    monkeypatch.setattr(leader_fetch, "check_fetch_position", without_epoch)
+    message = _first_failure()
+    assert "acknowledged" in message or "committed" in message or "ISR member" in message, message
+
+
+def test_a_leader_proposing_an_ineligible_follower_for_the_isr_is_caught(monkeypatch):
+    """KIP-903 (``may_join_isr``, run in ``partition_runtime.leader_saw_fetch``): a fenced broker or an older
+    incarnation of one that keeps fetching is not proposed for the ISR."""
+    monkeypatch.setattr(runtime, "may_join_isr", lambda registration, broker_epoch: True)
+    assert "for the ISR though its image shows it ineligible" in _first_failure()
+
+
+def test_several_alter_partitions_in_flight_at_once_are_caught(monkeypatch):
+    """``ReplicaState.alter_to_send``: one AlterPartition at a time per partition."""
+    def send_whenever_pending(self):
+        if self.pending is not None:
+            self.in_flight = True
+        return self.pending
+
+    monkeypatch.setattr(rp.ReplicaState, "alter_to_send", send_whenever_pending)
+    assert "sends a second AlterPartition" in _first_failure()
