@@ -751,14 +751,15 @@ class Exchange(NamedTuple):
 
 
 def carried_error_codes(answer) -> set[int]:
-    """Every ``error_code`` an answer carries, top-level or in any nested struct (a partition's, a member's)."""
+    """Every error code an answer carries, top-level or in any nested struct (a partition's, a member's): the
+    ``error_code`` fields and those named ``*_error_code`` (AddPartitionsToTxn's ``partition_error_code``)."""
     codes: set[int] = set()
 
     def walk(value):
         if isinstance(value, w.Base):
             for f in value._info.fields:
                 item = getattr(value, f.attr)
-                if f.attr == "error_code" and isinstance(item, int):
+                if (f.attr == "error_code" or f.attr.endswith("_error_code")) and isinstance(item, int):
                     codes.add(item)
                 elif isinstance(item, (w.Base, list)):
                     walk(item)

@@ -54,3 +54,10 @@ def test_the_table_lists_codes_not_provoked():
     missing = text.split("### Error codes not provoked", 1)[1]
     heartbeat = next(line for line in missing.splitlines() if line.startswith("| Heartbeat |"))
     assert "UNKNOWN_MEMBER_ID" not in heartbeat and "ILLEGAL_GENERATION" in heartbeat
+
+
+def test_error_codes_under_other_names_are_found():
+    AP = w.AddPartitionsToTxnResponse
+    answer = AP(error_code=0, results_by_topic_v3_and_below=[AP.AddPartitionsToTxnTopicResult(name="t", results_by_partition=[
+        AP.AddPartitionsToTxnPartitionResult(partition_index=0, partition_error_code=3)])])
+    assert carried_error_codes(answer) == {0, 3}
