@@ -10,6 +10,10 @@
 * **Sessions** (KIP-227): kraftwire keeps none — a full request gets session id 0, which tells the client to keep
   sending full requests — so an incremental one (an epoch other than 0 and -1) names a session this node does not
   have: FETCH_SESSION_ID_NOT_FOUND, no partitions.
+* **Where the leader is** (KIP-951, v16+, consumers only: a follower's refused fetch lists no endpoints): a consumer
+  asking a broker that holds no replica of a partition gets
+  NOT_LEADER_OR_FOLLOWER with the partition's current leader and epoch from the metadata, and the answer lists
+  those leaders' endpoints (``node_endpoints``) so the client need not refresh its metadata first.
 * **A request Kafka cannot handle** (an isolation level it does not know: the error of the exception it raises is
   UNKNOWN_SERVER_ERROR): from v13 the error at the top and no partitions; before, the error at the top and in every
   partition asked, again with offsets -1.
@@ -17,10 +21,11 @@
 
 from __future__ import annotations
 
-from kraftwire.error_codes import FETCH_SESSION_ID_NOT_FOUND, UNKNOWN_SERVER_ERROR
+from kraftwire.error_codes import FENCED_LEADER_EPOCH, FETCH_SESSION_ID_NOT_FOUND, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
 from kraftwire.protocol import messages as w
 
-__all__ = ["READ", "REFUSED", "ISOLATION_LEVELS", "request_error", "error_answer", "refused", "ordered"]
+__all__ = ["READ", "REFUSED", "ISOLATION_LEVELS", "request_error", "error_answer", "refused", "ordered",
+           "LEADER_HINTS_SINCE", "hinted_leaders", "fetching_replica"]
 
 #: the groups a partition's answer falls in, in the order Kafka answers them
 READ, REFUSED = 0, 1
@@ -29,6 +34,22 @@ ISOLATION_LEVELS = (0, 1)
 FULL_EPOCHS = (0, -1)
 #: where the top-level error code starts (v7) and where the partitions stop going along with it (v13)
 TOP_LEVEL_ERROR_SINCE, NO_PARTITIONS_SINCE = 7, 13
+#: the version from which a consumer's NOT_LEADER_OR_FOLLOWER carries the leader and the answer its endpoint
+LEADER_HINTS_SINCE = 16
+
+
+def fetching_replica(body, version: int) -> tuple[int, int]:
+    """(replica id, broker epoch) of the fetcher: a negative id for a consumer; the epoch -1 before v15."""
+    if version >= 15:
+        return body.replica_state.replica_id, body.replica_state.replica_epoch
+    return body.replica_id, -1
+
+
+def hinted_leaders(response) -> set[int]:
+    """The leaders a Fetch answer's refused partitions point to (KIP-951): the brokers whose endpoints go along."""
+    return {p.current_leader.leader_id for t in response.responses for p in t.partitions
+            if p.error_code in (NOT_LEADER_OR_FOLLOWER, FENCED_LEADER_EPOCH) and p.current_leader is not None
+            and p.current_leader.leader_id >= 0}
 
 
 def request_error(body, version: int) -> int:

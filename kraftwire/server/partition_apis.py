@@ -304,6 +304,9 @@ class PartitionApis:
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
+            if version >= fetch_answer.LEADER_HINTS_SINCE and pd.error_code == ec.NOT_LEADER_OR_FOLLOWER:
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             return 0
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
@@ -361,10 +364,7 @@ class PartitionApis:
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, answered = 0, False, set(), []
         denied = getattr(request, "denied", ())
-        if version >= 15:
-            replica, broker_epoch = body.replica_state.replica_id, body.replica_state.replica_epoch
-        else:
-            replica, broker_epoch = body.replica_id, -1
+        replica, broker_epoch = fetch_answer.fetching_replica(body, version)
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
             return fetch_answer.error_answer(body, version, refusal), True, set()
@@ -467,6 +467,9 @@ class PartitionApis:
             if denied:
                 request = _CheckedFetch(request, denied)
         resp, ready, keys = self._fetch_answer(request)
+        if (request.version >= fetch_answer.LEADER_HINTS_SINCE
+                and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
+            resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
         self.purgatory.respond(request, conn, resp, ready, keys)
 
     def _fetch_topic_names(self, request) -> set[str]:

@@ -13,6 +13,8 @@ from conformance.runner import Outcome
 
 from harness.kafka import KAFKA_DIR
 
+from kraftwire import error_codes
+
 
 def kafka_version() -> str:
     """The Kafka version the oracle runs, as pinned in ``tests/kafka/pom.xml``."""
@@ -38,8 +40,10 @@ class Results:
                                 "reason": entry.reason if entry else None})
         unexplained = [d for d in differences if d["reason"] is None]
         status = "differs" if unexplained else "documented" if differences else "match"
+        provoked = {api: sorted(error_codes.name_of(code) for code in codes)
+                    for api, codes in sorted(outcome.error_codes().items())}
         self.scenarios.append({"id": s.id, "api": s.api, "version": s.version, "name": s.name, "config": s.config,
-                               "status": status, "differences": differences})
+                               "status": status, "differences": differences, "error_codes": provoked})
         return unexplained
 
     def error(self, scenario, exc: BaseException) -> None:

@@ -750,11 +750,43 @@ class Exchange(NamedTuple):
     answers: dict
 
 
+def carried_error_codes(answer) -> set[int]:
+    """Every error code an answer carries, top-level or in any nested struct (a partition's, a member's): the
+    ``error_code`` fields and those named ``*_error_code`` (AddPartitionsToTxn's ``partition_error_code``)."""
+    codes: set[int] = set()
+
+    def walk(value):
+        if isinstance(value, w.Base):
+            for f in value._info.fields:
+                item = getattr(value, f.attr)
+                if (f.attr == "error_code" or f.attr.endswith("_error_code")) and isinstance(item, int):
+                    codes.add(item)
+                elif isinstance(item, (w.Base, list)):
+                    walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+
+    walk(answer)
+    return codes
+
+
 @dataclass
 class Outcome:
     scenario: Scenario
     exchanges: list[Exchange] = field(default_factory=list)
     differences: list[Difference] = field(default_factory=list)
+
+    def error_codes(self) -> dict[str, set[int]]:
+        """Per API (of each step's request, not only the scenario's own), the error codes Kafka's answers carried:
+        what the scenario provoked, for the table's coverage of :mod:`conformance.error_catalog`. Kafka's side,
+        because it is the oracle: a code only kraftwire gives is a difference already."""
+        by_api: dict[str, set[int]] = {}
+        for exchange in self.exchanges:
+            codes = carried_error_codes(exchange.answers[KAFKA])
+            if codes:
+                by_api.setdefault(exchange.path.split("#", 1)[0], set()).update(codes)
+        return by_api
 
 
 def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:

@@ -15,6 +15,8 @@ import os
 import sys
 from collections import defaultdict
 
+from . import error_catalog
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STATUSES = ("match", "documented", "differs", "error")
 
@@ -80,10 +82,31 @@ def render(results: dict) -> str:
             for d in s["differences"]:
                 if not d["reason"]:
                     lines.append(f"| {s['id']} | `{_cell(d['path'])}` | {_cell(d['kafka'])} | {_cell(d['kraftwire'])} |")
+    lines += _error_code_sections(scenarios)
     if results.get("unused_allowances"):
         lines += ["", "### Allow-list entries no difference used in this run", ""]
         lines += [f"- `{a['scenario']}` `{a['path']}`: {a['reason']}" for a in results["unused_allowances"]]
     return "\n".join(lines) + "\n"
+
+
+def _error_code_sections(scenarios: list[dict]) -> list[str]:
+    """Per API, the error codes Kafka's answers carried in this run (any step's, top-level or nested), and the codes
+    :mod:`conformance.error_catalog` says a client can cause that no scenario provoked (issue #36's coverage)."""
+    provoked: dict[str, set[str]] = defaultdict(set)
+    for s in scenarios:
+        for api, names in s.get("error_codes", {}).items():
+            provoked[api].update(names)
+    lines = ["", "### Error codes provoked", "", "| API | error codes Kafka answered with |", "|---|---|"]
+    lines += [f"| {api} | {', '.join(sorted(provoked[api]))} |" for api in sorted(provoked)]
+    missing = {api: sorted(set(names) - provoked[api]) for api, names in error_catalog.CLIENT_CAUSED.items()}
+    caused = sum(len(names) for names in error_catalog.CLIENT_CAUSED.values())
+    left = sum(len(names) for names in missing.values())
+    lines += ["", "### Error codes not provoked", "",
+              f"Of the {caused} (API, error code) pairs a client can cause (`tests/conformance/error_catalog.py`, "
+              f"from Kafka's javadoc), {caused - left} were provoked, {left} not:", "",
+              "| API | not provoked |", "|---|---|"]
+    lines += [f"| {api} | {', '.join(names)} |" for api, names in sorted(missing.items()) if names]
+    return lines
 
 
 README_BEGIN, README_END = "<!-- conformance-table -->", "<!-- /conformance-table -->"

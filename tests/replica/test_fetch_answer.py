@@ -7,7 +7,8 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.replica.fetch_answer import READ, REFUSED, error_answer, ordered, refused, request_error
+from kraftwire.replica.fetch_answer import (READ, REFUSED, error_answer, fetching_replica, hinted_leaders, ordered,
+                                            refused, request_error)
 
 F = w.FetchRequest
 TOPIC_ID = uuid.UUID(int=7)
@@ -40,3 +41,24 @@ def test_partitions_read_come_before_those_refused():
     assert a5.aborted_transactions == [] and a5.log_start_offset == -1
     got = ordered([(REFUSED, ("b", None), b0), (REFUSED, ("a", None), a5), (READ, ("a", None), a0)])
     assert got == [(("a", None), [a0, a5]), (("b", None), [b0])]
+
+
+def test_the_leaders_a_refused_partition_points_to_go_along_as_endpoints():
+    """KIP-951: only the
+    partitions refused as not led here (or with a fenced epoch) name a leader, and only a known one counts."""
+    R = w.FetchResponse
+
+    def part(index, error, leader):
+        return R.PartitionData(partition_index=index, error_code=error,
+                               current_leader=R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=0))
+
+    answer = R(responses=[R.FetchableTopicResponse(topic="a", partitions=[
+        part(0, ec.NOT_LEADER_OR_FOLLOWER, 1), part(1, ec.FENCED_LEADER_EPOCH, 3),
+        part(2, ec.NOT_LEADER_OR_FOLLOWER, -1), part(3, ec.OFFSET_OUT_OF_RANGE, 2), part(4, 0, 4)])])
+    assert hinted_leaders(answer) == {1, 3}
+
+
+def test_the_fetcher_is_named_in_the_replica_state_from_v15():
+    body = F(replica_id=-1, replica_state=F.ReplicaState(replica_id=2, replica_epoch=9))
+    assert fetching_replica(body, 15) == (2, 9)
+    assert fetching_replica(body, 14) == (-1, -1)
