@@ -128,10 +128,13 @@ _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in DATA_AND_COORD
 # The "sasl-acl" configuration's scenarios (SASL logins, StandardAuthorizer; branch confsasl)
 # ======================================================================================================================
 #: Kafka's message when a request needs an operation on the cluster the principal lacks
-CLUSTER_REQUEST_TEXT = ("Kafka's CLUSTER_AUTHORIZATION_FAILED message is its internal request object's text ('Request "
-                        "Request(processor=0, connectionId=..., session=org.apache.kafka.network.Session@<hash>, ...) "
-                        "needs ALTER permission.'): a Java identity hash and socket ids no other node can give; "
-                        "kraftwire sends no message")
+CLUSTER_REQUEST_TEXT = ("Kafka's CLUSTER_AUTHORIZATION_FAILED message is the Java text of the controller's internal request "
+                        "object ('Request Request(processor=2, connectionId=<controller socket's addresses>, "
+                        "session=org.apache.kafka.network.Session@<identity hash>, listenerName=..., buffer=java.nio."
+                        "HeapByteBuffer[pos=.. lim=.. cap=..], envelope=Optional[Request(...)]) needs <operation> "
+                        "permission.'): a JVM identity hash, another connection's ports and the forwarded envelope's "
+                        "buffer state — nothing a client can parse or another node can give; kraftwire sends no message "
+                        "(clients then show the error code's default text)")
 
 SASL_ACL: list[Allowance] = [
     # ApiVersions before logging in: the same answer as on a PLAINTEXT listener, with the same differences
