@@ -131,8 +131,8 @@ _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in DATA_AND_COORD
 CLUSTER_REQUEST_TEXT = ("Kafka's CLUSTER_AUTHORIZATION_FAILED message is the Java text of the controller's internal request "
                         "object ('Request Request(processor=2, connectionId=<controller socket's addresses>, "
                         "session=org.apache.kafka.network.Session@<identity hash>, listenerName=..., buffer=java.nio."
-                        "HeapByteBuffer[pos=.. lim=.. cap=..], envelope=Optional[Request(...)]) needs <operation> "
-                        "permission.'): a JVM identity hash, another connection's ports and the forwarded envelope's "
+                        "HeapByteBuffer[pos=.. lim=.. cap=..], envelope=Optional[Request(...)]) is not "
+                        "authorized.'): a JVM identity hash, another connection's ports and the forwarded envelope's "
                         "buffer state — nothing a client can parse or another node can give; kraftwire sends no message "
                         "(clients then show the error code's default text)")
 
