@@ -437,7 +437,7 @@ class GroupApis:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         if not consumer_protocol_enabled(self.md.image.features):
-            self._send(token, consumer_error(ec.UNSUPPORTED_VERSION))
+            self._reply(token, consumer_error(ec.UNSUPPORTED_VERSION))
             return
         if not self._may(conn, 0, body.group_id, Op.READ):
             self._reply(token, consumer_error(ec.GROUP_AUTHORIZATION_FAILED))

@@ -42,6 +42,7 @@ from kraftwire.error_codes import (
 )
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
+from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata import answers
 from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.refusals import acl_message, refusal
@@ -395,6 +396,9 @@ class KraftApis:
             (allowed.append(item) if ok else refused.append((item, code)))
         if not refused:
             return body, None
+        if api == "CreateTopics":  # Kafka's ControllerApis appends them walking a HashSet of the request's names
+            order = {name: i for i, name in enumerate(hashmap_order(dict.fromkeys(t.name for t in items), string_hash))}
+            refused.sort(key=lambda refusal: order[refusal[0].name])
         denied = None
         for item, code in refused:
             one = copy.copy(body)

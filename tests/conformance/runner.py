@@ -100,6 +100,9 @@ pairing (Kafka's topic id A must always face kraftwire's B, and B nothing else).
   compared by position. The order is not compared for the arrays of :data:`ORDER_CARRIES_NOTHING` only: those
   whose order in Kafka is a hash order of values each node picks at random (member ids, topic ids, the JVM's
   identity hash codes) or is shuffled on purpose — their elements are still matched and compared one by one;
+* a cluster's controller (Metadata's and DescribeCluster's ``controller_id``) on a configuration of several
+  brokers: each side must name an alive broker its own answer lists (or both the same sentinel), not the same one
+  (:func:`named_controller`: Kafka's broker picks one at random);
 * unknown tagged fields are compared (``<path>.<unknown tags>``): one side sending a tag the other lacks shows;
 * ``records`` fields (Produce, Fetch) are decoded and compared batch by batch (``<path>[batch 0].base_offset``,
   ``...[batch 0][record 2].value``): every header field but the CRC and the length, which follow from the others,
@@ -128,7 +131,7 @@ import uuid as _uuid
 from dataclasses import dataclass, field
 from typing import Any, Callable, NamedTuple, Sequence
 
-from conformance.pair import CONFIGURED, KAFKA, KRAFTWIRE, SIDES, Failure, Sessions
+from conformance.pair import CONFIGURATIONS, CONFIGURED, KAFKA, KRAFTWIRE, SIDES, Failure, Sessions
 
 from kraftwire.errors import CorruptRecordError
 from kraftwire.protocol import messages as w
@@ -201,16 +204,27 @@ ORDER_CARRIES_NOTHING = {
                                           "order follows the JVM's identity hash codes, which vary between runs",
     "DescribeLogDirs*.results[*].topics[*].partitions": "as DescribeLogDirs' topics: identity hash codes of Kafka's "
                                                         "log objects",
+    "DescribeAcls*.resources": "Kafka groups the bindings it lists by resource pattern in a HashMap "
+                               "(DescribeAclsResponse.aclsResources); ResourcePattern's hash combines its enums' "
+                               "(ResourceType, PatternType), which are the JVM's identity hash codes: they follow the "
+                               "history of the thread that first asks, so they vary between runs of a broker",
+    "DescribeAcls*.resources[*].acls": "a resource's entries in the order of a HashSet of AccessControlEntry, whose "
+                                       "hash combines its enums' identity hash codes (AclOperation, "
+                                       "AclPermissionType): as DescribeAcls' resources",
+    "DeleteAcls*.filter_results[*].matching_acls": "Kafka's StandardAuthorizer collects a filter's matching "
+                                                   "bindings from hash maps keyed by StandardAcl and ResourcePattern, "
+                                                   "whose hashes combine enums' identity hash codes: as "
+                                                   "DescribeAcls' resources",
 }
 _ORDER_CARRIES_NOTHING = re.compile("|".join(
     "".join("[^\\]]*" if part == "*" else re.escape(part) for part in re.split(r"(\*)", pattern))
     for pattern in ORDER_CARRIES_NOTHING))
-#: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 #: structs identified by other fields than KEY_ATTRS: an ACL entry is its principal, host, operation and permission
 #: (and its resource pattern, where the entry names it)
 ACL_ENTRY = ("principal", "host", "operation", "permission_type")
 STRUCT_KEYS = {"AclDescription": ACL_ENTRY,
                "DeleteAclsMatchingAcl": ("resource_type", "resource_name", "pattern_type", *ACL_ENTRY)}
+#: a record batch's header fields compared, with their kinds (the CRC and the length follow from the rest)
 BATCH_FIELDS = (("base_offset", None), ("partition_leader_epoch", None), ("magic", None), ("attributes", None),
                 ("last_offset_delta", None), ("base_timestamp", "time"), ("max_timestamp", "time"),
                 ("producer_id", "producer"), ("producer_epoch", None), ("base_sequence", None),
@@ -556,13 +570,27 @@ def _key_attrs(item: w.Base, fields: dict) -> list[str]:
     return [a for a in STRUCT_KEYS.get(type(item).__name__, KEY_ATTRS) if a in fields]
 
 
+def named_controller(answer) -> str:
+    """Whether a Metadata or DescribeCluster answer's ``controller_id`` names one of the alive brokers the answer
+    lists (``"alive broker"``) or not (``"absent"``).
+
+    On a cluster of several brokers the two sides' controller ids are not compared for equality: a KRaft broker of
+    Kafka names a random alive broker in each answer (KafkaApis: ``metadataCache.getRandomAliveBrokerId``; clients
+    cannot reach the quorum's leader), kraftwire the quorum's leader. Each side must still name an alive broker of
+    its own cluster — or both the same sentinel, which :meth:`Comparison.controller` checks."""
+    alive = {broker.node_id if hasattr(broker, "node_id") else broker.broker_id for broker in answer.brokers}
+    return "alive broker" if answer.controller_id in alive else "absent"
+
+
 class Comparison:
     """One step's two answers, walked twice: once to pair mapped values, once to report differences."""
 
-    def __init__(self, mapping: Mapping, ns: str, version: int) -> None:
+    def __init__(self, mapping: Mapping, ns: str, version: int, *, picked_controller: bool = False) -> None:
         self.mapping = mapping
         self.ns = ns
         self.version = version
+        #: each side names a controller of its own choosing (a cluster of several brokers: :func:`named_controller`)
+        self.picked_controller = picked_controller
         self.learning = True
         self.out: list[Difference] = []
 
@@ -586,7 +614,9 @@ class Comparison:
             self.differ(path, _short(kafka), _short(ours))
         elif isinstance(kafka, w.Base):
             for f in kafka._info.fields:
-                if f.present(self.version):
+                if f.attr == "controller_id" and self.picked_controller and f.present(self.version):
+                    self.controller(f"{path}.controller_id", kafka, ours)
+                elif f.present(self.version):
                     self.walk(f"{path}.{f.attr}", getattr(kafka, f.attr), getattr(ours, f.attr),
                               field_kind(f.attr, f.type, kafka))
             if (kafka._unknown_tags or {}) != (ours._unknown_tags or {}):
@@ -595,6 +625,15 @@ class Comparison:
             self.walk_list(path, kafka, ours, kind)
         else:
             self.leaf(path, kafka, ours, kind)
+
+    def controller(self, path: str, kafka, ours) -> None:
+        """A cluster answer's controller id where each node picks one (:func:`named_controller`): both name a broker
+        their own answer lists as alive, or both the same sentinel."""
+        if self.learning:
+            return
+        theirs, mine = named_controller(kafka), named_controller(ours)
+        if theirs != mine or (theirs == "absent" and kafka.controller_id != ours.controller_id):
+            self.differ(path, f"{kafka.controller_id} ({theirs})", f"{ours.controller_id} ({mine})")
 
     def key(self, item, side: str) -> tuple | None:
         """An array element's key: its :data:`KEY_ATTRS` values; on kraftwire's side a mapped value (a member id)
@@ -826,6 +865,7 @@ async def _run(scenario: Scenario, pair) -> Outcome:
     seen: dict[str, int] = {}
     pending: dict[str, tuple[Step, dict, asyncio.Future]] = {}  # background steps not answered yet, by path
     sessions = Sessions(pair)
+    several_brokers = CONFIGURATIONS[scenario.config].nodes > 1
 
     def record(path: str, step: Step, requests: dict, answers: dict) -> None:
         for side in SIDES:
@@ -834,8 +874,8 @@ async def _run(scenario: Scenario, pair) -> Outcome:
         if step.scope:
             answers = {side: scoped(answer, ns) for side, answer in answers.items()}
         outcome.exchanges.append(Exchange(path, requests[KAFKA], answers))
-        outcome.differences.extend(Comparison(mapping, ns, step.version).run(path, answers[KAFKA],
-                                                                            answers[KRAFTWIRE]))
+        comparison = Comparison(mapping, ns, step.version, picked_controller=several_brokers)
+        outcome.differences.extend(comparison.run(path, answers[KAFKA], answers[KRAFTWIRE]))
 
     async def settle(path: str) -> None:
         step, requests, answering = pending.pop(path)

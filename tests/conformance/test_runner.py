@@ -168,3 +168,43 @@ def test_describe_log_dirs_partitions_order_is_not_compared():
     assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 0))) == []
     assert compare(dirs((1, 0), (0, 0)), dirs((0, 0), (1, 5))) == [
         "DescribeLogDirs.results[0].topics[{ns}.a].partitions[1].partition_size"]
+
+
+def test_acl_orders_are_not_compared_but_their_entries_are():
+    """Kafka's DescribeAcls groups bindings in hash maps whose hashes are enums' identity hash codes, different in
+    each JVM run (runner.ORDER_CARRIES_NOTHING): the order of resources and entries is free, their content is not."""
+    R = w.DescribeAclsResponse
+
+    def described(*resources):
+        return R(throttle_time_ms=0, error_code=0, error_message=None, resources=[
+            R.DescribeAclsResource(resource_type=2, resource_name=name, pattern_type=3, acls=[
+                R.AclDescription(principal=p, host="*", operation=op, permission_type=3) for p, op in acls])
+            for name, acls in resources])
+
+    def compare(kafka, ours):
+        return [d.path for d in Comparison(Mapping(), "ns", 3).run("DescribeAcls", kafka, ours)]
+
+    a, b = ("ns.a", [("User:x", 3), ("User:y", 4)]), ("ns.b", [("User:x", 3)])
+    assert compare(described(a, b), described(b, (a[0], a[1][::-1]))) == []
+    assert compare(described(a, b), described(b, (a[0], [("User:x", 3), ("User:y", 5)])))[0].startswith(
+        "DescribeAcls.resources[2,{ns}.a]")
+
+
+def test_controller_of_several_brokers_must_be_an_alive_broker_of_each_side():
+    """On a cluster of several brokers each side names a controller of its own choosing (Kafka: a random alive
+    broker): runner.named_controller accepts any broker the answer lists, and nothing else."""
+    R = w.DescribeClusterResponse
+
+    def cluster(controller, *ids):
+        return R(throttle_time_ms=0, error_code=0, error_message=None, cluster_id="c", controller_id=controller,
+                 brokers=[R.DescribeClusterBroker(broker_id=i, host="h", port=9092, rack=None) for i in ids],
+                 cluster_authorized_operations=-2147483648)
+
+    def compare(kafka, ours, picked=True):
+        return [d.path for d in Comparison(Mapping(), "ns", 0, picked_controller=picked).run("DescribeCluster",
+                                                                                             kafka, ours)]
+
+    assert compare(cluster(2, 1, 2, 3), cluster(1, 1, 2, 3)) == []
+    assert compare(cluster(2, 1, 2), cluster(3, 1, 2)) == ["DescribeCluster.controller_id"]
+    assert compare(cluster(-1, 1, 2), cluster(1, 1, 2)) == ["DescribeCluster.controller_id"]
+    assert compare(cluster(2, 1, 2, 3), cluster(1, 1, 2, 3), picked=False) == ["DescribeCluster.controller_id"]

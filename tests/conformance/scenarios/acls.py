@@ -62,8 +62,10 @@ CREATE = {
 }
 
 DESCRIBE = {
+    # the bindings come in one metadata batch: a node that lists any of them lists them all (a broker applies them
+    # a moment after the controller answered CreateAcls)
     "filters": lambda v: [create_acls(3, *_valid()),
-                          describe_acls(v, principal=P),
+                          describe_acls(v, principal=P, until=lambda answer: bool(answer.resources)),
                           describe_acls(v, principal=P, rtype=Res.TOPIC),
                           describe_acls(v, name=A, pattern=Pat.LITERAL, principal=P),
                           describe_acls(v, name=PREFIX, pattern=Pat.PREFIXED),
