@@ -168,14 +168,3 @@ THREE_NODE: list[Allowance] = [
 ]
 ALLOWED.extend(THREE_NODE)
 _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in THREE_NODE)
-
-
-# ======================================================================================================================
-# The error-code scenarios (branch errcodes: every error code a client can cause, provoked at least once)
-# ======================================================================================================================
-#: wrong_node.py's set-up looks at its topic with Metadata on the three-node pair, which names the controller
-ERROR_CODES: list[Allowance] = [
-    Allowance("*-no-replica-on-this-broker", "Metadata*.controller_id", RANDOM_CONTROLLER),
-]
-ALLOWED.extend(ERROR_CODES)
-_COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in ERROR_CODES)
