@@ -28,7 +28,22 @@ from __future__ import annotations
 
 from kraftwire.error_codes import INVALID_TXN_STATE, NONE, OUT_OF_ORDER_SEQUENCE_NUMBER
 
-__all__ = ["VerificationGuard", "VerificationEntry", "ProducerVerifications", "VERIFICATION_EXPIRY_MS"]
+__all__ = ["VerificationGuard", "VerificationEntry", "ProducerVerifications", "VERIFICATION_EXPIRY_MS", "ADD_SINCE",
+           "adds_partitions"]
+
+#: the request versions whose writers are transaction.version 2 clients (KIP-890 part 2): they never add their
+#: partitions themselves, so the leader asks the coordinator to add them instead of only verifying
+ADD_SINCE = {"Produce": 12, "TxnOffsetCommit": 5}
+
+
+def adds_partitions(api: str, version: int, transaction_version: int) -> bool:
+    """Whether the leader of a ``api`` request at ``version`` asks the coordinator to *add* its partition (VerifyOnly
+    false) rather than verify it. A TxnOffsetCommit v5 adds only once transaction.version 2 is finalized: below it
+    Kafka 4.4 verifies such a commit as a v4 one (the conformance run's TxnOffsetCommit-v5 scenarios at
+    metadata.version 3.9); a Produce v12 adds by its version alone (a client sends it only when it negotiated 2)."""
+    if version < ADD_SINCE[api]:
+        return False
+    return api != "TxnOffsetCommit" or transaction_version >= 2
 
 #: Kafka's ``producer.id.expiration.ms`` default: an entry never followed by an append lives this long
 VERIFICATION_EXPIRY_MS = 86_400_000

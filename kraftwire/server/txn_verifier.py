@@ -54,7 +54,9 @@ from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import key as api_key
 from kraftwire.records import read_batches
+from kraftwire.metadata.features import TRANSACTION_VERSION
 from kraftwire.replica.partition import LEADER
+from kraftwire.replica.verification import adds_partitions
 from kraftwire.server.broker_links import BrokerLinks
 
 log = logging.getLogger("kraftwire.txn_verifier")
@@ -64,7 +66,6 @@ VERIFY_TIMEOUT_S = 30.0
 #: AddPartitionsToTxn versions a broker sends (Kafka's ``forBroker``: 4 to the latest)
 BROKER_VERSIONS = (4, 5)
 #: the request versions from which a client leaves adding its partitions to the leader (transaction.version 2)
-ADD_SINCE = {"Produce": 12, "TxnOffsetCommit": 5}
 #: verification errors a Produce answers as NOT_ENOUGH_REPLICAS (retried by every client, no metadata refresh)
 RETRY_AS_NOT_ENOUGH_REPLICAS = frozenset({ec.CONCURRENT_TRANSACTIONS, ec.NETWORK_EXCEPTION,
                                           ec.COORDINATOR_LOAD_IN_PROGRESS, ec.COORDINATOR_NOT_AVAILABLE,
@@ -247,6 +248,10 @@ class TxnVerifier:
         self.verified = 0
         self.failures = 0
 
+    def _transaction_version(self) -> int:
+        """The finalized transaction.version of this broker's image."""
+        return self.node.metadata.image.features.get(TRANSACTION_VERSION, 0)
+
     # ------------------------------------------------------------------------------------------------ Produce
     def produce(self, body, version: int, then, writable=None) -> Verified | None:
         """The verification a Produce needs: its ``Verified`` at once when nothing is to be asked, else None and
@@ -266,7 +271,7 @@ class TxnVerifier:
             return Verified({(t.name, p.index): (ec.INVALID_PRODUCER_ID_MAPPING,
                                                  "Transactional records contained more than one producer ID")
                              for t in body.topic_data for p in t.partition_data})
-        add = version >= ADD_SINCE["Produce"]
+        add = adds_partitions("Produce", version, self._transaction_version())
         if not producers or not (add or self.replicas.verification_enabled()):
             return Verified()  # a TV2 client's partitions are added whether or not verification is on
         ((pid, epoch),) = producers
@@ -310,7 +315,7 @@ class TxnVerifier:
         coordinator answered. An error is (code, None) as the TxnOffsetCommit answers it: TRANSACTION_ABORTABLE only
         for v4+ (INVALID_TXN_STATE before), then ``offset_commit_error``."""
         tp = (hp.topic, hp.index)
-        add = version >= ADD_SINCE["TxnOffsetCommit"]
+        add = adds_partitions("TxnOffsetCommit", version, self._transaction_version())
         if transactional_id is None or not (add or self.replicas.verification_enabled()):
             return Verified()
         try:

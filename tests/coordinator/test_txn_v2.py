@@ -197,3 +197,28 @@ def test_transaction_version_0_writes_the_v0_value():
     shard = tc.TxnShard(0, log.config)
     log.write(shard.init_producer_id("tx", 60_000, None, "i", 0))
     assert log.values()[-1].value_version == 0
+
+
+@pytest.mark.parametrize("version", [0, 1])
+def test_an_end_txn_v5_below_transaction_version_2_is_unsupported(version):
+    """Kafka 4.4 at transaction.version 0 answers EndTxn v5 UNSUPPORTED_VERSION (producer id and epoch -1), whatever
+    the transaction's state (the conformance run's EndTxn-v5 scenarios at metadata.version 3.9); v4 ends as ever."""
+    log = Log(version)
+    shard = tc.TxnShard(0, log.config)
+    init = log.write(shard.init_producer_id("tx", 60_000, None, "i", 0)).replies[0].body
+    assert answer(log.write(shard.add_partitions("tx", init.producer_id, 0, [("t", 0)], "a", 1))) == 0
+    refused = log.write(shard.end_txn("tx", init.producer_id, 0, True, "e", 2, client_version=TV2))
+    assert answer(refused) == (ec.UNSUPPORTED_VERSION, -1, -1) and not refused.records
+    assert answer(log.write(shard.end_txn("nobody", 1, 0, False, "e", 2, client_version=TV2)))[0] == \
+        ec.UNSUPPORTED_VERSION
+    assert answer(log.write(shard.end_txn("tx", init.producer_id, 0, True, "e", 3)))[0] == ec.NONE
+
+
+def test_a_txn_offset_commit_v5_adds_only_at_transaction_version_2():
+    """Below transaction.version 2 a TxnOffsetCommit v5 is verified as a v4 one (Kafka 4.4 commits it after an
+    AddOffsetsToTxn); a Produce v12 adds by its version alone."""
+    from kraftwire.replica.verification import adds_partitions
+
+    assert [adds_partitions("TxnOffsetCommit", v, tv) for v, tv in ((4, 2), (5, 0), (5, 1), (5, 2))] == \
+        [False, False, False, True]
+    assert [adds_partitions("Produce", v, 0) for v in (11, 12, 13)] == [False, True, True]

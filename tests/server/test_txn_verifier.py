@@ -9,6 +9,7 @@ import asyncio
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
+from kraftwire.replica import verification
 from kraftwire.server import txn_verifier as tv
 
 R = w.AddPartitionsToTxnResponse
@@ -202,6 +203,6 @@ def test_a_tv2_clients_partitions_are_added_not_verified():
         assert coord.requests == [(1, [("x", 0, True, [("t", 9)])]),
                                   (1, [("a", 0, False, [("t", 0)]), ("b", 0, False, [("t", 0), ("t", 1)])])]
         assert got == ["x", "a0", "b0", "b1"]
-        assert tv.ADD_SINCE == {"Produce": 12, "TxnOffsetCommit": 5}
+        assert verification.ADD_SINCE == {"Produce": 12, "TxnOffsetCommit": 5}
 
     asyncio.run(main())

@@ -324,7 +324,9 @@ class TxnShard:
     # ================================================================================================ EndTxn
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, token, now_ms: int, *,
                 client_version: int = 0) -> TxnResult:
-        """``client_version``: 2 for EndTxn v5 (transaction.version 2: the end bumps the epoch), else 0."""
+        """``client_version``: 2 for EndTxn v5 (transaction.version 2: the end bumps the epoch), else 0. A v5 end
+        below a finalized transaction.version 2 is UNSUPPORTED_VERSION before anything else, as Kafka 4.4 answers
+        it (the conformance run's EndTxn-v5 scenarios at metadata.version 3.9)."""
         result = TxnResult()
 
         def answer(code: int, pid: int = -1, pepoch: int = -1) -> TxnResult:
@@ -332,6 +334,8 @@ class TxnShard:
                                                            producer_epoch=pepoch))
             return result
 
+        if client_version >= 2 and self.config.transaction_version < 2:
+            return answer(ec.UNSUPPORTED_VERSION)
         t = self.txns.get(transactional_id)
         if t is None:
             return answer(ec.INVALID_PRODUCER_ID_MAPPING)
