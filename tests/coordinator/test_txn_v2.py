@@ -201,8 +201,9 @@ def test_transaction_version_0_writes_the_v0_value():
 
 @pytest.mark.parametrize("version", [0, 1])
 def test_an_end_txn_v5_below_transaction_version_2_is_unsupported(version):
-    """Kafka 4.4 at transaction.version 0 answers EndTxn v5 UNSUPPORTED_VERSION (producer id and epoch -1), whatever
-    the transaction's state (the conformance run's EndTxn-v5 scenarios at metadata.version 3.9); v4 ends as ever."""
+    """Kafka 4.4 at transaction.version 0 answers EndTxn v5 UNSUPPORTED_VERSION (producer id and epoch -1) where it
+    would write the prepare; the checks before stay (the conformance run's EndTxn-v5 scenarios at metadata.version
+    3.9); v4 ends as ever."""
     log = Log(version)
     shard = tc.TxnShard(0, log.config)
     init = log.write(shard.init_producer_id("tx", 60_000, None, "i", 0)).replies[0].body
@@ -210,7 +211,12 @@ def test_an_end_txn_v5_below_transaction_version_2_is_unsupported(version):
     refused = log.write(shard.end_txn("tx", init.producer_id, 0, True, "e", 2, client_version=TV2))
     assert answer(refused) == (ec.UNSUPPORTED_VERSION, -1, -1) and not refused.records
     assert answer(log.write(shard.end_txn("nobody", 1, 0, False, "e", 2, client_version=TV2)))[0] == \
-        ec.UNSUPPORTED_VERSION
+        ec.INVALID_PRODUCER_ID_MAPPING
+    empty = tc.TxnShard(0, log.config)
+    other = empty.init_producer_id("e", 60_000, None, "i", 0).replies[0].body
+    assert answer(empty.end_txn("e", other.producer_id, 0, True, "e", 2, client_version=TV2))[0] == ec.INVALID_TXN_STATE
+    assert answer(empty.end_txn("e", other.producer_id, 0, False, "e", 2, client_version=TV2))[0] == \
+        ec.UNSUPPORTED_VERSION  # an empty abort would write its prepare
     assert answer(log.write(shard.end_txn("tx", init.producer_id, 0, True, "e", 3)))[0] == ec.NONE
 
 

@@ -324,9 +324,11 @@ class TxnShard:
     # ================================================================================================ EndTxn
     def end_txn(self, transactional_id: str, producer_id: int, epoch: int, commit: bool, token, now_ms: int, *,
                 client_version: int = 0) -> TxnResult:
-        """``client_version``: 2 for EndTxn v5 (transaction.version 2: the end bumps the epoch), else 0. A v5 end
-        below a finalized transaction.version 2 is UNSUPPORTED_VERSION before anything else, as Kafka 4.4 answers
-        it (the conformance run's EndTxn-v5 scenarios at metadata.version 3.9)."""
+        """``client_version``: 2 for EndTxn v5 (transaction.version 2: the end bumps the epoch), else 0. Below a
+        finalized transaction.version 2 a v5 end passes the same checks, and where it would write the transaction's
+        prepare it is UNSUPPORTED_VERSION instead (Kafka 4.4 cannot write a TV2 record there: the conformance run's
+        EndTxn-v5 scenarios at metadata.version 3.9 — an Ongoing or empty-abort end refused, an Empty commit
+        INVALID_TXN_STATE, an unknown id INVALID_PRODUCER_ID_MAPPING)."""
         result = TxnResult()
 
         def answer(code: int, pid: int = -1, pepoch: int = -1) -> TxnResult:
@@ -334,8 +336,6 @@ class TxnShard:
                                                            producer_epoch=pepoch))
             return result
 
-        if client_version >= 2 and self.config.transaction_version < 2:
-            return answer(ec.UNSUPPORTED_VERSION)
         t = self.txns.get(transactional_id)
         if t is None:
             return answer(ec.INVALID_PRODUCER_ID_MAPPING)
@@ -357,6 +357,8 @@ class TxnShard:
         empty_abort = (t.state == EMPTY or next_txn) and not commit and client_version >= 2
         if t.state != ONGOING and not empty_abort:
             return answer(ec.INVALID_TXN_STATE)
+        if client_version >= 2 and self.config.transaction_version < 2:
+            return answer(ec.UNSUPPORTED_VERSION)
         if client_version >= 2:
             if t.producer_epoch >= EPOCH_EXHAUSTED:
                 t.next_producer_id = self._allocate()
