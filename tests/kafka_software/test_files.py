@@ -16,6 +16,9 @@ import pytest
 
 from harness import roles
 
+from kraftwire.metadata.features import kraftwire_defaults
+from kraftwire.metadata.version import DEFAULT
+
 pytestmark = pytest.mark.interop
 
 SEGMENT = "00000000000000000000.log"
@@ -124,7 +127,7 @@ def test_dump_log_decodes_the_cluster_metadata_log(tools, node):
 
     records = roles.wait_until(lambda: (lambda rs: rs if of("PARTITION_RECORD", rs) and any(
         t["name"] == "dump-metadata" for t in of("TOPIC_RECORD", rs)) else None)(decoded()), "the topic's records")
-    assert {"name": "metadata.version", "featureLevel": 21} in of("FEATURE_LEVEL_RECORD", records)
+    assert {"name": "metadata.version", "featureLevel": DEFAULT.level} in of("FEATURE_LEVEL_RECORD", records)
     [broker] = of("REGISTER_BROKER_RECORD", records)
     assert (broker["brokerId"], [e["name"] for e in broker["endPoints"]]) == (1, ["BROKER"])
     assert of("TOPIC_RECORD", records).count({"name": "dump-metadata", "topicId": topic_id}) == 1
@@ -136,7 +139,10 @@ def test_dump_log_decodes_the_cluster_metadata_log(tools, node):
 
     _, boot = dump(tools, "--files", os.path.join(node.log_dir, "bootstrap.checkpoint"), "--cluster-metadata-decoder")
     assert any("SnapshotHeader {" in r for r in boot) and any("SnapshotFooter {" in r for r in boot)
-    assert of("FEATURE_LEVEL_RECORD", payloads(boot)) == [{"name": "metadata.version", "featureLevel": 21}]
+    # what `storage format` writes by default: the default level and its features (kraftwire.metadata.features)
+    assert of("FEATURE_LEVEL_RECORD", payloads(boot)) == [{"name": "metadata.version", "featureLevel": DEFAULT.level},
+                                                          *({"name": name, "featureLevel": level} for name, level in
+                                                            sorted(kraftwire_defaults(DEFAULT)[0].items()) if level)]
 
 
 def test_dump_log_decodes_the_coordinators_partitions(tools, node):
