@@ -74,39 +74,28 @@ async def _topics(port: int, *names: str) -> None:
 def test_kafka_java_producer_runs_tv2_transactions(tmp_path):
     c = _tv2_node(tmp_path)
 
-    async def main():
-        node = c.node()
-        await node.start()
-        try:
-            await _online(node)
-            conn = await KafkaConnection.open("127.0.0.1", c.bport)
-            try:
-                versions = await conn.request(w.ApiVersionsRequest(client_software_name="t",
-                                                                   client_software_version="1"), 3)
-            finally:
-                await conn.close()
-            assert ("transaction.version", 2) in [(f.name, f.max_version_level) for f in versions.finalized_features]
-            await _topics(c.bport, "out")
-            out = await asyncio.to_thread(run_java, "TxnV2Producer.java", f"127.0.0.1:{c.bport}", "tv2", "out")
-            assert out.split() == ["done"]
-            got = await asyncio.to_thread(_read_committed, c.bport, "out", 15)
-            assert sorted(got) == sorted([f"a{i}".encode() for i in range(10)] + [f"c{i}".encode() for i in range(5)])
-            assert await asyncio.to_thread(_group_offset, c.bport, "g2", "out") == 7  # the aborted 3 dropped
-            states = _states(node, "tv2")
-            # the client sent no AddPartitionsToTxn/AddOffsetsToTxn, yet the partitions were added (by the leaders)
-            added = set().union(*(set(parts) for s, _pid, _epoch, parts in states if s == tc.ONGOING))
-            assert {("out", 0), ("out", 1), ("out", 2)} <= added
-            assert any(topic == "__consumer_offsets" for topic, _p in added)
-            # every end bumped the epoch: three Prepare* records at three successive epochs of one producer id
-            prepares = _prepares(node, "tv2")
-            assert [s for s, _pid, _epoch in prepares] == [tc.PREPARE_COMMIT, tc.PREPARE_ABORT, tc.PREPARE_COMMIT]
-            assert len({pid for _s, pid, _epoch in prepares}) == 1
-            first = prepares[0][2]
-            assert [epoch for _s, _pid, epoch in prepares] == [first, first + 1, first + 2]
-        finally:
-            await node.shutdown()
+    async def scenario(node, conn):
+        versions = await conn.request(w.ApiVersionsRequest(client_software_name="t", client_software_version="1"), 3)
+        assert ("transaction.version", 2) in [(f.name, f.max_version_level) for f in versions.finalized_features]
+        await _topics(c.bport, "out")
+        out = await asyncio.to_thread(run_java, "TxnV2Producer.java", f"127.0.0.1:{c.bport}", "tv2", "out")
+        assert out.split() == ["done"]
+        got = await asyncio.to_thread(_read_committed, c.bport, "out", 15)
+        assert sorted(got) == sorted([f"a{i}".encode() for i in range(10)] + [f"c{i}".encode() for i in range(5)])
+        assert await asyncio.to_thread(_group_offset, c.bport, "g2", "out") == 7  # the aborted 3 dropped
+        states = _states(node, "tv2")
+        # the client sent no AddPartitionsToTxn/AddOffsetsToTxn, yet the partitions were added (by the leaders)
+        added = set().union(*(set(parts) for s, _pid, _epoch, parts in states if s == tc.ONGOING))
+        assert {("out", 0), ("out", 1), ("out", 2)} <= added
+        assert any(topic == "__consumer_offsets" for topic, _p in added)
+        # every end bumped the epoch: three Prepare* records at three successive epochs of one producer id
+        prepares = _prepares(node, "tv2")
+        assert [s for s, _pid, _epoch in prepares] == [tc.PREPARE_COMMIT, tc.PREPARE_ABORT, tc.PREPARE_COMMIT]
+        assert len({pid for _s, pid, _epoch in prepares}) == 1
+        first = prepares[0][2]
+        assert [epoch for _s, _pid, epoch in prepares] == [first, first + 1, first + 2]
 
-    asyncio.run(main())
+    c.run(scenario)
 
 
 def test_confluent_kafka_keeps_the_classic_protocol_on_a_tv2_cluster(tmp_path):
