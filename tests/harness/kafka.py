@@ -4,9 +4,15 @@ test loudly — a missing Kafka is a broken set-up, never a skip."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import subprocess
+import time
+
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol import messages as w
+from kraftwire.server.client import request_once
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_DIR = os.path.join(TESTS, "kafka")
@@ -142,3 +148,19 @@ class KafkaNode:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait(10)
+
+
+def until_broker_answers(port: int, timeout: float = 90.0) -> None:
+    """Wait until the node on ``port`` (Kafka or kraftwire) answers Metadata with a broker listed: listening, and
+    past its start-up. Connection errors on the way (not listening yet, closing while starting) are retried."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            answer = asyncio.run(request_once("127.0.0.1", port, w.MetadataRequest(
+                topics=None, allow_auto_topic_creation=False), 12, timeout=15.0))
+            if answer.brokers:
+                return
+        except (OSError, ProtocolError):
+            pass
+        assert time.monotonic() < deadline, f"no broker on {port} after {timeout:.0f} s"
+        time.sleep(0.5)

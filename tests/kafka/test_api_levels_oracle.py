@@ -13,9 +13,8 @@ import uuid
 import pytest
 
 from harness import processes
-from harness.kafka import KafkaNode
+from harness.kafka import KafkaNode, until_broker_answers
 
-from kraftwire.errors import ProtocolError
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.server.client import request_once
@@ -60,21 +59,9 @@ def ports(tmp_path_factory):
     with KafkaNode(tmp_path_factory.mktemp("kafka"), RF1) as kafka, \
             processes.CombinedNode(tmp_path_factory.mktemp("kraftwire"), RF1, ("--release-version", "3.9")) as ours:
         for port in (kafka.port, ours.port):
-            _until_up(port)
+            until_broker_answers(port)
             _ready(port)
         yield kafka.port, ours.port
-
-
-def _until_up(port: int) -> None:
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if _ask(port, w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12).brokers:
-                return
-        except (OSError, ProtocolError):  # not listening yet, or closing on a node still starting
-            pass
-        assert time.monotonic() < deadline, f"no broker on {port} after 90 s"
-        time.sleep(0.5)
 
 
 def _both(ports, body, version: int) -> tuple[dict, dict]:

@@ -20,10 +20,9 @@ import time
 import pytest
 
 from harness import processes
-from harness.kafka import KafkaNode, kafka_libs
+from harness.kafka import KafkaNode, kafka_libs, until_broker_answers
 from harness.kafka_tools import KafkaTools
 
-from kraftwire.errors import ProtocolError
 from kraftwire.protocol import messages as w
 from kraftwire.server.client import request_once
 
@@ -106,18 +105,6 @@ def _ask(port: int, body, version: int):
     return asyncio.run(request_once("127.0.0.1", port, body, version, timeout=15.0))
 
 
-def _until_up(port: int) -> None:
-    deadline = time.monotonic() + 90
-    while True:
-        try:
-            if _ask(port, w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12).brokers:
-                return
-        except (OSError, ProtocolError):  # not listening yet, or closing on a node still starting
-            pass
-        assert time.monotonic() < deadline, f"no broker on {port} after 90 s"
-        time.sleep(0.5)
-
-
 @pytest.fixture(scope="module")
 def ports(tmp_path_factory):
     """(Kafka's port, kraftwire's port), both at metadata.version 4.3-IV0 with the release's features."""
@@ -125,7 +112,7 @@ def ports(tmp_path_factory):
     with KafkaNode(tmp_path_factory.mktemp("kafka"), RF1, release) as kafka, \
             processes.CombinedNode(tmp_path_factory.mktemp("kraftwire"), RF1, release) as ours:
         for port in (kafka.port, ours.port):
-            _until_up(port)
+            until_broker_answers(port)
         yield kafka.port, ours.port
 
 
