@@ -162,7 +162,13 @@ def test_a_level_outside_both_ranges_is_refused_alike(ports):
     assert ours == (kafka[0], kafka[1].replace("7-33", "7-31"), kafka[2])
 
 
-@pytest.mark.parametrize("name, level", [("transaction.version", 2), ("share.version", 1), ("streams.version", 1),
+def test_transaction_version_2_is_taken_alike(ports):
+    """transaction.version 2 (KIP-890 part 2) is implemented: a validating upgrade passes on both."""
+    kafka, ours = (_update(port, [("transaction.version", 2, UPGRADE)], 1) for port in ports)
+    assert kafka == ours == (0, None, [("transaction.version", 0, "NONE")])
+
+
+@pytest.mark.parametrize("name, level", [("share.version", 1), ("streams.version", 1),
                                          ("eligible.leader.replicas.version", 1), ("metadata.version", 33)])
 def test_a_level_kraftwire_lacks_is_refused_where_kafka_takes_it(ports, name, level):
     kafka, ours = (_update(port, [(name, level, UPGRADE)], 1) for port in ports)
