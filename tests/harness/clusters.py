@@ -59,12 +59,14 @@ def combined_properties(node_id: int, voters: str, port: int, controller_port: i
             f"log.dirs={log_dir}\n")
 
 
-def metadata(port: int, timeout: float = 5.0):
-    """A Metadata v12 response for every topic from the node whose client listener is ``port``."""
+def metadata(port: int, topics=None, timeout: float = 5.0):
+    """A Metadata v12 response from the node whose client listener is ``port``: every topic, or the named ones."""
     from kraftwire.protocol import messages as w
     from kraftwire.server.client import request_once
 
-    return asyncio.run(request_once(HOST, port, w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12,
+    R = w.MetadataRequest
+    wanted = None if topics is None else [R.MetadataRequestTopic(name=t) for t in topics]
+    return asyncio.run(request_once(HOST, port, R(topics=wanted, allow_auto_topic_creation=False), 12,
                                     timeout=timeout))
 
 
@@ -206,7 +208,7 @@ class _CombinedCluster:
         with at least ``isr`` replicas in sync."""
         for i in nodes if nodes is not None else self.running():
             try:
-                md = metadata(self.nodes[i].port)
+                md = metadata(self.nodes[i].port, [topic])
             except Exception:  # noqa: BLE001 - starting, stopping or down
                 return False
             found = [t for t in md.topics if t.name == topic and t.error_code == 0]
