@@ -36,6 +36,7 @@ import dataclasses
 import json
 import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
@@ -478,9 +479,10 @@ def warm_up(cluster, sizes: Sizes) -> None:
     confluent_latency(cluster.bootstrap, "warmup", sizes.latency // 10)
 
 
-def session(kind: str, names: list[str], sizes: Sizes, work: str) -> dict:
+def session(kind: str, names: list[str], sizes: Sizes, work: str, profile: str | None = None) -> dict:
     """One fresh cluster of ``kind``: the data measurements among ``names`` (failover last: it kills a node), or
-    one cluster-operation measurement (``create``/``restart``)."""
+    one cluster-operation measurement (``create``/``restart``); with ``profile`` (a directory) every measurement
+    runs under ``PySpy``."""
     base = tempfile.mkdtemp(prefix=f"{kind}-", dir=work)
     out: dict = {}
     log(f"{kind}: starting 3 nodes for {','.join(names)} in {base}")
@@ -489,11 +491,81 @@ def session(kind: str, names: list[str], sizes: Sizes, work: str) -> dict:
             if any(n in DATA_NAMES for n in names):
                 out["warm_up"] = attempt("warm-up (discarded)", lambda: warm_up(cluster, sizes) or {"done": True})
             for name in names:
-                out[name] = attempt(name, MEASURE[name], cluster, sizes)
+                if profile is None:
+                    out[name] = attempt(name, MEASURE[name], cluster, sizes)
+                    continue
+                with PySpy(profile, name, {i: cluster.pid(i) for i in cluster.running()}) as spy:
+                    out[name] = attempt(name, MEASURE[name], cluster, sizes)
+                out[name]["profile"] = spy.summary()
     except Exception as exc:  # noqa: BLE001 - a cluster that does not start is a result too
         out["error"] = f"{type(exc).__name__}: {exc}"[:4000]
         log(f"{kind}: {out['error'][:400]}")
     return out
+
+
+#: the frames under every sample of a node (interpreter start, the event loop): no news in a profile
+ROOT_FRAMES = re.compile(r"<frozen runpy>|asyncio/(runners|base_events|events)\.py|kraftwire/(__main__|cli)\.py|"
+                         r"tools/server_start\.py")
+
+
+class PySpy:
+    """py-spy sampling node processes while a measurement runs (``--profile``): one raw collapsed-stack file per node
+    (``<dir>/<name>-node<i>.txt``, busy threads only), summarised as the frames holding the most samples."""
+
+    def __init__(self, directory: str, name: str, pids: dict[int, int]) -> None:
+        os.makedirs(directory, exist_ok=True)
+        self.paths = {i: os.path.join(directory, f"{name}-node{i}.txt") for i in pids}
+        self.pids = pids
+        self.procs: dict[int, subprocess.Popen] = {}
+
+    def __enter__(self) -> "PySpy":
+        spy = os.path.join(os.path.dirname(sys.executable), "py-spy")
+        if not os.path.exists(spy):
+            raise AssertionError(f"--profile needs py-spy beside {sys.executable} (pip install py-spy)")
+        for i, pid in self.pids.items():
+            self.procs[i] = subprocess.Popen([spy, "record", "-p", str(pid), "-r", "100", "-f", "raw", "--nonblocking",
+                                              "-o", self.paths[i]], stdout=subprocess.DEVNULL,
+                                             stderr=subprocess.DEVNULL)
+        time.sleep(1.0)  # attached before the load starts
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for proc in self.procs.values():
+            proc.send_signal(signal.SIGINT)  # py-spy writes its file on SIGINT
+        for proc in self.procs.values():
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def summary(self, top: int = 12) -> dict:
+        """Per node: busy samples, and the ``top`` functions by own samples and by inclusive samples (percent)."""
+        out = {}
+        for i, path in self.paths.items():
+            own: dict[str, int] = {}
+            inclusive: dict[str, int] = {}
+            total = 0
+            if os.path.exists(path):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    for line in f:
+                        stack, _, count = line.rstrip("\n").rpartition(" ")
+                        if not count.isdigit():
+                            continue
+                        n = int(count)
+                        frames = stack.split(";")
+                        total += n
+                        own[frames[-1]] = own.get(frames[-1], 0) + n
+                        for frame in set(frames):
+                            inclusive[frame] = inclusive.get(frame, 0) + n
+
+            def share(counts: dict[str, int]) -> list:
+                return [(frame, round(100 * c / total, 1)) for frame, c in
+                        sorted(counts.items(), key=lambda kv: -kv[1]) if not ROOT_FRAMES.search(frame)][:top]
+
+            out[i] = {"samples": total, "own": share(own) if total else [],
+                      "inclusive": share(inclusive) if total else []}
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------- the table
@@ -568,11 +640,26 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def profile_text(runs: list[dict]) -> str:
+    """The profile summaries as text: per measurement and node, the busiest functions."""
+    lines = []
+    for run in runs:
+        for name, figures in run.items():
+            for node, prof in (figures.get("profile") or {}).items() if isinstance(figures, dict) else ():
+                lines.append(f"## {name}, node {node}: {prof['samples']} busy samples")
+                lines += [f"  own {pct_:5.1f}%  {frame}" for frame, pct_ in prof["own"]]
+                lines += [f"  incl {pct_:5.1f}%  {frame}" for frame, pct_ in prof["inclusive"]]
+    return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="small counts, one round: a smoke run")
     parser.add_argument("--out", default=None, help="directory for vs_kafka.json and vs_kafka.md")
     parser.add_argument("--only", default=",".join(NAMES), help=f"comma-separated subset of {','.join(NAMES)}")
+    parser.add_argument("--profile", metavar="DIR", default=None,
+                        help="kraftwire only, its nodes under py-spy during each measurement: stacks and summaries "
+                             "in DIR (no comparison)")
     parser.add_argument("--budget", type=float, default=None,
                         help="minutes: clusters not yet started when they are spent are reported as not run")
     args = parser.parse_args()
@@ -591,6 +678,8 @@ def main() -> int:
         plan += [(kind, data) for kind in (("kafka", "kraftwire") if r % 2 == 0 else ("kraftwire", "kafka"))]
     for k, name in enumerate(n for n in names if n not in DATA_NAMES):
         plan += [(kind, [name]) for kind in (("kafka", "kraftwire") if k % 2 == 0 else ("kraftwire", "kafka"))]
+    if args.profile:  # one kraftwire cluster per set of measurements: where its time goes, no comparison
+        plan = list(dict.fromkeys((kind, tuple(which)) for kind, which in plan if kind == "kraftwire"))
     with tempfile.TemporaryDirectory(prefix="vs-kafka-") as work:
         for step, (kind, which) in enumerate(plan, 1):
             if args.budget and time.time() - started > args.budget * 60:
@@ -598,7 +687,12 @@ def main() -> int:
                 results[kind].append({name: {"error": "not run: time budget spent"} for name in which})
                 continue
             log(f"cluster {step}/{len(plan)}")
-            results[kind].append(session(kind, which, sizes, work))
+            results[kind].append(session(kind, which, sizes, work, args.profile))
+    if args.profile:
+        with open(os.path.join(args.profile, "profile.json"), "w", encoding="utf-8") as f:
+            json.dump(results["kraftwire"], f, indent=1, default=str)
+        print(profile_text(results["kraftwire"]))
+        return 0
     rows = summarize(results, names)
     report = {"machine": {"cpus": os.cpu_count(), "load_avg_before": load_before, "load_avg_after": os.getloadavg()},
               "sizes": dataclasses.asdict(sizes), "props": PROPS, "started": time.strftime(
