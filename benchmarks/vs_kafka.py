@@ -305,11 +305,15 @@ def create_topics(cluster, prefix: str, total: int, bound_s: float) -> list[str]
 
 
 # ---------------------------------------------------------------------------------------------------- measurements
-def measure_produce(cluster, sizes: Sizes) -> dict:
+def prepare_produce(cluster, sizes: Sizes) -> None:
+    for label in ("100B", "1KiB"):
+        cluster.create_topic(f"produce-{label}", PARTITIONS, RF)
+
+
+def measure_produce(cluster, sizes: Sizes, _prepared) -> dict:
     out = {}
     for label, value, n in (("100B", b"x" * 100, sizes.records_100), ("1KiB", b"x" * 1024, sizes.records_1k)):
         topic = f"produce-{label}"
-        cluster.create_topic(topic, PARTITIONS, RF)
         pids = {i: cluster.pid(i) for i in cluster.running()}
         before = {i: cpu_seconds(pid) for i, pid in pids.items()}
         elapsed = confluent_produce(cluster.bootstrap, topic, value, n, sizes.load_s)
@@ -320,36 +324,40 @@ def measure_produce(cluster, sizes: Sizes) -> dict:
     return out
 
 
-def measure_perf(cluster, sizes: Sizes) -> dict:
+def prepare_perf(cluster, sizes: Sizes) -> None:
+    for label in ("100B", "1KiB"):
+        cluster.create_topic(f"perf-{label}", PARTITIONS, RF)
+
+
+def measure_perf(cluster, sizes: Sizes, _prepared) -> dict:
     out = {}
     for label, size, n in (("100B", 100, sizes.records_100), ("1KiB", 1024, sizes.records_1k)):
-        topic = f"perf-{label}"
-        cluster.create_topic(topic, PARTITIONS, RF)
-        out[label] = producer_performance(cluster.bootstrap, topic, size, n, sizes.load_s)
+        out[label] = producer_performance(cluster.bootstrap, f"perf-{label}", size, n, sizes.load_s)
     return out
 
 
-def measure_latency(cluster, sizes: Sizes) -> dict:
-    cluster.create_topic("latency", 1, RF)
+def measure_latency(cluster, sizes: Sizes, _prepared) -> dict:
     lat = confluent_latency(cluster.bootstrap, "latency", sizes.latency)
     return {"samples": len(lat), "p50_ms": round(statistics.median(lat), 3), "p99_ms": round(pct(lat, 0.99), 3)}
 
 
-def measure_consume(cluster, sizes: Sizes) -> dict:
+def prepare_consume(cluster, sizes: Sizes) -> None:
     cluster.create_topic("consume", PARTITIONS, RF)
+    confluent_produce(cluster.bootstrap, "consume", b"x" * 100, sizes.records_100, sizes.load_s)
+
+
+def measure_consume(cluster, sizes: Sizes, _prepared) -> dict:
     n = sizes.records_100
-    confluent_produce(cluster.bootstrap, "consume", b"x" * 100, n, sizes.load_s)
     elapsed = consume(cluster.bootstrap, "consume", PARTITIONS, n, sizes.load_s)
     return {"records": n, "records_per_s": round(n / elapsed), "mb_per_s": round(n * 100 / elapsed / 1e6, 2)}
 
 
-def measure_e2e(cluster, sizes: Sizes) -> dict:
-    cluster.create_topic("e2e", 1, RF)
+def measure_e2e(cluster, sizes: Sizes, _prepared) -> dict:
     lat = end_to_end(cluster.bootstrap, "e2e", sizes.e2e)
     return {"samples": len(lat), "p50_ms": round(statistics.median(lat), 3), "p99_ms": round(pct(lat, 0.99), 3)}
 
 
-def measure_failover(cluster, sizes: Sizes) -> dict:
+def measure_failover(cluster, sizes: Sizes, _prepared) -> dict:
     """SIGKILL of the active controller; seconds until a topic can be created again: a CreateTopics request (one
     partition, RF 1: creation needs a controller, not the dead node's replica; a new name each) goes to a surviving
     node every 100 ms, each waiting up to 5 s, and the first that succeeds gives the time it was answered."""
@@ -401,7 +409,7 @@ async def first_creation(ports: list[int], bound_s: float) -> tuple[float | None
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def measure_create(cluster, sizes: Sizes) -> dict:
+def measure_create(cluster, sizes: Sizes, _prepared) -> dict:
     """``sizes.create`` partitions at RF 3; seconds until every broker hosts all of them."""
     start = time.perf_counter()
     bound = sizes.create_s
@@ -426,9 +434,8 @@ def measure_create(cluster, sizes: Sizes) -> dict:
         time.sleep(1.0)
 
 
-def measure_restart(cluster, sizes: Sizes) -> dict:
-    """A broker with ``sizes.restart`` partitions (RF 3, one record each) stopped (SIGTERM) and started again:
-    seconds until it is registered, and until it is back in every ISR."""
+def prepare_restart(cluster, sizes: Sizes) -> list[str]:
+    """``sizes.restart`` partitions (RF 3) holding one record each, in sync on every node; the topics' names."""
     from confluent_kafka import Producer
 
     names = create_topics(cluster, "rst", sizes.restart, sizes.restart_s)
@@ -439,12 +446,21 @@ def measure_restart(cluster, sizes: Sizes) -> dict:
             p.produce(name, b"x" * 100, partition=part)
     if p.flush(sizes.restart_s):
         raise AssertionError("records unacknowledged")
+    bound = time.monotonic() + sizes.restart_s
+    while not all(cluster.partitions_ready(name, count, RF) for name, count in zip(names, counts)):
+        if time.monotonic() > bound:
+            raise AssertionError(f"the {sizes.restart} partitions not in sync within {sizes.restart_s} s")
+        time.sleep(0.5)
+    return names
+
+
+def measure_restart(cluster, sizes: Sizes, names: list[str]) -> dict:
+    """A broker hosting the prepared partitions stopped (SIGTERM) and started again: seconds until it is registered,
+    and until it is back in every ISR. The broker is not the active controller (that is ``failover``)."""
     leader = active_controller(cluster)
     victim = max(i for i in cluster.running() if i != leader)
     survivor = min(i for i in cluster.running() if i != victim)
     bound = time.monotonic() + sizes.restart_s
-    while in_every_isr(cluster, survivor, names, victim)[1] != sizes.restart and time.monotonic() < bound:
-        time.sleep(0.5)
     stop_start = time.perf_counter()
     cluster.stop(victim, timeout=sizes.restart_s)
     stopped = time.perf_counter() - stop_start
@@ -476,6 +492,11 @@ def measure_restart(cluster, sizes: Sizes) -> dict:
 MEASURE = {"produce": measure_produce, "perf": measure_perf, "latency": measure_latency,
            "consume": measure_consume, "e2e": measure_e2e, "failover": measure_failover,
            "create": measure_create, "restart": measure_restart}
+#: what a measurement needs in place before it is timed (topics, data); outside the measurement and its profile
+PREPARE = {"produce": prepare_produce, "perf": prepare_perf,
+           "latency": lambda cluster, _sizes: cluster.create_topic("latency", 1, RF),
+           "consume": prepare_consume, "e2e": lambda cluster, _sizes: cluster.create_topic("e2e", 1, RF),
+           "restart": prepare_restart}
 
 
 def attempt(name: str, fn, *args) -> dict:
@@ -511,11 +532,19 @@ def session(kind: str, names: list[str], sizes: Sizes, work: str, profile: str |
             if any(n in DATA_NAMES for n in names):
                 out["warm_up"] = attempt("warm-up (discarded)", lambda: warm_up(cluster, sizes) or {"done": True})
             for name in names:
+                prepared = None
+                if name in PREPARE:
+                    try:
+                        prepared = PREPARE[name](cluster, sizes)
+                    except Exception as exc:  # noqa: BLE001 - reported as the measurement's failure
+                        out[name] = {"error": f"preparing: {type(exc).__name__}: {exc}"[:2000]}
+                        log(f"  {name}: {out[name]['error'][:400]}")
+                        continue
                 if profile is None:
-                    out[name] = attempt(name, MEASURE[name], cluster, sizes)
+                    out[name] = attempt(name, MEASURE[name], cluster, sizes, prepared)
                     continue
                 with PySpy(profile, name, {i: cluster.pid(i) for i in cluster.running()}) as spy:
-                    out[name] = attempt(name, MEASURE[name], cluster, sizes)
+                    out[name] = attempt(name, MEASURE[name], cluster, sizes, prepared)
                 out[name]["profile"] = spy.summary()
     except Exception as exc:  # noqa: BLE001 - a cluster that does not start is a result too
         out["error"] = f"{type(exc).__name__}: {exc}"[:4000]
