@@ -66,6 +66,7 @@ DATA_NAMES = NAMES[:6]
 PARTITIONS = 6
 RF = 3
 PER_TOPIC = 500  # partitions per topic in ``create`` and ``restart``
+IDLE_S = 5.0  # the window of the idle CPU reading before ``produce``
 #: kafka-producer-perf-test.sh's heap
 PERF_JVM = ("-Xmx512M",)
 
@@ -305,13 +306,19 @@ def create_topics(cluster, prefix: str, total: int, bound_s: float) -> list[str]
 
 
 # ---------------------------------------------------------------------------------------------------- measurements
-def prepare_produce(cluster, sizes: Sizes) -> None:
+def prepare_produce(cluster, sizes: Sizes) -> dict:
+    """The topics, then the nodes' CPU seconds per second while no client works (their background work, a
+    reading aid for the CPU per million records, which includes it)."""
     for label in ("100B", "1KiB"):
         cluster.create_topic(f"produce-{label}", PARTITIONS, RF)
+    pids = {i: cluster.pid(i) for i in cluster.running()}
+    before = {i: cpu_seconds(pid) for i, pid in pids.items()}
+    time.sleep(IDLE_S)
+    return {i: round((cpu_seconds(pid) - before[i]) / IDLE_S, 3) for i, pid in pids.items()}
 
 
-def measure_produce(cluster, sizes: Sizes, _prepared) -> dict:
-    out = {}
+def measure_produce(cluster, sizes: Sizes, idle: dict) -> dict:
+    out: dict = {"idle_cpu_s_per_s_by_node": idle}
     for label, value, n in (("100B", b"x" * 100, sizes.records_100), ("1KiB", b"x" * 1024, sizes.records_1k)):
         topic = f"produce-{label}"
         pids = {i: cluster.pid(i) for i in cluster.running()}
@@ -513,10 +520,13 @@ def attempt(name: str, fn, *args) -> dict:
 
 
 def warm_up(cluster, sizes: Sizes) -> None:
-    """A discarded load: the JVM compiles its hot paths (kraftwire takes the same load)."""
+    """A discarded load: the JVM compiles its hot paths (kraftwire takes the same load), and the consumers' group
+    coordinator topic (``__consumer_offsets``, which the first consumer with a group id creates) exists before any
+    measurement."""
     cluster.create_topic("warmup", PARTITIONS, RF)
     confluent_produce(cluster.bootstrap, "warmup", b"x" * 100, sizes.records_100 // 2, sizes.load_s)
     confluent_produce(cluster.bootstrap, "warmup", b"x" * 1024, sizes.records_1k // 2, sizes.load_s)
+    consume(cluster.bootstrap, "warmup", PARTITIONS, sizes.records_100 // 2 + sizes.records_1k // 2, sizes.load_s)
     confluent_latency(cluster.bootstrap, "warmup", sizes.latency // 10)
 
 
