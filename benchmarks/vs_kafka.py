@@ -87,7 +87,7 @@ class Sizes:
 
 
 FULL = Sizes(rounds=2, records_100=200_000, records_1k=50_000, latency=2000, e2e=1000, create=10_000, restart=2000,
-             create_s=360, restart_s=300, failover_s=60, load_s=240)
+             create_s=300, restart_s=300, failover_s=60, load_s=240)
 QUICK = Sizes(rounds=1, records_100=20_000, records_1k=5_000, latency=200, e2e=100, create=1000, restart=200,
               create_s=120, restart_s=120, failover_s=60, load_s=120)
 
