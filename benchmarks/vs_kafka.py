@@ -769,7 +769,8 @@ def main() -> int:
             f.write(f"# kraftwire beside Apache Kafka 4.4.0 ({'quick' if args.quick else 'full'} run, "
                     f"{report['started']}, {report['seconds']} s)\n\nThree combined nodes each, RF 3, "
                     f"min.insync.replicas=2, acks=all; medians of {sizes.rounds} interleaved round(s); ratio = "
-                    f"kraftwire/Kafka.\n\n{text}\n")
+                    f"kraftwire/Kafka; {os.cpu_count()} CPUs, load average {load_before[0]:.1f} before and "
+                    f"{report['machine']['load_avg_after'][0]:.1f} after.\n\n{text}\n")
     return 0
 
 
