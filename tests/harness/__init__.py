@@ -3,6 +3,8 @@
 
 * ``processes`` — real node processes: ``Cluster``, ``NodeProc``, ``kw`` (``python -m kraftwire ...``), DescribeQuorum.
 * ``roles``     — controllers and brokers as processes (``RolesCluster``) and broker Metadata helpers.
+* ``clusters``  — three combined nodes of Apache Kafka or of kraftwire from the same keys (``KafkaCluster``,
+  ``KraftwireCluster``), for ``benchmarks/vs_kafka.py`` and the tests beside Kafka.
 * ``clients``   — the interop quorum (``Quorum``, ``start_quorum``), tagged values, deadlines, ``FaultProxy``.
 * ``raft``      — one Raft node driven by hand through the production Ready executor (``NodeHarness``).
 * ``batches``   — record batch builders and the ``LogHarness`` that opens, reopens and crashes a log.

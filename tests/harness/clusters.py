@@ -59,12 +59,14 @@ def combined_properties(node_id: int, voters: str, port: int, controller_port: i
             f"log.dirs={log_dir}\n")
 
 
-def metadata(port: int, timeout: float = 5.0):
-    """A Metadata v12 response for every topic from the node whose client listener is ``port``."""
+def metadata(port: int, topics=None, timeout: float = 5.0):
+    """A Metadata v12 response from the node whose client listener is ``port``: every topic, or the named ones."""
     from kraftwire.protocol import messages as w
     from kraftwire.server.client import request_once
 
-    return asyncio.run(request_once(HOST, port, w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12,
+    R = w.MetadataRequest
+    wanted = None if topics is None else [R.MetadataRequestTopic(name=t) for t in topics]
+    return asyncio.run(request_once(HOST, port, R(topics=wanted, allow_auto_topic_creation=False), 12,
                                     timeout=timeout))
 
 
@@ -103,6 +105,8 @@ class _CombinedCluster:
         self.base = str(base)
         self.n = n
         self.format_args = tuple(format_args)
+        #: nodes stopped or killed on purpose (``stop``, ``kill``): any other exited node is a failure
+        self.down: set[int] = set()
         ports = self._ports(2 * n)
         self.nodes = {i: Node(i, self.base, ports[2 * i - 2], ports[2 * i - 1]) for i in range(1, n + 1)}
         voters = ",".join(f"{i}@{HOST}:{node.controller_port}" for i, node in self.nodes.items())
@@ -137,10 +141,12 @@ class _CombinedCluster:
         with open(node.log_path, "ab") as log:
             log.write(f"--- {self.kind} node {i} started at {time.strftime('%H:%M:%S')} ---\n".encode())
         node.proc = self._spawn(node)
+        self.down.discard(i)
 
     def stop(self, i: int, timeout: float = STOP_S) -> int:
         """SIGTERM to node ``i`` (its shutdown runs), SIGKILL if it has not exited within ``timeout`` s; its exit
         code."""
+        self.down.add(i)
         proc = self.nodes[i].proc
         if proc is None:
             return 0
@@ -155,6 +161,7 @@ class _CombinedCluster:
 
     def kill(self, i: int) -> None:
         """SIGKILL to node ``i``; returns once it has exited."""
+        self.down.add(i)
         proc = self.nodes[i].proc
         if proc is not None and proc.poll() is None:
             proc.kill()
@@ -168,10 +175,10 @@ class _CombinedCluster:
     def running(self) -> list[int]:
         return [i for i, node in self.nodes.items() if node.running]
 
-    def check_alive(self, allowed_down=()) -> None:
-        """Fail loudly, with its output, when a node meant to run has exited."""
+    def check_alive(self) -> None:
+        """Fail loudly, with its output, when a node exited that was not stopped or killed on purpose."""
         for i, node in self.nodes.items():
-            if i not in allowed_down and node.proc is not None and node.proc.poll() is not None:
+            if i not in self.down and node.proc is not None and node.proc.poll() is not None:
                 raise AssertionError(f"{self.kind} node {i} exited with {node.proc.returncode}:\n"
                                      + node.output()[-4000:])
 
@@ -188,8 +195,8 @@ class _CombinedCluster:
         start = time.monotonic()
         deadline = start + timeout
         while True:
+            self.check_alive()
             up = self.running()
-            self.check_alive(allowed_down=[i for i in self.nodes if i not in up])
             if up and all(self.brokers_seen(i) == up for i in up):
                 return time.monotonic() - start
             if time.monotonic() > deadline:
@@ -206,7 +213,7 @@ class _CombinedCluster:
         with at least ``isr`` replicas in sync."""
         for i in nodes if nodes is not None else self.running():
             try:
-                md = metadata(self.nodes[i].port)
+                md = metadata(self.nodes[i].port, [topic])
             except Exception:  # noqa: BLE001 - starting, stopping or down
                 return False
             found = [t for t in md.topics if t.name == topic and t.error_code == 0]
@@ -231,12 +238,13 @@ class _CombinedCluster:
             if time.monotonic() > deadline:
                 raise AssertionError(f"{self.kind}: {topic} not in sync on every node within {timeout} s\n"
                                      + self.diagnostics())
-            self.check_alive(allowed_down=[i for i in self.nodes if i not in self.running()])
+            self.check_alive()
             time.sleep(0.2)
         return time.monotonic() - start
 
     def close(self) -> None:
         """SIGTERM to every running node at once, SIGKILL to any still running after ``STOP_S``."""
+        self.down.update(self.nodes)
         procs = [node.proc for node in self.nodes.values() if node.running]
         for proc in procs:
             proc.send_signal(signal.SIGTERM)

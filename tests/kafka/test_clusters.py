@@ -1,10 +1,13 @@
 """The three-node harness of ``harness.clusters`` (used by ``benchmarks/vs_kafka.py``), for both kinds alike:
 Apache Kafka 4.4.0 and kraftwire each come up as three combined nodes with all three brokers unfenced, keep an RF-3
 topic with ``min.insync.replicas=2`` writable with acks=all through the SIGKILL of one node (the shape of Kafka's
-``ReplicationTest``/``RoundTripFaultTest`` system tests), and take the killed node back with ``start``."""
+``ReplicationTest``/``RoundTripFaultTest`` system tests), take the killed node back with ``start``, and report a node
+that exits without being told to."""
 
 from __future__ import annotations
 
+import os
+import signal
 import types
 
 import pytest
@@ -38,3 +41,9 @@ def test_rf3_topic_through_a_node_kill_and_restart(tmp_path, kind):
         cluster.wait_ready()
         assert cluster.brokers_seen(3) == [1, 2, 3]
         assert cluster.pid(3) not in (None, pids[3])
+
+        cluster.check_alive()
+        os.kill(cluster.pid(2), signal.SIGKILL)  # not through the harness: a node dying on its own
+        cluster.nodes[2].proc.wait(10)
+        with pytest.raises(AssertionError, match=f"{cluster.kind} node 2 exited with -9"):
+            cluster.check_alive()
