@@ -27,7 +27,7 @@ import sys
 import time
 
 from harness import processes
-from harness.kafka import free_ports, kafka_libs
+from harness.kafka import free_ports, kafka_libs, stop_java
 
 HOST = "127.0.0.1"
 #: the JVM flags Kafka's ``kafka-server-start.sh`` and ``kafka-run-class.sh`` give a broker
@@ -148,16 +148,7 @@ class _CombinedCluster:
         code."""
         self.down.add(i)
         proc = self.nodes[i].proc
-        if proc is None:
-            return 0
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(10)
-        return proc.returncode
+        return 0 if proc is None else stop_java(proc, timeout)  # SIGTERM then SIGKILL: the same for any process
 
     def kill(self, i: int) -> None:
         """SIGKILL to node ``i``; returns once it has exited."""
