@@ -228,11 +228,13 @@ def test_kafka_transactions_list_and_describe(tools, node):
                     if row["TransactionalId"] == "txn-tool"]
     assert (listed_txn["Coordinator"], listed_txn["TransactionState"]) == ("1", "CompleteCommit")
     [described] = table(tools.ok("kafka-transactions", *b, "describe", "--transactional-id", "txn-tool"))
+    # transaction.version 2 (the default level's): each of the three ends bumped the producer's epoch
     assert (described["CoordinatorId"], described["ProducerId"], described["ProducerEpoch"],
             described["TransactionState"], described["TransactionTimeoutMs"]) == (
-        "1", listed_txn["ProducerId"], "0", "CompleteCommit", "60000")
+        "1", listed_txn["ProducerId"], "3", "CompleteCommit", "60000")
     [producer] = table(tools.ok("kafka-transactions", *b, "describe-producers", "--topic", "txn-tool-topic",
                                 "--partition", "0"))
-    # 15 records (5 aborted) and three markers: the last batch of the producer is its third transaction's
+    # 15 records (5 aborted) and three markers; the last marker came at the bumped epoch 3, which starts the
+    # producer's entry afresh without batches (Kafka's ProducerStateEntry.maybeUpdateProducerEpoch): no last sequence
     assert (producer["ProducerId"], producer["ProducerEpoch"], producer["LastSequence"],
-            producer["CurrentTransactionStartOffset"]) == (listed_txn["ProducerId"], "0", "14", "None")
+            producer["CurrentTransactionStartOffset"]) == (listed_txn["ProducerId"], "3", "-1", "None")
