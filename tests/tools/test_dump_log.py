@@ -129,7 +129,7 @@ def test_cluster_metadata_decoder_prints_records_as_kafka_does(tmp_path, capsys)
                         f'"featureLevel":{mv.DEFAULT.level}}}}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version",'
-                        '"featureLevel":1}}']
+                        '"featureLevel":2}}']
     assert any("SnapshotHeader" in line for line in lines) and any("SnapshotFooter" in line for line in lines)
 
     topic_id = uuid.UUID(int=7)
