@@ -475,8 +475,6 @@ def test_a_request_sees_no_session_that_has_already_ended(tmp_path):
     """However late the timer loop wakes on a busy node, a group request runs the shard's due timers first: a
     DeleteGroups right after the only member's session ended deletes the group (librdkafka's 0081 deletes its
     static groups one session after their members closed, and under load the loop woke a few ms late)."""
-    from kraftwire.server import group_apis
-
     c = Combined(tmp_path, extra=GROUP_PROPS + "group.min.session.timeout.ms=1000\n")
 
     async def scenario(node, conn):
