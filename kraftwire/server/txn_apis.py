@@ -54,8 +54,8 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
 from kraftwire.coordinator.txn.coordinator import (EPOCH_EXHAUSTED, STATE_NAMES, ListingFilter, Marker, TxnConfig,
-                                                   TxnResult, TxnShard)
-from kraftwire.coordinator.txn.hosting import TxnKind, partitions_answer
+                                                   TxnResult, TxnShard, partitions_answer)
+from kraftwire.coordinator.txn.hosting import TxnKind
 from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.metadata.features import TRANSACTION_VERSION

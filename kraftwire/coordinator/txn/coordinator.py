@@ -494,17 +494,22 @@ def _next_epochs(t: TxnMetadata, expected_epoch: int | None) -> tuple[int, int] 
     return None
 
 
-def _add_answer(api: str, version: int, partitions: list[tuple[str, int]], code: int):
-    if api == "AddOffsetsToTxn":
-        return w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+def partitions_answer(wanted: list[tuple[str, int]], codes: dict):
+    """AddPartitionsToTxn v0-3's answer: ``codes`` per (topic, partition), NONE for the others, topics in order."""
     R = w.AddPartitionsToTxnResponse
     topics: dict[str, list[int]] = {}
-    for topic, p in partitions:
+    for topic, p in wanted:
         topics.setdefault(topic, []).append(p)
     return R(throttle_time_ms=0, results_by_topic_v3_and_below=[
         R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
-            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=code) for p in ps])
-        for topic, ps in topics.items()])
+            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
+            for p in ps]) for topic, ps in topics.items()])
+
+
+def _add_answer(api: str, version: int, partitions: list[tuple[str, int]], code: int):
+    if api == "AddOffsetsToTxn":
+        return w.AddOffsetsToTxnResponse(throttle_time_ms=0, error_code=code)
+    return partitions_answer(partitions, dict.fromkeys(partitions, code))
 
 
 def _counter() -> Callable[[], int]:

@@ -16,7 +16,7 @@ import logging
 from typing import Callable
 
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC
-from kraftwire.coordinator.txn.coordinator import Marker, TxnConfig, TxnShard
+from kraftwire.coordinator.txn.coordinator import Marker, TxnConfig, TxnShard, partitions_answer
 from kraftwire.protocol import messages as w
 
 log = logging.getLogger("kraftwire.transactions")
@@ -86,18 +86,6 @@ class TxnKind:
     @staticmethod
     def unloaded(shard: TxnShard) -> list:
         return []  # nothing waits inside a transaction shard
-
-
-def partitions_answer(wanted: list[tuple[str, int]], codes: dict):
-    """AddPartitionsToTxn v0-3's answer: ``codes`` per (topic, partition), NONE for the others, topics in order."""
-    R = w.AddPartitionsToTxnResponse
-    topics: dict[str, list[int]] = {}
-    for topic, p in wanted:
-        topics.setdefault(topic, []).append(p)
-    return R(throttle_time_ms=0, results_by_topic_v3_and_below=[
-        R.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=[
-            R.AddPartitionsToTxnPartitionResult(partition_index=p, partition_error_code=codes.get((topic, p), 0))
-            for p in ps]) for topic, ps in topics.items()])
 
 
 def refusal(api: str, body, code: int):
