@@ -40,8 +40,8 @@ from kraftwire.coordinator.group.model import (
 from kraftwire.coordinator.group.offsets import Offsets, fetch_requests, offset_fetch_response, refused_first
 
 #: the shard's public surface: the edge and the tests import these from here
-__all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPERATIONS", "PREPARING", "STABLE", "STATES",
-           "Group", "GroupConfig", "GroupShard", "Member", "OffsetEntry", "Reply", "Result", "Waiting",
+__all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPERATIONS", "PREPARING", "STABLE",
+           "STATES", "Group", "GroupConfig", "GroupShard", "Member", "OffsetEntry", "Reply", "Result", "Waiting",
            "error_response", "fetch_requests", "offset_fetch_response", "refusal", "refused_first",
            "subscription_topics"]
 
