@@ -24,7 +24,7 @@ from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError, LogIOError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as w
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server import replica_core as core
 
 log = logging.getLogger("kraftwire.fetcher")
 
@@ -152,50 +152,21 @@ class LeaderFetcher:
                     self.manager.replicas.dir_failed(hp.root, exc)
 
     async def _partition(self, conn, hp, pd, loop) -> None:
+        """One partition's answer: the replica manager decides (``ReplicaCore.follower_fetched``), this fetcher
+        carries it out (back off, ask the leader's offsets, drop a fenced partition)."""
         key = (hp.topic, hp.index)
-        lg = hp.log
-        error = pd.error_code
-        if error == ec.NONE:
-            div = getattr(pd, "diverging_epoch", None)
-            if div is not None and div.epoch >= 0 and div.end_offset >= 0:
-                end = lg.end_offset()
-                # (the producer table is folded again after it: the log counts truncations)
-                target = runtime.follower_diverged(lg, div.epoch, div.end_offset)
-                log.info("%s-%d diverged from leader %d at epoch %d: truncated to %d (end %d)", hp.topic, hp.index,
-                         self.leader, div.epoch, target, end)
-                self._follow_log_start(hp, pd.log_start_offset)
-                return
-            records = pd.records
-            if records is not None and len(records):
-                try:
-                    runtime.follower_append(hp.state, lg, bytes(records))
-                except KraftwireError as exc:
-                    if isinstance(exc, LogIOError):
-                        raise
-                    log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, self.leader, exc)
-                    self.backoff[key] = loop.time() + BACKOFF_S
-                    return
-                self.manager.replicas.follower_appended(hp, bytes(records))
-            if runtime.follower_caught_up(hp.state, lg, pd.high_watermark, pd.log_start_offset):
-                self._log_start_moved(hp)
+        div = getattr(pd, "diverging_epoch", None) if pd.error_code == ec.NONE else None
+        diverging = (div.epoch, div.end_offset) if div is not None and div.epoch >= 0 and div.end_offset >= 0 else None
+        step = self.manager.replicas.follower_fetched(hp, pd.error_code, diverging, pd.records, pd.high_watermark,
+                                                      pd.log_start_offset)
+        if step == core.APPENDED:
             self.backoff.pop(key, None)
-            return
-        if error == ec.OFFSET_OUT_OF_RANGE:
+        elif step == core.OUT_OF_RANGE:
             await self._out_of_range(conn, hp)
-            return
-        if error == ec.FENCED_LEADER_EPOCH:
-            log.info("%s-%d: leader %d fenced epoch %d; waiting for the image", hp.topic, hp.index, self.leader,
-                     hp.state.leader_epoch)
+        elif step == core.FENCED:
             self.partitions.pop(key, None)
-            return
-        self.backoff[key] = loop.time() + BACKOFF_S
-
-    def _follow_log_start(self, hp, leader_start: int) -> None:
-        if runtime.follow_log_start(hp.state, hp.log, leader_start):
-            self._log_start_moved(hp)
-
-    def _log_start_moved(self, hp) -> None:
-        log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader, hp.log.start_offset())
+        elif step == core.BACKOFF:
+            self.backoff[key] = loop.time() + BACKOFF_S
 
     async def _out_of_range(self, conn, hp) -> None:
         L = w.ListOffsetsRequest
@@ -211,10 +182,7 @@ class LeaderFetcher:
                 self.backoff[(hp.topic, hp.index)] = asyncio.get_running_loop().time() + BACKOFF_S
                 return
             ends[ts] = p.offset
-        ours = hp.log.end_offset()
-        action, offset = runtime.follower_out_of_range(hp.log, ends[-1], ends[-2])
-        log.info("%s-%d out of range on leader %d (end %d, start %d, ours %d): %s to %d", hp.topic, hp.index,
-                 self.leader, ends[-1], ends[-2], ours, action, offset)
+        self.manager.replicas.follower_out_of_range(hp, ends[-1], ends[-2])
 
 
 class ReplicaFetchers:

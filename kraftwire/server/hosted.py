@@ -80,19 +80,7 @@ class Hosted:
         lg = self.log
         if self.producers is not None and self.truncations == lg.truncations:
             return self.producers
-        table, ongoing, start = None, {}, lg.start_offset()
-        for offset in reversed(lg.producer_snapshots()):
-            if offset > lg.end_offset():
-                continue
-            path = os.path.join(lg.directory, snapshot_name(offset))
-            try:
-                with open(path, "rb") as f:
-                    table, ongoing = decode_snapshot(f.read())
-                start = max(start, offset)
-                break
-            except (OSError, CorruptProducerSnapshot) as exc:
-                log.warning("ignoring producer snapshot %s: %s", path, exc)
-        table = table if table is not None else ProducerTable()
+        table, ongoing, start = self._latest_snapshot()
         # the transactions: those the snapshot says are open, the aborted ones below it from the segments'
         # .txnindex files (a snapshot is only written by a replica that kept them), the rest from the log
         txns = PartitionTxns()
@@ -107,6 +95,22 @@ class Hosted:
         if txns.aborted != stored or self._txn_index_files():
             self.sync_txn_index()
         return table
+
+    def _latest_snapshot(self) -> tuple[ProducerTable, dict[int, int], int]:
+        """(producer table, open transactions, the offset the log is folded from) of the newest readable
+        ``<offset>.snapshot`` at or below the log end; an empty table from the log start without one."""
+        lg = self.log
+        for offset in reversed(lg.producer_snapshots()):
+            if offset > lg.end_offset():
+                continue
+            path = os.path.join(lg.directory, snapshot_name(offset))
+            try:
+                with open(path, "rb") as f:
+                    table, ongoing = decode_snapshot(f.read())
+                return table, ongoing, max(lg.start_offset(), offset)
+            except (OSError, CorruptProducerSnapshot) as exc:
+                log.warning("ignoring producer snapshot %s: %s", path, exc)
+        return ProducerTable(), {}, lg.start_offset()
 
     def txn_state(self) -> PartitionTxns:
         """The partition's open, unreplicated and aborted transactions (``kraftwire.replica.transactions``), told

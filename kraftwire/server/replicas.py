@@ -1,8 +1,8 @@
 """The broker's replica manager: the topic partitions the metadata image assigns this broker, hosted in its log
 directories, and the asyncio side of ``kraftwire.replica`` (Kafka's ``ReplicaManager``/``LogManager``, facts in
-kafka-replication-facts.md §1, §4). The rules are the pure layer's; each partition's steps are
-``partition_runtime``'s (which the partition simulation runs too); the partition's files are ``hosted``'s, the log
-directories ``log_dirs``'s, retention and compaction ``partition_cleaning``'s.
+kafka-replication-facts.md §1, §4). The rules are the pure layer's; the decisions taking them (image, appends,
+fetches, ISR, waits) are ``replica_core``'s, which the partition simulation runs too; the partition's files are
+``hosted``'s, the log directories ``log_dirs``'s, retention and compaction ``partition_cleaning``'s.
 
 * **Following the image.** After every metadata commit the node calls ``apply(image)``: a partition listing this
   broker among its replicas is opened (created in the log directory holding the fewest partitions, or where it
@@ -32,25 +32,19 @@ import shutil
 import time
 from typing import Callable
 
-from kraftwire.error_codes import name_of as ec_name
-from kraftwire.error_codes import CORRUPT_MESSAGE, KAFKA_STORAGE_ERROR, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
-from kraftwire.errors import InvalidAppendError, KraftwireError, LogIOError
+from kraftwire.errors import LogIOError
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.partition_log import LogDirCheckpoints, parse_partition_dir
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs
-from kraftwire.records import read_batches
-from kraftwire.replica import hosting
-from kraftwire.replica.partition import LEADER
-from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
-from kraftwire.server import partition_runtime as runtime
-from kraftwire.server.broker.waits import HIGH_WATERMARK
+from kraftwire.replica.leader_append import AppendResult
 from kraftwire.server.clocks import monotonic_ms as _now_ms
 from kraftwire.server.clocks import wall_ms as _wall_ms
 from kraftwire.server.driver import fail_stop
 from kraftwire.server.hosted import Hosted
 from kraftwire.server.log_dirs import DELETE_SUFFIX, LogDirs
 from kraftwire.server.partition_cleaning import PartitionCleaning
+from kraftwire.server.replica_core import ReplicaCore
 
 __all__ = ["AppendResult", "Hosted", "ReplicaManager"]
 
@@ -60,8 +54,9 @@ log = logging.getLogger("kraftwire.replicas")
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
 APPLY_BUDGET_S = 0.02
 
-class ReplicaManager(LogDirs, PartitionCleaning):
-    """The partitions this broker hosts, following the metadata image (see the module's docstring)."""
+class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
+    """The partitions this broker hosts, following the metadata image (see the module's docstring); its decisions
+    are ``ReplicaCore``'s, this class hosts them on files, the event loop and the replica fetchers."""
 
     def __init__(self, node) -> None:
         self.node = node
@@ -169,17 +164,7 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         if retain and now_ms >= self._clean_at and self.cleaning is None:
             self._clean_at = now_ms + self.node.settings.config.log_cleaner_backoff_ms
             self.compact()
-        for hp in self.partitions.values():
-            if not hp.failed and hp.state.role == LEADER:
-                pending = hp.state.propose_shrink(now_ms, self.lag_ms, hp.log.end_offset())
-                if pending is not None:
-                    log.info("shrinking the ISR of %s-%d from %s to %s", hp.topic, hp.index, list(hp.state.isr),
-                             list(pending.isr))
-                    self._send_alter(hp)
-                elif hp.state.pending is not None and not hp.state.in_flight:
-                    self._send_alter(hp)  # an answer asked for it to be sent again
-                # time alone can move it: a follower outside the ISR that stopped fetching stops holding it back
-                self._advance(hp, now_ms=now_ms)
+        self.check_isr(now_ms)
         for hp in list(self.partitions.values()):
             if not hp.failed and hp.flush_ms < LONG_MAX:
                 self._maybe_flush(hp, now_ms)
@@ -245,7 +230,15 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         done = dict(seen)  # what this pass finished (a pass cut short keeps the unfinished topics unseen)
         changed = set()
         deadline = time.monotonic() + APPLY_BUDGET_S
-        cut_short, created = False, 0
+        cut_short, created = False, [0]
+
+        def may_create() -> bool:
+            """At least one log per pass (every pass progresses), then until the budget is spent."""
+            if created[0] and time.monotonic() > deadline:
+                return False
+            created[0] += 1
+            return True
+
         layers_changed = self._broker_layers_changed(image)
         brokers = self.broker_configs(image)
         for topic_id, topic in image.topics.items():
@@ -256,41 +249,9 @@ class ReplicaManager(LogDirs, PartitionCleaning):
             changed.add(topic_id)
             cfg = brokers.topic_config(image.configs.get((TOPIC_RESOURCE, topic.name), {}))
             for index, reg in topic.partitions.items():
-                hp = self.by_id.get((topic_id, index))
-                if self.broker_id not in reg.replicas:
-                    if hp is not None:
-                        self._delete(hp, "this broker is no longer a replica")
-                    continue
-                if hp is None:
-                    if created and time.monotonic() > deadline:  # at least one per pass: every pass progresses
-                        cut_short = True
-                        break
-                    created += 1
-                    hp = self._host(topic_id, topic.name, index, cfg)
-                    if hp is None:
-                        continue
-                else:
-                    self._configure(hp, cfg)
-                if hp.failed:
-                    continue
-                try:
-                    change = runtime.apply_registration(hp.state, hp.log, reg, _now_ms())
-                except LogIOError as exc:
-                    self.dir_failed(hp.root, exc)
-                    continue
-                if change is None:
-                    continue
-                if change.new_leader_epoch and change.role == LEADER:
-                    log.info("leading %s-%d in leader epoch %d from offset %d (ISR %s)", hp.topic, index,
-                             reg.leader_epoch, hp.state.epoch_start_offset, list(reg.isr))
-                if hp.state.role != LEADER:
-                    hp.waits.leadership_lost()
-                action = hosting.fetcher_action(hp.state.role, change.new_leader_epoch, self._followed(hp))
-                if action == hosting.FOLLOW:
-                    self.fetchers.follow(hp)
-                elif action == hosting.UNFOLLOW:
-                    self.fetchers.unfollow((hp.topic, hp.index))
-                self._advance(hp)
+                if self.place(topic_id, topic.name, index, reg, cfg, may_create) is None:
+                    cut_short = True
+                    break
             if not cut_short:
                 done[topic_id] = topic
         if cut_short:
@@ -306,6 +267,29 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         self._topics_seen = dict(image.topics)
         self._configs_seen = image.configs
         self._assign_dirs(image, None if self._assign_all else changed)
+
+    # ------------------------------------------------------------------------------------------------ the core's host
+    def now_ms(self) -> int:
+        return _now_ms()
+
+    def wall_ms(self) -> int:
+        return _wall_ms()
+
+    def image_brokers(self):
+        return self.node.metadata.image.brokers
+
+    def timers(self):
+        return asyncio.get_running_loop()
+
+    def verification_enabled(self) -> bool:
+        """``transaction.partition.verification.enable`` (KIP-890; Kafka's default true)."""
+        return self.node.settings.config.transaction_partition_verification_enable
+
+    def _follow(self, hp: Hosted) -> None:
+        self.fetchers.follow(hp)
+
+    def _unfollow(self, hp: Hosted) -> None:
+        self.fetchers.unfollow((hp.topic, hp.index))
 
     def _followed(self, hp: Hosted) -> bool:
         f = self.fetchers.fetchers.get(hp.state.leader)
@@ -336,134 +320,7 @@ class ReplicaManager(LogDirs, PartitionCleaning):
     def get_by_id(self, topic_id, index: int) -> Hosted | None:
         return self.by_id.get((topic_id, index))
 
-    # ------------------------------------------------------------------------------------------------ leading
-    def verification_enabled(self) -> bool:
-        """``transaction.partition.verification.enable`` (KIP-890; Kafka's default true)."""
-        return self.node.settings.config.transaction_partition_verification_enable
-
-    def append(self, hp: Hosted, records, acks: int, *, verify: bool = False, guard=None) -> AppendResult:
-        """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``). ``verify``:
-        a client's Produce, whose first transactional batch of a producer without an open transaction needs the
-        ``guard`` of a verification the coordinator confirmed (``kraftwire.replica.verification``; the
-        coordinators' own writes are not verified here)."""
-        if hp.failed:
-            return AppendResult(KAFKA_STORAGE_ERROR)
-        lg = hp.log
-        plan = plan_append(records, topic=hp.topic, index=hp.index, config=hp.config,
-                           max_batch_size=lg.max_batch_size, log_start=lg.start_offset(),
-                           producers=lambda: (hp.producer_table(), hp.txns), verifications=hp.verifications,
-                           verify=verify, guard=guard, verification_enabled=self.verification_enabled(),
-                           wall_ms=_wall_ms())
-        if isinstance(plan, AppendResult):
-            return plan
-        try:
-            result = runtime.append_planned(hp.state, lg, plan, lambda: (hp.producers, hp.txns), hp.verifications)
-        except InvalidAppendError as exc:
-            return AppendResult(CORRUPT_MESSAGE, str(exc))
-        except LogIOError as exc:
-            self.dir_failed(hp.root, exc)
-            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        self._maybe_flush(hp)
-        self._advance(hp, appended=True)
-        return result
-
-    def append_marker(self, hp: Hosted, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-                      commit: bool) -> AppendResult:
-        """WriteTxnMarkers on the leader: a control batch (transactional, one COMMIT or ABORT record whose value is
-        the coordinator epoch) for the producer, appended in the leader epoch; an abort goes to the ``.txnindex``
-        of its segment. INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED for a stale marker (Kafka's
-        ``appendEndTxnMarker``)."""
-        if hp.failed:
-            return AppendResult(KAFKA_STORAGE_ERROR)
-        if hp.state.role != LEADER:
-            return AppendResult(NOT_LEADER_OR_FOLLOWER)
-        lg = hp.log
-        try:
-            table = hp.producer_table()
-        except (OSError, LogIOError) as exc:
-            self.dir_failed(hp.root, exc)
-            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
-            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
-                           leader_epoch=hp.state.leader_epoch, wall_ms=_wall_ms())
-        if isinstance(plan, AppendResult):
-            return plan
-        try:
-            result, entry = runtime.append_marker_planned(hp.state, lg, plan, table, hp.txns, hp.verifications)
-            hp._record_abort(entry)
-        except InvalidAppendError as exc:
-            return AppendResult(CORRUPT_MESSAGE, str(exc))
-        except (LogIOError, OSError) as exc:
-            self.dir_failed(hp.root, exc)
-            return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
-        self._maybe_flush(hp)
-        self._advance(hp, appended=True)
-        return result
-
-    def start_verification(self, hp: Hosted, producer_id: int, sequence: int, epoch: int):
-        """Kafka's ``maybeStartTransactionVerification`` on the leader: the guard of the verification the producer's
-        batch needs, or None when its transaction is open on the partition."""
-        ongoing = producer_id in hp.txn_state().ongoing
-        return hp.verifications.start(producer_id, sequence, epoch, ongoing, _now_ms())
-
     def broker_epoch(self) -> int:
         """This broker's registration epoch (-1 before it registered)."""
         epoch = getattr(self.node.roles, "broker_epoch", None)
         return -1 if epoch is None else epoch
-
-    def follower_appended(self, hp: Hosted, raw: bytes) -> None:
-        """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
-        self._maybe_flush(hp)
-        try:
-            hp.fold_appended(read_batches(raw, validate=False))
-        except OSError as exc:
-            self.dir_failed(hp.root, exc)
-
-    def replica_fetched(self, hp: Hosted, replica: int, fetch_offset: int, broker_epoch: int) -> None:
-        """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark."""
-        pending = runtime.leader_saw_fetch(hp.state, hp.log, replica, fetch_offset, broker_epoch,
-                                           self.node.metadata.image.brokers.get(replica), _now_ms())
-        if pending is not None:
-            log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
-            self._send_alter(hp)
-        self._advance(hp)
-
-    def _send_alter(self, hp: Hosted) -> None:
-        if self.alter is None:
-            return
-        pending = hp.state.alter_to_send()
-        if pending is not None:
-            self.alter(hp, pending)
-
-    def alter_answered(self, hp: Hosted, proposal, error: int, data=None) -> None:
-        again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
-                                      partition_epoch=getattr(data, "partition_epoch", -1),
-                                      isr=tuple(getattr(data, "isr", ()) or ()))
-        if error:
-            log.info("AlterPartition for %s-%d: %s%s", hp.topic, hp.index, ec_name(error),
-                     "; sending it again" if again else "")
-        self._advance(hp)
-
-    def _advance(self, hp: Hosted, *, appended: bool = False, now_ms: int | None = None) -> None:
-        """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
-        fetches also wait for new data: ``appended``). The followers the ISR waits for to join come from the
-        image's broker registrations (fenced, shutting down) and their fetch times."""
-        now_ms = _now_ms() if now_ms is None else now_ms
-        moved = runtime.advance(hp.state, hp.log, hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
-                                brokers=self.node.metadata.image.brokers)
-        if moved or appended:
-            for watcher in list(self.watchers):
-                watcher(hp)
-        hp.waits.check(hp.log.high_watermark(), -1,
-                       hp.state.leader_epoch if hp.state.role == LEADER and not hp.failed else None)
-
-    def wait_committed(self, hp: Hosted, end: int, callback: Callable[[int], None], timeout_ms: int) -> None:
-        """``callback(error)`` once the high watermark reaches ``end`` (NONE), when this broker stops leading the
-        epoch first (NOT_LEADER_OR_FOLLOWER), or after ``timeout_ms`` (REQUEST_TIMED_OUT)."""
-        if hp.failed:
-            callback(NOT_LEADER_OR_FOLLOWER)
-            return
-        hp.waits.add(HIGH_WATERMARK, end, hp.state.leader_epoch, callback, loop=asyncio.get_running_loop(),
-                     timeout_s=max(timeout_ms, 0) / 1000.0, timeout_error=REQUEST_TIMED_OUT)
-        self._advance(hp)
