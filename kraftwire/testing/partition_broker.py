@@ -1,8 +1,9 @@
-"""The brokers of the partition simulation (``kraftwire.testing.partition_sim``): what each simulated broker does on
-an image, a Produce, a replica Fetch and its answer, an AlterPartition answer and a ListOffsets — the broker's own
-partition steps (``kraftwire.server.partition_runtime``) and the leader's append plan
-(``kraftwire.replica.leader_append``) on in-memory logs, with the simulation's clock and network in place of the
-event loop and the sockets."""
+"""The brokers of the partition simulation (``kraftwire.testing.partition_sim``): each simulated broker runs the
+replica manager's own decisions (``kraftwire.server.replica_core.ReplicaCore``: the image, appends as leader, its
+followers' fetches, its own fetches' answers, the ISR, AlterPartition, the acks=-1 waits) on ``Hosted`` partitions
+over in-memory logs, with the simulation's clock, timers and network in place of the event loop, the files and the
+sockets. What stays here is what the broker's request handlers and fetchers carry (decoding, the leader's fetch
+checks, which requests go where)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,23 @@ from dataclasses import dataclass, field
 from typing import Collection
 
 from kraftwire import error_codes as ec
+from kraftwire import kafka_configs
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.metadata.controller.topic_configs import number as config_number
 from kraftwire.metadata.controller.topics import TOPIC_RESOURCE, broker_configs
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.protocol import messages as m
-from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.replica.leader_append import AppendResult
 from kraftwire.replica.leader_fetch import check_replica_fetch
-from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
+from kraftwire.replica.partition import LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable, next_seq
-from kraftwire.replica.transactions import PartitionTxns, fold_batch
-from kraftwire.replica.verification import ProducerVerifications
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server import replica_core as core
+from kraftwire.server.hosted import Hosted
+from kraftwire.server.partition_cleaning import PartitionCleaning
 
-__all__ = ["Broker", "CONTROLLER", "LAG_MS", "Msg", "REQUEST_TIMEOUT_MS", "Replica", "SimBrokers", "TOPIC",
-           "TXN_PRODUCERS", "Wait"]
+__all__ = ["Broker", "CONTROLLER", "LAG_MS", "MemoryHosted", "Msg", "REQUEST_TIMEOUT_MS", "SimBrokers",
+           "SimReplicas", "SimTimers", "TOPIC", "TXN_PRODUCERS", "Wait"]
 
 CONTROLLER = 0
 TOPIC = "events"
@@ -47,29 +49,137 @@ class Msg:
 
 @dataclass
 class Wait:
+    """An acks=-1 batch whose answer waits for the high watermark (what the invariants check once it is given)."""
+
     partition: int
-    end: int
-    leader_epoch: int
     base: int
     data: bytes
-    deadline_ms: int
 
 
-@dataclass
-class Replica:
-    log: MemoryPartitionLog
-    state: ReplicaState
-    fetch_in_flight: bool = False
-    fetch_token: int = 0  # of the request in flight: an answer to an abandoned one is dropped, as a closed
-    # connection drops it
-    fenced: bool = False  # the leader fenced our epoch: wait for the image to move
-    #: the replica's producers and transactions, folded from its log as a broker's ``Hosted`` folds them, or
-    #: recorded as it appends as leader (``producer_state``)
-    producers: ProducerTable | None = None
-    txns: PartitionTxns | None = None
-    txn_end: int = 0  # the log end they were folded to
-    txn_truncations: int = 0
-    verifications: ProducerVerifications = field(default_factory=ProducerVerifications)
+class MemoryHosted(Hosted):
+    """A hosted partition on a ``MemoryPartitionLog``: the broker's ``Hosted`` (its producers and transactions
+    folded from the log as the broker folds them) with no files beside the log — no producer snapshots, no
+    ``.txnindex`` — and the state of its replica fetcher (``followed``: a fetcher of its leader has it; the fetch in
+    flight and its token: an answer to an abandoned one is dropped, as a closed connection drops it)."""
+
+    def __init__(self, topic_id, index: int, lg: MemoryPartitionLog, state: ReplicaState) -> None:
+        super().__init__(topic_id, TOPIC, index, "memory", lg, state)
+        self.followed = False
+        self.fetch_in_flight = False
+        self.fetch_token = 0
+
+    def _latest_snapshot(self):
+        return ProducerTable(), {}, self.log.start_offset()
+
+    def _stored_aborted(self) -> list:
+        return []
+
+    def _txn_index_files(self) -> list[str]:
+        return []
+
+    def sync_txn_index(self) -> None:
+        """No ``.txnindex`` files: the aborted transactions are the folded ones."""
+
+    def _record_abort(self, entry) -> None:
+        """No ``.txnindex`` files: the abort is in the folded transactions already."""
+
+
+class SimTimer:
+    __slots__ = ("at", "fn", "args", "cancelled")
+
+    def __init__(self, at: int, fn, args) -> None:
+        self.at, self.fn, self.args, self.cancelled = at, fn, args, False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+class SimTimers:
+    """asyncio's ``call_later`` on the simulation's clock (the acks=-1 waits' timeouts); ``run(now)`` fires what is
+    due."""
+
+    def __init__(self, clock) -> None:
+        self.clock = clock
+        self.timers: list[SimTimer] = []
+
+    def call_later(self, delay_s: float, fn, *args) -> SimTimer:
+        timer = SimTimer(self.clock() + round(delay_s * 1000), fn, args)
+        self.timers.append(timer)
+        return timer
+
+    def run(self, now_ms: int) -> None:
+        due = [t for t in self.timers if t.at <= now_ms and not t.cancelled]
+        self.timers = [t for t in self.timers if t.at > now_ms and not t.cancelled]
+        for t in due:
+            t.fn(*t.args)
+
+
+class SimReplicas(core.ReplicaCore, PartitionCleaning):
+    """One broker incarnation's replica manager in the simulation: ``ReplicaCore`` (and the replica manager's
+    retention and DeleteRecords) hosted on the simulation's memory logs (which survive a kill), clock and timers; its
+    AlterPartitions go out on the simulated network."""
+
+    def __init__(self, sim, broker: "Broker") -> None:
+        self.sim, self.broker = sim, broker
+        self.broker_id = broker.id
+        self.lag_ms = LAG_MS
+        self.partitions: dict[tuple[str, int], MemoryHosted] = {}
+        self.by_id: dict = {}
+        self.by_index: dict[int, MemoryHosted] = {}
+        self.watchers: list = []
+        self.alter = lambda hp, pending: sim.send_alter(broker, hp, pending)
+        self._timers = SimTimers(self.now_ms)
+
+    def now_ms(self) -> int:
+        return self.sim.now
+
+    def wall_ms(self) -> int:
+        return self.sim.now
+
+    def image_brokers(self):
+        return self.broker.image.brokers
+
+    def timers(self) -> SimTimers:
+        return self._timers
+
+    def verification_enabled(self) -> bool:
+        return True
+
+    def _host(self, topic_id, topic: str, index: int, cfg) -> MemoryHosted:
+        lg = self.sim.logs.setdefault((self.broker_id, index), MemoryPartitionLog())
+        hp = MemoryHosted(topic_id, index, lg, ReplicaState(self.broker_id, topic, index))
+        hp.state.log_high_watermark(lg.high_watermark())
+        self._configure(hp, cfg)
+        self.partitions[(topic, index)] = self.by_index[index] = self.by_id[(topic_id, index)] = hp
+        return hp
+
+    def _configure(self, hp: MemoryHosted, cfg) -> None:
+        hp.config = cfg
+        hp.min_isr = kafka_configs.number(cfg["min.insync.replicas"])
+
+    def _delete(self, hp: MemoryHosted, why: str) -> None:
+        hp.followed = False
+        for table, key in ((self.partitions, (hp.topic, hp.index)), (self.by_index, hp.index),
+                           (self.by_id, (hp.topic_id, hp.index))):
+            table.pop(key, None)
+        hp.waits.leadership_lost()
+        self.sim.event(f"b{self.broker_id} drops p{hp.index}: {why}")
+
+    def _maybe_flush(self, hp, now_ms: int | None = None) -> None:
+        """flush.messages / flush.ms are Kafka's defaults (never): the memory log keeps what it has until a kill."""
+
+    def dir_failed(self, root: str, exc: BaseException) -> None:
+        raise AssertionError(f"b{self.broker_id}: the memory log failed: {exc}")
+
+    def _follow(self, hp: MemoryHosted) -> None:
+        leader = hp.state.leader
+        hp.followed = leader >= 0 and leader != self.broker_id  # as ``ReplicaFetchers.follow``
+
+    def _unfollow(self, hp: MemoryHosted) -> None:
+        hp.followed = False
+
+    def _followed(self, hp: MemoryHosted) -> bool:
+        return hp.followed
 
 
 @dataclass
@@ -79,8 +189,13 @@ class Broker:
     incarnation: int = 0
     epoch: int = -1
     image: MetadataImage = field(default_factory=lambda: MetadataImage(offset=-1))
-    replicas: dict[int, Replica] = field(default_factory=dict)
-    waits: list[Wait] = field(default_factory=list)
+    #: this incarnation's replica manager (None while dead)
+    core: SimReplicas | None = None
+
+    @property
+    def replicas(self) -> dict[int, MemoryHosted]:
+        """The partitions hosted, by index."""
+        return {} if self.core is None else self.core.by_index
 
 
 class SimBrokers:
@@ -103,26 +218,20 @@ class SimBrokers:
         topic = image.topics.get(self.topic_id)
         if topic is None:
             return
+        if b.core is None:
+            b.core = SimReplicas(self, b)
+        cfg = self.topic_config(b)
         for index, reg in topic.partitions.items():
-            if b.id not in reg.replicas:
-                continue
-            r = b.replicas.get(index)
-            if r is None:
-                lg = self.logs.setdefault((b.id, index), MemoryPartitionLog())
-                state = ReplicaState(b.id, TOPIC, index)
-                state.log_high_watermark(lg.high_watermark())
-                r = b.replicas[index] = Replica(lg, state)
-            change = runtime.apply_registration(r.state, r.log, reg, self.now)
+            hp, change = b.core.place(self.topic_id, TOPIC, index, reg, cfg)
             if change is None:
                 continue
             self.event(f"b{b.id} applies p{index} leader={reg.leader} isr={list(reg.isr)} "
                        f"epochs={reg.leader_epoch}/{reg.partition_epoch}")
-            r.fenced = False
             if change.role == LEADER and change.new_leader_epoch:
-                self.event(f"b{b.id} leads p{index} epoch {reg.leader_epoch} from {r.state.epoch_start_offset} "
+                self.event(f"b{b.id} leads p{index} epoch {reg.leader_epoch} from {hp.state.epoch_start_offset} "
                            f"isr={list(reg.isr)}")
                 self.count("leader_elected")
-            self.advance(b, index)
+        self.check_hosting(b)
 
     # ------------------------------------------------------------------------------------------------ broker: leader
     def produce(self, b: Broker, index: int, acks: int) -> None:
@@ -130,14 +239,14 @@ class SimBrokers:
         if r is None:
             self.count("produce_not_hosted")
             return
-        error, _ = r.state.produce_error(acks, self.min_isr_of(b.image))
+        error, _ = r.state.produce_error(acks, r.min_isr)
         if error:
             self.count(f"produce_{ec.name_of(error)}")
             return
         self.sequence += 1
         kind, n = "", self.rng.randrange(1, 4)
         txn_rng = self.txn_rng  # its own draws: the other events run as they did before transactions came
-        table, txns = self.producer_state(r)
+        table, txns = r.producer_table(), r.txn_state()
         marker = None
         if txn_rng.random() < 0.4:  # a transactional producer: its data, or the marker ending its transaction
             pid = txn_rng.choice(TXN_PRODUCERS)
@@ -155,64 +264,36 @@ class SimBrokers:
         if marker is None:
             for k in range(n):
                 builder.append(None, f"v{self.sequence}.{k}".encode(), timestamp=self.now)
-        result = self.append(b, r, index, builder.build() if marker is None else marker)
+        result = self.append(b, r, builder.build() if marker is None else marker)
         if result.error:
             self.count(f"produce_{ec.name_of(result.error)}")
             self.event(f"b{b.id} refuses p{index}{kind}: {ec.name_of(result.error)} {result.message}")
             return
         first, last = result.base_offset, result.end - 1
-        data = self.batch_at(r.log, first)
         self.event(f"b{b.id} appends p{index}@{first}..{last} acks={acks}{kind}")
         self.count("produce_txn_marker" if marker else "produce_txn" if kind else "produce_plain")
         self.count(f"produce_acks{acks}")
         if acks == -1:
-            b.waits.append(Wait(index, last + 1, r.state.leader_epoch, first, data, self.now + REQUEST_TIMEOUT_MS))
-        self.advance(b, index)
+            wait = Wait(index, first, self.batch_at(r.log, first))
+            b.core.wait_committed(r, last + 1, lambda error: self.answered(b, r, wait, error), REQUEST_TIMEOUT_MS)
 
-    def append(self, b: Broker, r: Replica, index: int, what) -> AppendResult:
-        """What the broker's replica manager does with a Produce (``what``: its records) or a WriteTxnMarkers
-        (``what``: (producer id, commit)) as leader: the leader's append plan (``kraftwire.replica.leader_append``)
-        and the partition runtime's append, recording the producer state as the broker does."""
-        producers = (lambda: self.producer_state(r))
+    def append(self, b: Broker, r: MemoryHosted, what) -> AppendResult:
+        """The replica manager's Produce (``what``: its records) or WriteTxnMarkers (``what``: (producer id,
+        commit)) as leader."""
         if isinstance(what, tuple):
-            plan = plan_marker(r.producers, what[0], 0, 0, what[1], base_offset=r.log.end_offset(),
-                               leader_epoch=r.state.leader_epoch, wall_ms=self.now)
-            if isinstance(plan, AppendResult):
-                return plan
-            result, _entry = runtime.append_marker_planned(r.state, r.log, plan, r.producers, r.txns,
-                                                           r.verifications)
-        else:
-            plan = plan_append(what, topic=TOPIC, index=index, config=self.topic_config(b),
-                               max_batch_size=r.log.max_batch_size, log_start=r.log.start_offset(),
-                               producers=producers, verifications=r.verifications, wall_ms=self.now)
-            if isinstance(plan, AppendResult):
-                return plan
-            result = runtime.append_planned(r.state, r.log, plan, lambda: (r.producers, r.txns), r.verifications)
-        r.txn_end = r.log.end_offset()  # recorded as appended, not folded again (as the broker's ``Hosted``)
-        return result
+            return b.core.append_marker(r, what[0], 0, 0, what[1])
+        return b.core.append(r, what, -1)
 
-    def advance(self, b: Broker, index: int) -> None:
-        r = b.replicas[index]
-        runtime.advance(r.state, r.log, self.min_isr_of(b.image), now_ms=self.now, lag_ms=LAG_MS,
-                        brokers=b.image.brokers)
-        self.check_waits(b)
-
-    def check_waits(self, b: Broker) -> None:
-        keep = []
-        for w in b.waits:
-            r = b.replicas.get(w.partition)
-            if r is None or r.state.role != LEADER or r.state.leader_epoch != w.leader_epoch:
-                self.count("ack_not_leader")
-            elif r.log.high_watermark() >= w.end:
-                if r.state.ack_error(self.min_isr_of(b.image)) != ec.NONE:
-                    self.count("ack_not_enough_replicas_after_append")
-                    continue
-                self.acknowledged(b, w)
-            elif self.now >= w.deadline_ms:
-                self.count("ack_timed_out")
-            else:
-                keep.append(w)
-        b.waits = keep
+    def answered(self, b: Broker, r: MemoryHosted, wait: Wait, error: int) -> None:
+        """The acks=-1 wait ended as the Produce handler ends it: once committed, the ISR must still hold
+        min.insync.replicas (NOT_ENOUGH_REPLICAS_AFTER_APPEND otherwise)."""
+        if error == ec.NONE:
+            error = r.state.ack_error(r.min_isr)
+            if error == ec.NONE:
+                self.acknowledged(b, wait)
+                return
+        self.count({ec.NOT_LEADER_OR_FOLLOWER: "ack_not_leader",
+                    ec.REQUEST_TIMED_OUT: "ack_timed_out"}.get(error, f"ack_{ec.name_of(error)}"))
 
     def on_fetch(self, b: Broker, msg: Msg) -> None:
         parts = []
@@ -233,23 +314,19 @@ class SimBrokers:
                 parts.append((index, check.error, check.diverging, None, lg.high_watermark(), lg.start_offset(),
                               token))
                 continue
-            pending = runtime.leader_saw_fetch(r.state, lg, msg.src, fetch_offset, broker_epoch, reg, self.now)
+            pending = b.core.replica_fetched(r, msg.src, fetch_offset, broker_epoch)
             if pending is not None:
                 self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
                 self.check_expansion(b, index, msg.src, broker_epoch)
-                self.send_alter(b, index)
-            self.advance(b, index)
             records = None
             if fetch_offset < lg.end_offset():
                 records = lg.read(fetch_offset, self.rng.choice([1, 200, 100_000])).records
             parts.append((index, ec.NONE, None, records, lg.high_watermark(), lg.start_offset(), token))
         self.send("fetch_response", b.id, msg.src, parts, msg.incarnation, request=msg.body)
 
-    def send_alter(self, b: Broker, index: int) -> None:
-        r = b.replicas[index]
-        pending = r.state.alter_to_send()
-        if pending is None:
-            return
+    def send_alter(self, b: Broker, r: MemoryHosted, pending) -> None:
+        """The replica manager's AlterPartition for ``r``'s ``pending`` ISR, to the controller."""
+        index = r.index
         A = m.AlterPartitionRequest
         req = A(broker_id=b.id, broker_epoch=b.epoch, topics=[A.TopicData(
             topic_id=self.topic_id, partitions=[A.PartitionData(
@@ -269,23 +346,19 @@ class SimBrokers:
                 if r is None:
                     continue
                 code = error or pd.error_code
-                again = r.state.isr_answered(proposal, code, leader_epoch=pd.leader_epoch, partition_epoch=pd.partition_epoch,
-                                             isr=tuple(pd.isr or ()))
+                b.core.alter_answered(r, proposal, code, pd)
                 self.event(f"b{b.id} alter p{pd.partition_index} answered {ec.name_of(code)} isr={pd.isr} "
                            f"epochs={pd.leader_epoch}/{pd.partition_epoch}: isr now {list(r.state.isr)}")
                 self.count(f"alter_{ec.name_of(code)}")
-                if again:
-                    self.send_alter(b, pd.partition_index)
-                self.advance(b, pd.partition_index)
 
     # ------------------------------------------------------------------------------------------------ broker: follower
     def fetch(self, b: Broker, partitions: Collection[int] | None = None) -> None:
-        """``b`` fetches every partition it follows (of ``partitions``, if given) that has no fetch in flight."""
+        """``b`` fetches every partition its fetchers have (of ``partitions``, if given) with no fetch in flight."""
         by_leader: dict[int, list] = {}
         for index, r in b.replicas.items():
             if partitions is not None and index not in partitions:
                 continue
-            if r.state.role == FOLLOWER and r.state.leader >= 0 and not r.fetch_in_flight and not r.fenced:
+            if r.followed and not r.fetch_in_flight:
                 lg = r.log
                 last = lg.latest_epoch()
                 r.fetch_token += 1
@@ -303,29 +376,26 @@ class SimBrokers:
             if r is None or not r.fetch_in_flight or token != r.fetch_token:
                 continue
             r.fetch_in_flight = False
-            if r.state.role != FOLLOWER or r.state.leader != msg.src or r.state.leader_epoch != asked[index]:
+            if not r.followed or r.state.leader != msg.src or r.state.leader_epoch != asked[index]:
                 self.count("fetch_answer_of_an_older_epoch")
                 continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
             lg = r.log
-            if error == ec.NONE and diverging is not None:
-                end = lg.end_offset()
-                target = runtime.follower_diverged(lg, diverging[0], diverging[1])
-                self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {end} -> {target}")
-                self.count("truncated" if target < end else "diverging_no_truncation")
-                if runtime.follow_log_start(r.state, lg, log_start):
-                    self.count("follower_log_start_moved")
-            elif error == ec.NONE:
-                if records:
-                    runtime.follower_append(r.state, lg, records)
-                    self.count("follower_appended")
-                if runtime.follower_caught_up(r.state, lg, hw, log_start):
-                    self.count("follower_log_start_moved")
-            elif error == ec.OFFSET_OUT_OF_RANGE:
+            end, start = lg.end_offset(), lg.start_offset()
+            step = b.core.follower_fetched(r, error, diverging, records, hw, log_start)
+            if step == core.TRUNCATED:
+                self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {end} -> "
+                           f"{lg.end_offset()}")
+                self.count("truncated" if lg.end_offset() < end else "diverging_no_truncation")
+            elif step == core.APPENDED and lg.end_offset() > end:
+                self.count("follower_appended")
+            elif step == core.OUT_OF_RANGE:
                 r.fetch_token += 1
                 r.fetch_in_flight = True
                 self.send("list_offsets", b.id, msg.src, (index, r.fetch_token), b.incarnation)
-            elif error == ec.FENCED_LEADER_EPOCH:
-                r.fenced = True
+            elif step == core.FENCED:
+                r.followed = False  # as the fetcher drops it, until the image moves
+            if lg.start_offset() > start:
+                self.count("follower_log_start_moved")
             self.count(f"fetch_{ec.name_of(error)}")
 
     def on_list_offsets(self, b: Broker, msg: Msg) -> None:
@@ -342,28 +412,8 @@ class SimBrokers:
         if r is None or not r.fetch_in_flight or token != r.fetch_token:
             return
         r.fetch_in_flight = False
-        if answer is None or r.state.role != FOLLOWER or r.state.leader != msg.src:
+        if answer is None or not r.followed or r.state.leader != msg.src:
             return
-        action, offset = runtime.follower_out_of_range(r.log, answer[0], answer[1])
+        action, offset = b.core.follower_out_of_range(r, answer[0], answer[1])
         self.event(f"b{b.id} p{index} out of range: {action} {offset}")
         self.count(f"out_of_range_{action}")
-
-    # ------------------------------------------------------------------------------------------------ broker: producer state
-    @staticmethod
-    def producer_state(r: Replica) -> tuple[ProducerTable, PartitionTxns]:
-        """``r``'s producers and transactions as a broker's ``Hosted`` keeps them: folded from scratch after a
-        truncation (or a restart), then each batch appended (``fold_batch``; a leader records its own appends
-        instead); told the high watermark before each fold and each read."""
-        lg = r.log
-        if r.txns is None or r.txn_truncations != lg.truncations or r.txn_end > lg.end_offset():
-            r.producers, r.txns, r.txn_end, r.txn_truncations = ProducerTable(), PartitionTxns(), -1, lg.truncations
-        r.txns.on_high_watermark(lg.high_watermark())
-        if r.txn_end != lg.end_offset():
-            for _base, last, _epoch, data in lg.batches():
-                if last >= r.txn_end:
-                    for batch in read_batches(data):
-                        fold_batch(r.producers, r.txns, batch)
-            r.txn_end = lg.end_offset()
-        if lg.start_offset() > 0:
-            r.txns.delete_before(lg.start_offset())
-        return r.producers, r.txns

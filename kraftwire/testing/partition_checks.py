@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.replica.partition import LEADER
-from kraftwire.testing.partition_broker import Broker, Replica, Wait
+from kraftwire.testing.partition_broker import Broker, MemoryHosted, Wait
 
 __all__ = ["PartitionChecks", "REJOIN_ROUNDS"]
 
@@ -37,6 +37,14 @@ class PartitionChecks:
             self.fail(f"leader b{b.id} of p{index} proposes b{replica} (fetching with broker epoch {broker_epoch}) "
                       f"for the ISR though its image shows it ineligible: {reg}")
 
+    def check_hosting(self, b: Broker) -> None:
+        """A broker hosts exactly the partitions its image places on it (Kafka's ``applyDelta``: a replica that left
+        the assignment is stopped and deleted, one not assigned is never created)."""
+        topic = b.image.topics.get(self.topic_id)
+        assigned = {i for i, reg in topic.partitions.items() if b.id in reg.replicas} if topic is not None else set()
+        if set(b.replicas) != assigned:
+            self.fail(f"b{b.id} hosts p{sorted(b.replicas)} though its image places p{sorted(assigned)} on it")
+
     def check_one_alter_in_flight(self, b: Broker, index: int, leader_epoch: int, partition_epoch: int) -> None:
         """A leader sends one AlterPartition at a time for a partition state (leader and partition epoch): when it
         sends one, none it sent earlier for that state is still on its way to the controller."""
@@ -49,10 +57,10 @@ class PartitionChecks:
                             self.fail(f"b{b.id} sends a second AlterPartition for p{index} at epochs "
                                       f"{leader_epoch}/{partition_epoch} while {list(pd.new_isr)} is in flight")
 
-    def check_last_stable_offset(self, b: Broker, index: int, r: Replica) -> None:
+    def check_last_stable_offset(self, b: Broker, index: int, r: MemoryHosted) -> None:
         lg = r.log
         hw = lg.high_watermark()
-        lso = self.producer_state(r)[1].last_stable_offset(hw, lg.start_offset())
+        lso = r.last_stable_offset()
         if lso > hw:
             self.fail(f"leader b{b.id} of p{index} serves a last stable offset {lso} past its high watermark {hw}")
         if any(x.start_offset() > 0 for (_, i), x in self.logs.items() if i == index):
@@ -214,7 +222,7 @@ class PartitionChecks:
             if i % 10 == 9 and self.converged():  # (the catching up is mostly done under the writes: look often)
                 break
         else:
-            where = [f"b{b.id} p{i}: {r.state} fetching={r.fetch_in_flight} fenced={r.fenced} {r.log!r}"
+            where = [f"b{b.id} p{i}: {r.state} fetching={r.fetch_in_flight} followed={r.followed} {r.log!r}"
                      for b in self.brokers.values() for i, r in b.replicas.items()]
             self.fail(f"no convergence after {limit} steps once the faults stopped: " + "; ".join(where))
         for index, base, data in self.acked:
@@ -239,7 +247,7 @@ class PartitionChecks:
                 return False
             for member in reg.replicas:
                 lg = self.logs[(member, index)]
-                if lg.end_offset() != end:
+                if lg.end_offset() != end or lg.high_watermark() != end:  # a follower's follows the leader's
                     return False
                 start = max(lg.start_offset(), leader.log.start_offset())
                 if ([b for b in lg.batches() if b[1] >= start] != [b for b in leader.log.batches() if b[1] >= start]):

@@ -1,8 +1,10 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
-(``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``: the leader's append plan,
-the replica state) executed by the broker's own partition steps (``kraftwire.server.partition_runtime``, which the
-replica manager and the replica fetchers run) on the real partition log in memory (``MemoryPartitionLog``) with a fake
-clock, joined by a network that delays, reorders and drops every message.
+(``BrokerControl``, ``ReplicationControl``), each broker running the replica manager's own decisions
+(``kraftwire.server.replica_core.ReplicaCore``: hosting from the image, appends as leader, followers' fetches, its own
+fetches' answers, ISR changes, AlterPartition, the acks=-1 waits; the rules are ``kraftwire.replica``'s, executed by
+``kraftwire.server.partition_runtime``) on ``Hosted`` partitions over the real partition log in memory
+(``MemoryPartitionLog``) with a fake clock and timers, joined by a network that delays, reorders and drops every
+message.
 
 The cluster: one controller (its failover is the Raft simulation's business) and ``brokers`` brokers hosting one topic
 of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set. Events, drawn from the
@@ -16,6 +18,7 @@ segment in memory) — followers behind a leader's log start restart their log t
 After every event (``check``):
 
 * **one leader per epoch**: no two brokers ever lead one partition in one leader epoch;
+* **hosting follows the image**: after each image a broker hosts exactly the partitions it places on the broker;
 * **committed data is never lost or changed**: every live leader's log below its high watermark extends what was
   committed before (batch for batch, byte for byte), and every replica's log below its own high watermark is a prefix
   of it; an acks=-1 answer is only given for a batch already committed at its offset;
@@ -37,7 +40,8 @@ Then the faults stop (``settle``): every broker comes back and the network heals
 must be back in the ISR within a bounded number of rounds (``rejoin``: liveness of ISR expansion, with the followers
 that were out of an ISR fetching more slowly than its members). Then the writes stop, and within a bounded number of
 steps every partition must have a leader whose ISR is every replica, every replica's log must equal the leader's, the
-high watermark must be the log end, and every acknowledged batch must be there.
+high watermark must be the log end (every replica's: a follower's follows the leader's), and every acknowledged batch
+must be there.
 
 A failure raises ``SimulationFailure`` naming the seed and the last events; ``python -m
 kraftwire.testing.partition_sim --seed N`` replays a seed and prints its whole trail.
@@ -57,8 +61,7 @@ from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
 from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
 from kraftwire.protocol import messages as m
 from kraftwire.replica.partition import LEADER
-from kraftwire.replica.retention import delete_records_offset, segments_to_delete
-from kraftwire.testing.partition_broker import CONTROLLER, LAG_MS, TOPIC, Broker, Msg, SimBrokers
+from kraftwire.testing.partition_broker import CONTROLLER, TOPIC, Broker, Msg, SimBrokers
 from kraftwire.testing.partition_checks import PartitionChecks
 
 __all__ = ["PartitionSim", "SimulationFailure", "main"]
@@ -258,24 +261,20 @@ class PartitionSim(SimBrokers, PartitionChecks):
                     want_shut_down=False), b.incarnation)
             if b.image.offset < self.image.offset:
                 self.send_image(b)
-            for index, r in b.replicas.items():
-                if r.state.role == LEADER:
-                    pending = r.state.propose_shrink(self.now, LAG_MS, r.log.end_offset())
-                    if pending is not None:
-                        self.event(f"b{b.id} proposes shrinking p{index} to {list(pending.isr)}")
-                        self.count("shrink_proposed")
-                    self.send_alter(b, index)
-                    self.advance(b, index)
-                elif r.fetch_in_flight and self.rng.random() < 0.3:
+            for hp, pending in b.core.check_isr(self.now) if b.core is not None else ():
+                self.event(f"b{b.id} proposes shrinking p{hp.index} to {list(pending.isr)}")
+                self.count("shrink_proposed")
+            for r in b.replicas.values():
+                if r.state.role != LEADER and r.fetch_in_flight and self.rng.random() < 0.3:
                     r.fetch_in_flight = False  # the request timed out
-            self.check_waits(b)
+            if b.core is not None:
+                b.core.timers().run(self.now)
 
     def kill(self, b: Broker) -> None:
         self.event(f"kill b{b.id}")
         self.count("killed")
         b.alive = False
-        b.replicas.clear()
-        b.waits.clear()
+        b.core = None  # its partitions, waits and timers go with the process; the logs stay
         for index in range(self.n_partitions):
             lg = self.logs.get((b.id, index))
             if lg is not None:
@@ -363,36 +362,38 @@ class PartitionSim(SimBrokers, PartitionChecks):
         self.bc.activate(self.image, self.now)
 
     def delete_records(self, index: int) -> None:
-        """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark."""
+        """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark, as
+        its replica manager runs it."""
         reg = self.image.topics[self.topic_id].partitions[index]
         b = self.brokers.get(reg.leader)
         r = b.replicas.get(index) if b is not None and b.alive else None
         if r is None or r.state.role != LEADER:
             return
         lg = r.log
-        asked = self.rng.choice([-1, lg.start_offset(), (lg.start_offset() + lg.high_watermark()) // 2,
-                                 lg.high_watermark() + 1])
-        target = delete_records_offset(asked, lg.high_watermark())
-        if target is None:
-            self.count("delete_records_out_of_range")
-            return
-        if lg.increment_log_start(target):
-            self.event(f"b{b.id} deletes p{index} records below {target}")
+        start = lg.start_offset()
+        asked = self.rng.choice([-1, start, (start + lg.high_watermark()) // 2, lg.high_watermark() + 1])
+        error = b.core.delete_records(r, asked)
+        if error:
+            self.count("delete_records_out_of_range" if error == ec.OFFSET_OUT_OF_RANGE
+                       else f"delete_records_{ec.name_of(error)}")
+        elif lg.start_offset() > start:
+            self.event(f"b{b.id} deletes p{index} records below {lg.start_offset()}")
             self.count("delete_records")
 
     def retention(self, retention_bytes: int) -> None:
-        """A retention pass on every live replica with ``retention.bytes``."""
+        """A retention pass of every live broker's replica manager, the operator having set ``retention.bytes`` for
+        it (the partitions' configuration until the next image)."""
         for b in self.brokers.values():
-            if not b.alive:
+            if not b.alive or b.core is None:
                 continue
+            starts = {}
             for index, r in b.replicas.items():
-                lg = r.log
-                deletion = segments_to_delete(lg.segment_infos(), log_start=lg.start_offset(),
-                                              log_end=lg.end_offset(), high_watermark=lg.high_watermark(),
-                                              now_ms=self.now, retention_ms=-1, retention_bytes=retention_bytes)
-                if deletion is not None:
-                    start = lg.delete_oldest_segments(deletion.count)
-                    self.event(f"b{b.id} p{index} retention: {deletion.count} batches go, log start {start}")
+                r.config = dict(r.config, **{"retention.bytes": str(retention_bytes)})
+                starts[index] = r.log.start_offset()
+            b.core.retain(self.now)
+            for index, r in b.replicas.items():
+                if r.log.start_offset() > starts[index]:
+                    self.event(f"b{b.id} p{index} retention: the log starts at {r.log.start_offset()}")
                     self.count("retention")
 
     # ------------------------------------------------------------------------------------------------ runs

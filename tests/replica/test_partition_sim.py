@@ -10,10 +10,13 @@ import os
 import pytest
 
 from kraftwire.replica import follower as rules
+from kraftwire.replica import hosting
 from kraftwire.replica import leader_fetch
 from kraftwire.replica import partition as rp
 from kraftwire.replica.leader_append import record_append, record_marker
+from kraftwire.replica.partition import FOLLOWER
 from kraftwire.server import partition_runtime as runtime
+from kraftwire.server import replica_core as core
 from kraftwire.testing import partition_sim as ps
 
 SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
@@ -245,3 +248,64 @@ def test_several_alter_partitions_in_flight_at_once_are_caught(monkeypatch):
 
     monkeypatch.setattr(rp.ReplicaState, "alter_to_send", send_whenever_pending)
     assert "sends a second AlterPartition" in _first_failure()
+
+
+# ------------------------------------------------------------------------------------------------ the replica manager
+# The brokers of the simulation run the replica manager's own decisions (``kraftwire.server.replica_core``, which
+# ``ReplicaManager`` runs on files and the event loop): a decision broken there is a broker broken, and the
+# simulation sees it.
+
+
+def test_a_broker_hosting_a_partition_the_image_does_not_place_on_it_is_caught(monkeypatch):
+    def place_everywhere(self, topic_id, topic, index, reg, cfg, may_create=lambda: True):
+        hp = self.by_id.get((topic_id, index))  # the replica check forgotten
+        if hp is None:
+            hp = self._host(topic_id, topic, index, cfg)
+        else:
+            self._configure(hp, cfg)
+        return hp, self.apply_registration(hp, reg)
+
+    monkeypatch.setattr(core.ReplicaCore, "place", place_everywhere)
+    message = _first_failure()
+    assert "though its image places" in message, message
+    assert "replay: python -m kraftwire.testing.partition_sim --seed" in message
+
+
+def test_a_follower_not_fetched_after_it_stops_leading_is_caught(monkeypatch):
+    """``ReplicaCore.apply_registration`` runs ``hosting.fetcher_action``: a partition that becomes a follower must
+    be handed to a fetcher of its new leader."""
+    monkeypatch.setattr(hosting, "fetcher_action",
+                        lambda role, new_leader_epoch, followed: hosting.KEEP if role == FOLLOWER else hosting.UNFOLLOW)
+    assert "under steady writes, no full ISR within" in _first_failure()
+
+
+def test_an_acks_all_wait_ending_one_offset_early_is_caught(monkeypatch):
+    real = core.ReplicaCore.wait_committed
+
+    def early(self, hp, end, callback, timeout_ms):
+        real(self, hp, end - 1, callback, timeout_ms)
+
+    monkeypatch.setattr(core.ReplicaCore, "wait_committed", early)
+    message = _first_failure()
+    assert "acknowledged" in message and "not committed" in message, message
+
+
+def test_a_follower_ignoring_the_leaders_diverging_epoch_is_caught(monkeypatch):
+    real = core.ReplicaCore.follower_fetched
+
+    def no_divergence(self, hp, error, diverging, records, high_watermark, log_start):
+        return real(self, hp, error, None, records, high_watermark, log_start)
+
+    monkeypatch.setattr(core.ReplicaCore, "follower_fetched", no_divergence)
+    message = _first_failure()
+    assert "below its high watermark" in message or "committed" in message, message
+
+
+def test_a_follower_whose_high_watermark_stays_behind_the_leaders_is_caught(monkeypatch):
+    real = core.ReplicaCore.follower_fetched
+
+    def without_high_watermark(self, hp, error, diverging, records, high_watermark, log_start):
+        return real(self, hp, error, diverging, records, -1, log_start)
+
+    monkeypatch.setattr(core.ReplicaCore, "follower_fetched", without_high_watermark)
+    assert "no convergence after" in _first_failure()
