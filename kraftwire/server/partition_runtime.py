@@ -1,7 +1,7 @@
-"""One partition's replication steps: the pure rules of ``kraftwire.replica`` executed on its log. The replica manager
-(``server/replicas.py``) and the replica fetchers (``server/fetcher.py``) run these on ``PartitionLog``\\ s with the
-monotonic clock; the partition simulation (``kraftwire.testing.partition_sim``) runs the very same on
-``MemoryPartitionLog``\\ s with its fake clock, so a broken step here is a broken step there.
+"""One partition's replication steps: the pure rules of ``kraftwire.replica`` executed on its log. The replica manager's
+decisions (``server/replica_core.py``) run these, on ``PartitionLog``\\ s with the monotonic clock in the broker
+(``server/replicas.py``, ``server/fetcher.py``) and on ``MemoryPartitionLog``\\ s with its fake clock in the partition
+simulation (``kraftwire.testing.partition_sim``), so a broken step here is a broken step there.
 
 The log is anything with ``PartitionLog``'s replication surface (end and start offsets, ``leader_epoch_end``,
 ``append_as_leader`` / ``append_as_follower``, ``truncate_to``, ``restart_at``, ``follow_log_start``, the high
