@@ -318,6 +318,7 @@ class SimBrokers:
             if pending is not None:
                 self.event(f"b{b.id} proposes isr {list(pending.isr)} for p{index}")
                 self.check_expansion(b, index, msg.src, broker_epoch)
+            self.check_high_watermark_after_fetch(b, r)
             records = None
             if fetch_offset < lg.end_offset():
                 records = lg.read(fetch_offset, self.rng.choice([1, 200, 100_000])).records

@@ -3,9 +3,11 @@ its docstring): checked after every event, on every acknowledgement, and once th
 
 from __future__ import annotations
 
+import copy
+
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.replica.partition import LEADER
-from kraftwire.testing.partition_broker import Broker, MemoryHosted, Wait
+from kraftwire.testing.partition_broker import LAG_MS, Broker, MemoryHosted, Wait
 
 __all__ = ["PartitionChecks", "REJOIN_ROUNDS"]
 
@@ -36,6 +38,15 @@ class PartitionChecks:
         if reg is None or reg.fenced or reg.in_controlled_shutdown or broker_epoch not in (-1, reg.epoch):
             self.fail(f"leader b{b.id} of p{index} proposes b{replica} (fetching with broker epoch {broker_epoch}) "
                       f"for the ISR though its image shows it ineligible: {reg}")
+
+    def check_high_watermark_after_fetch(self, b: Broker, r: MemoryHosted) -> None:
+        """Once the leader has taken a follower's fetch, its high watermark is as high as its replica state allows
+        (Kafka's leader raises it on every follower fetch): an acks=-1 answer never waits for a later event."""
+        probe = copy.copy(r.state)
+        if probe.advance_high_watermark(r.log.end_offset(), r.min_isr, now_ms=self.now, lag_ms=LAG_MS,
+                                        brokers=b.image.brokers):
+            self.fail(f"b{b.id} leaves the high watermark of p{r.index} at {r.state.high_watermark} after a follower's "
+                      f"fetch though its followers allow {probe.high_watermark}")
 
     def check_hosting(self, b: Broker) -> None:
         """A broker hosts exactly the partitions its image places on it (Kafka's ``applyDelta``: a replica that left

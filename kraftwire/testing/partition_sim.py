@@ -29,6 +29,8 @@ After every event (``check``):
   shows registered, unfenced, not shutting down and fetching with its current broker epoch (KIP-903);
 * **one AlterPartition at a time**: a leader sends none for a partition while one it sent for the same leader and
   partition epoch is still on its way to the controller;
+* **the high watermark follows the fetches**: once a leader has taken a follower's fetch, its high watermark is as
+  high as its replica state allows;
 * a leader's high watermark never goes back within its epoch; the image's leader is in its ISR, inside the replicas;
 * **the last stable offset** (producers also write transactions and their COMMIT / ABORT markers; each replica
   folds them as a broker does, ``kraftwire.replica.transactions``) never exceeds a leader's high watermark, and never

@@ -309,3 +309,15 @@ def test_a_follower_whose_high_watermark_stays_behind_the_leaders_is_caught(monk
 
     monkeypatch.setattr(core.ReplicaCore, "follower_fetched", without_high_watermark)
     assert "no convergence after" in _first_failure()
+
+
+def test_a_leader_not_raising_its_high_watermark_on_a_followers_fetch_is_caught(monkeypatch):
+    def without_advance(self, hp, replica, fetch_offset, broker_epoch):
+        pending = runtime.leader_saw_fetch(hp.state, hp.log, replica, fetch_offset, broker_epoch,
+                                           self.image_brokers().get(replica), self.now_ms())
+        if pending is not None:
+            self._send_alter(hp)
+        return pending  # the high watermark left for a later event to raise
+
+    monkeypatch.setattr(core.ReplicaCore, "replica_fetched", without_advance)
+    assert "after a follower's fetch though its followers allow" in _first_failure()
