@@ -58,6 +58,7 @@ CLUSTER_OPERATION = {
     "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
     "CreateAcls": AclOperation.ALTER, "DeleteAcls": AclOperation.ALTER,
     "AlterUserScramCredentials": AclOperation.ALTER,
+    "AlterPartitionReassignments": AclOperation.ALTER, "ListPartitionReassignments": AclOperation.DESCRIBE,
     "AddRaftVoter": AclOperation.ALTER, "RemoveRaftVoter": AclOperation.ALTER,
 }
 _GATED = {served.key(name): (name, op) for name, op in CLUSTER_OPERATION.items()}

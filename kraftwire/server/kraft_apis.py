@@ -61,7 +61,7 @@ log = logging.getLogger("kraftwire.kraft")
 CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLeaders", "IncrementalAlterConfigs",
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs", "CreateAcls", "DeleteAcls",
-                   "AlterUserScramCredentials")
+                   "AlterUserScramCredentials", "AlterPartitionReassignments", "ListPartitionReassignments")
 COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
 #: controller APIs whose ACLs are checked per item: (the request's item list, the response's result list); the APIs
 #: that need one operation on the cluster are refused before any handler (``access.gate``)
