@@ -20,6 +20,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),
     ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs and SCRAM users (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
+    ("reassign-partitions", "kraftwire.tools.reassign_partitions", "move partitions between brokers (like kafka-reassign-partitions.sh)"),
     ("delete-records", "kraftwire.tools.delete_records", "delete a partition's records below an offset (like kafka-delete-records.sh)"),
     ("consumer-groups", "kraftwire.tools.consumer_groups", "list, describe, reset and delete consumer groups (like kafka-consumer-groups.sh)"),
     ("log-dirs", "kraftwire.tools.log_dirs", "describe the brokers' log directories (like kafka-log-dirs.sh)"),

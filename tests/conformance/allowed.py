@@ -27,8 +27,6 @@ NOT_SERVED = {
     "kraftwire has one log directory per broker (JBOD moves are not implemented)": {34: "AlterReplicaLogDirs"},
     "delegation tokens are not implemented": {38: "CreateDelegationToken", 39: "RenewDelegationToken",
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
-    "partition reassignment is not implemented": {45: "AlterPartitionReassignments",
-                                                  46: "ListPartitionReassignments"},
     "client quotas are not implemented": {48: "DescribeClientQuotas", 49: "AlterClientQuotas"},
     "client-metrics resources (KIP-714) are not implemented": {74: "ListConfigResources"},
     "share groups (KIP-932) are not implemented": {
