@@ -241,7 +241,14 @@ class ReplicaState:
         if self.pending is None:
             return False
         if error == NONE:
-            if leader_epoch == self.leader_epoch and partition_epoch > self.partition_epoch:
+            if leader_epoch != self.leader_epoch:
+                # the change took a new leader epoch (it completed a reassignment that removed replicas): the
+                # state comes with the image; until then the proposal stays pending, so that a member it added
+                # keeps holding the high watermark back (Kafka's handleAlterPartitionUpdate ignores such an answer);
+                # it is not sent again (it would only be fenced)
+                self.in_flight = True
+                return False
+            if partition_epoch > self.partition_epoch:
                 self.isr, self.partition_epoch = tuple(isr), partition_epoch
             self.pending = None
             return False

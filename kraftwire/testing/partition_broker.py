@@ -105,6 +105,10 @@ class SimBrokers:
             return
         for index, reg in topic.partitions.items():
             if b.id not in reg.replicas:
+                if b.replicas.pop(index, None) is not None:  # a reassignment moved it away: the log goes
+                    self.logs.pop((b.id, index), None)
+                    self.event(f"b{b.id} deletes p{index}: no longer a replica")
+                    self.count("replica_deleted")
                 continue
             r = b.replicas.get(index)
             if r is None:

@@ -10,7 +10,8 @@ seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only b
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
 restarted with a new incarnation, the active controller fails over, brokers are cut off from everyone or from one peer and healed, the operator runs
-preferred elections and DeleteRecords, and retention (``retention.bytes``) deletes old segments (a batch is a
+preferred elections, DeleteRecords and partition reassignments (a partition moved to other brokers, or a move
+cancelled: the invariants below hold across them, the acknowledged records included), and retention (``retention.bytes``) deletes old segments (a batch is a
 segment in memory) — followers behind a leader's log start restart their log there.
 
 After every event (``check``):
@@ -51,6 +52,7 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
+from kraftwire.metadata.controller import reassignment
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topics import ReplicationControl
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
@@ -343,6 +345,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
                 self.event("preferred election")
                 self.count("preferred_election")
             self._commit(res.records)
+        elif roll < 0.9985:
+            self.reassign(rng.randrange(self.n_partitions))
         elif roll < 0.999:
             self.controller_failover()
         else:
@@ -361,6 +365,21 @@ class PartitionSim(SimBrokers, PartitionChecks):
         self.rc = ReplicationControl(rng=random.Random(self.rng.randrange(1 << 30)), new_topic_id=self.rc.new_topic_id)
         self.bc = BrokerControl(CLUSTER, SESSION_TIMEOUT_MS)
         self.bc.activate(self.image, self.now)
+
+    def reassign(self, index: int) -> None:
+        """The operator moves a partition to ``rf`` brokers drawn at random (in a random order), or cancels the
+        move under way; the controller decides as it decides an AlterPartitionReassignments."""
+        AR = m.AlterPartitionReassignmentsRequest
+        reg = self.image.topics[self.topic_id].partitions[index]
+        moving = bool(reg.adding_replicas or reg.removing_replicas)
+        target = None if moving and self.rng.random() < 0.3 else self.rng.sample(sorted(self.brokers), self.rf)
+        res = reassignment.alter(self.image, AR(timeout_ms=1, allow_replication_factor_change=True, topics=[
+            AR.ReassignableTopic(name=TOPIC, partitions=[AR.ReassignablePartition(partition_index=index,
+                                                                                   replicas=target)])]), 1)
+        code = res.response.responses[0].partitions[0].error_code
+        self.event(f"reassign p{index} {'cancel' if target is None else target}: {ec.name_of(code)}")
+        self.count("reassign_cancelled" if target is None else "reassigned")
+        self._commit(res.records)
 
     def delete_records(self, index: int) -> None:
         """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark."""

@@ -35,6 +35,7 @@ SCRIPTS = {
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",

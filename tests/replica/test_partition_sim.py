@@ -35,7 +35,8 @@ def test_the_runs_reach_the_interesting_paths():
                  "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
                  "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
                  "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE",
-                 "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved"):
+                 "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved",
+                 "reassigned", "reassign_cancelled", "replica_deleted"):
         assert totals.get(path, 0) > 0, (path, totals)
 
 
