@@ -4,13 +4,14 @@ forwards them to the active controller; Metadata for the current replicas and th
 
 Actions (exactly one):
 
-* ``--generate --topics-to-move-json-file F --broker-list 1,2,3``: prints the current assignment of the topics in
+* ``--generate --topics-to-move-json-file F --broker-list 1,2,3``: prints the current assignment (each replica's
+  log directory, as Kafka 4.4's tool asks the brokers, ``any`` where none answers) of the topics in
   ``{"version": 1, "topics": [{"topic": "foo"}]}`` and a proposal over the listed brokers, by Kafka's rack-unaware
   ``AdminUtils.assignReplicasToBrokers`` (a random start, so each run may propose another one). With every broker
   in a rack Kafka places rack-aware, which kraftwire does not implement: it says so and asks for
   ``--disable-rack-aware``.
 * ``--execute --reassignment-json-file F [--additional] [--disallow-replication-factor-change]``: prints the
-  current assignment (to save for a rollback), starts the moves, ``Successfully started partition reassignments for
+  current assignment with its log directories (to save for a rollback), starts the moves, ``Successfully started partition reassignments for
   t-0,t-1``; refused while another reassignment runs unless ``--additional``.
 * ``--verify`` / ``--cancel --reassignment-json-file F [--preserve-throttles]``: each partition's state, or the
   moves cancelled; then, unless ``--preserve-throttles`` (and for ``--verify`` only once nothing moves), the
@@ -203,9 +204,13 @@ def _key(tp: tuple[str, int]):
     return tp[0], tp[1]
 
 
-def reassignment_json(assignment: dict[tuple[str, int], list[int]]) -> str:
-    """Kafka's formatAsReassignmentJson: compact, partitions by topic then index, every log dir ``any``."""
-    partitions = [{"topic": t, "partition": p, "replicas": r, "log_dirs": [ANY_LOG_DIR] * len(r)}
+def reassignment_json(assignment: dict[tuple[str, int], list[int]],
+                      dirs: dict[tuple[str, int, int], str] | None = None) -> str:
+    """Kafka's formatAsReassignmentJson: compact, partitions by topic then index, each replica's log directory from
+    ``dirs`` ((topic, partition, broker) -> path), ``any`` where it names none."""
+    dirs = dirs or {}
+    partitions = [{"topic": t, "partition": p, "replicas": r,
+                   "log_dirs": [dirs.get((t, p, b), ANY_LOG_DIR) for b in r]}
                   for (t, p), r in sorted(assignment.items(), key=lambda kv: _key(kv[0]))]
     return json.dumps({"version": 1, "partitions": partitions}, separators=(",", ":"), ensure_ascii=False)
 
@@ -241,11 +246,14 @@ def assign_rack_unaware(partitions: int, replication_factor: int, brokers: list[
 # the actions
 # ================================================================================================================
 class Client:
-    """The tool's requests on one connection: Metadata, the two reassignment APIs, IncrementalAlterConfigs."""
+    """The tool's requests: Metadata, the two reassignment APIs and a topic's IncrementalAlterConfigs on the
+    bootstrap connection; a broker's IncrementalAlterConfigs on a connection to that broker, as Kafka's admin client
+    sends it (a broker decides its own configs only)."""
 
-    def __init__(self, conn, timeout: float) -> None:
+    def __init__(self, conn, timeout: float, tls=None, login=None) -> None:
         self.conn = conn
         self.timeout = timeout
+        self.tls, self.login = tls, login
 
     async def metadata(self, topics: list[str] | None):
         from kraftwire.protocol import messages as w
@@ -300,7 +308,51 @@ class Client:
                     errors[(t.name, p.partition_index)] = _message(code, p.error_message or answer.error_message)
         return errors
 
-    async def delete_configs(self, resources: list[tuple[int, str, tuple[str, ...]]]) -> None:
+    async def on_each(self, brokers, ask) -> None:
+        """``await ask(broker, connection)`` for each of ``brokers`` that is alive, on a connection to it."""
+        from kraftwire.server.client import KafkaConnection
+
+        endpoints = {b.node_id: (b.host, b.port) for b in (await self.metadata([])).brokers}
+        for broker in brokers:
+            if broker not in endpoints:
+                continue
+            host, port = endpoints[broker]
+            conn = await KafkaConnection.open(host, port, timeout=self.timeout, client_id="reassign-partitions-tool",
+                                              ssl_context=self.tls, sasl=self.login)
+            try:
+                await ask(broker, conn)
+            finally:
+                await conn.close()
+
+    async def delete_broker_configs(self, brokers, keys: tuple[str, ...]) -> None:
+        """``keys`` deleted from each of ``brokers`` that is alive, on its own listener."""
+        await self.on_each(brokers, lambda broker, conn: self.delete_configs([(4, str(broker), keys)], conn))
+
+    async def replica_dirs(self, assignment: dict[tuple[str, int], list[int]]) -> dict[tuple[str, int, int], str]:
+        """(topic, partition, broker) -> the log directory holding that replica, asked of each broker
+        (DescribeLogDirs, as Kafka's describeReplicaLogDirs); a replica not found is left out."""
+        from kraftwire.protocol import messages as w
+
+        DL = w.DescribeLogDirsRequest
+        found: dict[tuple[str, int, int], str] = {}
+
+        async def ask(broker, conn) -> None:
+            mine = [(t, p) for (t, p), replicas in assignment.items() if broker in replicas]
+            topics: dict[str, list[int]] = {}
+            for t, p in mine:
+                topics.setdefault(t, []).append(p)
+            answer = await conn.request(DL(topics=[DL.DescribableLogDirTopic(topic=t, partitions=ps)
+                                                   for t, ps in topics.items()]), 4, timeout=self.timeout)
+            for result in answer.results:
+                for t in result.topics:
+                    for p in t.partitions:
+                        if not p.is_future_key:
+                            found[(t.name, p.partition_index, broker)] = result.log_dir
+
+        await self.on_each(sorted({b for replicas in assignment.values() for b in replicas}), ask)
+        return found
+
+    async def delete_configs(self, resources: list[tuple[int, str, tuple[str, ...]]], conn=None) -> None:
         from kraftwire.protocol import messages as w
 
         IAC = w.IncrementalAlterConfigsRequest
@@ -308,7 +360,7 @@ class Client:
             IAC.AlterConfigsResource(resource_type=kind, resource_name=name, configs=[
                 IAC.AlterableConfig(name=key, config_operation=1, value=None) for key in keys])
             for kind, name, keys in resources])
-        answer = await until_decided(self.conn, body, 1, self.timeout,
+        answer = await until_decided(conn or self.conn, body, 1, self.timeout,
                                      lambda a: [r.error_code for r in a.responses])
         for r in answer.responses:
             if r.error_code:
@@ -329,7 +381,7 @@ async def _run(action: str, args, tls, login) -> None:
     conn = await connect(argparse.Namespace(bootstrap_server=args.bootstrap_server, timeout=args.timeout_s),
                          tls, login)
     try:
-        client = Client(conn, args.timeout_s)
+        client = Client(conn, args.timeout_s, tls, login)
         await {"generate": _generate, "execute": _execute, "verify": _verify, "cancel": _cancel,
                "list": _list}[action](client, args)
     finally:
@@ -361,7 +413,7 @@ async def _generate(client: Client, args) -> None:
         parts = sorted(p for t, p in current if t == topic)
         placed = assign_rack_unaware(len(parts), len(current[(topic, parts[0])]), list(racks), rng)
         proposed.update({(topic, p): r for p, r in placed.items()})
-    print(f"Current partition replica assignment\n{reassignment_json(current)}\n")
+    print(f"Current partition replica assignment\n{reassignment_json(current, await client.replica_dirs(current))}\n")
     print(f"Proposed partition reassignment configuration\n{reassignment_json(proposed)}")
 
 
@@ -399,8 +451,9 @@ async def _execute(client: Client, args) -> None:
     if missing:
         raise Failed("org.apache.kafka.common.errors.UnknownTopicOrPartitionException: Unable to find partition: "
                      + ", ".join(f"{t}-{p}" for t, p in missing))
+    now = {k: current[k] for k in targets}
     print("Current partition replica assignment\n\n"
-          f"{reassignment_json({k: current[k] for k in targets})}\n\n"
+          f"{reassignment_json(now, await client.replica_dirs(now))}\n\n"
           "Save this to use as the --reassignment-json-file option during rollback")
     if args.throttle is not None and args.throttle >= 0:
         print(f"Warning: kraftwire does not throttle replication yet: --throttle {args.throttle} is not applied and "
@@ -449,7 +502,7 @@ async def _clear_throttles(client: Client, targets: list[Target]) -> None:
     brokers = sorted(set(await client.brokers()) | {r for t in targets for r in t.replicas})
     print(f"Clearing broker-level throttles on broker{'' if len(brokers) == 1 else 's'} "
           f"{','.join(map(str, brokers))}")
-    await client.delete_configs([(4, str(b), BROKER_THROTTLES) for b in brokers])
+    await client.delete_broker_configs(brokers, BROKER_THROTTLES)
     topics = hashmap_order(dict.fromkeys(t.topic for t in targets), string_hash)
     print(f"Clearing topic-level throttles on topic{'' if len(topics) == 1 else 's'} {','.join(topics)}")
     await client.delete_configs([(2, t, TOPIC_THROTTLES) for t in topics])

@@ -191,6 +191,14 @@ TRANSACTIONS = {
 CLUSTER_APIS = {
     "ElectLeaders": {"no-acl": lambda v: [*created(A), *alice(Step(EL(election_type=0, topic_partitions=[
         EL.TopicPartitions(topic=A, partitions=[0])], timeout_ms=10000), v))]},
+    # ALTER and DESCRIBE on the cluster, checked before anything else (ControllerApis)
+    "AlterPartitionReassignments": {"no-acl": lambda v: [*created(A), *alice(Step(
+        w.AlterPartitionReassignmentsRequest(timeout_ms=10000, allow_replication_factor_change=True, topics=[
+            w.AlterPartitionReassignmentsRequest.ReassignableTopic(name=A, partitions=[
+                w.AlterPartitionReassignmentsRequest.ReassignablePartition(partition_index=0, replicas=[1])])]), v))]},
+    "ListPartitionReassignments": {"no-acl": lambda v: alice(Step(w.ListPartitionReassignmentsRequest(
+        timeout_ms=10000, topics=[w.ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(
+            name=A, partition_indexes=[0])]), v))},
     "DescribeLogDirs": {"no-acl": lambda v: [*created(A), *alice(Step(w.DescribeLogDirsRequest(topics=[
         w.DescribeLogDirsRequest.DescribableLogDirTopic(topic=A, partitions=[0])]), v))]},
     "UpdateFeatures": {"no-acl": lambda v: alice(Step(w.UpdateFeaturesRequest(timeout_ms=10000, feature_updates=[
