@@ -11,8 +11,8 @@ messages are delivered or dropped, time passes (heartbeats, session expiry, ISR 
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
 restarted with a new incarnation, the active controller fails over, brokers are cut off from everyone or from one peer and healed, the operator runs
 preferred elections, DeleteRecords and partition reassignments (a partition moved to other brokers, or a move
-cancelled: the invariants below hold across them, the acknowledged records included), and retention (``retention.bytes``) deletes old segments (a batch is a
-segment in memory) — followers behind a leader's log start restart their log there.
+cancelled: the invariants below hold across them, the acknowledged records included), and retention
+(``retention.bytes``) deletes old segments (a batch is a segment in memory) — followers behind a leader's log start restart their log there.
 
 After every event (``check``):
 

@@ -11,8 +11,8 @@ Actions (exactly one):
   in a rack Kafka places rack-aware, which kraftwire does not implement: it says so and asks for
   ``--disable-rack-aware``.
 * ``--execute --reassignment-json-file F [--additional] [--disallow-replication-factor-change]``: prints the
-  current assignment with its log directories (to save for a rollback), starts the moves, ``Successfully started partition reassignments for
-  t-0,t-1``; refused while another reassignment runs unless ``--additional``.
+  current assignment with its log directories (to save for a rollback), starts the moves, ``Successfully started
+  partition reassignments for t-0,t-1``; refused while another reassignment runs unless ``--additional``.
 * ``--verify`` / ``--cancel --reassignment-json-file F [--preserve-throttles]``: each partition's state, or the
   moves cancelled; then, unless ``--preserve-throttles`` (and for ``--verify`` only once nothing moves), the
   throttle configs Kafka's tool sets are deleted from the brokers and topics, as Kafka's does.
@@ -56,8 +56,8 @@ PERMITTED = {
 }
 REQUIRED = {"verify": ("reassignment_json_file",), "generate": ("topics_to_move_json_file", "broker_list"),
             "execute": ("reassignment_json_file",), "cancel": ("reassignment_json_file",), "list": ()}
-OPTION_NAMES = {"reassignment_json_file": "reassignment-json-file", "topics_to_move_json_file": "topics-to-move-json-file",
-                "broker_list": "broker-list", "disable_rack_aware": "disable-rack-aware", "additional": "additional",
+OPTION_NAMES = {"reassignment_json_file": "reassignment-json-file",
+                "topics_to_move_json_file": "topics-to-move-json-file", "broker_list": "broker-list", "disable_rack_aware": "disable-rack-aware", "additional": "additional",
                 "throttle": "throttle", "replica_alter_log_dirs_throttle": "replica-alter-log-dirs-throttle",
                 "timeout": "timeout", "preserve_throttles": "preserve-throttles",
                 "disallow_replication_factor_change": "disallow-replication-factor-change"}

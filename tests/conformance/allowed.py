@@ -155,6 +155,11 @@ SASL_ACL: list[Allowance] = [
     Allowance("ElectLeaders-v*-no-acl", "ElectLeaders.replica_election_results[*].partition_result[*].error_message",
               CLUSTER_REQUEST_TEXT),
     Allowance("UpdateFeatures-v*-no-acl", "UpdateFeatures.error_message", CLUSTER_REQUEST_TEXT),
+    *(Allowance(f"{api}-v*-no-acl", path, CLUSTER_REQUEST_TEXT)
+      for api, path in (("AlterPartitionReassignments", "AlterPartitionReassignments.error_message"),
+                        ("AlterPartitionReassignments",
+                         "AlterPartitionReassignments.responses[*].partitions[*].error_message"),
+                        ("ListPartitionReassignments", "ListPartitionReassignments.error_message"))),
 ]
 ALLOWED.extend(SASL_ACL)
 _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in SASL_ACL)

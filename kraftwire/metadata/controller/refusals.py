@@ -4,8 +4,9 @@
 decided at all: NOT_CONTROLLER on a node that is not the active controller (or that lost the leadership before the
 records committed), REQUEST_TIMED_OUT when they did not commit in time. Per-entry answers (CreateTopics, DeleteTopics,
 CreatePartitions, the two AlterConfigs, ElectLeaders, UpdateFeatures, CreateAcls, DeleteAcls,
-AlterPartitionReassignments) carry the code on every entry named, as Kafka's do; the others carry it at the top. (SECURITY_DISABLED "No Authorizer is configured." for
-CreateAcls/DeleteAcls on a node without an authorizer is such an answer too.)
+AlterPartitionReassignments) carry the code on every entry named, as Kafka's do; the others carry it at the top.
+(SECURITY_DISABLED "No Authorizer is configured." for CreateAcls/DeleteAcls on a node without an authorizer is such
+an answer too.)
 """
 
 from __future__ import annotations
