@@ -266,6 +266,16 @@ def test_refusals_change_nothing_and_name_kafkas_reasons():
     assert reassign(img, [("t", [(0, [0, 1])])]).records == ()
 
 
+def test_a_request_is_capped_at_ten_thousand_records(monkeypatch):
+    """Kafka's BoundedList of MAX_RECORDS_PER_USER_OP: the partition whose record is one too many fails
+    (UNKNOWN_SERVER_ERROR, no message), the others stand."""
+    monkeypatch.setattr(ra, "MAX_RECORDS_PER_USER_OP", 2)
+    rc, img = setup((0, 1, 2), {"t": [(0, 1)] * 3})
+    res = reassign(img, [("t", [(0, [1, 2]), (1, [1, 2]), (2, [1, 2])])])
+    assert answers(res) == [("t", [(0, 0, None), (1, 0, None), (2, ec.UNKNOWN_SERVER_ERROR, None)])]
+    assert [r.message.partition_id for r in res.records] == [0, 1]
+
+
 def test_cancel_that_needs_an_unclean_election():
     """Kafka's PartitionReassignmentRevert: an ISR made only of adding replicas reverts to the first original one,
     which needs the topic's unclean.leader.election.enable; without it INVALID_REPLICA_ASSIGNMENT."""

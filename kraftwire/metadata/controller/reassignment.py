@@ -21,7 +21,9 @@ Refusals, per partition, with Kafka's messages: an unknown topic or partition UN
 that is empty, names a broker twice or an unregistered one INVALID_REPLICA_ASSIGNMENT; with
 ``allow_replication_factor_change`` false (AlterPartitionReassignments v1, KIP-860) a target of another length than
 the replica count the partition is headed for INVALID_REPLICATION_FACTOR; cancelling where nothing is in progress
-NO_REASSIGNMENT_IN_PROGRESS. A refused partition writes nothing; the others' records are written together.
+NO_REASSIGNMENT_IN_PROGRESS; a partition whose record would take the request past 10,000 records
+UNKNOWN_SERVER_ERROR (Kafka's bounded record list). A refused partition writes nothing; the others' records are
+written together.
 
 ListPartitionReassignments answers from the image: every partition with adding or removing replicas (all topics by
 name, partitions by index), or those of the topics and partitions asked for (unknown ones left out, as Kafka does).
@@ -36,10 +38,11 @@ from kraftwire.error_codes import (
     INVALID_REPLICATION_FACTOR,
     NO_REASSIGNMENT_IN_PROGRESS,
     NONE,
+    UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_OR_PARTITION,
 )
 from kraftwire.metadata.controller import partitions as pc
-from kraftwire.metadata.controller.result import ControllerResult
+from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from kraftwire.metadata.controller.topics import (
     KAFKA_DEFAULTS,
     NodeConfig,
@@ -133,7 +136,10 @@ def alter(image: MetadataImage, req, version: int, node: NodeConfig = KAFKA_DEFA
             except _Refused as e:
                 code, message = e.code, e.message
             else:
-                if change is not None:
+                if change is not None and len(records) >= MAX_RECORDS_PER_USER_OP:
+                    # Kafka's bounded record list throws for the one too many: an unknown error, without a message
+                    code = UNKNOWN_SERVER_ERROR
+                elif change is not None:
                     records.append(change)
             out.partitions.append(R.ReassignablePartitionResponse(partition_index=target.partition_index,
                                                                   error_code=code, error_message=message))
