@@ -15,6 +15,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
     ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
+    ("server-stop", "kraftwire.tools.server_stop", "stop running server-start nodes, all or by role or node id (like kafka-server-stop.sh)"),
     ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
     ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum, add and remove controllers (like kafka-metadata-quorum.sh)"),
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),

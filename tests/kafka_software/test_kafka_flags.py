@@ -179,7 +179,7 @@ def test_dump_log_kafkas_flags_and_decoders(tools, node):
     create(tools, node, "flags-dump")
     tools.ok("kafka-console-producer", "--bootstrap-server", node.bootstrap, "--topic", "flags-dump",
              "--reader-property", "parse.key=true", "--reader-property", "parse.headers=true",
-             stdin="h1:a,h2:b\tk1\tv1\nNO_HEADERS\tk2\tv2\n")
+             stdin="h1:a,h2:b\tk1\tv1\nh3:c\tk2\tv2\n")
     tools.ok("kafka-clients", "transactions", node.bootstrap, "flags-dump", "flags-dump-txn")
     tools.ok("kafka-clients", "consume", node.bootstrap, "flags-dump", "flags-dump-group", "consumer",
              "read_committed", "2")
