@@ -34,6 +34,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("metadata-shell", "kraftwire.tools.metadata_shell", "browse a metadata snapshot or log (like kafka-metadata-shell.sh)"),
     ("audit", "kraftwire.tools.audit", "compare replicas' Raft logs offset by offset with Spark (corruption, gaps, epochs, divergence)"),
     ("producer-perf-test", "kraftwire.tools.producer_perf_test", "Kafka's kafka-producer-perf-test.sh (options and output)"),
+    ("consumer-perf-test", "kraftwire.tools.consumer_perf_test", "Kafka's kafka-consumer-perf-test.sh (options and output)"),
     ("verifiable-producer", "kraftwire.tools.verifiable_producer", "Kafka's VerifiableProducer (options and JSON lines)"),
     ("broker-api-versions", "kraftwire.tools.broker_api_versions", "print the API versions each broker serves (like kafka-broker-api-versions.sh)"),
     ("get-offsets", "kraftwire.tools.get_offsets", "print the offsets of topic partitions at a time (like kafka-get-offsets.sh)"),

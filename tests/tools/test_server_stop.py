@@ -4,7 +4,6 @@ run on this machine too, so the process test only ever signals a node id no one 
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 
