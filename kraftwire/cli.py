@@ -36,6 +36,7 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("producer-perf-test", "kraftwire.tools.producer_perf_test", "Kafka's kafka-producer-perf-test.sh (options and output)"),
     ("consumer-perf-test", "kraftwire.tools.consumer_perf_test", "Kafka's kafka-consumer-perf-test.sh (options and output)"),
     ("verifiable-consumer", "kraftwire.tools.verifiable_consumer", "Kafka's VerifiableConsumer (options and JSON lines)"),
+    ("replica-verification", "kraftwire.tools.replica_verification", "check that every replica holds the same batches (like kafka-replica-verification.sh)"),
     ("e2e-latency", "kraftwire.tools.e2e_latency", "Kafka's kafka-e2e-latency.sh: produce one record at a time and time its arrival"),
     ("verifiable-producer", "kraftwire.tools.verifiable_producer", "Kafka's VerifiableProducer (options and JSON lines)"),
     ("broker-api-versions", "kraftwire.tools.broker_api_versions", "print the API versions each broker serves (like kafka-broker-api-versions.sh)"),
