@@ -7,7 +7,8 @@ Lines, one JSON object each (``timestamp`` and ``name`` first): ``startup_comple
 per partition ``{topic, partition, count, minOffset, maxOffset}`` (``record_data`` per record with ``--verbose``);
 without ``--enable-autocommit`` the poll's offsets committed synchronously, ``offsets_committed`` with ``offsets:
 [{topic, partition, offset}]`` and ``success`` (``error`` when it failed); ``shutdown_requested`` on SIGTERM/SIGINT
-and ``shutdown_complete`` at the end. ``--max-messages N`` stops after N records (the last poll's cut to fit).
+(before the revocation), ``shutdown_complete`` at the end, and then ``shutdown_requested`` when it was not asked to
+stop, as Kafka's shutdown hook prints it. ``--max-messages N`` stops after N records (the last poll's cut to fit).
 """
 
 from __future__ import annotations
@@ -119,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         consumer.close()
         emit({"timestamp": now_ms(), "name": "shutdown_complete"})
+        requested()  # Kafka's tool prints it from its shutdown hook, at the end of a run it ended itself too
     return 0
 
 
