@@ -7,7 +7,8 @@ out), as Kafka's DumpLogSegments' message parsers do.
   as ``{"type":"<record type>","data":{...}}`` and the value as ``{"version":"<version>","data":{...}}``, ``data`` as
   Kafka's generated JSON converters write a message (fields in declaration order, lowerCamel, a tagged field only when
   it differs from its default, uuids and bytes in base64), a tombstone as ``<DELETE>``; the transaction log's
-  ``transactionStatus`` by its state's name. A record that cannot be read gives Kafka's ``Error at offset N,
+  ``transactionStatus`` by its state's name; a classic ``consumer`` group's member ``subscription`` and
+  ``assignment`` decoded (ConsumerProtocolSubscription / Assignment v0-3) where they read whole, else left in base64. A record that cannot be read gives Kafka's ``Error at offset N,
   skipping. <why>`` (``Unknown record type T at offset N, skipping.`` for a type not known).
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import base64
 import json
+import struct
 import uuid
 from typing import Any, Callable, Optional
 
@@ -62,6 +64,82 @@ def plain(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | No
     return text(key), text(value)
 
 
+class _Reader:
+    """The classic (non-flexible) encoding of the consumer protocol's embedded messages."""
+
+    def __init__(self, data: bytes) -> None:
+        self.data, self.pos = data, 0
+
+    def take(self, fmt: str):
+        value = struct.unpack_from(fmt, self.data, self.pos)[0]
+        self.pos += struct.calcsize(fmt)
+        return value
+
+    def string(self, nullable: bool = False):
+        n = self.take(">h")
+        if n < 0 and nullable:
+            return None
+        text = self.data[self.pos:self.pos + n]
+        if n < 0 or len(text) != n:
+            raise ValueError("a string runs past the end")
+        self.pos += n
+        return text.decode("utf-8")
+
+    def blob(self):
+        n = self.take(">i")
+        if n < 0:
+            return None
+        raw = self.data[self.pos:self.pos + n]
+        if len(raw) != n:
+            raise ValueError("bytes run past the end")
+        self.pos += n
+        return base64.b64encode(raw).decode("ascii")
+
+    def array(self, item) -> list:
+        return [item() for _ in range(self.take(">i"))]
+
+    def topic_partitions(self) -> list[dict]:
+        return self.array(lambda: {"topic": self.string(), "partitions": self.array(lambda: self.take(">i"))})
+
+
+def _subscription(data: bytes) -> dict:
+    r = _Reader(data)
+    version = r.take(">h")
+    out = {"topics": r.array(r.string), "userData": r.blob()}
+    if version >= 1:
+        out["ownedPartitions"] = r.topic_partitions()
+    if version >= 2:
+        out["generationId"] = r.take(">i")
+    if version >= 3:
+        out["rackId"] = r.string(nullable=True)
+    return out
+
+
+def _assignment(data: bytes) -> dict:
+    r = _Reader(data)
+    r.take(">h")
+    return {"assignedPartitions": r.topic_partitions(), "userData": r.blob()}
+
+
+def _consumer_members(data: dict) -> None:
+    """A classic consumer group's members with their subscription and assignment decoded in place, as Kafka's
+    decoder prints them; what does not read whole (or at a version past 3) stays as it was."""
+    if data.get("protocolType") != "consumer":
+        return
+    for member in data.get("members") or []:
+        for field, decode in (("subscription", _subscription), ("assignment", _assignment)):
+            raw = member.get(field)
+            if not isinstance(raw, str):
+                continue
+            try:
+                blob = base64.b64decode(raw)
+                if len(blob) < 2 or not 0 <= struct.unpack_from(">h", blob)[0] <= 3:
+                    continue
+                member[field] = decode(blob)
+            except (ValueError, struct.error, UnicodeDecodeError):
+                continue
+
+
 def _coordinator(table, transaction_log: bool) -> Parser:
     def parse(offset: int, key: bytes | None, value: bytes | None) -> tuple[str | None, str | None]:
         if key is None:
@@ -78,6 +156,8 @@ def _coordinator(table, transaction_log: bool) -> Parser:
         if record.value is None:
             return key_text, "<DELETE>"
         data = message_json(record.value, record.value_version)
+        if record.record_type == coordinator_records.GROUP_METADATA_KEY_TYPE and not transaction_log:
+            _consumer_members(data)
         if transaction_log and "transactionStatus" in data:
             status = data["transactionStatus"]
             data["transactionStatus"] = TRANSACTION_STATES[status] if 0 <= status < len(TRANSACTION_STATES) \

@@ -183,6 +183,9 @@ def test_dump_log_kafkas_flags_and_decoders(tools, node):
     tools.ok("kafka-clients", "transactions", node.bootstrap, "flags-dump", "flags-dump-txn")
     tools.ok("kafka-clients", "consume", node.bootstrap, "flags-dump", "flags-dump-group", "consumer",
              "read_committed", "2")
+    # a classic group: its members' subscription and assignment are decoded from their embedded protocol
+    tools.ok("kafka-clients", "consume", node.bootstrap, "flags-dump", "flags-dump-classic", "classic",
+             "read_committed", "2")
     segment = os.path.join(node.partition_dir("flags-dump"), SEGMENT)
     deep = same(tools, "kafka-dump-log", "--deep-iteration", "--files", segment)
     assert "| offset: 0 " in deep and "headerKeys: [h1,h2]" in deep and "endTxnMarker: COMMIT" in deep
@@ -197,6 +200,9 @@ def test_dump_log_kafkas_flags_and_decoders(tools, node):
                          os.path.join(node.partition_dir("__transaction_state", p), SEGMENT)).stdout
                       for p in range(3))
     assert '"transactionStatus":"CompleteCommit"' in decoded and '"transactionalId":"flags-dump-txn"' in decoded
+    groups = "".join(kw("dump-log", "--offsets-decoder", "--files",
+                        os.path.join(node.partition_dir("__consumer_offsets", p), SEGMENT)).stdout for p in range(3))
+    assert '"subscription":{"topics":["flags-dump"]' in groups
 
 
 def test_dump_log_into_a_closed_pipe_exits_quietly(node, tmp_path):
