@@ -89,7 +89,6 @@ def compare(tp: str, batches: dict[int, list[tuple[int, int]]]) -> int:
 
 
 async def _verify(args, pattern) -> None:
-    from kraftwire.protocol import messages as w
     from kraftwire.records import read_batches
     from kraftwire.tools.consumer_groups import Admin
 
@@ -112,17 +111,10 @@ async def _verify(args, pattern) -> None:
         last_report, max_lag = time.monotonic(), (-1, None, -1)
         while True:
             fetched: dict[tuple[str, int], dict[int, tuple[int, list[tuple[int, int]]]]] = {}
-            for broker in sorted({b for rs in replicas.values() for b in rs}):
-                mine = [tp for tp, rs in replicas.items() if broker in rs]
-                F = w.FetchRequest
-                body = F(replica_id=DEBUGGING_REPLICA, max_wait_ms=args.max_wait_ms, min_bytes=1,
-                         max_bytes=args.fetch_size, isolation_level=0, session_id=0, session_epoch=-1,
-                         topics=[F.FetchTopic(topic=topic, partitions=[
-                             F.FetchPartition(partition=p, fetch_offset=offsets[(topic, p)],
-                                              partition_max_bytes=args.fetch_size)
-                             for t2, p in mine if t2 == topic]) for topic in sorted({t for t, _ in mine})],
-                         forgotten_topics_data=[], rack_id="")
-                answer = await (await admin.broker(broker)).request(body, 12, timeout=args.timeout + 5)
+            brokers = sorted({b for rs in replicas.values() for b in rs})
+            # one fetch per broker at once, as Kafka's tool runs a fetcher thread per broker
+            answers = await asyncio.gather(*(_fetch(admin, b, replicas, offsets, args) for b in brokers))
+            for broker, answer in zip(brokers, answers):
                 for t in answer.responses:
                     for p in t.partitions:
                         if p.error_code:
@@ -149,6 +141,20 @@ async def _verify(args, pattern) -> None:
                 last_report, max_lag = time.monotonic(), (-1, None, -1)
     finally:
         await admin.close()
+
+
+async def _fetch(admin, broker: int, replicas, offsets, args):
+    """Broker ``broker``'s replicas from the offsets verified so far, fetched as Kafka's debugging consumer."""
+    from kraftwire.protocol import messages as w
+
+    mine = [tp for tp, rs in replicas.items() if broker in rs]
+    F = w.FetchRequest
+    body = F(replica_id=DEBUGGING_REPLICA, max_wait_ms=args.max_wait_ms, min_bytes=1, max_bytes=args.fetch_size,
+             isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
+             topics=[F.FetchTopic(topic=topic, partitions=[
+                 F.FetchPartition(partition=p, fetch_offset=offsets[(topic, p)], partition_max_bytes=args.fetch_size)
+                 for t2, p in mine if t2 == topic]) for topic in sorted({t for t, _ in mine})])
+    return await (await admin.broker(broker)).request(body, 12, timeout=args.timeout + 5)
 
 
 async def _start_offsets(admin, leaders: dict[tuple[str, int], int], args) -> dict[tuple[str, int], int]:
