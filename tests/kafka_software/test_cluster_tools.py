@@ -124,7 +124,6 @@ def test_replica_verification_reads_every_replica_as_kafkas(tools, cluster, tmp_
     import re
     import subprocess
     import sys
-    import time
 
     from harness.kafka import start_java, stop_java
     from harness.processes import kraftwire_env
@@ -138,19 +137,26 @@ def test_replica_verification_reads_every_replica_as_kafkas(tools, cluster, tmp_
     args = ("--broker-list", bootstrap(cluster), "--topics-include", "verified", "--time", "-2",
             "--report-interval-ms", "1000")
     kafka = start_java("org.apache.kafka.tools.ReplicaVerificationTool", *args, log=str(tmp_path / "kafka.out"))
-    ours = subprocess.Popen([sys.executable, "-m", "kraftwire", "replica-verification", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kraftwire_env())
-    time.sleep(10)
-    ours.terminate()
-    out, err = ours.communicate(timeout=30)
-    stop_java(kafka)
-    with open(tmp_path / "kafka.out", encoding="utf-8") as f:
-        theirs = [line for line in f.read().splitlines() if not line.startswith("SLF4J")]
+    with open(tmp_path / "ours.out", "wb") as out:
+        ours = subprocess.Popen([sys.executable, "-m", "kraftwire", "replica-verification", *args], stdout=out,
+                                stderr=subprocess.STDOUT, env=kraftwire_env())
+
+    def lines(name: str) -> list[str]:
+        with open(tmp_path / name, encoding="utf-8") as f:
+            return [line for line in f.read().splitlines() if not line.startswith("SLF4J")]
+
+    try:  # both run until stopped: until each has printed three reports (they report every second)
+        roles.wait_until(lambda: len(lines("ours.out")) >= 4 and len(lines("kafka.out")) >= 4,
+                         "three reports from each tool", cluster, timeout=90)
+    finally:
+        ours.terminate()
+        ours.wait(30)
+        stop_java(kafka)
     stamp = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}: ")
-    mine = [stamp.sub("", line) for line in out.splitlines()]
-    kafkas = [stamp.sub("", line) for line in theirs]
-    assert mine[0] == kafkas[0] == "verification process is started", (mine, kafkas, err)
+    mine = [stamp.sub("", line) for line in lines("ours.out")]
+    kafkas = [stamp.sub("", line) for line in lines("kafka.out")]
+    assert mine[0] == kafkas[0] == "verification process is started", (mine, kafkas)
     reports = re.compile(r"max lag is 0 for partition verified-[01] at offset \d+ among 2 partitions")
-    assert len(mine) >= 3 and all(reports.fullmatch(line) for line in mine[1:]), (mine, err)
+    assert len(mine) >= 3 and all(reports.fullmatch(line) for line in mine[1:]), mine
     assert len(kafkas) >= 3 and all(reports.fullmatch(line) for line in kafkas[1:]), kafkas
     assert set(mine[1:]) == set(kafkas[1:])

@@ -6,16 +6,15 @@ both must agree on (the timings differ from run to run)."""
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
-import time
 
 import pytest
 
 from harness.kafka import start_java, stop_java
 from harness.processes import kraftwire_env, kw
+from harness.roles import wait_until
 
 pytestmark = pytest.mark.interop
 
@@ -152,24 +151,29 @@ def test_replica_verification_reports_as_kafkas(tools, node, tmp_path):
     args = ("--broker-list", node.bootstrap, "--topics-include", "new-verify-.*", "--time", "-2",
             "--report-interval-ms", "1000")
     kafka = start_java("org.apache.kafka.tools.ReplicaVerificationTool", *args, log=str(tmp_path / "kafka.out"))
-    ours = subprocess.Popen([sys.executable, "-m", "kraftwire", "replica-verification", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=kraftwire_env())
-    time.sleep(12)
-    ours.terminate()
-    out, err = ours.communicate(timeout=30)
-    stop_java(kafka)
-    with open(tmp_path / "kafka.out", encoding="utf-8") as f:
-        theirs = [line for line in f.read().splitlines() if not line.startswith("SLF4J")]
+    with open(tmp_path / "ours.out", "wb") as out:
+        ours = subprocess.Popen([sys.executable, "-m", "kraftwire", "replica-verification", *args], stdout=out,
+                                stderr=subprocess.STDOUT, env=kraftwire_env())
 
-    def shape(lines):
+    def lines(name: str) -> list[str]:
+        with open(tmp_path / name, encoding="utf-8") as f:
+            return [line for line in f.read().splitlines() if not line.startswith("SLF4J")]
+
+    try:  # both run until stopped: until each has printed two reports (they report every second)
+        wait_until(lambda: len(lines("ours.out")) >= 3 and len(lines("kafka.out")) >= 3,
+                   "two reports from each tool", timeout=90)
+    finally:
+        ours.terminate()
+        ours.wait(30)
+        stop_java(kafka)
+
+    def shape(found: list[str]) -> list[str]:
         stamp = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}: ")
-        assert all(stamp.match(line) for line in lines), lines
-        return [stamp.sub("", line) for line in lines]
+        assert all(stamp.match(line) for line in found), found
+        return [stamp.sub("", line) for line in found]
 
-    mine, kafkas = shape(out.splitlines()), shape(theirs)
+    mine, kafkas = shape(lines("ours.out")), shape(lines("kafka.out"))
     assert mine[0] == kafkas[0] == "verification process is started"
-    assert len(mine) >= 3 and len(kafkas) >= 3, (mine, kafkas, err)
     # every record verified: lag 0, at the end offset of the same partition, among the four partitions
     assert set(mine[1:]) == set(kafkas[1:]) and len(set(mine[1:])) == 1
     assert re.fullmatch(r"max lag is 0 for partition new-verify-\S+-\d at offset \d+ among 4 partitions", mine[1])
-    assert os.path.getsize(tmp_path / "kafka.out") > 0
