@@ -29,6 +29,7 @@ import sys
 from kraftwire.error_codes import TOPIC_ALREADY_EXISTS, name_of
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 from kraftwire.ids import uuid_to_base64
+from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 
 INTERNAL = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 TOPIC_RESOURCE = 2
@@ -152,6 +153,22 @@ def _one_report(args) -> None:
                          '"[topics-with-overrides]"')
 
 
+def describe_order(names: list[str]) -> list[str]:
+    """The order Kafka's tool describes topics in (``names`` sorted, as it lists them): that of the map its admin
+    client answers with, a ``HashMap`` sized for the names and filled from a copy of another such map filled in
+    name order (``KafkaAdminClient`` describing topics, ``DescribeTopicsResult.allTopicNames``)."""
+    if not names:
+        return []
+    presized = 1
+    while presized < len(names):
+        presized *= 2
+    while len(names) > presized * 3 // 4:
+        presized *= 2
+    futures = hashmap_order(names, string_hash, presized)
+    copied = hashmap_order(futures, string_hash, hashmap_capacity(len(names), copied=True))
+    return hashmap_order(copied, string_hash, presized)
+
+
 def _topic_id(text: str):
     """``--topic-id``'s uuid; None for Kafka's zero uuid, which names no topic (every topic is described)."""
     import base64
@@ -202,7 +219,7 @@ async def _describe(conn, args) -> None:
                                 if c.name == "min.insync.replicas" and c.value is not None})
     # by id, Kafka's admin client describes from the Metadata answer (no ELR there)
     described = {} if by_id is not None else await _describe_partitions(conn, names, args)
-    for name in names:
+    for name in describe_order(names):
         t = by_name[name]
         parts = sorted(described.get(name, t.partitions), key=lambda p: p.partition_index)
         if args.topics_with_overrides and not overrides.get(name):
