@@ -13,19 +13,20 @@ import sys
 # (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
 COMMANDS: list[tuple[str, str, str]] = [
     ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
-    ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
+    ("storage", "kraftwire.tools.storage", "format log directories, show their state, make cluster ids (like kafka-storage.sh)"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
+    ("server-stop", "kraftwire.tools.server_stop", "stop running server-start nodes, all or by role or node id (like kafka-server-stop.sh)"),
     ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
     ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum, add and remove controllers (like kafka-metadata-quorum.sh)"),
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),
-    ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs and SCRAM users (like kafka-configs.sh)"),
+    ("configs", "kraftwire.tools.configs", "describe and alter topic, broker, group and broker-logger configs and SCRAM users (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
     ("reassign-partitions", "kraftwire.tools.reassign_partitions", "move partitions between brokers (like kafka-reassign-partitions.sh)"),
     ("delete-records", "kraftwire.tools.delete_records", "delete a partition's records below an offset (like kafka-delete-records.sh)"),
     ("consumer-groups", "kraftwire.tools.consumer_groups", "list, describe, reset and delete consumer groups (like kafka-consumer-groups.sh)"),
     ("log-dirs", "kraftwire.tools.log_dirs", "describe the brokers' log directories (like kafka-log-dirs.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
-    ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
+    ("cluster", "kraftwire.tools.cluster", "print the cluster id, list the endpoints, unregister a broker (like kafka-cluster.sh)"),
     ("acls", "kraftwire.tools.acls", "add, remove and list ACLs (like kafka-acls.sh)"),
     ("transactions", "kraftwire.tools.transactions", "list, describe, describe-producers, abort and find hanging transactions (like kafka-transactions.sh)"),
     ("console-producer", "kraftwire.tools.console_producer", "produce lines of standard input (like kafka-console-producer.sh)"),
@@ -34,7 +35,13 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("metadata-shell", "kraftwire.tools.metadata_shell", "browse a metadata snapshot or log (like kafka-metadata-shell.sh)"),
     ("audit", "kraftwire.tools.audit", "compare replicas' Raft logs offset by offset with Spark (corruption, gaps, epochs, divergence)"),
     ("producer-perf-test", "kraftwire.tools.producer_perf_test", "Kafka's kafka-producer-perf-test.sh (options and output)"),
+    ("consumer-perf-test", "kraftwire.tools.consumer_perf_test", "Kafka's kafka-consumer-perf-test.sh (options and output)"),
+    ("verifiable-consumer", "kraftwire.tools.verifiable_consumer", "Kafka's VerifiableConsumer (options and JSON lines)"),
+    ("replica-verification", "kraftwire.tools.replica_verification", "check that every replica holds the same batches (like kafka-replica-verification.sh)"),
+    ("e2e-latency", "kraftwire.tools.e2e_latency", "Kafka's kafka-e2e-latency.sh: produce one record at a time and time its arrival"),
     ("verifiable-producer", "kraftwire.tools.verifiable_producer", "Kafka's VerifiableProducer (options and JSON lines)"),
+    ("broker-api-versions", "kraftwire.tools.broker_api_versions", "print the API versions each broker serves (like kafka-broker-api-versions.sh)"),
+    ("get-offsets", "kraftwire.tools.get_offsets", "print the offsets of topic partitions at a time (like kafka-get-offsets.sh)"),
 ]
 
 

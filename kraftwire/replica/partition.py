@@ -138,9 +138,11 @@ class ReplicaState:
         return LeaderChange(self.role, new_epoch)
 
     # ------------------------------------------------------------------------------------------------ requests
-    def epoch_error(self, current_leader_epoch: int) -> int:
-        """The error for a request to the leader carrying ``current_leader_epoch`` (-1: the client sent none)."""
-        if self.role != LEADER:
+    def epoch_error(self, current_leader_epoch: int, *, leader_only: bool = True) -> int:
+        """The error for a request to the leader carrying ``current_leader_epoch`` (-1: the client sent none);
+        ``leader_only=False`` (Kafka's debugging consumer, which may read any replica): a follower answers too,
+        its epoch checked the same way."""
+        if leader_only and self.role != LEADER:
             return NOT_LEADER_OR_FOLLOWER
         if current_leader_epoch < 0 or current_leader_epoch == self.leader_epoch:
             return NONE

@@ -298,9 +298,10 @@ class PartitionApis:
 
     # ------------------------------------------------------------------------------------------------ Fetch
     def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits,
-                        committed: bool = False) -> int:
+                        committed: bool = False, any_replica: bool = False) -> int:
         """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
-        aborted transactions it overlaps) within ``limits``; returns the bytes of records in it."""
+        aborted transactions it overlaps; ``any_replica``: the debugging consumer, from a follower too and up to
+        the log end) within ``limits``; returns the bytes of records in it."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
@@ -311,7 +312,7 @@ class PartitionApis:
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1)
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1, leader_only=not any_replica)
         if error:
             pd.error_code = error
             if version >= 12 and error in (ec.NOT_LEADER_OR_FOLLOWER, ec.FENCED_LEADER_EPOCH):
@@ -332,7 +333,7 @@ class PartitionApis:
             return 0
         pd.high_watermark, pd.last_stable_offset = hw, lso
         pd.log_start_offset = start
-        upper = lso if committed else hw
+        upper = end if any_replica else lso if committed else hw
         if committed:
             pd.aborted_transactions = []
         limit = limits.limit(p.partition_max_bytes)
@@ -399,7 +400,8 @@ class PartitionApis:
                     div = getattr(pd, "diverging_epoch", None)
                     errors |= div is not None and div.epoch >= 0
                 else:
-                    n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1)
+                    n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
+                                             fetch_answer.reads_any_replica(replica))
                 total += n
                 limits.took(n)
                 errors |= pd.error_code != 0

@@ -7,6 +7,11 @@ Output, as Kafka prints it: every 5 seconds
 ``N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency.`` and at the end
 ``N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency, P50 ms 50th, P95 ms 95th, P99 ms
 99th, P999 ms 99.9th.`` Latency is from ``produce()`` to the delivery report.
+
+``--payload-monotonic`` sends record i's value as the text of i (0, 1, 2...), as Kafka's tool does.
+``--transactional-id ID`` and/or ``--transaction-duration-ms MS`` produce in transactions: each committed once it
+has lasted MS (3000 by default; a transactional id of ``performance-producer-<uuid>`` when only the duration is
+given, or the ``transactional.id`` of the producer properties), the last one at the end.
 """
 
 from __future__ import annotations
@@ -78,6 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     size = parser.add_mutually_exclusive_group(required=True)
     size.add_argument("--record-size", type=int, help="message size in bytes")
     size.add_argument("--payload-file", help="file of payloads (split by --payload-delimiter), chosen at random")
+    size.add_argument("--payload-monotonic", action="store_true",
+                      help="payloads are the record numbers, 0, 1, 2... (as text)")
     parser.add_argument("--payload-delimiter", default="\\n", help="delimiter of --payload-file (default \\n)")
     parser.add_argument("--throughput", type=float, required=True,
                         help="throttle to about this many messages/sec; -1 for no throttling")
@@ -87,7 +94,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="producer properties file")
     parser.add_argument("--bootstrap-server", help="the server(s) to connect to (instead of bootstrap.servers)")
     parser.add_argument("--print-metrics", action="store_true", help="print librdkafka statistics at the end")
-    parser.add_argument("--transactional-id", help=argparse.SUPPRESS)
+    parser.add_argument("--transactional-id", help="produce in transactions with this transactional id")
+    parser.add_argument("--transaction-duration-ms", type=int, metavar="TRANSACTION-DURATION",
+                        help="commit each transaction after this long (default 3000 with a transactional id)")
 
 
 class Stats:
@@ -142,6 +151,8 @@ class Stats:
 
 
 def payloads(args) -> list[bytes]:
+    if args.payload_monotonic:
+        return []
     if args.record_size is not None:
         rnd = random.Random()
         return [bytes(rnd.randrange(65, 91) for _ in range(args.record_size))]
@@ -155,14 +166,33 @@ def payloads(args) -> list[bytes]:
     return items
 
 
+def transactions(args, props: dict[str, str]) -> int | None:
+    """The duration (ms) of each transaction, or None without transactions; sets ``transactional.id`` in ``props``
+    as Kafka's tool chooses it (``--transactional-id`` over the properties' own, a random one for a bare
+    ``--transaction-duration-ms``)."""
+    import uuid
+
+    if args.transaction_duration_ms is not None and args.transaction_duration_ms <= 0:
+        raise ValueError("--transaction-duration-ms should be greater than zero.")
+    if args.transactional_id:
+        props["transactional.id"] = args.transactional_id
+    elif args.transaction_duration_ms is not None and not props.get("transactional.id"):
+        props["transactional.id"] = f"performance-producer-{uuid.uuid4()}"
+    if not props.get("transactional.id"):
+        return None
+    return args.transaction_duration_ms or 3000
+
+
 def run(args: argparse.Namespace) -> int:
     cp = sys.modules[__name__]
 
-    if args.transactional_id:
-        print("kraftwire: transactions are not supported (--transactional-id)", file=sys.stderr)
-        return 1
     props = cp.read_properties(args.producer_config) if args.producer_config else {}
     props.update(cp.parse_pairs(args.producer_props))
+    try:
+        txn_ms = transactions(args, props)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     if args.bootstrap_server:
         props["bootstrap.servers"] = args.bootstrap_server
     if "bootstrap.servers" not in props:
@@ -177,13 +207,22 @@ def run(args: argparse.Namespace) -> int:
         conf["stats_cb"] = stats_json.append
     producer = Producer(conf)
     items = payloads(args)
+    if txn_ms is not None:
+        producer.init_transactions()
+        producer.begin_transaction()
+        txn_start = time.monotonic()
     stats = Stats(args.num_records)
     errors: list = []
     rnd = random.Random()
     throttle = args.throughput
     start = time.monotonic()
     for i in range(args.num_records):
-        payload = items[0] if len(items) == 1 else items[rnd.randrange(len(items))]
+        if txn_ms is not None and (time.monotonic() - txn_start) * 1000 >= txn_ms:
+            producer.commit_transaction()
+            producer.begin_transaction()
+            txn_start = time.monotonic()
+        payload = (str(i).encode() if not items else items[0] if len(items) == 1
+                   else items[rnd.randrange(len(items))])
         sent = time.monotonic()
         size = len(payload)
 
@@ -205,6 +244,8 @@ def run(args: argparse.Namespace) -> int:
             ahead = (i + 1) / throttle - (time.monotonic() - start)
             if ahead > 0:
                 producer.flush(ahead) if ahead > 0.05 else time.sleep(ahead)
+    if txn_ms is not None:
+        producer.commit_transaction()  # flushes the last transaction's records
     producer.flush()
     for err in errors[:5]:
         print(f"Error when sending message: {err}", file=sys.stderr)

@@ -39,7 +39,7 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level)
-    settings = load_settings_or_exit(args.config)
+    settings = load_settings_or_exit(args.config, args.override)
     if settings is None:
         return 1
     from kraftwire.config import METADATA_TOPIC

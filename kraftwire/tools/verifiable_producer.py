@@ -33,7 +33,9 @@ def now_ms() -> int:
 
 
 def emit(obj: dict) -> None:
+    """One JSON line, flushed: a test harness reads the lines as they come, as from Kafka's tools."""
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:

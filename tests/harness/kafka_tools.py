@@ -42,6 +42,10 @@ SCRIPTS = {
     "kafka-verifiable-consumer": "org.apache.kafka.tools.VerifiableConsumer",
     "kafka-storage": "kafka.tools.StorageTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
+    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-e2e-latency": "org.apache.kafka.tools.EndToEndLatency",
+    "kafka-replica-verification": "org.apache.kafka.tools.ReplicaVerificationTool",
     "kafka-clients": "KafkaClients",  # tests/kafka/KafkaClients.java: Kafka's Java clients, one mode per call
 }
 #: the programs of ``tests/kafka`` the driver JVM runs

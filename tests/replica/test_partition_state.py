@@ -53,6 +53,16 @@ def test_requests_are_fenced_by_leader_epoch():
         ec.NONE, ec.NONE, ec.FENCED_LEADER_EPOCH, ec.UNKNOWN_LEADER_EPOCH]
 
 
+def test_the_debugging_consumer_may_read_a_follower_fenced_by_the_same_epochs():
+    """Kafka's debugging consumer (replica id -2, kafka-replica-verification) is not held to the leader
+    (``FetchParams.fetchOnlyLeader``): a follower answers it, its epoch checked as the leader's is."""
+    s = ReplicaState(1, "t", 0)
+    s.apply(reg(leader=2, replicas=(1, 2), leader_epoch=5, partition_epoch=5), log_end=0)
+    assert s.role == FOLLOWER and s.epoch_error(-1) == ec.NOT_LEADER_OR_FOLLOWER
+    assert [s.epoch_error(e, leader_only=False) for e in (-1, 5, 4, 6)] == [
+        ec.NONE, ec.NONE, ec.FENCED_LEADER_EPOCH, ec.UNKNOWN_LEADER_EPOCH]
+
+
 @pytest.mark.parametrize("min_isr, rf, isr, acks, expected", [
     (1, 1, (1,), -1, ec.NONE),
     (2, 1, (1,), -1, ec.NONE),  # the effective minimum is min(min.insync.replicas, replication factor)
