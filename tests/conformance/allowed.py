@@ -95,16 +95,7 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "reads one segment (LocalLog.read): the records without the marker; kraftwire's log reads continue "
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
-#: a transaction.version 2 client's requests at this pair's transaction.version 0
-TV2_AT_TV0 = ("a transaction.version 2 request (EndTxn v5, TxnOffsetCommit v5) sent to a cluster at transaction.version 0, "
-              "as no client does (a client picks v5 only when 2 is finalized): the refused end itself matches, but "
-              "Kafka 4.4's later answers in the scenario show state the refusal did not report; kraftwire changes "
-              "nothing on a refusal. TV2 itself is compared with Kafka at transaction.version 2 by "
-              "tests/kafka/test_txn_v2_oracle.py (a runner configuration at 2 is the next step)")
 DATA_AND_COORDINATORS: list[Allowance] = [
-    *(Allowance(scenario, "*", TV2_AT_TV0) for scenario in (
-        "EndTxn-v5-abort", "EndTxn-v5-commit-with-offsets", "EndTxn-v5-commit-after-abort", "EndTxn-v5-fenced-epoch",
-        "TxnOffsetCommit-v5-without-add-offsets")),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
               "Kafka lists the groups in the iteration order of its coordinator's timeline hash table (one per "
               "__consumer_offsets partition), whose size and history depend on every group the node held (other "

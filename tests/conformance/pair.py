@@ -87,9 +87,9 @@ CONFIGURATIONS = {c.name: c for c in (
     # one combined node, Kafka's defaults (auto.create.topics.enable=true, num.partitions=1, ...), at kraftwire's
     # default level (LEVELS_4_4, as every configuration but the next)
     Configuration("single"),
-    # the same with topic auto-creation off in the broker's file (Metadata before v4 cannot ask for it per request),
-    # at metadata.version 3.9-IV0
-    Configuration("no-auto-create", "auto.create.topics.enable=false\n", LEVELS_3_9),
+    # the same with topic auto-creation off in the broker's file (Metadata before v4 cannot ask for it per request)
+    # and topic deletion off (DeleteTopics' TOPIC_DELETION_DISABLED), at metadata.version 3.9-IV0
+    Configuration("no-auto-create", "auto.create.topics.enable=false\ndelete.topic.enable=false\n", LEVELS_3_9),
     # the same node for the group and transaction scenarios: a group's first join completes at once instead of
     # after Kafka's 3 s initial rebalance delay, the internal topics have one partition each (created on the first
     # FindCoordinator; 50 would take both nodes many seconds), and the periodic clean-up that drops empty groups
