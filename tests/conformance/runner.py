@@ -51,6 +51,9 @@ answers are compared: wait for what both nodes will reach (for a refused change,
   logs in as another of its logins, ``login=None`` not at all. Steps naming the same ``connection`` share one
   connection per side for the scenario (a SaslHandshake, then SaslAuthenticate, then a request on that connection);
   once a side closed it, every later step on it gets that side's :class:`conformance.pair.Failure`.
+* **Waits.** ``Step(..., until=..., probe=True)`` repeats its request on each side until ``until`` holds and
+  compares nothing: a wait for what a node shows to no request of the scenario (Kafka's group coordinator taking in
+  a new topic a moment after its broker lists it), made with requests of the scenario's own namespace.
 * **Nodes.** On a configuration of several nodes (``"three-node"``) a request goes to the lowest-numbered node that
   runs, or to ``Step(..., node=2)``, or to ``Step(..., node=NotCoordinator("{ns}.g"))``: on each side a running
   node that is not that side's coordinator of the group (or, ``key_type=1``, the transactional id), which each side
@@ -304,6 +307,10 @@ class Step:
     login: str | None = CONFIGURED
     connection: str | None = None
     node: int | NotCoordinator | None = None
+    #: a wait, not a comparison: the request is repeated on each side until ``until`` holds, and its answers are
+    #: neither compared nor learned from (for state a node shows to no request of the scenario: Kafka's group
+    #: coordinator taking in a topic a moment after its broker does)
+    probe: bool = False
 
 
 @dataclass(frozen=True)
@@ -926,7 +933,10 @@ async def _run(scenario: Scenario, pair) -> Outcome:
         nodes = {side: await _node(pair, side, step.node, ns) for side in SIDES}
         answering = asyncio.gather(*(_ask_until(pair, sessions, side, step, requests[side], nodes[side])
                                      for side in SIDES))
-        if step.background:
+        if step.probe:
+            seen[api] -= 1  # not an exchange of the scenario: later steps keep their paths
+            await answering
+        elif step.background:
             pending[path] = (step, requests, answering)
         else:
             record(path, step, requests, dict(zip(SIDES, await answering)))

@@ -269,8 +269,9 @@ def offset_fetch_response(version: int, groups: list) -> object:
     def value(e):
         return (-1, -1, "") if e is None else (e.offset, e.leader_epoch, e.metadata or "")
 
-    if version >= 8:
+    if version >= 8:  # a group's own error stands alone, without its topics (NOT_COORDINATOR too, as Kafka answers)
         return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
+        ] if err else [
             R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
                 partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
                 metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
@@ -1035,9 +1036,10 @@ class GroupShard:
         gid = body.group_id
         if epoch == 0:
             holder = None if group is None else _static_holder(group, body.instance_id, body.member_id)
-            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:
-                return ec.UNRELEASED_INSTANCE_ID, (f"Static member {holder.member_id} with instance id "
-                                                   f"{body.instance_id} is still active.")
+            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:  # Kafka 4.4's words
+                return ec.UNRELEASED_INSTANCE_ID, (f"Static member {body.member_id} with instance id "
+                                                   f"{body.instance_id} cannot join the group because the instance "
+                                                   f"id is owned by {holder.member_id} member.")
             return None
         m = group.members.get(body.member_id)
         if m is None:
@@ -1070,6 +1072,8 @@ class GroupShard:
         """ConsumerGroupDescribe of one group (``topic_names``: topic id -> name). v1's MemberType (KIP-1099) is
         CONSUMER_MEMBER for every member: kraftwire's consumer groups hold no classic members."""
         R = w.ConsumerGroupDescribeResponse
+        if not group_id:  # Kafka's coordinator service refuses an empty id before any shard (no message)
+            return cg.refused_description(group_id, ec.INVALID_GROUP_ID)
         g = self.consumer_groups.get(group_id)
         if g is None:  # Kafka sets the id, the error and its message only: the state is "", the epochs 0
             return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
