@@ -3,7 +3,8 @@
 
 What "the same configuration" means is checked, not assumed: after start-up :meth:`Pair.check_equivalent` compares
 the two ``server.properties`` files key by key (the keys naming this machine — listeners, ports, directories — aside)
-and the finalized ``metadata.version`` both report in ApiVersions.
+and the finalized features (metadata.version, transaction.version, group.version, ...) both report in
+ApiVersions.
 """
 
 from __future__ import annotations
@@ -290,7 +291,7 @@ class Pair:
     # ------------------------------------------------------------------------------------------------ equivalence
     def check_equivalent(self) -> None:
         """Both files carry the same keys and values (the values of the machine keys aside), and both nodes finalized
-        the same metadata.version."""
+        the same features at the same levels."""
         for node in self.nodes[KAFKA]:
             files = {side: _properties(self.nodes[side][node][1]) for side in SIDES}
             for props in files.values():
@@ -298,10 +299,11 @@ class Pair:
                     assert key in props, f"{key} missing from one server.properties: {files}"
                     props.pop(key)
             assert files[KAFKA] == files[KRAFTWIRE], f"the two server.properties of node {node} differ: {files}"
-        levels = {side: [(f.name, f.min_version_level, f.max_version_level)
-                         for f in self._api_versions(side).finalized_features if f.name == "metadata.version"]
+        levels = {side: sorted((f.name, f.min_version_level, f.max_version_level)
+                               for f in self._api_versions(side).finalized_features)
                   for side in SIDES}
-        assert levels[KAFKA] == levels[KRAFTWIRE] != [], f"finalized metadata.version differs: {levels}"
+        assert levels[KAFKA] == levels[KRAFTWIRE] and any(name == "metadata.version" for name, *_ in levels[KAFKA]), \
+            f"the finalized features differ: {levels}"
 
     def _machine(self, side: str) -> dict[str, list]:
         """The values naming ``side``'s machine, by kind, node by node in the same order on both sides."""

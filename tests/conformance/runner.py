@@ -143,7 +143,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import SERVED
 from kraftwire.records import read_batches
 
-#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 3.9-IV0), for the APIs kraftwire declares;
+#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 4.4-IV0), for the APIs kraftwire declares;
 #: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
 #: checked against it
 KAFKA_SERVED: dict[str, tuple[int, int]] = {
