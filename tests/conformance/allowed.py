@@ -41,7 +41,7 @@ NOT_SERVED = {
     "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
-OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions", 26: "EndTxn",
+OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions",
              27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 
@@ -50,7 +50,7 @@ def _names(apis: dict[int, str]) -> str:
 
 
 #: features whose newest levels Kafka 4.4 supports and kraftwire refuses (kraftwire.metadata.features.REFUSED)
-FEATURES = ("share.version", "streams.version", "transaction.version", "eligible.leader.replicas.version")
+FEATURES = ("share.version", "streams.version", "eligible.leader.replicas.version")
 
 ALLOWED: list[Allowance] = [
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
@@ -58,8 +58,8 @@ ALLOWED: list[Allowance] = [
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "
               "escapes its metadata cache); kraftwire answers INVALID_TOPIC_EXCEPTION, as Metadata does"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
-                "kraftwire supports this feature's levels it has the semantics of only (TV2: KIP-890 part 2; ELR: "
-                "KIP-966; share and streams groups), refusing the others by name") for name in FEATURES),
+                "kraftwire supports this feature's levels it has the semantics of only (ELR: KIP-966; share and "
+                "streams groups), refusing the others by name") for name in FEATURES),
     Allowance("ApiVersions-v*-ranges", "ApiVersions.supported_features[metadata.version].max_version",
               "kraftwire supports metadata.version up to 4.4-IV0 (level 31); Kafka 4.4 up to 4.4-IV2 (33): 4.4-IV1's "
               "CIDR ACL hosts (KIP-1276) and 4.4-IV2's controller unregistration (KIP-1312) are not implemented"),
@@ -112,10 +112,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               SEGMENT_ROLL),
     *(Allowance(f"EndTxn-v*-{case}", "Fetch.responses[{ns}.a].partitions[0].records.<batches>", SEGMENT_ROLL)
       for case in ("commit", "abort", "commit-with-offsets")),
-    Allowance("AddPartitionsToTxn-v*-add-twice", "AddPartitionsToTxn#2.*",
-              "Kafka 4.4 refuses a batched add without VerifyOnly (UNSUPPORTED_VERSION, as kraftwire does) but leaves "
-              "the transaction's pending state transition behind, so its next add is CONCURRENT_TRANSACTIONS although "
-              "the transaction is still Empty — Kafka's bug; kraftwire refuses the second add as the first"),
     Allowance("Produce-v11-null-records", "Produce",
               "Kafka 4.4 never answers a Produce whose records are null (its handler fails on them and the request "
               "is left unanswered); kraftwire refuses the partition (CORRUPT_MESSAGE)"),
