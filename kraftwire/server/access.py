@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import logging
 
-from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED
+from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED, NONE, TOPIC_AUTHORIZATION_FAILED, default_message
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.protocol import served
 from kraftwire.protocol import messages as w
@@ -206,4 +206,11 @@ def refusal_of(api: str, body, version: int, code: int):
         response = APIS[served.key(api)].response()
     if hasattr(response, "error_code"):  # ElectLeaders, UpdateFeatures: the whole answer names it too, as Kafka's
         response.error_code = code
+    if api in DEFAULT_TEXT_REFUSALS:
+        response.error_message = default_message(code)
     return response
+
+
+#: APIs whose refusal carries the code's default text (Kafka's ``getErrorResponse`` sets ``error.message()``; seen for
+#: DescribeQuorum by the conformance run's DescribeQuorum-v2-no-acl)
+DEFAULT_TEXT_REFUSALS = frozenset({"DescribeQuorum"})

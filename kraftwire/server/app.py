@@ -30,7 +30,7 @@ import time
 from dataclasses import replace
 
 from kraftwire.config import METADATA_TOPIC
-from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION, default_message
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
 from kraftwire.config import ControllerEndpointError, controller_endpoints
 from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey, replica_key_text
@@ -631,11 +631,13 @@ class Node:
         if not (len(topics) == 1 and topics[0].topic_name in (self.topic.name, METADATA_TOPIC)
                 and len(topics[0].partitions) == 1 and topics[0].partitions[0].partition_index == 0):
             # Kafka's answer to anything but the quorum's one partition. Kafka's tools always name __cluster_metadata;
-            # a test server's quorum log has another name, so both names are this quorum's.
+            # a test server's quorum log has another name, so both names are this quorum's. Only the error and its
+            # default message are set: the leader, epoch and high watermark are 0 (the conformance run's
+            # DescribeQuorum-v2-unknown-partition).
             R = w.DescribeQuorumResponse
             body = R(error_code=0, topics=[R.TopicData(topic_name=t.topic_name, partitions=[
                 R.PartitionData(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
-                                leader_id=NO_ID, leader_epoch=-1, high_watermark=-1) for p in t.partitions])
+                                error_message=default_message(UNKNOWN_TOPIC_OR_PARTITION)) for p in t.partitions])
                 for t in topics])
             conn.send_response(body, version, wire_cid)
             return

@@ -38,6 +38,7 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.consumer import refused_description
 from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import (
     GroupConfig,
@@ -461,9 +462,8 @@ class GroupApis:
     def consumer_group_describe(self, request, conn) -> None:
         R = w.ConsumerGroupDescribeResponse
         if not consumer_protocol_enabled(self.md.image.features):
-            conn.send_response(R(throttle_time_ms=0, groups=[R.DescribedGroup(
-                error_code=ec.UNSUPPORTED_VERSION, group_id=gid, group_state="", group_epoch=0, assignment_epoch=0,
-                assignor_name="", members=[]) for gid in request.body.group_ids]),
+            conn.send_response(R(throttle_time_ms=0, groups=[
+                refused_description(gid, ec.UNSUPPORTED_VERSION) for gid in request.body.group_ids]),
                 request.version, request.header.correlation_id)
             return
         names = {t.id: t.name for t in self.md.image.topics.values()}
@@ -471,11 +471,9 @@ class GroupApis:
         for gid in request.body.group_ids:
             _p, shard = self._route(gid)
             if not self._may(conn, 0, gid, Op.DESCRIBE):
-                out.append(R.DescribedGroup(error_code=ec.GROUP_AUTHORIZATION_FAILED, group_id=gid, group_state="",
-                                            group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
+                out.append(refused_description(gid, ec.GROUP_AUTHORIZATION_FAILED))
             elif shard is None:
-                out.append(R.DescribedGroup(error_code=self.route_error, group_id=gid, group_state="",
-                                            group_epoch=-1, assignment_epoch=-1, assignor_name="", members=[]))
+                out.append(refused_description(gid, self.route_error))
             else:
                 out.append(shard.consumer_describe(gid, names))
         if request.body.include_authorized_operations:

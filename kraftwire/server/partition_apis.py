@@ -315,7 +315,10 @@ class PartitionApis:
         error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1, leader_only=not any_replica)
         if error:
             pd.error_code = error
-            if version >= 12 and error in (ec.NOT_LEADER_OR_FOLLOWER, ec.FENCED_LEADER_EPOCH):
+            # KIP-951's hint from v16, as for an unhosted partition (a v12-15 answer carries none: the conformance
+            # run's FENCED_LEADER_EPOCH at v12 after a leader moved)
+            if version >= fetch_answer.LEADER_HINTS_SINCE and error in (ec.NOT_LEADER_OR_FOLLOWER,
+                                                                         ec.FENCED_LEADER_EPOCH):
                 leader, epoch = self._leader_hint(name, p.partition)
                 pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
             return 0

@@ -23,6 +23,7 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.consumer import error_heartbeat as consumer_error
+from kraftwire.coordinator.group.consumer import refused_description
 from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import (
     GroupConfig,
@@ -283,8 +284,7 @@ class Coordinator:
         R = w.ConsumerGroupDescribeResponse
         status = self.status()
         names = {self.ctx.topic_id: self.ctx.topic_name}
-        out = [R.DescribedGroup(error_code=status, group_id=gid, group_state="", group_epoch=-1, assignment_epoch=-1,
-                                assignor_name="", members=[]) if status else self.shard.consumer_describe(gid, names)
+        out = [refused_description(gid, status) if status else self.shard.consumer_describe(gid, names)
                for gid in request.body.group_ids]
         conn.send_response(R(throttle_time_ms=0, groups=out), request.version, request.header.correlation_id)
 
