@@ -25,7 +25,7 @@ def add_bootstrap_arguments(parser) -> None:
 async def connect(args, tls, login):
     """A connection to one of ``args.bootstrap_server`` (comma-separated), each tried in turn, again until
     ``args.timeout`` (a node may still be starting); the last failure when none answered."""
-    from kraftwire.server.client import KafkaConnection, parse_host_port
+    from kraftwire.server.edge.client import KafkaConnection, parse_host_port
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.timeout

@@ -43,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     if settings is None:
         return 1
     from kraftwire.config import METADATA_TOPIC
-    from kraftwire.server.app import PERFORMANCE_TEST_TOPIC, Node
+    from kraftwire.server.node.app import PERFORMANCE_TEST_TOPIC, Node
     from kraftwire.tools.workload import Workload
 
     try:

@@ -16,10 +16,10 @@ import pytest
 from kraftwire.config import parse_properties
 from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.protocol import messages as w
-from kraftwire.server.app import PERFORMANCE_TEST_TOPIC, Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.metrics import Registry
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import PERFORMANCE_TEST_TOPIC, Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.edge.metrics import Registry
+from kraftwire.server.node.settings import NodeSettings
 from kraftwire.tools.workload import Workload
 
 CLUSTER_ID = "Uc70e1ZARn6UM4iJHeByUw"
