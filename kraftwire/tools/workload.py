@@ -168,7 +168,7 @@ class Workload:
         raft = driver.raft
         made = 0
         t = time.perf_counter
-        from kraftwire.server.runtime.driver import now_ms
+        from kraftwire.server.runtime.clocks import wall_ms as now_ms
 
         now = now_ms()
         appended = 0.0

@@ -56,7 +56,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.server.edge.access import operations_of
 from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
 from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
-from kraftwire.server.runtime.coordinator_runtime import now_ms as _now_ms
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 from kraftwire.server.runtime.txn_verifier import offset_commit_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType

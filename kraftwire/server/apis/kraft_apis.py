@@ -44,16 +44,23 @@ from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata import answers
+from kraftwire.metadata import broker_loggers as bl
 from kraftwire.metadata.broker_backoff import registration_wait_ms
+from kraftwire.metadata.controller.acls import describe_acls
 from kraftwire.metadata.controller.refusals import acl_message, refusal
+from kraftwire.metadata.controller.scram import describe_credentials
 from kraftwire.metadata.controller.topics import hide_configs, refused_before_acls
-from kraftwire.security.authorizer import CLUSTER_NAME
-from kraftwire.security.authorizer import AclOperation as Op
-from kraftwire.security.authorizer import ResourceType
+from kraftwire.metadata.describe_configs import describe_configs
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
+from kraftwire.protocol.api_versions import Features
+from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.security.authorizer import CLUSTER_NAME, ResourceType
 from kraftwire.server.edge.access import operations_of
-from kraftwire.server.node.app import FORWARD_CLIENT_ID
+from kraftwire.server.edge.client import FORWARD_CLIENT_ID
+from kraftwire.server.node.broker_configs import logger_levels, set_logger_levels, static_broker_entries
+from kraftwire.server.runtime.metadata_node import supported_features
 
 log = logging.getLogger("kraftwire.kraft")
 
@@ -123,10 +130,6 @@ class KraftApis:
         """ApiVersions' features: what this build supports; the image's finalized levels at its offset. As Kafka's
         KRaft nodes, they include ``kraft.version``: supported 0..1 (a leader adding this node as a voter reads that
         range, KIP-853), finalized at the Raft log's level when it is above 0."""
-        from kraftwire.protocol.api_versions import Features
-        from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
-        from kraftwire.server.runtime.metadata_node import supported_features
-
         image = self.md.image
         finalized = dict(image.features)
         raft = self.node.raft
@@ -251,9 +254,6 @@ class KraftApis:
         return operations_of(access, conn, ResourceType.CLUSTER, CLUSTER_NAME)
 
     def describe_configs(self, request, conn) -> None:
-        from kraftwire.metadata.describe_configs import describe_configs
-        from kraftwire.server.test_server.configs import logger_levels, static_broker_entries
-
         s = self.node.settings
         body = describe_configs(self.md.image, request.body, request.version, node_id=s.node_id,
                                 static=static_broker_entries(s.config), props=s.config.raw, loggers=logger_levels())
@@ -272,14 +272,10 @@ class KraftApis:
         conn.send_response(body, request.version, request.header.correlation_id)
 
     def describe_acls(self, request, conn) -> None:
-        from kraftwire.metadata.controller.acls import describe_acls
-
         body = describe_acls(self.md.image, request.body, request.version, enabled=self.node.authorizer is not None)
         conn.send_response(body, request.version, request.header.correlation_id)
 
     def describe_scram(self, request, conn) -> None:
-        from kraftwire.metadata.controller.scram import describe_credentials
-
         body = describe_credentials(self.md.image, request.body)
         conn.send_response(body, request.version, request.header.correlation_id)
 
@@ -322,9 +318,6 @@ class KraftApis:
         """IncrementalAlterConfigs' resources this broker decides itself (``broker_loggers.preprocess``: its loggers,
         another broker's name), as Kafka's receiving broker does: (the body of the others, for the controller, or
         None when none is left and the answer went; the sender that merges both answers in request order)."""
-        from kraftwire.metadata import broker_loggers as bl
-        from kraftwire.server.test_server.configs import logger_levels, set_logger_levels
-
         resources = list(body.resources)
         local = bl.preprocess(resources, self.node.settings.node_id, logger_levels())
         access = self.node.authorizer

@@ -66,11 +66,12 @@ from kraftwire.java_order import topics_in_hashmap_order
 from kraftwire.log import lookup
 from kraftwire.log.api import Isolation
 from kraftwire.metadata import answers
+from kraftwire.metadata.controller.topics import name_error
 from kraftwire.protocol import messages as w
+from kraftwire.protocol import served
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
-from kraftwire.replica import fetch_answer
+from kraftwire.replica import fetch_answer, produce_answer
 from kraftwire.replica import list_offsets as offsets
-from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.replica.partition import LEADER
@@ -118,8 +119,6 @@ class PartitionApis:
         replicas.assign = self._assign_replicas_to_dirs
 
     def register(self) -> None:
-        from kraftwire.protocol import served
-
         d = self.node.dispatcher
         d.serve("Produce", self.produce)
         d.serve("ListOffsets", self.list_offsets)
@@ -633,8 +632,6 @@ class PartitionApis:
         has it) or UNKNOWN_TOPIC_OR_PARTITION, a failed log directory KAFKA_STORAGE_ERROR; else each producer the
         partition's table knows, by producer id, with its epoch, last sequence, last timestamp, the coordinator epoch
         of its last marker and the first offset of its open transaction (-1: none)."""
-        from kraftwire.metadata.controller.topics import name_error
-
         R = w.DescribeProducersResponse
         access = self.node.authorizer
         topics = []

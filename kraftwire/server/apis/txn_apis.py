@@ -53,19 +53,28 @@ import time
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
-from kraftwire.coordinator.txn.coordinator import (EPOCH_EXHAUSTED, STATE_NAMES, ListingFilter, Marker, TxnConfig,
-                                                   TxnResult, TxnShard, partitions_answer)
+from kraftwire.coordinator.txn.coordinator import (
+    EPOCH_EXHAUSTED,
+    STATE_NAMES,
+    ListingFilter,
+    Marker,
+    TxnConfig,
+    TxnResult,
+    TxnShard,
+    partitions_answer,
+)
 from kraftwire.coordinator.txn.hosting import TxnKind
 from kraftwire.coordinator.txn.refusals import refusal_order
 from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.metadata.features import TRANSACTION_VERSION
 from kraftwire.protocol import messages as w
-from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
-from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
-from kraftwire.server.runtime.coordinator_runtime import now_ms as _now_ms
-from kraftwire.server.runtime.txn_markers import MarkerLinks, MarkerSender
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
+from kraftwire.server.apis.txn_broker_apis import add_partitions_batched
+from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
+from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
+from kraftwire.server.runtime.txn_markers import MarkerLinks, MarkerSender
 
 log = logging.getLogger("kraftwire.transactions")
 
@@ -378,8 +387,6 @@ class TxnApis:
 
     def add_partitions_to_txn(self, request, conn, held: bool = False) -> None:
         if request.version >= 4:  # from partition leaders (KIP-890): batched, VerifyOnly
-            from kraftwire.server.apis.txn_broker_apis import add_partitions_batched
-
             add_partitions_batched(self, request, conn)
             return
         body, version = request.body, request.version

@@ -27,7 +27,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn.refusals import ADD_NEEDS_TRANSACTION_VERSION_2, refusal_order
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
-from kraftwire.server.runtime.coordinator_runtime import now_ms as _now_ms
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 
 
 def result_for(transactional_id: str, partitions: list[tuple[str, int]], codes: dict):

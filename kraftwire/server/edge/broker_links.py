@@ -13,6 +13,7 @@ import asyncio
 from typing import Awaitable, Callable
 
 from kraftwire.metadata import answers
+from kraftwire.server.edge.client import KafkaConnection
 
 CONNECT_TIMEOUT_S = 5.0
 
@@ -44,8 +45,6 @@ class BrokerLinks:
                 raise
 
     async def _open(self, broker: int) -> tuple[object, object]:
-        from kraftwire.server.edge.client import KafkaConnection
-
         settings = self.node.settings
         ep = answers.broker_endpoint(self.node.metadata.image, broker, settings.inter_broker_listener)
         if ep is None:

@@ -25,6 +25,9 @@ from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
 from kraftwire.security.sasl.client import reauthenticate_after_ms
 
 log = logging.getLogger("kraftwire.client")
+#: client id of a DescribeQuorum (or an admin request) a non-leader forwards to the leader; such a request is never
+#: forwarded again
+FORWARD_CLIENT_ID = "kraftwire-forward"
 
 
 def scram_nonce() -> str:

@@ -17,6 +17,7 @@ import struct
 from typing import Callable
 
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
+from kraftwire.metadata.controller.acls import request_error
 from kraftwire.protocol import framing, served
 from kraftwire.protocol.api_versions import encode_api_versions_response
 from kraftwire.protocol.messages import APIS
@@ -43,8 +44,6 @@ def _parse_refusal(request) -> str | None:
     api = PARSE_CHECKED.get(request.api.key)
     if api is None:
         return None
-    from kraftwire.metadata.controller.acls import request_error
-
     return request_error(api, request.body, request.version)
 
 

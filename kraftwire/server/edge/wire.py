@@ -23,6 +23,7 @@ from kraftwire.ids import NO_ID, ZERO_UUID, OffsetAndEpoch, ReplicaKey, Snapshot
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.raft import messages as m
+from kraftwire.raft.handlers import RESPONSE_OF
 
 _NAMES = ("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fetch", "FetchSnapshot", "DescribeQuorum", "UpdateRaftVoter")
 VOTE, BEGIN_QUORUM_EPOCH, END_QUORUM_EPOCH, FETCH, FETCH_SNAPSHOT, DESCRIBE_QUORUM, UPDATE_RAFT_VOTER = (
@@ -58,8 +59,6 @@ def negotiated_version(msg, api_key: int, ours: int, theirs: int | None) -> int 
 
 def unsupported_response(msg: m.Request):
     """The core response to ``msg`` saying the peer cannot take it (UNSUPPORTED_VERSION, no leader named)."""
-    from kraftwire.raft.handlers import RESPONSE_OF
-
     cls = RESPONSE_OF[type(msg)]
     extra = {"vote_granted": False, "pre_vote": msg.pre_vote} if cls is m.VoteResponse else {}
     return cls(msg.dst, msg.src, msg.correlation_id, m.UNSUPPORTED_VERSION, NO_ID, -1, **extra)

@@ -29,36 +29,44 @@ import ssl
 import time
 from dataclasses import replace
 
-from kraftwire.config import METADATA_TOPIC
+from kraftwire import records
+from kraftwire.config import METADATA_TOPIC, ControllerEndpointError, controller_endpoints
 from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
-from kraftwire.config import ControllerEndpointError, controller_endpoints
 from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey, replica_key_text
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
 from kraftwire.log.segmented import SegmentedLog
+from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
 from kraftwire.protocol import messages as w
 from kraftwire.raft import messages as m
+from kraftwire.raft.handlers.reconfig import precheck_add
+from kraftwire.raft.membership import read_log_voters
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
-from kraftwire.raft.voter_set import VoterNode, VoterSet
-from kraftwire.server.edge import wire
-from kraftwire.server.edge.client import describe_quorum, request_once
-from kraftwire.server.edge.connection import InboundConnection
-from kraftwire.server.edge.sasl import SaslDispatcher
-from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
+from kraftwire.raft.voter_set import BEFORE_LOG, VoterNode, VoterSet
 from kraftwire.security.sasl import scram
+from kraftwire.server.apis.group_apis import GroupApis
+from kraftwire.server.apis.kraft_apis import KraftApis
+from kraftwire.server.apis.partition_apis import PartitionApis
+from kraftwire.server.apis.txn_apis import TxnApis
+from kraftwire.server.edge import wire
+from kraftwire.server.edge.access import Access
+from kraftwire.server.edge.client import FORWARD_CLIENT_ID, describe_quorum, request_once
+from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
-from kraftwire.server.runtime.driver import Driver, election_from_store, now_ms
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
+from kraftwire.server.edge.sasl import SaslDispatcher
 from kraftwire.server.node.settings import NodeSettings, Voter
+from kraftwire.server.runtime.clocks import wall_ms as now_ms
+from kraftwire.server.runtime.driver import Driver, election_from_store
+from kraftwire.server.runtime.metadata_node import MetadataNode, MetadataRoles, check_metadata_log
+from kraftwire.server.runtime.replicas import ReplicaManager
 
 log = logging.getLogger("kraftwire.node")
 
 PERFORMANCE_TEST_TOPIC = "__raft_performance_test"
-#: client id of a DescribeQuorum a non-leader forwards to the leader; such a request is never forwarded again
-FORWARD_CLIENT_ID = "kraftwire-forward"
 STATUS_INTERVAL_S = 30.0
 
 
@@ -120,32 +128,20 @@ class Node:
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
         if topic is None:
-            from kraftwire.server.apis.kraft_apis import KraftApis
-            from kraftwire.server.runtime.metadata_node import MetadataNode, MetadataRoles
-
             self.metadata = MetadataNode(self)
             self.raft_listeners.append(self.metadata)
-            from kraftwire.server.edge.access import Access
-
             md = self.metadata
             self.authorizer = Access.from_config(settings.config, lambda: md.image, self._metadata_caught_up)
             self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
             kraft = KraftApis(self, self.metadata)
             kraft.register()
             if settings.is_broker:  # the topic partitions the image assigns this broker (the partitions issue)
-                from kraftwire.server.apis.partition_apis import PartitionApis
-                from kraftwire.server.runtime.replicas import ReplicaManager
-
                 self.replicas = ReplicaManager(self)
                 self.metadata.on_image.append(self.replicas.apply)
                 self.partition_apis = PartitionApis(self, self.metadata, self.replicas, kraft)
                 self.partition_apis.register()
-                from kraftwire.server.apis.group_apis import GroupApis
-
                 self.group_apis = GroupApis(self, self.metadata, self.replicas, kraft)
                 self.group_apis.register()
-                from kraftwire.server.apis.txn_apis import TxnApis
-
                 self.txn_apis = TxnApis(self, self.metadata, self.replicas, kraft, self.partition_apis.ids)
                 self.txn_apis.register()
             self.roles = MetadataRoles(self)
@@ -154,11 +150,14 @@ class Node:
                 raise ConfigError("authorizer.class.name", settings.config.authorizer_class_name,
                                   "ACLs live in a KRaft cluster's metadata log (server-start); the test server has "
                                   "none to check")
-            from kraftwire.server.test_server import register_client_apis  # the log as a client topic (issue 7)
-            from kraftwire.server.node.roles import Roles  # process.roles, listeners, the legacy lifecycle (issue 9)
+            self._serve_log_as_topic()
 
-            register_client_apis(self)
-            self.roles = Roles(self)
+    def _serve_log_as_topic(self) -> None:
+        """The hook of a node whose log is served to clients as ``topic``: register the client APIs and set
+        ``self.roles``. The raft test server fills it (``test_server.server.RaftTestServer``); the KRaft node knows
+        nothing of it."""
+        raise NotImplementedError("a node serving its log as a client topic is the raft test server "
+                                  "(kraftwire.server.test_server.server.RaftTestServer)")
 
     # ================================================================================================================
     # start
@@ -207,8 +206,6 @@ class Node:
         if self.log.recovery_report:
             log.info("log %s opened: %s", self.log.directory, "; ".join(self.log.recovery_report))
         if self.metadata is not None:
-            from kraftwire.server.runtime.metadata_node import check_metadata_log
-
             why = check_metadata_log(self.log)
             if why:
                 self.log.close()
@@ -452,9 +449,6 @@ class Node:
         snapshots carry it on, and every AddRaftVoter/RemoveRaftVoter (and a leader's first epoch) appends a
         VotersRecord to the log: the newest snapshot naming one, then the log's records after it. The core follows
         the log from there (an uncommitted record truncated away takes the set back)."""
-        from kraftwire.raft.membership import read_log_voters
-        from kraftwire.raft.voter_set import BEFORE_LOG
-
         kraft_version, history = read_log_voters(self.log)
         if history is None:
             return None
@@ -697,8 +691,6 @@ class Node:
             self._voter_changes[cid] = time.perf_counter()
             self.driver.received(wire.remove_voter_to_core(body, s.node_id, cid))
             return
-        from kraftwire.raft.handlers.reconfig import precheck_add
-
         refused = precheck_add(self.raft, wire.add_voter_to_core(body, s.node_id, 0, (0, 0)))
         if refused is not None:
             return answer(*refused)
@@ -910,8 +902,6 @@ def quorum_voter_set(quorum) -> VoterSet | None:
 def _log_codec() -> None:
     """Say which RecordBatch codec this process runs: the C extension is several times faster, and a missing one
     (a source checkout that was never built, a broken wheel) must not pass unnoticed."""
-    from kraftwire import records
-
     if records.IMPLEMENTATION == "ext":
         log.info("record codec: the C extension (kraftwire_ext)")
     elif os.environ.get("KRAFTWIRE_NO_EXT", "") not in ("", "0"):

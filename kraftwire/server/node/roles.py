@@ -12,8 +12,8 @@ process).
   logged with the error's name and sent again after Kafka's resend backoff (``metadata.broker_backoff``: 100 ms
   doubling up to ``broker.session.timeout.ms``); a node with the controller role answers those while it leads.
   On shutdown a broker asks for a controlled shutdown (WantShutDown) and waits,
-  bounded, for ShouldShutDown. ``Roles`` is the test server's (``lifecycle``: kraftwire control records, progress
-  as the high watermark); ``metadata_node.MetadataRoles`` the KRaft node's (Kafka's records, progress as the
+  bounded, for ShouldShutDown. ``test_server.roles.LegacyRoles`` is the test server's (``lifecycle``: kraftwire control
+  records, progress as the high watermark); ``metadata_node.MetadataRoles`` the KRaft node's (Kafka's records, progress as the
   image's offset).
 * **Who serves clients.** ``serving_brokers()`` is what Metadata and DescribeCluster list: voters that are not
   registered brokers (their controller listener serves clients), and registered brokers that are Online (at their
@@ -27,15 +27,14 @@ import logging
 import random
 import struct
 import time
+import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import NO_ID
 from kraftwire.metadata.broker_backoff import ResendBackoff
-from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.protocol.api_versions import answer_frame
-from kraftwire.server.test_server import lifecycle as lc
 from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.server.edge.dispatcher import DispatcherView, take_turn
 
@@ -53,6 +52,9 @@ CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fet
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
                           "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",
                           "ConsumerGroupDescribe")
+#: a broker's lifecycle states (KIP-631), as both kinds of node name them
+FENCED, ONLINE, STOPPING, OFFLINE = 1, 2, 3, 4
+STATE_NAMES = {FENCED: "Fenced", ONLINE: "Online", STOPPING: "Stopping", OFFLINE: "Offline"}
 TICK_S = 0.1
 SHUTDOWN_WAIT_S = 5.0
 FENCED_HEARTBEAT_MS = 100
@@ -87,14 +89,21 @@ class ListenerDispatcher(DispatcherView):
         self.base.dispatch(frame, conn)
 
 
+def new_incarnation() -> uuid.UUID:
+    return uuid.uuid4()
+
+
 class Roles:
+    """What both kinds of node share: the listener split, the broker's registration and heartbeat loop with its
+    resend backoff, controlled shutdown. The broker states come from the hooks below."""
+
     def __init__(self, node) -> None:
         self.node = node
         s = node.settings
         self.settings = s
         self.session_timeout_ms = s.broker_session_timeout_ms
         self.heartbeat_interval_ms = s.broker_heartbeat_interval_ms
-        self.incarnation = lc.new_incarnation()
+        self.incarnation = new_incarnation()
         self.broker_epoch = -1
         #: consecutive refused registrations, and the wait the last one asked for (None: none pending)
         self.resend = ResendBackoff(self.session_timeout_ms)
@@ -111,39 +120,32 @@ class Roles:
         self._conn_target = None
         self._install()
 
+    # ------------------------------------------------------------------------------------------------ the hooks
+    # A node's kind fills these: ``metadata_node.MetadataRoles`` (Kafka's records, progress as the image's offset)
+    # and the test server's ``TestServerRoles`` (kraftwire's control records, progress as the high watermark).
     def _install(self) -> None:
-        """The legacy lifecycle (the test server): registrations and states as kraftwire control records, folded
-        into a registry that shares the broker APIs' snapshot image."""
-        node = self.node
-        self.scan = lc.RegistryScan()
-        self.controller = lc.Controller(self) if self.settings.is_controller else None
-        listeners = node.raft_listeners
-        for i, listener in enumerate(listeners):
-            if hasattr(listener, "snapshot_records"):
-                listeners[i] = lc.ImageListener(listener, node)
-                break
-        else:
-            listeners.append(lc.ImageListener(None, node))
-        if self.controller is not None:
-            node.dispatcher.serve("BrokerRegistration", self._guard(self.controller.registration))
-            node.dispatcher.serve("BrokerHeartbeat", self._guard(self.controller.heartbeat))
-
-    def _guard(self, fn):
-        def handler(request, conn) -> None:
-            if self.node.driver is None or self.node.log is None:
-                conn.close()
-                return
-            self.catch_up()
-            fn(request, conn)
-        return handler
-
-    @property
-    def registry(self) -> lc.BrokerRegistry:
-        return self.scan.registry
+        """Set ``self.controller`` (the legacy controller, or None) and serve what the node's kind answers."""
+        raise NotImplementedError
 
     def catch_up(self) -> None:
-        if self.node.log is not None:
-            self.scan.catch_up(self.node.log)
+        """Fold what the log committed into the broker states before they are read."""
+        raise NotImplementedError
+
+    def _controller_tick(self) -> None:
+        """What must happen without a request, every ``TICK_S``: session expiry, a broker watching its state."""
+        raise NotImplementedError
+
+    def _my_state(self):
+        """(broker epoch, lifecycle state) of this broker as the log says, None before it registered."""
+        raise NotImplementedError
+
+    def _registration(self):
+        """(BrokerRegistrationRequest, version) this broker sends."""
+        raise NotImplementedError
+
+    def _heartbeat(self):
+        """(BrokerHeartbeatRequest, version) this broker sends."""
+        raise NotImplementedError
 
     # ------------------------------------------------------------------------------------------------ listeners
     def dispatcher_for(self, ep):
@@ -155,33 +157,6 @@ class Roles:
         if ep.name in names:
             return ListenerDispatcher(self.node.dispatcher, CLIENT_ONLY, ep.name)
         return ListenerDispatcher(self.node.dispatcher, CONTROLLER_ONLY, ep.name)
-
-    # ------------------------------------------------------------------------------------------------ who serves
-    def serving_brokers(self, listener: str | None = None) -> list[tuple[int, str, int]]:
-        """``(id, host, port)`` of each node serving clients. With ``listener`` (the one a request arrived on) each
-        registered broker is listed at its endpoint of that name and left out if it has none, as Kafka's Metadata
-        does; a client bootstrapping from a SASL_SSL listener must not be sent to a PLAINTEXT one."""
-        self.catch_up()
-        if listener in self.settings.controller_listener_names:
-            listener = None  # admin clients bootstrapping from a controller: the brokers' first listeners
-        brokers = self.registry.brokers
-        out = []
-        for v in self.settings.voters:
-            if v.node_id not in brokers:
-                out.append((v.node_id, v.host, v.port))
-        for info in self.registry.online():
-            if not info.endpoints:
-                continue
-            if listener is None:
-                _, host, port = info.endpoints[0]
-            else:
-                match = next((ep for ep in info.endpoints if ep[0] == listener), None)
-                if match is None:
-                    continue
-                _, host, port = match
-            out.append((info.broker_id, host, port))
-        out.sort()
-        return out
 
     # ------------------------------------------------------------------------------------------------ running
     def start(self) -> None:
@@ -199,30 +174,16 @@ class Roles:
                 if self.settings.is_broker:
                     state = self._my_state()
                     if state != last_state and state is not None:
-                        if state[1] == lc.ONLINE and self.online_at is None:
+                        if state[1] == ONLINE and self.online_at is None:
                             self.online_at = time.monotonic()
                             log.info("broker %d is Online (epoch %d) %.3f s after start", self.settings.node_id,
                                      state[0], self.online_at - self.started_at)
                         else:
                             log.info("broker %d is %s (epoch %d)", self.settings.node_id,
-                                     lc.STATE_NAMES.get(state[1], state[1]), state[0])
+                                     STATE_NAMES.get(state[1], state[1]), state[0])
                         last_state = state
             except Exception as exc:  # noqa: BLE001 - the tick must survive a bad record or a race
                 log.warning("roles tick: %s", exc, exc_info=True)
-
-    def _controller_tick(self) -> None:
-        # the registry is read lazily (Metadata, DescribeCluster, registration and heartbeat handlers) except where
-        # something must happen without a request: the active controller's session expiry and a broker watching
-        # its own state
-        if self.settings.is_broker or (self.controller is not None and self.controller.leading()):
-            self.catch_up()
-        if self.controller is not None:
-            self.controller.tick()
-
-    def _my_state(self):
-        """(broker epoch, lifecycle state) of this broker as the log says, None before it registered."""
-        info = self.registry.brokers.get(self.settings.node_id)
-        return (info.epoch, info.state) if info is not None and info.epoch == self.broker_epoch else None
 
     def _leader_endpoint(self):
         raft = self.node.raft
@@ -269,7 +230,7 @@ class Roles:
                 self.registered_at = time.monotonic()
                 log.info("broker %d registered with controller %d: epoch %d (Fenced until caught up)", s.node_id,
                          self._conn_target.node_id if self._conn_target else -1, self.broker_epoch)
-            elif resp.error_code != lc.NOT_CONTROLLER:  # Kafka's lifecycle manager backs off; NOT_CONTROLLER
+            elif resp.error_code != ec.NOT_CONTROLLER:  # Kafka's lifecycle manager backs off; NOT_CONTROLLER
                 # is its controller channel's to retry at once, with the new leader
                 self._retry_ms = self.resend.failed(self._jitter.random())
                 log.warning("broker %d: BrokerRegistration refused with %s; registering again in %d ms", s.node_id,
@@ -279,7 +240,7 @@ class Roles:
         resp = await self._request(body, version)
         if resp is None:
             return
-        if resp.error_code in (lc.STALE_BROKER_EPOCH, lc.BROKER_ID_NOT_REGISTERED):
+        if resp.error_code in (ec.STALE_BROKER_EPOCH, ec.BROKER_ID_NOT_REGISTERED):
             log.info("broker %d: the controller does not know epoch %d (error %d): registering again", s.node_id,
                      self.broker_epoch, resp.error_code)
             self.broker_epoch = -1
@@ -287,18 +248,6 @@ class Roles:
             self.resend.succeeded()
             if resp.should_shut_down:
                 self._should_shut_down = True
-
-    def _registration(self):
-        R = w.BrokerRegistrationRequest
-        return R(broker_id=self.settings.node_id, cluster_id=self.node.cluster_id, incarnation_id=self.incarnation,
-                 listeners=[R.Listener(name=ep.name, host=ep.host or "localhost", port=ep.port, security_protocol=0)
-                            for ep in self._advertised()], features=[], rack=None), 0
-
-    def _heartbeat(self):
-        lg = self.node.log
-        return w.BrokerHeartbeatRequest(broker_id=self.settings.node_id, broker_epoch=self.broker_epoch,
-                                        current_metadata_offset=lg.high_watermark() if lg is not None else -1,
-                                        want_fence=False, want_shut_down=self._shutting), 0
 
     def _advertised(self):
         return self.settings.advertised_client_listeners()
@@ -315,7 +264,7 @@ class Roles:
                 await self._close_conn()
             registered = self.broker_epoch >= 0
             state = self._my_state() if registered else None
-            online = state is not None and state[1] == lc.ONLINE
+            online = state is not None and state[1] == ONLINE
             if self._retry_ms is not None:  # refused: the resend backoff
                 wait, self._retry_ms = self._retry_ms, None
             elif online:

@@ -4,16 +4,18 @@ partition is the coordinator runtime's: ``kraftwire.coordinator.runtime``.)"""
 
 from __future__ import annotations
 
+import logging
 from typing import Callable
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.partitioning import partition_for
+from kraftwire.metadata import answers
+from kraftwire.protocol import messages as w
 
 
 def coordinator_of(image, topic: str, key: str, listener: str):
     """FindCoordinator's (error, message, node id, host, port) for ``key`` of the internal ``topic``: the leader of
     the partition Kafka's hash picks, at its endpoint on ``listener``; None while the topic does not exist."""
-    from kraftwire import error_codes as ec
-    from kraftwire.coordinator.partitioning import partition_for
-    from kraftwire.metadata import answers
-
     t = image.topic(topic)
     if t is None or not t.partitions:
         return None
@@ -27,11 +29,6 @@ def coordinator_of(image, topic: str, key: str, listener: str):
 def create_internal_topic(kraft, name: str, partitions: int, replication_factor: int, configs, done: Callable) -> None:
     """Ask the active controller (through ``kraft``, the node's KraftApis) to create the internal topic ``name``
     with ``configs`` ((key, value) pairs); the outcome is logged and ``done()`` called once it is answered."""
-    import logging
-
-    from kraftwire import error_codes as ec
-    from kraftwire.protocol import messages as w
-
     CT = w.CreateTopicsRequest
     body = CT(topics=[CT.CreatableTopic(
         name=name, num_partitions=partitions, replication_factor=replication_factor, assignments=[],

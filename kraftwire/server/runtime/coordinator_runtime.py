@@ -12,18 +12,14 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from kraftwire.coordinator.runtime import Appended, CoordinatorRuntime, Hosted
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.partition import LEADER
+from kraftwire.server.runtime.clocks import wall_ms as now_ms
 
 #: bytes of the partition replayed per turn of the event loop while a shard loads
 LOAD_CHUNK = 1 << 20
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 class IsrPartition:

@@ -39,6 +39,7 @@ from kraftwire.raft.events import LogFlushed, Received, RequestFailed, SnapshotS
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.execute import ReadyExecutor
 from kraftwire.raft.ready import Ready
+from kraftwire.server.runtime.clocks import wall_ms as now_ms
 
 log = logging.getLogger("kraftwire.driver")
 FATAL_EXIT_CODE = 3
@@ -46,10 +47,6 @@ FATAL_EXIT_CODE = 3
 INLINE_FLUSH_MAX_MS = 1.0
 #: weight of the newest flush in that moving average
 _FLUSH_EWMA_WEIGHT = 0.2
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 def election_from_store(data: QuorumStateData | None) -> ElectionState | None:

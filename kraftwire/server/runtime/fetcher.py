@@ -23,7 +23,9 @@ import logging
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError, LogIOError
 from kraftwire.ids import ZERO_UUID
+from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.server.runtime import partition_runtime as runtime
 
 log = logging.getLogger("kraftwire.fetcher")
@@ -75,8 +77,6 @@ class LeaderFetcher:
                 pass
 
     async def _connect(self):
-        from kraftwire.server.edge.client import KafkaConnection
-
         endpoint = self.manager.leader_endpoint(self.leader)
         if endpoint is None:
             return None
@@ -232,8 +232,6 @@ class ReplicaFetchers:
     def leader_endpoint(self, broker_id: int):
         """(host, port) of the leader's inter-broker listener (``inter.broker.listener.name``), None while the image
         has no such endpoint for it."""
-        from kraftwire.metadata import answers
-
         ep = answers.broker_endpoint(self.node.metadata.image, broker_id, self.node.settings.inter_broker_listener)
         return None if ep is None else (ep.host, ep.port)
 

@@ -28,22 +28,26 @@ import random
 import time
 
 from kraftwire.error_codes import NONE, NOT_CONTROLLER, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
-from kraftwire.errors import KraftwireError, NotLeaderError
+from kraftwire.errors import CorruptRecordError, KraftwireError, NotLeaderError
 from kraftwire.ids import random_kafka_uuid
+from kraftwire.log.api import Isolation
 from kraftwire.metadata import records as serde
 from kraftwire.metadata import version as mv
-from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file
+from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, decode_bootstrap_file
 from kraftwire.metadata.controller.quorum import QuorumController
-from kraftwire.metadata.features import supported_ranges
 from kraftwire.metadata.controller.refusals import refusal
+from kraftwire.metadata.controller.result import ControllerResult
+from kraftwire.metadata.features import supported_ranges
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.loader import MetadataLoader
+from kraftwire.metadata.records import MetadataRecordError
 from kraftwire.metadata.snapshot import metadata_batches
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.server.test_server import lifecycle as lc
+from kraftwire.records import read_batches
+from kraftwire.server.node.roles import FENCED, ONLINE, STOPPING, Roles
+from kraftwire.server.runtime.clocks import monotonic_ms, wall_ms
 from kraftwire.server.runtime.waits import HIGH_WATERMARK, OffsetWaits
-from kraftwire.server.node.roles import Roles
 
 log = logging.getLogger("kraftwire.controller")
 
@@ -61,11 +65,6 @@ def check_metadata_log(lg) -> str:
     """'' when the log's latest snapshot and its first MiB hold Kafka metadata records only (and Raft's own control
     records); else what was found where. A log written by an earlier kraftwire (client data, kraftwire control
     records, JSON snapshot images) or by the test server fails on its first such record."""
-    from kraftwire.errors import CorruptRecordError
-    from kraftwire.log.api import Isolation
-    from kraftwire.metadata.records import MetadataRecordError
-    from kraftwire.records import read_batches
-
     def scan(data, where: str) -> str:
         try:
             for batch in read_batches(data, validate=False):
@@ -95,10 +94,6 @@ def check_metadata_log(lg) -> str:
     if lg.end_offset() <= start:
         return ""
     return scan(lg.read(start, CHECK_BYTES, Isolation.UNCOMMITTED).records, "the log at")
-
-
-def monotonic_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 def supported_features() -> dict[str, tuple[int, int]]:
@@ -238,8 +233,6 @@ class MetadataNode:
                 return decode_bootstrap_file(f.read()).records
         except FileNotFoundError:
             # a directory formatted before bootstrap.checkpoint existed: Kafka's default for such a log
-            from kraftwire.metadata.bootstrap import bootstrap_records
-
             log.warning("%s does not exist: bootstrapping at metadata.version %s", path, mv.DEFAULT)
             return bootstrap_records(mv.DEFAULT).records
 
@@ -261,7 +254,7 @@ class MetadataNode:
             records = result.records
             if not records:
                 return result, self._written_end
-            wall = int(time.time() * 1000)
+            wall = wall_ms()
             for raw in metadata_batches(records, base_offset=first, epoch=raft.epoch, timestamp=wall):
                 raft.append_batch(raw, now)
             self.controller.write(records, first)
@@ -272,8 +265,6 @@ class MetadataNode:
         return result, end
 
     def _append(self, records) -> int:
-        from kraftwire.metadata.controller.result import ControllerResult
-
         return self._write(lambda _first: ControllerResult(tuple(records), None))[1]
 
     def submit(self, api: str, request, version: int, answer) -> None:
@@ -360,7 +351,7 @@ class MetadataRoles(Roles):
         b = self.node.metadata.image.brokers.get(self.settings.node_id)
         if b is None or b.epoch != self.broker_epoch:
             return None
-        state = lc.STOPPING if b.in_controlled_shutdown else lc.FENCED if b.fenced else lc.ONLINE
+        state = STOPPING if b.in_controlled_shutdown else FENCED if b.fenced else ONLINE
         return b.epoch, state
 
     def _registration(self):

@@ -48,9 +48,11 @@ from kraftwire.server.runtime.waits import HIGH_WATERMARK
 from kraftwire.server.runtime.clocks import monotonic_ms as _now_ms
 from kraftwire.server.runtime.clocks import wall_ms as _wall_ms
 from kraftwire.server.runtime.driver import fail_stop
+from kraftwire.server.runtime.fetcher import ReplicaFetchers
 from kraftwire.server.runtime.hosted import Hosted
 from kraftwire.server.runtime.log_dirs import DELETE_SUFFIX, LogDirs
 from kraftwire.server.runtime.partition_cleaning import PartitionCleaning
+from kraftwire.server.runtime.txn_verifier import TxnVerifier
 
 __all__ = ["AppendResult", "Hosted", "ReplicaManager"]
 
@@ -96,11 +98,7 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         self._expire_producers_at = _now_ms() + node.settings.config.producer_id_expiration_check_interval_ms
         self.cleaning: asyncio.Future | None = None  # the cleaner's pass under way (one at a time, off the loop)
         self.started = False
-        from kraftwire.server.runtime.fetcher import ReplicaFetchers
-
         self.fetchers = ReplicaFetchers(self, node)
-        from kraftwire.server.runtime.txn_verifier import TxnVerifier
-
         #: asks transaction coordinators to verify transactional Produce (KIP-890, Kafka's AddPartitionsToTxnManager)
         self.verifier = TxnVerifier(node, self)
 

@@ -36,7 +36,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import KRAFTWIRE_GROUP_RECORD, control_record_key, encode_control_value
 from kraftwire.server.test_server import context as c
-from kraftwire.server.runtime.coordinator_runtime import now_ms as _now_ms
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 
 log = logging.getLogger("kraftwire.broker.groups")
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-import uuid
 from dataclasses import dataclass, field
 
 from kraftwire.error_codes import (
@@ -44,12 +43,11 @@ from kraftwire.records.control import (
     decode_control_record,
     encode_control_value,
 )
+from kraftwire.server.node.roles import FENCED, OFFLINE, ONLINE, STATE_NAMES, STOPPING
 from kraftwire.server.test_server.scan import CommittedImage, replay, snapshot_values
 
 log = logging.getLogger("kraftwire.lifecycle")
 
-FENCED, ONLINE, STOPPING, OFFLINE = 1, 2, 3, 4
-STATE_NAMES = {FENCED: "Fenced", ONLINE: "Online", STOPPING: "Stopping", OFFLINE: "Offline"}
 
 
 
@@ -352,7 +350,3 @@ class Controller:
             self._change(info, ONLINE, unfenced)
             return
         answer(fenced=info.state != ONLINE, caught_up=caught_up)
-
-
-def new_incarnation() -> uuid.UUID:
-    return uuid.uuid4()
