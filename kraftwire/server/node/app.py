@@ -14,6 +14,10 @@ kraft.version range with ApiVersions).
 ``Node(settings).start()`` refuses an unformatted directory (no meta.properties) and a node.id that does not match
 it; ``shutdown()`` is graceful: a leader resigns (EndQuorumEpoch to the voters, parked fetches answered), then the
 listeners close, the log is flushed and closed (clean-shutdown marker written).
+
+The node's Raft traffic (RPCs in, the core's messages out, the voters dialled) is ``raft_io.RaftIO``'s, its own
+quorum APIs (DescribeQuorum, Add/RemoveRaftVoter, the test server's DescribeCluster and Metadata)
+``apis.quorum_apis.QuorumApis``'; both are mixed into ``Node``.
 """
 
 from __future__ import annotations
@@ -30,34 +34,31 @@ import time
 from dataclasses import replace
 
 from kraftwire import records
-from kraftwire.config import METADATA_TOPIC, ControllerEndpointError, controller_endpoints
-from kraftwire.error_codes import UNKNOWN_TOPIC_OR_PARTITION
+from kraftwire.config import ControllerEndpointError, controller_endpoints
 from kraftwire.errors import ConfigError, KraftwireError, LogError, StorageNotFormattedError
-from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey, replica_key_text
+from kraftwire.ids import METADATA_TOPIC_ID, NO_ID, PERFORMANCE_TEST_TOPIC_ID, ZERO_UUID, ReplicaKey
 from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted, read_meta_properties
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
 from kraftwire.log.segmented import SegmentedLog
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
-from kraftwire.protocol import messages as w
-from kraftwire.raft import messages as m
-from kraftwire.raft.handlers.reconfig import precheck_add
-from kraftwire.raft.membership import read_log_voters
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
-from kraftwire.raft.voter_set import BEFORE_LOG, VoterNode, VoterSet
+from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.security.sasl import scram
 from kraftwire.server.apis.group_apis import GroupApis
 from kraftwire.server.apis.kraft_apis import KraftApis
 from kraftwire.server.apis.partition_apis import PartitionApis
+from kraftwire.server.apis.quorum_apis import QuorumApis
 from kraftwire.server.apis.txn_apis import TxnApis
 from kraftwire.server.edge import wire
 from kraftwire.server.edge.access import Access
-from kraftwire.server.edge.client import FORWARD_CLIENT_ID, describe_quorum, request_once
+from kraftwire.server.edge.client import describe_quorum
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
+from kraftwire.server.node.raft_io import RaftIO
 from kraftwire.server.node.settings import NodeSettings, Voter
 from kraftwire.server.runtime.clocks import wall_ms as now_ms
 from kraftwire.server.runtime.driver import Driver, election_from_store
@@ -78,7 +79,7 @@ class StartupError(KraftwireError):
     """The node cannot start (unformatted directory, identity mismatch, port in use)."""
 
 
-class Node:
+class Node(RaftIO, QuorumApis):
     def __init__(self, settings: NodeSettings, *, listen_sockets: dict[str, socket.socket] | None = None,
                  topic: str | None = None, listeners=()) -> None:
         if topic is not None and topic != settings.config.metadata_log_topic:
@@ -366,156 +367,6 @@ class Node:
             return
         self._raft_request(request, conn)
 
-    # ================================================================================================================
-    # raft requests in, responses out
-    # ================================================================================================================
-    def _raft_request(self, request, conn) -> None:
-        api_key, version = request.api.key, request.version
-        cid = next(self._ids)
-        try:
-            core = wire.request_to_core(api_key, version, request.body, self.settings.node_id, cid, self.topic)
-        except wire.WireError as exc:
-            log.warning("bad %s request from %s: %s", request.api.name, conn.peer, exc)
-            body = request.api.response()
-            if hasattr(body, "error_code"):
-                body.error_code = exc.error
-            conn.send_response(body, version, request.header.correlation_id)
-            return
-        self._inbound[cid] = (conn, request.header.correlation_id, api_key, version)
-        assert self.driver is not None
-        self.driver.received(core)
-
-    def _deliver_response(self, response: m.Message) -> None:
-        """A response from a peer, to the core (counting and logging refusals on the way)."""
-        assert self.driver is not None
-        if isinstance(response, m.Response) and response.error != m.NONE:
-            self.metrics.inc("raft_response_errors_total", api=type(response).__name__.replace("Response", ""),
-                             error=m.error_name(response.error), direction="received")
-            if response.error == m.INCONSISTENT_CLUSTER_ID:
-                kind = type(response).__name__.replace("Response", "Request")
-                self._cluster_id_log("received", response.src, kind)(
-                    "node %d refused our %s: its cluster id differs from ours (%s); check meta.properties",
-                    response.src, kind, self.cluster_id)
-        self.driver.received(response)
-
-    def _cluster_id_log(self, direction: str, node: int, kind: str):
-        """``log.warning`` for the first cluster-id refusal of ``kind`` to or from ``node``, ``log.debug`` after."""
-        key = (direction, node, kind)
-        if key in self._cluster_id_warned:
-            return log.debug
-        self._cluster_id_warned.add(key)
-        return log.warning
-
-    def _route(self, msg: m.Message) -> None:
-        if m.is_request(msg):
-            assert self.peers is not None
-            self.peers.send(msg)
-            return
-        entry = self._inbound.pop(msg.correlation_id, None)
-        started = self._voter_changes.pop(msg.correlation_id, None)
-        if started is not None and msg.error == m.NONE:
-            self.metrics.histogram("voter_change_commit_ms", "Add/RemoveRaftVoter: from the leader's core taking the "
-                                   "change to its VotersRecord committed", api=type(msg).__name__[:-8]).record_ms(
-                (time.perf_counter() - started) * 1000)
-        if entry is None:
-            return  # the asking connection is gone
-        conn, wire_cid, api_key, version = entry
-        if isinstance(msg, m.Response) and msg.error != m.NONE:
-            self.metrics.inc("raft_response_errors_total", api=type(msg).__name__.replace("Response", ""),
-                             error=m.error_name(msg.error), direction="sent")
-        if isinstance(msg, m.Response) and msg.error == m.INCONSISTENT_CLUSTER_ID:
-            kind = type(msg).__name__.replace("Response", "Request")
-            self._cluster_id_log("sent", msg.dst, kind)(
-                "refused a %s from %s (node %d): its cluster id differs from ours (%s)", kind, conn.peer, msg.dst,
-                self.cluster_id)
-            self.metrics.inc("inconsistent_cluster_id_total")
-        if isinstance(msg, m.DescribeQuorumResponse):
-            body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints())
-            self._name_topic(body, entry)
-        else:
-            leader = self.settings.voter(msg.leader_id) if isinstance(msg, m.UpdateRaftVoterResponse) else None
-            body = wire.response_to_wire(msg, self.topic,
-                                         leader_endpoint=(leader.host, leader.port) if leader is not None else None)
-        conn.send_response(body, version, wire_cid)
-
-    def _connection_closed(self, conn) -> None:
-        for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
-            self._inbound.pop(cid, None)
-
-    def _voters_from_log(self):
-        """(kraft.version, VotersRecord, voters) of the newest voter set the metadata log names, or None (static
-        voters, or a node still to be added that has fetched nothing yet). KIP-853: ``storage format
-        --standalone``/``--initial-controllers`` wrote the set into the bootstrap checkpoint, kraft.version 1
-        snapshots carry it on, and every AddRaftVoter/RemoveRaftVoter (and a leader's first epoch) appends a
-        VotersRecord to the log: the newest snapshot naming one, then the log's records after it. The core follows
-        the log from there (an uncommitted record truncated away takes the set back)."""
-        kraft_version, history = read_log_voters(self.log)
-        if history is None:
-            return None
-        voter_set, offset = history.last(), history.last_offset()
-        if offset == BEFORE_LOG:
-            where = "the bootstrap checkpoint"
-        elif not history.entries:
-            where = f"snapshot ending at offset {offset + 1}"
-        else:
-            where = f"the log at offset {offset}"
-        voters = self._voters_of(voter_set)
-        log.info("node %d: voters %s from %s (kraft.version %d)", self.settings.node_id,
-                 ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters), where, max(kraft_version, 1))
-        return max(kraft_version, 1), voter_set.to_record(), voters
-
-    def _voters_of(self, voter_set) -> tuple[Voter, ...]:
-        """Each voter of a KIP-853 set at its endpoint on the controller listener (else its first); a voter the set
-        knows no endpoint for keeps the one this node had."""
-        listener = self.settings.controller_listener
-        out = []
-        for n in voter_set.nodes:
-            ep = n.endpoint(listener)
-            if ep is None:
-                known = self.settings.voter(n.id)
-                if known is None:
-                    continue
-                ep = (known.host, known.port)
-            out.append(Voter(n.id, ep[0], ep[1]))
-        return tuple(out)
-
-    def _check_membership(self) -> None:
-        """After each Ready: when the core's voter set may have moved (KIP-853), the voters this node dials (peers),
-        forwards to and describes are the set's, at their controller listener."""
-        raft = self.raft
-        if raft is None or not raft.membership.dynamic:
-            return
-        if raft.membership.version != self._membership_seen:
-            self._membership_seen = raft.membership.version
-            voters = self._voters_of(raft.membership.voters())
-            if voters and set(voters) != set(self.settings.voters):
-                log.info("node %d: the voters are now %s (%s)", self.settings.node_id,
-                         ",".join(f"{v.node_id}@{v.host}:{v.port}" for v in voters),
-                         raft.membership.voters().describe())
-                self.settings = self.roles.settings = replace(self.settings, voters=voters)
-        self._dial_leader_where_it_listens(raft)
-
-    def _dial_leader_where_it_listens(self, raft) -> None:
-        """The peers dial each voter where the voter set says, except the leader this node follows when it said
-        where it listens (BeginQuorumEpoch's LeaderEndpoints, as Kafka's follower does): a leader that moved is
-        reached before its UpdateRaftVoter rewrites its entry."""
-        dialed = self.settings.voters
-        told = raft.leader_endpoints()
-        if told is not None:
-            leader, endpoints = told
-            ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
-            moved = Voter(leader, ep[1], ep[2])
-            if moved not in dialed:
-                dialed = tuple(moved if v.node_id == leader else v for v in dialed)
-                if moved not in self._dialed:
-                    log.info("node %d: reaching leader %d at %s:%d, where it said it listens (the voter set names "
-                             "another address)", self.settings.node_id, leader, moved.host, moved.port)
-        if dialed == self._dialed:
-            return
-        self._dialed = dialed
-        if self.peers is not None:
-            self.peers.update(dialed)
-
     async def _discover_voters(self):
         """A node given only ``controller.quorum.bootstrap.servers`` whose log names no voters (a broker, or a
         controller formatted with ``--no-initial-controllers`` that is still to be added): ask them (DescribeQuorum
@@ -558,26 +409,6 @@ class Node:
             except asyncio.TimeoutError:
                 pass
 
-    # ================================================================================================================
-    # DescribeQuorum, DescribeCluster, Metadata
-    # ================================================================================================================
-    def _voter_endpoints(self) -> dict:
-        """DescribeQuorum's Nodes: each voter's endpoints — all its listeners, as its VotersRecord names them, in a
-        KIP-853 quorum; its controller listener from the configuration in a static one."""
-        raft = self.raft
-        if raft is not None and raft.membership.dynamic:
-            known = {n.id: list(n.endpoints) for n in raft.membership.voters().nodes if n.endpoints}
-            if known:
-                return known
-        name = self.settings.controller_listener
-        return {v.node_id: [(name, v.host, v.port)] for v in self.settings.voters}
-
-    def _name_topic(self, body, entry) -> None:
-        requested = getattr(entry, "topic_name", None)
-        if requested:
-            for t in body.topics:
-                t.topic_name = requested
-
     def _metadata_caught_up(self) -> bool:
         """This node knows a leader and its image has folded the log up to the high watermark it learned."""
         raft = self.raft
@@ -616,171 +447,6 @@ class Node:
                      len({u for u, _ in creds}), path)
         store = {key: scram.Credential(*value) for key, value in creds.items()}
         return lambda user, mechanism: store.get((user, mechanism))
-
-    def _describe_quorum(self, request, conn) -> None:
-        assert self.raft is not None and self.driver is not None
-        version = request.version
-        wire_cid = request.header.correlation_id
-        topics = request.body.topics
-        if not (len(topics) == 1 and topics[0].topic_name in (self.topic.name, METADATA_TOPIC)
-                and len(topics[0].partitions) == 1 and topics[0].partitions[0].partition_index == 0):
-            # Kafka's answer to anything but the quorum's one partition. Kafka's tools always name __cluster_metadata;
-            # a test server's quorum log has another name, so both names are this quorum's.
-            R = w.DescribeQuorumResponse
-            body = R(error_code=0, topics=[R.TopicData(topic_name=t.topic_name, partitions=[
-                R.PartitionData(partition_index=p.partition_index, error_code=UNKNOWN_TOPIC_OR_PARTITION,
-                                leader_id=NO_ID, leader_epoch=-1, high_watermark=-1) for p in t.partitions])
-                for t in topics])
-            conn.send_response(body, version, wire_cid)
-            return
-        names = [topics[0].topic_name]
-        if self.raft.is_leader():
-            cid = next(self._ids)
-            self._inbound[cid] = _Entry(conn, wire_cid, wire.DESCRIBE_QUORUM, version, names[0])
-            self.driver.received(m.DescribeQuorumRequest(NO_ID, self.settings.node_id, cid))
-            return
-        leader = self.raft.quorum.leader_id
-        voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
-        if request.header.client_id == FORWARD_CLIENT_ID:
-            voter = None  # views differ (an election is under way): answer, do not forward in a circle
-        if voter is None:
-            R = w.DescribeQuorumResponse
-            body = R(error_code=0, topics=[R.TopicData(topic_name=names[0], partitions=[R.PartitionData(
-                partition_index=0, error_code=m.NOT_LEADER_OR_FOLLOWER, leader_id=NO_ID,
-                leader_epoch=self.raft.epoch, high_watermark=-1)])])
-            conn.send_response(body, version, wire_cid)
-            return
-        asyncio.get_running_loop().create_task(self._forward_describe_quorum(request, conn, voter))
-
-    # ================================================================================================================
-    # AddRaftVoter, RemoveRaftVoter (KIP-853)
-    # ================================================================================================================
-    def _voter_change(self, request, conn) -> None:
-        """Kafka's order: the cluster id; the leadership (a node that does not lead forwards to the leader, as a
-        Kafka broker forwards to the active controller; a request forwarded once is answered
-        NOT_LEADER_OR_FOLLOWER); the voter key and, for an add, an endpoint on the controller listener; then the
-        core's own checks. An add asks the new voter for its kraft.version range first (Kafka's step 5); the core
-        answers once the change is committed."""
-        assert self.raft is not None and self.driver is not None
-        add = request.api.key == wire.ADD_RAFT_VOTER
-        body, version, wire_cid = request.body, request.version, request.header.correlation_id
-
-        def answer(error: int, message: str | None = None) -> None:
-            conn.send_response(wire.voter_change_response(add, error, message), version, wire_cid)
-
-        refused = wire.cluster_refusal(body, self.cluster_id)
-        if refused is not None:
-            return answer(*refused)
-        if not self.raft.is_leader():
-            leader = self.raft.quorum.leader_id
-            voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
-            if voter is None or request.header.client_id == FORWARD_CLIENT_ID:
-                return answer(m.NOT_LEADER_OR_FOLLOWER)
-            timeout_s = self.settings.config.controller_quorum_request_timeout_ms / 1000
-            if add:
-                timeout_s += max(0, body.timeout_ms) / 1000
-            asyncio.get_running_loop().create_task(self._forward_voter_change(add, request, conn, voter, timeout_s))
-            return
-        s = self.settings
-        refused = wire.check_add_voter(body, s.controller_listener) if add else wire.check_remove_voter(body)
-        if refused is not None:
-            return answer(*refused)
-        if not add:
-            cid = next(self._ids)
-            self._inbound[cid] = _Entry(conn, wire_cid, wire.REMOVE_RAFT_VOTER, version, None)
-            self._voter_changes[cid] = time.perf_counter()
-            self.driver.received(wire.remove_voter_to_core(body, s.node_id, cid))
-            return
-        refused = precheck_add(self.raft, wire.add_voter_to_core(body, s.node_id, 0, (0, 0)))
-        if refused is not None:
-            return answer(*refused)
-        asyncio.get_running_loop().create_task(self._add_voter(body, version, wire_cid, conn))
-
-    async def _add_voter(self, body, version: int, wire_cid: int, conn) -> None:
-        """Kafka's AddVoterHandler step 5: ApiVersions to the new voter's controller listener, for the kraft.version
-        range it supports; then the core decides."""
-        s = self.settings
-        key = replica_key_text(body.voter_id, body.voter_directory_id)
-        ep = next(ep for ep in body.listeners if ep.name == s.controller_listener)
-
-        def answer(error: int, message: str | None = None) -> None:
-            conn.send_response(wire.voter_change_response(True, error, message), version, wire_cid)
-
-        asked = time.perf_counter()
-        try:
-            versions = await request_once(ep.host, ep.port, w.ApiVersionsRequest(
-                client_software_name="kraftwire", client_software_version="1"), 4,
-                timeout=s.config.controller_quorum_request_timeout_ms / 1000, client_id=f"kraftwire-{s.node_id}",
-                ssl_context=self.controller_tls, sasl=s.controller_sasl)
-        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
-            log.info("AddRaftVoter %s: ApiVersions to %s:%d failed: %s", key, ep.host, ep.port,
-                     exc or type(exc).__name__)
-            return answer(m.REQUEST_TIMED_OUT, f"New voter {key} is not ready to receive requests")
-        if versions.error_code:
-            return answer(m.REQUEST_TIMED_OUT, "Aborted add voter operation for since API_VERSIONS returned an error "
-                                               f"{m.error_name(versions.error_code)}")
-        feature = next((f for f in versions.supported_features or () if f.name == "kraft.version"), None)
-        supported = (feature.min_version, feature.max_version) if feature is not None else (0, 0)
-        driver = self.driver
-        if driver is None or driver.stopped or conn.closed:
-            return
-        cid = next(self._ids)
-        self._inbound[cid] = _Entry(conn, wire_cid, wire.ADD_RAFT_VOTER, version, None)
-        now = time.perf_counter()
-        self.metrics.histogram("voter_change_api_versions_ms", "AddRaftVoter: the ApiVersions call to the new "
-                               "voter (Kafka's step 5)").record_ms((now - asked) * 1000)
-        self._voter_changes[cid] = now
-        driver.received(wire.add_voter_to_core(body, s.node_id, cid, supported))
-
-    async def _forward_voter_change(self, add: bool, request, conn, voter, timeout_s: float) -> None:
-        version, wire_cid = request.version, request.header.correlation_id
-        try:
-            body = await self.forward(voter, request.body, version, timeout_s=timeout_s)
-        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
-            log.info("could not forward %s to leader %d: %s", request.api.name, voter.node_id, exc)
-            body = wire.voter_change_response(add, m.NOT_LEADER_OR_FOLLOWER)
-        conn.send_response(body, version, wire_cid)
-
-    async def forward(self, voter, body, version: int, *, timeout_s: float | None = None):
-        """``body`` sent to ``voter``'s controller listener (TLS and SASL as the quorum's own connections), marked as
-        forwarded so that the receiver never forwards it again; its answer. Raises what the connection raises."""
-        s = self.settings
-        return await request_once(voter.host, voter.port, body, version,
-                                  timeout=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000,
-                                  client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
-                                  sasl=s.controller_sasl)
-
-    async def _forward_describe_quorum(self, request, conn, voter) -> None:
-        version, wire_cid = request.version, request.header.correlation_id
-        try:
-            body = await self.forward(voter, request.body, version)
-        except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
-            log.info("could not forward DescribeQuorum to leader %d: %s", voter.node_id, exc)
-            R = w.DescribeQuorumResponse
-            body = R(error_code=0, topics=[R.TopicData(topic_name=t.topic_name, partitions=[R.PartitionData(
-                partition_index=0, error_code=m.NOT_LEADER_OR_FOLLOWER, leader_id=voter.node_id,
-                leader_epoch=self.raft.epoch if self.raft else -1, high_watermark=-1)])
-                for t in request.body.topics])
-        conn.send_response(body, version, wire_cid)
-
-    def _describe_cluster(self, request, conn) -> None:
-        assert self.raft is not None
-        R = w.DescribeClusterResponse
-        leader = self.raft.quorum.leader_id
-        body = R(error_code=0, cluster_id=self.cluster_id, endpoint_type=getattr(request.body, "endpoint_type", 1),
-                 controller_id=leader,
-                 brokers=[R.DescribeClusterBroker(broker_id=i, host=h, port=p)
-                          for i, h, p in self.roles.serving_brokers(getattr(conn, "listener", None))])
-        conn.send_response(body, request.version, request.header.correlation_id)
-
-    def _metadata(self, request, conn) -> None:
-        """Enough Metadata for admin clients to bootstrap: the voters as brokers, the leader as controller."""
-        assert self.raft is not None
-        R = w.MetadataResponse
-        body = R(brokers=[R.MetadataResponseBroker(node_id=i, host=h, port=p) for i, h, p in
-                          self.roles.serving_brokers(getattr(conn, "listener", None))],
-                 cluster_id=self.cluster_id, controller_id=self.raft.quorum.leader_id, topics=[])
-        conn.send_response(body, request.version, request.header.correlation_id)
 
     # ================================================================================================================
     # metrics endpoint
@@ -849,15 +515,6 @@ class Node:
             self.log.close()
             self.log = None
         log.info("node %d stopped", self.settings.node_id)
-
-
-class _Entry(tuple):
-    """An inbound request waiting for the core's answer (conn, wire correlation id, api key, version, topic)."""
-
-    def __new__(cls, conn, wire_cid, api_key, version, topic_name):
-        self = super().__new__(cls, (conn, wire_cid, api_key, version))
-        self.topic_name = topic_name
-        return self
 
 
 def load_settings(path: str) -> NodeSettings:
