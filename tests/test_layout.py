@@ -1,6 +1,7 @@
 """The layout rules of issue 39, kept true by a walk of the sources (as ``test_layering.py`` does for the layers):
 
-* no import cycle among the ``kraftwire.server`` modules (module-level imports: what runs when a module loads);
+* no import cycle among the ``kraftwire.server`` modules (module-level imports: what runs when a module loads), and
+  its role packages import one way (``ROLE_ORDER``: a package imports only those before it);
 * no module under ``kraftwire/`` over ``MAX_LINES`` lines, except the files listed in ``LONG_FILES`` with the reason;
 * the KRaft node never imports the test server: only ``kraftwire/server/test_server/`` imports
   ``kraftwire.server.test_server`` (the test server plugs itself into the node, not the other way round), and the
@@ -15,6 +16,8 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "kraftwire"
 SERVER = "kraftwire.server"
 TEST_SERVER = "kraftwire.server.test_server"
+#: kraftwire.server's role packages, in the one direction they may import: each only those before it (and itself)
+ROLE_ORDER = ("edge", "runtime", "apis", "node", "test_server")
 #: modules outside test_server/ allowed to import it, each with its reason
 TEST_SERVER_IMPORTERS = {
     "kraftwire.tools.test_server": "the `kraftwire test-server` command starts it (a front door, right of server/)",
@@ -63,7 +66,8 @@ def imported(path: Path, name: str, *, module_level: bool) -> set[str]:
             elif isinstance(child, ast.ImportFrom):
                 base = child.module or ""
                 if child.level:
-                    base = ".".join(package.split(".")[: len(package.split(".")) - child.level + 1] + ([base] if base else []))
+                    up = package.split(".")[: len(package.split(".")) - child.level + 1]
+                    base = ".".join(up + ([base] if base else []))
                 found.add(base)
                 found.update(f"{base}.{a.name}" for a in child.names)
             visit(child, top)
@@ -104,6 +108,21 @@ def test_no_import_cycle_in_server():
         if node not in state:
             walk(node, [])
     assert not cycles, "import cycles in kraftwire.server:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_role_packages_import_one_way():
+    wrong = []
+    for name, path in modules().items():
+        parts = name.split(".")
+        if parts[:2] != ["kraftwire", "server"] or len(parts) < 3 or parts[2] not in ROLE_ORDER:
+            continue
+        allowed = set(ROLE_ORDER[:ROLE_ORDER.index(parts[2]) + 1])
+        for target in imported(path, name, module_level=False):
+            tparts = target.split(".")
+            if tparts[:2] == ["kraftwire", "server"] and len(tparts) > 2 and tparts[2] in ROLE_ORDER \
+                    and tparts[2] not in allowed:
+                wrong.append(f"{name} imports {target}")
+    assert not wrong, "\n".join(sorted(set(wrong)))
 
 
 def test_no_module_over_the_line_limit():

@@ -57,9 +57,9 @@ from kraftwire.protocol.api_versions import Features
 from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import CLUSTER_NAME, ResourceType
+from kraftwire.server.apis.broker_configs import logger_levels, set_logger_levels, static_broker_entries
 from kraftwire.server.edge.access import operations_of
 from kraftwire.server.edge.client import FORWARD_CLIENT_ID
-from kraftwire.server.node.broker_configs import logger_levels, set_logger_levels, static_broker_entries
 from kraftwire.server.runtime.metadata_node import supported_features
 
 log = logging.getLogger("kraftwire.kraft")

@@ -28,16 +28,16 @@
   aborts transactions open past their ``transaction.timeout.ms``; every
   ``transaction.remove.expired.transaction.cleanup.interval.ms`` transactional ids idle past
   ``transactional.id.expiration.ms`` are removed (a tombstone each), as Kafka's coordinator does.
-* **Producer ids** come from the broker's blocks of the active controller (``partition_apis.ProducerIdBlocks``, the
+* **Producer ids** come from the broker's blocks of the active controller (``producer_ids.ProducerIdBlocks``, the
   same blocks idempotent producers use); one spare id is kept ready so the pure shard can take one synchronously.
 
 APIs: InitProducerId with a transactional id (delegated here by ``ProducerIdBlocks.handle``), AddPartitionsToTxn
 v0-3 (the client versions) and v4-5 (KIP-890's batched form from partition leaders: ``txn_broker_apis``),
 AddOffsetsToTxn v0-4, EndTxn v0-5 (v5 bumps the epoch at every end and answers the producer id and epoch: KIP-890
 part 2, ``TxnShard.end_txn``; the request's version decides, whatever transaction.version the cluster finalized, as
-Kafka's ``transactionVersionForEndTxn``), ListTransactions v0-2, DescribeTransactions v0. TxnOffsetCommit goes to the
-group coordinator (``group_apis``), which holds its offsets until the ``__consumer_offsets`` partition gets the
-transaction's marker.
+Kafka's ``transactionVersionForEndTxn``), ListTransactions v0-2, DescribeTransactions v0 (``txn_admin_apis``).
+TxnOffsetCommit goes to the group coordinator (``group_apis``), which holds its offsets until the
+``__consumer_offsets`` partition gets the transaction's marker.
 
 Not here: the PrepareEpochFence state kept in memory (the fence is written as the bumped epoch's PrepareAbort), a
 per-transaction "pending state" (a request arriving while a write of the same id is in flight sees the new state at
@@ -55,8 +55,6 @@ from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC, partition_for
 from kraftwire.coordinator.runtime import Hosted
 from kraftwire.coordinator.txn.coordinator import (
     EPOCH_EXHAUSTED,
-    STATE_NAMES,
-    ListingFilter,
     Marker,
     TxnConfig,
     TxnResult,
@@ -65,15 +63,15 @@ from kraftwire.coordinator.txn.coordinator import (
 )
 from kraftwire.coordinator.txn.hosting import TxnKind
 from kraftwire.coordinator.txn.refusals import refusal_order
-from kraftwire.java_order import hashmap_order, topic_partition_hash
 from kraftwire.metadata.features import TRANSACTION_VERSION
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
+from kraftwire.server.apis.txn_admin_apis import TxnAdminApis
 from kraftwire.server.apis.txn_broker_apis import add_partitions_batched
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
 from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
-from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 from kraftwire.server.runtime.txn_markers import MarkerLinks, MarkerSender
 
 log = logging.getLogger("kraftwire.transactions")
@@ -118,13 +116,13 @@ class _IdSink:
         self.got(body.error_code, body.producer_id)
 
 
-class TxnApis:
+class TxnApis(TxnAdminApis):
     def __init__(self, node, metadata, replicas, kraft, ids) -> None:
         self.node = node
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft
-        self.ids = ids  # partition_apis.ProducerIdBlocks
+        self.ids = ids  # producer_ids.ProducerIdBlocks
         c = node.settings.config
         self.max_timeout_ms = c.transaction_max_timeout_ms
         self.route_error = ec.NOT_COORDINATOR
@@ -478,66 +476,4 @@ class TxnApis:
         else:
             run()
 
-    # ================================================================================================ admin
-    def list_transactions(self, request, conn) -> None:
-        R = w.ListTransactionsResponse
-        body, version = request.body, request.version
-        listing = ListingFilter(body, version, _now_ms())
-        access = self.node.authorizer
-        refused = (ec.COORDINATOR_LOAD_IN_PROGRESS if any(loaded.loading for loaded in self.shards.values())
-                   else listing.error)
-        if refused:
-            conn.send_response(R(throttle_time_ms=0, error_code=refused,
-                                 unknown_state_filters=listing.unknown_states, transaction_states=[]), version,
-                               request.header.correlation_id)
-            return
-        out = []
-        for loaded in self.shards.values():
-            if loaded.state == "FAILED":
-                continue
-            for t in loaded.shard.txns.values():
-                if not listing.accepts(t):
-                    continue
-                if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID,
-                                                            t.transactional_id, Op.DESCRIBE, log_denied=False):
-                    continue
-                out.append(R.TransactionState(transactional_id=t.transactional_id, producer_id=t.producer_id,
-                                              transaction_state=STATE_NAMES[t.state]))
-        out.sort(key=lambda s: s.transactional_id)
-        conn.send_response(R(throttle_time_ms=0, error_code=0, unknown_state_filters=listing.unknown_states,
-                             transaction_states=out), version, request.header.correlation_id)
-
-    def describe_transactions(self, request, conn) -> None:
-        R = w.DescribeTransactionsResponse
-        out = []
-        for tid in request.body.transactional_ids:
-            s = R.TransactionState(error_code=0, transactional_id=tid, transaction_state="",  # Kafka's defaults
-                                   transaction_timeout_ms=0, transaction_start_time_ms=0, producer_id=0,
-                                   producer_epoch=0, topics=[])
-            out.append(s)
-            if not self._may(conn, tid, Op.DESCRIBE):
-                s.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-                continue
-            if not tid:
-                s.error_code = ec.INVALID_REQUEST
-                continue
-            _p, loaded = self._route(tid)
-            if loaded is None:
-                s.error_code = self.route_error
-                continue
-            t = loaded.shard.txns.get(tid)
-            if t is None:
-                s.error_code = ec.TRANSACTIONAL_ID_NOT_FOUND
-                continue
-            s.transaction_state = STATE_NAMES[t.state]
-            s.transaction_timeout_ms, s.transaction_start_time_ms = t.timeout_ms, t.start_ms
-            s.producer_id, s.producer_epoch = t.producer_id, t.producer_epoch
-            # Kafka groups its HashSet of the transaction's partitions by topic (a small map: first seen first)
-            ordered = hashmap_order(list(t.partitions), lambda tp: topic_partition_hash(*tp))
-            topics: dict[str, list[int]] = {}
-            for topic, part in ordered:
-                topics.setdefault(topic, []).append(part)
-            s.topics = [R.TopicData(topic=n, partitions=ps) for n, ps in topics.items()]
-        conn.send_response(R(throttle_time_ms=0, transaction_states=out), request.version,
-                           request.header.correlation_id)
 

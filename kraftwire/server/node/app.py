@@ -58,11 +58,12 @@ from kraftwire.server.edge.dispatcher import Dispatcher
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
+from kraftwire.server.node.kraft_roles import MetadataRoles
 from kraftwire.server.node.raft_io import RaftIO
 from kraftwire.server.node.settings import NodeSettings, Voter
 from kraftwire.server.runtime.clocks import wall_ms as now_ms
 from kraftwire.server.runtime.driver import Driver, election_from_store
-from kraftwire.server.runtime.metadata_node import MetadataNode, MetadataRoles, check_metadata_log
+from kraftwire.server.runtime.metadata_node import MetadataNode, check_metadata_log
 from kraftwire.server.runtime.replicas import ReplicaManager
 
 log = logging.getLogger("kraftwire.node")

@@ -12,9 +12,9 @@ process).
   logged with the error's name and sent again after Kafka's resend backoff (``metadata.broker_backoff``: 100 ms
   doubling up to ``broker.session.timeout.ms``); a node with the controller role answers those while it leads.
   On shutdown a broker asks for a controlled shutdown (WantShutDown) and waits,
-  bounded, for ShouldShutDown. ``test_server.roles.LegacyRoles`` is the test server's (``lifecycle``: kraftwire control
-  records, progress as the high watermark); ``metadata_node.MetadataRoles`` the KRaft node's (Kafka's records, progress as the
-  image's offset).
+  bounded, for ShouldShutDown. ``test_server.roles.LegacyRoles`` is the test server's (``lifecycle``: kraftwire
+  control records, progress as the high watermark); ``kraft_roles.MetadataRoles`` the KRaft node's (Kafka's records,
+  progress as the image's offset).
 * **Who serves clients.** ``serving_brokers()`` is what Metadata and DescribeCluster list: voters that are not
   registered brokers (their controller listener serves clients), and registered brokers that are Online (at their
   registered client endpoint); never a Fenced, Stopping or Offline broker.
@@ -121,7 +121,7 @@ class Roles:
         self._install()
 
     # ------------------------------------------------------------------------------------------------ the hooks
-    # A node's kind fills these: ``metadata_node.MetadataRoles`` (Kafka's records, progress as the image's offset)
+    # A node's kind fills these: ``kraft_roles.MetadataRoles`` (Kafka's records, progress as the image's offset)
     # and the test server's ``TestServerRoles`` (kraftwire's control records, progress as the high watermark).
     def _install(self) -> None:
         """Set ``self.controller`` (the legacy controller, or None) and serve what the node's kind answers."""

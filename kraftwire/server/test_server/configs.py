@@ -19,7 +19,7 @@ from __future__ import annotations
 from kraftwire.error_codes import INVALID_REQUEST
 from kraftwire.protocol import messages as w
 from kraftwire.raft.config import MAX_BATCH_SIZE_BYTES
-from kraftwire.server.node.broker_configs import (
+from kraftwire.server.apis.broker_configs import (
     BOOLEAN,
     DEFAULT_CONFIG,
     INT,

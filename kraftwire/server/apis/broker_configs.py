@@ -1,4 +1,4 @@
-"""This node's own configuration as DescribeConfigs describes it, shared by the KRaft node (``apis.kraft_apis``) and
+"""This node's own configuration as DescribeConfigs describes it, shared by the KRaft node (``kraft_apis``) and
 the test server: the static broker entries (every key kraftwire reads, with its source) and the process's logger
 levels (a BROKER_LOGGER resource), read and changed."""
 
