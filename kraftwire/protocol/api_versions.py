@@ -31,7 +31,6 @@ from typing import Mapping, NamedTuple
 from kraftwire.error_codes import INVALID_REQUEST, UNSUPPORTED_VERSION
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
-from kraftwire.metadata import version as mv
 from kraftwire.protocol.framing import decode_request, encode_response
 from kraftwire.protocol.messages import ApiVersionsResponse
 
@@ -70,15 +69,18 @@ def valid_request(request, version: int) -> bool:
                            and SOFTWARE_PATTERN.fullmatch(request.client_software_version) is not None)
 
 
+METADATA_VERSION = "metadata.version"  # the feature Kafka's FinalizedFeatures keeps apart and lists last
+
+
 def finalized_order(finalized: Mapping[str, int]) -> list[str]:
     """The finalized features' names in the order Kafka's broker lists them: a copy of its image's map of the
     features other than metadata.version (a ``HashMap`` sized for them), with metadata.version put last
     (``FinalizedFeatures``), iterated by bucket."""
-    others = sorted(name for name in finalized if name != mv.FEATURE_NAME)
+    others = sorted(name for name in finalized if name != METADATA_VERSION)
     capacity = hashmap_capacity(len(others), copied=True)
     if len(others) + 1 > capacity * 3 // 4:  # the put of metadata.version resizes the copy
         capacity *= 2
-    names = others + [mv.FEATURE_NAME] if mv.FEATURE_NAME in finalized else others
+    names = others + [METADATA_VERSION] if METADATA_VERSION in finalized else others
     return hashmap_order(names, string_hash, capacity)
 
 

@@ -1,7 +1,7 @@
 """The leader's append plan, pure: what a partition leader decides before and after it appends a producer's batches
 or a transaction marker (Kafka's ``UnifiedLog.appendAsLeader`` with ``LogValidator`` and ``ProducerAppendInfo``).
-The replica manager (``kraftwire.server.replicas``) and the partition simulation (``kraftwire.testing``) both run
-these: the log I/O is theirs, the rules are here.
+The replica manager (``kraftwire.server.runtime.replicas``) and the partition simulation (``kraftwire.testing``) both
+run these: the log I/O is theirs, the rules are here.
 
 Before a producer's append (``plan_append``), in Kafka's order — the first rule broken answers, nothing is appended:
 

@@ -1,5 +1,5 @@
 """One broker's replica of one topic partition: its role from the metadata image, and the rules a leader applies to
-produce, fetch and the high watermark. Pure: the replica manager (``kraftwire.server.replicas``) feeds it the
+produce, fetch and the high watermark. Pure: the replica manager (``kraftwire.server.runtime.replicas``) feeds it the
 image's ``PartitionRegistration``\\ s and the log's offsets and executes what it answers.
 
 Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-facts.md §1, §3):

@@ -1,6 +1,6 @@
 """The brokers of the partition simulation (``kraftwire.testing.partition_sim``): what each simulated broker does on
 an image, a Produce, a replica Fetch and its answer, an AlterPartition answer and a ListOffsets — the broker's own
-partition steps (``kraftwire.server.partition_runtime``) and the leader's append plan
+partition steps (``kraftwire.server.runtime.partition_runtime``) and the leader's append plan
 (``kraftwire.replica.leader_append``) on in-memory logs, with the simulation's clock and network in place of the
 event loop and the sockets."""
 
@@ -22,7 +22,7 @@ from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable, next_seq
 from kraftwire.replica.transactions import PartitionTxns, fold_batch
 from kraftwire.replica.verification import ProducerVerifications
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server.runtime import partition_runtime as runtime
 
 __all__ = ["Broker", "CONTROLLER", "LAG_MS", "Msg", "REQUEST_TIMEOUT_MS", "Replica", "SimBrokers", "TOPIC",
            "TXN_PRODUCERS", "Wait"]

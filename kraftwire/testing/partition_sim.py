@@ -1,6 +1,6 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
 (``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``: the leader's append plan,
-the replica state) executed by the broker's own partition steps (``kraftwire.server.partition_runtime``, which the
+the replica state) executed by the broker's own partition steps (``kraftwire.server.runtime.partition_runtime``, which the
 replica manager and the replica fetchers run) on the real partition log in memory (``MemoryPartitionLog``) with a fake
 clock, joined by a network that delays, reorders and drops every message.
 

@@ -31,7 +31,7 @@ def add_bootstrap_arguments(parser, controller: bool = False) -> None:
 async def connect(args, tls, login):
     """A connection to one of ``args.bootstrap_server`` (comma-separated), each tried in turn, again until
     ``args.timeout`` (a node may still be starting); the last failure when none answered."""
-    from kraftwire.server.client import KafkaConnection, parse_host_port
+    from kraftwire.server.edge.client import KafkaConnection, parse_host_port
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.timeout

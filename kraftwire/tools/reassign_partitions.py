@@ -310,7 +310,7 @@ class Client:
 
     async def on_each(self, brokers, ask) -> None:
         """``await ask(broker, connection)`` for each of ``brokers`` that is alive, on a connection to it."""
-        from kraftwire.server.client import KafkaConnection
+        from kraftwire.server.edge.client import KafkaConnection
 
         endpoints = {b.node_id: (b.host, b.port) for b in (await self.metadata([])).brokers}
         for broker in brokers:

@@ -55,7 +55,7 @@ def load_settings_or_exit(path: str, overrides: list[str] = ()):
     """The node's settings from ``path`` with ``overrides`` (``KEY=VALUE`` each) applied; None after printing why
     they cannot be used."""
     from kraftwire.config import parse_properties
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     try:
         try:
@@ -76,7 +76,7 @@ def load_settings_or_exit(path: str, overrides: list[str] = ()):
 
 async def run_node(node, *, duration_s: float | None = None, on_started=None, before_shutdown=None) -> int:
     """Start ``node``, wait for SIGINT/SIGTERM (or ``duration_s``), shut down gracefully."""
-    from kraftwire.server.app import StartupError
+    from kraftwire.server.node.app import StartupError
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -115,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     settings = load_settings_or_exit(given[0], args.override)
     if settings is None:
         return 1
-    from kraftwire.server.app import Node
+    from kraftwire.server.node.app import Node
 
     node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd))
     return asyncio.run(run_node(node))

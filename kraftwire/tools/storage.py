@@ -202,7 +202,7 @@ def initial_voters(args, config: Config):
     elif args.standalone:
         if "controller" not in roles:
             raise ValueError("You can only use --standalone on a controller.")
-        from kraftwire.server.settings import NodeSettings
+        from kraftwire.server.node.settings import NodeSettings
 
         settings = NodeSettings.from_file(args.config)
         names = settings.controller_listener_names

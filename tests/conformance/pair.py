@@ -19,7 +19,7 @@ from harness.kafka import KafkaNode
 
 from kraftwire.protocol import messages as w
 from kraftwire.security.sasl.client import SaslLogin
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 
 KAFKA, KRAFTWIRE = "kafka", "kraftwire"
 SIDES = (KAFKA, KRAFTWIRE)

@@ -13,7 +13,7 @@ from kraftwire.replica import follower as rules
 from kraftwire.replica import leader_fetch
 from kraftwire.replica import partition as rp
 from kraftwire.replica.leader_append import record_append, record_marker
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server.runtime import partition_runtime as runtime
 from kraftwire.testing import partition_sim as ps
 
 SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
@@ -142,7 +142,7 @@ def test_a_seed_replays_with_its_trail(capsys):
 
 
 # ------------------------------------------------------------------------------------------------ the real runtime
-# The simulation runs the broker's own partition steps (``kraftwire.server.partition_runtime``, which the replica
+# The simulation runs the broker's own partition steps (``kraftwire.server.runtime.partition_runtime``, which the replica
 # manager and the replica fetchers run) and the leader's append plan (``kraftwire.replica.leader_append``): a step
 # broken there is a broker broken, and the simulation sees it (issue #39: it no longer checks a copy).
 

@@ -14,7 +14,7 @@ from harness import processes, roles
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_authorized_operations import _coordinator
 from server.test_kraft_node import Combined, _create
 

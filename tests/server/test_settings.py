@@ -8,7 +8,7 @@ import pytest
 from kraftwire.config import parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.settings import NodeSettings
 
 README = """node.id=2
 listeners=PLAINTEXT://localhost:9093
@@ -179,8 +179,8 @@ def test_neither_voters_nor_bootstrap_servers_names_the_voters_key():
 
 def test_voters_are_read_from_a_describe_quorum_answer_at_the_controller_listener():
     from kraftwire.protocol import messages as w
-    from kraftwire.server.app import _voters_from
-    from kraftwire.server.settings import Voter
+    from kraftwire.server.node.app import _voters_from
+    from kraftwire.server.node.settings import Voter
 
     R = w.DescribeQuorumResponse
 
@@ -206,7 +206,7 @@ def test_every_default_is_written_once_in_the_keys_table():
 
     from kraftwire.config import KEYS, Config, default
     from kraftwire.raft.config import RaftConfig
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     config_fields = {f.name for f in fields(Config)} - {"unknown", "raw", "deprecated"}
     assert config_fields == {k.attr for k in KEYS}
