@@ -70,6 +70,7 @@ class Replica:
     txn_end: int = 0  # the log end they were folded to
     txn_truncations: int = 0
     verifications: ProducerVerifications = field(default_factory=ProducerVerifications)
+    told_log_start: int = 0  # the leader log start the last fetch answer it acted on carried (for the checks)
 
 
 @dataclass
@@ -311,6 +312,8 @@ class SimBrokers:
                 self.count("fetch_answer_of_an_older_epoch")
                 continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
             lg = r.log
+            if error == ec.NONE:
+                r.told_log_start = log_start
             if error == ec.NONE and diverging is not None:
                 end = lg.end_offset()
                 target = runtime.follower_diverged(lg, diverging[0], diverging[1])

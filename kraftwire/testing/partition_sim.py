@@ -19,7 +19,10 @@ After every event (``check``):
 * **one leader per epoch**: no two brokers ever lead one partition in one leader epoch;
 * **committed data is never lost or changed**: every live leader's log below its high watermark extends what was
   committed before (batch for batch, byte for byte), and every replica's log below its own high watermark is a prefix
-  of it; an acks=-1 answer is only given for a batch already committed at its offset;
+  of it; an acks=-1 answer is only given for a batch already committed at its offset. Below the highest log start a
+  leader of the partition has had (retention, DeleteRecords) the records are deleted and Kafka promises nothing: a
+  replica that no fetch answer has told of that log start may still hold stale records there, never committed, that
+  no divergence check sees (``partition_checks.disagreement``);
 * **acks=-1 means min.insync.replicas copies**: when it is answered, at least that many replicas hold the batch;
 * **ISR replicas agree below the high watermark**: every member of a live leader's ISR holds the leader's log up to
   the leader's high watermark;
@@ -95,6 +98,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
         #: per partition, every committed batch: base offset -> (last offset, bytes); and where committed data ends
         self.committed: dict[int, dict[int, tuple[int, bytes]]] = {p: {} for p in range(partitions)}
         self.committed_end: dict[int, int] = {p: 0 for p in range(partitions)}
+        #: per partition, the highest log start a leader of it has had: below it the records are deleted
+        self.deleted_below: dict[int, int] = {p: 0 for p in range(partitions)}
         self.epoch_leaders: dict[tuple[int, int], int] = {}
         self.leader_hw: dict[tuple[int, int, int, int], int] = {}  # (broker, incarnation, partition, epoch) -> hw
         self.acked: list[tuple[int, int, bytes]] = []

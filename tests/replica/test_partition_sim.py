@@ -135,6 +135,22 @@ def test_a_follower_that_never_truncates_is_caught(monkeypatch):
     _first_failure()
 
 
+def test_seed_130_an_old_leader_serving_stale_records_below_the_log_start():
+    """Seed 130 (with the reassignment events): b4, leader of p1 in epoch 0, is killed holding 67..89, never
+    committed (their acks=-1 waited for b2, dead); b2 leads epoch 1 from 67, and retention moves its log start to 90,
+    its epoch cache to [(1, 90)]. b4 restarts and fetches at 90 in epoch 0: answered (0, 90), not diverging, as
+    Kafka 4.4 answers (tests/kafka/test_epoch_cache_oracle.py); it joins the ISR, acts on no answer (one timed out,
+    two lost, two came after its leader epoch moved on: Kafka's fetcher drops those too), is the last ISR member when
+    every session expires, and leads epoch 5 with its own 67..89 below its high watermark. The invariant leaves the
+    records below the highest leader log start alone (Kafka deleted them) on a replica no fetch answer told so, and
+    holds everywhere above it."""
+    sim = ps.run_seed(130, EVENTS)
+    assert "t=69100 b4 leads p1 epoch 5 from 90 isr=[4]" in sim.trail  # the run still reaches the case
+    assert sim.deleted_below[1] >= 90 and sim.disagreement([(67, 67, b"stale")], 1) is None
+    assert sim.disagreement([(67, 67, b"stale")], 1, told=90) is not None  # told it is deleted, yet holding it
+    assert sim.disagreement([(sim.deleted_below[1], sim.deleted_below[1], b"stale")], 1) is not None
+
+
 def test_a_seed_replays_with_its_trail(capsys):
     assert ps.main(["--seed", "7", "--events", "200"]) == 0
     out = capsys.readouterr().out
