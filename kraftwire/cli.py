@@ -12,7 +12,7 @@ import sys
 
 # (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
 COMMANDS: list[tuple[str, str, str]] = [
-    ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
+    ("quickstart", "kraftwire.tools.quickstart", "run a local KRaft cluster and a produce/consume workload through it (--raft: the test-server workload)"),
     ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
     ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
