@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
                     status = 1
                     line = line[len("\0error"):]
                 out.write(line + "\n")
+        except BrokenPipeError:
+            raise  # the reader went away (| head): kraftwire.cli ends quietly, as Kafka's tool does
         except OSError as exc:
             print(f"kraftwire dump-log: cannot read {path}: {exc}", file=sys.stderr)
             status = 1
