@@ -1,6 +1,8 @@
-"""The README's recipes, run as written (``harness.readme_tour``) by a Kafka user's fresh install: a venv holding only
-the wheel this run built (``built_dist``) and its runtime dependencies, nothing of the test environment. In a network
-namespace of its own (``unshare -n``: the recipes' fixed ports are free whatever else runs here): three combined
+"""The README's cluster tour and recipes, run as written (``harness.readme_tour``) by a Kafka user's fresh install: a
+venv holding only the wheel this run built (``built_dist``) and its runtime dependencies, nothing of the test
+environment. In network and mount namespaces of their own (``unshare -n -m``: the fixed ports are free whatever else
+runs here, and the tour's ``/tmp/kraft-combined-logs`` is private): Kafka's quickstart on the shipped
+``config/server.properties`` with the console tools, a group and kcat; three combined
 nodes and then three controllers with three brokers from ``server-start``, a topic replicated three times, the
 console tools and a consumer group through them; certificates made with ``openssl``; a SASL_SSL cluster with ACLs
 and its client properties files, used by the admin and console tools, the mistakes a user makes there (no
@@ -21,6 +23,7 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(REPO, "tests", "harness", "readme_tour.py")
+TOUR_LOGS = "/tmp/kraft-combined-logs"
 
 pytestmark = pytest.mark.e2e
 
@@ -45,8 +48,15 @@ def tour(base_install, tmp_path_factory):
         assert shutil.which(tool), f"{tool} is required by the README tour"
     work = tmp_path_factory.mktemp("tour")
     out = work.parent / f"{work.name}.json"
-    proc = subprocess.run(["unshare", "-n", sys.executable, DRIVER, os.path.join(REPO, "README.md"), str(work),
-                           base_install, str(out), sys.executable], capture_output=True, text=True, timeout=1500)
+    made = not os.path.exists(TOUR_LOGS)  # the mount point the driver binds its own directory over
+    os.makedirs(TOUR_LOGS, exist_ok=True)
+    try:
+        proc = subprocess.run(["unshare", "-n", "-m", sys.executable, DRIVER, os.path.join(REPO, "README.md"),
+                               str(work), base_install, str(out), sys.executable], capture_output=True, text=True,
+                              timeout=1500)
+    finally:
+        if made:
+            os.rmdir(TOUR_LOGS)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     with open(out, encoding="utf-8") as f:
         results = json.load(f)
@@ -59,6 +69,25 @@ def _ok(results, name: str) -> str:
     result = results[name]
     assert result["rc"] == 0, (name, result)
     return result["stdout"]
+
+
+def test_kafkas_quickstart_on_the_shipped_config(tour):
+    results, work = tour
+    assert _ok(results, "tour-start").startswith("Formatting metadata directory /tmp/kraft-combined-logs ")
+    assert results["tour-start"]["ready"], (work / "server.log").read_text()[-3000:]
+    out = _ok(results, "tour-use")
+    lines = out.splitlines()
+    assert lines[0] == "Created topic quickstart-events."
+    assert lines[1].startswith("Topic: quickstart-events\tTopicId: ") and "\tPartitionCount: 1\tReplicationFactor: 1" \
+        in lines[1]
+    events = ["This is my first event", "This is my second event"]
+    assert lines[3:7] == events + events, out
+    assert any(line.split()[:6] == ["my-group", "quickstart-events", "0", "2", "2", "0"] for line in lines), out
+    assert 'topic "quickstart-events" with 1 partitions:' in out and "broker 1 at localhost:9092" in out
+    assert "TOPIC_RECORD" in out and "quickstart-events" in out.split("TOPIC_RECORD", 1)[1]
+    assert "Traceback" not in results["tour-use"]["stderr"]
+    assert (work / "kraft-combined-logs" / "quickstart-events-0").is_dir()  # the private directory held the log
+    assert results["tour-use"]["stopped"]
 
 
 def test_three_combined_nodes(tour):

@@ -1,9 +1,11 @@
-"""The README's recipes, run as written: the blocks marked ``<!-- recipe: NAME -->`` in order, bash blocks with
-bash and python blocks with a given interpreter, all in one working directory, with a given ``bin`` directory first
-on the path (a fresh venv's). Run as a script inside a network namespace of its own (``unshare -n``), so the fixed
-ports the recipes name are free whatever else runs on the machine:
+"""The README's cluster tour and recipes, run as written: the blocks marked ``<!-- recipe: NAME -->`` in order, bash
+blocks with bash and python blocks with a given interpreter, all in one working directory holding a copy of the
+clone's ``config/``, with a given ``bin`` directory first on the path (a fresh venv's). Run as a script inside
+network and mount namespaces of its own (``unshare -n -m``): the fixed ports the recipes name are free whatever else
+runs on the machine, and the tour's ``/tmp/kraft-combined-logs`` (``config/server.properties``) is a directory of the
+working directory bound over that path, so nothing of the machine's is read or written there:
 
-    python readme_tour.py README.md WORKDIR VENV_BIN OUT.json [PYTHON]
+    unshare -n -m python readme_tour.py README.md WORKDIR VENV_BIN OUT.json [PYTHON]
 
 Between blocks it does what a reader does: after a block that starts nodes it waits until they serve (every broker
 listed by Metadata, through the recipe's own client properties where it has them); before the next cluster it stops
@@ -17,6 +19,7 @@ import asyncio
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,11 +27,14 @@ import time
 
 BLOCK = re.compile(r"<!-- recipe: (?P<name>[\w-]+) -->\n```(?P<lang>\w+)\n(?P<body>.*?)\n```", re.S)
 #: after these blocks: the broker ids to wait for, where, and the client properties file to reach them with
-WAIT = {"combined-start": ("localhost:9092", [1, 2, 3], None),
+WAIT = {"tour-start": ("localhost:9092", [1], None),
+        "combined-start": ("localhost:9092", [1, 2, 3], None),
         "separate-start": ("localhost:9201", [4, 5, 6], None),
         "secure-clients": ("localhost:9392", [1], "admin.properties")}
 #: the blocks after which the running cluster is stopped
-STOP_AFTER = {"combined-use", "separate-use"}
+STOP_AFTER = {"tour-use", "combined-use", "separate-use"}
+#: the tour's log directory (config/server.properties), which must exist as a mount point before the run
+TOUR_LOGS = "/tmp/kraft-combined-logs"
 READY_S = 90.0
 BLOCK_S = 240.0
 STOP_S = 30.0
@@ -83,8 +89,19 @@ def stop(group: int | None) -> bool:
     return False
 
 
+def private_tour_logs(workdir: str) -> None:
+    """Bind ``<workdir>/kraft-combined-logs`` over ``TOUR_LOGS``, only inside a mount namespace of our own."""
+    if os.readlink("/proc/self/ns/mnt") == os.readlink(f"/proc/{os.getppid()}/ns/mnt"):
+        raise SystemExit("readme_tour: run me under unshare -m (I bind a directory over /tmp/kraft-combined-logs)")
+    private = os.path.join(workdir, "kraft-combined-logs")
+    os.makedirs(private)
+    subprocess.run(["mount", "--bind", private, TOUR_LOGS], check=True)
+
+
 def main(readme: str, workdir: str, venv_bin: str, out: str, python: str | None = None) -> int:
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    private_tour_logs(workdir)
+    shutil.copytree(os.path.join(os.path.dirname(os.path.abspath(readme)), "config"), os.path.join(workdir, "config"))
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
     results: dict[str, dict] = {}
