@@ -1,0 +1,5 @@
+import sys
+
+from kraftwire.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Kafka's metadata records and what is folded from them (the cluster layer; pure, no I/O)."""

@@ -1,0 +1,131 @@
+"""Which Kafka APIs kraftwire serves, and at which versions: the one table the handlers register from.
+
+Api keys are never written as numbers outside :mod:`kraftwire.protocol`: a handler names its API
+(``dispatcher.serve("Produce", handler)``) and the key comes from the declared messages. The version range here is
+what kraftwire answers, which may be narrower than what the schemas declare (a newer JoinGroup, for instance, adds
+semantics kraftwire does not implement yet); ``tests/protocol/test_served.py`` checks that every range lies inside
+the declared one. ApiVersions advertises exactly the registered ranges.
+
+A few ranges have a lower bound for a reason worth keeping next to it:
+
+* ``Fetch`` from 4 for consumers (record batches v2 need magic 2); a Raft replica's Fetch needs topic ids (13+),
+  see ``RAFT_FETCH_MIN_VERSION``.
+* ``ListOffsets`` from 1 (v0's offset arrays are not served).
+* ``OffsetCommit`` from 2 and ``OffsetFetch`` from 1 (the ZooKeeper-era v0 forms).
+* The versions Kafka 4.0 removed (KIP-896) are not served, as Kafka 4.4 answers them; only Produce v0-2 stay
+  advertised (refused per partition), as Kafka keeps them listed for librdkafka (KAFKA-18659).
+
+Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
+semantics kraftwire does not have yet:
+
+* ``Produce`` 13, ``TxnOffsetCommit`` 6, ``OffsetCommit``/``OffsetFetch`` 10: they name topics by id
+  (KIP-516/KIP-848).
+* ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
+
+KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
+EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
+transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
+transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
+* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
+* ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
+* ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
+"""
+
+from __future__ import annotations
+
+from kraftwire.protocol.messages import api
+
+#: api name -> (lowest, highest) version kraftwire serves
+SERVED: dict[str, tuple[int, int]] = {
+    # client APIs
+    "Produce": (0, 12),
+    "Fetch": (4, 18),
+    "ListOffsets": (1, 11),
+    "Metadata": (0, 13),
+    "OffsetCommit": (2, 9),
+    "OffsetFetch": (1, 9),
+    "FindCoordinator": (0, 5),
+    "JoinGroup": (0, 9),
+    "Heartbeat": (0, 4),
+    "LeaveGroup": (0, 5),
+    "SyncGroup": (0, 5),
+    "DescribeGroups": (0, 6),
+    "ListGroups": (0, 5),
+    "ApiVersions": (0, 4),
+    "InitProducerId": (0, 5),
+    "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
+    # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
+    # verifying (KIP-890 part 1) or adding (part 2) the partition of a transactional write
+    "AddPartitionsToTxn": (0, 5),
+    "AddOffsetsToTxn": (0, 4),
+    "EndTxn": (0, 5),
+    "TxnOffsetCommit": (0, 5),
+    "DescribeTransactions": (0, 0),
+    "ListTransactions": (0, 2),
+    "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)
+    "OffsetForLeaderEpoch": (2, 4),
+    "DeleteRecords": (0, 2),
+    "DescribeLogDirs": (1, 5),
+    "DescribeConfigs": (1, 4),
+    "DeleteGroups": (0, 3),
+    "OffsetDelete": (0, 0),
+    "DescribeCluster": (0, 2),
+    "DescribeTopicPartitions": (0, 0),
+    # KIP-848 consumer groups; librdkafka sends ConsumerGroupHeartbeat v1 only (client-side member ids, KIP-1082)
+    "ConsumerGroupHeartbeat": (0, 1),
+    "ConsumerGroupDescribe": (0, 1),
+    # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
+    "CreateTopics": (2, 7),
+    "DeleteTopics": (1, 6),
+    "CreatePartitions": (0, 3),
+    "ElectLeaders": (0, 2),
+    "IncrementalAlterConfigs": (0, 1),
+    "AlterConfigs": (0, 2),
+    "UpdateFeatures": (0, 1),
+    "UnregisterBroker": (0, 0),
+    # ACLs (a broker answers DescribeAcls from its image; Create/DeleteAcls go to the active controller) and SCRAM
+    # credentials (Describe from the image, Alter through the controller)
+    "CreateAcls": (1, 3),
+    "DescribeAcls": (1, 3),
+    "DeleteAcls": (1, 3),
+    "DescribeUserScramCredentials": (0, 0),
+    "AlterUserScramCredentials": (0, 0),
+    # SASL listeners only; after a SaslHandshake v0 the tokens travel raw (size-prefixed, no Kafka header)
+    "SaslHandshake": (0, 1),
+    "SaslAuthenticate": (0, 2),
+    # the quorum's APIs
+    "Vote": (0, 2),
+    "BeginQuorumEpoch": (0, 1),
+    "EndQuorumEpoch": (0, 1),
+    "DescribeQuorum": (0, 2),
+    "FetchSnapshot": (0, 1),
+    # KIP-853 voter changes: the Raft leader decides, a broker or another controller forwards to it
+    "AddRaftVoter": (0, 0),
+    "RemoveRaftVoter": (0, 0),
+    "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
+    "BrokerRegistration": (0, 3),
+    "BrokerHeartbeat": (0, 1),
+    "AlterPartition": (2, 3),
+    "AllocateProducerIds": (0, 0),
+    "AssignReplicasToDirs": (0, 0),
+}
+
+#: a Raft replica's Fetch names the topic by id (KIP-516), which Fetch has from version 13
+RAFT_FETCH_MIN_VERSION = 13
+
+
+def key(name: str) -> int:
+    """The api key of *name* (``"Produce"`` -> 0), from the declared messages."""
+    return api(name).key
+
+
+def versions(name: str) -> tuple[int, int]:
+    """The served version range of *name*; KeyError names an API kraftwire does not serve."""
+    try:
+        return SERVED[name]
+    except KeyError:
+        raise KeyError(f"kraftwire does not serve {name}") from None
+
+
+def keys(*names: str) -> frozenset[int]:
+    return frozenset(key(n) for n in names)

@@ -1,0 +1,227 @@
+"""Inbound connections: a thin asyncio protocol that moves bytes. Frames go to the dispatcher; answers come back
+through ``send_response``. A frame that cannot be split (negative or oversized size prefix) closes this connection
+only; the node keeps serving everyone else. A peer that stops reading is disconnected once too much output is
+queued for it, so a slow or half-open client cannot grow the node's memory without bound. Connections idle longer
+than ``connections.max.idle.ms`` (Kafka's default: 10 minutes) are closed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import time
+
+from kraftwire.error_codes import UNKNOWN_SERVER_ERROR
+from kraftwire.errors import ProtocolError
+from kraftwire.protocol.error_answers import error_answer
+from kraftwire.protocol.framing import FrameSplitter, encode_response
+from kraftwire.protocol.wire_types import ExternalBytes
+from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, parse_rules, tls_principal
+
+log = logging.getLogger("kraftwire.connection")
+
+#: output queued for one client beyond which it is disconnected
+MAX_WRITE_BUFFER = 256 * 1024 * 1024
+IDLE_TIMEOUT_S = 600.0
+DEFAULT_RULES = parse_rules("DEFAULT")
+
+
+def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
+    """Write an encoded message. A transport whose ``writelines`` is asyncio's generic one (the selector transport
+    before Python 3.12) joins the list first: a copy of every Fetch answer's records. Writing each chunk instead lets
+    the socket take a large one straight from the log's buffer (the encoder has already joined the small ones).
+    Transports with their own ``writelines`` (Python 3.12's sendmsg, uvloop's writev) get the list."""
+    if type(transport).writelines is asyncio.WriteTransport.writelines:
+        write = transport.write
+        for chunk in chunks:
+            write(chunk)
+    else:
+        transport.writelines(chunks)
+
+
+class InboundConnection(asyncio.Protocol):
+    def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES,
+                 listener: str | None = None) -> None:
+        self.dispatcher = dispatcher
+        #: the listener this connection arrived on: Metadata answers with each broker's endpoint on it, as Kafka does
+        self.listener = listener
+        self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
+        self.splitter = FrameSplitter(max_frame_bytes)
+        self.transport: asyncio.Transport | None = None
+        self.peer = "?"
+        #: who is on the other end (``User:ANONYMOUS`` on PLAINTEXT; the mapped certificate subject on mutual TLS)
+        self.principal = ANONYMOUS
+        self.closed = False
+        self.last_activity = time.monotonic()
+        self._idle: asyncio.TimerHandle | None = None
+        #: answers waiting behind one that holds a file region being sent (they go out in order after it)
+        self._queue: collections.deque = collections.deque()
+        self._drainer: asyncio.Task | None = None
+        self.sendfile = True  # cleared when the loop has no loop.sendfile (uvloop): regions are then read
+        #: correlation ids of requests still to be answered, in arrival order (``expect``): Kafka answers the
+        #: requests of a connection in the order they came, and clients check it, so an answer that is ready
+        #: before an earlier one (a Heartbeat behind an OffsetCommit waiting for its replicas) is held back
+        self._expected: collections.deque = collections.deque()
+        self._held: dict[int, list] = {}
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+        peer = transport.get_extra_info("peername")
+        self.peer = f"{peer[0]}:{peer[1]}" if isinstance(peer, tuple) else str(peer)
+        if transport.get_extra_info("sslcontext") is not None:
+            try:
+                self.principal = tls_principal(transport.get_extra_info("peercert"), self.principal_rules)
+                log.log(logging.DEBUG if self.principal == ANONYMOUS else logging.INFO,
+                        "%s authenticated with TLS from %s", self.principal, self.peer)
+            except NoMatchingRule as exc:
+                log.warning("closing TLS connection from %s: %s", self.peer, exc)
+                self.closed = True
+                transport.close()
+                return
+        if transport.get_extra_info("sslcontext") is not None:
+            # asyncio's sendfile fallback on a TLS transport swaps the protocol and waits on flow control that
+            # could hang under load (seen in CI); TLS must encrypt the bytes in Python anyway, so read and write
+            self.sendfile = False
+        self.dispatcher.connections.add(self)
+        self._arm_idle()
+
+    def _arm_idle(self) -> None:
+        self._idle = asyncio.get_running_loop().call_later(IDLE_TIMEOUT_S, self._check_idle)
+
+    def _check_idle(self) -> None:
+        if self.closed:
+            return
+        if time.monotonic() - self.last_activity >= IDLE_TIMEOUT_S:
+            log.info("closing idle connection from %s", self.peer)
+            self.close()
+        else:
+            self._arm_idle()
+
+    def data_received(self, data: bytes) -> None:
+        self.last_activity = time.monotonic()
+        try:
+            frames = self.splitter.feed(data)
+        except ProtocolError as exc:
+            self.dispatcher.count_error("framing")
+            log.warning("closing connection from %s: %s", self.peer, exc)
+            self.close()
+            return
+        for frame in frames:
+            if self.closed:
+                return
+            self.dispatcher.dispatch(frame, self)
+
+    def expect(self, correlation_id: int) -> None:
+        """A request that will be answered arrived: its answer leaves after those of the requests before it."""
+        self._expected.append(correlation_id)
+
+    def send_response(self, body, version: int, correlation_id: int) -> None:
+        """Encode and send an answer. One that cannot be encoded (a string beyond its field's limit) never escapes as
+        an exception into the code answering: as Kafka does when it cannot write an answer, the request gets its
+        error answer with UNKNOWN_SERVER_ERROR (``protocol.error_answers``); where none is declared the connection is
+        closed. One log line either way."""
+        try:
+            chunks = encode_response(body, version, correlation_id)
+        except ProtocolError as exc:
+            chunks = self._refusal(body, version, correlation_id, exc)
+            if chunks is None:
+                self.close()
+                return
+        self.send_chunks(chunks, correlation_id)
+
+    def _refusal(self, body, version: int, correlation_id: int, problem: ProtocolError) -> list | None:
+        """The encoded error answer in place of ``body``, which could not be encoded (None: there is none)."""
+        refusal = error_answer(body, version, UNKNOWN_SERVER_ERROR)
+        chunks = None
+        if refusal is not None:
+            try:
+                chunks = encode_response(refusal, version, correlation_id)
+            except ProtocolError:  # the keys read back from the answer were what could not be written
+                chunks = None
+        log.error("cannot encode %s v%d for %s (%s); %s", type(body).__name__, version, self.peer, problem,
+                  "answering UNKNOWN_SERVER_ERROR" if chunks is not None else "closing the connection")
+        return chunks
+
+    def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
+        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once."""
+        expected = self._expected
+        if correlation_id is None or not expected or correlation_id not in expected:
+            self._write_answer(chunks)
+            return
+        if expected[0] != correlation_id:
+            self._held[correlation_id] = chunks
+            return
+        expected.popleft()
+        self._write_answer(chunks)
+        held = self._held
+        while held and expected and expected[0] in held:
+            self._write_answer(held.pop(expected.popleft()))
+
+    def _write_answer(self, chunks: list) -> None:
+        """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a
+        task with ``loop.sendfile`` — the bytes go from the page cache to the socket without passing through Python
+        (a TLS connection reads the region and writes it) — and answers that come meanwhile wait behind it, so they
+        leave in order."""
+        if self.closed or self.transport is None:
+            return
+        if self._queue or any(isinstance(c, ExternalBytes) for c in chunks):
+            self._queue.append(chunks)
+            if self._drainer is None:
+                self._drainer = asyncio.get_running_loop().create_task(self._drain())
+            return
+        write_chunks(self.transport, chunks)
+        self._check_buffer()
+
+    def _check_buffer(self) -> None:
+        if self.transport is not None and self.transport.get_write_buffer_size() > MAX_WRITE_BUFFER:
+            log.warning("closing connection from %s: it does not read its responses", self.peer)
+            self.close()
+
+    async def _drain(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._queue and not self.closed:
+                for chunk in self._queue.popleft():
+                    if self.closed:
+                        break
+                    if isinstance(chunk, ExternalBytes):
+                        await self._send_region(loop, chunk)
+                    else:
+                        self.transport.write(chunk)
+                self._check_buffer()
+        except (OSError, RuntimeError, ConnectionError) as exc:
+            log.info("closing connection from %s: sending a file region failed: %s", self.peer, exc)
+            self.close()
+        finally:
+            self._drainer = None
+            if self.closed:
+                self._queue.clear()
+
+    async def _send_region(self, loop, region) -> None:
+        try:
+            if self.sendfile:
+                f = region.open()
+                try:
+                    await loop.sendfile(self.transport, f, region.position, region.length, fallback=True)
+                    return
+                except NotImplementedError:
+                    self.sendfile = False  # uvloop: read it instead
+                finally:
+                    f.close()
+            self.transport.write(region.read())
+        finally:
+            region.close()
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            if self.transport is not None:
+                self.transport.close()
+
+    def connection_lost(self, exc) -> None:
+        self.closed = True
+        if self._idle is not None:
+            self._idle.cancel()
+        self.dispatcher.connections.discard(self)
+        self.dispatcher.connection_closed(self)

@@ -1,0 +1,72 @@
+"""Parked fetches (Kafka's DelayedFetch): a Fetch with fewer than MinBytes ready waits until what it reads moves or
+MaxWaitMs passes, then is answered exactly once. Shared by the test server's consumer fetch and a broker's
+partition fetches; each supplies ``answer(request) -> (response, ready)`` and says when to look again (``wake``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Callable
+
+__all__ = ["FetchPurgatory"]
+
+
+class _Parked:
+    __slots__ = ("request", "conn", "keys", "timer", "done")
+
+    def __init__(self, request, conn, keys) -> None:
+        self.request, self.conn, self.keys, self.timer, self.done = request, conn, keys, None, False
+
+
+class FetchPurgatory:
+    def __init__(self, answer: Callable[[object], tuple[object, bool]]) -> None:
+        self.answer = answer
+        self.parked: list[_Parked] = []
+
+    def respond(self, request, conn, response, ready: bool, keys=None) -> None:
+        """Send ``response`` now if it is ``ready`` (or the request does not wait); otherwise park the request until
+        ``wake`` finds it ready (for one of ``keys``, when given) or its MaxWaitMs passes."""
+        body = request.body
+        if ready or body.max_wait_ms <= 0:
+            conn.send_response(response, request.version, request.header.correlation_id)
+            return
+        parked = _Parked(request, conn, keys)
+        parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
+        self.parked.append(parked)
+
+    def wake(self, key=None) -> None:
+        """Answer the parked requests that are ready now; only those reading ``key`` are looked at when it is
+        given. Requests whose connection closed are dropped."""
+        if not self.parked:
+            return
+        keep = []
+        for parked in self.parked:
+            if parked.done:
+                continue
+            if parked.conn.closed:
+                parked.done = True
+                if parked.timer is not None:
+                    parked.timer.cancel()
+                continue
+            if key is None or parked.keys is None or key in parked.keys:
+                response, ready = self.answer(parked.request)
+                if ready:
+                    self._send(parked, response)
+                    continue
+            keep.append(parked)
+        self.parked = keep
+
+    def _send(self, parked: _Parked, response=None) -> None:
+        if parked.done:
+            return
+        parked.done = True
+        if parked.timer is not None:
+            parked.timer.cancel()
+        if response is None:
+            response, _ = self.answer(parked.request)
+        parked.conn.send_response(response, parked.request.version, parked.request.header.correlation_id)
+
+    def _expire(self, parked: _Parked) -> None:
+        parked.timer = None
+        self._send(parked)
+        self.parked = [p for p in self.parked if not p.done]
