@@ -88,7 +88,7 @@ def _alive(pid: int) -> bool:
 
 def test_quickstart_raft_runs_the_test_server_workload(tmp_path):
     out_json = tmp_path / "summary.json"
-    proc = _quickstart("--raft", "--nodes", "3", "--duration", "8", "--throughput", "2000", "--json", str(out_json),
+    proc = _quickstart("--raft", "--nodes", "3", "--duration", "15", "--throughput", "2000", "--json", str(out_json),
                        "--dir", str(tmp_path / "qs"), "--set", "kraftwire.quorum.high.watermark.linger.ms=0")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     summary = json.loads(out_json.read_text())

@@ -1,3 +1,0 @@
-"""kraftwire: a KRaft (Kafka Raft) quorum node that speaks the Kafka wire protocol."""
-
-__version__ = "0.1.0"

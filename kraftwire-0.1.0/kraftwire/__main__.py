@@ -1,5 +1,0 @@
-import sys
-
-from kraftwire.cli import main
-
-sys.exit(main())

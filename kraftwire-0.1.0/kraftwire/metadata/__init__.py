@@ -1,1 +1,0 @@
-"""Kafka's metadata records and what is folded from them (the cluster layer; pure, no I/O)."""

@@ -1,1 +1,0 @@
-"""C implementation of kraftwire's RecordBatch v2 codec (``kraftwire_ext._records``); see ``kraftwire.records``."""
