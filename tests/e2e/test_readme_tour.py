@@ -6,8 +6,8 @@ runs here, and the tour's ``/tmp/kraft-combined-logs`` is private): Kafka's quic
 nodes and then three controllers with three brokers from ``server-start``, a topic replicated three times, the
 console tools and a consumer group through them; certificates made with ``openssl``; a SASL_SSL cluster with ACLs
 and its client properties files, used by the admin and console tools, the mistakes a user makes there (no
-``--command-config``, a wrong password) as one line each; and Spark's ``kraftwire`` format reading the secured
-topic (with the test environment's PySpark: the base install has none). Every block's output is checked."""
+``--command-config``, a wrong password) as one line each; and Spark's ``kraftwire`` format writing to and reading the
+secured topic (with the test environment's PySpark: the base install has none). Every block's output is checked."""
 
 from __future__ import annotations
 
@@ -150,6 +150,6 @@ def test_secured_mistakes_are_one_line_each(tour):
     assert "login to localhost:9392 failed" in errors[1] and "sasl.jaas.config" in errors[1], errors[1]
 
 
-def test_spark_reads_the_secured_topic(tour):
+def test_spark_writes_and_reads_the_secured_topic(tour):
     results, _ = tour
-    assert _ok(results, "spark").strip().splitlines()[-1] == "['paid 42']"
+    assert _ok(results, "spark").strip().splitlines()[-1] == "['paid 42', 'paid 43']"
