@@ -157,13 +157,17 @@ def _create_topic(bootstrap: str, partitions: int, replication: int) -> str | No
 
 
 def _tool(*argv: str) -> str:
-    """Run one ``kraftwire`` tool in this process and print its output as it would (``kraftwire TOOL ...``)."""
-    from kraftwire import cli
+    """Run one ``kraftwire`` tool (``argv[0]``, a module of this package) in this process and print its output as
+    ``kraftwire TOOL ...`` would."""
+    import importlib
 
+    module = importlib.import_module(f"kraftwire.tools.{argv[0].replace('-', '_')}")
+    parser = argparse.ArgumentParser(prog=f"kraftwire {argv[0]}")
+    module.add_arguments(parser)
     print(f"$ kraftwire {' '.join(argv)}", flush=True)
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        cli.main(list(argv))
+        module.run(parser.parse_args(list(argv[1:])))
     print(out.getvalue(), end="", flush=True)
     return out.getvalue()
 
