@@ -111,7 +111,10 @@ def main(readme: str, workdir: str, venv_bin: str, out: str, python: str | None 
             if lang == "python":
                 if python is None:
                     continue
-                cmd, block_env = [python, "-c", body], dict(os.environ)
+                from kraftwire.tools.local_cluster import kraftwire_env
+
+                # the kraftwire this driver imports (the installed one in CI), whatever the working directory
+                cmd, block_env = [python, "-c", body], kraftwire_env()
             else:
                 cmd, block_env = ["bash", "-c", body], env
             started = time.monotonic()
