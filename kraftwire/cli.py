@@ -7,12 +7,15 @@ the table below is the only place that names them, and modules load only when th
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
+import os
+import ssl
 import sys
 
 # (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
 COMMANDS: list[tuple[str, str, str]] = [
-    ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
+    ("quickstart", "kraftwire.tools.quickstart", "run a local KRaft cluster and a produce/consume workload through it (--raft: the test-server workload)"),
     ("storage", "kraftwire.tools.storage", "format log directories, show their state, make cluster ids (like kafka-storage.sh)"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
     ("server-stop", "kraftwire.tools.server_stop", "stop running server-start nodes, all or by role or node id (like kafka-server-stop.sh)"),
@@ -68,9 +71,61 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. A failure the user can cause (a file, a flag, a server that cannot be reached or refuses
+    the login) ends with one line on standard error naming it and what to do, and exit code 1, as Kafka's tools
+    end; a reader that stops reading (``| head``) ends the command quietly with 0, as Kafka's tools do (the JVM's
+    standard output ignores the closed pipe)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(_load(args._module).run(args) or 0)
+    try:
+        return int(_load(args._module).run(args) or 0)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - only the failures failure_line knows are turned into one line
+        line = failure_line(exc, getattr(args, "bootstrap_server", None) or getattr(args, "bootstrap_controller",
+                                                                                    None))
+        if line is None:
+            raise
+        print(f"kraftwire {args.command}: {line}", file=sys.stderr)
+        return 1
+
+
+def failure_line(exc: BaseException, servers: str | None) -> str | None:
+    """What a user caused, in one line naming it and the fix; None for anything else (a bug: its traceback)."""
+    from kraftwire.errors import ConfigError, KraftwireError, ProtocolError
+    from kraftwire.server.client import SaslLoginError
+
+    secured = ("if its listener is SSL or SASL, give --command-config FILE with security.protocol and its "
+               "ssl.truststore.location, sasl.mechanism and sasl.jaas.config")
+    where = servers or "the server"
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, SaslLoginError):
+        return (f"login to {where} failed: {exc} (check sasl.mechanism and the username and password in "
+                "sasl.jaas.config)")
+    if isinstance(exc, ssl.SSLError):
+        return (f"the TLS handshake with {where} failed: {exc.reason or exc} (check security.protocol and "
+                "ssl.truststore.location)")
+    if isinstance(exc, ProtocolError) and "closed" in str(exc):
+        return f"{where} closed the connection before answering: {secured}"
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"{exc.filename}: no such file"
+    if isinstance(exc, (ConnectionError, asyncio.TimeoutError, TimeoutError)) or (
+            isinstance(exc, OSError) and exc.errno is not None):
+        return f"cannot reach {where}: {exc.strerror or type(exc).__name__} (is it running? {secured})"
+    if isinstance(exc, KraftwireError):
+        return str(exc)
+    return None
+
+
+def _silence_stdout() -> None:
+    """Standard output is a closed pipe: point it at /dev/null so the interpreter's last flush stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ def progress(nbytes: int, count: int, last: tuple[int, int, int], at: int, join_
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraftwire.tools import producer_perf_test as pp
+    from kraftwire.tools import command_config as cc
 
     if args.messages is not None:
         print("Warning: --messages is deprecated. Use --num-records instead.")
@@ -96,12 +96,12 @@ def run(args: argparse.Namespace) -> int:
         from confluent_kafka import Consumer
     except ImportError:  # pragma: no cover - a dependency
         raise SystemExit("this tool needs confluent-kafka (pip install confluent-kafka)") from None
-    props = pp.read_properties(args.command_config) if args.command_config else {}
-    props.update(pp.parse_pairs(args.command_property))
+    props = cc.read_client_properties(args.command_config) if args.command_config else {}
+    props.update(cc.parse_pairs(args.command_property))
     props.update({"bootstrap.servers": args.bootstrap_server, "group.id": args.group,
                   "auto.offset.reset": "latest" if args.from_latest else "earliest",
                   "enable.auto.commit": props.get("enable.auto.commit", "true")})
-    conf = pp.librdkafka_config(props)
+    conf = cc.librdkafka_config(props)
     conf.setdefault("fetch.max.bytes", str(max(args.fetch_size, 1)))
     stats_json: list[str] = []
     if args.print_metrics:

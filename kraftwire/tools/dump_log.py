@@ -77,24 +77,21 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     parser = (dump_log_parsers.offsets if args.offsets_decoder else
               dump_log_parsers.transaction_log if args.transaction_log_decoder else None)
-    try:
-        for path in args.files:
-            try:
-                for line in dump_file(path, as_json=args.json, print_records=args.print_records or parser is not None,
-                                      metadata_decoder=args.cluster_metadata_decoder, deep=args.deep_iteration,
-                                      parser=parser):
-                    if line.startswith("\0error"):
-                        status = 1
-                        line = line[len("\0error"):]
-                    out.write(line + "\n")
-            except BrokenPipeError:
-                raise
-            except OSError as exc:
-                print(f"kraftwire dump-log: cannot read {path}: {exc}", file=sys.stderr)
-                status = 1
-        out.flush()
-    except BrokenPipeError:  # the reader went away (``dump-log ... | head``): it has what it wanted
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    for path in args.files:
+        try:
+            for line in dump_file(path, as_json=args.json, print_records=args.print_records or parser is not None,
+                                  metadata_decoder=args.cluster_metadata_decoder, deep=args.deep_iteration,
+                                  parser=parser):
+                if line.startswith("\0error"):
+                    status = 1
+                    line = line[len("\0error"):]
+                out.write(line + "\n")
+        except BrokenPipeError:
+            raise  # the reader went away (| head): kraftwire.cli ends quietly, as Kafka's tool does
+        except OSError as exc:
+            print(f"kraftwire dump-log: cannot read {path}: {exc}", file=sys.stderr)
+            status = 1
+    out.flush()
     return status
 
 

@@ -82,11 +82,11 @@ def _measure(args) -> list[int]:
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from kraftwire.tools import producer_perf_test as pp
+    from kraftwire.tools import command_config as cc
 
-    props = pp.read_properties(args.command_config) if args.command_config else {}
+    props = cc.read_client_properties(args.command_config) if args.command_config else {}
     props["bootstrap.servers"] = args.bootstrap_server
-    base = pp.librdkafka_config(props)
+    base = cc.librdkafka_config(props)
     admin = AdminClient(dict(base))
     if args.topic not in admin.list_topics(timeout=POLL_TIMEOUT_S).topics:
         print(f'Topic "{args.topic}" does not exist. Will create topic with 1 partition(s) and replication factor '

@@ -1,7 +1,7 @@
 """``kraftwire producer-perf-test``: Kafka's ``kafka-producer-perf-test.sh`` (ProducerPerformance) against any
 Kafka-wire endpoint, with its options and its output lines. The Java tool cannot be installed from the registries
 these machines reach, so this is a re-implementation on confluent-kafka (librdkafka); producer properties are given
-as Kafka keys and passed on to librdkafka (see the property mapping below).
+as Kafka keys and translated as every tool's are (``kraftwire.tools.command_config.librdkafka_config``).
 
 Output, as Kafka prints it: every 5 seconds
 ``N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency.`` and at the end
@@ -22,60 +22,6 @@ import sys
 import time
 
 REPORT_INTERVAL_S = 5.0
-
-# ---------------------------------------------------------------------------------------------------------------------
-# Kafka (Java) producer properties -> librdkafka configuration (shared with verifiable_producer). Most Java producer
-# keys are librdkafka keys too (bootstrap.servers, acks, linger.ms, batch.size, compression.type, enable.idempotence,
-# client.id...). Java-only keys (serializers, buffer.memory...) are dropped with a note on stderr.
-# ---------------------------------------------------------------------------------------------------------------------
-JAVA_ONLY = {"key.serializer", "value.serializer", "buffer.memory", "max.block.ms", "partitioner.class",
-             "interceptor.classes", "metric.reporters", "metrics.sample.window.ms", "metrics.num.samples",
-             "send.buffer.bytes", "receive.buffer.bytes", "delivery.timeout.ms.unused"}
-RENAMED = {"max.in.flight.requests.per.connection": "max.in.flight.requests.per.connection",
-           "delivery.timeout.ms": "message.timeout.ms", "retries": "message.send.max.retries"}
-
-
-def read_properties(path: str) -> dict[str, str]:
-    out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line[0] in "#!":
-                continue
-            key, sep, value = line.partition("=")
-            if not sep:
-                key, _, value = line.partition(":")
-            out[key.strip()] = value.strip()
-    return out
-
-
-def parse_pairs(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for item in pairs or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"Invalid property: {item} (expected KEY=VALUE)")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def librdkafka_config(props: dict[str, str]) -> dict[str, str]:
-    conf = {}
-    for key, value in props.items():
-        if key in JAVA_ONLY:
-            print(f"note: producer property {key} applies to the Java client only; ignored", file=sys.stderr)
-            continue
-        conf[RENAMED.get(key, key)] = value
-    return conf
-
-
-def load_producer():
-    try:
-        from confluent_kafka import Producer
-    except ImportError:  # pragma: no cover - the test environment has it
-        raise SystemExit("this tool needs confluent-kafka (pip install confluent-kafka)") from None
-    return Producer
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", required=True, help="produce messages to this topic")
@@ -184,10 +130,10 @@ def transactions(args, props: dict[str, str]) -> int | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    cp = sys.modules[__name__]
+    from kraftwire.tools.command_config import kafka_client, librdkafka_config, parse_pairs, read_client_properties
 
-    props = cp.read_properties(args.producer_config) if args.producer_config else {}
-    props.update(cp.parse_pairs(args.producer_props))
+    props = read_client_properties(args.producer_config, "--producer.config") if args.producer_config else {}
+    props.update(parse_pairs(args.producer_props, "--producer-props"))
     try:
         txn_ms = transactions(args, props)
     except ValueError as exc:
@@ -199,13 +145,12 @@ def run(args: argparse.Namespace) -> int:
         print("Either --bootstrap-server or bootstrap.servers in --producer-props/--producer.config is required",
               file=sys.stderr)
         return 1
-    Producer = cp.load_producer()
-    conf = cp.librdkafka_config(props)
+    conf = librdkafka_config(props)
     if args.print_metrics:
         conf.setdefault("statistics.interval.ms", "5000")
         stats_json: list[str] = []
         conf["stats_cb"] = stats_json.append
-    producer = Producer(conf)
+    producer = kafka_client("Producer", conf)
     items = payloads(args)
     if txn_ms is not None:
         producer.init_transactions()

@@ -48,9 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def consumer_config(args) -> dict:
-    from kraftwire.tools import producer_perf_test as pp
+    from kraftwire.tools import command_config as cc
 
-    props = pp.read_properties(args.command_config) if args.command_config else {}
+    props = cc.read_client_properties(args.command_config) if args.command_config else {}
     props.update({"bootstrap.servers": args.bootstrap_server, "group.id": args.group_id,
                   "enable.auto.commit": "true" if args.enable_autocommit else "false",
                   "auto.offset.reset": args.reset_policy, "group.protocol": args.group_protocol})
@@ -62,7 +62,7 @@ def consumer_config(args) -> dict:
             props["session.timeout.ms"] = str(args.session_timeout)
     elif args.group_remote_assignor:
         props["group.remote.assignor"] = args.group_remote_assignor
-    return pp.librdkafka_config(props)
+    return cc.librdkafka_config(props)
 
 
 def _partitions(parts) -> list[dict]:
