@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
 def failure_line(exc: BaseException, servers: str | None) -> str | None:
     """What a user caused, in one line naming it and the fix; None for anything else (a bug: its traceback)."""
     from kraftwire.errors import ConfigError, KraftwireError, ProtocolError
-    from kraftwire.server.client import SaslLoginError
+    from kraftwire.server.edge.client import SaslLoginError
 
     secured = ("if its listener is SSL or SASL, give --command-config FILE with security.protocol and its "
                "ssl.truststore.location, sasl.mechanism and sasl.jaas.config")

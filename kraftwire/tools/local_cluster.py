@@ -152,7 +152,7 @@ class LocalCluster:
     def brokers_listed(self, node: LocalNode) -> list[int] | None:
         """The broker ids ``node``'s Metadata lists (registered and unfenced), or None while it does not answer."""
         from kraftwire.protocol import messages as w
-        from kraftwire.server.client import request_once
+        from kraftwire.server.edge.client import request_once
 
         try:
             answer = asyncio.run(request_once(HOST, node.port("PLAINTEXT"), w.MetadataRequest(

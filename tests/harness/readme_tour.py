@@ -48,7 +48,7 @@ def recipes(readme: str) -> list[tuple[str, str, str]]:
 
 def brokers_listed(bootstrap: str, command_config: str | None) -> list[int] | None:
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import parse_host_port, request_once
+    from kraftwire.server.edge.client import parse_host_port, request_once
     from kraftwire.tools.command_config import client_security
 
     host, port = parse_host_port(bootstrap)

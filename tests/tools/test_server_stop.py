@@ -54,8 +54,11 @@ def test_a_node_stopped_by_its_node_id_and_not_by_another(tmp_path):
                                 cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=err,
                                 pass_fds=(broker.fileno(), controller.fileno()), env=kraftwire_env())
     try:
-        mine = [s for s in server_stop.running_servers() if s[0] == proc.pid]
-        assert mine == [(proc.pid, str(config), ["log.retention.ms=600000"])]
+        def mine():  # a forked child shows its parent's command line until it has exec'd
+            return [s for s in server_stop.running_servers() if s[0] == proc.pid]
+
+        wait_until(mine, "the node's command line in /proc", timeout=30)
+        assert mine() == [(proc.pid, str(config), ["log.retention.ms=600000"])]
 
         # another node id, with the precedence note: nothing of ours is signalled
         other = kw("server-stop", f"--node-id={NODE_ID + 1}", "--process-role=broker,controller")
