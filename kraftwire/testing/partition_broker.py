@@ -1,6 +1,6 @@
 """The brokers of the partition simulation (``kraftwire.testing.partition_sim``): each simulated broker runs the
-replica manager's own decisions (``kraftwire.server.replica_core.ReplicaCore``: the image, appends as leader, its
-followers' fetches, its own fetches' answers, the ISR, AlterPartition, the acks=-1 waits) on ``Hosted`` partitions
+replica manager's own decisions (``kraftwire.server.runtime.replica_core.ReplicaCore``: the image, appends as leader,
+its followers' fetches, its own fetches' answers, the ISR, AlterPartition, the acks=-1 waits) on ``Hosted`` partitions
 over in-memory logs, with the simulation's clock, timers and network in place of the event loop, the files and the
 sockets. What stays here is what the broker's request handlers and fetchers carry (decoding, the leader's fetch
 checks, which requests go where)."""
@@ -22,9 +22,9 @@ from kraftwire.replica.leader_append import AppendResult
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.replica.partition import LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable, next_seq
-from kraftwire.server import replica_core as core
-from kraftwire.server.hosted import Hosted
-from kraftwire.server.partition_cleaning import PartitionCleaning
+from kraftwire.server.runtime import replica_core as core
+from kraftwire.server.runtime.hosted import Hosted
+from kraftwire.server.runtime.partition_cleaning import PartitionCleaning
 
 __all__ = ["Broker", "CONTROLLER", "LAG_MS", "MemoryHosted", "Msg", "REQUEST_TIMEOUT_MS", "SimBrokers",
            "SimReplicas", "SimTimers", "TOPIC", "TXN_PRODUCERS", "Wait"]
@@ -60,13 +60,15 @@ class MemoryHosted(Hosted):
     """A hosted partition on a ``MemoryPartitionLog``: the broker's ``Hosted`` (its producers and transactions
     folded from the log as the broker folds them) with no files beside the log — no producer snapshots, no
     ``.txnindex`` — and the state of its replica fetcher (``followed``: a fetcher of its leader has it; the fetch in
-    flight and its token: an answer to an abandoned one is dropped, as a closed connection drops it)."""
+    flight and its token: an answer to an abandoned one is dropped, as a closed connection drops it; for the checks,
+    ``told_log_start``: the leader log start the last fetch answer it acted on carried)."""
 
     def __init__(self, topic_id, index: int, lg: MemoryPartitionLog, state: ReplicaState) -> None:
         super().__init__(topic_id, TOPIC, index, "memory", lg, state)
         self.followed = False
         self.fetch_in_flight = False
         self.fetch_token = 0
+        self.told_log_start = 0
 
     def _latest_snapshot(self):
         return ProducerTable(), {}, self.log.start_offset()
@@ -163,7 +165,9 @@ class SimReplicas(core.ReplicaCore, PartitionCleaning):
                            (self.by_id, (hp.topic_id, hp.index))):
             table.pop(key, None)
         hp.waits.leadership_lost()
-        self.sim.event(f"b{self.broker_id} drops p{hp.index}: {why}")
+        self.sim.logs.pop((self.broker_id, hp.index), None)  # the log goes (a reassignment moved it away)
+        self.sim.event(f"b{self.broker_id} deletes p{hp.index}: {why}")
+        self.sim.count("replica_deleted")
 
     def _maybe_flush(self, hp, now_ms: int | None = None) -> None:
         """flush.messages / flush.ms are Kafka's defaults (never): the memory log keeps what it has until a kill."""
@@ -382,6 +386,8 @@ class SimBrokers:
                 continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
             lg = r.log
             end, start = lg.end_offset(), lg.start_offset()
+            if error == ec.NONE:
+                r.told_log_start = log_start
             step = b.core.follower_fetched(r, error, diverging, records, hw, log_start)
             if step == core.TRUNCATED:
                 self.event(f"b{b.id} p{index} diverges at epoch {diverging[0]}: truncates {end} -> "

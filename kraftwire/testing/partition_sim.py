@@ -1,10 +1,10 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
 (``BrokerControl``, ``ReplicationControl``), each broker running the replica manager's own decisions
-(``kraftwire.server.replica_core.ReplicaCore``: hosting from the image, appends as leader, followers' fetches, its own
-fetches' answers, ISR changes, AlterPartition, the acks=-1 waits; the rules are ``kraftwire.replica``'s, executed by
-``kraftwire.server.partition_runtime``) on ``Hosted`` partitions over the real partition log in memory
-(``MemoryPartitionLog``) with a fake clock and timers, joined by a network that delays, reorders and drops every
-message.
+(``kraftwire.server.runtime.replica_core.ReplicaCore``: hosting from the image, appends as leader, followers'
+fetches, its own fetches' answers, ISR changes, AlterPartition, the acks=-1 waits; the rules are
+``kraftwire.replica``'s, executed by ``kraftwire.server.runtime.partition_runtime``) on ``Hosted`` partitions over
+the real partition log in memory (``MemoryPartitionLog``) with a fake clock and timers, joined by a network that
+delays, reorders and drops every message.
 
 The cluster: one controller (its failover is the Raft simulation's business) and ``brokers`` brokers hosting one topic
 of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set. Events, drawn from the
@@ -12,8 +12,9 @@ seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only b
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
 restarted with a new incarnation, the active controller fails over, brokers are cut off from everyone or from one peer and healed, the operator runs
-preferred elections and DeleteRecords, and retention (``retention.bytes``) deletes old segments (a batch is a
-segment in memory) — followers behind a leader's log start restart their log there.
+preferred elections, DeleteRecords and partition reassignments (a partition moved to other brokers, or a move
+cancelled: the invariants below hold across them, the acknowledged records included), and retention
+(``retention.bytes``) deletes old segments (a batch is a segment in memory) — followers behind a leader's log start restart their log there.
 
 After every event (``check``):
 
@@ -21,7 +22,10 @@ After every event (``check``):
 * **hosting follows the image**: after each image a broker hosts exactly the partitions it places on the broker;
 * **committed data is never lost or changed**: every live leader's log below its high watermark extends what was
   committed before (batch for batch, byte for byte), and every replica's log below its own high watermark is a prefix
-  of it; an acks=-1 answer is only given for a batch already committed at its offset;
+  of it; an acks=-1 answer is only given for a batch already committed at its offset. Below the highest log start a
+  leader of the partition has had (retention, DeleteRecords) the records are deleted and Kafka promises nothing: a
+  replica that no fetch answer has told of that log start may still hold stale records there, never committed, that
+  no divergence check sees (``partition_checks.disagreement``);
 * **acks=-1 means min.insync.replicas copies**: when it is answered, at least that many replicas hold the batch;
 * **ISR replicas agree below the high watermark**: every member of a live leader's ISR holds the leader's log up to
   the leader's high watermark;
@@ -57,6 +61,7 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
+from kraftwire.metadata.controller import reassignment
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topics import ReplicationControl
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
@@ -98,6 +103,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
         #: per partition, every committed batch: base offset -> (last offset, bytes); and where committed data ends
         self.committed: dict[int, dict[int, tuple[int, bytes]]] = {p: {} for p in range(partitions)}
         self.committed_end: dict[int, int] = {p: 0 for p in range(partitions)}
+        #: per partition, the highest log start a leader of it has had: below it the records are deleted
+        self.deleted_below: dict[int, int] = {p: 0 for p in range(partitions)}
         self.epoch_leaders: dict[tuple[int, int], int] = {}
         self.leader_hw: dict[tuple[int, int, int, int], int] = {}  # (broker, incarnation, partition, epoch) -> hw
         self.acked: list[tuple[int, int, bytes]] = []
@@ -344,6 +351,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
                 self.event("preferred election")
                 self.count("preferred_election")
             self._commit(res.records)
+        elif roll < 0.9985:
+            self.reassign(rng.randrange(self.n_partitions))
         elif roll < 0.999:
             self.controller_failover()
         else:
@@ -362,6 +371,21 @@ class PartitionSim(SimBrokers, PartitionChecks):
         self.rc = ReplicationControl(rng=random.Random(self.rng.randrange(1 << 30)), new_topic_id=self.rc.new_topic_id)
         self.bc = BrokerControl(CLUSTER, SESSION_TIMEOUT_MS)
         self.bc.activate(self.image, self.now)
+
+    def reassign(self, index: int) -> None:
+        """The operator moves a partition to ``rf`` brokers drawn at random (in a random order), or cancels the
+        move under way; the controller decides as it decides an AlterPartitionReassignments."""
+        AR = m.AlterPartitionReassignmentsRequest
+        reg = self.image.topics[self.topic_id].partitions[index]
+        moving = bool(reg.adding_replicas or reg.removing_replicas)
+        target = None if moving and self.rng.random() < 0.3 else self.rng.sample(sorted(self.brokers), self.rf)
+        res = reassignment.alter(self.image, AR(timeout_ms=1, allow_replication_factor_change=True, topics=[
+            AR.ReassignableTopic(name=TOPIC, partitions=[AR.ReassignablePartition(partition_index=index,
+                                                                                   replicas=target)])]), 1)
+        code = res.response.responses[0].partitions[0].error_code
+        self.event(f"reassign p{index} {'cancel' if target is None else target}: {ec.name_of(code)}")
+        self.count("reassign_cancelled" if target is None else "reassigned")
+        self._commit(res.records)
 
     def delete_records(self, index: int) -> None:
         """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark, as

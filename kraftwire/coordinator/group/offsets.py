@@ -22,8 +22,9 @@ def offset_fetch_response(version: int, groups: list) -> object:
     def value(e):
         return (-1, -1, "") if e is None else (e.offset, e.leader_epoch, e.metadata or "")
 
-    if version >= 8:
+    if version >= 8:  # a group's own error stands alone, without its topics (NOT_COORDINATOR too, as Kafka answers)
         return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
+        ] if err else [
             R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
                 partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
                 metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
