@@ -72,6 +72,7 @@ from kraftwire.replica import fetch_answer
 from kraftwire.replica import list_offsets as offsets
 from kraftwire.replica import produce_answer
 from kraftwire.replica.fetch_limits import FetchLimits
+from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.replica.partition import LEADER
 from kraftwire.replica.produce_records import request_error, shape_error
@@ -108,7 +109,7 @@ class PartitionApis:
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.purgatory = FetchPurgatory(self._ready_answer)
+        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
         self.region_bytes = 0  # consumer Fetch bytes answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
@@ -357,17 +358,18 @@ class PartitionApis:
         return _take(pd, info.records, limits, limit)
 
     def _fetch_answer(self, request):
-        """(response, whether it may be sent now, the hosted partitions it reads)."""
+        """(response, whether it may be sent now, the hosted partitions it reads, and the watch to park it with:
+        (the partitions read without an error as ``Watched``, the answer's MinBytes))."""
         body, version = request.body, request.version
         R = w.FetchResponse
         image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
-        total, errors, keys, answered = 0, False, set(), []
+        total, errors, keys, answered, watched = 0, False, set(), [], []
         denied = getattr(request, "denied", ())
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
-            return fetch_answer.error_answer(body, version, refusal), True, set()
+            return fetch_answer.error_answer(body, version, refusal), True, set(), None
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
@@ -405,11 +407,15 @@ class PartitionApis:
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
+                    if pd.error_code == 0 and getattr(pd, "diverging_epoch", None) is None:
+                        bound = LOG_END if replica >= 0 else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK
+                        watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
+                                               hp.state.role))
         topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
                   for (name, topic_id), parts in fetch_answer.ordered(answered)]
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys
+        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
 
     def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
                       broker_epoch: int) -> int:
@@ -456,8 +462,34 @@ class PartitionApis:
         return _take(pd, info.records, limits, limit)
 
     def _ready_answer(self, request):
-        resp, ready, _ = self._fetch_answer(request)
+        resp, ready, _, _ = self._fetch_answer(request)
         return resp, ready
+
+    def _fetch_ready(self, request, watch) -> bool:
+        """Whether a parked fetch may be answered, from its partitions' offsets and positions alone
+        (``kraftwire.replica.fetch_readiness``): its answer is built only once this says yes."""
+        watched, min_bytes = watch
+        return fetch_ready(((w, self._partition_now(w)) for w in watched), min_bytes)
+
+    def _partition_now(self, watched: Watched) -> PartitionNow | None:
+        """A watched partition as it is now; None when it is no longer hosted or its last stable offset cannot be
+        folded (either way the answer carries an error)."""
+        hp = self.replicas.get(*watched.key)
+        if hp is None:
+            return None
+        lg = hp.log
+        end = lg.end_offset()
+        if watched.bound == LOG_END:
+            upper = end
+        elif watched.bound == HIGH_WATERMARK:
+            upper = lg.high_watermark()
+        else:
+            try:
+                upper = hp.last_stable_offset()
+            except (OSError, KraftwireError):
+                return None
+        return PartitionNow(hp.state.leader_epoch, hp.state.role, hp.failed, lg.start_offset(), end, upper,
+                            lg.bytes_between)
 
     def fetch(self, request, conn) -> None:
         access = self.node.authorizer
@@ -466,11 +498,11 @@ class PartitionApis:
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
             if denied:
                 request = _CheckedFetch(request, denied)
-        resp, ready, keys = self._fetch_answer(request)
+        resp, ready, keys, watch = self._fetch_answer(request)
         if (request.version >= fetch_answer.LEADER_HINTS_SINCE
                 and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
             resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
-        self.purgatory.respond(request, conn, resp, ready, keys)
+        self.purgatory.respond(request, conn, resp, ready, keys, watch)
 
     def _fetch_topic_names(self, request) -> set[str]:
         if request.version < 13:
