@@ -396,10 +396,12 @@ class PartitionApis:
                                      preferred_read_replica=-1, records=b"")
                 answered.append((fetch_answer.READ, at, pd))
                 hp = self.replicas.get(name, p.partition)
+                diverged = False
                 if replica >= 0:
                     n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
                     div = getattr(pd, "diverging_epoch", None)
-                    errors |= div is not None and div.epoch >= 0
+                    diverged = div is not None and div.epoch >= 0
+                    errors |= diverged
                 else:
                     n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1)
                 total += n
@@ -407,7 +409,7 @@ class PartitionApis:
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
-                    if pd.error_code == 0 and getattr(pd, "diverging_epoch", None) is None:
+                    if pd.error_code == 0 and not diverged:
                         bound = LOG_END if replica >= 0 else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK
                         watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
                                                hp.state.role))
