@@ -65,6 +65,15 @@ def frame(chunks: list) -> list:
     return coalesce(chunks)
 
 
+def check_frame_size(size: int, max_size: int = DEFAULT_MAX_FRAME) -> int:
+    """``size`` (a frame's size prefix) if a frame may be that long; else ProtocolError (close the connection)."""
+    if size < 0:
+        raise ProtocolError(f"frame size prefix is negative ({size})")
+    if size > max_size:
+        raise ProtocolError(f"frame size {size} exceeds the maximum of {max_size} bytes (socket.request.max.bytes)")
+    return size
+
+
 class FrameSplitter:
     """Split a byte stream into frames. ``feed()`` returns the complete frames (without size prefix).
 
@@ -109,12 +118,7 @@ class FrameSplitter:
         view = data if isinstance(data, memoryview) else memoryview(data)
         start, end = 0, len(view)
         while end - start >= 4:
-            size = _SIZE.unpack_from(view, start)[0]
-            if size < 0:
-                raise ProtocolError(f"frame size prefix is negative ({size})")
-            if size > self.max_size:
-                raise ProtocolError(f"frame size {size} exceeds the maximum of {self.max_size} bytes "
-                                    "(socket.request.max.bytes)")
+            size = check_frame_size(_SIZE.unpack_from(view, start)[0], self.max_size)
             if end - start - 4 < size:
                 self._body = size
                 start += 4

@@ -21,7 +21,7 @@ import time
 
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+from kraftwire.protocol.framing import OutboundRequests, check_frame_size
 from kraftwire.security.sasl.client import reauthenticate_after_ms
 
 log = logging.getLogger("kraftwire.client")
@@ -35,13 +35,16 @@ class SaslLoginError(KraftwireError):
     """The server refused this client's SASL login."""
 
 
+#: how much a connection's stream buffers before it stops reading (asyncio's default, 64 KiB, pauses the socket
+#: several times during each large Fetch answer)
+STREAM_LIMIT = 1 << 20
+
+
 class KafkaConnection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
         self._reader = reader
         self._writer = writer
         self._out = OutboundRequests(client_id=client_id)
-        self._splitter = FrameSplitter()
-        self._frames: list[bytes] = []
         self._sasl = None  # the SaslLogin of this connection, kept to re-authenticate
         self._reauthenticate_at: float | None = None  # time.monotonic() after which the next request logs in again
         self.reauthentications = 0
@@ -52,7 +55,8 @@ class KafkaConnection:
         """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names; then log in
         with ``sasl``, a ``SaslLogin``, when given)."""
         reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None),
+            asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None,
+                                    limit=STREAM_LIMIT),
             timeout)
         conn = cls(reader, writer, client_id)
         if sasl is not None:
@@ -116,12 +120,14 @@ class KafkaConnection:
         return await asyncio.wait_for(self._read_response(), timeout)
 
     async def _read_response(self):
-        while not self._frames:
-            data = await self._reader.read(65536)
-            if not data:
-                raise ProtocolError("connection closed by the server")
-            self._frames.extend(self._splitter.feed(data))
-        _, body = self._out.on_response(self._frames.pop(0))
+        """The answer: its size prefix, then exactly its bytes, taken out of the stream's buffer in one copy (reading
+        chunks and joining them into a frame would copy each answer twice; a follower's Fetch answers are large)."""
+        try:
+            size = check_frame_size(int.from_bytes(await self._reader.readexactly(4), "big", signed=True))
+            frame = await self._reader.readexactly(size)
+        except asyncio.IncompleteReadError:
+            raise ProtocolError("connection closed by the server") from None
+        _, body = self._out.on_response(frame)
         return body
 
     async def close(self) -> None:

@@ -168,14 +168,14 @@ class LeaderFetcher:
             records = pd.records
             if records is not None and len(records):
                 try:
-                    runtime.follower_append(hp.state, lg, bytes(records))
+                    runtime.follower_append(hp.state, lg, records)  # a view of the answer: stored, not copied
                 except KraftwireError as exc:
                     if isinstance(exc, LogIOError):
                         raise
                     log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, self.leader, exc)
                     self.backoff[key] = loop.time() + BACKOFF_S
                     return
-                self.manager.replicas.follower_appended(hp, bytes(records))
+                self.manager.replicas.follower_appended(hp, records)
             if runtime.follower_caught_up(hp.state, lg, pd.high_watermark, pd.log_start_offset):
                 self._log_start_moved(hp)
             self.backoff.pop(key, None)

@@ -110,7 +110,7 @@ class PartitionApis:
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
         self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
-        self.region_bytes = 0  # consumer Fetch bytes answered as file regions (sendfile)
+        self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
@@ -344,18 +344,25 @@ class PartitionApis:
             pd.aborted_transactions = [A(producer_id=a.producer_id, first_offset=a.first_offset)
                                        for a in hp.txns.aborted_between(offset, upper)]
         try:
-            if limit >= REGION_MIN_BYTES:
-                region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
-                if region is not None:  # sent from the page cache with sendfile, never read into Python
-                    pd.records = region
-                    self.region_bytes += len(region)
-                    return len(region)
-            info = lg.read(offset, limit, Isolation.COMMITTED, limit=upper)
+            return self._read(pd, lg, offset, limit, upper, Isolation.COMMITTED, limits)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        return _take(pd, info.records, limits, limit)
+
+    def _read(self, pd, lg, offset: int, limit: int, upper: int, isolation, limits: FetchLimits) -> int:
+        """Put into ``pd`` the whole batches from ``offset`` below ``upper`` (at most ``limit`` bytes) that the
+        answer's ``limits`` let go out; the bytes it carries. At least ``REGION_MIN_BYTES`` of them on disk go as a
+        file region, sent from the page cache with sendfile and never read into Python (a consumer's and a
+        follower's reads alike, as Kafka's FileRecords); less is read (from the segment's recent appends when it
+        still holds them)."""
+        if limit >= REGION_MIN_BYTES:
+            region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
+            if region is not None:
+                pd.records = region
+                self.region_bytes += len(region)
+                return len(region)
+        return _take(pd, lg.read(offset, limit, isolation, limit=upper).records, limits, limit)
 
     def _fetch_answer(self, request):
         """(response, whether it may be sent now, the hosted partitions it reads, and the watch to park it with:
@@ -456,12 +463,11 @@ class PartitionApis:
         if offset >= end or not limits.may_read(limit):
             return 0
         try:
-            info = lg.read(offset, limit, Isolation.UNCOMMITTED)
+            return self._read(pd, lg, offset, limit, end, Isolation.UNCOMMITTED, limits)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        return _take(pd, info.records, limits, limit)
 
     def _ready_answer(self, request):
         resp, ready, _, _ = self._fetch_answer(request)

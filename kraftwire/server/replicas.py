@@ -412,7 +412,7 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         epoch = getattr(self.node.roles, "broker_epoch", None)
         return -1 if epoch is None else epoch
 
-    def follower_appended(self, hp: Hosted, raw: bytes) -> None:
+    def follower_appended(self, hp: Hosted, raw) -> None:
         """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
         try:
