@@ -14,6 +14,7 @@ so an idle connection needs no timer.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import random
 import secrets
@@ -21,7 +22,7 @@ import time
 
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.framing import OutboundRequests, check_frame_size
+from kraftwire.protocol.framing import FrameReader, OutboundRequests
 from kraftwire.security.sasl.client import reauthenticate_after_ms
 
 log = logging.getLogger("kraftwire.client")
@@ -35,15 +36,71 @@ class SaslLoginError(KraftwireError):
     """The server refused this client's SASL login."""
 
 
-#: how much a connection's stream buffers before it stops reading (asyncio's default, 64 KiB, pauses the socket
-#: several times during each large Fetch answer)
-STREAM_LIMIT = 1 << 20
+class _Answers(asyncio.BufferedProtocol):
+    """A connection's reading side, put in place of the stream's protocol once connected (and TLS is up): answers
+    are received straight into their frames (``FrameReader``) instead of passing through the stream's buffer and
+    a copy out of it. What the writing side waits on (flow control, the connection's loss) is passed on to the
+    stream's protocol, which the ``StreamWriter`` still uses."""
+
+    def __init__(self, transport, stream_protocol) -> None:
+        self.transport = transport
+        self.stream = stream_protocol
+        self.reader = FrameReader()
+        self.frames: collections.deque = collections.deque()
+        self.error: BaseException | None = None
+        self.ended = False
+        self._waiter: asyncio.Future | None = None
+        transport.set_protocol(self)
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.reader.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            self.frames.extend(self.reader.buffer_updated(nbytes))
+        except ProtocolError as exc:
+            self.error = exc
+            self.transport.close()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.ended = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.ended = True
+        if self.error is None:
+            self.error = exc
+        self._wake()
+        self.stream.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.stream.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.stream.resume_writing()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def next(self):
+        """The next answer's frame."""
+        while not self.frames:
+            if self.error is not None:
+                raise self.error
+            if self.ended:
+                raise ProtocolError("connection closed by the server")
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self.frames.popleft()
 
 
 class KafkaConnection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
-        self._reader = reader
+    def __init__(self, writer: asyncio.StreamWriter, client_id: str) -> None:
         self._writer = writer
+        self._answers = _Answers(writer.transport, writer.transport.get_protocol())
         self._out = OutboundRequests(client_id=client_id)
         self._sasl = None  # the SaslLogin of this connection, kept to re-authenticate
         self._reauthenticate_at: float | None = None  # time.monotonic() after which the next request logs in again
@@ -54,11 +111,10 @@ class KafkaConnection:
                    ssl_context=None, sasl=None):
         """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names; then log in
         with ``sasl``, a ``SaslLogin``, when given)."""
-        reader, writer = await asyncio.wait_for(
-            asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None,
-                                    limit=STREAM_LIMIT),
+        _, writer = await asyncio.wait_for(
+            asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None),
             timeout)
-        conn = cls(reader, writer, client_id)
+        conn = cls(writer, client_id)
         if sasl is not None:
             try:
                 await conn.login(sasl, timeout=timeout)
@@ -120,14 +176,7 @@ class KafkaConnection:
         return await asyncio.wait_for(self._read_response(), timeout)
 
     async def _read_response(self):
-        """The answer: its size prefix, then exactly its bytes, taken out of the stream's buffer in one copy (reading
-        chunks and joining them into a frame would copy each answer twice; a follower's Fetch answers are large)."""
-        try:
-            size = check_frame_size(int.from_bytes(await self._reader.readexactly(4), "big", signed=True))
-            frame = await self._reader.readexactly(size)
-        except asyncio.IncompleteReadError:
-            raise ProtocolError("connection closed by the server") from None
-        _, body = self._out.on_response(frame)
+        _, body = self._out.on_response(await self._answers.next())
         return body
 
     async def close(self) -> None:
