@@ -44,6 +44,7 @@ from kraftwire.raft.states import ResignedState
 from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.server import wire
 from kraftwire.server.client import describe_quorum, request_once
+from kraftwire.server.forward_links import ForwardLinks
 from kraftwire.server.connection import InboundConnection
 from kraftwire.server.sasl import SaslDispatcher
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
@@ -88,6 +89,7 @@ class Node:
         self.raft: RaftNode | None = None
         self.driver: Driver | None = None
         self.peers: Peers | None = None
+        self.forward_links: ForwardLinks | None = None  # kept connections to the controllers (``forward``)
         #: core correlation id -> time.perf_counter() when a voter change went to the core (for its metrics)
         self._voter_changes: dict[int, float] = {}
         self.log = None
@@ -753,10 +755,11 @@ class Node:
         """``body`` sent to ``voter``'s controller listener (TLS and SASL as the quorum's own connections), marked as
         forwarded so that the receiver never forwards it again; its answer. Raises what the connection raises."""
         s = self.settings
-        return await request_once(voter.host, voter.port, body, version,
-                                  timeout=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000,
-                                  client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
-                                  sasl=s.controller_sasl)
+        if self.forward_links is None:
+            self.forward_links = ForwardLinks(FORWARD_CLIENT_ID, self.controller_tls, s.controller_sasl)
+        return await self.forward_links.request(
+            voter.host, voter.port, body, version,
+            timeout_s=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000)
 
     async def _forward_describe_quorum(self, request, conn, voter) -> None:
         version, wire_cid = request.version, request.header.correlation_id
@@ -844,6 +847,8 @@ class Node:
         await asyncio.to_thread(self.metrics.stop_serving)  # its accept loop ends within 0.5 s: off the loop
         if self.peers is not None:
             self.peers.close()
+        if self.forward_links is not None:
+            await self.forward_links.close()
         self.dispatcher.close_all()
         await asyncio.sleep(0)
         if self.group_apis is not None:

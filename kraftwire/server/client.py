@@ -179,6 +179,11 @@ class KafkaConnection:
         _, body = self._out.on_response(await self._answers.next())
         return body
 
+    @property
+    def ended(self) -> bool:
+        """The other end closed the connection, or it was lost."""
+        return self._answers.ended
+
     async def close(self) -> None:
         self._writer.close()
         try:
