@@ -42,7 +42,7 @@ class _Answers(asyncio.BufferedProtocol):
     a copy out of it. What the writing side waits on (flow control, the connection's loss) is passed on to the
     stream's protocol, which the ``StreamWriter`` still uses."""
 
-    def __init__(self, transport, stream_protocol) -> None:
+    def __init__(self, transport, stream_protocol, stream_reader: asyncio.StreamReader) -> None:
         self.transport = transport
         self.stream = stream_protocol
         self.reader = FrameReader()
@@ -51,6 +51,9 @@ class _Answers(asyncio.BufferedProtocol):
         self.ended = False
         self._waiter: asyncio.Future | None = None
         transport.set_protocol(self)
+        # what reached the stream before the swap: the other end may have closed already (a refused link)
+        self.error = stream_reader.exception()
+        self.ended = stream_reader.at_eof() or transport.is_closing()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self.reader.get_buffer(sizehint)
@@ -98,9 +101,9 @@ class _Answers(asyncio.BufferedProtocol):
 
 
 class KafkaConnection:
-    def __init__(self, writer: asyncio.StreamWriter, client_id: str) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
         self._writer = writer
-        self._answers = _Answers(writer.transport, writer.transport.get_protocol())
+        self._answers = _Answers(writer.transport, writer.transport.get_protocol(), reader)
         self._out = OutboundRequests(client_id=client_id)
         self._sasl = None  # the SaslLogin of this connection, kept to re-authenticate
         self._reauthenticate_at: float | None = None  # time.monotonic() after which the next request logs in again
@@ -111,10 +114,10 @@ class KafkaConnection:
                    ssl_context=None, sasl=None):
         """Connect (over TLS with ``ssl_context``, checking ``host`` when the context checks host names; then log in
         with ``sasl``, a ``SaslLogin``, when given)."""
-        _, writer = await asyncio.wait_for(
+        reader, writer = await asyncio.wait_for(
             asyncio.open_connection(host, port, ssl=ssl_context, server_hostname=host if ssl_context else None),
             timeout)
-        conn = cls(writer, client_id)
+        conn = cls(reader, writer, client_id)
         if sasl is not None:
             try:
                 await conn.login(sasl, timeout=timeout)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 
 from kraftwire import error_codes as ec
+from kraftwire.errors import ProtocolError
 from kraftwire.server.client import KafkaConnection
 from tests.server.test_replication import CT, Cluster
 
@@ -45,5 +46,40 @@ def test_forwarded_requests_share_one_kept_connection(tmp_path):
                 await conn.close()
         finally:
             await cluster.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_connection_closed_before_its_first_request_fails_at_once():
+    """A link that accepts and closes at once (a cut proxy) ends the request with an error, not a wait for the
+    timeout: the close may reach the stream before the connection's reader takes over."""
+    async def scenario():
+        async def accept_and_close(reader, writer):
+            writer.close()
+
+        server = await asyncio.start_server(accept_and_close, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        try:
+            for early in (True, False):
+                if early:  # the close reaches the stream before the connection's reader takes over
+                    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+                    await asyncio.sleep(0.05)
+                    conn = KafkaConnection(reader, writer, "test")
+                else:  # it arrives while nothing is asked
+                    conn = await KafkaConnection.open("127.0.0.1", port)
+                    await asyncio.sleep(0.05)
+                try:
+                    started = asyncio.get_running_loop().time()
+                    try:
+                        await conn.request(_create("x"), 7, timeout=20)
+                        raise AssertionError("a closed connection answered")
+                    except (ProtocolError, OSError):
+                        pass
+                    assert asyncio.get_running_loop().time() - started < 5
+                finally:
+                    await conn.close()
+        finally:
+            server.close()
+            await server.wait_closed()
 
     asyncio.run(scenario())
