@@ -70,7 +70,7 @@ def raft_baseline(record_size: int, seconds: float) -> float:
 
 async def _create(port: int, names: list[str], partitions: int):
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     CT = w.CreateTopicsRequest
     body = CT(topics=[CT.CreatableTopic(name=n, num_partitions=partitions, replication_factor=1, assignments=[],

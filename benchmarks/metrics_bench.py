@@ -3,7 +3,7 @@
     python benchmarks/metrics_bench.py [--n 200000] [--rounds 5]
 
 Rows (best of ``--rounds``, nanoseconds per call, one thread, the event loop's situation):
-* ``Histogram.record_ms`` (kraftwire.server.metrics) against ``hdrh.histogram.HdrHistogram.record_value`` with the
+* ``Histogram.record_ms`` (kraftwire.server.edge.metrics) against ``hdrh.histogram.HdrHistogram.record_value`` with the
   same microsecond conversion, 3 significant figures, 1 us .. 1 h;
 * ``Registry.inc`` with one label against a ``prometheus_client.Counter`` child (``labels(...).inc()``).
 
@@ -37,7 +37,7 @@ def main() -> int:
     rng = random.Random(1)
     values = [rng.expovariate(1 / 5.0) for _ in range(n)]  # commit latencies in ms, mean 5 ms
 
-    from kraftwire.server.metrics import Histogram, Registry
+    from kraftwire.server.edge.metrics import Histogram, Registry
 
     rows = []
 

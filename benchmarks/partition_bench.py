@@ -51,7 +51,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 # ---------------------------------------------------------------------------------------------------- restart
 async def _restart_figures(base: Path, partitions: int) -> dict:
     from kraftwire import error_codes as ec
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
     from tests.server.test_partitions import _batch, _produce
     from tests.server.test_replication import CT, Cluster, _until
 
@@ -207,7 +207,7 @@ async def _fetch_loop(port: int, records: int) -> tuple[float, int]:
     from kraftwire.protocol import messages as w
     from kraftwire.protocol.framing import decode_response, encode_request
     from kraftwire.records import api as layout
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     conn = await KafkaConnection.open("localhost", port)
     try:

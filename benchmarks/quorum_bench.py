@@ -3,7 +3,7 @@
     python benchmarks/quorum_bench.py [--duration 20] [--json out.json]
 
 Rows:
-* committed records/s with ``--throughput -1`` for K = 1 and K = 100 records per append (``kraftwire quickstart``);
+* committed records/s with ``--throughput -1`` for K = 1 and K = 100 records per append (``kraftwire quickstart --raft``);
 * commit latency p50/p99 at 20,000 records/s (Kafka's test server rate; append.linger.ms = 25 as Kafka);
 * failover after SIGKILL of the leader: time until another node is leader, and until it commits again.
 
@@ -27,7 +27,7 @@ import time
 
 
 def _env() -> dict:
-    from kraftwire.tools.quickstart import kraftwire_env
+    from kraftwire.tools.local_cluster import kraftwire_env
 
     return kraftwire_env()
 
@@ -35,7 +35,7 @@ def _env() -> dict:
 def quickstart(duration: float, throughput: int, k: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "summary.json")
-        subprocess.run([sys.executable, "-m", "kraftwire", "quickstart", "--duration", str(duration),
+        subprocess.run([sys.executable, "-m", "kraftwire", "quickstart", "--raft", "--duration", str(duration),
                         "--throughput", str(throughput), "--records-per-append", str(k), "--json", out],
                        check=True, env=_env(), stdout=subprocess.DEVNULL, timeout=duration + 120)
         with open(out, encoding="utf-8") as f:

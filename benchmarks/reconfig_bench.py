@@ -42,7 +42,7 @@ from harness import processes  # noqa: E402
 
 from kraftwire.log.meta_properties import read_meta_properties  # noqa: E402
 from kraftwire.protocol import messages as w  # noqa: E402
-from kraftwire.server.client import KafkaConnection, request_once  # noqa: E402
+from kraftwire.server.edge.client import KafkaConnection, request_once  # noqa: E402
 
 TOPIC = "bench"
 AFTER_CHANGE_S = 1.0

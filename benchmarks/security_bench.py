@@ -73,7 +73,7 @@ def latency_p99(conf: dict, n: int) -> float:
 
 def scram_logins(port: int, n: int, password: str = "alice-secret", seconds: float = 120.0) -> tuple[float, int]:
     from kraftwire.security.sasl.client import SaslLogin
-    from kraftwire.server.client import KafkaConnection, SaslLoginError
+    from kraftwire.server.edge.client import KafkaConnection, SaslLoginError
 
     login = SaslLogin("SCRAM-SHA-512", "alice", password)
 
@@ -104,7 +104,7 @@ def failed_login_storm(port: int, connections: int, seconds: float, limit: int, 
 
     from kraftwire.security.sasl import scram
     from kraftwire.security.sasl.client import SaslLogin
-    from kraftwire.server.client import KafkaConnection, SaslLoginError
+    from kraftwire.server.edge.client import KafkaConnection, SaslLoginError
 
     # an attacker's PBKDF2 is its own cost, not the node's: keep it off these 2 cores
     scram.salted_password = functools.lru_cache(maxsize=4)(scram.salted_password)

@@ -105,7 +105,7 @@ class Incomplete(Exception):
 
 
 def ask(port: int, body, version: int, timeout: float = 10.0):
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     return asyncio.run(request_once(HOST, port, body, version, timeout=timeout))
 
@@ -385,7 +385,7 @@ async def first_creation(ports: list[int], bound_s: float) -> tuple[float | None
     """(seconds until the first CreateTopics answered without error, requests sent, the last outcome seen)."""
     from kraftwire import error_codes as ec
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     CT = w.CreateTopicsRequest
     loop = asyncio.get_running_loop()

@@ -7,24 +7,29 @@ the table below is the only place that names them, and modules load only when th
 from __future__ import annotations
 
 import argparse
+import asyncio
 import importlib
+import os
+import ssl
 import sys
 
 # (command, module, one-line help). Nested commands ("storage format") are handled inside their module.
 COMMANDS: list[tuple[str, str, str]] = [
-    ("quickstart", "kraftwire.tools.quickstart", "run a local quorum with the test-server workload (the embedded default)"),
-    ("storage", "kraftwire.tools.storage", "format log directories (meta.properties) and make cluster ids"),
+    ("quickstart", "kraftwire.tools.quickstart", "run a local KRaft cluster and a produce/consume workload through it (--raft: the test-server workload)"),
+    ("storage", "kraftwire.tools.storage", "format log directories, show their state, make cluster ids (like kafka-storage.sh)"),
     ("server-start", "kraftwire.tools.server_start", "run a KRaft node from a Kafka properties file"),
+    ("server-stop", "kraftwire.tools.server_stop", "stop running server-start nodes, all or by role or node id (like kafka-server-stop.sh)"),
     ("test-server", "kraftwire.tools.test_server", "run a node with Kafka's TestRaftServer workload (commit latency, throughput)"),
     ("metadata-quorum", "kraftwire.tools.metadata_quorum", "describe the quorum, add and remove controllers (like kafka-metadata-quorum.sh)"),
     ("topics", "kraftwire.tools.topics", "create, list, describe, alter and delete topics (like kafka-topics.sh)"),
-    ("configs", "kraftwire.tools.configs", "describe and alter topic and broker configs and SCRAM users (like kafka-configs.sh)"),
+    ("configs", "kraftwire.tools.configs", "describe and alter topic, broker, group and broker-logger configs and SCRAM users (like kafka-configs.sh)"),
     ("leader-election", "kraftwire.tools.leader_election", "elect preferred or unclean leaders (like kafka-leader-election.sh)"),
+    ("reassign-partitions", "kraftwire.tools.reassign_partitions", "move partitions between brokers (like kafka-reassign-partitions.sh)"),
     ("delete-records", "kraftwire.tools.delete_records", "delete a partition's records below an offset (like kafka-delete-records.sh)"),
     ("consumer-groups", "kraftwire.tools.consumer_groups", "list, describe, reset and delete consumer groups (like kafka-consumer-groups.sh)"),
     ("log-dirs", "kraftwire.tools.log_dirs", "describe the brokers' log directories (like kafka-log-dirs.sh)"),
     ("features", "kraftwire.tools.features", "describe and change finalized features (like kafka-features.sh)"),
-    ("cluster", "kraftwire.tools.cluster", "print the cluster id, unregister a broker (like kafka-cluster.sh)"),
+    ("cluster", "kraftwire.tools.cluster", "print the cluster id, list the endpoints, unregister a broker (like kafka-cluster.sh)"),
     ("acls", "kraftwire.tools.acls", "add, remove and list ACLs (like kafka-acls.sh)"),
     ("transactions", "kraftwire.tools.transactions", "list, describe, describe-producers, abort and find hanging transactions (like kafka-transactions.sh)"),
     ("console-producer", "kraftwire.tools.console_producer", "produce lines of standard input (like kafka-console-producer.sh)"),
@@ -33,7 +38,13 @@ COMMANDS: list[tuple[str, str, str]] = [
     ("metadata-shell", "kraftwire.tools.metadata_shell", "browse a metadata snapshot or log (like kafka-metadata-shell.sh)"),
     ("audit", "kraftwire.tools.audit", "compare replicas' Raft logs offset by offset with Spark (corruption, gaps, epochs, divergence)"),
     ("producer-perf-test", "kraftwire.tools.producer_perf_test", "Kafka's kafka-producer-perf-test.sh (options and output)"),
+    ("consumer-perf-test", "kraftwire.tools.consumer_perf_test", "Kafka's kafka-consumer-perf-test.sh (options and output)"),
+    ("verifiable-consumer", "kraftwire.tools.verifiable_consumer", "Kafka's VerifiableConsumer (options and JSON lines)"),
+    ("replica-verification", "kraftwire.tools.replica_verification", "check that every replica holds the same batches (like kafka-replica-verification.sh)"),
+    ("e2e-latency", "kraftwire.tools.e2e_latency", "Kafka's kafka-e2e-latency.sh: produce one record at a time and time its arrival"),
     ("verifiable-producer", "kraftwire.tools.verifiable_producer", "Kafka's VerifiableProducer (options and JSON lines)"),
+    ("broker-api-versions", "kraftwire.tools.broker_api_versions", "print the API versions each broker serves (like kafka-broker-api-versions.sh)"),
+    ("get-offsets", "kraftwire.tools.get_offsets", "print the offsets of topic partitions at a time (like kafka-get-offsets.sh)"),
 ]
 
 
@@ -60,9 +71,61 @@ def _version() -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. A failure the user can cause (a file, a flag, a server that cannot be reached or refuses
+    the login) ends with one line on standard error naming it and what to do, and exit code 1, as Kafka's tools
+    end; a reader that stops reading (``| head``) ends the command quietly with 0, as Kafka's tools do (the JVM's
+    standard output ignores the closed pipe)."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(_load(args._module).run(args) or 0)
+    try:
+        return int(_load(args._module).run(args) or 0)
+    except BrokenPipeError:
+        _silence_stdout()
+        return 0
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - only the failures failure_line knows are turned into one line
+        line = failure_line(exc, getattr(args, "bootstrap_server", None) or getattr(args, "bootstrap_controller",
+                                                                                    None))
+        if line is None:
+            raise
+        print(f"kraftwire {args.command}: {line}", file=sys.stderr)
+        return 1
+
+
+def failure_line(exc: BaseException, servers: str | None) -> str | None:
+    """What a user caused, in one line naming it and the fix; None for anything else (a bug: its traceback)."""
+    from kraftwire.errors import ConfigError, KraftwireError, ProtocolError
+    from kraftwire.server.edge.client import SaslLoginError
+
+    secured = ("if its listener is SSL or SASL, give --command-config FILE with security.protocol and its "
+               "ssl.truststore.location, sasl.mechanism and sasl.jaas.config")
+    where = servers or "the server"
+    if isinstance(exc, ConfigError):
+        return str(exc)
+    if isinstance(exc, SaslLoginError):
+        return (f"login to {where} failed: {exc} (check sasl.mechanism and the username and password in "
+                "sasl.jaas.config)")
+    if isinstance(exc, ssl.SSLError):
+        return (f"the TLS handshake with {where} failed: {exc.reason or exc} (check security.protocol and "
+                "ssl.truststore.location)")
+    if isinstance(exc, ProtocolError) and "closed" in str(exc):
+        return f"{where} closed the connection before answering: {secured}"
+    if isinstance(exc, FileNotFoundError) and exc.filename:
+        return f"{exc.filename}: no such file"
+    if isinstance(exc, (ConnectionError, asyncio.TimeoutError, TimeoutError)) or (
+            isinstance(exc, OSError) and exc.errno is not None):
+        return f"cannot reach {where}: {exc.strerror or type(exc).__name__} (is it running? {secured})"
+    if isinstance(exc, KraftwireError):
+        return str(exc)
+    return None
+
+
+def _silence_stdout() -> None:
+    """Standard output is a closed pipe: point it at /dev/null so the interpreter's last flush stays quiet."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 if __name__ == "__main__":

@@ -223,6 +223,7 @@ PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
 ELECTION_NOT_NEEDED = 84
 INCONSISTENT_VOTER_SET = 94
+NO_REASSIGNMENT_IN_PROGRESS = 85
 INVALID_UPDATE_VERSION = 95
 SNAPSHOT_NOT_FOUND = 98
 POSITION_OUT_OF_RANGE = 99
@@ -230,6 +231,8 @@ UNKNOWN_TOPIC_ID = 100
 BROKER_ID_NOT_REGISTERED = 102
 INCONSISTENT_CLUSTER_ID = 104
 INELIGIBLE_REPLICA = 107
+INVALID_REPLICATION_FACTOR = 38
+INVALID_REPLICA_ASSIGNMENT = 39
 NEW_LEADER_ELECTED = 108
 INVALID_VOTER_KEY = 125
 DUPLICATE_VOTER = 126
@@ -275,6 +278,10 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     ELIGIBLE_LEADERS_NOT_AVAILABLE: ("EligibleLeadersNotAvailableException",
                                      "Eligible topic partition leaders are not available."),
     ELECTION_NOT_NEEDED: ("ElectionNotNeededException", "Leader election not needed for topic partition."),
+    NO_REASSIGNMENT_IN_PROGRESS: ("NoReassignmentInProgressException", "No partition reassignment is in progress."),
+    INVALID_REPLICA_ASSIGNMENT: ("InvalidReplicaAssignmentException", "Replica assignment is invalid."),
+    INVALID_REPLICATION_FACTOR: ("InvalidReplicationFactorException",
+                                 "Replication factor is below 1 or larger than the number of available brokers."),
     INVALID_REQUEST: ("InvalidRequestException",
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),

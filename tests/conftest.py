@@ -12,6 +12,9 @@ _TESTS = os.path.dirname(os.path.abspath(__file__))
 if _TESTS not in sys.path:
     sys.path.append(_TESTS)
 
+import subprocess
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -57,3 +60,16 @@ def pytest_configure(config):
         if seeds < 1:
             raise ValueError(f"--sim-seeds must be at least 1, got {seeds}")
         os.environ["KRAFTWIRE_SIM_SEEDS"] = str(seeds)
+
+
+@pytest.fixture(scope="session")
+def built_dist(tmp_path_factory):
+    """The sdist and wheel of this checkout, built once per run as the CI builds them (``python -m build``,
+    isolated: setuptools and Cython fetched into a throwaway environment): ``tests/test_packaging.py`` checks them,
+    ``tests/e2e/test_readme_tour.py`` installs the wheel into a fresh venv."""
+    repo = os.path.dirname(_TESTS)
+    dist = tmp_path_factory.mktemp("dist")
+    proc = subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist), repo],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"python -m build failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+    return dist

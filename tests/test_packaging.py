@@ -46,9 +46,8 @@ def _run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
     return proc
 
 
-def test_isolated_build_repaired_wheel_installs_without_cython(tmp_path):
-    dist = tmp_path / "dist"
-    _run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(dist), str(REPO)])
+def test_isolated_build_repaired_wheel_installs_without_cython(tmp_path, built_dist):
+    dist = built_dist
     sdists = list(dist.glob("kraftwire-*.tar.gz"))
     wheels = list(dist.glob("kraftwire-*.whl"))
     assert len(sdists) == 1 and len(wheels) == 1, sorted(p.name for p in dist.iterdir())

@@ -17,7 +17,7 @@ A shard is the pure state machine of one internal-topic partition (a ``__consume
 
 What differs between kinds is a ``ShardKind`` (how to make a shard, fold a batch while loading, fold its own
 write, refuse a reply, what follows a load or a commit); what differs between partitions is a ``PartitionWriter``:
-an ISR partition on a KRaft broker (``server/coordinator_runtime.py``) or the in-memory replicated log of the
+an ISR partition on a KRaft broker (``server/runtime/coordinator_runtime.py``) or the in-memory replicated log of the
 simulations (``testing/coordinator_log.py``). An edge gives the runtime ``send(reply, body)`` and
 ``start_load(hosted)`` (an asyncio task calling ``load_chunk`` until it returns True; a simulation loops at once).
 """

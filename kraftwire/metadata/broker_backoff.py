@@ -1,6 +1,6 @@
 """How long a broker waits before asking the active controller again after a failed registration (Kafka's
 ``BrokerLifecycleManager`` with its ``ExponentialBackoff(100, 2, broker.session.timeout.ms, 0.02)``; our words).
-Pure: the broker's lifecycle loop (``kraftwire.server.roles``) counts and sleeps; the random draw is passed in.
+Pure: the broker's lifecycle loop (``kraftwire.server.node.roles``) counts and sleeps; the random draw is passed in.
 
 * The n-th consecutive failure (n from 0) waits ``100 ms · 2^n``, the exponent capped where the wait reaches
   ``broker.session.timeout.ms``, times a jitter factor drawn uniformly from [0.98, 1.02), and never more than the

@@ -30,7 +30,7 @@ from typing import Mapping, NamedTuple
 
 from kraftwire.error_codes import INVALID_REQUEST, UNSUPPORTED_VERSION
 from kraftwire.errors import KraftwireError, ProtocolError
-from kraftwire.java_order import hashmap_order, string_hash
+from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 from kraftwire.protocol.framing import decode_request, encode_response
 from kraftwire.protocol.messages import ApiVersionsResponse
 
@@ -69,6 +69,21 @@ def valid_request(request, version: int) -> bool:
                            and SOFTWARE_PATTERN.fullmatch(request.client_software_version) is not None)
 
 
+METADATA_VERSION = "metadata.version"  # the feature Kafka's FinalizedFeatures keeps apart and lists last
+
+
+def finalized_order(finalized: Mapping[str, int]) -> list[str]:
+    """The finalized features' names in the order Kafka's broker lists them: a copy of its image's map of the
+    features other than metadata.version (a ``HashMap`` sized for them), with metadata.version put last
+    (``FinalizedFeatures``), iterated by bucket."""
+    others = sorted(name for name in finalized if name != METADATA_VERSION)
+    capacity = hashmap_capacity(len(others), copied=True)
+    if len(others) + 1 > capacity * 3 // 4:  # the put of metadata.version resizes the copy
+        capacity *= 2
+    names = others + [METADATA_VERSION] if METADATA_VERSION in finalized else others
+    return hashmap_order(names, string_hash, capacity)
+
+
 def api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int, *,
                           throttle_time_ms: int = 0, features: Features | None = None, request=None
                           ) -> tuple[ApiVersionsResponse, int]:
@@ -94,8 +109,9 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
         body.supported_features = [R.SupportedFeatureKey(name=n, min_version=lo, max_version=hi)
                                    for n in hashmap_order(features.supported, string_hash)
                                    for lo, hi in [features.supported[n]] if request_version >= 4 or lo != 0]
-        body.finalized_features = [R.FinalizedFeatureKey(name=n, max_version_level=level, min_version_level=level)
-                                   for n, level in sorted(features.finalized.items())]
+        body.finalized_features = [R.FinalizedFeatureKey(name=n, max_version_level=features.finalized[n],
+                                                         min_version_level=features.finalized[n])
+                                   for n in finalized_order(features.finalized)]
         body.finalized_features_epoch = features.epoch
     return body, request_version
 

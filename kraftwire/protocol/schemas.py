@@ -166,6 +166,31 @@ M('AlterConfigsResponse', 'response', 33, '0-2', '2+', [
         F('ResourceName', 'string', '0+'),
     ]),
 ])
+M('AlterPartitionReassignmentsRequest', 'request', 45, '0-1', '0+', [
+    F('TimeoutMs', 'int32', '0+', default=60000),
+    F('AllowReplicationFactorChange', 'bool', '1+', default=True),
+    F('Topics', '[]ReassignableTopic', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]ReassignablePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('Replicas', '[]int32', '0+', nullable='0+', default=None),
+        ]),
+    ]),
+])
+M('AlterPartitionReassignmentsResponse', 'response', 45, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('AllowReplicationFactorChange', 'bool', '1+', default=True),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('Responses', '[]ReassignableTopicResponse', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]ReassignablePartitionResponse', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+'),
+        ]),
+    ]),
+])
 M('AlterPartitionRequest', 'request', 56, '2-3', '0+', [
     F('BrokerId', 'int32', '0+'),
     F('BrokerEpoch', 'int64', '0+', default=-1),
@@ -1200,6 +1225,27 @@ M('ListOffsetsResponse', 'response', 2, '1-11', '6+', [
             F('Timestamp', 'int64', '1+', default=-1),
             F('Offset', 'int64', '1+', default=-1),
             F('LeaderEpoch', 'int32', '4+', default=-1),
+        ]),
+    ]),
+])
+M('ListPartitionReassignmentsRequest', 'request', 46, '0', '0+', [
+    F('TimeoutMs', 'int32', '0+', default=60000),
+    F('Topics', '[]ListPartitionReassignmentsTopics', '0+', nullable='0+', default=None, fields=[
+        F('Name', 'string', '0+'),
+        F('PartitionIndexes', '[]int32', '0+'),
+    ]),
+])
+M('ListPartitionReassignmentsResponse', 'response', 46, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+    F('Topics', '[]OngoingTopicReassignment', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Partitions', '[]OngoingPartitionReassignment', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('Replicas', '[]int32', '0+'),
+            F('AddingReplicas', '[]int32', '0+'),
+            F('RemovingReplicas', '[]int32', '0+'),
         ]),
     ]),
 ])

@@ -83,6 +83,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "AlterConfigs": (0, 2),
     "UpdateFeatures": (0, 1),
     "UnregisterBroker": (0, 0),
+    # partition reassignment (KIP-455; v1 adds KIP-860's AllowReplicationFactorChange)
+    "AlterPartitionReassignments": (0, 1),
+    "ListPartitionReassignments": (0, 0),
     # ACLs (a broker answers DescribeAcls from its image; Create/DeleteAcls go to the active controller) and SCRAM
     # credentials (Describe from the image, Alter through the controller)
     "CreateAcls": (1, 3),

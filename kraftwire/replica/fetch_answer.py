@@ -14,6 +14,9 @@
   asking a broker that holds no replica of a partition gets
   NOT_LEADER_OR_FOLLOWER with the partition's current leader and epoch from the metadata, and the answer lists
   those leaders' endpoints (``node_endpoints``) so the client need not refresh its metadata first.
+* **The debugging consumer** (replica id -2, ``FetchRequest.DEBUGGING_CONSUMER_ID``; kafka-replica-verification
+  fetches as it) is not a consumer to Kafka: it may read any replica, leader or follower, up to the log end
+  (``reads_any_replica``).
 * **A request Kafka cannot handle** (an isolation level it does not know: the error of the exception it raises is
   UNKNOWN_SERVER_ERROR): from v13 the error at the top and no partitions; before, the error at the top and in every
   partition asked, again with offsets -1.
@@ -25,7 +28,7 @@ from kraftwire.error_codes import FENCED_LEADER_EPOCH, FETCH_SESSION_ID_NOT_FOUN
 from kraftwire.protocol import messages as w
 
 __all__ = ["READ", "REFUSED", "ISOLATION_LEVELS", "request_error", "error_answer", "refused", "ordered",
-           "LEADER_HINTS_SINCE", "hinted_leaders", "fetching_replica"]
+           "LEADER_HINTS_SINCE", "hinted_leaders", "fetching_replica", "DEBUGGING_REPLICA", "reads_any_replica"]
 
 #: the groups a partition's answer falls in, in the order Kafka answers them
 READ, REFUSED = 0, 1
@@ -36,6 +39,13 @@ FULL_EPOCHS = (0, -1)
 TOP_LEVEL_ERROR_SINCE, NO_PARTITIONS_SINCE = 7, 13
 #: the version from which a consumer's NOT_LEADER_OR_FOLLOWER carries the leader and the answer its endpoint
 LEADER_HINTS_SINCE = 16
+#: Kafka's debugging consumer's replica id
+DEBUGGING_REPLICA = -2
+
+
+def reads_any_replica(replica: int) -> bool:
+    """Whether the fetcher may read a follower replica, and up to its log end (the debugging consumer)."""
+    return replica == DEBUGGING_REPLICA
 
 
 def fetching_replica(body, version: int) -> tuple[int, int]:

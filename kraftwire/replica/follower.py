@@ -1,5 +1,5 @@
 """A follower's decisions on a leader's fetch answer (Kafka's ``AbstractFetcherThread``; facts in
-kafka-replication-facts.md §2). Pure: the replica fetcher (``kraftwire.server.fetcher``) asks and executes.
+kafka-replication-facts.md §2). Pure: the replica fetcher (``kraftwire.server.runtime.fetcher``) asks and executes.
 
 * **Divergence.** The leader answers a fetch whose last fetched epoch it does not share with DivergingEpoch (the
   leader's end offset for that epoch, or for the largest epoch below it). A follower that knows that epoch truncates

@@ -1,5 +1,5 @@
 """Where a broker keeps the partitions it hosts, pure (Kafka's ``LogManager`` placement and the broker side of
-KIP-858); the replica manager's log directories (``kraftwire.server.log_dirs``) ask and execute.
+KIP-858); the replica manager's log directories (``kraftwire.server.runtime.log_dirs``) ask and execute.
 
 * **Placement.** A new partition goes to the online log directory holding the fewest partitions, the first listed
   on a tie (Kafka's ``nextLogDirs`` by partition count).

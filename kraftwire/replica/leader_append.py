@@ -1,7 +1,7 @@
 """The leader's append plan, pure: what a partition leader decides before and after it appends a producer's batches
 or a transaction marker (Kafka's ``UnifiedLog.appendAsLeader`` with ``LogValidator`` and ``ProducerAppendInfo``).
-The replica manager (``kraftwire.server.replicas``) and the partition simulation (``kraftwire.testing``) both run
-these: the log I/O is theirs, the rules are here.
+The replica manager (``kraftwire.server.runtime.replicas``) and the partition simulation (``kraftwire.testing``) both
+run these: the log I/O is theirs, the rules are here.
 
 Before a producer's append (``plan_append``), in Kafka's order — the first rule broken answers, nothing is appended:
 
@@ -15,7 +15,8 @@ Before a producer's append (``plan_append``), in Kafka's order — the first rul
   then the KIP-890 verification of a client's first transactional batch; then its epoch and sequence
   (``producers``); a plain batch of a producer whose transaction is open is INVALID_TXN_STATE;
 * the topic's ``compression.type`` recompresses, ``message.timestamp.type=LogAppendTime`` stamps the leader's clock,
-  and the rebuilt batches are held to ``max.message.bytes`` again.
+  and the rebuilt batches are held to ``max.message.bytes`` again, and all of them to ``segment.bytes``
+  (RECORD_LIST_TOO_LARGE: they must fit in one segment).
 
 After it (``record_append``): the producer's sequences and its open transaction are recorded, and its verification
 is over. A marker (``plan_marker``, ``record_marker``) is refused when stale (INVALID_PRODUCER_EPOCH,
@@ -28,7 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
-from kraftwire.error_codes import CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TXN_STATE, MESSAGE_TOO_LARGE, NONE
+from kraftwire.error_codes import (CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TXN_STATE, MESSAGE_TOO_LARGE, NONE,
+                                   RECORD_LIST_TOO_LARGE)
 from kraftwire.errors import CorruptRecordError
 from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
 from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
@@ -82,6 +84,10 @@ class AppendPlan:
     batches: list
     producer: object | None
     appended_at: int = -1
+
+
+#: Kafka's segment.bytes default (1 GiB), for a config that does not carry the key
+SEGMENT_BYTES_DEFAULT = 1 << 30
 
 
 def _too_large(batches, max_batch_size: int):
@@ -158,6 +164,9 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
         if too_large is not None:
             return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {too_large.size} bytes, recompressed, is larger "
                                                    f"than max.message.bytes {max_batch_size}")
+    segment_bytes = int(config.get("segment.bytes") or SEGMENT_BYTES_DEFAULT)
+    if len(raw) > segment_bytes:  # Kafka's UnifiedLog.append: the batches must fit in one segment
+        return AppendResult(RECORD_LIST_TOO_LARGE, f"{len(raw)} bytes of batches exceed segment.bytes {segment_bytes}")
     return AppendPlan(raw, result.batches, producer, appended_at)
 
 

@@ -1,7 +1,7 @@
 """A leader's checks of a follower broker's Fetch of one partition it hosts (Kafka's ``Partition.fetchRecords`` for a
-follower; facts in kafka-replication-facts.md §1–§2). Pure: the Fetch handler (``server/partition_apis.py``) and the
-partition simulation (``kraftwire.testing.partition_broker``) ask here and answer as told, so the order of the checks
-is written once and the simulation tests the one the broker runs.
+follower; facts in kafka-replication-facts.md §1–§2). Pure: the Fetch handler (``server/apis/fetch_apis.py``) and
+the partition simulation (``kraftwire.testing.partition_broker``) ask here and answer as told, so the order of the
+checks is written once and the simulation tests the one the broker runs.
 
 The checks, in order:
 

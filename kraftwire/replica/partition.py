@@ -1,5 +1,5 @@
 """One broker's replica of one topic partition: its role from the metadata image, and the rules a leader applies to
-produce, fetch and the high watermark. Pure: the replica manager (``kraftwire.server.replicas``) feeds it the
+produce, fetch and the high watermark. Pure: the replica manager (``kraftwire.server.runtime.replicas``) feeds it the
 image's ``PartitionRegistration``\\ s and the log's offsets and executes what it answers.
 
 Rules (Kafka's ``Partition``/``ReplicaManager``; facts in kafka-replication-facts.md §1, §3):
@@ -138,9 +138,11 @@ class ReplicaState:
         return LeaderChange(self.role, new_epoch)
 
     # ------------------------------------------------------------------------------------------------ requests
-    def epoch_error(self, current_leader_epoch: int) -> int:
-        """The error for a request to the leader carrying ``current_leader_epoch`` (-1: the client sent none)."""
-        if self.role != LEADER:
+    def epoch_error(self, current_leader_epoch: int, *, leader_only: bool = True) -> int:
+        """The error for a request to the leader carrying ``current_leader_epoch`` (-1: the client sent none);
+        ``leader_only=False`` (Kafka's debugging consumer, which may read any replica): a follower answers too,
+        its epoch checked the same way."""
+        if leader_only and self.role != LEADER:
             return NOT_LEADER_OR_FOLLOWER
         if current_leader_epoch < 0 or current_leader_epoch == self.leader_epoch:
             return NONE
@@ -241,7 +243,14 @@ class ReplicaState:
         if self.pending is None:
             return False
         if error == NONE:
-            if leader_epoch == self.leader_epoch and partition_epoch > self.partition_epoch:
+            if leader_epoch != self.leader_epoch:
+                # the change took a new leader epoch (it completed a reassignment that removed replicas): the
+                # state comes with the image; until then the proposal stays pending, so that a member it added
+                # keeps holding the high watermark back (Kafka's handleAlterPartitionUpdate ignores such an answer);
+                # it is not sent again (it would only be fenced)
+                self.in_flight = True
+                return False
+            if partition_epoch > self.partition_epoch:
                 self.isr, self.partition_epoch = tuple(isr), partition_epoch
             self.pending = None
             return False

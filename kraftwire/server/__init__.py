@@ -1,16 +1,18 @@
-"""The asyncio edge around the pure Raft core: a process people run.
+"""The asyncio edge around the pure layers: a process people run. One package per role, each importing only those
+before it in ``edge``, ``runtime``, ``apis``, ``node``, ``test_server`` (``tests/test_layout.py``): the test server
+plugs itself into the node, which never imports it.
 
-* ``settings.py``   — Kafka properties → ``NodeSettings`` (listeners, voters, roles, timings); refusals name key and value
-* ``app.py``        — ``Node``: wires log, quorum-state, core, driver, peers, listeners, metrics; graceful shutdown
-* ``driver.py``     — executes each ``Ready`` in the contract's order (fsync off the loop, gated sends), fail-stop
-* ``peers.py``      — outbound connections to the voters (timeouts, reconnect backoff, ``RequestFailed``); follows
-  the KIP-853 voter set as it changes
-* ``connection.py`` — inbound connections: bytes → frames → dispatcher
-* ``dispatcher.py`` — api key → handler; ApiVersions derived from the registered handlers
-* ``wire.py``       — core Raft messages ↔ Kafka's Vote/BeginQuorumEpoch/EndQuorumEpoch/Fetch/FetchSnapshot/DescribeQuorum
-  and AddRaftVoter/RemoveRaftVoter (with Kafka's checks and messages)
-* ``client.py``     — a minimal Kafka client (DescribeQuorum forwarding, admin tools)
-* ``metrics.py``    — latency histogram; the Prometheus endpoint (prometheus_client, one registry per node)
+* ``edge/``        — the network edge: inbound connections (``connection``), framing of Raft RPCs (``wire``), the
+  dispatcher, SASL, ACL checks (``access``), outbound links to voters and brokers (``peers``, ``broker_links``,
+  ``client``), the metrics endpoint
+* ``runtime/``     — what executes the pure layers' decisions: the Raft driver, the metadata node, the hosted
+  partitions (``replicas``, ``hosted``, ``log_dirs``, ``fetcher``, cleaning), the coordinator runtime, the waits
+  (``purgatory``, ``waits``), the clocks
+* ``apis/``        — the API handlers (decode → call a runtime → encode), one module per API family
+* ``node/``        — the node's assembly: settings, the ``Node`` (``app``, ``raft_io``), the listener and broker
+  roles (``roles``, ``kraft_roles``)
+* ``test_server/`` — the raft test server (``server.RaftTestServer``): its log served to clients as a topic, with its
+  own broker lifecycle
 
 Other APIs plug in with ``node.dispatcher.register(api_key, min_version, max_version, handler)`` before
 ``node.start()``; a handler gets ``(request, conn)`` and answers with ``conn.send_response(body, version, cid)``.

@@ -159,7 +159,10 @@ def sink_spec(schema: StructType, options: dict, *, streaming: bool, overwrite: 
     if topic is not None:
         index.pop("topic", None)
 
-    conf = {k[len("kafka."):]: str(v) for k, v in opts.items() if k.startswith("kafka.")}
+    from kraftwire.tools.command_config import librdkafka_config
+
+    # Kafka's client keys (PEM stores, sasl.jaas.config...) as librdkafka's, as every kraftwire tool takes them
+    conf = librdkafka_config({k[len("kafka."):]: str(v) for k, v in opts.items() if k.startswith("kafka.")})
     conf.setdefault("enable.idempotence", "true")
     conf.setdefault("acks", "all")
     conf.setdefault("partitioner", "murmur2_random")

@@ -40,7 +40,7 @@ class QuorumClient:
     """Blocking helper over kraftwire's asyncio Kafka client: Metadata for the topic and leader, then Fetch."""
 
     def __init__(self, bootstrap: str, topic: str | None = None, timeout: float = 30.0) -> None:
-        from kraftwire.server.client import parse_host_port
+        from kraftwire.server.edge.client import parse_host_port
 
         self.servers = [parse_host_port(s) for s in bootstrap.split(",") if s.strip()]
         if not self.servers:
@@ -52,7 +52,7 @@ class QuorumClient:
         return asyncio.run(coro_fn())
 
     async def _request(self, host, port, body, version):
-        from kraftwire.server.client import request_once
+        from kraftwire.server.edge.client import request_once
 
         return await request_once(host, port, body, version, timeout=self.timeout, client_id="kraftwire-spark")
 

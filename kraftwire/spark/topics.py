@@ -219,7 +219,7 @@ def parse_options(options, *, streaming: bool) -> TopicOptions:
     bootstrap = str(opts.get("kafka.bootstrap.servers") or "").strip()
     if not bootstrap:
         raise OptionError("kraftwire: option kafka.bootstrap.servers must be given (HOST:PORT[,HOST:PORT])")
-    from kraftwire.server.client import parse_host_port
+    from kraftwire.server.edge.client import parse_host_port
 
     for s in bootstrap.split(","):
         if s.strip():
@@ -357,7 +357,7 @@ class FetchResult:
 def _fatal_errors() -> tuple:
     import ssl
 
-    from kraftwire.server.client import SaslLoginError
+    from kraftwire.server.edge.client import SaslLoginError
 
     return (SaslLoginError, ssl.SSLCertVerificationError)
 
@@ -366,12 +366,12 @@ _FATAL = _fatal_errors()
 
 
 class TopicClient:
-    """A blocking client over :class:`kraftwire.server.client.KafkaConnection` (one event loop, one connection per
+    """A blocking client over :class:`kraftwire.server.edge.client.KafkaConnection` (one event loop, one connection per
     broker, kept open): Metadata, ListOffsets and Fetch, each sent to the partition's leader and sent again — after
     asking Metadata anew — on a retriable error or a lost connection, a bounded number of times."""
 
     def __init__(self, opt: TopicOptions) -> None:
-        from kraftwire.server.client import parse_host_port
+        from kraftwire.server.edge.client import parse_host_port
 
         self.opt = opt
         self.bootstrap = [parse_host_port(s) for s in opt.bootstrap.split(",") if s.strip()]
@@ -399,7 +399,7 @@ class TopicClient:
         self.close()
 
     def _request(self, addr: tuple[str, int], body, version: int):
-        from kraftwire.server.client import KafkaConnection
+        from kraftwire.server.edge.client import KafkaConnection
 
         conn = self.conns.get(addr)
         if conn is None:

@@ -2,7 +2,7 @@
 
 **What runs.** The real pure shard (``kraftwire.coordinator.group.GroupShard``) with the real record layout, hosted
 by the real coordinator runtime (``kraftwire.coordinator.runtime`` with ``coordinator.group.hosting.GroupKind``, as
-``server/group_apis.py`` hosts it): a result's records are appended to the leader's log and folded into the shard at
+``server/apis/group_apis.py`` hosts it): a result's records are appended to the leader's log and folded into the shard at
 their offsets, its replies wait until the high watermark passes them, a failed write is refused and reloaded. The partition has three
 replicas; followers copy the leader's log at random moments and the high watermark is the shortest log among the
 live in-sync replicas. Consumers run the classic protocol (JoinGroup with MEMBER_ID_REQUIRED, SyncGroup with a

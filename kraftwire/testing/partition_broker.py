@@ -1,6 +1,6 @@
 """The brokers of the partition simulation (``kraftwire.testing.partition_sim``): what each simulated broker does on
 an image, a Produce, a replica Fetch and its answer, an AlterPartition answer and a ListOffsets — the broker's own
-partition steps (``kraftwire.server.partition_runtime``) and the leader's append plan
+partition steps (``kraftwire.server.runtime.partition_runtime``) and the leader's append plan
 (``kraftwire.replica.leader_append``) on in-memory logs, with the simulation's clock and network in place of the
 event loop and the sockets."""
 
@@ -22,7 +22,7 @@ from kraftwire.replica.partition import FOLLOWER, LEADER, ReplicaState
 from kraftwire.replica.producers import ProducerTable, next_seq
 from kraftwire.replica.transactions import PartitionTxns, fold_batch
 from kraftwire.replica.verification import ProducerVerifications
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server.runtime import partition_runtime as runtime
 
 __all__ = ["Broker", "CONTROLLER", "LAG_MS", "Msg", "REQUEST_TIMEOUT_MS", "Replica", "SimBrokers", "TOPIC",
            "TXN_PRODUCERS", "Wait"]
@@ -70,6 +70,7 @@ class Replica:
     txn_end: int = 0  # the log end they were folded to
     txn_truncations: int = 0
     verifications: ProducerVerifications = field(default_factory=ProducerVerifications)
+    told_log_start: int = 0  # the leader log start the last fetch answer it acted on carried (for the checks)
 
 
 @dataclass
@@ -105,6 +106,10 @@ class SimBrokers:
             return
         for index, reg in topic.partitions.items():
             if b.id not in reg.replicas:
+                if b.replicas.pop(index, None) is not None:  # a reassignment moved it away: the log goes
+                    self.logs.pop((b.id, index), None)
+                    self.event(f"b{b.id} deletes p{index}: no longer a replica")
+                    self.count("replica_deleted")
                 continue
             r = b.replicas.get(index)
             if r is None:
@@ -307,6 +312,8 @@ class SimBrokers:
                 self.count("fetch_answer_of_an_older_epoch")
                 continue  # asked in an older leader epoch: as Kafka's fetcher, drop it and ask again
             lg = r.log
+            if error == ec.NONE:
+                r.told_log_start = log_start
             if error == ec.NONE and diverging is not None:
                 end = lg.end_offset()
                 target = runtime.follower_diverged(lg, diverging[0], diverging[1])

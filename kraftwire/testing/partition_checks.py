@@ -86,19 +86,45 @@ class PartitionChecks:
         a restart brings the high watermark down to the log start): the batch around it is left out."""
         return [(base, last, data) for base, last, _, data in lg.batches() if last < end]
 
-    def disagreement(self, batches, index: int) -> int | None:
-        """The base of the first of ``batches`` below the committed end that is not the committed batch there."""
+    def checked(self, batches, index: int, told: int = 0) -> list:
+        """``batches`` (of a replica the last fetch answer it acted on told that its leader's log starts at
+        ``told``) less those wholly below the partition's deleted mark (``deleted_below``: the highest log start a
+        leader of it has had) but not below ``told``.
+
+        Kafka deleted those records, and a replica no answer has told so can hold stale ones there that it wrote as
+        leader and were never committed, which no divergence check reaches. Retention or DeleteRecords trim the
+        leader's epoch cache to its log start (``LeaderEpochFileCache.truncateFromStart``), so for an epoch older than
+        every entry left ``endOffsetFor`` answers the log start; a restarted old leader fetching there with that
+        epoch is not diverging (``Partition.readRecords`` answers DivergingEpoch only when that answer's epoch or end
+        is below the fetch's), counts toward the ISR (``isFollowerInSync``: at the high watermark and past the leader
+        epoch's start) and, leading before any answer moved its log start up
+        (``ReplicaFetcherThread.processPartitionData``), serves its own records there below its high watermark, which
+        its followers then copy (seed 130). At and above the mark every check holds in full: the same answer
+        truncates any stale record from the log start on; and a replica told of a log start holds nothing below it
+        (kraftwire follows it on every answer, ``follower.py``)."""
+        deleted = self.deleted_below[index]
+        return [x for x in batches if not told <= x[1] < deleted]
+
+    def disagreement(self, batches, index: int, told: int = 0) -> int | None:
+        """The base of the first of ``batches`` (``checked``) below the committed end that is not the committed batch
+        there."""
         committed, end = self.committed[index], self.committed_end[index]
-        for base, last, data in batches:
+        for base, last, data in self.checked(batches, index, told):
             if base < end and committed.get(base) != (last, data):
                 return base
         return None
+
+    def told_log_start(self, broker: int, index: int) -> int:
+        """What fetch answers told ``broker``'s live replica of ``index`` of its leader's log start (0: none)."""
+        b = self.brokers.get(broker)
+        r = b.replicas.get(index) if b is not None and b.alive else None
+        return 0 if r is None else r.told_log_start
 
     def note_committed(self, b: Broker, index: int) -> None:
         """A live leader's log below its high watermark must extend what was committed; it becomes committed."""
         r = b.replicas[index]
         mine = self.prefix(r.log, r.log.high_watermark())
-        bad = self.disagreement(mine, index)
+        bad = self.disagreement(mine, index, r.told_log_start)
         if bad is not None:
             self.fail(f"leader b{b.id} of p{index} holds a different batch at offset {bad} below its high "
                       f"watermark {r.log.high_watermark()} than was committed")
@@ -127,26 +153,33 @@ class PartitionChecks:
                 if st.high_watermark < self.leader_hw.get(hw_key, 0):
                     self.fail(f"b{b.id} p{index} high watermark went back to {st.high_watermark}")
                 self.leader_hw[hw_key] = st.high_watermark
+                self.deleted_below[index] = max(self.deleted_below[index], r.log.start_offset())
                 self.note_committed(b, index)
                 self.check_last_stable_offset(b, index, r)
                 hw = r.log.high_watermark()
                 mine = self.prefix(r.log, hw)
+                assigned = self.image.topics[self.topic_id].partitions[index].replicas
                 for member in st.isr:
                     lg = self.logs.get((member, index))
-                    if member == b.id:
+                    # a member a completed reassignment removed has deleted its copy: the leader's ISR is stale
+                    # until it applies that image (and holds its high watermark back meanwhile)
+                    if member == b.id or member not in assigned:
                         continue
                     if lg is None:
                         held = hw == 0
                     else:
                         start = max(lg.start_offset(), r.log.start_offset())
-                        held = lg.end_offset() >= hw and ([x for x in self.prefix(lg, hw) if x[0] >= start]
-                                                          == [x for x in mine if x[0] >= start])
+                        theirs = self.checked(self.prefix(lg, hw), index, self.told_log_start(member, index))
+                        ours = self.checked(mine, index, r.told_log_start)
+                        held = lg.end_offset() >= hw and ([x for x in theirs if x[0] >= start]
+                                                          == [x for x in ours if x[0] >= start])
                     if not held:
                         self.fail(f"ISR member b{member} of p{index} does not hold leader b{b.id}'s log up to its "
                                   f"high watermark {hw} (its log: {lg!r})")
         for (broker, index), lg in self.logs.items():
             mine = self.prefix(lg, lg.high_watermark())
-            if self.disagreement(mine, index) is not None or (mine and mine[-1][1] >= self.committed_end[index]):
+            bad = self.disagreement(mine, index, self.told_log_start(broker, index))
+            if bad is not None or (mine and mine[-1][1] >= self.committed_end[index]):
                 self.fail(f"b{broker} p{index} holds uncommitted or changed data below its high watermark "
                           f"{lg.high_watermark()}")
 
@@ -222,9 +255,10 @@ class PartitionChecks:
                 self.fail(f"acknowledged batch p{index}@{base} is gone")
             reg = self.image.topics[self.topic_id].partitions[index]
             lg = self.logs[(reg.leader, index)]
-            if base >= lg.start_offset() and not self.holds(lg, base, data):
+            last, deleted = self.committed[index][base][0], self.deleted_below[index]
+            if base >= lg.start_offset() and last >= deleted and not self.holds(lg, base, data):
                 self.fail(f"acknowledged batch p{index}@{base} is not on the leader above its log start "
-                          f"{lg.start_offset()}")
+                          f"{lg.start_offset()} (the partition's records are deleted below {deleted})")
 
     def converged(self) -> bool:
         topic = self.image.topics[self.topic_id]

@@ -1,6 +1,6 @@
 """A seeded simulation of topic partitions replicated with Kafka's ISR protocol: the real pure controller
 (``BrokerControl``, ``ReplicationControl``), the real replica rules (``kraftwire.replica``: the leader's append plan,
-the replica state) executed by the broker's own partition steps (``kraftwire.server.partition_runtime``, which the
+the replica state) executed by the broker's own partition steps (``kraftwire.server.runtime.partition_runtime``, which the
 replica manager and the replica fetchers run) on the real partition log in memory (``MemoryPartitionLog``) with a fake
 clock, joined by a network that delays, reorders and drops every message.
 
@@ -10,15 +10,19 @@ seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only b
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
 restarted with a new incarnation, the active controller fails over, brokers are cut off from everyone or from one peer and healed, the operator runs
-preferred elections and DeleteRecords, and retention (``retention.bytes``) deletes old segments (a batch is a
-segment in memory) — followers behind a leader's log start restart their log there.
+preferred elections, DeleteRecords and partition reassignments (a partition moved to other brokers, or a move
+cancelled: the invariants below hold across them, the acknowledged records included), and retention
+(``retention.bytes``) deletes old segments (a batch is a segment in memory) — followers behind a leader's log start restart their log there.
 
 After every event (``check``):
 
 * **one leader per epoch**: no two brokers ever lead one partition in one leader epoch;
 * **committed data is never lost or changed**: every live leader's log below its high watermark extends what was
   committed before (batch for batch, byte for byte), and every replica's log below its own high watermark is a prefix
-  of it; an acks=-1 answer is only given for a batch already committed at its offset;
+  of it; an acks=-1 answer is only given for a batch already committed at its offset. Below the highest log start a
+  leader of the partition has had (retention, DeleteRecords) the records are deleted and Kafka promises nothing: a
+  replica that no fetch answer has told of that log start may still hold stale records there, never committed, that
+  no divergence check sees (``partition_checks.disagreement``);
 * **acks=-1 means min.insync.replicas copies**: when it is answered, at least that many replicas hold the batch;
 * **ISR replicas agree below the high watermark**: every member of a live leader's ISR holds the leader's log up to
   the leader's high watermark;
@@ -51,6 +55,7 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
+from kraftwire.metadata.controller import reassignment
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topics import ReplicationControl
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
@@ -93,6 +98,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
         #: per partition, every committed batch: base offset -> (last offset, bytes); and where committed data ends
         self.committed: dict[int, dict[int, tuple[int, bytes]]] = {p: {} for p in range(partitions)}
         self.committed_end: dict[int, int] = {p: 0 for p in range(partitions)}
+        #: per partition, the highest log start a leader of it has had: below it the records are deleted
+        self.deleted_below: dict[int, int] = {p: 0 for p in range(partitions)}
         self.epoch_leaders: dict[tuple[int, int], int] = {}
         self.leader_hw: dict[tuple[int, int, int, int], int] = {}  # (broker, incarnation, partition, epoch) -> hw
         self.acked: list[tuple[int, int, bytes]] = []
@@ -343,6 +350,8 @@ class PartitionSim(SimBrokers, PartitionChecks):
                 self.event("preferred election")
                 self.count("preferred_election")
             self._commit(res.records)
+        elif roll < 0.9985:
+            self.reassign(rng.randrange(self.n_partitions))
         elif roll < 0.999:
             self.controller_failover()
         else:
@@ -361,6 +370,21 @@ class PartitionSim(SimBrokers, PartitionChecks):
         self.rc = ReplicationControl(rng=random.Random(self.rng.randrange(1 << 30)), new_topic_id=self.rc.new_topic_id)
         self.bc = BrokerControl(CLUSTER, SESSION_TIMEOUT_MS)
         self.bc.activate(self.image, self.now)
+
+    def reassign(self, index: int) -> None:
+        """The operator moves a partition to ``rf`` brokers drawn at random (in a random order), or cancels the
+        move under way; the controller decides as it decides an AlterPartitionReassignments."""
+        AR = m.AlterPartitionReassignmentsRequest
+        reg = self.image.topics[self.topic_id].partitions[index]
+        moving = bool(reg.adding_replicas or reg.removing_replicas)
+        target = None if moving and self.rng.random() < 0.3 else self.rng.sample(sorted(self.brokers), self.rf)
+        res = reassignment.alter(self.image, AR(timeout_ms=1, allow_replication_factor_change=True, topics=[
+            AR.ReassignableTopic(name=TOPIC, partitions=[AR.ReassignablePartition(partition_index=index,
+                                                                                   replicas=target)])]), 1)
+        code = res.response.responses[0].partitions[0].error_code
+        self.event(f"reassign p{index} {'cancel' if target is None else target}: {ec.name_of(code)}")
+        self.count("reassign_cancelled" if target is None else "reassigned")
+        self._commit(res.records)
 
     def delete_records(self, index: int) -> None:
         """DeleteRecords on the partition's leader (as the image says), at -1, inside or past the high watermark."""

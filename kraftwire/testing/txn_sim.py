@@ -2,7 +2,7 @@
 
 **What runs.** The real pure ``TxnShard`` on a partition with three replicas (followers copy the leader's log at
 random; the high watermark is the shortest in-sync log), hosted by the real coordinator runtime
-(``kraftwire.coordinator.runtime`` with ``coordinator.txn.hosting.TxnKind``, as ``server/txn_apis.py`` hosts it): a
+(``kraftwire.coordinator.runtime`` with ``coordinator.txn.hosting.TxnKind``, as ``server/apis/txn_apis.py`` hosts it): a
 result's records are appended, its replies and marker requests released once the high watermark passes them. Producers (each with a transactional
 id, some sharing one, as a restarted instance does) run init, add partitions, end (commit or abort); marker
 requests complete after a delay through ``markers_written``. Partition "data" is modelled as the set of

@@ -14,18 +14,24 @@ CONNECT_BACKOFF_S = 0.2
 RETRY_BACKOFF_S = 0.1
 
 
-def add_bootstrap_arguments(parser) -> None:
-    """``--bootstrap-server`` (required) and ``--command-config``, as kafka-topics.sh and kafka-configs.sh take
-    them."""
-    parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
-                        help="the server(s) to connect to")
+def add_bootstrap_arguments(parser, controller: bool = False) -> None:
+    """``--bootstrap-server`` (required) and ``--command-config``, as kafka-topics.sh takes them; ``controller``:
+    ``--bootstrap-server`` or ``--bootstrap-controller``, one of them, as kafka-configs.sh takes them (the tool then
+    reaches ``args.bootstrap_server or args.bootstrap_controller``)."""
+    if controller:
+        target = parser.add_mutually_exclusive_group(required=True)
+        target.add_argument("--bootstrap-server", metavar="HOST:PORT[,HOST:PORT...]", help="brokers to ask")
+        target.add_argument("--bootstrap-controller", metavar="HOST:PORT[,HOST:PORT...]", help="controllers to ask")
+    else:
+        parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
+                            help="the server(s) to connect to")
     parser.add_argument("--command-config", metavar="FILE", help="client properties for a secured listener")
 
 
 async def connect(args, tls, login):
     """A connection to one of ``args.bootstrap_server`` (comma-separated), each tried in turn, again until
     ``args.timeout`` (a node may still be starting); the last failure when none answered."""
-    from kraftwire.server.client import KafkaConnection, parse_host_port
+    from kraftwire.server.edge.client import KafkaConnection, parse_host_port
 
     loop = asyncio.get_running_loop()
     deadline = loop.time() + args.timeout

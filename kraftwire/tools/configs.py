@@ -44,14 +44,27 @@ from kraftwire import error_codes as ec
 from kraftwire.error_codes import name_of
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 
-TOPIC, BROKER, GROUP = 2, 4, 32
-RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP}
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
+RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP, "broker-loggers": BROKER_LOGGER,
+                  "client-metrics": CLIENT_METRICS}
+ENTITY_TYPES = ("topics", "brokers", "groups", "users", "clients", "ips", "client-metrics", "broker-loggers")
+#: Kafka's shorthands: ``--topic T`` is ``--entity-type topics --entity-name T``, ``--broker-defaults`` is
+#: ``--entity-type brokers --entity-default``
+NAMED = {"topic": "topics", "broker": "brokers", "group": "groups", "user": "users", "client": "clients", "ip": "ips",
+         "client_metrics": "client-metrics", "broker_logger": "broker-loggers"}
+DEFAULTS = {"broker_defaults": "brokers", "user_defaults": "users", "client_defaults": "clients",
+            "ip_defaults": "ips"}
+#: the API each entity type needs beyond DescribeConfigs, by Kafka's name for it: Kafka's tool fails with
+#: UnsupportedVersionException on a node that does not serve it (client quotas: kraftwire serves none yet)
+NEEDED_API = {"clients": (48, "DESCRIBE_CLIENT_QUOTAS"), "ips": (48, "DESCRIBE_CLIENT_QUOTAS"),
+              "client-metrics": (74, "LIST_CONFIG_RESOURCES")}
 SET, DELETE = 0, 1
 SOURCE_NAMES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
                 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
                 7: "DYNAMIC_CLIENT_METRICS_CONFIG", 8: "DYNAMIC_GROUP_CONFIG"}
 #: the source of the values a plain --describe shows (Kafka's tool filters on it)
-DYNAMIC_SOURCE = {("topics", False): 1, ("brokers", False): 2, ("brokers", True): 3, ("groups", False): 8}
+DYNAMIC_SOURCE = {("topics", False): 1, ("brokers", False): 2, ("brokers", True): 3, ("groups", False): 8,
+                  ("broker-loggers", False): 6, ("client-metrics", False): 7}
 
 
 #: user configs that are client quotas (Kafka's QuotaConfig.isClientOrUserQuotaConfig)
@@ -105,12 +118,17 @@ class ServerRefusal(ConfigCommandError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_bootstrap_arguments(parser)
-    parser.add_argument("--entity-type", required=True, choices=("topics", "brokers", "groups", "users"),
-                        help="the entity type")
+    add_bootstrap_arguments(parser, controller=True)
+    parser.add_argument("--entity-type", choices=ENTITY_TYPES, help="the entity type")
     who = parser.add_mutually_exclusive_group()
     who.add_argument("--entity-name", help="the topic name, broker id, group id or user principal name")
     who.add_argument("--entity-default", action="store_true", help="the cluster-wide default (brokers, users)")
+    for dest, kind in NAMED.items():
+        who.add_argument(f"--{dest.replace('_', '-')}", dest=dest, metavar="NAME",
+                         help=f"as --entity-type {kind} --entity-name NAME")
+    for dest, kind in DEFAULTS.items():
+        who.add_argument(f"--{dest.replace('_', '-')}", dest=dest, action="store_true",
+                         help=f"as --entity-type {kind} --entity-default")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the configs of the entity")
     action.add_argument("--alter", action="store_true", help="alter the configs of the entity")
@@ -124,14 +142,20 @@ def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import ConfigError
     from kraftwire.tools.command_config import client_security
 
+    args.bootstrap_server = args.bootstrap_server or args.bootstrap_controller
     try:
+        resolve_entity(args)
         if args.entity_type == "users":
             check_user_arguments(args)
+        if args.entity_type == "broker-loggers" and args.entity_name is None:
+            raise ConfigArgumentError(f"An entity name must be specified with --{'describe' if args.describe else 'alter'}"
+                                      " of broker-loggers")
         if args.entity_type == "groups" and args.entity_default:  # Kafka's words
             raise ConfigCommandError("--entity-default must not be specified with --describe of groups"
                                      if args.describe else "An entity name must be specified with --alter of groups")
-        if args.entity_default and args.entity_type not in ("brokers", "users"):
-            raise ConfigCommandError("--entity-default is only valid with --entity-type brokers or users")
+        if args.entity_default and args.entity_type not in ("brokers", "users", "clients", "ips"):
+            raise ConfigCommandError("--entity-default is only valid with --entity-type brokers, users, clients or "
+                                     "ips")
         if args.alter and not (args.entity_name or args.entity_default):
             raise ConfigCommandError("an entity name must be specified with --alter")
         if args.alter and not (args.add_config or args.delete_config):
@@ -145,10 +169,48 @@ def run(args: argparse.Namespace) -> int:
         print(str(exc), file=sys.stderr)
         return 1
     except (ConfigCommandError, ConfigError, OSError, asyncio.TimeoutError) as exc:
-        print(f"Error while executing config command with args '{' '.join(sys.argv[1:])}'", file=sys.stderr)
+        print(f"Error while executing config command with args '{' '.join(_command_args())}'", file=sys.stderr)
         print(str(exc) or type(exc).__name__, file=sys.stderr)
         return 1
     return 0
+
+
+def _command_args() -> list[str]:
+    """The tool's own arguments, as Kafka's tool quotes them (without ``kraftwire configs``)."""
+    argv = sys.argv[1:]
+    return argv[1:] if argv[:1] == ["configs"] else argv
+
+
+def resolve_entity(args) -> None:
+    """``args.entity_type``/``entity_name``/``entity_default`` from Kafka's shorthands (``--topic T``,
+    ``--broker-defaults``...), which name the type themselves."""
+    for dest, kind in NAMED.items():
+        if getattr(args, dest) is not None:
+            args.entity_type, args.entity_name = _one_type(args, kind), getattr(args, dest)
+    for dest, kind in DEFAULTS.items():
+        if getattr(args, dest):
+            args.entity_type, args.entity_default = _one_type(args, kind), True
+    if args.entity_type is None:
+        raise ConfigArgumentError("At least one entity type must be specified")
+
+
+def _one_type(args, kind: str) -> str:
+    if args.entity_type not in (None, kind):
+        raise ConfigArgumentError(f"Only one entity type is taken by kraftwire: --entity-type {args.entity_type} "
+                                  f"and {kind}")
+    return kind
+
+
+async def _needed_api(conn, args) -> None:
+    """Kafka's tool's failure on a node that does not serve the API the entity type needs (``NEEDED_API``)."""
+    from kraftwire.protocol import messages as w
+
+    key, name = NEEDED_API[args.entity_type]
+    answer = await conn.request(w.ApiVersionsRequest(client_software_name="kraftwire-admin",
+                                                     client_software_version="0"), 3, timeout=args.timeout)
+    if all(a.api_key != key for a in answer.api_keys):
+        raise ServerRefusal(ec.UNSUPPORTED_VERSION, f"The node does not support {name}")
+    raise ConfigCommandError(f"--entity-type {args.entity_type} is not implemented by kraftwire's tool yet")
 
 
 def parse_add_config(text: str) -> list[tuple[str, str]]:
@@ -182,6 +244,8 @@ def parse_add_config(text: str) -> list[tuple[str, str]]:
 async def _run(args, tls, login) -> None:
     conn = await connect(args, tls, login)
     try:
+        if args.entity_type in NEEDED_API and (args.describe or args.entity_type != "client-metrics"):
+            await _needed_api(conn, args)
         if args.entity_type == "users":
             await (_describe_users(conn, args) if args.describe else _alter_users(conn, args))
         elif args.describe:
@@ -220,6 +284,12 @@ async def _describe(conn, args, tls=None, login=None) -> None:
     from kraftwire.protocol import messages as w
 
     rtype = RESOURCE_TYPES[args.entity_type]
+    if args.bootstrap_controller is not None and rtype in (TOPIC, GROUP):
+        # Kafka's tool lists the topics (Metadata) or groups (ListGroups) first, which controllers do not serve
+        raise ConfigCommandError("java.util.concurrent.ExecutionException: " + (
+            "org.apache.kafka.common.errors.UnsupportedEndpointTypeException: This Admin API is not yet supported "
+            "when communicating directly with the controller quorum." if rtype == TOPIC else
+            "org.apache.kafka.common.KafkaException: Failed to find brokers to send ListGroups"))
     listed = None
     if args.entity_default:
         names = [""]

@@ -19,7 +19,7 @@ import argparse
 import sys
 import time
 
-from kraftwire.tools import producer_perf_test as perf
+from kraftwire.tools.command_config import kafka_client, librdkafka_config, parse_pairs, read_client_properties
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
@@ -103,7 +103,7 @@ def _start(args) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from confluent_kafka import KafkaException, TopicPartition
 
     if args.group and args.offset is not None:
         print("Options group and offset cannot be specified together.", file=sys.stderr)
@@ -115,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
         print("Options from-beginning and offset cannot be specified together.", file=sys.stderr)
         return 1
     start = _start(args)
-    fmt = Formatter(perf.parse_pairs(args.property + args.formatter_property))
+    fmt = Formatter(parse_pairs(args.property + args.formatter_property))
     props: dict[str, str] = {}
-    for path in (args.consumer_config, args.command_config):
+    for flag, path in (("--consumer.config", args.consumer_config), ("--command-config", args.command_config)):
         if path:
-            props.update(perf.read_properties(path))
-    props.update(perf.parse_pairs(args.consumer_property))
+            props.update(read_client_properties(path, flag))
+    props.update(parse_pairs(args.consumer_property, "--consumer-property"))
     if args.group:
         props.update({"bootstrap.servers": args.bootstrap_server, "isolation.level": args.isolation_level,
                       "group.id": args.group,
@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
                       "enable.auto.commit": "false", "enable.auto.offset.store": "false",
                       # librdkafka needs a group id even for assigned partitions; nothing is committed under it
                       "group.id": props.get("group.id", "kraftwire-console-consumer")})
-    consumer = Consumer(props)
+    consumer = kafka_client("Consumer", librdkafka_config(props))
     count = 0
     try:
         meta = consumer.list_topics(args.topic, timeout=30)

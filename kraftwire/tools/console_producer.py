@@ -1,6 +1,7 @@
 """``kraftwire console-producer``: Kafka's ``kafka-console-producer.sh`` — one record per line of standard input —
 with its flags, on confluent-kafka (librdkafka; the Java tool cannot be installed here). Producer properties are
-Kafka keys, translated as ``producer-perf-test`` does.
+Kafka keys (``--producer.config``, ``--command-config``, ``--producer-property``), translated as every tool's are
+(``kraftwire.tools.command_config.librdkafka_config``).
 
 As Kafka's tool: acks=all (``--request-required-acks``), keys hashed with murmur2 like the Java client's default
 partitioner so a key lands where a Java producer would put it, ``--property parse.key=true`` with
@@ -14,7 +15,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kraftwire.tools import producer_perf_test as perf
+from kraftwire.tools.command_config import kafka_client, librdkafka_config, parse_pairs, read_client_properties
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,12 +52,12 @@ def _conf(args) -> dict[str, str]:
         props["retries"] = str(args.message_send_max_retries)
     if args.batch_size is not None:
         props["batch.num.messages"] = str(args.batch_size)
-    for path in (args.producer_config, args.command_config):
+    for flag, path in (("--producer.config", args.producer_config), ("--command-config", args.command_config)):
         if path:
-            props.update(perf.read_properties(path))
-    props.update(perf.parse_pairs(args.producer_property))
+            props.update(read_client_properties(path, flag))
+    props.update(parse_pairs(args.producer_property, "--producer-property"))
     props["bootstrap.servers"] = args.bootstrap_server
-    conf = perf.librdkafka_config(props)
+    conf = librdkafka_config(props)
     conf.setdefault("partitioner", "murmur2_random")  # the Java client's default: murmur2 of the key
     return conf
 
@@ -91,8 +92,8 @@ class LineReader:
 def run(args: argparse.Namespace) -> int:
     from confluent_kafka import KafkaException
 
-    reader = LineReader(perf.parse_pairs(args.property + args.reader_property))
-    producer = perf.load_producer()(_conf(args))
+    reader = LineReader(parse_pairs(args.property + args.reader_property))
+    producer = kafka_client("Producer", _conf(args))
     failures = [0]
 
     def delivered(err, _msg) -> None:

@@ -228,7 +228,7 @@ class Admin:
         return md
 
     async def broker(self, node_id: int):
-        from kraftwire.server.client import KafkaConnection
+        from kraftwire.server.edge.client import KafkaConnection
 
         conn = self._conns.get(node_id)
         if conn is None:

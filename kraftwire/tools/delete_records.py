@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 async def _delete(args, tls, login, offsets: dict[tuple[str, int], int]) -> dict[tuple[str, int], tuple[int, int]]:
     from kraftwire.ids import ZERO_UUID
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     D = w.DeleteRecordsRequest
     loop = asyncio.get_running_loop()

@@ -1,5 +1,6 @@
-"""``kraftwire dump-log --files F [F ...] [--json] [--print-records]``: like ``kafka-dump-log.sh
---cluster-metadata-decoder`` for segments (``.log``), snapshots (``.checkpoint``) and indexes.
+"""``kraftwire dump-log --files F [F ...] [--json] [--deep-iteration] [--print-data-log] [--offsets-decoder |
+--transaction-log-decoder | --cluster-metadata-decoder]``: like ``kafka-dump-log.sh`` for segments (``.log``),
+snapshots (``.checkpoint``) and indexes.
 
 Text output, per batch (Kafka's field names and order)::
 
@@ -7,8 +8,13 @@ Text output, per batch (Kafka's field names and order)::
     partitionLeaderEpoch: 1 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty
     position: 0 CreateTime: 1700000000002 size: 120 magic: 2 compresscodec: none crc: 123 isvalid: true
 
-(one line; ``deleteHorizonMs: OptionalLong[<ms>]`` when the log cleaner stamped a horizon), and with ``--print-records`` one ``| offset: ...`` line per record; control records are decoded
-(LeaderChange, SnapshotHeader/Footer, KRaftVersion, Voters). ``--cluster-metadata-decoder`` prints every data
+(one line; ``deleteHorizonMs: OptionalLong[<ms>]`` when the log cleaner stamped a horizon), and with
+``--deep-iteration`` one ``| offset: ...`` line per record (its ``sequence`` and ``headerKeys: [a,b]``); control
+records are decoded (transaction markers as ``endTxnMarker: COMMIT coordinatorEpoch: N``, LeaderChange,
+SnapshotHeader/Footer, KRaftVersion, Voters). ``--print-data-log`` (``--print-records``, kraftwire's older name)
+adds each data record's ``key: ...`` and ``payload: ...`` as ``kraftwire.tools.dump_log_parsers`` reads them: text,
+or with ``--offsets-decoder`` / ``--transaction-log-decoder`` the coordinators' records as Kafka's decoders print
+them (each decoder implies ``--print-data-log``, which implies ``--deep-iteration``). ``--cluster-metadata-decoder`` prints every data
 record as Kafka's tool does, ``payload: {"type":"TOPIC_RECORD","version":0,"data":{"name":...,"topicId":...}}``
 (in ``--json``: a ``metadata`` object per record). ``--json`` prints one JSON object per batch with the
 keys ``base_offset, last_offset, partition_leader_epoch, crc, crc_valid, is_control, compression, record_count,
@@ -52,23 +58,36 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--files", nargs="+", required=True, metavar="FILE",
                         help="segment (.log), snapshot (.checkpoint), or index (.index/.timeindex) files")
     parser.add_argument("--json", action="store_true", help="one JSON object per batch (snake_case keys)")
-    parser.add_argument("--print-records", action="store_true", help="also print every record")
+    parser.add_argument("--deep-iteration", action="store_true", help="print every record (not its content)")
+    parser.add_argument("--print-data-log", "--print-records", dest="print_records", action="store_true",
+                        help="print every record with its key and payload")
+    parser.add_argument("--offsets-decoder", action="store_true",
+                        help="decode the records as __consumer_offsets records (implies --print-data-log)")
+    parser.add_argument("--transaction-log-decoder", action="store_true",
+                        help="decode the records as __transaction_state records (implies --print-data-log)")
     parser.add_argument("--cluster-metadata-decoder", action="store_true",
                         help="decode data records as Kafka metadata records (type, version, data as JSON; implies "
                         "--print-records); control records are always decoded")
 
 
 def run(args: argparse.Namespace) -> int:
+    from kraftwire.tools import dump_log_parsers
+
     status = 0
     out = sys.stdout
+    parser = (dump_log_parsers.offsets if args.offsets_decoder else
+              dump_log_parsers.transaction_log if args.transaction_log_decoder else None)
     for path in args.files:
         try:
-            for line in dump_file(path, as_json=args.json, print_records=args.print_records,
-                                  metadata_decoder=args.cluster_metadata_decoder):
+            for line in dump_file(path, as_json=args.json, print_records=args.print_records or parser is not None,
+                                  metadata_decoder=args.cluster_metadata_decoder, deep=args.deep_iteration,
+                                  parser=parser):
                 if line.startswith("\0error"):
                     status = 1
                     line = line[len("\0error"):]
                 out.write(line + "\n")
+        except BrokenPipeError:
+            raise  # the reader went away (| head): kraftwire.cli ends quietly, as Kafka's tool does
         except OSError as exc:
             print(f"kraftwire dump-log: cannot read {path}: {exc}", file=sys.stderr)
             status = 1
@@ -164,6 +183,7 @@ def _record_objects(batch, metadata_decoder: bool = False) -> tuple[list[dict], 
         for r in batch:
             entry: dict[str, Any] = {
                 "offset": r.offset,
+                "sequence": _sequence(batch, r.offset),
                 "timestamp": r.timestamp,
                 "key_size": -1 if r.key is None else len(r.key),
                 "value_size": -1 if r.value is None else len(r.value),
@@ -184,6 +204,13 @@ def _record_objects(batch, metadata_decoder: bool = False) -> tuple[list[dict], 
     return out, None
 
 
+def _sequence(batch, offset: int) -> int:
+    """A record's sequence number: its batch's base sequence plus its offset delta (wrapping at 2^31), or -1."""
+    if batch.base_sequence < 0:
+        return -1
+    return (batch.base_sequence + offset - batch.base_offset) % (1 << 31)
+
+
 def _batch_text(b, crc_valid: bool) -> str:
     last_seq = -1 if b.base_sequence < 0 else b.base_sequence + b.last_offset_delta
     ts_name = "LogAppendTime" if b.timestamp_type else "CreateTime"
@@ -200,10 +227,17 @@ def _batch_text(b, crc_valid: bool) -> str:
     )
 
 
-def _record_text(rec: dict, ts_name: str) -> str:
+def _record_text(rec: dict, ts_name: str, parser=None) -> str:
+    """One record's line; ``parser`` (``dump_log_parsers``) prints a data record's key and payload (None: neither,
+    as Kafka's tool without ``--print-data-log``)."""
     head = (f"| offset: {rec['offset']} {ts_name}: {rec['timestamp']} keySize: {rec['key_size']} "
-            f"valueSize: {rec['value_size']} sequence: -1 headerKeys: [{', '.join(h[0] for h in rec['headers'])}]")
+            f"valueSize: {rec['value_size']} sequence: {rec['sequence']} "
+            f"headerKeys: [{','.join(h[0] for h in rec['headers'])}]")
     if "control_type" in rec:
+        if rec["control_type"] in ("ABORT", "COMMIT"):
+            raw = base64.b64decode(rec["control"].get("raw") or "")
+            epoch = struct.unpack_from(">i", raw, 2)[0] if len(raw) >= 6 else -1
+            return f"{head} endTxnMarker: {rec['control_type']} coordinatorEpoch: {epoch}"
         body = json.dumps(rec["control"], separators=(",", ":"))
         return f"{head} {rec['control_type']}: {body}"
     if "metadata" in rec:
@@ -211,16 +245,26 @@ def _record_text(rec: dict, ts_name: str) -> str:
         if "error" in meta:
             return f"{head} payload: (not a metadata record: {meta['error']})"
         return f"{head} payload: {json.dumps(meta, separators=(',', ':'))}"
-    value = rec["value"]
-    payload = base64.b64decode(value).decode("utf-8", "replace") if value is not None else "null"
-    return f"{head} payload: {payload}"
+    if parser is None:
+        return head
+    key, payload = parser(rec["offset"], _raw(rec["key"]), _raw(rec["value"]))
+    return head + ("" if key is None else f" key: {key}") + ("" if payload is None else f" payload: {payload}")
+
+
+def _raw(text: str | None) -> bytes | None:
+    return None if text is None else base64.b64decode(text)
 
 
 def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
-              metadata_decoder: bool = False) -> Iterator[str]:
+              metadata_decoder: bool = False, deep: bool = False, parser=None) -> Iterator[str]:
     """Yield the output lines for one file. A line starting with NUL+"error" marks a problem found in the file.
-    ``metadata_decoder`` decodes data records as metadata records (and prints records)."""
+    ``metadata_decoder`` decodes data records as metadata records (and prints records); ``deep`` prints each
+    record's line, ``print_records`` its key and payload too (through ``parser``, text by default)."""
+    from kraftwire.tools import dump_log_parsers
+
     print_records = print_records or metadata_decoder
+    content = (parser or dump_log_parsers.plain) if print_records else None
+    deep = deep or print_records
     name = os.path.basename(path)
     if name.endswith(".index"):
         yield from _dump_index(path, as_json, time_index=False)
@@ -243,7 +287,7 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
     try:
         for b in reader:
             crc_valid = _crc_valid(b.buffer)
-            records, record_problem = _record_objects(b, metadata_decoder) if print_records else ([], None)
+            records, record_problem = _record_objects(b, metadata_decoder) if deep else ([], None)
             if as_json:
                 obj: dict[str, Any] = {
                     "base_offset": b.base_offset,
@@ -257,7 +301,7 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
                     "size_in_bytes": b.size_in_bytes,
                     "position": b.position,
                 }
-                if print_records:
+                if deep:
                     obj["records"] = records
                     if record_problem:
                         obj["records_error"] = record_problem
@@ -266,7 +310,7 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
                 yield _batch_text(b, crc_valid)
                 ts_name = "LogAppendTime" if b.timestamp_type else "CreateTime"
                 for rec in records:
-                    yield _record_text(rec, ts_name)
+                    yield _record_text(rec, ts_name, content)
                 if record_problem:
                     yield "\0error" + f"| {record_problem}"
         if reader.incomplete:

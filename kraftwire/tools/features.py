@@ -70,9 +70,9 @@ def run(args: argparse.Namespace) -> int:
     args.bootstrap_server = args.bootstrap_server or args.bootstrap_controller
     try:
         if args.op == "version-mapping":
-            return _version_mapping(args)
+            return version_mapping(args)
         if args.op == "feature-dependencies":
-            return _feature_dependencies(args)
+            return feature_dependencies(args)
         updates = _updates(args) if args.op != "describe" else None
         tls, login = client_security(args.command_config)
         return asyncio.run(_run(args, tls, login, updates))
@@ -142,7 +142,7 @@ def _updates(args) -> dict[str, int]:
     return updates
 
 
-def _version_mapping(args) -> int:
+def version_mapping(args) -> int:
     from kraftwire.metadata import version as mv
     from kraftwire.metadata.features import release_defaults
 
@@ -157,7 +157,7 @@ def _version_mapping(args) -> int:
     return 0
 
 
-def _feature_dependencies(args) -> int:
+def feature_dependencies(args) -> int:
     from kraftwire.metadata import features as ft
     from kraftwire.metadata import version as mv
 

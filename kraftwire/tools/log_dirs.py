@@ -66,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
 
 async def _describe(args, tls, login, wanted: set[int]) -> dict[int, list]:
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     conn = await connect(args, tls, login)
     try:

@@ -116,7 +116,7 @@ def java_error(code: int, message: str | None) -> str:
 async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC, ssl_context=None,
                        sasl=None):
     """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port."""
-    from kraftwire.server.client import describe_quorum
+    from kraftwire.server.edge.client import describe_quorum
 
     return await describe_quorum(host, port, timeout=timeout, topic=topic, ssl_context=ssl_context, sasl=sasl)
 
@@ -313,7 +313,7 @@ async def send_voter_change(servers, body, *, controllers: bool, timeout: float,
     endpoint type 2, KIP-919, as Kafka's admin client finds it), else to that server itself."""
     from kraftwire.errors import KraftwireError
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     failures = []
     for host, port in servers:
@@ -387,7 +387,7 @@ def _run_voter_change(args, servers, tls, login) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import KraftwireError
-    from kraftwire.server.client import parse_host_port
+    from kraftwire.server.edge.client import parse_host_port
 
     try:
         servers = [parse_host_port(item.strip())

@@ -1,12 +1,17 @@
 """``kraftwire producer-perf-test``: Kafka's ``kafka-producer-perf-test.sh`` (ProducerPerformance) against any
 Kafka-wire endpoint, with its options and its output lines. The Java tool cannot be installed from the registries
 these machines reach, so this is a re-implementation on confluent-kafka (librdkafka); producer properties are given
-as Kafka keys and passed on to librdkafka (see the property mapping below).
+as Kafka keys and translated as every tool's are (``kraftwire.tools.command_config.librdkafka_config``).
 
 Output, as Kafka prints it: every 5 seconds
 ``N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency.`` and at the end
 ``N records sent, R records/sec (M MB/sec), A ms avg latency, X ms max latency, P50 ms 50th, P95 ms 95th, P99 ms
 99th, P999 ms 99.9th.`` Latency is from ``produce()`` to the delivery report.
+
+``--payload-monotonic`` sends record i's value as the text of i (0, 1, 2...), as Kafka's tool does.
+``--transactional-id ID`` and/or ``--transaction-duration-ms MS`` produce in transactions: each committed once it
+has lasted MS (3000 by default; a transactional id of ``performance-producer-<uuid>`` when only the duration is
+given, or the ``transactional.id`` of the producer properties), the last one at the end.
 """
 
 from __future__ import annotations
@@ -18,66 +23,14 @@ import time
 
 REPORT_INTERVAL_S = 5.0
 
-# ---------------------------------------------------------------------------------------------------------------------
-# Kafka (Java) producer properties -> librdkafka configuration (shared with verifiable_producer). Most Java producer
-# keys are librdkafka keys too (bootstrap.servers, acks, linger.ms, batch.size, compression.type, enable.idempotence,
-# client.id...). Java-only keys (serializers, buffer.memory...) are dropped with a note on stderr.
-# ---------------------------------------------------------------------------------------------------------------------
-JAVA_ONLY = {"key.serializer", "value.serializer", "buffer.memory", "max.block.ms", "partitioner.class",
-             "interceptor.classes", "metric.reporters", "metrics.sample.window.ms", "metrics.num.samples",
-             "send.buffer.bytes", "receive.buffer.bytes", "delivery.timeout.ms.unused"}
-RENAMED = {"max.in.flight.requests.per.connection": "max.in.flight.requests.per.connection",
-           "delivery.timeout.ms": "message.timeout.ms", "retries": "message.send.max.retries"}
-
-
-def read_properties(path: str) -> dict[str, str]:
-    out = {}
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            line = line.strip()
-            if not line or line[0] in "#!":
-                continue
-            key, sep, value = line.partition("=")
-            if not sep:
-                key, _, value = line.partition(":")
-            out[key.strip()] = value.strip()
-    return out
-
-
-def parse_pairs(pairs: list[str]) -> dict[str, str]:
-    out = {}
-    for item in pairs or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"Invalid property: {item} (expected KEY=VALUE)")
-        out[key.strip()] = value.strip()
-    return out
-
-
-def librdkafka_config(props: dict[str, str]) -> dict[str, str]:
-    conf = {}
-    for key, value in props.items():
-        if key in JAVA_ONLY:
-            print(f"note: producer property {key} applies to the Java client only; ignored", file=sys.stderr)
-            continue
-        conf[RENAMED.get(key, key)] = value
-    return conf
-
-
-def load_producer():
-    try:
-        from confluent_kafka import Producer
-    except ImportError:  # pragma: no cover - the test environment has it
-        raise SystemExit("this tool needs confluent-kafka (pip install confluent-kafka)") from None
-    return Producer
-
-
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--topic", required=True, help="produce messages to this topic")
     parser.add_argument("--num-records", type=int, required=True, help="number of messages to produce")
     size = parser.add_mutually_exclusive_group(required=True)
     size.add_argument("--record-size", type=int, help="message size in bytes")
     size.add_argument("--payload-file", help="file of payloads (split by --payload-delimiter), chosen at random")
+    size.add_argument("--payload-monotonic", action="store_true",
+                      help="payloads are the record numbers, 0, 1, 2... (as text)")
     parser.add_argument("--payload-delimiter", default="\\n", help="delimiter of --payload-file (default \\n)")
     parser.add_argument("--throughput", type=float, required=True,
                         help="throttle to about this many messages/sec; -1 for no throttling")
@@ -87,7 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="producer properties file")
     parser.add_argument("--bootstrap-server", help="the server(s) to connect to (instead of bootstrap.servers)")
     parser.add_argument("--print-metrics", action="store_true", help="print librdkafka statistics at the end")
-    parser.add_argument("--transactional-id", help=argparse.SUPPRESS)
+    parser.add_argument("--transactional-id", help="produce in transactions with this transactional id")
+    parser.add_argument("--transaction-duration-ms", type=int, metavar="TRANSACTION-DURATION",
+                        help="commit each transaction after this long (default 3000 with a transactional id)")
 
 
 class Stats:
@@ -142,6 +97,8 @@ class Stats:
 
 
 def payloads(args) -> list[bytes]:
+    if args.payload_monotonic:
+        return []
     if args.record_size is not None:
         rnd = random.Random()
         return [bytes(rnd.randrange(65, 91) for _ in range(args.record_size))]
@@ -155,35 +112,62 @@ def payloads(args) -> list[bytes]:
     return items
 
 
-def run(args: argparse.Namespace) -> int:
-    cp = sys.modules[__name__]
+def transactions(args, props: dict[str, str]) -> int | None:
+    """The duration (ms) of each transaction, or None without transactions; sets ``transactional.id`` in ``props``
+    as Kafka's tool chooses it (``--transactional-id`` over the properties' own, a random one for a bare
+    ``--transaction-duration-ms``)."""
+    import uuid
 
+    if args.transaction_duration_ms is not None and args.transaction_duration_ms <= 0:
+        raise ValueError("--transaction-duration-ms should be greater than zero.")
     if args.transactional_id:
-        print("kraftwire: transactions are not supported (--transactional-id)", file=sys.stderr)
+        props["transactional.id"] = args.transactional_id
+    elif args.transaction_duration_ms is not None and not props.get("transactional.id"):
+        props["transactional.id"] = f"performance-producer-{uuid.uuid4()}"
+    if not props.get("transactional.id"):
+        return None
+    return args.transaction_duration_ms or 3000
+
+
+def run(args: argparse.Namespace) -> int:
+    from kraftwire.tools.command_config import kafka_client, librdkafka_config, parse_pairs, read_client_properties
+
+    props = read_client_properties(args.producer_config, "--producer.config") if args.producer_config else {}
+    props.update(parse_pairs(args.producer_props, "--producer-props"))
+    try:
+        txn_ms = transactions(args, props)
+    except ValueError as exc:
+        print(exc, file=sys.stderr)
         return 1
-    props = cp.read_properties(args.producer_config) if args.producer_config else {}
-    props.update(cp.parse_pairs(args.producer_props))
     if args.bootstrap_server:
         props["bootstrap.servers"] = args.bootstrap_server
     if "bootstrap.servers" not in props:
         print("Either --bootstrap-server or bootstrap.servers in --producer-props/--producer.config is required",
               file=sys.stderr)
         return 1
-    Producer = cp.load_producer()
-    conf = cp.librdkafka_config(props)
+    conf = librdkafka_config(props)
     if args.print_metrics:
         conf.setdefault("statistics.interval.ms", "5000")
         stats_json: list[str] = []
         conf["stats_cb"] = stats_json.append
-    producer = Producer(conf)
+    producer = kafka_client("Producer", conf)
     items = payloads(args)
+    if txn_ms is not None:
+        producer.init_transactions()
+        producer.begin_transaction()
+        txn_start = time.monotonic()
     stats = Stats(args.num_records)
     errors: list = []
     rnd = random.Random()
     throttle = args.throughput
     start = time.monotonic()
     for i in range(args.num_records):
-        payload = items[0] if len(items) == 1 else items[rnd.randrange(len(items))]
+        if txn_ms is not None and (time.monotonic() - txn_start) * 1000 >= txn_ms:
+            producer.commit_transaction()
+            producer.begin_transaction()
+            txn_start = time.monotonic()
+        payload = (str(i).encode() if not items else items[0] if len(items) == 1
+                   else items[rnd.randrange(len(items))])
         sent = time.monotonic()
         size = len(payload)
 
@@ -205,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
             ahead = (i + 1) / throttle - (time.monotonic() - start)
             if ahead > 0:
                 producer.flush(ahead) if ahead > 0.05 else time.sleep(ahead)
+    if txn_ms is not None:
+        producer.commit_transaction()  # flushes the last transaction's records
     producer.flush()
     for err in errors[:5]:
         print(f"Error when sending message: {err}", file=sys.stderr)

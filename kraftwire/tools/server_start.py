@@ -1,4 +1,6 @@
-"""``kraftwire server-start --config FILE``: run one KRaft node from a Kafka properties file until SIGINT/SIGTERM.
+"""``kraftwire server-start [--config] FILE [--override KEY=VALUE ...]``: run one KRaft node from a Kafka properties
+file until SIGINT/SIGTERM, as ``kafka-server-start.sh FILE --override KEY=VALUE`` does (an override replaces the
+file's value of its key, or adds the key).
 
 Exit codes: 0 after a graceful shutdown, 1 on a configuration or start-up error (the message names the key and
 value, or says why the directory cannot be used), 3 on a fail-stop (I/O error in the log directory).
@@ -26,6 +28,8 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, positional: bool = 
     else:
         parser.add_argument("--config", required=True, metavar="FILE",
                             help="the node's properties file (Kafka keys)")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a property that replaces the file's (repeatable), as kafka-server-start.sh takes it")
     parser.add_argument("--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
     # quickstart hands its children listening sockets it bound itself (no pick-then-bind race)
     parser.add_argument("--listener-fd", action="append", default=[], metavar="NAME=FD", help=argparse.SUPPRESS)
@@ -47,11 +51,24 @@ def inherited_sockets(specs: list[str]) -> dict[str, socket.socket]:
     return out
 
 
-def load_settings_or_exit(path: str):
-    from kraftwire.server.settings import NodeSettings
+def load_settings_or_exit(path: str, overrides: list[str] = ()):
+    """The node's settings from ``path`` with ``overrides`` (``KEY=VALUE`` each) applied; None after printing why
+    they cannot be used."""
+    from kraftwire.config import parse_properties
+    from kraftwire.server.node.settings import NodeSettings
 
     try:
-        return NodeSettings.from_file(path)
+        try:
+            with open(path, encoding="utf-8") as f:
+                props = parse_properties(f.read())
+        except OSError as exc:
+            raise ConfigError("--config", path, f"cannot read the file: {exc.strerror or exc}") from None
+        for item in overrides:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise ConfigError("--override", item, "KEY=VALUE")
+            props[key.strip()] = value.strip()
+        return NodeSettings.from_properties(props)
     except ConfigError as exc:
         print(f"kraftwire: configuration error in {path}: {exc}", file=sys.stderr)
         return None
@@ -59,7 +76,7 @@ def load_settings_or_exit(path: str):
 
 async def run_node(node, *, duration_s: float | None = None, on_started=None, before_shutdown=None) -> int:
     """Start ``node``, wait for SIGINT/SIGTERM (or ``duration_s``), shut down gracefully."""
-    from kraftwire.server.app import StartupError
+    from kraftwire.server.node.app import StartupError
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
@@ -95,10 +112,10 @@ def run(args: argparse.Namespace) -> int:
     if len(given) != 1:
         print("kraftwire server-start: give the properties file once, as CONFIG or --config FILE", file=sys.stderr)
         return 2
-    settings = load_settings_or_exit(given[0])
+    settings = load_settings_or_exit(given[0], args.override)
     if settings is None:
         return 1
-    from kraftwire.server.app import Node
+    from kraftwire.server.node.app import Node
 
     node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd))
     return asyncio.run(run_node(node))

@@ -1,4 +1,11 @@
-"""``kraftwire storage``: ``random-uuid`` and ``format``, like Kafka's ``kafka-storage.sh``.
+"""``kraftwire storage``: ``random-uuid``, ``format``, ``info``, ``version-mapping`` and ``feature-dependencies``,
+like Kafka's ``kafka-storage.sh``.
+
+``kraftwire storage info -c CONFIG`` prints, as Kafka's tool, the log directories found (sorted), the first one's
+``meta.properties`` (``Found metadata: {cluster.id=..., ...}``) and the problems: a directory that does not exist or
+is not formatted, or directories that disagree on the cluster id (else on the node id); exit 1 with a problem.
+``version-mapping [-r RELEASE]`` and ``feature-dependencies --feature NAME=LEVEL ...`` print what ``kraftwire
+features`` prints for them (Kafka's two tools share them too).
 
 ``kraftwire storage random-uuid`` prints a new cluster id (22 characters of URL-safe base64).
 
@@ -30,7 +37,7 @@ import secrets
 import sys
 import time
 
-from kraftwire.config import Config, load_config
+from kraftwire.config import Config, load_config, load_properties
 from kraftwire.errors import ConfigError, KraftwireError
 from kraftwire.ids import random_kafka_uuid, uuid_from_base64, uuid_to_base64
 from kraftwire.log.checkpoint import fsync_dir
@@ -77,12 +84,82 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     quorum.add_argument("-I", "--initial-controllers", metavar="VOTERS",
                         help="the initial dynamic quorum: id@host:port:directory-id,... (the same on every node)")
     fmt.set_defaults(_storage_format=True)
+    info = sub.add_parser("info", help="print the state of the log directories of a config")
+    info.add_argument("-c", "--config", required=True, help="the node's properties file")
+    mapping = sub.add_parser("version-mapping", help="the feature levels of a release")
+    mapping.add_argument("-r", "--release-version", help="the release (default: Kafka 4.4's latest production level)")
+    deps = sub.add_parser("feature-dependencies", help="the dependencies of feature levels")
+    deps.add_argument("-f", "--feature", action="append", required=True, metavar="NAME=LEVEL",
+                      help="a feature and its level, e.g. transaction.version=2 (repeatable)")
+
+
+def _features_listing(args) -> int:
+    """``version-mapping`` and ``feature-dependencies``: kafka-features.sh's, which Kafka's storage tool shares."""
+    from kraftwire.tools import features
+
+    try:
+        return (features.version_mapping if args.storage_command == "version-mapping"
+                else features.feature_dependencies)(args)
+    except features.FeatureCommandError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+
+
+def info_lines(directories) -> tuple[list[str], bool]:
+    """Kafka's ``storage info`` report of ``directories``: (lines, whether a problem was found)."""
+    problems, found, metas = [], [], []
+    for directory in sorted(set(directories)):
+        if not os.path.isdir(directory):
+            problems.append(f"{directory} does not exist")
+            continue
+        found.append(directory)
+        path = os.path.join(directory, "meta.properties")
+        if not os.path.isfile(path):
+            problems.append(f"{directory} is not formatted.")
+            continue
+        try:
+            metas.append(load_properties(path))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path} cannot be read: {exc}")
+    if len({m.get("cluster.id") for m in metas}) > 1:
+        problems.append("Mismatched cluster IDs between storage directories.")
+    elif len({m.get("node.id") for m in metas}) > 1:
+        problems.append("Mismatched node IDs between storage directories.")
+    lines = []
+    if found:
+        lines += [f"Found log director{'y' if len(found) == 1 else 'ies'}:", *(f"  {d}" for d in found), ""]
+    elif not problems:
+        lines += ["No directories specified.", ""]
+    if metas:
+        lines += ["Found metadata: {" + ", ".join(f"{k}={v}" for k, v in sorted(metas[0].items())) + "}", ""]
+    if problems:
+        lines += [f"Found problem{'s' if len(problems) > 1 else ''}:", *(f"  {p}" for p in problems), ""]
+    return lines, bool(problems)
+
+
+def _info(args) -> int:
+    try:
+        config = load_config(args.config)
+    except OSError as exc:
+        print(f"kraftwire storage info: cannot read {args.config}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ConfigError as exc:
+        print(f"kraftwire storage info: {exc}", file=sys.stderr)
+        return 1
+    lines, problems = info_lines(config.all_log_dirs())
+    for line in lines:
+        print(line)
+    return 1 if problems else 0
 
 
 def run(args: argparse.Namespace) -> int:
     if args.storage_command == "random-uuid":
         print(uuid_to_base64(random_kafka_uuid()))
         return 0
+    if args.storage_command in ("version-mapping", "feature-dependencies"):
+        return _features_listing(args)
+    if args.storage_command == "info":
+        return _info(args)
     try:
         config = load_config(args.config).validate()
     except OSError as exc:
@@ -125,7 +202,7 @@ def initial_voters(args, config: Config):
     elif args.standalone:
         if "controller" not in roles:
             raise ValueError("You can only use --standalone on a controller.")
-        from kraftwire.server.settings import NodeSettings
+        from kraftwire.server.node.settings import NodeSettings
 
         settings = NodeSettings.from_file(args.config)
         names = settings.controller_listener_names

@@ -39,11 +39,12 @@ def add_workload_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     setup_logging(args.log_level)
-    settings = load_settings_or_exit(args.config)
+    settings = load_settings_or_exit(args.config, args.override)
     if settings is None:
         return 1
     from kraftwire.config import METADATA_TOPIC
-    from kraftwire.server.app import PERFORMANCE_TEST_TOPIC, Node
+    from kraftwire.server.node.app import PERFORMANCE_TEST_TOPIC
+    from kraftwire.server.test_server.server import RaftTestServer
     from kraftwire.tools.workload import Workload
 
     try:
@@ -54,8 +55,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"kraftwire test-server: {exc}", file=sys.stderr)
         return 1
     topic = settings.config.metadata_log_topic
-    node = Node(settings, listen_sockets=inherited_sockets(args.listener_fd),
-                topic=PERFORMANCE_TEST_TOPIC if topic == METADATA_TOPIC else topic, listeners=[workload])
+    node = RaftTestServer(settings, listen_sockets=inherited_sockets(args.listener_fd),
+                          topic=PERFORMANCE_TEST_TOPIC if topic == METADATA_TOPIC else topic, listeners=[workload])
     workload.attach_metrics(node.metrics)
 
     async def main() -> int:

@@ -4,12 +4,15 @@
 * ``--create --topic T [--partitions N] [--replication-factor R] [--config K=V ...] [--replica-assignment
   1:2,2:3,...] [--if-not-exists]`` prints ``Created topic T.`` (and Kafka's warning for a name with ``.`` or ``_``);
 * ``--list [--topic REGEX] [--exclude-internal]``: one name per line, sorted;
-* ``--describe [--topic REGEX] [--under-replicated-partitions | --unavailable-partitions] [--exclude-internal]``:
+* ``--describe [--topic REGEX | --topic-id ID] [--under-replicated-partitions | --unavailable-partitions |
+  --under-min-isr-partitions | --at-min-isr-partitions | --topics-with-overrides] [--exclude-internal]``:
   Kafka's topic line (``Topic``, ``TopicId``, ``PartitionCount``, ``ReplicationFactor``, ``Configs`` with the values
   that are not defaults) and a tab-indented line per partition (``Leader`` — ``none`` without one —, ``Replicas``,
   ``Isr``, ``Elr`` and ``LastKnownElr`` from DescribeTopicPartitions, asked page by page of
   ``--partition-size-limit-per-response`` partitions as Kafka's admin client asks); with a partition filter only the
-  matching partition lines;
+  matching partition lines (the ISR against each topic's ``min.insync.replicas`` for the two min-ISR filters); with
+  ``--topics-with-overrides`` only the topic lines of topics with a configuration override; ``--topic-id`` describes
+  one topic by its id from the Metadata answer, as Kafka's admin client does (so ``Elr: N/A``);
 * ``--alter --topic T --partitions N`` grows a topic; ``--delete --topic REGEX``. Both print nothing on success.
 
 ``--topic`` is a regular expression matched against whole names, as Kafka's tool takes it. A failure prints
@@ -21,10 +24,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import re
+import sys
 
 from kraftwire.error_codes import TOPIC_ALREADY_EXISTS, name_of
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 from kraftwire.ids import uuid_to_base64
+from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 
 INTERNAL = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})
 TOPIC_RESOURCE = 2
@@ -56,6 +61,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --describe: only partitions whose ISR is smaller than their replicas")
     parser.add_argument("--unavailable-partitions", action="store_true",
                         help="with --describe: only partitions without an available leader")
+    parser.add_argument("--under-min-isr-partitions", action="store_true",
+                        help="with --describe: only partitions whose ISR is smaller than min.insync.replicas")
+    parser.add_argument("--at-min-isr-partitions", action="store_true",
+                        help="with --describe: only partitions whose ISR is as large as min.insync.replicas")
+    parser.add_argument("--topics-with-overrides", action="store_true",
+                        help="with --describe: only topics with configuration overrides (their topic lines)")
+    parser.add_argument("--topic-id", help="with --describe: the id (base64) of the topic to describe")
     parser.add_argument("--partition-size-limit-per-response", type=int, default=2000,
                         help="the most partitions in one DescribeTopicPartitions answer")
     parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
@@ -68,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         tls, login = client_security(args.command_config)
         asyncio.run(_run(args, tls, login))
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 1
     except (TopicCommandError, ConfigError) as exc:
         print(f"Error while executing topic command : {exc}")
         return 1
@@ -121,45 +136,119 @@ def _ensure(names: list[str], args) -> None:
         raise TopicCommandError(f"Topic '{args.topic}' does not exist as expected")
 
 
+#: the partition filters, in the order Kafka's tool tries them when several are given (the first given decides)
+PARTITION_REPORTS = ("under_replicated_partitions", "under_min_isr_partitions", "at_min_isr_partitions",
+                     "unavailable_partitions")
+
+
+class UsageError(TopicCommandError):
+    """A flag combination Kafka's option parser refuses: printed on stderr without the command's prefix."""
+
+
+def _one_report(args) -> None:
+    """``--topics-with-overrides`` with no partition filter, as Kafka's option parser allows."""
+    given = [name for name in PARTITION_REPORTS if getattr(args, name)]
+    if given and args.topics_with_overrides:
+        raise UsageError(f'Option "[{given[0].replace("_", "-")}]" can\'t be used with option '
+                         '"[topics-with-overrides]"')
+
+
+def describe_order(names: list[str]) -> list[str]:
+    """The order Kafka's tool describes topics in (``names`` sorted, as it lists them): that of the map its admin
+    client answers with, a ``HashMap`` sized for the names and filled from a copy of another such map filled in
+    name order (``KafkaAdminClient`` describing topics, ``DescribeTopicsResult.allTopicNames``)."""
+    if not names:
+        return []
+    presized = 1
+    while presized < len(names):
+        presized *= 2
+    while len(names) > presized * 3 // 4:
+        presized *= 2
+    futures = hashmap_order(names, string_hash, presized)
+    copied = hashmap_order(futures, string_hash, hashmap_capacity(len(names), copied=True))
+    return hashmap_order(copied, string_hash, presized)
+
+
+def _topic_id(text: str):
+    """``--topic-id``'s uuid; None for Kafka's zero uuid, which names no topic (every topic is described)."""
+    import base64
+    import binascii
+    import uuid
+
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (binascii.Error, ValueError):
+        raw = b""
+    if len(raw) != 16:
+        raise TopicCommandError(f"Input string `{text}` decoded as {len(raw)} bytes, which is not equal to the "
+                                "expected 16 bytes of a base64-encoded UUID")
+    value = uuid.UUID(bytes=raw)
+    return None if value.int == 0 else value
+
+
 async def _describe(conn, args) -> None:
     from kraftwire.protocol import messages as w
 
+    _one_report(args)
     md = await _metadata(conn, args)
-    names = _matching(md, args)
-    _ensure(names, args)
+    by_id = _topic_id(args.topic_id) if args.topic_id is not None else None
+    if by_id is not None:
+        names = [t.name for t in md.topics if t.error_code == 0 and t.topic_id == by_id
+                 and not (args.exclude_internal and t.name in INTERNAL)]
+        if not names and not args.if_exists:
+            raise TopicCommandError(f"TopicId '{args.topic_id}' does not exist as expected")
+    else:
+        names = _matching(md, args)
+        _ensure(names, args)
     live = {b.node_id for b in md.brokers}
     by_name = {t.name: t for t in md.topics}
-    partition_filter = args.under_replicated_partitions or args.unavailable_partitions
-    configs = {}
-    if names and not partition_filter:
+    partition_filter = any(getattr(args, name) for name in PARTITION_REPORTS)
+    overrides, min_isr = {}, {}
+    if names:
         DC = w.DescribeConfigsRequest
         answer = await conn.request(DC(resources=[DC.DescribeConfigsResource(resource_type=TOPIC_RESOURCE,
                                                                              resource_name=n, configuration_keys=None)
                                                   for n in names], include_synonyms=False,
                                        include_documentation=False), 4, timeout=args.timeout)
-        # a value is a default when its source is DEFAULT_CONFIG (IsDefault is a v0 field)
-        configs = {r.resource_name: ",".join(f"{c.name}={c.value}" for c in r.configs
-                                             if c.config_source != DEFAULT_CONFIG_SOURCE)
-                   for r in answer.results if r.error_code == 0}
-    described = await _describe_partitions(conn, names, args)
-    for name in names:
+        for r in answer.results:
+            if r.error_code == 0:
+                # a value is a default when its source is DEFAULT_CONFIG (IsDefault is a v0 field)
+                overrides[r.resource_name] = ",".join(f"{c.name}={c.value}" for c in r.configs
+                                                      if c.config_source != DEFAULT_CONFIG_SOURCE)
+                min_isr.update({r.resource_name: int(c.value) for c in r.configs
+                                if c.name == "min.insync.replicas" and c.value is not None})
+    # by id, Kafka's admin client describes from the Metadata answer (no ELR there)
+    described = {} if by_id is not None else await _describe_partitions(conn, names, args)
+    for name in describe_order(names):
         t = by_name[name]
         parts = sorted(described.get(name, t.partitions), key=lambda p: p.partition_index)
+        if args.topics_with_overrides and not overrides.get(name):
+            continue
         if not partition_filter:
             rf = len(parts[0].replica_nodes) if parts else 0
             print(f"Topic: {name}\tTopicId: {uuid_to_base64(t.topic_id)}\tPartitionCount: {len(parts)}\t"
-                  f"ReplicationFactor: {rf}\tConfigs: {configs.get(name, '')}")
+                  f"ReplicationFactor: {rf}\tConfigs: {overrides.get(name, '')}")
+        if args.topics_with_overrides:
+            continue
         for p in parts:
-            available = p.leader_id >= 0 and p.leader_id in live
-            if args.under_replicated_partitions and not len(p.isr_nodes) < len(p.replica_nodes):
-                continue
-            if args.unavailable_partitions and available:
+            if partition_filter and not _reported(p, args, live, min_isr.get(name, 1)):
                 continue
             leader = p.leader_id if p.leader_id >= 0 else "none"
             elr, known = getattr(p, "eligible_leader_replicas", None), getattr(p, "last_known_elr", None)
             print(f"\tTopic: {name}\tPartition: {p.partition_index}\tLeader: {leader}\t"
                   f"Replicas: {','.join(map(str, p.replica_nodes))}\tIsr: {','.join(map(str, p.isr_nodes))}\t"
                   f"Elr: {_ids(elr)}\tLastKnownElr: {_ids(known)}")
+
+
+def _reported(p, args, live: set[int], min_isr: int) -> bool:
+    """Whether partition ``p`` passes the partition filter: the first given of ``PARTITION_REPORTS``."""
+    if args.under_replicated_partitions:
+        return len(p.isr_nodes) < len(p.replica_nodes)
+    if args.under_min_isr_partitions:  # a partition without a leader counts as under its minimum, as in Kafka's
+        return p.leader_id < 0 or len(p.isr_nodes) < min_isr
+    if args.at_min_isr_partitions:
+        return len(p.isr_nodes) == min_isr
+    return not (p.leader_id >= 0 and p.leader_id in live)
 
 
 def _ids(nodes) -> str:

@@ -202,7 +202,7 @@ class Admin:
 
     async def broker(self, broker_id: int):
         """A connection to ``broker_id`` (None when the metadata does not know it)."""
-        from kraftwire.server.client import KafkaConnection
+        from kraftwire.server.edge.client import KafkaConnection
 
         link = self.links.get(broker_id)
         if link is not None:

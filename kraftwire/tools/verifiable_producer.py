@@ -33,17 +33,18 @@ def now_ms() -> int:
 
 
 def emit(obj: dict) -> None:
+    """One JSON line, flushed: a test harness reads the lines as they come, as from Kafka's tools."""
     sys.stdout.write(json.dumps(obj, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
 
 
 def run(args: argparse.Namespace) -> int:
-    from kraftwire.tools import producer_perf_test as cp
+    from kraftwire.tools.command_config import kafka_client, librdkafka_config, read_client_properties
 
-    props = cp.read_properties(args.producer_config) if args.producer_config else {}
+    props = read_client_properties(args.producer_config, "--producer.config") if args.producer_config else {}
     props["bootstrap.servers"] = args.bootstrap_server
     props["acks"] = args.acks
-    Producer = cp.load_producer()
-    producer = Producer(cp.librdkafka_config(props))
+    producer = kafka_client("Producer", librdkafka_config(props))
     stop = {"now": False}
     signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__("now", True))
     signal.signal(signal.SIGINT, lambda *_: stop.__setitem__("now", True))

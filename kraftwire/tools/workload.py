@@ -22,7 +22,7 @@ import time
 from collections import deque
 
 from kraftwire.errors import KraftwireError, NotLeaderError
-from kraftwire.server.metrics import Histogram
+from kraftwire.server.edge.metrics import Histogram
 
 log = logging.getLogger("kraftwire.workload")
 
@@ -168,7 +168,7 @@ class Workload:
         raft = driver.raft
         made = 0
         t = time.perf_counter
-        from kraftwire.server.driver import now_ms
+        from kraftwire.server.runtime.clocks import wall_ms as now_ms
 
         now = now_ms()
         appended = 0.0

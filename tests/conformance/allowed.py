@@ -27,8 +27,6 @@ NOT_SERVED = {
     "kraftwire has one log directory per broker (JBOD moves are not implemented)": {34: "AlterReplicaLogDirs"},
     "delegation tokens are not implemented": {38: "CreateDelegationToken", 39: "RenewDelegationToken",
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
-    "partition reassignment is not implemented": {45: "AlterPartitionReassignments",
-                                                  46: "ListPartitionReassignments"},
     "client quotas are not implemented": {48: "DescribeClientQuotas", 49: "AlterClientQuotas"},
     "client-metrics resources (KIP-714) are not implemented": {74: "ListConfigResources"},
     "share groups (KIP-932) are not implemented": {
@@ -41,7 +39,7 @@ NOT_SERVED = {
     "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
-OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions", 26: "EndTxn",
+OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions",
              27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 
@@ -50,7 +48,7 @@ def _names(apis: dict[int, str]) -> str:
 
 
 #: features whose newest levels Kafka 4.4 supports and kraftwire refuses (kraftwire.metadata.features.REFUSED)
-FEATURES = ("share.version", "streams.version", "transaction.version", "eligible.leader.replicas.version")
+FEATURES = ("share.version", "streams.version", "eligible.leader.replicas.version")
 
 ALLOWED: list[Allowance] = [
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
@@ -58,8 +56,8 @@ ALLOWED: list[Allowance] = [
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "
               "escapes its metadata cache); kraftwire answers INVALID_TOPIC_EXCEPTION, as Metadata does"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
-                "kraftwire supports this feature's levels it has the semantics of only (TV2: KIP-890 part 2; ELR: "
-                "KIP-966; share and streams groups), refusing the others by name") for name in FEATURES),
+                "kraftwire supports this feature's levels it has the semantics of only (ELR: KIP-966; share and "
+                "streams groups), refusing the others by name") for name in FEATURES),
     Allowance("ApiVersions-v*-ranges", "ApiVersions.supported_features[metadata.version].max_version",
               "kraftwire supports metadata.version up to 4.4-IV0 (level 31); Kafka 4.4 up to 4.4-IV2 (33): 4.4-IV1's "
               "CIDR ACL hosts (KIP-1276) and 4.4-IV2's controller unregistration (KIP-1312) are not implemented"),
@@ -95,16 +93,7 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "reads one segment (LocalLog.read): the records without the marker; kraftwire's log reads continue "
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
-#: a transaction.version 2 client's requests at this pair's transaction.version 0
-TV2_AT_TV0 = ("a transaction.version 2 request (EndTxn v5, TxnOffsetCommit v5) sent to a cluster at transaction.version 0, "
-              "as no client does (a client picks v5 only when 2 is finalized): the refused end itself matches, but "
-              "Kafka 4.4's later answers in the scenario show state the refusal did not report; kraftwire changes "
-              "nothing on a refusal. TV2 itself is compared with Kafka at transaction.version 2 by "
-              "tests/kafka/test_txn_v2_oracle.py (a runner configuration at 2 is the next step)")
 DATA_AND_COORDINATORS: list[Allowance] = [
-    *(Allowance(scenario, "*", TV2_AT_TV0) for scenario in (
-        "EndTxn-v5-abort", "EndTxn-v5-commit-with-offsets", "EndTxn-v5-commit-after-abort", "EndTxn-v5-fenced-epoch",
-        "TxnOffsetCommit-v5-without-add-offsets")),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
               "Kafka lists the groups in the iteration order of its coordinator's timeline hash table (one per "
               "__consumer_offsets partition), whose size and history depend on every group the node held (other "
@@ -121,10 +110,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               SEGMENT_ROLL),
     *(Allowance(f"EndTxn-v*-{case}", "Fetch.responses[{ns}.a].partitions[0].records.<batches>", SEGMENT_ROLL)
       for case in ("commit", "abort", "commit-with-offsets")),
-    Allowance("AddPartitionsToTxn-v*-add-twice", "AddPartitionsToTxn#2.*",
-              "Kafka 4.4 refuses a batched add without VerifyOnly (UNSUPPORTED_VERSION, as kraftwire does) but leaves "
-              "the transaction's pending state transition behind, so its next add is CONCURRENT_TRANSACTIONS although "
-              "the transaction is still Empty — Kafka's bug; kraftwire refuses the second add as the first"),
     Allowance("Produce-v11-null-records", "Produce",
               "Kafka 4.4 never answers a Produce whose records are null (its handler fails on them and the request "
               "is left unanswered); kraftwire refuses the partition (CORRUPT_MESSAGE)"),
@@ -157,6 +142,11 @@ SASL_ACL: list[Allowance] = [
     Allowance("ElectLeaders-v*-no-acl", "ElectLeaders.replica_election_results[*].partition_result[*].error_message",
               CLUSTER_REQUEST_TEXT),
     Allowance("UpdateFeatures-v*-no-acl", "UpdateFeatures.error_message", CLUSTER_REQUEST_TEXT),
+    *(Allowance(f"{api}-v*-no-acl", path, CLUSTER_REQUEST_TEXT)
+      for api, path in (("AlterPartitionReassignments", "AlterPartitionReassignments.error_message"),
+                        ("AlterPartitionReassignments",
+                         "AlterPartitionReassignments.responses[*].partitions[*].error_message"),
+                        ("ListPartitionReassignments", "ListPartitionReassignments.error_message"))),
 ]
 ALLOWED.extend(SASL_ACL)
 _COMPILED.extend((_regex(a.scenario), _regex(a.path), a) for a in SASL_ACL)

@@ -24,6 +24,10 @@ Left out everywhere, with why (:data:`NOT_CLIENT_CAUSED`):
 
 ListGroups' javadoc names ``AUTHORIZATION_FAILED (29)``, an old name: code 29 is TOPIC_AUTHORIZATION_FAILED, which
 ListGroups never answers (it leaves out the groups a client may not describe); not listed.
+
+Of the pairs listed, :data:`NOT_PROVOKABLE` names those no test can provoke on purpose, each with why (a window of
+a leader change, a code Kafka 4.4's code path for the API never answers although the javadoc names it, state
+kraftwire does not keep): the table counts them apart, as "provoked / provokable / total".
 """
 
 from __future__ import annotations
@@ -101,4 +105,29 @@ CLIENT_CAUSED: dict[str, tuple[str, ...]] = {
     "WriteTxnMarkers": ("CLUSTER_AUTHORIZATION_FAILED", "CORRUPT_MESSAGE", "INVALID_PRODUCER_EPOCH",
                         "INVALID_REQUIRED_ACKS", "MESSAGE_TOO_LARGE", "NOT_ENOUGH_REPLICAS",
                         "NOT_LEADER_OR_FOLLOWER", "RECORD_LIST_TOO_LARGE", "UNKNOWN_TOPIC_OR_PARTITION"),
+}
+
+
+#: (API, error code) pairs of :data:`CLIENT_CAUSED` that no scenario can provoke, with why
+NOT_PROVOKABLE: dict[tuple[str, str], str] = {
+    ("DeleteGroups", "INVALID_GROUP_ID"):
+        "Kafka 4.4 answers an empty group id with GROUP_ID_NOT_FOUND (DeleteGroups-v*-empty-group-id), and no "
+        "other group id is invalid",
+    ("DescribeQuorum", "NOT_LEADER_OR_FOLLOWER"):
+        "a broker forwards DescribeQuorum to the active controller, which leads the metadata quorum: only a "
+        "leadership lost between forwarding and answering shows it",
+    ("ListOffsets", "OFFSET_NOT_AVAILABLE"):
+        "answered only in the window after a leader change before the new leader's high watermark reaches the "
+        "start of its epoch, which no request can hold open",
+    ("OffsetCommit", "INVALID_PRODUCER_ID_MAPPING"):
+        "named by the javadoc, but only the transactional commit (TxnOffsetCommit's transaction verification) "
+        "answers it in Kafka 4.4; OffsetCommit carries no producer",
+    ("OffsetCommit", "INVALID_TXN_STATE"):
+        "as INVALID_PRODUCER_ID_MAPPING: a transaction's state, which a plain OffsetCommit does not name",
+    ("Fetch", "FETCH_SESSION_TOPIC_ID_ERROR"):
+        "needs an incremental fetch session (KIP-227) whose requests switch between names and topic ids; kraftwire "
+        "keeps no fetch sessions (allowed.py: Fetch-v*-session-new-then-incremental)",
+    ("Fetch", "INCONSISTENT_TOPIC_ID"):
+        "needs a fetch session whose partitions' topic ids changed under it (a topic deleted and created again "
+        "within the session); kraftwire keeps no fetch sessions",
 }

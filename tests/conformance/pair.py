@@ -3,7 +3,8 @@
 
 What "the same configuration" means is checked, not assumed: after start-up :meth:`Pair.check_equivalent` compares
 the two ``server.properties`` files key by key (the keys naming this machine — listeners, ports, directories — aside)
-and the finalized ``metadata.version`` both report in ApiVersions.
+and the finalized features (metadata.version, transaction.version, group.version, ...) both report in
+ApiVersions.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from harness.kafka import KafkaNode
 
 from kraftwire.protocol import messages as w
 from kraftwire.security.sasl.client import SaslLogin
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 
 KAFKA, KRAFTWIRE = "kafka", "kraftwire"
 SIDES = (KAFKA, KRAFTWIRE)
@@ -35,6 +36,17 @@ REQUEST_TIMEOUT_S = 30.0
 CONFIGURED = "<configured>"
 
 
+#: ``storage format`` at kraftwire's default level, metadata.version 4.4-IV0 with the features kraftwire finalizes
+#: there (kraftwire.metadata.features.kraftwire_defaults: transaction.version 2, group.version 1), the ones it does
+#: not implement named at 0 for Kafka (its defaults at 4.4-IV0 turn on ELR, share and streams groups)
+LEVELS_4_4 = ("--release-version", "4.4-IV0",
+              *(arg for name in ("eligible.leader.replicas.version", "share.version", "streams.version")
+                for arg in ("--feature", f"{name}=0")))
+#: the level the pairs were formatted at before kraftwire's default moved to 4.4-IV0, kept for one configuration
+#: so that the older level (transaction.version 0, group.version 0) is still compared
+LEVELS_3_9 = ("--release-version", "3.9")
+
+
 class Configuration(NamedTuple):
     """A node configuration: ``server.properties`` keys for both, the ``storage format`` arguments, and the SASL
     logins of its scenario connections (``Step.login`` names one by user; the first is every step's default and the
@@ -42,7 +54,7 @@ class Configuration(NamedTuple):
 
     name: str
     props: str = ""
-    format_args: tuple[str, ...] = ("--release-version", "3.9")
+    format_args: tuple[str, ...] = LEVELS_4_4
     logins: tuple[SaslLogin, ...] = ()
     #: combined nodes per side: one (a KafkaNode and a CombinedNode), or several (a KafkaCluster and a
     #: KraftwireCluster, whose nodes a step may stop and start)
@@ -73,11 +85,12 @@ COORDINATOR_KEYS = ("group.initial.rebalance.delay.ms=0\noffsets.topic.num.parti
 
 #: the configurations scenarios may name (``Scenario.config``); a pair starts only when a selected scenario needs it
 CONFIGURATIONS = {c.name: c for c in (
-    # one combined node, Kafka's defaults (auto.create.topics.enable=true, num.partitions=1, ...), metadata.version
-    # 3.9-IV0: the highest level kraftwire formats; at 4.x levels Kafka writes records (ELR, KIP-966) kraftwire lacks
+    # one combined node, Kafka's defaults (auto.create.topics.enable=true, num.partitions=1, ...), at kraftwire's
+    # default level (LEVELS_4_4, as every configuration but the next)
     Configuration("single"),
     # the same with topic auto-creation off in the broker's file (Metadata before v4 cannot ask for it per request)
-    Configuration("no-auto-create", "auto.create.topics.enable=false\n"),
+    # and topic deletion off (DeleteTopics' TOPIC_DELETION_DISABLED), at metadata.version 3.9-IV0
+    Configuration("no-auto-create", "auto.create.topics.enable=false\ndelete.topic.enable=false\n", LEVELS_3_9),
     # the same node for the group and transaction scenarios: a group's first join completes at once instead of
     # after Kafka's 3 s initial rebalance delay, the internal topics have one partition each (created on the first
     # FindCoordinator; 50 would take both nodes many seconds), and the periodic clean-up that drops empty groups
@@ -102,7 +115,7 @@ CONFIGURATIONS = {c.name: c for c in (
                               "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
                               "super.users=User:admin;User:ANONYMOUS\nallow.everyone.if.no.acl.found=false\n"
                               + COORDINATOR_KEYS,
-                  ("--release-version", "3.9",
+                  (*LEVELS_4_4,
                    *(arg for user in SCRAM_USERS
                      for arg in ("--add-scram", f"SCRAM-SHA-256=[name={user},password={SASL_USERS[user]}]"))),
                   (SaslLogin("PLAIN", "admin", SASL_USERS["admin"]),
@@ -278,7 +291,7 @@ class Pair:
     # ------------------------------------------------------------------------------------------------ equivalence
     def check_equivalent(self) -> None:
         """Both files carry the same keys and values (the values of the machine keys aside), and both nodes finalized
-        the same metadata.version."""
+        the same features at the same levels."""
         for node in self.nodes[KAFKA]:
             files = {side: _properties(self.nodes[side][node][1]) for side in SIDES}
             for props in files.values():
@@ -286,10 +299,11 @@ class Pair:
                     assert key in props, f"{key} missing from one server.properties: {files}"
                     props.pop(key)
             assert files[KAFKA] == files[KRAFTWIRE], f"the two server.properties of node {node} differ: {files}"
-        levels = {side: [(f.name, f.min_version_level, f.max_version_level)
-                         for f in self._api_versions(side).finalized_features if f.name == "metadata.version"]
+        levels = {side: sorted((f.name, f.min_version_level, f.max_version_level)
+                               for f in self._api_versions(side).finalized_features)
                   for side in SIDES}
-        assert levels[KAFKA] == levels[KRAFTWIRE] != [], f"finalized metadata.version differs: {levels}"
+        assert levels[KAFKA] == levels[KRAFTWIRE] and any(name == "metadata.version" for name, *_ in levels[KAFKA]), \
+            f"the finalized features differ: {levels}"
 
     def _machine(self, side: str) -> dict[str, list]:
         """The values naming ``side``'s machine, by kind, node by node in the same order on both sides."""

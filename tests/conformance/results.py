@@ -9,11 +9,29 @@ import os
 import re
 
 from conformance import allowed, table
+from conformance.pair import CONFIGURATIONS
 from conformance.runner import Outcome
 
 from harness.kafka import KAFKA_DIR
 
 from kraftwire import error_codes
+
+
+def levels() -> str:
+    """The levels the configurations were formatted at (``--release-version`` and ``--feature`` arguments), the
+    most common one first with the configurations at another named: "4.4-IV0 (no-auto-create: 3.9)"."""
+    def described(args: tuple[str, ...]) -> str:
+        pairs = dict(zip(args[::2], args[1::2]))
+        features = [v for k, v in zip(args[::2], args[1::2]) if k == "--feature"]
+        return pairs.get("--release-version", "?") + (f" with {', '.join(features)}" if features else "")
+
+    by_level: dict[str, list[str]] = {}
+    for config in CONFIGURATIONS.values():
+        level = described(tuple(a for a in config.format_args if not a.startswith("SCRAM")
+                                and a != "--add-scram"))
+        by_level.setdefault(level, []).append(config.name)
+    common, *others = sorted(by_level, key=lambda level: -len(by_level[level]))
+    return common + "".join(f" ({', '.join(by_level[level])}: {level})" for level in others)
 
 
 def kafka_version() -> str:
@@ -58,7 +76,7 @@ class Results:
         out = table.out_dir()
         os.makedirs(out, exist_ok=True)
         data = {"generated": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                "kafka_version": kafka_version(), "metadata_version": "3.9-IV0", "collected": self.collected,
+                "kafka_version": kafka_version(), "metadata_version": levels(), "collected": self.collected,
                 "scenarios": self.scenarios,
                 "unused_allowances": [a._asdict() for a in allowed.ALLOWED if a not in self.used]}
         with open(os.path.join(out, "results.json"), "w", encoding="utf-8") as f:

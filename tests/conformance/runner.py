@@ -51,8 +51,13 @@ answers are compared: wait for what both nodes will reach (for a refused change,
   logs in as another of its logins, ``login=None`` not at all. Steps naming the same ``connection`` share one
   connection per side for the scenario (a SaslHandshake, then SaslAuthenticate, then a request on that connection);
   once a side closed it, every later step on it gets that side's :class:`conformance.pair.Failure`.
+* **Waits.** ``Step(..., until=..., probe=True)`` repeats its request on each side until ``until`` holds and
+  compares nothing: a wait for what a node shows to no request of the scenario (Kafka's group coordinator taking in
+  a new topic a moment after its broker lists it), made with requests of the scenario's own namespace.
 * **Nodes.** On a configuration of several nodes (``"three-node"``) a request goes to the lowest-numbered node that
-  runs, or to ``Step(..., node=2)``; a :class:`NodeChange` step kills node ``i`` of both sides (``"stop"``) or starts
+  runs, or to ``Step(..., node=2)``, or to ``Step(..., node=NotCoordinator("{ns}.g"))``: on each side a running
+  node that is not that side's coordinator of the group (or, ``key_type=1``, the transactional id), which each side
+  elected on its own (for NOT_COORDINATOR); a :class:`NodeChange` step kills node ``i`` of both sides (``"stop"``) or starts
   it again (``"start"``), and a later step with ``until`` waits for what follows (ISRs shrinking).
 * **Namespaces.** Every ``str`` in a request has ``{ns}`` replaced by the scenario's namespace (its id), so each
   scenario has its own topics, group ids, transactional ids on the shared nodes: write ``"{ns}.a"``. Ids hold only
@@ -138,7 +143,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import SERVED
 from kraftwire.records import read_batches
 
-#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 3.9-IV0), for the APIs kraftwire declares;
+#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 4.4-IV0), for the APIs kraftwire declares;
 #: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
 #: checked against it
 KAFKA_SERVED: dict[str, tuple[int, int]] = {
@@ -155,6 +160,7 @@ KAFKA_SERVED: dict[str, tuple[int, int]] = {
     "UpdateFeatures": (0, 2), "DescribeCluster": (0, 2), "DescribeProducers": (0, 0), "UnregisterBroker": (0, 0),
     "DescribeTransactions": (0, 0), "ListTransactions": (0, 2), "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1), "DescribeTopicPartitions": (0, 0),
+    "AlterPartitionReassignments": (0, 1), "ListPartitionReassignments": (0, 0),
 }
 
 #: versions Kafka advertises but refuses: Produce from 0 for librdkafka's sake (KAFKA-18659), served from 3
@@ -275,6 +281,17 @@ class Built:
 
 
 @dataclass(frozen=True)
+class NotCoordinator:
+    """As a step's ``node``: on each side, the lowest-numbered running node that is not the coordinator of ``key``
+    (``{ns}`` allowed; ``key_type`` 0 a group, 1 a transactional id). Each side is asked with FindCoordinator
+    (repeated while the coordinator loads) before the step is sent, and nothing of that ask is compared: the
+    coordinators of the two sides are each side's own election."""
+
+    key: str
+    key_type: int = 0
+
+
+@dataclass(frozen=True)
 class Step:
     """One request sent to both sides at ``version``; ``until(answer)`` makes it repeat until true (bounded),
     ``scope`` drops other scenarios' topics, groups and transactional ids from the answer's top-level lists,
@@ -290,7 +307,11 @@ class Step:
     background: bool = False
     login: str | None = CONFIGURED
     connection: str | None = None
-    node: int | None = None
+    node: int | NotCoordinator | None = None
+    #: a wait, not a comparison: the request is repeated on each side until ``until`` holds, and its answers are
+    #: neither compared nor learned from (for state a node shows to no request of the scenario: Kafka's group
+    #: coordinator taking in a topic a moment after its broker does)
+    probe: bool = False
 
 
 @dataclass(frozen=True)
@@ -837,14 +858,30 @@ def seed_mapping(machine: dict[str, dict[str, list]]) -> Mapping:
     return mapping
 
 
-async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request):
+async def _node(pair, side: str, node: int | NotCoordinator | None, ns: str) -> int | None:
+    """The node a step goes to on ``side``: as it names it, or the node :class:`NotCoordinator` picks."""
+    if not isinstance(node, NotCoordinator):
+        return node
+    key = node.key.replace("{ns}", ns)
+    deadline = time.monotonic() + UNTIL_S
+    while True:
+        answer = await pair.ask(side, w.FindCoordinatorRequest(key=key, key_type=node.key_type), 3)
+        if not isinstance(answer, Failure) and answer.error_code == 0:
+            others = sorted(set(pair.nodes[side]) - pair.down - {answer.node_id})
+            assert others, f"{side}: every running node coordinates {key!r}"
+            return others[0]
+        assert time.monotonic() < deadline, f"{side} named no coordinator of {key!r}: {answer}"
+        await asyncio.sleep(0.2)
+
+
+async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request, node: int | None):
     timeout = {} if step.timeout is None else {"timeout": step.timeout}
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await (pair.ask(side, request, step.version, login=step.login, node=step.node, **timeout)
+        answer = await (pair.ask(side, request, step.version, login=step.login, node=node, **timeout)
                         if step.connection is None else
                         sessions.ask(side, step.connection, request, step.version, login=step.login,
-                                     node=step.node, **timeout))
+                                     node=node, **timeout))
         if step.until is None or isinstance(answer, Failure) or step.until(answer) or time.monotonic() > deadline:
             return answer
         await asyncio.sleep(0.1)
@@ -894,8 +931,13 @@ async def _run(scenario: Scenario, pair) -> Outcome:
             await settle(earlier)
         requests = {side: instantiate(step.request, ns, topic_ids[side], learned[side]) for side in SIDES}
         _pair_request_ids(mapping, step.request, requests)
-        answering = asyncio.gather(*(_ask_until(pair, sessions, side, step, requests[side]) for side in SIDES))
-        if step.background:
+        nodes = {side: await _node(pair, side, step.node, ns) for side in SIDES}
+        answering = asyncio.gather(*(_ask_until(pair, sessions, side, step, requests[side], nodes[side])
+                                     for side in SIDES))
+        if step.probe:
+            seen[api] -= 1  # not an exchange of the scenario: later steps keep their paths
+            await answering
+        elif step.background:
             pending[path] = (step, requests, answering)
         else:
             record(path, step, requests, dict(zip(SIDES, await answering)))

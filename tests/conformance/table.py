@@ -98,14 +98,20 @@ def _error_code_sections(scenarios: list[dict]) -> list[str]:
             provoked[api].update(names)
     lines = ["", "### Error codes provoked", "", "| API | error codes Kafka answered with |", "|---|---|"]
     lines += [f"| {api} | {', '.join(sorted(provoked[api]))} |" for api in sorted(provoked)]
-    missing = {api: sorted(set(names) - provoked[api]) for api, names in error_catalog.CLIENT_CAUSED.items()}
+    unprovokable = error_catalog.NOT_PROVOKABLE
+    missing = {api: sorted(set(names) - provoked[api] - {code for a, code in unprovokable if a == api})
+               for api, names in error_catalog.CLIENT_CAUSED.items()}
     caused = sum(len(names) for names in error_catalog.CLIENT_CAUSED.values())
+    provokable = caused - len(unprovokable)
     left = sum(len(names) for names in missing.values())
     lines += ["", "### Error codes not provoked", "",
               f"Of the {caused} (API, error code) pairs a client can cause (`tests/conformance/error_catalog.py`, "
-              f"from Kafka's javadoc), {caused - left} were provoked, {left} not:", "",
+              f"from Kafka's javadoc), {provokable} are provokable by a test and {provokable - left} were provoked: "
+              f"{provokable - left} / {provokable} / {caused} (provoked / provokable / total). Not provoked:", "",
               "| API | not provoked |", "|---|---|"]
     lines += [f"| {api} | {', '.join(names)} |" for api, names in sorted(missing.items()) if names]
+    lines += ["", "Not provokable by a test, with why:", "", "| API | error code | why |", "|---|---|---|"]
+    lines += [f"| {api} | {code} | {_cell(why, 400)} |" for (api, code), why in sorted(unprovokable.items())]
     return lines
 
 

@@ -42,6 +42,8 @@ def test_the_catalog_names_kafka_error_codes_a_client_can_cause():
         assert not set(names) & left_out, api
         assert w.api(api).name == api  # raises for a name the protocol does not know
     assert left_out <= set(ec.BY_NAME)
+    for api, code in error_catalog.NOT_PROVOKABLE:  # a pair marked not provokable is one the catalog lists
+        assert code in error_catalog.CLIENT_CAUSED[api], (api, code)
 
 
 def test_the_table_lists_codes_not_provoked():
@@ -61,3 +63,17 @@ def test_error_codes_under_other_names_are_found():
     answer = AP(error_code=0, results_by_topic_v3_and_below=[AP.AddPartitionsToTxnTopicResult(name="t", results_by_partition=[
         AP.AddPartitionsToTxnPartitionResult(partition_index=0, partition_error_code=3)])])
     assert carried_error_codes(answer) == {0, 3}
+
+
+def test_the_table_counts_pairs_marked_not_provokable_apart():
+    scenario = {"id": "s", "api": "Fetch", "version": 4, "name": "s", "config": "single", "status": "match",
+                "differences": [], "error_codes": {"Fetch": ["NONE"]}}
+    text = table.render({"kafka_version": "4.4.0", "generated": "now", "collected": 1, "metadata_version": "x",
+                         "scenarios": [scenario]})
+    missing = text.split("### Error codes not provoked", 1)[1]
+    fetch = next(line for line in missing.splitlines() if line.startswith("| Fetch |"))
+    assert "FETCH_SESSION_TOPIC_ID_ERROR" not in fetch and "OFFSET_OUT_OF_RANGE" in fetch
+    assert "| Fetch | FETCH_SESSION_TOPIC_ID_ERROR |" in missing  # listed with its reason instead
+    caused = sum(len(names) for names in error_catalog.CLIENT_CAUSED.values())
+    provokable = caused - len(error_catalog.NOT_PROVOKABLE)
+    assert f"0 / {provokable} / {caused} (provoked / provokable / total)" in missing

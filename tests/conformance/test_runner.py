@@ -3,11 +3,12 @@ namespaces and the allow-list's patterns."""
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 
 from conformance import allowed
-from conformance.runner import (Comparison, Mapping, Scenario, Step, TopicId, instantiate, kafka_uuid_text, scoped,
-                                versions)
+from conformance.runner import (Comparison, Mapping, NotCoordinator, Scenario, Step, TopicId, _node, instantiate,
+                                kafka_uuid_text, scoped, versions)
 
 from kraftwire.protocol import messages as w
 
@@ -208,3 +209,26 @@ def test_controller_of_several_brokers_must_be_an_alive_broker_of_each_side():
     assert compare(cluster(2, 1, 2), cluster(3, 1, 2)) == ["DescribeCluster.controller_id"]
     assert compare(cluster(-1, 1, 2), cluster(1, 1, 2)) == ["DescribeCluster.controller_id"]
     assert compare(cluster(2, 1, 2, 3), cluster(1, 1, 2, 3), picked=False) == ["DescribeCluster.controller_id"]
+
+
+class _Cluster:
+    """A pair's side as :func:`conformance.runner._node` sees it: three nodes, node 2 down, node 3 coordinating
+    after one answer that it is still loading."""
+
+    nodes = {"kafka": {1: None, 2: None, 3: None}}
+    down = {2}
+
+    def __init__(self) -> None:
+        self.asked = []
+
+    async def ask(self, side, body, version):
+        self.asked.append((side, body.key, body.key_type, version))
+        loading = len(self.asked) == 1
+        return w.FindCoordinatorResponse(error_code=14 if loading else 0, node_id=-1 if loading else 3)
+
+
+def test_not_coordinator_picks_a_running_node_the_side_did_not_elect():
+    cluster = _Cluster()
+    assert asyncio.run(_node(cluster, "kafka", NotCoordinator("{ns}.t", 1), "ns")) == 1
+    assert cluster.asked == [("kafka", "ns.t", 1, 3)] * 2  # asked again while the coordinator loaded
+    assert asyncio.run(_node(cluster, "kafka", 2, "ns")) == 2  # a node named is taken as it is

@@ -60,21 +60,22 @@ def fresh():
 def test_a_member_joins_gets_everything_then_shares_after_a_revocation():
     shard, log = fresh()
     a = hb(shard, log, member_id="a")
-    assert (a.error_code, a.member_id, a.member_epoch, parts(a)) == (0, "a", 1, [0, 1, 2, 3, 4, 5])
+    # Kafka 4.4 moves the new group off epoch 0, then bumps it for a's subscription: epoch 2
+    assert (a.error_code, a.member_id, a.member_epoch, parts(a)) == (0, "a", 2, [0, 1, 2, 3, 4, 5])
     assert a.heartbeat_interval_ms == 5000
-    b = hb(shard, log, member_id="b")  # a second member: epoch 2, its target waits for a to revoke
-    assert (b.member_epoch, parts(b)) == (2, [])
+    b = hb(shard, log, member_id="b")  # a second member: epoch 3, its target waits for a to revoke
+    assert (b.member_epoch, parts(b)) == (3, [])
     group = shard.consumer_groups["g"]
-    assert group.epoch == 2 and group.state() == cg.RECONCILING
-    a = hb(shard, log, "a", 1, owned=range(6))  # a is asked to keep only its new target (it stays in epoch 1)
-    assert a.member_epoch == 1 and len(parts(a)) == 3
+    assert group.epoch == 3 and group.state() == cg.RECONCILING
+    a = hb(shard, log, "a", 2, owned=range(6))  # a is asked to keep only its new target (it stays in epoch 2)
+    assert a.member_epoch == 2 and len(parts(a)) == 3
     kept = set(parts(a))
     assert group.members["a"].state == cg.UNREVOKED_PARTITIONS
-    b = hb(shard, log, "b", 2, owned=[])
+    b = hb(shard, log, "b", 3, owned=[])
     assert parts(b) is None or parts(b) == []  # still held by a: unreleased
-    a = hb(shard, log, "a", 1, owned=kept)  # revoked: a moves to epoch 2
-    assert a.member_epoch == 2
-    b = hb(shard, log, "b", 2, owned=[])
+    a = hb(shard, log, "a", 2, owned=kept)  # revoked: a moves to epoch 3
+    assert a.member_epoch == 3
+    b = hb(shard, log, "b", 3, owned=[])
     assert set(parts(b)) == set(range(6)) - kept and group.members["b"].state == cg.STABLE
     assert group.state() == cg.GROUP_STABLE
     # what the records say is what the live shard holds
@@ -92,13 +93,13 @@ def test_a_lost_response_is_forgiven_a_stale_epoch_is_fenced():
     shard, log = fresh()
     hb(shard, log, member_id="a")
     hb(shard, log, member_id="b")
-    a = hb(shard, log, "a", 1, owned=range(6))
+    a = hb(shard, log, "a", 2, owned=range(6))
     kept = set(parts(a))
-    a = hb(shard, log, "a", 1, owned=kept)
-    assert a.member_epoch == 2
+    a = hb(shard, log, "a", 2, owned=kept)
+    assert a.member_epoch == 3
     # the answer was lost: the member heartbeats with its previous epoch and what it owns
-    assert hb(shard, log, "a", 1, owned=kept).error_code == 0
-    assert hb(shard, log, "a", 1, owned=range(6)).error_code == ec.FENCED_MEMBER_EPOCH
+    assert hb(shard, log, "a", 2, owned=kept).error_code == 0
+    assert hb(shard, log, "a", 2, owned=range(6)).error_code == ec.FENCED_MEMBER_EPOCH
     assert hb(shard, log, "a", 7, owned=kept).error_code == ec.FENCED_MEMBER_EPOCH
     assert hb(shard, log, "nobody", 2, owned=[]).error_code == ec.UNKNOWN_MEMBER_ID
 
@@ -107,11 +108,11 @@ def test_leaving_and_expiring_hand_the_partitions_over():
     shard, log = fresh()
     hb(shard, log, member_id="a")
     hb(shard, log, member_id="b", now=0)
-    a = hb(shard, log, "a", 1, owned=range(6))
-    hb(shard, log, "a", 1, owned=parts(a))
+    a = hb(shard, log, "a", 2, owned=range(6))
+    hb(shard, log, "a", 2, owned=parts(a))
     left = hb(shard, log, "a", cg.LEAVE_EPOCH)
     assert (left.error_code, left.member_epoch) == (0, -1)
-    b = hb(shard, log, "b", 2, owned=[], now=10)
+    b = hb(shard, log, "b", 3, owned=[], now=10)
     assert parts(b) == [0, 1, 2, 3, 4, 5]
     c = hb(shard, log, member_id="c", now=10)
     assert parts(c) == []
@@ -141,7 +142,7 @@ def test_range_assignor_and_validation():
     assert (refused.error_code, refused.error_message) == (ec.INVALID_REQUEST, "InstanceId can't be null.")
     refused = hb(shard, log, member_id="a", epoch=9)
     assert (refused.error_code, refused.error_message) == (ec.FENCED_MEMBER_EPOCH, (
-        "The consumer group member has a greater member epoch (9) than the one known by the group coordinator (1). "
+        "The consumer group member has a greater member epoch (9) than the one known by the group coordinator (2). "
         "The member must abandon all its partitions and rejoin."))
     assert hb(shard, log, member_id="y", topics=()).error_code == 0  # an empty subscription joins with no topics
     generated = hb(shard, log, member_id="", version=0)  # v0: the coordinator names the member
@@ -168,7 +169,7 @@ def test_offset_commits_need_the_member_epoch():
     assert shard.list_groups(None, {"consumer"}) == [("g", "consumer", cg.GROUP_STABLE, "consumer")]
     assert shard.describe_group("g", 5).error_code == ec.GROUP_ID_NOT_FOUND  # DescribeGroups is for classic groups
     described = shard.consumer_describe("g", {TID: "t"})
-    assert described.group_epoch == 1 and described.members[0].assignment.topic_partitions[0].topic_name == "t"
+    assert described.group_epoch == 2 and described.members[0].assignment.topic_partitions[0].topic_name == "t"
     assert described.members[0].member_type == 1  # v1 (KIP-1099): a consumer-protocol member
     answer = w.ConsumerGroupDescribeResponse(throttle_time_ms=0, groups=[described])
     assert codec.decode(w.ConsumerGroupDescribeResponse, codec.encode(answer, 1), 1).groups[0].members[0] \

@@ -62,7 +62,7 @@ CLUSTER_APIS = frozenset({
     "DescribeUserScramCredentials", "WriteTxnMarkers", "AlterPartitionReassignments", "ListPartitionReassignments",
     "AlterClientQuotas", "DescribeClientQuotas", "DescribeLogDirs"})
 #: APIs whose requests Kafka's parser refuses for some decoded values (an ACL request naming an UNKNOWN element),
-#: closing the connection as for an undecodable one (kraftwire.server.dispatcher)
+#: closing the connection as for an undecodable one (kraftwire.server.edge.dispatcher)
 PARSE_CHECKED = frozenset({"CreateAcls", "DeleteAcls", "DescribeAcls"})
 #: what a SASL listener answers before a login (anything else closes the connection, as Kafka's authenticator does)
 BEFORE_LOGIN = frozenset({"ApiVersions", "SaslHandshake"})

@@ -62,7 +62,7 @@ def combined_properties(node_id: int, voters: str, port: int, controller_port: i
 def metadata(port: int, topics=None, timeout: float = 5.0):
     """A Metadata v12 response from the node whose client listener is ``port``: every topic, or the named ones."""
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     R = w.MetadataRequest
     wanted = None if topics is None else [R.MetadataRequestTopic(name=t) for t in topics]

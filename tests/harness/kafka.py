@@ -12,7 +12,7 @@ import time
 
 from kraftwire.errors import ProtocolError
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 KAFKA_DIR = os.path.join(TESTS, "kafka")

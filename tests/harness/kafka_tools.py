@@ -35,12 +35,17 @@ SCRIPTS = {
     "kafka-log-dirs": "org.apache.kafka.tools.LogDirsCommand",
     "kafka-delete-records": "org.apache.kafka.tools.DeleteRecordsCommand",
     "kafka-leader-election": "org.apache.kafka.tools.LeaderElectionCommand",
+    "kafka-reassign-partitions": "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
     "kafka-producer-perf-test": "org.apache.kafka.tools.ProducerPerformance",
     "kafka-consumer-perf-test": "org.apache.kafka.tools.ConsumerPerformance",
     "kafka-verifiable-producer": "org.apache.kafka.tools.VerifiableProducer",
     "kafka-verifiable-consumer": "org.apache.kafka.tools.VerifiableConsumer",
     "kafka-storage": "kafka.tools.StorageTool",
     "kafka-dump-log": "org.apache.kafka.tools.DumpLogSegments",
+    "kafka-cluster": "org.apache.kafka.tools.ClusterTool",
+    "kafka-broker-api-versions": "org.apache.kafka.tools.BrokerApiVersionsCommand",
+    "kafka-e2e-latency": "org.apache.kafka.tools.EndToEndLatency",
+    "kafka-replica-verification": "org.apache.kafka.tools.ReplicaVerificationTool",
     "kafka-clients": "KafkaClients",  # tests/kafka/KafkaClients.java: Kafka's Java clients, one mode per call
 }
 #: the programs of ``tests/kafka`` the driver JVM runs

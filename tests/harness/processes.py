@@ -28,7 +28,7 @@ SERVE_ONLY = {"command": "test-server", "extra_args": ("--throughput", "0")}
 
 def kraftwire_env() -> dict:
     """Children import the kraftwire under test (the installed one in CI), never the checkout they run in."""
-    from kraftwire.tools.quickstart import kraftwire_env as env
+    from kraftwire.tools.local_cluster import kraftwire_env as env
 
     return env()
 

@@ -124,7 +124,7 @@ class RolesCluster(processes.Cluster):
 def metadata(port: int, timeout: float = 3.0):
     """Metadata v1 (all topics) from the node on ``port``."""
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     return asyncio.run(request_once("127.0.0.1", port, w.MetadataRequest(topics=None), 1, timeout=timeout))
 

@@ -10,7 +10,7 @@ import subprocess
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 from harness import clients
 
@@ -90,7 +90,7 @@ def test_acks_0_and_1_and_a_long_polling_fetch(quorum):
     record is there); a Fetch parked at the end (MaxWaitMs 20 s, MinBytes 1) returns the record produced while it
     waited."""
     from kraftwire.records import read_batches
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     leader = quorum.leader()
     one = RecordBatchBuilder()

@@ -178,7 +178,7 @@ def test_unknown_topic_and_non_leader_produce(quorum):
     """Metadata: UNKNOWN_TOPIC_OR_PARTITION for other topics (no auto-creation); a Produce sent to a follower gets
     NOT_LEADER_OR_FOLLOWER; a Fetch below the log start... (log start is 0 here) above the log end is out of range."""
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     leader = quorum.leader()
     follower = next(n for n in quorum.cluster.nodes.values() if n is not leader)

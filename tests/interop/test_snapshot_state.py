@@ -12,7 +12,7 @@ import time
 
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 from harness import clients
 

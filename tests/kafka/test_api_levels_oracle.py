@@ -17,7 +17,7 @@ from harness.kafka import KafkaNode, until_broker_answers
 
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n"
        "transaction.state.log.min.isr=1\n")

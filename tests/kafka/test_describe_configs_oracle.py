@@ -14,7 +14,7 @@ from harness import processes, roles
 from harness.kafka import KafkaNode
 
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 STATIC = ("min.insync.replicas=2\nlog.retention.ms=7200000\nlog.retention.hours=5\nlog.segment.bytes=2097152\n"
           "message.max.bytes=500000\nunclean.leader.election.enable=false\nlog.roll.hours=3\n"

@@ -24,7 +24,7 @@ from harness.kafka import KafkaNode, kafka_libs, until_broker_answers
 from harness.kafka_tools import KafkaTools
 
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n"
        "transaction.state.log.min.isr=1\n")

@@ -15,7 +15,7 @@ from harness.kafka import KafkaNode
 from kraftwire import error_codes as ec
 from kraftwire.errors import ProtocolError
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n"
        "transaction.state.log.min.isr=1\ntransaction.state.log.num.partitions=1\n")

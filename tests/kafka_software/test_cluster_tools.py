@@ -116,3 +116,47 @@ def test_metadata_quorum_and_log_dirs_see_three_nodes(tools, cluster):
     # each broker creates its replicas once its image has the topic, a moment after the creation is answered
     roles.wait_until(lambda: replicas() == sorted(f"spread-{p}" for p in range(3) for _ in range(2)),
                      "two replicas of each partition in the brokers' log dirs", cluster)
+
+
+def test_replica_verification_reads_every_replica_as_kafkas(tools, cluster, tmp_path):
+    """kafka-replica-verification fetches each follower as Kafka's debugging consumer (replica id -2), which reads
+    any replica up to its log end: Kafka's tool and kraftwire's find the three replicas of each partition equal."""
+    import re
+    import subprocess
+    import sys
+
+    from harness.kafka import start_java, stop_java
+    from harness.processes import kraftwire_env
+
+    tools.ok("kafka-topics", "--bootstrap-server", bootstrap(cluster), "--create", "--topic", "verified",
+             "--partitions", "2", "--replication-factor", "3")
+    roles.wait_until(lambda: tools.run("kafka-topics", "--bootstrap-server", bootstrap(cluster), "--describe",
+                                       "--topic", "verified").out.count("Isr: ") == 2, "verified described", cluster)
+    tools.ok("kafka-producer-perf-test", "--topic", "verified", "--num-records", "200", "--record-size", "50",
+             "--throughput", "-1", "--command-property", f"bootstrap.servers={bootstrap(cluster)}", "acks=all")
+    args = ("--broker-list", bootstrap(cluster), "--topics-include", "verified", "--time", "-2",
+            "--report-interval-ms", "1000")
+    kafka = start_java("org.apache.kafka.tools.ReplicaVerificationTool", *args, log=str(tmp_path / "kafka.out"))
+    with open(tmp_path / "ours.out", "wb") as out:
+        ours = subprocess.Popen([sys.executable, "-m", "kraftwire", "replica-verification", *args], stdout=out,
+                                stderr=subprocess.STDOUT, env=kraftwire_env())
+
+    def lines(name: str) -> list[str]:
+        with open(tmp_path / name, encoding="utf-8") as f:
+            return [line for line in f.read().splitlines() if not line.startswith("SLF4J")]
+
+    try:  # both run until stopped: until each has printed three reports (they report every second)
+        roles.wait_until(lambda: len(lines("ours.out")) >= 4 and len(lines("kafka.out")) >= 4,
+                         "three reports from each tool", cluster, timeout=90)
+    finally:
+        ours.terminate()
+        ours.wait(30)
+        stop_java(kafka)
+    stamp = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}: ")
+    mine = [stamp.sub("", line) for line in lines("ours.out")]
+    kafkas = [stamp.sub("", line) for line in lines("kafka.out")]
+    assert mine[0] == kafkas[0] == "verification process is started", (mine, kafkas)
+    reports = re.compile(r"max lag is 0 for partition verified-[01] at offset \d+ among 2 partitions")
+    assert len(mine) >= 3 and all(reports.fullmatch(line) for line in mine[1:]), mine
+    assert len(kafkas) >= 3 and all(reports.fullmatch(line) for line in kafkas[1:]), kafkas
+    assert set(mine[1:]) == set(kafkas[1:])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from kraftwire.log.api import Isolation
 from kraftwire.log.segmented import SegmentedLog
 from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.server.broker.fetch import ListOffsets
+from kraftwire.server.test_server.fetch import ListOffsets
 
 BASE_TS = 1_700_000_000_000
 

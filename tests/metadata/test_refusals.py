@@ -46,6 +46,12 @@ def _requests():
                 name=n, mechanism=2, iterations=4096, salt=b"s", salted_password=b"p") for n in ("carol", "bob")]),
         "DescribeUserScramCredentials": m.DescribeUserScramCredentialsRequest(users=[
             m.DescribeUserScramCredentialsRequest.UserName(name=n) for n in ("carol", "bob")]),
+        "AlterPartitionReassignments": m.AlterPartitionReassignmentsRequest(topics=[
+            m.AlterPartitionReassignmentsRequest.ReassignableTopic(name="a", partitions=[
+                m.AlterPartitionReassignmentsRequest.ReassignablePartition(partition_index=0, replicas=[1, 2]),
+                m.AlterPartitionReassignmentsRequest.ReassignablePartition(partition_index=1, replicas=None)])]),
+        "ListPartitionReassignments": m.ListPartitionReassignmentsRequest(topics=[
+            m.ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(name="a", partition_indexes=[0])]),
     }
 
 

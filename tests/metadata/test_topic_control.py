@@ -614,11 +614,13 @@ def test_a_preferred_election_on_a_leaderless_partition_takes_any_valid_leader_a
     assert apply(img, res).topic("t").partitions[0].leader == 2
 
 
-@pytest.mark.parametrize("version, code", [(6, ec.TOPIC_DELETION_DISABLED), (3, ec.TOPIC_DELETION_DISABLED),
-                                           (2, ec.INVALID_REQUEST)])
-def test_the_controllers_delete_topic_enable_false_refuses_deletion(version, code):
-    """Kafka's ControllerApis.deleteTopics with delete.topic.enable=false: TopicDeletionDisabledException from v3,
-    InvalidRequestException before, 'Topic deletion is disabled.', nothing written."""
+@pytest.mark.parametrize("version, code, message", [(6, ec.TOPIC_DELETION_DISABLED, None),
+                                                    (3, ec.TOPIC_DELETION_DISABLED, None),
+                                                    (2, ec.INVALID_REQUEST, "Topic deletion is disabled.")])
+def test_the_controllers_delete_topic_enable_false_refuses_deletion(version, code, message):
+    """Kafka's ControllerApis.deleteTopics with delete.topic.enable=false: TopicDeletionDisabledException (no
+    message, as Kafka 4.4 answered in the conformance run) from v3, InvalidRequestException 'Topic deletion is
+    disabled.' before; nothing written."""
     img = replay_all([m.TopicRecord(name="t", topic_id=uuid.UUID(int=9))], cluster())
     rc = ReplicationControl(rng=random.Random(0), new_topic_id=lambda: uuid.UUID(int=1),
                             static_config={"delete.topic.enable": "false"})
@@ -627,4 +629,4 @@ def test_the_controllers_delete_topic_enable_false_refuses_deletion(version, cod
            else D(topic_names=["t"], timeout_ms=1000))
     res = rc.delete_topics(img, req, version)
     assert res.records == ()
-    assert [(r.error_code, r.error_message) for r in res.response.responses] == [(code, "Topic deletion is disabled.")]
+    assert [(r.error_code, r.error_message) for r in res.response.responses] == [(code, message)]

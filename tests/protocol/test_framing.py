@@ -273,6 +273,17 @@ def test_supported_features_starting_at_zero_appear_from_v4_only():
     assert names == {3: ["metadata.version"], 4: ["kraft.version", "metadata.version"]}
 
 
+def test_finalized_features_are_listed_in_kafkas_order():
+    """Kafka 4.4 at metadata.version 4.4-IV0 (transaction.version 2, group.version 1) lists group.version,
+    transaction.version, metadata.version (seen by the conformance run's ApiVersions v3/v4 scenarios): a HashMap copy
+    of the other features with metadata.version put last, not the names sorted."""
+    features = Features(supported={}, finalized={"metadata.version": 31, "transaction.version": 2,
+                                                 "group.version": 1}, epoch=5)
+    body = api_versions_response(REGISTERED, 4, features=features)[0]
+    assert [f.name for f in body.finalized_features] == ["group.version", "transaction.version", "metadata.version"]
+    assert [f.max_version_level for f in body.finalized_features] == [1, 2, 31]
+
+
 def test_an_api_versions_error_other_than_unsupported_version_decodes_at_the_version_asked():
     """A malformed ApiVersions v1..v4 gets INVALID_REQUEST at its own version (throttle time and all), which a
     client must read at that version, falling back to v0 only when that fails (Kafka's ApiVersionsResponse.parse).

@@ -7,7 +7,7 @@ import pytest
 
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.server.dispatcher import Dispatcher
+from kraftwire.server.edge.dispatcher import Dispatcher
 
 
 @pytest.mark.parametrize("name", sorted(served.SERVED))

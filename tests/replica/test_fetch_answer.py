@@ -62,3 +62,11 @@ def test_the_fetcher_is_named_in_the_replica_state_from_v15():
     body = F(replica_id=-1, replica_state=F.ReplicaState(replica_id=2, replica_epoch=9))
     assert fetching_replica(body, 15) == (2, 9)
     assert fetching_replica(body, 14) == (-1, -1)
+
+
+def test_only_the_debugging_consumer_reads_any_replica():
+    """Replica id -2 (FetchRequest.DEBUGGING_CONSUMER_ID) reads followers up to the log end; a consumer (-1) and a
+    follower broker (an id >= 0) do not."""
+    from kraftwire.replica.fetch_answer import reads_any_replica
+
+    assert [reads_any_replica(r) for r in (-2, -1, 0, 3)] == [True, False, False, False]

@@ -153,3 +153,12 @@ def test_folding_the_log_gives_what_the_leader_recorded():
     assert txns.ongoing == p.txns.ongoing == {6: 4}
     assert txns.last_stable_offset(7) == p.txns.last_stable_offset(7) == 4
     assert {pid: e.last_seq for pid, e in table.items()} == {pid: e.last_seq for pid, e in p.table.items()}
+
+
+def test_batches_larger_than_a_segment_are_record_list_too_large():
+    """Kafka's UnifiedLog.append (RecordBatchTooLargeException): the batches must fit in one segment, even where
+    max.message.bytes allows them (the conformance run's Produce-v12-batch-above-segment); nothing is appended."""
+    raw = _batch(n=3)
+    p = Partition({**CONFIG, "segment.bytes": str(len(raw) - 1)})
+    assert p.append(raw).error == ec.RECORD_LIST_TOO_LARGE and p.log.end_offset() == 0
+    assert Partition({**CONFIG, "segment.bytes": str(len(raw))}).append(raw).error == ec.NONE

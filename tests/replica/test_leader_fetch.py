@@ -8,8 +8,9 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from kraftwire import error_codes as ec
+from kraftwire.log.epoch_cache import LeaderEpochCache
 from kraftwire.replica.leader_fetch import check_replica_fetch
-from kraftwire.replica.partition import ReplicaState
+from kraftwire.replica.partition import ReplicaState, check_fetch_position
 
 #: the leader's log: epoch 0 covers [0, 5), epoch 2 [5, 10) and is current; log start 2
 EPOCHS = {0: 5, 2: 10}
@@ -75,3 +76,21 @@ def test_the_position_is_checked_against_the_log():  # PartitionTest.testLastFet
     for offset, last_epoch in ((1, 0), (11, -1), (1, -1)):  # below the log start, past the log end
         verdict = check(leader(), fetch_offset=offset, last_fetched_epoch=last_epoch)
         assert (verdict.error, verdict.fenced, verdict.accepted) == (ec.OFFSET_OUT_OF_RANGE, False, False)
+
+
+def test_a_stale_tail_wholly_below_the_log_start_is_not_seen():
+    """Kafka's blind spot, kept (partition simulation seed 130; ``LeaderEpochFileCacheTest.
+    shouldReturnFirstEpochIfRequestedEpochLessThanFirstEpoch`` after ``truncateFromStart``; Kafka 4.4's own cache in
+    tests/kafka/test_epoch_cache_oracle.py): the follower's last epoch 0 ended at 67 on the leader. While the
+    leader's cache holds epoch 0, a fetch at 90 in epoch 0 diverges at 67; once retention moved the log start to 90,
+    the cache answers an epoch older than all it holds with the log start, and the same fetch is accepted."""
+    cache = LeaderEpochCache([(0, 0), (1, 67)])
+
+    def position(fetch_offset, log_start):
+        return check_fetch_position(fetch_offset, 0, log_start, 109, lambda epoch: cache.end_offset_for(epoch, 109))
+
+    assert position(90, 38) == (ec.NONE, (0, 67))
+    cache.truncate_from_start(90)
+    assert position(90, 90) == (ec.NONE, None)
+    # from the log start on nothing is missed: a stale tail past it diverges at the log start
+    assert position(95, 90) == (ec.NONE, (0, 90))

@@ -13,7 +13,7 @@ from kraftwire.replica import follower as rules
 from kraftwire.replica import leader_fetch
 from kraftwire.replica import partition as rp
 from kraftwire.replica.leader_append import record_append, record_marker
-from kraftwire.server import partition_runtime as runtime
+from kraftwire.server.runtime import partition_runtime as runtime
 from kraftwire.testing import partition_sim as ps
 
 SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
@@ -35,7 +35,8 @@ def test_the_runs_reach_the_interesting_paths():
                  "isolated", "session_expired", "follower_appended", "ack_timed_out", "ack_not_leader",
                  "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
                  "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE",
-                 "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved"):
+                 "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved",
+                 "reassigned", "reassign_cancelled", "replica_deleted"):
         assert totals.get(path, 0) > 0, (path, totals)
 
 
@@ -134,6 +135,22 @@ def test_a_follower_that_never_truncates_is_caught(monkeypatch):
     _first_failure()
 
 
+def test_seed_130_an_old_leader_serving_stale_records_below_the_log_start():
+    """Seed 130 (with the reassignment events): b4, leader of p1 in epoch 0, is killed holding 67..89, never
+    committed (their acks=-1 waited for b2, dead); b2 leads epoch 1 from 67, and retention moves its log start to 90,
+    its epoch cache to [(1, 90)]. b4 restarts and fetches at 90 in epoch 0: answered (0, 90), not diverging, as
+    Kafka 4.4 answers (tests/kafka/test_epoch_cache_oracle.py); it joins the ISR, acts on no answer (one timed out,
+    two lost, two came after its leader epoch moved on: Kafka's fetcher drops those too), is the last ISR member when
+    every session expires, and leads epoch 5 with its own 67..89 below its high watermark. The invariant leaves the
+    records below the highest leader log start alone (Kafka deleted them) on a replica no fetch answer told so, and
+    holds everywhere above it."""
+    sim = ps.run_seed(130, EVENTS)
+    assert "t=69100 b4 leads p1 epoch 5 from 90 isr=[4]" in sim.trail  # the run still reaches the case
+    assert sim.deleted_below[1] >= 90 and sim.disagreement([(67, 67, b"stale")], 1) is None
+    assert sim.disagreement([(67, 67, b"stale")], 1, told=90) is not None  # told it is deleted, yet holding it
+    assert sim.disagreement([(sim.deleted_below[1], sim.deleted_below[1], b"stale")], 1) is not None
+
+
 def test_a_seed_replays_with_its_trail(capsys):
     assert ps.main(["--seed", "7", "--events", "200"]) == 0
     out = capsys.readouterr().out
@@ -141,7 +158,7 @@ def test_a_seed_replays_with_its_trail(capsys):
 
 
 # ------------------------------------------------------------------------------------------------ the real runtime
-# The simulation runs the broker's own partition steps (``kraftwire.server.partition_runtime``, which the replica
+# The simulation runs the broker's own partition steps (``kraftwire.server.runtime.partition_runtime``, which the replica
 # manager and the replica fetchers run) and the leader's append plan (``kraftwire.replica.leader_append``): a step
 # broken there is a broker broken, and the simulation sees it (issue #39: it no longer checks a copy).
 

@@ -53,6 +53,16 @@ def test_requests_are_fenced_by_leader_epoch():
         ec.NONE, ec.NONE, ec.FENCED_LEADER_EPOCH, ec.UNKNOWN_LEADER_EPOCH]
 
 
+def test_the_debugging_consumer_may_read_a_follower_fenced_by_the_same_epochs():
+    """Kafka's debugging consumer (replica id -2, kafka-replica-verification) is not held to the leader
+    (``FetchParams.fetchOnlyLeader``): a follower answers it, its epoch checked as the leader's is."""
+    s = ReplicaState(1, "t", 0)
+    s.apply(reg(leader=2, replicas=(1, 2), leader_epoch=5, partition_epoch=5), log_end=0)
+    assert s.role == FOLLOWER and s.epoch_error(-1) == ec.NOT_LEADER_OR_FOLLOWER
+    assert [s.epoch_error(e, leader_only=False) for e in (-1, 5, 4, 6)] == [
+        ec.NONE, ec.NONE, ec.FENCED_LEADER_EPOCH, ec.UNKNOWN_LEADER_EPOCH]
+
+
 @pytest.mark.parametrize("min_isr, rf, isr, acks, expected", [
     (1, 1, (1,), -1, ec.NONE),
     (2, 1, (1,), -1, ec.NONE),  # the effective minimum is min(min.insync.replicas, replication factor)
@@ -162,9 +172,27 @@ def test_an_answer_for_an_older_epoch_or_a_stale_partition_epoch_changes_nothing
     s.follower_fetched(3, 0, 1, now_ms=0, leader_end=5)
     pending = s.propose_shrink(now_ms=10**6, lag_ms=1, leader_end=5)
     s.isr_answered(pending, ec.NONE, leader_epoch=3, partition_epoch=9, isr=(1,))
-    assert s.isr == (1, 2, 3)
+    assert s.isr == (1, 2, 3) and s.pending is pending  # another leader epoch: settled by the image only
+    assert s.alter_to_send() is None  # and not sent again
+    s.apply(reg(leader=1, replicas=(1, 2, 3), isr=(1, 2), leader_epoch=1, partition_epoch=9), log_end=5)
     pending = s.propose_shrink(now_ms=10**6, lag_ms=1, leader_end=5)
-    assert not s.isr_answered(pending, ec.FENCED_LEADER_EPOCH)  # stays pending until the image moves
+    assert pending is not None and not s.isr_answered(pending, ec.FENCED_LEADER_EPOCH)  # pending until the image
+
+
+def test_an_expansion_answered_in_a_new_leader_epoch_keeps_its_member_counted():
+    """An expansion that completes a reassignment is answered with a new leader epoch (replicas left): until the
+    image brings it, the new member still holds the high watermark back, as Kafka's leader ignores such an answer
+    (found by the partition simulation with reassignments: the ISR committed with the member while the high
+    watermark had moved past it)."""
+    s = _leader(isr=(1, 2), log_end=5)
+    s.follower_fetched(2, 8, 1, now_ms=0, leader_end=8)
+    s.follower_fetched(3, 8, 1, now_ms=0, leader_end=8)
+    assert _hw(s, 8, 1)
+    pending = s.propose_expansion(3, eligible=True)
+    s.alter_to_send()
+    assert not s.isr_answered(pending, ec.NONE, leader_epoch=1, partition_epoch=2, isr=(1, 2, 3))
+    s.follower_fetched(2, 12, 1, now_ms=0, leader_end=12)
+    assert _hw(s, 12, 1) is False and s.maximal_isr() == (1, 2, 3)  # 3 is at 8: it still counts
 
 
 def test_an_answer_to_an_earlier_proposal_leaves_the_pending_expansion_counted():

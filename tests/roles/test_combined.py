@@ -14,7 +14,7 @@ from harness import roles
 
 def _api_keys(port: int) -> set[int]:
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     resp = asyncio.run(request_once("127.0.0.1", port, w.ApiVersionsRequest(client_software_name="t",
                                                                             client_software_version="1"), 3,
@@ -80,7 +80,7 @@ def _md(port):
 def test_broker_only_config_rules(text, needle):
     from kraftwire.config import parse_properties
     from kraftwire.errors import ConfigError
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     base = ("node.id=7\ncontroller.listener.names=CONTROLLER\ncontroller.quorum.voters=1@localhost:9093\n"
             "listener.security.protocol.map=CONTROLLER:PLAINTEXT,BROKER:PLAINTEXT\nlog.dirs=/tmp/x\n")
@@ -91,7 +91,7 @@ def test_broker_only_config_rules(text, needle):
 
 def test_broker_settings():
     from kraftwire.config import parse_properties
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     s = NodeSettings.from_properties(parse_properties(
         "process.roles=broker\nnode.id=7\nlisteners=BROKER://localhost:9095\ncontroller.listener.names=CONTROLLER\n"

@@ -64,7 +64,7 @@ def test_topics_through_the_brokers_survive_a_controller_kill(make_roles_cluster
 
     def create_burst():
         from kraftwire.protocol import messages as w
-        from kraftwire.server.client import request_once
+        from kraftwire.server.edge.client import request_once
 
         CT = w.CreateTopicsRequest
         for name in burst:

@@ -21,7 +21,7 @@ from harness.roles import wait_until
 from kraftwire.ids import uuid_to_base64
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection, request_once
+from kraftwire.server.edge.client import KafkaConnection, request_once
 
 WAIT_S = 30.0
 TOPIC = "guarded"

@@ -17,7 +17,7 @@ def _fetch(port: int, offset: int = 0):
     """A consumer Fetch (replica id -1, v11 with topic names) to the node on ``port``: (error, high watermark, values)."""
     from kraftwire.protocol import messages as w
     from kraftwire.records import read_batches
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     F = w.FetchRequest
     req = F(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20, isolation_level=0, topics=[

@@ -12,7 +12,7 @@ from kraftwire.records.control import (
     control_record_key,
     encode_control_value,
 )
-from kraftwire.server import lifecycle as lc
+from kraftwire.server.test_server import lifecycle as lc
 
 
 def _batch(base_offset: int, records) -> object:

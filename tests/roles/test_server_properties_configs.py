@@ -28,7 +28,7 @@ STATIC_BROKER_CONFIG, DYNAMIC_DEFAULT_BROKER_CONFIG, DEFAULT_CONFIG = 4, 3, 5
 
 def _describe_topic(port: int) -> dict[str, tuple[str, int, list[tuple[str, str, int]]]]:
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     Q = w.DescribeConfigsRequest
     req = Q(resources=[Q.DescribeConfigsResource(resource_type=2, resource_name=TOPIC, configuration_keys=None)],

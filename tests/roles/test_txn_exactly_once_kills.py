@@ -183,7 +183,7 @@ class App:
 def _coordinator(port: int, key: str = TXN_ID, key_type: int = 1) -> int | None:
     """The coordinator of ``key`` (FindCoordinator: key type 1 a transactional id, 0 a group)."""
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
 
     try:
         r = asyncio.run(request_once("127.0.0.1", port, w.FindCoordinatorRequest(key_type=key_type,

@@ -15,9 +15,9 @@ from harness.certs import CA
 from kraftwire import error_codes as ec
 from kraftwire.config import parse_properties
 from kraftwire.errors import ConfigError
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 from tests.server.test_replication import Cluster, _sock, _until
 
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="broker" '

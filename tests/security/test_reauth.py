@@ -24,9 +24,9 @@ from kraftwire.security.sasl.exchange import (AUTHENTICATE, BAD_MECHANISM, DONE,
                                               bad_mechanism_message, failure_message)
 from kraftwire.security.sasl.mechanism import Step
 from kraftwire.security.sasl.settings import SaslSettings, sasl_settings
-from kraftwire.server.connection import InboundConnection
-from kraftwire.server.dispatcher import Dispatcher
-from kraftwire.server.sasl import AUTHENTICATE_AFTER_LOGIN, FAILED_AUTHENTICATION_DELAY_S, SaslDispatcher
+from kraftwire.server.edge.connection import InboundConnection
+from kraftwire.server.edge.dispatcher import Dispatcher
+from kraftwire.server.edge.sasl import AUTHENTICATE_AFTER_LOGIN, FAILED_AUTHENTICATION_DELAY_S, SaslDispatcher
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 ALICE, BOB = b"\x00alice\x00alice-secret", b"\x00bob\x00bob-secret"
@@ -178,7 +178,7 @@ def test_a_bad_lifetime_names_its_key():
 
 
 def test_the_node_reads_the_keys_and_does_not_report_them_as_ignored():
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     props = parse_properties(
         "process.roles=broker,controller\nnode.id=1\ncontroller.quorum.voters=1@localhost:9093\n"
@@ -465,7 +465,7 @@ async def _serve(base) -> tuple[asyncio.AbstractServer, int, list]:
 
 
 def test_kafka_connection_re_authenticates_on_the_same_socket():
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     async def main():
         server, port, conns = await _serve(Dispatcher())
@@ -494,9 +494,9 @@ def test_kafka_connection_re_authenticates_on_the_same_socket():
 def test_quorum_peers_re_authenticate_with_raft_requests_in_flight():
     from kraftwire.ids import ReplicaKey
     from kraftwire.raft import messages as m
-    from kraftwire.server import wire
-    from kraftwire.server.peers import Peers
-    from kraftwire.server.settings import Voter
+    from kraftwire.server.edge import wire
+    from kraftwire.server.edge.peers import Peers
+    from kraftwire.server.node.settings import Voter
 
     topic = wire.Topic("reauth", uuid.uuid4())
 

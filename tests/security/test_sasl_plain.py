@@ -69,7 +69,7 @@ def _read(port: int, n: int) -> list[bytes]:
 
 def _session(port: int, steps):
     """Run ``steps(conn)`` on one raw connection to the SASL listener."""
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     async def main():
         conn = await KafkaConnection.open("127.0.0.1", port, timeout=5, client_id="sasl-test")
@@ -232,7 +232,7 @@ def test_a_storm_of_malformed_logins_leaves_the_node_serving(node):
 def test_metadata_names_the_listener_the_request_came_in_on(tls_node):
     from kraftwire.protocol import messages as w
     from kraftwire.security.sasl.client import SaslLogin
-    from kraftwire.server.client import request_once
+    from kraftwire.server.edge.client import request_once
     import ssl
 
     node, ca = tls_node

@@ -65,7 +65,7 @@ def test_a_vote_request_without_logging_in_is_refused(quorum, ca):
     import ssl
 
     from kraftwire.protocol import messages as w
-    from kraftwire.server.client import KafkaConnection
+    from kraftwire.server.edge.client import KafkaConnection
 
     node = next(iter(quorum.nodes.values()))
     R = w.VoteRequest

@@ -9,7 +9,7 @@ import pytest
 from kraftwire.errors import ConfigError
 from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, map_dn, parse_rules, subject_dn, tls_principal
 from kraftwire.security.tls import client_context, openssl_cipher_name, server_context, ssl_settings
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.settings import NodeSettings
 
 from harness.certs import CA
 

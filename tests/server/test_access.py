@@ -18,9 +18,9 @@ from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import AclPermissionType as Perm
 from kraftwire.security.authorizer import PatternType, ResourceType
-from kraftwire.server.access import CLUSTER_OPERATION, Access, host_of, refusal_of
-from kraftwire.server.dispatcher import Dispatcher
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.edge.access import CLUSTER_OPERATION, Access, host_of, refusal_of
+from kraftwire.server.edge.dispatcher import Dispatcher
+from kraftwire.server.node.settings import NodeSettings
 
 STANDARD = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
 
@@ -191,7 +191,7 @@ def test_configuration_names_a_bad_authorizer_and_reads_the_acl_keys():
 
 
 def test_the_test_server_refuses_an_authorizer(tmp_path):
-    from kraftwire.server.app import Node
+    from kraftwire.server.node.app import Node
 
     settings = NodeSettings.from_properties(_props(f"authorizer.class.name={STANDARD}\n"))
     with pytest.raises(ConfigError) as refused:

@@ -22,9 +22,9 @@ from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import AclPermissionType as Perm
 from kraftwire.security.authorizer import PatternType, ResourceType
 from kraftwire.security.sasl.client import SaslLogin
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 
 CLUSTER = "Uc70e1ZARn6UM4iJHeByUw"
 JAAS = ('org.apache.kafka.common.security.plain.PlainLoginModule required username="admin" '

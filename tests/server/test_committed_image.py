@@ -10,8 +10,8 @@ from kraftwire.log.memory import MemoryLog
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.records.control import KRAFTWIRE_GROUP_OFFSET, control_batch
-from kraftwire.server.broker.scan import CommittedImage, base_image, replay
-from kraftwire.server.broker.state import LogState
+from kraftwire.server.test_server.scan import CommittedImage, base_image, replay
+from kraftwire.server.test_server.state import LogState
 
 
 class CountingLog(MemoryLog):

@@ -15,7 +15,7 @@ from kraftwire import error_codes as ec
 from kraftwire.log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_kraft_node import CT, Combined, _online
 from server.test_replication import _until
 

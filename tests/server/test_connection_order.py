@@ -8,8 +8,8 @@ import asyncio
 from harness.wire import answered_ids
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import encode_request
-from kraftwire.server.connection import InboundConnection
-from kraftwire.server.dispatcher import Dispatcher
+from kraftwire.server.edge.connection import InboundConnection
+from kraftwire.server.edge.dispatcher import Dispatcher
 
 
 class Transport(asyncio.Transport):
@@ -65,7 +65,7 @@ def test_answers_given_without_a_handler_wait_their_turn_too():
     of a node with dedicated client listeners, by its listener view — and still leaves behind the answer owed to an
     earlier request. (A malformed request closes the connection, as Kafka does: tests/server/test_bad_input_node.py.) Found by the fuzzer (tests/fuzz): the probe it sends
     behind each request overtook a DeleteTopics waiting for the controller."""
-    from kraftwire.server.roles import CONTROLLER_ONLY, ListenerDispatcher
+    from kraftwire.server.node.roles import CONTROLLER_ONLY, ListenerDispatcher
 
     async def main():
         d = Dispatcher()

@@ -12,7 +12,7 @@ from harness.wire import answered_ids
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import framing, messages as w
-from kraftwire.server.connection import InboundConnection
+from kraftwire.server.edge.connection import InboundConnection
 
 TOO_LONG = "m" * 40_000
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from kraftwire.server.connection import write_chunks
+from kraftwire.server.edge.connection import write_chunks
 
 
 class GenericTransport(asyncio.WriteTransport):

@@ -13,9 +13,9 @@ from kraftwire import error_codes as ec
 from kraftwire.config import parse_properties
 from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.metadata.controller.topics import replica_dir
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 from tests.server.test_partitions import _batch, _produce
 from tests.server.test_replication import CLUSTER, CT, Cluster, _until
 

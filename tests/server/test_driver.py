@@ -14,7 +14,8 @@ from kraftwire.raft.election import ElectionState
 from kraftwire.raft.events import LogFlushed
 from kraftwire.raft.ready import AppendAsFollower, Ready
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.driver import Driver, now_ms
+from kraftwire.server.runtime.clocks import wall_ms as now_ms
+from kraftwire.server.runtime.driver import Driver
 
 
 class RecordingLog(MemoryLog):

@@ -135,7 +135,7 @@ def test_the_test_servers_fetch_keeps_the_same_limits():
 
     from kraftwire.config import Config
     from kraftwire.log.memory import MemoryLog
-    from kraftwire.server.broker.fetch import ConsumerFetch
+    from kraftwire.server.test_server.fetch import ConsumerFetch
 
     lg = MemoryLog()
     for i in range(5):

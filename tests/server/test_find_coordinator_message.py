@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
-from kraftwire.server.group_apis import _coordinator_message
+from kraftwire.server.apis.group_apis import _coordinator_message
 
 
 def test_below_v4_an_errors_default_message_and_none_for_success():

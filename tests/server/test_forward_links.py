@@ -8,7 +8,7 @@ import asyncio
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import ProtocolError
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from tests.server.test_replication import CT, Cluster
 
 

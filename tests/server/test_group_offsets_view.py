@@ -13,8 +13,8 @@ from kraftwire.log.api import Isolation
 from kraftwire.log.memory import MemoryLog
 from kraftwire.protocol import messages as w
 from kraftwire.records.control import KRAFTWIRE_GROUP_OFFSET, control_batch
-from kraftwire.server.broker.scan import LogScan, replay
-from kraftwire.server.broker.state import LogState
+from kraftwire.server.test_server.scan import LogScan, replay
+from kraftwire.server.test_server.state import LogState
 
 
 def _commit_batch(*commits: tuple[str, int, int]) -> bytes:
@@ -122,7 +122,7 @@ def test_offset_fetch_answers_committed_offsets_and_waits_for_a_new_leaders_firs
     """Through the coordinator: a new leader answers COORDINATOR_LOAD_IN_PROGRESS (retriable) until it commits in
     its epoch; then only committed offsets, whichever way the request asks (v1: per partition, v2+: top level)."""
     from kraftwire.error_codes import COORDINATOR_LOAD_IN_PROGRESS
-    from kraftwire.server.broker.groups import Coordinator
+    from kraftwire.server.test_server.groups import Coordinator
 
     lg = MemoryLog()
     lg.update_high_watermark(_append(lg, ("g", 0, 10)))

@@ -14,7 +14,7 @@ from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.partitioning import GROUP_TOPIC, partition_for
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import CT, Cluster, _until
 
@@ -460,7 +460,7 @@ def test_the_group_timers_wake_at_the_earliest_session_deadline(monkeypatch):
     must expire at its deadline, as Kafka's timer expires it, not up to a tick later."""
     from types import SimpleNamespace as NS
 
-    from kraftwire.server import group_apis
+    from kraftwire.server.apis import group_apis
 
     now = 1_700_000_000_000
     monkeypatch.setattr(group_apis, "_now_ms", lambda: now)

@@ -16,9 +16,9 @@ from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, enco
 from kraftwire.metadata.version import BY_NAME
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 
 CLUSTER = "Uc70e1ZARn6UM4iJHeByUw"
 CT = w.CreateTopicsRequest
@@ -281,7 +281,7 @@ def test_a_log_written_by_an_earlier_kraftwire_is_refused_at_start(tmp_path):
     from kraftwire.log.segmented import SegmentedLog
     from kraftwire.records import RecordBatchBuilder
     from kraftwire.records.control import KRAFTWIRE_BROKER_STATE, control_record_key, encode_control_value
-    from kraftwire.server.app import StartupError
+    from kraftwire.server.node.app import StartupError
 
     def written(builder):
         c = Combined(tmp_path / f"case{len(list(tmp_path.iterdir()))}")

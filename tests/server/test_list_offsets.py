@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryLog
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.broker.fetch import ListOffsets
+from kraftwire.server.test_server.fetch import ListOffsets
 
 BASE_TS = 1_700_000_000_000
 
@@ -25,7 +25,7 @@ def test_a_new_leader_answers_offset_not_available_until_it_commits_in_its_epoch
     OFFSET_NOT_AVAILABLE (LEADER_NOT_AVAILABLE before v5; clients retry); earliest, and a lookup finding a record
     below the high watermark, are answered."""
     from kraftwire.protocol import messages as w
-    from kraftwire.server.broker import context as c
+    from kraftwire.server.test_server import context as c
 
     lg = MemoryLog()
     lg.append_as_leader(_data_batch(0, [BASE_TS]), 1)
@@ -67,7 +67,7 @@ def test_a_lagging_new_leader_answers_its_followers_list_offsets(tmp_path):
     not stall; a client's lookup by timestamp below the high watermark is answered, one past it refused."""
     from kraftwire.protocol import messages as w
     from kraftwire.replica.partition import ReplicaState
-    from kraftwire.server.partition_apis import PartitionApis
+    from kraftwire.server.apis.partition_apis import PartitionApis
 
     lg = MemoryLog()
     lg.append_as_leader(_data_batch(0, [BASE_TS, BASE_TS + 1]), 1)

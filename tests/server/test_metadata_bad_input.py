@@ -21,7 +21,7 @@ from harness import processes
 from kraftwire import error_codes as ec
 from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 from server.test_kraft_node import _create
 from server.test_topic_bad_input import _partitions, _run
 

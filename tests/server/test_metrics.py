@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kraftwire.server.metrics import Histogram, Registry, _bucket_bounds, _bucket_index
+from kraftwire.server.edge.metrics import Histogram, Registry, _bucket_bounds, _bucket_index
 
 
 def exact_percentile(values: list[float], p: float) -> float:

@@ -16,10 +16,11 @@ import pytest
 from kraftwire.config import parse_properties
 from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.protocol import messages as w
-from kraftwire.server.app import PERFORMANCE_TEST_TOPIC, Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.metrics import Registry
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import PERFORMANCE_TEST_TOPIC, Node
+from kraftwire.server.test_server.server import RaftTestServer
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.edge.metrics import Registry
+from kraftwire.server.node.settings import NodeSettings
 from kraftwire.tools.workload import Workload
 
 CLUSTER_ID = "Uc70e1ZARn6UM4iJHeByUw"
@@ -46,7 +47,8 @@ def _node(tmp_path, name: str, *, workload: bool = False):
     load = None
     if workload:
         load = Workload(1, throughput=2000, record_size=16, report_interval_s=3600, out=io.StringIO())
-        node = Node(settings, listen_sockets={"PLAINTEXT": sock}, topic=PERFORMANCE_TEST_TOPIC, listeners=[load])
+        node = RaftTestServer(settings, listen_sockets={"PLAINTEXT": sock}, topic=PERFORMANCE_TEST_TOPIC,
+                              listeners=[load])
         load.attach_metrics(node.metrics)
     else:
         node = Node(settings, listen_sockets={"PLAINTEXT": sock})

@@ -13,9 +13,9 @@ import socket
 from kraftwire.config import parse_properties
 from kraftwire.log.meta_properties import MetaProperties, write_meta_properties
 from kraftwire.protocol import messages as w
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 
 
 def _node(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from kraftwire.error_codes import NONE, NOT_LEADER_OR_FOLLOWER, REQUEST_TIMED_OUT
-from kraftwire.server.broker.waits import FLUSHED, HIGH_WATERMARK, OffsetWaits
+from kraftwire.server.runtime.waits import FLUSHED, HIGH_WATERMARK, OffsetWaits
 
 
 def test_each_watermark_ends_its_own_waits_in_offset_order_once():

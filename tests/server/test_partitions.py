@@ -13,7 +13,7 @@ from kraftwire import error_codes as ec
 from kraftwire.log.checkpoint import parse_offset_checkpoint
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from tests.server.test_kraft_node import Combined, _create, _online
 
 P = w.ProduceRequest
@@ -390,7 +390,7 @@ def test_producer_state_snapshots_spare_a_restart_the_log_scan(tmp_path):
     """A clean shutdown writes Kafka's ``<log end>.snapshot``; the next start folds only the batches after it (a
     retry of the last batch is still recognised, the next sequence still accepted); a damaged snapshot is ignored
     for a full fold; a truncation below a snapshot deletes it."""
-    import kraftwire.server.hosted as replicas_module  # the fold of a hosted partition lives there
+    import kraftwire.server.runtime.hosted as replicas_module  # the fold of a hosted partition lives there
 
     c = Combined(tmp_path)
     scanned: list[tuple[int, int]] = []
@@ -547,7 +547,7 @@ def test_a_segment_roll_writes_a_producer_snapshot_at_its_base(tmp_path):
 def test_hosting_many_partitions_is_spread_over_turns_of_the_event_loop(tmp_path, monkeypatch):
     """A burst of new partitions is created a budget at a time (here one partition per turn), the rest at the next
     turns with the latest image; meanwhile the node keeps serving, and in the end every partition is hosted once."""
-    from kraftwire.server import replicas as replicas_module
+    from kraftwire.server.runtime import replicas as replicas_module
 
     monkeypatch.setattr(replicas_module, "APPLY_BUDGET_S", 0.0)
     c = Combined(tmp_path)

@@ -12,9 +12,9 @@ from kraftwire.ids import NO_ID, ReplicaKey
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.framing import FrameSplitter, decode_request, encode_response
 from kraftwire.raft import messages as m
-from kraftwire.server import wire
-from kraftwire.server.peers import Peers
-from kraftwire.server.settings import Voter
+from kraftwire.server.edge import wire
+from kraftwire.server.edge.peers import Peers
+from kraftwire.server.node.settings import Voter
 
 TOPIC = wire.Topic("__cluster_metadata", uuid.UUID(int=1))
 

@@ -17,10 +17,10 @@ from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, enco
 from kraftwire.metadata.version import BY_NAME
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.replicas import _now_ms
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.runtime.replicas import _now_ms
+from kraftwire.server.node.settings import NodeSettings
 from tests.server.test_partitions import _batch, _produce
 
 CLUSTER = "Uc70e1ZARn6UM4iJHeByUw"

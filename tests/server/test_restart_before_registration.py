@@ -22,7 +22,7 @@ from harness import roles
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.client import request_once
+from kraftwire.server.edge.client import request_once
 
 P = w.ProduceRequest
 SESSION_MS = 8000  # the window in which the controller refuses the restarted broker's registration

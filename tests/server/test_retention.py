@@ -16,7 +16,7 @@ from confluent_kafka.admin import AdminClient
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from tests.server.test_partitions import _batch, _fetch, _produce
 from tests.server.test_replication import CT, Cluster, _until
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from types import SimpleNamespace
 
-from kraftwire.server.roles import Roles
+from kraftwire.server.node.roles import Roles
 
 
 def test_a_loop_that_swallows_a_cancel_still_stops():

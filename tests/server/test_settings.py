@@ -8,7 +8,7 @@ import pytest
 from kraftwire.config import parse_properties
 from kraftwire.errors import ConfigError
 from kraftwire.ids import Endpoint
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.settings import NodeSettings
 
 README = """node.id=2
 listeners=PLAINTEXT://localhost:9093
@@ -179,8 +179,8 @@ def test_neither_voters_nor_bootstrap_servers_names_the_voters_key():
 
 def test_voters_are_read_from_a_describe_quorum_answer_at_the_controller_listener():
     from kraftwire.protocol import messages as w
-    from kraftwire.server.app import _voters_from
-    from kraftwire.server.settings import Voter
+    from kraftwire.server.node.app import _voters_from
+    from kraftwire.server.node.settings import Voter
 
     R = w.DescribeQuorumResponse
 
@@ -206,7 +206,7 @@ def test_every_default_is_written_once_in_the_keys_table():
 
     from kraftwire.config import KEYS, Config, default
     from kraftwire.raft.config import RaftConfig
-    from kraftwire.server.settings import NodeSettings
+    from kraftwire.server.node.settings import NodeSettings
 
     config_fields = {f.name for f in fields(Config)} - {"unknown", "raw", "deprecated"}
     assert config_fields == {k.attr for k in KEYS}
@@ -261,3 +261,25 @@ def test_a_bad_value_of_any_kafka_key_stops_the_node_naming_key_and_value(key, v
     with pytest.raises(ConfigError) as info:
         NodeSettings.from_properties(parse_properties(README + f"{key}={value}\n"))
     assert (info.value.key, info.value.value, info.value.reason) == (key, value, reason)
+
+
+def test_the_shipped_server_properties_are_kafkas_values_and_load_without_warnings():
+    """config/server.properties carries the values Kafka's shipped file sets (a group forms at once: 0 ms initial
+    rebalance delay; one replica for the internal topics on one node; retention and segments written out), and a node
+    loads it without a warning (nothing in it is refused or without effect)."""
+    import os
+
+    from kraftwire.config import load_properties
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "config",
+                        "server.properties")
+    props = load_properties(path)
+    assert {k: props[k] for k in ("group.initial.rebalance.delay.ms", "offsets.topic.replication.factor",
+                                  "transaction.state.log.replication.factor", "transaction.state.log.min.isr",
+                                  "num.partitions", "log.retention.hours", "log.segment.bytes",
+                                  "log.retention.check.interval.ms", "num.network.threads", "num.io.threads")} == {
+        "group.initial.rebalance.delay.ms": "0", "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1", "transaction.state.log.min.isr": "1",
+        "num.partitions": "1", "log.retention.hours": "168", "log.segment.bytes": "1073741824",
+        "log.retention.check.interval.ms": "300000", "num.network.threads": "3", "num.io.threads": "8"}
+    assert NodeSettings.from_file(path).warnings == ()

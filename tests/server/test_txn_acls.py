@@ -16,8 +16,8 @@ from kraftwire.metadata.version import DEFAULT
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
-from kraftwire.server.app import Node
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.node.settings import NodeSettings
 from server.test_acls_enforced import CLUSTER, JAAS, _acl, _create, _login, _sock
 from server.test_txn_coordinator import F, I, _add, _codes
 

@@ -15,8 +15,8 @@ from kraftwire.coordinator.partitioning import GROUP_TOPIC, TRANSACTION_TOPIC, p
 from kraftwire.coordinator.txn.coordinator import Marker
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.txn_apis import MarkerSender
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.apis.txn_apis import MarkerSender
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import _until
 

@@ -11,7 +11,7 @@ import time
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from kraftwire import error_codes as ec
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import _until
 from server.test_txn_coordinator import PROPS, _states

@@ -12,7 +12,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC
 from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_replication import CT, Cluster, _until
 from server.test_txn_coordinator import E, F, _add, _codes, _init
 

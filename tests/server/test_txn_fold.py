@@ -12,7 +12,7 @@ from kraftwire.log.partition_log import LogDirCheckpoints, PartitionLog
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.partition import ReplicaState
 from kraftwire.replica.transactions import AbortedTxn, decode_txn_index, marker_key, marker_value
-from kraftwire.server.replicas import Hosted
+from kraftwire.server.runtime.replicas import Hosted
 
 TOPIC_ID = uuid.uuid4()
 

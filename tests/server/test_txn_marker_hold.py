@@ -12,7 +12,7 @@ import asyncio
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.server import txn_apis
+from kraftwire.server.apis import txn_apis
 from server.test_kraft_node import Combined, _create
 from server.test_replication import _until
 from server.test_txn_coordinator import PROPS, E, FakeLeaders, _add, _codes, _coordinator, _init, _states

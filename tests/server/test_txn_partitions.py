@@ -16,7 +16,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT, parse_control_key
 from kraftwire.replica.transactions import AbortedTxn, decode_txn_index
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from tests.server.test_kraft_node import Combined, _create, _online
 from tests.server.test_partitions import _fetch, _hosted
 

@@ -11,7 +11,7 @@ import os
 
 from kraftwire import error_codes as ec
 from kraftwire.replica.transactions import AbortedTxn
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from tests.server.test_replication import CT, LAG_MS, Cluster, _until
 from tests.server.test_txn_partitions import (TOPIC, UNVERIFIED, _data, _latest, _marker_errors, _markers, _pids,
                                               _produce, _read_committed, _txn_batch)

@@ -19,7 +19,7 @@ from kraftwire.coordinator.txn import coordinator as tc
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, bootstrap_records, encode_bootstrap_file
 from kraftwire.metadata.version import BY_NAME
 from kraftwire.protocol import messages as w
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
 from server.test_txn_coordinator import _states
 from server.test_txn_e2e import ALL_PROPS, _committed, _feed, _read_committed, _transform

@@ -16,7 +16,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import key as api_key
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from server.test_kraft_node import Combined, _create, _online
 from server.test_partitions import _hosted
 from server.test_replication import _until

@@ -10,7 +10,7 @@ import asyncio
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.replica import verification
-from kraftwire.server import txn_verifier as tv
+from kraftwire.server.runtime import txn_verifier as tv
 
 R = w.AddPartitionsToTxnResponse
 

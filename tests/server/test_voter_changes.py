@@ -15,9 +15,9 @@ from kraftwire.cli import main
 from kraftwire.ids import ZERO_UUID as ZERO, random_kafka_uuid, uuid_to_base64
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.protocol import messages as w
-from kraftwire.server.app import Node
-from kraftwire.server.client import KafkaConnection
-from kraftwire.server.settings import NodeSettings
+from kraftwire.server.node.app import Node
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.node.settings import NodeSettings
 
 CLUSTER = "Uc70e1ZARn6UM4iJHeByUw"
 A = w.AddRaftVoterRequest

@@ -11,7 +11,7 @@ from kraftwire.ids import OffsetAndEpoch, ReplicaKey, SnapshotId, replica_key_te
 from kraftwire.protocol import codec
 from kraftwire.protocol import messages as w
 from kraftwire.raft import messages as m
-from kraftwire.server import wire
+from kraftwire.server.edge import wire
 
 TOPIC = wire.Topic("__raft_performance_test", uuid.UUID(int=2))
 DIR = uuid.UUID("12345678-1234-5678-1234-567812345678")

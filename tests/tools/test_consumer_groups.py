@@ -12,7 +12,7 @@ from confluent_kafka import Consumer, TopicPartition
 
 from harness import processes
 from kraftwire import error_codes as ec
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.tools import consumer_groups as cg
 from server.test_groups import GROUP_PROPS, _committed, _produce
 from server.test_kraft_node import Combined, _create, _online

@@ -61,7 +61,9 @@ def test_text_output(tmp_path, capsys):
         'LeaderChange: {"version":0,"leaderId":1,"voters":[{"voterId":1}],"grantingVoters":[{"voterId":1}]}'
     )
     assert "partitionLeaderEpoch: 2" in lines[4] and "position: 91" in lines[4] and "count: 2" in lines[4]
-    assert lines[5] == "| offset: 1 CreateTime: 6 keySize: 1 valueSize: 5 sequence: -1 headerKeys: [h] payload: hello"
+    # Kafka prints a data record's key before its payload (DumpLogSegments --print-data-log)
+    assert lines[5] == ("| offset: 1 CreateTime: 6 keySize: 1 valueSize: 5 sequence: -1 headerKeys: [h] key: k "
+                        "payload: hello")
     assert lines[6] == "| offset: 2 CreateTime: 7 keySize: -1 valueSize: 5 sequence: -1 headerKeys: [] payload: world"
     assert len(lines) == 7
 

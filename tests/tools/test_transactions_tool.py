@@ -17,7 +17,7 @@ from harness import clients, processes
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.server.client import KafkaConnection
+from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.tools.transactions import pretty_table
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import Cluster, _until

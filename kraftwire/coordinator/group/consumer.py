@@ -349,6 +349,13 @@ def replay(groups: dict[str, ConsumerGroup], rec) -> None:
         m.revoking = _from_wire(value.partitions_pending_revocation)
 
 
+def refused_description(group_id: str, code: int):
+    """ConsumerGroupDescribe's entry for a group refused before a coordinator described it (not authorized, not
+    coordinated here, the protocol off): as Kafka's ``getErrorDescribedGroupList``, the id and the error only, every
+    other field its default (state "", epochs 0, no message)."""
+    return w.ConsumerGroupDescribeResponse.DescribedGroup(group_id=group_id, error_code=code)
+
+
 def error_heartbeat(code: int, message: str | None = None):
     """A refused heartbeat as Kafka answers one: the error, and the response's defaults (member epoch 0)."""
     return w.ConsumerGroupHeartbeatResponse(throttle_time_ms=0, error_code=code, error_message=message,

@@ -269,8 +269,9 @@ def offset_fetch_response(version: int, groups: list) -> object:
     def value(e):
         return (-1, -1, "") if e is None else (e.offset, e.leader_epoch, e.metadata or "")
 
-    if version >= 8:
+    if version >= 8:  # a group's own error stands alone, without its topics (NOT_COORDINATOR too, as Kafka answers)
         return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
+        ] if err else [
             R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
                 partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
                 metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
@@ -915,6 +916,7 @@ class GroupShard:
             refused = self._member_refusal(group, body, epoch, owned) or _regex_refusal(regex)
             if refused is not None:
                 return fail(*refused)
+        created = group is None
         if group is None:
             if classic is not None:  # an empty classic group becomes a consumer group (its offsets stay)
                 result.records.append((cr.group_metadata_key(gid), None))
@@ -959,9 +961,8 @@ class GroupShard:
                     result.records.extend(cg.target_records(group, [member_id]))
                 result.records.extend(cg.current_records(gid, m))
                 owned = None
-            elif m is None:
+            elif m is None:  # a bump follows from what it subscribes to, not from its arrival
                 m = group.members[member_id] = cg.ConsumerMember(member_id)
-                bump = True
             else:  # a member joining again starts over (it gave up its partitions)
                 m.epoch, m.previous_epoch, m.state, m.assigned, m.revoking = 0, -1, cg.STABLE, {}, {}
             if holder is None:
@@ -1004,8 +1005,11 @@ class GroupShard:
             found = topics(name)
             if found is not None:
                 metadata[name] = found
-        if bump or metadata != group.topics:
-            group.epoch += 1
+        # Kafka 4.4 moves a new group off epoch 0 on its own, then bumps for the first member's subscription as for
+        # any change: a group first joined with topics to subscribe to is at epoch 2, one joined with none at 1
+        bumps = int(created) + int(bump or metadata != group.topics)
+        if bumps:
+            group.epoch += bumps
             group.topics = metadata
             result.records.extend(cg.epoch_records(group))
         self._retarget(group, result)
@@ -1032,9 +1036,10 @@ class GroupShard:
         gid = body.group_id
         if epoch == 0:
             holder = None if group is None else _static_holder(group, body.instance_id, body.member_id)
-            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:
-                return ec.UNRELEASED_INSTANCE_ID, (f"Static member {holder.member_id} with instance id "
-                                                   f"{body.instance_id} is still active.")
+            if holder is not None and holder.epoch != cg.STATIC_LEAVE_EPOCH:  # Kafka 4.4's words
+                return ec.UNRELEASED_INSTANCE_ID, (f"Static member {body.member_id} with instance id "
+                                                   f"{body.instance_id} cannot join the group because the instance "
+                                                   f"id is owned by {holder.member_id} member.")
             return None
         m = group.members.get(body.member_id)
         if m is None:
@@ -1067,11 +1072,12 @@ class GroupShard:
         """ConsumerGroupDescribe of one group (``topic_names``: topic id -> name). v1's MemberType (KIP-1099) is
         CONSUMER_MEMBER for every member: kraftwire's consumer groups hold no classic members."""
         R = w.ConsumerGroupDescribeResponse
+        if not group_id:  # Kafka's coordinator service refuses an empty id before any shard (no message)
+            return cg.refused_description(group_id, ec.INVALID_GROUP_ID)
         g = self.consumer_groups.get(group_id)
-        if g is None:
+        if g is None:  # Kafka sets the id, the error and its message only: the state is "", the epochs 0
             return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
-                                    group_id=group_id, group_state="Dead", group_epoch=-1, assignment_epoch=-1,
-                                    assignor_name="", members=[], authorized_operations=NO_AUTHORIZED_OPERATIONS)
+                                    group_id=group_id, authorized_operations=NO_AUTHORIZED_OPERATIONS)
 
         def parts(a):
             return R.Assignment(topic_partitions=[
@@ -1082,7 +1088,9 @@ class GroupShard:
                                 assignment_epoch=g.assignment_epoch, assignor_name=g.assignor_name(), members=[
                                     R.Member(member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id,
                                              member_epoch=m.epoch, client_id=m.client_id, client_host=m.client_host,
-                                             subscribed_topic_names=list(m.subscribed), subscribed_topic_regex=m.regex,
+                                             subscribed_topic_names=list(m.subscribed),
+                                             # Kafka's member holds "" for no regex, and describes it so
+                                             subscribed_topic_regex=m.regex if m.regex is not None else "",
                                              assignment=parts(m.assigned),
                                              target_assignment=parts(g.target.get(m.member_id, {})),
                                              member_type=CONSUMER_MEMBER)

@@ -13,6 +13,14 @@ Leader election:
   first acceptable replica leads with ISR = [it] and the leader recovery state RECOVERING;
 * nobody: leader -1.
 
+Reassignment (KIP-455): the change may also set the target replicas, adding and removing replicas. Whatever the
+change, an ongoing reassignment whose adding replicas are all in the target ISR (and that keeps one member after
+the removing replicas leave) completes in the same record, as Kafka's builder completes it on every change: the
+removing replicas leave the replicas and the ISR, adding/removing are cleared, and the leader is elected over the
+remaining replicas. A change whose replicas no longer hold all the old ones bumps the leader epoch (a removed
+replica must stop fetching). Directories are written with the replicas from 3.7-IV2: each kept replica's, and
+``default_dir(broker)`` for a new one.
+
 The ISR is never written empty (kraftwire's metadata versions have no eligible leader replicas): a change that
 would remove its last member leaves the ISR as it is and only the leader goes to -1. A new leader bumps the leader
 epoch (``Leader`` set in the record); below metadata.version 3.6-IV0 an ISR shrink also does (the leader rewritten
@@ -23,7 +31,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from kraftwire.metadata.image import NO_LEADER, NO_LEADER_CHANGE, PartitionRegistration
+from kraftwire.ids import UUID
+from kraftwire.metadata.image import NO_LEADER, NO_LEADER_CHANGE, UNASSIGNED_DIR, PartitionRegistration
 from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.metadata.version import MetadataVersion
 from kraftwire.protocol import messages as m
@@ -33,34 +42,60 @@ RECOVERED, RECOVERING = 0, 1
 
 
 def elect(p: PartitionRegistration, isr: tuple[int, ...], acceptable: Callable[[int], bool],
-          election: str = ONLINE) -> tuple[int, bool]:
-    """``(leader, unclean)`` for ``p`` with target ISR ``isr``."""
+          election: str = ONLINE, replicas: tuple[int, ...] | None = None) -> tuple[int, bool]:
+    """``(leader, unclean)`` for ``p`` with target ISR ``isr`` over the target ``replicas`` (default: p's)."""
+    replicas = p.replicas if replicas is None else replicas
 
     def valid(r: int) -> bool:
         return r in isr and acceptable(r)
 
-    if election == PREFERRED and p.replicas and valid(p.replicas[0]):
-        return p.replicas[0], False
+    if election == PREFERRED and replicas and valid(replicas[0]):
+        return replicas[0], False
     if valid(p.leader):
         return p.leader, False
-    for r in p.replicas:
+    for r in replicas:
         if valid(r):
             return r, False
     if election == UNCLEAN:
-        for r in p.replicas:
+        for r in replicas:
             if acceptable(r):
                 return r, True
     return NO_LEADER, False
 
 
+def completed(replicas: tuple[int, ...], adding: tuple[int, ...], removing: tuple[int, ...],
+              isr: tuple[int, ...]) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """``(replicas, isr)`` once a reassignment is complete (Kafka's ``maybeCompleteReassignment``), else None: none
+    in progress, every adding replica not in ``isr`` yet, or nothing would be left without the removing ones."""
+    if not adding and not removing:
+        return None
+    if removing:
+        isr = tuple(b for b in isr if b not in removing)
+        replicas = tuple(b for b in replicas if b not in removing)
+        if not isr or not replicas:
+            return None
+    if not set(replicas) <= set(isr):
+        return None
+    return replicas, isr
+
+
 def partition_change(mv: MetadataVersion, topic_id, partition_id: int, p: PartitionRegistration, *,
                      acceptable: Callable[[int], bool], isr: tuple[int, ...] | None = None,
-                     election: str = ONLINE,
-                     recovery_state: int | None = None) -> ApiMessageAndVersion | None:
-    """The PartitionChangeRecord moving ``p`` to target ISR ``isr`` (default: unchanged) with a leader chosen by
-    ``election``, or None when that changes nothing."""
+                     election: str = ONLINE, recovery_state: int | None = None,
+                     replicas: tuple[int, ...] | None = None, adding: tuple[int, ...] | None = None,
+                     removing: tuple[int, ...] | None = None,
+                     default_dir: Callable[[int], UUID] = lambda b: UNASSIGNED_DIR) -> ApiMessageAndVersion | None:
+    """The PartitionChangeRecord moving ``p`` to target ISR ``isr``, replicas ``replicas``, ``adding`` and
+    ``removing`` replicas (each default: unchanged) with a leader chosen by ``election``, or None when that changes
+    nothing."""
     target_isr = p.isr if isr is None else tuple(isr)
-    leader, unclean = elect(p, target_isr, acceptable, election)
+    target_replicas = p.replicas if replicas is None else tuple(replicas)
+    target_adding = p.adding_replicas if adding is None else tuple(adding)
+    target_removing = p.removing_replicas if removing is None else tuple(removing)
+    done = completed(target_replicas, target_adding, target_removing, target_isr)
+    if done is not None:
+        (target_replicas, target_isr), target_adding, target_removing = done, (), ()
+    leader, unclean = elect(p, target_isr, acceptable, election, target_replicas)
     record = m.PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, leader=NO_LEADER_CHANGE,
                                      isr=None, leader_recovery_state=-1)
     if leader != p.leader:
@@ -69,14 +104,33 @@ def partition_change(mv: MetadataVersion, topic_id, partition_id: int, p: Partit
             record.isr = [leader]
             if p.leader_recovery_state != RECOVERING:
                 record.leader_recovery_state = RECOVERING
+    # a replica leaving the assignment must learn it through a new leader epoch
+    if record.leader == NO_LEADER_CHANGE and not set(p.replicas) <= set(target_replicas):
+        record.leader = p.leader
     if record.isr is None and target_isr and target_isr != p.isr:
         record.isr = list(target_isr)
     # before 3.6-IV0 brokers learn of an ISR shrink only through a new leader epoch
     if (not mv.at_least("3.6-IV0") and record.leader == NO_LEADER_CHANGE and record.isr is not None
             and not set(p.isr) <= set(record.isr)):
         record.leader = p.leader
+    if target_replicas:
+        if mv.at_least("3.7-IV2"):
+            current = (p.directories if len(p.directories) == len(p.replicas)
+                       else (UNASSIGNED_DIR,) * len(p.replicas))
+            old = dict(zip(p.replicas, current))
+            directories = [old[b] if b in old else default_dir(b) for b in target_replicas]
+            if tuple(directories) != current:
+                record.directories = directories
+        if target_replicas != p.replicas:
+            record.replicas = list(target_replicas)
+    if target_removing != p.removing_replicas:
+        record.removing_replicas = list(target_removing)
+    if target_adding != p.adding_replicas:
+        record.adding_replicas = list(target_adding)
     if recovery_state is not None and recovery_state != p.leader_recovery_state and record.leader_recovery_state == -1:
         record.leader_recovery_state = recovery_state
-    if record.leader == NO_LEADER_CHANGE and record.isr is None and record.leader_recovery_state == -1:
+    if (record.leader == NO_LEADER_CHANGE and record.isr is None and record.leader_recovery_state == -1
+            and record.replicas is None and record.directories is None and record.adding_replicas is None
+            and record.removing_replicas is None):
         return None
     return ApiMessageAndVersion(record, mv.partition_record_version)

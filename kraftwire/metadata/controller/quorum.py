@@ -32,6 +32,7 @@ from kraftwire.metadata.controller import acls as acl_control
 from kraftwire.metadata.controller import features as feature_control
 from kraftwire.metadata.controller import scram as scram_control
 from kraftwire.metadata.controller import producer_ids
+from kraftwire.metadata.controller import reassignment
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.configs import ConfigControl
 from kraftwire.metadata.controller.result import ControllerResult
@@ -85,6 +86,9 @@ class QuorumController:
             "CreatePartitions": lambda img, req, v, now, off: self.topics.create_partitions(img, req),
             "AlterPartition": lambda img, req, v, now, off: self.topics.alter_partition(img, req, v),
             "ElectLeaders": lambda img, req, v, now, off: self.topics.elect_leaders(img, req, v),
+            "AlterPartitionReassignments": lambda img, req, v, now, off: reassignment.alter(
+                img, req, v, self.topics.node_config),
+            "ListPartitionReassignments": lambda img, req, v, now, off: reassignment.list_reassignments(img, req),
             "IncrementalAlterConfigs": lambda img, req, v, now, off: self.configs.incremental_alter(img, req),
             "AlterConfigs": lambda img, req, v, now, off: self.configs.legacy_alter(img, req),
             "UpdateFeatures": lambda img, req, v, now, off: feature_control.update_features(

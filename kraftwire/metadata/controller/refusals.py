@@ -3,9 +3,10 @@
 ``refusal(api, request, version, code, message)`` is the response every part of ``request`` gets when it is not
 decided at all: NOT_CONTROLLER on a node that is not the active controller (or that lost the leadership before the
 records committed), REQUEST_TIMED_OUT when they did not commit in time. Per-entry answers (CreateTopics, DeleteTopics,
-CreatePartitions, the two AlterConfigs, ElectLeaders, UpdateFeatures, CreateAcls, DeleteAcls) carry the code on every
-entry named, as Kafka's do; the others carry it at the top. (SECURITY_DISABLED "No Authorizer is configured." for
-CreateAcls/DeleteAcls on a node without an authorizer is such an answer too.)
+CreatePartitions, the two AlterConfigs, ElectLeaders, UpdateFeatures, CreateAcls, DeleteAcls,
+AlterPartitionReassignments) carry the code on every entry named, as Kafka's do; the others carry it at the top.
+(SECURITY_DISABLED "No Authorizer is configured." for CreateAcls/DeleteAcls on a node without an authorizer is such
+an answer too.)
 """
 
 from __future__ import annotations
@@ -144,6 +145,25 @@ def _describe_user_scram_credentials(req, version, code, message):
         for _ in req.users or []])
 
 
+def _alter_partition_reassignments(req, version, code, message):
+    # AlterPartitionReassignmentsRequest.getErrorResponse: the code at the top and on every partition named
+    R = m.AlterPartitionReassignmentsResponse
+    return R(throttle_time_ms=0, allow_replication_factor_change=True, error_code=code, error_message=message,
+             responses=[R.ReassignableTopicResponse(name=t.name, partitions=[
+                 R.ReassignablePartitionResponse(partition_index=p.partition_index, error_code=code,
+                                                 error_message=message) for p in t.partitions])
+                 for t in req.topics])
+
+
+def _list_partition_reassignments(req, version, code, message):
+    # ListPartitionReassignmentsRequest.getErrorResponse: the code at the top, each partition named with empty lists
+    R = m.ListPartitionReassignmentsResponse
+    return R(throttle_time_ms=0, error_code=code, error_message=message, topics=[
+        R.OngoingTopicReassignment(name=t.name, partitions=[
+            R.OngoingPartitionReassignment(partition_index=i, replicas=[], adding_replicas=[], removing_replicas=[])
+            for i in t.partition_indexes]) for t in req.topics or []])
+
+
 _BUILDERS = {
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
@@ -162,6 +182,8 @@ _BUILDERS = {
     "DeleteAcls": _delete_acls,
     "AlterUserScramCredentials": _alter_user_scram_credentials,
     "DescribeUserScramCredentials": _describe_user_scram_credentials,
+    "AlterPartitionReassignments": _alter_partition_reassignments,
+    "ListPartitionReassignments": _list_partition_reassignments,
 }
 
 #: every api the controller decides has a refusal, and DescribeUserScramCredentials (refused on the cluster's ACLs)

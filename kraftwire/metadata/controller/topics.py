@@ -392,11 +392,14 @@ class ReplicationControl:
         wanted = ([(t.name, t.topic_id) for t in req.topics] if version >= 6
                   else [(n, ZERO_UUID) for n in req.topic_names])
         if not kafka_configs.flag(self.node_config.static.get("delete.topic.enable", "true")):
-            # Kafka's ControllerApis: the controller's own delete.topic.enable=false refuses every deletion
-            code = TOPIC_DELETION_DISABLED if version >= 3 else INVALID_REQUEST
+            # Kafka's ControllerApis: the controller's own delete.topic.enable=false refuses every deletion; its
+            # TopicDeletionDisabledException (v3+) has no message (the conformance run's
+            # DeleteTopics-v6-deletion-disabled), its InvalidRequestException before says why
+            code, message = ((TOPIC_DELETION_DISABLED, None) if version >= 3
+                             else (INVALID_REQUEST, "Topic deletion is disabled."))
             return ControllerResult((), R(throttle_time_ms=0, responses=[
-                R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code,
-                                       error_message="Topic deletion is disabled.") for name, topic_id in wanted]),
+                R.DeletableTopicResult(name=name, topic_id=topic_id, error_code=code, error_message=message)
+                for name, topic_id in wanted]),
                 "")
 
         def answer(name, topic_id, code=INVALID_REQUEST, message=None):

@@ -93,7 +93,15 @@ TOPICS = {
     },
     "Produce": {"no-acl": lambda v: [*created(A), *alice(produce(v, (A, 0, records()))),
                                      *grant(topic_acl(Op.DESCRIBE)), *alice(produce(v, (A, 0, records()))),
-                                     *revoke(USER_ALICE)]},
+                                     *revoke(USER_ALICE)],
+                # a transactional produce is checked against the transactional id before any topic
+                "transactional-no-acl": lambda v: [*created(A), *grant(topic_acl(Op.WRITE)), *alice(produce(
+                    v, (A, 0, records(producer_id=0, producer_epoch=0, base_sequence=0, transactional=True)),
+                    transactional_id=T)), *revoke(USER_ALICE)]},
+    "OffsetForLeaderEpoch": {"no-acl": lambda v: [*created(A), *alice(Step(w.OffsetForLeaderEpochRequest(
+        replica_id=-1, topics=[w.OffsetForLeaderEpochRequest.OffsetForLeaderTopic(topic=A, partitions=[
+            w.OffsetForLeaderEpochRequest.OffsetForLeaderPartition(partition=0, current_leader_epoch=-1,
+                                                                   leader_epoch=0)])]), v))]},
     "Fetch": {"no-acl": lambda v: [*created(A), *alice(fetch(v, fetch_topic(v, A, (0, 0))))]},
     "ListOffsets": {"no-acl": lambda v: [*created(A), *alice(_list_offsets(A, "{ns}.missing"))]},
     "CreateTopics": {"no-acl": lambda v: [*alice(create(v, topic(A), topic(B))), *grant(
@@ -155,6 +163,11 @@ GROUPS = {
                                                 groups=[G], include_authorized_operations=True), v)),
                                             *revoke(USER_ALICE)]},
     "DeleteGroups": {"no-acl": lambda v: [*member(), *alice(Step(w.DeleteGroupsRequest(groups_names=[G]), v))]},
+    "ConsumerGroupHeartbeat": {"no-acl": lambda v: [*created(A), *alice(Step(w.ConsumerGroupHeartbeatRequest(
+        group_id=G, member_id="{ns}-m", member_epoch=0, rebalance_timeout_ms=3000, subscribed_topic_names=[A],
+        topic_partitions=[]), v))]},
+    "ConsumerGroupDescribe": {"no-acl": lambda v: alice(Step(w.ConsumerGroupDescribeRequest(
+        group_ids=[G], include_authorized_operations=True), v))},
     "ListGroups": {"describe-filter": lambda v: [*member(), *member("{ns}.h"), *grant(group_acl(Op.DESCRIBE)),
                                                  *alice(Step(w.ListGroupsRequest(states_filter=[], types_filter=[]),
                                                              v, scope=True)),
@@ -174,9 +187,14 @@ TRANSACTIONS = {
                                                 *grant(txn_acl(Op.WRITE)),
                                                 *alice(add_partitions(v, (A, [0]), **PRODUCER)),
                                                 *revoke(USER_ALICE)]},
-    "AddOffsetsToTxn": {"no-acl": lambda v: alice(add_offsets(v, **PRODUCER))},
+    "AddOffsetsToTxn": {"no-acl": lambda v: alice(add_offsets(v, **PRODUCER)),
+                        "txn-but-not-group": lambda v: [*grant(txn_acl(Op.WRITE)), *alice(add_offsets(v, **PRODUCER)),
+                                                        *revoke(USER_ALICE)]},
     "EndTxn": {"no-acl": lambda v: alice(end_txn(v, **PRODUCER))},
-    "TxnOffsetCommit": {"no-acl": lambda v: [*created(A), *alice(txn_offset_commit(v, (A, 0, 1), **PRODUCER))]},
+    "TxnOffsetCommit": {"no-acl": lambda v: [*created(A), *alice(txn_offset_commit(v, (A, 0, 1), **PRODUCER))],
+                        "txn-but-not-group": lambda v: [*created(A), *grant(txn_acl(Op.WRITE)),
+                                                        *alice(txn_offset_commit(v, (A, 0, 1), **PRODUCER)),
+                                                        *revoke(USER_ALICE)]},
     "DescribeTransactions": {"no-acl": lambda v: [*transactional(), *alice(Step(
         w.DescribeTransactionsRequest(transactional_ids=[T, "{ns}.other"]), v))]},
     "ListTransactions": {"describe-filter": lambda v: [*transactional(), *transactional("{ns}.u"),
@@ -191,11 +209,22 @@ TRANSACTIONS = {
 CLUSTER_APIS = {
     "ElectLeaders": {"no-acl": lambda v: [*created(A), *alice(Step(EL(election_type=0, topic_partitions=[
         EL.TopicPartitions(topic=A, partitions=[0])], timeout_ms=10000), v))]},
+    # ALTER and DESCRIBE on the cluster, checked before anything else (ControllerApis)
+    "AlterPartitionReassignments": {"no-acl": lambda v: [*created(A), *alice(Step(
+        w.AlterPartitionReassignmentsRequest(timeout_ms=10000, allow_replication_factor_change=True, topics=[
+            w.AlterPartitionReassignmentsRequest.ReassignableTopic(name=A, partitions=[
+                w.AlterPartitionReassignmentsRequest.ReassignablePartition(partition_index=0, replicas=[1])])]), v))]},
+    "ListPartitionReassignments": {"no-acl": lambda v: alice(Step(w.ListPartitionReassignmentsRequest(
+        timeout_ms=10000, topics=[w.ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(
+            name=A, partition_indexes=[0])]), v))},
     "DescribeLogDirs": {"no-acl": lambda v: [*created(A), *alice(Step(w.DescribeLogDirsRequest(topics=[
         w.DescribeLogDirsRequest.DescribableLogDirTopic(topic=A, partitions=[0])]), v))]},
     "UpdateFeatures": {"no-acl": lambda v: alice(Step(w.UpdateFeaturesRequest(timeout_ms=10000, feature_updates=[
         w.UpdateFeaturesRequest.FeatureUpdateKey(feature="metadata.version", max_version_level=21,
                                                  allow_downgrade=False, upgrade_type=1)], validate_only=True), v))},
+    "DescribeQuorum": {"no-acl": lambda v: alice(Step(w.DescribeQuorumRequest(topics=[
+        w.DescribeQuorumRequest.TopicData(topic_name="__cluster_metadata", partitions=[
+            w.DescribeQuorumRequest.PartitionData(partition_index=0)])]), v))},
     "DescribeCluster": {"acl-operations": lambda v: [
         *as_user(BOB, Step(w.DescribeClusterRequest(include_cluster_authorized_operations=True), v)),
         *grant(binding(Res.CLUSTER, CLUSTER, Op.ALTER, principal=USER_BOB),
@@ -205,8 +234,9 @@ CLUSTER_APIS = {
 }
 
 
-#: versions besides the newest: Metadata's per-request auto-creation (v4) and its cluster operations (v8-v10)
-ALSO = {"Metadata": [4, 10]}
+#: versions besides the newest: Metadata's per-request auto-creation (v4) and its cluster operations (v8-v10);
+#: AddPartitionsToTxn's last client version (v3: v4 on is the brokers' batched verification, a cluster action)
+ALSO = {"Metadata": [4, 10], "AddPartitionsToTxn": [3]}
 
 
 def _at(api: str) -> list[int]:

@@ -12,7 +12,9 @@ broker, so a topic placed by the controller lists other replicas on each side.""
 
 from __future__ import annotations
 
-from conformance.data_steps import records
+from dataclasses import replace
+
+from conformance.data_steps import fetch, fetch_topic, records
 from conformance.data_steps import produce as produce_records
 from conformance.runner import NodeChange, Scenario, Step, each_version, error_codes, versions
 from conformance.steps import create, metadata, topic
@@ -119,6 +121,34 @@ BROKER_DOWN = [
     ]),
 ]
 
+OE, LO = w.OffsetForLeaderEpochRequest, w.ListOffsetsRequest
+
+
+def stale_epoch_asks(node: int) -> list[Step]:
+    """OffsetForLeaderEpoch, ListOffsets and Fetch of A-0 sent to ``node`` naming leader epoch 0 as the current one:
+    FENCED_LEADER_EPOCH once the leadership moved on (a client's metadata older than the leader's)."""
+    return [
+        Step(OE(replica_id=-1, topics=[OE.OffsetForLeaderTopic(topic=A, partitions=[OE.OffsetForLeaderPartition(
+            partition=0, current_leader_epoch=0, leader_epoch=0)])]), versions("OffsetForLeaderEpoch")[-1],
+             node=node),
+        Step(LO(replica_id=-1, isolation_level=0, topics=[LO.ListOffsetsTopic(name=A, partitions=[
+            LO.ListOffsetsPartition(partition_index=0, current_leader_epoch=0, timestamp=-1)])]),
+             versions("ListOffsets")[-1], node=node),
+        replace(fetch(12, fetch_topic(12, A, (0, 0), leader_epoch=0)), node=node),
+    ]
+
+
+BROKER_DOWN.append(
+    # the leader of A-0 (node 3) stopped: node 1, next in the replicas' order, leads in epoch 1
+    ("OffsetForLeaderEpoch", versions("OffsetForLeaderEpoch")[-1], "fenced-leader-epoch", [
+        *placed(A, (0, [3, 1, 2])),
+        NodeChange("stop", 3),
+        metadata(A, until=led_by(A, 0, 1)),
+        *stale_epoch_asks(1),
+        NodeChange("start", 3),
+        metadata(A, until=in_sync(A, 3)),
+    ]))
+
 LOOK = {
     "Metadata": lambda v: [*placed(A, *SPREAD), metadata(A, version=v)],
     "DescribeTopicPartitions": lambda v: [*placed(A, *SPREAD), describe_partitions(A)],
@@ -130,7 +160,16 @@ LOOK = {
         v, until=lambda answer: not any(error_codes(answer)))],
 }
 
+QUORUM = {
+    # a partition the metadata quorum does not have: UNKNOWN_TOPIC_OR_PARTITION from the controller
+    "unknown-partition": lambda v: [Step(w.DescribeQuorumRequest(topics=[w.DescribeQuorumRequest.TopicData(
+        topic_name="__cluster_metadata", partitions=[w.DescribeQuorumRequest.PartitionData(partition_index=1)]),
+        w.DescribeQuorumRequest.TopicData(topic_name="{ns}.quorum", partitions=[
+            w.DescribeQuorumRequest.PartitionData(partition_index=0)])]), v)],
+}
+
 SCENARIOS = [
+    *each_version("DescribeQuorum", QUORUM, config=CONFIG, at=[versions("DescribeQuorum")[-1]]),
     *each_version("CreateTopics", CREATE, config=CONFIG, at=[7]),
     *each_version("ElectLeaders", ELECT, config=CONFIG, at=[2]),
     *(scenario for api, make in LOOK.items()

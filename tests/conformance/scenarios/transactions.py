@@ -19,11 +19,31 @@ from kraftwire.protocol import messages as w
 T = "{ns}.t"
 
 
-def _in_transaction(add_version: int = 3):
-    """Topic A, a transactional producer, partition A-0 added to its transaction and two records written."""
+#: the first versions of a transaction.version 2 client (KIP-890 part 2): its EndTxn bumps the epoch, and its
+#: Produce and TxnOffsetCommit add the partition or group to the transaction themselves (no AddPartitionsToTxn or
+#: AddOffsetsToTxn); every pair but "no-auto-create" finalizes transaction.version 2
+TV2_END, TV2_PRODUCE, TV2_TXN_OFFSET_COMMIT = 5, 12, 5
+
+
+def _in_transaction(end_version: int = 0, add_version: int = 3):
+    """Topic A, a transactional producer, partition A-0 added to its transaction and two records written: as a
+    transaction.version 2 client does it when the transaction is ended at ``end_version`` 5 (the Produce adds the
+    partition), else with AddPartitionsToTxn at ``add_version``."""
+    if end_version >= TV2_END:
+        return [*created(A), *transactional(),
+                produce(TV2_PRODUCE, (A, 0, idempotent(2, 0, transactional=True)), transactional_id=T,
+                        until=no_error)]
     return [*created(A), *transactional(), add_partitions(add_version, (A, [0])),
             produce(PRODUCE_VERSION, (A, 0, idempotent(2, 0, transactional=True)), transactional_id=T,
                     until=no_error)]
+
+
+def _offsets_in_transaction(version: int, *parts) -> list[Step]:
+    """Offsets committed in the transaction ended at ``version``: a transaction.version 2 client's TxnOffsetCommit
+    v5 adds the group itself; before, AddOffsetsToTxn then TxnOffsetCommit v3."""
+    if version >= TV2_END:
+        return [txn_offset_commit(TV2_TXN_OFFSET_COMMIT, *parts)]
+    return [add_offsets(3), txn_offset_commit(3, *parts)]
 
 
 def _read_committed():
@@ -67,23 +87,27 @@ ADD_OFFSETS = {
 }
 
 END_TXN = {
-    "commit": lambda v: [*_in_transaction(), end_txn(v, True), _read_committed(), _describe(until=_completed)],
-    "abort": lambda v: [*_in_transaction(), end_txn(v, False), _read_committed(), _describe(until=_completed)],
-    "commit-with-offsets": lambda v: [*_in_transaction(), add_offsets(3), txn_offset_commit(3, (A, 0, 2)),
+    "commit": lambda v: [*_in_transaction(v), end_txn(v, True), _read_committed(), _describe(until=_completed)],
+    "abort": lambda v: [*_in_transaction(v), end_txn(v, False), _read_committed(), _describe(until=_completed)],
+    "commit-with-offsets": lambda v: [*_in_transaction(v), *_offsets_in_transaction(v, (A, 0, 2)),
                                       end_txn(v, True), _read_committed(), offset_fetch(7, (A, [0]), until=committed)],
     "nothing-to-commit": lambda v: [*transactional(), end_txn(v, True), _describe()],
     "nothing-to-abort": lambda v: [*transactional(), end_txn(v, False)],
-    "commit-after-abort": lambda v: [*_in_transaction(), end_txn(v, False), _describe(until=_completed),
+    "commit-after-abort": lambda v: [*_in_transaction(v), end_txn(v, False), _describe(until=_completed),
                                      end_txn(v, True)],
-    "stale-epoch": lambda v: [*_in_transaction(), end_txn(v, True, epoch=9)],
-    "fenced-epoch": lambda v: [*_in_transaction(), init_producer_id(INIT_VERSION, T), end_txn(v, True, epoch=0),
+    "stale-epoch": lambda v: [*_in_transaction(v), end_txn(v, True, epoch=9)],
+    # (v5: the end waits for the fence's abort to complete: Kafka's transaction.version 2 end answers
+    # CONCURRENT_TRANSACTIONS while a transition of the transaction is pending, a moment no request can hold)
+    "fenced-epoch": lambda v: [*_in_transaction(v), init_producer_id(INIT_VERSION, T),
+                               *([_describe(until=_completed)] if v >= TV2_END else []), end_txn(v, True, epoch=0),
                                _describe(until=_completed)],
     "unknown-transactional-id": lambda v: [end_txn(v, True, producer_id=0, epoch=0)],
 }
 
 TXN_OFFSET_COMMIT = {
-    "commit": lambda v: [*created(A), *transactional(), add_offsets(3), txn_offset_commit(v, (A, 0, 4)),
-                         end_txn(3, True), offset_fetch(7, (A, [0]), until=committed)],
+    "commit": lambda v: [*created(A), *transactional(), *([] if v >= TV2_TXN_OFFSET_COMMIT else [add_offsets(3)]),
+                         txn_offset_commit(v, (A, 0, 4)), end_txn(TV2_END if v >= TV2_TXN_OFFSET_COMMIT else 3, True),
+                         offset_fetch(7, (A, [0]), until=committed)],
     "without-add-offsets": lambda v: [*created(A), *transactional(), txn_offset_commit(v, (A, 0, 4))],
     "stale-epoch": lambda v: [*created(A), *transactional(), add_offsets(3),
                               txn_offset_commit(v, (A, 0, 4), epoch=6)],

@@ -1,0 +1,289 @@
+"""Fetch on a KRaft broker's topic partitions: consumers' and replicas'.
+
+* **Fetch** from consumers (replica id -1): whole batches up to the high watermark (IsolationLevel 0) or up to the
+  last stable offset (1, READ_COMMITTED: the first offset of the oldest transaction open or whose marker the high
+  watermark has not passed, capped by the high watermark) with the AbortedTransactions (producer id, first offset)
+  overlapping what it may read; every answer carries the last stable offset; control batches (transaction markers)
+  go out with the data, consumers skip them; partitions in request order, each within its PartitionMaxBytes and
+  what is left of MaxBytes (capped by ``fetch.max.bytes``), only the first batch of the first partition with
+  records allowed past them (``kraftwire.replica.fetch_limits``); 64 KiB
+  or more of whole batches of a segment below that bound go out as a file region with ``sendfile``
+  (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked
+  (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
+  Fewer than MinBytes park the request until a high watermark it reads moves (or a marker lands) or MaxWaitMs
+  passes. Fetch sessions are not kept: every answer has session id 0, which
+  tells clients to send full requests (Kafka's rule for a broker without a session slot), and an incremental request
+  is FETCH_SESSION_ID_NOT_FOUND; the answer's order and refusals as Kafka's (``kraftwire.replica.fetch_answer``).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import KraftwireError
+from kraftwire.log.api import Isolation
+from kraftwire.protocol import messages as w
+from kraftwire.replica import fetch_answer
+from kraftwire.replica.fetch_limits import FetchLimits
+from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
+from kraftwire.replica.leader_fetch import check_replica_fetch
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.runtime.replicas import Hosted
+
+log = logging.getLogger("kraftwire.partitions")
+#: a consumer Fetch reads at least this much of a partition as a file region (``sendfile``) when it can
+REGION_MIN_BYTES = 64 * 1024
+
+
+class _CheckedFetch:
+    """A consumer Fetch with the topics its principal may not read (``denied``): they are answered
+    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
+
+    __slots__ = ("header", "api", "version", "body", "denied")
+
+    def __init__(self, request, denied: frozenset[str]) -> None:
+        self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
+        self.denied = denied
+
+
+def _take(pd, records, limits: FetchLimits, limit: int) -> int:
+    """Put what a partition read into ``pd`` if the answer's ``limits`` let it go out; the bytes it carries."""
+    if not limits.fits(len(records), limit):
+        return 0
+    pd.records = records
+    return len(records)
+
+
+class FetchApis:
+    """Fetch, a part of ``partition_apis.PartitionApis``."""
+
+    # ------------------------------------------------------------------------------------------------ Fetch
+    def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits,
+                        committed: bool = False, any_replica: bool = False) -> int:
+        """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
+        aborted transactions it overlaps; ``any_replica``: the debugging consumer, from a follower too and up to
+        the log end) within ``limits``; returns the bytes of records in it."""
+        if hp is None:
+            pd.error_code = self._unhosted_error(name, p.partition)
+            pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
+            if version >= fetch_answer.LEADER_HINTS_SINCE and pd.error_code == ec.NOT_LEADER_OR_FOLLOWER:
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+            return 0
+        if hp.failed:
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1, leader_only=not any_replica)
+        if error:
+            pd.error_code = error
+            # KIP-951's hint from v16, as for an unhosted partition (a v12-15 answer carries none: the conformance
+            # run's FENCED_LEADER_EPOCH at v12 after a leader moved)
+            if version >= fetch_answer.LEADER_HINTS_SINCE and error in (ec.NOT_LEADER_OR_FOLLOWER,
+                                                                         ec.FENCED_LEADER_EPOCH):
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+            return 0
+        lg = hp.log
+        hw, start, end = lg.high_watermark(), lg.start_offset(), lg.end_offset()
+        try:
+            lso = hp.last_stable_offset()
+        except (OSError, KraftwireError) as exc:
+            log.warning("folding the transactions of %s-%d: %s", hp.topic, hp.index, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        offset = p.fetch_offset
+        if offset < start or offset > end:  # Kafka answers a refused read without offsets
+            pd.error_code = ec.OFFSET_OUT_OF_RANGE
+            return 0
+        pd.high_watermark, pd.last_stable_offset = hw, lso
+        pd.log_start_offset = start
+        upper = end if any_replica else lso if committed else hw
+        if committed:
+            pd.aborted_transactions = []
+        limit = limits.limit(p.partition_max_bytes)
+        if offset >= upper or not limits.may_read(limit):
+            return 0
+        if committed:
+            A = w.FetchResponse.AbortedTransaction
+            pd.aborted_transactions = [A(producer_id=a.producer_id, first_offset=a.first_offset)
+                                       for a in hp.txns.aborted_between(offset, upper)]
+        try:
+            return self._read(pd, lg, offset, limit, upper, Isolation.COMMITTED, limits)
+        except KraftwireError as exc:
+            log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+
+    def _read(self, pd, lg, offset: int, limit: int, upper: int, isolation, limits: FetchLimits) -> int:
+        """Put into ``pd`` the whole batches from ``offset`` below ``upper`` (at most ``limit`` bytes) that the
+        answer's ``limits`` let go out; the bytes it carries. At least ``REGION_MIN_BYTES`` of them on disk go as a
+        file region, sent from the page cache with sendfile and never read into Python (a consumer's and a
+        follower's reads alike, as Kafka's FileRecords); less is read (from the segment's recent appends when it
+        still holds them)."""
+        if limit >= REGION_MIN_BYTES:
+            region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
+            if region is not None:
+                pd.records = region
+                self.region_bytes += len(region)
+                return len(region)
+        return _take(pd, lg.read(offset, limit, isolation, limit=upper).records, limits, limit)
+
+    def _fetch_answer(self, request):
+        """(response, whether it may be sent now, the hosted partitions it reads, and the watch to park it with:
+        (the partitions read without an error as ``Watched``, the answer's MinBytes))."""
+        body, version = request.body, request.version
+        R = w.FetchResponse
+        image = self.md.image
+        limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
+        total, errors, keys, answered, watched = 0, False, set(), [], []
+        denied = getattr(request, "denied", ())
+        replica, broker_epoch = fetch_answer.fetching_replica(body, version)
+        refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
+        if refusal:
+            return fetch_answer.error_answer(body, version, refusal), True, set(), None
+        for t in body.topics:
+            if version >= 13:
+                topic = image.topics.get(t.topic_id)
+                name = topic.name if topic is not None else None
+            else:
+                name = t.topic
+            at = (t.topic, t.topic_id)
+            for p in t.partitions:
+                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.TOPIC_AUTHORIZATION_FAILED)))
+                    continue
+                if version >= 13 and name is None:
+                    answered.append((fetch_answer.REFUSED, at, fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_ID)))
+                    errors = True
+                    continue
+                if replica < 0 and self._unhosted_error(name, p.partition) == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                    answered.append((fetch_answer.REFUSED, at,
+                                     fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_OR_PARTITION)))
+                    errors = True
+                    continue
+                pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
+                                     last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                                     preferred_read_replica=-1, records=b"")
+                answered.append((fetch_answer.READ, at, pd))
+                hp = self.replicas.get(name, p.partition)
+                diverged = False
+                if replica >= 0:
+                    n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
+                    div = getattr(pd, "diverging_epoch", None)
+                    diverged = div is not None and div.epoch >= 0
+                    errors |= diverged
+                else:
+                    n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
+                                             fetch_answer.reads_any_replica(replica))
+                total += n
+                limits.took(n)
+                errors |= pd.error_code != 0
+                if hp is not None:
+                    keys.add((hp.topic, hp.index))
+                    if pd.error_code == 0 and not diverged:
+                        bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
+                                 else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
+                        watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
+                                               hp.state.role))
+        topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
+                  for (name, topic_id), parts in fetch_answer.ordered(answered)]
+        resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+        # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
+        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
+
+    def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
+                      broker_epoch: int) -> int:
+        """Fill ``pd`` for a follower broker's fetch (as the leader) within ``limits``; returns the bytes of records
+        in it."""
+        if hp is None:
+            pd.error_code = self._unhosted_error(name, p.partition)
+            return 0
+        if hp.failed:
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+        lg = hp.log
+        start, end = lg.start_offset(), lg.end_offset()
+        offset = p.fetch_offset
+        check = check_replica_fetch(hp.state, replica=replica, current_leader_epoch=p.current_leader_epoch,
+                                    broker_epoch=broker_epoch, registration=self.md.image.brokers.get(replica),
+                                    fetch_offset=offset, last_fetched_epoch=p.last_fetched_epoch, log_start=start,
+                                    log_end=end, epoch_end=lg.leader_epoch_end)
+        if check.fenced:
+            pd.error_code = check.error
+            if version >= 16 and check.leader_hint:  # KIP-951: where the leader is
+                leader, epoch = self._leader_hint(name, p.partition)
+                pd.current_leader = w.FetchResponse.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
+            return 0
+        pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
+        pd.log_start_offset = start
+        if not check.accepted:
+            pd.error_code = check.error
+            if check.diverging is not None:
+                epoch, end_offset = check.diverging
+                pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=end_offset)
+            return 0
+        self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
+        pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
+        limit = limits.limit(p.partition_max_bytes)
+        if offset >= end or not limits.may_read(limit):
+            return 0
+        try:
+            return self._read(pd, lg, offset, limit, end, Isolation.UNCOMMITTED, limits)
+        except KraftwireError as exc:
+            log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
+            pd.error_code = ec.KAFKA_STORAGE_ERROR
+            return 0
+
+    def _ready_answer(self, request):
+        resp, ready, _, _ = self._fetch_answer(request)
+        return resp, ready
+
+    def _fetch_ready(self, request, watch) -> bool:
+        """Whether a parked fetch may be answered, from its partitions' offsets and positions alone
+        (``kraftwire.replica.fetch_readiness``): its answer is built only once this says yes."""
+        watched, min_bytes = watch
+        return fetch_ready(((w, self._partition_now(w)) for w in watched), min_bytes)
+
+    def _partition_now(self, watched: Watched) -> PartitionNow | None:
+        """A watched partition as it is now; None when it is no longer hosted or its last stable offset cannot be
+        folded (either way the answer carries an error)."""
+        hp = self.replicas.get(*watched.key)
+        if hp is None:
+            return None
+        lg = hp.log
+        end = lg.end_offset()
+        if watched.bound == LOG_END:
+            upper = end
+        elif watched.bound == HIGH_WATERMARK:
+            upper = lg.high_watermark()
+        else:
+            try:
+                upper = hp.last_stable_offset()
+            except (OSError, KraftwireError):
+                return None
+        return PartitionNow(hp.state.leader_epoch, hp.state.role, hp.failed, lg.start_offset(), end, upper,
+                            lg.bytes_between)
+
+    def fetch(self, request, conn) -> None:
+        access = self.node.authorizer
+        if access is not None:  # a consumer's fetch (a replica's was checked at the gate): READ on each topic
+            names = self._fetch_topic_names(request)
+            denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
+            if denied:
+                request = _CheckedFetch(request, denied)
+        resp, ready, keys, watch = self._fetch_answer(request)
+        if (request.version >= fetch_answer.LEADER_HINTS_SINCE
+                and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
+            resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
+        self.purgatory.respond(request, conn, resp, ready, keys, watch)
+
+    def _fetch_topic_names(self, request) -> set[str]:
+        if request.version < 13:
+            return {t.topic for t in request.body.topics}
+        topics = self.md.image.topics
+        return {topics[t.topic_id].name for t in request.body.topics if t.topic_id in topics}
+
+    def _hw_moved(self, hp: Hosted) -> None:
+        self.purgatory.wake((hp.topic, hp.index))

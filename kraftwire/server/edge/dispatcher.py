@@ -1,0 +1,188 @@
+"""Api key -> handler. ApiVersions is answered from the handlers registered here (via the protocol layer), so the
+node advertises exactly what it serves.
+
+A handler is ``fn(request, conn)`` where ``request`` is ``framing.Request(header, api, version, body)``; it answers
+with ``conn.send_response(body, version, correlation_id)`` now or later. Malformed requests close that connection,
+as Kafka's request parser does, with one log line: a frame whose header cannot be read, an unknown api key or an
+unsupported version (other than ApiVersions, which gets Kafka's KIP-511 answer), and a body that does not decode
+(a string longer than 32,767 bytes, an array counting more items than there are bytes left, ...), and a body that
+decodes but that Kafka's request class refuses to build (an ACL request naming an UNKNOWN element:
+``kraftwire.metadata.controller.acls.request_error``), before any authorization.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from typing import Callable
+
+from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
+from kraftwire.metadata.controller.acls import request_error
+from kraftwire.protocol import framing, served
+from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.messages import APIS
+
+log = logging.getLogger("kraftwire.dispatcher")
+
+API_VERSIONS = served.key("ApiVersions")
+#: APIs whose decoded body Kafka's request class validates while parsing (the refusal closes the connection)
+PARSE_CHECKED = {served.key(api): api for api in ("CreateAcls", "DeleteAcls", "DescribeAcls")}
+PRODUCE = served.key("Produce")
+
+
+def take_turn(conn, correlation_id: int) -> None:
+    """The request ``correlation_id`` will be answered: its answer leaves behind those still owed to the requests
+    before it on ``conn`` (Kafka answers a connection's requests in order). Every answer the node gives goes through
+    here first — a handler's, and those given without one (ApiVersions, a malformed request's error)."""
+    expect = getattr(conn, "expect", None)
+    if expect is not None:
+        expect(correlation_id)
+
+
+def _parse_refusal(request) -> str | None:
+    """Why Kafka's request class refuses this decoded body while parsing it, or None."""
+    api = PARSE_CHECKED.get(request.api.key)
+    if api is None:
+        return None
+    return request_error(api, request.body, request.version)
+
+
+class Dispatcher:
+    def __init__(self, metrics=None) -> None:
+        self._handlers: dict[int, tuple[int, int, Callable]] = {}
+        self.connections: set = set()
+        self.metrics = metrics
+        self.on_close: list[Callable] = []
+        #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
+        self.features_source: Callable | None = None
+        #: ``gate(request, conn) -> bool`` runs before every handler (a KRaft node's ACL checks on the cluster,
+        #: ``server.access``); False: it refused and answered the request itself
+        self.gate: Callable | None = None
+        self.serve("ApiVersions", self._api_versions)
+
+    def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
+        self._handlers[api_key] = (min_version, max_version, fn)
+
+    def serve(self, name: str, fn: Callable, *, min_version: int | None = None) -> None:
+        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*
+        when a caller serves less)."""
+        lo, hi = served.versions(name)
+        self.register(served.key(name), lo if min_version is None else max(lo, min_version), hi, fn)
+
+    def serves(self, name: str) -> bool:
+        return served.key(name) in self._handlers
+
+    def registered(self) -> dict[int, tuple[int, int]]:
+        return {k: (lo, hi) for k, (lo, hi, _) in self._handlers.items()}
+
+    def api_features(self):
+        """The features ApiVersions carries (``api_versions.Features``), from ``features_source`` when the node
+        set one (a KRaft node: its image), else None."""
+        return self.features_source() if self.features_source is not None else None
+
+    def count_error(self, kind: str) -> None:
+        if self.metrics is not None:
+            self.metrics.inc("request_errors_total", api=kind)
+
+    def _api_versions(self, request, conn) -> None:
+        conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
+                                                      request.header.correlation_id, self.api_features(),
+                                                      request.body),
+                         request.header.correlation_id)
+
+    def dispatch(self, frame: bytes, conn) -> None:
+        if len(frame) < 8:
+            self.count_error("malformed")
+            log.warning("closing connection from %s: a %d-byte frame is too short for a request header",
+                        conn.peer, len(frame))
+            conn.close()
+            return
+        api_key, version, correlation_id = struct.unpack_from(">hhi", frame, 0)
+        entry = self._handlers.get(api_key)
+        try:
+            request = framing.decode_request(frame)
+        except UnsupportedVersionError:
+            if api_key == API_VERSIONS:
+                self._count(api_key)
+                take_turn(conn, correlation_id)
+                conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
+                                                              self.api_features()), correlation_id)
+                return
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: unsupported api key %d version %d", conn.peer, api_key, version)
+            conn.close()
+            return
+        except (ProtocolError, KraftwireError, ValueError, struct.error) as exc:
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: malformed request (api key %d v%d): %s", conn.peer, api_key,
+                        version, exc)
+            conn.close()
+            return
+        if entry is None or not entry[0] <= version <= entry[1]:
+            if api_key == API_VERSIONS:
+                take_turn(conn, correlation_id)
+                self._api_versions(request, conn)
+                return
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: api key %d version %d is not served here", conn.peer, api_key,
+                        version)
+            conn.close()
+            return
+        refused = _parse_refusal(request)
+        if refused is not None:
+            self.count_error(str(api_key))
+            log.warning("closing connection from %s: malformed request (api key %d v%d): %s", conn.peer, api_key,
+                        version, refused)
+            conn.close()
+            return
+        self._count(api_key)
+        if api_key != PRODUCE or request.body.acks != 0:  # a Produce with acks=0 is never answered
+            take_turn(conn, correlation_id)
+        try:
+            if self.gate is not None and not self.gate(request, conn):
+                return
+            entry[2](request, conn)
+        except Exception as exc:  # a handler bug must not stop the node; the client gets disconnected
+            self.count_error(str(api_key))
+            log.exception("handler for api key %d failed: %s; closing the connection from %s", api_key, exc, conn.peer)
+            conn.close()
+
+    def _count(self, api_key: int) -> None:
+        if self.metrics is not None:
+            info = APIS.get(api_key)
+            self.metrics.inc("requests_total", api=info.name if info else str(api_key))
+
+    def connection_closed(self, conn) -> None:
+        for callback in self.on_close:
+            callback(conn)
+
+    def close_all(self) -> None:
+        for conn in list(self.connections):
+            conn.close()
+
+
+class DispatcherView:
+    """A dispatcher in front of another (``base``): connections, error counts and closing go to the base; a
+    subclass changes what is served (``registered``) and how frames are let through (``dispatch``)."""
+
+    def __init__(self, base) -> None:
+        self.base = base
+
+    @property
+    def connections(self):
+        return self.base.connections
+
+    def count_error(self, kind: str) -> None:
+        self.base.count_error(kind)
+
+    def connection_closed(self, conn) -> None:
+        self.base.connection_closed(conn)
+
+    def registered(self) -> dict:
+        return self.base.registered()
+
+    def api_features(self):
+        return self.base.api_features()
+
+    def dispatch(self, frame: bytes, conn) -> None:
+        self.base.dispatch(frame, conn)

@@ -1,0 +1,263 @@
+"""Replica fetchers: a follower broker copies its partitions from their leaders (Kafka's ``ReplicaFetcherThread``;
+facts in kafka-replication-facts.md §2). One task and one connection per leader broker carry every partition this
+broker follows there; the decisions on each answer are ``kraftwire.replica.follower``'s.
+
+Each round sends one Fetch (v15+: ReplicaState with this broker's id and epoch) naming every partition with its
+topic id, the leader epoch this broker knows, its log end as the fetch offset, the epoch of its last batch and its
+log start, asking for at most ``replica.fetch.max.bytes`` per partition and ``replica.fetch.response.max.bytes`` in
+all; the leader parks it up to ``replica.fetch.wait.max.ms`` (500) when it has nothing new. On the answer:
+records are appended as they are (validated by the log: a corrupt batch is never stored), the follower's high
+watermark becomes the leader's capped at its end; DivergingEpoch truncates; OFFSET_OUT_OF_RANGE asks the leader
+for its end and log start (ListOffsets as a replica) and truncates or restarts the log; NOT_LEADER_OR_FOLLOWER,
+UNKNOWN_LEADER_EPOCH and unknown topics back off ``replica.fetch.backoff.ms`` (1000); FENCED_LEADER_EPOCH drops
+the partition from the fetcher until the image moves. A lost connection is opened again after the backoff.
+Fetchers dial the leader's inter-broker listener (``inter.broker.listener.name``, or the first listener of
+``security.inter.broker.protocol``) with that listener's TLS and this broker's SASL login to it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import KraftwireError, LogIOError
+from kraftwire.ids import ZERO_UUID
+from kraftwire.metadata import answers
+from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import KafkaConnection
+from kraftwire.server.runtime import partition_runtime as runtime
+
+log = logging.getLogger("kraftwire.fetcher")
+
+FETCH_VERSION = 15
+FETCH_WAIT_MS = 500
+BACKOFF_S = 1.0
+
+
+class LeaderFetcher:
+    """The partitions this broker follows on one leader broker, and the task that fetches them."""
+
+    def __init__(self, manager, leader: int) -> None:
+        self.manager = manager
+        self.leader = leader
+        self.partitions: dict[tuple[str, int], object] = {}  # (topic, index) -> Hosted
+        self.backoff: dict[tuple[str, int], float] = {}  # partition -> loop time it may be fetched again
+        self.task: asyncio.Task | None = None
+        self.conn = None
+        self.stopping = False
+
+    def start(self) -> None:
+        if self.task is None or self.task.done():
+            self.stopping = False
+            self.task = asyncio.get_running_loop().create_task(self._run())
+
+    async def stop(self) -> None:
+        """Stop the task, bounded: the loop also checks ``stopping``, and the cancel is repeated — Python 3.11's
+        wait_for (under every request) can swallow a cancel that arrives as its inner future completes, and an
+        ``await task`` would then wait for ever (a broker's shutdown hung on it in CI)."""
+        task, self.task = self.task, None
+        self.stopping = True
+        if task is not None:
+            for _ in range(50):
+                task.cancel()
+                done, _ = await asyncio.wait({task}, timeout=0.1)
+                if done:
+                    break
+            else:
+                log.warning("the fetcher of leader %d did not stop", self.leader)
+        await self._close()
+
+    async def _close(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            try:
+                await conn.close()
+            except Exception:  # noqa: BLE001
+                pass
+
+    async def _connect(self):
+        endpoint = self.manager.leader_endpoint(self.leader)
+        if endpoint is None:
+            return None
+        host, port = endpoint
+        settings = self.manager.node.settings
+        self.conn = await KafkaConnection.open(host, port, timeout=5.0, client_id=f"replica-{self.manager.broker_id}",
+                                               ssl_context=self.manager.tls, sasl=settings.inter_broker_sasl)
+        return self.conn
+
+    async def _run(self) -> None:
+        loop = asyncio.get_running_loop()
+        while self.partitions and not self.stopping:
+            try:
+                conn = self.conn or await self._connect()
+                if conn is None:
+                    await asyncio.sleep(BACKOFF_S)
+                    continue
+                now = loop.time()
+                ready = {k: hp for k, hp in self.partitions.items()
+                         if self.backoff.get(k, 0) <= now and not hp.failed}
+                if not ready:  # all backing off (or in an offline log directory): wait, never spin
+                    waits = [t - now for t in self.backoff.values() if t > now]
+                    await asyncio.sleep(min(waits) if waits else BACKOFF_S)
+                    continue
+                request = self._request(ready)
+                asked = {k: hp.state.leader_epoch for k, hp in ready.items()}
+                response = await conn.request(request, FETCH_VERSION, timeout=FETCH_WAIT_MS / 1000 + 30)
+                await self._handle(conn, asked, response)
+            except asyncio.CancelledError:
+                raise
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.info("fetching from broker %d: %s; again in %.0f s", self.leader, exc, BACKOFF_S)
+                await self._close()
+                await asyncio.sleep(BACKOFF_S)
+        await self._close()
+
+    def _request(self, ready: dict):
+        F = w.FetchRequest
+        config = self.manager.node.settings.config  # Kafka's replica.fetch.max.bytes and .response.max.bytes
+        by_topic: dict = {}
+        for hp in ready.values():
+            lg = hp.log
+            by_topic.setdefault(hp.topic_id, []).append(F.FetchPartition(
+                partition=hp.index, current_leader_epoch=hp.state.leader_epoch, fetch_offset=lg.end_offset(),
+                last_fetched_epoch=lg.latest_epoch(),
+                log_start_offset=lg.start_offset(), partition_max_bytes=config.replica_fetch_max_bytes,
+                replica_directory_id=ZERO_UUID))
+        return F(cluster_id=None, replica_id=-1,
+                 replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
+                                              replica_epoch=self.manager.replicas.broker_epoch()),
+                 max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=config.replica_fetch_response_max_bytes,
+                 isolation_level=0, session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
+                                           for tid, parts in by_topic.items()],
+                 forgotten_topics_data=[], rack_id="")
+
+    async def _handle(self, conn, asked: dict, response) -> None:
+        """Each partition's answer, unless the partition moved on while the request was out: it left this fetcher,
+        or a new leader epoch began (Kafka's fetcher drops such an answer too; the partition simulation found that
+        acting on a stale FENCED_LEADER_EPOCH parked the partition for good)."""
+        if response.error_code:
+            raise KraftwireError(f"fetch answered {ec.name_of(response.error_code)}")
+        loop = asyncio.get_running_loop()
+        for t in response.responses:
+            for pd in t.partitions:
+                hp = self.manager.replicas.get_by_id(t.topic_id, pd.partition_index)
+                key = (hp.topic, hp.index) if hp is not None else None
+                if (hp is None or key not in self.partitions or self.partitions[key] is not hp or hp.failed
+                        or asked.get(key) != hp.state.leader_epoch):
+                    continue
+                try:
+                    await self._partition(conn, hp, pd, loop)
+                except LogIOError as exc:
+                    self.manager.replicas.dir_failed(hp.root, exc)
+
+    async def _partition(self, conn, hp, pd, loop) -> None:
+        key = (hp.topic, hp.index)
+        lg = hp.log
+        error = pd.error_code
+        if error == ec.NONE:
+            div = getattr(pd, "diverging_epoch", None)
+            if div is not None and div.epoch >= 0 and div.end_offset >= 0:
+                end = lg.end_offset()
+                # (the producer table is folded again after it: the log counts truncations)
+                target = runtime.follower_diverged(lg, div.epoch, div.end_offset)
+                log.info("%s-%d diverged from leader %d at epoch %d: truncated to %d (end %d)", hp.topic, hp.index,
+                         self.leader, div.epoch, target, end)
+                self._follow_log_start(hp, pd.log_start_offset)
+                return
+            records = pd.records
+            if records is not None and len(records):
+                try:
+                    runtime.follower_append(hp.state, lg, records)  # a view of the answer: stored, not copied
+                except KraftwireError as exc:
+                    if isinstance(exc, LogIOError):
+                        raise
+                    log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, self.leader, exc)
+                    self.backoff[key] = loop.time() + BACKOFF_S
+                    return
+                self.manager.replicas.follower_appended(hp, records)
+            if runtime.follower_caught_up(hp.state, lg, pd.high_watermark, pd.log_start_offset):
+                self._log_start_moved(hp)
+            self.backoff.pop(key, None)
+            return
+        if error == ec.OFFSET_OUT_OF_RANGE:
+            await self._out_of_range(conn, hp)
+            return
+        if error == ec.FENCED_LEADER_EPOCH:
+            log.info("%s-%d: leader %d fenced epoch %d; waiting for the image", hp.topic, hp.index, self.leader,
+                     hp.state.leader_epoch)
+            self.partitions.pop(key, None)
+            return
+        self.backoff[key] = loop.time() + BACKOFF_S
+
+    def _follow_log_start(self, hp, leader_start: int) -> None:
+        if runtime.follow_log_start(hp.state, hp.log, leader_start):
+            self._log_start_moved(hp)
+
+    def _log_start_moved(self, hp) -> None:
+        log.info("%s-%d: log start follows leader %d to %d", hp.topic, hp.index, self.leader, hp.log.start_offset())
+
+    async def _out_of_range(self, conn, hp) -> None:
+        L = w.ListOffsetsRequest
+        ends = {}
+        for ts in (-1, -2):
+            body = L(replica_id=self.manager.broker_id, isolation_level=0, topics=[L.ListOffsetsTopic(
+                name=hp.topic, partitions=[L.ListOffsetsPartition(partition_index=hp.index,
+                                                                  current_leader_epoch=hp.state.leader_epoch,
+                                                                  timestamp=ts)])])
+            answer = await conn.request(body, 4, timeout=10)
+            p = answer.topics[0].partitions[0]
+            if p.error_code:
+                self.backoff[(hp.topic, hp.index)] = asyncio.get_running_loop().time() + BACKOFF_S
+                return
+            ends[ts] = p.offset
+        ours = hp.log.end_offset()
+        action, offset = runtime.follower_out_of_range(hp.log, ends[-1], ends[-2])
+        log.info("%s-%d out of range on leader %d (end %d, start %d, ours %d): %s to %d", hp.topic, hp.index,
+                 self.leader, ends[-1], ends[-2], ours, action, offset)
+
+
+class ReplicaFetchers:
+    """Which leader each followed partition is fetched from; one ``LeaderFetcher`` per leader broker."""
+
+    def __init__(self, replicas, node) -> None:
+        self.replicas = replicas
+        self.node = node
+        self.broker_id = node.settings.node_id
+        self.fetchers: dict[int, LeaderFetcher] = {}
+        self.closed = False
+        #: TLS of the connections to the leaders (an SSL or SASL_SSL inter-broker listener)
+        self.tls = node.settings.inter_broker_ssl_context()
+
+    def leader_endpoint(self, broker_id: int):
+        """(host, port) of the leader's inter-broker listener (``inter.broker.listener.name``), None while the image
+        has no such endpoint for it."""
+        ep = answers.broker_endpoint(self.node.metadata.image, broker_id, self.node.settings.inter_broker_listener)
+        return None if ep is None else (ep.host, ep.port)
+
+    def follow(self, hp) -> None:
+        """Fetch ``hp`` from its leader (moving it from any other fetcher)."""
+        if self.closed:
+            return
+        key = (hp.topic, hp.index)
+        self.unfollow(key)
+        leader = hp.state.leader
+        if leader < 0 or leader == self.broker_id:
+            return
+        fetcher = self.fetchers.get(leader)
+        if fetcher is None:
+            fetcher = self.fetchers[leader] = LeaderFetcher(self, leader)
+        fetcher.partitions[key] = hp
+        fetcher.backoff.pop(key, None)
+        fetcher.start()
+
+    def unfollow(self, key) -> None:
+        for fetcher in self.fetchers.values():
+            fetcher.partitions.pop(key, None)
+            fetcher.backoff.pop(key, None)
+
+    async def close(self) -> None:
+        self.closed = True
+        fetchers, self.fetchers = list(self.fetchers.values()), {}
+        for fetcher in fetchers:
+            await fetcher.stop()

@@ -1,0 +1,204 @@
+"""Partition reassignment on a four-broker kraftwire cluster (three combined nodes and one broker): a topic on brokers
+1-3 moved to 2-4 while an acks=all producer writes to it, with every acknowledged record still there afterwards; and
+Kafka 4.4's ``kafka-reassign-partitions`` beside ``kraftwire reassign-partitions`` on the same cluster, printing the
+same text for the same steps (list, execute, verify, cancel, the refusals)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+
+import pytest
+
+from harness import roles
+
+from kraftwire import cli
+
+pytestmark = pytest.mark.interop
+
+MOVED = "moved"
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    props = ("inter.broker.listener.name=BROKER\nauto.leader.rebalance.enable=false\n"
+             "offsets.topic.num.partitions=1\ntransaction.state.log.num.partitions=1\n")
+    c = roles.RolesCluster(str(tmp_path_factory.mktemp("reassignment-cluster")), controllers=3, brokers=1,
+                           combined=True, kraft=True, extra_props=props)
+    try:
+        c.start_all()
+        for n in (c.nodes[1], c.nodes[2], c.nodes[3]):
+            roles.wait_until(lambda n=n: roles.broker_ids(n.port_of("CONTROLLER")) == [1, 2, 3, 4],
+                             f"four brokers Online in node {n.node_id}'s image", c)
+        yield c
+    finally:
+        c.close()
+
+
+def bootstrap(cluster, *ids) -> str:
+    return ",".join(f"localhost:{cluster.nodes[i].port_of('BROKER')}" for i in ids or cluster.nodes)
+
+
+def ours(capsys, *args: str) -> tuple[int, str]:
+    """``kraftwire reassign-partitions`` in this process: (exit status, standard output)."""
+    capsys.readouterr()
+    code = cli.main(["reassign-partitions", *args])
+    return code, capsys.readouterr().out
+
+
+def described(tools, cluster, topic: str) -> dict[str, dict[str, str]]:
+    result = tools.run("kafka-topics", "--bootstrap-server", bootstrap(cluster, 1, 2), "--describe", "--topic", topic)
+    if result.exit != 0:
+        return {}
+    rows = [dict(part.split(": ", 1) for part in line.strip().split("\t") if ": " in part)
+            for line in result.lines() if line.startswith("\t")]
+    return {r["Partition"]: r for r in rows}
+
+
+def placed(tools, cluster, topic: str, assignment: str, *configs: str) -> None:
+    tools.ok("kafka-topics", "--bootstrap-server", bootstrap(cluster), "--create", "--topic", topic,
+             "--replica-assignment", assignment, *(a for c in configs for a in ("--config", c)))
+    size = len(assignment.split(",")[0].split(":"))
+    roles.wait_until(lambda: (lambda ps: ps and all(len(r["Isr"].split(",")) == size for r in ps.values()))(
+        described(tools, cluster, topic)), f"{topic} in sync", cluster)
+
+
+def plan(path, topic: str, *replicas: list[int]) -> str:
+    path.write_text(json.dumps({"version": 1, "partitions": [
+        {"topic": topic, "partition": i, "replicas": r} for i, r in enumerate(replicas)]}))
+    return str(path)
+
+
+def _replicas_and_dirs(text: str) -> str:
+    return re.sub(r'"replicas":\[[^\]]*\],"log_dirs":\[[^\]]*\]', "<replicas and dirs>", text)
+
+
+def test_a_move_under_acks_all_load_loses_nothing(tools, cluster, tmp_path, capsys):
+    """Three partitions on brokers 1-3 (min.insync.replicas=2) moved to 2-4 by ``kraftwire reassign-partitions``
+    while a producer with acks=all writes; after the move every record it had acknowledged is read back."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    placed(tools, cluster, MOVED, "1:2:3,2:3:1,3:1:2", "min.insync.replicas=2")
+    acked: list[bytes] = []
+    failed: list[str] = []
+    stop = threading.Event()
+
+    def write() -> None:
+        producer = Producer({"bootstrap.servers": bootstrap(cluster, 2, 3), "acks": "all",
+                             "enable.idempotence": True, "linger.ms": 5, "message.timeout.ms": 60000})
+
+        def delivered(err, msg) -> None:
+            if err is None:
+                acked.append(msg.value())
+            else:
+                failed.append(str(err))
+
+        n = 0
+        while not stop.is_set() and n < 200_000:
+            producer.produce(MOVED, value=b"%08d" % n, partition=n % 3, on_delivery=delivered)
+            n += 1
+            producer.poll(0.001 if n % 50 else 0.02)
+        assert producer.flush(60) == 0
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    roles.wait_until(lambda: len(acked) >= 200, "the producer under way", cluster)
+    target = plan(tmp_path / "move.json", MOVED, [2, 3, 4], [3, 4, 2], [4, 2, 3])
+    code, out = ours(capsys, "--bootstrap-server", bootstrap(cluster, 1), "--execute",
+                     "--reassignment-json-file", target)
+    assert code == 0, out
+    assert out.endswith(f"Successfully started partition reassignments for {MOVED}-0,{MOVED}-1,{MOVED}-2\n")
+
+    outputs: list[str] = []
+
+    def verified() -> bool:
+        code, out = ours(capsys, "--bootstrap-server", bootstrap(cluster, 1), "--verify",
+                         "--reassignment-json-file", target)
+        outputs.append(f"exit {code}: {out}")
+        return code == 0 and "still in progress" not in out
+
+    try:
+        roles.wait_until(verified, "the move completed", cluster, timeout=120)
+    except AssertionError as exc:
+        raise AssertionError(f"{outputs[-1]}\n{exc}") from None
+    during = len(acked)
+    roles.wait_until(lambda: len(acked) >= during + 200, "the producer still writing after the move", cluster)
+    stop.set()
+    writer.join(90)
+    assert not writer.is_alive() and not failed, failed[:5]
+    rows = described(tools, cluster, MOVED)
+    assert {p: r["Replicas"] for p, r in rows.items()} == {"0": "2,3,4", "1": "3,4,2", "2": "4,2,3"}
+    assert all(sorted(r["Isr"].split(",")) == ["2", "3", "4"] for r in rows.values())
+
+    consumer = Consumer({"bootstrap.servers": bootstrap(cluster, 2), "group.id": "reassignment-check",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    consumer.assign([TopicPartition(MOVED, p, 0) for p in range(3)])
+    seen: set[bytes] = set()
+    idle = 0
+    while len(seen) < len(set(acked)) and idle < 30:
+        batch = consumer.consume(1000, 1.0)
+        idle = 0 if batch else idle + 1
+        seen.update(m.value() for m in batch if m.error() is None)
+    consumer.close()
+    lost = set(acked) - seen
+    assert not lost, f"{len(lost)} acknowledged records lost across the move, e.g. {sorted(lost)[:5]}"
+    assert len(acked) > during  # records were acknowledged while the move ran and after it
+
+
+def test_kafka_tool_and_ours_print_the_same(tools, cluster, tmp_path, capsys):
+    """The same steps by Kafka 4.4's tool and by ours print the same text."""
+    topic = "tooled"
+    placed(tools, cluster, topic, "1:2")
+    boot = bootstrap(cluster, 1)
+
+    def both(*args: str, same: bool = True) -> tuple[str, str]:
+        kafka = tools.run("kafka-reassign-partitions", "--bootstrap-server", boot, *args)
+        code, out = ours(capsys, "--bootstrap-server", boot, *args)
+        assert (kafka.exit != 0) == (code != 0), (kafka, code, out)
+        if same:
+            assert out == kafka.out, f"\n--- kafka\n{kafka.out}\n--- kraftwire\n{out}"
+        return kafka.out, out
+
+    both("--list")
+    forward = plan(tmp_path / "forward.json", topic, [2, 3])
+    back = plan(tmp_path / "back.json", topic, [1, 2])
+    both("--verify", "--reassignment-json-file", forward)  # not started: the replica set differs
+    both("--cancel", "--reassignment-json-file", forward)  # nothing to cancel
+    # refusals: a broker that does not exist, a replication factor change refused (KIP-860), an empty list
+    unknown = plan(tmp_path / "unknown.json", topic, [1, 9])
+    kafka_out, our_out = both("--execute", "--reassignment-json-file", unknown, same=False)
+    assert our_out.splitlines()[0] == kafka_out.splitlines()[0] == "Error: Unknown broker id 9"
+    shrink = plan(tmp_path / "shrink.json", topic, [1])
+    kafka = tools.run("kafka-reassign-partitions", "--bootstrap-server", boot, "--execute",
+                      "--disallow-replication-factor-change", "--reassignment-json-file", shrink)
+    code, out = ours(capsys, "--bootstrap-server", boot, "--execute", "--disallow-replication-factor-change",
+                     "--reassignment-json-file", shrink)
+    tail = f"Error reassigning partition(s):\n{topic}-0: The replication factor is changed from 2 to 1\n"
+    assert kafka.out.endswith(tail) and out.endswith(tail), (kafka.out, out)
+
+    # Kafka's tool moves it, ours verifies and moves it back, Kafka's verifies
+    kafka = tools.ok("kafka-reassign-partitions", "--bootstrap-server", boot, "--execute",
+                     "--reassignment-json-file", forward)
+    roles.wait_until(lambda: "is completed" in ours(capsys, "--bootstrap-server", boot, "--verify",
+                                                    "--reassignment-json-file", forward)[1],
+                     "the move to 2,3 completed", cluster)
+    both("--verify", "--reassignment-json-file", forward)
+    both("--list")
+    code, out = ours(capsys, "--bootstrap-server", boot, "--execute", "--reassignment-json-file", back)
+    # the same text, of the other replicas and their log directories
+    assert code == 0 and _replicas_and_dirs(out) == _replicas_and_dirs(kafka.out)
+    assert out.count("kraft-logs-2") == 1 and out.count("kraft-logs-3") == 1
+    roles.wait_until(lambda: "is completed" in tools.run("kafka-reassign-partitions", "--bootstrap-server", boot,
+                                                         "--verify", "--reassignment-json-file", back).out,
+                     "the move back to 1,2 completed", cluster)
+    both("--verify", "--reassignment-json-file", back)
+
+    # --generate: the current assignment is the same, the proposals are Kafka's random ones over the brokers
+    topics = tmp_path / "topics.json"
+    topics.write_text(json.dumps({"version": 1, "topics": [{"topic": topic}]}))
+    kafka_out, our_out = both("--generate", "--topics-to-move-json-file", str(topics), "--broker-list", "3,4",
+                              same=False)
+    assert kafka_out.split("Proposed")[0] == our_out.split("Proposed")[0]
+    proposal = json.loads(our_out.splitlines()[-1])
+    assert [sorted(p["replicas"]) for p in proposal["partitions"]] == [[3, 4]]
