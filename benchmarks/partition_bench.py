@@ -3,6 +3,7 @@
     python benchmarks/partition_bench.py restart [--partitions 2000]
     python benchmarks/partition_bench.py fetch [--mib 1024]
     python benchmarks/partition_bench.py produce [--records 200000] [--latency-records 2000]
+    python benchmarks/partition_bench.py cost [--records 200000] [--latency-records 2000]
     python benchmarks/partition_bench.py all [--json out.json]
 
 * **restart**: a broker (in-process, beside an in-process controller, real files) restarted with N partitions of
@@ -18,6 +19,14 @@
   client into the test server's Raft log (three test-server processes), same run (the goal: throughput at least the
   Raft path's, latency no worse).
 
+* **cost**: what one acks=all write costs the brokers: a 1-partition topic at replication factor 2 on two broker
+  processes (one controller), confluent-kafka, 100-byte values. The leader's CPU time (user + system, /proc) per
+  acks=all write at concurrency 1 and per MB appended during the throughput run; and the bytes the leader and
+  the follower allocate together per byte appended to the leader's log during that run, counted by a counting
+  allocator loaded into both brokers (``benchmarks/alloc_count``: CPython's MEM and OBJ allocation domains, a
+  block shrunk right after allocation counted at what it kept; everything the processes allocate in that time,
+  heartbeats and metadata included).
+
 Figures depend on the machine (2 shared cores here); they are reported, never asserted.
 """
 
@@ -28,12 +37,14 @@ import asyncio
 import json
 import os
 import shutil
+import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+#: the checkout benchmarked (``before_after.py`` points it at another worktree); this one by default
+ROOT = Path(os.environ.get("KRAFTWIRE_ROOT") or Path(__file__).resolve().parents[1])
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
 
@@ -253,7 +264,6 @@ async def _fetch_loop(port: int, records: int) -> tuple[float, int]:
 
 # ---------------------------------------------------------------------------------------------------- produce
 def produce_bench(records: int, latency_records: int) -> dict:
-    import statistics
 
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from client_bench import TOPIC, confluent_latency, confluent_throughput, pct
@@ -281,19 +291,8 @@ def produce_bench(records: int, latency_records: int) -> dict:
             cluster.wait_for_leader()
             ports = [n.port_of("BROKER") for n in cluster.brokers]
             bootstrap = ",".join(f"127.0.0.1:{p}" for p in ports)
-            from kafka.admin import KafkaAdminClient, NewTopic
-
+            _create_topic(bootstrap, 6, 3)
             deadline = time.monotonic() + 60
-            while True:
-                try:
-                    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
-                    admin.create_topics([NewTopic(TOPIC, num_partitions=6, replication_factor=3)])
-                    admin.close()
-                    break
-                except Exception:  # noqa: BLE001 - brokers still fenced
-                    if time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.5)
             while time.monotonic() < deadline:
                 md = metadata(ports[0])
                 if any(t.name == TOPIC and len(t.partitions) == 6 and all(len(p.isr_nodes) == 3 for p in t.partitions)
@@ -307,6 +306,98 @@ def produce_bench(records: int, latency_records: int) -> dict:
     out["throughput_ratio"] = round(out["brokers_rf3"]["records_per_s"] / out["raft_path"]["records_per_s"], 3)
     out["p50_latency_ratio"] = round(out["brokers_rf3"]["p50_ms"] / out["raft_path"]["p50_ms"], 3)
     return out
+
+
+# ---------------------------------------------------------------------------------------------------- cost
+def cost_bench(records: int, latency_records: int) -> dict:
+    import signal
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from alloc_count.build import build
+    from client_bench import TOPIC, confluent_latency, confluent_throughput, cpu_seconds
+    from harness.roles import RolesCluster, metadata, wait_until
+
+    with tempfile.TemporaryDirectory() as base:
+        counts = os.path.join(base, "alloc")
+        os.mkdir(counts)
+        hook = build(os.path.join(base, "hook"))
+        saved = {k: os.environ.get(k) for k in ("PYTHONPATH", "KRAFTWIRE_ALLOC_COUNT")}
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            [str(Path(__file__).resolve().parent / "alloc_count"), hook] + ([saved["PYTHONPATH"]] if saved["PYTHONPATH"] else []))
+        os.environ["KRAFTWIRE_ALLOC_COUNT"] = counts
+        cluster = RolesCluster(base, controllers=1, brokers=2, kraft=True)
+        try:
+            try:
+                for node in cluster.nodes.values():  # the environment is read as each process starts
+                    node.start()
+            finally:
+                for k, v in saved.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            cluster.wait_for_leader()
+            port = cluster.brokers[0].port_of("BROKER")
+            bootstrap = ",".join(f"127.0.0.1:{n.port_of('BROKER')}" for n in cluster.brokers)
+            _create_topic(bootstrap, 1, 2)
+
+            def isr_full():
+                md = metadata(port)
+                return any(t.name == TOPIC and t.partitions and len(t.partitions[0].isr_nodes) == 2 for t in md.topics)
+
+            wait_until(isr_full, "the partition's ISR holds both brokers", timeout=60)
+            leader_id = next(t.partitions[0].leader_id for t in metadata(port).topics if t.name == TOPIC)
+            leader = cluster.nodes[leader_id]
+            follower = next(n for n in cluster.brokers if n is not leader)
+
+            def log_bytes(node) -> int:
+                return sum(f.stat().st_size for f in Path(base, f"kraft-logs-{node.node_id}", f"{TOPIC}-0").glob("*.log"))
+
+            def allocated() -> int:
+                total = 0
+                for node in (leader, follower):
+                    path = Path(counts, str(node.proc.pid))
+                    path.unlink(missing_ok=True)
+                    node.proc.send_signal(signal.SIGUSR2)
+                    wait_until(path.exists, f"broker {node.node_id}'s allocation count", timeout=30)
+                    total += int(path.read_text())
+                return total
+
+            confluent_throughput(bootstrap, 2000)  # warm up
+            cpu = cpu_seconds(leader.proc.pid)
+            lat = confluent_latency(bootstrap, latency_records)
+            per_write = cpu_seconds(leader.proc.pid) - cpu
+            wait_until(lambda: log_bytes(follower) == log_bytes(leader), "the follower caught up", timeout=60)
+            size, alloc, cpu = log_bytes(leader), allocated(), cpu_seconds(leader.proc.pid)
+            confluent_throughput(bootstrap, records)
+            wait_until(lambda: log_bytes(follower) == log_bytes(leader), "the follower caught up", timeout=120)
+            cpu = cpu_seconds(leader.proc.pid) - cpu
+            alloc, size = allocated() - alloc, log_bytes(leader) - size
+        finally:
+            cluster.close()
+    return {"leader_cpu_ms_per_acks_all_write": round(per_write * 1000 / latency_records, 3),
+            "acks_all_p50_ms": round(statistics.median(lat), 3),
+            "leader_cpu_ms_per_mb": round(cpu * 1000 / (size / 1e6), 1),
+            "allocated_per_byte_produced": round(alloc / size, 2), "mb_appended": round(size / 1e6, 1)}
+
+
+def _create_topic(bootstrap: str, partitions: int, replication: int) -> None:
+    """Create the benchmark topic, retrying while the brokers are still fenced."""
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    from client_bench import TOPIC
+
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=20000)
+            admin.create_topics([NewTopic(TOPIC, num_partitions=partitions, replication_factor=replication)])
+            admin.close()
+            return
+        except Exception:  # noqa: BLE001 - brokers still fenced
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def _produce_figures(bootstrap, records, latency_records, throughput, latency, pct, statistics) -> dict:
@@ -333,7 +424,7 @@ def _produce_figures(bootstrap, records, latency_records, throughput, latency, p
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("which", choices=["restart", "fetch", "produce", "all"])
+    parser.add_argument("which", choices=["restart", "fetch", "produce", "cost", "all"])
     parser.add_argument("--records", type=int, default=200_000)
     parser.add_argument("--latency-records", type=int, default=2000)
     parser.add_argument("--partitions", type=int, default=2000)
@@ -350,6 +441,9 @@ def main() -> int:
     if args.which in ("produce", "all"):
         out["produce"] = produce_bench(args.records, args.latency_records)
         print(json.dumps({"produce": out["produce"]}), flush=True)
+    if args.which in ("cost", "all"):
+        out["cost"] = cost_bench(args.records, args.latency_records)
+        print(json.dumps({"cost": out["cost"]}), flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
     return 0

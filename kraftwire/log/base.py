@@ -453,6 +453,13 @@ class BaseLog:
                 cleaned = True
         return cleaned
 
+    def bytes_between(self, offset: int, limit: int) -> int:
+        """At least the bytes a read from ``offset`` bounded by ``limit`` could return (whole batches from the one
+        holding ``offset``); 0 when ``offset >= limit``. A parked Fetch asks this to see whether MinBytes is
+        reached without reading (Kafka's ``DelayedFetch`` compares log positions). This default cannot tell and
+        says "as much as there could be"; a log that knows its batch positions answers exactly."""
+        return 0 if offset >= limit else 1 << 62
+
     # ------------------------------------------------------------------------------------------------ hooks
 
     def _append_storage(self, data: bytes, infos: list[BatchInfo]) -> None:

@@ -360,7 +360,7 @@ class LogSegment:
         one batch). Returns (bytes or a read-only view of them, base offset of the first batch) or (b"", offset).
         One ``pread`` normally."""
         position, _ = self.locate(offset)
-        available = self._stop_before(limit) - position
+        available = self.stop_before(limit) - position
         if available < layout.RECORD_BATCH_OVERHEAD:
             return b"", offset
         want = min(max(max_bytes, layout.RECORD_BATCH_OVERHEAD), available)
@@ -405,7 +405,7 @@ class LogSegment:
             return None
         return FileRegion(self.fd, position, stop - position, base)
 
-    def _stop_before(self, limit: int) -> int:
+    def stop_before(self, limit: int) -> int:
         """A file position no read bounded by ``limit`` needs to pass: where the first batch whose last offset is at
         or above ``limit`` starts, when the latest batches' positions tell (a committed read then leaves the
         uncommitted tail alone); else the file size."""

@@ -331,6 +331,24 @@ class SegmentedLog(BaseLog):
             return parts[0], first
         return b"".join(parts), first
 
+    def bytes_between(self, offset: int, limit: int) -> int:
+        """The file bytes from the batch holding ``offset`` up to where the first batch ending at or past ``limit``
+        starts (over more than one segment when the range crosses one; a segment whose tail positions do not tell
+        counts to its end): never less than a read bounded by ``limit`` returns. No file is read: positions come
+        from the segments' in-memory tail and index (``LogSegment.locate``)."""
+        offset = max(offset, self._start)
+        if offset >= limit:
+            return 0
+        total = 0
+        for seg in self._segments[self._segment_index(offset):]:
+            if seg.base_offset >= limit:
+                break
+            if offset >= seg.next_offset:
+                continue
+            position = seg.locate(max(offset, seg.base_offset))[0] if offset > seg.base_offset else 0
+            total += max(seg.stop_before(limit) - position, 0)
+        return total
+
     def read_region(self, offset: int, max_bytes: int, limit: int, min_bytes: int):
         """The consumer Fetch fast path: a ``FileRegion`` of whole batches from the segment holding ``offset``
         (at most ``max_bytes``, at least ``min_bytes``), when that whole segment lies below ``limit`` (the high

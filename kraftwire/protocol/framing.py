@@ -65,6 +65,87 @@ def frame(chunks: list) -> list:
     return coalesce(chunks)
 
 
+def check_frame_size(size: int, max_size: int = DEFAULT_MAX_FRAME) -> int:
+    """``size`` (a frame's size prefix) if a frame may be that long; else ProtocolError (close the connection)."""
+    if size < 0:
+        raise ProtocolError(f"frame size prefix is negative ({size})")
+    if size > max_size:
+        raise ProtocolError(f"frame size {size} exceeds the maximum of {max_size} bytes (socket.request.max.bytes)")
+    return size
+
+
+#: the receive buffer a FrameReader copies small frames out of; a larger frame gets a buffer of its own
+SCRATCH_BYTES = 64 * 1024
+
+
+class FrameReader:
+    """Frames received straight into buffers, for an asyncio ``BufferedProtocol`` (``get_buffer`` /
+    ``buffer_updated``), as Kafka's ``NetworkReceive`` does: once a frame's size prefix shows it larger than the
+    scratch buffer, it gets a buffer of exactly its size, which the socket then fills in place — a produced batch or
+    a Fetch answer is received once and never joined from pieces (a ``FrameSplitter`` fed by ``recv`` allocates each
+    read, then copies the frame out). Smaller frames are copied out of the scratch buffer once, as bytes. A large
+    frame is a ``bytearray`` this reader hands over and never touches again.
+
+    A size prefix that is negative or above ``max_size`` raises ProtocolError before anything is allocated for it.
+    """
+
+    def __init__(self, max_size: int = DEFAULT_MAX_FRAME, scratch_bytes: int = SCRATCH_BYTES) -> None:
+        self.max_size = max_size
+        self._scratch = memoryview(bytearray(scratch_bytes))
+        self._have = 0  # bytes at the start of the scratch buffer not yet taken as frames
+        self._frame: bytearray | None = None  # the large frame being received, and how much of it arrived
+        self._filled = 0
+
+    def get_buffer(self, sizehint: int = -1) -> memoryview:
+        """Where the next bytes received go (never empty)."""
+        if self._frame is not None:
+            return memoryview(self._frame)[self._filled:]
+        return self._scratch[self._have:]
+
+    def buffer_updated(self, nbytes: int) -> list:
+        """``nbytes`` arrived in the last ``get_buffer``: the frames they completed."""
+        if self._frame is not None:
+            self._filled += nbytes
+            if self._filled < len(self._frame):
+                return []
+            frame, self._frame = self._frame, None
+            return [frame]
+        view = self._scratch
+        have, pos = self._have + nbytes, 0
+        frames: list = []
+        while have - pos >= 4:
+            size = check_frame_size(_SIZE.unpack_from(view, pos)[0], self.max_size)
+            start = pos + 4
+            if have - start >= size:
+                frames.append(bytes(view[start:start + size]))
+                pos = start + size
+                continue
+            if 4 + size > len(view):  # will not fit: its own buffer, filled in place from here on
+                self._frame = bytearray(size)
+                self._filled = have - start
+                self._frame[:self._filled] = view[start:have]
+                pos = have
+            break
+        rest = have - pos
+        if pos and rest:
+            view[:rest] = view[pos:have]  # the incomplete frame's start moves to the front (less than a frame)
+        self._have = rest
+        return frames
+
+    def feed(self, data) -> list:
+        """The frames completed by ``data`` (bytes received some other way), copied through the buffers."""
+        frames: list = []
+        src = memoryview(data)
+        pos = 0
+        while pos < len(src):
+            buf = self.get_buffer()
+            n = min(len(buf), len(src) - pos)
+            buf[:n] = src[pos:pos + n]
+            frames.extend(self.buffer_updated(n))
+            pos += n
+        return frames
+
+
 class FrameSplitter:
     """Split a byte stream into frames. ``feed()`` returns the complete frames (without size prefix).
 
@@ -109,12 +190,7 @@ class FrameSplitter:
         view = data if isinstance(data, memoryview) else memoryview(data)
         start, end = 0, len(view)
         while end - start >= 4:
-            size = _SIZE.unpack_from(view, start)[0]
-            if size < 0:
-                raise ProtocolError(f"frame size prefix is negative ({size})")
-            if size > self.max_size:
-                raise ProtocolError(f"frame size {size} exceeds the maximum of {self.max_size} bytes "
-                                    "(socket.request.max.bytes)")
+            size = check_frame_size(_SIZE.unpack_from(view, start)[0], self.max_size)
             if end - start - 4 < size:
                 self._body = size
                 start += 4

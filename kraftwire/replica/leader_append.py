@@ -80,7 +80,7 @@ class AppendPlan:
     against them), the header of the idempotent producer's batch to record once appended (None: a plain write), and
     the LogAppendTime stamp (-1: CreateTime)."""
 
-    raw: bytes
+    raw: bytes | memoryview
     batches: list
     producer: object | None
     appended_at: int = -1
@@ -104,7 +104,7 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
     first transactional batch needs ``guard``; ``wall_ms``: the leader's wall clock (timestamps, LogAppendTime)."""
     if records is None or not len(records):
         return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
-    raw = bytes(records)
+    raw = records  # the request's bytes, or a view of them: read in place, copied once by the re-base
     try:
         result = validate_batches(raw, max(max_batch_size, len(raw)))
         if result.incomplete and result.batch_count:  # Kafka drops a partial batch after the whole ones
@@ -121,7 +121,7 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
     if any(b.is_control for b in headers):
         return AppendResult(INVALID_RECORD, "a producer may not write control batches")
     create_time = (config.get("message.timestamp.type") or "CreateTime") == "CreateTime"
-    invalid = check_records(read_batches(raw, validate=False), topic, index, compacted=compacts(config),
+    invalid = check_records(headers, topic, index, compacted=compacts(config),
                             now_ms=wall_ms if create_time else None,
                             before_ms=int(config["message.timestamp.before.max.ms"]),
                             after_ms=int(config["message.timestamp.after.max.ms"]))

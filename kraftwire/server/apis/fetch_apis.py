@@ -26,6 +26,7 @@ from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
 from kraftwire.replica import fetch_answer
 from kraftwire.replica.fetch_limits import FetchLimits
+from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.runtime.replicas import Hosted
@@ -108,31 +109,39 @@ class FetchApis:
             pd.aborted_transactions = [A(producer_id=a.producer_id, first_offset=a.first_offset)
                                        for a in hp.txns.aborted_between(offset, upper)]
         try:
-            if limit >= REGION_MIN_BYTES:
-                region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
-                if region is not None:  # sent from the page cache with sendfile, never read into Python
-                    pd.records = region
-                    self.region_bytes += len(region)
-                    return len(region)
-            info = lg.read(offset, limit, Isolation.COMMITTED, limit=upper)
+            return self._read(pd, lg, offset, limit, upper, Isolation.COMMITTED, limits)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        return _take(pd, info.records, limits, limit)
+
+    def _read(self, pd, lg, offset: int, limit: int, upper: int, isolation, limits: FetchLimits) -> int:
+        """Put into ``pd`` the whole batches from ``offset`` below ``upper`` (at most ``limit`` bytes) that the
+        answer's ``limits`` let go out; the bytes it carries. At least ``REGION_MIN_BYTES`` of them on disk go as a
+        file region, sent from the page cache with sendfile and never read into Python (a consumer's and a
+        follower's reads alike, as Kafka's FileRecords); less is read (from the segment's recent appends when it
+        still holds them)."""
+        if limit >= REGION_MIN_BYTES:
+            region = lg.read_region(offset, limit, upper, REGION_MIN_BYTES)
+            if region is not None:
+                pd.records = region
+                self.region_bytes += len(region)
+                return len(region)
+        return _take(pd, lg.read(offset, limit, isolation, limit=upper).records, limits, limit)
 
     def _fetch_answer(self, request):
-        """(response, whether it may be sent now, the hosted partitions it reads)."""
+        """(response, whether it may be sent now, the hosted partitions it reads, and the watch to park it with:
+        (the partitions read without an error as ``Watched``, the answer's MinBytes))."""
         body, version = request.body, request.version
         R = w.FetchResponse
         image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
-        total, errors, keys, answered = 0, False, set(), []
+        total, errors, keys, answered, watched = 0, False, set(), [], []
         denied = getattr(request, "denied", ())
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
-            return fetch_answer.error_answer(body, version, refusal), True, set()
+            return fetch_answer.error_answer(body, version, refusal), True, set(), None
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
@@ -159,10 +168,12 @@ class FetchApis:
                                      preferred_read_replica=-1, records=b"")
                 answered.append((fetch_answer.READ, at, pd))
                 hp = self.replicas.get(name, p.partition)
+                diverged = False
                 if replica >= 0:
                     n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
                     div = getattr(pd, "diverging_epoch", None)
-                    errors |= div is not None and div.epoch >= 0
+                    diverged = div is not None and div.epoch >= 0
+                    errors |= diverged
                 else:
                     n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
                                              fetch_answer.reads_any_replica(replica))
@@ -171,11 +182,16 @@ class FetchApis:
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
+                    if pd.error_code == 0 and not diverged:
+                        bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
+                                 else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
+                        watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
+                                               hp.state.role))
         topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
                   for (name, topic_id), parts in fetch_answer.ordered(answered)]
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys
+        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
 
     def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
                       broker_epoch: int) -> int:
@@ -214,16 +230,41 @@ class FetchApis:
         if offset >= end or not limits.may_read(limit):
             return 0
         try:
-            info = lg.read(offset, limit, Isolation.UNCOMMITTED)
+            return self._read(pd, lg, offset, limit, end, Isolation.UNCOMMITTED, limits)
         except KraftwireError as exc:
             log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        return _take(pd, info.records, limits, limit)
 
     def _ready_answer(self, request):
-        resp, ready, _ = self._fetch_answer(request)
+        resp, ready, _, _ = self._fetch_answer(request)
         return resp, ready
+
+    def _fetch_ready(self, request, watch) -> bool:
+        """Whether a parked fetch may be answered, from its partitions' offsets and positions alone
+        (``kraftwire.replica.fetch_readiness``): its answer is built only once this says yes."""
+        watched, min_bytes = watch
+        return fetch_ready(((w, self._partition_now(w)) for w in watched), min_bytes)
+
+    def _partition_now(self, watched: Watched) -> PartitionNow | None:
+        """A watched partition as it is now; None when it is no longer hosted or its last stable offset cannot be
+        folded (either way the answer carries an error)."""
+        hp = self.replicas.get(*watched.key)
+        if hp is None:
+            return None
+        lg = hp.log
+        end = lg.end_offset()
+        if watched.bound == LOG_END:
+            upper = end
+        elif watched.bound == HIGH_WATERMARK:
+            upper = lg.high_watermark()
+        else:
+            try:
+                upper = hp.last_stable_offset()
+            except (OSError, KraftwireError):
+                return None
+        return PartitionNow(hp.state.leader_epoch, hp.state.role, hp.failed, lg.start_offset(), end, upper,
+                            lg.bytes_between)
 
     def fetch(self, request, conn) -> None:
         access = self.node.authorizer
@@ -232,11 +273,11 @@ class FetchApis:
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
             if denied:
                 request = _CheckedFetch(request, denied)
-        resp, ready, keys = self._fetch_answer(request)
+        resp, ready, keys, watch = self._fetch_answer(request)
         if (request.version >= fetch_answer.LEADER_HINTS_SINCE
                 and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
             resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
-        self.purgatory.respond(request, conn, resp, ready, keys)
+        self.purgatory.respond(request, conn, resp, ready, keys, watch)
 
     def _fetch_topic_names(self, request) -> set[str]:
         if request.version < 13:

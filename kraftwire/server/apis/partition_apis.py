@@ -37,8 +37,8 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.purgatory = FetchPurgatory(self._ready_answer)
-        self.region_bytes = 0  # consumer Fetch bytes answered as file regions (sendfile)
+        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
+        self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended

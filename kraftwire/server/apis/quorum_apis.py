@@ -19,6 +19,7 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.handlers.reconfig import precheck_add
 from kraftwire.server.edge import wire
 from kraftwire.server.edge.client import FORWARD_CLIENT_ID, request_once
+from kraftwire.server.edge.forward_links import ForwardLinks
 
 log = logging.getLogger("kraftwire.node")
 
@@ -185,10 +186,11 @@ class QuorumApis:
         """``body`` sent to ``voter``'s controller listener (TLS and SASL as the quorum's own connections), marked as
         forwarded so that the receiver never forwards it again; its answer. Raises what the connection raises."""
         s = self.settings
-        return await request_once(voter.host, voter.port, body, version,
-                                  timeout=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000,
-                                  client_id=FORWARD_CLIENT_ID, ssl_context=self.controller_tls,
-                                  sasl=s.controller_sasl)
+        if self.forward_links is None:
+            self.forward_links = ForwardLinks(FORWARD_CLIENT_ID, self.controller_tls, s.controller_sasl)
+        return await self.forward_links.request(
+            voter.host, voter.port, body, version,
+            timeout_s=timeout_s or s.config.controller_quorum_request_timeout_ms / 1000)
 
     async def _forward_describe_quorum(self, request, conn, voter) -> None:
         version, wire_cid = request.version, request.header.correlation_id

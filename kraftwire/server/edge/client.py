@@ -14,6 +14,7 @@ so an idle connection needs no timer.
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import random
 import secrets
@@ -21,7 +22,7 @@ import time
 
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.framing import FrameSplitter, OutboundRequests
+from kraftwire.protocol.framing import FrameReader, OutboundRequests
 from kraftwire.security.sasl.client import reauthenticate_after_ms
 
 log = logging.getLogger("kraftwire.client")
@@ -38,13 +39,75 @@ class SaslLoginError(KraftwireError):
     """The server refused this client's SASL login."""
 
 
+class _Answers(asyncio.BufferedProtocol):
+    """A connection's reading side, put in place of the stream's protocol once connected (and TLS is up): answers
+    are received straight into their frames (``FrameReader``) instead of passing through the stream's buffer and
+    a copy out of it. What the writing side waits on (flow control, the connection's loss) is passed on to the
+    stream's protocol, which the ``StreamWriter`` still uses."""
+
+    def __init__(self, transport, stream_protocol, stream_reader: asyncio.StreamReader) -> None:
+        self.transport = transport
+        self.stream = stream_protocol
+        self.reader = FrameReader()
+        self.frames: collections.deque = collections.deque()
+        self.error: BaseException | None = None
+        self.ended = False
+        self._waiter: asyncio.Future | None = None
+        transport.set_protocol(self)
+        # what reached the stream before the swap: the other end may have closed already (a refused link)
+        self.error = stream_reader.exception()
+        self.ended = stream_reader.at_eof() or transport.is_closing()
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.reader.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        try:
+            self.frames.extend(self.reader.buffer_updated(nbytes))
+        except ProtocolError as exc:
+            self.error = exc
+            self.transport.close()
+        self._wake()
+
+    def eof_received(self) -> bool:
+        self.ended = True
+        self._wake()
+        return False
+
+    def connection_lost(self, exc) -> None:
+        self.ended = True
+        if self.error is None:
+            self.error = exc
+        self._wake()
+        self.stream.connection_lost(exc)
+
+    def pause_writing(self) -> None:
+        self.stream.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.stream.resume_writing()
+
+    def _wake(self) -> None:
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)
+
+    async def next(self):
+        """The next answer's frame."""
+        while not self.frames:
+            if self.error is not None:
+                raise self.error
+            if self.ended:
+                raise ProtocolError("connection closed by the server")
+            self._waiter = asyncio.get_running_loop().create_future()
+            await self._waiter
+        return self.frames.popleft()
+
+
 class KafkaConnection:
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, client_id: str) -> None:
-        self._reader = reader
         self._writer = writer
+        self._answers = _Answers(writer.transport, writer.transport.get_protocol(), reader)
         self._out = OutboundRequests(client_id=client_id)
-        self._splitter = FrameSplitter()
-        self._frames: list[bytes] = []
         self._sasl = None  # the SaslLogin of this connection, kept to re-authenticate
         self._reauthenticate_at: float | None = None  # time.monotonic() after which the next request logs in again
         self.reauthentications = 0
@@ -119,13 +182,13 @@ class KafkaConnection:
         return await asyncio.wait_for(self._read_response(), timeout)
 
     async def _read_response(self):
-        while not self._frames:
-            data = await self._reader.read(65536)
-            if not data:
-                raise ProtocolError("connection closed by the server")
-            self._frames.extend(self._splitter.feed(data))
-        _, body = self._out.on_response(self._frames.pop(0))
+        _, body = self._out.on_response(await self._answers.next())
         return body
+
+    @property
+    def ended(self) -> bool:
+        """The other end closed the connection, or it was lost."""
+        return self._answers.ended
 
     async def close(self) -> None:
         self._writer.close()

@@ -15,7 +15,7 @@ import time
 from kraftwire.error_codes import UNKNOWN_SERVER_ERROR
 from kraftwire.errors import ProtocolError
 from kraftwire.protocol.error_answers import error_answer
-from kraftwire.protocol.framing import FrameSplitter, encode_response
+from kraftwire.protocol.framing import FrameReader, encode_response
 from kraftwire.protocol.wire_types import ExternalBytes
 from kraftwire.security.principal import ANONYMOUS, NoMatchingRule, parse_rules, tls_principal
 
@@ -40,14 +40,14 @@ def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
         transport.writelines(chunks)
 
 
-class InboundConnection(asyncio.Protocol):
+class InboundConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES,
                  listener: str | None = None) -> None:
         self.dispatcher = dispatcher
         #: the listener this connection arrived on: Metadata answers with each broker's endpoint on it, as Kafka does
         self.listener = listener
         self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
-        self.splitter = FrameSplitter(max_frame_bytes)
+        self.reader = FrameReader(max_frame_bytes)  # requests are received straight into their frames
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
         #: who is on the other end (``User:ANONYMOUS`` on PLAINTEXT; the mapped certificate subject on mutual TLS)
@@ -98,10 +98,20 @@ class InboundConnection(asyncio.Protocol):
         else:
             self._arm_idle()
 
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.reader.get_buffer(sizehint)
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self._frames_arrived(self.reader.buffer_updated, nbytes)
+
     def data_received(self, data: bytes) -> None:
+        """Bytes that arrived some other way (tests hand a connection its requests so)."""
+        self._frames_arrived(self.reader.feed, data)
+
+    def _frames_arrived(self, take, arrived) -> None:
         self.last_activity = time.monotonic()
         try:
-            frames = self.splitter.feed(data)
+            frames = take(arrived)
         except ProtocolError as exc:
             self.dispatcher.count_error("framing")
             log.warning("closing connection from %s: %s", self.peer, exc)

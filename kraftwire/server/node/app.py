@@ -55,6 +55,7 @@ from kraftwire.server.edge.access import Access
 from kraftwire.server.edge.client import describe_quorum
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
+from kraftwire.server.edge.forward_links import ForwardLinks
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
@@ -98,6 +99,7 @@ class Node(RaftIO, QuorumApis):
         self.raft: RaftNode | None = None
         self.driver: Driver | None = None
         self.peers: Peers | None = None
+        self.forward_links: ForwardLinks | None = None  # kept connections to the controllers (``forward``)
         #: core correlation id -> time.perf_counter() when a voter change went to the core (for its metrics)
         self._voter_changes: dict[int, float] = {}
         self.log = None
@@ -503,6 +505,8 @@ class Node(RaftIO, QuorumApis):
         await asyncio.to_thread(self.metrics.stop_serving)  # its accept loop ends within 0.5 s: off the loop
         if self.peers is not None:
             self.peers.close()
+        if self.forward_links is not None:
+            await self.forward_links.close()
         self.dispatcher.close_all()
         await asyncio.sleep(0)
         if self.group_apis is not None:

@@ -1,6 +1,10 @@
 """Parked fetches (Kafka's DelayedFetch): a Fetch with fewer than MinBytes ready waits until what it reads moves or
 MaxWaitMs passes, then is answered exactly once. Shared by the test server's consumer fetch and a broker's
 partition fetches; each supplies ``answer(request) -> (response, ready)`` and says when to look again (``wake``).
+
+A supplier that can tell readiness without building the answer (a broker: ``kraftwire.replica.fetch_readiness``)
+also passes ``ready(request, watch) -> bool``, and parks each fetch with its ``watch``: a wake then asks that cheap
+check and builds the answer only when it says yes, as Kafka's ``DelayedFetch.tryComplete`` does.
 """
 
 from __future__ import annotations
@@ -12,25 +16,28 @@ __all__ = ["FetchPurgatory"]
 
 
 class _Parked:
-    __slots__ = ("request", "conn", "keys", "timer", "done")
+    __slots__ = ("request", "conn", "keys", "watch", "timer", "done")
 
-    def __init__(self, request, conn, keys) -> None:
-        self.request, self.conn, self.keys, self.timer, self.done = request, conn, keys, None, False
+    def __init__(self, request, conn, keys, watch) -> None:
+        self.request, self.conn, self.keys, self.watch, self.timer, self.done = request, conn, keys, watch, None, False
 
 
 class FetchPurgatory:
-    def __init__(self, answer: Callable[[object], tuple[object, bool]]) -> None:
+    def __init__(self, answer: Callable[[object], tuple[object, bool]],
+                 ready: Callable[[object, object], bool] | None = None) -> None:
         self.answer = answer
+        self.ready = ready
         self.parked: list[_Parked] = []
 
-    def respond(self, request, conn, response, ready: bool, keys=None) -> None:
+    def respond(self, request, conn, response, ready: bool, keys=None, watch=None) -> None:
         """Send ``response`` now if it is ``ready`` (or the request does not wait); otherwise park the request until
-        ``wake`` finds it ready (for one of ``keys``, when given) or its MaxWaitMs passes."""
+        ``wake`` finds it ready (for one of ``keys``, when given; first by ``self.ready(request, watch)`` when both
+        are given) or its MaxWaitMs passes."""
         body = request.body
         if ready or body.max_wait_ms <= 0:
             conn.send_response(response, request.version, request.header.correlation_id)
             return
-        parked = _Parked(request, conn, keys)
+        parked = _Parked(request, conn, keys, watch)
         parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
         self.parked.append(parked)
 
@@ -48,7 +55,8 @@ class FetchPurgatory:
                 if parked.timer is not None:
                     parked.timer.cancel()
                 continue
-            if key is None or parked.keys is None or key in parked.keys:
+            if ((key is None or parked.keys is None or key in parked.keys)
+                    and (self.ready is None or parked.watch is None or self.ready(parked.request, parked.watch))):
                 response, ready = self.answer(parked.request)
                 if ready:
                     self._send(parked, response)

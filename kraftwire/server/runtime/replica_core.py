@@ -295,7 +295,7 @@ class ReplicaCore:
             return TRUNCATED
         if error == NONE:
             if records is not None and len(records):
-                raw = bytes(records)
+                raw = records  # a view of the answer's own frame (never reused): stored, not copied
                 try:
                     runtime.follower_append(hp.state, lg, raw)
                 except KraftwireError as exc:
@@ -315,7 +315,7 @@ class ReplicaCore:
             return FENCED
         return BACKOFF
 
-    def follower_appended(self, hp, raw: bytes) -> None:
+    def follower_appended(self, hp, raw) -> None:
         """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
         try:
