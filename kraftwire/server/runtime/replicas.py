@@ -369,8 +369,8 @@ class ReplicaManager(LogDirs, PartitionCleaning):
                       commit: bool) -> AppendResult:
         """WriteTxnMarkers on the leader: a control batch (transactional, one COMMIT or ABORT record whose value is
         the coordinator epoch) for the producer, appended in the leader epoch; an abort goes to the ``.txnindex``
-        of its segment. INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED for a stale marker (Kafka's
-        ``appendEndTxnMarker``)."""
+        of its segment. MESSAGE_TOO_LARGE above the topic's max.message.bytes, INVALID_PRODUCER_EPOCH /
+        TRANSACTION_COORDINATOR_FENCED for a stale marker (Kafka's ``appendEndTxnMarker``)."""
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         if hp.state.role != LEADER:
@@ -384,7 +384,7 @@ class ReplicaManager(LogDirs, PartitionCleaning):
         except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
-                           leader_epoch=hp.state.leader_epoch, wall_ms=_wall_ms())
+                           leader_epoch=hp.state.leader_epoch, wall_ms=_wall_ms(), max_batch_size=lg.max_batch_size)
         if isinstance(plan, AppendResult):
             return plan
         try:
