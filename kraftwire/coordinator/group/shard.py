@@ -63,6 +63,7 @@ class GroupConfig:
     consumer_max_session_timeout_ms: int = 60_000  # group.consumer.max.session.timeout.ms
     consumer_min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     consumer_max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
+    consumer_max_size: int = 2**31 - 1  # group.consumer.max.size: the most members a consumer group may have
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -93,7 +94,8 @@ class GroupConfig:
                    consumer_min_session_timeout_ms=bound("group.consumer.min.session.timeout.ms"),
                    consumer_max_session_timeout_ms=bound("group.consumer.max.session.timeout.ms"),
                    consumer_min_heartbeat_interval_ms=bound("group.consumer.min.heartbeat.interval.ms"),
-                   consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"))
+                   consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"),
+                   consumer_max_size=bound("group.consumer.max.size"))
 
 
 class Reply(NamedTuple):
@@ -861,6 +863,14 @@ class GroupShard:
         return result
 
     # ================================================================================================ KIP-848
+    def _consumer_group_full(self, group: cg.ConsumerGroup, member_id: str, instance_id: str | None) -> bool:
+        """Kafka's ``throwIfConsumerGroupIsFull``: a consumer group holding ``group.consumer.max.size`` members
+        takes no other member; a member already in it (by member id) or a static member coming back (by instance
+        id) keeps its place."""
+        if instance_id is not None and any(m.instance_id == instance_id for m in group.members.values()):
+            return False
+        return len(group.members) >= self.config.consumer_max_size and member_id not in group.members
+
     def consumer_heartbeat(self, body, version: int, token, now_ms: int, client_id: str, client_host: str,
                            topics: cg.TopicLookup, all_topics=lambda: ()) -> Result:
         """ConsumerGroupHeartbeat: join, reconcile, leave (see ``consumer``); ``topics`` looks a subscribed topic
@@ -913,6 +923,9 @@ class GroupShard:
             return fail(ec.GROUP_ID_NOT_FOUND, f"Consumer group {gid} not found.")
         owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
         if epoch not in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
+            if group is not None and self._consumer_group_full(group, body.member_id, body.instance_id):
+                return fail(ec.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
+                                                       f"{self.config.consumer_max_size} members.")
             refused = self._member_refusal(group, body, epoch, owned) or _regex_refusal(regex)
             if refused is not None:
                 return fail(*refused)

@@ -75,6 +75,10 @@ CASES: list[tuple[str, str, str, list]] = [
     ("ConsumerGroupHeartbeat", CONSUMER, "unreleased-instance-id", [
         find_coordinator(3, G), *ready(A), cg_join(instance_id="{ns}-i"),
         cg_join(member_id="{ns}-member-two", instance_id="{ns}-i")]),
+    # group.consumer.max.size=1 on the "sasl-acl" pair: a second member is refused (one that joins is not compared
+    # here: Kafka 4.4 assigns at most once a group.consumer.assignment.interval.ms, kraftwire at once)
+    ("ConsumerGroupHeartbeat", "sasl-acl", "group-full", [
+        find_coordinator(3, G), *ready(A), cg_join(), cg_join(member_id="{ns}-member-two")]),
     ("ConsumerGroupDescribe", CONSUMER, "empty-group-id", [
         find_coordinator(3, G), Step(CD(group_ids=[""], include_authorized_operations=False),
                                      newest("ConsumerGroupDescribe"))]),
