@@ -153,6 +153,16 @@ NOT_PROVOKABLE: dict[tuple[str, str], str] = {
     ("UpdateFeatures", "INVALID_REQUEST"):
         "Kafka 4.4's ControllerApis.handleUpdateFeatures and FeatureControlManager refuse every bad update (an "
         "unknown upgrade type, a negative level, a downgrade without its type) with INVALID_UPDATE_VERSION",
+    ("ConsumerGroupDescribe", "INVALID_REQUEST"):
+        "Kafka 4.4's KafkaApis.handleConsumerGroupDescribe answers UNSUPPORTED_VERSION (the consumer protocol off) "
+        "or GROUP_AUTHORIZATION_FAILED, its group coordinator INVALID_GROUP_ID or GROUP_ID_NOT_FOUND: no path of "
+        "the API answers INVALID_REQUEST",
+    ("OffsetCommit", "INVALID_COMMIT_OFFSET_SIZE"):
+        "no code of Kafka 4.4's broker or coordinators answers it: a commit whose records exceed "
+        "__consumer_offsets' batch limit fails with MESSAGE_TOO_LARGE or RECORD_LIST_TOO_LARGE, which the "
+        "coordinator runtime (CoordinatorOperationExceptionHelper) answers as UNKNOWN_SERVER_ERROR",
+    ("TxnOffsetCommit", "INVALID_COMMIT_OFFSET_SIZE"):
+        "as OffsetCommit's: an oversized transactional commit is UNKNOWN_SERVER_ERROR in Kafka 4.4",
     ("WriteTxnMarkers", "CORRUPT_MESSAGE"):
         "a broker builds each marker's control batch itself (KafkaApis.handleWriteTxnMarkersRequest, "
         "MemoryRecords.withEndTransactionMarker): no record bytes of the request reach the log",

@@ -96,9 +96,8 @@ CASES: list[tuple[str, str, str, list]] = [
         find_coordinator(3, G), *created(A), commit(8, (A, 0, 1)), *joined(JOIN_VERSION, protocol_type="connect"),
         Step(w.OffsetDeleteRequest(group_id=G, topics=[w.OffsetDeleteRequest.OffsetDeleteRequestTopic(
             name=A, partitions=[w.OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=0)])]), 0)]),
-    # (a commit of partitions the topic does not have: each refused, UNKNOWN_TOPIC_OR_PARTITION, which also keeps
-    # a commit above __consumer_offsets' 1 MiB batch limit, INVALID_COMMIT_OFFSET_SIZE, out of reach of a topic of
-    # fewer than some 260 partitions)
+    # (a commit of partitions the topic does not have: each refused, UNKNOWN_TOPIC_OR_PARTITION; a commit above
+    # __consumer_offsets' batch limit is UNKNOWN_SERVER_ERROR in Kafka 4.4, never INVALID_COMMIT_OFFSET_SIZE)
     ("OffsetCommit", CONSUMER, "partitions-beyond-the-topic", [
         find_coordinator(3, G), *created(A),
         Step(OC(group_id=G, generation_id_or_member_epoch=-1, member_id="", topics=[OC.OffsetCommitRequestTopic(
