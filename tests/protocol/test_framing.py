@@ -295,3 +295,15 @@ def test_an_api_versions_error_other_than_unsupported_version_decodes_at_the_ver
                                           version, 9))[4:]
         cid, body = framing.decode_response(reply, 18, version)
         assert (cid, body.error_code, body.throttle_time_ms) == (9, ec.INVALID_REQUEST, 7)
+
+
+def test_a_header_may_name_a_version_the_body_is_not_encoded_at():
+    """A client newer than the server names an ApiVersions version the server does not know over a body it can
+    parse (the conformance run's ApiVersions-v4-unknown-version): the header says 99, the server answers
+    UNSUPPORTED_VERSION with its own ApiVersions range, in the v0 layout."""
+    frame = J(framing.encode_request(m.ApiVersionsRequest(client_software_name="c", client_software_version="1"), 4,
+                                     6, "c", header_version=99))[4:]
+    assert struct.unpack_from(">hh", frame, 0) == (18, 99)
+    body = codec.decode(m.ApiVersionsResponse, J(answer_frame(frame, REGISTERED))[8:], 0)
+    assert body.error_code == ec.UNSUPPORTED_VERSION and [(k.api_key, k.min_version, k.max_version)
+                                                          for k in body.api_keys] == [(18, 0, 4)]
