@@ -6,8 +6,9 @@ installed for its roles. Two Kafka rules are applied here:
 * Produce is advertised from min version 0 whatever its handler accepts: librdkafka only enables
   compressed produce when it sees min 0 (KAFKA-18659); the handler rejects the old versions itself.
 * KIP-511 fallback: a request for an ApiVersions version the node does not support gets error 35
-  (UNSUPPORTED_VERSION) in a **v0-format** body that still lists every range, so the client can retry
-  at a version both sides know. The response header is v0 in every case (see framing).
+  (UNSUPPORTED_VERSION) in a **v0-format** body listing ApiVersions' own range only, as Kafka 4.4 answers (the
+  conformance run's ApiVersions-v4-unknown-version), so the client can retry at a version both sides know. The
+  response header is v0 in every case (see framing).
 * KAFKA-17492: below v4 the supported features leave out those whose range starts at 0 (kraft.version), which
   older clients cannot read.
 * KIP-511 names: from v3 the client's software name and version must match ``SOFTWARE_PATTERN``; otherwise the
@@ -90,14 +91,15 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
     """Return ``(response, version to encode the body at)``.
 
     ``request_version`` outside the registered ApiVersions range (or ApiVersions not registered at all)
-    yields error 35 and body version 0; a ``request`` whose software name or version is malformed error 42 and no
+    yields error 35, ApiVersions' own range (if any) and body version 0; a ``request`` whose software name or version is malformed error 42 and no
     api keys; otherwise error 0 at the request's own version, with ``features`` in the tagged fields from v3.
     """
     ranges = advertised_ranges(registered)
     keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in ranges.items()]
     own = ranges.get(API_VERSIONS_KEY)
     if own is None or not own[0] <= request_version <= own[1]:
-        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION, api_keys=keys), 0
+        return ApiVersionsResponse(error_code=UNSUPPORTED_VERSION,
+                                   api_keys=[k for k in keys if k.api_key == API_VERSIONS_KEY]), 0
     if request is not None and not valid_request(request, request_version):
         return ApiVersionsResponse(error_code=INVALID_REQUEST, api_keys=[], throttle_time_ms=throttle_time_ms), \
             request_version

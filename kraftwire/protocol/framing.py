@@ -274,12 +274,16 @@ def decode_request(frame_buf, *, exact: bool = False) -> Request:
     return Request(header, info, version, body)
 
 
-def encode_request(body: MessageBase, version: int, correlation_id: int, client_id: str | None = "kraftwire") -> list:
-    """Frame + request header + body, as a chunk list (``b"".join`` it or hand it to ``writelines``)."""
+def encode_request(body: MessageBase, version: int, correlation_id: int, client_id: str | None = "kraftwire",
+                   header_version: int | None = None) -> list:
+    """Frame + request header + body, as a chunk list (``b"".join`` it or hand it to ``writelines``).
+    ``header_version``: the API version the header names when it is not ``version`` (the body's) — a version the
+    server does not know, as a newer client sends its ApiVersions (KIP-511: the server answers UNSUPPORTED_VERSION)."""
     info = api(body.API_KEY) if body.KIND == "request" else None
     if info is None:
         raise ProtocolError(f"{type(body).__name__} is not a request")
-    header = RequestHeader(request_api_key=info.key, request_api_version=version,
+    header = RequestHeader(request_api_key=info.key,
+                           request_api_version=version if header_version is None else header_version,
                            correlation_id=correlation_id, client_id=client_id)
     chunks = codec.encode_chunks(header, info.request_header_version(version))
     chunks += codec.encode_chunks(body, version)
@@ -341,10 +345,11 @@ class OutboundRequests:
     def __contains__(self, correlation_id: int) -> bool:
         return correlation_id in self._pending
 
-    def encode(self, body: MessageBase, version: int, context: Any = None) -> tuple[int, list]:
+    def encode(self, body: MessageBase, version: int, context: Any = None,
+               header_version: int | None = None) -> tuple[int, list]:
         cid = self._next
         self._next = 0 if cid >= 0x7FFFFFFF else cid + 1
-        chunks = encode_request(body, version, cid, self.client_id)
+        chunks = encode_request(body, version, cid, self.client_id, header_version)
         self._pending[cid] = Pending(cid, body.API_KEY, version, context)
         return cid, chunks
 

@@ -127,6 +127,50 @@ NOT_PROVOKABLE: dict[tuple[str, str], str] = {
     ("Fetch", "FETCH_SESSION_TOPIC_ID_ERROR"):
         "needs an incremental fetch session (KIP-227) whose requests switch between names and topic ids; kraftwire "
         "keeps no fetch sessions (allowed.py: Fetch-v*-session-new-then-incremental)",
+    ("Fetch", "UNSUPPORTED_COMPRESSION_TYPE"):
+        "Kafka 4.4 hands zstd records to a Fetch before v10 as they are, NONE (Fetch-v9-zstd-before-v10): the "
+        "refusal went with the down-conversion of message formats before v2",
+    ("Produce", "CLUSTER_AUTHORIZATION_FAILED"):
+        "Kafka 4.4's KafkaApis.handleProduceRequest checks WRITE on the transactional id and on each topic only; the "
+        "cluster's IDEMPOTENT_WRITE is checked by InitProducerId (provoked there), never by Produce",
+    ("DeleteTopics", "INVALID_TOPIC_EXCEPTION"):
+        "ControllerApis.deleteTopics never checks a name's form: an illegal name is looked up like any other and is "
+        "UNKNOWN_TOPIC_OR_PARTITION (DeleteTopics-v6-invalid-names)",
+    ("OffsetFetch", "UNKNOWN_TOPIC_OR_PARTITION"):
+        "Kafka 4.4's group coordinator answers a partition it holds no offset of, of a topic that does not exist "
+        "too, with offset -1 and NONE (OffsetFetch-v*-committed asks for one)",
+    ("AddPartitionsToTxn", "INVALID_TXN_STATE"):
+        "Kafka 4.4's TransactionCoordinator.handleAddPartitionsToTransaction answers CONCURRENT_TRANSACTIONS while a "
+        "transaction ends and adds the partitions in any other state a client can leave it in; INVALID_TXN_STATE "
+        "comes from EndTxn's state checks only (endTransaction, endTransactionWithTV1)",
+    ("AddOffsetsToTxn", "INVALID_TXN_STATE"):
+        "AddOffsetsToTxn adds the group's __consumer_offsets partition through the same "
+        "handleAddPartitionsToTransaction as AddPartitionsToTxn (see there)",
+    ("UpdateFeatures", "FEATURE_UPDATE_FAILED"):
+        "no code of Kafka 4.4's broker or controller answers it (ControllerApis, QuorumController and "
+        "FeatureControlManager refuse a feature update with INVALID_UPDATE_VERSION); it was the ZooKeeper "
+        "controller's",
+    ("UpdateFeatures", "INVALID_REQUEST"):
+        "Kafka 4.4's ControllerApis.handleUpdateFeatures and FeatureControlManager refuse every bad update (an "
+        "unknown upgrade type, a negative level, a downgrade without its type) with INVALID_UPDATE_VERSION",
+    ("ConsumerGroupDescribe", "INVALID_REQUEST"):
+        "Kafka 4.4's KafkaApis.handleConsumerGroupDescribe answers UNSUPPORTED_VERSION (the consumer protocol off) "
+        "or GROUP_AUTHORIZATION_FAILED, its group coordinator INVALID_GROUP_ID or GROUP_ID_NOT_FOUND: no path of "
+        "the API answers INVALID_REQUEST",
+    ("OffsetCommit", "INVALID_COMMIT_OFFSET_SIZE"):
+        "no code of Kafka 4.4's broker or coordinators answers it: a commit whose records exceed "
+        "__consumer_offsets' batch limit fails with MESSAGE_TOO_LARGE or RECORD_LIST_TOO_LARGE, which the "
+        "coordinator runtime (CoordinatorOperationExceptionHelper) answers as UNKNOWN_SERVER_ERROR",
+    ("TxnOffsetCommit", "INVALID_COMMIT_OFFSET_SIZE"):
+        "as OffsetCommit's: an oversized transactional commit is UNKNOWN_SERVER_ERROR in Kafka 4.4",
+    ("WriteTxnMarkers", "CORRUPT_MESSAGE"):
+        "a broker builds each marker's control batch itself (KafkaApis.handleWriteTxnMarkersRequest, "
+        "MemoryRecords.withEndTransactionMarker): no record bytes of the request reach the log",
+    ("WriteTxnMarkers", "INVALID_REQUIRED_ACKS"):
+        "the request carries no acks: a broker appends each marker with acks -1 itself",
+    ("WriteTxnMarkers", "RECORD_LIST_TOO_LARGE"):
+        "answered for a batch above the topic's segment.bytes, whose least is 1 MiB: a marker is one control record "
+        "of a few dozen bytes, the broker's own",
     ("Fetch", "INCONSISTENT_TOPIC_ID"):
         "needs a fetch session whose partitions' topic ids changed under it (a topic deleted and created again "
         "within the session); kraftwire keeps no fetch sessions",

@@ -100,7 +100,8 @@ CONFIGURATIONS = {c.name: c for c in (
     # StandardAuthorizer checks ACLs: admin is the super user every step logs in as unless it names another login;
     # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
     # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
-    # "coordinators"
+    # "coordinators", and KIP-848 consumer groups of one member (GROUP_MAX_SIZE_REACHED for a second; no other
+    # scenario of this pair has a consumer group member)
     # three combined nodes per side (the voters of one quorum, each a broker): a killed node is fenced, and leaves
     # the ISRs, within seconds rather than Kafka's defaults (9 s / 30 s); leaderships stay where elections put them
     # (no automatic preferred-leader elections, which would move them at a moment of their own)
@@ -114,7 +115,7 @@ CONFIGURATIONS = {c.name: c for c in (
                               f"listener.name.plaintext.scram-sha-256.sasl.jaas.config={SCRAM_JAAS}\n"
                               "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
                               "super.users=User:admin;User:ANONYMOUS\nallow.everyone.if.no.acl.found=false\n"
-                              + COORDINATOR_KEYS,
+                              "group.consumer.max.size=1\n" + COORDINATOR_KEYS,
                   (*LEVELS_4_4,
                    *(arg for user in SCRAM_USERS
                      for arg in ("--add-scram", f"SCRAM-SHA-256=[name={user},password={SASL_USERS[user]}]"))),
@@ -224,14 +225,16 @@ class Pair:
                                                    sasl=self.config.login(login)), timeout)
 
     async def ask(self, side: str, body, version: int, timeout: float = REQUEST_TIMEOUT_S,
-                  login: str | None = CONFIGURED, node: int | None = None):
+                  login: str | None = CONFIGURED, node: int | None = None, header_version: int | None = None):
         """The decoded answer of ``side``'s node ``node`` to ``body`` at ``version`` on a connection of its own
-        (logged in as ``login``), or a :class:`Failure`."""
+        (logged in as ``login``; ``header_version``: the version the header names, when another), or a
+        :class:`Failure`."""
         conn = await self.connect(side, login, timeout, node)
         if isinstance(conn, Failure):
             return conn
         try:
-            return await _outcome(conn.request(body, version, timeout=timeout), timeout)
+            return await _outcome(conn.request(body, version, timeout=timeout, header_version=header_version),
+                                  timeout)
         finally:
             await conn.close()
 

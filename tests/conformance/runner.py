@@ -308,6 +308,9 @@ class Step:
     login: str | None = CONFIGURED
     connection: str | None = None
     node: int | NotCoordinator | None = None
+    #: the API version the request's header names when it is not ``version`` (the body's): a version neither side
+    #: knows, for ApiVersions' UNSUPPORTED_VERSION (on a connection of its own)
+    header_version: int | None = None
     #: a wait, not a comparison: the request is repeated on each side until ``until`` holds, and its answers are
     #: neither compared nor learned from (for state a node shows to no request of the scenario: Kafka's group
     #: coordinator taking in a topic a moment after its broker does)
@@ -878,7 +881,8 @@ async def _ask_until(pair, sessions: Sessions, side: str, step: Step, request, n
     timeout = {} if step.timeout is None else {"timeout": step.timeout}
     deadline = time.monotonic() + UNTIL_S
     while True:
-        answer = await (pair.ask(side, request, step.version, login=step.login, node=node, **timeout)
+        answer = await (pair.ask(side, request, step.version, login=step.login, node=node,
+                                 header_version=step.header_version, **timeout)
                         if step.connection is None else
                         sessions.ask(side, step.connection, request, step.version, login=step.login,
                                      node=node, **timeout))

@@ -64,7 +64,7 @@ class _Recorder:
     def __init__(self) -> None:
         self.asked, self.changes, self.opened = [], [], []
 
-    async def ask(self, side, body, version, timeout=None, login=CONFIGURED, node=None):
+    async def ask(self, side, body, version, timeout=None, login=CONFIGURED, node=None, header_version=None):
         self.asked.append((side, type(body).__name__, login, node))
         return w.HeartbeatResponse(error_code=0)
 

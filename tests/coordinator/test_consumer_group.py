@@ -6,6 +6,7 @@ from __future__ import annotations
 import uuid
 
 from kraftwire import error_codes as ec
+from kraftwire.config import Config
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.coordinator.group.shard import GroupConfig, GroupShard
@@ -269,3 +270,40 @@ def test_a_static_member_restarts_into_its_place_without_a_rebalance():
         again.replay(key, value, offset)
     assert set(again.consumer_groups["g"].members) == {"a", "b2"}
     assert again.consumer_groups["g"].members["b2"].assigned == group.members["b2"].assigned
+
+
+def test_a_full_consumer_group_takes_no_other_member():
+    """Kafka's GroupMetadataManager.throwIfConsumerGroupIsFull (group.consumer.max.size): a group holding that many
+    members refuses a new one, GROUP_MAX_SIZE_REACHED with Kafka's message, and writes nothing; its members keep
+    heartbeating, and a static member coming back under a new member id keeps its place (the conformance run's
+    ConsumerGroupHeartbeat-v1-group-full)."""
+    shard = GroupShard(0, GroupConfig(consumer_max_size=1), new_id=iter(f"m{i}" for i in range(100)).__next__)
+    shard.loaded(0)
+    log = Log()
+    a = hb(shard, log, member_id="a")
+    assert a.error_code == 0
+    written = len(log.records)
+    b = hb(shard, log, member_id="b")
+    assert (b.error_code, b.error_message) == (ec.GROUP_MAX_SIZE_REACHED, "The consumer group has reached its "
+                                                                          "maximum capacity of 1 members.")
+    assert len(log.records) == written and set(shard.consumer_groups["g"].members) == {"a"}
+    assert hb(shard, log, "a", a.member_epoch, owned=parts(a)).error_code == 0
+
+    static = GroupShard(0, GroupConfig(consumer_max_size=1))
+    static.loaded(0)
+
+    def beat(member_id, epoch=0):
+        body = H(group_id="g", member_id=member_id, member_epoch=epoch, instance_id="i-1", rack_id=None,
+                 rebalance_timeout_ms=60_000 if epoch == 0 else -1,
+                 subscribed_topic_names=["t"] if epoch == 0 else None, subscribed_topic_regex=None,
+                 server_assignor=None, topic_partitions=None)
+        return log.write(static, static.consumer_heartbeat(body, 1, "t", 0, "c", "/h", lookup)).replies[0].body
+
+    assert beat("s").error_code == 0
+    assert beat("s", cg.STATIC_LEAVE_EPOCH).error_code == 0
+    assert beat("s2").error_code == 0 and set(static.consumer_groups["g"].members) == {"s2"}
+
+
+def test_group_consumer_max_size_is_read_from_the_broker_configuration():
+    assert GroupConfig.from_config(Config()).consumer_max_size == 2**31 - 1  # Kafka's default
+    assert GroupConfig.from_config(Config.from_properties({"group.consumer.max.size": "3"})).consumer_max_size == 3

@@ -184,16 +184,18 @@ def test_api_versions_lists_exactly_the_registered_handlers_with_produce_from_ze
     assert advertised_ranges({53: (0, 1)}) == {53: (0, 1)}  # never the schema list
 
 
-def test_kip_511_fallback_is_a_v0_body_with_error_35_listing_the_ranges():
+def test_kip_511_fallback_is_a_v0_body_with_error_35_listing_api_versions_own_range():
+    """Kafka 4.4 lists ApiVersions' range only beside UNSUPPORTED_VERSION (conformance:
+    ApiVersions-v4-unknown-version)."""
     wire = J(encode_api_versions_response(REGISTERED, 7, correlation_id=9))
-    # size | correlation id 9 (header v0) | error 35 | int32 count 5 | (key, min, max) x 5 — v0 layout
+    # size | correlation id 9 (header v0) | error 35 | int32 count 1 | (key, min, max) — v0 layout
     assert wire[4:8] == bytes.fromhex("00000009")
     assert wire[8:10] == bytes.fromhex("0023")
-    assert wire[10:14] == bytes.fromhex("00000005")
-    assert wire[14:20] == bytes.fromhex("0000 0000 000b")  # Produce 0-11
-    assert len(wire) == 4 + 4 + 2 + 4 + 5 * 6
+    assert wire[10:14] == bytes.fromhex("00000001")
+    assert wire[14:20] == bytes.fromhex("0012 0000 0004")  # ApiVersions 0-4
+    assert len(wire) == 4 + 4 + 2 + 4 + 6
     body = codec.decode(m.ApiVersionsResponse, wire[8:], 0)
-    assert body.error_code == 35 and len(body.api_keys) == 5
+    assert body.error_code == 35 and len(body.api_keys) == 1
 
 
 def test_kip_511_fallback_is_readable_by_kafka_python():
@@ -201,7 +203,7 @@ def test_kip_511_fallback_is_readable_by_kafka_python():
 
     wire = J(encode_api_versions_response(REGISTERED, 5, correlation_id=1))
     theirs = Theirs.decode(wire[8:], version=4)  # kafka-python sent v4; it reads any error body as v0
-    assert theirs.error_code == 35 and {k.api_key for k in theirs.api_keys} == set(REGISTERED)
+    assert theirs.error_code == 35 and [tuple(k) for k in theirs.api_keys] == [(18, 0, 4)]
 
 
 def test_api_versions_without_its_own_handler_still_answers_with_the_fallback():
@@ -293,3 +295,15 @@ def test_an_api_versions_error_other_than_unsupported_version_decodes_at_the_ver
                                           version, 9))[4:]
         cid, body = framing.decode_response(reply, 18, version)
         assert (cid, body.error_code, body.throttle_time_ms) == (9, ec.INVALID_REQUEST, 7)
+
+
+def test_a_header_may_name_a_version_the_body_is_not_encoded_at():
+    """A client newer than the server names an ApiVersions version the server does not know over a body it can
+    parse (the conformance run's ApiVersions-v4-unknown-version): the header says 99, the server answers
+    UNSUPPORTED_VERSION with its own ApiVersions range, in the v0 layout."""
+    frame = J(framing.encode_request(m.ApiVersionsRequest(client_software_name="c", client_software_version="1"), 4,
+                                     6, "c", header_version=99))[4:]
+    assert struct.unpack_from(">hh", frame, 0) == (18, 99)
+    body = codec.decode(m.ApiVersionsResponse, J(answer_frame(frame, REGISTERED))[8:], 0)
+    assert body.error_code == ec.UNSUPPORTED_VERSION and [(k.api_key, k.min_version, k.max_version)
+                                                          for k in body.api_keys] == [(18, 0, 4)]

@@ -50,9 +50,9 @@ class Partition:
         record_append(plan, info.first_offset, info.last_offset, self.table, self.txns, self.verifications)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1)
 
-    def marker(self, pid: int, epoch: int, coordinator_epoch: int, commit: bool):
+    def marker(self, pid: int, epoch: int, coordinator_epoch: int, commit: bool, max_batch_size: int = 1_000_000):
         plan = plan_marker(self.table, pid, epoch, coordinator_epoch, commit, base_offset=self.log.end_offset(),
-                           leader_epoch=0, wall_ms=NOW)
+                           leader_epoch=0, wall_ms=NOW, max_batch_size=max_batch_size)
         if isinstance(plan, AppendResult):
             return plan
         info = self.log.append_as_leader(plan.raw, 0)
@@ -137,6 +137,19 @@ def test_a_marker_closes_the_transaction_and_records_an_abort():
     marker = next(read_batches(batch))
     assert marker.is_control and marker.is_transactional and read_marker(marker) == (CONTROL_ABORT, 2)
     assert p.marker(5, 0, 1, True).error == ec.TRANSACTION_COORDINATOR_FENCED
+
+
+def test_a_marker_above_max_message_bytes_is_message_too_large():
+    """Kafka's log checks a marker's batch against the topic's max.message.bytes as any other, before the
+    producer's state (the conformance run's WriteTxnMarkers-v1-above-max-message-bytes): a stale marker too large is
+    MESSAGE_TOO_LARGE, and nothing is appended or recorded."""
+    p = Partition()
+    p.append(_batch(pid=5, seq=0, txn=True))
+    result = p.marker(5, -1, 0, True, max_batch_size=10)
+    assert result.error == ec.MESSAGE_TOO_LARGE and "max.message.bytes 10" in result.message
+    assert p.log.end_offset() == 2 and p.txns.ongoing == {5: 0}
+    assert p.marker(5, 0, 0, True) is None  # within the limit it closes the transaction (a commit: no abort)
+    assert not p.txns.ongoing
 
 
 def test_folding_the_log_gives_what_the_leader_recorded():

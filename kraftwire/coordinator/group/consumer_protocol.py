@@ -32,6 +32,14 @@ class ConsumerProtocol:
                 m.deadline_ms = now_ms + session_ms
                 m.revocation_deadline_ms = now_ms + m.rebalance_timeout_ms
 
+    def _consumer_group_full(self, group: cg.ConsumerGroup, member_id: str, instance_id: str | None) -> bool:
+        """Kafka's ``throwIfConsumerGroupIsFull``: a consumer group holding ``group.consumer.max.size`` members
+        takes no other member; a member already in it (by member id) or a static member coming back (by instance
+        id) keeps its place."""
+        if instance_id is not None and any(m.instance_id == instance_id for m in group.members.values()):
+            return False
+        return len(group.members) >= self.config.consumer_max_size and member_id not in group.members
+
     def consumer_heartbeat(self, body, version: int, token, now_ms: int, client_id: str, client_host: str,
                            topics: cg.TopicLookup, all_topics=lambda: ()) -> Result:
         """ConsumerGroupHeartbeat: join, reconcile, leave (see ``consumer``); ``topics`` looks a subscribed topic
@@ -84,6 +92,9 @@ class ConsumerProtocol:
             return fail(ec.GROUP_ID_NOT_FOUND, f"Consumer group {gid} not found.")
         owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
         if epoch not in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
+            if group is not None and self._consumer_group_full(group, body.member_id, body.instance_id):
+                return fail(ec.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
+                                                       f"{self.config.consumer_max_size} members.")
             refused = self._member_refusal(group, body, epoch, owned) or _regex_refusal(regex)
             if refused is not None:
                 return fail(*refused)

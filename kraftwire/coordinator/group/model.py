@@ -38,6 +38,7 @@ class GroupConfig:
     consumer_max_session_timeout_ms: int = 60_000  # group.consumer.max.session.timeout.ms
     consumer_min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     consumer_max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
+    consumer_max_size: int = 2**31 - 1  # group.consumer.max.size: the most members a consumer group may have
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -68,7 +69,8 @@ class GroupConfig:
                    consumer_min_session_timeout_ms=bound("group.consumer.min.session.timeout.ms"),
                    consumer_max_session_timeout_ms=bound("group.consumer.max.session.timeout.ms"),
                    consumer_min_heartbeat_interval_ms=bound("group.consumer.min.heartbeat.interval.ms"),
-                   consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"))
+                   consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"),
+                   consumer_max_size=bound("group.consumer.max.size"))
 
 
 class Reply(NamedTuple):

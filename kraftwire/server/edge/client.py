@@ -168,15 +168,16 @@ class KafkaConnection:
         if auth.error_code:
             raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}")
 
-    async def request(self, body, version: int, *, timeout: float = 10.0):
+    async def request(self, body, version: int, *, timeout: float = 10.0, header_version: int | None = None):
+        """The decoded answer to ``body`` at ``version`` (``header_version``: see ``framing.encode_request``)."""
         if self._reauthenticate_at is not None and time.monotonic() >= self._reauthenticate_at:
             await self.login(self._sasl, timeout=timeout)
             self.reauthentications += 1
             log.debug("re-authenticated as %s with SASL %s", self._sasl.username, self._sasl.mechanism)
-        return await self._exchange(body, version, timeout)
+        return await self._exchange(body, version, timeout, header_version)
 
-    async def _exchange(self, body, version: int, timeout: float):
-        _, chunks = self._out.encode(body, version)
+    async def _exchange(self, body, version: int, timeout: float, header_version: int | None = None):
+        _, chunks = self._out.encode(body, version, header_version=header_version)
         self._writer.writelines(chunks)
         await self._writer.drain()
         return await asyncio.wait_for(self._read_response(), timeout)

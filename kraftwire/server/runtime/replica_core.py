@@ -188,7 +188,7 @@ class ReplicaCore:
         except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
-                           leader_epoch=hp.state.leader_epoch, wall_ms=self.wall_ms())
+                           leader_epoch=hp.state.leader_epoch, wall_ms=self.wall_ms(), max_batch_size=lg.max_batch_size)
         if isinstance(plan, AppendResult):
             return plan
         try:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.runner import Step, each_version
+from conformance.runner import Step, each_version, versions
 
 from kraftwire.protocol import messages as w
 
@@ -13,10 +13,17 @@ def _ask(name: str, version: str):
     return lambda v: [Step(AV(client_software_name=name, client_software_version=version), v)]
 
 
+#: an ApiVersions version neither side knows: both answer UNSUPPORTED_VERSION at v0 with their ranges (KIP-511)
+UNKNOWN_VERSION = 99
+
 SCENARIOS = each_version("ApiVersions", {
     "ranges": _ask("kraftwire-conformance", "1.0"),
     # KIP-511: the name and version must be [a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?
     "bad-software-name": lambda v: _ask("-bad name!", "1.0")(v) if v >= 3 else None,
     "bad-software-version": lambda v: _ask("client", "1.0 beta")(v) if v >= 3 else None,
     "empty-software-name": lambda v: _ask("", "")(v) if v >= 3 else None,
+    # the header names version 99 over this version's body, as a client newer than the server sends it
+    "unknown-version": lambda v: [Step(AV(client_software_name="kraftwire-conformance",
+                                          client_software_version="1.0"), v, header_version=UNKNOWN_VERSION)]
+    if v == versions("ApiVersions")[-1] else None,
 })

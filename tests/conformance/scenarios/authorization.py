@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from conformance.acl_steps import ALICE, BOB, CLUSTER, USER_ALICE, USER_BOB, as_user, binding, grant, revoke
 from conformance.data_steps import (A, G, add_offsets, add_partitions, commit, coordinated, end_txn, fetch,
-                                    fetch_topic, find_coordinator, heartbeat, init_producer_id, join, leave, member,
-                                    offset_fetch, produce, records, sync, transactional, txn_offset_commit)
+                                    fetch_topic, find_coordinator, heartbeat, init_producer_id, join, leave, marker,
+                                    member, offset_fetch, produce, records, sync, transactional, txn_offset_commit)
 from conformance.runner import Step, each_version, no_error, versions
 from conformance.steps import create, created, topic
 
@@ -222,6 +222,8 @@ CLUSTER_APIS = {
     "UpdateFeatures": {"no-acl": lambda v: alice(Step(w.UpdateFeaturesRequest(timeout_ms=10000, feature_updates=[
         w.UpdateFeaturesRequest.FeatureUpdateKey(feature="metadata.version", max_version_level=21,
                                                  allow_downgrade=False, upgrade_type=1)], validate_only=True), v))},
+    # CLUSTER_ACTION on the cluster (a transaction coordinator's own request), refused for every partition
+    "WriteTxnMarkers": {"no-acl": lambda v: [*created(A), *alice(marker((A, [0]), producer_id=7000, epoch=0))]},
     "DescribeQuorum": {"no-acl": lambda v: alice(Step(w.DescribeQuorumRequest(topics=[
         w.DescribeQuorumRequest.TopicData(topic_name="__cluster_metadata", partitions=[
             w.DescribeQuorumRequest.PartitionData(partition_index=0)])]), v))},

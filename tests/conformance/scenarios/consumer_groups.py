@@ -1,6 +1,6 @@
 """KIP-848's consumer group protocol at every version both serve — ConsumerGroupHeartbeat and ConsumerGroupDescribe:
-a member joins (epoch 0), an unknown member, a fenced member epoch, an invalid regex (v1); the group described, an
-unknown group."""
+a member joins (epoch 0), an unknown group, an unknown member of a group, a fenced member epoch, an invalid regex
+(v1); the group described, an unknown group."""
 
 from __future__ import annotations
 
@@ -51,7 +51,9 @@ def describe(v, *groups):
 HEARTBEAT = {
     "join": lambda v: [*ready(A), join(v), describe(0)],
     "fenced-epoch": lambda v: [*ready(A), join(v), heartbeat(v, epoch=7)],
-    "unknown-member": lambda v: [*created(A), heartbeat(v, member_id="{ns}-nobody", epoch=1)],
+    "unknown-group": lambda v: [*created(A), heartbeat(v, member_id="{ns}-nobody", epoch=1)],
+    # the group exists (a member joined), the member asking does not
+    "unknown-member": lambda v: [*ready(A), join(v), heartbeat(v, member_id="{ns}-nobody", epoch=1)],
     "invalid-regex": lambda v: [heartbeat(v, member_id=OWN_ID, topics=None, regex="[unclosed")] if v >= 1 else None,
 }
 

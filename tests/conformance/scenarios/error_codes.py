@@ -6,11 +6,13 @@ the others on "single"."""
 from __future__ import annotations
 
 from conformance.data_steps import (
-    A, G, JOIN_VERSION, add_offsets, commit, find_coordinator, join, joined, produce, records, topic_with,
-    transactional)
+    A, G, JOIN_VERSION, PRODUCE_VERSION, add_offsets, commit, find_coordinator, join, joined, marker, produce,
+    records, topic_with, transactional)
 from conformance.steps import created
 from conformance.runner import Learned, Scenario, Step, versions
 from conformance.scenarios.consumer_groups import ready
+from conformance.scenarios.three_node import CONFIG as THREE_NODE, placed
+from conformance.scenarios.wrong_node import on
 
 from kraftwire.protocol import messages as w
 
@@ -64,6 +66,8 @@ def txn_commit(*, metadata: str = "m", instance_id=None, member_id: str = "", ge
 
 #: Kafka's offset.metadata.max.bytes is 4096: one byte more is refused
 TOO_LONG = "x" * 4097
+#: a producer id no InitProducerId gave: a broker takes an idempotent batch of any id, and markers of any
+PRODUCER = 7000
 CASES: list[tuple[str, str, str, list]] = [
     # ---- KIP-848 (group.version 1)
     ("ConsumerGroupHeartbeat", CONSUMER, "empty-group-id", [find_coordinator(3, G), cg_join(group="")]),
@@ -71,6 +75,10 @@ CASES: list[tuple[str, str, str, list]] = [
     ("ConsumerGroupHeartbeat", CONSUMER, "unreleased-instance-id", [
         find_coordinator(3, G), *ready(A), cg_join(instance_id="{ns}-i"),
         cg_join(member_id="{ns}-member-two", instance_id="{ns}-i")]),
+    # group.consumer.max.size=1 on the "sasl-acl" pair: a second member is refused (one that joins is not compared
+    # here: Kafka 4.4 assigns at most once a group.consumer.assignment.interval.ms, kraftwire at once)
+    ("ConsumerGroupHeartbeat", "sasl-acl", "group-full", [
+        find_coordinator(3, G), *ready(A), cg_join(), cg_join(member_id="{ns}-member-two")]),
     ("ConsumerGroupDescribe", CONSUMER, "empty-group-id", [
         find_coordinator(3, G), Step(CD(group_ids=[""], include_authorized_operations=False),
                                      newest("ConsumerGroupDescribe"))]),
@@ -88,9 +96,8 @@ CASES: list[tuple[str, str, str, list]] = [
         find_coordinator(3, G), *created(A), commit(8, (A, 0, 1)), *joined(JOIN_VERSION, protocol_type="connect"),
         Step(w.OffsetDeleteRequest(group_id=G, topics=[w.OffsetDeleteRequest.OffsetDeleteRequestTopic(
             name=A, partitions=[w.OffsetDeleteRequest.OffsetDeleteRequestPartition(partition_index=0)])]), 0)]),
-    # (a commit of partitions the topic does not have: each refused, UNKNOWN_TOPIC_OR_PARTITION, which also keeps
-    # a commit above __consumer_offsets' 1 MiB batch limit, INVALID_COMMIT_OFFSET_SIZE, out of reach of a topic of
-    # fewer than some 260 partitions)
+    # (a commit of partitions the topic does not have: each refused, UNKNOWN_TOPIC_OR_PARTITION; a commit above
+    # __consumer_offsets' batch limit is UNKNOWN_SERVER_ERROR in Kafka 4.4, never INVALID_COMMIT_OFFSET_SIZE)
     ("OffsetCommit", CONSUMER, "partitions-beyond-the-topic", [
         find_coordinator(3, G), *created(A),
         Step(OC(group_id=G, generation_id_or_member_epoch=-1, member_id="", topics=[OC.OffsetCommitRequestTopic(
@@ -110,6 +117,21 @@ CASES: list[tuple[str, str, str, list]] = [
     ("DeleteTopics", "single", "invalid-names", [Step(w.DeleteTopicsRequest(
         topics=[w.DeleteTopicsRequest.DeleteTopicState(name=n) for n in ("", "{ns}.bad name", ".")],
         topic_names=[], timeout_ms=10000), newest("DeleteTopics"))]),
+    # ---- transaction markers, as a client may send them (WriteTxnMarkers is served on the client listener; the
+    # refusals needing an authorizer, another broker or a shrunk ISR are in authorization.py, wrong_node.py and
+    # three_node.py)
+    ("WriteTxnMarkers", "single", "unknown-topic", [marker(("{ns}.none", [0]), producer_id=PRODUCER, epoch=0)]),
+    # asked of a follower (broker 2 of replicas [1, 2]); one holding no replica is in wrong_node.py
+    ("WriteTxnMarkers", THREE_NODE, "follower", [*placed(A, (0, [1, 2])), on(2, marker((A, [0]), producer_id=PRODUCER,
+                                                                                        epoch=0))]),
+    # a marker's batch (some 80 bytes) is held to the topic's max.message.bytes as any other
+    ("WriteTxnMarkers", "single", "above-max-message-bytes", [
+        *topic_with(A, ("max.message.bytes", "10")), marker((A, [0]), producer_id=PRODUCER, epoch=0)]),
+    # an idempotent producer at epoch 3 in the log: a marker of its epoch 2 is stale
+    ("WriteTxnMarkers", "single", "epoch-below-the-producers", [
+        *topic_with(A), produce(PRODUCE_VERSION, (A, 0, records(producer_id=PRODUCER, producer_epoch=3,
+                                                               base_sequence=0))),
+        marker((A, [0]), producer_id=PRODUCER, epoch=2)]),
     # ---- data (Kafka 4.4 answers zstd records to a Fetch before v10 as they are: NONE, not
     # UNSUPPORTED_COMPRESSION_TYPE)
     ("Produce", CONSUMER, "internal-topic", [

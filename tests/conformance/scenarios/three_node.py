@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from conformance.data_steps import fetch, fetch_topic, records
+from conformance.data_steps import fetch, fetch_topic, marker, records
 from conformance.data_steps import produce as produce_records
 from conformance.runner import NodeChange, Scenario, Step, each_version, error_codes, versions
 from conformance.steps import create, metadata, topic
@@ -104,6 +104,7 @@ BROKER_DOWN = [
         metadata(A, B, until=without(3, in_sync("", 2))),  # node 3 fenced, the ISRs shrunk (in either order)
         produce_records(9, (A, 0, records())),
         produce_records(9, (B, 0, records())),
+        marker((B, [0]), producer_id=7000, epoch=0),  # a marker's append needs min.insync.replicas as well
         describe_partitions(A, B),
         NodeChange("start", 3),
         metadata(A, B, until=in_sync("", 3)),  # and grow back once it caught up
