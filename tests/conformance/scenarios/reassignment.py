@@ -33,11 +33,11 @@ def listed(*topics, everything: bool = False) -> Step:
     return Step(request, 0, scope=everything)
 
 
-def replicas_are(*replicas: int):
-    """``until`` for Metadata: partition 0 of the scenario's topic has these replicas, led, all in sync."""
+def replicas_are(*replicas: int, partition: int = 0):
+    """``until`` for Metadata: ``partition`` of the scenario's topic has these replicas, led, all in sync."""
     def check(answer) -> bool:
         return any(t.name is not None and t.name.endswith(".a") and any(
-            p.partition_index == 0 and p.replica_nodes == list(replicas) and p.leader_id in replicas
+            p.partition_index == partition and p.replica_nodes == list(replicas) and p.leader_id in replicas
             and sorted(p.isr_nodes) == sorted(replicas) for p in t.partitions) for t in answer.topics)
     return check
 
@@ -53,7 +53,9 @@ ALTER = {
                           metadata(A)],
     "replication-factor-change": lambda v: [*placed(A, (0, [1, 2]), (1, [2, 3])),
                                             reassign(v, (A, 0, [1, 2, 3]), (A, 1, [3, 2]), allow_rf_change=False),
-                                            metadata(A, until=in_sync(A, 2)),
+                                            # the reorder of partition 1 done on each side (a count in sync is
+                                            # reached before it)
+                                            metadata(A, until=replicas_are(3, 2, partition=1)),
                                             listed((A, [0, 1]))] if v >= 1 else None,
 }
 
