@@ -48,8 +48,18 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+class KafkaExitParser(argparse.ArgumentParser):
+    """argparse with Kafka's exit code for a usage error: every Kafka 4.4 tool exits 1 on a flag it does not take or a
+    missing or conflicting one (joptsimple's ``printUsageAndExit`` and argparse4j's ``handleError`` alike; checked per
+    tool in ``tests/kafka_software/test_kafka_flags.py``), where argparse exits 2. Subcommand parsers inherit it."""
+
+    def error(self, message: str):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kraftwire", description="A KRaft quorum node that speaks the Kafka protocol.")
+    parser = KafkaExitParser(prog="kraftwire", description="A KRaft quorum node that speaks the Kafka protocol.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
