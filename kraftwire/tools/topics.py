@@ -42,6 +42,11 @@ class TopicCommandError(Exception):
     pass
 
 
+#: a value that does not parse fails as Kafka's tool fails: joptsimple's line, on standard output after the tool's
+#: heading (``kraftwire.cli.KafkaExitParser``)
+BAD_VALUE = ("stdout", "Error while executing topic command : ")
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_arguments(parser)
     action = parser.add_mutually_exclusive_group(required=True)

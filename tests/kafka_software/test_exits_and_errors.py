@@ -47,3 +47,64 @@ def test_storage_formats_conflicting_quorum_flags_exit_1_as_kafkas(tools, tmp_pa
     assert (ours.returncode, theirs.exit) == (1, 1), (ours.stderr, theirs.err)
     for err in (theirs.err, ours.stderr):  # argparse4j wraps its line at 80 columns, with doubled spaces
         assert "not allowed with argument" in " ".join(err.split()), err
+
+
+def _first(text: str) -> str | None:
+    lines = [line for line in text.splitlines() if line.strip() and not line.startswith("SLF4J")]
+    return lines[0] if lines else None
+
+
+def same_first_line(tools, tool: str, *args: str) -> tuple[int, str]:
+    """Kafka's tool and ours exit alike and print the same first line on the same stream (Kafka's stack trace, on
+    either, is left out); (exit status, that line)."""
+    theirs = tools.run(tool, *args)
+    ours = kw(tool.removeprefix("kafka-"), *args, check=False)
+    assert "Traceback" not in ours.stderr, ours.stderr
+    for kafka_text, our_text in ((theirs.out, ours.stdout), (theirs.err, ours.stderr)):
+        if _first(kafka_text) is not None and not _first(kafka_text).startswith(("\tat ", "java.", "joptsimple.")):
+            assert _first(our_text) == _first(kafka_text), (theirs, ours.stdout, ours.stderr)
+            assert ours.returncode == theirs.exit, (theirs, ours.returncode)
+            return ours.returncode, _first(our_text)
+    raise AssertionError(f"no first line to compare: {theirs}")
+
+
+def test_a_missing_or_wrong_file_prints_kafkas_line(tools, node, tmp_path):
+    missing = str(tmp_path / "absent.properties")
+    b = ("--bootstrap-server", node.bootstrap)
+    assert same_first_line(tools, "kafka-metadata-quorum", *b, "--command-config", missing, "describe", "--status") \
+        == (1, f"Properties file {missing} does not exist.")
+    assert same_first_line(tools, "kafka-transactions", *b, "--command-config", missing, "list")[0] == 1
+    assert same_first_line(tools, "kafka-delete-records", *b, "--offset-json-file", missing) == \
+        (1, f"Unable to read file {missing}")
+    # Kafka's topics, features, cluster and log-dirs tools print the bare path (java.nio's NoSuchFileException
+    # message) and its stack trace: ours names the flag and the problem instead
+    for tool, args in (("topics", ("--list",)), ("features", ("describe",)), ("log-dirs", ("--describe",))):
+        theirs = tools.run(f"kafka-{tool}", *b, "--command-config", missing, *args)
+        ours = kw(tool, *b, "--command-config", missing, *args, check=False)
+        assert missing in theirs.out + theirs.err and theirs.exit == ours.returncode == 1, (theirs, ours.stderr)
+        assert f"'{missing}' for configuration --command-config: cannot read the file: No such file" in \
+            ours.stdout + ours.stderr, ours
+
+
+def test_unknown_entities_print_kafkas_line(tools, node):
+    b = ("--bootstrap-server", node.bootstrap)
+    for args in (("--describe", "--topic", "absent"), ("--delete", "--topic", "absent"),
+                 ("--alter", "--topic", "absent", "--partitions", "3")):
+        assert same_first_line(tools, "kafka-topics", *b, *args) == \
+            (1, "Error while executing topic command : Topic 'absent' does not exist as expected")
+    assert same_first_line(tools, "kafka-configs", *b, "--describe", "--entity-type", "topics", "--entity-name",
+                           "absent") == (0, "The topic 'absent' doesn't exist and doesn't have dynamic config.")
+    assert same_first_line(tools, "kafka-configs", *b, "--describe", "--entity-type", "brokers", "--entity-name",
+                           "abc") == (1, "The entity name for brokers must be a valid integer broker id, but it "
+                                         "is: abc")
+    assert same_first_line(tools, "kafka-get-offsets", *b, "--topic", "absent") == \
+        (1, "Error occurred: Could not match any topic-partitions with the specified filters")
+
+
+def test_a_bad_flag_value_prints_kafkas_line(tools, node):
+    b = ("--bootstrap-server", node.bootstrap)
+    assert same_first_line(tools, "kafka-topics", *b, "--create", "--topic", "t", "--partitions", "abc") == \
+        (1, "Error while executing topic command : Cannot parse argument 'abc' of option partitions")
+    assert same_first_line(tools, "kafka-leader-election", *b, "--election-type", "bogus",
+                           "--all-topic-partitions") == (1, "Cannot parse argument 'bogus' of option election-type")
+    assert same_first_line(tools, "kafka-get-offsets", *b, "--topic", "t", "--time", "abc")[0] == 1
