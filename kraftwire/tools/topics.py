@@ -82,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import ConfigError
+    from kraftwire.server.edge.client import SaslLoginError
     from kraftwire.tools.command_config import client_security
 
     try:
@@ -89,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(_run(args, tls, login))
     except UsageError as exc:
         print(exc, file=sys.stderr)
+        return 1
+    except SaslLoginError as exc:  # Kafka's tool prints the broker's words ("Authentication failed ...")
+        print(f"Error while executing topic command : {exc.reason}")
         return 1
     except (TopicCommandError, ConfigError) as exc:
         print(f"Error while executing topic command : {exc}")

@@ -15,6 +15,7 @@ import pytest
 from harness import roles
 from harness.certs import CA
 from harness.kafka_tools import start_single_node
+from harness.processes import kw
 
 pytestmark = pytest.mark.interop
 
@@ -149,3 +150,6 @@ def test_a_wrong_password_is_refused(tools, secured):
     assert failed.exit == 1
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            f"{MECHANISM}" in failed.out + failed.err
+    # ours prints Kafka's first line, on standard output as Kafka's tool does
+    ours = kw("topics", "--bootstrap-server", node.bootstrap, "--command-config", wrong, "--list", check=False)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (1, failed.out.splitlines()[0] + "\n", ""), (failed, ours)
