@@ -80,6 +80,9 @@ def test_a_missing_or_wrong_file_prints_kafkas_line(tools, node, tmp_path):
     assert same_first_line(tools, "kafka-transactions", *b, "--command-config", missing, "list")[0] == 1
     assert same_first_line(tools, "kafka-delete-records", *b, "--offset-json-file", missing) == \
         (1, f"Unable to read file {missing}")
+    # Kafka's consumer-groups tool exits 0 on a failure, this one too
+    assert same_first_line(tools, "kafka-consumer-groups", *b, "--list", "--command-config", missing) == \
+        (0, f"Error: Executing consumer group command failed due to java.nio.file.NoSuchFileException: {missing}")
     # Kafka's topics, features, cluster and log-dirs tools print the bare path (java.nio's NoSuchFileException
     # message) and its stack trace: ours names the flag and the problem instead
     for tool, args in (("topics", ("--list",)), ("features", ("describe",)), ("log-dirs", ("--describe",))):
