@@ -208,7 +208,7 @@ def test_kafka_tool_and_ours_print_the_same(tools, cluster, tmp_path, capsys):
     assert [sorted(p["replicas"]) for p in proposal["partitions"]] == [[3, 4]]
 
 
-def test_topics_describe_shows_a_move_in_progress_as_kafkas_tool(tools, cluster, tmp_path):
+def test_topics_describe_shows_a_move_in_progress_as_kafkas_tool(tools, cluster):
     """A move to a stopped broker stays in progress: ``topics --describe`` then prints ``Adding Replicas`` and
     ``Removing Replicas`` on the moving partition and counts the replicas it keeps as the replication factor, as
     Kafka's TopicCommand does (from ListPartitionReassignments); ours prints what Kafka's prints, with the partition
