@@ -10,6 +10,7 @@ import argparse
 import asyncio
 import importlib
 import os
+import re
 import ssl
 import sys
 
@@ -48,14 +49,38 @@ COMMANDS: list[tuple[str, str, str]] = [
 ]
 
 
+class KafkaExitParser(argparse.ArgumentParser):
+    """argparse with Kafka's exit code for a usage error: every Kafka 4.4 tool exits 1 on a flag it does not take or a
+    missing or conflicting one (joptsimple's ``printUsageAndExit`` and argparse4j's ``handleError`` alike; checked per
+    tool in ``tests/kafka_software/test_exits_and_errors.py``), where argparse exits 2. Subcommand parsers inherit it.
+
+    A tool whose module sets ``BAD_VALUE = (stream, heading)`` fails on a value that does not parse as Kafka's
+    joptsimple tool does: ``Cannot parse argument 'V' of option NAME`` after the heading on that stream, no usage."""
+
+    bad_value: tuple[str, str] | None = None
+
+    def error(self, message: str):
+        unparsed = re.fullmatch(r"argument ([^:]+): invalid .* value: '(.*)'", message, re.S)
+        if self.bad_value is not None and unparsed:
+            stream, heading = self.bad_value
+            names = unparsed.group(1).split("/")
+            name = next((n for n in names if n.startswith("--")), names[0]).lstrip("-")
+            print(f"{heading}Cannot parse argument '{unparsed.group(2)}' of option {name}",
+                  file=getattr(sys, stream))
+            self.exit(1)
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kraftwire", description="A KRaft quorum node that speaks the Kafka protocol.")
+    parser = KafkaExitParser(prog="kraftwire", description="A KRaft quorum node that speaks the Kafka protocol.")
     parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for name, module, help_text in COMMANDS:
         p = sub.add_parser(name, help=help_text, description=help_text)
         p.set_defaults(_module=module)
+        p.bad_value = getattr(_load(module), "BAD_VALUE", None)
         _load(module).add_arguments(p)
     return parser
 

@@ -161,8 +161,9 @@ def run(args: argparse.Namespace) -> int:
         if args.alter and not (args.add_config or args.delete_config):
             raise ConfigCommandError("At least one of --add-config or --delete-config must be specified with --alter")
         if args.entity_type == "brokers" and args.entity_name is not None and not args.entity_name.isdigit():
-            raise ConfigCommandError("The entity name for brokers must be a valid integer broker id, found: "
-                                     f"{args.entity_name}")
+            # Kafka's option check: the line alone, without the command's error heading
+            raise ConfigArgumentError("The entity name for brokers must be a valid integer broker id, but it is: "
+                                      f"{args.entity_name}")
         tls, login = client_security(args.command_config)
         asyncio.run(_run(args, tls, login))
     except ConfigArgumentError as exc:
@@ -291,17 +292,22 @@ async def _describe(conn, args, tls=None, login=None) -> None:
             "when communicating directly with the controller quorum." if rtype == TOPIC else
             "org.apache.kafka.common.KafkaException: Failed to find brokers to send ListGroups"))
     listed = None
+    if rtype == TOPIC and not args.entity_default:
+        md = await conn.request(w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12,
+                                timeout=args.timeout)
+        listed = {t.name for t in md.topics if t.error_code == 0}
     if args.entity_default:
         names = [""]
     elif args.entity_name is not None:
         names = [args.entity_name]
+        if rtype == TOPIC and args.entity_name not in listed:  # Kafka's tool: a line, not a failure (exit 0)
+            print(f"The topic '{args.entity_name}' doesn't exist and doesn't have dynamic config.")
+            return
     elif rtype == GROUP:
         listed = await _listed_groups(conn, args, tls, login)
         names = sorted(listed)
     elif rtype == TOPIC:
-        md = await conn.request(w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 12,
-                                timeout=args.timeout)
-        names = sorted(t.name for t in md.topics if t.error_code == 0)
+        names = sorted(listed)
     else:
         cluster = await conn.request(w.DescribeClusterRequest(include_cluster_authorized_operations=False), 1,
                                      timeout=args.timeout)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+import os
 import re
 import sys
 
@@ -701,6 +702,11 @@ def run(args: argparse.Namespace) -> int:
         check_args(args)
         if args.list and args.state:
             parse_states(args.state)
+        if args.command_config is not None and not os.access(args.command_config, os.R_OK):
+            # Kafka's tool fails as it fails on the cluster: its line on standard output, and exit 0
+            _error("Executing consumer group command failed due to java.nio.file.NoSuchFileException: "
+                   f"{args.command_config}")
+            return 0
         tls, login = client_security(args.command_config)
     except UsageError as exc:
         print(str(exc), file=sys.stderr)

@@ -65,13 +65,20 @@ def parse_offsets(text: str) -> dict[tuple[str, int], int]:
     return {tp: offsets[0] for tp, offsets in seen.items()}
 
 
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError:
+        raise DeleteRecordsError(f"Unable to read file {path}") from None  # Kafka's line
+
+
 def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import ConfigError
     from kraftwire.tools.command_config import client_security
 
     try:
-        with open(args.offset_json_file, encoding="utf-8") as f:
-            offsets = parse_offsets(f.read())
+        offsets = parse_offsets(_read(args.offset_json_file))
         tls, login = client_security(args.command_config)
         print("Executing records delete operation", flush=True)
         results = asyncio.run(_delete(args, tls, login, offsets))

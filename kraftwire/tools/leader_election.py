@@ -26,12 +26,23 @@ class ElectionError(Exception):
     pass
 
 
+#: a value that does not parse fails as Kafka's joptsimple tools fail (``kraftwire.cli.KafkaExitParser``)
+BAD_VALUE = ("stderr", "")
+
+
+def _election_type(text: str) -> str:
+    """A name of ``TYPES`` in any case, as Kafka's tool takes it; else argparse's invalid-value failure."""
+    if text.upper() not in TYPES:
+        raise ValueError(text)
+    return text.upper()
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-server", required=True, metavar="HOST:PORT[,HOST:PORT...]",
                         help="the server(s) to connect to")
     parser.add_argument("--admin.config", "--command-config", dest="command_config", metavar="FILE",
                         help="client properties for a secured listener")
-    parser.add_argument("--election-type", required=True, type=str.upper, choices=sorted(TYPES),
+    parser.add_argument("--election-type", required=True, type=_election_type, metavar="PREFERRED|UNCLEAN",
                         help="PREFERRED: elect the preferred replica where it is not the leader; UNCLEAN: elect any "
                              "replica where there is no leader")
     which = parser.add_mutually_exclusive_group(required=True)

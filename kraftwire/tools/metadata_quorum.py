@@ -360,7 +360,7 @@ def _run_voter_change(args, servers, tls, login) -> int:
         try:
             props = load_properties(path)
         except FileNotFoundError:
-            raise TerseError(f"Properties file {path} does not exists!") from None
+            raise TerseError(f"Properties file {path} does not exist.") from None
         except OSError as exc:
             raise TerseError(f"{path}: {exc.strerror or exc}") from None
         node_id = controller_id(props)
@@ -402,7 +402,7 @@ def run(args: argparse.Namespace) -> int:
     from kraftwire.tools.command_config import client_security
 
     if args.command_config is not None and not os.path.exists(args.command_config):
-        print(f"Properties file {args.command_config} does not exists!", file=sys.stderr)
+        print(f"Properties file {args.command_config} does not exist.", file=sys.stderr)
         return 1
     try:
         tls, login = client_security(args.command_config)

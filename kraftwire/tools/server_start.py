@@ -111,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
     given = [c for c in (getattr(args, "config_file", None), args.config) if c]
     if len(given) != 1:
         print("kraftwire server-start: give the properties file once, as CONFIG or --config FILE", file=sys.stderr)
-        return 2
+        return 1  # kafka-server-start.sh without its file prints its usage and exits 1
     settings = load_settings_or_exit(given[0], args.override)
     if settings is None:
         return 1

@@ -12,7 +12,9 @@
   ``--partition-size-limit-per-response`` partitions as Kafka's admin client asks); with a partition filter only the
   matching partition lines (the ISR against each topic's ``min.insync.replicas`` for the two min-ISR filters); with
   ``--topics-with-overrides`` only the topic lines of topics with a configuration override; ``--topic-id`` describes
-  one topic by its id from the Metadata answer, as Kafka's admin client does (so ``Elr: N/A``);
+  one topic by its id from the Metadata answer, as Kafka's admin client does (so ``Elr: N/A``); a partition being
+  moved (ListPartitionReassignments) also shows ``Adding Replicas`` and ``Removing Replicas``, and counts the replicas
+  the move keeps as its replication factor, as Kafka's tool does;
 * ``--alter --topic T --partitions N`` grows a topic; ``--delete --topic REGEX``. Both print nothing on success.
 
 ``--topic`` is a regular expression matched against whole names, as Kafka's tool takes it. A failure prints
@@ -26,7 +28,7 @@ import asyncio
 import re
 import sys
 
-from kraftwire.error_codes import TOPIC_ALREADY_EXISTS, name_of
+from kraftwire.error_codes import CLUSTER_AUTHORIZATION_FAILED, TOPIC_ALREADY_EXISTS, UNSUPPORTED_VERSION, name_of
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 from kraftwire.ids import uuid_to_base64
 from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
@@ -38,6 +40,11 @@ DEFAULT_CONFIG_SOURCE = 5
 
 class TopicCommandError(Exception):
     pass
+
+
+#: a value that does not parse fails as Kafka's tool fails: joptsimple's line, on standard output after the tool's
+#: heading (``kraftwire.cli.KafkaExitParser``)
+BAD_VALUE = ("stdout", "Error while executing topic command : ")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,6 +82,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import ConfigError
+    from kraftwire.server.edge.client import SaslLoginError
     from kraftwire.tools.command_config import client_security
 
     try:
@@ -82,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
         asyncio.run(_run(args, tls, login))
     except UsageError as exc:
         print(exc, file=sys.stderr)
+        return 1
+    except SaslLoginError as exc:  # Kafka's tool prints the broker's words ("Authentication failed ...")
+        print(f"Error while executing topic command : {exc.reason}")
         return 1
     except (TopicCommandError, ConfigError) as exc:
         print(f"Error while executing topic command : {exc}")
@@ -219,31 +230,46 @@ async def _describe(conn, args) -> None:
                                 if c.name == "min.insync.replicas" and c.value is not None})
     # by id, Kafka's admin client describes from the Metadata answer (no ELR there)
     described = {} if by_id is not None else await _describe_partitions(conn, names, args)
+    moving = await _reassignments(conn, {n: described.get(n, by_name[n].partitions) for n in names}, args)
     for name in describe_order(names):
         t = by_name[name]
         parts = sorted(described.get(name, t.partitions), key=lambda p: p.partition_index)
         if args.topics_with_overrides and not overrides.get(name):
             continue
         if not partition_filter:
-            rf = len(parts[0].replica_nodes) if parts else 0
+            rf = replication_factor(parts[0], moving.get((name, parts[0].partition_index))) if parts else 0
             print(f"Topic: {name}\tTopicId: {uuid_to_base64(t.topic_id)}\tPartitionCount: {len(parts)}\t"
                   f"ReplicationFactor: {rf}\tConfigs: {overrides.get(name, '')}")
         if args.topics_with_overrides:
             continue
         for p in parts:
-            if partition_filter and not _reported(p, args, live, min_isr.get(name, 1)):
+            move = moving.get((name, p.partition_index))
+            if partition_filter and not _reported(p, move, args, live, min_isr.get(name, 1)):
                 continue
             leader = p.leader_id if p.leader_id >= 0 else "none"
             elr, known = getattr(p, "eligible_leader_replicas", None), getattr(p, "last_known_elr", None)
+            changes = "" if move is None else (f"Adding Replicas: {_ids(move.adding_replicas)}\t"
+                                               f"Removing Replicas: {_ids(move.removing_replicas)}\t")
             print(f"\tTopic: {name}\tPartition: {p.partition_index}\tLeader: {leader}\t"
                   f"Replicas: {','.join(map(str, p.replica_nodes))}\tIsr: {','.join(map(str, p.isr_nodes))}\t"
-                  f"Elr: {_ids(elr)}\tLastKnownElr: {_ids(known)}")
+                  f"{changes}Elr: {_ids(elr)}\tLastKnownElr: {_ids(known)}")
 
 
-def _reported(p, args, live: set[int], min_isr: int) -> bool:
-    """Whether partition ``p`` passes the partition filter: the first given of ``PARTITION_REPORTS``."""
+def replication_factor(p, move) -> int:
+    """A partition's replication factor as Kafka's tool counts it: while ``move`` (its ListPartitionReassignments
+    entry, or None) is in progress — a replica being added or removed is still among ``p``'s replicas — the replicas
+    it keeps, not the union the partition holds meanwhile (a move that finished between the two answers counts as
+    finished)."""
+    if move is not None and set(p.replica_nodes) & (set(move.adding_replicas) | set(move.removing_replicas)):
+        return len(move.replicas) - len(move.adding_replicas)
+    return len(p.replica_nodes)
+
+
+def _reported(p, move, args, live: set[int], min_isr: int) -> bool:
+    """Whether partition ``p`` (``move``: its reassignment or None) passes the partition filter: the first given of
+    ``PARTITION_REPORTS``."""
     if args.under_replicated_partitions:
-        return len(p.isr_nodes) < len(p.replica_nodes)
+        return len(p.isr_nodes) < replication_factor(p, move)
     if args.under_min_isr_partitions:  # a partition without a leader counts as under its minimum, as in Kafka's
         return p.leader_id < 0 or len(p.isr_nodes) < min_isr
     if args.at_min_isr_partitions:
@@ -253,6 +279,26 @@ def _reported(p, args, live: set[int], min_isr: int) -> bool:
 
 def _ids(nodes) -> str:
     return "N/A" if nodes is None else ",".join(map(str, nodes))
+
+
+async def _reassignments(conn, partitions: dict[str, list], args) -> dict[tuple[str, int], object]:
+    """The reassignments in progress among ``partitions`` ({topic: its partitions}), by (topic, partition), from
+    ListPartitionReassignments as Kafka's tool asks before it prints; a cluster that does not serve it or does not let
+    this user ask (UNSUPPORTED_VERSION, CLUSTER_AUTHORIZATION_FAILED) has none to show, as in Kafka's tool."""
+    from kraftwire.protocol import messages as w
+
+    topics = [w.ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(
+        name=name, partition_indexes=sorted(p.partition_index for p in parts))
+        for name, parts in partitions.items() if parts]
+    if not topics:
+        return {}
+    answer = await until_decided(conn, w.ListPartitionReassignmentsRequest(timeout_ms=int(args.timeout * 1000),
+                                                                           topics=topics),
+                                 0, args.timeout, lambda a: [a.error_code])
+    if answer.error_code in (CLUSTER_AUTHORIZATION_FAILED, UNSUPPORTED_VERSION):
+        return {}
+    _check(answer.error_code, answer.error_message)
+    return {(t.name, p.partition_index): p for t in answer.topics for p in t.partitions}
 
 
 async def _describe_partitions(conn, names: list[str], args) -> dict:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import time
 
@@ -649,6 +650,10 @@ def run(args: argparse.Namespace) -> int:
             if getattr(args, flag) is None:
                 print(f"kafka-transactions.sh: error: argument --{flag} is required", file=sys.stderr)
                 return 1
+    if args.command_config is not None and not os.access(args.command_config, os.R_OK):
+        print(f"Failed to load admin client properties: {args.command_config}. Enable debug logging for additional "
+              "detail.", file=sys.stderr)  # Kafka's line for a file it cannot read
+        return 1
     try:
         tls, login = client_security(args.command_config)
     except ConfigError as exc:

@@ -5,6 +5,7 @@ same text for the same steps (list, execute, verify, cancel, the refusals)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import threading
@@ -12,8 +13,11 @@ import threading
 import pytest
 
 from harness import roles
+from harness.processes import kw
 
 from kraftwire import cli
+from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import request_once
 
 pytestmark = pytest.mark.interop
 
@@ -202,3 +206,36 @@ def test_kafka_tool_and_ours_print_the_same(tools, cluster, tmp_path, capsys):
     assert kafka_out.split("Proposed")[0] == our_out.split("Proposed")[0]
     proposal = json.loads(our_out.splitlines()[-1])
     assert [sorted(p["replicas"]) for p in proposal["partitions"]] == [[3, 4]]
+
+
+def test_topics_describe_shows_a_move_in_progress_as_kafkas_tool(tools, cluster):
+    """A move to a stopped broker stays in progress: ``topics --describe`` then prints ``Adding Replicas`` and
+    ``Removing Replicas`` on the moving partition and counts the replicas it keeps as the replication factor, as
+    Kafka's TopicCommand does (from ListPartitionReassignments); ours prints what Kafka's prints, with the partition
+    filters too. Broker 4 is started again afterwards, and the move completes."""
+    topic = "in-flight"
+    placed(tools, cluster, topic, "1:2,2:1")
+    broker = cluster.nodes[4]
+    broker.terminate()
+    # Kafka's reassignment tool refuses a broker that is not live; the controller takes it (the broker is registered)
+    AR = w.AlterPartitionReassignmentsRequest
+    answer = asyncio.run(request_once("127.0.0.1", cluster.nodes[1].port_of("BROKER"), AR(topics=[AR.ReassignableTopic(
+        name=topic, partitions=[AR.ReassignablePartition(partition_index=0, replicas=[1, 4])])]), 0, timeout=30))
+    assert [answer.error_code] + [p.error_code for t in answer.responses for p in t.partitions] == [0, 0], answer
+    roles.wait_until(lambda: described(tools, cluster, topic).get("0", {}).get("Replicas") == "1,4,2",
+                     "the move of partition 0 to 1,4 started", cluster)
+    try:
+        boot = bootstrap(cluster, 1, 2)
+        for flags in ((), ("--under-replicated-partitions",), ("--unavailable-partitions",)):
+            args = ("--bootstrap-server", boot, "--describe", "--topic", topic, *flags)
+            theirs = tools.ok("kafka-topics", *args)
+            mine = kw("topics", *args)
+            assert mine.stdout == theirs.out, f"\n--- kafka\n{theirs.out}\n--- kraftwire\n{mine.stdout}"
+        lines = tools.ok("kafka-topics", "--bootstrap-server", boot, "--describe", "--topic", topic).lines()
+        assert "\tReplicationFactor: 2\t" in lines[0], lines
+        assert "\tReplicas: 1,4,2\tIsr: 1,2\tAdding Replicas: 4\tRemoving Replicas: 2\tElr: " in lines[1], lines
+        assert "Adding Replicas" not in lines[2], lines
+    finally:
+        broker.start()  # the move then completes
+        roles.wait_until(lambda: roles.broker_ids(cluster.nodes[1].port_of("CONTROLLER")) == [1, 2, 3, 4],
+                         "broker 4 back Online", cluster)

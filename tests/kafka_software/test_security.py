@@ -15,6 +15,7 @@ import pytest
 from harness import roles
 from harness.certs import CA
 from harness.kafka_tools import start_single_node
+from harness.processes import kw
 
 pytestmark = pytest.mark.interop
 
@@ -149,3 +150,21 @@ def test_a_wrong_password_is_refused(tools, secured):
     assert failed.exit == 1
     assert "Authentication failed during authentication due to invalid credentials with SASL mechanism " \
            f"{MECHANISM}" in failed.out + failed.err
+    # ours prints Kafka's first line, on standard output as Kafka's tool does
+    ours = kw("topics", "--bootstrap-server", node.bootstrap, "--command-config", wrong, "--list", check=False)
+    assert (ours.returncode, ours.stdout, ours.stderr) == (1, failed.out.splitlines()[0] + "\n", ""), (failed, ours)
+
+
+def test_no_client_file_on_sasl_ssl_keeps_our_line(tools, secured, tmp_path):
+    """Without the client file Kafka's tool speaks plaintext to the TLS listener, retries until
+    ``default.api.timeout.ms`` (60 s; 4 s here) and prints ``Timed out waiting for a node assignment``; ours fails at
+    once naming the flag that is missing, which says more (issue 41 keeps our line here)."""
+    node, _ = secured
+    short = tmp_path / "short.properties"
+    short.write_text("default.api.timeout.ms=4000\nrequest.timeout.ms=3000\n")
+    theirs = tools.run("kafka-topics", "--bootstrap-server", node.bootstrap, "--command-config", str(short), "--list")
+    assert theirs.exit == 1 and theirs.out.startswith("Error while executing topic command : Timed out waiting for "
+                                                      "a node assignment."), theirs
+    ours = kw("topics", "--bootstrap-server", node.bootstrap, "--list", check=False)
+    assert ours.returncode == 1 and "Traceback" not in ours.stderr, ours
+    assert len(ours.stderr.splitlines()) == 1 and "give --command-config FILE" in ours.stderr, ours.stderr

@@ -149,7 +149,7 @@ def test_add_controller_needs_the_controllers_config(tmp_path, capsys):
                                        "using add-controller.\n")
     assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "--command-config",
                  str(tmp_path / "missing.properties"), "add-controller"]) == 1
-    assert capsys.readouterr().err == f"Properties file {tmp_path / 'missing.properties'} does not exists!\n"
+    assert capsys.readouterr().err == f"Properties file {tmp_path / 'missing.properties'} does not exist.\n"
     # kraftwire's --controller.config: the controller's file apart from the connection's client config
     cfg = _controller(tmp_path, GOOD)
     assert main(["metadata-quorum", "--bootstrap-server", "localhost:1", "add-controller", "--controller.config", cfg,

@@ -36,7 +36,12 @@ def scram_nonce() -> str:
 
 
 class SaslLoginError(KraftwireError):
-    """The server refused this client's SASL login."""
+    """The server refused this client's SASL login; ``reason`` is the server's own words when it gave them (Kafka's
+    tools print those)."""
+
+    def __init__(self, message: str, reason: str | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 class _Answers(asyncio.BufferedProtocol):
@@ -166,7 +171,8 @@ class KafkaConnection:
     @staticmethod
     def _check_login(sasl, auth) -> None:
         if auth.error_code:
-            raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}")
+            raise SaslLoginError(f"SASL login as {sasl.username} refused: {auth.error_message or auth.error_code}",
+                                 auth.error_message)
 
     async def request(self, body, version: int, *, timeout: float = 10.0, header_version: int | None = None):
         """The decoded answer to ``body`` at ``version`` (``header_version``: see ``framing.encode_request``)."""
