@@ -38,7 +38,7 @@ def test_frames_come_out_whole_whatever_the_reads(seed):
 
 def test_a_large_frame_is_received_in_its_own_buffer():
     frame = bytes(range(256)) * 1000
-    reader = FrameReader(scratch_bytes=1024)
+    reader = FrameReader(scratch_bytes=1024, max_scratch_bytes=1024)  # a scratch buffer that never grows
     stream = _stream([frame])
     first = reader.get_buffer()
     first[:1024] = stream[:1024]
