@@ -39,7 +39,7 @@ from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.recompression import recompress
 from kraftwire.replica.record_errors import check_records
 from kraftwire.replica.transactions import AbortedTxn, PartitionTxns, marker_key, marker_value
-from kraftwire.replica.verification import ProducerVerifications
+from kraftwire.replica.verification import ProducerVerifications, has_ongoing_transaction
 
 __all__ = ["AppendPlan", "AppendResult", "MarkerPlan", "compacts", "deletes", "plan_append", "plan_marker",
            "record_append", "record_marker"]
@@ -142,7 +142,8 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
                                 log_append_time_ms=check.timestamp)
         if verify:  # Kafka's order: a duplicate, then the verification, then the epoch and sequence
             error, message = verifications.check_append(b.producer_id, b.base_sequence, b.is_transactional,
-                                                        b.producer_id in txns.ongoing, guard,
+                                                        has_ongoing_transaction(table, txns, b.producer_id,
+                                                                                b.producer_epoch), guard,
                                                         enabled=verification_enabled)
             if error:
                 return AppendResult(error, message)
@@ -225,5 +226,5 @@ def record_marker(plan: MarkerPlan, first_offset: int, last_offset: int, table: 
     txns.on_high_watermark(high_watermark)  # keeps the unreplicated ones few
     entry = txns.apply(plan.producer_id, first_offset, last_offset, True, True,
                        CONTROL_COMMIT if plan.commit else CONTROL_ABORT)
-    verifications.clear(plan.producer_id)
+    verifications.clear(plan.producer_id, plan.producer_epoch)
     return entry

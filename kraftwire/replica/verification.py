@@ -14,9 +14,17 @@ belongs to an earlier verification unusable for a later one (the ABA case Kafka'
 Rules (Kafka's ``UnifiedLog.maybeStartTransactionVerification``, ``analyzeAndValidateProducerState``,
 ``ProducerAppendInfo.checkSequence``):
 
+* A producer's transaction is open on the partition for a batch only at the epoch it was opened with
+  (``has_ongoing_transaction``; Kafka's ``UnifiedLog.hasOngoingTransaction``): a transaction.version 2 producer
+  bumps its epoch at each end, so a batch at the bumped epoch starts the *next* transaction — while the last one's
+  marker is still on its way to this partition, it must be verified (the coordinator holds the add until the
+  markers are written), not slipped into the last transaction, whose marker would then commit or abort it too.
 * ``start`` with an open transaction needs no verification: None (Kafka's SENTINEL). Otherwise the producer's
   entry — created, or the existing one — is returned; an existing one keeps the lowest sequence seen for its epoch
   and moves to a newer epoch (with that batch's sequence).
+* A marker ends the producer's verification, except the last transaction's marker written at the epoch a
+  transaction.version 2 entry verifies (``supports_epoch_bump``): that marker ends the transaction before the one
+  being verified, so the next one's guard stays good (Kafka's ``isV2NextTransactionStarted``).
 * A transactional data batch of a producer without an open transaction is appended only with the entry's guard
   (verification on); else INVALID_TXN_STATE, "Record was not part of an ongoing transaction".
 * While an entry exists, a batch whose first sequence is above the entry's lowest sequence is
@@ -29,7 +37,7 @@ from __future__ import annotations
 from kraftwire.error_codes import INVALID_TXN_STATE, NONE, OUT_OF_ORDER_SEQUENCE_NUMBER
 
 __all__ = ["VerificationGuard", "VerificationEntry", "ProducerVerifications", "VERIFICATION_EXPIRY_MS", "ADD_SINCE",
-           "adds_partitions"]
+           "adds_partitions", "has_ongoing_transaction"]
 
 #: the request versions whose writers are transaction.version 2 clients (KIP-890 part 2): they never add their
 #: partitions themselves, so the leader asks the coordinator to add them instead of only verifying
@@ -44,6 +52,15 @@ def adds_partitions(api: str, version: int, transaction_version: int) -> bool:
     if version < ADD_SINCE[api]:
         return False
     return api != "TxnOffsetCommit" or transaction_version >= 2
+
+def has_ongoing_transaction(table, txns, producer_id: int, epoch: int) -> bool:
+    """Whether the producer's transaction is open on the partition for a batch at ``epoch``: open there (``txns``:
+    ``PartitionTxns``) and opened at that epoch (``table``: the ``ProducerTable``)."""
+    if producer_id not in txns.ongoing:
+        return False
+    entry = table.get(producer_id)
+    return entry is not None and entry.epoch == epoch
+
 
 #: Kafka's ``producer.id.expiration.ms`` default: an entry never followed by an append lives this long
 VERIFICATION_EXPIRY_MS = 86_400_000
@@ -62,13 +79,16 @@ class VerificationGuard:
 
 
 class VerificationEntry:
-    __slots__ = ("guard", "started_ms", "lowest_sequence", "epoch")
+    __slots__ = ("guard", "started_ms", "lowest_sequence", "epoch", "supports_epoch_bump")
 
-    def __init__(self, producer_id: int, sequence: int, epoch: int, now_ms: int) -> None:
+    def __init__(self, producer_id: int, sequence: int, epoch: int, now_ms: int,
+                 supports_epoch_bump: bool = False) -> None:
         self.guard = VerificationGuard(producer_id)
         self.started_ms = now_ms
         self.lowest_sequence = sequence
         self.epoch = epoch
+        #: a transaction.version 2 writer's: its last transaction's marker comes at the epoch it verifies
+        self.supports_epoch_bump = supports_epoch_bump
 
     def update(self, sequence: int, epoch: int) -> None:
         """Keep the lowest sequence of the newest epoch seen."""
@@ -87,15 +107,17 @@ class ProducerVerifications:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def start(self, producer_id: int, sequence: int, epoch: int, ongoing: bool, now_ms: int
-              ) -> VerificationGuard | None:
+    def start(self, producer_id: int, sequence: int, epoch: int, ongoing: bool, now_ms: int,
+              supports_epoch_bump: bool = False) -> VerificationGuard | None:
         """The guard of the verification the producer's next transactional batch needs; None when its transaction
-        is open on the partition (nothing to verify)."""
+        is open on the partition at ``epoch`` (nothing to verify). ``supports_epoch_bump``: a transaction.version 2
+        writer (its partitions added by the leader)."""
         if ongoing:
             return None
         entry = self.entries.get(producer_id)
         if entry is None:
-            entry = self.entries[producer_id] = VerificationEntry(producer_id, sequence, epoch, now_ms)
+            entry = self.entries[producer_id] = VerificationEntry(producer_id, sequence, epoch, now_ms,
+                                                                  supports_epoch_bump)
         entry.update(sequence, epoch)
         return entry.guard
 
@@ -120,9 +142,16 @@ class ProducerVerifications:
                 f"{entry.lowest_sequence} (earliest seen sequence)")
         return NONE, None
 
-    def clear(self, producer_id: int) -> None:
-        """A transactional batch or marker of the producer reached the log: its verification is over."""
-        self.entries.pop(producer_id, None)
+    def clear(self, producer_id: int, marker_epoch: int | None = None) -> None:
+        """A transactional batch (``marker_epoch`` None) or a marker of the producer reached the log: its
+        verification is over, unless the marker is the last transaction's, written at the epoch a transaction.version
+        2 entry verifies for the next one."""
+        entry = self.entries.get(producer_id)
+        if entry is None:
+            return
+        if marker_epoch is not None and entry.supports_epoch_bump and marker_epoch == entry.epoch:
+            return
+        del self.entries[producer_id]
 
     def expire(self, now_ms: int, max_age_ms: int = VERIFICATION_EXPIRY_MS) -> list[int]:
         """Drop entries started ``max_age_ms`` or longer ago; the producer ids dropped."""

@@ -13,7 +13,7 @@ from kraftwire.replica.leader_append import (AppendPlan, AppendResult, plan_appe
                                              record_marker)
 from kraftwire.replica.producers import ProducerTable
 from kraftwire.replica.transactions import PartitionTxns, fold_batch, read_marker
-from kraftwire.replica.verification import ProducerVerifications
+from kraftwire.replica.verification import ProducerVerifications, has_ongoing_transaction
 
 CONFIG = {"message.timestamp.type": "CreateTime", "message.timestamp.before.max.ms": "9223372036854775807",
           "message.timestamp.after.max.ms": "9223372036854775807", "compression.type": "producer",
@@ -22,8 +22,8 @@ NOW = 1_700_000_000_000
 
 
 def _batch(*, pid: int = -1, seq: int = -1, txn: bool = False, control: bool = False, n: int = 2,
-           key: bytes | None = None) -> bytes:
-    b = RecordBatchBuilder(base_offset=0, producer_id=pid, producer_epoch=0 if pid >= 0 else -1, base_sequence=seq,
+           key: bytes | None = None, epoch: int = 0) -> bytes:
+    b = RecordBatchBuilder(base_offset=0, producer_id=pid, producer_epoch=epoch if pid >= 0 else -1, base_sequence=seq,
                            is_transactional=txn, is_control=control)
     for i in range(n):
         b.append(key, f"v{i}".encode(), timestamp=NOW)
@@ -119,6 +119,32 @@ def test_verification_comes_after_a_duplicate_and_before_the_sequence():
     assert p.append(_batch(pid=5, seq=0, txn=True), verify=True, guard=guard).error == ec.NONE
     assert not p.verifications.entries  # the transaction is open here now: verified
     assert p.append(_batch(pid=5, seq=0, txn=True), verify=True).base_offset == 0  # the duplicate first
+
+
+def test_a_tv2_batch_at_the_bumped_epoch_waits_for_the_last_transactions_marker():
+    """transaction.version 2: EndTxn bumps the epoch and is answered before the markers are written, so the next
+    transaction's first batch (at the bumped epoch) can reach a partition whose last transaction is still open.
+    It is not part of that transaction (Kafka's ``UnifiedLog.hasOngoingTransaction`` compares the epoch): without a
+    guard it is refused; verified, it waits for the marker, which — written at the bumped epoch — keeps the guard
+    (Kafka's ``isV2NextTransactionStarted``); the batch then opens a transaction of its own, so the abort of that
+    one covers it. Taking it into the open transaction let that transaction's COMMIT marker commit it: a
+    read_committed consumer saw a record of an aborted transaction."""
+    p = Partition()
+    guard = p.verifications.start(5, 0, 0, False, 0, supports_epoch_bump=True)
+    assert p.append(_batch(pid=5, seq=0, txn=True), verify=True, guard=guard).error == ec.NONE  # offsets 0-1
+    next_first = _batch(pid=5, seq=0, txn=True, epoch=1)
+    assert has_ongoing_transaction(p.table, p.txns, 5, 0) and not has_ongoing_transaction(p.table, p.txns, 5, 1)
+    refused = p.plan(next_first, verify=True)
+    assert (refused.error, refused.message) == (ec.INVALID_TXN_STATE, "Record was not part of an ongoing transaction")
+    guard = p.verifications.start(5, 0, 1, has_ongoing_transaction(p.table, p.txns, 5, 1), 0,
+                                  supports_epoch_bump=True)
+    assert guard is not None  # the coordinator is asked (and holds the add until the markers are written)
+    assert p.marker(5, 1, 0, True) is None  # the last transaction's COMMIT, at the bumped epoch (offset 2)
+    assert p.verifications.guard(5) is guard
+    appended = p.append(next_first, verify=True, guard=guard)
+    assert (appended.error, appended.base_offset) == (ec.NONE, 3) and p.txns.ongoing == {5: 3}
+    aborted = p.marker(5, 2, 0, False)
+    assert (aborted.producer_id, aborted.first_offset, aborted.last_offset) == (5, 3, 5)
 
 
 def test_log_append_time_stamps_the_leaders_clock():

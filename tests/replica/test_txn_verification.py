@@ -5,7 +5,9 @@ producer's next transactional batch or marker, the lowest sequence kept, expiry.
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
-from kraftwire.replica.verification import VERIFICATION_EXPIRY_MS, ProducerVerifications
+from kraftwire.replica.producers import ProducerTable
+from kraftwire.replica.transactions import PartitionTxns
+from kraftwire.replica.verification import VERIFICATION_EXPIRY_MS, ProducerVerifications, has_ongoing_transaction
 
 
 def _check(v, pid, seq, guard, *, ongoing=False, transactional=True, enabled=True):
@@ -40,6 +42,35 @@ def test_a_marker_between_the_answer_and_the_append_voids_the_guard():
     g2 = v.start(7, 0, 0, False, 1)
     assert g2 is not g
     assert _check(v, 7, 0, g) == ec.INVALID_TXN_STATE and _check(v, 7, 0, g2) == ec.NONE
+
+
+def test_a_tv2_marker_at_the_verified_epoch_keeps_the_guard():
+    """Kafka's ``isV2NextTransactionStarted``: a transaction.version 2 entry verifies the next transaction at the
+    bumped epoch, at which the last transaction's marker is written — that marker leaves the guard; a marker at
+    another epoch, any marker for a classic entry, and a data batch clear it."""
+    v = ProducerVerifications()
+    g = v.start(7, 0, 3, False, 0, supports_epoch_bump=True)
+    v.clear(7, marker_epoch=3)
+    assert v.guard(7) is g and _check(v, 7, 0, g) == ec.NONE
+    v.clear(7, marker_epoch=4)  # a newer epoch: the coordinator fenced the producer, this verification is void
+    assert v.guard(7) is None
+    g = v.start(7, 0, 3, False, 0, supports_epoch_bump=True)
+    v.clear(7)  # the transactional batch it verified
+    assert v.guard(7) is None
+    classic = v.start(8, 0, 3, False, 0)
+    v.clear(8, marker_epoch=3)
+    assert v.guard(8) is None and _check(v, 8, 0, classic) == ec.INVALID_TXN_STATE
+
+
+def test_an_open_transaction_is_open_only_at_its_epoch():
+    """Kafka's ``UnifiedLog.hasOngoingTransaction``: the producer's open transaction, at the epoch it was opened."""
+    table, txns = ProducerTable(), PartitionTxns()
+    table.apply(7, 2, 0, 1, 10, 10)
+    assert not has_ongoing_transaction(table, txns, 7, 2)  # no open transaction
+    txns.apply(7, 10, 10, True, False)
+    assert has_ongoing_transaction(table, txns, 7, 2)
+    assert not has_ongoing_transaction(table, txns, 7, 3)  # the next transaction (transaction.version 2)
+    assert not has_ongoing_transaction(table, txns, 8, 2)
 
 
 def test_verification_off_or_a_plain_batch_needs_no_guard():

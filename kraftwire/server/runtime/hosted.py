@@ -176,7 +176,7 @@ class Hosted:
         batches = list(batches)
         for b in batches:  # a transactional batch or marker ends any verification of its producer (Kafka's rule)
             if b.is_transactional and b.producer_id >= 0 and self.verifications.entries:
-                self.verifications.clear(b.producer_id)
+                self.verifications.clear(b.producer_id, b.producer_epoch if b.is_control else None)
         if self.producers is None or self.truncations != self.log.truncations:
             self.producers = self.txns = None  # folded again when needed
             return

@@ -25,6 +25,7 @@ from kraftwire.records import read_batches
 from kraftwire.replica import hosting
 from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
 from kraftwire.replica.partition import LEADER, LeaderChange, PendingIsr
+from kraftwire.replica.verification import has_ongoing_transaction
 from kraftwire.server.runtime import partition_runtime as runtime
 from kraftwire.server.runtime.waits import HIGH_WATERMARK
 
@@ -203,11 +204,12 @@ class ReplicaCore:
         self._advance(hp, appended=True)
         return result
 
-    def start_verification(self, hp, producer_id: int, sequence: int, epoch: int):
+    def start_verification(self, hp, producer_id: int, sequence: int, epoch: int,
+                           supports_epoch_bump: bool = False):
         """Kafka's ``maybeStartTransactionVerification`` on the leader: the guard of the verification the producer's
-        batch needs, or None when its transaction is open on the partition."""
-        ongoing = producer_id in hp.txn_state().ongoing
-        return hp.verifications.start(producer_id, sequence, epoch, ongoing, self.now_ms())
+        batch needs, or None when its transaction is open on the partition at ``epoch``."""
+        ongoing = has_ongoing_transaction(hp.producer_table(), hp.txn_state(), producer_id, epoch)
+        return hp.verifications.start(producer_id, sequence, epoch, ongoing, self.now_ms(), supports_epoch_bump)
 
     def replica_fetched(self, hp, replica: int, fetch_offset: int, broker_epoch: int) -> PendingIsr | None:
         """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark.

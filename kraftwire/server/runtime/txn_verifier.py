@@ -56,7 +56,7 @@ from kraftwire.protocol.served import key as api_key
 from kraftwire.records import read_batches
 from kraftwire.metadata.features import TRANSACTION_VERSION
 from kraftwire.replica.partition import LEADER
-from kraftwire.replica.verification import adds_partitions
+from kraftwire.replica.verification import adds_partitions, has_ongoing_transaction
 from kraftwire.server.edge.broker_links import BrokerLinks
 
 log = logging.getLogger("kraftwire.txn_verifier")
@@ -113,6 +113,11 @@ def coordinator_error(code: int, generic: bool) -> int:
     if code == ec.TRANSACTION_ABORTABLE and not generic:
         return ec.INVALID_TXN_STATE
     return code
+
+
+def open_at(hp, producer_id: int, epoch: int) -> bool:
+    """Whether the producer's transaction is open on the hosted partition ``hp`` at ``epoch`` (nothing to add)."""
+    return has_ongoing_transaction(hp.producer_table(), hp.txn_state(), producer_id, epoch)
 
 
 def transactional_producers(records) -> tuple[set, int | None]:
@@ -283,7 +288,7 @@ class TxnVerifier:
             if hp is None or hp.failed or hp.state.role != LEADER:
                 continue  # the append answers it (NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, ...)
             try:
-                guard = self.replicas.start_verification(hp, pid, first_seq, epoch)
+                guard = self.replicas.start_verification(hp, pid, first_seq, epoch, add)
             except Exception as exc:  # noqa: BLE001 - the log could not be folded: the append reports it
                 log.debug("no verification for %s-%d: %r", topic, index, exc)
                 continue
@@ -298,7 +303,7 @@ class TxnVerifier:
         def needed(tp) -> bool:  # no open transaction of the producer there yet
             hp = self.replicas.get(*tp)
             try:
-                return hp is not None and not hp.failed and pid not in hp.txn_state().ongoing
+                return hp is not None and not hp.failed and not open_at(hp, pid, epoch)
             except Exception:  # noqa: BLE001 - the append reports what is wrong with the log
                 return False
 
@@ -319,7 +324,7 @@ class TxnVerifier:
         if transactional_id is None or not (add or self.replicas.verification_enabled()):
             return Verified()
         try:
-            guard = self.replicas.start_verification(hp, producer_id, sequence, epoch)
+            guard = self.replicas.start_verification(hp, producer_id, sequence, epoch, add)
         except Exception as exc:  # noqa: BLE001 - the log could not be folded (Kafka: the partition's error)
             log.debug("no verification for %s-%d: %r", tp[0], tp[1], exc)
             return Verified({tp: (ec.NOT_COORDINATOR, None)})
@@ -331,7 +336,7 @@ class TxnVerifier:
 
         def needed(p) -> bool:  # no open transaction of the producer there yet
             try:
-                return not hp.failed and producer_id not in hp.txn_state().ongoing
+                return not hp.failed and not open_at(hp, producer_id, epoch)
             except Exception:  # noqa: BLE001 - the append reports what is wrong with the log
                 return False
 
