@@ -1,0 +1,330 @@
+"""The share-partition state a partition leader keeps for one share group (KIP-932, Kafka's ``SharePartition``).
+
+Pure and deterministic: no I/O, no clock — every call that can start or end a lock takes ``now_ms``. The runtime
+reads the log, hands the offsets it read to :meth:`SharePartition.acquire`, and writes each :class:`ShareWrite` a
+call returns to the share coordinator (as a ``ShareUpdate`` record) *before* it answers the acknowledgement, so the
+state survives a leader change.
+
+**Model.** The share-partition start offset (SPSO) is the first offset not yet finished; every offset from it up
+to :attr:`SharePartition.fetched_end` (exclusive) is *in flight* and has a state — AVAILABLE, ACQUIRED (by one
+member, until its lock's deadline), ACKNOWLEDGED or ARCHIVED — and a delivery count. Offsets at and above
+``fetched_end`` have never been handed out. Kafka keeps the same facts per batch with per-offset refinements; one
+entry per offset keeps the rules plain, and the in-flight window is bounded by ``share.partition.max.record.locks``.
+
+**Rules (Kafka's ``InFlightState.tryUpdateState`` and ``RecordState.validateTransition``).** Only an AVAILABLE
+record can be acquired, and acquiring raises its delivery count. An ACQUIRED record goes back to AVAILABLE on a
+RELEASE, a lock expiry or its member leaving — or to ARCHIVED instead once its delivery count has reached
+``share.delivery.count.limit`` — and to ACKNOWLEDGED on an ACCEPT, to ARCHIVED on a REJECT or a GAP. ACKNOWLEDGED
+and ARCHIVED are final. The SPSO moves past every finished record at its front.
+
+**What is durable.** The acquired state is transient and never written (KIP-932: an acquired record is recorded
+as available with the delivery count it had before); every other change is written. So after a leader change the
+new leader starts from the last write: records that were acquired are AVAILABLE again and are redelivered with
+their *written* delivery count raised by one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kraftwire import error_codes as ec
+
+__all__ = [
+    "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "AVAILABLE", "GAP", "REJECT", "RELEASE",
+    "AcquiredRecords", "AckBatch", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
+    "initial_start_offset",
+]
+
+# RecordState ids (org.apache.kafka.server.share.fetch.RecordState; 3 is ARCHIVING, a transient state of the
+# dead-letter path this model does not have). Only 0, 2 and 4 are ever written.
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
+STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED", ARCHIVED: "ARCHIVED"}
+FINISHED = (ACKNOWLEDGED, ARCHIVED)
+
+# AcknowledgeType ids as ShareAcknowledge and ShareFetch carry them (GAP marks an offset the log no longer has).
+GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+_ACK_STATE = {GAP: ARCHIVED, ACCEPT: ACKNOWLEDGED, RELEASE: AVAILABLE, REJECT: ARCHIVED}
+
+
+@dataclass(frozen=True)
+class ShareConfig:
+    """The group configs that steer a share-partition, with Kafka's keys' defaults."""
+
+    record_lock_duration_ms: int = 30_000  # share.record.lock.duration.ms
+    delivery_count_limit: int = 5  # share.delivery.count.limit
+    max_record_locks: int = 2000  # share.partition.max.record.locks
+    auto_offset_reset: str = "latest"  # share.auto.offset.reset
+
+
+def initial_start_offset(policy: str, log_start_offset: int, log_end_offset: int,
+                         offset_for_duration: int | None = None) -> int:
+    """Where a share-partition with no durable state starts: ``share.auto.offset.reset`` is ``latest`` (the log end),
+    ``earliest`` (the log start) or ``by_duration:…``, for which the runtime looks up the offset of the timestamp
+    now minus the duration (``offset_for_duration``; None when no record is that recent, which starts at the end)."""
+    if policy == "earliest":
+        return log_start_offset
+    if policy == "latest":
+        return log_end_offset
+    if policy.startswith("by_duration:"):
+        return log_end_offset if offset_for_duration is None else max(offset_for_duration, log_start_offset)
+    raise ValueError(f"unknown share.auto.offset.reset {policy!r}")
+
+
+@dataclass(frozen=True)
+class ShareStateBatch:
+    """One ``StateBatch`` of ``ShareSnapshotValue``/``ShareUpdateValue``: a run of offsets with one state and count."""
+
+    first_offset: int
+    last_offset: int
+    delivery_state: int
+    delivery_count: int
+
+
+def _batches(entries: list[tuple[int, int, int]]) -> list[ShareStateBatch]:
+    """Runs of consecutive ``(offset, state, count)`` entries (sorted by offset) with the same state and count."""
+    out: list[ShareStateBatch] = []
+    for offset, state, count in entries:
+        last = out[-1] if out else None
+        if last and last.last_offset + 1 == offset and (last.delivery_state, last.delivery_count) == (state, count):
+            out[-1] = ShareStateBatch(last.first_offset, offset, state, count)
+        else:
+            out.append(ShareStateBatch(offset, offset, state, count))
+    return out
+
+
+@dataclass(frozen=True)
+class ShareWrite:
+    """What one state change must make durable before it is answered: the fields of a ``ShareUpdateValue`` — the
+    new start offset, the changed records' state batches, and ``DeliveryCompleteCount`` (KIP-1226: the in-flight
+    records already finished, which with the start and end offsets gives the share-partition's lag)."""
+
+    leader_epoch: int
+    start_offset: int
+    delivery_complete_count: int
+    state_batches: tuple[ShareStateBatch, ...]
+
+
+@dataclass
+class ShareState:
+    """The durable state of one share-partition, as the share coordinator folds it: the fields of a
+    ``ShareSnapshotValue`` (``start_offset`` -1 until the share-partition is initialized)."""
+
+    state_epoch: int = 0
+    leader_epoch: int = -1
+    start_offset: int = -1
+    delivery_complete_count: int = -1
+    snapshot_epoch: int = 0
+    state_batches: tuple[ShareStateBatch, ...] = ()
+
+    def apply(self, write: ShareWrite) -> "ShareState":
+        """The state after ``write`` (a ``ShareUpdate``): its batches replace the offsets they cover, and offsets below
+        the new start offset are dropped."""
+        per_offset = {o: (b.delivery_state, b.delivery_count)
+                      for b in self.state_batches for o in range(b.first_offset, b.last_offset + 1)}
+        for b in write.state_batches:
+            for o in range(b.first_offset, b.last_offset + 1):
+                per_offset[o] = (b.delivery_state, b.delivery_count)
+        start = write.start_offset
+        kept = sorted((o, s, c) for o, (s, c) in per_offset.items() if o >= start)
+        return ShareState(self.state_epoch, write.leader_epoch, start, write.delivery_complete_count,
+                          self.snapshot_epoch, tuple(_batches(kept)))
+
+
+@dataclass(frozen=True)
+class AcquiredRecords:
+    """One ``AcquiredRecords`` entry of a ShareFetch answer."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+
+
+@dataclass(frozen=True)
+class AckBatch:
+    """One ``AcknowledgementBatches`` entry: one type for every offset, or one per offset from first to last."""
+
+    first_offset: int
+    last_offset: int
+    acknowledge_types: tuple[int, ...]
+
+
+@dataclass
+class _InFlight:
+    state: int
+    delivery_count: int
+    member_id: str = ""
+    deadline_ms: int = 0  # when an ACQUIRED record's lock expires
+
+
+@dataclass
+class SharePartition:
+    """One share group's view of one partition on its leader."""
+
+    config: ShareConfig
+    leader_epoch: int
+    start_offset: int
+    fetched_end: int = -1  # first offset never handed out; -1 means start_offset
+    records: dict[int, _InFlight] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.fetched_end < self.start_offset:
+            self.fetched_end = self.start_offset
+
+    @classmethod
+    def initialize(cls, config: ShareConfig, durable: ShareState, *, leader_epoch: int, log_start_offset: int,
+                   log_end_offset: int, offset_for_duration: int | None = None) -> "SharePartition":
+        """The state a new leader starts from (Kafka's ``maybeInitialize``): the durable state when there is one —
+        its written records, everything else between them AVAILABLE and never delivered — or else a start offset
+        chosen by ``share.auto.offset.reset``."""
+        if durable.start_offset < 0:
+            start = initial_start_offset(config.auto_offset_reset, log_start_offset, log_end_offset,
+                                         offset_for_duration)
+            return cls(config, leader_epoch, start)
+        part = cls(config, leader_epoch, durable.start_offset)
+        for b in durable.state_batches:
+            for o in range(max(b.first_offset, part.start_offset), b.last_offset + 1):
+                part.records[o] = _InFlight(b.delivery_state, b.delivery_count)
+        if part.records:
+            part.fetched_end = max(part.records) + 1
+            for o in range(part.start_offset, part.fetched_end):
+                part.records.setdefault(o, _InFlight(AVAILABLE, 0))
+        part._advance_start()
+        return part
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def state_of(self, offset: int) -> tuple[int, int, str] | None:
+        """``(state, delivery count, member)`` of an in-flight offset, None outside the in-flight window."""
+        r = self.records.get(offset)
+        return None if r is None else (r.state, r.delivery_count, r.member_id)
+
+    def next_fetch_offset(self) -> int:
+        """The first offset a fetch could acquire: the lowest AVAILABLE in-flight record, else the window's end."""
+        return min((o for o, r in self.records.items() if r.state == AVAILABLE), default=self.fetched_end)
+
+    def can_acquire(self) -> bool:
+        """Kafka's ``canAcquireRecords``: records inside the window are available again, or the window holds fewer
+        than ``share.partition.max.record.locks`` records."""
+        return self.next_fetch_offset() != self.fetched_end or \
+            self.fetched_end - self.start_offset < self.config.max_record_locks
+
+    def delivery_complete_count(self) -> int:
+        return sum(1 for r in self.records.values() if r.state in FINISHED)
+
+    def next_lock_deadline(self) -> int | None:
+        """When the earliest lock expires (the runtime's timer), None when nothing is acquired."""
+        return min((r.deadline_ms for r in self.records.values() if r.state == ACQUIRED), default=None)
+
+    # -- changes ---------------------------------------------------------------------------------------------
+
+    def acquire(self, member_id: str, first_offset: int, last_offset: int, max_records: int,
+                now_ms: int) -> list[AcquiredRecords]:
+        """Acquire for ``member_id`` the records the log read returned, ``first_offset``..``last_offset``: the
+        AVAILABLE ones already in flight, then new ones past the window while it holds fewer than
+        ``share.partition.max.record.locks``; at most ``max_records`` in all. Each gets a lock until
+        ``now_ms + share.record.lock.duration.ms`` and its delivery count raised. Nothing is written. The read
+        starts at or before the window's end (the runtime reads from :meth:`next_fetch_offset`)."""
+        if first_offset > self.fetched_end:
+            raise ValueError(f"a read from {first_offset} skips offsets from {self.fetched_end}: "
+                             "the runtime reads from next_fetch_offset()")
+        deadline = now_ms + self.config.record_lock_duration_ms
+        taken: list[tuple[int, int]] = []
+        offset = max(first_offset, self.start_offset)
+        while offset <= last_offset and len(taken) < max_records:
+            r = self.records.get(offset)
+            if r is None:
+                if self.fetched_end - self.start_offset >= self.config.max_record_locks:
+                    break
+                r = self.records[offset] = _InFlight(AVAILABLE, 0)
+                self.fetched_end = offset + 1
+            if r.state == AVAILABLE:
+                r.state, r.member_id, r.deadline_ms = ACQUIRED, member_id, deadline
+                r.delivery_count += 1
+                taken.append((offset, r.delivery_count))
+            offset += 1
+        out: list[AcquiredRecords] = []
+        for o, count in taken:
+            if out and out[-1].last_offset + 1 == o and out[-1].delivery_count == count:
+                out[-1] = AcquiredRecords(out[-1].first_offset, o, count)
+            else:
+                out.append(AcquiredRecords(o, o, count))
+        return out
+
+    def acknowledge(self, member_id: str, batches: list[AckBatch]) -> tuple[int, str | None, ShareWrite | None]:
+        """Apply one member's acknowledgements, all or nothing: ``(error code, message, write)``. Offsets below the
+        start offset are already finished and skipped; an unknown type, or offsets past the window, is
+        INVALID_REQUEST; an offset not ACQUIRED, or acquired by another member, is INVALID_RECORD_STATE."""
+        changes: list[tuple[int, int]] = []
+        for batch in batches:
+            types = batch.acknowledge_types
+            span = batch.last_offset - batch.first_offset + 1
+            if span < 1 or len(types) not in (1, span):
+                return ec.INVALID_REQUEST, "Acknowledge types do not match the batch's offsets.", None
+            for t in types:
+                if t not in _ACK_STATE:
+                    return ec.INVALID_REQUEST, f"Invalid acknowledge type: {list(types)}", None
+            if batch.first_offset >= self.fetched_end:
+                return (ec.INVALID_REQUEST,
+                        "Batch record not found. The first offset in request is past acquired records.", None)
+            if batch.last_offset >= self.fetched_end:
+                return (ec.INVALID_REQUEST,
+                        "Batch record not found. The last offset in request is past acquired records.", None)
+            for i, offset in enumerate(range(batch.first_offset, batch.last_offset + 1)):
+                if offset < self.start_offset:
+                    continue
+                r = self.records[offset]
+                if r.state != ACQUIRED:
+                    return (ec.INVALID_RECORD_STATE,
+                            "The batch cannot be acknowledged. The subset batch is not in the acquired state.", None)
+                if r.member_id != member_id:
+                    return ec.INVALID_RECORD_STATE, "Member is not the owner of offset", None
+                changes.append((offset, types[0] if len(types) == 1 else types[i]))
+        if len({o for o, _ in changes}) != len(changes):
+            return ec.INVALID_REQUEST, "Acknowledgement batches overlap.", None
+        for offset, ack in changes:
+            self._finish_acquisition(self.records[offset], _ACK_STATE[ack])
+        return ec.NONE, None, self._write([o for o, _ in changes])
+
+    def release_member(self, member_id: str) -> ShareWrite | None:
+        """A member left (or its share session closed): every record it holds goes back (Kafka's
+        ``releaseAcquiredRecords``)."""
+        return self._release(lambda r: r.member_id == member_id)
+
+    def expire_locks(self, now_ms: int) -> ShareWrite | None:
+        """Every lock whose deadline has come releases its record (Kafka's acquisition lock timeout task)."""
+        return self._release(lambda r: r.deadline_ms <= now_ms)
+
+    def _release(self, which) -> ShareWrite | None:
+        offsets = sorted(o for o, r in self.records.items() if r.state == ACQUIRED and which(r))
+        for offset in offsets:
+            self._finish_acquisition(self.records[offset], AVAILABLE)
+        return self._write(offsets) if offsets else None
+
+    def _finish_acquisition(self, r: _InFlight, state: int) -> None:
+        """End an acquisition in ``state``; going back to AVAILABLE at the delivery-count limit archives instead."""
+        if state == AVAILABLE and r.delivery_count >= self.config.delivery_count_limit:
+            state = ARCHIVED
+        r.state, r.member_id, r.deadline_ms = state, "", 0
+
+    def _advance_start(self) -> None:
+        while self.start_offset < self.fetched_end and self.records[self.start_offset].state in FINISHED:
+            del self.records[self.start_offset]
+            self.start_offset += 1
+
+    def _write(self, changed: list[int]) -> ShareWrite:
+        entries = sorted((o, self.records[o].state, self.records[o].delivery_count) for o in set(changed))
+        self._advance_start()
+        kept = [e for e in entries if e[0] >= self.start_offset]
+        return ShareWrite(self.leader_epoch, self.start_offset, self.delivery_complete_count(),
+                          tuple(_batches(kept)))
+
+    def snapshot(self, state_epoch: int, snapshot_epoch: int) -> ShareState:
+        """The whole durable view of this state (a ``ShareSnapshotValue``): acquired records written AVAILABLE with
+        the delivery count they had before this acquisition."""
+        entries = []
+        for o in sorted(self.records):
+            r = self.records[o]
+            entries.append((o, AVAILABLE, r.delivery_count - 1) if r.state == ACQUIRED
+                           else (o, r.state, r.delivery_count))
+        return ShareState(state_epoch, self.leader_epoch, self.start_offset, self.delivery_complete_count(),
+                          snapshot_epoch, tuple(_batches(entries)))

@@ -1,0 +1,311 @@
+"""The pure share-partition state (``kraftwire.replica.share_partition``), each test named after the test of
+Kafka's ``SharePartitionTest`` whose rule it checks."""
+
+from __future__ import annotations
+
+import pytest
+
+from kraftwire import error_codes as ec
+from kraftwire.replica import share_partition as sp
+from kraftwire.replica.share_partition import (
+    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE,
+    AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareState, ShareStateBatch,
+)
+
+LOCK_MS = 30_000
+
+
+def _part(start=0, **config) -> SharePartition:
+    return SharePartition(ShareConfig(**config), leader_epoch=0, start_offset=start)
+
+
+def _ack(first, last, *types):
+    return AckBatch(first, last, tuple(types))
+
+
+def _states(part, first, last):
+    return [part.state_of(o)[:2] for o in range(first, last + 1)]
+
+
+def test_record_state_for_id():
+    # RecordState ids as Kafka 4.4 numbers them (ARCHIVING, 3, is not modelled); only 0, 2 and 4 are written
+    assert (AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED) == (0, 1, 2, 4)
+    assert (GAP, ACCEPT, RELEASE, REJECT) == (0, 1, 2, 3)
+
+
+def test_maybe_initialize():
+    durable = ShareState(state_epoch=3, start_offset=5, state_batches=(
+        ShareStateBatch(5, 10, AVAILABLE, 2), ShareStateBatch(11, 15, ARCHIVED, 3)))
+    part = SharePartition.initialize(ShareConfig(), durable, leader_epoch=1, log_start_offset=0,
+                                     log_end_offset=20)
+    assert (part.start_offset, part.fetched_end, part.next_fetch_offset()) == (5, 16, 5)
+    assert part.state_of(5) == (AVAILABLE, 2, "")
+    assert part.state_of(15) == (ARCHIVED, 3, "")
+
+
+def test_maybe_initialize_with_empty_state_batches():
+    durable = ShareState(start_offset=10)
+    part = SharePartition.initialize(ShareConfig(), durable, leader_epoch=1, log_start_offset=0, log_end_offset=20)
+    assert (part.start_offset, part.fetched_end, part.next_fetch_offset()) == (10, 10, 10)
+    assert part.records == {}
+
+
+@pytest.mark.parametrize("policy,start", [("latest", 20), ("earliest", 3), ("by_duration:PT1H", 7)])
+def test_maybe_initialize_when_read_state_rpc_returns_zero_available_records(policy, start):
+    """No durable state yet: ``share.auto.offset.reset`` chooses the start (by_duration: the offset of the time the
+    runtime looked up, here 7)."""
+    part = SharePartition.initialize(ShareConfig(auto_offset_reset=policy), ShareState(), leader_epoch=0,
+                                     log_start_offset=3, log_end_offset=20, offset_for_duration=7)
+    assert part.start_offset == part.next_fetch_offset() == start
+
+
+def test_acquire_single_record():
+    part = _part()
+    assert part.acquire("m1", 0, 0, 500, now_ms=0) == [AcquiredRecords(0, 0, 1)]
+    assert part.state_of(0) == (ACQUIRED, 1, "m1")
+    assert (part.next_fetch_offset(), part.fetched_end) == (1, 1)
+
+
+def test_acquire_with_max_fetch_records():
+    part = _part()
+    assert part.acquire("m1", 0, 9, 4, now_ms=0) == [AcquiredRecords(0, 3, 1)]
+    assert part.next_fetch_offset() == 4
+
+
+def test_acquire_same_batch_again():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    assert part.acquire("m2", 0, 4, 500, now_ms=0) == []
+    assert all(part.state_of(o)[2] == "m1" for o in range(5))
+
+
+def test_acquire_multiple_records_with_overlap_and_new_batch():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    assert part.acquire("m1", 0, 9, 500, now_ms=0) == [AcquiredRecords(5, 9, 1)]
+
+
+def test_acquire_released_record():
+    part = _part()
+    part.acquire("m1", 0, 2, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(1, 1, RELEASE)])
+    assert part.next_fetch_offset() == 1
+    assert part.acquire("m2", 1, 2, 500, now_ms=0) == [AcquiredRecords(1, 1, 2)]
+    assert part.state_of(1) == (ACQUIRED, 2, "m2")
+
+
+def test_can_acquire_records_with_cached_data_and_limit_reached():
+    part = _part(max_record_locks=100)
+    assert part.acquire("m1", 0, 199, 500, now_ms=0) == [AcquiredRecords(0, 99, 1)]
+    assert not part.can_acquire()
+    part.acknowledge("m1", [_ack(50, 50, RELEASE)])
+    assert part.can_acquire()  # a record inside the window is available again
+
+
+def test_can_acquire_records_after_accept_acknowledgement():
+    part = _part(max_record_locks=100)
+    part.acquire("m1", 0, 99, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 9, ACCEPT)])
+    assert part.start_offset == 10 and part.can_acquire()
+
+
+def test_acknowledge_single_record_batch():
+    part = _part()
+    part.acquire("m1", 0, 0, 500, now_ms=0)
+    error, message, write = part.acknowledge("m1", [_ack(0, 0, ACCEPT)])
+    assert (error, message) == (ec.NONE, None)
+    assert part.start_offset == 1 and part.records == {}
+    assert write == sp.ShareWrite(0, 1, 0, ())
+
+
+def test_acknowledge_multiple_record_batch_with_gap_offsets():
+    part = _part()
+    part.acquire("m1", 0, 5, 500, now_ms=0)
+    error, _, write = part.acknowledge("m1", [_ack(0, 5, ACCEPT, GAP, ACCEPT, RELEASE, REJECT, ACCEPT)])
+    assert error == ec.NONE
+    assert part.start_offset == 3
+    assert _states(part, 3, 5) == [(AVAILABLE, 1), (ARCHIVED, 1), (ACKNOWLEDGED, 1)]
+    assert write.start_offset == 3 and write.delivery_complete_count == 2
+    assert write.state_batches == (ShareStateBatch(3, 3, AVAILABLE, 1), ShareStateBatch(4, 4, ARCHIVED, 1),
+                                   ShareStateBatch(5, 5, ACKNOWLEDGED, 1))
+
+
+def test_acknowledge_out_of_range_cached_data():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    before = _states(part, 0, 4)
+    assert part.acknowledge("m1", [_ack(5, 9, ACCEPT)]) == (
+        ec.INVALID_REQUEST, "Batch record not found. The first offset in request is past acquired records.", None)
+    assert part.acknowledge("m1", [_ack(3, 9, ACCEPT)]) == (
+        ec.INVALID_REQUEST, "Batch record not found. The last offset in request is past acquired records.", None)
+    assert _states(part, 0, 4) == before
+
+
+def test_acknowledge_with_another_member():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    assert part.acknowledge("m2", [_ack(0, 4, ACCEPT)]) == (
+        ec.INVALID_RECORD_STATE, "Member is not the owner of offset", None)
+    assert part.state_of(0) == (ACQUIRED, 1, "m1")
+
+
+def test_acknowledge_when_offset_not_acquired():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(2, 2, RELEASE)])
+    error, message, _ = part.acknowledge("m1", [_ack(2, 2, ACCEPT)])
+    assert (error, message) == (
+        ec.INVALID_RECORD_STATE, "The batch cannot be acknowledged. The subset batch is not in the acquired state.")
+
+
+def test_acknowledge_rollback_with_subset_error():
+    """One bad batch refuses the whole request: nothing of the good batches before it is applied."""
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.acquire("m2", 5, 9, 500, now_ms=0)
+    error, _, write = part.acknowledge("m1", [_ack(0, 4, ACCEPT), _ack(5, 5, ACCEPT)])
+    assert error == ec.INVALID_RECORD_STATE and write is None
+    assert part.start_offset == 0 and part.state_of(0) == (ACQUIRED, 1, "m1")
+
+
+def test_acknowledge_invalid_type():
+    part = _part()
+    part.acquire("m1", 0, 0, 500, now_ms=0)
+    assert part.acknowledge("m1", [_ack(0, 0, 7)]) == (ec.INVALID_REQUEST, "Invalid acknowledge type: [7]", None)
+
+
+def test_acquisition_lock_for_acquiring_single_record():
+    part = _part()
+    part.acquire("m1", 0, 0, 500, now_ms=1000)
+    assert part.next_lock_deadline() == 1000 + LOCK_MS
+    assert part.expire_locks(1000 + LOCK_MS - 1) is None
+    write = part.expire_locks(1000 + LOCK_MS)
+    assert part.state_of(0) == (AVAILABLE, 1, "")
+    assert write.state_batches == (ShareStateBatch(0, 0, AVAILABLE, 1),)
+    assert part.next_lock_deadline() is None
+
+
+def test_acknowledge_after_acquisition_lock_timeout():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.expire_locks(LOCK_MS)
+    error, _, _ = part.acknowledge("m1", [_ack(0, 4, ACCEPT)])
+    assert error == ec.INVALID_RECORD_STATE
+    assert part.acquire("m2", 0, 4, 500, now_ms=LOCK_MS) == [AcquiredRecords(0, 4, 2)]
+
+
+def test_acquisition_lock_timeout_cause_max_delivery_count_exceed():
+    part = _part(delivery_count_limit=2)
+    part.acquire("m1", 0, 1, 500, now_ms=0)
+    part.expire_locks(LOCK_MS)
+    part.acquire("m1", 0, 1, 500, now_ms=LOCK_MS)
+    write = part.expire_locks(2 * LOCK_MS)
+    assert part.start_offset == 2 and part.records == {}  # both archived at the limit, the start moved past them
+    assert write.start_offset == 2
+
+
+def test_acquisition_lock_timeout_cause_spso_move_forward():
+    part = _part(delivery_count_limit=2)
+    part.acquire("m1", 0, 9, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(5, 9, RELEASE)])
+    part.acquire("m1", 5, 9, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 4, RELEASE)])
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.expire_locks(LOCK_MS)
+    assert part.start_offset == 10 and part.records == {}
+
+
+def test_release_acquired_records_with_another_member():
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.acquire("m2", 5, 9, 500, now_ms=0)
+    write = part.release_member("m2")
+    assert write.state_batches == (ShareStateBatch(5, 9, AVAILABLE, 1),)
+    assert part.state_of(0) == (ACQUIRED, 1, "m1")
+    assert part.next_fetch_offset() == 5
+
+
+def test_release_acquired_records_for_empty_cached_data():
+    assert _part().release_member("m1") is None
+
+
+def test_release_acknowledged_multiple_subset_record_batch():
+    part = _part()
+    part.acquire("m1", 0, 9, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(2, 3, ACCEPT)])
+    part.release_member("m1")
+    assert _states(part, 0, 4) == [(AVAILABLE, 1), (AVAILABLE, 1), (ACKNOWLEDGED, 1), (ACKNOWLEDGED, 1),
+                                   (AVAILABLE, 1)]
+
+
+def test_max_delivery_count_limit_exceeded_for_record_batch():
+    part = _part(delivery_count_limit=2)
+    part.acquire("m1", 0, 9, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 9, RELEASE)])
+    assert part.acquire("m1", 0, 9, 500, now_ms=0) == [AcquiredRecords(0, 9, 2)]
+    _, _, write = part.acknowledge("m1", [_ack(0, 9, RELEASE)])
+    assert part.start_offset == 10 and write.start_offset == 10
+
+
+def test_max_delivery_count_limit_exceeded_for_records_subset_and_cached_state_not_cleared():
+    part = _part(delivery_count_limit=2)
+    part.acquire("m1", 0, 9, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 4, RELEASE)])
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 1, RELEASE)])
+    assert part.start_offset == 2 and part.state_of(2) == (ACQUIRED, 2, "m1")
+
+
+def test_next_fetch_offset_with_multiple_consumers():
+    part = _part()
+    part.acquire("m1", 0, 2, 500, now_ms=0)
+    part.acquire("m2", 3, 5, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(1, 1, RELEASE)])
+    assert part.next_fetch_offset() == 1
+    part.acquire("m2", 1, 5, 500, now_ms=0)
+    assert part.next_fetch_offset() == 6
+
+
+def test_maybe_update_cached_state_when_all_records_in_cached_state_are_acknowledged():
+    part = _part(start=100)
+    part.acquire("m1", 100, 104, 500, now_ms=0)
+    part.acquire("m2", 105, 109, 500, now_ms=0)
+    part.acknowledge("m2", [_ack(105, 109, ACCEPT)])
+    assert part.start_offset == 100
+    _, _, write = part.acknowledge("m1", [_ack(100, 104, REJECT)])
+    assert part.start_offset == part.fetched_end == 110 and part.records == {}
+    assert write == sp.ShareWrite(0, 110, 0, ())
+
+
+def test_acknowledge_batch_and_offset_post_lso_movement():
+    """Offsets below the start offset are finished: acknowledging them again changes nothing and is no error."""
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    part.acknowledge("m1", [_ack(0, 1, ACCEPT)])
+    error, _, write = part.acknowledge("m1", [_ack(0, 2, ACCEPT)])
+    assert error == ec.NONE and write.start_offset == 3
+
+
+def test_write_share_group_state():
+    """The writes folded by the share coordinator rebuild the durable state a new leader loads: acquired records
+    come back AVAILABLE with the count last written (KIP-932: the acquired state is transient)."""
+    part = _part()
+    durable = ShareState(start_offset=0)
+    part.acquire("m1", 0, 9, 500, now_ms=0)
+    durable = durable.apply(part.acknowledge("m1", [_ack(0, 2, ACCEPT), _ack(5, 5, RELEASE)])[2])
+    part.acquire("m2", 5, 9, 500, now_ms=0)  # offset 5 now delivered twice, not yet written
+    assert durable.start_offset == 3
+    assert durable.state_batches == (ShareStateBatch(5, 5, AVAILABLE, 1),)
+    moved = SharePartition.initialize(ShareConfig(), durable, leader_epoch=1, log_start_offset=0, log_end_offset=10)
+    assert _states(moved, 3, 5) == [(AVAILABLE, 0), (AVAILABLE, 0), (AVAILABLE, 1)]
+    assert moved.acquire("m3", 3, 9, 500, now_ms=0) == [AcquiredRecords(3, 4, 1), AcquiredRecords(5, 5, 2),
+                                                        AcquiredRecords(6, 9, 1)]
+    assert part.snapshot(0, 0).state_batches == (ShareStateBatch(3, 4, AVAILABLE, 0),
+                                                 ShareStateBatch(5, 5, AVAILABLE, 1),
+                                                 ShareStateBatch(6, 9, AVAILABLE, 0))
+
+
+def test_acquire_past_the_window_is_refused():
+    part = _part()
+    with pytest.raises(ValueError):
+        part.acquire("m1", 3, 5, 500, now_ms=0)
