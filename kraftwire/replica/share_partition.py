@@ -252,8 +252,10 @@ class SharePartition:
 
     def acknowledge(self, member_id: str, batches: list[AckBatch]) -> tuple[int, str | None, ShareWrite | None]:
         """Apply one member's acknowledgements, all or nothing: ``(error code, message, write)``. Offsets below the
-        start offset are already finished and skipped; an unknown type, or offsets past the window, is
-        INVALID_REQUEST; an offset not ACQUIRED, or acquired by another member, is INVALID_RECORD_STATE."""
+        start offset are already finished and skipped when the batch reaches the start offset (Kafka acknowledges from
+        the start offset when it moved inside a batch), while a batch wholly below it is not found; an unknown type,
+        or offsets past the window, is INVALID_REQUEST; a batch not found, or an offset not ACQUIRED or acquired by
+        another member, is INVALID_RECORD_STATE."""
         changes: list[tuple[int, int]] = []
         for batch in batches:
             types = batch.acknowledge_types
@@ -269,6 +271,9 @@ class SharePartition:
             if batch.last_offset >= self.fetched_end:
                 return (ec.INVALID_REQUEST,
                         "Batch record not found. The last offset in request is past acquired records.", None)
+            if batch.last_offset < self.start_offset:
+                return (ec.INVALID_RECORD_STATE,
+                        "Batch record not found. The request batch offsets are not found in the cache.", None)
             for i, offset in enumerate(range(batch.first_offset, batch.last_offset + 1)):
                 if offset < self.start_offset:
                     continue

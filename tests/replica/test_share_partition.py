@@ -284,6 +284,8 @@ def test_acknowledge_batch_and_offset_post_lso_movement():
     part.acknowledge("m1", [_ack(0, 1, ACCEPT)])
     error, _, write = part.acknowledge("m1", [_ack(0, 2, ACCEPT)])
     assert error == ec.NONE and write.start_offset == 3
+    assert part.acknowledge("m1", [_ack(1, 2, ACCEPT)]) == (
+        ec.INVALID_RECORD_STATE, "Batch record not found. The request batch offsets are not found in the cache.", None)
 
 
 def test_write_share_group_state():

@@ -1,0 +1,132 @@
+"""The seeded share-partition simulation (``kraftwire.testing.share_sim``): several share consumers on one
+share-partition through leader changes, lost answers, members leaving and lock expiries, with Kafka's invariants
+checked after every event and convergence required once the faults stop; and the planted bugs it must catch.
+``KRAFTWIRE_SIM_SEEDS`` seeds (default 100)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from kraftwire.replica import share_partition as sp
+from kraftwire.testing import share_sim
+
+SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
+EVENTS = 1500
+
+
+@pytest.mark.parametrize("seed", range(SEEDS))
+def test_share_simulation(seed):
+    share_sim.ShareSim(seed, EVENTS).run()
+
+
+def test_the_runs_reach_the_interesting_paths():
+    totals: dict[str, int] = {}
+    for seed in range(10):
+        for k, v in share_sim.ShareSim(5000 + seed, EVENTS).run().items():
+            totals[k] = totals.get(k, 0) + v
+    for path in ("acquired", "redelivered", "acks", "acks_refused", "releases", "expiries", "leader_changes",
+                 "lost_writes", "lost_fetches", "leaves", "archived_at_limit", "finished", "reload_checks"):
+        assert totals[path] > 20, (path, totals)
+
+
+def test_a_failure_names_the_seed_and_the_replay_command(monkeypatch, capsys):
+    monkeypatch.setattr(sp.SharePartition, "expire_locks", _expire_every_lock)
+    message = _first_failure()
+    seed = int(message.split(" seed ")[1].split(":")[0])
+    assert f"replay: python -m kraftwire.testing.share_sim --seed {seed}" in message
+    assert share_sim.main(["--seed", str(seed), "--events", "800"]) == 1
+    assert "replay: python -m kraftwire.testing.share_sim" in capsys.readouterr().err
+
+
+def _first_failure(seeds=range(20)) -> str:
+    for seed in seeds:
+        try:
+            share_sim.ShareSim(seed, 800).run()
+        except share_sim.SimFailure as exc:
+            return str(exc)
+    raise AssertionError("the broken rule went unnoticed")
+
+
+def _expire_every_lock(self, now_ms):
+    return self._release(lambda r: True)
+
+
+def test_a_lock_that_expires_before_its_deadline_is_caught(monkeypatch):
+    monkeypatch.setattr(sp.SharePartition, "expire_locks", _expire_every_lock)
+    assert "the oracle says acquired by" in _first_failure()
+
+
+def test_an_acquisition_that_takes_an_acquired_record_is_caught(monkeypatch):
+    """The planted bug: a fetch re-acquires records another member's live lock holds."""
+    real = sp.SharePartition.acquire
+
+    def acquire(self, member_id, first_offset, last_offset, max_records, now_ms):
+        for o in range(max(first_offset, self.start_offset), min(last_offset + 1, self.fetched_end)):
+            if self.records[o].state == sp.ACQUIRED:
+                self.records[o].state = sp.AVAILABLE
+        return real(self, member_id, first_offset, last_offset, max_records, now_ms)
+
+    monkeypatch.setattr(sp.SharePartition, "acquire", acquire)
+    assert "holds it" in _first_failure()
+
+
+def test_a_redelivery_without_a_raised_delivery_count_is_caught(monkeypatch):
+    real = sp.SharePartition.acquire
+
+    def acquire(self, member_id, first_offset, last_offset, max_records, now_ms):
+        got = real(self, member_id, first_offset, last_offset, max_records, now_ms)
+        for a in got:
+            if a.delivery_count > 1:
+                for o in range(a.first_offset, a.last_offset + 1):
+                    self.records[o].delivery_count -= 1
+        return [sp.AcquiredRecords(a.first_offset, a.last_offset, max(a.delivery_count - 1, 1)) for a in got]
+
+    monkeypatch.setattr(sp.SharePartition, "acquire", acquire)
+    assert "delivered with count" in _first_failure()
+
+
+def test_a_release_that_ignores_the_delivery_count_limit_is_caught(monkeypatch):
+    def finish(self, r, state):
+        r.state, r.member_id, r.deadline_ms = state, "", 0
+
+    monkeypatch.setattr(sp.SharePartition, "_finish_acquisition", finish)
+    assert "on the leader" in _first_failure()  # the oracle archived it at the limit, the leader offers it again
+
+
+def test_a_start_offset_that_skips_an_available_record_is_caught(monkeypatch):
+    def advance(self):
+        while self.start_offset < self.fetched_end and self.records[self.start_offset].state != sp.ACQUIRED:
+            del self.records[self.start_offset]
+            self.start_offset += 1
+
+    monkeypatch.setattr(sp.SharePartition, "_advance_start", advance)
+    assert "not finished" in _first_failure()
+
+
+def test_a_write_that_leaves_out_released_records_is_caught(monkeypatch):
+    """The planted bug: only finished records are written, so a new leader redelivers released records with the
+    count they had before their last delivery."""
+    real = sp.SharePartition._write
+
+    def write(self, changed):
+        w = real(self, changed)
+        kept = tuple(b for b in w.state_batches if b.delivery_state != sp.AVAILABLE)
+        return sp.ShareWrite(w.leader_epoch, w.start_offset, w.delivery_complete_count, kept)
+
+    monkeypatch.setattr(sp.SharePartition, "_write", write)
+    assert "loads from the durable state as" in _first_failure()
+
+
+def test_an_acknowledgement_by_a_member_that_does_not_hold_the_records_is_caught(monkeypatch):
+    real = sp.SharePartition.acknowledge
+
+    def acknowledge(self, member_id, batches):
+        owner = next((self.records[o].member_id for b in batches
+                      for o in range(b.first_offset, b.last_offset + 1)
+                      if o in self.records and self.records[o].state == sp.ACQUIRED), member_id)
+        return real(self, owner, batches)
+
+    monkeypatch.setattr(sp.SharePartition, "acknowledge", acknowledge)
+    assert "the oracle expected a refusal" in _first_failure()
