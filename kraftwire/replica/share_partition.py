@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from kraftwire import error_codes as ec
 
 __all__ = [
-    "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "AVAILABLE", "GAP", "REJECT", "RELEASE",
+    "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "AVAILABLE", "GAP", "REJECT", "RELEASE", "RENEW",
     "AcquiredRecords", "AckBatch", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
-    "initial_start_offset",
+    "check_ack_batches", "initial_start_offset",
 ]
 
 # RecordState ids (org.apache.kafka.server.share.fetch.RecordState; 3 is ARCHIVING, a transient state of the
@@ -41,9 +41,23 @@ AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
 STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED", ARCHIVED: "ARCHIVED"}
 FINISHED = (ACKNOWLEDGED, ARCHIVED)
 
-# AcknowledgeType ids as ShareAcknowledge and ShareFetch carry them (GAP marks an offset the log no longer has).
-GAP, ACCEPT, RELEASE, REJECT = 0, 1, 2, 3
+# AcknowledgeType ids as ShareAcknowledge and ShareFetch carry them (GAP marks an offset the log no longer has;
+# RENEW, Kafka 4.4's KIP-1222, extends the lock and changes no state).
+GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 _ACK_STATE = {GAP: ARCHIVED, ACCEPT: ACKNOWLEDGED, RELEASE: AVAILABLE, REJECT: ARCHIVED}
+
+
+def check_ack_batches(batches: list["AckBatch"]) -> int:
+    """The shape checks of Kafka's ``KafkaApis.validateAcknowledgementBatches``, each INVALID_REQUEST: a batch's
+    first offset after its last, batches not in ascending order without overlap, or a number of types that is
+    neither one nor one per offset."""
+    previous_last = -1
+    for b in batches:
+        span = b.last_offset - b.first_offset + 1
+        if span < 1 or b.first_offset <= previous_last or len(b.acknowledge_types) not in (1, span):
+            return ec.INVALID_REQUEST
+        previous_last = b.last_offset
+    return ec.NONE
 
 
 @dataclass(frozen=True)
@@ -250,21 +264,23 @@ class SharePartition:
                 out.append(AcquiredRecords(o, o, count))
         return out
 
-    def acknowledge(self, member_id: str, batches: list[AckBatch]) -> tuple[int, str | None, ShareWrite | None]:
-        """Apply one member's acknowledgements, all or nothing: ``(error code, message, write)``. Offsets below the
-        start offset are already finished and skipped when the batch reaches the start offset (Kafka acknowledges from
-        the start offset when it moved inside a batch), while a batch wholly below it is not found; an unknown type,
-        or offsets past the window, is INVALID_REQUEST; a batch not found, or an offset not ACQUIRED or acquired by
-        another member, is INVALID_RECORD_STATE."""
+    def acknowledge(self, member_id: str, batches: list[AckBatch],
+                    now_ms: int) -> tuple[int, str | None, ShareWrite | None]:
+        """Apply one member's acknowledgements, all or nothing: ``(error code, message, write)``, the write None
+        when nothing but locks changed. RENEW keeps a record ACQUIRED with a new lock from ``now_ms`` (KIP-1222).
+        Offsets below the start offset are already finished and skipped when the batch reaches the start offset
+        (Kafka acknowledges from the start offset when it moved inside a batch), while a batch wholly below it is
+        not found. A malformed request (:func:`check_ack_batches`), an unknown type, or offsets past the window is
+        INVALID_REQUEST; a batch not found, or an offset not ACQUIRED or acquired by another member, is
+        INVALID_RECORD_STATE."""
+        error = check_ack_batches(batches)
+        if error != ec.NONE:
+            return error, None, None
         changes: list[tuple[int, int]] = []
         for batch in batches:
             types = batch.acknowledge_types
-            span = batch.last_offset - batch.first_offset + 1
-            if span < 1 or len(types) not in (1, span):
-                return ec.INVALID_REQUEST, "Acknowledge types do not match the batch's offsets.", None
-            for t in types:
-                if t not in _ACK_STATE:
-                    return ec.INVALID_REQUEST, f"Invalid acknowledge type: {list(types)}", None
+            if any(t not in _ACK_STATE and t != RENEW for t in types):
+                return ec.INVALID_REQUEST, f"Invalid acknowledge type: {list(types)}", None
             if batch.first_offset >= self.fetched_end:
                 return (ec.INVALID_REQUEST,
                         "Batch record not found. The first offset in request is past acquired records.", None)
@@ -284,11 +300,14 @@ class SharePartition:
                 if r.member_id != member_id:
                     return ec.INVALID_RECORD_STATE, "Member is not the owner of offset", None
                 changes.append((offset, types[0] if len(types) == 1 else types[i]))
-        if len({o for o, _ in changes}) != len(changes):
-            return ec.INVALID_REQUEST, "Acknowledgement batches overlap.", None
+        finished = []
         for offset, ack in changes:
-            self._finish_acquisition(self.records[offset], _ACK_STATE[ack])
-        return ec.NONE, None, self._write([o for o, _ in changes])
+            if ack == RENEW:
+                self.records[offset].deadline_ms = now_ms + self.config.record_lock_duration_ms
+            else:
+                self._finish_acquisition(self.records[offset], _ACK_STATE[ack])
+                finished.append(offset)
+        return ec.NONE, None, (self._write(finished) if finished else None)
 
     def release_member(self, member_id: str) -> ShareWrite | None:
         """A member left (or its share session closed): every record it holds goes back (Kafka's

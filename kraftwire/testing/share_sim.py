@@ -5,7 +5,7 @@ as the share coordinator keeps it, the durable :class:`~kraftwire.replica.share_
 fold into. As the runtime must, an acknowledgement's answer waits until its write is durable: writes queue and are
 made durable at random moments, in order, and only then is the consumer answered. A producer appends records to the
 log; consumers fetch (acquiring from ``next_fetch_offset()``) and acknowledge what they hold — mostly ACCEPT, some
-RELEASE, REJECT or GAP, sometimes only part of it, sometimes records whose lock they do not know has expired.
+RELEASE, REJECT, GAP or RENEW, sometimes only part of it, sometimes records whose lock they do not know has expired.
 
 **Faults.** The leader dies: its queued writes are lost, their consumers are answered with an error and forget what
 they held, and the new leader loads the durable state. A fetch answer is lost on its way (its records stay acquired
@@ -78,7 +78,7 @@ class ShareSim:
         self.pending: deque = deque()  # (write, consumer, offsets finished by it, answer)
         self.consumers = [Consumer(i) for i in range(CONSUMERS)]
         self.trail: deque = deque(maxlen=40)
-        self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "expiries",
+        self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries",
                                       "leader_changes", "lost_writes", "lost_fetches", "leaves", "archived_at_limit",
                                       "finished", "reload_checks")}
         # the oracle
@@ -163,14 +163,13 @@ class ShareSim:
         else:
             if self.rng.random() < 0.3:
                 offsets = offsets[:self.rng.randint(1, len(offsets))]
-            types = [self.rng.choices((sp.ACCEPT, sp.RELEASE, sp.REJECT, sp.GAP), (80, 12, 5, 3))[0]
+            types = [self.rng.choices((sp.ACCEPT, sp.RELEASE, sp.REJECT, sp.GAP, sp.RENEW), (75, 12, 5, 3, 5))[0]
                      for _ in offsets]
         batches = self._batches(offsets, types)
         expect_ok = self._acceptable(c.member_id, batches)
-        error, message, write = self.part.acknowledge(c.member_id, batches)
+        error, message, write = self.part.acknowledge(c.member_id, batches, self.now)
         self.note(f"{c.member_id} ack {list(zip(offsets, types))}: {error} {message or ''}")
-        for o in offsets:
-            del c.held[o]
+        held = {o: c.held.pop(o) for o in offsets}
         if (error == ec.NONE) != expect_ok:
             self.fail(f"acknowledgement by {c.member_id} answered {error} ({message}), the oracle expected "
                       f"{'success' if expect_ok else 'a refusal'}")
@@ -182,7 +181,11 @@ class ShareSim:
         for o, t in zip(offsets, types):
             if o < first:
                 continue
-            if t == sp.RELEASE:
+            if t == sp.RENEW:
+                self.counts["renewals"] += 1
+                self.holder[o] = (c.member_id, self.now + self.config.record_lock_duration_ms)
+                c.held[o] = held[o]
+            elif t == sp.RELEASE:
                 self.counts["releases"] += 1
                 self._return(o)
             else:

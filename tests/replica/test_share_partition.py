@@ -8,7 +8,7 @@ import pytest
 from kraftwire import error_codes as ec
 from kraftwire.replica import share_partition as sp
 from kraftwire.replica.share_partition import (
-    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE,
+    ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, GAP, REJECT, RELEASE, RENEW,
     AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareState, ShareStateBatch,
 )
 
@@ -30,7 +30,7 @@ def _states(part, first, last):
 def test_record_state_for_id():
     # RecordState ids as Kafka 4.4 numbers them (ARCHIVING, 3, is not modelled); only 0, 2 and 4 are written
     assert (AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED) == (0, 1, 2, 4)
-    assert (GAP, ACCEPT, RELEASE, REJECT) == (0, 1, 2, 3)
+    assert (GAP, ACCEPT, RELEASE, REJECT, RENEW) == (0, 1, 2, 3, 4)
 
 
 def test_maybe_initialize():
@@ -88,7 +88,7 @@ def test_acquire_multiple_records_with_overlap_and_new_batch():
 def test_acquire_released_record():
     part = _part()
     part.acquire("m1", 0, 2, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(1, 1, RELEASE)])
+    part.acknowledge("m1", [_ack(1, 1, RELEASE)], now_ms=0)
     assert part.next_fetch_offset() == 1
     assert part.acquire("m2", 1, 2, 500, now_ms=0) == [AcquiredRecords(1, 1, 2)]
     assert part.state_of(1) == (ACQUIRED, 2, "m2")
@@ -98,21 +98,21 @@ def test_can_acquire_records_with_cached_data_and_limit_reached():
     part = _part(max_record_locks=100)
     assert part.acquire("m1", 0, 199, 500, now_ms=0) == [AcquiredRecords(0, 99, 1)]
     assert not part.can_acquire()
-    part.acknowledge("m1", [_ack(50, 50, RELEASE)])
+    part.acknowledge("m1", [_ack(50, 50, RELEASE)], now_ms=0)
     assert part.can_acquire()  # a record inside the window is available again
 
 
 def test_can_acquire_records_after_accept_acknowledgement():
     part = _part(max_record_locks=100)
     part.acquire("m1", 0, 99, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 9, ACCEPT)])
+    part.acknowledge("m1", [_ack(0, 9, ACCEPT)], now_ms=0)
     assert part.start_offset == 10 and part.can_acquire()
 
 
 def test_acknowledge_single_record_batch():
     part = _part()
     part.acquire("m1", 0, 0, 500, now_ms=0)
-    error, message, write = part.acknowledge("m1", [_ack(0, 0, ACCEPT)])
+    error, message, write = part.acknowledge("m1", [_ack(0, 0, ACCEPT)], now_ms=0)
     assert (error, message) == (ec.NONE, None)
     assert part.start_offset == 1 and part.records == {}
     assert write == sp.ShareWrite(0, 1, 0, ())
@@ -121,7 +121,7 @@ def test_acknowledge_single_record_batch():
 def test_acknowledge_multiple_record_batch_with_gap_offsets():
     part = _part()
     part.acquire("m1", 0, 5, 500, now_ms=0)
-    error, _, write = part.acknowledge("m1", [_ack(0, 5, ACCEPT, GAP, ACCEPT, RELEASE, REJECT, ACCEPT)])
+    error, _, write = part.acknowledge("m1", [_ack(0, 5, ACCEPT, GAP, ACCEPT, RELEASE, REJECT, ACCEPT)], now_ms=0)
     assert error == ec.NONE
     assert part.start_offset == 3
     assert _states(part, 3, 5) == [(AVAILABLE, 1), (ARCHIVED, 1), (ACKNOWLEDGED, 1)]
@@ -134,9 +134,9 @@ def test_acknowledge_out_of_range_cached_data():
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
     before = _states(part, 0, 4)
-    assert part.acknowledge("m1", [_ack(5, 9, ACCEPT)]) == (
+    assert part.acknowledge("m1", [_ack(5, 9, ACCEPT)], now_ms=0) == (
         ec.INVALID_REQUEST, "Batch record not found. The first offset in request is past acquired records.", None)
-    assert part.acknowledge("m1", [_ack(3, 9, ACCEPT)]) == (
+    assert part.acknowledge("m1", [_ack(3, 9, ACCEPT)], now_ms=0) == (
         ec.INVALID_REQUEST, "Batch record not found. The last offset in request is past acquired records.", None)
     assert _states(part, 0, 4) == before
 
@@ -144,7 +144,7 @@ def test_acknowledge_out_of_range_cached_data():
 def test_acknowledge_with_another_member():
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
-    assert part.acknowledge("m2", [_ack(0, 4, ACCEPT)]) == (
+    assert part.acknowledge("m2", [_ack(0, 4, ACCEPT)], now_ms=0) == (
         ec.INVALID_RECORD_STATE, "Member is not the owner of offset", None)
     assert part.state_of(0) == (ACQUIRED, 1, "m1")
 
@@ -152,8 +152,8 @@ def test_acknowledge_with_another_member():
 def test_acknowledge_when_offset_not_acquired():
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(2, 2, RELEASE)])
-    error, message, _ = part.acknowledge("m1", [_ack(2, 2, ACCEPT)])
+    part.acknowledge("m1", [_ack(2, 2, RELEASE)], now_ms=0)
+    error, message, _ = part.acknowledge("m1", [_ack(2, 2, ACCEPT)], now_ms=0)
     assert (error, message) == (
         ec.INVALID_RECORD_STATE, "The batch cannot be acknowledged. The subset batch is not in the acquired state.")
 
@@ -163,7 +163,7 @@ def test_acknowledge_rollback_with_subset_error():
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
     part.acquire("m2", 5, 9, 500, now_ms=0)
-    error, _, write = part.acknowledge("m1", [_ack(0, 4, ACCEPT), _ack(5, 5, ACCEPT)])
+    error, _, write = part.acknowledge("m1", [_ack(0, 4, ACCEPT), _ack(5, 5, ACCEPT)], now_ms=0)
     assert error == ec.INVALID_RECORD_STATE and write is None
     assert part.start_offset == 0 and part.state_of(0) == (ACQUIRED, 1, "m1")
 
@@ -171,7 +171,33 @@ def test_acknowledge_rollback_with_subset_error():
 def test_acknowledge_invalid_type():
     part = _part()
     part.acquire("m1", 0, 0, 500, now_ms=0)
-    assert part.acknowledge("m1", [_ack(0, 0, 7)]) == (ec.INVALID_REQUEST, "Invalid acknowledge type: [7]", None)
+    assert part.acknowledge("m1", [_ack(0, 0, 7)], now_ms=0) == (ec.INVALID_REQUEST, "Invalid acknowledge type: [7]", None)
+
+
+@pytest.mark.parametrize("batches", [
+    [AckBatch(3, 2, (ACCEPT,))],  # first offset after the last
+    [AckBatch(0, 2, (ACCEPT,)), AckBatch(2, 3, (ACCEPT,))],  # overlapping
+    [AckBatch(2, 3, (ACCEPT,)), AckBatch(0, 1, (ACCEPT,))],  # not ascending
+    [AckBatch(0, 3, (ACCEPT, ACCEPT))],  # neither one type nor one per offset
+])
+def test_validate_acknowledgement_batches(batches):
+    """KafkaApis.validateAcknowledgementBatches: a malformed request is INVALID_REQUEST and changes nothing."""
+    part = _part()
+    part.acquire("m1", 0, 4, 500, now_ms=0)
+    assert part.acknowledge("m1", batches, now_ms=0) == (ec.INVALID_REQUEST, None, None)
+    assert _states(part, 0, 4) == [(ACQUIRED, 1)] * 5
+
+
+def test_renew_acknowledgement_extends_the_lock():
+    """RENEW (KIP-1222) keeps the records acquired by the member with a lock from now; nothing is written."""
+    part = _part()
+    part.acquire("m1", 0, 2, 500, now_ms=0)
+    assert part.acknowledge("m1", [_ack(0, 2, RENEW, ACCEPT, RENEW)], now_ms=LOCK_MS - 1)[0] == ec.NONE
+    assert part.expire_locks(LOCK_MS) is None
+    assert part.state_of(0) == (ACQUIRED, 1, "m1") and part.state_of(1) == (ACKNOWLEDGED, 1, "")
+    assert part.acknowledge("m1", [_ack(0, 0, RENEW)], now_ms=LOCK_MS) == (ec.NONE, None, None)
+    assert part.next_lock_deadline() == 2 * LOCK_MS - 1  # offset 2's renewal; offset 0 was renewed again later
+    assert part.acknowledge("m2", [_ack(0, 0, RENEW)], now_ms=LOCK_MS)[0] == ec.INVALID_RECORD_STATE
 
 
 def test_acquisition_lock_for_acquiring_single_record():
@@ -189,7 +215,7 @@ def test_acknowledge_after_acquisition_lock_timeout():
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
     part.expire_locks(LOCK_MS)
-    error, _, _ = part.acknowledge("m1", [_ack(0, 4, ACCEPT)])
+    error, _, _ = part.acknowledge("m1", [_ack(0, 4, ACCEPT)], now_ms=0)
     assert error == ec.INVALID_RECORD_STATE
     assert part.acquire("m2", 0, 4, 500, now_ms=LOCK_MS) == [AcquiredRecords(0, 4, 2)]
 
@@ -207,9 +233,9 @@ def test_acquisition_lock_timeout_cause_max_delivery_count_exceed():
 def test_acquisition_lock_timeout_cause_spso_move_forward():
     part = _part(delivery_count_limit=2)
     part.acquire("m1", 0, 9, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(5, 9, RELEASE)])
+    part.acknowledge("m1", [_ack(5, 9, RELEASE)], now_ms=0)
     part.acquire("m1", 5, 9, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 4, RELEASE)])
+    part.acknowledge("m1", [_ack(0, 4, RELEASE)], now_ms=0)
     part.acquire("m1", 0, 4, 500, now_ms=0)
     part.expire_locks(LOCK_MS)
     assert part.start_offset == 10 and part.records == {}
@@ -232,7 +258,7 @@ def test_release_acquired_records_for_empty_cached_data():
 def test_release_acknowledged_multiple_subset_record_batch():
     part = _part()
     part.acquire("m1", 0, 9, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(2, 3, ACCEPT)])
+    part.acknowledge("m1", [_ack(2, 3, ACCEPT)], now_ms=0)
     part.release_member("m1")
     assert _states(part, 0, 4) == [(AVAILABLE, 1), (AVAILABLE, 1), (ACKNOWLEDGED, 1), (ACKNOWLEDGED, 1),
                                    (AVAILABLE, 1)]
@@ -241,18 +267,18 @@ def test_release_acknowledged_multiple_subset_record_batch():
 def test_max_delivery_count_limit_exceeded_for_record_batch():
     part = _part(delivery_count_limit=2)
     part.acquire("m1", 0, 9, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 9, RELEASE)])
+    part.acknowledge("m1", [_ack(0, 9, RELEASE)], now_ms=0)
     assert part.acquire("m1", 0, 9, 500, now_ms=0) == [AcquiredRecords(0, 9, 2)]
-    _, _, write = part.acknowledge("m1", [_ack(0, 9, RELEASE)])
+    _, _, write = part.acknowledge("m1", [_ack(0, 9, RELEASE)], now_ms=0)
     assert part.start_offset == 10 and write.start_offset == 10
 
 
 def test_max_delivery_count_limit_exceeded_for_records_subset_and_cached_state_not_cleared():
     part = _part(delivery_count_limit=2)
     part.acquire("m1", 0, 9, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 4, RELEASE)])
+    part.acknowledge("m1", [_ack(0, 4, RELEASE)], now_ms=0)
     part.acquire("m1", 0, 4, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 1, RELEASE)])
+    part.acknowledge("m1", [_ack(0, 1, RELEASE)], now_ms=0)
     assert part.start_offset == 2 and part.state_of(2) == (ACQUIRED, 2, "m1")
 
 
@@ -260,7 +286,7 @@ def test_next_fetch_offset_with_multiple_consumers():
     part = _part()
     part.acquire("m1", 0, 2, 500, now_ms=0)
     part.acquire("m2", 3, 5, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(1, 1, RELEASE)])
+    part.acknowledge("m1", [_ack(1, 1, RELEASE)], now_ms=0)
     assert part.next_fetch_offset() == 1
     part.acquire("m2", 1, 5, 500, now_ms=0)
     assert part.next_fetch_offset() == 6
@@ -270,9 +296,9 @@ def test_maybe_update_cached_state_when_all_records_in_cached_state_are_acknowle
     part = _part(start=100)
     part.acquire("m1", 100, 104, 500, now_ms=0)
     part.acquire("m2", 105, 109, 500, now_ms=0)
-    part.acknowledge("m2", [_ack(105, 109, ACCEPT)])
+    part.acknowledge("m2", [_ack(105, 109, ACCEPT)], now_ms=0)
     assert part.start_offset == 100
-    _, _, write = part.acknowledge("m1", [_ack(100, 104, REJECT)])
+    _, _, write = part.acknowledge("m1", [_ack(100, 104, REJECT)], now_ms=0)
     assert part.start_offset == part.fetched_end == 110 and part.records == {}
     assert write == sp.ShareWrite(0, 110, 0, ())
 
@@ -281,10 +307,10 @@ def test_acknowledge_batch_and_offset_post_lso_movement():
     """Offsets below the start offset are finished: acknowledging them again changes nothing and is no error."""
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
-    part.acknowledge("m1", [_ack(0, 1, ACCEPT)])
-    error, _, write = part.acknowledge("m1", [_ack(0, 2, ACCEPT)])
+    part.acknowledge("m1", [_ack(0, 1, ACCEPT)], now_ms=0)
+    error, _, write = part.acknowledge("m1", [_ack(0, 2, ACCEPT)], now_ms=0)
     assert error == ec.NONE and write.start_offset == 3
-    assert part.acknowledge("m1", [_ack(1, 2, ACCEPT)]) == (
+    assert part.acknowledge("m1", [_ack(1, 2, ACCEPT)], now_ms=0) == (
         ec.INVALID_RECORD_STATE, "Batch record not found. The request batch offsets are not found in the cache.", None)
 
 
@@ -294,7 +320,7 @@ def test_write_share_group_state():
     part = _part()
     durable = ShareState(start_offset=0)
     part.acquire("m1", 0, 9, 500, now_ms=0)
-    durable = durable.apply(part.acknowledge("m1", [_ack(0, 2, ACCEPT), _ack(5, 5, RELEASE)])[2])
+    durable = durable.apply(part.acknowledge("m1", [_ack(0, 2, ACCEPT), _ack(5, 5, RELEASE)], now_ms=0)[2])
     part.acquire("m2", 5, 9, 500, now_ms=0)  # offset 5 now delivered twice, not yet written
     assert durable.start_offset == 3
     assert durable.state_batches == (ShareStateBatch(5, 5, AVAILABLE, 1),)
