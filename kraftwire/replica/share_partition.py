@@ -38,7 +38,6 @@ __all__ = [
 # RecordState ids (org.apache.kafka.server.share.fetch.RecordState; 3 is ARCHIVING, a transient state of the
 # dead-letter path this model does not have). Only 0, 2 and 4 are ever written.
 AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
-STATE_NAMES = {AVAILABLE: "AVAILABLE", ACQUIRED: "ACQUIRED", ACKNOWLEDGED: "ACKNOWLEDGED", ARCHIVED: "ARCHIVED"}
 FINISHED = (ACKNOWLEDGED, ARCHIVED)
 
 # AcknowledgeType ids as ShareAcknowledge and ShareFetch carry them (GAP marks an offset the log no longer has;
