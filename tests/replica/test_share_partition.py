@@ -303,7 +303,7 @@ def test_maybe_update_cached_state_when_all_records_in_cached_state_are_acknowle
     assert write == sp.ShareWrite(0, 110, 0, ())
 
 
-def test_acknowledge_batch_and_offset_post_lso_movement():
+def test_acknowledge_below_the_start_offset():
     """Offsets below the start offset are finished: acknowledging them again changes nothing and is no error."""
     part = _part()
     part.acquire("m1", 0, 4, 500, now_ms=0)
