@@ -69,13 +69,12 @@ def test_a_connection_closed_before_its_first_request_fails_at_once():
                     conn = await KafkaConnection.open("127.0.0.1", port)
                     await asyncio.sleep(0.05)
                 try:
-                    started = asyncio.get_running_loop().time()
                     try:
                         await conn.request(_create("x"), 7, timeout=20)
                         raise AssertionError("a closed connection answered")
-                    except (ProtocolError, OSError):
-                        pass
-                    assert asyncio.get_running_loop().time() - started < 5
+                    except (ProtocolError, OSError) as exc:
+                        # the close is noticed, not waited out: a hang ends in the request's own timeout
+                        assert not isinstance(exc, TimeoutError), "a closed connection was waited on until the timeout"
                 finally:
                     await conn.close()
         finally:
