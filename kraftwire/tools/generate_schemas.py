@@ -50,6 +50,7 @@ APIS = (
     "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AllocateProducerIds", "AlterConfigs", "AlterPartition",
     "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions", "AssignReplicasToDirs",
     "BeginQuorumEpoch", "BrokerHeartbeat", "BrokerRegistration", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat",
+    "ControllerRegistration",
     "CreateAcls", "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteGroups", "DeleteRecords", "DeleteTopics",
     "DescribeAcls", "DescribeCluster", "DescribeConfigs", "DescribeGroups", "DescribeLogDirs", "DescribeProducers",
     "DescribeQuorum", "DescribeTopicPartitions", "DescribeTransactions", "DescribeUserScramCredentials",
