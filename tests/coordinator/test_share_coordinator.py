@@ -412,3 +412,70 @@ def test_on_topics_deleted():
     assert types(r) == [(SHARE_SNAPSHOT, True)] * 2
     apply(s, r)
     assert s.states == {}
+
+
+# ------------------------------------------------------------------------------------------------ on the runtime
+def _runtime(entries=()):
+    from kraftwire.coordinator.runtime import CoordinatorRuntime
+    from kraftwire.coordinator.share.hosting import ShareKind
+    from tests.coordinator.test_runtime import Writer
+
+    sent = []
+    kind = ShareKind(lambda: ShareCoordinatorConfig(), lambda t: 3 if t == TOPIC else None)
+    rt = CoordinatorRuntime(kind, lambda reply, body: sent.append((reply.token, body)), lambda h: None)
+    writer = Writer(entries)
+    h = rt.elect(0, writer)
+    while not rt.load_chunk(h, NOW):
+        pass
+    return rt, writer, sent
+
+
+def test_share_kind_loads_writes_and_reloads_on_failed_write():
+    """The share shard on the one coordinator runtime (CoordinatorRuntimeTest's testScheduleLoading /
+    testScheduleWriteOp / testScheduleWriteOpWhenWriteFails with the share kind): a load replays the partition,
+    a write's answer waits for its commit, and a write that fails answers NOT_COORDINATOR and reloads the shard
+    from the log, dropping what it folded."""
+    first = shard()
+    records = init(first, state_epoch=1, start=4).records
+    rt, writer, sent = _runtime(records)
+    h, code = rt.route(0)
+    assert code == 0 and h.shard.states[KEY].start_offset == 4
+    P = w.WriteShareGroupStateRequest.PartitionData
+    from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC
+    assert rt.kind.topic == SHARE_STATE_TOPIC
+    rt.write(0, h.shard.write(GROUP, TOPIC, P(partition=0, leader_epoch=0, state_epoch=1, start_offset=8,
+                                              state_batches=[]), "w1", NOW), NOW)
+    assert sent == [] and h.shard.states[KEY].start_offset == 8
+    writer.commit()
+    assert [t for t, _ in sent] == ["w1"] and part_of(sent[0][1]).error_code == 0
+    rt.write(0, h.shard.write(GROUP, TOPIC, P(partition=0, leader_epoch=0, state_epoch=1, start_offset=12,
+                                              state_batches=[]), "w2", NOW), NOW)
+    writer.entries.pop()  # the failed write never reached the log
+    writer.commit(ec.NOT_LEADER_OR_FOLLOWER)
+    token, body = sent[-1]
+    assert token == "w2" and part_of(body).error_code == ec.NOT_COORDINATOR
+    assert part_of(body).error_message.startswith("Unable to write share group state: ")
+    h2 = rt.hosted[0]
+    while not rt.load_chunk(h2, NOW):
+        pass
+    assert h2 is not h and h2.shard.states[KEY].start_offset == 8
+
+
+def test_split_and_join_requests_by_key():
+    """ShareCoordinatorService: a request's keys each go to their state partition; empty topics, partitions or
+    group id are answered empty; answers join per topic."""
+    from kraftwire.coordinator.share.hosting import join, split
+    R = w.ReadShareGroupStateRequest
+    body = R(group_id=GROUP, topics=[R.ReadStateData(topic_id=TOPIC, partitions=[
+        R.PartitionData(partition=0, leader_epoch=0), R.PartitionData(partition=1, leader_epoch=0)])])
+    ops = split(body, 50)
+    assert [op.state_partition for op in ops] == [partition_for(coordinator_key(GROUP, TOPIC, p), 50) for p in (0, 1)]
+    assert split(R(group_id="", topics=body.topics), 50) is None
+    assert split(R(group_id="g", topics=[]), 50) is None
+    assert split(R(group_id="g", topics=[R.ReadStateData(topic_id=TOPIC, partitions=[])]), 50) is None
+    s = shard()
+    init(s, partition=0)
+    init(s, partition=1)
+    joined = join("ReadShareGroupState", [answer(s.read(GROUP, TOPIC, op.data, "t", NOW)) for op in ops])
+    assert [(r.topic_id, [(p.partition, p.error_code) for p in r.partitions]) for r in joined.results] == \
+        [(TOPIC, [(0, 0), (1, 0)])]
