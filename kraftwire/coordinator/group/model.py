@@ -39,6 +39,18 @@ class GroupConfig:
     consumer_min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     consumer_max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
     consumer_max_size: int = 2**31 - 1  # group.consumer.max.size: the most members a consumer group may have
+    offsets_commit_timeout_ms: int = 5000  # offsets.commit.timeout.ms
+    #: KIP-932 share groups: the broker's session timeout and heartbeat interval (a group's own configs within
+    #: the min/max bounds win), the most members a share group may have, and how long an InitializeShareGroupState
+    #: may stay unanswered before it is asked again (at least offsets.commit.timeout.ms)
+    share_session_timeout_ms: int = 45_000  # group.share.session.timeout.ms
+    share_min_session_timeout_ms: int = 45_000  # group.share.min.session.timeout.ms
+    share_max_session_timeout_ms: int = 60_000  # group.share.max.session.timeout.ms
+    share_heartbeat_interval_ms: int = 5000  # group.share.heartbeat.interval.ms
+    share_min_heartbeat_interval_ms: int = 5000  # group.share.min.heartbeat.interval.ms
+    share_max_heartbeat_interval_ms: int = 15_000  # group.share.max.heartbeat.interval.ms
+    share_max_size: int = 200  # group.share.max.size
+    share_initialize_retry_interval_ms: int = 30_000  # group.share.initialize.retry.interval.ms
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -47,7 +59,13 @@ class GroupConfig:
                  "group.consumer.min.session.timeout.ms": self.consumer_min_session_timeout_ms,
                  "group.consumer.max.session.timeout.ms": self.consumer_max_session_timeout_ms,
                  "group.consumer.min.heartbeat.interval.ms": self.consumer_min_heartbeat_interval_ms,
-                 "group.consumer.max.heartbeat.interval.ms": self.consumer_max_heartbeat_interval_ms}.get(name)
+                 "group.consumer.max.heartbeat.interval.ms": self.consumer_max_heartbeat_interval_ms,
+                 "group.share.session.timeout.ms": self.share_session_timeout_ms,
+                 "group.share.min.session.timeout.ms": self.share_min_session_timeout_ms,
+                 "group.share.max.session.timeout.ms": self.share_max_session_timeout_ms,
+                 "group.share.heartbeat.interval.ms": self.share_heartbeat_interval_ms,
+                 "group.share.min.heartbeat.interval.ms": self.share_min_heartbeat_interval_ms,
+                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms}.get(name)
         return None if value is None else str(value)
 
     @classmethod
@@ -70,7 +88,17 @@ class GroupConfig:
                    consumer_max_session_timeout_ms=bound("group.consumer.max.session.timeout.ms"),
                    consumer_min_heartbeat_interval_ms=bound("group.consumer.min.heartbeat.interval.ms"),
                    consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"),
-                   consumer_max_size=bound("group.consumer.max.size"))
+                   consumer_max_size=bound("group.consumer.max.size"),
+                   offsets_commit_timeout_ms=c.offsets_commit_timeout_ms,
+                   share_session_timeout_ms=bound("group.share.session.timeout.ms"),
+                   share_min_session_timeout_ms=bound("group.share.min.session.timeout.ms"),
+                   share_max_session_timeout_ms=bound("group.share.max.session.timeout.ms"),
+                   share_heartbeat_interval_ms=bound("group.share.heartbeat.interval.ms"),
+                   share_min_heartbeat_interval_ms=bound("group.share.min.heartbeat.interval.ms"),
+                   share_max_heartbeat_interval_ms=bound("group.share.max.heartbeat.interval.ms"),
+                   share_max_size=bound("group.share.max.size"),
+                   share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
+                                                          or 30_000))
 
 
 class Reply(NamedTuple):
