@@ -74,6 +74,15 @@ SERVED: dict[str, tuple[int, int]] = {
     # KIP-848 consumer groups; librdkafka sends ConsumerGroupHeartbeat v1 only (client-side member ids, KIP-1082)
     "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1),
+    # KIP-932 share groups (answered UNSUPPORTED_VERSION until share.version is finalized at 1, as Kafka) and the
+    # share coordinator's state RPCs (from share-partition leaders and group coordinators)
+    "ShareGroupHeartbeat": (1, 1),
+    "ShareGroupDescribe": (1, 1),
+    "InitializeShareGroupState": (0, 0),
+    "ReadShareGroupState": (0, 0),
+    "WriteShareGroupState": (0, 1),
+    "DeleteShareGroupState": (0, 0),
+    "ReadShareGroupStateSummary": (0, 1),
     # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
     "CreateTopics": (2, 7),
     "DeleteTopics": (1, 6),

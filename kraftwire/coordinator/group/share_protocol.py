@@ -49,12 +49,11 @@ class InitializeRequest(NamedTuple):
             for t, ps in sorted(self.topics.items(), key=lambda x: str(x[0]))])
 
 
-def member_id_refusal(member_id: str) -> tuple[int, str] | None:
+def member_id_valid(member_id: str) -> bool:
     """Kafka's broker refuses a member id that is empty or longer than a UUID's text before the coordinator sees it
-    (``KafkaApis.isMemberIdValid``; after the group ACL check, before the topic ones)."""
-    if not member_id or len(member_id) > MAX_MEMBER_ID_LENGTH:
-        return ec.INVALID_REQUEST, "Invalid member id in the request."
-    return None
+    (``KafkaApis.isMemberIdValid``; after the group ACL check, before the topic ones): INVALID_REQUEST, the code
+    alone (the heartbeat's error response carries no message)."""
+    return 0 < len(member_id) <= MAX_MEMBER_ID_LENGTH
 
 
 def _blank(value: str | None) -> bool:
@@ -87,7 +86,7 @@ class ShareProtocol:
     # ================================================================================================ heartbeat
     def share_heartbeat(self, body, token, now_ms: int, client_id: str, client_host: str,
                         topics: sg.TopicLookup) -> tuple[Result, InitializeRequest | None]:
-        """ShareGroupHeartbeat (the edge checked ``share.version``, the ACLs and ``member_id_refusal``);
+        """ShareGroupHeartbeat (the edge checked ``share.version``, the ACLs and ``member_id_valid``);
         ``topics`` looks a topic name up in the metadata image."""
         result = Result()
 

@@ -69,11 +69,12 @@ def refusal_message(api: str, code: int) -> str:
     return f"Unable to {_SHAPES[api][2]}: {ec.default_message(code) or ec.name_of(code)}"
 
 
-def key_refusal(api: str, op: KeyOp, code: int) -> object:
-    """The one-key answer ``code`` (NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, a failed write's code)."""
+def key_refusal(api: str, op: KeyOp, code: int, message: str | None = None) -> object:
+    """The one-key answer ``code``: for a key its coordinator could not serve (NOT_COORDINATOR,
+    COORDINATOR_LOAD_IN_PROGRESS, a failed write's code) Kafka's "Unable to ..." message, else ``message``."""
     response_cls, result_name, _ = _SHAPES[api]
     part = response_cls.PartitionResult(partition=op.data.partition, error_code=code,
-                                        error_message=refusal_message(api, code))
+                                        error_message=message or refusal_message(api, code))
     return response_cls(results=[getattr(response_cls, result_name)(topic_id=op.topic_id, partitions=[part])])
 
 
