@@ -26,7 +26,6 @@ KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader add
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
 transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
-* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
 * ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
 * ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
@@ -44,7 +43,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "Metadata": (0, 13),
     "OffsetCommit": (2, 9),
     "OffsetFetch": (1, 9),
-    "FindCoordinator": (0, 5),
+    "FindCoordinator": (0, 6),
     "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),
     "LeaveGroup": (0, 5),

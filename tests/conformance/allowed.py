@@ -37,7 +37,7 @@ NOT_SERVED = {
     "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
-OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions",
+OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 18: "ApiVersions",
              27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 

@@ -13,7 +13,7 @@ from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.share.batches import StateBatch, combine
 from kraftwire.coordinator.share.shard import (
     NEGATIVE_LEADER_EPOCH, NEGATIVE_PARTITION_ID, NEGATIVE_STATE_EPOCH, READ_UNINITIALIZED, SHARE_SNAPSHOT,
-    SHARE_UPDATE, WRITE_UNINITIALIZED, ShareCoordinatorConfig, ShareShard, coordinator_key)
+    SHARE_UPDATE, WRITE_UNINITIALIZED, ShareCoordinatorConfig, ShareShard, coordinator_key, parse_coordinator_key)
 from kraftwire.coordinator.partitioning import partition_for
 from kraftwire.protocol import messages as w
 
@@ -129,6 +129,18 @@ def test_coordinator_key_is_group_topic_partition():
     key = coordinator_key("g", TOPIC, 4)
     assert key == "g:EjRWeJq83vASNFZ4mrze8A:4"
     assert partition_for(key, 50) == partition_for("g:EjRWeJq83vASNFZ4mrze8A:4", 50)
+
+
+@pytest.mark.parametrize("key,parsed", [
+    ("g:EjRWeJq83vASNFZ4mrze8A:4", ("g", TOPIC, 4)),
+    ("g:EjRWeJq83vASNFZ4mrze8A:-1", ("g", TOPIC, -1)),  # Kafka finds a coordinator for it (the conformance run)
+    (":EjRWeJq83vASNFZ4mrze8A:0", ("", TOPIC, 0)),
+    ("g:not-a-uuid:0", None), ("g:EjRWeJq83vASNFZ4mrze8A", None), ("g:EjRWeJq83vASNFZ4mrze8A:x", None),
+    ("g:EjRWeJq83vASNFZ4mrze8A:0:1", None), ("g:EjRWeJq83vASNFZ4mrze8A:99999999999", None),
+])
+def test_parse_coordinator_key(key, parsed):
+    """SharePartitionKeyTest: FindCoordinator v6's share key read back (INVALID_REQUEST where Kafka cannot)."""
+    assert parse_coordinator_key(key) == parsed
 
 
 # ------------------------------------------------------------------------------------------------ initialize

@@ -31,7 +31,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group.model import Result
 from kraftwire.coordinator.share.batches import StateBatch, combine
-from kraftwire.ids import uuid_to_base64
+from kraftwire.ids import uuid_from_base64, uuid_to_base64
 from kraftwire.protocol import messages as w
 
 #: ShareSnapshot and ShareUpdate: the record types of ``__share_group_state``
@@ -81,6 +81,30 @@ def coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
     """The key that picks a share-partition's ``__share_group_state`` partition (Kafka's
     ``SharePartitionKey.asCoordinatorKey``: ``group:topicId:partition``, the topic id in Kafka's base64)."""
     return f"{group_id}:{uuid_to_base64(topic_id)}:{partition}"
+
+
+def parse_coordinator_key(key: str) -> tuple[str, uuid.UUID, int] | None:
+    """A FindCoordinator share key (v6) read back as Kafka's ``SharePartitionKey.getInstance`` reads it, or None
+    where Kafka refuses it (INVALID_REQUEST): three ``:``-separated parts (Java's ``split``, trailing empty parts
+    dropped), a base64 topic id of 16 bytes, a partition that is a Java int (a negative one too: Kafka finds its
+    coordinator like any other's)."""
+    parts = key.split(":")
+    while parts and parts[-1] == "":
+        parts.pop()
+    if len(parts) != 3:
+        return None
+    group, topic, partition = parts
+    try:
+        topic_id = uuid_from_base64(topic)
+    except ValueError:
+        return None
+    digits = partition[1:] if partition[:1] in "+-" else partition
+    if not digits.isascii() or not digits.isdigit():
+        return None
+    number = int(partition)
+    if not -2**31 <= number < 2**31:
+        return None
+    return group, topic_id, number
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,17 @@
   alone, as Kafka's. A heartbeat's share-partition initialization is asked of the share coordinator once its
   records are committed; the answer moves the partitions to initialized (or forgets them) in the group.
 
-Not here yet: the topic ACLs of a heartbeat's subscription, FindCoordinator's share keys (v6) and the creation of
-``__share_group_state`` they trigger, and initialization through a share coordinator on another broker (a key
-whose state partition this broker does not lead is left to the next heartbeat's retry).
+* **FindCoordinator** v6 share keys (``group:topicId:partition``) name the leader of the key's
+  ``__share_group_state`` partition; the first one while the topic does not exist has it created
+  (``share.coordinator.state.topic.*``), COORDINATOR_NOT_AVAILABLE meanwhile.
+
+Not here yet: the topic ACLs of a heartbeat's subscription, and initialization through a share coordinator on
+another broker (a key whose state partition this broker does not lead is left to the next heartbeat's retry).
 """
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 
@@ -27,12 +31,13 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.share import error_heartbeat
 from kraftwire.coordinator.group.share_protocol import member_id_valid
 from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC, ShareKind, join, key_refusal, split
-from kraftwire.coordinator.share.shard import ShareCoordinatorConfig
+from kraftwire.coordinator.share.shard import ShareCoordinatorConfig, parse_coordinator_key
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.features import share_groups_enabled
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.runtime.clocks import wall_ms as _now_ms
+from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
 from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
 
 log = logging.getLogger("kraftwire.share")
@@ -42,12 +47,16 @@ STATE_APIS = ("WriteShareGroupState", "ReadShareGroupState", "InitializeShareGro
 
 
 class ShareApis:
-    def __init__(self, node, metadata, replicas, groups) -> None:
-        self.node, self.md, self.groups = node, metadata, groups
+    def __init__(self, node, metadata, replicas, groups, kraft) -> None:
+        self.node, self.md, self.groups, self.kraft = node, metadata, groups, kraft
+        self._creating = False
         raw = getattr(node.settings.config, "raw", None) or {}
         self.config = ShareCoordinatorConfig.from_properties(BrokerConfigs(static=raw).value)
         self.runtime = BrokerRuntime(ShareKind(lambda: self.config, self._partitions_of), self._send, replicas,
                                      metadata, self.config.write_timeout_ms)
+        self.runtime.on_hosting = self._start_timer
+        metadata.on_image.append(self._image)
+        self._ticker: asyncio.Task | None = None
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -57,7 +66,34 @@ class ShareApis:
             d.serve(api, functools.partial(self.state_request, api))
 
     def close(self) -> None:
+        if self._ticker is not None:
+            self._ticker.cancel()
+            self._ticker = None
         self.runtime.close()
+
+    # ================================================================================================ timers
+    def _start_timer(self) -> None:
+        if self.runtime.hosted and self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._snapshot_loop())
+
+    async def _snapshot_loop(self) -> None:
+        """Every ``share.coordinator.cold.partition.snapshot.interval.ms``, a fresh snapshot of each share-partition
+        not snapshotted for that long (Kafka's cold-partition snapshots), so old records can be cleaned away."""
+        while True:
+            await asyncio.sleep(self.config.cold_partition_snapshot_interval_ms / 1000)
+            now = _now_ms()
+            for hosted in self.runtime.active():
+                self.runtime.write(hosted.partition, hosted.shard.snapshot_cold(now), now)
+
+    def _image(self, image) -> None:
+        """A topic deleted from the image: the tombstones of its share-partitions' state (Kafka's
+        ``onTopicsDeleted``)."""
+        ids = {t.id for t in image.topics.values()}
+        now = _now_ms()
+        for hosted in self.runtime.active():
+            gone = {key[1] for key in hosted.shard.states} - ids
+            if gone:
+                self.runtime.write(hosted.partition, hosted.shard.topics_deleted(gone), now)
 
     def _partitions_of(self, topic_id):
         for topic in self.md.image.topics.values():
@@ -72,6 +108,40 @@ class ShareApis:
     @staticmethod
     def _send(reply, body) -> None:
         reply.token(body)  # a key's answer goes to what joins the request's answers
+
+    def coordinator(self, key: str, listener: str, conn):
+        """FindCoordinator's (error, message, node id, host, port) for a share key (v6): CLUSTER_ACTION on the
+        cluster, a key Kafka can read (``group:topicId:partition``, else INVALID_REQUEST), then the leader of its
+        ``__share_group_state`` partition; while the topic does not exist, the first such request asks the
+        controller to create it and the answer is COORDINATOR_NOT_AVAILABLE, as Kafka's."""
+        none = (-1, "", -1)
+        access = self.node.authorizer
+        if access is not None and not access.allows_cluster(conn, Op.CLUSTER_ACTION):
+            return (ec.CLUSTER_AUTHORIZATION_FAILED, None, *none)
+        if parse_coordinator_key(key) is None:
+            return (ec.INVALID_REQUEST, "", *none)
+        found = coordinator_of(self.md.image, SHARE_STATE_TOPIC, key, listener)
+        if found is None:
+            self._create_topic()
+            return (ec.COORDINATOR_NOT_AVAILABLE, None, *none)
+        return found
+
+    def _create_topic(self) -> None:
+        """``__share_group_state`` with Kafka's settings (``ShareCoordinatorService.shareGroupStateTopicConfigs``):
+        deleted, never compacted, kept forever (retention.ms -1), compression as produced."""
+        if self._creating:
+            return
+        self._creating = True
+        c = self.config
+
+        def done() -> None:
+            self._creating = False
+
+        create_internal_topic(self.kraft, SHARE_STATE_TOPIC, c.state_topic_num_partitions,
+                              c.state_topic_replication_factor,
+                              [("cleanup.policy", "delete"), ("compression.type", "producer"),
+                               ("segment.bytes", str(c.state_topic_segment_bytes)),
+                               ("min.insync.replicas", str(c.state_topic_min_isr)), ("retention.ms", "-1")], done)
 
     # ================================================================================================ share state
     def state_request(self, api: str, request, conn) -> None:

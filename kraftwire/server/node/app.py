@@ -151,7 +151,7 @@ class Node(RaftIO, QuorumApis):
                 self.group_apis.register()
                 self.txn_apis = TxnApis(self, self.metadata, self.replicas, kraft, self.partition_apis.ids)
                 self.txn_apis.register()
-                self.share_apis = ShareApis(self, self.metadata, self.replicas, self.group_apis)
+                self.share_apis = ShareApis(self, self.metadata, self.replicas, self.group_apis, kraft)
                 self.share_apis.register()
             self.roles = MetadataRoles(self)
         else:
