@@ -386,3 +386,25 @@ def test_simple_assignor_sticky_and_drops_unassignable():
     assert out["a"][FOO] == {0, 1} and out["b"][FOO] == {2, 3} and BAR not in out["a"]
     out = assign({"a": {FOO}}, {FOO: {1, 2}}, current)
     assert out["a"] == {FOO: {1, 2}}
+
+
+# ------------------------------------------------------------------------------------------------ broker configs
+@pytest.mark.parametrize("fields,expected", [
+    ({}, None),
+    ({"share_min_heartbeat_interval_ms": 20_000},
+     ("group.share.max.heartbeat.interval.ms", 15_000,
+      "group.share.max.heartbeat.interval.ms must be greater than or equal to group.share.min.heartbeat.interval.ms")),
+    ({"share_heartbeat_interval_ms": 16_000},
+     ("group.share.heartbeat.interval.ms", 16_000,
+      "group.share.heartbeat.interval.ms must be less than or equal to group.share.max.heartbeat.interval.ms")),
+    ({"share_session_timeout_ms": 70_000},
+     ("group.share.session.timeout.ms", 70_000,
+      "group.share.session.timeout.ms must be less than or equal to group.share.max.session.timeout.ms")),
+    ({"share_min_session_timeout_ms": 1000, "share_session_timeout_ms": 5000},
+     ("group.share.heartbeat.interval.ms", 5000,
+      "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")),
+])
+def test_share_broker_config_bounds(fields, expected):
+    """GroupCoordinatorConfigTest (share group configs): Kafka's verifyShareGroupConfigs, checked in its order, each
+    with its message (a broker so configured does not start)."""
+    assert GroupConfig(**fields).share_config_error() == expected

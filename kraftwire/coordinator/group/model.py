@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kraftwire.coordinator.group import consumer as cg
+from kraftwire.errors import ConfigError
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.protocol import messages as w
 
@@ -22,7 +23,8 @@ NO_AUTHORIZED_OPERATIONS = -2147483648
 
 @dataclass(frozen=True)
 class GroupConfig:
-    """The broker keys of the classic group coordinator, with Kafka's defaults."""
+    """The broker keys of the group coordinator, with Kafka's defaults (``from_config`` refuses share-group bounds
+    Kafka's broker refuses, with its message)."""
 
     min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
     max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
@@ -68,6 +70,33 @@ class GroupConfig:
                  "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms}.get(name)
         return None if value is None else str(value)
 
+    def share_config_error(self) -> tuple[str, int, str] | None:
+        """Kafka's ``verifyShareGroupConfigs``, in its order: the first (key, value, message) the share-group
+        bounds break, or None."""
+        hb, hb_min, hb_max = (self.share_heartbeat_interval_ms, self.share_min_heartbeat_interval_ms,
+                              self.share_max_heartbeat_interval_ms)
+        st, st_min, st_max = (self.share_session_timeout_ms, self.share_min_session_timeout_ms,
+                              self.share_max_session_timeout_ms)
+        checks = (
+            ("group.share.max.heartbeat.interval.ms", hb_max, hb_max >= hb_min, "greater than or equal to",
+             "group.share.min.heartbeat.interval.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb >= hb_min, "greater than or equal to",
+             "group.share.min.heartbeat.interval.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb <= hb_max, "less than or equal to",
+             "group.share.max.heartbeat.interval.ms"),
+            ("group.share.max.session.timeout.ms", st_max, st_max >= st_min, "greater than or equal to",
+             "group.share.min.session.timeout.ms"),
+            ("group.share.session.timeout.ms", st, st >= st_min, "greater than or equal to",
+             "group.share.min.session.timeout.ms"),
+            ("group.share.session.timeout.ms", st, st <= st_max, "less than or equal to",
+             "group.share.max.session.timeout.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb < st, "less than", "group.share.session.timeout.ms"),
+        )
+        for key, value, ok, relation, other in checks:
+            if not ok:
+                return key, value, f"{key} must be {relation} {other}"
+        return None
+
     @classmethod
     def from_config(cls, c) -> "GroupConfig":
         """The settings a node's ``kraftwire.config.Config`` holds."""
@@ -76,7 +105,7 @@ class GroupConfig:
         def bound(name: str) -> int:
             return int(broker.value(name) or 0)
 
-        return cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
+        config = cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
                    max_session_timeout_ms=c.group_max_session_timeout_ms,
                    initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
                    offsets_retention_ms=c.offsets_retention_minutes * 60_000,
@@ -99,6 +128,10 @@ class GroupConfig:
                    share_max_size=bound("group.share.max.size"),
                    share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
                                                           or 30_000))
+        error = config.share_config_error()
+        if error is not None:  # Kafka's broker does not start either
+            raise ConfigError(*error)
+        return config
 
 
 class Reply(NamedTuple):
