@@ -234,6 +234,7 @@ INELIGIBLE_REPLICA = 107
 INVALID_REPLICATION_FACTOR = 38
 INVALID_REPLICA_ASSIGNMENT = 39
 NEW_LEADER_ELECTED = 108
+FENCED_STATE_EPOCH = 124
 INVALID_VOTER_KEY = 125
 DUPLICATE_VOTER = 126
 VOTER_NOT_FOUND = 127
@@ -282,6 +283,10 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     INVALID_REPLICA_ASSIGNMENT: ("InvalidReplicaAssignmentException", "Replica assignment is invalid."),
     INVALID_REPLICATION_FACTOR: ("InvalidReplicationFactorException",
                                  "Replication factor is below 1 or larger than the number of available brokers."),
+    FENCED_LEADER_EPOCH: ("FencedLeaderEpochException",
+                          "The leader epoch in the request is older than the epoch on the broker."),
+    FENCED_STATE_EPOCH: ("FencedStateEpochException",
+                         "The coordinator rejected the request because the state epoch did not match."),
     INVALID_REQUEST: ("InvalidRequestException",
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),

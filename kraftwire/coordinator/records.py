@@ -6,6 +6,7 @@ Each is a plain (not control) record with a key and a value::
            ConsumerGroupMetadataKey 3, ...; TransactionLogKey 0), then the key's fields at version 0
     value  int16 value version, then the value's fields at that version; a null value is a tombstone
 
+``__share_group_state`` (the share coordinator's) has its own types: ShareSnapshotKey 0 and ShareUpdateKey 1.
 The declarations are generated from Kafka's JSON into ``kraftwire.protocol.schemas`` (kind ``coordinator``), so
 Kafka's own formatters read what kraftwire writes. A key or value that cannot be read is a
 ``CoordinatorRecordError`` naming what was wrong; loading a partition stops on it rather than guessing.
@@ -46,6 +47,8 @@ _SHARE_STATE = ("ShareSnapshot", "ShareUpdate")
 GROUP_RECORDS = _pairs(lambda n: not n.startswith(("TransactionLog",) + _SHARE_STATE))
 #: ``__transaction_state``: record type -> (key class, value class)
 TRANSACTION_RECORDS = _pairs(lambda n: n.startswith("TransactionLog"))
+#: ``__share_group_state``: record type -> (key class, value class)
+SHARE_STATE_RECORDS = _pairs(lambda n: n.startswith(_SHARE_STATE))
 
 #: the versions kraftwire writes (Kafka's choice: the newest non-flexible one for the classic records)
 OFFSET_COMMIT_KEY_TYPE = 1
@@ -81,7 +84,8 @@ def encode_value(value: MessageBase | None, version: int) -> bytes | None:
 
 def decode(key: bytes | memoryview | None, value: bytes | memoryview | None,
            table: dict[int, tuple[type, type]] = GROUP_RECORDS) -> CoordinatorRecord:
-    """Read one record of an internal topic (``table``: ``GROUP_RECORDS`` or ``TRANSACTION_RECORDS``)."""
+    """Read one record of an internal topic (``table``: ``GROUP_RECORDS``, ``TRANSACTION_RECORDS`` or
+    ``SHARE_STATE_RECORDS``)."""
     if key is None or len(key) < 2:
         raise CoordinatorRecordError("a coordinator record needs a key of at least 2 bytes")
     record_type = _INT16.unpack_from(key, 0)[0]

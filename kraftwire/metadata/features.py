@@ -126,6 +126,13 @@ def kraftwire_defaults(version: mv.MetadataVersion) -> tuple[dict[str, int], dic
     return levels, lowered
 
 
+def share_groups_enabled(finalized) -> bool:
+    """Whether share groups (KIP-932) are served: ``share.version`` 1 or above (Kafka's
+    ``ShareVersion.supportsShareGroups``); below it Kafka answers ShareGroupHeartbeat and ShareGroupDescribe
+    UNSUPPORTED_VERSION."""
+    return finalized.get(SHARE_VERSION, 0) >= 1
+
+
 def consumer_protocol_enabled(finalized) -> bool:
     """Whether the KIP-848 consumer group protocol is served: ``group.version`` 1 or above, as Kafka 4.4 gates
     ConsumerGroupHeartbeat and ConsumerGroupDescribe (UNSUPPORTED_VERSION below it)."""

@@ -602,6 +602,25 @@ M('DeleteRecordsResponse', 'response', 21, '0-2', '2+', [
         ]),
     ]),
 ])
+M('DeleteShareGroupStateRequest', 'request', 86, '0', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]DeleteStateData', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('DeleteShareGroupStateResponse', 'response', 86, '0', '0+', [
+    F('Results', '[]DeleteStateResult', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionResult', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+        ]),
+    ]),
+])
 M('DeleteTopicsRequest', 'request', 20, '1-6', '4+', [
     F('Topics', '[]DeleteTopicState', '6+', fields=[
         F('Name', 'string', '6+', nullable='6+', default=None),
@@ -1147,6 +1166,27 @@ M('InitProducerIdResponse', 'response', 22, '0-6', '2+', [
     F('OngoingTxnProducerId', 'int64', '6+', default=-1),
     F('OngoingTxnProducerEpoch', 'int16', '6+', default=-1),
 ])
+M('InitializeShareGroupStateRequest', 'request', 83, '0', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]InitializeStateData', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('StateEpoch', 'int32', '0+'),
+            F('StartOffset', 'int64', '0+'),
+        ]),
+    ]),
+])
+M('InitializeShareGroupStateResponse', 'response', 83, '0', '0+', [
+    F('Results', '[]InitializeStateResult', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionResult', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+        ]),
+    ]),
+])
 M('JoinGroupRequest', 'request', 11, '0-9', '6+', [
     F('GroupId', 'string', '0+'),
     F('SessionTimeoutMs', 'int32', '0+'),
@@ -1495,6 +1535,58 @@ M('QuorumStateData', 'data', None, '0-1', '0+', [
         F('VoterId', 'int32', '0'),
     ]),
 ])
+M('ReadShareGroupStateRequest', 'request', 84, '0', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]ReadStateData', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('ReadShareGroupStateResponse', 'response', 84, '0', '0+', [
+    F('Results', '[]ReadStateResult', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionResult', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('StateEpoch', 'int32', '0+'),
+            F('StartOffset', 'int64', '0+'),
+            F('StateBatches', '[]StateBatch', '0+', fields=[
+                F('FirstOffset', 'int64', '0+'),
+                F('LastOffset', 'int64', '0+'),
+                F('DeliveryState', 'int8', '0+'),
+                F('DeliveryCount', 'int16', '0+'),
+            ]),
+        ]),
+    ]),
+])
+M('ReadShareGroupStateSummaryRequest', 'request', 87, '0-1', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]ReadStateSummaryData', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+        ]),
+    ]),
+])
+M('ReadShareGroupStateSummaryResponse', 'response', 87, '0-1', '0+', [
+    F('Results', '[]ReadStateSummaryResult', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionResult', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('StateEpoch', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('StartOffset', 'int64', '0+'),
+            F('DeliveryCompleteCount', 'int32', '1+', default=-1),
+        ]),
+    ]),
+])
 M('RemoveRaftVoterRequest', 'request', 81, '0', '0+', [
     F('ClusterId', 'string', '0+', nullable='0+'),
     F('VoterId', 'int32', '0+'),
@@ -1529,6 +1621,59 @@ M('SaslHandshakeRequest', 'request', 17, '0-1', 'none', [
 M('SaslHandshakeResponse', 'response', 17, '0-1', 'none', [
     F('ErrorCode', 'int16', '0+'),
     F('Mechanisms', '[]string', '0+'),
+])
+M('ShareGroupDescribeRequest', 'request', 77, '1', '0+', [
+    F('GroupIds', '[]string', '0+'),
+    F('IncludeAuthorizedOperations', 'bool', '0+'),
+])
+M('ShareGroupDescribeResponse', 'response', 77, '1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Groups', '[]DescribedGroup', '0+', fields=[
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+        F('GroupId', 'string', '0+'),
+        F('GroupState', 'string', '0+'),
+        F('GroupEpoch', 'int32', '0+'),
+        F('AssignmentEpoch', 'int32', '0+'),
+        F('AssignorName', 'string', '0+'),
+        F('Members', '[]Member', '0+', fields=[
+            F('MemberId', 'string', '0+'),
+            F('RackId', 'string', '0+', nullable='0+', default=None),
+            F('MemberEpoch', 'int32', '0+'),
+            F('ClientId', 'string', '0+'),
+            F('ClientHost', 'string', '0+'),
+            F('SubscribedTopicNames', '[]string', '0+'),
+            F('Assignment', 'Assignment', '0+', fields=[
+                F('TopicPartitions', '[]TopicPartitions', '0+', fields=[
+                    F('TopicId', 'uuid', '0+'),
+                    F('TopicName', 'string', '0+'),
+                    F('Partitions', '[]int32', '0+'),
+                ]),
+            ]),
+        ]),
+        F('AuthorizedOperations', 'int32', '0+', default=-2147483648),
+    ]),
+])
+M('ShareGroupHeartbeatRequest', 'request', 76, '1', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('MemberId', 'string', '0+'),
+    F('MemberEpoch', 'int32', '0+'),
+    F('RackId', 'string', '0+', nullable='0+', default=None),
+    F('SubscribedTopicNames', '[]string', '0+', nullable='0+', default=None),
+])
+M('ShareGroupHeartbeatResponse', 'response', 76, '1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('MemberId', 'string', '0+', nullable='0+', default=None),
+    F('MemberEpoch', 'int32', '0+'),
+    F('HeartbeatIntervalMs', 'int32', '0+'),
+    F('Assignment', 'Assignment', '0+', nullable='0+', default=None, fields=[
+        F('TopicPartitions', '[]TopicPartitions', '0+', fields=[
+            F('TopicId', 'uuid', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
 ])
 M('SnapshotFooterRecord', 'data', None, '0', '0+', [
     F('Version', 'int16', '0+'),
@@ -1687,6 +1832,35 @@ M('VotersRecord', 'data', None, '0', '0+', [
         F('KRaftVersionFeature', 'KRaftVersionFeature', '0+', fields=[
             F('MinSupportedVersion', 'int16', '0+'),
             F('MaxSupportedVersion', 'int16', '0+'),
+        ]),
+    ]),
+])
+M('WriteShareGroupStateRequest', 'request', 85, '0-1', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]WriteStateData', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('StateEpoch', 'int32', '0+'),
+            F('LeaderEpoch', 'int32', '0+'),
+            F('StartOffset', 'int64', '0+'),
+            F('DeliveryCompleteCount', 'int32', '1+', default=-1),
+            F('StateBatches', '[]StateBatch', '0+', fields=[
+                F('FirstOffset', 'int64', '0+'),
+                F('LastOffset', 'int64', '0+'),
+                F('DeliveryState', 'int8', '0+'),
+                F('DeliveryCount', 'int16', '0+'),
+            ]),
+        ]),
+    ]),
+])
+M('WriteShareGroupStateResponse', 'response', 85, '0-1', '0+', [
+    F('Results', '[]WriteStateResult', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionResult', '0+', fields=[
+            F('Partition', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
         ]),
     ]),
 ])

@@ -26,7 +26,6 @@ KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader add
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
 transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
-* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
 * ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
 * ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
@@ -44,7 +43,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "Metadata": (0, 13),
     "OffsetCommit": (2, 9),
     "OffsetFetch": (1, 9),
-    "FindCoordinator": (0, 5),
+    "FindCoordinator": (0, 6),
     "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),
     "LeaveGroup": (0, 5),
@@ -74,6 +73,15 @@ SERVED: dict[str, tuple[int, int]] = {
     # KIP-848 consumer groups; librdkafka sends ConsumerGroupHeartbeat v1 only (client-side member ids, KIP-1082)
     "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1),
+    # KIP-932 share groups (answered UNSUPPORTED_VERSION until share.version is finalized at 1, as Kafka) and the
+    # share coordinator's state RPCs (from share-partition leaders and group coordinators)
+    "ShareGroupHeartbeat": (1, 1),
+    "ShareGroupDescribe": (1, 1),
+    "InitializeShareGroupState": (0, 0),
+    "ReadShareGroupState": (0, 0),
+    "WriteShareGroupState": (0, 1),
+    "DeleteShareGroupState": (0, 0),
+    "ReadShareGroupStateSummary": (0, 1),
     # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
     "CreateTopics": (2, 7),
     "DeleteTopics": (1, 6),

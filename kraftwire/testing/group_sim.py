@@ -8,7 +8,9 @@ replicas; followers copy the leader's log at random moments and the high waterma
 live in-sync replicas. Consumers run the classic protocol (JoinGroup with MEMBER_ID_REQUIRED, SyncGroup with a
 range assignment made by the leader member, Heartbeat, OffsetCommit, LeaveGroup) against whoever leads now, and
 beside them KIP-848 members of a consumer group (ConsumerGroupHeartbeat with their owned partitions, commits at
-their member epoch, leaving; now and then an answer is lost on the way).
+their member epoch, leaving; now and then an answer is lost on the way), and KIP-932 members of a share group
+(ShareGroupHeartbeat; the share-partition initialization each heartbeat asks for is answered once the heartbeat is
+committed, now and then as a failure).
 
 **Faults.** The leader broker dies (its pending writes fail, and the runtime answers them NOT_COORDINATOR, as when
 the partition's leadership moves); an in-sync replica becomes leader and the runtime loads a fresh shard from *its*
@@ -28,10 +30,14 @@ Consumers stall past their session timeout, or leave. Time jumps.
 * a Stable group's members hold disjoint assignments, and in the consumer group no partition is ever held by two
   members (assigned to one while another has yet to revoke it);
 * the consumer group loaded from the log equals the live one (epochs, targets, members' assignments).
+* the share group (KIP-932 members beside them, ShareGroupHeartbeat) loaded from the log equals the live one
+  (epochs, metadata hash, targets, members, initialized and initializing partitions), and its target assigns only
+  partitions the share coordinator initialized.
 
 **Convergence.** The faults stop; within a bounded number of steps every classic consumer is a member of one Stable
 generation whose assignments cover the topic's partitions exactly once, the consumer group is Stable with its
-members owning every partition exactly once, and every answered commit is committed.
+members owning every partition exactly once, the share group holds every share member at its epoch, each owning
+its share and all of them every partition, and every answered commit is committed.
 
 A failure prints the seed, the last events and ``python -m kraftwire.testing.group_sim --seed N``.
 """
@@ -43,10 +49,11 @@ import uuid as _uuid
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cgp
+from kraftwire.coordinator.group import share as sgp
 from kraftwire.coordinator.group.hosting import GroupKind
 from kraftwire.coordinator.group.shard import STABLE, GroupConfig, GroupShard
 from kraftwire.protocol import messages as w
-from kraftwire.testing.coordinator_log import BROKERS, ReplicatedLogSim, SimFailure, replay_main
+from kraftwire.testing.coordinator_log import BROKERS, PARTITION, ReplicatedLogSim, SimFailure, replay_main
 
 __all__ = ["GroupSim", "SimFailure", "main"]
 
@@ -55,6 +62,7 @@ TOPIC = "t"
 PARTITIONS = 6
 GROUP = "sim-group"
 NEXT_GROUP = "sim-next"  # a KIP-848 consumer group beside the classic one
+SHARE_GROUP = "sim-share"  # a KIP-932 share group beside them
 TOPIC_ID = _uuid.UUID(int=7)
 SESSION_MS = 10_000
 REBALANCE_MS = 15_000
@@ -97,6 +105,18 @@ class NextConsumer:
         self.stalled_until = 0
 
 
+class ShareConsumer:
+    """A KIP-932 share member: its own member id, its epoch (0: join), the partitions it was told it has."""
+
+    def __init__(self, cid: int) -> None:
+        self.cid = cid
+        self.member_id = f"share-{cid}"
+        self.epoch = 0
+        self.owned: set[int] = set()
+        self.busy = False
+        self.stalled_until = 0
+
+
 class GroupSim(ReplicatedLogSim):
     title = "group simulation"
     module = "kraftwire.testing.group_sim"
@@ -110,13 +130,16 @@ class GroupSim(ReplicatedLogSim):
         self.start()
         self.consumers = [Consumer(i) for i in range(consumers)]
         self.next_consumers = [NextConsumer(i) for i in range(3)]
+        self.share_consumers = [ShareConsumer(i) for i in range(3)]
         #: the next offset a member would commit, per group and partition (only grows)
         self.positions = {GROUP: [0] * PARTITIONS, NEXT_GROUP: [0] * PARTITIONS}
         #: group -> partition -> highest offset whose commit was answered without error
         self.acked: dict[str, dict[int, int]] = {GROUP: {}, NEXT_GROUP: {}}
         self.counts = {"moves": 0, "commits_acked": 0, "commits_failed": 0, "generations": 0, "lost_replies": 0,
                        "stable_checks": 0, "reload_checks": 0, "next_heartbeats": 0, "next_fenced": 0,
-                       "next_revocations": 0, "next_commits_acked": 0, "next_lost_answers": 0}
+                       "next_revocations": 0, "next_commits_acked": 0, "next_lost_answers": 0,
+                       "share_heartbeats": 0, "share_fenced": 0, "share_initialized": 0, "share_init_failed": 0,
+                       "share_lost_answers": 0}
         self._folded: dict[tuple[str, int], int] = {}  # the committed offsets folded up to ``_folded_to``
         self._folded_to = 0
         self._checks = 0
@@ -134,6 +157,9 @@ class GroupSim(ReplicatedLogSim):
         consumer, request, _version = reply.token
         if isinstance(consumer, NextConsumer):
             self._next_answered(consumer, request, body)
+            return
+        if isinstance(consumer, ShareConsumer):
+            self._share_answered(consumer, request, body)
             return
         if self.failing:
             self.counts["lost_replies"] += 1
@@ -260,6 +286,57 @@ class GroupSim(ReplicatedLogSim):
                 self.counts["next_revocations"] += 1
             c.owned = given
 
+    def _share_step(self, c: ShareConsumer) -> None:
+        if c.busy or c.stalled_until > self.now:
+            return
+        H = w.ShareGroupHeartbeatRequest
+        leaving = c.epoch > 0 and self.rng.random() > 0.98
+        epoch = sgp.LEAVE_EPOCH if leaving else c.epoch
+        body = H(group_id=SHARE_GROUP, member_id=c.member_id, member_epoch=epoch, rack_id=None,
+                 subscribed_topic_names=[TOPIC] if epoch == 0 else None)
+        self.counts["share_heartbeats"] += 1
+        if leaving:
+            self.note(f"s{c.cid} leaves")
+        result, init = self.shard.share_heartbeat(body, self._token(c, "leave" if leaving else "hb", 1), self.now,
+                                                  f"s{c.cid}", "/h", self._lookup)
+        done = None if init is None else (lambda error: error or self._share_initialize(init))
+        self.runtime.write(PARTITION, result, self.now, done)
+        if result.records:
+            self._replicate(force=False)
+
+    def _share_initialize(self, init) -> None:
+        """The share coordinator's answer to the initialization a committed heartbeat asked for (now and then a
+        failure: the partitions are asked for again once the retry interval passed)."""
+        if not self.shard.live:
+            return
+        if self.rng.random() < 0.15:
+            self.counts["share_init_failed"] += 1
+            self.write(self.shard.share_uninitialized(init.group_id, init.topics))
+        else:
+            self.counts["share_initialized"] += 1
+            self.write(self.shard.share_initialized(init.group_id, init.topics))
+
+    def _share_answered(self, c: ShareConsumer, request: str, body) -> None:
+        c.busy = False
+        if request == "leave":
+            if body.error_code == 0:
+                c.epoch, c.owned = 0, set()
+            return
+        code = body.error_code
+        if code in (ec.FENCED_MEMBER_EPOCH, ec.UNKNOWN_MEMBER_ID, ec.GROUP_ID_NOT_FOUND):
+            self.counts["share_fenced"] += 1
+            self.note(f"s{c.cid} fenced ({ec.name_of(code)}): rejoins")
+            c.epoch, c.owned = 0, set()
+            return
+        if code:
+            return  # NOT_COORDINATOR and the like: the same heartbeat goes again
+        if self.rng.random() < 0.03:
+            self.counts["share_lost_answers"] += 1
+            return
+        c.epoch = body.member_epoch
+        if body.assignment is not None:
+            c.owned = {p for tp in body.assignment.topic_partitions for p in tp.partitions}
+
     def _consumer_step(self, c: Consumer) -> None:
         if c.busy or c.stalled_until > self.now:
             return
@@ -359,6 +436,8 @@ class GroupSim(ReplicatedLogSim):
                 or {m: (x.epoch, x.state, x.assigned, x.revoking, x.subscribed) for m, x in n.members.items()}
                 != {m: (x.epoch, x.state, x.assigned, x.revoking, x.subscribed) for m, x in n2.members.items()})):
             self.fail("the consumer group loaded from the log differs from the live one")
+        if _share_view(shard.share_groups.get(SHARE_GROUP)) != _share_view(again.share_groups.get(SHARE_GROUP)):
+            self.fail("the share group loaded from the log differs from the live one")
         g, g2 = shard.groups.get(GROUP), again.groups.get(GROUP)
         if g2 is not None and (g is None or g2.generation > g.generation):
             self.fail(f"the log's generation {g2.generation} is ahead of the live group's "
@@ -366,6 +445,13 @@ class GroupSim(ReplicatedLogSim):
         self._check_assignments(shard)
 
     def _check_assignments(self, shard: GroupShard) -> None:
+        sh = shard.share_groups.get(SHARE_GROUP)
+        if sh is not None:  # a share group assigns only partitions whose share state exists
+            initialized = sh.initialized.get(TOPIC_ID)
+            for mid, target in sh.target.items():
+                extra = target.get(TOPIC_ID, set()) - (initialized.partitions if initialized else set())
+                if extra:
+                    self.fail(f"{SHARE_GROUP}: {mid} is assigned uninitialized partitions {sorted(extra)}")
         n = shard.consumer_groups.get(NEXT_GROUP)
         if n is not None:  # a partition is never held by two members (assigned or still being revoked)
             held: dict[int, str] = {}
@@ -392,8 +478,10 @@ class GroupSim(ReplicatedLogSim):
         roll = self.rng.random()
         if roll < 0.4:
             self._consumer_step(self.rng.choice(self.consumers))
-        elif roll < 0.55:
+        elif roll < 0.5:
             self._next_step(self.rng.choice(self.next_consumers))
+        elif roll < 0.58:
+            self._share_step(self.rng.choice(self.share_consumers))
         elif roll < 0.75:
             self._replicate(force=False)
         elif roll < 0.9:
@@ -408,9 +496,9 @@ class GroupSim(ReplicatedLogSim):
         elif roll < 0.97:
             self._revive()
         else:
-            c = self.rng.choice(self.consumers + self.next_consumers)
+            c = self.rng.choice(self.consumers + self.next_consumers + self.share_consumers)
             c.stalled_until = self.now + self.rng.choice((2000, SESSION_MS + 2000, 47_000))
-            self.note(f"{'n' if isinstance(c, NextConsumer) else 'c'}{c.cid} stalls until {c.stalled_until}")
+            self.note(f"{type(c).__name__} {c.cid} stalls until {c.stalled_until}")
 
     def run(self) -> dict:
         for _ in range(self.events):
@@ -423,13 +511,15 @@ class GroupSim(ReplicatedLogSim):
         """No more faults: every broker back, everyone catches up; the group must settle."""
         while len(self.alive) < len(BROKERS):
             self._revive()
-        for c in self.consumers + self.next_consumers:
+        for c in self.consumers + self.next_consumers + self.share_consumers:
             c.stalled_until = 0
         for _ in range(steps):
             for c in self.consumers:
                 self._consumer_step(c)
             for c in self.next_consumers:
                 self._next_step(c)
+            for c in self.share_consumers:
+                self._share_step(c)
             self._replicate(force=True)
             self.now += 100
             self.write(self.shard.tick(self.now))
@@ -443,7 +533,7 @@ class GroupSim(ReplicatedLogSim):
                                                                                                          set())
                                     for c in self.next_consumers if c.member_id in n.members)
                             and sorted(p for c in self.next_consumers for p in c.owned) == list(range(PARTITIONS)))
-            if (g is not None and g.state == STABLE and not self.pending and next_settled
+            if (g is not None and g.state == STABLE and not self.pending and next_settled and self._share_settled()
                     and all(c.state == "stable" and c.generation == g.generation and c.member_id in g.members
                             for c in self.consumers)
                     and len(g.members) == len(self.consumers)):
@@ -453,9 +543,35 @@ class GroupSim(ReplicatedLogSim):
                 return
         g = self.shard.groups.get(GROUP)
         n = self.shard.consumer_groups.get(NEXT_GROUP)
-        self.fail(f"the groups did not settle: classic {g and g.state}, consumers "
+        sh = self.shard.share_groups.get(SHARE_GROUP)
+        self.fail(f"the groups did not settle: share group {sh and (sh.epoch, sh.assignment_epoch)}, share members "
+                  f"{[(c.cid, c.epoch, sorted(c.owned)) for c in self.share_consumers]}; classic {g and g.state}, "
+                  f"consumers "
                   f"{[(c.cid, c.state, c.generation) for c in self.consumers]}; consumer group "
                   f"{n and (n.state(), n.epoch)}, members {[(c.cid, c.epoch, sorted(c.owned)) for c in self.next_consumers]}")
+
+
+    def _share_settled(self) -> bool:
+        """Every share member in the group at its epoch, owning what the group says, each a share (6 partitions
+        among 3 members: 2 each) and together every partition."""
+        sh = self.shard.share_groups.get(SHARE_GROUP)
+        if sh is None or len(sh.members) != len(self.share_consumers):
+            return False
+        for c in self.share_consumers:
+            m = sh.members.get(c.member_id)
+            if m is None or c.epoch != sh.epoch or m.epoch != sh.epoch or c.owned != m.assigned.get(TOPIC_ID, set()):
+                return False
+        owned = [p for c in self.share_consumers for p in c.owned]
+        return sorted(owned) == list(range(PARTITIONS))
+
+
+def _share_view(g) -> tuple | None:
+    """What a share group must hold alike live and loaded from the log."""
+    if g is None:
+        return None
+    return (g.epoch, g.metadata_hash, g.assignment_epoch, g.target,
+            {m: (x.epoch, x.previous_epoch, x.assigned, x.subscribed) for m, x in g.members.items()},
+            {t: i.partitions for t, i in g.initialized.items()}, {t: i.partitions for t, i in g.initializing.items()})
 
 
 def main(argv: list[str] | None = None) -> int:

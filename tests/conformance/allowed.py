@@ -29,17 +29,15 @@ NOT_SERVED = {
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
     "client quotas are not implemented": {48: "DescribeClientQuotas", 49: "AlterClientQuotas"},
     "client-metrics resources (KIP-714) are not implemented": {74: "ListConfigResources"},
-    "share groups (KIP-932) are not implemented": {
-        76: "ShareGroupHeartbeat", 77: "ShareGroupDescribe", 78: "ShareFetch", 79: "ShareAcknowledge",
-        83: "InitializeShareGroupState", 84: "ReadShareGroupState", 85: "WriteShareGroupState",
-        86: "DeleteShareGroupState", 87: "ReadShareGroupStateSummary", 90: "DescribeShareGroupOffsets",
-        91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets"},
+    "share groups (KIP-932): ShareFetch, ShareAcknowledge and the share-group offset admin APIs are not implemented":
+        {78: "ShareFetch", 79: "ShareAcknowledge", 90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets",
+         92: "DeleteShareGroupOffsets"},
     "streams groups (KIP-1071) are not implemented": {88: "StreamsGroupHeartbeat", 89: "StreamsGroupDescribe",
                                                       93: "StreamsGroupTopologyDescriptionUpdate"},
     "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
-OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 10: "FindCoordinator", 18: "ApiVersions",
+OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 18: "ApiVersions",
              27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 

@@ -32,6 +32,9 @@ def test_the_runs_reach_the_interesting_paths():
                  "reload_checks", "next_heartbeats", "next_revocations", "next_commits_acked", "next_lost_answers"):
         assert totals[path] > 20, (path, totals)
     assert totals["next_fenced"] > 0, totals
+    for path in ("share_heartbeats", "share_initialized", "share_fenced", "share_lost_answers"):
+        assert totals[path] > 10, (path, totals)
+    assert totals["share_init_failed"] > 0, totals
 
 
 def _first_failure(seeds=range(30)) -> str:
@@ -106,3 +109,32 @@ def test_a_replay_that_forgets_current_assignments_is_caught(monkeypatch):
 
     monkeypatch.setattr(cgp, "replay", replay)
     assert "consumer group loaded from the log differs" in _first_failure()
+
+
+def test_a_share_group_assigning_uninitialized_partitions_is_caught(monkeypatch):
+    """A share assignor handed every subscribed partition, whether the share coordinator initialized its state or
+    not: a member could be sent to fetch from a share-partition that does not exist yet."""
+    from kraftwire.coordinator.group import share_protocol
+
+    real = share_protocol.assign
+
+    def assign(subscriptions, assignable, current):
+        return real(subscriptions, {group_sim.TOPIC_ID: set(range(group_sim.PARTITIONS))}, current)
+
+    monkeypatch.setattr(share_protocol, "assign", assign)
+    assert "is assigned uninitialized partitions" in _first_failure()
+
+
+def test_a_share_group_replay_that_drops_member_assignments_is_caught(monkeypatch):
+    """Loading forgets the members' current assignments (ShareGroupCurrentMemberAssignment records): a new
+    coordinator would tell members other epochs than the old one did."""
+    from kraftwire.coordinator.group import share as sgp
+
+    real = sgp.replay
+
+    def replay(groups, rec, timestamp=-1):
+        if rec.record_type != sgp.CURRENT_ASSIGNMENT:
+            real(groups, rec, timestamp)
+
+    monkeypatch.setattr(sgp, "replay", replay)
+    assert "the share group loaded from the log differs from the live one" in _first_failure()

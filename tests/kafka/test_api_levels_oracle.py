@@ -21,14 +21,17 @@ from kraftwire.server.edge.client import request_once
 
 RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.factor=1\n"
        "transaction.state.log.min.isr=1\n")
-#: the APIs whose ranges issue #40 moved: each advertised as Kafka 4.4 advertises it at metadata.version 3.9
+#: the APIs whose ranges issues #40 and #43 (share groups) moved: each advertised as Kafka 4.4 advertises it at
+#: metadata.version 3.9
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe", "JoinGroup")
+           "ConsumerGroupDescribe", "JoinGroup", "FindCoordinator", "ShareGroupHeartbeat", "ShareGroupDescribe",
+           "InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
+           "ReadShareGroupStateSummary")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
-LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "OffsetCommit", "OffsetFetch")
+LOWEST = ("Produce", "WriteTxnMarkers", "OffsetCommit", "OffsetFetch")
 
 
 def _ask(port: int, body, version: int):

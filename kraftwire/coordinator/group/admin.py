@@ -15,11 +15,13 @@ class GroupAdmin:
 
     def group_ids(self) -> list[str]:
         """Groups that exist: in memory (members, or an Empty group that wrote metadata) or with committed offsets."""
-        return sorted(set(self.groups) | set(self.committed) | set(self.consumer_groups))
+        return sorted(set(self.groups) | set(self.committed) | set(self.consumer_groups) | set(self.share_groups))
 
     def state_of(self, group_id: str) -> tuple[str, str]:
         if group_id in self.consumer_groups:
             return self.consumer_groups[group_id].state(), "consumer"
+        if group_id in self.share_groups:
+            return self.share_groups[group_id].state(), "share"
         g = self.groups.get(group_id)
         if g is None:
             return EMPTY, ""
@@ -30,7 +32,8 @@ class GroupAdmin:
         out = []
         for group_id in self.group_ids():
             state, protocol_type = self.state_of(group_id)
-            kind = "consumer" if group_id in self.consumer_groups else "classic"
+            kind = ("consumer" if group_id in self.consumer_groups else
+                    "share" if group_id in self.share_groups else "classic")
             if states and state.lower() not in states:
                 continue
             if types and kind not in types:

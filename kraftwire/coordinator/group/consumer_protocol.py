@@ -85,7 +85,7 @@ class ConsumerProtocol:
             return fail(ec.UNSUPPORTED_ASSIGNOR, f"ServerAssignor {body.server_assignor} is not supported. "
                                                  f"Supported assignors: {', '.join(cg.ASSIGNORS)}.")
         classic = self.groups.get(gid)
-        if classic is not None and (classic.members or classic.state != EMPTY):
+        if classic is not None and (classic.members or classic.state != EMPTY) or gid in self.share_groups:
             return fail(ec.GROUP_ID_NOT_FOUND, f"Group {gid} is not a consumer group.")
         group = self.consumer_groups.get(gid)
         if group is None and epoch != 0:
@@ -258,7 +258,9 @@ class ConsumerProtocol:
             return cg.refused_description(group_id, ec.INVALID_GROUP_ID)
         g = self.consumer_groups.get(group_id)
         if g is None:  # Kafka sets the id, the error and its message only: the state is "", the epochs 0
-            return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, error_message=f"Group {group_id} not found.",
+            message = (f"Group {group_id} is not a consumer group." if group_id in self.share_groups
+                       else f"Group {group_id} not found.")
+            return R.DescribedGroup(error_code=ec.GROUP_ID_NOT_FOUND, error_message=message,
                                     group_id=group_id, authorized_operations=NO_AUTHORIZED_OPERATIONS)
 
         def parts(a):

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from kraftwire.coordinator.group import consumer as cg
+from kraftwire.errors import ConfigError
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.protocol import messages as w
 
@@ -22,7 +23,8 @@ NO_AUTHORIZED_OPERATIONS = -2147483648
 
 @dataclass(frozen=True)
 class GroupConfig:
-    """The broker keys of the classic group coordinator, with Kafka's defaults."""
+    """The broker keys of the group coordinator, with Kafka's defaults (``from_config`` refuses share-group bounds
+    Kafka's broker refuses, with its message)."""
 
     min_session_timeout_ms: int = 6000  # group.min.session.timeout.ms
     max_session_timeout_ms: int = 1_800_000  # group.max.session.timeout.ms
@@ -39,6 +41,18 @@ class GroupConfig:
     consumer_min_heartbeat_interval_ms: int = 5000  # group.consumer.min.heartbeat.interval.ms
     consumer_max_heartbeat_interval_ms: int = 15_000  # group.consumer.max.heartbeat.interval.ms
     consumer_max_size: int = 2**31 - 1  # group.consumer.max.size: the most members a consumer group may have
+    offsets_commit_timeout_ms: int = 5000  # offsets.commit.timeout.ms
+    #: KIP-932 share groups: the broker's session timeout and heartbeat interval (a group's own configs within
+    #: the min/max bounds win), the most members a share group may have, and how long an InitializeShareGroupState
+    #: may stay unanswered before it is asked again (at least offsets.commit.timeout.ms)
+    share_session_timeout_ms: int = 45_000  # group.share.session.timeout.ms
+    share_min_session_timeout_ms: int = 45_000  # group.share.min.session.timeout.ms
+    share_max_session_timeout_ms: int = 60_000  # group.share.max.session.timeout.ms
+    share_heartbeat_interval_ms: int = 5000  # group.share.heartbeat.interval.ms
+    share_min_heartbeat_interval_ms: int = 5000  # group.share.min.heartbeat.interval.ms
+    share_max_heartbeat_interval_ms: int = 15_000  # group.share.max.heartbeat.interval.ms
+    share_max_size: int = 200  # group.share.max.size
+    share_initialize_retry_interval_ms: int = 30_000  # group.share.initialize.retry.interval.ms
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -47,8 +61,41 @@ class GroupConfig:
                  "group.consumer.min.session.timeout.ms": self.consumer_min_session_timeout_ms,
                  "group.consumer.max.session.timeout.ms": self.consumer_max_session_timeout_ms,
                  "group.consumer.min.heartbeat.interval.ms": self.consumer_min_heartbeat_interval_ms,
-                 "group.consumer.max.heartbeat.interval.ms": self.consumer_max_heartbeat_interval_ms}.get(name)
+                 "group.consumer.max.heartbeat.interval.ms": self.consumer_max_heartbeat_interval_ms,
+                 "group.share.session.timeout.ms": self.share_session_timeout_ms,
+                 "group.share.min.session.timeout.ms": self.share_min_session_timeout_ms,
+                 "group.share.max.session.timeout.ms": self.share_max_session_timeout_ms,
+                 "group.share.heartbeat.interval.ms": self.share_heartbeat_interval_ms,
+                 "group.share.min.heartbeat.interval.ms": self.share_min_heartbeat_interval_ms,
+                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms}.get(name)
         return None if value is None else str(value)
+
+    def share_config_error(self) -> tuple[str, int, str] | None:
+        """Kafka's ``verifyShareGroupConfigs``, in its order: the first (key, value, message) the share-group
+        bounds break, or None."""
+        hb, hb_min, hb_max = (self.share_heartbeat_interval_ms, self.share_min_heartbeat_interval_ms,
+                              self.share_max_heartbeat_interval_ms)
+        st, st_min, st_max = (self.share_session_timeout_ms, self.share_min_session_timeout_ms,
+                              self.share_max_session_timeout_ms)
+        checks = (
+            ("group.share.max.heartbeat.interval.ms", hb_max, hb_max >= hb_min, "greater than or equal to",
+             "group.share.min.heartbeat.interval.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb >= hb_min, "greater than or equal to",
+             "group.share.min.heartbeat.interval.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb <= hb_max, "less than or equal to",
+             "group.share.max.heartbeat.interval.ms"),
+            ("group.share.max.session.timeout.ms", st_max, st_max >= st_min, "greater than or equal to",
+             "group.share.min.session.timeout.ms"),
+            ("group.share.session.timeout.ms", st, st >= st_min, "greater than or equal to",
+             "group.share.min.session.timeout.ms"),
+            ("group.share.session.timeout.ms", st, st <= st_max, "less than or equal to",
+             "group.share.max.session.timeout.ms"),
+            ("group.share.heartbeat.interval.ms", hb, hb < st, "less than", "group.share.session.timeout.ms"),
+        )
+        for key, value, ok, relation, other in checks:
+            if not ok:
+                return key, value, f"{key} must be {relation} {other}"
+        return None
 
     @classmethod
     def from_config(cls, c) -> "GroupConfig":
@@ -58,7 +105,7 @@ class GroupConfig:
         def bound(name: str) -> int:
             return int(broker.value(name) or 0)
 
-        return cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
+        config = cls(min_session_timeout_ms=c.group_min_session_timeout_ms,
                    max_session_timeout_ms=c.group_max_session_timeout_ms,
                    initial_rebalance_delay_ms=c.group_initial_rebalance_delay_ms, max_size=c.group_max_size,
                    offsets_retention_ms=c.offsets_retention_minutes * 60_000,
@@ -70,7 +117,21 @@ class GroupConfig:
                    consumer_max_session_timeout_ms=bound("group.consumer.max.session.timeout.ms"),
                    consumer_min_heartbeat_interval_ms=bound("group.consumer.min.heartbeat.interval.ms"),
                    consumer_max_heartbeat_interval_ms=bound("group.consumer.max.heartbeat.interval.ms"),
-                   consumer_max_size=bound("group.consumer.max.size"))
+                   consumer_max_size=bound("group.consumer.max.size"),
+                   offsets_commit_timeout_ms=c.offsets_commit_timeout_ms,
+                   share_session_timeout_ms=bound("group.share.session.timeout.ms"),
+                   share_min_session_timeout_ms=bound("group.share.min.session.timeout.ms"),
+                   share_max_session_timeout_ms=bound("group.share.max.session.timeout.ms"),
+                   share_heartbeat_interval_ms=bound("group.share.heartbeat.interval.ms"),
+                   share_min_heartbeat_interval_ms=bound("group.share.min.heartbeat.interval.ms"),
+                   share_max_heartbeat_interval_ms=bound("group.share.max.heartbeat.interval.ms"),
+                   share_max_size=bound("group.share.max.size"),
+                   share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
+                                                          or 30_000))
+        error = config.share_config_error()
+        if error is not None:  # Kafka's broker does not start either
+            raise ConfigError(*error)
+        return config
 
 
 class Reply(NamedTuple):

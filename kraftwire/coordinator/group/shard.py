@@ -31,6 +31,7 @@ from typing import Any, Callable
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
+from kraftwire.coordinator.group import share as sg
 from kraftwire.coordinator.group.admin import GroupAdmin
 from kraftwire.coordinator.group.classic import ClassicProtocol
 from kraftwire.coordinator.group.consumer_protocol import ConsumerProtocol
@@ -38,6 +39,7 @@ from kraftwire.coordinator.group.model import (
     COMPLETING, CONSUMER_MEMBER, DEAD, EMPTY, NO_AUTHORIZED_OPERATIONS, PREPARING, STABLE, STATES, Group, GroupConfig,
     Member, OffsetEntry, Reply, Result, Waiting, error_response, refusal, subscription_topics)
 from kraftwire.coordinator.group.offsets import Offsets, fetch_requests, offset_fetch_response, refused_first
+from kraftwire.coordinator.group.share_protocol import ShareProtocol
 
 #: the shard's public surface: the edge and the tests import these from here
 __all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPERATIONS", "PREPARING", "STABLE",
@@ -46,10 +48,10 @@ __all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPER
            "subscription_topics"]
 
 
-class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
+class GroupShard(ClassicProtocol, ConsumerProtocol, ShareProtocol, Offsets, GroupAdmin):
     """The groups of one ``__consumer_offsets`` partition and their committed offsets: the log's replay, loading and
     unloading, and the timers here; the requests in the parts it is made of (``classic``, ``consumer_protocol``,
-    ``offsets``, ``admin``)."""
+    ``share_protocol``, ``offsets``, ``admin``)."""
 
     def __init__(self, partition: int, config: GroupConfig | None = None,
                  new_id: Callable[[], str] | None = None,
@@ -74,6 +76,9 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
         self.metadata_values: dict[str, bytes | None] = {}
         #: the consumer groups' records as the log holds them (key -> (type, value)), for the same purpose
         self.consumer_log: dict[bytes, tuple[int, bytes]] = {}
+        #: KIP-932 share groups, by group id, and their records as the log holds them (as ``consumer_log``)
+        self.share_groups: dict[str, sg.ShareGroup] = {}
+        self.share_log: dict[bytes, tuple[int, bytes]] = {}
         self._next_expiry_ms: int | None = None
         #: TxnOffsetCommit offsets waiting for their transaction's marker (Kafka's pending transactional offsets):
         #: producer id -> group -> (topic, partition) -> entry; a COMMIT marker makes them the group's offsets, an
@@ -104,7 +109,14 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
                 self.consumer_log[bytes(key)] = (rec.record_type, bytes(value))
             if not self.live:  # a live shard already holds what it wrote
                 cg.replay(self.consumer_groups, rec)
-        # share groups (types 9-15, KIP-932) are not served: a partition holding them still loads
+        elif rec.record_type in sg.SHARE_RECORD_TYPES:
+            if value is None:
+                self.share_log.pop(bytes(key), None)
+            else:
+                self.share_log[bytes(key)] = (rec.record_type, bytes(value))
+            if not self.live:  # a live shard already holds what it wrote
+                sg.replay(self.share_groups, rec)
+        # type 9 (ShareGroupPartitionMetadata, removed before share groups were released) is skipped
         self.advance(self.high_watermark)
 
     def replay_txn(self, producer_id: int, key: bytes, value: bytes | None, offset: int) -> None:
@@ -183,6 +195,7 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
             for m in g.members.values():
                 m.deadline_ms = now_ms + m.session_ms
         self._consumer_deadlines(now_ms)
+        self._share_deadlines(now_ms)
         self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
 
     def unload(self) -> list[Reply]:
@@ -207,6 +220,9 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
         self.consumer_groups = {}
         for key, (_type, value) in sorted(self.consumer_log.items(), key=lambda kv: kv[1][0]):
             cg.replay(self.consumer_groups, cr.decode(key, value))
+        self.share_groups = {}
+        for key, (_type, value) in sorted(self.share_log.items(), key=lambda kv: _SHARE_REBUILD_ORDER[kv[1][0]]):
+            sg.replay(self.share_groups, cr.decode(key, value))
         return out
 
 
@@ -244,6 +260,7 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
             if expired:
                 self._member_left(g, now_ms, result)
         self._consumer_tick(now_ms, result)
+        self._share_tick(now_ms, result)
         if self._next_expiry_ms is not None and now_ms >= self._next_expiry_ms:
             self._next_expiry_ms = now_ms + self.config.offsets_retention_check_interval_ms
             self._expire_offsets(now_ms, result)
@@ -262,9 +279,17 @@ class GroupShard(ClassicProtocol, ConsumerProtocol, Offsets, GroupAdmin):
             times.extend(g.pending.values())
         for cgroup in self.consumer_groups.values():
             times.extend(m.deadline_ms for m in cgroup.members.values())
+        for sgroup in self.share_groups.values():
+            times.extend(m.deadline_ms for m in sgroup.members.values())
         if self._next_expiry_ms is not None:
             times.append(self._next_expiry_ms)
         return min(times) if times else None
+
+#: the order a share group is rebuilt from its records in: the group epoch first (it creates the group), a member's
+#: metadata before its current assignment (which needs the member)
+_SHARE_REBUILD_ORDER = {sg.GROUP_METADATA: 0, sg.MEMBER_METADATA: 1, sg.CURRENT_ASSIGNMENT: 2, sg.TARGET_METADATA: 3,
+                        sg.TARGET_MEMBER: 4, sg.STATE_PARTITIONS: 5}
+
 
 def _counter() -> Callable[[], str]:
     n = [0]

@@ -196,8 +196,8 @@ class GroupApis(GroupOffsetApis):
         listener = self.kraft.listener_of(conn)
         key_type = body.key_type if version >= 1 else 0
         keys = body.coordinator_keys if version >= 4 else [body.key]
-        found = [self._coordinator(key, key_type, listener) if self._may(conn, key_type, key, Op.DESCRIBE)
-                 else (_DENIED[key_type], None, -1, "", -1) for key in keys]
+        found = [self._coordinator(key, key_type, listener, version, conn)
+                 if self._may(conn, key_type, key, Op.DESCRIBE) else (_DENIED[key_type], None, -1, "", -1) for key in keys]
         if version >= 4:  # a batched answer without a message carries "" (Kafka leaves the field's default)
             resp = R(throttle_time_ms=0, coordinators=[
                 R.Coordinator(key=key, node_id=nid, host=host, port=port, error_code=err,
@@ -217,13 +217,17 @@ class GroupApis(GroupOffsetApis):
         kind = ResourceType.GROUP if key_type == 0 else ResourceType.TRANSACTIONAL_ID
         return access.allows(conn, kind, key, operation)
 
-    def _coordinator(self, key: str, key_type: int, listener: str):
+    def _coordinator(self, key: str, key_type: int, listener: str, version: int, conn):
         none = (-1, "", -1)
         if key_type == 1:
             txn = self.node.txn_apis
             if txn is None:
                 return (ec.COORDINATOR_NOT_AVAILABLE, TRANSACTIONS_MESSAGE, *none)
             return txn.coordinator(key, listener)
+        if key_type == 2:  # share keys (KIP-932): from v6; before, refused per key without a message, as Kafka
+            if version >= 6 and self.node.share_apis is not None:
+                return self.node.share_apis.coordinator(key, listener, conn)
+            return (ec.INVALID_REQUEST, "", *none)
         if key_type != 0:
             return (ec.INVALID_REQUEST, None, *none)
         found = coordinator_of(self.md.image, GROUP_TOPIC, key, listener)
@@ -404,10 +408,11 @@ class GroupApis(GroupOffsetApis):
 def _coordinator_message(version: int, error: int, message: str | None) -> str:
     """FindCoordinator's error message as Kafka 4.4 answers it (the conformance run, #36): below v4 an error's
     default message (``Errors.message()``, "NONE" for no error); from v4 none ("") per key, except for a request
-    Kafka refuses as a whole (an unknown key type: INVALID_REQUEST's default message). From v4 a refusal kraftwire
-    explains itself (a node without a transaction coordinator) keeps its own words."""
+    Kafka refuses as a whole (an unknown key type: INVALID_REQUEST's default message; a share key refused per key
+    says "" instead). From v4 a refusal kraftwire explains itself (a node without a transaction coordinator) keeps
+    its own words."""
     default = ec.JAVA_EXCEPTIONS.get(error, (None, message))[1]
-    if error == ec.INVALID_REQUEST or (version < 4 and error):
+    if (error == ec.INVALID_REQUEST and message is None) or (version < 4 and error):
         return default or ""
     if version < 4:
         return "NONE"

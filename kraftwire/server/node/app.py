@@ -49,6 +49,7 @@ from kraftwire.server.apis.group_apis import GroupApis
 from kraftwire.server.apis.kraft_apis import KraftApis
 from kraftwire.server.apis.partition_apis import PartitionApis
 from kraftwire.server.apis.quorum_apis import QuorumApis
+from kraftwire.server.apis.share_apis import ShareApis
 from kraftwire.server.apis.txn_apis import TxnApis
 from kraftwire.server.edge import wire
 from kraftwire.server.edge.access import Access
@@ -126,6 +127,8 @@ class Node(RaftIO, QuorumApis):
         self.group_apis = None
         #: a KRaft broker's transaction coordinator (``txn_apis.TxnApis``), else None
         self.txn_apis = None
+        #: a KRaft broker's share coordinator and share groups (``share_apis.ShareApis``), else None
+        self.share_apis = None
         #: ACL checks (``authorizer.class.name`` set on a KRaft node), else None: everything is allowed
         self.authorizer = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
@@ -148,6 +151,8 @@ class Node(RaftIO, QuorumApis):
                 self.group_apis.register()
                 self.txn_apis = TxnApis(self, self.metadata, self.replicas, kraft, self.partition_apis.ids)
                 self.txn_apis.register()
+                self.share_apis = ShareApis(self, self.metadata, self.replicas, self.group_apis, kraft)
+                self.share_apis.register()
             self.roles = MetadataRoles(self)
         else:
             if settings.config.authorizer_class_name:
@@ -513,6 +518,8 @@ class Node(RaftIO, QuorumApis):
             self.group_apis.close()
         if self.txn_apis is not None:
             self.txn_apis.close()
+        if self.share_apis is not None:
+            self.share_apis.close()
         if self.replicas is not None:
             await self.replicas.fetchers.close()
             self.replicas.close()

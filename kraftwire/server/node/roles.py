@@ -51,7 +51,7 @@ CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "Fet
 #: served only on client listeners (when the node has dedicated client listeners)
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
                           "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",
-                          "ConsumerGroupDescribe")
+                          "ConsumerGroupDescribe", "ShareGroupHeartbeat", "ShareGroupDescribe")
 #: a broker's lifecycle states (KIP-631), as both kinds of node name them
 FENCED, ONLINE, STOPPING, OFFLINE = 1, 2, 3, 4
 STATE_NAMES = {FENCED: "Fenced", ONLINE: "Online", STOPPING: "Stopping", OFFLINE: "Offline"}

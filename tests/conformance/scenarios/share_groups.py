@@ -1,0 +1,62 @@
+"""KIP-932 share groups where both serve them: FindCoordinator's share keys (v6; refused before), ShareGroupHeartbeat and ShareGroupDescribe answered
+UNSUPPORTED_VERSION while share.version is 0 (the pair's configuration), and the share coordinator's state RPCs
+(the inter-broker ones, CLUSTER_ACTION) for a key no coordinator serves (no ``__share_group_state`` yet) and for a
+request with no topics."""
+
+from __future__ import annotations
+
+import uuid
+
+from conformance.runner import Scenario, Step
+
+from kraftwire.protocol import messages as w
+
+SH, SD = w.ShareGroupHeartbeatRequest, w.ShareGroupDescribeRequest
+RS, WS = w.ReadShareGroupStateRequest, w.WriteShareGroupStateRequest
+IS, DS, SS = w.InitializeShareGroupStateRequest, w.DeleteShareGroupStateRequest, w.ReadShareGroupStateSummaryRequest
+#: a topic id neither cluster holds
+TOPIC_ID = uuid.UUID("6f1c2a9e-3b4d-4e5f-8a7b-1c2d3e4f5a6b")
+
+FC = w.FindCoordinatorRequest
+#: the share key of partition 0 of a topic with TOPIC_ID in group "{ns}.g" (``group:topicIdBase64:partition``)
+SHARE_KEY = "{ns}.g:bxwqnjtNTl-KexwtPk9aaw:0"
+
+
+SCENARIOS = [
+    Scenario("FindCoordinator", 6, "share-keys", [
+        Step(FC(key_type=2, coordinator_keys=["{ns}.g:not-a-uuid:0", "{ns}.g:bxwqnjtNTl-KexwtPk9aaw",
+                                              "{ns}.g:bxwqnjtNTl-KexwtPk9aaw:-1"]), 6),
+        # both create __share_group_state on this first ask, and both fail to at its replication factor 3 on one node
+        Step(FC(key_type=2, coordinator_keys=[SHARE_KEY]), 6),
+        Step(FC(key_type=2, coordinator_keys=[SHARE_KEY]), 5),
+    ]),
+    Scenario("ShareGroupHeartbeat", 1, "share-version-off", [
+        Step(SH(group_id="{ns}.g", member_id="{ns}-m", member_epoch=0, rack_id=None,
+                subscribed_topic_names=["{ns}.a"]), 1),
+    ]),
+    Scenario("ShareGroupDescribe", 1, "share-version-off", [
+        Step(SD(group_ids=["{ns}.g", "{ns}.h"], include_authorized_operations=False), 1),
+    ]),
+    Scenario("ReadShareGroupState", 0, "no-topics", [
+        Step(RS(group_id="{ns}.g", topics=[]), 0),
+    ]),
+    Scenario("WriteShareGroupState", 1, "no-partitions", [
+        Step(WS(group_id="{ns}.g", topics=[WS.WriteStateData(topic_id=TOPIC_ID, partitions=[])]), 1),
+    ]),
+    Scenario("ReadShareGroupStateSummary", 1, "empty-group-id", [
+        Step(SS(group_id="", topics=[SS.ReadStateSummaryData(topic_id=TOPIC_ID, partitions=[
+            SS.PartitionData(partition=0, leader_epoch=0)])]), 1),
+    ]),
+    Scenario("ReadShareGroupState", 0, "no-coordinator", [
+        Step(RS(group_id="{ns}.g", topics=[RS.ReadStateData(topic_id=TOPIC_ID, partitions=[
+            RS.PartitionData(partition=0, leader_epoch=0)])]), 0),
+    ]),
+    Scenario("InitializeShareGroupState", 0, "no-coordinator", [
+        Step(IS(group_id="{ns}.g", topics=[IS.InitializeStateData(topic_id=TOPIC_ID, partitions=[
+            IS.PartitionData(partition=0, state_epoch=0, start_offset=-1)])]), 0),
+    ]),
+    Scenario("DeleteShareGroupState", 0, "no-coordinator", [
+        Step(DS(group_id="{ns}.g", topics=[DS.DeleteStateData(topic_id=TOPIC_ID, partitions=[
+            DS.PartitionData(partition=0)])]), 0),
+    ]),
+]
