@@ -54,14 +54,14 @@ APIS = (
     "CreateAcls", "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteGroups", "DeleteRecords", "DeleteTopics",
     "DescribeAcls", "DescribeCluster", "DescribeConfigs", "DescribeGroups", "DescribeLogDirs", "DescribeProducers",
     "DescribeQuorum", "DescribeTopicPartitions", "DescribeTransactions", "DescribeUserScramCredentials",
-    "ElectLeaders", "EndQuorumEpoch", "EndTxn", "Fetch", "FetchSnapshot", "FindCoordinator", "Heartbeat",
+    "ElectLeaders", "EndQuorumEpoch", "EndTxn", "Envelope", "Fetch", "FetchSnapshot", "FindCoordinator", "Heartbeat",
     "IncrementalAlterConfigs", "InitProducerId", "JoinGroup", "LeaveGroup", "ListGroups", "ListOffsets",
     "ListPartitionReassignments", "ListTransactions", "Metadata", "OffsetCommit", "OffsetDelete", "OffsetFetch",
     "OffsetForLeaderEpoch", "Produce", "RemoveRaftVoter", "SaslAuthenticate", "SaslHandshake", "SyncGroup",
     "TxnOffsetCommit", "UnregisterBroker", "UpdateFeatures", "UpdateRaftVoter", "Vote", "WriteTxnMarkers",
 )
 #: the other messages kraftwire speaks: the headers, the KRaft control-record values, the quorum-state file
-OTHERS = ("KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader", "ResponseHeader",
+OTHERS = ("DefaultPrincipalData", "KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader", "ResponseHeader",
           "SnapshotFooterRecord", "SnapshotHeaderRecord", "VotersRecord")
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
