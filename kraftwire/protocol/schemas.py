@@ -541,6 +541,11 @@ M('CreateTopicsResponse', 'response', 19, '2-7', '5+', [
         ]),
     ]),
 ])
+M('DefaultPrincipalData', 'data', None, '0', '0+', [
+    F('Type', 'string', '0+'),
+    F('Name', 'string', '0+'),
+    F('TokenAuthenticated', 'bool', '0+'),
+])
 M('DeleteAclsRequest', 'request', 31, '1-3', '2+', [
     F('Filters', '[]DeleteAclsFilter', '0+', fields=[
         F('ResourceTypeFilter', 'int8', '0+'),
@@ -978,6 +983,15 @@ M('EndTxnResponse', 'response', 26, '0-5', '3+', [
     F('ErrorCode', 'int16', '0+'),
     F('ProducerId', 'int64', '5+', default=-1),
     F('ProducerEpoch', 'int16', '5+', default=-1),
+])
+M('EnvelopeRequest', 'request', 58, '0', '0+', [
+    F('RequestData', 'bytes', '0+'),
+    F('RequestPrincipal', 'bytes', '0+', nullable='0+'),
+    F('ClientHostAddress', 'bytes', '0+'),
+])
+M('EnvelopeResponse', 'response', 58, '0', '0+', [
+    F('ResponseData', 'bytes', '0+', nullable='0+', default=None),
+    F('ErrorCode', 'int16', '0+'),
 ])
 M('FetchRequest', 'request', 1, '4-18', '12+', [
     F('ClusterId', 'string', '12+', nullable='12+', tag=0, tagged='12+', default=None),

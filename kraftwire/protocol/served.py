@@ -114,9 +114,15 @@ SERVED: dict[str, tuple[int, int]] = {
     "AddRaftVoter": (0, 0),
     "RemoveRaftVoter": (0, 0),
     "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
-    "BrokerRegistration": (0, 3),
+    # v4 (KAFKA-17011): features a broker supports from level 0 are listed; before v4 a Kafka broker leaves them out,
+    # and a controller with such a feature finalized above 0 must refuse it (group.version, transaction.version...)
+    "BrokerRegistration": (0, 4),
     "ControllerRegistration": (0, 0),  # KIP-919: each controller to the active one
-    "BrokerHeartbeat": (0, 1),
+    "Envelope": (0, 0),  # KIP-590: a Kafka broker's forwarded admin request, with the client's principal
+    # v2 adds CordonedLogDirs (KIP-1066, Kafka 4.4): a Kafka 4.4 broker always sends it, so it cannot heartbeat at
+    # v1. kraftwire's metadata versions stop below the level that records cordoned directories, where Kafka's
+    # controller keeps no cordons either: the list is taken and not recorded
+    "BrokerHeartbeat": (0, 2),
     "AlterPartition": (2, 3),
     "AllocateProducerIds": (0, 0),
     "AssignReplicasToDirs": (0, 0),

@@ -47,25 +47,23 @@ COORDINATOR_JARS = (("kafka-group-coordinator", "common/message/"),
                     ("kafka-share-coordinator", "common/message/"))
 #: the APIs kraftwire speaks: each one's request and response is declared
 APIS = (
-    "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AllocateProducerIds", "AlterConfigs",
-    "AlterPartition", "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions",
-    "AssignReplicasToDirs", "BeginQuorumEpoch", "BrokerHeartbeat", "BrokerRegistration", "ConsumerGroupDescribe",
-    "ConsumerGroupHeartbeat", "ControllerRegistration", "CreateAcls", "CreatePartitions", "CreateTopics",
-    "DeleteAcls", "DeleteGroups",
+    "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AllocateProducerIds", "AlterConfigs", "AlterPartition",
+    "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions", "AssignReplicasToDirs",
+    "BeginQuorumEpoch", "BrokerHeartbeat", "BrokerRegistration", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat",
+    "ControllerRegistration", "CreateAcls", "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteGroups",
     "DeleteRecords", "DeleteShareGroupState", "DeleteTopics", "DescribeAcls", "DescribeCluster", "DescribeConfigs",
     "DescribeGroups", "DescribeLogDirs", "DescribeProducers", "DescribeQuorum", "DescribeTopicPartitions",
-    "DescribeTransactions", "DescribeUserScramCredentials", "ElectLeaders", "EndQuorumEpoch", "EndTxn", "Fetch",
-    "FetchSnapshot", "FindCoordinator", "Heartbeat", "IncrementalAlterConfigs", "InitProducerId",
-    "InitializeShareGroupState", "JoinGroup", "LeaveGroup", "ListGroups", "ListOffsets",
-    "ListPartitionReassignments", "ListTransactions", "Metadata", "OffsetCommit", "OffsetDelete", "OffsetFetch",
-    "OffsetForLeaderEpoch", "Produce", "ReadShareGroupState", "ReadShareGroupStateSummary", "RemoveRaftVoter",
-    "SaslAuthenticate", "SaslHandshake", "ShareGroupDescribe", "ShareGroupHeartbeat", "SyncGroup",
-    "TxnOffsetCommit", "UnregisterBroker", "UpdateFeatures", "UpdateRaftVoter", "Vote", "WriteShareGroupState",
-    "WriteTxnMarkers",
+    "DescribeTransactions", "DescribeUserScramCredentials", "ElectLeaders", "EndQuorumEpoch", "EndTxn", "Envelope",
+    "Fetch", "FetchSnapshot", "FindCoordinator", "Heartbeat", "IncrementalAlterConfigs", "InitProducerId",
+    "InitializeShareGroupState", "JoinGroup", "LeaveGroup", "ListGroups", "ListOffsets", "ListPartitionReassignments",
+    "ListTransactions", "Metadata", "OffsetCommit", "OffsetDelete", "OffsetFetch", "OffsetForLeaderEpoch", "Produce",
+    "ReadShareGroupState", "ReadShareGroupStateSummary", "RemoveRaftVoter", "SaslAuthenticate", "SaslHandshake",
+    "ShareGroupDescribe", "ShareGroupHeartbeat", "SyncGroup", "TxnOffsetCommit", "UnregisterBroker", "UpdateFeatures",
+    "UpdateRaftVoter", "Vote", "WriteShareGroupState", "WriteTxnMarkers",
 )
 #: the other messages kraftwire speaks: the headers, the KRaft control-record values, the quorum-state file
-OTHERS = ("KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader", "ResponseHeader",
-          "SnapshotFooterRecord", "SnapshotHeaderRecord", "VotersRecord")
+OTHERS = ("DefaultPrincipalData", "KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader",
+          "ResponseHeader", "SnapshotFooterRecord", "SnapshotHeaderRecord", "VotersRecord")
 SCHEMAS_PY = REPO / "kraftwire" / "protocol" / "schemas.py"
 BEGIN = "# ---- BEGIN GENERATED (python -m kraftwire.tools.generate_schemas) ----\n"
 END = "# ---- END GENERATED ----\n"

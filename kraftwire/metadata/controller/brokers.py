@@ -129,7 +129,9 @@ class BrokerControl:
         for name, level in sorted(image.features.items()):
             lo, hi = ranges.get(name, (1, 1) if name == FEATURE_NAME else (0, 0))
             if not lo <= level <= hi:
-                return refuse(UNSUPPORTED_VERSION, f"{name} is finalized at {level}, the broker supports {lo}-{hi}")
+                return refuse(UNSUPPORTED_VERSION, f"Unable to register because the broker does not support finalized "
+                                                   f"version {level} of {name}. The broker wants a version between "
+                                                   f"{lo} and {hi}, inclusive.")
         log_dirs = tuple(req.log_dirs)
         if mv.at_least("3.7-IV2"):
             why = _bad_log_dirs(image, req.broker_id, log_dirs)

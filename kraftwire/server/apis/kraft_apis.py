@@ -59,7 +59,7 @@ from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import CLUSTER_NAME, ResourceType
 from kraftwire.server.apis.broker_configs import logger_levels, set_logger_levels, static_broker_entries
 from kraftwire.server.edge.access import operations_of
-from kraftwire.server.edge.client import FORWARD_CLIENT_ID
+from kraftwire.server.edge.envelope import was_forwarded
 from kraftwire.server.runtime.metadata_node import supported_features
 
 log = logging.getLogger("kraftwire.kraft")
@@ -284,7 +284,7 @@ class KraftApis:
     def _controller_handler(self, api: str):
         def handler(request, conn) -> None:
             version, cid = request.version, request.header.correlation_id
-            forwarded = request.header.client_id == FORWARD_CLIENT_ID  # never forwarded twice
+            forwarded = was_forwarded(request, conn)  # never forwarded twice
             body, denied = request.body, None
             access = self.node.authorizer
             if access is None and api in ("CreateAcls", "DeleteAcls"):  # no authorizer: ACLs mean nothing here

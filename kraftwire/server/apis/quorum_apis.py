@@ -19,6 +19,7 @@ from kraftwire.raft import messages as m
 from kraftwire.raft.handlers.reconfig import precheck_add
 from kraftwire.server.edge import wire
 from kraftwire.server.edge.client import FORWARD_CLIENT_ID, request_once
+from kraftwire.server.edge.envelope import was_forwarded
 from kraftwire.server.edge.forward_links import ForwardLinks
 
 log = logging.getLogger("kraftwire.node")
@@ -82,7 +83,7 @@ class QuorumApis:
             return
         leader = self.raft.quorum.leader_id
         voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
-        if request.header.client_id == FORWARD_CLIENT_ID:
+        if was_forwarded(request, conn):
             voter = None  # views differ (an election is under way): answer, do not forward in a circle
         if voter is None:
             R = w.DescribeQuorumResponse
@@ -115,7 +116,7 @@ class QuorumApis:
         if not self.raft.is_leader():
             leader = self.raft.quorum.leader_id
             voter = self.settings.voter(leader) if leader not in (NO_ID, self.settings.node_id) else None
-            if voter is None or request.header.client_id == FORWARD_CLIENT_ID:
+            if voter is None or was_forwarded(request, conn):
                 return answer(m.NOT_LEADER_OR_FOLLOWER)
             timeout_s = self.settings.config.controller_quorum_request_timeout_ms / 1000
             if add:

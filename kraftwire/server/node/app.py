@@ -56,6 +56,7 @@ from kraftwire.server.edge.access import Access
 from kraftwire.server.edge.client import describe_quorum
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
+from kraftwire.server.edge.envelope import EnvelopeApi
 from kraftwire.server.edge.forward_links import ForwardLinks
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
@@ -142,6 +143,8 @@ class Node(RaftIO, QuorumApis):
             self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
             kraft = KraftApis(self, self.metadata)
             kraft.register()
+            if settings.is_controller:
+                EnvelopeApi(self).register()
             if settings.is_broker:  # the topic partitions the image assigns this broker (the partitions issue)
                 self.replicas = ReplicaManager(self)
                 self.metadata.on_image.append(self.replicas.apply)
