@@ -23,8 +23,8 @@ from __future__ import annotations
 import logging
 
 from kraftwire import error_codes as ec
-from kraftwire.ids import ZERO_UUID
 from kraftwire.errors import KraftwireError
+from kraftwire.ids import ZERO_UUID
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
 from kraftwire.replica import fetch_answer, fetch_sessions
@@ -63,6 +63,13 @@ class _TopicNames:
     def get(self, topic_id):
         topic = self.topics.get(topic_id)
         return None if topic is None else topic.name
+
+
+def _inconsistent(hp: Hosted | None, topic_id) -> bool:
+    """Whether a session partition's topic id is not the hosted log's: the topic was deleted and created again under
+    the session, which still names it by the old id and the name it had (Kafka's ReplicaManager checks this once the
+    partition is found, before anything else; a request without ids always matches)."""
+    return hp is not None and hp.topic_id != topic_id and topic_id != ZERO_UUID and not hp.failed
 
 
 def _topic_key(want) -> tuple:
@@ -189,7 +196,10 @@ class FetchApis:
             answered.append((fetch_answer.READ, want, pd))
             hp = self.replicas.get(name, p.partition)
             diverged = False
-            if replica >= 0:
+            if _inconsistent(hp, want.topic_id):
+                pd.error_code = ec.INCONSISTENT_TOPIC_ID
+                n = 0
+            elif replica >= 0:
                 n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
                 div = getattr(pd, "diverging_epoch", None)
                 diverged = div is not None and div.epoch >= 0
