@@ -314,3 +314,19 @@ def test_final_epoch_and_old_versions_are_sessionless_kraftwire():
     ctx = context(cache, [ask(0)], sid, -1)
     assert isinstance(ctx, fs.SessionlessContext) and cache.get(sid) is None
     assert isinstance(context(cache, [ask(0)], 0, 0, version=6), fs.SessionlessContext)
+
+
+def test_cached_leader_epoch_and_last_fetched_epoch():  # testCachedLeaderEpoch / testLastFetchedEpoch
+    """An incremental request reads each partition with the parameters last sent for it: the leader epochs of the
+    full request for the partitions it does not name, the new ones for those it does."""
+    cache = cache_of(10, 1000)
+
+    def with_epochs(partition, leader_epoch, last_fetched):
+        want = ask(partition)
+        want.request.current_leader_epoch, want.request.last_fetched_epoch = leader_epoch, last_fetched
+        return want
+    wanted = [with_epochs(0, -1, -1), with_epochs(1, 1, 0), with_epochs(2, 2, 1)]
+    sid = full_session(cache, wanted, [answer(0, 1), answer(1, 1), answer(2, 1)])
+    ctx = context(cache, [with_epochs(1, 3, 2)], sid, 1)
+    assert [(x.request.current_leader_epoch, x.request.last_fetched_epoch) for x in ctx.partitions()] == [
+        (-1, -1), (3, 2), (2, 1)]
