@@ -337,6 +337,8 @@ KEYS: tuple[ConfigKey, ...] = (
               "the max_bytes of a replica fetcher's Fetch requests"),
     ConfigKey("replica.fetch.max.bytes", "replica_fetch_max_bytes", _at_least(0), 1 * MiB,
               "the partition_max_bytes of a replica fetcher's Fetch requests"),
+    ConfigKey("max.incremental.fetch.session.cache.slots", "max_incremental_fetch_session_cache_slots",
+              _at_least(0), 1000, "the most incremental fetch sessions (KIP-227) a broker keeps, in 8 shards"),
     ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
               "topic partitions' retention.ms default, in hours (log.retention.minutes and .ms win)"),
     ConfigKey("log.retention.minutes", "log_retention_minutes", _opt_int, None, "retention.ms default in minutes"),
@@ -445,6 +447,7 @@ class Config:
     fetch_max_bytes: int = default("fetch.max.bytes")
     replica_fetch_response_max_bytes: int = default("replica.fetch.response.max.bytes")
     replica_fetch_max_bytes: int = default("replica.fetch.max.bytes")
+    max_incremental_fetch_session_cache_slots: int = default("max.incremental.fetch.session.cache.slots")
     log_retention_hours: int = default("log.retention.hours")
     log_retention_minutes: int | None = default("log.retention.minutes")
     log_retention_ms: int | None = default("log.retention.ms")

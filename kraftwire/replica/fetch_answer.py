@@ -7,9 +7,9 @@
   partition lands.
 * **A refused read** (an offset out of range, a fenced epoch, a storage error) carries no offsets either: high
   watermark, last stable offset and log start offset -1.
-* **Sessions** (KIP-227): kraftwire keeps none — a full request gets session id 0, which tells the client to keep
-  sending full requests — so an incremental one (an epoch other than 0 and -1) names a session this node does not
-  have: FETCH_SESSION_ID_NOT_FOUND, no partitions.
+* **Sessions** (KIP-227, ``kraftwire.replica.fetch_sessions``) decide which partitions are read and listed; a
+  request whose session metadata cannot be used (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH,
+  FETCH_SESSION_TOPIC_ID_ERROR) is answered with that error, session id 0 and no partitions, in every version.
 * **Where the leader is** (KIP-951, v16+, consumers only: a follower's refused fetch lists no endpoints): a consumer
   asking a broker that holds no replica of a partition gets
   NOT_LEADER_OR_FOLLOWER with the partition's current leader and epoch from the metadata, and the answer lists
@@ -24,17 +24,19 @@
 
 from __future__ import annotations
 
-from kraftwire.error_codes import FENCED_LEADER_EPOCH, FETCH_SESSION_ID_NOT_FOUND, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR
+from kraftwire.error_codes import (FENCED_LEADER_EPOCH, FETCH_SESSION_ID_NOT_FOUND, FETCH_SESSION_TOPIC_ID_ERROR,
+                                   INVALID_FETCH_SESSION_EPOCH, NOT_LEADER_OR_FOLLOWER, UNKNOWN_SERVER_ERROR)
 from kraftwire.protocol import messages as w
 
-__all__ = ["READ", "REFUSED", "ISOLATION_LEVELS", "request_error", "error_answer", "refused", "ordered",
+__all__ = ["READ", "REFUSED", "ISOLATION_LEVELS", "request_error", "error_answer", "refused", "in_answer_order",
+           "by_topic",
            "LEADER_HINTS_SINCE", "hinted_leaders", "fetching_replica", "DEBUGGING_REPLICA", "reads_any_replica"]
 
 #: the groups a partition's answer falls in, in the order Kafka answers them
 READ, REFUSED = 0, 1
 ISOLATION_LEVELS = (0, 1)
-#: the session epochs of a full request (0: create a session, -1: none)
-FULL_EPOCHS = (0, -1)
+#: the errors of a request's session metadata: answered without partitions and without a session
+SESSION_ERRORS = (FETCH_SESSION_ID_NOT_FOUND, INVALID_FETCH_SESSION_EPOCH, FETCH_SESSION_TOPIC_ID_ERROR)
 #: where the top-level error code starts (v7) and where the partitions stop going along with it (v13)
 TOP_LEVEL_ERROR_SINCE, NO_PARTITIONS_SINCE = 7, 13
 #: the version from which a consumer's NOT_LEADER_OR_FOLLOWER carries the leader and the answer its endpoint
@@ -63,9 +65,9 @@ def hinted_leaders(response) -> set[int]:
 
 
 def request_error(body, version: int) -> int:
-    """The error for a whole consumer Fetch request, before any partition (0: none)."""
-    if version >= TOP_LEVEL_ERROR_SINCE and body.session_epoch not in FULL_EPOCHS:
-        return FETCH_SESSION_ID_NOT_FOUND
+    """The error for a whole consumer Fetch request once its session is settled, before any partition (0: none):
+    Kafka reads the isolation level after ``FetchManager.newContext``, so a request refused here has already moved
+    its session on."""
     if version >= 4 and body.isolation_level not in ISOLATION_LEVELS:
         return UNKNOWN_SERVER_ERROR
     return 0
@@ -82,18 +84,24 @@ def error_answer(body, version: int, error: int):
     """The answer to a request refused as a whole (``request_error``)."""
     R = w.FetchResponse
     topics = []
-    if error != FETCH_SESSION_ID_NOT_FOUND and version < NO_PARTITIONS_SINCE:
+    if error not in SESSION_ERRORS and version < NO_PARTITIONS_SINCE:
         topics = [R.FetchableTopicResponse(topic=t.topic, topic_id=t.topic_id,
                                            partitions=[refused(p.partition, error) for p in t.partitions])
                   for t in body.topics]
-    session = 0 if error == FETCH_SESSION_ID_NOT_FOUND else body.session_id
+    session = 0 if error in SESSION_ERRORS else body.session_id
     return R(throttle_time_ms=0, error_code=error, session_id=session, responses=topics)
 
 
-def ordered(answers: list[tuple[int, tuple, object]]) -> list[tuple[tuple, list]]:
-    """``answers`` — (group, topic key, partition answer) in request order — as Kafka lists them: (topic key,
-    partition answers) pairs, the partitions read first, each topic where its first partition lands."""
+def in_answer_order(answers: list[tuple[int, object, object]]) -> list[tuple[object, object]]:
+    """``answers`` — (group, item, partition answer) in request order — as Kafka lists them, (item, answer): the
+    partitions read first, then those refused."""
+    return [(item, answer) for _, item, answer in sorted(answers, key=lambda a: a[0])]
+
+
+def by_topic(pairs, key) -> list[tuple[tuple, list]]:
+    """(item, partition answer) pairs grouped as (``key(item)``, partition answers), each topic where its first
+    partition lands."""
     topics: dict[tuple, list] = {}
-    for _, key, answer in sorted(answers, key=lambda a: a[0]):
-        topics.setdefault(key, []).append(answer)
+    for item, answer in pairs:
+        topics.setdefault(key(item), []).append(answer)
     return list(topics.items())

@@ -100,12 +100,6 @@ DATA_AND_COORDINATORS: list[Allowance] = [
               "scenarios' too); kraftwire lists them in group id order. (The hash orders kraftwire can compute it "
               "reproduces: kraftwire.java_order; orders of values picked at random are not compared: "
               "runner.ORDER_CARRIES_NOTHING)"),
-    Allowance("Fetch-v*-session-new-then-incremental", "Fetch.session_id",
-              "kraftwire keeps no fetch sessions (KIP-227): it answers a full request with session id 0, as Kafka "
-              "answers when its session cache is full (clients then keep sending full requests)"),
-    Allowance("Fetch-v*-session-new-then-incremental", "Fetch#2.*",
-              "kraftwire keeps no fetch sessions: the incremental request following Kafka's session id names no "
-              "session of kraftwire's (FETCH_SESSION_ID_NOT_FOUND, as Kafka answers an unknown session)"),
     Allowance("Fetch-v*-read-committed-aborted-transaction", "Fetch.responses[*].partitions[0].records.<batches>",
               SEGMENT_ROLL),
     *(Allowance(f"EndTxn-v*-{case}", "Fetch.responses[{ns}.a].partitions[0].records.<batches>", SEGMENT_ROLL)

@@ -124,9 +124,6 @@ NOT_PROVOKABLE: dict[tuple[str, str], str] = {
         "answers it in Kafka 4.4; OffsetCommit carries no producer",
     ("OffsetCommit", "INVALID_TXN_STATE"):
         "as INVALID_PRODUCER_ID_MAPPING: a transaction's state, which a plain OffsetCommit does not name",
-    ("Fetch", "FETCH_SESSION_TOPIC_ID_ERROR"):
-        "needs an incremental fetch session (KIP-227) whose requests switch between names and topic ids; kraftwire "
-        "keeps no fetch sessions (allowed.py: Fetch-v*-session-new-then-incremental)",
     ("Fetch", "UNSUPPORTED_COMPRESSION_TYPE"):
         "Kafka 4.4 hands zstd records to a Fetch before v10 as they are, NONE (Fetch-v9-zstd-before-v10): the "
         "refusal went with the down-conversion of message formats before v2",
@@ -171,7 +168,4 @@ NOT_PROVOKABLE: dict[tuple[str, str], str] = {
     ("WriteTxnMarkers", "RECORD_LIST_TOO_LARGE"):
         "answered for a batch above the topic's segment.bytes, whose least is 1 MiB: a marker is one control record "
         "of a few dozen bytes, the broker's own",
-    ("Fetch", "INCONSISTENT_TOPIC_ID"):
-        "needs a fetch session whose partitions' topic ids changed under it (a topic deleted and created again "
-        "within the session); kraftwire keeps no fetch sessions",
 }

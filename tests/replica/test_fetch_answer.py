@@ -7,8 +7,8 @@ import uuid
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
-from kraftwire.replica.fetch_answer import (READ, REFUSED, error_answer, fetching_replica, hinted_leaders, ordered,
-                                            refused, request_error)
+from kraftwire.replica.fetch_answer import (READ, REFUSED, by_topic, error_answer, fetching_replica, hinted_leaders,
+                                            in_answer_order, refused, request_error)
 
 F = w.FetchRequest
 TOPIC_ID = uuid.UUID(int=7)
@@ -19,11 +19,11 @@ def _request(*, epoch: int = -1, isolation: int = 0) -> F:
         topic="a", topic_id=TOPIC_ID, partitions=[F.FetchPartition(partition=0), F.FetchPartition(partition=1)])])
 
 
-def test_an_incremental_request_names_a_session_this_node_does_not_keep():
-    assert [request_error(_request(epoch=e), 12) for e in (-1, 0, 1, 5)] == [0, 0] + [ec.FETCH_SESSION_ID_NOT_FOUND] * 2
-    assert request_error(_request(epoch=3), 6) == 0  # no sessions before v7
-    answer = error_answer(_request(epoch=3), 12, ec.FETCH_SESSION_ID_NOT_FOUND)
-    assert (answer.error_code, answer.session_id, answer.responses) == (ec.FETCH_SESSION_ID_NOT_FOUND, 0, [])
+def test_a_session_error_is_answered_without_partitions_or_session():
+    for error in (ec.FETCH_SESSION_ID_NOT_FOUND, ec.INVALID_FETCH_SESSION_EPOCH, ec.FETCH_SESSION_TOPIC_ID_ERROR):
+        for version in (7, 12, 13):
+            answer = error_answer(F(session_id=9, session_epoch=3, isolation_level=0, topics=[]), version, error)
+            assert (answer.error_code, answer.session_id, answer.responses) == (error, 0, [])
 
 
 def test_an_unknown_isolation_level_refuses_the_request_as_kafkas_exception_does():
@@ -39,8 +39,9 @@ def test_an_unknown_isolation_level_refuses_the_request_as_kafkas_exception_does
 def test_partitions_read_come_before_those_refused():
     a0, a5, b0 = refused(0, 0), refused(5, ec.UNKNOWN_TOPIC_OR_PARTITION), refused(0, ec.UNKNOWN_TOPIC_OR_PARTITION)
     assert a5.aborted_transactions == [] and a5.log_start_offset == -1
-    got = ordered([(REFUSED, ("b", None), b0), (REFUSED, ("a", None), a5), (READ, ("a", None), a0)])
-    assert got == [(("a", None), [a0, a5]), (("b", None), [b0])]
+    pairs = in_answer_order([(REFUSED, ("b", None), b0), (REFUSED, ("a", None), a5), (READ, ("a", None), a0)])
+    assert pairs == [(("a", None), a0), (("b", None), b0), (("a", None), a5)]
+    assert by_topic(pairs, lambda k: k) == [(("a", None), [a0, a5]), (("b", None), [b0])]
 
 
 def test_the_leaders_a_refused_partition_points_to_go_along_as_endpoints():

@@ -11,9 +11,11 @@
   (``InboundConnection``), never read into Python, as Kafka serves them; a current leader epoch is checked
   (FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH); an offset outside [log start, log end] is OFFSET_OUT_OF_RANGE.
   Fewer than MinBytes park the request until a high watermark it reads moves (or a marker lands) or MaxWaitMs
-  passes. Fetch sessions are not kept: every answer has session id 0, which
-  tells clients to send full requests (Kafka's rule for a broker without a session slot), and an incremental request
-  is FETCH_SESSION_ID_NOT_FOUND; the answer's order and refusals as Kafka's (``kraftwire.replica.fetch_answer``).
+  passes. Fetch sessions (KIP-227) as Kafka's ``FetchManager`` keeps them (``kraftwire.replica.fetch_sessions``),
+  for consumers and followers alike: the request's context is settled when it arrives (which partitions it reads:
+  those it names, or its session's), and the session is created or told what was sent when the answer goes out
+  (the purgatory's ``finish``), which lists only what changed for an incremental request; the answer's order and
+  refusals as Kafka's (``kraftwire.replica.fetch_answer``).
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ import logging
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
+from kraftwire.ids import ZERO_UUID
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.replica import fetch_answer
+from kraftwire.replica import fetch_answer, fetch_sessions
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.runtime.clocks import monotonic_ms
 from kraftwire.server.runtime.replicas import Hosted
 
 log = logging.getLogger("kraftwire.partitions")
@@ -36,15 +40,41 @@ log = logging.getLogger("kraftwire.partitions")
 REGION_MIN_BYTES = 64 * 1024
 
 
-class _CheckedFetch:
-    """A consumer Fetch with the topics its principal may not read (``denied``): they are answered
+class _SessionFetch:
+    """A Fetch with its session context (``fetch_sessions.new_context``: which partitions it reads and how its
+    answer is listed) and the topics its principal may not read (``denied``): they are answered
     TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
 
-    __slots__ = ("header", "api", "version", "body", "denied")
+    __slots__ = ("header", "api", "version", "body", "context", "denied")
 
-    def __init__(self, request, denied: frozenset[str]) -> None:
+    def __init__(self, request, context, denied: frozenset[str]) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
-        self.denied = denied
+        self.context, self.denied = context, denied
+
+
+class _TopicNames:
+    """The image's topic names by id, looked up only for the session partitions whose names are not known yet."""
+
+    __slots__ = ("topics",)
+
+    def __init__(self, image) -> None:
+        self.topics = image.topics
+
+    def get(self, topic_id):
+        topic = self.topics.get(topic_id)
+        return None if topic is None else topic.name
+
+
+def _inconsistent(hp: Hosted | None, topic_id) -> bool:
+    """Whether a session partition's topic id is not the hosted log's: the topic was deleted and created again under
+    the session, which still names it by the old id and the name it had (Kafka's ReplicaManager checks this once the
+    partition is found, before anything else; a request without ids always matches)."""
+    return hp is not None and hp.topic_id != topic_id and topic_id != ZERO_UUID and not hp.failed
+
+
+def _topic_key(want) -> tuple:
+    """How a partition's answer is filed: by its topic's (name, id) — the id alone is written from v13."""
+    return (want.topic or "", want.topic_id)
 
 
 def _take(pd, records, limits: FetchLimits, limit: int) -> int:
@@ -130,68 +160,83 @@ class FetchApis:
         return _take(pd, lg.read(offset, limit, isolation, limit=upper).records, limits, limit)
 
     def _fetch_answer(self, request):
-        """(response, whether it may be sent now, the hosted partitions it reads, and the watch to park it with:
-        (the partitions read without an error as ``Watched``, the answer's MinBytes))."""
+        """(draft answer — the (partition, answer) pairs in answer order, or a whole-request refusal — whether it may
+        be sent now, the hosted partitions it reads, and the watch to park it with: (the partitions read without an
+        error as ``Watched``, the answer's MinBytes))."""
         body, version = request.body, request.version
         R = w.FetchResponse
-        image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, answered, watched = 0, False, set(), [], []
-        denied = getattr(request, "denied", ())
+        denied = request.denied
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
+        context = request.context
+        if isinstance(context, fetch_sessions.SessionErrorContext):
+            return fetch_answer.error_answer(body, version, context.error), True, set(), None
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
             return fetch_answer.error_answer(body, version, refusal), True, set(), None
-        for t in body.topics:
-            if version >= 13:
-                topic = image.topics.get(t.topic_id)
-                name = topic.name if topic is not None else None
+        for want in context.partitions():
+            name, p = want.topic, want.request
+            if name is not None and name in denied:  # answered with the rest, never a reason to answer early
+                answered.append((fetch_answer.REFUSED, want,
+                                 fetch_answer.refused(p.partition, ec.TOPIC_AUTHORIZATION_FAILED)))
+                continue
+            if version >= 13 and name is None:
+                answered.append((fetch_answer.REFUSED, want, fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_ID)))
+                errors = True
+                continue
+            if replica < 0 and self._unhosted_error(name, p.partition) == ec.UNKNOWN_TOPIC_OR_PARTITION:
+                answered.append((fetch_answer.REFUSED, want,
+                                 fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_OR_PARTITION)))
+                errors = True
+                continue
+            pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
+                                 last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
+                                 preferred_read_replica=-1, records=b"")
+            answered.append((fetch_answer.READ, want, pd))
+            hp = self.replicas.get(name, p.partition)
+            diverged = False
+            if _inconsistent(hp, want.topic_id):
+                pd.error_code = ec.INCONSISTENT_TOPIC_ID
+                n = 0
+            elif replica >= 0:
+                n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
+                div = getattr(pd, "diverging_epoch", None)
+                diverged = div is not None and div.epoch >= 0
+                errors |= diverged
             else:
-                name = t.topic
-            at = (t.topic, t.topic_id)
-            for p in t.partitions:
-                if name is not None and name in denied:  # answered with the rest, never a reason to answer early
-                    answered.append((fetch_answer.REFUSED, at,
-                                     fetch_answer.refused(p.partition, ec.TOPIC_AUTHORIZATION_FAILED)))
-                    continue
-                if version >= 13 and name is None:
-                    answered.append((fetch_answer.REFUSED, at, fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_ID)))
-                    errors = True
-                    continue
-                if replica < 0 and self._unhosted_error(name, p.partition) == ec.UNKNOWN_TOPIC_OR_PARTITION:
-                    answered.append((fetch_answer.REFUSED, at,
-                                     fetch_answer.refused(p.partition, ec.UNKNOWN_TOPIC_OR_PARTITION)))
-                    errors = True
-                    continue
-                pd = R.PartitionData(partition_index=p.partition, error_code=0, high_watermark=-1,
-                                     last_stable_offset=-1, log_start_offset=-1, aborted_transactions=None,
-                                     preferred_read_replica=-1, records=b"")
-                answered.append((fetch_answer.READ, at, pd))
-                hp = self.replicas.get(name, p.partition)
-                diverged = False
-                if replica >= 0:
-                    n = self._replica_read(hp, name, p, version, pd, limits, replica, broker_epoch)
-                    div = getattr(pd, "diverging_epoch", None)
-                    diverged = div is not None and div.epoch >= 0
-                    errors |= diverged
-                else:
-                    n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
-                                             fetch_answer.reads_any_replica(replica))
-                total += n
-                limits.took(n)
-                errors |= pd.error_code != 0
-                if hp is not None:
-                    keys.add((hp.topic, hp.index))
-                    if pd.error_code == 0 and not diverged:
-                        bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
-                                 else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
-                        watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
-                                               hp.state.role))
-        topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
-                  for (name, topic_id), parts in fetch_answer.ordered(answered)]
-        resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
+                n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
+                                         fetch_answer.reads_any_replica(replica))
+            total += n
+            limits.took(n)
+            errors |= pd.error_code != 0
+            if hp is not None:
+                keys.add((hp.topic, hp.index))
+                if pd.error_code == 0 and not diverged:
+                    bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
+                             else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
+                    watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
+                                           hp.state.role))
+        # a draft: the session lists what goes out when it is sent (``_finish``)
+        draft = fetch_answer.in_answer_order(answered)
         # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
+        return draft, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
+
+    def _finish(self, request, conn, draft):
+        """The answer that goes out, from ``_fetch_answer``'s draft: the session context lists its partitions (and
+        creates or moves its session: exactly once, here); a v16+ consumer's answer carries the endpoints of the
+        leaders its refusals point to (KIP-951)."""
+        if isinstance(draft, w.FetchResponse):  # refused as a whole
+            return draft
+        R = w.FetchResponse
+        error, session_id, listed = request.context.respond(draft, monotonic_ms())
+        topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
+                  for (name, topic_id), parts in fetch_answer.by_topic(listed, _topic_key)]
+        resp = R(throttle_time_ms=0, error_code=error, session_id=session_id, responses=topics)
+        if (request.version >= fetch_answer.LEADER_HINTS_SINCE
+                and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
+            resp.node_endpoints = self._node_endpoints(R, fetch_answer.hinted_leaders(resp), conn)
+        return resp
 
     def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
                       broker_epoch: int) -> int:
@@ -267,23 +312,38 @@ class FetchApis:
                             lg.bytes_between)
 
     def fetch(self, request, conn) -> None:
+        body, version = request.body, request.version
+        replica = fetch_answer.fetching_replica(body, version)[0]
+        context = self._session_context(body, version, replica >= 0)
+        denied = frozenset()
         access = self.node.authorizer
-        if access is not None:  # a consumer's fetch (a replica's was checked at the gate): READ on each topic
-            names = self._fetch_topic_names(request)
+        if access is not None and replica < 0:  # a consumer's fetch (a replica's was checked at the gate): READ
+            names = {want.topic for want in context.partitions() if want.topic is not None}
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
-            if denied:
-                request = _CheckedFetch(request, denied)
-        resp, ready, keys, watch = self._fetch_answer(request)
-        if (request.version >= fetch_answer.LEADER_HINTS_SINCE
-                and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
-            resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
-        self.purgatory.respond(request, conn, resp, ready, keys, watch)
+        request = _SessionFetch(request, context, denied)
+        draft, ready, keys, watch = self._fetch_answer(request)
+        self.purgatory.respond(request, conn, draft, ready, keys, watch)
 
-    def _fetch_topic_names(self, request) -> set[str]:
-        if request.version < 13:
-            return {t.topic for t in request.body.topics}
-        topics = self.md.image.topics
-        return {topics[t.topic_id].name for t in request.body.topics if t.topic_id in topics}
+    def _session_context(self, body, version: int, follower: bool):
+        """The request's session context (``FetchManager.newContext``): the partitions it names with their topic
+        names (from the image for topic ids, v13+), and those it forgets."""
+        image = self.md.image
+        by_id = version >= fetch_sessions.TOPIC_IDS_SINCE
+        names = _TopicNames(image)
+        wanted, forgotten = [], []
+        for t in body.topics:
+            topic_id = t.topic_id if by_id else ZERO_UUID
+            name = names.get(topic_id) if by_id else t.topic
+            wanted.extend(fetch_sessions.Wanted(topic_id, name, p) for p in t.partitions)
+        for t in body.forgotten_topics_data or ():
+            topic_id = t.topic_id if by_id else ZERO_UUID
+            name = names.get(topic_id) if by_id else t.topic
+            forgotten.extend((topic_id, name, p) for p in t.partitions)
+        context = fetch_sessions.new_context(self.sessions, version, body.session_id, body.session_epoch, follower,
+                                             wanted, forgotten, names, monotonic_ms())
+        self.node.metrics.inc("fetch_session_requests_total", help="Fetch requests by session context",
+                              context=type(context).__name__)
+        return context
 
     def _hw_moved(self, hp: Hosted) -> None:
         self.purgatory.wake((hp.topic, hp.index))

@@ -14,11 +14,14 @@ replica manager's calls to the active controller (AlterPartition, AssignReplicas
 
 from __future__ import annotations
 
+import random
+
 from kraftwire import error_codes as ec
 from kraftwire.config import METADATA_TOPIC
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
+from kraftwire.replica.fetch_sessions import FetchSessionCache
 from kraftwire.server.apis.fetch_apis import FetchApis
 from kraftwire.server.apis.log_dir_apis import LogDirApis
 from kraftwire.server.apis.marker_apis import MarkerApis
@@ -37,7 +40,10 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
+        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready, self._finish)
+        #: incremental fetch sessions (KIP-227), ``max.incremental.fetch.session.cache.slots`` of them
+        self.sessions = FetchSessionCache(node.settings.config.max_incremental_fetch_session_cache_slots,
+                                          random.Random())
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         replicas.watchers.append(self._hw_moved)

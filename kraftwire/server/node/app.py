@@ -485,6 +485,12 @@ class Node(RaftIO, QuorumApis):
                         "moving average of a log flush in milliseconds")
             for key, value in self.raft.counters.items():
                 reg.set("raft_core_events", value, "Raft core counters", event=key)
+        if self.partition_apis is not None:  # Kafka's FetchSessionCache gauges and eviction count
+            sessions = self.partition_apis.sessions
+            reg.set("fetch_sessions", sessions.size, "incremental fetch sessions kept (NumIncrementalFetchSessions)")
+            reg.set("fetch_session_partitions", sessions.total_partitions,
+                    "partitions in the fetch sessions (NumIncrementalFetchPartitionsCached)")
+            reg.set("fetch_session_evictions", sessions.evictions, "fetch sessions evicted")
 
     # ================================================================================================================
     # shutdown

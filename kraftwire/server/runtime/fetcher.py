@@ -11,6 +11,10 @@ watermark becomes the leader's capped at its end; DivergingEpoch truncates; OFFS
 for its end and log start (ListOffsets as a replica) and truncates or restarts the log; NOT_LEADER_OR_FOLLOWER,
 UNKNOWN_LEADER_EPOCH and unknown topics back off ``replica.fetch.backoff.ms`` (1000); FENCED_LEADER_EPOCH drops
 the partition from the fetcher until the image moves. A lost connection is opened again after the backoff.
+Each fetcher keeps a fetch session with its leader (KIP-227, ``kraftwire.replica.fetch_session_client``): after
+the first full request, a round names only the partitions whose fetch position changed (and forgets those no
+longer fetched there), and the answer lists only partitions with news; a session error makes the next round a full
+request at once, any other failure closes the session as well.
 Fetchers dial the leader's inter-broker listener (``inter.broker.listener.name``, or the first listener of
 ``security.inter.broker.protocol``) with that listener's TLS and this broker's SASL login to it.
 """
@@ -25,6 +29,7 @@ from kraftwire.errors import KraftwireError, LogIOError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
+from kraftwire.replica.fetch_session_client import FetchSessionHandler
 from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.server.runtime import replica_core as core
 
@@ -46,6 +51,7 @@ class LeaderFetcher:
         self.task: asyncio.Task | None = None
         self.conn = None
         self.stopping = False
+        self.session = FetchSessionHandler()
 
     def start(self) -> None:
         if self.task is None or self.task.done():
@@ -101,42 +107,58 @@ class LeaderFetcher:
                     waits = [t - now for t in self.backoff.values() if t > now]
                     await asyncio.sleep(min(waits) if waits else BACKOFF_S)
                     continue
-                request = self._request(ready)
+                plan, request = self._request(ready)
                 asked = {k: hp.state.leader_epoch for k, hp in ready.items()}
                 response = await conn.request(request, FETCH_VERSION, timeout=FETCH_WAIT_MS / 1000 + 30)
-                await self._handle(conn, asked, response)
+                await self._handle(conn, asked, plan, response)
             except asyncio.CancelledError:
                 raise
             except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                self.session.handle_error()
                 log.info("fetching from broker %d: %s; again in %.0f s", self.leader, exc, BACKOFF_S)
                 await self._close()
                 await asyncio.sleep(BACKOFF_S)
         await self._close()
 
     def _request(self, ready: dict):
+        """(session plan, Fetch request) for the ``ready`` partitions: all of them in a full request, what changed
+        since the last one in an incremental request."""
         F = w.FetchRequest
         config = self.manager.node.settings.config  # Kafka's replica.fetch.max.bytes and .response.max.bytes
-        by_topic: dict = {}
+        wanted = {}
         for hp in ready.values():
             lg = hp.log
-            by_topic.setdefault(hp.topic_id, []).append(F.FetchPartition(
+            wanted[(hp.topic_id, hp.index)] = (hp.topic_id, F.FetchPartition(
                 partition=hp.index, current_leader_epoch=hp.state.leader_epoch, fetch_offset=lg.end_offset(),
                 last_fetched_epoch=lg.latest_epoch(),
                 log_start_offset=lg.start_offset(), partition_max_bytes=config.replica_fetch_max_bytes,
                 replica_directory_id=ZERO_UUID))
-        return F(cluster_id=None, replica_id=-1,
-                 replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
-                                              replica_epoch=self.manager.replicas.broker_epoch()),
-                 max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=config.replica_fetch_response_max_bytes,
-                 isolation_level=0, session_id=0, session_epoch=-1, topics=[F.FetchTopic(topic_id=tid, partitions=parts)
-                                           for tid, parts in by_topic.items()],
-                 forgotten_topics_data=[], rack_id="")
+        plan = self.session.build(wanted)
+        by_topic: dict = {}
+        for topic_id, entry in plan.to_send.values():
+            by_topic.setdefault(topic_id, []).append(entry)
+        forgotten: dict = {}
+        for (_, index), (topic_id, _) in plan.to_forget:
+            forgotten.setdefault(topic_id, []).append(index)
+        return plan, F(cluster_id=None, replica_id=-1,
+                       replica_state=F.ReplicaState(replica_id=self.manager.broker_id,
+                                                    replica_epoch=self.manager.replicas.broker_epoch()),
+                       max_wait_ms=FETCH_WAIT_MS, min_bytes=1, max_bytes=config.replica_fetch_response_max_bytes,
+                       isolation_level=0, session_id=plan.session_id, session_epoch=plan.epoch,
+                       topics=[F.FetchTopic(topic_id=tid, partitions=parts) for tid, parts in by_topic.items()],
+                       forgotten_topics_data=[F.ForgottenTopic(topic_id=tid, partitions=parts)
+                                              for tid, parts in forgotten.items()],
+                       rack_id="")
 
-    async def _handle(self, conn, asked: dict, response) -> None:
+    async def _handle(self, conn, asked: dict, plan, response) -> None:
         """Each partition's answer, unless the partition moved on while the request was out: it left this fetcher,
         or a new leader epoch began (Kafka's fetcher drops such an answer too; the partition simulation found that
-        acting on a stale FENCED_LEADER_EPOCH parked the partition for good)."""
-        if response.error_code:
+        acting on a stale FENCED_LEADER_EPOCH parked the partition for good). An answer the session cannot take is
+        dropped: a session error means a full request next round, any other error is a failed round."""
+        listed = [(t.topic_id, pd.partition_index) for t in response.responses for pd in t.partitions]
+        if not self.session.handle_response(plan, response.error_code, response.session_id, listed):
+            if response.error_code in (0, ec.FETCH_SESSION_ID_NOT_FOUND, ec.INVALID_FETCH_SESSION_EPOCH):
+                return
             raise KraftwireError(f"fetch answered {ec.name_of(response.error_code)}")
         loop = asyncio.get_running_loop()
         for t in response.responses:

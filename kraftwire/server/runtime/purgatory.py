@@ -5,6 +5,10 @@ partition fetches; each supplies ``answer(request) -> (response, ready)`` and sa
 A supplier that can tell readiness without building the answer (a broker: ``kraftwire.replica.fetch_readiness``)
 also passes ``ready(request, watch) -> bool``, and parks each fetch with its ``watch``: a wake then asks that cheap
 check and builds the answer only when it says yes, as Kafka's ``DelayedFetch.tryComplete`` does.
+
+A supplier whose answers change state when they go out (a broker's fetch sessions: the offsets a session last sent)
+passes ``finish(request, conn, answer) -> response``: ``answer`` is then a draft, and ``finish`` runs exactly once,
+on the draft that is sent.
 """
 
 from __future__ import annotations
@@ -24,10 +28,17 @@ class _Parked:
 
 class FetchPurgatory:
     def __init__(self, answer: Callable[[object], tuple[object, bool]],
-                 ready: Callable[[object, object], bool] | None = None) -> None:
+                 ready: Callable[[object, object], bool] | None = None,
+                 finish: Callable[[object, object, object], object] | None = None) -> None:
         self.answer = answer
         self.ready = ready
+        self.finish = finish
         self.parked: list[_Parked] = []
+
+    def _deliver(self, request, conn, response) -> None:
+        if self.finish is not None:
+            response = self.finish(request, conn, response)
+        conn.send_response(response, request.version, request.header.correlation_id)
 
     def respond(self, request, conn, response, ready: bool, keys=None, watch=None) -> None:
         """Send ``response`` now if it is ``ready`` (or the request does not wait); otherwise park the request until
@@ -35,7 +46,7 @@ class FetchPurgatory:
         are given) or its MaxWaitMs passes."""
         body = request.body
         if ready or body.max_wait_ms <= 0:
-            conn.send_response(response, request.version, request.header.correlation_id)
+            self._deliver(request, conn, response)
             return
         parked = _Parked(request, conn, keys, watch)
         parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
@@ -72,7 +83,7 @@ class FetchPurgatory:
             parked.timer.cancel()
         if response is None:
             response, _ = self.answer(parked.request)
-        parked.conn.send_response(response, parked.request.version, parked.request.header.correlation_id)
+        self._deliver(parked.request, parked.conn, response)
 
     def _expire(self, parked: _Parked) -> None:
         parked.timer = None

@@ -6,13 +6,14 @@ cases whose answer does not change with the version run at the key versions only
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 
 from conformance.data_steps import (A, PRODUCE_VERSION, add_partitions, end_txn, every_and_key_versions, fetch,
                                     fetch_topic, idempotent, key_versions, produce, records, settled, transactional,
                                     written)
-from conformance.runner import Learned, each_version, no_error
-from conformance.steps import created
+from conformance.runner import Learned, Step, each_version, no_error
+from conformance.steps import created, metadata
 
 from kraftwire.protocol import messages as w
 
@@ -59,6 +60,29 @@ def _session_request(v, session_id, epoch):
     return fetch(v, fetch_topic(v, A, (0, 0)), session_id=session_id, session_epoch=epoch)
 
 
+def _session_switch(v):
+    """A session created at ``v``, then an incremental request at the other side of v13 (names against ids)."""
+    other = 13 if v < 13 else 12
+    return [_session_request(v, 0, 0), _session_request(other, Learned("session_id", default=0), 1)]
+
+
+def _recreated_under_session(v):
+    """A session by topic id (v13+); topic A deleted and created again; the session's next request reads the
+    partition it still names by the old id and the old name: INCONSISTENT_TOPIC_ID."""
+    if v < 13:
+        return None
+    gone = metadata(A, until=lambda r: all(t.error_code == 3 for t in r.topics))
+    # the broker hosts the new partition a moment after Metadata lists it led: wait for a sessionless read of it
+    hosted = dataclasses.replace(fetch(v, fetch_topic(v, A, (0, 0)), until=_read), probe=True)
+    return [_session_request(v, 0, 0), Step(w.DeleteTopicsRequest(topic_names=[A], timeout_ms=10000), 5), gone,
+            *created(A, partitions=2), hosted,
+            fetch(v, session_id=Learned("session_id", at="Fetch", default=0), session_epoch=1)]
+
+
+def _read(answer) -> bool:
+    return all(p.error_code == 0 for t in answer.responses for p in t.partitions)
+
+
 def _second_batch(v):
     return written(A, (0, records(2, first=3)))
 
@@ -90,6 +114,21 @@ SOME = {
         _session_request(v, Learned("session_id", default=0), 1)])),
     "session-unknown": _filled(_since(7, lambda v: _session_request(v, 1234567, 1))),
     "session-bad-epoch": _filled(_since(7, lambda v: _session_request(v, 0, 5))),
+    # the same incremental request twice: the second names an epoch the session has left
+    "session-stale-epoch": _filled(_since(7, lambda v: [
+        _session_request(v, 0, 0), _session_request(v, Learned("session_id", default=0), 1),
+        _session_request(v, Learned("session_id", at="Fetch", default=0), 1)])),
+    # an incremental request that changed nothing: nothing listed; then epoch -1 closes the session
+    "session-nothing-new-then-closed": _filled(_since(7, lambda v: [
+        fetch(v, fetch_topic(v, A, (0, 3), (1, 2)), session_epoch=0),
+        fetch(v, fetch_topic(v, A), session_id=Learned("session_id", default=0), session_epoch=1),
+        fetch(v, fetch_topic(v, A, (0, 3), (1, 2)), session_id=Learned("session_id", at="Fetch", default=0),
+              session_epoch=-1),
+        fetch(v, fetch_topic(v, A), session_id=Learned("session_id", at="Fetch", default=0), session_epoch=2)])),
+    "session-topic-id-switch": _filled(_since(7, _session_switch)),
+    # a session id beyond the last of Kafka's eight cache shards: its lookup fails, the request with it
+    "session-outside-the-shards": _filled(_since(7, lambda v: _session_request(v, 2**31 - 1, -1))),
+    "session-topic-recreated": _filled(_recreated_under_session),
 }
 
 
