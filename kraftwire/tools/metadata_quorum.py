@@ -114,11 +114,13 @@ def java_error(code: int, message: str | None) -> str:
 
 
 async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC, ssl_context=None,
-                       sasl=None):
-    """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port."""
+                       sasl=None, controllers: bool = False):
+    """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port (a controller with
+    ``controllers``)."""
     from kraftwire.server.edge.client import describe_quorum
 
-    return await describe_quorum(host, port, timeout=timeout, topic=topic, ssl_context=ssl_context, sasl=sasl)
+    return await describe_quorum(host, port, timeout=timeout, topic=topic, ssl_context=ssl_context, sasl=sasl,
+                                 controllers=controllers)
 
 
 def _dir(value) -> str | None:
@@ -418,7 +420,8 @@ def run(args: argparse.Namespace) -> int:
     failures = []
     for host, port in servers:
         try:
-            quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout, ssl_context=tls, sasl=login))
+            quorum, cluster = asyncio.run(fetch_quorum(host, port, timeout=args.timeout, ssl_context=tls, sasl=login,
+                                                       controllers=args.bootstrap_controller is not None))
             break
         except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
             failures.append(f"{host}:{port}: {exc or type(exc).__name__}")

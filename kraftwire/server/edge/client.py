@@ -225,14 +225,17 @@ def parse_host_port(text: str) -> tuple[str, int]:
 
 
 async def describe_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = "__cluster_metadata",
-                          ssl_context=None, sasl=None):
-    """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port, on one connection."""
+                          ssl_context=None, sasl=None, controllers: bool = False):
+    """(DescribeQuorum v2 response, DescribeCluster response) from the node at host:port, on one connection;
+    ``controllers``: the node is a controller (``--bootstrap-controller``), asked for its controllers (endpoint type
+    2, KIP-919) — Kafka's controller answers the brokers' type MISMATCHED_ENDPOINT_TYPE, without a cluster id."""
     conn = await KafkaConnection.open(host, port, timeout=timeout, ssl_context=ssl_context, sasl=sasl)
     try:
         R = w.DescribeQuorumRequest
         quorum = await conn.request(R(topics=[R.TopicData(topic_name=topic, partitions=[
             R.PartitionData(partition_index=0)])]), 2, timeout=timeout)
-        cluster = await conn.request(w.DescribeClusterRequest(), 1, timeout=timeout)
+        cluster = await conn.request(w.DescribeClusterRequest(endpoint_type=2 if controllers else 1), 1,
+                                     timeout=timeout)
         return quorum, cluster
     finally:
         await conn.close()
