@@ -14,6 +14,9 @@
   passes. Fetch sessions are not kept: every answer has session id 0, which
   tells clients to send full requests (Kafka's rule for a broker without a session slot), and an incremental request
   is FETCH_SESSION_ID_NOT_FOUND; the answer's order and refusals as Kafka's (``kraftwire.replica.fetch_answer``).
+* **Follower fetching** (KIP-392): a consumer's Fetch from v11 may be served by a follower, up to the follower's high
+  watermark (parked ones wake when replication moves it); with ``replica.selector.class`` the leader may answer a
+  partition with ``preferred_read_replica`` instead of records, at once (``kraftwire.replica.read_replica``).
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.replica import fetch_answer
+from kraftwire.replica import fetch_answer, read_replica
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
+from kraftwire.replica.partition import FOLLOWER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.runtime.replicas import Hosted
 
@@ -37,14 +41,16 @@ REGION_MIN_BYTES = 64 * 1024
 
 
 class _CheckedFetch:
-    """A consumer Fetch with the topics its principal may not read (``denied``): they are answered
-    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
+    """A Fetch with what its connection tells: the topics its principal may not read (``denied``: answered
+    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later) and the ``listener`` it
+    came in on (the replicas a consumer may be sent to are those with an endpoint there, KIP-392)."""
 
-    __slots__ = ("header", "api", "version", "body", "denied")
+    __slots__ = ("header", "api", "version", "body", "denied", "listener")
 
-    def __init__(self, request, denied: frozenset[str]) -> None:
+    def __init__(self, request, denied: frozenset[str], listener: str) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
         self.denied = denied
+        self.listener = listener
 
 
 def _take(pd, records, limits: FetchLimits, limit: int) -> int:
@@ -60,10 +66,12 @@ class FetchApis:
 
     # ------------------------------------------------------------------------------------------------ Fetch
     def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits,
-                        committed: bool = False, any_replica: bool = False) -> int:
+                        committed: bool = False, any_replica: bool = False, client=None) -> int:
         """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
         aborted transactions it overlaps; ``any_replica``: the debugging consumer, from a follower too and up to
-        the log end) within ``limits``; returns the bytes of records in it."""
+        the log end; ``client``: (rack, listener) of a consumer's Fetch v11+, which a follower serves up to its high
+        watermark and a leader may send to a follower, KIP-392) within ``limits``; returns the bytes of records in
+        it (``pd.preferred_read_replica`` set: none, the consumer should read elsewhere)."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
@@ -74,7 +82,8 @@ class FetchApis:
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1, leader_only=not any_replica)
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1,
+                                     leader_only=not any_replica and client is None)
         if error:
             pd.error_code = error
             # KIP-951's hint from v16, as for an unhosted partition (a v12-15 answer carries none: the conformance
@@ -93,6 +102,9 @@ class FetchApis:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
         offset = p.fetch_offset
+        if client is not None and self._preferred_replica(hp, offset, pd, client) >= 0:
+            pd.high_watermark, pd.last_stable_offset, pd.log_start_offset = hw, lso, start
+            return 0
         if offset < start or offset > end:  # Kafka answers a refused read without offsets
             pd.error_code = ec.OFFSET_OUT_OF_RANGE
             return 0
@@ -114,6 +126,16 @@ class FetchApis:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
+
+    def _preferred_replica(self, hp: Hosted, offset: int, pd, client) -> int:
+        """Set and return ``pd.preferred_read_replica``: the replica the leader tells this consumer to read from
+        (``kraftwire.replica.read_replica``; -1: here)."""
+        rack, listener = client
+        pd.preferred_read_replica = read_replica.preferred_read_replica(
+            hp.state, selector=self.node.settings.config.replica_selector_class, client_rack=rack, fetch_offset=offset,
+            log_end=hp.log.end_offset(), racks=read_replica.replica_racks(self.md.image, hp.state.replicas, listener),
+            now_ms=self.replicas.now_ms())
+        return pd.preferred_read_replica
 
     def _read(self, pd, lg, offset: int, limit: int, upper: int, isolation, limits: FetchLimits) -> int:
         """Put into ``pd`` the whole batches from ``offset`` below ``upper`` (at most ``limit`` bytes) that the
@@ -137,11 +159,15 @@ class FetchApis:
         image = self.md.image
         limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, answered, watched = 0, False, set(), [], []
-        denied = getattr(request, "denied", ())
+        denied = request.denied
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
             return fetch_answer.error_answer(body, version, refusal), True, set(), None
+        # KIP-392: a consumer's (rack, listener) from v11; a partition sent to another replica answers at once
+        client = ((body.rack_id, request.listener)
+                  if read_replica.has_client_metadata(version, replica) else None)
+        preferred = False
         for t in body.topics:
             if version >= 13:
                 topic = image.topics.get(t.topic_id)
@@ -176,13 +202,17 @@ class FetchApis:
                     errors |= diverged
                 else:
                     n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
-                                             fetch_answer.reads_any_replica(replica))
+                                             fetch_answer.reads_any_replica(replica), client)
+                    preferred |= pd.preferred_read_replica >= 0
+                    if n and hp.state.role == FOLLOWER:
+                        self.node.metrics.inc("follower_fetch_bytes_total", n, "bytes of records read for consumers "
+                                              "from partitions this broker follows (KIP-392)", topic=hp.topic)
                 total += n
                 limits.took(n)
                 errors |= pd.error_code != 0
                 if hp is not None:
                     keys.add((hp.topic, hp.index))
-                    if pd.error_code == 0 and not diverged:
+                    if pd.error_code == 0 and not diverged and pd.preferred_read_replica < 0:
                         bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
                                  else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
                         watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
@@ -190,8 +220,10 @@ class FetchApis:
         topics = [R.FetchableTopicResponse(topic=name, topic_id=topic_id, partitions=parts)
                   for (name, topic_id), parts in fetch_answer.ordered(answered)]
         resp = R(throttle_time_ms=0, error_code=0, session_id=0, responses=topics)
-        # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return resp, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
+        # sent at once: MinBytes reached, an error, divergence or another replica to report, or nothing hosted here
+        # to wait for
+        return (resp, total >= max(limits.min_bytes, 1) or errors or preferred or not keys, keys,
+                (tuple(watched), limits.min_bytes))
 
     def _replica_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits, replica: int,
                       broker_epoch: int) -> int:
@@ -224,7 +256,7 @@ class FetchApis:
                 epoch, end_offset = check.diverging
                 pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=end_offset)
             return 0
-        self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
+        self.replicas.replica_fetched(hp, replica, offset, broker_epoch, p.log_start_offset)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         limit = limits.limit(p.partition_max_bytes)
         if offset >= end or not limits.may_read(limit):
@@ -268,11 +300,11 @@ class FetchApis:
 
     def fetch(self, request, conn) -> None:
         access = self.node.authorizer
+        denied = frozenset()
         if access is not None:  # a consumer's fetch (a replica's was checked at the gate): READ on each topic
             names = self._fetch_topic_names(request)
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
-            if denied:
-                request = _CheckedFetch(request, denied)
+        request = _CheckedFetch(request, denied, self.kraft.listener_of(conn))
         resp, ready, keys, watch = self._fetch_answer(request)
         if (request.version >= fetch_answer.LEADER_HINTS_SINCE
                 and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
