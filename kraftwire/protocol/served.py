@@ -51,7 +51,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "SyncGroup": (0, 5),
     "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
-    "ApiVersions": (0, 4),
+    "ApiVersions": (0, 5),  # v5: KIP-1242's cluster and node check (``api_versions``)
     "InitProducerId": (0, 5),
     "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
     # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders

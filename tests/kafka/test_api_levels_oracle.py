@@ -25,7 +25,7 @@ RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.fa
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe", "JoinGroup")
+           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
 LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "OffsetCommit", "OffsetFetch")
@@ -188,3 +188,20 @@ def test_join_group_v9_a_restarted_static_leader_skips_the_assignment(ports):
     theirs, ours = answers
     assert ours == theirs
     assert theirs[3] is True  # the case is the one KIP-814 is about
+
+
+@pytest.mark.parametrize("target", ["neither", "this-node", "another-cluster", "another-node", "cluster-only",
+                                    "node-only"])
+def test_api_versions_v5_checks_whom_the_client_means(ports, target):
+    """KIP-1242: both answer alike whether the client names this node (both are node 1), another cluster or node
+    (REBOOTSTRAP_REQUIRED), or only one of the two (INVALID_REQUEST)."""
+    answers = []
+    for port in ports:
+        cluster_id = _ask(port, w.MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).cluster_id
+        named = {"neither": (None, -1), "this-node": (cluster_id, 1), "another-cluster": ("x" + cluster_id[1:], 1),
+                 "another-node": (cluster_id, 2), "cluster-only": (cluster_id, -1), "node-only": (None, 1)}[target]
+        answer = _ask(port, w.ApiVersionsRequest(client_software_name="kraftwire-tests", client_software_version="1",
+                                                 cluster_id=named[0], node_id=named[1]), 5)
+        answers.append((answer.error_code, bool(answer.api_keys), answer.throttle_time_ms))
+    expected = {"neither": 0, "this-node": 0, "cluster-only": 42, "node-only": 42}.get(target, 129)
+    assert answers[0] == answers[1] == (expected, expected == 0, 0)

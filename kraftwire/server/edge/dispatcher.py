@@ -19,7 +19,7 @@ from typing import Callable
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.metadata.controller.acls import request_error
 from kraftwire.protocol import framing, served
-from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.api_versions import Identity, encode_api_versions_response
 from kraftwire.protocol.messages import APIS
 
 log = logging.getLogger("kraftwire.dispatcher")
@@ -55,6 +55,8 @@ class Dispatcher:
         self.on_close: list[Callable] = []
         #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
         self.features_source: Callable | None = None
+        #: a broker's ``api_versions.Identity`` (KIP-1242's check of ApiVersions v5), None on a controller-only node
+        self.identity: Identity | None = None
         #: ``gate(request, conn) -> bool`` runs before every handler (a KRaft node's ACL checks on the cluster,
         #: ``server.access``); False: it refused and answered the request itself
         self.gate: Callable | None = None
@@ -80,6 +82,10 @@ class Dispatcher:
         set one (a KRaft node: its image), else None."""
         return self.features_source() if self.features_source is not None else None
 
+    def api_identity(self):
+        """Who this listener is to KIP-1242's check (``api_versions.Identity``), None when it does not check."""
+        return self.identity
+
     def count_error(self, kind: str) -> None:
         if self.metrics is not None:
             self.metrics.inc("request_errors_total", api=kind)
@@ -87,7 +93,7 @@ class Dispatcher:
     def _api_versions(self, request, conn) -> None:
         conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
                                                       request.header.correlation_id, self.api_features(),
-                                                      request.body),
+                                                      request.body, self.api_identity()),
                          request.header.correlation_id)
 
     def dispatch(self, frame: bytes, conn) -> None:
@@ -183,6 +189,9 @@ class DispatcherView:
 
     def api_features(self):
         return self.base.api_features()
+
+    def api_identity(self):
+        return self.base.api_identity()
 
     def dispatch(self, frame: bytes, conn) -> None:
         self.base.dispatch(frame, conn)

@@ -126,7 +126,8 @@ class SaslDispatcher(DispatcherView):
         elif api_key == API_VERSIONS:
             (correlation_id,) = struct.unpack_from(">i", frame, 4)
             take_turn(conn, correlation_id)
-            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
+            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features(), self.api_identity()),
+                             correlation_id)
             return
         if api_key != SASL_HANDSHAKE and (api_key != SASL_AUTHENTICATE or exchange.state == HANDSHAKE):
             # Kafka's IllegalSaslStateException: closed without an answer, a SaslAuthenticate before the handshake too
