@@ -28,7 +28,6 @@ transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
 * ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
 * ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
-* ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
 
 from __future__ import annotations
@@ -103,7 +102,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "DescribeQuorum": (0, 2),
     "FetchSnapshot": (0, 1),
     # KIP-853 voter changes: the Raft leader decides, a broker or another controller forwards to it
-    "AddRaftVoter": (0, 0),
+    "AddRaftVoter": (0, 1),  # v1: AckWhenCommitted false answers at the append (``raft.handlers.reconfig``)
     "RemoveRaftVoter": (0, 0),
     "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
     "BrokerRegistration": (0, 3),
