@@ -18,8 +18,7 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 13, ``TxnOffsetCommit`` 6, ``OffsetCommit``/``OffsetFetch`` 10: they name topics by id
-  (KIP-516/KIP-848).
+* ``Produce`` 13, ``TxnOffsetCommit`` 6: they name topics by id (KIP-516/KIP-1319).
 * ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
@@ -41,8 +40,8 @@ SERVED: dict[str, tuple[int, int]] = {
     "Fetch": (4, 18),
     "ListOffsets": (1, 11),
     "Metadata": (0, 13),
-    "OffsetCommit": (2, 9),
-    "OffsetFetch": (1, 9),
+    "OffsetCommit": (2, 10),  # v10: topics by id (``coordinator.group.offsets.TOPIC_IDS_SINCE``)
+    "OffsetFetch": (1, 10),
     "FindCoordinator": (0, 5),
     "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),

@@ -292,14 +292,18 @@ def in_state(state: str):
 
 def commit(version: int, *parts: tuple[str, int, int], group: str = G, generation=-1, member_id="",
            metadata: str = "m") -> Step:
-    """OffsetCommit of ``parts`` — (topic, partition, offset); generation -1 and no member: a standalone commit."""
+    """OffsetCommit of ``parts`` — (topic, partition, offset), by id from v10; generation -1 and no member: a
+    standalone commit."""
     R = w.OffsetCommitRequest
     by_topic: dict[str, list] = {}
     for name, partition, offset in parts:
         by_topic.setdefault(name, []).append(R.OffsetCommitRequestPartition(
             partition_index=partition, committed_offset=offset, committed_metadata=metadata))
+    by_id = version >= 10  # topics by id (KIP-848)
     return Step(R(group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
-                  topics=[R.OffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in by_topic.items()]),
+                  topics=[R.OffsetCommitRequestTopic(name="" if by_id else n,
+                                                     topic_id=TopicId(n) if by_id else ZERO_UUID, partitions=ps)
+                          for n, ps in by_topic.items()]),
                 version)
 
 
@@ -311,12 +315,15 @@ def committed(answer) -> bool:
 
 def offset_fetch(version: int, *parts: tuple[str, list[int]] | None, group: str = G, require_stable: bool = False,
                  until=None) -> Step:
-    """OffsetFetch of ``parts`` — (topic, [partition, ...]) — or, given None, of every committed partition (v2+)."""
+    """OffsetFetch of ``parts`` — (topic, [partition, ...]), by id from v10 — or, given None, of every committed
+    partition (v2+)."""
     R = w.OffsetFetchRequest
     topics = None if parts == (None,) else parts
     if version >= 8:
+        by_id = version >= 10  # topics by id (KIP-848)
         groups = [R.OffsetFetchRequestGroup(group_id=group, topics=None if topics is None else [
-            R.OffsetFetchRequestTopics(name=n, partition_indexes=list(ps)) for n, ps in topics])]
+            R.OffsetFetchRequestTopics(name="" if by_id else n, topic_id=TopicId(n) if by_id else ZERO_UUID,
+                                       partition_indexes=list(ps)) for n, ps in topics])]
         return Step(R(groups=groups, require_stable=require_stable), version, until=until)
     return Step(R(group_id=group, require_stable=require_stable, topics=None if topics is None else [
         R.OffsetFetchRequestTopic(name=n, partition_indexes=list(ps)) for n, ps in topics]), version, until=until)

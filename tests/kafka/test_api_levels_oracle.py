@@ -25,10 +25,10 @@ RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.fa
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter")
+           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
-LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator", "OffsetCommit", "OffsetFetch")
+LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator")
 
 
 def _ask(port: int, body, version: int):
@@ -205,3 +205,43 @@ def test_api_versions_v5_checks_whom_the_client_means(ports, target):
         answers.append((answer.error_code, bool(answer.api_keys), answer.throttle_time_ms))
     expected = {"neither": 0, "this-node": 0, "cluster-only": 42, "node-only": 42}.get(target, 129)
     assert answers[0] == answers[1] == (expected, expected == 0, 0)
+
+
+def _own_id(answer, topic_id):
+    """``answer`` (a ``to_dict``) with this node's id of topic "t" written as "t": the two nodes' ids differ."""
+    if isinstance(answer, dict):
+        return {k: _own_id(v, topic_id) for k, v in answer.items()}
+    if isinstance(answer, list):
+        return [_own_id(v, topic_id) for v in answer]
+    return "t" if answer == topic_id else answer
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id(ports):
+    """KIP-848's topic ids: an id the metadata does not know is UNKNOWN_TOPIC_ID per partition (a commit's before
+    the others, a fetch's after them), an unknown partition of a known topic UNKNOWN_TOPIC_OR_PARTITION in a commit
+    and no offset in a fetch; the answers name topics by id, a fetch of every topic too."""
+    OC, OF = w.OffsetCommitRequest, w.OffsetFetchRequest
+    unknown = uuid.UUID(int=12345)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        commit = _ask(port, OC(group_id="g", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                               topics=[OC.OffsetCommitRequestTopic(topic_id=tid, partitions=[
+                                   OC.OffsetCommitRequestPartition(partition_index=0, committed_offset=7,
+                                                                   committed_leader_epoch=-1, committed_metadata="m"),
+                                   OC.OffsetCommitRequestPartition(partition_index=5, committed_offset=1,
+                                                                   committed_leader_epoch=-1, committed_metadata="")]),
+                                   OC.OffsetCommitRequestTopic(topic_id=unknown, partitions=[
+                                       OC.OffsetCommitRequestPartition(partition_index=0, committed_offset=3,
+                                                                       committed_leader_epoch=-1,
+                                                                       committed_metadata="")])]), 10)
+        fetched = [_ask(port, OF(groups=[OF.OffsetFetchRequestGroup(group_id="g", member_id=None, member_epoch=-1,
+                                                                    topics=topics)], require_stable=False), 10)
+                   for topics in ([OF.OffsetFetchRequestTopics(topic_id=unknown, partition_indexes=[0]),
+                                   OF.OffsetFetchRequestTopics(topic_id=tid, partition_indexes=[0, 1])], None)]
+        answers.append(_own_id([commit.to_dict(), *(f.to_dict() for f in fetched)], tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0][0]["topics"] for p in t["partitions"]] == [3, 0, 100]
+

@@ -65,11 +65,13 @@ class Dispatcher:
     def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
         self._handlers[api_key] = (min_version, max_version, fn)
 
-    def serve(self, name: str, fn: Callable, *, min_version: int | None = None) -> None:
-        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*
-        when a caller serves less)."""
+    def serve(self, name: str, fn: Callable, *, min_version: int | None = None, max_version: int | None = None
+              ) -> None:
+        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*,
+        up to *max_version*, when a caller serves less)."""
         lo, hi = served.versions(name)
-        self.register(served.key(name), lo if min_version is None else max(lo, min_version), hi, fn)
+        self.register(served.key(name), lo if min_version is None else max(lo, min_version),
+                      hi if max_version is None else min(hi, max_version), fn)
 
     def serves(self, name: str) -> bool:
         return served.key(name) in self._handlers
