@@ -26,7 +26,6 @@ EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) â€
 transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
 * ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
-* ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
 """
 
 from __future__ import annotations
@@ -79,7 +78,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "ElectLeaders": (0, 2),
     "IncrementalAlterConfigs": (0, 1),
     "AlterConfigs": (0, 2),
-    "UpdateFeatures": (0, 1),
+    "UpdateFeatures": (0, 2),  # v2 only drops the per-feature results from the answer
     "UnregisterBroker": (0, 0),
     # partition reassignment (KIP-455; v1 adds KIP-860's AllowReplicationFactorChange)
     "AlterPartitionReassignments": (0, 1),

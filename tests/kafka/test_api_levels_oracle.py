@@ -25,7 +25,8 @@ RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.fa
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch")
+           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
+           "UpdateFeatures")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
 LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator")
@@ -245,3 +246,12 @@ def test_offset_commit_and_fetch_v10_name_topics_by_id(ports):
     assert answers[0] == answers[1]
     assert [p["error_code"] for t in answers[0][0]["topics"] for p in t["partitions"]] == [3, 0, 100]
 
+
+@pytest.mark.parametrize("level", [1, 99])
+def test_update_features_v2_answers_without_per_feature_results(ports, level):
+    """UpdateFeatures v2: a taken update (validate only) and a refused one, answered at the top level alone."""
+    U = w.UpdateFeaturesRequest
+    body = U(timeout_ms=10000, validate_only=True, feature_updates=[
+        U.FeatureUpdateKey(feature="group.version", max_version_level=level, upgrade_type=1)])
+    theirs, ours = _both(ports, body, 2)
+    assert theirs == ours and theirs["error_code"] == (0 if level == 1 else 95)
