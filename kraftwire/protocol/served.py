@@ -18,7 +18,7 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 13, ``TxnOffsetCommit`` 6: they name topics by id (KIP-516/KIP-1319).
+* ``Produce`` 13: it names topics by id (KIP-516).
 * ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
@@ -56,7 +56,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "AddPartitionsToTxn": (0, 5),
     "AddOffsetsToTxn": (0, 4),
     "EndTxn": (0, 5),
-    "TxnOffsetCommit": (0, 5),
+    "TxnOffsetCommit": (0, 6),  # v6: topics by id (``coordinator.group.offsets.TXN_TOPIC_IDS_SINCE``)
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 2),
     "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)

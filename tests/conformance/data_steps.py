@@ -176,15 +176,18 @@ def marker(*parts: tuple[str, list[int]], producer_id=PID, epoch=EPOCH, commit: 
 
 def txn_offset_commit(version: int, *parts: tuple[str, int, int], group: str = "{ns}.g", txn: str = "{ns}.t",
                       producer_id=PID, epoch=EPOCH, generation: int = -1, member_id="") -> Step:
-    """TxnOffsetCommit of ``parts`` — (topic, partition, offset)."""
+    """TxnOffsetCommit of ``parts`` — (topic, partition, offset), by id from v6."""
     R = w.TxnOffsetCommitRequest
     by_topic: dict[str, list] = {}
     for name, partition, offset in parts:
         by_topic.setdefault(name, []).append(R.TxnOffsetCommitRequestPartition(
             partition_index=partition, committed_offset=offset, committed_metadata="m"))
+    by_id = version >= 6  # topics by id (KIP-1319)
     return Step(R(transactional_id=txn, group_id=group, producer_id=producer_id, producer_epoch=epoch,
                   generation_id_or_member_epoch=generation, member_id=member_id,
-                  topics=[R.TxnOffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in by_topic.items()]),
+                  topics=[R.TxnOffsetCommitRequestTopic(name="" if by_id else n,
+                                                        topic_id=TopicId(n) if by_id else ZERO_UUID, partitions=ps)
+                          for n, ps in by_topic.items()]),
                 version)
 
 

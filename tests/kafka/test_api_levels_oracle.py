@@ -26,7 +26,7 @@ ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGro
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
            "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
-           "UpdateFeatures")
+           "UpdateFeatures", "TxnOffsetCommit")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
 #: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
 LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator")
@@ -255,3 +255,49 @@ def test_update_features_v2_answers_without_per_feature_results(ports, level):
         U.FeatureUpdateKey(feature="group.version", max_version_level=level, upgrade_type=1)])
     theirs, ours = _both(ports, body, 2)
     assert theirs == ours and theirs["error_code"] == (0 if level == 1 else 95)
+
+
+def _until_no_retriable(port: int, body, version: int, retriable=(7, 14, 15, 16, 51)):
+    """``body`` asked until its answer's error is not one a client retries (bounded: 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        answer = _ask(port, body, version)
+        if answer.error_code not in retriable or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_txn_offset_commit_v6_names_topics_by_id(ports, version):
+    """KIP-1319: TxnOffsetCommit v6 by topic id (v5 by name), in a transaction its AddOffsetsToTxn opened
+    (transaction.version 0 at metadata.version 3.9): an unknown id UNKNOWN_TOPIC_ID (an unknown name
+    UNKNOWN_TOPIC_OR_PARTITION), an unknown partition UNKNOWN_TOPIC_OR_PARTITION, the refused partitions first, the
+    answer by id, as Kafka answers it; the transaction is aborted after."""
+    TC = w.TxnOffsetCommitRequest
+    unknown = uuid.UUID(int=54321)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        init = _until_no_retriable(port, w.InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60000,
+                                                                 producer_id=-1, producer_epoch=-1), 5)
+        assert init.error_code == 0, init
+        pid, epoch = init.producer_id, init.producer_epoch
+        added = _until_no_retriable(port, w.AddOffsetsToTxnRequest(transactional_id="tx", producer_id=pid,
+                                                                   producer_epoch=epoch, group_id="g6"), 4)
+        assert added.error_code == 0, added
+        by_id = version >= 6
+        commit = _ask(port, TC(transactional_id="tx", group_id="g6", producer_id=pid, producer_epoch=epoch, topics=[
+            TC.TxnOffsetCommitRequestTopic(name="" if by_id else "t", topic_id=tid, partitions=[
+                TC.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=5, committed_metadata="m"),
+                TC.TxnOffsetCommitRequestPartition(partition_index=5, committed_offset=1, committed_metadata="")]),
+            TC.TxnOffsetCommitRequestTopic(name="" if by_id else "missing", topic_id=unknown, partitions=[
+                TC.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=3, committed_metadata="")])]),
+            version)
+        ended = _until_no_retriable(port, w.EndTxnRequest(transactional_id="tx", producer_id=pid, producer_epoch=epoch,
+                                                          committed=False), 4)
+        assert ended.error_code == 0, ended
+        answers.append(_own_id(commit.to_dict(), tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0]["topics"] for p in t["partitions"]] == [3, 0, 100 if by_id else 3]

@@ -14,6 +14,8 @@ from kraftwire.protocol import messages as w
 #: UNKNOWN_TOPIC_ID for each of its partitions (an OffsetCommit's before the topic checks, among the refusals that
 #: come first; an OffsetFetch's after the topics read, as Kafka 4.4 answers both)
 TOPIC_IDS_SINCE = 10
+#: TxnOffsetCommit names topics by id from v6 (KIP-1319), answered as OffsetCommit v10
+TXN_TOPIC_IDS_SINCE = 6
 
 
 def offset_fetch_response(version: int, groups: list, topic_ids=None) -> object:

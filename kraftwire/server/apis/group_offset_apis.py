@@ -6,7 +6,8 @@ offsets and their KIP-890 verification, as ``group_apis`` describes them), Offse
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.group.shard import TOPIC_IDS_SINCE, fetch_requests, offset_fetch_response, refused_first
+from kraftwire.coordinator.group.shard import (TOPIC_IDS_SINCE, TXN_TOPIC_IDS_SINCE, fetch_requests,
+                                               offset_fetch_response, refused_first)
 from kraftwire.coordinator.partitioning import GROUP_TOPIC
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
@@ -23,10 +24,10 @@ def _txn_commit_code(code: int, version: int) -> int:
 class GroupOffsetApis:
     """OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete; a part of ``group_apis.GroupApis``."""
 
-    def _topic_keys(self, topics, version: int) -> tuple[list, dict]:
-        """The request's ``topics`` as keys to answer by: their names, or from v10 (by id) the name of each id the
-        image knows and the id itself for one it does not; with {key: topic id} to answer v10 with."""
-        if version < TOPIC_IDS_SINCE:
+    def _topic_keys(self, topics, version: int, by_id_since: int = TOPIC_IDS_SINCE) -> tuple[list, dict]:
+        """The request's ``topics`` as keys to answer by: their names, or from ``by_id_since`` (by id) the name of
+        each id the image knows and the id itself for one it does not; with {key: topic id} to answer by id with."""
+        if version < by_id_since:
             return [t.name for t in topics], {}
         known = self.md.image.topics
         keys = [known[t.topic_id].name if t.topic_id in known else t.topic_id for t in topics]
@@ -101,12 +102,15 @@ class GroupOffsetApis:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         R = w.TxnOffsetCommitResponse
-        order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+        names, ids = self._topic_keys(body.topics, version, TXN_TOPIC_IDS_SINCE)
+        order = [(name, [part.partition_index for part in t.partitions]) for name, t in zip(names, body.topics)]
+        answered = order  # the topics' order in the answer: the request's, until refusals come first
 
-        def merged(codes: dict[tuple[str, int], int], default: int = 0):
-            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(name=name, partitions=[
-                R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=_txn_commit_code(
-                    codes.get((name, i), default), version)) for i in idx]) for name, idx in order])
+        def merged(codes: dict[tuple, int], default: int = 0):
+            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(
+                name=name if isinstance(name, str) else "", topic_id=ids.get(name), partitions=[
+                    R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=_txn_commit_code(
+                        codes.get((name, i), default), version)) for i in idx]) for name, idx in answered])
 
         access = self.node.authorizer
         if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
@@ -117,21 +121,25 @@ class GroupOffsetApis:
             self._reply(token, merged({}, ec.GROUP_AUTHORIZATION_FAILED))
             return
         image = self.md.image
-        refused: dict[tuple[str, int], int] = {}
+        refused: dict[tuple, int] = {}
         kept = []
-        for t in body.topics:
-            topic = image.topic(t.name)
-            topic_ok = access is None or access.topic(conn, t.name, Op.READ)
+        for name, t in zip(names, body.topics):
+            known = isinstance(name, str)
+            topic = image.topic(name) if known else None
+            topic_ok = known and (access is None or access.topic(conn, name, Op.READ))
             parts = []
             for part in t.partitions:
-                if not topic_ok:
-                    refused[(t.name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
+                if not known:
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_ID
+                elif not topic_ok:
+                    refused[(name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
                 elif topic is None or part.partition_index not in topic.partitions:
-                    refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     parts.append(part)
             if parts:
-                kept.append(type(t)(name=t.name, partitions=parts))
+                kept.append(type(t)(name=name, partitions=parts))
+        answered = refused_first(order, refused)  # Kafka's response builder, as OffsetCommit's
         p, shard = self._route(body.group_id)
         if shard is None:
             self._reply(token, merged(refused, self.route_error))

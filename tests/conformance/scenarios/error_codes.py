@@ -9,7 +9,7 @@ from conformance.data_steps import (
     A, G, JOIN_VERSION, PRODUCE_VERSION, add_offsets, commit, find_coordinator, join, joined, marker, produce,
     records, topic_with, transactional)
 from conformance.steps import created
-from conformance.runner import Learned, Scenario, Step, versions
+from conformance.runner import ZERO_UUID, Learned, Scenario, Step, TopicId, versions
 from conformance.scenarios.consumer_groups import ready
 from conformance.scenarios.three_node import CONFIG as THREE_NODE, placed
 from conformance.scenarios.wrong_node import on
@@ -56,12 +56,15 @@ def fetch_as(member_id, epoch) -> Step:
 
 def txn_commit(*, metadata: str = "m", instance_id=None, member_id: str = "", generation: int = -1) -> Step:
     """TxnOffsetCommit of A-0 by the scenario's transactional producer, at the newest version."""
+    version = newest("TxnOffsetCommit")
+    by_id = version >= 6  # topics by id (KIP-1319)
     return Step(TC(transactional_id="{ns}.t", group_id=G, producer_id=Learned("producer_id"),
                    producer_epoch=Learned("producer_epoch"), generation_id_or_member_epoch=generation,
                    member_id=member_id, group_instance_id=instance_id, topics=[TC.TxnOffsetCommitRequestTopic(
-                       name=A, partitions=[TC.TxnOffsetCommitRequestPartition(
+                       name="" if by_id else A, topic_id=TopicId(A) if by_id else ZERO_UUID,
+                       partitions=[TC.TxnOffsetCommitRequestPartition(
                            partition_index=0, committed_offset=1, committed_metadata=metadata)])]),
-                newest("TxnOffsetCommit"))
+                version)
 
 
 #: Kafka's offset.metadata.max.bytes is 4096: one byte more is refused
