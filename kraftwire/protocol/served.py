@@ -18,7 +18,6 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 13: it names topics by id (KIP-516).
 * ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
@@ -35,7 +34,7 @@ from kraftwire.protocol.messages import api
 #: api name -> (lowest, highest) version kraftwire serves
 SERVED: dict[str, tuple[int, int]] = {
     # client APIs
-    "Produce": (0, 12),
+    "Produce": (0, 13),  # v13: topics by id (``replica.produce_answer.TOPIC_IDS_SINCE``)
     "Fetch": (4, 18),
     "ListOffsets": (1, 11),
     "Metadata": (0, 13),

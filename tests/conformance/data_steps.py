@@ -74,13 +74,15 @@ P = w.ProduceRequest
 
 
 def produce(version: int, *parts, acks: int = -1, transactional_id=None, until=None, timeout=None) -> Step:
-    """Produce ``parts`` — (topic, partition, records) — in one request; acks=0 gets no answer, so the step waits
-    1 s for one (a node that closes the connection shows)."""
+    """Produce ``parts`` — (topic, partition, records), by id from v13 — in one request; acks=0 gets no answer, so
+    the step waits 1 s for one (a node that closes the connection shows)."""
     by_topic: dict[str, list] = {}
     for name, partition, data in parts:
         by_topic.setdefault(name, []).append(P.PartitionProduceData(index=partition, records=data))
+    by_id = version >= 13  # topics by id (KIP-516)
     request = P(transactional_id=transactional_id, acks=acks, timeout_ms=10000,
-                topic_data=[P.TopicProduceData(name=n, partition_data=d) for n, d in by_topic.items()])
+                topic_data=[P.TopicProduceData(name="" if by_id else n, topic_id=TopicId(n) if by_id else ZERO_UUID,
+                                               partition_data=d) for n, d in by_topic.items()])
     return Step(request, version, until=until, timeout=1.0 if acks == 0 else timeout)
 
 

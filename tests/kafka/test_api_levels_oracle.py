@@ -26,10 +26,10 @@ ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGro
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
            "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
-           "UpdateFeatures", "TxnOffsetCommit")
-#: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
-#: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
-LOWEST = ("Produce", "WriteTxnMarkers", "FindCoordinator")
+           "UpdateFeatures", "TxnOffsetCommit", "Produce")
+#: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's
+#: (WriteTxnMarkers starts at 1); Produce, aligned, still lists the removed v0-2 (KAFKA-18659)
+LOWEST = ("WriteTxnMarkers", "FindCoordinator")
 
 
 def _ask(port: int, body, version: int):
@@ -301,3 +301,33 @@ def test_txn_offset_commit_v6_names_topics_by_id(ports, version):
         answers.append(_own_id(commit.to_dict(), tid))
     assert answers[0] == answers[1]
     assert [p["error_code"] for t in answers[0]["topics"] for p in t["partitions"]] == [3, 0, 100 if by_id else 3]
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_produce_v13_names_topics_by_id(ports, version):
+    """KIP-516: Produce v13 by topic id (v12 by name): an unknown id UNKNOWN_TOPIC_ID (an unknown name
+    UNKNOWN_TOPIC_OR_PARTITION) with the partitions the metadata does not know, after those appended; the answer by
+    id, as Kafka answers it."""
+    from conformance.data_steps import records
+
+    P = w.ProduceRequest
+    unknown = uuid.UUID(int=999)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        by_id = version >= 13
+        answer = _ask(port, P(acks=1, timeout_ms=5000, transactional_id=None, topic_data=[
+            P.TopicProduceData(name="" if by_id else "missing", topic_id=unknown, partition_data=[
+                P.PartitionProduceData(index=0, records=records())]),
+            P.TopicProduceData(name="" if by_id else "t", topic_id=tid, partition_data=[
+                P.PartitionProduceData(index=5, records=records()),
+                P.PartitionProduceData(index=0, records=records())])]), version)
+        for t in answer.responses:  # the base offset depends on what earlier tests wrote
+            for p in t.partition_responses:
+                p.base_offset = min(p.base_offset, 0)
+        answers.append(_own_id(answer.to_dict(), tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0]["responses"] for p in t["partition_responses"]] == [
+        0, 3, 100 if version >= 13 else 3]
