@@ -19,12 +19,14 @@ Where a range stops below Kafka 4.4's (what its broker advertises at metadata.ve
 semantics kraftwire does not have yet:
 
 * ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
+* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
+
+(``tests/kafka/test_api_levels_oracle.py`` checks every other raised range against a Kafka 4.4 node.)
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
 transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
-* ``FindCoordinator`` 6: share-group coordinator keys (KIP-932).
 """
 
 from __future__ import annotations
