@@ -76,12 +76,13 @@ def has_client_metadata(version: int, replica_id: int) -> bool:
     return version >= CLIENT_METADATA_SINCE and replica_id < 0
 
 
-def preferred_read_replica(state: ReplicaState, *, selector: str | None, client_rack: str | None, fetch_offset: int,
+def preferred_read_replica(state: ReplicaState, *, selector: str, client_rack: str | None, fetch_offset: int,
                            log_end: int, racks: Mapping[int, str | None], now_ms: int) -> int:
     """The replica a consumer whose fetch ``has_client_metadata`` should read ``state``'s partition from at
-    ``fetch_offset`` (``NO_PREFERENCE``: here). ``log_end``: this leader's log end; ``racks``: broker id -> rack of
-    each replica with an endpoint on the client's listener (registered and unfenced)."""
-    if selector is None or state.role != LEADER:
+    ``fetch_offset`` (``NO_PREFERENCE``: here). ``selector``: ``replica.selector.class`` ("": none); ``log_end``:
+    this leader's log end; ``racks``: broker id -> rack of each replica with an endpoint on the client's listener
+    (registered and unfenced)."""
+    if not selector or state.role != LEADER:
         return NO_PREFERENCE
     leader = ReplicaView(state.broker_id, racks.get(state.broker_id), log_end, 0, state.broker_id in racks)
     candidates = [leader]

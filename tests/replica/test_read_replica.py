@@ -130,7 +130,7 @@ def test_only_the_leader_selects():  # testPreferredReplicaAsFollower, testFetch
 def test_without_a_selector_nothing_is_preferred():  # testDefaultReplicaSelector
     s = state()
     fetched(s, 1, 10)
-    assert choose(s, selector=None) == NO_PREFERENCE
+    assert choose(s, selector="") == NO_PREFERENCE
 
 
 def test_client_metadata_comes_with_a_consumers_fetch_from_v11():  # KafkaApis: ClientMetadata from v11
@@ -141,7 +141,7 @@ def test_client_metadata_comes_with_a_consumers_fetch_from_v11():  # KafkaApis: 
 
 # ------------------------------------------------------------------------------------------ the setting
 def test_the_selector_setting_takes_kafkas_class_name_or_nothing():  # testUnknownReplicaSelector
-    assert Config.from_properties({}).replica_selector_class is None
+    assert Config.from_properties({}).replica_selector_class == ""
     assert Config.from_properties({"replica.selector.class": RACK_AWARE_SELECTOR}).replica_selector_class \
         == RACK_AWARE_SELECTOR
     with pytest.raises(ConfigError, match="the only replica selector is"):
