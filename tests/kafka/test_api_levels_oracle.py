@@ -26,7 +26,7 @@ ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGro
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
            "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
-           "UpdateFeatures", "TxnOffsetCommit", "Produce")
+           "UpdateFeatures", "TxnOffsetCommit", "Produce", "SaslHandshake", "SaslAuthenticate")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's
 #: (WriteTxnMarkers starts at 1); Produce, aligned, still lists the removed v0-2 (KAFKA-18659)
 LOWEST = ("WriteTxnMarkers", "FindCoordinator")
@@ -331,3 +331,14 @@ def test_produce_v13_names_topics_by_id(ports, version):
     assert answers[0] == answers[1]
     assert [p["error_code"] for t in answers[0]["responses"] for p in t["partition_responses"]] == [
         0, 3, 100 if version >= 13 else 3]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_sasl_requests_on_a_plaintext_listener(ports, version):
+    """SaslHandshake and SaslAuthenticate are served on a PLAINTEXT listener too: ILLEGAL_SASL_STATE (and Kafka's
+    message for SaslAuthenticate), the connection left open."""
+    if version <= 1:
+        theirs, ours = _both(ports, w.SaslHandshakeRequest(mechanism="PLAIN"), version)
+        assert theirs == ours and theirs["error_code"] == 34
+    theirs, ours = _both(ports, w.SaslAuthenticateRequest(auth_bytes=b"\0a\0b"), version)
+    assert theirs == ours and theirs["error_code"] == 34
