@@ -171,16 +171,18 @@ def _opt_int(key: str, value: str) -> int | None:
     return _int(key, value) if value.strip() else None
 
 
-#: the authorizer a KRaft cluster configures (Kafka's ZooKeeper-era AclAuthorizer has no KRaft form)
+#: the authorizer a KRaft cluster configures (the ZooKeeper-era AclAuthorizer has no KRaft form); the KIP-392 selector
 STANDARD_AUTHORIZER = "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+RACK_AWARE_SELECTOR = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 
 
-def _authorizer(key: str, value: str) -> str:
-    v = value.strip()
-    if v and v != STANDARD_AUTHORIZER:
-        raise ConfigError(key, value, f"the only authorizer is {STANDARD_AUTHORIZER} (ACLs in the metadata log), "
-                                      "or empty for none")
-    return v
+def _only(known: str, what: str):
+    """A class-name key kraftwire has one class for, ``known`` (Kafka's name), or empty for none."""
+    def parse(key: str, value: str) -> str:
+        if value.strip() not in ("", known):
+            raise ConfigError(key, value, f"the only {what} is {known}, or empty for none")
+        return value.strip()
+    return parse
 
 
 def _list(key: str, value: str) -> tuple[str, ...]:
@@ -257,7 +259,9 @@ KEYS: tuple[ConfigKey, ...] = (
     ConfigKey("auto.create.topics.enable", "auto_create_topics_enable", _bool, True,
               "create a topic a client's Metadata request names, when the request allows it"),
     ConfigKey("broker.rack", "broker_rack", _opt_str, None, "the rack of this broker (rack-aware replica placement)"),
-    ConfigKey("authorizer.class.name", "authorizer_class_name", _authorizer, "",
+    ConfigKey("replica.selector.class", "replica_selector_class", _only(RACK_AWARE_SELECTOR, "replica selector"), "",
+              f"{RACK_AWARE_SELECTOR} sends consumers to a follower in their rack (KIP-392; empty: none)"),
+    ConfigKey("authorizer.class.name", "authorizer_class_name", _only(STANDARD_AUTHORIZER, "authorizer"), "",
               "org.apache.kafka.metadata.authorizer.StandardAuthorizer turns on ACL checks (empty: none)"),
     ConfigKey("super.users", "super_users", _str, "",
               "semicolon-separated principals (User:admin) allowed everything when ACLs are checked"),
@@ -406,6 +410,7 @@ class Config:
     default_replication_factor: int = default("default.replication.factor")
     auto_create_topics_enable: bool = default("auto.create.topics.enable")
     broker_rack: str | None = default("broker.rack")
+    replica_selector_class: str = default("replica.selector.class")
     authorizer_class_name: str = default("authorizer.class.name")
     super_users: str = default("super.users")
     allow_everyone_if_no_acl_found: bool = default("allow.everyone.if.no.acl.found")

@@ -13,14 +13,19 @@ installed for its roles. Two Kafka rules are applied here:
   older clients cannot read.
 * KIP-511 names: from v3 the client's software name and version must match ``SOFTWARE_PATTERN``; otherwise the
   answer is INVALID_REQUEST with no api keys, at the request's version (Kafka's ``ApiVersionsRequest.isValid``).
+* KIP-1242 (v5): a client names the cluster and node it means to reach, both or neither (one alone is
+  INVALID_REQUEST, ``isValid``); a broker listener (``identity`` given: its cluster id and node id) that is not
+  that node answers REBOOTSTRAP_REQUIRED with no api keys, so the client bootstraps again (Kafka's
+  ``KafkaApis.handleApiVersionsRequest``); a controller listener does not check (``ControllerApis``).
 
 Public API::
 
     advertised_ranges(registered) -> dict[int, tuple[int, int]]
-    api_versions_response(registered, request_version, *, throttle_time_ms=0, features=None, request=None)
-        -> (ApiVersionsResponse, body_version)
-    encode_api_versions_response(registered, request_version, correlation_id, features, request) -> list  # framed
-    answer_frame(frame, registered, features) -> list  # the framed answer to a raw ApiVersions request frame
+    api_versions_response(registered, request_version, *, throttle_time_ms=0, features=None, request=None,
+                          identity=None) -> (ApiVersionsResponse, body_version)
+    encode_api_versions_response(registered, request_version, correlation_id, features, request, identity)
+        -> list  # framed
+    answer_frame(frame, registered, features, identity) -> list  # the framed answer to a raw ApiVersions frame
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import re
 import struct
 from typing import Mapping, NamedTuple
 
-from kraftwire.error_codes import INVALID_REQUEST, UNSUPPORTED_VERSION
+from kraftwire.error_codes import INVALID_REQUEST, REBOOTSTRAP_REQUIRED, UNSUPPORTED_VERSION
 from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash
 from kraftwire.protocol.framing import decode_request, encode_response
@@ -64,10 +69,31 @@ class Features(NamedTuple):
     epoch: int
 
 
+class Identity(NamedTuple):
+    """Who a broker listener is, for KIP-1242's check: its cluster id and node id."""
+
+    cluster_id: str
+    node_id: int
+
+
+#: the version from which a client names the cluster and node it means to reach (KIP-1242)
+TARGET_SINCE = 5
+
+
 def valid_request(request, version: int) -> bool:
-    """Kafka's ``ApiVersionsRequest.isValid``: below v3 always; from v3 both software fields match the pattern."""
+    """Kafka's ``ApiVersionsRequest.isValid``: from v5 the cluster id and node id come both or neither; from v3 both
+    software fields match the pattern."""
+    if version >= TARGET_SINCE and (request.cluster_id is None) != (request.node_id == -1):
+        return False
     return version < 3 or (SOFTWARE_PATTERN.fullmatch(request.client_software_name) is not None
                            and SOFTWARE_PATTERN.fullmatch(request.client_software_version) is not None)
+
+
+def wrong_target(request, version: int, identity: Identity | None) -> bool:
+    """KIP-1242: the v5+ ``request`` names a cluster, and this broker listener (``identity``) is not that cluster's
+    node it names (a controller listener, ``identity`` None, never checks)."""
+    return (identity is not None and version >= TARGET_SINCE and request.cluster_id is not None
+            and (request.cluster_id != identity.cluster_id or request.node_id != identity.node_id))
 
 
 METADATA_VERSION = "metadata.version"  # the feature Kafka's FinalizedFeatures keeps apart and lists last
@@ -86,13 +112,15 @@ def finalized_order(finalized: Mapping[str, int]) -> list[str]:
 
 
 def api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int, *,
-                          throttle_time_ms: int = 0, features: Features | None = None, request=None
-                          ) -> tuple[ApiVersionsResponse, int]:
+                          throttle_time_ms: int = 0, features: Features | None = None, request=None,
+                          identity: Identity | None = None) -> tuple[ApiVersionsResponse, int]:
     """Return ``(response, version to encode the body at)``.
 
     ``request_version`` outside the registered ApiVersions range (or ApiVersions not registered at all)
-    yields error 35, ApiVersions' own range (if any) and body version 0; a ``request`` whose software name or version is malformed error 42 and no
-    api keys; otherwise error 0 at the request's own version, with ``features`` in the tagged fields from v3.
+    yields error 35, ApiVersions' own range (if any) and body version 0; a ``request`` that is not valid
+    (``valid_request``) error 42 and no api keys; one meant for another node than ``identity`` (``wrong_target``)
+    error 129 and no api keys; otherwise error 0 at the request's own version, with ``features`` in the tagged fields
+    from v3.
     """
     ranges = advertised_ranges(registered)
     keys = [ApiVersionsResponse.ApiVersion(api_key=k, min_version=lo, max_version=hi) for k, (lo, hi) in ranges.items()]
@@ -103,6 +131,9 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
     if request is not None and not valid_request(request, request_version):
         return ApiVersionsResponse(error_code=INVALID_REQUEST, api_keys=[], throttle_time_ms=throttle_time_ms), \
             request_version
+    if request is not None and wrong_target(request, request_version, identity):
+        return ApiVersionsResponse(error_code=REBOOTSTRAP_REQUIRED, api_keys=[],
+                                   throttle_time_ms=throttle_time_ms), request_version
     body = ApiVersionsResponse(error_code=0, api_keys=keys, throttle_time_ms=throttle_time_ms)
     if features is not None and request_version >= 3:
         R = ApiVersionsResponse
@@ -119,13 +150,16 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
 
 
 def encode_api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int,
-                                 correlation_id: int, features: Features | None = None, request=None) -> list:
+                                 correlation_id: int, features: Features | None = None, request=None,
+                                 identity: Identity | None = None) -> list:
     """The whole framed response (header v0) as a chunk list."""
-    body, version = api_versions_response(registered, request_version, features=features, request=request)
+    body, version = api_versions_response(registered, request_version, features=features, request=request,
+                                          identity=identity)
     return encode_response(body, version, correlation_id)
 
 
-def answer_frame(frame: bytes, registered: Mapping[int, tuple[int, int]], features: Features | None = None) -> list:
+def answer_frame(frame: bytes, registered: Mapping[int, tuple[int, int]], features: Features | None = None,
+                 identity: Identity | None = None) -> list:
     """The framed answer to the ApiVersions request ``frame`` (a listener answering before its dispatcher: a role's
     listener, a SASL listener before login). Its body is read when its version is served, for the software-name
     check; one that does not decode is answered without that check."""
@@ -137,4 +171,4 @@ def answer_frame(frame: bytes, registered: Mapping[int, tuple[int, int]], featur
             request = decode_request(frame).body
         except (KraftwireError, ValueError):
             request = None
-    return encode_api_versions_response(registered, version, correlation_id, features, request)
+    return encode_api_versions_response(registered, version, correlation_id, features, request, identity)

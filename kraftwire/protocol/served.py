@@ -18,16 +18,14 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
 semantics kraftwire does not have yet:
 
-* ``Produce`` 13, ``TxnOffsetCommit`` 6, ``OffsetCommit``/``OffsetFetch`` 10: they name topics by id
-  (KIP-516/KIP-848).
 * ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
+
+(``tests/kafka/test_api_levels_oracle.py`` checks every other raised range against a Kafka 4.4 node.)
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
 transaction.version the cluster finalized, as Kafka 4.4 advertises them (checked against a Kafka node formatted at
 transaction.version 0 and 2): a client decides from the finalized level in ApiVersions whether it speaks them.
-* ``UpdateFeatures`` 2: Kafka 4.4 answers a refused update with its top-level error and no per-feature results.
-* ``AddRaftVoter`` 1: AckWhenCommitted=false (answer before the new voter set commits).
 """
 
 from __future__ import annotations
@@ -37,12 +35,12 @@ from kraftwire.protocol.messages import api
 #: api name -> (lowest, highest) version kraftwire serves
 SERVED: dict[str, tuple[int, int]] = {
     # client APIs
-    "Produce": (0, 12),
+    "Produce": (0, 13),  # v13: topics by id (``replica.produce_answer.TOPIC_IDS_SINCE``)
     "Fetch": (4, 18),
     "ListOffsets": (1, 11),
     "Metadata": (0, 13),
-    "OffsetCommit": (2, 9),
-    "OffsetFetch": (1, 9),
+    "OffsetCommit": (2, 10),  # v10: topics by id (``coordinator.group.offsets.TOPIC_IDS_SINCE``)
+    "OffsetFetch": (1, 10),
     "FindCoordinator": (0, 6),
     "JoinGroup": (0, 9),
     "Heartbeat": (0, 4),
@@ -50,7 +48,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "SyncGroup": (0, 5),
     "DescribeGroups": (0, 6),
     "ListGroups": (0, 5),
-    "ApiVersions": (0, 4),
+    "ApiVersions": (0, 5),  # v5: KIP-1242's cluster and node check (``api_versions``)
     "InitProducerId": (0, 5),
     "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
     # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
@@ -58,7 +56,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "AddPartitionsToTxn": (0, 5),
     "AddOffsetsToTxn": (0, 4),
     "EndTxn": (0, 5),
-    "TxnOffsetCommit": (0, 5),
+    "TxnOffsetCommit": (0, 6),  # v6: topics by id (``coordinator.group.offsets.TXN_TOPIC_IDS_SINCE``)
     "DescribeTransactions": (0, 0),
     "ListTransactions": (0, 2),
     "DescribeProducers": (0, 0),  # a partition replica's producer state (kafka-transactions.sh)
@@ -89,7 +87,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "ElectLeaders": (0, 2),
     "IncrementalAlterConfigs": (0, 1),
     "AlterConfigs": (0, 2),
-    "UpdateFeatures": (0, 1),
+    "UpdateFeatures": (0, 2),  # v2 only drops the per-feature results from the answer
     "UnregisterBroker": (0, 0),
     # partition reassignment (KIP-455; v1 adds KIP-860's AllowReplicationFactorChange)
     "AlterPartitionReassignments": (0, 1),
@@ -111,7 +109,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "DescribeQuorum": (0, 2),
     "FetchSnapshot": (0, 1),
     # KIP-853 voter changes: the Raft leader decides, a broker or another controller forwards to it
-    "AddRaftVoter": (0, 0),
+    "AddRaftVoter": (0, 1),  # v1: AckWhenCommitted false answers at the append (``raft.handlers.reconfig``)
     "RemoveRaftVoter": (0, 0),
     "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
     # v4 (KAFKA-17011): features a broker supports from level 0 are listed; before v4 a Kafka broker leaves them out,

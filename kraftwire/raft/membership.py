@@ -29,13 +29,16 @@ _ATTRIBUTES_LOW_BYTE = 22
 @dataclass(slots=True)
 class PendingChange:
     """An AddRaftVoter/RemoveRaftVoter the leader has accepted: answered once ``offset`` (its VotersRecord) is
-    committed, or with REQUEST_TIMED_OUT at ``deadline_ms``."""
+    committed, or with REQUEST_TIMED_OUT at ``deadline_ms`` — unless ``answered`` already (AddRaftVoter v1 with
+    AckWhenCommitted false, answered at the append): it still blocks another change until then, as Kafka's
+    ``ChangeVoterHandlerState`` does."""
 
     kind: str  # "add" | "remove"
     request: object  # the core request to answer
     key: ReplicaKey
     offset: int = -1  # the VotersRecord's offset, -1 until appended
     deadline_ms: int = 0
+    answered: bool = False
 
 
 class Membership:

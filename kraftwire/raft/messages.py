@@ -172,6 +172,8 @@ class AddRaftVoterRequest(Request):
     #: the kraft.version range the new voter supports (Kafka asks it with ApiVersions; the edge does)
     kraft_version_min: int = 0
     kraft_version_max: int = 1
+    #: AddRaftVoter v1: False answers once the VotersRecord is appended, before it commits
+    ack_when_committed: bool = True
 
 
 @dataclass(frozen=True, slots=True)

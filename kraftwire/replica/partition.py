@@ -190,8 +190,9 @@ class ReplicaState:
         return self.isr
 
     def follower_fetched(self, replica: int, fetch_offset: int, broker_epoch: int, now_ms: int,
-                         leader_end: int) -> None:
-        """A follower fetched from ``fetch_offset`` (its end offset) while the leader's end was ``leader_end``."""
+                         leader_end: int, log_start: int = -1) -> None:
+        """A follower fetched from ``fetch_offset`` (its end offset; ``log_start``: its log start, as its fetch
+        says) while the leader's end was ``leader_end``."""
         f = self.followers.get(replica)
         if f is None:
             return
@@ -200,6 +201,7 @@ class ReplicaState:
         elif fetch_offset >= f.last_fetch_leader_end:
             f.caught_up_ms = max(f.caught_up_ms, f.last_fetch_ms)
         f.end_offset = fetch_offset
+        f.start_offset = log_start
         f.last_fetch_ms = now_ms
         f.last_fetch_leader_end = leader_end
         f.broker_epoch = broker_epoch
@@ -334,11 +336,14 @@ def check_fetch_position(fetch_offset: int, last_fetched_epoch: int, log_start: 
 class Follower:
     """What a leader knows of one follower (Kafka's ``Replica`` state)."""
 
-    __slots__ = ("broker_id", "end_offset", "caught_up_ms", "last_fetch_ms", "last_fetch_leader_end", "broker_epoch")
+    __slots__ = ("broker_id", "end_offset", "start_offset", "caught_up_ms", "last_fetch_ms", "last_fetch_leader_end",
+                 "broker_epoch")
 
     def __init__(self, broker_id: int, caught_up_ms: int = NEVER_MS) -> None:
         self.broker_id = broker_id
         self.end_offset = 0
+        #: the follower's log start as its last fetch said (-1: unknown; KIP-392's choice of a replica to read)
+        self.start_offset = -1
         self.caught_up_ms = caught_up_ms
         self.last_fetch_ms = NEVER_MS
         self.last_fetch_leader_end = 0

@@ -74,13 +74,15 @@ P = w.ProduceRequest
 
 
 def produce(version: int, *parts, acks: int = -1, transactional_id=None, until=None, timeout=None) -> Step:
-    """Produce ``parts`` — (topic, partition, records) — in one request; acks=0 gets no answer, so the step waits
-    1 s for one (a node that closes the connection shows)."""
+    """Produce ``parts`` — (topic, partition, records), by id from v13 — in one request; acks=0 gets no answer, so
+    the step waits 1 s for one (a node that closes the connection shows)."""
     by_topic: dict[str, list] = {}
     for name, partition, data in parts:
         by_topic.setdefault(name, []).append(P.PartitionProduceData(index=partition, records=data))
+    by_id = version >= 13  # topics by id (KIP-516)
     request = P(transactional_id=transactional_id, acks=acks, timeout_ms=10000,
-                topic_data=[P.TopicProduceData(name=n, partition_data=d) for n, d in by_topic.items()])
+                topic_data=[P.TopicProduceData(name="" if by_id else n, topic_id=TopicId(n) if by_id else ZERO_UUID,
+                                               partition_data=d) for n, d in by_topic.items()])
     return Step(request, version, until=until, timeout=1.0 if acks == 0 else timeout)
 
 
@@ -176,15 +178,18 @@ def marker(*parts: tuple[str, list[int]], producer_id=PID, epoch=EPOCH, commit: 
 
 def txn_offset_commit(version: int, *parts: tuple[str, int, int], group: str = "{ns}.g", txn: str = "{ns}.t",
                       producer_id=PID, epoch=EPOCH, generation: int = -1, member_id="") -> Step:
-    """TxnOffsetCommit of ``parts`` — (topic, partition, offset)."""
+    """TxnOffsetCommit of ``parts`` — (topic, partition, offset), by id from v6."""
     R = w.TxnOffsetCommitRequest
     by_topic: dict[str, list] = {}
     for name, partition, offset in parts:
         by_topic.setdefault(name, []).append(R.TxnOffsetCommitRequestPartition(
             partition_index=partition, committed_offset=offset, committed_metadata="m"))
+    by_id = version >= 6  # topics by id (KIP-1319)
     return Step(R(transactional_id=txn, group_id=group, producer_id=producer_id, producer_epoch=epoch,
                   generation_id_or_member_epoch=generation, member_id=member_id,
-                  topics=[R.TxnOffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in by_topic.items()]),
+                  topics=[R.TxnOffsetCommitRequestTopic(name="" if by_id else n,
+                                                        topic_id=TopicId(n) if by_id else ZERO_UUID, partitions=ps)
+                          for n, ps in by_topic.items()]),
                 version)
 
 
@@ -292,14 +297,18 @@ def in_state(state: str):
 
 def commit(version: int, *parts: tuple[str, int, int], group: str = G, generation=-1, member_id="",
            metadata: str = "m") -> Step:
-    """OffsetCommit of ``parts`` — (topic, partition, offset); generation -1 and no member: a standalone commit."""
+    """OffsetCommit of ``parts`` — (topic, partition, offset), by id from v10; generation -1 and no member: a
+    standalone commit."""
     R = w.OffsetCommitRequest
     by_topic: dict[str, list] = {}
     for name, partition, offset in parts:
         by_topic.setdefault(name, []).append(R.OffsetCommitRequestPartition(
             partition_index=partition, committed_offset=offset, committed_metadata=metadata))
+    by_id = version >= 10  # topics by id (KIP-848)
     return Step(R(group_id=group, generation_id_or_member_epoch=generation, member_id=member_id,
-                  topics=[R.OffsetCommitRequestTopic(name=n, partitions=ps) for n, ps in by_topic.items()]),
+                  topics=[R.OffsetCommitRequestTopic(name="" if by_id else n,
+                                                     topic_id=TopicId(n) if by_id else ZERO_UUID, partitions=ps)
+                          for n, ps in by_topic.items()]),
                 version)
 
 
@@ -311,12 +320,15 @@ def committed(answer) -> bool:
 
 def offset_fetch(version: int, *parts: tuple[str, list[int]] | None, group: str = G, require_stable: bool = False,
                  until=None) -> Step:
-    """OffsetFetch of ``parts`` — (topic, [partition, ...]) — or, given None, of every committed partition (v2+)."""
+    """OffsetFetch of ``parts`` — (topic, [partition, ...]), by id from v10 — or, given None, of every committed
+    partition (v2+)."""
     R = w.OffsetFetchRequest
     topics = None if parts == (None,) else parts
     if version >= 8:
+        by_id = version >= 10  # topics by id (KIP-848)
         groups = [R.OffsetFetchRequestGroup(group_id=group, topics=None if topics is None else [
-            R.OffsetFetchRequestTopics(name=n, partition_indexes=list(ps)) for n, ps in topics])]
+            R.OffsetFetchRequestTopics(name="" if by_id else n, topic_id=TopicId(n) if by_id else ZERO_UUID,
+                                       partition_indexes=list(ps)) for n, ps in topics])]
         return Step(R(groups=groups, require_stable=require_stable), version, until=until)
     return Step(R(group_id=group, require_stable=require_stable, topics=None if topics is None else [
         R.OffsetFetchRequestTopic(name=n, partition_indexes=list(ps)) for n, ps in topics]), version, until=until)

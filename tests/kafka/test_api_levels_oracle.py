@@ -26,12 +26,13 @@ RF1 = ("offsets.topic.replication.factor=1\ntransaction.state.log.replication.fa
 ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGroups",
            "DescribeLogDirs", "DescribeCluster", "ListTransactions", "CreateTopics", "DeleteTopics",
            "DescribeConfigs", "CreateAcls", "DescribeAcls", "DeleteAcls", "OffsetForLeaderEpoch",
-           "ConsumerGroupDescribe", "JoinGroup", "FindCoordinator", "ShareGroupHeartbeat", "ShareGroupDescribe",
-           "InitializeShareGroupState", "ReadShareGroupState", "WriteShareGroupState", "DeleteShareGroupState",
-           "ReadShareGroupStateSummary")
-#: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's: Produce
-#: still lists the removed v0-2 (KAFKA-18659), WriteTxnMarkers starts at 1
-LOWEST = ("Produce", "WriteTxnMarkers", "OffsetCommit", "OffsetFetch")
+           "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
+           "UpdateFeatures", "TxnOffsetCommit", "Produce", "SaslHandshake", "SaslAuthenticate", "FindCoordinator",
+           "ShareGroupHeartbeat", "ShareGroupDescribe", "InitializeShareGroupState", "ReadShareGroupState",
+           "WriteShareGroupState", "DeleteShareGroupState", "ReadShareGroupStateSummary")
+#: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's
+#: (WriteTxnMarkers starts at 1); Produce, aligned, still lists the removed v0-2 (KAFKA-18659)
+LOWEST = ("WriteTxnMarkers",)
 
 
 def _ask(port: int, body, version: int):
@@ -191,3 +192,156 @@ def test_join_group_v9_a_restarted_static_leader_skips_the_assignment(ports):
     theirs, ours = answers
     assert ours == theirs
     assert theirs[3] is True  # the case is the one KIP-814 is about
+
+
+@pytest.mark.parametrize("target", ["neither", "this-node", "another-cluster", "another-node", "cluster-only",
+                                    "node-only"])
+def test_api_versions_v5_checks_whom_the_client_means(ports, target):
+    """KIP-1242: both answer alike whether the client names this node (both are node 1), another cluster or node
+    (REBOOTSTRAP_REQUIRED), or only one of the two (INVALID_REQUEST)."""
+    answers = []
+    for port in ports:
+        cluster_id = _ask(port, w.MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).cluster_id
+        named = {"neither": (None, -1), "this-node": (cluster_id, 1), "another-cluster": ("x" + cluster_id[1:], 1),
+                 "another-node": (cluster_id, 2), "cluster-only": (cluster_id, -1), "node-only": (None, 1)}[target]
+        answer = _ask(port, w.ApiVersionsRequest(client_software_name="kraftwire-tests", client_software_version="1",
+                                                 cluster_id=named[0], node_id=named[1]), 5)
+        answers.append((answer.error_code, bool(answer.api_keys), answer.throttle_time_ms))
+    expected = {"neither": 0, "this-node": 0, "cluster-only": 42, "node-only": 42}.get(target, 129)
+    assert answers[0] == answers[1] == (expected, expected == 0, 0)
+
+
+def _own_id(answer, topic_id):
+    """``answer`` (a ``to_dict``) with this node's id of topic "t" written as "t": the two nodes' ids differ."""
+    if isinstance(answer, dict):
+        return {k: _own_id(v, topic_id) for k, v in answer.items()}
+    if isinstance(answer, list):
+        return [_own_id(v, topic_id) for v in answer]
+    return "t" if answer == topic_id else answer
+
+
+def test_offset_commit_and_fetch_v10_name_topics_by_id(ports):
+    """KIP-848's topic ids: an id the metadata does not know is UNKNOWN_TOPIC_ID per partition (a commit's before
+    the others, a fetch's after them), an unknown partition of a known topic UNKNOWN_TOPIC_OR_PARTITION in a commit
+    and no offset in a fetch; the answers name topics by id, a fetch of every topic too."""
+    OC, OF = w.OffsetCommitRequest, w.OffsetFetchRequest
+    unknown = uuid.UUID(int=12345)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        commit = _ask(port, OC(group_id="g", generation_id_or_member_epoch=-1, member_id="", group_instance_id=None,
+                               topics=[OC.OffsetCommitRequestTopic(topic_id=tid, partitions=[
+                                   OC.OffsetCommitRequestPartition(partition_index=0, committed_offset=7,
+                                                                   committed_leader_epoch=-1, committed_metadata="m"),
+                                   OC.OffsetCommitRequestPartition(partition_index=5, committed_offset=1,
+                                                                   committed_leader_epoch=-1, committed_metadata="")]),
+                                   OC.OffsetCommitRequestTopic(topic_id=unknown, partitions=[
+                                       OC.OffsetCommitRequestPartition(partition_index=0, committed_offset=3,
+                                                                       committed_leader_epoch=-1,
+                                                                       committed_metadata="")])]), 10)
+        fetched = [_ask(port, OF(groups=[OF.OffsetFetchRequestGroup(group_id="g", member_id=None, member_epoch=-1,
+                                                                    topics=topics)], require_stable=False), 10)
+                   for topics in ([OF.OffsetFetchRequestTopics(topic_id=unknown, partition_indexes=[0]),
+                                   OF.OffsetFetchRequestTopics(topic_id=tid, partition_indexes=[0, 1])], None)]
+        answers.append(_own_id([commit.to_dict(), *(f.to_dict() for f in fetched)], tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0][0]["topics"] for p in t["partitions"]] == [3, 0, 100]
+
+
+@pytest.mark.parametrize("level", [1, 99])
+def test_update_features_v2_answers_without_per_feature_results(ports, level):
+    """UpdateFeatures v2: a taken update (validate only) and a refused one, answered at the top level alone."""
+    U = w.UpdateFeaturesRequest
+    body = U(timeout_ms=10000, validate_only=True, feature_updates=[
+        U.FeatureUpdateKey(feature="group.version", max_version_level=level, upgrade_type=1)])
+    theirs, ours = _both(ports, body, 2)
+    assert theirs == ours and theirs["error_code"] == (0 if level == 1 else 95)
+
+
+def _until_no_retriable(port: int, body, version: int, retriable=(7, 14, 15, 16, 51)):
+    """``body`` asked until its answer's error is not one a client retries (bounded: 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        answer = _ask(port, body, version)
+        if answer.error_code not in retriable or time.monotonic() > deadline:
+            return answer
+        time.sleep(0.5)
+
+
+@pytest.mark.parametrize("version", [5, 6])
+def test_txn_offset_commit_v6_names_topics_by_id(ports, version):
+    """KIP-1319: TxnOffsetCommit v6 by topic id (v5 by name), in a transaction its AddOffsetsToTxn opened
+    (transaction.version 0 at metadata.version 3.9): an unknown id UNKNOWN_TOPIC_ID (an unknown name
+    UNKNOWN_TOPIC_OR_PARTITION), an unknown partition UNKNOWN_TOPIC_OR_PARTITION, the refused partitions first, the
+    answer by id, as Kafka answers it; the transaction is aborted after."""
+    TC = w.TxnOffsetCommitRequest
+    unknown = uuid.UUID(int=54321)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        init = _until_no_retriable(port, w.InitProducerIdRequest(transactional_id="tx", transaction_timeout_ms=60000,
+                                                                 producer_id=-1, producer_epoch=-1), 5)
+        assert init.error_code == 0, init
+        pid, epoch = init.producer_id, init.producer_epoch
+        added = _until_no_retriable(port, w.AddOffsetsToTxnRequest(transactional_id="tx", producer_id=pid,
+                                                                   producer_epoch=epoch, group_id="g6"), 4)
+        assert added.error_code == 0, added
+        by_id = version >= 6
+        commit = _ask(port, TC(transactional_id="tx", group_id="g6", producer_id=pid, producer_epoch=epoch, topics=[
+            TC.TxnOffsetCommitRequestTopic(name="" if by_id else "t", topic_id=tid, partitions=[
+                TC.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=5, committed_metadata="m"),
+                TC.TxnOffsetCommitRequestPartition(partition_index=5, committed_offset=1, committed_metadata="")]),
+            TC.TxnOffsetCommitRequestTopic(name="" if by_id else "missing", topic_id=unknown, partitions=[
+                TC.TxnOffsetCommitRequestPartition(partition_index=0, committed_offset=3, committed_metadata="")])]),
+            version)
+        ended = _until_no_retriable(port, w.EndTxnRequest(transactional_id="tx", producer_id=pid, producer_epoch=epoch,
+                                                          committed=False), 4)
+        assert ended.error_code == 0, ended
+        answers.append(_own_id(commit.to_dict(), tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0]["topics"] for p in t["partitions"]] == [3, 0, 100 if by_id else 3]
+
+
+@pytest.mark.parametrize("version", [12, 13])
+def test_produce_v13_names_topics_by_id(ports, version):
+    """KIP-516: Produce v13 by topic id (v12 by name): an unknown id UNKNOWN_TOPIC_ID (an unknown name
+    UNKNOWN_TOPIC_OR_PARTITION) with the partitions the metadata does not know, after those appended; the answer by
+    id, as Kafka answers it."""
+    from conformance.data_steps import records
+
+    P = w.ProduceRequest
+    unknown = uuid.UUID(int=999)
+    answers = []
+    for port in ports:
+        md = _ask(port, w.MetadataRequest(topics=[w.MetadataRequest.MetadataRequestTopic(name="t")],
+                                          allow_auto_topic_creation=False), 12)
+        tid = md.topics[0].topic_id
+        by_id = version >= 13
+        answer = _ask(port, P(acks=1, timeout_ms=5000, transactional_id=None, topic_data=[
+            P.TopicProduceData(name="" if by_id else "missing", topic_id=unknown, partition_data=[
+                P.PartitionProduceData(index=0, records=records())]),
+            P.TopicProduceData(name="" if by_id else "t", topic_id=tid, partition_data=[
+                P.PartitionProduceData(index=5, records=records()),
+                P.PartitionProduceData(index=0, records=records())])]), version)
+        for t in answer.responses:  # the base offset depends on what earlier tests wrote
+            for p in t.partition_responses:
+                p.base_offset = min(p.base_offset, 0)
+        answers.append(_own_id(answer.to_dict(), tid))
+    assert answers[0] == answers[1]
+    assert [p["error_code"] for t in answers[0]["responses"] for p in t["partition_responses"]] == [
+        0, 3, 100 if version >= 13 else 3]
+
+
+@pytest.mark.parametrize("version", [0, 1, 2])
+def test_sasl_requests_on_a_plaintext_listener(ports, version):
+    """SaslHandshake and SaslAuthenticate are served on a PLAINTEXT listener too: ILLEGAL_SASL_STATE (and Kafka's
+    message for SaslAuthenticate), the connection left open."""
+    if version <= 1:
+        theirs, ours = _both(ports, w.SaslHandshakeRequest(mechanism="PLAIN"), version)
+        assert theirs == ours and theirs["error_code"] == 34
+    theirs, ours = _both(ports, w.SaslAuthenticateRequest(auth_bytes=b"\0a\0b"), version)
+    assert theirs == ours and theirs["error_code"] == 34

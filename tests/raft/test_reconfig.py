@@ -26,6 +26,8 @@ testAddVoterInvalidFeatureVersion               mirrored
 testAddVoterWithLaggingNewVoter                 mirrored
 testAddVoterFailsWhenLosingLeadership           mirrored
 testAddVoterWithMissingDirectoryId              edge: the wire translation refuses it (tests/server)
+(AddRaftVoter v1, AckWhenCommitted false)       test_add_voter_answered_at_the_append_when_not_acked_on_commit,
+                                                test_add_voter_not_acked_on_commit_times_out_silently
 testRemoveVoter                                 mirrored
 testRemoveVoterIsLeader                         mirrored
 testRemoveVoterInvalidClusterId                 mirrored
@@ -141,10 +143,10 @@ def commit(h: NodeHarness, *followers) -> None:
     assert h.node.high_watermark == h.log.end_offset()
 
 
-def add_request(i: int, directory=None, cid=900, cluster="kraftwire", timeout_ms=30_000, kv=(0, 1)):
+def add_request(i: int, directory=None, cid=900, cluster="kraftwire", timeout_ms=30_000, kv=(0, 1), ack=True):
     return m.AddRaftVoterRequest(-1, LOCAL, cid, cluster, voter_key=key(i, directory),
                                  endpoints=(("CONTROLLER", "localhost", 9990 + i),), timeout_ms=timeout_ms,
-                                 kraft_version_min=kv[0], kraft_version_max=kv[1])
+                                 kraft_version_min=kv[0], kraft_version_max=kv[1], ack_when_committed=ack)
 
 
 def remove_request(i: int, directory=None, cid=901, cluster="kraftwire"):
@@ -259,6 +261,32 @@ def test_new_set_counts_for_the_high_watermark_once_appended():
     fetch(h, 3)
     h.poll()
     assert h.node.high_watermark == end
+
+
+def test_add_voter_answered_at_the_append_when_not_acked_on_commit():
+    """AddRaftVoter v1, AckWhenCommitted false (Kafka 4.4's ``AddVoterHandler``): NONE as soon as the VotersRecord
+    is appended; the change stays pending, so a second one waits, and its commit answers nothing more."""
+    h = leader(voters=(1, 2))
+    commit(h, 2)
+    fetch(h, 3)
+    fetch(h, 4)
+    [resp] = answers(h.deliver(add_request(3, ack=False)), m.AddRaftVoterResponse)
+    assert (resp.error, resp.correlation_id) == (m.NONE, 900)
+    assert h.node.high_watermark <= h.node.membership.history.last_offset()  # not committed yet
+    [resp] = answers(h.deliver(add_request(4, cid=902)), m.AddRaftVoterResponse)
+    assert resp.error == m.REQUEST_TIMED_OUT and "previous voter change" in resp.error_message
+    assert not answers(h.deliver(fetch_req(h, 2)), m.AddRaftVoterResponse)  # committed: no second answer
+    assert h.node.membership.pending is None and h.node.membership.voters() == voter_set(1, 2, 3)
+
+
+def test_add_voter_not_acked_on_commit_times_out_silently():
+    h = leader(voters=(1, 2))
+    commit(h, 2)
+    fetch(h, 3)
+    [resp] = answers(h.deliver(add_request(3, timeout_ms=200, ack=False)), m.AddRaftVoterResponse)
+    assert resp.error == m.NONE
+    assert not answers(h.poll(at=h.now + 200), m.AddRaftVoterResponse)
+    assert h.node.membership.pending is None
 
 
 def test_add_voter_invalid_cluster_id():

@@ -202,8 +202,8 @@ def test_a_log_high_watermark_not_the_replica_states_is_caught(monkeypatch):
 
 
 def test_a_leader_taking_a_followers_fetch_for_its_log_end_is_caught(monkeypatch):
-    def at_the_end(state, lg, replica, fetch_offset, broker_epoch, registration, now_ms):
-        return original(state, lg, replica, lg.end_offset(), broker_epoch, registration, now_ms)
+    def at_the_end(state, lg, replica, fetch_offset, *rest):
+        return original(state, lg, replica, lg.end_offset(), *rest)
 
     original = runtime.leader_saw_fetch
     monkeypatch.setattr(runtime, "leader_saw_fetch", at_the_end)

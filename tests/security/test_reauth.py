@@ -26,7 +26,8 @@ from kraftwire.security.sasl.mechanism import Step
 from kraftwire.security.sasl.settings import SaslSettings, sasl_settings
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
-from kraftwire.server.edge.sasl import AUTHENTICATE_AFTER_LOGIN, FAILED_AUTHENTICATION_DELAY_S, SaslDispatcher
+from kraftwire.server.edge.dispatcher import AUTHENTICATE_AFTER_LOGIN
+from kraftwire.server.edge.sasl import FAILED_AUTHENTICATION_DELAY_S, SaslDispatcher
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
 ALICE, BOB = b"\x00alice\x00alice-secret", b"\x00bob\x00bob-secret"

@@ -36,8 +36,11 @@ def _sock():
 
 
 class Cluster:
-    def __init__(self, tmp_path, brokers=(1, 2, 3)) -> None:
+    """``broker_props(b)``: more properties for broker ``b``."""
+
+    def __init__(self, tmp_path, brokers=(1, 2, 3), broker_props=lambda b: "") -> None:
         self.tmp = tmp_path
+        self.broker_props = broker_props
         self.csock = _sock()
         self.cport = self.csock.getsockname()[1]
         self.bsocks = {b: _sock() for b in brokers}
@@ -77,7 +80,7 @@ class Cluster:
         port = self.bsocks[b].getsockname()[1]
         s = NodeSettings.from_properties(parse_properties(
             f"process.roles=broker\nnode.id={b}\nlisteners=PLAINTEXT://127.0.0.1:{port}\n"
-            f"log.dirs={self.tmp / f'b{b}'}\n" + self._common()))
+            f"log.dirs={self.tmp / f'b{b}'}\n" + self._common() + self.broker_props(b)))
         node = self.nodes[b] = Node(s, listen_sockets={"PLAINTEXT": self.bsocks[b].dup()})
         await node.start()
         return node

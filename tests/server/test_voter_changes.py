@@ -66,7 +66,7 @@ def test_voter_change_refusals_at_the_edge(tmp_path, capsys):
                 versions = await conn.request(w.ApiVersionsRequest(client_software_name="t",
                                                                    client_software_version="1"), 4)
                 ranges = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-                assert ranges[80] == (0, 0) and ranges[81] == (0, 0)
+                assert ranges[80] == (0, 1) and ranges[81] == (0, 0)
                 assert ("kraft.version", 0, 1) in [(f.name, f.min_version, f.max_version)
                                                    for f in versions.supported_features]
                 assert ("kraft.version", 1) in [(f.name, f.max_version_level) for f in versions.finalized_features]

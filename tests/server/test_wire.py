@@ -179,6 +179,16 @@ def test_add_raft_voter_translates_to_the_core_and_its_answer_back():
         assert (out.error_code, out.error_message, out.throttle_time_ms) == (resp.error, message, 0)
 
 
+def test_add_raft_voter_v1_carries_ack_when_committed_to_the_core():
+    """v0 has no AckWhenCommitted: the core waits for the commit (Kafka's default true); v1 says."""
+    R = w.AddRaftVoterRequest
+    for version, ack in ((0, False), (1, False), (1, True)):
+        body = R(cluster_id=None, timeout_ms=30_000, voter_id=2, voter_directory_id=DIR2,
+                 listeners=[R.Listener(name="CONTROLLER", host="ctl-2", port=9093)], ack_when_committed=ack)
+        body = codec.decode(R, codec.encode(body, version), version)
+        assert wire.add_voter_to_core(body, 1, 41, (0, 1)).ack_when_committed is (ack or version == 0)
+
+
 def test_remove_raft_voter_translates_to_the_core_and_its_answer_back():
     R = w.RemoveRaftVoterRequest
     body = codec.decode(R, codec.encode(R(cluster_id="abc", voter_id=3, voter_directory_id=DIR), 0), 0)

@@ -10,11 +10,21 @@ from kraftwire.coordinator.group.model import (COMPLETING, DEAD, EMPTY, PREPARIN
 from kraftwire.protocol import messages as w
 
 
-def offset_fetch_response(version: int, groups: list) -> object:
+#: OffsetCommit and OffsetFetch name topics by id from v10 (KIP-848): an id the metadata does not know is answered
+#: UNKNOWN_TOPIC_ID for each of its partitions (an OffsetCommit's before the topic checks, among the refusals that
+#: come first; an OffsetFetch's after the topics read, as Kafka 4.4 answers both)
+TOPIC_IDS_SINCE = 10
+#: TxnOffsetCommit names topics by id from v6 (KIP-1319), answered as OffsetCommit v10
+TXN_TOPIC_IDS_SINCE = 6
+
+
+def offset_fetch_response(version: int, groups: list, topic_ids=None) -> object:
     """The OffsetFetch answer for ``groups``: [(group id, error, [(topic, [(partition, entry or None)])])] — one
     group before v8 (per-partition errors before v2), a list of groups from v8. A partition may come as (partition,
-    None, error) for an error of its own (UNSTABLE_OFFSET_COMMIT)."""
+    None, error) for an error of its own (UNSTABLE_OFFSET_COMMIT). From v10 each topic is answered by its id,
+    ``topic_ids[topic]``."""
     R = w.OffsetFetchResponse
+    ids = topic_ids or {}
 
     def perr(item, default: int = 0) -> int:
         return item[2] if len(item) > 2 else default
@@ -25,9 +35,10 @@ def offset_fetch_response(version: int, groups: list) -> object:
     if version >= 8:  # a group's own error stands alone, without its topics (NOT_COORDINATOR too, as Kafka answers)
         return R(throttle_time_ms=0, groups=[R.OffsetFetchResponseGroup(group_id=gid, error_code=err, topics=[
         ] if err else [
-            R.OffsetFetchResponseTopics(name=name, partitions=[R.OffsetFetchResponsePartitions(
-                partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
-                metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
+            R.OffsetFetchResponseTopics(name=name, topic_id=ids.get(name), partitions=[
+                R.OffsetFetchResponsePartitions(
+                    partition_index=i, committed_offset=value(e)[0], committed_leader_epoch=value(e)[1],
+                    metadata=value(e)[2], error_code=perr(item)) for item in parts for i, e in [item[:2]]])
                 for name, parts in topics]) for gid, err, topics in groups])
     _gid, err, topics = groups[0]
     if err and version >= 2:

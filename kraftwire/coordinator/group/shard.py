@@ -38,13 +38,15 @@ from kraftwire.coordinator.group.consumer_protocol import ConsumerProtocol
 from kraftwire.coordinator.group.model import (
     COMPLETING, CONSUMER_MEMBER, DEAD, EMPTY, NO_AUTHORIZED_OPERATIONS, PREPARING, STABLE, STATES, Group, GroupConfig,
     Member, OffsetEntry, Reply, Result, Waiting, error_response, refusal, subscription_topics)
-from kraftwire.coordinator.group.offsets import Offsets, fetch_requests, offset_fetch_response, refused_first
+from kraftwire.coordinator.group.offsets import (TOPIC_IDS_SINCE, TXN_TOPIC_IDS_SINCE, Offsets, fetch_requests,
+                                                 offset_fetch_response, refused_first)
 from kraftwire.coordinator.group.share_protocol import ShareProtocol
 
 #: the shard's public surface: the edge and the tests import these from here
 __all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPERATIONS", "PREPARING", "STABLE",
            "STATES", "Group", "GroupConfig", "GroupShard", "Member", "OffsetEntry", "Reply", "Result", "Waiting",
-           "error_response", "fetch_requests", "offset_fetch_response", "refusal", "refused_first",
+           "error_response", "fetch_requests", "offset_fetch_response", "refusal", "refused_first", "TOPIC_IDS_SINCE",
+           "TXN_TOPIC_IDS_SINCE",
            "subscription_topics"]
 
 

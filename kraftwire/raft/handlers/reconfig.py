@@ -16,6 +16,8 @@ Kafka's rules and messages (``AddVoterHandler``/``RemoveVoterHandler``), checked
    as it appends the record);
 8. the answer waits for the record to commit (a majority of the *new* set), at most the request's timeout (add) or
    ``controller.quorum.request.timeout.ms`` (remove): then REQUEST_TIMED_OUT, though the change may still commit;
+   an AddRaftVoter v1 with AckWhenCommitted false is answered at once after the append, its change still pending
+   (step 2) until it commits or times out, silently then;
 9. a leader that removed itself resigns once the change is committed.
 
 A leader that loses its leadership answers the pending change with NOT_LEADER_OR_FOLLOWER.
@@ -92,6 +94,9 @@ def handle_add(node, req: m.AddRaftVoterRequest, now_ms: int) -> None:
     offset = node.append_voters(new, now_ms)
     ms.pending = PendingChange("add", req, key, offset, now_ms + max(0, req.timeout_ms))
     node.counters["voters_added"] += 1
+    if not req.ack_when_committed:
+        answer(m.NONE)
+        ms.pending.answered = True
 
 
 def handle_remove(node, req: m.RemoveRaftVoterRequest, now_ms: int) -> None:
@@ -173,6 +178,8 @@ def answer_pending(node, error: int, message: str | None = None) -> None:
     if pending is None:
         return
     node.membership.pending = None
+    if pending.answered:
+        return
     req = pending.request
     cls = m.AddRaftVoterResponse if pending.kind == "add" else m.RemoveRaftVoterResponse
     node.reply(cls(node.local_id, req.src, req.correlation_id, error, node.quorum.leader_id, node.epoch,

@@ -16,6 +16,9 @@
   those it names, or its session's), and the session is created or told what was sent when the answer goes out
   (the purgatory's ``finish``), which lists only what changed for an incremental request; the answer's order and
   refusals as Kafka's (``kraftwire.replica.fetch_answer``).
+* **Follower fetching** (KIP-392): a consumer's Fetch from v11 may be served by a follower, up to the follower's high
+  watermark (parked ones wake when replication moves it); with ``replica.selector.class`` the leader may answer a
+  partition with ``preferred_read_replica`` instead of records, at once (``kraftwire.replica.read_replica``).
 """
 
 from __future__ import annotations
@@ -27,10 +30,11 @@ from kraftwire.errors import KraftwireError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.log.api import Isolation
 from kraftwire.protocol import messages as w
-from kraftwire.replica import fetch_answer, fetch_sessions
+from kraftwire.replica import fetch_answer, fetch_sessions, read_replica
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
+from kraftwire.replica.partition import FOLLOWER
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.runtime.clocks import monotonic_ms
 from kraftwire.server.runtime.replicas import Hosted
@@ -42,14 +46,15 @@ REGION_MIN_BYTES = 64 * 1024
 
 class _SessionFetch:
     """A Fetch with its session context (``fetch_sessions.new_context``: which partitions it reads and how its
-    answer is listed) and the topics its principal may not read (``denied``): they are answered
-    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
+    answer is listed), the topics its principal may not read (``denied``: they are answered
+    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later) and the ``listener`` it
+    came in on (the replicas a consumer may be sent to are those with an endpoint there, KIP-392)."""
 
-    __slots__ = ("header", "api", "version", "body", "context", "denied")
+    __slots__ = ("header", "api", "version", "body", "context", "denied", "listener")
 
-    def __init__(self, request, context, denied: frozenset[str]) -> None:
+    def __init__(self, request, context, denied: frozenset[str], listener: str) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
-        self.context, self.denied = context, denied
+        self.context, self.denied, self.listener = context, denied, listener
 
 
 class _TopicNames:
@@ -90,10 +95,12 @@ class FetchApis:
 
     # ------------------------------------------------------------------------------------------------ Fetch
     def _partition_read(self, hp: Hosted | None, name, p, version: int, pd, limits: FetchLimits,
-                        committed: bool = False, any_replica: bool = False) -> int:
+                        committed: bool = False, any_replica: bool = False, client=None) -> int:
         """Fill ``pd`` for one partition (``committed``: READ_COMMITTED, up to the last stable offset, with the
         aborted transactions it overlaps; ``any_replica``: the debugging consumer, from a follower too and up to
-        the log end) within ``limits``; returns the bytes of records in it."""
+        the log end; ``client``: (rack, listener) of a consumer's Fetch v11+, which a follower serves up to its high
+        watermark and a leader may send to a follower, KIP-392) within ``limits``; returns the bytes of records in
+        it (``pd.preferred_read_replica`` set: none, the consumer should read elsewhere)."""
         if hp is None:
             pd.error_code = self._unhosted_error(name, p.partition)
             pd.high_watermark = pd.last_stable_offset = pd.log_start_offset = -1
@@ -104,7 +111,8 @@ class FetchApis:
         if hp.failed:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
-        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1, leader_only=not any_replica)
+        error = hp.state.epoch_error(p.current_leader_epoch if version >= 9 else -1,
+                                     leader_only=not any_replica and client is None)
         if error:
             pd.error_code = error
             # KIP-951's hint from v16, as for an unhosted partition (a v12-15 answer carries none: the conformance
@@ -123,6 +131,9 @@ class FetchApis:
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
         offset = p.fetch_offset
+        if client is not None and self._preferred_replica(hp, offset, pd, client) >= 0:
+            pd.high_watermark, pd.last_stable_offset, pd.log_start_offset = hw, lso, start
+            return 0
         if offset < start or offset > end:  # Kafka answers a refused read without offsets
             pd.error_code = ec.OFFSET_OUT_OF_RANGE
             return 0
@@ -144,6 +155,16 @@ class FetchApis:
             log.warning("reading %s-%d at %d: %s", hp.topic, hp.index, offset, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
+
+    def _preferred_replica(self, hp: Hosted, offset: int, pd, client) -> int:
+        """Set and return ``pd.preferred_read_replica``: the replica the leader tells this consumer to read from
+        (``kraftwire.replica.read_replica``; -1: here)."""
+        rack, listener = client
+        pd.preferred_read_replica = read_replica.preferred_read_replica(
+            hp.state, selector=self.node.settings.config.replica_selector_class, client_rack=rack, fetch_offset=offset,
+            log_end=hp.log.end_offset(), racks=read_replica.replica_racks(self.md.image, hp.state.replicas, listener),
+            now_ms=self.replicas.now_ms())
+        return pd.preferred_read_replica
 
     def _read(self, pd, lg, offset: int, limit: int, upper: int, isolation, limits: FetchLimits) -> int:
         """Put into ``pd`` the whole batches from ``offset`` below ``upper`` (at most ``limit`` bytes) that the
@@ -175,6 +196,10 @@ class FetchApis:
         refusal = fetch_answer.request_error(body, version) if replica < 0 else 0
         if refusal:
             return fetch_answer.error_answer(body, version, refusal), True, set(), None
+        # KIP-392: a consumer's (rack, listener) from v11; a partition sent to another replica answers at once
+        client = ((body.rack_id, request.listener)
+                  if read_replica.has_client_metadata(version, replica) else None)
+        preferred = False
         for want in context.partitions():
             name, p = want.topic, want.request
             if name is not None and name in denied:  # answered with the rest, never a reason to answer early
@@ -206,21 +231,27 @@ class FetchApis:
                 errors |= diverged
             else:
                 n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
-                                         fetch_answer.reads_any_replica(replica))
+                                         fetch_answer.reads_any_replica(replica), client)
+                preferred |= pd.preferred_read_replica >= 0
+                if n and hp.state.role == FOLLOWER:
+                    self.node.metrics.inc("follower_fetch_bytes_total", n, "bytes of records read for consumers "
+                                          "from partitions this broker follows (KIP-392)", topic=hp.topic)
             total += n
             limits.took(n)
             errors |= pd.error_code != 0
             if hp is not None:
                 keys.add((hp.topic, hp.index))
-                if pd.error_code == 0 and not diverged:
+                if pd.error_code == 0 and not diverged and pd.preferred_read_replica < 0:
                     bound = (LOG_END if replica >= 0 or fetch_answer.reads_any_replica(replica)
                              else LAST_STABLE_OFFSET if body.isolation_level == 1 else HIGH_WATERMARK)
                     watched.append(Watched((hp.topic, hp.index), p.fetch_offset, bound, hp.state.leader_epoch,
                                            hp.state.role))
         # a draft: the session lists what goes out when it is sent (``_finish``)
         draft = fetch_answer.in_answer_order(answered)
-        # sent at once: MinBytes reached, an error or divergence to report, or nothing hosted here to wait for
-        return draft, total >= max(limits.min_bytes, 1) or errors or not keys, keys, (tuple(watched), limits.min_bytes)
+        # sent at once: MinBytes reached, an error, divergence or another replica to report, or nothing hosted here
+        # to wait for
+        return (draft, total >= max(limits.min_bytes, 1) or errors or preferred or not keys, keys,
+                (tuple(watched), limits.min_bytes))
 
     def _finish(self, request, conn, draft):
         """The answer that goes out, from ``_fetch_answer``'s draft: the session context lists its partitions (and
@@ -269,7 +300,7 @@ class FetchApis:
                 epoch, end_offset = check.diverging
                 pd.diverging_epoch = w.FetchResponse.EpochEndOffset(epoch=epoch, end_offset=end_offset)
             return 0
-        self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
+        self.replicas.replica_fetched(hp, replica, offset, broker_epoch, p.log_start_offset)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         limit = limits.limit(p.partition_max_bytes)
         if offset >= end or not limits.may_read(limit):
@@ -320,7 +351,7 @@ class FetchApis:
         if access is not None and replica < 0:  # a consumer's fetch (a replica's was checked at the gate): READ
             names = {want.topic for want in context.partitions() if want.topic is not None}
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
-        request = _SessionFetch(request, context, denied)
+        request = _SessionFetch(request, context, denied, self.kraft.listener_of(conn))
         draft, ready, keys, watch = self._fetch_answer(request)
         self.purgatory.respond(request, conn, draft, ready, keys, watch)
 

@@ -6,7 +6,8 @@ offsets and their KIP-890 verification, as ``group_apis`` describes them), Offse
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.group.shard import fetch_requests, offset_fetch_response, refused_first
+from kraftwire.coordinator.group.shard import (TOPIC_IDS_SINCE, TXN_TOPIC_IDS_SINCE, fetch_requests,
+                                               offset_fetch_response, refused_first)
 from kraftwire.coordinator.partitioning import GROUP_TOPIC
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
@@ -23,37 +24,51 @@ def _txn_commit_code(code: int, version: int) -> int:
 class GroupOffsetApis:
     """OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete; a part of ``group_apis.GroupApis``."""
 
+    def _topic_keys(self, topics, version: int, by_id_since: int = TOPIC_IDS_SINCE) -> tuple[list, dict]:
+        """The request's ``topics`` as keys to answer by: their names, or from ``by_id_since`` (by id) the name of
+        each id the image knows and the id itself for one it does not; with {key: topic id} to answer by id with."""
+        if version < by_id_since:
+            return [t.name for t in topics], {}
+        known = self.md.image.topics
+        keys = [known[t.topic_id].name if t.topic_id in known else t.topic_id for t in topics]
+        return keys, {k: t.topic_id for k, t in zip(keys, topics)}
+
     def offset_commit(self, request, conn) -> None:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         R = w.OffsetCommitResponse
         image = self.md.image
-        refused: dict[tuple[str, int], int] = {}
+        refused: dict[tuple, int] = {}
         kept = []
         access = self.node.authorizer
         group_ok = self._may(conn, 0, body.group_id, Op.READ)
-        for t in body.topics:
-            topic = image.topic(t.name)
+        names, ids = self._topic_keys(body.topics, version)
+        for name, t in zip(names, body.topics):
+            known = isinstance(name, str)
+            topic = image.topic(name) if known else None
             parts = []
-            topic_ok = access is None or access.topic(conn, t.name, Op.READ)
+            topic_ok = known and (access is None or access.topic(conn, name, Op.READ))
             for part in t.partitions:
                 if not group_ok:
-                    refused[(t.name, part.partition_index)] = ec.GROUP_AUTHORIZATION_FAILED
+                    refused[(name, part.partition_index)] = ec.GROUP_AUTHORIZATION_FAILED
+                elif not known:
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_ID
                 elif not topic_ok:
-                    refused[(t.name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
+                    refused[(name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
                 elif topic is None or part.partition_index not in topic.partitions:
-                    refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     parts.append(part)
             if parts:
-                kept.append(type(t)(name=t.name, partitions=parts))
+                kept.append(type(t)(name=name, partitions=parts))
         p, shard = self._route(body.group_id)
-        order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+        order = [(name, [part.partition_index for part in t.partitions]) for name, t in zip(names, body.topics)]
         if group_ok:
             order = refused_first(order, refused)
 
-        def merged(codes: dict[tuple[str, int], int]):
-            return R(throttle_time_ms=0, topics=[R.OffsetCommitResponseTopic(name=name, partitions=[
+        def merged(codes: dict[tuple, int]):
+            return R(throttle_time_ms=0, topics=[R.OffsetCommitResponseTopic(
+                name=name if isinstance(name, str) else "", topic_id=ids.get(name), partitions=[
                 R.OffsetCommitResponsePartition(partition_index=i, error_code=codes.get((name, i), 0))
                 for i in idx]) for name, idx in order])
 
@@ -87,12 +102,15 @@ class GroupOffsetApis:
         body, version = request.body, request.version
         token = (conn, version, request.header.correlation_id, request.header.client_id)
         R = w.TxnOffsetCommitResponse
-        order = [(t.name, [part.partition_index for part in t.partitions]) for t in body.topics]
+        names, ids = self._topic_keys(body.topics, version, TXN_TOPIC_IDS_SINCE)
+        order = [(name, [part.partition_index for part in t.partitions]) for name, t in zip(names, body.topics)]
+        answered = order  # the topics' order in the answer: the request's, until refusals come first
 
-        def merged(codes: dict[tuple[str, int], int], default: int = 0):
-            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(name=name, partitions=[
-                R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=_txn_commit_code(
-                    codes.get((name, i), default), version)) for i in idx]) for name, idx in order])
+        def merged(codes: dict[tuple, int], default: int = 0):
+            return R(throttle_time_ms=0, topics=[R.TxnOffsetCommitResponseTopic(
+                name=name if isinstance(name, str) else "", topic_id=ids.get(name), partitions=[
+                    R.TxnOffsetCommitResponsePartition(partition_index=i, error_code=_txn_commit_code(
+                        codes.get((name, i), default), version)) for i in idx]) for name, idx in answered])
 
         access = self.node.authorizer
         if access is not None and not access.allows(conn, ResourceType.TRANSACTIONAL_ID, body.transactional_id,
@@ -103,21 +121,25 @@ class GroupOffsetApis:
             self._reply(token, merged({}, ec.GROUP_AUTHORIZATION_FAILED))
             return
         image = self.md.image
-        refused: dict[tuple[str, int], int] = {}
+        refused: dict[tuple, int] = {}
         kept = []
-        for t in body.topics:
-            topic = image.topic(t.name)
-            topic_ok = access is None or access.topic(conn, t.name, Op.READ)
+        for name, t in zip(names, body.topics):
+            known = isinstance(name, str)
+            topic = image.topic(name) if known else None
+            topic_ok = known and (access is None or access.topic(conn, name, Op.READ))
             parts = []
             for part in t.partitions:
-                if not topic_ok:
-                    refused[(t.name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
+                if not known:
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_ID
+                elif not topic_ok:
+                    refused[(name, part.partition_index)] = ec.TOPIC_AUTHORIZATION_FAILED
                 elif topic is None or part.partition_index not in topic.partitions:
-                    refused[(t.name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
+                    refused[(name, part.partition_index)] = ec.UNKNOWN_TOPIC_OR_PARTITION
                 else:
                     parts.append(part)
             if parts:
-                kept.append(type(t)(name=t.name, partitions=parts))
+                kept.append(type(t)(name=name, partitions=parts))
+        answered = refused_first(order, refused)  # Kafka's response builder, as OffsetCommit's
         p, shard = self._route(body.group_id)
         if shard is None:
             self._reply(token, merged(refused, self.route_error))
@@ -161,10 +183,19 @@ class GroupOffsetApis:
         access = self.node.authorizer
         # v7+: a partition a transaction still holds an offset for answers UNSTABLE_OFFSET_COMMIT, as Kafka does
         stable = request.version >= 7 and request.body.require_stable
-        for gid, member_id, member_epoch, asked in fetch_requests(request.body, request.version):
+        by_id = request.version >= TOPIC_IDS_SINCE
+        topic_ids: dict = {}  # v10: topic (name, or an id the image does not know) -> the id it is answered by
+        for g, (gid, member_id, member_epoch, asked) in enumerate(fetch_requests(request.body, request.version)):
             if not self._may(conn, 0, gid, Op.DESCRIBE):
                 out.append((gid, ec.GROUP_AUTHORIZATION_FAILED, []))
                 continue
+            unknown = []  # v10: the ids the image does not know, each partition UNKNOWN_TOPIC_ID after the others
+            if by_id and asked is not None:
+                keys, ids = self._topic_keys(request.body.groups[g].topics, request.version)
+                topic_ids.update(ids)
+                unknown = [(k, [(i, None, ec.UNKNOWN_TOPIC_ID) for i in idx])
+                           for k, (_, idx) in zip(keys, asked) if not isinstance(k, str)]
+                asked = [(k, idx) for k, (_, idx) in zip(keys, asked) if isinstance(k, str)]
             hidden = []  # the topics asked for that the principal may not describe: after the others, each of
             # their partitions TOPIC_AUTHORIZATION_FAILED (Kafka's KafkaApis.fetchOffsetsForGroup)
             if access is not None and asked is not None:
@@ -180,11 +211,15 @@ class GroupOffsetApis:
             found = [] if err else shard.committed_offsets(gid, asked)
             if access is not None and asked is None:  # all of the group's topics: only those it may describe
                 found = [(n, parts) for n, parts in found if access.topic(conn, n, Op.DESCRIBE, log_denied=False)]
+            if by_id and asked is None:  # all of them by id: those the image still knows
+                lookup = self.md.image.topic
+                found = [(n, parts) for n, parts in found if lookup(n) is not None]
+                topic_ids.update((n, lookup(n).id) for n, _ in found)
             if stable and shard.txn_offsets:
                 found = [(n, [(i, None, ec.UNSTABLE_OFFSET_COMMIT) if shard.pending_txn_offset(gid, (n, i)) else (i, e)
                               for i, e in parts]) for n, parts in found]
-            out.append((gid, err, found if err else found + hidden))
-        conn.send_response(offset_fetch_response(request.version, out), request.version,
+            out.append((gid, err, found if err else found + hidden + unknown))
+        conn.send_response(offset_fetch_response(request.version, out, topic_ids), request.version,
                            request.header.correlation_id)
 
     def offset_delete(self, request, conn) -> None:

@@ -440,9 +440,14 @@ class KraftApis:
         body, version = request.body, request.version
         R = w.ProduceResponse
         topics = []
+        image = self.md.image
         for t in body.topic_data:
-            code = self._partition_error(t.name)
-            topics.append(R.TopicProduceResponse(name=t.name, partition_responses=[
+            if version >= 13:  # by id (KIP-516)
+                found = image.topics.get(t.topic_id)
+                code = UNKNOWN_TOPIC_ID if found is None else self._partition_error(found.name)
+            else:
+                code = self._partition_error(t.name)
+            topics.append(R.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
                 R.PartitionProduceResponse(index=p.index, error_code=code, base_offset=-1, log_append_time_ms=-1,
                                            log_start_offset=-1) for p in t.partition_data]))
         if body.acks == 0:

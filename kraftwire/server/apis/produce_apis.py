@@ -25,6 +25,7 @@ from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
 from kraftwire.replica import produce_answer
+from kraftwire.replica.produce_answer import TOPIC_IDS_SINCE
 from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
@@ -54,6 +55,18 @@ def _has_transactional_batches(body) -> bool:
     return False
 
 
+def _answer_key(topic, version: int):
+    """What a topic's answer is grouped and named by: its name, or from v13 its id."""
+    return topic.topic_id if version >= TOPIC_IDS_SINCE else topic.name
+
+
+def _topic_answer(key, version: int, parts):
+    R = w.ProduceResponse
+    if version >= TOPIC_IDS_SINCE:
+        return R.TopicProduceResponse(name="", topic_id=key, partition_responses=parts)
+    return R.TopicProduceResponse(name=key, partition_responses=parts)
+
+
 class ProduceApis:
     """Produce, a part of ``partition_apis.PartitionApis``."""
 
@@ -68,6 +81,10 @@ class ProduceApis:
         if corrupt is not None:  # a first batch Kafka's record iterator refuses fails the whole request
             self._refuse_produce(request, conn, corrupt)
             return
+        if version >= TOPIC_IDS_SINCE:  # by id (KIP-516): each topic the image knows gets its name, the others ""
+            known = self.md.image.topics
+            for t in body.topic_data:
+                t.name = known[t.topic_id].name if t.topic_id in known else ""
         access = self.node.authorizer
         # Kafka: a request holding transactional batches needs a transactional id the principal may WRITE, else
         # every partition is refused
@@ -77,17 +94,18 @@ class ProduceApis:
         if verified is None and not refused:  # KIP-890: the coordinator confirms first transactional writes
             verified = self.replicas.verifier.produce(
                 body, version, lambda v: self.produce(request, conn, v),
-                writable=lambda name: internal_topic_error(name) is None and (
+                writable=lambda name: bool(name) and internal_topic_error(name) is None and (
                     access is None or access.topic(conn, name, Op.WRITE, log_denied=False)))
             if verified is None:
                 return  # produce runs again with the coordinator's answer
         answered = []  # (group, topic, partition answer): the groups of kraftwire.replica.produce_answer
         for t in body.topic_data:
-            writable = access is None or access.topic(conn, t.name, Op.WRITE)
+            writable = bool(t.name) and (access is None or access.topic(conn, t.name, Op.WRITE))
             for p in t.partition_data:
                 pr = R.PartitionProduceResponse(index=p.index, error_code=0, base_offset=-1, log_append_time_ms=-1,
                                                 log_start_offset=-1, record_errors=[])
-                answered.append((self._produce_group(t.name, p, pr, version, refused, writable), t.name, pr))
+                answered.append((self._produce_group(t.name, p, pr, version, refused, writable),
+                                 _answer_key(t, version), pr))
                 if pr.error_code:
                     continue
                 if verified is not None and (t.name, p.index) in verified.errors:
@@ -104,8 +122,7 @@ class ProduceApis:
             if any(pr.error_code for _, _, pr in answered):  # Kafka: the producer learns of it by the close
                 conn.close()
             return
-        topics = [R.TopicProduceResponse(name=name, partition_responses=parts)
-                  for name, parts in produce_answer.ordered(answered)]
+        topics = [_topic_answer(key, version, parts) for key, parts in produce_answer.ordered(answered)]
         resp = R(responses=topics, throttle_time_ms=0)
         if hints and version >= 10:
             resp.node_endpoints = self._node_endpoints(R, hints, conn)
@@ -136,7 +153,7 @@ class ProduceApis:
             conn.close()
             return
         P = R.PartitionProduceResponse
-        topics = [R.TopicProduceResponse(name=t.name, partition_responses=[
+        topics = [R.TopicProduceResponse(name=t.name, topic_id=t.topic_id, partition_responses=[
             P(index=p.index, error_code=error[0], error_message=error[1], base_offset=-1, log_append_time_ms=-1,
               log_start_offset=-1, record_errors=[]) for p in t.partition_data]) for t in body.topic_data]
         conn.send_response(R(responses=topics, throttle_time_ms=0), request.version, request.header.correlation_id)
@@ -146,6 +163,9 @@ class ProduceApis:
         if refused:
             pr.error_code = ec.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
             return produce_answer.APPENDED
+        if not name:  # v13: an id the image does not know, before any other check
+            pr.error_code = ec.UNKNOWN_TOPIC_ID
+            return produce_answer.UNKNOWN
         if not writable:  # nothing is appended to a topic the principal may not write
             pr.error_code = ec.TOPIC_AUTHORIZATION_FAILED
             return produce_answer.UNAUTHORIZED

@@ -8,6 +8,10 @@ unsupported version (other than ApiVersions, which gets Kafka's KIP-511 answer),
 (a string longer than 32,767 bytes, an array counting more items than there are bytes left, ...), and a body that
 decodes but that Kafka's request class refuses to build (an ACL request naming an UNKNOWN element:
 ``kraftwire.metadata.controller.acls.request_error``), before any authorization.
+
+SaslHandshake and SaslAuthenticate are served on every listener, as Kafka's are: outside a SASL exchange (a
+PLAINTEXT listener, or a login not being renewed, ``edge.sasl``) they get ILLEGAL_SASL_STATE and the connection stays
+open (``sasl_state_refusal``).
 """
 
 from __future__ import annotations
@@ -16,10 +20,12 @@ import logging
 import struct
 from typing import Callable
 
+from kraftwire.error_codes import ILLEGAL_SASL_STATE
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.metadata.controller.acls import request_error
 from kraftwire.protocol import framing, served
-from kraftwire.protocol.api_versions import encode_api_versions_response
+from kraftwire.protocol.api_versions import Identity, encode_api_versions_response
+from kraftwire.protocol import messages as w
 from kraftwire.protocol.messages import APIS
 
 log = logging.getLogger("kraftwire.dispatcher")
@@ -28,6 +34,17 @@ API_VERSIONS = served.key("ApiVersions")
 #: APIs whose decoded body Kafka's request class validates while parsing (the refusal closes the connection)
 PARSE_CHECKED = {served.key(api): api for api in ("CreateAcls", "DeleteAcls", "DescribeAcls")}
 PRODUCE = served.key("Produce")
+SASL_HANDSHAKE = served.key("SaslHandshake")
+#: Kafka's KafkaApis answer to a SaslAuthenticate outside a SASL exchange
+AUTHENTICATE_AFTER_LOGIN = "SaslAuthenticate request received after successful authentication"
+
+
+def sasl_state_refusal(api_key: int):
+    """Kafka's answer to a SaslHandshake (``api_key``) or SaslAuthenticate outside a SASL exchange."""
+    if api_key == SASL_HANDSHAKE:
+        return w.SaslHandshakeResponse(error_code=ILLEGAL_SASL_STATE, mechanisms=[])
+    return w.SaslAuthenticateResponse(error_code=ILLEGAL_SASL_STATE, error_message=AUTHENTICATE_AFTER_LOGIN,
+                                      auth_bytes=b"", session_lifetime_ms=0)
 
 
 def take_turn(conn, correlation_id: int) -> None:
@@ -55,19 +72,25 @@ class Dispatcher:
         self.on_close: list[Callable] = []
         #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
         self.features_source: Callable | None = None
+        #: a broker's ``api_versions.Identity`` (KIP-1242's check of ApiVersions v5), None on a controller-only node
+        self.identity: Identity | None = None
         #: ``gate(request, conn) -> bool`` runs before every handler (a KRaft node's ACL checks on the cluster,
         #: ``server.access``); False: it refused and answered the request itself
         self.gate: Callable | None = None
         self.serve("ApiVersions", self._api_versions)
+        for name in ("SaslHandshake", "SaslAuthenticate"):
+            self.serve(name, self._sasl_outside_exchange)
 
     def register(self, api_key: int, min_version: int, max_version: int, fn: Callable) -> None:
         self._handlers[api_key] = (min_version, max_version, fn)
 
-    def serve(self, name: str, fn: Callable, *, min_version: int | None = None) -> None:
-        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*
-        when a caller serves less)."""
+    def serve(self, name: str, fn: Callable, *, min_version: int | None = None, max_version: int | None = None
+              ) -> None:
+        """Register *fn* for the API called *name* at the versions ``protocol.served`` lists (from *min_version*,
+        up to *max_version*, when a caller serves less)."""
         lo, hi = served.versions(name)
-        self.register(served.key(name), lo if min_version is None else max(lo, min_version), hi, fn)
+        self.register(served.key(name), lo if min_version is None else max(lo, min_version),
+                      hi if max_version is None else min(hi, max_version), fn)
 
     def serves(self, name: str) -> bool:
         return served.key(name) in self._handlers
@@ -80,14 +103,21 @@ class Dispatcher:
         set one (a KRaft node: its image), else None."""
         return self.features_source() if self.features_source is not None else None
 
+    def api_identity(self):
+        """Who this listener is to KIP-1242's check (``api_versions.Identity``), None when it does not check."""
+        return self.identity
+
     def count_error(self, kind: str) -> None:
         if self.metrics is not None:
             self.metrics.inc("request_errors_total", api=kind)
 
+    def _sasl_outside_exchange(self, request, conn) -> None:
+        conn.send_response(sasl_state_refusal(request.api.key), request.version, request.header.correlation_id)
+
     def _api_versions(self, request, conn) -> None:
         conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
                                                       request.header.correlation_id, self.api_features(),
-                                                      request.body),
+                                                      request.body, self.api_identity()),
                          request.header.correlation_id)
 
     def dispatch(self, frame: bytes, conn) -> None:
@@ -183,6 +213,9 @@ class DispatcherView:
 
     def api_features(self):
         return self.base.api_features()
+
+    def api_identity(self):
+        return self.base.api_identity()
 
     def dispatch(self, frame: bytes, conn) -> None:
         self.base.dispatch(frame, conn)

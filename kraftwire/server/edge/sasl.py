@@ -40,7 +40,6 @@ import struct
 import time
 from typing import Callable, Mapping
 
-from kraftwire.error_codes import ILLEGAL_SASL_STATE
 from kraftwire.errors import KraftwireError, ProtocolError, UnsupportedVersionError
 from kraftwire.protocol import framing, served
 from kraftwire.protocol import messages as w
@@ -48,7 +47,7 @@ from kraftwire.protocol.api_versions import answer_frame
 from kraftwire.security.sasl import plain, scram
 from kraftwire.security.sasl.exchange import FAILED, HANDSHAKE, SaslExchange
 from kraftwire.security.sasl.settings import SaslSettings
-from kraftwire.server.edge.dispatcher import DispatcherView, take_turn
+from kraftwire.server.edge.dispatcher import DispatcherView, sasl_state_refusal, take_turn
 
 log = logging.getLogger("kraftwire.sasl")
 
@@ -56,8 +55,6 @@ API_VERSIONS = served.key("ApiVersions")
 SASL_HANDSHAKE = served.key("SaslHandshake")
 SASL_AUTHENTICATE = served.key("SaslAuthenticate")
 FAILED_AUTHENTICATION_DELAY_S = 0.1
-#: Kafka's KafkaApis answer to a SaslAuthenticate on an authenticated connection that is not re-authenticating
-AUTHENTICATE_AFTER_LOGIN = "SaslAuthenticate request received after successful authentication"
 
 
 def mechanisms_for(settings: SaslSettings, scram_credentials: Mapping | Callable) -> dict:
@@ -126,7 +123,8 @@ class SaslDispatcher(DispatcherView):
         elif api_key == API_VERSIONS:
             (correlation_id,) = struct.unpack_from(">i", frame, 4)
             take_turn(conn, correlation_id)
-            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
+            conn.send_chunks(answer_frame(frame, self.registered(), self.api_features(), self.api_identity()),
+                             correlation_id)
             return
         if api_key != SASL_HANDSHAKE and (api_key != SASL_AUTHENTICATE or exchange.state == HANDSHAKE):
             # Kafka's IllegalSaslStateException: closed without an answer, a SaslAuthenticate before the handshake too
@@ -165,13 +163,7 @@ class SaslDispatcher(DispatcherView):
                 return
             cid = request.header.correlation_id
             take_turn(conn, cid)
-            if api_key == SASL_HANDSHAKE:
-                conn.send_response(w.SaslHandshakeResponse(error_code=ILLEGAL_SASL_STATE, mechanisms=[]),
-                                   request.version, cid)
-            else:
-                conn.send_response(w.SaslAuthenticateResponse(error_code=ILLEGAL_SASL_STATE,
-                                                              error_message=AUTHENTICATE_AFTER_LOGIN, auth_bytes=b"",
-                                                              session_lifetime_ms=0), request.version, cid)
+            conn.send_response(sasl_state_refusal(api_key), request.version, cid)
             return
         self.base.dispatch(frame, conn)
 

@@ -369,7 +369,7 @@ def add_voter_to_core(body, local_id: int, cid: int, kraft_versions: tuple[int, 
                                  voter_key=ReplicaKey(body.voter_id, _uuid(body.voter_directory_id)),
                                  endpoints=tuple((ep.name, ep.host, ep.port) for ep in body.listeners),
                                  timeout_ms=body.timeout_ms, kraft_version_min=kraft_versions[0],
-                                 kraft_version_max=kraft_versions[1])
+                                 kraft_version_max=kraft_versions[1], ack_when_committed=body.ack_when_committed)
 
 
 def remove_voter_to_core(body, local_id: int, cid: int) -> m.RemoveRaftVoterRequest:

@@ -41,6 +41,7 @@ from kraftwire.log.meta_properties import MetaPropertiesError, ensure_formatted,
 from kraftwire.log.quorum_state_store import FileQuorumStateStore
 from kraftwire.log.segmented import SegmentedLog
 from kraftwire.metadata.bootstrap import BOOTSTRAP_FILE, decode_bootstrap_file, scram_credentials
+from kraftwire.protocol.api_versions import Identity
 from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
 from kraftwire.raft.voter_set import VoterNode, VoterSet
@@ -204,6 +205,8 @@ class Node(RaftIO, QuorumApis):
         self.cluster_id = meta.cluster_id
         if self.metadata is not None:
             self.metadata.start(self.cluster_id)
+            if s.is_broker:  # ApiVersions v5: a client meaning another node is told to bootstrap again (KIP-1242)
+                self.dispatcher.identity = Identity(self.cluster_id, s.node_id)
         if self.replicas is not None:
             try:
                 self.replicas.start()

@@ -72,13 +72,18 @@ class ListenerDispatcher(DispatcherView):
     def registered(self) -> dict:
         return {k: v for k, v in self.base.registered().items() if k not in self.denied}
 
+    def api_identity(self):
+        """A controller listener does not check whom a client means to reach (KIP-1242 is the broker's)."""
+        return None if self.denied is CLIENT_ONLY else self.base.api_identity()
+
     def dispatch(self, frame: bytes, conn) -> None:
         if len(frame) >= 8:
             (api_key,) = struct.unpack_from(">h", frame, 0)
             if api_key == API_VERSIONS:
                 (correlation_id,) = struct.unpack_from(">i", frame, 4)
                 take_turn(conn, correlation_id)
-                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features()), correlation_id)
+                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features(), self.api_identity()),
+                                 correlation_id)
                 return
             if api_key in self.denied:
                 self.base.count_error(str(api_key))

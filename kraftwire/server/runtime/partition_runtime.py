@@ -65,10 +65,11 @@ def append_marker_planned(state: ReplicaState, lg, plan: MarkerPlan, table, txns
 
 
 def leader_saw_fetch(state: ReplicaState, lg, replica: int, fetch_offset: int, broker_epoch: int, registration,
-                     now_ms: int) -> PendingIsr | None:
+                     now_ms: int, log_start: int = -1) -> PendingIsr | None:
     """As leader: follower ``replica`` (its image ``registration``, None when unregistered) fetched from
-    ``fetch_offset`` with ``broker_epoch``; the ISR expansion it earns, to send, or None."""
-    state.follower_fetched(replica, fetch_offset, broker_epoch, now_ms, lg.end_offset())
+    ``fetch_offset`` with ``broker_epoch`` (``log_start``: its log start, as the fetch says); the ISR expansion it
+    earns, to send, or None."""
+    state.follower_fetched(replica, fetch_offset, broker_epoch, now_ms, lg.end_offset(), log_start)
     return state.propose_expansion(replica, may_join_isr(registration, broker_epoch))
 
 

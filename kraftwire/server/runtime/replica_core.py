@@ -211,11 +211,12 @@ class ReplicaCore:
         ongoing = has_ongoing_transaction(hp.producer_table(), hp.txn_state(), producer_id, epoch)
         return hp.verifications.start(producer_id, sequence, epoch, ongoing, self.now_ms(), supports_epoch_bump)
 
-    def replica_fetched(self, hp, replica: int, fetch_offset: int, broker_epoch: int) -> PendingIsr | None:
-        """As leader: a follower fetched from ``fetch_offset``; it may join the ISR and move the high watermark.
-        The ISR expansion proposed, or None."""
+    def replica_fetched(self, hp, replica: int, fetch_offset: int, broker_epoch: int,
+                        log_start: int = -1) -> PendingIsr | None:
+        """As leader: a follower fetched from ``fetch_offset`` (``log_start``: its log start); it may join the ISR
+        and move the high watermark. The ISR expansion proposed, or None."""
         pending = runtime.leader_saw_fetch(hp.state, hp.log, replica, fetch_offset, broker_epoch,
-                                           self.image_brokers().get(replica), self.now_ms())
+                                           self.image_brokers().get(replica), self.now_ms(), log_start)
         if pending is not None:
             log.info("adding broker %d to the ISR of %s-%d: %s", replica, hp.topic, hp.index, list(pending.isr))
             self._send_alter(hp)
@@ -263,10 +264,13 @@ class ReplicaCore:
         moved = runtime.advance(hp.state, hp.log, hp.min_isr, now_ms=now_ms, lag_ms=self.lag_ms,
                                 brokers=self.image_brokers())
         if moved or appended:
-            for watcher in list(self.watchers):
-                watcher(hp)
+            self._tell_watchers(hp)
         hp.waits.check(hp.log.high_watermark(), -1,
                        hp.state.leader_epoch if hp.state.role == LEADER and not hp.failed else None)
+
+    def _tell_watchers(self, hp) -> None:
+        for watcher in list(self.watchers):
+            watcher(hp)
 
     def wait_committed(self, hp, end: int, callback: Callable[[int], None], timeout_ms: int) -> None:
         """``callback(error)`` once the high watermark reaches ``end`` (NONE), when this broker stops leading the
@@ -306,8 +310,11 @@ class ReplicaCore:
                     log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, hp.state.leader, exc)
                     return BACKOFF
                 self.follower_appended(hp, raw)
+            hw = lg.high_watermark()
             if runtime.follower_caught_up(hp.state, lg, high_watermark, log_start):
                 self._log_start_moved(hp)
+            if lg.high_watermark() != hw:  # consumers reading from this follower (KIP-392) wait on it
+                self._tell_watchers(hp)
             return APPENDED
         if error == OFFSET_OUT_OF_RANGE:
             return OUT_OF_RANGE

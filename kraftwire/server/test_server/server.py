@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 
 from kraftwire.protocol import served
+from kraftwire.replica.produce_answer import TOPIC_IDS_SINCE
 from kraftwire.server.node.app import PERFORMANCE_TEST_TOPIC, Node
 from kraftwire.server.node.settings import NodeSettings
 from kraftwire.server.test_server import configs, fetch, groups, metadata, produce, producers, scan
@@ -33,7 +34,8 @@ def register_client_apis(node) -> BrokerContext:
 
     node.broker_fetch = (served.versions("Fetch")[0], attached(fetch.ConsumerFetch(ctx).handle))
     d.serve("Metadata", attached(metadata.Metadata(ctx).handle))
-    d.serve("Produce", attached(produce.Produce(ctx, states).handle))
+    # the served topic has no id a client could name: Produce stops below v13 (topics by id)
+    d.serve("Produce", attached(produce.Produce(ctx, states).handle), max_version=TOPIC_IDS_SINCE - 1)
     d.serve("ListOffsets", attached(fetch.ListOffsets(ctx).handle))
     ctx.groups = groups.register(ctx, d, log_scan, attached)
     d.serve("DescribeConfigs", attached(configs.DescribeConfigs(ctx).handle))

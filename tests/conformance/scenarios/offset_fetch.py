@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from conformance.data_steps import (A, COMMIT_VERSION, add_offsets, commit, coordinated, every_and_key_versions, member,
                                     offset_fetch, transactional, txn_offset_commit)
-from conformance.runner import Step
+from conformance.runner import ZERO_UUID, Step, TopicId
 from conformance.steps import created
 
 from kraftwire.protocol import messages as w
@@ -27,7 +27,9 @@ def _several(v):
         return None
     return [*_committed(), Step(R(groups=[
         R.OffsetFetchRequestGroup(group_id="{ns}.g",
-                                  topics=[R.OffsetFetchRequestTopics(name=A, partition_indexes=[0])]),
+                                  topics=[R.OffsetFetchRequestTopics(  # by id from v10
+                                      name="" if v >= 10 else A, topic_id=TopicId(A) if v >= 10 else ZERO_UUID,
+                                      partition_indexes=[0])]),
         R.OffsetFetchRequestGroup(group_id="{ns}.h", topics=None),
         R.OffsetFetchRequestGroup(group_id="{ns}.unknown", topics=None)]), v)]
 

@@ -5,7 +5,8 @@ Metadata and DescribeTopicPartitions listing three brokers, leaders and ISRs; De
 (ELECTION_NOT_NEEDED, an unknown partition, PREFERRED_LEADER_NOT_AVAILABLE while the preferred replica's broker is
 down, then the preferred leader back); DescribeLogDirs of one broker's share; and a broker stopped and started again
 (``NodeChange``): the ISRs shrinking and growing back as Metadata shows them on both sides, and acks=all answered
-NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes.
+NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes; a consumer's Fetch
+sent to a follower (KIP-392: refused below v11, served from v11).
 
 Topics are placed by explicit assignments wherever an answer names replicas: Kafka's placement starts at a random
 broker, so a topic placed by the controller lists other replicas on each side."""
@@ -175,7 +176,21 @@ QUORUM = {
             w.DescribeQuorumRequest.PartitionData(partition_index=0)])]), v)],
 }
 
+def _replicated(answer) -> bool:
+    """``until`` for a follower's Fetch of A-0: its high watermark reached the three records (or it refused)."""
+    part = answer.responses[0].partitions[0] if answer.responses and answer.responses[0].partitions else None
+    return part is not None and (part.error_code != 0 or part.high_watermark == 3)
+
+
+#: KIP-392: a consumer's Fetch of A-0 (led by node 1) sent to follower node 2 — refused NOT_LEADER_OR_FOLLOWER below
+#: v11, served up to the follower's high watermark from v11 (no replica.selector.class: no preferred replica)
+FOLLOWER = {
+    "from-a-follower": lambda v: [*placed(A, (0, [1, 2, 3])), produce_records(9, (A, 0, records())),
+                                  replace(fetch(v, fetch_topic(v, A, (0, 0)), until=_replicated), node=2)],
+}
+
 SCENARIOS = [
+    *each_version("Fetch", FOLLOWER, config=CONFIG, at=[10, 11, versions("Fetch")[-1]]),
     *each_version("DescribeQuorum", QUORUM, config=CONFIG, at=[versions("DescribeQuorum")[-1]]),
     *each_version("CreateTopics", CREATE, config=CONFIG, at=[7]),
     *each_version("ElectLeaders", ELECT, config=CONFIG, at=[2]),
