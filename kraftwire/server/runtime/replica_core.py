@@ -21,7 +21,6 @@ from kraftwire.error_codes import name_of as ec_name
 from kraftwire.error_codes import (CORRUPT_MESSAGE, FENCED_LEADER_EPOCH, KAFKA_STORAGE_ERROR, NONE,
                                    NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, REQUEST_TIMED_OUT)
 from kraftwire.errors import InvalidAppendError, KraftwireError, LogIOError
-from kraftwire.records import read_batches
 from kraftwire.replica import hosting
 from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
 from kraftwire.replica.partition import LEADER, LeaderChange, PendingIsr
@@ -299,13 +298,13 @@ class ReplicaCore:
             if records is not None and len(records):
                 raw = records  # a view of the answer's own frame (never reused): stored, not copied
                 try:
-                    runtime.follower_append(hp.state, lg, raw)
+                    headers = runtime.follower_append(hp.state, lg, raw)
                 except KraftwireError as exc:
                     if isinstance(exc, LogIOError):
                         raise
                     log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, hp.state.leader, exc)
                     return BACKOFF
-                self.follower_appended(hp, raw)
+                self.follower_appended(hp, headers)
             if runtime.follower_caught_up(hp.state, lg, high_watermark, log_start):
                 self._log_start_moved(hp)
             return APPENDED
@@ -317,11 +316,12 @@ class ReplicaCore:
             return FENCED
         return BACKOFF
 
-    def follower_appended(self, hp, raw) -> None:
-        """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
+    def follower_appended(self, hp, headers) -> None:
+        """A follower appended the leader's batches (``headers``: theirs, as the append's validation read them): its
+        producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
         try:
-            hp.fold_appended(read_batches(raw, validate=False))
+            hp.fold_appended(headers)
         except OSError as exc:
             self.dir_failed(hp.root, exc)
 
