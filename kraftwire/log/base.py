@@ -36,7 +36,7 @@ from kraftwire.ids import OffsetAndEpoch, SnapshotId
 from kraftwire.log.api import Isolation, LogAppendInfo, LogFetchInfo, RawSnapshotReader, RawSnapshotWriter, ValidOffsetAndEpoch
 from kraftwire.log.epoch_cache import LeaderEpochCache
 from kraftwire.records import (MAX_BATCH_SIZE, BatchInfo, CorruptRecordError, ValidationResult, read_batches,
-                               rebase_batches, validate_batches)
+                               rebase_batches, set_base_offset_and_epoch, validate_batches)
 
 __all__ = ["BaseLog", "check_batches", "check_batches_with_headers"]
 
@@ -208,12 +208,13 @@ class BaseLog:
             raise LogIOError("the log is closed")
 
     def append_as_leader(self, records: bytes | memoryview, epoch: int,
-                         batches: list[BatchInfo] | None = None) -> LogAppendInfo:
+                         batches: list[BatchInfo] | None = None, *, in_place: bool = False) -> LogAppendInfo:
         """Append batches re-based to the log end and stamped with ``epoch``. ``batches``: what the codec's full
         validation of exactly ``records`` reported, when the caller ran it (the core validates a produced batch;
         its accumulator builds its own). Batches already at the log end in ``epoch`` are stored as they are, without
         a copy; otherwise they are re-based (a copy; at the reported positions, without reading the headers again),
-        and validated here only if nobody did."""
+        and validated here only if nobody did. ``in_place``: ``records`` is a writable buffer the caller hands over
+        and never reads again (a received Produce frame): with ``batches`` it is re-based where it is, no copy."""
         self._check_writable()
         if epoch < 0:
             raise InvalidAppendError(f"leader epoch {epoch} is negative")
@@ -224,6 +225,11 @@ class BaseLog:
             self._check_sizes(batches)
             if _placed(batches, self._end, epoch):
                 return self._append(records, batches)
+        if in_place and batches is not None and isinstance(records, memoryview) and not records.readonly:
+            infos = _rebased(batches, self._end, epoch)
+            for info in infos:  # the offsets and the epoch are outside the CRC: the batches stay valid
+                set_base_offset_and_epoch(records, info.position, info.base_offset, epoch)
+            return self._append(records, infos)
         try:
             data = rebase_batches(records, self._end, epoch, self.max_batch_size, batches=batches)
         except (ValueError, CorruptRecordError) as exc:

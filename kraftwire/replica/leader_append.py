@@ -85,6 +85,9 @@ class AppendPlan:
     batches: list
     producer: object | None
     appended_at: int = -1
+    #: ``raw`` is the producer's own records as received, writable and read by nobody after the append (a Produce
+    #: frame's buffer): the log re-bases them where they are instead of in a copy
+    in_place: bool = False
 
 
 #: Kafka's segment.bytes default (1 GiB), for a config that does not carry the key
@@ -98,11 +101,13 @@ def _too_large(batches, max_batch_size: int):
 def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_size: int, log_start: int,
                 producers: Callable[[], tuple[ProducerTable, PartitionTxns]], verifications: ProducerVerifications,
                 verify: bool = False, guard=None, verification_enabled: bool = True,
-                wall_ms: int) -> AppendPlan | AppendResult:
+                wall_ms: int, owned: bool = False) -> AppendPlan | AppendResult:
     """The plan for appending a producer's ``records`` to ``topic``-``index`` as its leader, or the AppendResult
     refusing (or, for a duplicate, answering) it. ``producers()`` gives the partition's folded producer table and
     transactions (folded on first use, so only asked for an idempotent batch); ``verify``: a client's Produce, whose
-    first transactional batch needs ``guard``; ``wall_ms``: the leader's wall clock (timestamps, LogAppendTime)."""
+    first transactional batch needs ``guard``; ``wall_ms``: the leader's wall clock (timestamps, LogAppendTime);
+    ``owned``: nobody reads ``records`` after the append (a client's Produce), so a writable buffer of them may be
+    re-based in place (``AppendPlan.in_place``)."""
     if records is None or not len(records):
         return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
     raw = records  # the request's bytes, or a view of them: read in place, copied once by the re-base
@@ -171,7 +176,8 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
     segment_bytes = int(config.get("segment.bytes") or SEGMENT_BYTES_DEFAULT)
     if len(raw) > segment_bytes:  # Kafka's UnifiedLog.append: the batches must fit in one segment
         return AppendResult(RECORD_LIST_TOO_LARGE, f"{len(raw)} bytes of batches exceed segment.bytes {segment_bytes}")
-    return AppendPlan(raw, result.batches, producer, appended_at)
+    in_place = owned and rebuilt is None and isinstance(raw, memoryview) and not raw.readonly
+    return AppendPlan(raw, result.batches, producer, appended_at, in_place)
 
 
 def record_append(plan: AppendPlan, first_offset: int, last_offset: int, table: ProducerTable | None,

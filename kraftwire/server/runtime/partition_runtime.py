@@ -46,7 +46,7 @@ def advance(state: ReplicaState, lg, min_insync_replicas: int, *, now_ms: int, l
 def append_planned(state: ReplicaState, lg, plan: AppendPlan, producers, verifications) -> AppendResult:
     """Append ``leader_append.plan_append``'s plan as leader in its leader epoch and record the producer's state
     (``producers()``: the folded producer table and transactions); the answer."""
-    info = lg.append_as_leader(plan.raw, state.leader_epoch, plan.batches)
+    info = lg.append_as_leader(plan.raw, state.leader_epoch, plan.batches, in_place=plan.in_place)
     if plan.producer is not None:
         table, txns = producers()
         record_append(plan, info.first_offset, info.last_offset, table, txns, verifications)

@@ -143,11 +143,12 @@ class ReplicaCore:
         return change
 
     # ------------------------------------------------------------------------------------------------ leading
-    def append(self, hp, records, acks: int, *, verify: bool = False, guard=None) -> AppendResult:
+    def append(self, hp, records, acks: int, *, verify: bool = False, guard=None, owned: bool = False) -> AppendResult:
         """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``). ``verify``:
         a client's Produce, whose first transactional batch of a producer without an open transaction needs the
         ``guard`` of a verification the coordinator confirmed (``kraftwire.replica.verification``; the
-        coordinators' own writes are not verified here)."""
+        coordinators' own writes are not verified here). ``owned``: the caller never reads ``records`` again (a
+        received Produce), so a writable buffer of them is re-based in place."""
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         lg = hp.log
@@ -155,7 +156,7 @@ class ReplicaCore:
                            max_batch_size=lg.max_batch_size, log_start=lg.start_offset(),
                            producers=lambda: (hp.producer_table(), hp.txns), verifications=hp.verifications,
                            verify=verify, guard=guard, verification_enabled=self.verification_enabled(),
-                           wall_ms=self.wall_ms())
+                           wall_ms=self.wall_ms(), owned=owned)
         if isinstance(plan, AppendResult):
             return plan
         try:
