@@ -1002,7 +1002,7 @@ def rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=_api
     return out
 
 
-cdef bytes _rebase_reported(bytes out, uint8_t* w, Py_ssize_t n, list batches, int64_t next_offset, int32_t ep):
+cdef bytes _rebase_reported(bytes out, uint8_t* w, Py_ssize_t n, object batches, int64_t next_offset, int32_t ep):
     """rebase_batches over validate_batches' report: the reported batches must tile out exactly (a report
     of other bytes is a ValueError, never a write out of bounds)."""
     cdef Py_ssize_t expected = 0, pos, size

@@ -212,6 +212,8 @@ def test_rebase_at_the_positions_validation_reported(codec):
     a, b = two_batches(codec)
     report = codec.validate_batches(a + b).batches
     assert codec.rebase_batches(memoryview(a + b), 100, 3, batches=report) == codec.rebase_batches(a + b, 100, 3)
+    # any sequence of reports (the Raft core hands a tuple)
+    assert codec.rebase_batches(a + b, 100, 3, batches=tuple(report)) == codec.rebase_batches(a + b, 100, 3)
     with pytest.raises(ValueError):
         codec.rebase_batches(a + b[:-1], 100, 3, batches=report)
     with pytest.raises(ValueError):
