@@ -894,15 +894,18 @@ def whole_batches_size(buf, max_batch_size=_api.MAX_BATCH_SIZE):
         pos += size
 
 
-def validate_batches(buf, max_batch_size=_api.MAX_BATCH_SIZE, *, check_records=True, stop_at_corruption=False):
+def validate_batches(buf, max_batch_size=_api.MAX_BATCH_SIZE, *, check_records=True, stop_at_corruption=False,
+                     headers=False):
     """Check every whole batch: framing, magic, CRC-32C, header consistency and (with
-    check_records) every record; no per-record Python objects. See pyimpl.validate_batches."""
+    check_records) every record; no per-record Python objects (with headers, one RecordBatch per
+    batch in .headers). See pyimpl.validate_batches."""
     cdef Py_ssize_t mbs = _check_max_batch_size(max_batch_size)
     cdef _Source src = _source(buf)
     cdef const uint8_t* d = src.data
     cdef Py_ssize_t n = src.size
     cdef Py_ssize_t pos = 0, size
     cdef list batches = []
+    cdef list views = [] if headers else None
     cdef int64_t record_count = 0, first_offset = -1, last_offset = -1, max_ts = -1, base, last, ts
     cdef int32_t last_epoch = -1, epoch, count
     cdef bint incomplete = False, walk = bool(check_records)
@@ -934,6 +937,8 @@ def validate_batches(buf, max_batch_size=_api.MAX_BATCH_SIZE, *, check_records=T
             elif ts > max_ts:
                 max_ts = ts
             batches.append(_BatchInfo(base, last, epoch, pos, size))
+            if views is not None:
+                views.append(_make_batch(src, pos, size, mbs))
             record_count += count
             last_offset = last
             last_epoch = epoch
@@ -943,7 +948,7 @@ def validate_batches(buf, max_batch_size=_api.MAX_BATCH_SIZE, *, check_records=T
             raise
         error = exc
     return _ValidationResult(pos, len(batches), record_count, first_offset, last_offset, last_epoch, max_ts,
-                             batches, incomplete, error)
+                             batches, incomplete, error, views)
 
 
 def set_base_offset_and_epoch(buf, position, base_offset, partition_leader_epoch):
@@ -964,10 +969,11 @@ def set_base_offset_and_epoch(buf, position, base_offset, partition_leader_epoch
     _wr32(w + at + PARTITION_LEADER_EPOCH_POS, ep)
 
 
-def rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=_api.MAX_BATCH_SIZE):
+def rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=_api.MAX_BATCH_SIZE, *, batches=None):
     """A copy of the whole batches in buf re-based to consecutive offsets from base_offset and
     stamped with partition_leader_epoch. Checks framing and headers (not the CRC); a trailing
-    partial batch is a ValueError."""
+    partial batch is a ValueError. With batches (validate_batches' report of exactly buf) the
+    headers are not read again: each batch is stamped at its reported position."""
     cdef Py_ssize_t mbs = _check_max_batch_size(max_batch_size)
     cdef int64_t next_offset
     cdef int32_t ep
@@ -980,6 +986,8 @@ def rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=_api
     cdef Py_ssize_t n = src.size, pos = 0, size
     cdef bytes out = PyBytes_FromStringAndSize(<const char*>src.data, n)
     cdef uint8_t* w = <uint8_t*>PyBytes_AS_STRING(out)
+    if batches is not None:
+        return _rebase_reported(out, w, n, batches, next_offset, ep)
     while True:
         size = _frame(src.data, pos, n, mbs)
         if size == 0:
@@ -991,6 +999,25 @@ def rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=_api
         pos += size
     if pos != n:
         raise ValueError(f"incomplete batch at byte {pos}")
+    return out
+
+
+cdef bytes _rebase_reported(bytes out, uint8_t* w, Py_ssize_t n, object batches, int64_t next_offset, int32_t ep):
+    """rebase_batches over validate_batches' report: the reported batches must tile out exactly (a report
+    of other bytes is a ValueError, never a write out of bounds)."""
+    cdef Py_ssize_t expected = 0, pos, size
+    cdef int64_t delta
+    for info in batches:
+        pos, size = info.position, info.size
+        delta = <int64_t>info.last_offset - <int64_t>info.base_offset
+        if pos != expected or size < RECORD_BATCH_OVERHEAD or pos + size > n or delta < 0:
+            raise ValueError(f"batch report does not match the buffer at byte {pos}")
+        _wr64(w + pos + BASE_OFFSET_POS, next_offset)
+        _wr32(w + pos + PARTITION_LEADER_EPOCH_POS, ep)
+        next_offset = <int64_t>(<uint64_t>next_offset + <uint64_t>delta + 1)
+        expected = pos + size
+    if expected != n:
+        raise ValueError(f"incomplete batch at byte {expected}")
     return out
 
 

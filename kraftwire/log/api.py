@@ -174,10 +174,11 @@ class ReplicatedLog(LogView, Protocol):
     truncations: int
 
     def append_as_leader(self, records: bytes | memoryview, epoch: int,
-                         batches: list[BatchInfo] | None = None) -> LogAppendInfo:
+                         batches: list[BatchInfo] | None = None, *, in_place: bool = False) -> LogAppendInfo:
         """Append batches written by this leader: re-based to ``end_offset()``, partition leader epoch set to
         ``epoch``; the epoch cache learns ``epoch`` at the first offset if it is new. ``batches`` is what the
-        codec's full validation of exactly ``records`` reported, when the caller ran it (else the log does)."""
+        codec's full validation of exactly ``records`` reported, when the caller ran it (else the log does).
+        ``in_place``: ``records`` is a writable buffer handed over, re-based where it is rather than copied."""
         ...
 
     def append_as_follower(self, records: bytes | memoryview, epoch: int,

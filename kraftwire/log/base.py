@@ -35,9 +35,10 @@ from kraftwire.errors import (
 from kraftwire.ids import OffsetAndEpoch, SnapshotId
 from kraftwire.log.api import Isolation, LogAppendInfo, LogFetchInfo, RawSnapshotReader, RawSnapshotWriter, ValidOffsetAndEpoch
 from kraftwire.log.epoch_cache import LeaderEpochCache
-from kraftwire.records import MAX_BATCH_SIZE, BatchInfo, CorruptRecordError, read_batches, rebase_batches, validate_batches
+from kraftwire.records import (MAX_BATCH_SIZE, BatchInfo, CorruptRecordError, ValidationResult, read_batches,
+                               rebase_batches, set_base_offset_and_epoch, validate_batches)
 
-__all__ = ["BaseLog", "check_batches"]
+__all__ = ["BaseLog", "check_batches", "check_batches_with_headers"]
 
 _SNAPSHOT_HEADER_VALUE = struct.Struct(">hq")  # SnapshotHeaderRecord v0: Version int16, LastContainedLogTimestamp
 
@@ -47,15 +48,27 @@ def check_batches(records: bytes | memoryview, max_batch_size: int = MAX_BATCH_S
     """Framing, CRC and (by default) every record's framing — the codec's validate-only path, no per-record
     objects (~27 µs per 1000-record batch with the extension); the input must be whole batches only. The log
     never stores what the codec would reject."""
+    return _checked(records, max_batch_size, check_records, False).batches
+
+
+def check_batches_with_headers(records: bytes | memoryview, max_batch_size: int = MAX_BATCH_SIZE,
+                               check_records: bool = True) -> ValidationResult:
+    """``check_batches``' checks, its report whole with each batch's header (``headers``): for a caller that hands
+    the report to the append (``batches``) and then needs the batches' fields (a follower's producer state), so
+    the batches are read once."""
+    return _checked(records, max_batch_size, check_records, True)
+
+
+def _checked(records, max_batch_size: int, check_records: bool, headers: bool) -> ValidationResult:
     if len(records) == 0:
         raise InvalidAppendError("attempt to append an empty record set")
     try:
-        result = validate_batches(records, max_batch_size, check_records=check_records)
+        result = validate_batches(records, max_batch_size, check_records=check_records, headers=headers)
     except CorruptRecordError as exc:
         raise InvalidAppendError(f"refusing to append a corrupt batch: {exc}") from exc
     if result.valid_bytes != len(records):
         raise InvalidAppendError(f"append ends with an incomplete batch at byte {result.valid_bytes}")
-    return result.batches
+    return result
 
 
 def _placed(batches: list[BatchInfo], end: int, epoch: int) -> bool:
@@ -195,11 +208,13 @@ class BaseLog:
             raise LogIOError("the log is closed")
 
     def append_as_leader(self, records: bytes | memoryview, epoch: int,
-                         batches: list[BatchInfo] | None = None) -> LogAppendInfo:
+                         batches: list[BatchInfo] | None = None, *, in_place: bool = False) -> LogAppendInfo:
         """Append batches re-based to the log end and stamped with ``epoch``. ``batches``: what the codec's full
         validation of exactly ``records`` reported, when the caller ran it (the core validates a produced batch;
         its accumulator builds its own). Batches already at the log end in ``epoch`` are stored as they are, without
-        a copy; otherwise they are re-based (a copy), and validated here only if nobody did."""
+        a copy; otherwise they are re-based (a copy; at the reported positions, without reading the headers again),
+        and validated here only if nobody did. ``in_place``: ``records`` is a writable buffer the caller hands over
+        and never reads again (a received Produce frame): with ``batches`` it is re-based where it is, no copy."""
         self._check_writable()
         if epoch < 0:
             raise InvalidAppendError(f"leader epoch {epoch} is negative")
@@ -210,8 +225,13 @@ class BaseLog:
             self._check_sizes(batches)
             if _placed(batches, self._end, epoch):
                 return self._append(records, batches)
+        if in_place and batches is not None and isinstance(records, memoryview) and not records.readonly:
+            infos = _rebased(batches, self._end, epoch)
+            for info in infos:  # the offsets and the epoch are outside the CRC: the batches stay valid
+                set_base_offset_and_epoch(records, info.position, info.base_offset, epoch)
+            return self._append(records, infos)
         try:
-            data = rebase_batches(records, self._end, epoch, self.max_batch_size)
+            data = rebase_batches(records, self._end, epoch, self.max_batch_size, batches=batches)
         except (ValueError, CorruptRecordError) as exc:
             raise InvalidAppendError(f"refusing a malformed leader append: {exc}") from exc
         if batches is None:

@@ -127,9 +127,8 @@ class FrameReader:
             return [frame]
         view = self._scratch
         pos, end = self._start, self._end + nbytes
-        if end == len(view) and len(view) < self._max_scratch:  # the read filled the room: the socket has more
-            view = self._grow(pos, end)
-            pos, end = 0, end - pos
+        grow = end == len(view) and len(view) < self._max_scratch  # the read filled the room: the socket has more
+        room = self._max_scratch if grow else len(view)
         need = 4  # bytes the incomplete frame at ``pos`` takes in the scratch buffer (its prefix, at least)
         frames: list = []
         while end - pos >= 4:
@@ -139,14 +138,20 @@ class FrameReader:
                 frames.append(bytes(view[start:start + size]))
                 pos = start + size
                 continue
-            if 4 + size > len(view):  # will not fit: its own buffer, filled in place from here on
+            if 4 + size > room:  # will not fit: its own buffer, filled in place from here on
                 self._frame = bytearray(size)
                 self._filled = end - start
-                self._frame[:self._filled] = view[start:end]
+                # through a memoryview: a bytearray's own slice assignment copies a source that is not a bytearray
+                # into a temporary first (up to a scratch buffer's worth per large frame)
+                memoryview(self._frame)[:self._filled] = view[start:end]
                 pos = end
+                grow = False  # the next reads go into the frame's buffer: a larger scratch buffer would not help them
             else:
                 need = 4 + size
             break
+        if grow:
+            view = self._grow(pos, end)
+            pos, end = 0, end - pos
         if pos == end:
             pos = end = 0
         elif len(view) - end < self._min_room or pos + need > len(view):

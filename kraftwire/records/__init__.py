@@ -17,11 +17,12 @@ Public names::
     read_batches(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> BatchReader
         (iterator of RecordBatch; .valid_bytes, .incomplete) ; iterating a RecordBatch yields Record
         RecordBatch.has_delete_horizon ; .delete_horizon_ms -> int | None (KIP-534, attribute bit 6)
-    validate_batches(buf, max_batch_size=MAX_BATCH_SIZE, *, check_records=True, stop_at_corruption=False)
-        -> ValidationResult
+    validate_batches(buf, max_batch_size=MAX_BATCH_SIZE, *, check_records=True, stop_at_corruption=False,
+                     headers=False) -> ValidationResult   (.headers: the RecordBatch of each batch, with headers=True)
     whole_batches_size(buf, max_batch_size=MAX_BATCH_SIZE) -> int
     set_base_offset_and_epoch(buf, position, base_offset, partition_leader_epoch) -> None   (in place)
-    rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=MAX_BATCH_SIZE) -> bytes
+    rebase_batches(buf, base_offset, partition_leader_epoch, max_batch_size=MAX_BATCH_SIZE, *, batches=None)
+        -> bytes   (batches: validate_batches' report of buf, so the headers are not read again)
     decode_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> pyarrow.RecordBatch | RawColumns
     decode_raw_columns(buf, validate=True, max_batch_size=MAX_BATCH_SIZE) -> RawColumns
     index_keys(buf, into, max_batch_size=MAX_BATCH_SIZE) -> records read   (into[key] = offset, keyed data records)

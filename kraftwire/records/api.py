@@ -269,6 +269,9 @@ class ValidationResult(NamedTuple):
     true when bytes after it are the start of a batch that is not all there (not corrupt).
     ``error`` is the ``CorruptRecordError`` that stopped validation (only with
     ``stop_at_corruption=True``; otherwise it is raised). Offsets are ``-1`` when no batch was valid.
+    ``headers`` (only with ``headers=True``, else None): a :class:`RecordBatchLike` per valid batch, the
+    header the validation read, so a caller needing its fields (producer, attributes, records) does not
+    read the batches a second time.
     """
 
     valid_bytes: int
@@ -281,6 +284,7 @@ class ValidationResult(NamedTuple):
     batches: list
     incomplete: bool
     error: Any
+    headers: Any = None
 
 
 class RecordLike(Protocol):
@@ -358,14 +362,14 @@ class RecordCodec(Protocol):
     def read_batches(self, buf: Any, validate: bool = True, max_batch_size: int = MAX_BATCH_SIZE) -> BatchReaderLike: ...
 
     def validate_batches(self, buf: Any, max_batch_size: int = MAX_BATCH_SIZE, *, check_records: bool = True,
-                         stop_at_corruption: bool = False) -> ValidationResult: ...
+                         stop_at_corruption: bool = False, headers: bool = False) -> ValidationResult: ...
 
     def whole_batches_size(self, buf: Any, max_batch_size: int = MAX_BATCH_SIZE) -> int: ...
 
     def set_base_offset_and_epoch(self, buf: Any, position: int, base_offset: int, partition_leader_epoch: int) -> None: ...
 
     def rebase_batches(self, buf: Any, base_offset: int, partition_leader_epoch: int,
-                       max_batch_size: int = MAX_BATCH_SIZE) -> bytes: ...
+                       max_batch_size: int = MAX_BATCH_SIZE, *, batches: Optional[list] = None) -> bytes: ...
 
     def decode_raw_columns(self, buf: Any, validate: bool = True, max_batch_size: int = MAX_BATCH_SIZE) -> Any: ...
 

@@ -379,20 +379,23 @@ def whole_batches_size(buf, max_batch_size: int = MAX_BATCH_SIZE) -> int:
 
 
 def validate_batches(
-    buf, max_batch_size: int = MAX_BATCH_SIZE, *, check_records: bool = True, stop_at_corruption: bool = False
+    buf, max_batch_size: int = MAX_BATCH_SIZE, *, check_records: bool = True, stop_at_corruption: bool = False,
+    headers: bool = False,
 ) -> ValidationResult:
     """Check every whole batch in *buf*: framing, magic, CRC-32C, header consistency and (with
     *check_records*, decompressing if needed) every record's framing and offset delta.
 
     Raises the first ``CorruptRecordError``, or with *stop_at_corruption* returns it in
     ``.error`` along with the valid prefix (log recovery). A trailing partial batch is not an
-    error: ``incomplete`` is set and ``valid_bytes`` stops before it.
+    error: ``incomplete`` is set and ``valid_bytes`` stops before it. With *headers*, ``headers``
+    holds the :class:`RecordBatch` of each valid batch (the header this validation read).
     """
     _check_max_batch_size(max_batch_size)
     mv = _as_view(buf)
     n = len(mv)
     pos = 0
     batches = []
+    views = [] if headers else None
     record_count = 0
     first_offset = last_offset = last_epoch = max_ts = -1
     incomplete = False
@@ -417,6 +420,8 @@ def validate_batches(
             elif h[8] > max_ts:
                 max_ts = h[8]
             batches.append(BatchInfo(h[0], last, h[2], pos, size))
+            if views is not None:
+                views.append(RecordBatch(mv, pos, size, h, max_batch_size))
             record_count += h[12]
             last_offset = last
             last_epoch = h[2]
@@ -426,7 +431,8 @@ def validate_batches(
             raise
         error = exc
     return ValidationResult(
-        pos, len(batches), record_count, first_offset, last_offset, last_epoch, max_ts, batches, incomplete, error
+        pos, len(batches), record_count, first_offset, last_offset, last_epoch, max_ts, batches, incomplete, error,
+        views,
     )
 
 
@@ -453,12 +459,16 @@ def set_base_offset_and_epoch(buf, position: int, base_offset: int, partition_le
     )
 
 
-def rebase_batches(buf, base_offset: int, partition_leader_epoch: int, max_batch_size: int = MAX_BATCH_SIZE) -> bytes:
+def rebase_batches(
+    buf, base_offset: int, partition_leader_epoch: int, max_batch_size: int = MAX_BATCH_SIZE, *, batches=None
+) -> bytes:
     """A copy of the whole batches in *buf*, re-based to consecutive offsets from *base_offset*
     and stamped with *partition_leader_epoch* (how a leader appends client-produced batches).
 
     Checks framing and header consistency (not the CRC, which these fields do not affect);
-    a trailing partial batch is a ``ValueError``.
+    a trailing partial batch is a ``ValueError``. With *batches* (:func:`validate_batches`'
+    report of exactly *buf*) the headers are not read again: each batch is stamped at its
+    reported position, and a report that does not tile *buf* is a ``ValueError``.
     """
     _check_max_batch_size(max_batch_size)
     if not _I64_MIN <= base_offset <= _I64_MAX or not _I32_MIN <= partition_leader_epoch <= _I32_MAX:
@@ -468,6 +478,17 @@ def rebase_batches(buf, base_offset: int, partition_leader_epoch: int, max_batch
     out = bytearray(mv)
     pos = 0
     next_offset = base_offset
+    if batches is not None:
+        for info in batches:
+            delta = info.last_offset - info.base_offset
+            if info.position != pos or info.size < RECORD_BATCH_OVERHEAD or pos + info.size > n or delta < 0:
+                raise ValueError(f"batch report does not match the buffer at byte {info.position}")
+            set_base_offset_and_epoch(out, pos, _wrap64(next_offset), partition_leader_epoch)
+            next_offset = next_offset + delta + 1
+            pos += info.size
+        if pos != n:
+            raise ValueError(f"incomplete batch at byte {pos}")
+        return bytes(out)
     while True:
         size = _frame(mv, pos, n, max_batch_size)
         if size == 0:

@@ -32,7 +32,7 @@ from typing import Callable, Mapping
 from kraftwire.error_codes import (CORRUPT_MESSAGE, INVALID_RECORD, INVALID_TXN_STATE, MESSAGE_TOO_LARGE, NONE,
                                    RECORD_LIST_TOO_LARGE)
 from kraftwire.errors import CorruptRecordError
-from kraftwire.records import RecordBatchBuilder, read_batches, validate_batches
+from kraftwire.records import RecordBatchBuilder, validate_batches
 from kraftwire.records.api import CONTROL_ABORT, CONTROL_COMMIT
 from kraftwire.replica.log_append_time import log_append_time, stamp
 from kraftwire.replica.producers import ProducerTable
@@ -76,14 +76,18 @@ class AppendResult:
 
 @dataclass(frozen=True, slots=True)
 class AppendPlan:
-    """Batches a leader may append: ``raw`` (as rebuilt), their validated ``batches`` (the log checks the append
-    against them), the header of the idempotent producer's batch to record once appended (None: a plain write), and
-    the LogAppendTime stamp (-1: CreateTime)."""
+    """Batches a leader may append: ``raw`` (as rebuilt), their validated ``batches`` (the codec's report: the log
+    checks the append against them and re-bases at their positions without reading the headers again), the header
+    of the idempotent producer's batch to record once appended (None: a plain write), and the LogAppendTime stamp
+    (-1: CreateTime)."""
 
     raw: bytes | memoryview
     batches: list
     producer: object | None
     appended_at: int = -1
+    #: ``raw`` is the producer's own records as received, writable and read by nobody after the append (a Produce
+    #: frame's buffer): the log re-bases them where they are instead of in a copy
+    in_place: bool = False
 
 
 #: Kafka's segment.bytes default (1 GiB), for a config that does not carry the key
@@ -97,21 +101,25 @@ def _too_large(batches, max_batch_size: int):
 def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_size: int, log_start: int,
                 producers: Callable[[], tuple[ProducerTable, PartitionTxns]], verifications: ProducerVerifications,
                 verify: bool = False, guard=None, verification_enabled: bool = True,
-                wall_ms: int) -> AppendPlan | AppendResult:
+                wall_ms: int, owned: bool = False) -> AppendPlan | AppendResult:
     """The plan for appending a producer's ``records`` to ``topic``-``index`` as its leader, or the AppendResult
     refusing (or, for a duplicate, answering) it. ``producers()`` gives the partition's folded producer table and
     transactions (folded on first use, so only asked for an idempotent batch); ``verify``: a client's Produce, whose
-    first transactional batch needs ``guard``; ``wall_ms``: the leader's wall clock (timestamps, LogAppendTime)."""
+    first transactional batch needs ``guard``; ``wall_ms``: the leader's wall clock (timestamps, LogAppendTime);
+    ``owned``: nobody reads ``records`` after the append (a client's Produce), so a writable buffer of them may be
+    re-based in place (``AppendPlan.in_place``)."""
     if records is None or not len(records):
         return AppendResult(CORRUPT_MESSAGE, "the request holds no record batch")
     raw = records  # the request's bytes, or a view of them: read in place, copied once by the re-base
     try:
-        result = validate_batches(raw, max(max_batch_size, len(raw)))
+        # the one read of the batches' headers on the leader: the checks below, the producer's state and the log's
+        # re-base all use what it reports
+        result = validate_batches(raw, max(max_batch_size, len(raw)), headers=True)
         if result.incomplete and result.batch_count:  # Kafka drops a partial batch after the whole ones
             raw = raw[:result.valid_bytes]
         elif result.valid_bytes != len(raw) or result.batch_count == 0:
             raise CorruptRecordError("the records end with an incomplete batch", result.valid_bytes)
-        headers = list(read_batches(raw, validate=False))
+        headers = result.headers
     except CorruptRecordError as exc:
         return AppendResult(CORRUPT_MESSAGE, str(exc))
     too_large = _too_large(result.batches, max_batch_size)
@@ -153,12 +161,12 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
             # Kafka's ProducerAppendInfo: a plain write while the producer's transaction is open
             return AppendResult(INVALID_TXN_STATE, f"expected a transactional write from producer "
                                                    f"{b.producer_id} in {topic}-{index}")
-    rebuilt = recompress(raw, config)  # the topic's compression.type (LogValidator)
+    rebuilt = recompress(raw, config, headers)  # the topic's compression.type (LogValidator)
     appended_at = -1
     if log_append_time(config):  # message.timestamp.type=LogAppendTime: the leader's clock, in place
         appended_at = wall_ms
-        rebuilt = stamp(raw if rebuilt is None else rebuilt, appended_at)
-    if rebuilt is not None:
+        rebuilt = stamp(raw, appended_at, headers) if rebuilt is None else stamp(rebuilt, appended_at)
+    if rebuilt is not None:  # new bytes: their own validation reports where their batches are
         raw = rebuilt
         result = validate_batches(raw, max(max_batch_size, len(raw)))
         too_large = _too_large(result.batches, max_batch_size)
@@ -168,7 +176,8 @@ def plan_append(records, *, topic: str, index: int, config: Mapping, max_batch_s
     segment_bytes = int(config.get("segment.bytes") or SEGMENT_BYTES_DEFAULT)
     if len(raw) > segment_bytes:  # Kafka's UnifiedLog.append: the batches must fit in one segment
         return AppendResult(RECORD_LIST_TOO_LARGE, f"{len(raw)} bytes of batches exceed segment.bytes {segment_bytes}")
-    return AppendPlan(raw, result.batches, producer, appended_at)
+    in_place = owned and rebuilt is None and isinstance(raw, memoryview) and not raw.readonly
+    return AppendPlan(raw, result.batches, producer, appended_at, in_place)
 
 
 def record_append(plan: AppendPlan, first_offset: int, last_offset: int, table: ProducerTable | None,

@@ -26,10 +26,11 @@ def log_append_time(cfg) -> bool:
     return (cfg.get("message.timestamp.type") or "CreateTime") == "LogAppendTime"
 
 
-def stamp(raw: bytes, now_ms: int) -> bytes:
-    """``raw`` (validated data batches) with each batch marked LogAppendTime at ``now_ms``."""
+def stamp(raw: bytes, now_ms: int, batches=None) -> bytes:
+    """``raw`` (validated data batches) with each batch marked LogAppendTime at ``now_ms``. ``batches``: the headers
+    of ``raw`` when the caller read them (``validate_batches(..., headers=True)``), else they are read here."""
     out = bytearray(raw)
-    for batch in read_batches(raw, validate=False):
+    for batch in read_batches(raw, validate=False) if batches is None else batches:
         pos = batch.position
         attributes = _I16.unpack_from(out, pos + ATTRIBUTES_POS)[0] | TIMESTAMP_TYPE_MASK
         _I16.pack_into(out, pos + ATTRIBUTES_POS, attributes)

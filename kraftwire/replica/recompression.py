@@ -33,16 +33,17 @@ def level(cfg: Mapping[str, str | None], codec: str) -> int | None:
     return None if codec == "gzip" and value == -1 else value
 
 
-def recompress(raw: bytes, cfg: Mapping[str, str | None]) -> bytes | None:
+def recompress(raw: bytes, cfg: Mapping[str, str | None], batches=None) -> bytes | None:
     """``raw`` (validated data batches) rebuilt where the topic's ``compression.type`` asks for another codec; None
-    when every batch is already kept as it is."""
+    when every batch is already kept as it is. ``batches``: the headers of ``raw`` when the caller read them
+    (``validate_batches(..., headers=True)``), else they are read here."""
     compression_type = (cfg.get("compression.type") or "producer").strip().lower()
     if compression_type == "producer":
         return None
     out: list[bytes] = []
     changed = False
     view = memoryview(raw)
-    for batch in read_batches(raw, validate=False):
+    for batch in read_batches(raw, validate=False) if batches is None else batches:
         codec = target_codec(compression_type, batch.compression)
         if codec == batch.compression or batch.is_control:
             out.append(bytes(view[batch.position:batch.position + batch.size_in_bytes]))

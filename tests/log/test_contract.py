@@ -56,6 +56,26 @@ def test_append_as_leader_rebases_and_stamps(harness, batch):
     assert [(e.epoch, e.start_offset) for e in log.epoch_entries()] == [(1, 0)]
 
 
+def test_append_as_leader_in_place_rebases_the_callers_buffer(harness, batch):
+    """``in_place`` (a received Produce frame, handed over): the validated batches are re-based where they are — the
+    caller's buffer now holds the stored batches — and the log reads back as after a copying append; a read-only
+    buffer is copied as ever."""
+    from kraftwire.records import validate_batches
+
+    log = harness.open()
+    log.append_as_leader(batch(2), 1)
+    frame = bytearray(batch(3, base_offset=77) + batch(1))
+    view = memoryview(frame)
+    info = log.append_as_leader(view, 1, validate_batches(view).batches, in_place=True)
+    assert (info.first_offset, info.last_offset) == (2, 5)
+    assert offsets(bytes(frame)) == [(2, 4, 1), (5, 5, 1)]
+    assert offsets(bytes(log.read(0, 1 << 20).records)) == [(0, 1, 1), (2, 4, 1), (5, 5, 1)]
+    fixed = batch(2, base_offset=9)
+    log.append_as_leader(memoryview(fixed), 2, validate_batches(fixed).batches, in_place=True)
+    assert offsets(fixed) == [(9, 10, -1)]  # bytes: untouched, the log stored a copy
+    assert offsets(bytes(log.read(6, 1 << 20).records)) == [(6, 7, 2)]
+
+
 def test_leader_epochs_recorded_at_first_offset(harness, batch):
     log = harness.open()
     fill(log, batch, [(1, 2), (1, 1), (3, 2), (4, 1)])

@@ -54,3 +54,32 @@ def test_a_large_frame_is_received_in_its_own_buffer():
 def test_a_bad_size_prefix_is_refused_before_anything_is_allocated(prefix):
     with pytest.raises(ProtocolError):
         FrameReader(max_size=10).feed(struct.pack(">i", prefix))
+
+
+def test_the_scratch_buffer_grows_for_a_stream_of_frames_it_can_hold_only():
+    """A read that fills the scratch buffer grows it, unless the frame it ends in gets a buffer of its own anyway
+    (larger than any scratch buffer): growing then would only allocate."""
+    reader = FrameReader(scratch_bytes=1024, max_scratch_bytes=4096)
+    large, small = bytes(10_000), [bytes(range(200)) * 3] * 10
+    stream = _stream([large] + small)
+    buf = reader.get_buffer()
+    buf[:] = stream[:1024]
+    assert reader.buffer_updated(1024) == []
+    rest = reader.get_buffer()
+    assert len(rest) == len(large) - 1020  # the large frame's own buffer; the scratch buffer did not grow
+    rest[:] = stream[1024:1024 + len(rest)]
+    assert reader.buffer_updated(len(rest)) == [large]
+    pos = 1024 + len(rest)
+    buf = reader.get_buffer()
+    assert len(buf) == 1024
+    buf[:] = stream[pos:pos + 1024]
+    got = reader.buffer_updated(1024)
+    assert len(reader.get_buffer()) == 4096 - (1024 - 604)  # filled by frames it can hold: grown to 4096
+    pos += 1024
+    while pos < len(stream):
+        buf = reader.get_buffer()
+        n = min(len(buf), len(stream) - pos)
+        buf[:n] = stream[pos:pos + n]
+        pos += n
+        got += reader.buffer_updated(n)
+    assert got == small

@@ -191,6 +191,37 @@ def test_rebase_and_stamp(codec):
         codec.rebase_batches(b"\x00" * 8 + b"\x00\x00\x00\x01" + b"\x00" * 60, 0, 0)
 
 
+def test_validation_hands_back_the_headers_it_read(codec):
+    """``headers=True``: the batch of each valid batch as ``read_batches`` gives it, from the one validation."""
+    a, b = two_batches(codec)
+    buf = codec.rebase_batches(a + b, 50, 6)
+    fields = ("base_offset", "last_offset", "partition_leader_epoch", "attributes", "max_timestamp", "producer_id",
+              "producer_epoch", "base_sequence", "record_count", "position", "size_in_bytes")
+    r = codec.validate_batches(buf, headers=True)
+    assert [[getattr(h, f) for f in fields] for h in r.headers] == \
+        [[getattr(h, f) for f in fields] for h in codec.read_batches(buf)]
+    assert [[x.offset for x in h] for h in r.headers] == [[50, 51, 52], [53, 54]]
+    assert codec.validate_batches(buf).headers is None  # asked for only
+    partial = codec.validate_batches(buf + a[:20], headers=True)
+    assert partial.incomplete and len(partial.headers) == 2
+
+
+def test_rebase_at_the_positions_validation_reported(codec):
+    """``rebase_batches(batches=)`` stamps the reported batches without reading their headers again: the same
+    bytes as the walk; a report that does not tile the buffer is a ValueError."""
+    a, b = two_batches(codec)
+    report = codec.validate_batches(a + b).batches
+    assert codec.rebase_batches(memoryview(a + b), 100, 3, batches=report) == codec.rebase_batches(a + b, 100, 3)
+    # any sequence of reports (the Raft core hands a tuple)
+    assert codec.rebase_batches(a + b, 100, 3, batches=tuple(report)) == codec.rebase_batches(a + b, 100, 3)
+    with pytest.raises(ValueError):
+        codec.rebase_batches(a + b[:-1], 100, 3, batches=report)
+    with pytest.raises(ValueError):
+        codec.rebase_batches(a + b, 100, 3, batches=report[1:])
+    with pytest.raises(ValueError):
+        codec.rebase_batches(a + b + a, 100, 3, batches=report)
+
+
 def test_reads_from_memoryview_bytearray_and_offsets(codec):
     a, b = two_batches(codec)
     for buf in (bytearray(a + b), memoryview(a + b), memoryview(b"xx" + a + b)[2:]):

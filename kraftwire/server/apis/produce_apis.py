@@ -200,7 +200,8 @@ class ProduceApis:
             if error == ec.NOT_ENOUGH_REPLICAS:  # refused by the partition: its log start offset goes along
                 pr.log_start_offset = hp.log.start_offset()
             return
-        result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard)
+        # the request's records are read by nobody after the append: a received frame's buffer is re-based in place
+        result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard, owned=True)
         if result.error:
             pr.error_code = result.error
             if result.error not in produce_answer.NO_LOG_START:

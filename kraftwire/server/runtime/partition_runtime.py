@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from kraftwire.log.base import check_batches_with_headers
 from kraftwire.replica import follower as rules
 from kraftwire.replica.leader_append import AppendPlan, AppendResult, MarkerPlan, record_append, record_marker
 from kraftwire.replica.partition import LEADER, LeaderChange, PendingIsr, ReplicaState, may_join_isr
@@ -45,7 +46,7 @@ def advance(state: ReplicaState, lg, min_insync_replicas: int, *, now_ms: int, l
 def append_planned(state: ReplicaState, lg, plan: AppendPlan, producers, verifications) -> AppendResult:
     """Append ``leader_append.plan_append``'s plan as leader in its leader epoch and record the producer's state
     (``producers()``: the folded producer table and transactions); the answer."""
-    info = lg.append_as_leader(plan.raw, state.leader_epoch, plan.batches)
+    info = lg.append_as_leader(plan.raw, state.leader_epoch, plan.batches, in_place=plan.in_place)
     if plan.producer is not None:
         table, txns = producers()
         record_append(plan, info.first_offset, info.last_offset, table, txns, verifications)
@@ -81,10 +82,13 @@ def follower_diverged(lg, epoch: int, end_offset: int) -> int:
     return target
 
 
-def follower_append(state: ReplicaState, lg, records) -> None:
-    """The leader's batches appended as they are, in this broker's leader epoch (the log validates them: a corrupt
-    batch raises and is never stored)."""
-    lg.append_as_follower(records, state.leader_epoch)
+def follower_append(state: ReplicaState, lg, records) -> list:
+    """The leader's batches appended as they are, in this broker's leader epoch: validated here (a corrupt batch
+    raises and is never stored), the one read of their headers on the follower — the log takes the report, and the
+    headers are returned for the producer state to fold."""
+    checked = check_batches_with_headers(records, lg.max_batch_size, lg.check_records)
+    lg.append_as_follower(records, state.leader_epoch, checked.batches)
+    return checked.headers
 
 
 def follower_caught_up(state: ReplicaState, lg, leader_hw: int, leader_start: int) -> bool:

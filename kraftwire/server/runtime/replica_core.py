@@ -21,7 +21,6 @@ from kraftwire.error_codes import name_of as ec_name
 from kraftwire.error_codes import (CORRUPT_MESSAGE, FENCED_LEADER_EPOCH, KAFKA_STORAGE_ERROR, NONE,
                                    NOT_LEADER_OR_FOLLOWER, OFFSET_OUT_OF_RANGE, REQUEST_TIMED_OUT)
 from kraftwire.errors import InvalidAppendError, KraftwireError, LogIOError
-from kraftwire.records import read_batches
 from kraftwire.replica import hosting
 from kraftwire.replica.leader_append import AppendResult, plan_append, plan_marker
 from kraftwire.replica.partition import LEADER, LeaderChange, PendingIsr
@@ -144,11 +143,12 @@ class ReplicaCore:
         return change
 
     # ------------------------------------------------------------------------------------------------ leading
-    def append(self, hp, records, acks: int, *, verify: bool = False, guard=None) -> AppendResult:
+    def append(self, hp, records, acks: int, *, verify: bool = False, guard=None, owned: bool = False) -> AppendResult:
         """Append a producer's records to ``hp`` as its leader (the caller checked ``produce_error``). ``verify``:
         a client's Produce, whose first transactional batch of a producer without an open transaction needs the
         ``guard`` of a verification the coordinator confirmed (``kraftwire.replica.verification``; the
-        coordinators' own writes are not verified here)."""
+        coordinators' own writes are not verified here). ``owned``: the caller never reads ``records`` again (a
+        received Produce), so a writable buffer of them is re-based in place."""
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         lg = hp.log
@@ -156,7 +156,7 @@ class ReplicaCore:
                            max_batch_size=lg.max_batch_size, log_start=lg.start_offset(),
                            producers=lambda: (hp.producer_table(), hp.txns), verifications=hp.verifications,
                            verify=verify, guard=guard, verification_enabled=self.verification_enabled(),
-                           wall_ms=self.wall_ms())
+                           wall_ms=self.wall_ms(), owned=owned)
         if isinstance(plan, AppendResult):
             return plan
         try:
@@ -303,13 +303,13 @@ class ReplicaCore:
             if records is not None and len(records):
                 raw = records  # a view of the answer's own frame (never reused): stored, not copied
                 try:
-                    runtime.follower_append(hp.state, lg, raw)
+                    headers = runtime.follower_append(hp.state, lg, raw)
                 except KraftwireError as exc:
                     if isinstance(exc, LogIOError):
                         raise
                     log.warning("%s-%d: refused what leader %d sent: %s", hp.topic, hp.index, hp.state.leader, exc)
                     return BACKOFF
-                self.follower_appended(hp, raw)
+                self.follower_appended(hp, headers)
             hw = lg.high_watermark()
             if runtime.follower_caught_up(hp.state, lg, high_watermark, log_start):
                 self._log_start_moved(hp)
@@ -324,11 +324,12 @@ class ReplicaCore:
             return FENCED
         return BACKOFF
 
-    def follower_appended(self, hp, raw) -> None:
-        """A follower appended the leader's batches: its producer table (if folded) learns them; flush.messages."""
+    def follower_appended(self, hp, headers) -> None:
+        """A follower appended the leader's batches (``headers``: theirs, as the append's validation read them): its
+        producer table (if folded) learns them; flush.messages."""
         self._maybe_flush(hp)
         try:
-            hp.fold_appended(read_batches(raw, validate=False))
+            hp.fold_appended(headers)
         except OSError as exc:
             self.dir_failed(hp.root, exc)
 
