@@ -5,7 +5,8 @@ Metadata and DescribeTopicPartitions listing three brokers, leaders and ISRs; De
 (ELECTION_NOT_NEEDED, an unknown partition, PREFERRED_LEADER_NOT_AVAILABLE while the preferred replica's broker is
 down, then the preferred leader back); DescribeLogDirs of one broker's share; and a broker stopped and started again
 (``NodeChange``): the ISRs shrinking and growing back as Metadata shows them on both sides, and acks=all answered
-NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes.
+NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes; and the stopped
+broker in the eligible leader replicas (KIP-966) DescribeTopicPartitions shows while it is away.
 
 Topics are placed by explicit assignments wherever an answer names replicas: Kafka's placement starts at a random
 broker, so a topic placed by the controller lists other replicas on each side."""
@@ -109,6 +110,18 @@ BROKER_DOWN = [
         NodeChange("start", 3),
         metadata(A, B, until=in_sync("", 3)),  # and grow back once it caught up
         produce_records(9, (B, 0, records(first=3))),
+    ]),
+    # eligible leader replicas (KIP-966, on at 4.4-IV0): node 3 stopped leaves the ISR of a topic whose
+    # min.insync.replicas is its replication factor, so it joins the ELR; back and caught up, the ISR is whole
+    # again and the ELR empty
+    ("DescribeTopicPartitions", 0, "elr-after-a-broker-stops", [
+        *placed(B, (0, [1, 2, 3]), configs=[("min.insync.replicas", "3")]),
+        NodeChange("stop", 3),
+        metadata(B, until=without(3, in_sync(B, 2))),
+        describe_partitions(B),
+        NodeChange("start", 3),
+        metadata(B, until=in_sync(B, 3)),
+        describe_partitions(B),
     ]),
     ("ElectLeaders", 2, "preferred-leader-down", [
         *placed(A, (0, [3, 1, 2])),
