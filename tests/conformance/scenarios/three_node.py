@@ -73,9 +73,16 @@ def elect(version: int, election: int, *parts: tuple[str, list[int]]) -> Step:
                                                              for n, ps in parts], timeout_ms=10000), version)
 
 
-def describe_partitions(*names: str) -> Step:
+def describe_partitions(*names: str, until=None) -> Step:
     DTP = w.DescribeTopicPartitionsRequest
-    return Step(DTP(topics=[DTP.TopicRequest(name=n) for n in names], response_partition_limit=100, cursor=None), 0)
+    return Step(DTP(topics=[DTP.TopicRequest(name=n) for n in names], response_partition_limit=100, cursor=None), 0,
+                until=until)
+
+
+def eligible(*elr: int):
+    """``until`` for DescribeTopicPartitions: every partition's eligible leader replicas are ``elr``."""
+    return lambda answer: all(t.error_code == 0 and t.partitions and all(
+        sorted(p.eligible_leader_replicas or []) == list(elr) for p in t.partitions) for t in answer.topics)
 
 
 CREATE = {
@@ -118,10 +125,10 @@ BROKER_DOWN = [
         *placed(B, (0, [1, 2, 3]), configs=[("min.insync.replicas", "3")]),
         NodeChange("stop", 3),
         metadata(B, until=without(3, in_sync(B, 2))),
-        describe_partitions(B),
+        describe_partitions(B, until=eligible(3)),
         NodeChange("start", 3),
         metadata(B, until=in_sync(B, 3)),
-        describe_partitions(B),
+        describe_partitions(B, until=eligible()),
     ]),
     ("ElectLeaders", 2, "preferred-leader-down", [
         *placed(A, (0, [3, 1, 2])),
