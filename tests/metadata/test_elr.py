@@ -320,3 +320,13 @@ def test_turning_elr_on_makes_min_isr_cluster_level():
 def test_elr_is_on_by_default_from_4_1(level, expected):
     """Feature.ELIGIBLE_LEADER_REPLICAS_VERSION: level 1 bootstraps from 4.1-IV0."""
     assert ft.kraftwire_defaults(BY_NAME[level])[0][ft.ELR_VERSION] == expected
+
+
+def test_a_replica_leaving_the_assignment_leaves_the_elr():
+    """kraftwire's one deviation from Kafka 4.4's builder (``partitions.target_elr``): a reassignment's cancellation
+    drops replica 4 from the assignment; it is not kept eligible (Kafka would keep it, and the partition could never
+    elect its last known leader once the others left the ELR)."""
+    p = PartitionRegistration((1, 2, 3, 4), (), (1,), (4,), (), 1, 0, 100, 200, (3, 4), ())
+    r = change(p, isr=(1,), replicas=(1, 2, 3), adding=(), removing=())
+    assert r.replicas == [1, 2, 3] and r.eligible_leader_replicas == [3]
+    assert pc.target_elr(p, (), 2) == (1, 3, 4) and pc.target_elr(p, (), 2, replicas=(1, 2, 3)) == (1, 3)

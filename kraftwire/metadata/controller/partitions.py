@@ -80,14 +80,20 @@ def elect(p: PartitionRegistration, isr: tuple[int, ...], acceptable: Callable[[
 
 
 def target_elr(p: PartitionRegistration, isr: tuple[int, ...], min_isr: int,
-               unclean_shutdown: tuple[int, ...] = ()) -> tuple[int, ...]:
+               unclean_shutdown: tuple[int, ...] = (), replicas: tuple[int, ...] | None = None) -> tuple[int, ...]:
     """Kafka's maybePopulateTargetElr: the ELR once the ISR is ``isr``. Empty when ``isr`` holds at least
     ``min_isr`` members; else the current ISR and ELR members outside ``isr``, less ``unclean_shutdown``
-    (ascending, the order Kafka's set of small broker ids gives)."""
+    (ascending, the order Kafka's set of small broker ids gives).
+
+    One deviation from Kafka 4.4: only members of the target ``replicas`` (default: p's) stay eligible. Kafka's
+    builder keeps a replica that a reassignment (or its cancellation) removes from the assignment in the ELR,
+    where it can never be elected and, non-empty, blocks the election of the last known leader: the partition
+    simulation found a partition left leaderless for good that way (seed 32)."""
     if len(isr) >= min_isr:
         return ()
+    keep = set(p.replicas if replicas is None else replicas)
     candidates = set(p.elr) | set(p.isr)
-    return tuple(sorted(b for b in candidates if b not in isr and b not in unclean_shutdown))
+    return tuple(sorted(b for b in candidates if b not in isr and b not in unclean_shutdown and b in keep))
 
 
 def completed(replicas: tuple[int, ...], adding: tuple[int, ...], removing: tuple[int, ...],
@@ -125,7 +131,7 @@ def partition_change(mv: MetadataVersion, topic_id, partition_id: int, p: Partit
     if done is not None:
         (target_replicas, target_isr), target_adding, target_removing = done, (), ()
     current_elr = p.elr
-    new_elr = target_elr(p, target_isr, min_isr, unclean_shutdown) if elr else current_elr
+    new_elr = target_elr(p, target_isr, min_isr, unclean_shutdown, target_replicas) if elr else current_elr
     leader, unclean = elect(p, target_isr, acceptable, election, target_replicas, elr=new_elr, elr_enabled=elr)
     record = m.PartitionChangeRecord(partition_id=partition_id, topic_id=topic_id, leader=NO_LEADER_CHANGE,
                                      isr=None, leader_recovery_state=-1)
