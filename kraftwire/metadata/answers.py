@@ -347,5 +347,5 @@ def _described_partition(image: MetadataImage, p, index: int, listener: str):
     offline = [r for r in p.replicas if _endpoint(image.brokers.get(r), listener) is None]
     return P(error_code=NONE, partition_index=index, leader_id=p.leader if leader is not None else -1,
              leader_epoch=p.leader_epoch, replica_nodes=list(p.replicas), isr_nodes=list(p.isr),
-             eligible_leader_replicas=list(p.elr or ()), last_known_elr=list(p.last_known_elr or ()),
+             eligible_leader_replicas=list(p.elr), last_known_elr=list(p.last_known_elr),
              offline_replicas=offline)

@@ -58,7 +58,7 @@ FEATURES: tuple[Feature, ...] = (
     Feature(TRANSACTION_VERSION, (_BASE, FeatureLevel(1, "4.0-IV2"), FeatureLevel(2, "4.0-IV2")), implemented=2),
     # GV1: the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)
     Feature(GROUP_VERSION, (_BASE, FeatureLevel(1, "4.0-IV0")), implemented=1),
-    Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=0),
+    Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=1),
     Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=0),
     Feature(STREAMS_VERSION, (_BASE, FeatureLevel(1, "4.2-IV1")), implemented=0),
 )
@@ -66,7 +66,6 @@ BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
 
 #: what a level kraftwire refuses would bring, by (feature, level)
 REFUSED: dict[tuple[str, int], str] = {
-    (ELR_VERSION, 1): "eligible leader replicas (KIP-966)",
     (SHARE_VERSION, 1): "share groups (KIP-932)",
     (SHARE_VERSION, 2): "share groups (KIP-932)",
     (STREAMS_VERSION, 1): "streams groups (KIP-1071)",

@@ -93,8 +93,10 @@ class PartitionRegistration:
     leader_recovery_state: int
     leader_epoch: int
     partition_epoch: int
-    elr: tuple[int, ...] | None = None
-    last_known_elr: tuple[int, ...] | None = None
+    # KIP-966; empty when absent from the records, as Kafka's registration holds them (so a snapshot, which
+    # leaves empty lists out, folds to the same image as the log)
+    elr: tuple[int, ...] = ()
+    last_known_elr: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,8 +216,8 @@ class MetadataImage:
                     removing_replicas=list(p.removing_replicas), adding_replicas=list(p.adding_replicas),
                     leader=p.leader, leader_recovery_state=p.leader_recovery_state, leader_epoch=p.leader_epoch,
                     partition_epoch=p.partition_epoch, directories=list(p.directories),
-                    eligible_leader_replicas=None if p.elr is None else list(p.elr),
-                    last_known_elr=None if p.last_known_elr is None else list(p.last_known_elr)), pv))
+                    eligible_leader_replicas=list(p.elr) if p.elr else None,
+                    last_known_elr=list(p.last_known_elr) if p.last_known_elr else None), pv))
         for (rtype, rname) in sorted(self.configs):
             for key, value in sorted(self.configs[(rtype, rname)].items()):
                 out.append(ApiMessageAndVersion(m.ConfigRecord(resource_type=rtype, resource_name=rname, name=key,
@@ -386,8 +388,7 @@ def _partition(d: MetadataDelta, r) -> None:
     parts[r.partition_id] = PartitionRegistration(
         tuple(r.replicas), directories, tuple(r.isr), tuple(r.removing_replicas), tuple(r.adding_replicas), r.leader,
         r.leader_recovery_state, r.leader_epoch, r.partition_epoch,
-        None if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
-        None if r.last_known_elr is None else tuple(r.last_known_elr))
+        tuple(r.eligible_leader_replicas or ()), tuple(r.last_known_elr or ()))
 
 
 def _partition_change(d: MetadataDelta, r) -> None:
@@ -416,6 +417,25 @@ def _partition_change(d: MetadataDelta, r) -> None:
         partition_epoch=p.partition_epoch + 1,
         elr=p.elr if r.eligible_leader_replicas is None else tuple(r.eligible_leader_replicas),
         last_known_elr=p.last_known_elr if r.last_known_elr is None else tuple(r.last_known_elr))
+
+
+def _clear_elr(d: MetadataDelta, r) -> None:
+    """ClearElrRecord (min.insync.replicas changed while ELR is on): the named topic's partitions (every topic's
+    when unnamed) lose their ELR and LastKnownElr, each as a PartitionChangeRecord setting both empty would (a
+    partition epoch bump), as Kafka's replay merges one."""
+    topic_ids = d._part("topic_ids")
+    if r.topic_name:
+        if r.topic_name not in topic_ids:
+            raise MetadataReplayError(f"ClearElrRecord for topic {r.topic_name}, which does not exist")
+        ids = [topic_ids[r.topic_name]]
+    else:
+        ids = [topic_ids[name] for name in sorted(topic_ids)]
+    for tid in ids:
+        _, parts = d._topic_parts(tid, "ClearElrRecord")
+        for index, p in sorted(parts.items()):
+            if p.elr or p.last_known_elr:
+                _partition_change(d, m.PartitionChangeRecord(topic_id=tid, partition_id=index,
+                                                             eligible_leader_replicas=[], last_known_elr=[]))
 
 
 def _config(d: MetadataDelta, r) -> None:
@@ -506,6 +526,7 @@ _REPLAY = {
     m.PartitionRecord: _partition,
     m.PartitionChangeRecord: _partition_change,
     m.ConfigRecord: _config,
+    m.ClearElrRecord: _clear_elr,
     m.ClientQuotaRecord: _client_quota,
     m.ProducerIdsRecord: _producer_ids,
     m.AccessControlEntryRecord: _acl,

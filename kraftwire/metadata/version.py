@@ -7,7 +7,7 @@ writes (Kafka 4.4's ``MetadataVersion``):
 * RegisterBrokerRecord v1 from 3.3-IV3 (InControlledShutdown), v2 from 3.4-IV0, v3 from 3.7-IV2 (LogDirs), v4 from
   4.3-IV0 (CordonedLogDirs, KIP-1066);
 * PartitionRecord / PartitionChangeRecord v1 from 3.7-IV2 (Directories), v2 from 4.0-IV1 (EligibleLeaderReplicas,
-  LastKnownElr: written only when ``eligible.leader.replicas.version`` is enabled, so absent here);
+  LastKnownElr: written only when ``eligible.leader.replicas.version`` is enabled, ``controller.elr``);
 * BrokerRegistrationChangeRecord v1 from 3.3-IV3, v2 from 3.7-IV2 (v3's CordonedLogDirs is never needed here);
 * metadata transactions (Begin/End/AbortTransactionRecord, KIP-868) from 3.6-IV1.
 

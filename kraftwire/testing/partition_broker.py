@@ -229,7 +229,7 @@ class SimBrokers:
             hp, change = b.core.place(self.topic_id, TOPIC, index, reg, cfg)
             if change is None:
                 continue
-            self.event(f"b{b.id} applies p{index} leader={reg.leader} isr={list(reg.isr)} "
+            self.event(f"b{b.id} applies p{index} leader={reg.leader} isr={list(reg.isr)} elr={list(reg.elr)} "
                        f"epochs={reg.leader_epoch}/{reg.partition_epoch}")
             if change.role == LEADER and change.new_leader_epoch:
                 self.event(f"b{b.id} leads p{index} epoch {reg.leader_epoch} from {hp.state.epoch_start_offset} "

@@ -7,7 +7,12 @@ the real partition log in memory (``MemoryPartitionLog``) with a fake clock and 
 delays, reorders and drops every message.
 
 The cluster: one controller (its failover is the Raft simulation's business) and ``brokers`` brokers hosting one topic
-of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set. Events, drawn from the
+of ``partitions`` partitions at replication factor ``rf`` with ``min.insync.replicas`` set, with eligible leader
+replicas on (KIP-966, Kafka 4.4's default; ``elr=False`` turns them off): an ISR member that leaves while the ISR is
+below min ISR stays eligible, the last one fenced leaves the ISR empty, an eligible replica that comes back is
+elected, and a killed broker (no clean shutdown marker) registers again as an unclean shutdown, which takes it out
+of every ELR. The invariants below then say what KIP-966 promises: an ELR member elected after the last ISR member
+crashed loses no committed record. Events, drawn from the
 seed: producers write with acks=-1 and acks=1 (sometimes to a broker that only believes it leads), followers fetch,
 messages are delivered or dropped, time passes (heartbeats, session expiry, ISR shrinks, request timeouts), brokers
 are killed (their logs survive, as after SIGKILL; the high watermark restarts at the log start, a lower bound) and
@@ -62,6 +67,7 @@ import uuid
 from kraftwire import error_codes as ec
 from kraftwire.log.memory import MemoryPartitionLog
 from kraftwire.metadata.controller import reassignment
+from kraftwire.metadata.features import ELR_VERSION
 from kraftwire.metadata.controller.brokers import BrokerControl
 from kraftwire.metadata.controller.topics import ReplicationControl
 from kraftwire.metadata.image import MetadataDelta, MetadataImage, replay_all
@@ -83,7 +89,7 @@ class SimulationFailure(AssertionError):
 
 class PartitionSim(SimBrokers, PartitionChecks):
     def __init__(self, seed: int, *, brokers: int = 4, partitions: int = 2, rf: int = 3, min_isr: int = 2,
-                 drop: float = 0.05) -> None:
+                 drop: float = 0.05, elr: bool = True) -> None:
         self.seed = seed
         self.rng = random.Random(seed)
         self.txn_rng = random.Random(seed + 2)
@@ -94,7 +100,10 @@ class PartitionSim(SimBrokers, PartitionChecks):
         ids = iter(range(1, 1_000_000))
         self.rc = ReplicationControl(rng=random.Random(seed + 1), new_topic_id=lambda: uuid.UUID(int=next(ids)))
         self.bc = BrokerControl(CLUSTER, SESSION_TIMEOUT_MS)
-        self.image = replay_all([m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level)], offset=0)
+        features = [m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=DEFAULT.level)]
+        if elr:
+            features.append(m.FeatureLevelRecord(name=ELR_VERSION, feature_level=1))
+        self.image = replay_all(features, offset=0)
         self.brokers = {b: Broker(b) for b in range(1, brokers + 1)}
         self.logs: dict[tuple[int, int], MemoryPartitionLog] = {}  # survive a kill
         self.net: list[Msg] = []
@@ -130,12 +139,28 @@ class PartitionSim(SimBrokers, PartitionChecks):
     def _commit(self, records) -> None:
         if not records:
             return
+        self._count_elr(records)
         delta = MetadataDelta(self.image)
         for r in records:
             delta.replay(r.message)
         self.image = delta.apply(self.image.offset + len(records))
         for b in self.brokers.values():
             self.send_image(b)
+
+    def _count_elr(self, records) -> None:
+        """Count the ELR paths the records take: an ISR emptied, a leader elected from the ELR."""
+        for r in records:
+            msg = r.message
+            if not isinstance(msg, m.PartitionChangeRecord):
+                continue
+            p = self.image.topics[msg.topic_id].partitions[msg.partition_id]
+            if msg.isr == []:
+                self.count("isr_emptied")
+            if not p.isr and msg.leader >= 0 and msg.leader in p.elr:
+                self.event(f"controller: p{msg.partition_id} elects b{msg.leader} from the ELR {list(p.elr)}")
+                self.count("elected_from_elr")
+            if msg.eligible_leader_replicas:
+                self.count("elr_joined")
 
     def send_image(self, b: Broker) -> None:
         """The latest image to ``b``: one image message in flight per broker, the newest (a broker observing the
@@ -173,7 +198,9 @@ class PartitionSim(SimBrokers, PartitionChecks):
         R = m.BrokerRegistrationRequest
         req = R(broker_id=b.id, cluster_id=CLUSTER, incarnation_id=uuid.UUID(int=b.id * 1000 + b.incarnation + 1),
                 listeners=[], features=[R.Feature(name=FEATURE_NAME, min_supported_version=1,
-                                                  max_supported_version=DEFAULT.level)],
+                                                  max_supported_version=DEFAULT.level),
+                                        R.Feature(name=ELR_VERSION, min_supported_version=0,
+                                                  max_supported_version=1)],
                 rack=None, log_dirs=[uuid.UUID(int=5000 + b.id)])
         res = self.bc.register(self.image, req, next_offset=self.image.offset + 1, now_ms=self.now)
         if res.response.error_code == ec.NONE:

@@ -174,8 +174,8 @@ def _controller_text(c) -> str:
 def _partition_text(p) -> str:
     return (f"PartitionRegistration(replicas={_list(p.replicas)}, directories={_list(p.directories, _b64)}, "
             f"isr={_list(p.isr)}, removingReplicas={_list(p.removing_replicas)}, "
-            f"addingReplicas={_list(p.adding_replicas)}, elr={_list(p.elr or ())}, "
-            f"lastKnownElr={_list(p.last_known_elr or ())}, leader={p.leader}, "
+            f"addingReplicas={_list(p.adding_replicas)}, elr={_list(p.elr)}, "
+            f"lastKnownElr={_list(p.last_known_elr)}, leader={p.leader}, "
             f"leaderRecoveryState={RECOVERY_STATES.get(p.leader_recovery_state, p.leader_recovery_state)}, "
             f"leaderEpoch={p.leader_epoch}, partitionEpoch={p.partition_epoch})")
 

@@ -44,7 +44,7 @@ def _names(apis: dict[int, str]) -> str:
 
 
 #: features whose newest levels Kafka 4.4 supports and kraftwire refuses (kraftwire.metadata.features.REFUSED)
-FEATURES = ("share.version", "streams.version", "eligible.leader.replicas.version")
+FEATURES = ("share.version", "streams.version")
 
 ALLOWED: list[Allowance] = [
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
@@ -52,8 +52,8 @@ ALLOWED: list[Allowance] = [
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "
               "escapes its metadata cache); kraftwire answers INVALID_TOPIC_EXCEPTION, as Metadata does"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
-                "kraftwire supports this feature's levels it has the semantics of only (ELR: KIP-966; share and "
-                "streams groups), refusing the others by name") for name in FEATURES),
+                "kraftwire supports this feature's levels it has the semantics of only (share and streams groups), "
+                "refusing the others by name") for name in FEATURES),
     Allowance("ApiVersions-v*-ranges", "ApiVersions.supported_features[metadata.version].max_version",
               "kraftwire supports metadata.version up to 4.4-IV0 (level 31); Kafka 4.4 up to 4.4-IV2 (33): 4.4-IV1's "
               "CIDR ACL hosts (KIP-1276) and 4.4-IV2's controller unregistration (KIP-1312) are not implemented"),

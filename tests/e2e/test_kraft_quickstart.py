@@ -230,10 +230,12 @@ def _kraftwire_topics(port: int) -> None:
     assert "retention.ms" in bad
     described = _eventually(port, "--describe", "--topic", "orders", want="Partition: 2").splitlines()
     head = described[0].split("\t")
-    # the shipped file's log.segment.bytes is a static broker setting, listed as Kafka 4's quickstart shows it
+    # the shipped file's log.segment.bytes is a static broker setting, listed as Kafka 4's quickstart shows it; with
+    # ELR on (the default) the cluster-level min.insync.replicas comes first, as Kafka 4.4's kafka-topics prints it
     assert head[0] == "Topic: orders" and head[1].startswith("TopicId: ") and head[2:] == [
-        "PartitionCount: 3", "ReplicationFactor: 1", "Configs: segment.bytes=1073741824,retention.ms=1000"]
-    # from DescribeTopicPartitions, as Kafka's tool: no eligible leader replicas at the default metadata.version
+        "PartitionCount: 3", "ReplicationFactor: 1",
+        "Configs: min.insync.replicas=1,segment.bytes=1073741824,retention.ms=1000"]
+    # from DescribeTopicPartitions, as Kafka's tool: ELR on (the default), none eligible while every ISR is whole
     assert described[1:] == [f"\tTopic: orders\tPartition: {i}\tLeader: 1\tReplicas: 1\tIsr: 1\tElr: \t"
                              "LastKnownElr: " for i in range(3)]
     assert _topics(port, "--describe", "--under-replicated-partitions") == ""
@@ -326,7 +328,7 @@ def _features(port: int) -> None:
     rows = {row[0]: row[1:4] for row in (re.findall(r"\w+: (\S+)", line) for line in lines)}
     assert list(rows) == sorted(rows)  # by name, as Kafka's tool lists them
     assert rows == {  # a static quorum: kraft.version 0; the features kraftwire lacks supported at 0 only
-        "eligible.leader.replicas.version": ["0", "0", "0"], "group.version": ["0", "1", "1"],
+        "eligible.leader.replicas.version": ["0", "1", "1"], "group.version": ["0", "1", "1"],
         "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV0", "4.4-IV0"],
         "share.version": ["0", "0", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
     epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}

@@ -3,7 +3,8 @@ changes — every topic key and every broker key must come back with the same va
 synonyms from both (keys that name the machine — listeners, directories, ports — aside).
 
 Both run at metadata.version 3.9 (``--release-version 3.9``): at 4.x levels Kafka's controller also writes the
-cluster-wide min.insync.replicas record of eligible leader replicas (KIP-966), which kraftwire does not offer yet."""
+cluster-wide min.insync.replicas record of eligible leader replicas (KIP-966), which would show in every broker
+answer (``test_features_oracle`` compares it)."""
 
 from __future__ import annotations
 

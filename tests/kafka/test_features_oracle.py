@@ -83,8 +83,7 @@ def _storage_config(base) -> str:
 ])
 def test_storage_format_refuses_as_kafkas(tmp_path, args):
     """StorageToolTest.testFormatWithInvalidFeature / testFormatWithUnsupportedReleaseVersion: Kafka's message is
-    the last line of its error (some come with a stack trace, some bare); kraftwire prints it after its prefix. For
-    the ELR case kraftwire's own reason comes first: it refuses the level before its dependency."""
+    the last line of its error (some come with a stack trace, some bare); kraftwire prints it after its prefix."""
     kafka = subprocess.run(["java", "-cp", os.path.join(kafka_libs(), "*"), "kafka.tools.StorageTool", "format",
                             "-t", "Ct6hGQ1ySUGjbv0wRN4ZSQ", "-c", _storage_config(str(tmp_path / "k")), *args],
                            capture_output=True, text=True, timeout=120)
@@ -93,11 +92,7 @@ def test_storage_format_refuses_as_kafkas(tmp_path, args):
     ours = processes.kw("storage", "format", "-t", "Ct6hGQ1ySUGjbv0wRN4ZSQ", "-c",
                         _storage_config(str(tmp_path / "w")), *args, check=False)
     assert (kafka.returncode, ours.returncode) == (1, 1)
-    if "eligible.leader.replicas.version=1" in args:
-        assert message.startswith("eligible.leader.replicas.version could not be set to 1 because it depends on")
-        assert "eligible.leader.replicas.version=1 needs eligible leader replicas (KIP-966)" in ours.stderr
-    else:
-        assert ours.stderr == f"kraftwire storage format: {message}\n"
+    assert ours.stderr == f"kraftwire storage format: {message}\n"
 
 
 # ------------------------------------------------------------------------------------------------ the live nodes
@@ -168,8 +163,41 @@ def test_transaction_version_2_is_taken_alike(ports):
     assert kafka == ours == (0, None, [("transaction.version", 0, "NONE")])
 
 
-@pytest.mark.parametrize("name, level", [("share.version", 1), ("streams.version", 1),
-                                         ("eligible.leader.replicas.version", 1), ("metadata.version", 33)])
+def test_eligible_leader_replicas_are_on_alike(ports):
+    """eligible.leader.replicas.version 1 is the default from 4.1-IV0 on both (KIP-966, implemented): an upgrade
+    to it changes nothing on either."""
+    kafka, ours = (_update(port, [("eligible.leader.replicas.version", 1, UPGRADE)], 1) for port in ports)
+    assert kafka == ours == (0, None, [("eligible.leader.replicas.version", 0, "NONE")])
+
+
+def test_min_insync_replicas_is_cluster_level_alike_while_elr_is_on(ports):
+    """ConfigurationControlManager with ELR on: a broker-level min.insync.replicas is refused, and so is removing
+    the cluster-level one, with Kafka's words; the cluster-level value (written at bootstrap from the controller's
+    own, Kafka's default 1) is what DescribeConfigs of the cluster default shows."""
+    I, D = w.IncrementalAlterConfigsRequest, w.DescribeConfigsRequest
+
+    def alter(port, name, value, op):
+        body = I(validate_only=True, resources=[I.AlterConfigsResource(resource_type=4, resource_name=name, configs=[
+            I.AlterableConfig(name="min.insync.replicas", config_operation=op, value=value)])])
+        return [(r.error_code, r.error_message) for r in _ask(port, body, 1).responses]
+
+    def cluster_value(port):
+        body = D(resources=[D.DescribeConfigsResource(resource_type=4, resource_name="",
+                                                      configuration_keys=["min.insync.replicas"])],
+                 include_synonyms=False, include_documentation=False)
+        (res,) = _ask(port, body, 4).results
+        return [(c.name, c.value, c.config_source) for c in res.configs]
+
+    for name, value, op, message in (
+            ("1", "2", 0, "Broker-level min.insync.replicas cannot be altered while ELR is enabled."),
+            ("", None, 1, "Cluster-level min.insync.replicas cannot be removed while ELR is enabled.")):
+        kafka, ours = (alter(port, name, value, op) for port in ports)
+        assert kafka == ours == [(40, message)]  # INVALID_CONFIG
+    kafka, ours = (cluster_value(port) for port in ports)
+    assert kafka == ours == [("min.insync.replicas", "1", 3)]  # DYNAMIC_DEFAULT_BROKER_CONFIG
+
+
+@pytest.mark.parametrize("name, level", [("share.version", 1), ("streams.version", 1), ("metadata.version", 33)])
 def test_a_level_kraftwire_lacks_is_refused_where_kafka_takes_it(ports, name, level):
     kafka, ours = (_update(port, [(name, level, UPGRADE)], 1) for port in ports)
     assert kafka == (0, None, [(name, 0, "NONE")])

@@ -127,22 +127,22 @@ def test_dependencies():
 
 def test_what_kraftwire_implements_and_advertises():
     assert SUPPORTED == {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 2),
-                         "group.version": (0, 1), "eligible.leader.replicas.version": (0, 0),
+                         "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1),
                          "share.version": (0, 0), "streams.version": (0, 0)}
     assert ft.refusal("share.version", 2) == (
         "share.version=2 needs share groups (KIP-932), which kraftwire does not implement yet; kraftwire supports "
         "share.version up to level 0")
     assert ft.refusal("transaction.version", 1) == "" and ft.refusal("group.version", 1) == ""
     assert ft.refusal("transaction.version", 2) == ""  # KIP-890 part 2
-    assert "KIP-966" in ft.refusal("eligible.leader.replicas.version", 1)
+    assert ft.refusal("eligible.leader.replicas.version", 1) == ""  # KIP-966
     assert "KIP-1071" in ft.refusal("streams.version", 1)
 
 
 def test_a_releases_defaults_are_lowered_to_what_kraftwire_implements():
     levels, lowered = ft.kraftwire_defaults(mv.BY_NAME["4.3-IV0"])
-    assert levels == {"transaction.version": 2, "group.version": 1, "eligible.leader.replicas.version": 0,
+    assert levels == {"transaction.version": 2, "group.version": 1, "eligible.leader.replicas.version": 1,
                       "share.version": 0, "streams.version": 0}
-    assert sorted(lowered) == ["eligible.leader.replicas.version", "share.version", "streams.version"]
+    assert sorted(lowered) == ["share.version", "streams.version"]
     assert ft.kraftwire_defaults(mv.BY_NAME["3.9-IV0"]) == ({name: 0 for name in levels}, {})
 
 
@@ -240,7 +240,6 @@ def test_update_features_error_cases(updates, kraft_version, message):
 
 
 @pytest.mark.parametrize("name, level, needle", [
-    ("eligible.leader.replicas.version", 1, "needs eligible leader replicas (KIP-966)"),
     ("share.version", 1, "needs share groups (KIP-932)"),
     ("streams.version", 1, "needs streams groups (KIP-1071)"),
     ("metadata.version", 33, "needs CIDR ACL host patterns (KIP-1276), controller unregistration (KIP-1312)"),
@@ -265,7 +264,11 @@ def test_dependencies_are_checked_against_the_requests_outcome():
         "Invalid update version 1 for feature eligible.leader.replicas.version. eligible.leader.replicas.version "
         "could not be set to 1 because it depends on metadata.version level 23")
     both = ask(("metadata.version", 23, fc.UPGRADE), ("eligible.leader.replicas.version", 1, fc.UPGRADE))
-    assert both.response.error_code == ec.NONE and len(both.records) == 2
+    assert both.response.error_code == ec.NONE and len(both.records) == 3
+    # turning ELR on makes min.insync.replicas cluster-level (ConfigurationControlManager.maybeGenerateElrSafetyRecords)
+    safety = both.records[2].message
+    assert (safety.resource_type, safety.resource_name, safety.name, safety.value) == (4, "", "min.insync.replicas",
+                                                                                       "1")
 
 
 def test_a_broker_that_does_not_support_a_level_stops_it():

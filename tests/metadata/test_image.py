@@ -100,7 +100,7 @@ def histories(draw):
     next_pid = 0
     for step in range(draw(st.integers(0, 40))):
         op = draw(st.sampled_from(["topic", "change", "config", "broker", "fence", "remove", "acl", "scram",
-                                   "pid", "quota", "controller", "unacl"]))
+                                   "pid", "quota", "controller", "unacl", "clear_elr"]))
         if op == "topic":
             tid = uuid.UUID(int=1000 + step)
             n = draw(st.integers(1, 3))
@@ -115,8 +115,15 @@ def histories(draw):
             tid = draw(st.sampled_from(sorted(topics)))
             isr = draw(st.none() | st.lists(st.sampled_from(sorted(brokers)), max_size=3, unique=True))
             leader = draw(st.sampled_from([-2, -1] + sorted(brokers)))
+            # KIP-966's lists: absent (unchanged), emptied, or set; a snapshot leaves empty ones out
+            elr = draw(st.none() | st.lists(st.sampled_from(sorted(brokers)), max_size=2, unique=True))
+            known = draw(st.none() | st.lists(st.sampled_from(sorted(brokers)), max_size=1))
             out.append(m.PartitionChangeRecord(partition_id=draw(st.integers(0, topics[tid][1] - 1)), topic_id=tid,
-                                               isr=isr, leader=leader))
+                                               isr=isr, leader=leader, eligible_leader_replicas=elr,
+                                               last_known_elr=known))
+        elif op == "clear_elr":
+            names = [t[0] for t in topics.values()]
+            out.append(m.ClearElrRecord(topic_name=draw(st.sampled_from(names + [""]))))
         elif op == "remove" and topics:
             tid = draw(st.sampled_from(sorted(topics)))
             out.append(m.RemoveTopicRecord(topic_id=tid))

@@ -39,8 +39,31 @@ def test_the_runs_reach_the_interesting_paths():
                  "produce_NOT_ENOUGH_REPLICAS", "preferred_election", "delete_records", "delete_records_out_of_range",
                  "retention", "follower_log_start_moved", "out_of_range_restart", "fetch_OFFSET_OUT_OF_RANGE",
                  "controller_failover", "produce_txn", "produce_txn_marker", "last_stable_offset_moved",
-                 "reassigned", "reassign_cancelled", "replica_deleted"):
+                 "reassigned", "reassign_cancelled", "replica_deleted", "elr_joined", "isr_emptied",
+                 "elected_from_elr"):
         assert totals.get(path, 0) > 0, (path, totals)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_without_eligible_leader_replicas(seed):
+    """The same invariants with eligible.leader.replicas.version 0: the ISR is never emptied."""
+    sim = ps.run_seed(20_000 + seed, EVENTS, elr=False)
+    assert sim.counts.get("isr_emptied", 0) == 0 and sim.counts.get("elected_from_elr", 0) == 0
+
+
+def test_an_elr_holding_replicas_that_left_while_the_isr_held_min_isr_is_caught(monkeypatch):
+    """KIP-966's rule that only replicas leaving the ISR below min ISR are eligible is what keeps an election from
+    the ELR from losing acknowledged records: make every replica outside the ISR eligible and an invariant fails."""
+    from kraftwire.metadata.controller import partitions as pc
+
+    def everyone(p, isr, min_isr, unclean_shutdown=(), replicas=None):
+        if len(isr) >= min_isr:
+            return ()
+        return tuple(sorted(b for b in p.replicas if b not in isr and b not in unclean_shutdown))
+
+    monkeypatch.setattr(pc, "target_elr", everyone)
+    message = _first_failure()
+    assert "Error:" not in message, message
 
 
 def _first_failure(seeds=range(20), events: int = 600) -> str:
@@ -146,8 +169,9 @@ def test_seed_130_an_old_leader_serving_stale_records_below_the_log_start():
     two lost, two came after its leader epoch moved on: Kafka's fetcher drops those too), is the last ISR member when
     every session expires, and leads epoch 5 with its own 67..89 below its high watermark. The invariant leaves the
     records below the highest leader log start alone (Kafka deleted them) on a replica no fetch answer told so, and
-    holds everywhere above it."""
-    sim = ps.run_seed(130, EVENTS)
+    holds everywhere above it. (Without eligible leader replicas, as the seed was found: with them the last ISR
+    member's fencing empties the ISR instead.)"""
+    sim = ps.run_seed(130, EVENTS, elr=False)
     assert "t=69100 b4 leads p1 epoch 5 from 90 isr=[4]" in sim.trail  # the run still reaches the case
     assert sim.deleted_below[1] >= 90 and sim.disagreement([(67, 67, b"stale")], 1) is None
     assert sim.disagreement([(67, 67, b"stale")], 1, told=90) is not None  # told it is deleted, yet holding it

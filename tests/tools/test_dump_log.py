@@ -129,6 +129,8 @@ def test_cluster_metadata_decoder_prints_records_as_kafka_does(tmp_path, capsys)
     payloads = [line.split(" payload: ", 1)[1] for line in lines if " payload: " in line]
     assert payloads == ['{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"metadata.version",'
                         f'"featureLevel":{mv.DEFAULT.level}}}}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"eligible.leader.replicas.version",'
+                        '"featureLevel":1}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version",'
                         '"featureLevel":2}}']

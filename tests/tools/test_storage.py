@@ -130,10 +130,10 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
     data = (tmp_path / "logs-a" / BOOTSTRAP_FILE).read_bytes()
     assert (tmp_path / "logs-b" / BOOTSTRAP_FILE).read_bytes() == data
-    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch (three records), footer
+    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch (four records), footer
     batches = list(read_batches(data))
     assert [(b.base_offset, b.partition_leader_epoch, b.is_control) for b in batches] == [
-        (0, 0, True), (1, 0, False), (4, 0, True)]
+        (0, 0, True), (1, 0, False), (5, 0, True)]
     rec = list(batches[1])[0]
     assert rec.key is None
     # the value by the spec: frame version 1, api key 12 (FeatureLevelRecord), version 0, name, level, no tags
@@ -143,7 +143,8 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     assert boot.metadata_version == mv.DEFAULT
     # metadata.version first, then the other features above 0 by name, as Kafka's formatter writes them
     assert [(r.message.name, r.message.feature_level) for r in boot.records] == [
-        ("metadata.version", mv.DEFAULT.level), ("group.version", 1), ("transaction.version", 2)]
+        ("metadata.version", mv.DEFAULT.level), ("eligible.leader.replicas.version", 1), ("group.version", 1),
+        ("transaction.version", 2)]
 
 
 @pytest.mark.parametrize("args, name, features", [
@@ -154,9 +155,13 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     (["-r", "3.9", "-f", "transaction.version=1", "-f", "group.version=1"], "3.9-IV0",
      [("group.version", 1), ("transaction.version", 1)]),
     (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 2)]),
-    (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0", [("transaction.version", 2)]),
+    (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0",
+     [("eligible.leader.replicas.version", 1), ("transaction.version", 2)]),
+    (["-r", "4.1", "-f", "eligible.leader.replicas.version=0"], "4.1-IV1",
+     [("group.version", 1), ("transaction.version", 2)]),
     (["-r", "3.9", "-f", "transaction.version=2"], "3.9-IV0", [("transaction.version", 2)]),
-    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0", [("transaction.version", 2)]),  # the last counts
+    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0",  # the last counts
+     [("eligible.leader.replicas.version", 1), ("transaction.version", 2)]),
 ])
 def test_release_version_and_features(tmp_path, capsys, args, name, features):
     """StorageToolTest.testFormatWithReleaseVersion / testFormatWithFeature: a release's default levels (lowered to
@@ -172,12 +177,13 @@ def test_release_version_and_features(tmp_path, capsys, args, name, features):
 
 def test_a_lowered_default_is_said_on_stderr(tmp_path, capsys):
     cfg = write_config(tmp_path)
-    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1"]) == 0
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.2-IV0"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "kraftwire storage format: eligible.leader.replicas.version=0, not Kafka 4.1's default 1: "
-        "eligible.leader.replicas.version=1 needs eligible leader replicas (KIP-966), which kraftwire does not "
-        "implement yet; kraftwire supports eligible.leader.replicas.version up to level 0"]
+        "kraftwire storage format: share.version=0, not Kafka 4.2's default 1: share.version=1 needs share groups "
+        "(KIP-932), which kraftwire does not implement yet; kraftwire supports share.version up to level 0"]
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1", "--ignore-formatted"]) == 0
+    assert capsys.readouterr().err == ""  # eligible.leader.replicas.version 1 (KIP-966) is implemented
 
 
 #: Kafka 4.4's StorageTool messages (checked with its kafka.tools.StorageTool), and kraftwire's for what it lacks
@@ -200,8 +206,8 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-f", "metadata.version=32"], "metadata.version 4.4-IV1 (level 32) needs CIDR ACL host patterns (KIP-1276)"),
     (["-f", "group.version=x"], "Can't parse feature=level string group.version=x: unable to parse x as a short."),
     (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
-    (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version=1 needs eligible "
-     "leader replicas (KIP-966), which kraftwire does not implement yet"),
+    (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version could not be set to "
+     "1 because it depends on metadata.version level 23"),
     (["-r", "4.4"], "metadata.version 4.4-IV2 (level 33) needs CIDR ACL host patterns (KIP-1276), controller "
      "unregistration (KIP-1312), which kraftwire does not implement yet; kraftwire supports 3.3-IV3 (level 7) to "
      "4.4-IV0 (level 31)"),

@@ -106,8 +106,9 @@ class BrokerControl:
         return None
 
     # ------------------------------------------------------------------------------------------------ registration
-    def register(self, image: MetadataImage, req, *, next_offset: int, now_ms: int) -> ControllerResult:
-        """BrokerRegistration -> RegisterBrokerRecord. ``next_offset``: the offset the record will be written at."""
+    def register(self, image: MetadataImage, req, *, next_offset: int, now_ms: int, version: int = 4) -> ControllerResult:
+        """BrokerRegistration -> RegisterBrokerRecord. ``next_offset``: the offset the record will be written at;
+        ``version``: the request's (PreviousBrokerEpoch, the clean shutdown detection, comes with v3)."""
 
         def refuse(error: int, why: str) -> ControllerResult:
             return ControllerResult((), m.BrokerRegistrationResponse(error_code=error, broker_epoch=-1), why)
@@ -149,9 +150,9 @@ class BrokerControl:
                                              max_supported_version=f.max_supported_version) for f in req.features],
                    rack=req.rack, fenced=fenced, in_controlled_shutdown=shutting, log_dirs=list(log_dirs))
         self._touch(req.broker_id, now_ms)
-        # a new incarnation starts fenced: the old one's ISR places and leaderships go first (Kafka's handling of
-        # an unclean shutdown); the epoch stays the batch's first offset, as Kafka's
-        cleanup = topics.fenced_changes(image, req.broker_id, self.node) if existing is not None and not same else []
+        # a new incarnation starts fenced: the old one's ISR places and leaderships go first (Kafka's
+        # handleBrokerShutdown); the epoch stays the batch's first offset, as Kafka's
+        cleanup = [] if same else _shutdown_records(image, req, existing, version, self.node)
         return ControllerResult((*cleanup, ApiMessageAndVersion(record, mv.register_broker_record_version)),
                                 m.BrokerRegistrationResponse(error_code=NONE, broker_epoch=epoch),
                                 "registered again (same incarnation)" if same else "registered")
@@ -238,6 +239,19 @@ def _offline_dir_records(image: MetadataImage, b: BrokerRegistration, offline,
         broker_id=b.id, broker_epoch=b.epoch, fenced=0, in_controlled_shutdown=0, log_dirs=online),
         mv.broker_registration_change_record_version))
     return records
+
+
+def _shutdown_records(image: MetadataImage, req, existing: BrokerRegistration | None, version: int,
+                      node: topics.NodeConfig) -> list[ApiMessageAndVersion]:
+    """Kafka's handleBrokerShutdown for a new incarnation of ``req.broker_id``. Its shutdown was clean when the
+    request (v3+) names, as its previous broker epoch (read from the clean shutdown marker its log directories
+    kept), the epoch the controller holds for it. With eligible leader replicas on, an unclean one takes it out of
+    every ISR and ELR; otherwise it only leaves the ISRs and leaderships, as a fenced broker does."""
+    known_epoch = existing.epoch if existing is not None else -2
+    clean = version >= 3 and req.previous_broker_epoch == known_epoch
+    if topics.elr_enabled(image) and not clean:
+        return topics.unclean_shutdown_changes(image, req.broker_id, node)
+    return topics.fenced_changes(image, req.broker_id, node)
 
 
 def _leads_partitions(image: MetadataImage, broker_id: int) -> bool:

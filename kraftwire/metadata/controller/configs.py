@@ -33,7 +33,7 @@ from kraftwire.error_codes import (
 )
 from kraftwire import kafka_configs
 from kraftwire.metadata import group_configs
-from kraftwire.metadata.controller import topic_configs
+from kraftwire.metadata.controller import elr, topic_configs
 from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
 from kraftwire.metadata.controller.topics import name_error
 from kraftwire.metadata.image import MetadataImage
@@ -110,6 +110,9 @@ class ConfigControl:
                         raise _Refused(INVALID_REQUEST, why)
                 for key, value in new.items():
                     self._check_value(res.resource_type, key, value)
+                why = elr.refusal(image, res.resource_type, res.resource_name, new)
+                if why:
+                    raise _Refused(INVALID_CONFIG, why)
                 if res.resource_type == GROUP:
                     whole = {k: v for k, v in {**current, **new}.items() if v is not None}
                     why = group_configs.validate(whole, self.broker_value)
@@ -121,6 +124,7 @@ class ConfigControl:
                 if len(records) + len(changed) > MAX_RECORDS_PER_USER_OP:
                     raise _Refused(INVALID_REQUEST, "Excessively large number of config changes per request.")
                 records.extend(changed)
+                records.extend(elr.clear_records(image, changed))
             except _Refused as r:
                 code, message = r.code, r.message
             responses.append(R.AlterConfigsResourceResponse(error_code=code, error_message=message,

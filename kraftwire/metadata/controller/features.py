@@ -23,10 +23,13 @@ When every update passes, each gets a result with error NONE (Kafka's message te
 
 from __future__ import annotations
 
+from typing import Mapping
+
 from kraftwire.error_codes import INVALID_UPDATE_VERSION, NONE
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata import features as ft
 from kraftwire.metadata import version as mv
+from kraftwire.metadata.controller import elr
 from kraftwire.metadata.controller.result import ControllerResult
 from kraftwire.metadata.image import MetadataImage
 from kraftwire.metadata.records import ApiMessageAndVersion
@@ -37,8 +40,10 @@ ALL_FAILED = "The update failed for all features since the following feature had
 
 
 def update_features(image: MetadataImage, req, version: int, supported: dict[str, tuple[int, int]],
-                    node_id: int = -1, kraft_version: int = 0) -> ControllerResult:
-    """``supported`` and ``node_id``: this controller's ranges and id; ``kraft_version``: the Raft log's level."""
+                    node_id: int = -1, kraft_version: int = 0,
+                    static_config: Mapping[str, str] | None = None) -> ControllerResult:
+    """``supported`` and ``node_id``: this controller's ranges and id; ``kraft_version``: the Raft log's level;
+    ``static_config``: its properties (the cluster-level min ISR written when ELR is turned on)."""
     R = m.UpdateFeaturesResponse
     updates: dict[str, tuple[int, int]] = {}
     for u in req.feature_updates:  # v0 has no upgrade type: Kafka 4.4 reads its default, never allow_downgrade
@@ -55,6 +60,8 @@ def update_features(image: MetadataImage, req, version: int, supported: dict[str
                                           error_message=ALL_FAILED + why, results=[]))
         if current.get(name, 0) != level and name != ft.KRAFT_VERSION:
             records.append(ApiMessageAndVersion(m.FeatureLevelRecord(name=name, feature_level=level), 0))
+    if any(name == ft.ELR_VERSION and level > 0 for name, (level, _) in updates.items()):
+        records.extend(elr.safety_records(image, static_config or {}))
     results = [R.UpdatableFeatureResult(feature=u.feature, error_code=NONE, error_message="NONE")
                for u in req.feature_updates]
     return ControllerResult(() if req.validate_only else tuple(records),

@@ -30,6 +30,7 @@ from kraftwire.ids import UUID
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import acls as acl_control
 from kraftwire.metadata.controller import controllers as controller_control
+from kraftwire.metadata.controller import elr
 from kraftwire.metadata.controller import features as feature_control
 from kraftwire.metadata.controller import scram as scram_control
 from kraftwire.metadata.controller import producer_ids
@@ -79,7 +80,7 @@ class QuorumController:
         self._last_noop_ms = 0
         self._handlers = {
             "BrokerRegistration": lambda img, req, v, now, off: self.brokers.register(img, req, next_offset=off,
-                                                                                      now_ms=now),
+                                                                                      now_ms=now, version=v),
             "BrokerHeartbeat": lambda img, req, v, now, off: self.brokers.heartbeat(img, req, now_ms=now),
             "UnregisterBroker": lambda img, req, v, now, off: self.brokers.unregister(img, req),
             "ControllerRegistration": lambda img, req, v, now, off: controller_control.register(img, req),
@@ -94,7 +95,7 @@ class QuorumController:
             "IncrementalAlterConfigs": lambda img, req, v, now, off: self.configs.incremental_alter(img, req),
             "AlterConfigs": lambda img, req, v, now, off: self.configs.legacy_alter(img, req),
             "UpdateFeatures": lambda img, req, v, now, off: feature_control.update_features(
-                img, req, v, self.supported_features, self.node_id, self.kraft_version()),
+                img, req, v, self.supported_features, self.node_id, self.kraft_version(), self.topics.node_config.static),
             "AllocateProducerIds": lambda img, req, v, now, off: producer_ids.allocate(img, req),
             "AssignReplicasToDirs": lambda img, req, v, now, off: self.topics.assign_replicas_to_dirs(img, req),
             "CreateAcls": lambda img, req, v, now, off: acl_control.create_acls(img, req, v, new_uuid),
@@ -138,6 +139,9 @@ class QuorumController:
         if self.latest.metadata_version is not None or not bootstrap:
             return ()
         version = _bootstrap_version(bootstrap)
+        levels = {r.message.name: r.message.feature_level for r in bootstrap
+                  if isinstance(r.message, m.FeatureLevelRecord)}
+        bootstrap = (*bootstrap, *elr.bootstrap_records(levels, self.topics.node_config.static))
         if version is not None and version.uses_metadata_transactions:
             return (ApiMessageAndVersion(m.BeginTransactionRecord(name="Bootstrap records"), 0), *bootstrap,
                     ApiMessageAndVersion(m.EndTransactionRecord(), 0))

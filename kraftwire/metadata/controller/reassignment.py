@@ -157,7 +157,7 @@ def _alter_one(image: MetadataImage, name: str, index: int, target, allow_rf_cha
         raise _Refused(UNKNOWN_TOPIC_OR_PARTITION, f"Unable to find partition {name}:{index}.")
     if target is None:
         return _cancel(image, name, topic.id, index, p, node)
-    return _change(image, topic.id, index, p, tuple(target), allow_rf_change)
+    return _change(image, topic.id, index, p, tuple(target), allow_rf_change, node.elr_options(image, name))
 
 
 def _cancel(image: MetadataImage, name: str, topic_id, index: int, p: PartitionRegistration,
@@ -173,11 +173,11 @@ def _cancel(image: MetadataImage, name: str, topic_id, index: int, p: PartitionR
     return pc.partition_change(_mv(image), topic_id, index, p, acceptable=lambda b: active(image, b),
                                election=pc.UNCLEAN if unclean_allowed else pc.ONLINE, isr=revert.isr,
                                replicas=revert.replicas, adding=(), removing=(),
-                               default_dir=lambda b: default_dir(image, b))
+                               default_dir=lambda b: default_dir(image, b), **node.elr_options(image, name))
 
 
 def _change(image: MetadataImage, topic_id, index: int, p: PartitionRegistration, target: tuple[int, ...],
-            allow_rf_change: bool) -> ApiMessageAndVersion | None:
+            allow_rf_change: bool, elr_options: dict) -> ApiMessageAndVersion | None:
     _manual_replicas(image, target, None)
     if not allow_rf_change:
         heading = len(ReassignmentReplicas.of(p).target()) if in_progress(p) else len(p.replicas)
@@ -187,7 +187,7 @@ def _change(image: MetadataImage, topic_id, index: int, p: PartitionRegistration
     moves = ReassignmentReplicas.between(p.replicas, target)
     return pc.partition_change(_mv(image), topic_id, index, p, acceptable=lambda b: active(image, b),
                                replicas=moves.replicas, adding=moves.adding, removing=moves.removing,
-                               default_dir=lambda b: default_dir(image, b))
+                               default_dir=lambda b: default_dir(image, b), **elr_options)
 
 
 # ================================================================================================================

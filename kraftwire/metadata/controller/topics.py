@@ -69,6 +69,7 @@ from kraftwire.ids import UUID, ZERO_UUID
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire import kafka_configs
 from kraftwire.kafka_configs import BrokerConfigs
+from kraftwire.metadata.controller import elr
 from kraftwire.metadata.controller import partitions as pc
 from kraftwire.metadata.controller import topic_configs
 from kraftwire.metadata.controller.placement import PlacementError, UsableBroker, place
@@ -200,8 +201,27 @@ class NodeConfig:
         return topic_configs.flag(image.configs.get((TOPIC_RESOURCE, topic_name), {}),
                                   "unclean.leader.election.enable", broker_configs(image, self.node_id, self.static))
 
+    def elr_options(self, image: MetadataImage, topic_name: str) -> dict:
+        """The ELR keywords of ``partitions.partition_change`` for a partition of ``topic_name``: whether eligible
+        leader replicas are on and the topic's effective min ISR (Kafka's getTopicEffectiveMinIsr: its
+        min.insync.replicas, at most the replication factor of partition 0)."""
+        if not elr_enabled(image):
+            return {}
+        topic = image.topic(topic_name)
+        configured = topic_configs.number(image.configs.get((TOPIC_RESOURCE, topic_name), {}), "min.insync.replicas",
+                                          broker_configs(image, self.node_id, self.static))
+        first = topic.partitions.get(0) if topic is not None else None
+        rf = len(first.replicas) if first is not None else configured
+        return {"elr": True, "min_isr": min(configured, rf)}
+
 
 KAFKA_DEFAULTS = NodeConfig()
+
+
+def elr_enabled(image: MetadataImage) -> bool:
+    """Eligible leader replicas are on: ``eligible.leader.replicas.version`` finalized at 1 or above (Kafka's
+    isElrFeatureEnabled; that level needs metadata.version 4.0-IV1)."""
+    return elr.enabled(image.features)
 
 
 def _partition_record(image: MetadataImage, topic_id: UUID, index: int, replicas: list[int],
@@ -554,7 +574,8 @@ class ReplicationControl:
                 change = pc.partition_change(mv, topic.id, pd.partition_index, p,
                                              acceptable=lambda b: active(image, b),
                                              isr=tuple(b for b, _ in states), election=election,
-                                             recovery_state=pd.leader_recovery_state)
+                                             recovery_state=pd.leader_recovery_state,
+                                             **self.node_config.elr_options(image, topic.name))
                 if change is not None:
                     records.append(change)
                     p = replay_all([change], image).topics[topic.id].partitions[pd.partition_index]
@@ -635,7 +656,8 @@ class ReplicationControl:
         # as Kafka: whatever change the election makes is written (a preferred election that finds the first
         # replica unavailable may still give a leaderless partition another leader); no change is the error
         change = pc.partition_change(_mv(image), topic.id, index, p, acceptable=lambda b: active(image, b),
-                                     election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN)
+                                     election=pc.PREFERRED if election_type == ELECTION_PREFERRED else pc.UNCLEAN,
+                                     **self.node_config.elr_options(image, name))
         if change is None:
             code = PREFERRED_LEADER_NOT_AVAILABLE if election_type == ELECTION_PREFERRED else ELIGIBLE_LEADERS_NOT_AVAILABLE
             return code, default_message(code)
@@ -662,7 +684,8 @@ class ReplicationControl:
                 if preferred not in p.isr or not active(image, preferred):
                     continue
                 change = pc.partition_change(mv, tid, index, p, acceptable=lambda b: active(image, b),
-                                             election=pc.PREFERRED)
+                                             election=pc.PREFERRED,
+                                             **self.node_config.elr_options(image, topic.name))
                 if change is not None:
                     records.append(change)
                 if len(records) >= limit:
@@ -738,10 +761,12 @@ class ReplicationControl:
 # the broker lifecycle's partition changes
 # ================================================================================================================
 def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bool, only=None,
+             unclean_shutdown: bool = False, in_elr: bool = False,
              node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
     """Kafka's generateLeaderAndIsrUpdates: with ``removing``, every partition whose ISR holds ``broker_id``
-    loses it (and it cannot lead); with ``adding``, every leaderless partition may elect it (it counts as active
-    although the image still shows it fenced). ``only(topic_id, index, registration)``: just those partitions."""
+    (``in_elr``: whose ELR holds it) loses it (and it cannot lead); with ``unclean_shutdown`` it also may not stay
+    in (or join) the ELR; with ``adding``, every leaderless partition may elect it (it counts as active although
+    the image still shows it fenced). ``only(topic_id, index, registration)``: just those partitions."""
     mv = _mv(image)
     out = []
 
@@ -753,16 +778,20 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
     for tid in sorted(image.topics, key=lambda u: image.topics[u].name):
         topic = image.topics[tid]
         election = pc.UNCLEAN if node.unclean_allowed(image, topic.name) else pc.ONLINE
+        options = node.elr_options(image, topic.name)
+        if unclean_shutdown:
+            options["unclean_shutdown"] = (broker_id,)
         for index in sorted(topic.partitions):
             p = topic.partitions[index]
-            if removing and broker_id not in p.isr:
+            if removing and broker_id not in (p.elr if in_elr else p.isr):
                 continue
             if adding and p.leader != NO_LEADER:
                 continue
             if only is not None and not only(tid, index, p):
                 continue
             isr = tuple(b for b in p.isr if b != broker_id) if removing else p.isr
-            change = pc.partition_change(mv, tid, index, p, acceptable=acceptable, isr=isr, election=election)
+            change = pc.partition_change(mv, tid, index, p, acceptable=acceptable, isr=isr, election=election,
+                                         **options)
             if change is not None:
                 out.append(change)
     return out
@@ -770,6 +799,16 @@ def _changes(image: MetadataImage, broker_id: int, *, removing: bool, adding: bo
 
 def fenced_changes(image: MetadataImage, broker_id: int, node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
     return _changes(image, broker_id, removing=True, adding=False, node=node)
+
+
+def unclean_shutdown_changes(image: MetadataImage, broker_id: int,
+                             node: NodeConfig = KAFKA_DEFAULTS) -> list[ApiMessageAndVersion]:
+    """Kafka's handleBrokerShutdown for a broker that restarted without a clean shutdown while ELR is on: it
+    leaves every ISR, then every ELR it is in (its log may have lost acknowledged records, so it may not be
+    elected as an eligible replica). As in Kafka 4.4, a partition where it is only the last known leader (ISR and
+    ELR empty) is not visited: it may still come back as that partition's last-known-leader (unclean) choice."""
+    return [*_changes(image, broker_id, removing=True, adding=False, unclean_shutdown=True, node=node),
+            *_changes(image, broker_id, removing=True, adding=False, unclean_shutdown=True, in_elr=True, node=node)]
 
 
 def replica_dir(p: PartitionRegistration, broker_id: int):

@@ -535,6 +535,7 @@ class Node(RaftIO, QuorumApis):
         if self.replicas is not None:
             await self.replicas.fetchers.close()
             self.replicas.close()
+            self.replicas.mark_clean_shutdown(self.roles.broker_epoch)
         if self.log is not None:
             self.log.close()
             self.log = None

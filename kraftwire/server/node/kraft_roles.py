@@ -100,7 +100,8 @@ class MetadataRoles(Roles):
                  features=[R.Feature(name=name, min_supported_version=low, max_supported_version=high)
                            for name, (low, high) in supported_features().items()],
                  rack=s.config.broker_rack, is_migrating_zk_broker=False,
-                 log_dirs=dirs, previous_broker_epoch=-1)
+                 log_dirs=dirs,
+                 previous_broker_epoch=replicas.previous_broker_epoch if replicas is not None else -1)
         return body, served.versions("BrokerRegistration")[1]
 
     def _heartbeat(self):

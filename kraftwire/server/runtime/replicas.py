@@ -33,6 +33,7 @@ import time
 from typing import Callable
 
 from kraftwire.errors import LogIOError
+from kraftwire.log import clean_shutdown
 from kraftwire.log.meta_properties import read_meta_properties
 from kraftwire.log.partition_log import LogDirCheckpoints, parse_partition_dir
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
@@ -67,6 +68,8 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
         self.by_id: dict[tuple[object, int], Hosted] = {}
         self.roots: dict[str, LogDirCheckpoints] = {}
         self.offline_roots: set[str] = set()
+        #: the epoch the last run closed every directory at (-1: it did not stop cleanly), for BrokerRegistration
+        self.previous_broker_epoch = clean_shutdown.NO_EPOCH
         #: each log directory's ``directory.id`` (meta.properties): registered with the controller, which records
         #: where each replica lives (KIP-858) and is told when a directory goes offline
         self.dir_ids: dict[str, object] = {}
@@ -100,8 +103,11 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
     # ------------------------------------------------------------------------------------------------ start / stop
     def start(self) -> None:
         """Index the partition directories of every log directory and remove interrupted deletions."""
-        for root in self.node.settings.config.all_log_dirs():
-            root = os.path.abspath(root)
+        roots = [os.path.abspath(root) for root in self.node.settings.config.all_log_dirs()]
+        self.previous_broker_epoch = clean_shutdown.previous_epoch(roots)
+        for root in roots:
+            clean_shutdown.clear(root)
+        for root in roots:
             self.roots[root] = LogDirCheckpoints(root)
             meta = read_meta_properties(root)
             if meta is not None and meta.directory_id is not None:
@@ -146,6 +152,18 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
         self._write_checkpoints()  # the directories' checkpoints as the closed logs left them
         self.partitions.clear()
         self.by_id.clear()
+
+    def mark_clean_shutdown(self, broker_epoch: int) -> None:
+        """After ``close``: the clean shutdown marker in every directory (Kafka's LogManager.shutdown), unless the
+        broker never registered or a directory failed (the next start then reports no previous epoch)."""
+        if broker_epoch < 0 or self.offline_roots:
+            return
+        for root in self.roots:
+            try:
+                clean_shutdown.write(root, broker_epoch)
+            except LogIOError as exc:
+                log.error("no clean shutdown marker in %s: %s", root, exc)
+                return
 
     def beat(self, now_ms: int | None = None, *, retain: bool = True) -> None:
         """Propose ISR shrinks for followers that fell behind; write the log directories' offset checkpoints that

@@ -5,8 +5,9 @@ Metadata and DescribeTopicPartitions listing three brokers, leaders and ISRs; De
 (ELECTION_NOT_NEEDED, an unknown partition, PREFERRED_LEADER_NOT_AVAILABLE while the preferred replica's broker is
 down, then the preferred leader back); DescribeLogDirs of one broker's share; and a broker stopped and started again
 (``NodeChange``): the ISRs shrinking and growing back as Metadata shows them on both sides, and acks=all answered
-NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes; a consumer's Fetch
-sent to a follower (KIP-392: refused below v11, served from v11).
+NOT_ENOUGH_REPLICAS where min.insync.replicas=3 while min.insync.replicas=2 still takes writes; the stopped broker
+in the eligible leader replicas (KIP-966) DescribeTopicPartitions shows while it is away; and a consumer's Fetch sent
+to a follower (KIP-392: refused below v11, served from v11).
 
 Topics are placed by explicit assignments wherever an answer names replicas: Kafka's placement starts at a random
 broker, so a topic placed by the controller lists other replicas on each side."""
@@ -79,9 +80,16 @@ def elect(version: int, election: int, *parts: tuple[str, list[int]]) -> Step:
                                                              for n, ps in parts], timeout_ms=10000), version)
 
 
-def describe_partitions(*names: str) -> Step:
+def describe_partitions(*names: str, until=None) -> Step:
     DTP = w.DescribeTopicPartitionsRequest
-    return Step(DTP(topics=[DTP.TopicRequest(name=n) for n in names], response_partition_limit=100, cursor=None), 0)
+    return Step(DTP(topics=[DTP.TopicRequest(name=n) for n in names], response_partition_limit=100, cursor=None), 0,
+                until=until)
+
+
+def eligible(*elr: int):
+    """``until`` for DescribeTopicPartitions: every partition's eligible leader replicas are ``elr``."""
+    return lambda answer: all(t.error_code == 0 and t.partitions and all(
+        sorted(p.eligible_leader_replicas or []) == list(elr) for p in t.partitions) for t in answer.topics)
 
 
 CREATE = {
@@ -116,6 +124,18 @@ BROKER_DOWN = [
         NodeChange("start", 3),
         metadata(A, B, until=in_sync("", 3)),  # and grow back once it caught up
         produce_records(9, (B, 0, records(first=3))),
+    ]),
+    # eligible leader replicas (KIP-966, on at 4.4-IV0): node 3 stopped leaves the ISR of a topic whose
+    # min.insync.replicas is its replication factor, so it joins the ELR; back and caught up, the ISR is whole
+    # again and the ELR empty
+    ("DescribeTopicPartitions", 0, "elr-after-a-broker-stops", [
+        *placed(B, (0, [1, 2, 3]), configs=[("min.insync.replicas", "3")]),
+        NodeChange("stop", 3),
+        metadata(B, until=without(3, in_sync(B, 2))),
+        describe_partitions(B, until=eligible(3)),
+        NodeChange("start", 3),
+        metadata(B, until=in_sync(B, 3)),
+        describe_partitions(B, until=eligible()),
     ]),
     ("ElectLeaders", 2, "preferred-leader-down", [
         *placed(A, (0, [3, 1, 2])),
