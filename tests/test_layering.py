@@ -22,6 +22,7 @@ LAYERS: dict[str, int] = {
     "error_codes": 0,
     "ids": 0,
     "config": 0,
+    "properties": 0,
     "kafka_configs": 0,
     "java_order": 0,
     "re2j": 0,

@@ -62,6 +62,7 @@ from kraftwire.server.edge.forward_links import ForwardLinks
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
+from kraftwire.server.node import gauges
 from kraftwire.server.node.kraft_roles import MetadataRoles
 from kraftwire.server.node.raft_io import RaftIO
 from kraftwire.server.node.settings import NodeSettings, Voter
@@ -93,7 +94,7 @@ class Node(RaftIO, QuorumApis):
         self.listen_sockets = dict(listen_sockets or {})
         self.raft_listeners = list(listeners)
         self.metrics = Registry()
-        self.metrics.refresh = self._refresh_metrics
+        self.metrics.refresh = lambda: gauges.refresh(self)
         self.dispatcher = Dispatcher(self.metrics)
         self._inbound: dict[int, tuple] = {}
         self._ids = itertools.count(1)
@@ -468,32 +469,6 @@ class Node(RaftIO, QuorumApis):
     def render_metrics(self) -> str:
         """What the metrics endpoint serves (Prometheus text format)."""
         return self.metrics.render()
-
-    def _refresh_metrics(self) -> None:
-        """The state gauges, set from the node before every collection (on the event loop's thread)."""
-        reg = self.metrics
-        if self.raft is not None and self.log is not None:
-            for name in ("Unattached", "Prospective", "Candidate", "Voted", "Follower", "Leader", "Resigned"):
-                reg.set("raft_state", 1.0 if self.raft.state_name == name else 0.0, "current Raft state", state=name)
-            reg.set("raft_epoch", self.raft.epoch, "current epoch")
-            reg.set("raft_leader_id", self.raft.quorum.leader_id, "current leader id (-1: unknown)")
-            reg.set("raft_high_watermark", self.log.high_watermark(), "high watermark")
-            reg.set("raft_log_end_offset", self.log.end_offset(), "log end offset")
-            reg.set("raft_log_start_offset", self.log.start_offset(), "log start offset")
-            if self.driver is not None:
-                reg.set("raft_flushes", self.driver.flushes, "log flushes (fsync) completed")
-                reg.set("raft_flushes_inline", self.driver.flushes_inline,
-                        "log flushes run on the event loop thread (the disk was quick)")
-                reg.set("raft_flush_ms_average", round(self.driver.flush_ms_average, 3),
-                        "moving average of a log flush in milliseconds")
-            for key, value in self.raft.counters.items():
-                reg.set("raft_core_events", value, "Raft core counters", event=key)
-        if self.partition_apis is not None:  # Kafka's FetchSessionCache gauges and eviction count
-            sessions = self.partition_apis.sessions
-            reg.set("fetch_sessions", sessions.size, "incremental fetch sessions kept (NumIncrementalFetchSessions)")
-            reg.set("fetch_session_partitions", sessions.total_partitions,
-                    "partitions in the fetch sessions (NumIncrementalFetchPartitionsCached)")
-            reg.set("fetch_session_evictions", sessions.evictions, "fetch sessions evicted")
 
     # ================================================================================================================
     # shutdown
