@@ -19,6 +19,7 @@ from kraftwire.config import METADATA_TOPIC
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
+from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.fetch_apis import FetchApis
 from kraftwire.server.apis.log_dir_apis import LogDirApis
 from kraftwire.server.apis.marker_apis import MarkerApis
@@ -40,6 +41,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
+        self.quotas = QuotaEdge(metadata)  # client quotas (KIP-13/KIP-219)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
         self.marker_listeners: list = []

@@ -28,6 +28,7 @@ from kraftwire.replica import produce_answer
 from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
+from kraftwire.server.apis.client_quotas import mute
 from kraftwire.server.apis.group_apis import internal_topic_error
 
 log = logging.getLogger("kraftwire.partitions")
@@ -103,15 +104,16 @@ class ProduceApis:
         if acks == 0:
             if any(pr.error_code for _, _, pr in answered):  # Kafka: the producer learns of it by the close
                 conn.close()
+            else:
+                mute(conn, self.quotas.produce(request, conn))
             return
         topics = [R.TopicProduceResponse(name=name, partition_responses=parts)
                   for name, parts in produce_answer.ordered(answered)]
         resp = R(responses=topics, throttle_time_ms=0)
         if hints and version >= 10:
             resp.node_endpoints = self._node_endpoints(R, hints, conn)
-        cid = request.header.correlation_id
         if not waiting:
-            conn.send_response(resp, version, cid)
+            self._answer_produce(request, conn, resp)
             return
         left = [len(waiting)]
 
@@ -122,10 +124,16 @@ class ProduceApis:
                 pr.error_code, pr.base_offset = error, -1
             left[0] -= 1
             if left[0] == 0:
-                conn.send_response(resp, version, cid)
+                self._answer_produce(request, conn, resp)
 
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
+
+    def _answer_produce(self, request, conn, resp) -> None:
+        """Send a Produce answer with the throttle time its producer_byte_rate quota gives, then mute (KIP-219)."""
+        resp.throttle_time_ms = throttle = self.quotas.produce(request, conn)
+        conn.send_response(resp, request.version, request.header.correlation_id)
+        mute(conn, throttle)
 
     def _refuse_produce(self, request, conn, error: tuple[int, str]) -> None:
         """Every partition of a Produce gets ``error``; with acks=0 (no answer to carry it) the connection is closed,
