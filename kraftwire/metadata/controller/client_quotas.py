@@ -16,7 +16,8 @@ AlterClientQuotas, entity by entity, in request order (Kafka's messages, all INV
   lookups, so only IP literals pass);
 * per key set (removals are not checked and a removal of an absent key writes nothing): a key the entity's types do
   not have (users and clients: producer_byte_rate, consumer_byte_rate (longs), request_percentage,
-  controller_mutation_rate (doubles); IPs: connection_creation_rate (an int)); a value at or below 0; an integral key
+  controller_mutation_rate (doubles); IPs: connection_creation_rate (an int)); NaN or an infinity (Kafka 4.4's
+  ``must be a finite number``); a value at or below 0; an integral key
   with a value above its type's largest or with a fraction. The first bad key (in the order Kafka's map of the ops
   iterates) refuses the entity and none of its records are written;
 * a value equal to the one held writes no record.
@@ -187,6 +188,8 @@ def _check_value(valid_keys: Mapping[str, str], key: str, value: float) -> None:
     kind = valid_keys.get(key)
     if kind is None:
         raise _Refused(INVALID_REQUEST, f"Invalid configuration key {key}")
+    if not math.isfinite(value):
+        raise _Refused(INVALID_REQUEST, f"Quota {key} must be a finite number")
     if value <= 0.0:
         raise _Refused(INVALID_REQUEST, f"Quota {key} must be greater than 0")
     if kind == "DOUBLE":
@@ -194,7 +197,7 @@ def _check_value(valid_keys: Mapping[str, str], key: str, value: float) -> None:
     largest, article = _LARGEST[kind]
     if value > largest:
         raise _Refused(INVALID_REQUEST, f"Proposed value for {key} is too large for {article}.")
-    if abs(math.fmod(value, 1.0)) > 1e-6:  # Java's % on doubles; NaN passes as in Kafka
+    if abs(math.fmod(value, 1.0)) > 1e-6:  # Java's % on doubles
         raise _Refused(INVALID_REQUEST, f"{key} cannot be a fractional value.")
 
 
