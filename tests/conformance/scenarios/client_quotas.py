@@ -24,9 +24,13 @@ def alter(version: int, *entries: AQ.EntryData, validate_only: bool = False) -> 
     return Step(AQ(entries=list(entries), validate_only=validate_only), version)
 
 
-def describe(version: int, *components: tuple[str, int, str | None], strict: bool = False) -> Step:
+def describe(version: int, *components: tuple[str, int, str | None], strict: bool = False,
+             settled: int | None = None) -> Step:
+    """DescribeClientQuotas; ``settled``: after an alteration, repeated until it lists that many entities (a broker
+    answers from its metadata image, which follows the controller's commit a moment later, Kafka's as kraftwire's)."""
+    until = None if settled is None else (lambda answer: len(answer.entries or []) == settled)
     return Step(DQ(components=[DQ.ComponentData(entity_type=t, match_type=mt, match=m) for t, mt, m in components],
-                   strict=strict), version)
+                   strict=strict), version, until=until)
 
 
 def _alter_cases(v: int) -> dict[str, list[Step]]:
@@ -35,20 +39,22 @@ def _alter_cases(v: int) -> dict[str, list[Step]]:
     return {
         "set-change-remove": [
             alter(v, entry([u], ("producer_byte_rate", 1024.0), ("consumer_byte_rate", 2048.0))),
-            describe(d, ("user", EXACT, USER)),
+            describe(d, ("user", EXACT, USER), settled=1),
             alter(v, entry([u], ("producer_byte_rate", 4096.0), ("consumer_byte_rate", 2048.0),
                            ("request_percentage", 12.5))),
-            describe(d, ("user", EXACT, USER)),
+            Step(DQ(components=[DQ.ComponentData(entity_type="user", match_type=EXACT, match=USER)], strict=False), d,
+                 until=lambda answer: len(answer.entries) == 1 and len(answer.entries[0].values) == 3),
             alter(v, entry([u], ("producer_byte_rate", None), ("controller_mutation_rate", None))),
-            describe(d, ("user", EXACT, USER)),
+            Step(DQ(components=[DQ.ComponentData(entity_type="user", match_type=EXACT, match=USER)], strict=False), d,
+                 until=lambda answer: len(answer.entries) == 1 and len(answer.entries[0].values) == 2),
             alter(v, entry([u], ("consumer_byte_rate", None), ("request_percentage", None))),
-            describe(d, ("user", EXACT, USER)),
+            describe(d, ("user", EXACT, USER), settled=0),
         ],
         "user-and-client": [
             alter(v, entry([u, c], ("producer_byte_rate", 100.0)), entry([c], ("request_percentage", 200.0)),
                   entry([u], ("controller_mutation_rate", 0.5)), entry([("user", USER + "2")],
                                                                         ("consumer_byte_rate", 5.0))),
-            describe(d, ("user", EXACT, USER)),
+            describe(d, ("user", EXACT, USER), settled=2),
             describe(d, ("user", EXACT, USER), strict=True),
             describe(d, ("user", EXACT, USER), ("client-id", ANY, None)),
             describe(d, ("client-id", EXACT, CLIENT)),
@@ -56,7 +62,7 @@ def _alter_cases(v: int) -> dict[str, list[Step]]:
             alter(v, entry([u, c], ("producer_byte_rate", None)), entry([c], ("request_percentage", None)),
                   entry([u], ("controller_mutation_rate", None)), entry([("user", USER + "2")],
                                                                          ("consumer_byte_rate", None))),
-            describe(d, ("user", EXACT, USER)),
+            describe(d, ("user", EXACT, USER), settled=0),
         ],
         "validate-only": [
             alter(v, entry([u], ("producer_byte_rate", 1024.0)), validate_only=True),
@@ -65,19 +71,21 @@ def _alter_cases(v: int) -> dict[str, list[Step]]:
         ],
         "ip": [
             alter(v, entry([("ip", "127.0.0.7")], ("connection_creation_rate", 10.0))),
-            describe(d, ("ip", EXACT, "127.0.0.7")),
+            describe(d, ("ip", EXACT, "127.0.0.7"), settled=1),
             alter(v, entry([("ip", "127.0.0.7")], ("connection_creation_rate", 2.0 ** 31))),
             alter(v, entry([("ip", "127.0.0.7")], ("connection_creation_rate", 1.25))),
             alter(v, entry([("ip", "127.0.0.7")], ("producer_byte_rate", 1.0))),
             alter(v, entry([("ip", "127.0.0.7")], ("connection_creation_rate", None))),
-            describe(d, ("ip", EXACT, "127.0.0.7")),
+            describe(d, ("ip", EXACT, "127.0.0.7"), settled=0),
         ],
         "bad-values": [
             alter(v, entry([u], ("producer_byte_rate", 0.0)), entry([c], ("consumer_byte_rate", -1.0)),
                   entry([("user", USER + "2")], ("producer_byte_rate", 10.5)),
                   entry([("user", USER + "3")], ("producer_byte_rate", 1e20)),
                   entry([("client-id", CLIENT + "2")], ("no_such_quota", 1.0)),
-                  entry([("client-id", CLIENT + "3")], ("connection_creation_rate", 1.0))),
+                  entry([("client-id", CLIENT + "3")], ("connection_creation_rate", 1.0)),
+                  entry([("user", USER + "4")], ("request_percentage", float("nan"))),
+                  entry([("user", USER + "5")], ("producer_byte_rate", float("inf")))),
             describe(d, ("user", EXACT, USER)),
         ],
         "bad-entities": [
@@ -88,21 +96,22 @@ def _alter_cases(v: int) -> dict[str, list[Step]]:
         "duplicates": [
             alter(v, entry([u], ("producer_byte_rate", 1.0), ("producer_byte_rate", 2.0)),
                   entry([c], ("consumer_byte_rate", 3.0)), entry([c], ("consumer_byte_rate", 4.0))),
-            describe(d, ("client-id", EXACT, CLIENT)),
+            describe(d, ("client-id", EXACT, CLIENT), settled=1),
             alter(v, entry([c], ("consumer_byte_rate", None))),
+            describe(d, ("client-id", EXACT, CLIENT), settled=0),
         ],
         "default-entities": [
             alter(v, entry([("user", None)], ("producer_byte_rate", 1e9)),
                   entry([("user", None), ("client-id", None)], ("consumer_byte_rate", 2e9)),
                   entry([u, ("client-id", None)], ("request_percentage", 300.0))),
-            describe(d, ("user", DEFAULT, None)),
+            describe(d, ("user", DEFAULT, None), settled=2),
             describe(d, ("user", DEFAULT, None), strict=True),
             describe(d, ("user", DEFAULT, None), ("client-id", DEFAULT, None)),
             describe(d, ("user", EXACT, USER), ("client-id", DEFAULT, None)),
             alter(v, entry([("user", None)], ("producer_byte_rate", None)),
                   entry([("user", None), ("client-id", None)], ("consumer_byte_rate", None)),
                   entry([u, ("client-id", None)], ("request_percentage", None))),
-            describe(d, ("user", DEFAULT, None)),
+            describe(d, ("user", DEFAULT, None), settled=0),
         ],
     }
 
