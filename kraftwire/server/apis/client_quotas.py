@@ -4,7 +4,8 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
 
 * Produce: the request body's size against ``producer_byte_rate``, when the answer is sent (after an acks=-1 wait;
   an acks=0 request has no answer and is throttled by the mute alone).
-* Fetch from a consumer: the size of the answer against ``consumer_byte_rate``; the answer's size is capped at the
+* Fetch from a consumer: the record bytes of the answer against ``consumer_byte_rate`` (Kafka counts the whole
+  encoded answer; the records are nearly all of it); the answer's size is capped at the
   most one quota window allows (``max_value_in_window``) so a consumer is never throttled for sure. A throttled
   consumer is answered without records (its bytes are taken back), as Kafka answers it. Replica fetches from other
   brokers are not client traffic and are not counted.

@@ -19,6 +19,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
@@ -29,6 +30,7 @@ from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.apis.client_quotas import mute
 from kraftwire.server.runtime.replicas import Hosted
 
 log = logging.getLogger("kraftwire.partitions")
@@ -38,13 +40,15 @@ REGION_MIN_BYTES = 64 * 1024
 
 class _CheckedFetch:
     """A consumer Fetch with the topics its principal may not read (``denied``): they are answered
-    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later."""
+    TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later; and the most bytes its
+    consumer_byte_rate quota lets one answer carry (``quota_bytes``, Kafka's getMaxValueInQuotaWindow)."""
 
-    __slots__ = ("header", "api", "version", "body", "denied")
+    __slots__ = ("header", "api", "version", "body", "size", "denied", "quota_bytes")
 
-    def __init__(self, request, denied: frozenset[str]) -> None:
+    def __init__(self, request, denied: frozenset[str], quota_bytes: int | None = None) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
-        self.denied = denied
+        self.size = getattr(request, "size", 0)
+        self.denied, self.quota_bytes = denied, quota_bytes
 
 
 def _take(pd, records, limits: FetchLimits, limit: int) -> int:
@@ -135,7 +139,9 @@ class FetchApis:
         body, version = request.body, request.version
         R = w.FetchResponse
         image = self.md.image
-        limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
+        quota_bytes = getattr(request, "quota_bytes", None)
+        limits = FetchLimits(body.max_bytes if quota_bytes is None else min(body.max_bytes, quota_bytes),
+                             body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, answered, watched = 0, False, set(), [], []
         denied = getattr(request, "denied", ())
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
@@ -268,16 +274,32 @@ class FetchApis:
 
     def fetch(self, request, conn) -> None:
         access = self.node.authorizer
+        consumer = fetch_answer.fetching_replica(request.body, request.version)[0] < 0
+        denied: frozenset[str] = frozenset()
         if access is not None:  # a consumer's fetch (a replica's was checked at the gate): READ on each topic
             names = self._fetch_topic_names(request)
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
-            if denied:
-                request = _CheckedFetch(request, denied)
+        quota = self.quotas.fetch_limit(request, conn) if consumer else math.inf
+        if denied or quota != math.inf:
+            request = _CheckedFetch(request, denied, None if quota == math.inf else min(int(quota), 2**31 - 1))
         resp, ready, keys, watch = self._fetch_answer(request)
         if (request.version >= fetch_answer.LEADER_HINTS_SINCE
                 and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
             resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
         self.purgatory.respond(request, conn, resp, ready, keys, watch)
+
+    def _send_fetch(self, request, conn, resp) -> None:
+        """Send a Fetch answer; a consumer's goes with the throttle time of its consumer_byte_rate quota, and a
+        throttled one without records (Kafka answers it empty and takes its bytes back), then the connection is
+        muted that long (KIP-219)."""
+        throttle = 0
+        if fetch_answer.fetching_replica(request.body, request.version)[0] < 0:
+            size = sum(len(p.records or b"") for t in resp.responses for p in t.partitions)
+            throttle = self.quotas.fetch(request, conn, size)
+            if throttle > 0:
+                resp = w.FetchResponse(throttle_time_ms=throttle, error_code=ec.NONE, session_id=0, responses=[])
+        conn.send_response(resp, request.version, request.header.correlation_id)
+        mute(conn, throttle)
 
     def _fetch_topic_names(self, request) -> set[str]:
         if request.version < 13:

@@ -38,7 +38,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready)
+        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready, self._send_fetch)
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         self.quotas = QuotaEdge(metadata)  # client quotas (KIP-13/KIP-219)

@@ -2,6 +2,9 @@
 MaxWaitMs passes, then is answered exactly once. Shared by the test server's consumer fetch and a broker's
 partition fetches; each supplies ``answer(request) -> (response, ready)`` and says when to look again (``wake``).
 
+A supplier may pass ``send(request, conn, response)`` to send the answers itself (a broker applies a consumer's
+fetch quota as the answer goes out); by default ``conn.send_response``.
+
 A supplier that can tell readiness without building the answer (a broker: ``kraftwire.replica.fetch_readiness``)
 also passes ``ready(request, watch) -> bool``, and parks each fetch with its ``watch``: a wake then asks that cheap
 check and builds the answer only when it says yes, as Kafka's ``DelayedFetch.tryComplete`` does.
@@ -24,9 +27,12 @@ class _Parked:
 
 class FetchPurgatory:
     def __init__(self, answer: Callable[[object], tuple[object, bool]],
-                 ready: Callable[[object, object], bool] | None = None) -> None:
+                 ready: Callable[[object, object], bool] | None = None,
+                 send: Callable[[object, object, object], None] | None = None) -> None:
         self.answer = answer
         self.ready = ready
+        self.send = send or (lambda request, conn, response: conn.send_response(
+            response, request.version, request.header.correlation_id))
         self.parked: list[_Parked] = []
 
     def respond(self, request, conn, response, ready: bool, keys=None, watch=None) -> None:
@@ -35,7 +41,7 @@ class FetchPurgatory:
         are given) or its MaxWaitMs passes."""
         body = request.body
         if ready or body.max_wait_ms <= 0:
-            conn.send_response(response, request.version, request.header.correlation_id)
+            self.send(request, conn, response)
             return
         parked = _Parked(request, conn, keys, watch)
         parked.timer = asyncio.get_running_loop().call_later(body.max_wait_ms / 1000.0, self._expire, parked)
@@ -72,7 +78,7 @@ class FetchPurgatory:
             parked.timer.cancel()
         if response is None:
             response, _ = self.answer(parked.request)
-        parked.conn.send_response(response, parked.request.version, parked.request.header.correlation_id)
+        self.send(parked.request, parked.conn, response)
 
     def _expire(self, parked: _Parked) -> None:
         parked.timer = None
