@@ -4,6 +4,10 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
 
 * Produce: the request body's size against ``producer_byte_rate``, when the answer is sent (after an acks=-1 wait;
   an acks=0 request has no answer and is throttled by the mute alone).
+* Request time (``request_percentage``, Produce and Fetch): the time the node spent handling the request (its
+  synchronous part on the event loop, where Kafka counts its request handler thread's time) as a percentage of one
+  thread over a second; the answer carries the larger of the two throttle times, as Kafka's does. An acks=0 Produce
+  is not counted.
 * Fetch from a consumer: the record bytes of the answer against ``consumer_byte_rate`` (Kafka counts the whole
   encoded answer; the records are nearly all of it); the answer's size is capped at the
   most one quota window allows (``max_value_in_window``) so a consumer is never throttled for sure. A throttled
@@ -18,7 +22,7 @@ from __future__ import annotations
 
 import time
 
-from kraftwire.replica.quotas import ClientQuotas
+from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas
 from kraftwire.security.principal import ANONYMOUS
 
 
@@ -30,6 +34,11 @@ def user_of(conn) -> str:
 
 def now_ms() -> int:
     return int(time.monotonic() * 1000)
+
+
+def busy_since(started_ns: int) -> int:
+    """Nanoseconds of handling since ``started_ns`` (a ``time.perf_counter_ns()`` reading)."""
+    return time.perf_counter_ns() - started_ns
 
 
 def mute(conn, throttle_ms: int) -> None:
@@ -52,15 +61,21 @@ class QuotaEdge:
         return self.managers.produce.record(self._quotas(), user_of(conn), request.header.client_id or "",
                                             request.size, now_ms())
 
+    def request_time(self, request, conn, busy_ns: int) -> int:
+        """Record ``busy_ns`` of handling against request_percentage; its throttle time in ms."""
+        return self.managers.request.record(self._quotas(), user_of(conn), request.header.client_id or "",
+                                            busy_ns * NANOS_TO_PERCENTAGE, now_ms())
+
     def fetch_limit(self, request, conn) -> float:
         """The most bytes a consumer's Fetch may answer without a certain throttle."""
         return self.managers.fetch.max_value_in_window(self._quotas(), user_of(conn), request.header.client_id or "")
 
-    def fetch(self, request, conn, size: int) -> int:
-        """Record a consumer Fetch answer of ``size`` bytes; its throttle time in ms (a throttled answer's bytes are
-        taken back: it goes without records)."""
+    def fetch(self, request, conn, size: int, busy_ns: int) -> int:
+        """Record a consumer Fetch answer of ``size`` bytes and ``busy_ns`` of handling; the larger throttle time in
+        ms. A throttled answer goes without records, so its bytes are taken back, whichever quota throttled it."""
         quotas, user, client, now = self._quotas(), user_of(conn), request.header.client_id or "", now_ms()
-        throttle = self.managers.fetch.record(quotas, user, client, size, now)
+        throttle = max(self.request_time(request, conn, busy_ns),
+                       self.managers.fetch.record(quotas, user, client, size, now))
         if throttle > 0:
             self.managers.fetch.unrecord(quotas, user, client, size, now)
         return throttle

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import logging
 import math
+import time
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
@@ -30,7 +31,7 @@ from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.security.authorizer import AclOperation as Op
-from kraftwire.server.apis.client_quotas import mute
+from kraftwire.server.apis.client_quotas import busy_since, mute
 from kraftwire.server.runtime.replicas import Hosted
 
 log = logging.getLogger("kraftwire.partitions")
@@ -43,12 +44,14 @@ class _CheckedFetch:
     TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later; and the most bytes its
     consumer_byte_rate quota lets one answer carry (``quota_bytes``, Kafka's getMaxValueInQuotaWindow)."""
 
-    __slots__ = ("header", "api", "version", "body", "size", "denied", "quota_bytes")
+    __slots__ = ("header", "api", "version", "body", "size", "denied", "quota_bytes", "busy_ns")
 
     def __init__(self, request, denied: frozenset[str], quota_bytes: int | None = None) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
         self.size = getattr(request, "size", 0)
         self.denied, self.quota_bytes = denied, quota_bytes
+        #: the time handling it took (request_percentage), known once its first answer is built
+        self.busy_ns = 0
 
 
 def _take(pd, records, limits: FetchLimits, limit: int) -> int:
@@ -273,6 +276,7 @@ class FetchApis:
                             lg.bytes_between)
 
     def fetch(self, request, conn) -> None:
+        started = time.perf_counter_ns()
         access = self.node.authorizer
         consumer = fetch_answer.fetching_replica(request.body, request.version)[0] < 0
         denied: frozenset[str] = frozenset()
@@ -280,23 +284,27 @@ class FetchApis:
             names = self._fetch_topic_names(request)
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
         quota = self.quotas.fetch_limit(request, conn) if consumer else math.inf
-        if denied or quota != math.inf:
+        if consumer:
             request = _CheckedFetch(request, denied, None if quota == math.inf else min(int(quota), 2**31 - 1))
+        elif denied:
+            request = _CheckedFetch(request, denied)
         resp, ready, keys, watch = self._fetch_answer(request)
+        if consumer:
+            request.busy_ns = busy_since(started)
         if (request.version >= fetch_answer.LEADER_HINTS_SINCE
                 and fetch_answer.fetching_replica(request.body, request.version)[0] < 0):
             resp.node_endpoints = self._node_endpoints(w.FetchResponse, fetch_answer.hinted_leaders(resp), conn)
         self.purgatory.respond(request, conn, resp, ready, keys, watch)
 
     def _send_fetch(self, request, conn, resp) -> None:
-        """Send a Fetch answer; a consumer's goes with the throttle time of its consumer_byte_rate quota, and a
-        throttled one without records (Kafka answers it empty and takes its bytes back), then the connection is
-        muted that long (KIP-219)."""
+        """Send a Fetch answer; a consumer's goes with the larger throttle time of its consumer_byte_rate and
+        request_percentage quotas, and a throttled one without records (Kafka answers it empty and takes its bytes
+        back), then the connection is muted that long (KIP-219)."""
         throttle = 0
         if fetch_answer.fetching_replica(request.body, request.version)[0] < 0:
             size = sum(len(p.records or b"") for t in resp.responses for p in t.partitions)
-            throttle = self.quotas.fetch(request, conn, size)
-            if throttle > 0:
+            throttle = self.quotas.fetch(request, conn, size, getattr(request, "busy_ns", 0))
+            if throttle > 0:  # Kafka answers a throttled consumer without records, whichever quota it is over
                 resp = w.FetchResponse(throttle_time_ms=throttle, error_code=ec.NONE, session_id=0, responses=[])
         conn.send_response(resp, request.version, request.header.correlation_id)
         mute(conn, throttle)
