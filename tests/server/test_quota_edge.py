@@ -37,3 +37,14 @@ def test_no_quota_no_throttle():
     assert edge.fetch(_request("c"), conn, 10**9, 10**9) == 0
     assert edge.request_time(_request("c"), conn, 10**12) == 0
     assert edge.fetch_limit(_request("c"), conn) == float("inf")
+
+
+def test_the_window_comes_from_the_nodes_config():
+    """quota.window.num and quota.window.size.seconds reach every manager (4 x 2 s: one span is 3 windows, 6 s)."""
+    config = SimpleNamespace(quota_window_num=4, quota_window_size_seconds=2)
+    edge = glue.QuotaEdge(SimpleNamespace(image=SimpleNamespace(client_quotas={})), config)
+    for manager in (edge.managers.produce, edge.managers.fetch, edge.managers.request):
+        assert (manager.samples, manager.window_ms) == (4, 2000)
+    assert edge.managers.request.max_throttle_ms == 2000
+    quotas = {(("user", None),): {"consumer_byte_rate": 10.0}}
+    assert edge.managers.fetch.max_value_in_window(quotas, "u", "c") == 60

@@ -49,9 +49,12 @@ def mute(conn, throttle_ms: int) -> None:
 
 
 class QuotaEdge:
-    def __init__(self, metadata) -> None:
+    """``config``: the node's (``quota.window.num``, ``quota.window.size.seconds``)."""
+
+    def __init__(self, metadata, config=None) -> None:
         self.md = metadata
-        self.managers = ClientQuotas.create()
+        self.managers = ClientQuotas.create() if config is None else ClientQuotas.create(
+            config.quota_window_num, config.quota_window_size_seconds)
 
     def _quotas(self):
         return self.md.image.client_quotas

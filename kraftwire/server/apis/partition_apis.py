@@ -41,7 +41,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready, self._send_fetch)
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
-        self.quotas = QuotaEdge(metadata)  # client quotas (KIP-13/KIP-219)
+        self.quotas = QuotaEdge(metadata, node.settings.config)  # client quotas (KIP-13/KIP-219)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
         self.marker_listeners: list = []
