@@ -31,7 +31,9 @@ from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.security.authorizer import AclOperation as Op
-from kraftwire.server.apis.client_quotas import busy_since, mute
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
+from kraftwire.replica import replication_quota as rq
+from kraftwire.server.apis.client_quotas import busy_since, mute, now_ms
 from kraftwire.server.runtime.replicas import Hosted
 
 log = logging.getLogger("kraftwire.partitions")
@@ -236,7 +238,7 @@ class FetchApis:
         self.replicas.replica_fetched(hp, replica, offset, broker_epoch)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         limit = limits.limit(p.partition_max_bytes)
-        if offset >= end or not limits.may_read(limit):
+        if offset >= end or not limits.may_read(limit) or self._held_back(hp, replica):
             return 0
         try:
             return self._read(pd, lg, offset, limit, end, Isolation.UNCOMMITTED, limits)
@@ -244,6 +246,39 @@ class FetchApis:
             log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
+
+    # ------------------------------------------------------------------------------------------------ throttles
+    def _leader_rate(self) -> int | None:
+        """This broker's leader.replication.throttled.rate (None: not set)."""
+        return rq.parse_rate(self.replicas.broker_configs().value(rq.LEADER_RATE))
+
+    def _throttled(self, topic: str, partition: int) -> bool:
+        """Whether the topic's leader.replication.throttled.replicas lists this broker's replica of ``partition``."""
+        configs = self.md.image.configs.get((TOPIC_RESOURCE, topic), {})
+        listed = rq.throttled_partitions(configs.get(rq.LEADER_REPLICAS), self.node.settings.node_id)
+        return rq.is_throttled(listed, partition)
+
+    def _held_back(self, hp: Hosted, replica: int) -> bool:
+        """KIP-73 on the leader: a follower outside the ISR reads nothing of a throttled partition while this
+        broker's throttled bytes are over its leader.replication.throttled.rate (``replica.replication_quota``)."""
+        bound = self._leader_rate()
+        if bound is None or not self._throttled(hp.topic, hp.index):
+            return False
+        return rq.leader_throttles(replica in hp.state.isr, True, self.replication.exceeded(bound, now_ms()))
+
+    def _record_replication(self, resp) -> None:
+        """Record the record bytes a follower fetch answer carries for throttled partitions (Kafka's
+        sizeOfThrottledPartitions, then ``quotas.leader.record``)."""
+        if self._leader_rate() is None:
+            return
+        topics = self.md.image.topics
+        size = 0
+        for t in resp.responses:
+            name = t.topic or (topics[t.topic_id].name if t.topic_id in topics else None)
+            if name is None:
+                continue
+            size += sum(len(p.records or b"") for p in t.partitions if self._throttled(name, p.partition_index))
+        self.replication.record(size, now_ms())
 
     def _ready_answer(self, request):
         resp, ready, _, _ = self._fetch_answer(request)
@@ -297,11 +332,14 @@ class FetchApis:
         self.purgatory.respond(request, conn, resp, ready, keys, watch)
 
     def _send_fetch(self, request, conn, resp) -> None:
-        """Send a Fetch answer; a consumer's goes with the larger throttle time of its consumer_byte_rate and
-        request_percentage quotas, and a throttled one without records (Kafka answers it empty and takes its bytes
-        back), then the connection is muted that long (KIP-219)."""
+        """Send a Fetch answer. A follower's throttled bytes are recorded against leader.replication.throttled.rate.
+        A consumer's goes with the larger throttle time of its consumer_byte_rate and request_percentage quotas, and
+        a throttled one without records (Kafka answers it empty and takes its bytes back), then the connection is
+        muted that long (KIP-219)."""
         throttle = 0
-        if fetch_answer.fetching_replica(request.body, request.version)[0] < 0:
+        if fetch_answer.fetching_replica(request.body, request.version)[0] >= 0:
+            self._record_replication(resp)
+        else:
             size = sum(len(p.records or b"") for t in resp.responses for p in t.partitions)
             throttle = self.quotas.fetch(request, conn, size, getattr(request, "busy_ns", 0))
             if throttle > 0:  # Kafka answers a throttled consumer without records, whichever quota it is over

@@ -19,6 +19,7 @@ from kraftwire.config import METADATA_TOPIC
 from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
+from kraftwire.replica.replication_quota import ReplicationQuota
 from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.fetch_apis import FetchApis
 from kraftwire.server.apis.log_dir_apis import LogDirApis
@@ -42,6 +43,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
         self.quotas = QuotaEdge(metadata, node.settings.config)  # client quotas (KIP-13/KIP-219)
+        self.replication = ReplicationQuota()  # leader.replication.throttled.rate (KIP-73)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
         self.marker_listeners: list = []
