@@ -1,11 +1,14 @@
-"""Replication throttles on the leader (Kafka's ReplicationQuotaManager, KIP-73), pure.
+"""Replication throttles (Kafka's ReplicationQuotaManager, KIP-73), pure; one per direction on each broker.
 
-A broker's ``leader.replication.throttled.rate`` (bytes per second; a dynamic broker config, this broker's value or
-the cluster-wide default) bounds what it sends to followers of *throttled* replicas: those a topic's
-``leader.replication.throttled.replicas`` lists for this broker (``partition:broker,...``, or ``*`` for all).
-A follower fetch reads nothing from a throttled partition while the rate is over the bound, unless the follower is
-in the ISR (Kafka's ``shouldLeaderThrottle``: a caught-up replica is never held back); the bytes sent for throttled
-partitions are recorded. The rate is Kafka's ``SimpleRate``: like a client quota's, but measured over the time since
+* Leader: a broker's ``leader.replication.throttled.rate`` (bytes per second; a dynamic broker config, this broker's
+  value or the cluster-wide default) bounds what it sends to followers of *throttled* replicas: those a topic's
+  ``leader.replication.throttled.replicas`` lists for this broker (``partition:broker,...``, or ``*`` for all). A
+  follower fetch reads nothing from a throttled partition while the rate is over the bound, unless the follower is
+  in the ISR (Kafka's ``shouldLeaderThrottle``: a caught-up replica is never held back); the bytes sent for
+  throttled partitions are recorded.
+* Follower: ``follower.replication.throttled.rate`` with ``follower.replication.throttled.replicas``: a broker
+  leaves its throttled partitions out of its fetch requests while over the bound, unless it is in their ISR
+  (``shouldFollowerThrottle``), and records the bytes it receives for them. The rate is Kafka's ``SimpleRate``: like a client quota's, but measured over the time since
 the oldest sample started, at least one window (``replication.quota.window.num`` 11 of
 ``replication.quota.window.size.seconds`` 1), and checked without recording (``isQuotaExceeded``).
 
@@ -79,7 +82,7 @@ class ReplicationQuota:
             self.total_bytes += size
 
 
-def leader_throttles(in_sync: bool, throttled: bool, exceeded: bool) -> bool:
-    """Kafka's ``shouldLeaderThrottle``: hold back a follower's read of a throttled partition while over the
-    bound, unless the follower is in the ISR."""
+def holds_back(in_sync: bool, throttled: bool, exceeded: bool) -> bool:
+    """Kafka's ``shouldLeaderThrottle`` and ``shouldFollowerThrottle``: hold back a follower's read of a throttled
+    partition while over the bound, unless the follower is in the ISR."""
     return not in_sync and throttled and exceeded

@@ -40,11 +40,11 @@ def test_simple_rate_window_is_at_least_one_window():
     assert rate.window_size_ms(500) == 1000 and rate.window_size_ms(4000) == 4000
 
 
-def test_leader_throttles_out_of_sync_throttled_replicas_over_the_bound():
-    assert rq.leader_throttles(in_sync=False, throttled=True, exceeded=True)
-    assert not rq.leader_throttles(in_sync=True, throttled=True, exceeded=True)
-    assert not rq.leader_throttles(in_sync=False, throttled=False, exceeded=True)
-    assert not rq.leader_throttles(in_sync=False, throttled=True, exceeded=False)
+def test_holds_back_out_of_sync_throttled_replicas_over_the_bound():
+    assert rq.holds_back(in_sync=False, throttled=True, exceeded=True)
+    assert not rq.holds_back(in_sync=True, throttled=True, exceeded=True)
+    assert not rq.holds_back(in_sync=False, throttled=False, exceeded=True)
+    assert not rq.holds_back(in_sync=False, throttled=True, exceeded=False)
 
 
 def test_parse_rate():

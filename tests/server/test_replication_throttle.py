@@ -56,3 +56,27 @@ def test_all_replicas_throttled_with_a_star():
     apis = _apis("10", "*")
     apis._record_replication(_answer((3, 100)))
     assert apis.replication.total_bytes == 100 and apis._held_back(_hosted(3), 2)
+
+
+def _fetchers(rate: str | None, replicas: str | None):
+    from kraftwire.server.runtime.fetcher import ReplicaFetchers
+
+    broker = {} if rate is None else {"follower.replication.throttled.rate": rate}
+    topic = {} if replicas is None else {"follower.replication.throttled.replicas": replicas}
+    node = SimpleNamespace(settings=SimpleNamespace(node_id=2, inter_broker_ssl_context=lambda: None),
+                           metadata=SimpleNamespace(image=SimpleNamespace(configs={(2, "t"): topic})))
+    manager = SimpleNamespace(broker_configs=lambda: BrokerConfigs(static={}, cluster={}, broker=broker))
+    return ReplicaFetchers(manager, node)
+
+
+def test_a_follower_leaves_out_its_throttled_partitions_once_over_the_rate():
+    """The follower side (shouldFollowerThrottle): broker 2's replica of partition 0 is throttled at 1000 B/s."""
+    fetchers = _fetchers("1000", "0:2,1:3")
+    assert not fetchers.held_back(_hosted(0))
+    fetchers.received(_hosted(1), 10**6)  # partition 1's replica here is not throttled: not recorded
+    assert fetchers.replication.total_bytes == 0 and not fetchers.held_back(_hosted(0))
+    fetchers.received(_hosted(0), 100_000)
+    assert fetchers.replication.total_bytes == 100_000
+    assert fetchers.held_back(_hosted(0))  # out of the ISR (1,) and over the rate
+    assert not fetchers.held_back(_hosted(0, isr=(1, 2)))  # in the ISR: fetched anyway
+    assert not _fetchers(None, "*").held_back(_hosted(0))
