@@ -243,6 +243,18 @@ def describe_cluster_brokers(image: MetadataImage, listener: str, *, include_fen
     return out
 
 
+def describe_cluster_controllers(image: MetadataImage, listener: str | None) -> list:
+    """DescribeCluster's controllers (endpoint type 2, KIP-919): every registered controller with an endpoint on the
+    listener the request came in on, in id order, from their ControllerRegistrations in the image."""
+    B = m.DescribeClusterResponse.DescribeClusterBroker
+    out = []
+    for c in (image.controllers[i] for i in sorted(image.controllers)):
+        ep = next((e for e in c.listeners if e.name == listener), None)
+        if ep is not None:
+            out.append(B(broker_id=c.id, host=ep.host, port=ep.port, rack=None))
+    return out
+
+
 def describe_cluster_refusal(endpoint_type: int, on_controller_listener: bool):
     """The whole DescribeCluster answer when the asked endpoint type is not served on this listener, or None: a type
     other than brokers (1) and controllers (2) is UNSUPPORTED_ENDPOINT_TYPE, the controllers asked of a client

@@ -472,6 +472,27 @@ M('ConsumerGroupHeartbeatResponse', 'response', 68, '0-1', '0+', [
         ]),
     ]),
 ])
+M('ControllerRegistrationRequest', 'request', 70, '0', '0+', [
+    F('ControllerId', 'int32', '0+'),
+    F('IncarnationId', 'uuid', '0+'),
+    F('ZkMigrationReady', 'bool', '0+'),
+    F('Listeners', '[]Listener', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'uint16', '0+'),
+        F('SecurityProtocol', 'int16', '0+'),
+    ]),
+    F('Features', '[]Feature', '0+', fields=[
+        F('Name', 'string', '0+'),
+        F('MinSupportedVersion', 'int16', '0+'),
+        F('MaxSupportedVersion', 'int16', '0+'),
+    ]),
+])
+M('ControllerRegistrationResponse', 'response', 70, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+])
 M('CreateAclsRequest', 'request', 30, '1-3', '2+', [
     F('Creations', '[]AclCreation', '0+', fields=[
         F('ResourceType', 'int8', '0+'),

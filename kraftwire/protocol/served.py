@@ -110,6 +110,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "RemoveRaftVoter": (0, 0),
     "UpdateRaftVoter": (0, 0),  # a voter to the leader, on the controller listener
     "BrokerRegistration": (0, 3),
+    "ControllerRegistration": (0, 0),  # KIP-919: each controller to the active one
     "BrokerHeartbeat": (0, 1),
     "AlterPartition": (2, 3),
     "AllocateProducerIds": (0, 0),

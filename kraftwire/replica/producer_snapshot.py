@@ -18,6 +18,7 @@ longer recognised after a restart, as in Kafka.
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 import crc32c
 
@@ -25,8 +26,8 @@ from kraftwire.log.partition_rules import (PRODUCER_SNAPSHOT_SUFFIX, parse_produ
                                             producer_snapshot_name)
 from kraftwire.replica.producers import SEQ_MOD, ProducerEntry, ProducerTable
 
-__all__ = ["SUFFIX", "CorruptProducerSnapshot", "encode", "decode", "decode_with_txns", "snapshot_name",
-           "parse_snapshot_name"]
+__all__ = ["SUFFIX", "CorruptProducerSnapshot", "SnapshotEntry", "encode", "decode", "decode_with_txns", "entries",
+           "snapshot_name", "parse_snapshot_name"]
 
 SUFFIX = PRODUCER_SNAPSHOT_SUFFIX
 snapshot_name = producer_snapshot_name
@@ -39,6 +40,19 @@ _ENTRY = struct.Struct(">qhiqiqiq")
 
 class CorruptProducerSnapshot(ValueError):
     pass
+
+
+class SnapshotEntry(NamedTuple):
+    """One producer's entry as the file holds it (``last_offset`` -1: no batch; ``current_txn_first_offset`` -1: no
+    open transaction)."""
+    producer_id: int
+    epoch: int
+    last_sequence: int
+    last_offset: int
+    offset_delta: int
+    timestamp: int
+    coordinator_epoch: int
+    current_txn_first_offset: int
 
 
 def encode(table: ProducerTable, ongoing: dict[int, int] | None = None) -> bytes:
@@ -64,8 +78,8 @@ def decode(data: bytes) -> ProducerTable:
     return decode_with_txns(data)[0]
 
 
-def decode_with_txns(data: bytes) -> tuple[ProducerTable, dict[int, int]]:
-    """(the table, producer id -> first offset of its open transaction) a snapshot holds."""
+def entries(data: bytes) -> list[SnapshotEntry]:
+    """The entries a snapshot holds, as written; ``CorruptProducerSnapshot`` for a bad version, CRC or length."""
     if len(data) < _HEAD.size + _COUNT.size:
         raise CorruptProducerSnapshot(f"{len(data)} bytes is too short for a producer snapshot")
     version, crc = _HEAD.unpack_from(data, 0)
@@ -77,10 +91,13 @@ def decode_with_txns(data: bytes) -> tuple[ProducerTable, dict[int, int]]:
     (count,) = _COUNT.unpack_from(body, 0)
     if count < 0 or len(body) != _COUNT.size + count * _ENTRY.size:
         raise CorruptProducerSnapshot(f"{count} entries do not fit {len(body)} bytes")
+    return [SnapshotEntry(*_ENTRY.unpack_from(body, _COUNT.size + i * _ENTRY.size)) for i in range(count)]
+
+
+def decode_with_txns(data: bytes) -> tuple[ProducerTable, dict[int, int]]:
+    """(the table, producer id -> first offset of its open transaction) a snapshot holds."""
     table, ongoing = ProducerTable(), {}
-    for i in range(count):
-        pid, epoch, last_seq, last_offset, delta, ts, coordinator, txn = _ENTRY.unpack_from(
-            body, _COUNT.size + i * _ENTRY.size)
+    for pid, epoch, last_seq, last_offset, delta, ts, coordinator, txn in entries(data):
         if last_offset < 0:
             continue
         if delta < 0:

@@ -1,6 +1,8 @@
 """``kraftwire dump-log --files F [F ...] [--json] [--deep-iteration] [--print-data-log] [--offsets-decoder |
 --transaction-log-decoder | --cluster-metadata-decoder]``: like ``kafka-dump-log.sh`` for segments (``.log``),
-snapshots (``.checkpoint``) and indexes.
+snapshots (``.checkpoint``), indexes (``.index``, ``.timeindex``), transaction indexes (``.txnindex``: one
+``version: 0 producerId: P firstOffset: F lastOffset: L lastStableOffset: S`` line per aborted transaction) and
+producer snapshots (``.snapshot``: one ``producerId: ...`` line per producer, as Kafka's tool prints them).
 
 Text output, per batch (Kafka's field names and order)::
 
@@ -35,7 +37,10 @@ from typing import Any, Iterator
 
 from kraftwire.errors import CorruptRecordError
 from kraftwire.metadata import records as metadata_records
+from kraftwire.log.segment import TXN_INDEX_SUFFIX
 from kraftwire.metadata.records import MetadataRecordError
+from kraftwire.replica import producer_snapshot
+from kraftwire.replica.transactions import decode_txn_index
 from kraftwire.records import CONTROL_TYPE_NAMES, parse_control_key, read_batches, validate_batches
 from kraftwire.snapshot.paths import parse_snapshot_path
 
@@ -272,6 +277,12 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
     if name.endswith(".timeindex"):
         yield from _dump_index(path, as_json, time_index=True)
         return
+    if name.endswith(TXN_INDEX_SUFFIX):
+        yield from _dump_txn_index(path, as_json)
+        return
+    if name.endswith(producer_snapshot.SUFFIX):
+        yield from _dump_producer_snapshot(path, as_json)
+        return
     with open(path, "rb") as f:
         data = f.read()
     if not as_json:
@@ -326,6 +337,57 @@ def dump_file(path: str, *, as_json: bool = False, print_records: bool = False,
                                          separators=(",", ":"))
         else:
             yield "\0error" + f"Found {invalid} invalid bytes at the end of {name} ({problem} at position {problem_pos})"
+
+
+def _dump_txn_index(path: str, as_json: bool) -> Iterator[str]:
+    """A ``.txnindex``: its aborted transactions (a torn last entry, from a crash mid-write, is left out as the
+    broker's loader leaves it)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not as_json:
+        yield f"Dumping {path}"
+    try:
+        aborted = decode_txn_index(data)
+    except ValueError as exc:
+        yield "\0error" + (json.dumps({"error": str(exc)}) if as_json else str(exc))
+        return
+    for txn in aborted:
+        if as_json:
+            yield json.dumps({"version": 0, **txn._asdict()})
+        else:
+            yield (f"version: 0 producerId: {txn.producer_id} firstOffset: {txn.first_offset} "
+                   f"lastOffset: {txn.last_offset} lastStableOffset: {txn.last_stable_offset}")
+
+
+def _dump_producer_snapshot(path: str, as_json: bool) -> Iterator[str]:
+    """A producer snapshot: per producer, its epoch, coordinator epoch, open transaction and last batch (Kafka's
+    ``BatchMetadata``: first sequence counted back from the last one, wrapping below 0 as sequences do)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if not as_json:
+        yield f"Dumping {path}"
+    try:
+        entries = producer_snapshot.entries(data)
+    except producer_snapshot.CorruptProducerSnapshot as exc:
+        yield "\0error" + (json.dumps({"error": str(exc)}) if as_json else str(exc))
+        return
+    for e in entries:
+        if as_json:
+            yield json.dumps(e._asdict())
+            continue
+        txn = "OptionalLong.empty" if e.current_txn_first_offset < 0 else f"OptionalLong[{e.current_txn_first_offset}]"
+        line = (f"producerId: {e.producer_id} producerEpoch: {e.epoch} coordinatorEpoch: {e.coordinator_epoch} "
+                f"currentTxnFirstOffset: {txn} lastTimestamp: {e.timestamp} ")
+        if e.last_offset >= 0:
+            line += (f"firstSequence: {_sequence_back(e.last_sequence, e.offset_delta)} "
+                     f"lastSequence: {e.last_sequence} lastOffset: {e.last_offset} offsetDelta: {e.offset_delta} "
+                     f"timestamp: {e.timestamp}")
+        yield line
+
+
+def _sequence_back(sequence: int, by: int) -> int:
+    """``sequence`` less ``by`` in the producer's sequence space (0 .. 2^31-1, wrapping)."""
+    return (sequence - by) % (1 << 31)
 
 
 def _dump_index(path: str, as_json: bool, *, time_index: bool) -> Iterator[str]:

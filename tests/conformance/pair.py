@@ -375,6 +375,10 @@ class ClusterPair(Pair):
             cluster.close()
 
 
+#: what a request gets on a connection the server closed: the client's ProtocolError at the end of the stream
+CLOSED_BY_SERVER = "ProtocolError: connection closed by the server"
+
+
 async def _outcome(awaitable, timeout: float):
     """What ``awaitable`` gives, or the :class:`Failure` it ended with (a closed connection, an undecodable answer,
     a refused login, nothing within ``timeout``)."""
@@ -382,6 +386,11 @@ async def _outcome(awaitable, timeout: float):
         return await awaitable
     except asyncio.TimeoutError:
         return Failure(f"no answer within {timeout:g} s")
+    except (ConnectionResetError, BrokenPipeError):
+        # The server closed the connection and the request written after it reached a closed socket: the client
+        # reads a reset rather than the end of the stream. Which of the two it reads is a matter of TCP timing (did
+        # the request arrive before the close?), so both are the one outcome.
+        return Failure(CLOSED_BY_SERVER)
     except (OSError, ConnectionError) as exc:
         return Failure(f"connection failed ({type(exc).__name__})")
     except Exception as exc:  # noqa: BLE001 - a closed connection or an undecodable answer is an outcome

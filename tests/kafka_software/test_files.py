@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -171,3 +173,29 @@ def test_dump_log_decodes_the_coordinators_partitions(tools, node):
     # three transactions (commit, abort, commit), each through its prepare and complete state
     assert [s for s in states if s.startswith(("Prepare", "Complete"))] == [
         "PrepareCommit", "CompleteCommit", "PrepareAbort", "CompleteAbort", "PrepareCommit", "CompleteCommit"]
+
+
+def test_dump_log_prints_a_txnindex_and_a_producer_snapshot_as_kafka(tools, tmp_path):
+    """kraftwire's dump-log and Kafka's DumpLogSegments on the same ``.txnindex`` (two aborted transactions) and
+    producer snapshot (a producer with a batch, one whose sequence wrapped, one with an
+    open transaction, one with only a marker since its epoch began): the same lines."""
+    from kraftwire.replica import producer_snapshot
+    from kraftwire.replica.producers import ProducerEntry, ProducerTable
+    from kraftwire.replica.transactions import AbortedTxn, encode_txn_index
+
+    txn_index = tmp_path / "00000000000000000100.txnindex"
+    txn_index.write_bytes(encode_txn_index([AbortedTxn(7000, 100, 130, 100), AbortedTxn(7001, 120, 140, 131)]))
+    table = ProducerTable()
+    table.apply(5, 3, 0, 10, 200, 209, timestamp=1_700_000_000_000)
+    table.apply(6, 0, (1 << 31) - 2, 4, 210, 213, timestamp=1_700_000_000_001)  # sequences 2^31-2 .. 1
+    table.apply(8, 2, 40, 1, 214, 214, timestamp=1_700_000_000_002)
+    table[8].coordinator_epoch = 4
+    table[9] = ProducerEntry(1, timestamp=1_700_000_000_003, coordinator_epoch=5, marker_offset=215)
+    snapshot = tmp_path / "00000000000000000216.snapshot"
+    snapshot.write_bytes(producer_snapshot.encode(table, {8: 214}))
+
+    for path in (txn_index, snapshot):
+        kafka = tools.ok("kafka-dump-log", "--files", str(path)).out.splitlines()
+        ours = subprocess.run([sys.executable, "-m", "kraftwire", "dump-log", "--files", str(path)],
+                              capture_output=True, text=True, check=True).stdout.splitlines()
+        assert len(kafka) > 2 and ours == kafka, (path.name, kafka, ours)

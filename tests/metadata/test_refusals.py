@@ -19,6 +19,7 @@ def _requests():
     EL, IAC, AC, UF = m.ElectLeadersRequest, m.IncrementalAlterConfigsRequest, m.AlterConfigsRequest, m.UpdateFeaturesRequest
     return {
         "BrokerRegistration": m.BrokerRegistrationRequest(broker_id=4),
+        "ControllerRegistration": m.ControllerRegistrationRequest(controller_id=3000),
         "BrokerHeartbeat": m.BrokerHeartbeatRequest(broker_id=4, broker_epoch=10),
         "CreateTopics": CT(topics=[CT.CreatableTopic(name="a", num_partitions=1, replication_factor=1),
                                    CT.CreatableTopic(name="b", num_partitions=1, replication_factor=1)]),

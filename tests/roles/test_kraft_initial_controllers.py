@@ -6,6 +6,7 @@ and the topic still takes writes."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import signal
@@ -14,7 +15,10 @@ import sys
 
 from harness import processes
 from harness.roles import wait_until
+from kraftwire.errors import KraftwireError
 from kraftwire.ids import random_kafka_uuid, uuid_to_base64
+from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import request_once
 
 
 def _start(config, socks: dict, log_path):
@@ -33,6 +37,16 @@ def _status(ports) -> dict:
     if done.returncode != 0:
         return {}
     return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}
+
+
+def _controllers(port: int) -> list:
+    """DescribeCluster's controllers (endpoint type 2) as a controller answers them: (id, host, port)."""
+    try:
+        answer = asyncio.run(request_once("127.0.0.1", port, w.DescribeClusterRequest(
+            include_cluster_authorized_operations=False, endpoint_type=2), 1, timeout=5))
+    except (OSError, KraftwireError):
+        return []
+    return [(b.broker_id, b.host, b.port) for b in answer.brokers]
 
 
 def test_three_controllers_from_initial_controllers_elect_and_fail_over(tmp_path):
@@ -72,6 +86,10 @@ def test_three_controllers_from_initial_controllers_elect_and_fail_over(tmp_path
             (i, uuid_to_base64(d)) for i, d in dirs.items())
         leader = int(status["LeaderId"])
         assert leader in (1, 2, 3)
+        # each controller registered itself (KIP-919): DescribeCluster of the controllers lists all three from the
+        # image, at their advertised controller endpoints (nothing static names them here)
+        wait_until(lambda: _controllers(cports[leader]) == [(i, "localhost", cports[i]) for i in (1, 2, 3)],
+                   "the three controllers registered")
         wait_until(lambda: "Created topic events." in processes.kw(
             "topics", "--create", "--topic", "events", "--bootstrap-server", f"localhost:{bport}",
             check=False).stdout, "a topic created through the broker")

@@ -1,13 +1,13 @@
 """The controller of the quorum (Kafka's QuorumController), pure: one per controller node, active on the Raft leader.
 
 Every controller folds the committed metadata batches it is handed (``replay_committed``) into its committed image.
-The active one also decides: a request goes to its control manager (``brokers``, ``topics``, ``configs``,
-``features``, ``producer_ids``, ``acls``, ``scram``, ``client_quotas``) against the **latest** image — the committed one plus what this controller has
-written and not yet seen committed — so that two requests in a row see each other, as Kafka's controller does with
-its in-memory timeline. The records it returns are folded into that latest image at once (``write``); the edge
-appends them as one batch and sends the response when the batch is committed. Losing leadership (``deactivate``)
-throws the uncommitted part away: the latest image is the committed one again, and the edge answers the requests
-still waiting with NOT_CONTROLLER.
+The active one also decides: a request goes to its control manager (``brokers``, ``controllers``, ``topics``,
+``configs``, ``features``, ``producer_ids``, ``acls``, ``scram``, ``client_quotas``) against the **latest** image —
+the committed one plus what this controller has written and not yet seen committed — so that two requests in a row
+see each other, as Kafka's controller does with its in-memory timeline. The records it returns are folded into that
+latest image at once (``write``); the edge appends them as one batch and sends the response when the batch is
+committed. Losing leadership (``deactivate``) throws the uncommitted part away: the latest image is the committed one
+again, and the edge answers the requests still waiting with NOT_CONTROLLER.
 
 Activation: a controller becomes active once it has folded everything before its epoch (the edge calls ``activate``
 then, as Kafka's Raft client calls handleLeaderChange after the listener caught up). On an empty log it first writes
@@ -30,6 +30,7 @@ from kraftwire.ids import UUID
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import acls as acl_control
 from kraftwire.metadata.controller import client_quotas
+from kraftwire.metadata.controller import controllers as controller_control
 from kraftwire.metadata.controller import features as feature_control
 from kraftwire.metadata.controller import scram as scram_control
 from kraftwire.metadata.controller import producer_ids
@@ -82,6 +83,7 @@ class QuorumController:
                                                                                       now_ms=now),
             "BrokerHeartbeat": lambda img, req, v, now, off: self.brokers.heartbeat(img, req, now_ms=now),
             "UnregisterBroker": lambda img, req, v, now, off: self.brokers.unregister(img, req),
+            "ControllerRegistration": lambda img, req, v, now, off: controller_control.register(img, req),
             "CreateTopics": lambda img, req, v, now, off: self.topics.create_topics(img, req, v),
             "DeleteTopics": lambda img, req, v, now, off: self.topics.delete_topics(img, req, v),
             "CreatePartitions": lambda img, req, v, now, off: self.topics.create_partitions(img, req),

@@ -44,6 +44,11 @@ def _registration(req, version, code, message):
     return m.BrokerRegistrationResponse(throttle_time_ms=0, error_code=code, broker_epoch=-1)
 
 
+def _controller_registration(req, version, code, message):
+    return m.ControllerRegistrationResponse(throttle_time_ms=0, error_code=code,
+                                            error_message=message or default_message(code))
+
+
 def _heartbeat(req, version, code, message):
     return m.BrokerHeartbeatResponse(throttle_time_ms=0, error_code=code, is_caught_up=False, is_fenced=True,
                                      should_shut_down=False)
@@ -178,6 +183,7 @@ def _describe_client_quotas(req, version, code, message):
 
 
 _BUILDERS = {
+    "ControllerRegistration": _controller_registration,
     "BrokerRegistration": _registration,
     "BrokerHeartbeat": _heartbeat,
     "CreateTopics": _create_topics,

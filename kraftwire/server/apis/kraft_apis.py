@@ -70,7 +70,7 @@ CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLea
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs", "CreateAcls", "DeleteAcls",
                    "AlterUserScramCredentials", "AlterPartitionReassignments", "ListPartitionReassignments",
-                   "AlterClientQuotas")
+                   "ControllerRegistration", "AlterClientQuotas")
 COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
 #: controller APIs whose ACLs are checked per item: (the request's item list, the response's result list); the APIs
 #: that need one operation on the cluster are refused before any handler (``access.gate``)
@@ -229,10 +229,10 @@ class KraftApis:
         if refused is not None:
             conn.send_response(refused, request.version, request.header.correlation_id)
             return
-        if endpoint_type == 2:  # KIP-919: the controllers, for --bootstrap-controller
+        if endpoint_type == 2:  # KIP-919: the registered controllers, for --bootstrap-controller
             raft = self.node.raft
-            brokers = [R.DescribeClusterBroker(broker_id=v.node_id, host=v.host, port=v.port)
-                       for v in self.node.settings.voters]
+            asked_on = getattr(conn, "listener", None) or self.node.settings.controller_listener
+            brokers = answers.describe_cluster_controllers(self.md.image, asked_on)
             controller = raft.quorum.leader_id if raft is not None else NO_ID
         else:
             brokers = answers.describe_cluster_brokers(self.md.image, listener,

@@ -4,10 +4,21 @@ control records for the test server."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import random
+
+from kraftwire import error_codes as ec
+from kraftwire.errors import KraftwireError
+from kraftwire.metadata.controller.controllers import RegistrationSender
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
-from kraftwire.server.node.roles import FENCED, ONLINE, STOPPING, Roles
+from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
+from kraftwire.server.node.roles import FENCED, ONLINE, STOPPING, TICK_S, Roles
+from kraftwire.server.runtime.clocks import monotonic_ms
 from kraftwire.server.runtime.metadata_node import supported_features
+
+log = logging.getLogger("kraftwire.roles")
 
 #: Kafka's security protocol ids, as BrokerRegistration lists them
 _PROTOCOL_IDS = {"PLAINTEXT": 0, "SSL": 1, "SASL_PLAINTEXT": 2, "SASL_SSL": 3}
@@ -21,6 +32,45 @@ class MetadataRoles(Roles):
 
     def _install(self) -> None:
         self.controller = None  # the legacy controller; the KRaft one is ``node.metadata``
+        #: a controller's own registration (KIP-919), None on a broker-only node
+        self.controller_registration = (RegistrationSender(self.settings.node_id, self.incarnation)
+                                        if self.settings.is_controller else None)
+
+    def start(self) -> None:
+        super().start()
+        if self.controller_registration is not None:
+            self._tasks.append(asyncio.get_running_loop().create_task(self._controller_registration_loop()))
+
+    async def _controller_registration_loop(self) -> None:
+        """A controller registers itself with the active controller (ControllerRegistration, on the controller
+        listener) whenever its image does not hold this process's registration; ``RegistrationSender`` decides when."""
+        sender, jitter = self.controller_registration, random.Random()
+        while not self._stopping:
+            await asyncio.sleep(TICK_S)
+            if not sender.due(self.node.metadata.image, monotonic_ms()):
+                continue
+            voter = self._leader_endpoint()
+            if voter is None:
+                continue
+            sender.sent()
+            code = None
+            try:
+                answer = await self.node.forward(voter, self._controller_registration_request(), 0)
+                code = answer.error_code
+                if code != ec.NONE:
+                    log.info("controller %d: ControllerRegistration refused with %s (%s)", self.settings.node_id,
+                             ec.name_of(code), answer.error_message)
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.debug("controller %d: ControllerRegistration failed: %s", self.settings.node_id, exc)
+            sender.answered(code, monotonic_ms(), jitter.random())
+
+    def _controller_registration_request(self):
+        s = self.settings
+        names = s.controller_listener_names or (s.controller_listener,)
+        listeners = [(ep.name, ep.host or "localhost", ep.port, s.protocol_of(ep.name))
+                     for ep in s.advertised if ep.name in names]
+        return self.controller_registration.request(
+            listeners, {**supported_features(), "kraft.version": KRAFT_VERSION_RANGE})
 
     def catch_up(self) -> None:
         pass  # the image is folded as batches commit

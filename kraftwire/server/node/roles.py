@@ -47,7 +47,7 @@ API_VERSIONS = served.key("ApiVersions")
 #: broker forwards them)
 CONTROLLER_ONLY = served.keys("Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot", "BrokerRegistration",
                               "BrokerHeartbeat", "UpdateRaftVoter", "AlterPartition", "AllocateProducerIds",
-                              "AssignReplicasToDirs")
+                              "AssignReplicasToDirs", "ControllerRegistration")
 #: served only on client listeners (when the node has dedicated client listeners)
 CLIENT_ONLY = served.keys("Produce", "ListOffsets", "OffsetCommit", "OffsetFetch", "FindCoordinator", "JoinGroup",
                           "Heartbeat", "LeaveGroup", "SyncGroup", "InitProducerId", "ConsumerGroupHeartbeat",

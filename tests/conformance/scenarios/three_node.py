@@ -23,15 +23,21 @@ from kraftwire.protocol import messages as w
 
 A, B = "{ns}.a", "{ns}.b"
 CONFIG = "three-node"
+#: the nodes of each side
+NODES = (1, 2, 3)
 #: each partition led by another broker (the first of its replicas)
 SPREAD = [(0, [1, 2, 3]), (1, [2, 3, 1]), (2, [3, 1, 2])]
 
 
 def placed(name: str, *assignments, configs=()) -> list[Step]:
-    """Set-up: ``name`` created with ``assignments`` and every partition led with all its replicas in sync on the
-    nodes asked."""
+    """Set-up: ``name`` created with ``assignments`` and every partition led with all its replicas in sync, as the
+    node asked shows it and then (a ``probe``, compared nowhere) as every node does: a broker applies the metadata a
+    moment after the others, and until then answers for the partition UNKNOWN_TOPIC_OR_PARTITION where it will
+    answer NOT_LEADER_OR_FOLLOWER."""
+    in_sync_here = in_sync(name, len(assignments[0][1]))
     return [create(7, topic(name, -1, -1, assignments=assignments, configs=configs)),
-            metadata(name, until=in_sync(name, len(assignments[0][1])))]
+            metadata(name, until=in_sync_here),
+            *(replace(metadata(name, until=in_sync_here), node=node, probe=True) for node in NODES)]
 
 
 def in_sync(name_suffix: str, size: int):
