@@ -255,6 +255,8 @@ class Request(NamedTuple):
     api: Any  # ApiInfo
     version: int
     body: Any  # the request message
+    #: the body's size in bytes (Kafka's RequestAndSize.size: what a produce quota records)
+    size: int = 0
 
 
 def _peek_key_version(frame_buf) -> tuple[int, int, int]:
@@ -307,7 +309,7 @@ def decode_request(frame_buf, *, exact: bool = False) -> Request:
     body, end = codec.decode_from(info.request, view, pos, len(view), version)
     if exact and end != len(view):
         raise ProtocolError(f"{info.request.NAME} v{version}: {len(view) - end} unexpected trailing bytes")
-    return Request(header, info, version, body)
+    return Request(header, info, version, body, len(view) - pos)
 
 
 def encode_request(body: MessageBase, version: int, correlation_id: int, client_id: str | None = "kraftwire",

@@ -99,6 +99,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "DeleteAcls": (1, 3),
     "DescribeUserScramCredentials": (0, 0),
     "AlterUserScramCredentials": (0, 0),
+    # client quotas (KIP-546): Describe from the image, Alter through the controller
+    "DescribeClientQuotas": (0, 1),
+    "AlterClientQuotas": (0, 1),
     # SASL listeners only; after a SaslHandshake v0 the tokens travel raw (size-prefixed, no Kafka header)
     "SaslHandshake": (0, 1),
     "SaslAuthenticate": (0, 2),

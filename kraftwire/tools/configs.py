@@ -1,7 +1,8 @@
-"""``kraftwire configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups|users (--entity-name N |
---entity-default) (--describe [--all] | --alter [--add-config K=V,...] [--delete-config K,...])``: Kafka's
-``kafka-configs.sh`` for topics, brokers, groups (KIP-848's group configs) and users' SCRAM credentials, its flags and
-its output, on kraftwire's own protocol client.
+"""``kraftwire configs --bootstrap-server HOST:PORT --entity-type topics|brokers|groups|users|clients|ips
+(--entity-name N | --entity-default) (--describe [--all] | --alter [--add-config K=V,...] [--delete-config K,...])``:
+Kafka's ``kafka-configs.sh`` for topics, brokers, groups (KIP-848's group configs), client quotas and users' SCRAM
+credentials, its flags and its output, on kraftwire's own protocol client. ``users`` and ``clients`` may be given
+together, each followed by its name or ``--entity-default`` (a user's quota for one client id).
 
 * ``--describe`` prints ``Dynamic configs for topic T are:`` (``All configs`` with ``--all``; ``Default configs for
   brokers in the cluster are:`` for ``--entity-default``), then one line per entry, sorted by name:
@@ -14,7 +15,7 @@ its output, on kraftwire's own protocol client.
   updating config for topic T.`` or ``Completed updating default config for brokers in the cluster.``.
   ``--add-config`` takes Kafka's syntax: ``k1=v1,k2=[a,b],k3=v3`` (brackets hold a list value).
 
-Users (SCRAM credentials; kraftwire serves no client quotas, so quota keys are refused):
+Users, clients and ips: client quotas (``config_quotas``), and users' SCRAM credentials:
 
 * ``--alter --entity-name U --add-config 'SCRAM-SHA-256=[iterations=8192,password=pw]'`` and/or ``--delete-config
   SCRAM-SHA-512`` send one AlterUserScramCredentials, as Kafka's admin client does: each upsertion salted here (the
@@ -22,9 +23,10 @@ Users (SCRAM credentials; kraftwire serves no client quotas, so quota keys are r
   so the password never leaves the tool. The controller alters one credential per user and request, so two
   mechanisms of one user in one command are refused with DuplicateResourceException, as Kafka's are (run the tool
   once per mechanism). Success prints ``Completed updating config for user U.``.
-* ``--describe [--entity-name U]`` sends DescribeUserScramCredentials and prints, per user holding credentials,
-  ``SCRAM credential configs for user-principal 'U' are SCRAM-SHA-256=iterations=8192, ...``; a user without any
-  prints nothing.
+* ``--describe [--entity-name U]`` prints the quotas (``Quota configs for user-principal 'U' are ...``), then sends
+  DescribeUserScramCredentials and prints, per user holding credentials, ``SCRAM credential configs for
+  user-principal 'U' are SCRAM-SHA-256=iterations=8192, ...``; a user without any prints nothing.
+* Quota keys (``producer_byte_rate=1024``...) go to AlterClientQuotas, never in one command with SCRAM keys.
 
 A failure prints ``Error while executing config command with args '...'`` and the reason on stderr and exits 1, as
 Kafka's tool does (a refusal of the server as Java's ``ExecutionException`` line names it); for users, a bad argument
@@ -42,22 +44,26 @@ from typing import Callable
 
 from kraftwire import error_codes as ec
 from kraftwire.error_codes import name_of
+from kraftwire.java_order import hashmap_order, string_hash
+from kraftwire.tools import config_quotas
 from kraftwire.tools.admin import add_bootstrap_arguments, connect, until_decided
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 RESOURCE_TYPES = {"topics": TOPIC, "brokers": BROKER, "groups": GROUP, "broker-loggers": BROKER_LOGGER,
                   "client-metrics": CLIENT_METRICS}
 ENTITY_TYPES = ("topics", "brokers", "groups", "users", "clients", "ips", "client-metrics", "broker-loggers")
-#: Kafka's shorthands: ``--topic T`` is ``--entity-type topics --entity-name T``, ``--broker-defaults`` is
-#: ``--entity-type brokers --entity-default``
-NAMED = {"topic": "topics", "broker": "brokers", "group": "groups", "user": "users", "client": "clients", "ip": "ips",
-         "client_metrics": "client-metrics", "broker_logger": "broker-loggers"}
-DEFAULTS = {"broker_defaults": "brokers", "user_defaults": "users", "client_defaults": "clients",
+#: Kafka's shorthands: ``--topic T`` is ``--entity-type topics --entity-name T``,
+#: ``--broker-defaults`` is ``--entity-type brokers --entity-default``; both in Kafka's order of the flags (the order
+#: a command naming two of them lists their types in: ``--user U --client C`` names the client first)
+NAMED = {"topic": "topics", "client": "clients", "user": "users", "broker": "brokers", "broker_logger": "broker-loggers",
+         "ip": "ips", "client_metrics": "client-metrics", "group": "groups"}
+DEFAULTS = {"client_defaults": "clients", "user_defaults": "users", "broker_defaults": "brokers",
             "ip_defaults": "ips"}
 #: the API each entity type needs beyond DescribeConfigs, by Kafka's name for it: Kafka's tool fails with
-#: UnsupportedVersionException on a node that does not serve it (client quotas: kraftwire serves none yet)
-NEEDED_API = {"clients": (48, "DESCRIBE_CLIENT_QUOTAS"), "ips": (48, "DESCRIBE_CLIENT_QUOTAS"),
-              "client-metrics": (74, "LIST_CONFIG_RESOURCES")}
+#: UnsupportedVersionException on a node that does not serve it
+NEEDED_API = {"client-metrics": (74, "LIST_CONFIG_RESOURCES")}
+#: the entity types whose configs are client quotas (users also have SCRAM credentials)
+QUOTA_TYPES = ("users", "clients", "ips")
 SET, DELETE = 0, 1
 SOURCE_NAMES = {0: "UNKNOWN", 1: "DYNAMIC_TOPIC_CONFIG", 2: "DYNAMIC_BROKER_CONFIG", 3: "DYNAMIC_DEFAULT_BROKER_CONFIG",
                 4: "STATIC_BROKER_CONFIG", 5: "DEFAULT_CONFIG", 6: "DYNAMIC_BROKER_LOGGER_CONFIG",
@@ -85,6 +91,9 @@ JAVA_ERRORS = {
     ec.UNSUPPORTED_SASL_MECHANISM: ("UnsupportedSaslMechanismException",
                                     "The broker does not support the requested SASL mechanism."),
     ec.UNSUPPORTED_VERSION: ("UnsupportedVersionException", "The version of API is not supported."),
+    ec.INVALID_REQUEST: ("InvalidRequestException", "This most likely occurs because of a request being malformed by "
+                                                    "the client library or the message was sent to an incompatible "
+                                                    "broker. See the broker logs for more details."),
     ec.CLUSTER_AUTHORIZATION_FAILED: ("ClusterAuthorizationException", "Cluster authorization failed."),
     ec.NOT_CONTROLLER: ("NotControllerException", "This is not the correct controller for this cluster."),
     ec.REQUEST_TIMED_OUT: ("TimeoutException", "The request timed out."),
@@ -117,18 +126,30 @@ class ServerRefusal(ConfigCommandError):
         self.code = code
 
 
+class _Named(argparse.Action):
+    """``--entity-name N`` and ``--entity-default`` ("") in one list, in command-line order (Kafka pairs them with
+    the entity types in that order)."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        names = list(getattr(namespace, self.dest, None) or [])
+        names.append(values if isinstance(values, str) else "")
+        setattr(namespace, self.dest, names)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_bootstrap_arguments(parser, controller=True)
-    parser.add_argument("--entity-type", choices=ENTITY_TYPES, help="the entity type")
-    who = parser.add_mutually_exclusive_group()
-    who.add_argument("--entity-name", help="the topic name, broker id, group id or user principal name")
-    who.add_argument("--entity-default", action="store_true", help="the cluster-wide default (brokers, users)")
+    parser.add_argument("--entity-type", dest="entity_types", action="append", choices=ENTITY_TYPES,
+                        help="the entity type (users and clients may be given together, each with its name)")
+    parser.add_argument("--entity-name", dest="entity_names", action=_Named, metavar="NAME",
+                        help="the topic name, broker id, group id, user principal, client id or ip")
+    parser.add_argument("--entity-default", dest="entity_names", action=_Named, nargs=0,
+                        help="the cluster-wide default (brokers, users, clients, ips)")
     for dest, kind in NAMED.items():
-        who.add_argument(f"--{dest.replace('_', '-')}", dest=dest, metavar="NAME",
-                         help=f"as --entity-type {kind} --entity-name NAME")
+        parser.add_argument(f"--{dest.replace('_', '-')}", dest=dest, metavar="NAME",
+                            help=f"as --entity-type {kind} --entity-name NAME")
     for dest, kind in DEFAULTS.items():
-        who.add_argument(f"--{dest.replace('_', '-')}", dest=dest, action="store_true",
-                         help=f"as --entity-type {kind} --entity-default")
+        parser.add_argument(f"--{dest.replace('_', '-')}", dest=dest, action="store_true",
+                            help=f"as --entity-type {kind} --entity-default")
     action = parser.add_mutually_exclusive_group(required=True)
     action.add_argument("--describe", action="store_true", help="list the configs of the entity")
     action.add_argument("--alter", action="store_true", help="alter the configs of the entity")
@@ -145,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
     args.bootstrap_server = args.bootstrap_server or args.bootstrap_controller
     try:
         resolve_entity(args)
-        if args.entity_type == "users":
+        if args.entity_type in QUOTA_TYPES:
             check_user_arguments(args)
         if args.entity_type == "broker-loggers" and args.entity_name is None:
             raise ConfigArgumentError(f"An entity name must be specified with --{'describe' if args.describe else 'alter'}"
@@ -183,23 +204,34 @@ def _command_args() -> list[str]:
 
 
 def resolve_entity(args) -> None:
-    """``args.entity_type``/``entity_name``/``entity_default`` from Kafka's shorthands (``--topic T``,
-    ``--broker-defaults``...), which name the type themselves."""
-    for dest, kind in NAMED.items():
-        if getattr(args, dest) is not None:
-            args.entity_type, args.entity_name = _one_type(args, kind), getattr(args, dest)
-    for dest, kind in DEFAULTS.items():
-        if getattr(args, dest):
-            args.entity_type, args.entity_default = _one_type(args, kind), True
-    if args.entity_type is None:
+    """``args.entity_types``/``entity_names`` as Kafka's ConfigCommandOptions makes them (``--entity-type`` and
+    ``--entity-name``/``--entity-default`` in command-line order, then Kafka's shorthands, ``--topic T`` or
+    ``--broker-defaults``, in its fixed order), checked as Kafka checks them; ``entity_type``, ``entity_name`` and
+    ``entity_default`` are the first of each."""
+    shorthand_types = [kind for dest, kind in NAMED.items() if getattr(args, dest) is not None]
+    shorthand_types += [kind for dest, kind in DEFAULTS.items() if getattr(args, dest)]
+    types = list(args.entity_types or []) + shorthand_types
+    names = list(args.entity_names or []) + [getattr(args, dest) for dest in NAMED if getattr(args, dest) is not None]
+    names += ["" for dest in DEFAULTS if getattr(args, dest)]
+    duplicates = [t for i, t in enumerate(types) if t in types[:i]]
+    if duplicates:
+        raise ConfigArgumentError(f"Duplicate entity type(s) specified: {','.join(duplicates)}")
+    if not types:
         raise ConfigArgumentError("At least one entity type must be specified")
-
-
-def _one_type(args, kind: str) -> str:
-    if args.entity_type not in (None, kind):
-        raise ConfigArgumentError(f"Only one entity type is taken by kraftwire: --entity-type {args.entity_type} "
-                                  f"and {kind}")
-    return kind
+    if len(types) > 1 and set(types) != {"users", "clients"}:
+        raise ConfigArgumentError("Only 'users' and 'clients' entity types may be specified together")
+    if (args.entity_types or args.entity_names) and shorthand_types:
+        raise ConfigArgumentError("--entity-{type,name,default} should not be used in conjunction with specific "
+                                  "entity flags")
+    if "ips" in types:
+        for name in names:
+            if name and not config_quotas.valid_ip_entity(name):
+                raise ConfigArgumentError(f"The entity name for {types[0]} must be a valid IP or resolvable host, "
+                                          f"but it is: {name}")
+    args.entity_types, args.entity_names = types, names
+    args.entity_type = types[0]
+    args.entity_name = names[0] if names and names[0] else None
+    args.entity_default = bool(names) and names[0] == ""
 
 
 async def _needed_api(conn, args) -> None:
@@ -245,9 +277,9 @@ def parse_add_config(text: str) -> list[tuple[str, str]]:
 async def _run(args, tls, login) -> None:
     conn = await connect(args, tls, login)
     try:
-        if args.entity_type in NEEDED_API and (args.describe or args.entity_type != "client-metrics"):
+        if args.entity_type in NEEDED_API and args.describe:
             await _needed_api(conn, args)
-        if args.entity_type == "users":
+        if args.entity_type in QUOTA_TYPES:
             await (_describe_users(conn, args) if args.describe else _alter_users(conn, args))
         elif args.describe:
             await _describe(conn, args, tls, login)
@@ -366,7 +398,7 @@ async def _alter(conn, args) -> None:
 
 # ------------------------------------------------------------------------------------------------ users
 def check_user_arguments(args) -> None:
-    """Kafka's checks of a users command that need no server, in its order and words."""
+    """Kafka's checks of a users, clients or ips command that need no server, in its order and words."""
     if args.alter and not (args.entity_name or args.entity_default):
         raise ConfigArgumentError("An entity-name or default entity must be specified with --alter of users, "
                                   "clients, brokers or ips")
@@ -376,29 +408,35 @@ def check_user_arguments(args) -> None:
     if args.describe and (args.add_config or args.delete_config):
         used = "add-config" if args.add_config else "delete-config"
         raise ConfigArgumentError(f'Option "[describe]" can\'t be used with option "[{used}]"')
+    if args.alter and len(args.entity_names) != len(args.entity_types):
+        raise ConfigArgumentError("An entity name must be specified for every entity type")
     if args.alter:
         adds, _ = user_alterations(args)  # the configs themselves
         for mechanism, text in adds.items():
-            parse_scram_credential(mechanism, text)
+            if mechanism in SCRAM_TYPES:
+                parse_scram_credential(mechanism, text)
 
 
 def user_alterations(args) -> tuple[dict[str, str], list[str]]:
-    """(SCRAM configs to add {mechanism: "[iterations=N,]password=P"}, SCRAM mechanisms to delete), checked as
-    Kafka's tool checks a users --alter before it reaches the server."""
+    """(configs to add {key: value}, keys to delete), checked as Kafka's tool checks a users, clients or ips
+    --alter before it reaches the server: SCRAM credentials ({mechanism: "[iterations=N,]password=P"}) for one
+    user, or client quotas."""
     adds = dict(parse_add_config(args.add_config)) if args.add_config else {}
     for key in adds:
         if not re.fullmatch(r"[a-zA-Z0-9._-]*", key):
             raise ConfigArgumentError(f"Invalid character found for config key: {key}")
     deletes = [k.strip() for k in (args.delete_config or "").split(",") if k.strip()]
-    unknown_adds = [k for k in adds if k not in SCRAM_TYPES and k not in USER_QUOTA_KEYS]
+    if args.entity_types != ["users"]:
+        config_quotas.check_keys(args.entity_types, _java_set(adds), _java_set(deletes))
+        return adds, deletes
+    unknown_adds = _java_set(k for k in adds if k not in SCRAM_TYPES and k not in USER_QUOTA_KEYS)
     if unknown_adds:
         raise ConfigArgumentError("Only quota and SCRAM credential configs can be added for 'users' using "
-                                  f"--bootstrap-server. Unexpected config names: Set({', '.join(unknown_adds)})")
-    unknown_deletes = [k for k in deletes if k not in SCRAM_TYPES and k not in USER_QUOTA_KEYS]
+                                  f"--bootstrap-server. Unexpected config names: {','.join(unknown_adds)}")
+    unknown_deletes = _java_set(k for k in deletes if k not in SCRAM_TYPES and k not in USER_QUOTA_KEYS)
     if unknown_deletes:
         raise ConfigArgumentError("Only quota and SCRAM credential configs can be deleted for 'users' using "
-                                  f"--bootstrap-server. Unexpected config names: "
-                                  f"ArrayBuffer({', '.join(unknown_deletes)})")
+                                  f"--bootstrap-server. Unexpected config names: {','.join(unknown_deletes)}")
     quotas = any(k in USER_QUOTA_KEYS for k in [*adds, *deletes])
     if any(k in SCRAM_TYPES for k in [*adds, *deletes]):
         if args.entity_default:
@@ -407,10 +445,12 @@ def user_alterations(args) -> tuple[dict[str, str], list[str]]:
         if quotas:
             raise ConfigArgumentError("Cannot alter both quota and SCRAM credential configs simultaneously for "
                                       "'users' using --bootstrap-server.")
-    if quotas:
-        raise ConfigCommandError("client quotas are not served by kraftwire (AlterClientQuotas): only SCRAM "
-                                 "credential configs can be altered for 'users'")
     return adds, deletes
+
+
+def _java_set(keys) -> list[str]:
+    """Keys in the order Kafka 4.4's tool lists them (a ``HashSet`` of the names)."""
+    return hashmap_order(dict.fromkeys(keys), string_hash)
 
 
 def parse_scram_credential(mechanism: str, text: str) -> tuple[int, str]:
@@ -492,19 +532,36 @@ def describe_lines(answer) -> list[str]:
 
 
 async def _alter_users(conn, args) -> None:
+    """A users, clients or ips --alter: client quotas (AlterClientQuotas) or one user's SCRAM credentials."""
     adds, deletes = user_alterations(args)
+    if args.entity_types != ["users"] or any(k in USER_QUOTA_KEYS for k in [*adds, *deletes]):
+        await config_quotas.alter(conn, args.entity_types, args.entity_names, adds, deletes, args.timeout,
+                                  until_decided)
+        _completed(args)
+        return
     body = scram_request(args.entity_name, adds, deletes)
     answer = await until_decided(conn, body, 0, args.timeout, lambda a: [r.error_code for r in a.results])
     alter_outcome(args.entity_name, answer)
-    print(f"Completed updating config for user {args.entity_name}.")
+    _completed(args)
+
+
+def _completed(args) -> None:
+    if args.entity_name:
+        print(f"Completed updating config for {args.entity_type[:-1]} {args.entity_name}.")
+    else:
+        print(f"Completed updating default config for {args.entity_type} in the cluster.")
 
 
 async def _describe_users(conn, args) -> None:
+    """The quotas of the entities named (users, clients, ips), then — for users alone, not their default — the
+    users' SCRAM credentials, as Kafka's tool prints them."""
     from kraftwire.protocol import messages as w
 
-    if args.entity_default:
-        return  # the default user has quotas only, and kraftwire serves none
+    for line in await config_quotas.describe(conn, args.entity_types, args.entity_names, args.timeout):
+        print(line)
+    if args.entity_types != ["users"] or "" in args.entity_names:
+        return
     D = w.DescribeUserScramCredentialsRequest
-    body = D(users=[D.UserName(name=args.entity_name)] if args.entity_name else None)
+    body = D(users=[D.UserName(name=n) for n in args.entity_names] or None)
     for line in describe_lines(await conn.request(body, 0, timeout=args.timeout)):
         print(line)

@@ -12,15 +12,16 @@ Actions (exactly one):
   ``--disable-rack-aware``.
 * ``--execute --reassignment-json-file F [--additional] [--disallow-replication-factor-change]``: prints the
   current assignment with its log directories (to save for a rollback), starts the moves, ``Successfully started
-  partition reassignments for t-0,t-1``; refused while another reassignment runs unless ``--additional``.
+  partition reassignments for t-0,t-1``; refused while another reassignment runs unless ``--additional``. With
+  ``--throttle B/s`` the moving replicas are throttled first, as Kafka's tool throttles them
+  (``reassign_throttles``: the topics' leader/follower throttled replicas, the brokers' throttled rates).
 * ``--verify`` / ``--cancel --reassignment-json-file F [--preserve-throttles]``: each partition's state, or the
   moves cancelled; then, unless ``--preserve-throttles`` (and for ``--verify`` only once nothing moves), the
   throttle configs Kafka's tool sets are deleted from the brokers and topics, as Kafka's does.
 * ``--list``: the reassignments in progress.
 
 The JSON file is Kafka's ``{"version": 1, "partitions": [{"topic": "foo", "partition": 0, "replicas": [1, 2],
-"log_dirs": ["any", "any"]}]}``. Not applied yet, and said so rather than pretended: ``--throttle`` (kraftwire does
-not throttle replication yet: the moves run at full speed, a warning says it) and log directories other than
+"log_dirs": ["any", "any"]}]}``. Not applied yet, and said so rather than pretended: log directories other than
 ``any`` with ``--replica-alter-log-dirs-throttle`` (AlterReplicaLogDirs is not served: refused).
 """
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 
 from kraftwire.error_codes import default_message, name_of
 from kraftwire.java_order import hashmap_order, string_hash
+from kraftwire.tools import reassign_throttles as throttles
 from kraftwire.tools.admin import connect, until_decided
 
 ANY_LOG_DIR = "any"
@@ -89,7 +91,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--disallow-replication-factor-change", action="store_true", default=None,
                         help="refuse moves that change a partition's replica count (KIP-860)")
     parser.add_argument("--throttle", type=int, metavar="B/s",
-                        help="replication throttle (not applied by kraftwire yet: a warning says so)")
+                        help="throttle the moving replicas' replication to this many bytes per second")
     parser.add_argument("--replica-alter-log-dirs-throttle", type=int, metavar="B/s",
                         help="log-dir move throttle (log-dir moves are not served by kraftwire yet)")
     parser.add_argument("--timeout", type=int, metavar="MS", help="how long to wait for log-dir moves to start")
@@ -353,13 +355,18 @@ class Client:
         return found
 
     async def delete_configs(self, resources: list[tuple[int, str, tuple[str, ...]]], conn=None) -> None:
+        await self.set_configs([(kind, name, dict.fromkeys(keys)) for kind, name, keys in resources], conn)
+
+    async def set_configs(self, resources: list[tuple[int, str, dict[str, str | None]]], conn=None) -> None:
+        """IncrementalAlterConfigs: each resource's keys set to their values (None: deleted)."""
         from kraftwire.protocol import messages as w
 
         IAC = w.IncrementalAlterConfigsRequest
         body = IAC(validate_only=False, resources=[
             IAC.AlterConfigsResource(resource_type=kind, resource_name=name, configs=[
-                IAC.AlterableConfig(name=key, config_operation=1, value=None) for key in keys])
-            for kind, name, keys in resources])
+                IAC.AlterableConfig(name=key, config_operation=1 if value is None else 0, value=value)
+                for key, value in configs.items()])
+            for kind, name, configs in resources])
         answer = await until_decided(conn or self.conn, body, 1, self.timeout,
                                      lambda a: [r.error_code for r in a.responses])
         for r in answer.responses:
@@ -456,8 +463,15 @@ async def _execute(client: Client, args) -> None:
           f"{reassignment_json(now, await client.replica_dirs(now))}\n\n"
           "Save this to use as the --reassignment-json-file option during rollback")
     if args.throttle is not None and args.throttle >= 0:
-        print(f"Warning: kraftwire does not throttle replication yet: --throttle {args.throttle} is not applied and "
-              "the moves run at full speed.", file=sys.stderr)
+        print(throttles.VERIFY_PERIODICALLY)
+        moves = throttles.move_map(await client.reassigning(), targets, current)
+        leader, follower = throttles.leader_throttles(moves), throttles.follower_throttles(moves)
+        await client.set_configs([(2, topic, {TOPIC_THROTTLES[0]: leader[topic], TOPIC_THROTTLES[1]: follower[topic]})
+                                  for topic in moves])
+        rate = str(args.throttle)
+        await client.on_each(throttles.reassigning_brokers(moves), lambda broker, conn: client.set_configs(
+            [(4, str(broker), {BROKER_THROTTLES[0]: rate, BROKER_THROTTLES[1]: rate})], conn))
+        print(f"The inter-broker throttle limit was set to {args.throttle} B/s")
     errors = await client.alter(targets, allow_rf_change=not args.disallow_replication_factor_change)
     if errors:
         raise Terse("Error reassigning partition(s):\n" + "\n".join(

@@ -135,14 +135,8 @@ def test_configs_shorthands_entity_types_and_bootstrap_controller(tools, node):
     assert "An entity name must be specified with --describe of broker-loggers\n" in theirs.out + theirs.err
     assert mine.stderr == "An entity name must be specified with --describe of broker-loggers\n"
 
-    # client quotas and client metrics: kraftwire serves neither API, and both tools say so as Kafka's does
-    for args in (("--describe", "--client", "c1"), ("--describe", "--entity-type", "clients"),
-                 ("--describe", "--client-defaults"), ("--describe", "--entity-type", "ips", "--entity-name", "1.2.3.4"),
-                 ("--alter", "--entity-type", "clients", "--entity-name", "c1", "--add-config",
-                  "producer_byte_rate=100")):
-        err = same_error(tools, "kafka-configs", *b, *args)
-        assert err.splitlines()[1] == ("java.util.concurrent.ExecutionException: org.apache.kafka.common.errors."
-                                       "UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS")
+    # client metrics: kraftwire does not serve the API, and both tools say so as Kafka's does (client quotas:
+    # test_config_quotas_tool.py)
     err = same_error(tools, "kafka-configs", *b, "--describe", "--entity-type", "client-metrics")
     assert err.splitlines()[1].endswith("The node does not support LIST_CONFIG_RESOURCES")
 

@@ -53,6 +53,12 @@ def _requests():
                 m.AlterPartitionReassignmentsRequest.ReassignablePartition(partition_index=1, replicas=None)])]),
         "ListPartitionReassignments": m.ListPartitionReassignmentsRequest(topics=[
             m.ListPartitionReassignmentsRequest.ListPartitionReassignmentsTopics(name="a", partition_indexes=[0])]),
+        "AlterClientQuotas": m.AlterClientQuotasRequest(entries=[m.AlterClientQuotasRequest.EntryData(
+            entity=[m.AlterClientQuotasRequest.EntityData(entity_type="user", entity_name=n)],
+            ops=[m.AlterClientQuotasRequest.OpData(key="producer_byte_rate", value=1.0, remove=False)])
+            for n in ("carol", None)]),
+        "DescribeClientQuotas": m.DescribeClientQuotasRequest(components=[
+            m.DescribeClientQuotasRequest.ComponentData(entity_type="user", match_type=2, match=None)]),
     }
 
 
@@ -129,3 +135,14 @@ def test_a_scram_describe_refusal_has_one_nameless_result_per_user():
                    ec.CLUSTER_AUTHORIZATION_FAILED)
     assert [(r.user, r.error_code, r.error_message) for r in body.results] == [
         ("", ec.CLUSTER_AUTHORIZATION_FAILED, None)] * 2 and body.error_message is None
+
+
+def test_a_client_quota_refusal_lists_every_entity_as_asked():
+    """AlterClientQuotasRequest.getErrorResponse: every entry with its entity data as listed; DescribeClientQuotas:
+    the code at the top and no entries."""
+    body = refusal("AlterClientQuotas", _requests()["AlterClientQuotas"], 1, ec.NOT_CONTROLLER, "no")
+    assert [(r.error_code, r.error_message, [(e.entity_type, e.entity_name) for e in r.entity])
+            for r in body.entries] == [(ec.NOT_CONTROLLER, "no", [("user", "carol")]),
+                                       (ec.NOT_CONTROLLER, "no", [("user", None)])]
+    body = refusal("DescribeClientQuotas", _requests()["DescribeClientQuotas"], 1, ec.CLUSTER_AUTHORIZATION_FAILED)
+    assert (body.error_code, body.entries) == (ec.CLUSTER_AUTHORIZATION_FAILED, None)

@@ -52,6 +52,8 @@ def _recompressed_codec(cfg) -> str:
 
 #: honoured key -> what acts on it, read back from the running node (node, hosted partition)
 PROBES = {
+    "leader.replication.throttled.replicas": lambda node, hp: node.partition_apis._throttled(TOPIC, hp.index),
+    "follower.replication.throttled.replicas": lambda node, hp: node.replicas.fetchers._throttled(hp),
     "cleanup.policy": lambda node, hp: "compact" if _compacts(hp.config) and not _deletes(hp.config) else "delete",
     "compression.type": lambda node, hp: _recompressed_codec(hp.config),
     "compression.gzip.level": lambda node, hp: level(hp.config, "gzip"),
@@ -87,6 +89,8 @@ def _expected(name: str, value: str):
         return value
     if name == "unclean.leader.election.enable":
         return kc.flag(value)
+    if name in ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas"):
+        return True  # "0:1": this broker's replica of partition 0 is throttled
     if name in ("compression.gzip.level", "compression.lz4.level", "compression.zstd.level"):
         return int(value)
     return float(value) if name == "min.cleanable.dirty.ratio" else int(value)

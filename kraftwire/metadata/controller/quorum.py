@@ -2,12 +2,12 @@
 
 Every controller folds the committed metadata batches it is handed (``replay_committed``) into its committed image.
 The active one also decides: a request goes to its control manager (``brokers``, ``controllers``, ``topics``,
-``configs``, ``features``, ``producer_ids``, ``acls``, ``scram``) against the **latest** image — the committed one plus what this controller has
-written and not yet seen committed — so that two requests in a row see each other, as Kafka's controller does with
-its in-memory timeline. The records it returns are folded into that latest image at once (``write``); the edge
-appends them as one batch and sends the response when the batch is committed. Losing leadership (``deactivate``)
-throws the uncommitted part away: the latest image is the committed one again, and the edge answers the requests
-still waiting with NOT_CONTROLLER.
+``configs``, ``features``, ``producer_ids``, ``acls``, ``scram``, ``client_quotas``) against the **latest** image —
+the committed one plus what this controller has written and not yet seen committed — so that two requests in a row
+see each other, as Kafka's controller does with its in-memory timeline. The records it returns are folded into that
+latest image at once (``write``); the edge appends them as one batch and sends the response when the batch is
+committed. Losing leadership (``deactivate``) throws the uncommitted part away: the latest image is the committed one
+again, and the edge answers the requests still waiting with NOT_CONTROLLER.
 
 Activation: a controller becomes active once it has folded everything before its epoch (the edge calls ``activate``
 then, as Kafka's Raft client calls handleLeaderChange after the listener caught up). On an empty log it first writes
@@ -29,6 +29,7 @@ from kraftwire.error_codes import NOT_CONTROLLER
 from kraftwire.ids import UUID
 from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.controller import acls as acl_control
+from kraftwire.metadata.controller import client_quotas
 from kraftwire.metadata.controller import controllers as controller_control
 from kraftwire.metadata.controller import elr
 from kraftwire.metadata.controller import features as feature_control
@@ -101,6 +102,7 @@ class QuorumController:
             "CreateAcls": lambda img, req, v, now, off: acl_control.create_acls(img, req, v, new_uuid),
             "DeleteAcls": lambda img, req, v, now, off: acl_control.delete_acls(img, req, v),
             "AlterUserScramCredentials": lambda img, req, v, now, off: scram_control.alter_credentials(img, req),
+            "AlterClientQuotas": lambda img, req, v, now, off: client_quotas.alter_client_quotas(img, req),
         }
 
     @property

@@ -169,6 +169,19 @@ def _list_partition_reassignments(req, version, code, message):
             for i in t.partition_indexes]) for t in req.topics or []])
 
 
+def _alter_client_quotas(req, version, code, message):
+    # AlterClientQuotasRequest.getErrorResponse: every entry with its entity as listed
+    R = m.AlterClientQuotasResponse
+    return R(throttle_time_ms=0, entries=[R.EntryData(error_code=code, error_message=message, entity=[
+        R.EntityData(entity_type=e.entity_type, entity_name=e.entity_name) for e in entry.entity])
+        for entry in req.entries])
+
+
+def _describe_client_quotas(req, version, code, message):
+    # DescribeClientQuotasRequest.getErrorResponse: the code at the top, entries null
+    return m.DescribeClientQuotasResponse(throttle_time_ms=0, error_code=code, error_message=message, entries=None)
+
+
 _BUILDERS = {
     "ControllerRegistration": _controller_registration,
     "BrokerRegistration": _registration,
@@ -190,7 +203,10 @@ _BUILDERS = {
     "DescribeUserScramCredentials": _describe_user_scram_credentials,
     "AlterPartitionReassignments": _alter_partition_reassignments,
     "ListPartitionReassignments": _list_partition_reassignments,
+    "AlterClientQuotas": _alter_client_quotas,
+    "DescribeClientQuotas": _describe_client_quotas,
 }
 
-#: every api the controller decides has a refusal, and DescribeUserScramCredentials (refused on the cluster's ACLs)
+#: every api the controller decides has a refusal, and DescribeUserScramCredentials and DescribeClientQuotas (refused
+#: on the cluster's ACLs)
 APIS = frozenset(_BUILDERS)

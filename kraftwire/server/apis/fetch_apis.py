@@ -24,18 +24,23 @@
 from __future__ import annotations
 
 import logging
+import math
+import time
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.log.api import Isolation
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
 from kraftwire.protocol import messages as w
 from kraftwire.replica import fetch_answer, fetch_sessions, read_replica
+from kraftwire.replica import replication_quota as rq
 from kraftwire.replica.fetch_limits import FetchLimits
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.replica.partition import FOLLOWER
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.apis.client_quotas import busy_since, mute, now_ms
 from kraftwire.server.runtime.clocks import monotonic_ms
 from kraftwire.server.runtime.replicas import Hosted
 
@@ -48,13 +53,20 @@ class _SessionFetch:
     """A Fetch with its session context (``fetch_sessions.new_context``: which partitions it reads and how its
     answer is listed), the topics its principal may not read (``denied``: they are answered
     TOPIC_AUTHORIZATION_FAILED in every answer, including the one a parked fetch gets later) and the ``listener`` it
-    came in on (the replicas a consumer may be sent to are those with an endpoint there, KIP-392)."""
+    came in on (the replicas a consumer may be sent to are those with an endpoint there, KIP-392); for a consumer,
+    the most bytes its consumer_byte_rate quota lets one answer carry (``quota_bytes``, Kafka's
+    getMaxValueInQuotaWindow) and the time handling it took (``busy_ns``, request_percentage), known once its first
+    answer is built."""
 
-    __slots__ = ("header", "api", "version", "body", "context", "denied", "listener")
+    __slots__ = ("header", "api", "version", "body", "size", "context", "denied", "listener", "quota_bytes",
+                 "busy_ns")
 
-    def __init__(self, request, context, denied: frozenset[str], listener: str) -> None:
+    def __init__(self, request, context, denied: frozenset[str], listener: str,
+                 quota_bytes: int | None = None) -> None:
         self.header, self.api, self.version, self.body = request.header, request.api, request.version, request.body
-        self.context, self.denied, self.listener = context, denied, listener
+        self.size = getattr(request, "size", 0)
+        self.context, self.denied, self.listener, self.quota_bytes = context, denied, listener, quota_bytes
+        self.busy_ns = 0
 
 
 class _TopicNames:
@@ -186,7 +198,9 @@ class FetchApis:
         error as ``Watched``, the answer's MinBytes))."""
         body, version = request.body, request.version
         R = w.FetchResponse
-        limits = FetchLimits(body.max_bytes, body.min_bytes, self.node.settings.config.fetch_max_bytes)
+        quota_bytes = request.quota_bytes
+        limits = FetchLimits(body.max_bytes if quota_bytes is None else min(body.max_bytes, quota_bytes),
+                             body.min_bytes, self.node.settings.config.fetch_max_bytes)
         total, errors, keys, answered, watched = 0, False, set(), [], []
         denied = request.denied
         replica, broker_epoch = fetch_answer.fetching_replica(body, version)
@@ -303,7 +317,7 @@ class FetchApis:
         self.replicas.replica_fetched(hp, replica, offset, broker_epoch, p.log_start_offset)
         pd.high_watermark = pd.last_stable_offset = lg.high_watermark()
         limit = limits.limit(p.partition_max_bytes)
-        if offset >= end or not limits.may_read(limit):
+        if offset >= end or not limits.may_read(limit) or self._held_back(hp, replica):
             return 0
         try:
             return self._read(pd, lg, offset, limit, end, Isolation.UNCOMMITTED, limits)
@@ -311,6 +325,39 @@ class FetchApis:
             log.warning("reading %s-%d at %d for broker %d: %s", hp.topic, hp.index, offset, replica, exc)
             pd.error_code = ec.KAFKA_STORAGE_ERROR
             return 0
+
+    # ------------------------------------------------------------------------------------------------ throttles
+    def _leader_rate(self) -> int | None:
+        """This broker's leader.replication.throttled.rate (None: not set)."""
+        return rq.parse_rate(self.replicas.broker_configs().value(rq.LEADER_RATE))
+
+    def _throttled(self, topic: str, partition: int) -> bool:
+        """Whether the topic's leader.replication.throttled.replicas lists this broker's replica of ``partition``."""
+        configs = self.md.image.configs.get((TOPIC_RESOURCE, topic), {})
+        listed = rq.throttled_partitions(configs.get(rq.LEADER_REPLICAS), self.node.settings.node_id)
+        return rq.is_throttled(listed, partition)
+
+    def _held_back(self, hp: Hosted, replica: int) -> bool:
+        """KIP-73 on the leader: a follower outside the ISR reads nothing of a throttled partition while this
+        broker's throttled bytes are over its leader.replication.throttled.rate (``replica.replication_quota``)."""
+        bound = self._leader_rate()
+        if bound is None or not self._throttled(hp.topic, hp.index):
+            return False
+        return rq.holds_back(replica in hp.state.isr, True, self.replication.exceeded(bound, now_ms()))
+
+    def _record_replication(self, resp) -> None:
+        """Record the record bytes a follower fetch answer carries for throttled partitions (Kafka's
+        sizeOfThrottledPartitions, then ``quotas.leader.record``)."""
+        if self._leader_rate() is None:
+            return
+        topics = self.md.image.topics
+        size = 0
+        for t in resp.responses:
+            name = t.topic or (topics[t.topic_id].name if t.topic_id in topics else None)
+            if name is None:
+                continue
+            size += sum(len(p.records or b"") for p in t.partitions if self._throttled(name, p.partition_index))
+        self.replication.record(size, now_ms())
 
     def _ready_answer(self, request):
         resp, ready, _, _ = self._fetch_answer(request)
@@ -343,6 +390,7 @@ class FetchApis:
                             lg.bytes_between)
 
     def fetch(self, request, conn) -> None:
+        started = time.perf_counter_ns()
         body, version = request.body, request.version
         replica = fetch_answer.fetching_replica(body, version)[0]
         context = self._session_context(body, version, replica >= 0)
@@ -351,9 +399,30 @@ class FetchApis:
         if access is not None and replica < 0:  # a consumer's fetch (a replica's was checked at the gate): READ
             names = {want.topic for want in context.partitions() if want.topic is not None}
             denied = frozenset(n for n in names if not access.topic(conn, n, Op.READ))
-        request = _SessionFetch(request, context, denied, self.kraft.listener_of(conn))
+        quota = self.quotas.fetch_limit(request, conn) if replica < 0 else math.inf
+        request = _SessionFetch(request, context, denied, self.kraft.listener_of(conn),
+                                None if quota == math.inf else min(int(quota), 2**31 - 1))
         draft, ready, keys, watch = self._fetch_answer(request)
+        if replica < 0:
+            request.busy_ns = busy_since(started)
         self.purgatory.respond(request, conn, draft, ready, keys, watch)
+
+    def _send_fetch(self, request, conn, resp) -> None:
+        """Send a Fetch answer. A follower's throttled bytes are recorded against leader.replication.throttled.rate.
+        A consumer's goes with the larger throttle time of its consumer_byte_rate and request_percentage quotas, and
+        a throttled one without records (Kafka answers it empty and takes its bytes back), then the connection is
+        muted that long (KIP-219)."""
+        throttle = 0
+        if fetch_answer.fetching_replica(request.body, request.version)[0] >= 0:
+            self._record_replication(resp)
+        else:
+            size = sum(len(p.records or b"") for t in resp.responses for p in t.partitions)
+            throttle = self.quotas.fetch(request, conn, size, getattr(request, "busy_ns", 0))
+            if throttle > 0:  # Kafka answers a throttled consumer without records, whichever quota it is over
+                resp = w.FetchResponse(throttle_time_ms=throttle, error_code=ec.NONE, session_id=resp.session_id,
+                                       responses=[])
+        conn.send_response(resp, request.version, request.header.correlation_id)
+        mute(conn, throttle)
 
     def _session_context(self, body, version: int, follower: bool):
         """The request's session context (``FetchManager.newContext``): the partitions it names with their topic

@@ -47,6 +47,7 @@ from kraftwire.metadata import answers
 from kraftwire.metadata import broker_loggers as bl
 from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.acls import describe_acls
+from kraftwire.metadata.controller.client_quotas import describe_client_quotas
 from kraftwire.metadata.controller.refusals import acl_message, refusal
 from kraftwire.metadata.controller.scram import describe_credentials
 from kraftwire.metadata.controller.topics import hide_configs, refused_before_acls
@@ -69,7 +70,7 @@ CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLea
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs", "CreateAcls", "DeleteAcls",
                    "AlterUserScramCredentials", "AlterPartitionReassignments", "ListPartitionReassignments",
-                   "ControllerRegistration")
+                   "ControllerRegistration", "AlterClientQuotas")
 COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
 #: controller APIs whose ACLs are checked per item: (the request's item list, the response's result list); the APIs
 #: that need one operation on the cluster are refused before any handler (``access.gate``)
@@ -102,6 +103,7 @@ class KraftApis:
         d.serve("DescribeConfigs", self.describe_configs)
         d.serve("DescribeAcls", self.describe_acls)
         d.serve("DescribeUserScramCredentials", self.describe_scram)
+        d.serve("DescribeClientQuotas", self.describe_client_quotas)
         self.node.broker_fetch = (served.versions("Fetch")[0], self.fetch)
         d.features_source = self.features
 
@@ -278,6 +280,10 @@ class KraftApis:
 
     def describe_scram(self, request, conn) -> None:
         body = describe_credentials(self.md.image, request.body)
+        conn.send_response(body, request.version, request.header.correlation_id)
+
+    def describe_client_quotas(self, request, conn) -> None:
+        body = describe_client_quotas(self.md.image, request.body)
         conn.send_response(body, request.version, request.header.correlation_id)
 
     # ------------------------------------------------------------------------------------------------ controller

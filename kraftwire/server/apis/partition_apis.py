@@ -22,6 +22,8 @@ from kraftwire.metadata import answers
 from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.replica.fetch_sessions import FetchSessionCache
+from kraftwire.replica.replication_quota import ReplicationQuota
+from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.fetch_apis import FetchApis
 from kraftwire.server.apis.log_dir_apis import LogDirApis
 from kraftwire.server.apis.marker_apis import MarkerApis
@@ -40,12 +42,14 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         self.md = metadata
         self.replicas = replicas
         self.kraft = kraft  # KraftApis: the listener view and the path to the active controller
-        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready, self._finish)
+        self.purgatory = FetchPurgatory(self._ready_answer, self._fetch_ready, self._finish, self._send_fetch)
         #: incremental fetch sessions (KIP-227), ``max.incremental.fetch.session.cache.slots`` of them
         self.sessions = FetchSessionCache(node.settings.config.max_incremental_fetch_session_cache_slots,
                                           random.Random())
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
+        self.quotas = QuotaEdge(metadata, node.settings.config)  # client quotas (KIP-13/KIP-219)
+        self.replication = ReplicationQuota()  # leader.replication.throttled.rate (KIP-73)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended
         self.marker_listeners: list = []

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import logging
+import time
 
 from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
@@ -29,6 +30,7 @@ from kraftwire.replica.produce_answer import TOPIC_IDS_SINCE
 from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import ResourceType
+from kraftwire.server.apis.client_quotas import busy_since, mute
 from kraftwire.server.apis.group_apis import internal_topic_error
 
 log = logging.getLogger("kraftwire.partitions")
@@ -73,6 +75,7 @@ class ProduceApis:
     # ------------------------------------------------------------------------------------------------ Produce
     def produce(self, request, conn, verified=None) -> None:
         """``verified``: the transaction verification's outcome (``txn_verifier.Verified``) once it is known."""
+        started = time.perf_counter_ns()
         body, version = request.body, request.version
         R = w.ProduceResponse
         acks = body.acks
@@ -121,14 +124,16 @@ class ProduceApis:
         if acks == 0:
             if any(pr.error_code for _, _, pr in answered):  # Kafka: the producer learns of it by the close
                 conn.close()
+            else:
+                mute(conn, self.quotas.produce(request, conn))
             return
         topics = [_topic_answer(key, version, parts) for key, parts in produce_answer.ordered(answered)]
         resp = R(responses=topics, throttle_time_ms=0)
         if hints and version >= 10:
             resp.node_endpoints = self._node_endpoints(R, hints, conn)
-        cid = request.header.correlation_id
+        busy = busy_since(started)
         if not waiting:
-            conn.send_response(resp, version, cid)
+            self._answer_produce(request, conn, resp, busy)
             return
         left = [len(waiting)]
 
@@ -139,10 +144,18 @@ class ProduceApis:
                 pr.error_code, pr.base_offset = error, -1
             left[0] -= 1
             if left[0] == 0:
-                conn.send_response(resp, version, cid)
+                self._answer_produce(request, conn, resp, busy)
 
         for pr, hp, end in waiting:
             self.replicas.wait_committed(hp, end, lambda error, pr=pr, hp=hp: done(pr, hp, error), body.timeout_ms)
+
+    def _answer_produce(self, request, conn, resp, busy_ns: int) -> None:
+        """Send a Produce answer with the larger throttle time of its producer_byte_rate and request_percentage
+        quotas (``busy_ns``: the handling time), then mute (KIP-219)."""
+        throttle = max(self.quotas.produce(request, conn), self.quotas.request_time(request, conn, busy_ns))
+        resp.throttle_time_ms = throttle
+        conn.send_response(resp, request.version, request.header.correlation_id)
+        mute(conn, throttle)
 
     def _refuse_produce(self, request, conn, error: tuple[int, str]) -> None:
         """Every partition of a Produce gets ``error``; with acks=0 (no answer to carry it) the connection is closed,

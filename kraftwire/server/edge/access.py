@@ -8,7 +8,8 @@ do (the table in ``kafka-security-facts.md`` §5):
 * ``gate`` runs in the dispatcher before any handler, for the APIs that need one operation on the cluster — the
   quorum's and the brokers' own requests (CLUSTER_ACTION), DescribeQuorum/DescribeAcls/DescribeLogDirs/
   DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/Create-/DeleteAcls/
-  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER). A refused request is answered with the API's error
+  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER), AlterClientQuotas (ALTER_CONFIGS), DescribeClientQuotas
+  (DESCRIBE_CONFIGS). A refused request is answered with the API's error
   response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so nothing changes. A Fetch needs
   CLUSTER_ACTION on a controller listener, whoever sends it (it is the quorum's: Kafka's ControllerApis, refused
   with its error response), and from a replica elsewhere (Kafka's KafkaApis: TOPIC_AUTHORIZATION_FAILED in every
@@ -59,6 +60,7 @@ CLUSTER_OPERATION = {
     "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
     "CreateAcls": AclOperation.ALTER, "DeleteAcls": AclOperation.ALTER,
     "AlterUserScramCredentials": AclOperation.ALTER,
+    "AlterClientQuotas": AclOperation.ALTER_CONFIGS, "DescribeClientQuotas": AclOperation.DESCRIBE_CONFIGS,
     "AlterPartitionReassignments": AclOperation.ALTER, "ListPartitionReassignments": AclOperation.DESCRIBE,
     "AddRaftVoter": AclOperation.ALTER, "RemoveRaftVoter": AclOperation.ALTER,
 }

@@ -64,6 +64,9 @@ class InboundConnection(asyncio.BufferedProtocol):
         #: before an earlier one (a Heartbeat behind an OffsetCommit waiting for its replicas) is held back
         self._expected: collections.deque = collections.deque()
         self._held: dict[int, list] = {}
+        #: KIP-219: when a quota's throttle ends (loop time) and the call that resumes reading then
+        self._muted_until = 0.0
+        self._unmute: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         self.transport = transport
@@ -223,6 +226,27 @@ class InboundConnection(asyncio.BufferedProtocol):
         finally:
             region.close()
 
+    def throttle(self, throttle_ms: int) -> None:
+        """KIP-219: the answer carrying ``throttle_time_ms`` has gone; stop reading this connection for that long (a
+        client that ignores the field waits anyway). A longer throttle extends the mute, a shorter one does not."""
+        if throttle_ms <= 0 or self.closed or self.transport is None:
+            return
+        loop = asyncio.get_running_loop()
+        until = loop.time() + throttle_ms / 1000
+        if until <= self._muted_until:
+            return
+        self._muted_until = until
+        if self._unmute is None:
+            self.transport.pause_reading()
+        else:
+            self._unmute.cancel()
+        self._unmute = loop.call_at(until, self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        self._unmute = None
+        if not self.closed and self.transport is not None:
+            self.transport.resume_reading()
+
     def close(self) -> None:
         if not self.closed:
             self.closed = True
@@ -233,5 +257,7 @@ class InboundConnection(asyncio.BufferedProtocol):
         self.closed = True
         if self._idle is not None:
             self._idle.cancel()
+        if self._unmute is not None:
+            self._unmute.cancel()
         self.dispatcher.connections.discard(self)
         self.dispatcher.connection_closed(self)

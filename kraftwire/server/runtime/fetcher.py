@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from kraftwire import error_codes as ec
 from kraftwire.errors import KraftwireError, LogIOError
 from kraftwire.ids import ZERO_UUID
 from kraftwire.metadata import answers
+from kraftwire.metadata.controller.topics import TOPIC_RESOURCE
+from kraftwire.replica import replication_quota as rq
 from kraftwire.protocol import messages as w
 from kraftwire.replica.fetch_session_client import FetchSessionHandler
 from kraftwire.server.edge.client import KafkaConnection
@@ -102,8 +105,8 @@ class LeaderFetcher:
                     continue
                 now = loop.time()
                 ready = {k: hp for k, hp in self.partitions.items()
-                         if self.backoff.get(k, 0) <= now and not hp.failed}
-                if not ready:  # all backing off (or in an offline log directory): wait, never spin
+                         if self.backoff.get(k, 0) <= now and not hp.failed and not self.manager.held_back(hp)}
+                if not ready:  # all backing off, throttled or in an offline log directory: wait, never spin
                     waits = [t - now for t in self.backoff.values() if t > now]
                     await asyncio.sleep(min(waits) if waits else BACKOFF_S)
                     continue
@@ -168,6 +171,7 @@ class LeaderFetcher:
                 if (hp is None or key not in self.partitions or self.partitions[key] is not hp or hp.failed
                         or asked.get(key) != hp.state.leader_epoch):
                     continue
+                self.manager.received(hp, len(pd.records or b""))
                 try:
                     await self._partition(conn, hp, pd, loop)
                 except LogIOError as exc:
@@ -218,6 +222,30 @@ class ReplicaFetchers:
         self.closed = False
         #: TLS of the connections to the leaders (an SSL or SASL_SSL inter-broker listener)
         self.tls = node.settings.inter_broker_ssl_context()
+        #: follower.replication.throttled.rate's quota (KIP-73)
+        self.replication = rq.ReplicationQuota()
+
+    # ------------------------------------------------------------------------------------------------ throttles
+    def _follower_rate(self) -> int | None:
+        return rq.parse_rate(self.replicas.broker_configs().value(rq.FOLLOWER_RATE))
+
+    def _throttled(self, hp) -> bool:
+        configs = self.node.metadata.image.configs.get((TOPIC_RESOURCE, hp.topic), {})
+        return rq.is_throttled(rq.throttled_partitions(configs.get(rq.FOLLOWER_REPLICAS), self.broker_id), hp.index)
+
+    def held_back(self, hp) -> bool:
+        """KIP-73 on the follower: a throttled partition this broker is not in the ISR of is left out of the fetch
+        while its throttled bytes are over follower.replication.throttled.rate (``replica.replication_quota``)."""
+        bound = self._follower_rate()
+        if bound is None or not self._throttled(hp):
+            return False
+        return rq.holds_back(self.broker_id in hp.state.isr, True,
+                             self.replication.exceeded(bound, int(time.monotonic() * 1000)))
+
+    def received(self, hp, size: int) -> None:
+        """Record the bytes a fetch answer brought for a throttled partition."""
+        if size and self._follower_rate() is not None and self._throttled(hp):
+            self.replication.record(size, int(time.monotonic() * 1000))
 
     def leader_endpoint(self, broker_id: int):
         """(host, port) of the leader's inter-broker listener (``inter.broker.listener.name``), None while the image

@@ -2,13 +2,16 @@
 MaxWaitMs passes, then is answered exactly once. Shared by the test server's consumer fetch and a broker's
 partition fetches; each supplies ``answer(request) -> (response, ready)`` and says when to look again (``wake``).
 
+A supplier may pass ``send(request, conn, response)`` to send the answers itself (a broker applies a consumer's
+fetch quota as the answer goes out); by default ``conn.send_response``.
+
 A supplier that can tell readiness without building the answer (a broker: ``kraftwire.replica.fetch_readiness``)
 also passes ``ready(request, watch) -> bool``, and parks each fetch with its ``watch``: a wake then asks that cheap
 check and builds the answer only when it says yes, as Kafka's ``DelayedFetch.tryComplete`` does.
 
 A supplier whose answers change state when they go out (a broker's fetch sessions: the offsets a session last sent)
 passes ``finish(request, conn, answer) -> response``: ``answer`` is then a draft, and ``finish`` runs exactly once,
-on the draft that is sent.
+on the draft that is sent; ``send`` then sends what ``finish`` made of it.
 """
 
 from __future__ import annotations
@@ -29,16 +32,19 @@ class _Parked:
 class FetchPurgatory:
     def __init__(self, answer: Callable[[object], tuple[object, bool]],
                  ready: Callable[[object, object], bool] | None = None,
-                 finish: Callable[[object, object, object], object] | None = None) -> None:
+                 finish: Callable[[object, object, object], object] | None = None,
+                 send: Callable[[object, object, object], None] | None = None) -> None:
         self.answer = answer
         self.ready = ready
         self.finish = finish
+        self.send = send or (lambda request, conn, response: conn.send_response(
+            response, request.version, request.header.correlation_id))
         self.parked: list[_Parked] = []
 
     def _deliver(self, request, conn, response) -> None:
         if self.finish is not None:
             response = self.finish(request, conn, response)
-        conn.send_response(response, request.version, request.header.correlation_id)
+        self.send(request, conn, response)
 
     def respond(self, request, conn, response, ready: bool, keys=None, watch=None) -> None:
         """Send ``response`` now if it is ``ready`` (or the request does not wait); otherwise park the request until

@@ -1,0 +1,84 @@
+"""A broker's client quotas at the edge (the rules are ``kraftwire.replica.quotas``'): who a request comes from, the
+time, the quota managers fed with what Kafka's KafkaApis records, and the throttle applied as KIP-219 has it — the
+answer goes at once carrying ``throttle_time_ms``, then the connection is not read for that long.
+
+* Produce: the request body's size against ``producer_byte_rate``, when the answer is sent (after an acks=-1 wait;
+  an acks=0 request has no answer and is throttled by the mute alone).
+* Request time (``request_percentage``, Produce and Fetch): the time the node spent handling the request (its
+  synchronous part on the event loop, where Kafka counts its request handler thread's time) as a percentage of one
+  thread over a second; the answer carries the larger of the two throttle times, as Kafka's does. An acks=0 Produce
+  is not counted.
+* Fetch from a consumer: the record bytes of the answer against ``consumer_byte_rate`` (Kafka counts the whole
+  encoded answer; the records are nearly all of it); the answer's size is capped at the
+  most one quota window allows (``max_value_in_window``) so a consumer is never throttled for sure. A throttled
+  consumer is answered without records (its bytes are taken back), as Kafka answers it. Replica fetches from other
+  brokers are not client traffic and are not counted.
+
+The quotas are read from the node's metadata image at each request, so what AlterClientQuotas commits applies from
+the next request on.
+"""
+
+from __future__ import annotations
+
+import time
+
+from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas
+from kraftwire.security.principal import ANONYMOUS
+
+
+def user_of(conn) -> str:
+    """The principal's name (``ANONYMOUS`` on a PLAINTEXT listener), which user quotas are keyed by."""
+    principal = getattr(conn, "principal", ANONYMOUS) or ANONYMOUS
+    return principal.split(":", 1)[1] if ":" in principal else principal
+
+
+def now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+def busy_since(started_ns: int) -> int:
+    """Nanoseconds of handling since ``started_ns`` (a ``time.perf_counter_ns()`` reading)."""
+    return time.perf_counter_ns() - started_ns
+
+
+def mute(conn, throttle_ms: int) -> None:
+    """Stop reading ``conn`` for ``throttle_ms`` once its answer has gone (connections that cannot: nothing)."""
+    throttle = getattr(conn, "throttle", None)
+    if throttle is not None and throttle_ms > 0:
+        throttle(throttle_ms)
+
+
+class QuotaEdge:
+    """``config``: the node's (``quota.window.num``, ``quota.window.size.seconds``)."""
+
+    def __init__(self, metadata, config=None) -> None:
+        self.md = metadata
+        self.managers = ClientQuotas.create() if config is None else ClientQuotas.create(
+            config.quota_window_num, config.quota_window_size_seconds)
+
+    def _quotas(self):
+        return self.md.image.client_quotas
+
+    def produce(self, request, conn) -> int:
+        """Record a Produce's size; its throttle time in ms."""
+        return self.managers.produce.record(self._quotas(), user_of(conn), request.header.client_id or "",
+                                            request.size, now_ms())
+
+    def request_time(self, request, conn, busy_ns: int) -> int:
+        """Record ``busy_ns`` of handling against request_percentage; its throttle time in ms."""
+        return self.managers.request.record(self._quotas(), user_of(conn), request.header.client_id or "",
+                                            busy_ns * NANOS_TO_PERCENTAGE, now_ms())
+
+    def fetch_limit(self, request, conn) -> float:
+        """The most bytes a consumer's Fetch may answer without a certain throttle."""
+        return self.managers.fetch.max_value_in_window(self._quotas(), user_of(conn), request.header.client_id or "")
+
+    def fetch(self, request, conn, size: int, busy_ns: int) -> int:
+        """Record a consumer Fetch answer of ``size`` bytes and ``busy_ns`` of handling; the larger throttle time in
+        ms. A throttled answer goes without records, so its bytes are taken back, whichever quota throttled it."""
+        quotas, user, client, now = self._quotas(), user_of(conn), request.header.client_id or "", now_ms()
+        throttle = max(self.request_time(request, conn, busy_ns),
+                       self.managers.fetch.record(quotas, user, client, size, now))
+        if throttle > 0:
+            self.managers.fetch.unrecord(quotas, user, client, size, now)
+        return throttle

@@ -1,0 +1,50 @@
+"""The quota glue of a broker (``server.apis.client_quotas``) with the pure managers: who a request is from, the
+larger of the bandwidth and request-time throttles, and a throttled fetch's bytes taken back. No clock assertion:
+the values recorded are chosen so that the outcome does not depend on when the calls run."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+from kraftwire.server.apis import client_quotas as glue
+
+
+def _request(client_id: str):
+    return SimpleNamespace(header=SimpleNamespace(client_id=client_id), size=0)
+
+
+def _edge(quotas: dict):
+    return glue.QuotaEdge(SimpleNamespace(image=SimpleNamespace(client_quotas=quotas)))
+
+
+def test_the_user_is_the_principals_name():
+    assert glue.user_of(SimpleNamespace(principal="User:alice")) == "alice"
+    assert glue.user_of(SimpleNamespace()) == "ANONYMOUS"
+
+
+def test_a_request_time_quota_throttles_a_fetch_and_its_bytes_are_taken_back():
+    """request_percentage 1 % of a thread: a fetch whose handling took 500 ms of it is throttled (capped at one
+    window, above the 500 ms its 10500 bytes alone would give); those bytes are then taken back, so the next answer
+    is measured as if the throttled one carried none (Kafka's unrecordQuotaSensor) — they would throttle it."""
+    quotas = {(("client-id", "c"),): {"request_percentage": 1.0, "consumer_byte_rate": 1000.0}}
+    edge, conn = _edge(quotas), SimpleNamespace(principal="User:ANONYMOUS")
+    assert edge.fetch(_request("c"), conn, 10_500, 500_000_000) == 1000
+    assert edge.managers.fetch.record(quotas, "ANONYMOUS", "c", 0, glue.now_ms()) == 0
+
+
+def test_no_quota_no_throttle():
+    edge, conn = _edge({}), SimpleNamespace(principal="User:ANONYMOUS")
+    assert edge.fetch(_request("c"), conn, 10**9, 10**9) == 0
+    assert edge.request_time(_request("c"), conn, 10**12) == 0
+    assert edge.fetch_limit(_request("c"), conn) == float("inf")
+
+
+def test_the_window_comes_from_the_nodes_config():
+    """quota.window.num and quota.window.size.seconds reach every manager (4 x 2 s: one span is 3 windows, 6 s)."""
+    config = SimpleNamespace(quota_window_num=4, quota_window_size_seconds=2)
+    edge = glue.QuotaEdge(SimpleNamespace(image=SimpleNamespace(client_quotas={})), config)
+    for manager in (edge.managers.produce, edge.managers.fetch, edge.managers.request):
+        assert (manager.samples, manager.window_ms) == (4, 2000)
+    assert edge.managers.request.max_throttle_ms == 2000
+    quotas = {(("user", None),): {"consumer_byte_rate": 10.0}}
+    assert edge.managers.fetch.max_value_in_window(quotas, "u", "c") == 60
