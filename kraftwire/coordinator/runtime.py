@@ -83,6 +83,19 @@ class PartitionWriter(Protocol):
         ``key`` and ``value``."""
 
 
+def replay_batch(hosted: "Hosted", batch, position: int) -> int:
+    """``ShardKind.take`` for a kind whose records carry no transactions (the transaction and share coordinators):
+    every data record from ``position`` on replayed into the shard, control batches skipped."""
+    if batch.is_control:
+        return 0
+    count = 0
+    for rec in batch:
+        if rec.offset >= position:
+            hosted.shard.replay(rec.key, rec.value)
+            count += 1
+    return count
+
+
 class ShardKind(Protocol):
     """What one kind of coordinator adds to the runtime (``coordinator.group.hosting``, ``coordinator.txn.hosting``)."""
 

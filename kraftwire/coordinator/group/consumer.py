@@ -53,11 +53,13 @@ def _intersect(a: Assignment, b: Assignment) -> Assignment:
     return {t: ps & b.get(t, set()) for t, ps in a.items() if ps & b.get(t, set())}
 
 
-def _wire(a: Assignment, cls) -> list:
+def assignment_to_wire(a: Assignment, cls) -> list:
+    """An assignment as the wire's topic-partitions list (``cls``), topics in id order, empty ones left out."""
     return [cls(topic_id=t, partitions=sorted(ps)) for t, ps in sorted(a.items(), key=lambda x: str(x[0])) if ps]
 
 
-def _from_wire(items) -> Assignment:
+def assignment_from_wire(items) -> Assignment:
+    """A topic-partitions list from the wire as an assignment (None: empty)."""
     out: Assignment = {}
     for tp in items or ():
         out.setdefault(tp.topic_id, set()).update(tp.partitions)
@@ -101,8 +103,8 @@ class ConsumerMember:
     def assignment_value(self):
         V = w.ConsumerGroupCurrentMemberAssignmentValue
         return V(member_epoch=self.epoch, previous_member_epoch=self.previous_epoch, state=self.state,
-                 assigned_partitions=_wire(self.assigned, V.TopicPartitions),
-                 partitions_pending_revocation=_wire(self.revoking, V.TopicPartitions))
+                 assigned_partitions=assignment_to_wire(self.assigned, V.TopicPartitions),
+                 partitions_pending_revocation=assignment_to_wire(self.revoking, V.TopicPartitions))
 
 
 class ConsumerGroup:
@@ -273,7 +275,7 @@ def epoch_records(group: ConsumerGroup) -> list[tuple[bytes, bytes | None]]:
 def target_records(group: ConsumerGroup, changed: list[str]) -> list[tuple[bytes, bytes | None]]:
     V = w.ConsumerGroupTargetAssignmentMemberValue
     out = [(cr.encode_key(w.ConsumerGroupTargetAssignmentMemberKey(group_id=group.group_id, member_id=mid), 7),
-            cr.encode_value(V(topic_partitions=_wire(group.target.get(mid, {}), V.TopicPartition)), 0))
+            cr.encode_value(V(topic_partitions=assignment_to_wire(group.target.get(mid, {}), V.TopicPartition)), 0))
            for mid in changed]
     out.append((cr.encode_key(w.ConsumerGroupTargetAssignmentMetadataKey(group_id=group.group_id), 6),
                 cr.encode_value(w.ConsumerGroupTargetAssignmentMetadataValue(assignment_epoch=group.assignment_epoch),
@@ -339,14 +341,14 @@ def replay(groups: dict[str, ConsumerGroup], rec) -> None:
         if value is None:
             g.target.pop(key.member_id, None)
         else:
-            g.target[key.member_id] = _from_wire(value.topic_partitions)
+            g.target[key.member_id] = assignment_from_wire(value.topic_partitions)
     elif rec.record_type == 8:
         m = g.members.get(key.member_id)
         if value is None or m is None:
             return
         m.epoch, m.previous_epoch, m.state = value.member_epoch, value.previous_member_epoch, value.state
-        m.assigned = _from_wire(value.assigned_partitions)
-        m.revoking = _from_wire(value.partitions_pending_revocation)
+        m.assigned = assignment_from_wire(value.assigned_partitions)
+        m.revoking = assignment_from_wire(value.partitions_pending_revocation)
 
 
 def refused_description(group_id: str, code: int):

@@ -90,7 +90,7 @@ class ConsumerProtocol:
         group = self.consumer_groups.get(gid)
         if group is None and epoch != 0:
             return fail(ec.GROUP_ID_NOT_FOUND, f"Consumer group {gid} not found.")
-        owned = None if body.topic_partitions is None else cg._from_wire(body.topic_partitions)
+        owned = None if body.topic_partitions is None else cg.assignment_from_wire(body.topic_partitions)
         if epoch not in (cg.LEAVE_EPOCH, cg.STATIC_LEAVE_EPOCH):
             if group is not None and self._consumer_group_full(group, body.member_id, body.instance_id):
                 return fail(ec.GROUP_MAX_SIZE_REACHED, f"The consumer group has reached its maximum capacity of "
@@ -207,7 +207,7 @@ class ConsumerProtocol:
         result.reply(token, api, R(
             throttle_time_ms=0, error_code=0, member_id=m.member_id, member_epoch=m.epoch,
             heartbeat_interval_ms=self.consumer_heartbeat_ms(gid),
-            assignment=R.Assignment(topic_partitions=cg._wire(m.assigned, R.TopicPartitions)) if full else None))
+            assignment=R.Assignment(topic_partitions=cg.assignment_to_wire(m.assigned, R.TopicPartitions)) if full else None))
         return result
 
     @staticmethod

@@ -28,6 +28,7 @@ import hashlib
 from typing import Any, Callable
 
 from kraftwire.coordinator import records as cr
+from kraftwire.coordinator.group.consumer import assignment_from_wire, assignment_to_wire
 from kraftwire.coordinator.group.share_assignor import Assignment
 from kraftwire.protocol import messages as w
 
@@ -41,17 +42,6 @@ STABLE_MEMBER = 0  # MemberState.STABLE: a share member is always reconciled
 
 #: topic name -> (topic id, partition count) as the metadata image says, or None for a topic it does not hold
 TopicLookup = Callable[[str], "tuple[Any, int] | None"]
-
-
-def _wire(a: Assignment, cls) -> list:
-    return [cls(topic_id=t, partitions=sorted(ps)) for t, ps in sorted(a.items(), key=lambda x: str(x[0])) if ps]
-
-
-def _from_wire(items) -> Assignment:
-    out: Assignment = {}
-    for tp in items or ():
-        out.setdefault(tp.topic_id, set()).update(tp.partitions)
-    return out
 
 
 class ShareMember:
@@ -77,7 +67,7 @@ class ShareMember:
     def assignment_value(self):
         V = w.ShareGroupCurrentMemberAssignmentValue
         return V(member_epoch=self.epoch, previous_member_epoch=self.previous_epoch, state=STABLE_MEMBER,
-                 assigned_partitions=_wire(self.assigned, V.TopicPartitions))
+                 assigned_partitions=assignment_to_wire(self.assigned, V.TopicPartitions))
 
 
 class InitTopic:
@@ -146,7 +136,7 @@ def epoch_records(group: ShareGroup) -> list[tuple[bytes, bytes | None]]:
 def target_records(group: ShareGroup, changed: list[str]) -> list[tuple[bytes, bytes | None]]:
     V = w.ShareGroupTargetAssignmentMemberValue
     out = [(_key(w.ShareGroupTargetAssignmentMemberKey, TARGET_MEMBER, group_id=group.group_id, member_id=mid),
-            cr.encode_value(V(topic_partitions=_wire(group.target.get(mid, {}), V.TopicPartition)), 0))
+            cr.encode_value(V(topic_partitions=assignment_to_wire(group.target.get(mid, {}), V.TopicPartition)), 0))
            for mid in changed]
     out.append((_key(w.ShareGroupTargetAssignmentMetadataKey, TARGET_METADATA, group_id=group.group_id),
                 cr.encode_value(w.ShareGroupTargetAssignmentMetadataValue(assignment_epoch=group.assignment_epoch),
@@ -222,13 +212,13 @@ def replay(groups: dict[str, ShareGroup], rec, timestamp: int = -1) -> None:
         if value is None:
             g.target.pop(key.member_id, None)
         else:
-            g.target[key.member_id] = _from_wire(value.topic_partitions)
+            g.target[key.member_id] = assignment_from_wire(value.topic_partitions)
     elif rec.record_type == CURRENT_ASSIGNMENT:
         m = g.members.get(key.member_id)
         if value is None or m is None:
             return
         m.epoch, m.previous_epoch = value.member_epoch, value.previous_member_epoch
-        m.assigned = _from_wire(value.assigned_partitions)
+        m.assigned = assignment_from_wire(value.assigned_partitions)
     elif rec.record_type == STATE_PARTITIONS:
         if value is None:
             g.initializing, g.initialized, g.deleting = {}, {}, {}

@@ -163,7 +163,7 @@ class ShareProtocol:
                                                  heartbeat_interval_ms=self.share_heartbeat_ms(gid))
         if epoch == 0 or body.subscribed_topic_names is not None or m.assigned != previous:
             A = w.ShareGroupHeartbeatResponse
-            response.assignment = A.Assignment(topic_partitions=sg._wire(m.assigned, A.TopicPartitions))
+            response.assignment = A.Assignment(topic_partitions=sg.assignment_to_wire(m.assigned, A.TopicPartitions))
         result.reply(token, API, response)
         return result, self._maybe_initialize(group, subscribed, now_ms, result)
 

@@ -17,6 +17,7 @@ from typing import Callable, NamedTuple
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.partitioning import partition_for
+from kraftwire.coordinator.runtime import replay_batch
 from kraftwire.coordinator.share.shard import ShareCoordinatorConfig, ShareShard, coordinator_key
 from kraftwire.protocol import messages as w
 
@@ -92,16 +93,7 @@ class ShareKind:
     def new_shard(self, partition: int) -> ShareShard:
         return ShareShard(partition, self.config(), partitions_of=self.partitions_of)
 
-    @staticmethod
-    def take(hosted, batch, position: int) -> int:
-        if batch.is_control:
-            return 0
-        count = 0
-        for rec in batch:
-            if rec.offset >= position:
-                hosted.shard.replay(rec.key, rec.value)
-                count += 1
-        return count
+    take = staticmethod(replay_batch)
 
     @staticmethod
     def loaded(hosted, now_ms: int) -> None:

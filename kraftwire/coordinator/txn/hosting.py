@@ -16,6 +16,7 @@ import logging
 from typing import Callable
 
 from kraftwire.coordinator.partitioning import TRANSACTION_TOPIC
+from kraftwire.coordinator.runtime import replay_batch
 from kraftwire.coordinator.txn.coordinator import Marker, TxnConfig, TxnShard, partitions_answer
 from kraftwire.protocol import messages as w
 
@@ -38,16 +39,7 @@ class TxnKind:
     def new_shard(self, partition: int) -> TxnShard:
         return TxnShard(partition, self.config(), allocate=self.allocate)
 
-    @staticmethod
-    def take(hosted, batch, position: int) -> int:
-        if batch.is_control:
-            return 0
-        count = 0
-        for rec in batch:
-            if rec.offset >= position:
-                hosted.shard.replay(rec.key, rec.value)
-                count += 1
-        return count
+    take = staticmethod(replay_batch)
 
     def loaded(self, hosted, now_ms: int) -> None:
         hosted.resend = hosted.shard.loaded()
