@@ -11,6 +11,7 @@ test-server workload instead (``kraftwire.tools.quickstart_raft``).
 from __future__ import annotations
 
 import argparse
+import asyncio
 import contextlib
 import io
 import json
@@ -148,12 +149,28 @@ def _create_topic(bootstrap: str, partitions: int, replication: int) -> str | No
         return f"cannot create topic {TOPIC}: {exc}"
     deadline = time.monotonic() + TOPIC_S
     while time.monotonic() < deadline:
-        topic = admin.list_topics(TOPIC, timeout=10).topics.get(TOPIC)
-        if topic is not None and topic.error is None and len(topic.partitions) == partitions and all(
-                p.leader >= 0 and len(p.isrs) == replication for p in topic.partitions.values()):
+        if all(_ready_on(server, partitions, replication) for server in bootstrap.split(",")):
             return None
         time.sleep(0.2)
     return f"topic {TOPIC} did not get a leader and {replication} in-sync replicas per partition in {TOPIC_S:.0f} s"
+
+
+def _ready_on(server: str, partitions: int, replication: int) -> bool:
+    """Whether the broker at ``server`` shows the topic with every partition led and its ISR full. Each broker is
+    asked: one applies the metadata a moment after another, and the tools that follow may ask any of them."""
+    from kraftwire.errors import KraftwireError
+    from kraftwire.protocol import messages as w
+    from kraftwire.server.edge.client import request_once
+
+    host, _, port = server.rpartition(":")
+    try:
+        answer = asyncio.run(request_once(host, int(port), w.MetadataRequest(
+            topics=[w.MetadataRequest.MetadataRequestTopic(name=TOPIC)], allow_auto_topic_creation=False), 12,
+            timeout=10))
+    except (OSError, asyncio.TimeoutError, KraftwireError):
+        return False
+    return any(t.name == TOPIC and t.error_code == 0 and len(t.partitions) == partitions and all(
+        p.leader_id >= 0 and len(p.isr_nodes) == replication for p in t.partitions) for t in answer.topics)
 
 
 def _tool(*argv: str) -> str:
