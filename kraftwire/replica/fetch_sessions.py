@@ -247,9 +247,9 @@ class FetchSessionCache:
         self._next = 0
 
     def shard_of(self, session_id: int) -> CacheShard | None:
-        """The shard owning ``session_id``; None where Kafka's lookup would fail (Java's division truncates)."""
-        index = abs(session_id) // self.id_range * (1 if session_id >= 0 else -1)
-        return self.shards[index] if 0 <= index < len(self.shards) else None
+        """The shard owning ``session_id``; None where Kafka's lookup would fail."""
+        index = shard_index(session_id, len(self.shards))
+        return self.shards[index] if index is not None else None
 
     def next_shard(self) -> CacheShard:
         shard = self.shards[self._next % len(self.shards)]
@@ -287,6 +287,10 @@ class SessionErrorContext:
     """The request cannot be served as its session metadata stands: answered ``error`` as a whole
     (``fetch_answer.error_answer``), reading nothing."""
     error: int
+
+    def partitions(self) -> tuple:
+        """Nothing is read (so nothing is checked against the principal's ACLs either)."""
+        return ()
 
 
 @dataclass(slots=True)
@@ -353,6 +357,15 @@ class IncrementalContext:
             if answer.records:
                 session.partitions[key] = session.partitions.pop(key)
         return 0, session.id, listed
+
+
+def shard_index(session_id: int, shards: int = SHARDS) -> int | None:
+    """The shard of ``shards`` whose id range holds ``session_id`` (each ``MAX_INT // shards`` ids; Java's division
+    truncates toward 0), or None: Kafka's ``getCacheShard`` then throws and the Fetch is answered
+    UNKNOWN_SERVER_ERROR."""
+    id_range = MAX_INT // shards
+    index = abs(session_id) // id_range * (1 if session_id >= 0 else -1)
+    return index if 0 <= index < shards else None
 
 
 def new_context(cache: FetchSessionCache, version: int, session_id: int, epoch: int, follower: bool,

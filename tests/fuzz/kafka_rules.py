@@ -16,7 +16,9 @@ import struct
 from collections import Counter
 
 from kraftwire.ids import ZERO_UUID
+from kraftwire.metadata.controller.controllers import SECURITY_PROTOCOLS
 from kraftwire.protocol.messages import Base
+from kraftwire.replica.fetch_sessions import SESSIONS_SINCE, shard_index
 
 NONE, INVALID_REQUEST = 0, 42
 MAX_STRING_BYTES = 32767
@@ -90,7 +92,12 @@ def kafka_fails_too(request) -> bool:
     * Metadata v12+ naming a topic with neither a name nor an id (a null name reaches its lookups);
     * any request holding a string within ``QUOTE_ROOM`` bytes of the 32,767-byte limit: an answer quoting it in an
       error message ("No such topic as <name>") cannot be written, and Kafka sends the request's error answer with
-      UNKNOWN_SERVER_ERROR instead (``harness.bad_input.unwritable_answers``, checked against Kafka 4.4)."""
+      UNKNOWN_SERVER_ERROR instead (``harness.bad_input.unwritable_answers``, checked against Kafka 4.4);
+    * a Fetch v7+ naming a session id in no shard of the fetch-session cache (negative beyond the first shard's
+      range, or from 2**31-8 up): Kafka's ``getCacheShard`` throws, the whole request
+      (``kraftwire.replica.fetch_sessions.shard_index``);
+    * a ControllerRegistration listing a listener whose security protocol Kafka does not know
+      (``ListenerInfo.fromControllerRegistrationRequest`` throws a RuntimeException)."""
     if request is None:
         return False
     name, body = request.api.name, request.body
@@ -98,7 +105,11 @@ def kafka_fails_too(request) -> bool:
         return True
     if name == "ListOffsets":
         return request.version >= 2 and body.isolation_level not in (0, 1)
+    if name == "ControllerRegistration":
+        return any(listener.security_protocol not in SECURITY_PROTOCOLS for listener in body.listeners or ())
     if name == "Fetch":
+        if request.version >= SESSIONS_SINCE and body.session_id != 0 and shard_index(body.session_id) is None:
+            return True
         incremental = request.version >= 7 and body.session_epoch not in (0, -1)
         return request.version >= 4 and body.isolation_level not in (0, 1) and not incremental \
             and _fetch_replica(request) < 0

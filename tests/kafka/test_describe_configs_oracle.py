@@ -89,7 +89,7 @@ def _differences(kafka: dict, ours: dict) -> list[str]:
 def test_describe_configs_answers_as_kafka_4_4_for_the_same_files_and_changes(tmp_path):
     (tmp_path / "kraftwire").mkdir()
     with KafkaNode(tmp_path / "kafka", STATIC) as kafka, \
-            processes.CombinedNode(tmp_path / "kraftwire", STATIC) as ours:
+            processes.CombinedNode(tmp_path / "kraftwire", STATIC, ("--release-version", "3.9")) as ours:
         roles.wait_until(lambda: roles.broker_ids(ours.port) == [1], "the kraftwire node online")
         roles.wait_until(lambda: roles.broker_ids(kafka.port) == [1], "the Kafka node online")
         _prepare(kafka.port)

@@ -59,8 +59,10 @@ def test_kafka_topics_create_describe_alter_delete_list(tools, node):
                        "--replication-factor", "1", "--config", "retention.ms=100000")
     assert created.out == "Created topic tools-topic.\n"
     head, parts = describe_topic(tools, node, "tools-topic")
+    # with eligible leader replicas (on by default, as in Kafka 4.4) min.insync.replicas is a cluster-level config,
+    # which kafka-topics lists first, as it does against Kafka 4.4
     assert (head["Topic"], head["PartitionCount"], head["ReplicationFactor"], head["Configs"]) == (
-        "tools-topic", "3", "1", "retention.ms=100000")
+        "tools-topic", "3", "1", "min.insync.replicas=1,retention.ms=100000")
     assert len(head["TopicId"]) == 22  # a base64 uuid
     assert [(p["Partition"], p["Leader"], p["Replicas"], p["Isr"]) for p in parts] == [
         (str(i), "1", "1", "1") for i in range(3)]
@@ -132,7 +134,10 @@ def test_kafka_configs_for_a_topic_a_broker_and_the_broker_default(tools, node):
         settles(lambda: described(*default), [
             "Default configs for brokers in the cluster are:",
             "  log.retention.ms=86400000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:log.retention.ms="
-            "86400000}"], "the cluster default")
+            "86400000}",
+            # the cluster-level min.insync.replicas of eligible leader replicas (KIP-966)
+            "  min.insync.replicas=1 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:min.insync.replicas=1}"],
+            "the cluster default")
         # the cluster default reaches the topic through its synonym, as Kafka's LogConfig resolves it
         inherited = ("  retention.ms=86400000 sensitive=false synonyms={DYNAMIC_DEFAULT_BROKER_CONFIG:"
                      "log.retention.ms=86400000, DEFAULT_CONFIG:log.retention.hours=168}")

@@ -330,3 +330,12 @@ def test_cached_leader_epoch_and_last_fetched_epoch():  # testCachedLeaderEpoch 
     ctx = context(cache, [with_epochs(1, 3, 2)], sid, 1)
     assert [(x.request.current_leader_epoch, x.request.last_fetched_epoch) for x in ctx.partitions()] == [
         (-1, -1), (3, 2), (2, 1)]
+
+
+def test_a_refused_context_reads_nothing_kraftwire():
+    """A request refused for its session (here: an incremental epoch naming no session) names no partition to read
+    — and so none whose ACLs the edge checks; the fuzz run on an ACL node found the edge asking."""
+    cache = fs.FetchSessionCache(10, random.Random(1))
+    context = fs.new_context(cache, 13, 77, 5, False, [], [], {}, 0)
+    assert isinstance(context, fs.SessionErrorContext) and context.error == ec.FETCH_SESSION_ID_NOT_FOUND
+    assert context.partitions() == ()
