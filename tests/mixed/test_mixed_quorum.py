@@ -1,9 +1,12 @@
 """A controller quorum of Apache Kafka 4.4 and kraftwire voters (issue #44's third shape, smallest form), with a
 broker of each kind: Kafka's controller leads first (its election timeout is the shortest), so the kraftwire broker
 registers with a Kafka controller and the Kafka broker with it too (the second shape); then the Kafka controller is
-killed, a kraftwire voter takes over, and both brokers carry on under it (the first shape). The metadata log is the
-same bytes on every voter and on the brokers' replicas of it; a topic whose partitions are led by one kind of broker
-each takes idempotent acks=all writes before and after the failover, and a consumer group reads every record once."""
+killed, a kraftwire voter takes over, and both brokers carry on under it (the first shape): the Kafka broker
+creates a topic through the kraftwire controller inside an Envelope. The metadata log is the same bytes on every
+voter and on the brokers' replicas of it; a topic whose partitions are led by one kind of broker each (so each ISR
+holds both kinds) takes idempotent acks=all writes before and after the failover, a consumer group (its offsets
+replicated across both kinds) reads every record once, and each partition's log is byte-identical on the two
+brokers. No ERROR in the Kafka broker's log, no traceback in kraftwire's."""
 
 from __future__ import annotations
 
@@ -125,6 +128,10 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_between_them(tmp
         new_leader = wait_until(lambda: (lambda x: x if x in KRAFTWIRE_CONTROLLERS else None)(
             _leader(controller_ports[1:])), "a kraftwire voter leads after the Kafka controller's death")
         acked += _produce(kafka, BATCH)
+        # a Kafka broker's admin request reaches the kraftwire controller inside an Envelope (KIP-590)
+        created = processes.kw("topics", "--bootstrap-server", kafka, "--create", "--topic", f"{TOPIC}-2",
+                               "--replica-assignment", f"{KAFKA_BROKER}:{KRAFTWIRE_BROKER}")
+        assert created.stdout.strip() == f"Created topic {TOPIC}-2."
 
         consumer = Consumer({"bootstrap.servers": kafka, "group.id": "quorum-mixed", "auto.offset.reset": "earliest",
                              "enable.auto.commit": False})
