@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Callable
+
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group.model import (COMPLETING, DEAD, EMPTY, PREPARING, STABLE, Group, OffsetEntry,
@@ -73,6 +75,18 @@ def fetch_requests(body, version: int) -> list:
              None if body.topics is None else [(t.name, list(t.partition_indexes)) for t in body.topics])]
 
 
+def _failing(result: Result, token, api: str, response) -> Callable[[int], Result]:
+    """``fail(code)`` for an offset commit refused as a whole: every partition of ``response`` (already listing each
+    one) answered ``code``, and ``result`` with that reply."""
+    def fail(code: int) -> Result:
+        for t in response.topics:
+            for p in t.partitions:
+                p.error_code = code
+        result.reply(token, api, response)
+        return result
+    return fail
+
+
 class Offsets:
     """The offset requests over ``self.offsets`` / ``self.committed`` (a ``GroupShard`` mixin)."""
 
@@ -85,12 +99,7 @@ class Offsets:
             R.OffsetCommitResponsePartition(partition_index=p.partition_index, error_code=0)
             for p in t.partitions]) for t in body.topics]
 
-        def fail(code: int) -> Result:
-            for t in answer:
-                for p in t.partitions:
-                    p.error_code = code
-            result.reply(token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
-            return result
+        fail = _failing(result, token, "OffsetCommit", R(throttle_time_ms=0, topics=answer))
 
         generation = body.generation_id_or_member_epoch if version >= 1 else -1
         member_id = body.member_id if version >= 1 else ""
@@ -147,12 +156,7 @@ class Offsets:
             R.TxnOffsetCommitResponsePartition(partition_index=p.partition_index, error_code=0)
             for p in t.partitions]) for t in body.topics]
 
-        def fail(code: int) -> Result:
-            for t in answer:
-                for p in t.partitions:
-                    p.error_code = code
-            result.reply(token, "TxnOffsetCommit", R(throttle_time_ms=0, topics=answer))
-            return result
+        fail = _failing(result, token, "TxnOffsetCommit", R(throttle_time_ms=0, topics=answer))
 
         if not body.group_id:
             return fail(ec.INVALID_GROUP_ID)

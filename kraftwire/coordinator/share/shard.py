@@ -23,7 +23,6 @@ through ``partitions_of(topic_id)`` (the topic's partition count, None when the 
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
@@ -31,7 +30,7 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group.model import Result
 from kraftwire.coordinator.share.batches import StateBatch, combine
-from kraftwire.ids import uuid_from_base64, uuid_to_base64
+from kraftwire.ids import UUID, uuid_from_base64, uuid_to_base64
 from kraftwire.protocol import messages as w
 
 #: ShareSnapshot and ShareUpdate: the record types of ``__share_group_state``
@@ -77,13 +76,13 @@ class ShareCoordinatorConfig:
                    get("share.coordinator.cold.partition.snapshot.interval.ms", 300_000))
 
 
-def coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
+def coordinator_key(group_id: str, topic_id: UUID, partition: int) -> str:
     """The key that picks a share-partition's ``__share_group_state`` partition (Kafka's
     ``SharePartitionKey.asCoordinatorKey``: ``group:topicId:partition``, the topic id in Kafka's base64)."""
     return f"{group_id}:{uuid_to_base64(topic_id)}:{partition}"
 
 
-def parse_coordinator_key(key: str) -> tuple[str, uuid.UUID, int] | None:
+def parse_coordinator_key(key: str) -> tuple[str, UUID, int] | None:
     """A FindCoordinator share key (v6) read back as Kafka's ``SharePartitionKey.getInstance`` reads it, or None
     where Kafka refuses it (INVALID_REQUEST): three ``:``-separated parts (Java's ``split``, trailing empty parts
     dropped), a base64 topic id of 16 bytes, a partition that is a Java int (a negative one too: Kafka finds its
@@ -137,7 +136,7 @@ def _batches(wire) -> list[StateBatch]:
     return [StateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in wire]
 
 
-Key = tuple[str, uuid.UUID, int]
+Key = tuple[str, UUID, int]
 
 
 def snapshot_record(key: Key, state: ShareState | None) -> tuple[bytes, bytes | None]:
@@ -160,7 +159,7 @@ class ShareShard:
     partition: int
     config: ShareCoordinatorConfig = field(default_factory=ShareCoordinatorConfig)
     #: a topic's partition count in the metadata image, None when the image does not know the topic
-    partitions_of: Callable[[uuid.UUID], int | None] = lambda topic_id: None
+    partitions_of: Callable[[UUID], int | None] = lambda topic_id: None
     states: dict[Key, ShareState] = field(default_factory=dict)
     leader_epochs: dict[Key, int] = field(default_factory=dict)
     state_epochs: dict[Key, int] = field(default_factory=dict)
@@ -215,7 +214,7 @@ class ShareShard:
             table[key] = epoch
 
     # ================================================================================================ requests
-    def write(self, group_id: str, topic_id: uuid.UUID, p, token, now_ms: int) -> Result:
+    def write(self, group_id: str, topic_id: UUID, p, token, now_ms: int) -> Result:
         """WriteShareGroupState of one key (``p``: the request's PartitionData)."""
         key = (group_id, topic_id, p.partition)
         result = Result()
@@ -268,7 +267,7 @@ class ShareShard:
             delivery_complete_count=complete,
             state_batches=[_wire_batch(w.ShareUpdateValue.StateBatch, b) for b in combine([], written, start)]))
 
-    def read(self, group_id: str, topic_id: uuid.UUID, p, token, now_ms: int) -> Result:
+    def read(self, group_id: str, topic_id: UUID, p, token, now_ms: int) -> Result:
         """ReadShareGroupState of one key: the state, and (when the reader leads in a newer leader epoch than the
         one recorded) a record of that epoch, so an older leader's writes are fenced from then on."""
         key = (group_id, topic_id, p.partition)
@@ -294,7 +293,7 @@ class ShareShard:
             return _default(ec.FENCED_LEADER_EPOCH)
         return self._metadata_error(key)
 
-    def read_summary(self, group_id: str, topic_id: uuid.UUID, p, version: int) -> w.ReadShareGroupStateSummaryResponse:
+    def read_summary(self, group_id: str, topic_id: UUID, p, version: int) -> w.ReadShareGroupStateSummaryResponse:
         """ReadShareGroupStateSummary of one key: its start offset and epochs, a key never initialized reading as
         start offset -1 (the answer, at once: nothing is written)."""
         key = (group_id, topic_id, p.partition)
@@ -313,7 +312,7 @@ class ShareShard:
                 delivery_complete_count=-1 if held is None else held.delivery_complete_count)
         return R(results=[R.ReadStateSummaryResult(topic_id=topic_id, partitions=[part])])
 
-    def initialize(self, group_id: str, topic_id: uuid.UUID, p, token, now_ms: int) -> Result:
+    def initialize(self, group_id: str, topic_id: UUID, p, token, now_ms: int) -> Result:
         """InitializeShareGroupState of one key: a fresh snapshot (no batches, leader epoch 0) at the given start
         offset and state epoch, replacing whatever the key held (its snapshot epoch moves on)."""
         key = (group_id, topic_id, p.partition)
@@ -334,7 +333,7 @@ class ShareShard:
         result.reply(token, "InitializeShareGroupState", _simple(R, "InitializeStateResult", topic_id, p.partition))
         return result
 
-    def delete(self, group_id: str, topic_id: uuid.UUID, p, token) -> Result:
+    def delete(self, group_id: str, topic_id: UUID, p, token) -> Result:
         """DeleteShareGroupState of one key: the tombstone of its snapshot; a key not held is answered at once."""
         key = (group_id, topic_id, p.partition)
         result = Result()
@@ -364,7 +363,7 @@ class ShareShard:
                     held, snapshot_epoch=held.snapshot_epoch + 1, write_timestamp=now_ms)))
         return result
 
-    def topics_deleted(self, topic_ids: set[uuid.UUID]) -> Result:
+    def topics_deleted(self, topic_ids: set[UUID]) -> Result:
         """The tombstones of every key of the deleted topics."""
         result = Result()
         for key in self.states:
@@ -388,7 +387,7 @@ def _default(code: int) -> tuple[int, str]:
     return code, ec.default_message(code)
 
 
-def _simple(response_cls, result_name: str, topic_id: uuid.UUID, partition: int, code: int = 0,
+def _simple(response_cls, result_name: str, topic_id: UUID, partition: int, code: int = 0,
             message: str | None = None):
     """A Write/Initialize/Delete answer for one key (the three share one shape)."""
     result_cls = getattr(response_cls, result_name)
@@ -396,11 +395,11 @@ def _simple(response_cls, result_name: str, topic_id: uuid.UUID, partition: int,
     return response_cls(results=[result_cls(topic_id=topic_id, partitions=[part])])
 
 
-def _write_response(topic_id: uuid.UUID, partition: int, code: int = 0, message: str | None = None):
+def _write_response(topic_id: UUID, partition: int, code: int = 0, message: str | None = None):
     return _simple(w.WriteShareGroupStateResponse, "WriteStateResult", topic_id, partition, code, message)
 
 
-def _read_response(topic_id: uuid.UUID, partition: int, code: int = 0, message: str | None = None,
+def _read_response(topic_id: UUID, partition: int, code: int = 0, message: str | None = None,
                    state: ShareState | None = None):
     R = w.ReadShareGroupStateResponse
     part = R.PartitionResult(partition=partition, error_code=code, error_message=message)
