@@ -164,3 +164,88 @@ def until_broker_answers(port: int, timeout: float = 90.0) -> None:
             pass
         assert time.monotonic() < deadline, f"no broker on {port} after {timeout:.0f} s"
         time.sleep(0.5)
+
+
+class KafkaCluster:
+    """Apache Kafka as a small cluster on loopback: one controller (node 1) and ``brokers`` broker-only nodes (2, 3,
+    ...), for what one combined node cannot show (replication, racks). ``node_props(node_id)`` adds properties to a
+    broker; ``restart_brokers(node_props)`` stops every broker, rewrites those properties and starts them again (for
+    static configs such as ``replica.selector.class``). ``ports`` maps each broker to its PLAINTEXT port. Use as a
+    context manager: every JVM is stopped on exit."""
+
+    def __init__(self, base: str, brokers: int = 3, node_props=None, format_args=()) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.base = str(base)
+        os.makedirs(self.base, exist_ok=True)
+        cport, *bports = free_ports(1 + brokers)
+        self.ports = {i: port for i, port in enumerate(bports, 2)}
+        self.voters = f"1@127.0.0.1:{cport}"
+        self.procs: dict[int, subprocess.Popen] = {}
+        self.configs = {1: self._write(1, "process.roles=controller\n"
+                                          f"listeners=CONTROLLER://127.0.0.1:{cport}\n")}
+        for node_id in self.ports:
+            self.configs[node_id] = self._write(node_id, self._broker_props(node_id, node_props))
+        cluster_id = storage_tool("random-uuid").strip().splitlines()[-1]
+        with ThreadPoolExecutor(len(self.configs)) as pool:  # one JVM each: in parallel
+            list(pool.map(lambda c: storage_tool("format", "-t", cluster_id, "-c", c, *format_args),
+                          self.configs.values()))
+
+    def _broker_props(self, node_id: int, node_props) -> str:
+        port = self.ports[node_id]
+        return (f"process.roles=broker\nlisteners=PLAINTEXT://127.0.0.1:{port}\n"
+                f"advertised.listeners=PLAINTEXT://127.0.0.1:{port}\n"
+                + (node_props(node_id) if node_props is not None else ""))
+
+    def _write(self, node_id: int, props: str) -> str:
+        path = os.path.join(self.base, f"server-{node_id}.properties")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(f"node.id={node_id}\ncontroller.quorum.voters={self.voters}\ncontroller.listener.names=CONTROLLER\n"
+                    "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT\n"
+                    f"log.dirs={os.path.join(self.base, f'data-{node_id}')}\n" + props)
+        return path
+
+    def _start(self, node_id: int) -> None:
+        out = open(os.path.join(self.base, f"kafka-{node_id}.out"), "ab")
+        self.procs[node_id] = subprocess.Popen(["java", *JVM_LIGHT, "-cp", os.path.join(kafka_libs(), "*"),
+                                                "kafka.Kafka", self.configs[node_id]],
+                                               stdout=out, stderr=subprocess.STDOUT)
+        out.close()
+
+    def _stop(self, node_id: int) -> None:
+        proc = self.procs.pop(node_id, None)
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(10)
+
+    def _until_brokers_answer(self) -> None:
+        for node_id, port in self.ports.items():
+            if self.procs[node_id].poll() is not None:
+                raise AssertionError(f"Kafka broker {node_id} exited: see {self.base}/kafka-{node_id}.out")
+            until_broker_answers(port)
+
+    def restart_brokers(self, node_props) -> None:
+        for node_id in self.ports:
+            self._stop(node_id)
+        for node_id in self.ports:
+            self._write(node_id, self._broker_props(node_id, node_props))
+            self._start(node_id)
+        self._until_brokers_answer()
+
+    def __enter__(self) -> "KafkaCluster":
+        for node_id in self.configs:
+            self._start(node_id)
+        try:
+            self._until_brokers_answer()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for node_id in sorted(self.procs, reverse=True):  # the brokers first: their controlled shutdown needs it
+            self._stop(node_id)

@@ -6,11 +6,13 @@ transactional producer (librdkafka: EndTxn v4) started before the upgrade, commi
 ``kraftwire features upgrade``, one step at a time in the order Kafka's dependency rules allow (each printing what
 Kafka's ``kafka-features.sh`` prints, ``<feature> was upgraded to <level>.``):
 
+0. ``eligible.leader.replicas.version=1`` first is refused whole with Kafka 4.4's words: it depends on
+   metadata.version 4.0-IV1 (transaction.version and group.version depend on nothing, in Kafka as here);
 1. ``--metadata`` to ``version.MAXIMUM`` (by name: whatever kraftwire's newest level is);
-2. ``transaction.version=2`` (it needs 4.0-IV2): a transaction started afterwards on the wire is a KIP-890 part 2
+2. ``transaction.version=2``: a transaction started afterwards on the wire is a KIP-890 part 2
    one — Produce v12 adds the partition on the leader, EndTxn v5 answers the bumped epoch;
 3. ``group.version=1``: a KIP-848 consumer (``group.protocol=consumer``) joins and reads;
-4. ``eligible.leader.replicas.version=1`` (it needs 4.0-IV1): a broker restarted cleanly afterwards joins the ELR of
+4. ``eligible.leader.replicas.version=1``: a broker restarted cleanly afterwards joins the ELR of
    a partition whose ISR it leaves below min.insync.replicas (DescribeTopicPartitions shows it), and leaves it again
    when it is back in sync.
 
