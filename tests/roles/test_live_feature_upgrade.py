@@ -19,10 +19,13 @@ Kafka's ``kafka-features.sh`` prints, ``<feature> was upgraded to <level>.``):
 Finally every acknowledged record is in the log exactly once, the group saw every one, the classic transactions are
 read committed exactly once, and ``features describe`` shows the finalized levels.
 
-Mirrors Kafka's ``FeatureCommandTest`` (the upgrade output), ``QuorumControllerTest.testUpgradeFromPreProductionVersion``
-/ ``FeatureControlManagerTest`` (a live metadata.version upgrade, dependencies checked per step), ``ElrTest``-style
-ELR membership after a clean shutdown, and the system test ``upgrade_test.py`` (a rolling upgrade under a producer and
-consumer, nothing lost). One shared cluster, bounded loops.
+Mirrors Kafka's ``FeatureCommandTest`` (``testUpgradeMetadataVersionWithKraft``, ``testHandleUpgrade``: the upgrade
+and its output), ``QuorumControllerTest.testUpgradeFromPreProductionVersion`` and ``FeatureControlManagerTest``
+(``testCanUpgradeToHigherVersion``: a live metadata.version upgrade, dependencies checked per step), ``ElrTest``-style
+ELR membership after a clean shutdown, and the system tests ``kraft_upgrade_test.py`` (``TestKRaftUpgrade``: the
+metadata.version upgraded under a produce-consume-validate workload, nothing lost) and
+``transactions_upgrade_test.py`` (transactions copied exactly once across the upgrade). One shared cluster, bounded
+loops.
 """
 
 from __future__ import annotations
