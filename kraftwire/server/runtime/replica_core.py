@@ -47,6 +47,10 @@ class ReplicaCore:
     by_id: dict
     watchers: list
     alter: Callable | None
+    #: ISR changes this broker proposed as leader and the controller accepted (Kafka's IsrShrinksPerSec and
+    #: IsrExpandsPerSec count these; a removal the controller makes itself, fencing a broker, is not one)
+    isr_shrinks = 0
+    isr_expands = 0
 
     # ------------------------------------------------------------------------------------------------ the host provides
     def now_ms(self) -> int:
@@ -248,12 +252,18 @@ class ReplicaCore:
             self.alter(hp, pending)
 
     def alter_answered(self, hp, proposal, error: int, data=None) -> None:
+        settles = error == NONE and proposal is hp.state.pending
         again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
                                       partition_epoch=getattr(data, "partition_epoch", -1),
                                       isr=tuple(getattr(data, "isr", ()) or ()))
         if error:
             log.info("AlterPartition for %s-%d: %s%s", hp.topic, hp.index, ec_name(error),
                      "; sending it again" if again else "")
+        elif settles and hp.state.pending is None:
+            if proposal.expand:
+                self.isr_expands += 1
+            else:
+                self.isr_shrinks += 1
         self._advance(hp)
 
     def _advance(self, hp, *, appended: bool = False, now_ms: int | None = None) -> None:
