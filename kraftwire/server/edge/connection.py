@@ -167,7 +167,10 @@ class InboundConnection(asyncio.BufferedProtocol):
         ``throttle_ms``: the answer's throttle time, for the request's ThrottleTimeMs."""
         phases = self.timing.get(correlation_id) if self.timing else None
         if phases is not None:
-            phases.append(time.perf_counter_ns())
+            answered = time.perf_counter_ns()
+            if not phases[4]:  # answered by its handler: no remote time
+                phases[4] = answered
+            phases.append(answered)
             phases.append(throttle_ms)
         expected = self._expected
         if correlation_id is None or not expected or correlation_id not in expected:
@@ -193,7 +196,7 @@ class InboundConnection(asyncio.BufferedProtocol):
             return
         del self.timing[correlation_id]
         meters, api_key, arrived, started, handled, answered, throttle_ms = phases
-        meters.record(api_key, arrived, started, handled or answered, answered, time.perf_counter_ns(), throttle_ms)
+        meters.record(api_key, arrived, started, handled, answered, time.perf_counter_ns(), throttle_ms)
 
     def _write_answer(self, chunks: list) -> None:
         """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a
