@@ -49,3 +49,42 @@ def test_failed_request_rules_follow_kafkas_exclusions():
     assert ec.NOT_LEADER_OR_FOLLOWER in NOT_FAILED_FETCH and ec.OFFSET_OUT_OF_RANGE not in NOT_FAILED_FETCH
     assert ec.NOT_LEADER_OR_FOLLOWER in NOT_FAILED_PRODUCE and ec.NOT_ENOUGH_REPLICAS not in NOT_FAILED_PRODUCE
     assert ec.INVALID_RECORD not in NOT_FAILED_PRODUCE
+
+
+def _registration(isr, partition_epoch: int) -> PartitionRegistration:
+    return PartitionRegistration(replicas=(1, 2, 3), directories=(), isr=tuple(isr), removing_replicas=(),
+                                 adding_replicas=(), leader=ME, leader_recovery_state=0, leader_epoch=1,
+                                 partition_epoch=partition_epoch)
+
+
+def _expanding() -> tuple[ReplicaState, object]:
+    state = _state(ME, [1, 2, 3], [1, 2])
+    state.high_watermark = 0
+    state.followers[3].end_offset = 0
+    pending = state.propose_expansion(3, eligible=True)
+    assert pending is not None and pending.expand
+    return state, pending
+
+
+def test_an_accepted_expansion_is_settled_once_whether_the_answer_or_the_image_comes_first():
+    # IsrExpandsPerSec counts each accepted change once (``ReplicaCore._count_isr_change`` takes it)
+    state, pending = _expanding()
+    state.isr_answered(pending, ec.NONE, leader_epoch=1, partition_epoch=2, isr=(1, 2, 3))
+    assert state.take_settled() is pending and state.take_settled() is None
+    state.apply(_registration([1, 2, 3], 2), log_end=0)  # the image after the answer: nothing new
+    assert state.take_settled() is None
+
+    state, pending = _expanding()
+    state.apply(_registration([1, 2, 3], 2), log_end=0)  # the image first
+    assert state.take_settled() is pending
+    state.isr_answered(pending, ec.NONE, leader_epoch=1, partition_epoch=2, isr=(1, 2, 3))  # then the answer
+    assert state.take_settled() is None
+
+
+def test_a_refused_or_different_change_settles_nothing():
+    state, pending = _expanding()
+    state.isr_answered(pending, ec.INELIGIBLE_REPLICA)
+    assert state.take_settled() is None
+    state, pending = _expanding()
+    state.apply(_registration([1], 2), log_end=0)  # the controller shrank it instead
+    assert state.take_settled() is None

@@ -11,7 +11,7 @@ from harness.wire import request_frame as _frame
 from kraftwire.protocol import messages as w
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
-from kraftwire.server.edge.kafka_meters import PHASES, WINDOW_S, LoopIdle, RequestTimes, TopicMeters
+from kraftwire.server.edge.kafka_meters import PHASES, RESERVOIR, LoopIdle, RequestTimes, TopicMeters
 from kraftwire.server.edge.metrics import Registry
 
 HEARTBEAT, OFFSET_COMMIT, PRODUCE = 12, 8, 0
@@ -50,16 +50,17 @@ def test_phases_of_answered_parked_and_unanswered_requests():
     asyncio.run(main())
 
 
-def test_the_percentile_window_slides():
-    times = RequestTimes(0.0)
-    times.add([1000] * len(PHASES))
-    times.rotate(WINDOW_S)  # a new window: the old one still counts
-    times.add([3000] * len(PHASES))
-    assert times.window(0).count == 2 and times.window(0).max_ms == 3.0
-    times.rotate(2 * WINDOW_S)
-    assert times.window(0).count == 1  # the first window has slid out
-    times.rotate(5 * WINDOW_S)  # idle for more than two windows: nothing left
-    assert times.window(0).count == 0 and times.count == 2  # the lifetime count stays
+def test_percentiles_are_over_the_last_reservoir_of_requests():
+    times = RequestTimes(2)
+    assert times.percentiles_ms(0, [50.0]) == [0.0]
+    for us in range(1, 101):  # 1..100 ms
+        times.add((us * 1000, 0))
+    assert times.percentiles_ms(0, [50.0, 99.0, 100.0]) == [50.0, 99.0, 100.0]
+    assert times.mean_ms(0) == 50.5
+    for _ in range(RESERVOIR):  # the ring fills with newer requests: the old ones leave it
+        times.add((5000, 0))
+    assert times.percentiles_ms(0, [0.0, 100.0]) == [5.0, 5.0]
+    assert times.count == 100 + RESERVOIR and times.filled == RESERVOIR  # the lifetime count stays
 
 
 def test_topic_counters_and_forgetting_deleted_topics():

@@ -14,9 +14,9 @@ and per event-loop turn, kept in plain structures and turned into metric familie
   - ThrottleTimeMs: the answer's ``throttle_time_ms``;
   - TotalTimeMs: the sum.
 
-  Percentiles come from ``metrics.Histogram``\\ s over a sliding window of one to two ``WINDOW_S`` (Kafka's are from
-  a reservoir biased to the last five minutes); ``_count`` and ``_mean`` cover the node's whole life, as Kafka's
-  Count and Mean do. A Produce with acks=0 (never answered) is recorded when its handler returns.
+  Percentiles are over the type's last ``RESERVOIR`` requests (Kafka's, over a reservoir of that size biased to the
+  last five minutes); ``_count`` and ``_mean`` cover the node's whole life, as Kafka's Count and Mean do. A Produce
+  with acks=0 (never answered) is recorded when its handler returns.
 * ``TopicMeters`` — ``kafka.server:type=BrokerTopicMetrics``, per topic (the all-topics series is their sum):
   TotalProduceRequests for each partition of a client Produce that reaches the append (v3+, authorized, known),
   BytesIn/MessagesIn for what the leader appended of it (the request's record bytes, its offsets),
@@ -31,13 +31,15 @@ and per event-loop turn, kept in plain structures and turned into metric familie
 
 from __future__ import annotations
 
+import math
 import time
 from collections import deque
 
-from kraftwire.server.edge.metrics import Histogram
 
-#: the sliding window of the request-time percentiles: they cover the current window and the one before it
-WINDOW_S = 60.0
+#: the requests of one type whose times make its percentiles (Kafka's reservoir size)
+RESERVOIR = 1028
+#: the one-minute average of the loop's idle share
+IDLE_WINDOW_S = 60.0
 #: the request phases, in the order ``RequestMeters.record`` takes them, with their Kafka metric names
 PHASES = ("RequestQueueTimeMs", "LocalTimeMs", "RemoteTimeMs", "ResponseSendTimeMs", "ThrottleTimeMs", "TotalTimeMs")
 #: Kafka's percentile attributes, as the quantile label the rules file gives them
@@ -45,39 +47,47 @@ QUANTILES = (("0.50", 50.0), ("0.75", 75.0), ("0.95", 95.0), ("0.98", 98.0), ("0
 
 
 class RequestTimes:
-    """The ``phases`` times of one kind of request: windowed histograms (percentiles) and lifetime count and sums
-    (mean)."""
+    """The times of one kind of request, ``phases`` per request (microseconds): the last ``RESERVOIR`` requests'
+    in a ring (their percentiles, sorted at scrape time), and the lifetime count and sums (the mean).
 
-    __slots__ = ("current", "previous", "since", "count", "sums_us")
+    A ring rather than a histogram per phase: recording is one slice assignment and the additions of the sums
+    (``benchmarks/metrics_bench.py`` measured it at about a quarter of six ``Histogram.record_us`` calls), and the
+    sorting happens when scraped. Kafka's percentiles come from a reservoir of the same size (1,028 samples, biased
+    to the last five minutes); these are exactly the last 1,028 requests of the type."""
 
-    def __init__(self, now: float, phases: int = len(PHASES)) -> None:
-        self.current = [Histogram() for _ in range(phases)]
-        self.previous: list[Histogram] | None = None
-        self.since = now
+    __slots__ = ("phases", "ring", "next", "filled", "count", "sums_us")
+
+    def __init__(self, phases: int = len(PHASES)) -> None:
+        self.phases = phases
+        self.ring = [0] * (RESERVOIR * phases)
+        self.next = 0  # where the next request's times go (an index into ring)
+        self.filled = 0  # requests in the ring
         self.count = 0
         self.sums_us = [0] * phases
 
-    def rotate(self, now: float) -> None:
-        """At scrape time: start a new window once the current one is ``WINDOW_S`` old."""
-        if now - self.since >= WINDOW_S:
-            self.previous = self.current if now - self.since < 2 * WINDOW_S else None
-            self.current = [Histogram() for _ in self.current]
-            self.since = now
-
-    def add(self, phases_us) -> None:
+    def add(self, phases_us: tuple) -> None:
+        at = self.next
+        n = self.phases
+        self.ring[at:at + n] = phases_us
+        self.next = at + n if at + n < len(self.ring) else 0
+        if self.filled < RESERVOIR:
+            self.filled += 1
         self.count += 1
-        sums, hists = self.sums_us, self.current
-        for i, us in enumerate(phases_us):
-            sums[i] += us
-            hists[i].record_us(us)
+        sums = self.sums_us
+        for i in range(n):
+            sums[i] += phases_us[i]
 
-    def window(self, phase: int) -> Histogram:
-        """The phase's recordings over the current and the previous window."""
-        merged = Histogram()
-        merged.merge(self.current[phase])
-        if self.previous is not None:
-            merged.merge(self.previous[phase])
-        return merged
+    def percentiles_ms(self, phase: int, ps) -> list[float]:
+        """The ``ps`` percentiles (0..100) of the phase over the requests in the ring, in milliseconds (nearest
+        rank; 0.0 when there are none)."""
+        n = self.filled
+        if not n:
+            return [0.0] * len(ps)
+        values = sorted(self.ring[phase:n * self.phases:self.phases])
+        return [values[max(0, math.ceil(n * p / 100.0) - 1)] / 1000.0 for p in ps]
+
+    def mean_ms(self, phase: int) -> float:
+        return self.sums_us[phase] / self.count / 1000.0 if self.count else 0.0
 
 
 class RequestMeters:
@@ -97,7 +107,7 @@ class RequestMeters:
         """One answered request's timestamps (``perf_counter_ns``) and throttle time."""
         times = self.times.get(api_key)
         if times is None:
-            times = self.times[api_key] = RequestTimes(time.monotonic())
+            times = self.times[api_key] = RequestTimes()
         times.add(((started_ns - arrived_ns) // 1000, (handled_ns - started_ns) // 1000,
                    (answered_ns - handled_ns) // 1000, (sent_ns - answered_ns) // 1000, throttle_ms * 1000,
                    (sent_ns - arrived_ns) // 1000 + throttle_ms * 1000))
@@ -112,7 +122,7 @@ class ControllerEvents:
     NAMES = ("EventQueueTimeMs", "EventQueueProcessingTimeMs")
 
     def __init__(self) -> None:
-        self.times = RequestTimes(time.monotonic(), len(self.NAMES))
+        self.times = RequestTimes(len(self.NAMES))
 
     def record(self, queued_ns: int, started_ns: int, done_ns: int) -> None:
         self.times.add(((started_ns - queued_ns) // 1000, (done_ns - started_ns) // 1000))
@@ -205,7 +215,7 @@ class LoopIdle:
         idle = self.idle_ns / 1e9
         base_t, base_idle = self.started, 0.0
         for t, i in self.samples:
-            if now - t >= WINDOW_S:
+            if now - t >= IDLE_WINDOW_S:
                 base_t, base_idle = t, i
             else:
                 break

@@ -21,8 +21,6 @@ the leader's by a fetch).
 
 from __future__ import annotations
 
-import time
-
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from kraftwire.coordinator.group.lag import group_lags
@@ -36,15 +34,12 @@ from kraftwire.server.runtime.clocks import wall_ms
 RAFT = ("current-leader", "current-epoch", "current-vote", "high-watermark", "log-end-offset", "log-end-epoch",
         "number-of-voters")
 
-
 def _gauge(name: str, help_text: str, value: float) -> GaugeMetricFamily:
     return GaugeMetricFamily(name, help_text, value=value)
-
 
 def _api_name(api_key: int) -> str:
     info = APIS.get(api_key)
     return info.name if info else str(api_key)
-
 
 def families(node) -> list:
     """Every Kafka-named family of ``node`` (and ``kraftwire_requests_total``, made of the same counts)."""
@@ -67,7 +62,6 @@ def families(node) -> list:
         out.append(_lag(node))
     return out
 
-
 def _requests(node) -> list:
     meters = node.dispatcher.requests
     own = CounterMetricFamily("kraftwire_requests_total", "requests handled, by API", labels=["api"])
@@ -82,9 +76,6 @@ def _requests(node) -> list:
     for name, n in sorted(by_api.items()):
         own.add_metric([name], n)
     out = [own, per_version]
-    now = time.monotonic()
-    for api_key, times in meters.times.items():
-        times.rotate(now)
     names = {api_key: _api_name(api_key) for api_key in meters.times}
     for i, phase in enumerate(PHASES):
         base = f"kafka_network_requestmetrics_{phase.lower()}"
@@ -95,14 +86,12 @@ def _requests(node) -> list:
                                  labels=["request"])
         for api_key, times in sorted(meters.times.items(), key=lambda kv: names[kv[0]]):
             request = names[api_key]
-            window = times.window(i)
-            for label, p in QUANTILES:
-                quantiles.add_metric([request, label], window.percentile(p))
+            for (label, _), value in zip(QUANTILES, times.percentiles_ms(i, [p for _, p in QUANTILES])):
+                quantiles.add_metric([request, label], value)
             count.add_metric([request], times.count)
-            mean.add_metric([request], times.sums_us[i] / times.count / 1000.0 if times.count else 0.0)
+            mean.add_metric([request], times.mean_ms(i))
         out += [quantiles, count, mean]
     return out
-
 
 def _raft(node) -> list:
     raft, lg = node.raft, node.log
@@ -113,7 +102,6 @@ def _raft(node) -> list:
               "number-of-voters": len(node.settings.voters)}
     return [_gauge("kafka_server_raft_metrics_" + key.replace("-", "_"), f"raft-metrics {key}", values[key])
             for key in RAFT]
-
 
 def _metadata_offsets(node) -> list:
     """What the node folded of the metadata log: broker-metadata-metrics on a broker, KafkaController's on a
@@ -140,7 +128,6 @@ def _metadata_offsets(node) -> list:
                        "KafkaController LastAppliedRecordLagMs", lag)]
     return out
 
-
 def _controller(node) -> list:
     md = node.metadata
     health = cluster_health(md.image)
@@ -152,18 +139,14 @@ def _controller(node) -> list:
                         ("PreferredReplicaImbalanceCount", health.preferred_replica_imbalance)):
         out.append(_gauge("kafka_controller_kafkacontroller_" + name.lower(), f"KafkaController {name}", value))
     times = md.events.times
-    times.rotate(time.monotonic())
     for i, name in enumerate(ControllerEvents.NAMES):
         base = "kafka_controller_controllereventmanager_" + name.lower()
         quantiles = GaugeMetricFamily(base, f"ControllerEventManager {name}, milliseconds", labels=["quantile"])
-        window = times.window(i)
-        for label, p in QUANTILES:
-            quantiles.add_metric([label], window.percentile(p))
+        for (label, _), value in zip(QUANTILES, times.percentiles_ms(i, [p for _, p in QUANTILES])):
+            quantiles.add_metric([label], value)
         out += [quantiles, _gauge(base + "_count", f"controller decisions timed ({name})", times.count),
-                _gauge(base + "_mean", f"mean {name} over the node's life, milliseconds",
-                       times.sums_us[i] / times.count / 1000.0 if times.count else 0.0)]
+                _gauge(base + "_mean", f"mean {name} over the node's life, milliseconds", times.mean_ms(i))]
     return out
-
 
 def _broker(node) -> list:
     replicas = node.replicas
@@ -191,7 +174,6 @@ def _broker(node) -> list:
         family.add_metric([""], total)
         out.append(family)
     return out
-
 
 def _lag(node) -> GaugeMetricFamily:
     replicas = node.replicas

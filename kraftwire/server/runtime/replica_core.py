@@ -128,6 +128,7 @@ class ReplicaCore:
         """The image's registration of a hosted partition: lead, follow or stop fetching it; what changed."""
         try:
             change = runtime.apply_registration(hp.state, hp.log, reg, self.now_ms())
+            self._count_isr_change(hp)
         except LogIOError as exc:
             self.dir_failed(hp.root, exc)
             return None
@@ -252,19 +253,22 @@ class ReplicaCore:
             self.alter(hp, pending)
 
     def alter_answered(self, hp, proposal, error: int, data=None) -> None:
-        settles = error == NONE and proposal is hp.state.pending
         again = hp.state.isr_answered(proposal, error, leader_epoch=getattr(data, "leader_epoch", -1),
                                       partition_epoch=getattr(data, "partition_epoch", -1),
                                       isr=tuple(getattr(data, "isr", ()) or ()))
         if error:
             log.info("AlterPartition for %s-%d: %s%s", hp.topic, hp.index, ec_name(error),
                      "; sending it again" if again else "")
-        elif settles and hp.state.pending is None:
-            if proposal.expand:
+        self._count_isr_change(hp)
+        self._advance(hp)
+
+    def _count_isr_change(self, hp) -> None:
+        settled = hp.state.take_settled()
+        if settled is not None:
+            if settled.expand:
                 self.isr_expands += 1
             else:
                 self.isr_shrinks += 1
-        self._advance(hp)
 
     def _advance(self, hp, *, appended: bool = False, now_ms: int | None = None) -> None:
         """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
