@@ -178,7 +178,7 @@ class Dispatcher:
         timing = getattr(conn, "timing", None) if self.metrics is not None else None
         if timing is not None:
             started = time.perf_counter_ns()
-            arrived = getattr(conn, "arrived_ns", started)
+            arrived = getattr(conn, "arrived_ns", 0) or started  # 0: handed a frame without a read
             if answered:  # the connection finishes it when the answer goes (``InboundConnection.send_chunks``)
                 phases = timing[correlation_id] = [self.requests, api_key, arrived, started, 0]
             self.arrival_ns = arrived
