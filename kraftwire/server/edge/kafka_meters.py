@@ -51,7 +51,7 @@ class RequestTimes:
     in a ring (their percentiles, sorted at scrape time), and the lifetime count and sums (the mean).
 
     A ring rather than a histogram per phase: recording is one slice assignment and the additions of the sums
-    (``benchmarks/metrics_bench.py`` measured it at about a quarter of six ``Histogram.record_us`` calls), and the
+    (``benchmarks/metrics_bench.py`` measured it at about a quarter of six ``Histogram.record_ms`` calls), and the
     sorting happens when scraped. Kafka's percentiles come from a reservoir of the same size (1,028 samples, biased
     to the last five minutes); these are exactly the last 1,028 requests of the type."""
 

@@ -83,22 +83,6 @@ class Histogram:
         if self._min_us < 0 or us < self._min_us:
             self._min_us = us
 
-    def record_us(self, us: int) -> None:
-        """Record one observation of ``us`` whole microseconds (the request timers' integer path)."""
-        if us < 0:
-            us = 0
-        index = us if us < _EXACT else _bucket_index(us)
-        counts = self._counts
-        if index >= len(counts):
-            counts.extend([0] * (index + 1 - len(counts)))
-        counts[index] += 1
-        self.count += 1
-        self._sum_us += us
-        if us > self._max_us:
-            self._max_us = us
-        if self._min_us < 0 or us < self._min_us:
-            self._min_us = us
-
     def merge(self, other: "Histogram") -> None:
         if len(other._counts) > len(self._counts):
             self._counts.extend([0] * (len(other._counts) - len(self._counts)))
