@@ -76,7 +76,7 @@ class ReplicaState:
     """``ReplicaState(broker_id, topic, partition)``: nothing applied yet (role OFFLINE, epochs -1)."""
 
     __slots__ = ("broker_id", "topic", "partition", "role", "leader", "leader_epoch", "partition_epoch", "replicas",
-                 "isr", "epoch_start_offset", "high_watermark", "followers", "pending", "in_flight")
+                 "isr", "epoch_start_offset", "high_watermark", "followers", "pending", "in_flight", "settled")
 
     def __init__(self, broker_id: int, topic: str, partition: int) -> None:
         self.broker_id = broker_id
@@ -96,6 +96,9 @@ class ReplicaState:
         #: an ISR change proposed to the controller and not yet answered or seen in the image
         self.pending: PendingIsr | None = None
         self.in_flight = False
+        #: the last proposal the controller accepted — by its answer, or by an image holding exactly its ISR that came
+        #: first — until the caller takes it (``take_settled``: the IsrShrinks/IsrExpands meters)
+        self.settled: PendingIsr | None = None
 
     def __repr__(self) -> str:
         return (f"ReplicaState({self.topic}-{self.partition} {self.role} leader={self.leader} "
@@ -120,6 +123,8 @@ class ReplicaState:
         if registration.leader == self.broker_id:
             became = self.role != LEADER or new_epoch
             self.role = LEADER
+            if self.pending is not None and not new_epoch and set(self.isr) == set(self.pending.isr):
+                self.settled = self.pending  # the image brought the change before the controller's answer did
             self.pending, self.in_flight = None, False  # the image moved: whatever was proposed is settled
             if became:
                 self.epoch_start_offset = log_end
@@ -232,6 +237,11 @@ class ReplicaState:
         self.pending = PendingIsr(tuple(b for b in self.isr if b not in out), False)
         return self.pending
 
+    def take_settled(self) -> PendingIsr | None:
+        """The proposal accepted since the last call (None: none), once."""
+        settled, self.settled = self.settled, None
+        return settled
+
     def isr_answered(self, proposal: PendingIsr, error: int, *, leader_epoch: int = -1, partition_epoch: int = -1,
                      isr: tuple[int, ...] = ()) -> bool:
         """The controller's answer to ``proposal``; True when it should be sent again. An answer to a proposal
@@ -254,7 +264,7 @@ class ReplicaState:
                 return False
             if partition_epoch > self.partition_epoch:
                 self.isr, self.partition_epoch = tuple(isr), partition_epoch
-            self.pending = None
+            self.pending, self.settled = None, proposal
             return False
         if error in (OPERATION_NOT_ATTEMPTED, INELIGIBLE_REPLICA):
             self.pending = None

@@ -5,33 +5,11 @@ from __future__ import annotations
 
 import asyncio
 
-from harness.wire import answered_ids
+from harness.wire import Transport, answered_ids
+from harness.wire import request_frame as _frame
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.framing import encode_request
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
-
-
-class Transport(asyncio.Transport):
-    def __init__(self):
-        super().__init__()
-        self.out = bytearray()
-
-    def write(self, data):
-        self.out += bytes(data)
-
-    def get_extra_info(self, name, default=None):
-        return ("127.0.0.1", 1) if name == "peername" else default
-
-    def get_write_buffer_size(self):
-        return 0
-
-    def close(self):
-        pass
-
-
-def _frame(body, version, cid) -> bytes:
-    return b"".join(bytes(c) for c in encode_request(body, version, cid))  # size-prefixed already
 
 
 def test_answers_leave_in_request_order_and_acks_0_produce_takes_no_turn():

@@ -36,6 +36,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.replica import fetch_answer, fetch_sessions, read_replica
 from kraftwire.replica import replication_quota as rq
 from kraftwire.replica.fetch_limits import FetchLimits
+from kraftwire.replica.health import NOT_FAILED_FETCH
 from kraftwire.replica.fetch_readiness import HIGH_WATERMARK, LAST_STABLE_OFFSET, LOG_END, PartitionNow, Watched, fetch_ready
 from kraftwire.replica.leader_fetch import check_replica_fetch
 from kraftwire.replica.partition import FOLLOWER
@@ -247,6 +248,7 @@ class FetchApis:
                 n = self._partition_read(hp, name, p, version, pd, limits, body.isolation_level == 1,
                                          fetch_answer.reads_any_replica(replica), client)
                 preferred |= pd.preferred_read_replica >= 0
+                self.node.topic_meters.fetched(name, n, pd.error_code not in NOT_FAILED_FETCH)
                 if n and hp.state.role == FOLLOWER:
                     self.node.metrics.inc("follower_fetch_bytes_total", n, "bytes of records read for consumers "
                                           "from partitions this broker follows (KIP-392)", topic=hp.topic)

@@ -417,7 +417,7 @@ class KraftApis:
     def call(self, api: str, body, version: int, answer, *, forward: bool = True) -> None:
         """Decide on this node when it is the active controller, else forward to the Raft leader."""
         if self.md.active:
-            self.md.submit(api, body, version, answer)
+            self.md.submit(api, body, version, answer, self.node.dispatcher.arrival_ns or None)
             return
         raft = self.node.raft
         leader = raft.quorum.leader_id if raft is not None else NO_ID

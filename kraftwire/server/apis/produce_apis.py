@@ -26,6 +26,7 @@ from kraftwire import error_codes as ec
 from kraftwire.protocol import messages as w
 from kraftwire.records.api import ATTRIBUTES_POS, LENGTH_POS, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD, TRANSACTIONAL_MASK
 from kraftwire.replica import produce_answer
+from kraftwire.replica.health import NOT_FAILED_PRODUCE
 from kraftwire.replica.produce_answer import TOPIC_IDS_SINCE
 from kraftwire.replica.produce_records import request_error, shape_error
 from kraftwire.security.authorizer import AclOperation as Op
@@ -114,8 +115,11 @@ class ProduceApis:
                 if verified is not None and (t.name, p.index) in verified.errors:
                     pr.error_code, pr.error_message = verified.errors[(t.name, p.index)]
                     continue
-                self._produce_one(t.name, p, pr, acks, version, waiting,
-                                  verified.guards.get((t.name, p.index)) if verified is not None else None)
+                appended = self._produce_one(t.name, p, pr, acks, version, waiting,
+                                             verified.guards.get((t.name, p.index)) if verified is not None else None)
+                if version >= 3:  # BrokerTopicMetrics
+                    self.node.topic_meters.produced(t.name, len(p.records) if appended else 0, appended,
+                                                    pr.error_code not in NOT_FAILED_PRODUCE)
                 if pr.error_code == ec.NOT_LEADER_OR_FOLLOWER and version >= 10:
                     leader, epoch = self._leader_hint(t.name, p.index)
                     pr.current_leader = R.LeaderIdAndEpoch(leader_id=leader, leader_epoch=epoch)
@@ -192,27 +196,28 @@ class ProduceApis:
         pr.error_code = shape[0]  # Kafka answers it without a message
         return produce_answer.INVALID
 
-    def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> None:
+    def _produce_one(self, name, p, pr, acks: int, version: int, waiting: list, guard=None) -> int:
+        """Append one partition's records as leader; how many records were appended (0: ``pr`` says why not)."""
         if version < 3:
             pr.error_code = ec.UNSUPPORTED_VERSION
-            return
+            return 0
         internal = internal_topic_error(name)
         if internal is not None:
             pr.error_code = internal[0]  # Kafka answers it without its message
-            return
+            return 0
         hp = self.replicas.get(name, p.index)
         if hp is None:
             pr.error_code = self._unhosted_error(name, p.index)
-            return
+            return 0
         if hp.failed:
             pr.error_code = ec.KAFKA_STORAGE_ERROR
-            return
+            return 0
         error, _ = hp.state.produce_error(acks, hp.min_isr)
         if error:
             pr.error_code = error  # Kafka answers these without a message
             if error == ec.NOT_ENOUGH_REPLICAS:  # refused by the partition: its log start offset goes along
                 pr.log_start_offset = hp.log.start_offset()
-            return
+            return 0
         # the request's records are read by nobody after the append: a received frame's buffer is re-based in place
         result = self.replicas.append(hp, p.records, acks, verify=True, guard=guard, owned=True)
         if result.error:
@@ -223,8 +228,9 @@ class ProduceApis:
                 pr.error_message = result.message
                 E = w.ProduceResponse.BatchIndexAndErrorMessage
                 pr.record_errors = [E(batch_index=i, batch_index_error_message=m) for i, m in result.record_errors]
-            return
+            return 0
         pr.base_offset, pr.log_start_offset = result.base_offset, result.log_start_offset
         pr.log_append_time_ms = result.log_append_time_ms
         if acks == -1:
             waiting.append((pr, hp, result.end))
+        return result.end - result.base_offset

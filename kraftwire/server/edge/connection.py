@@ -67,6 +67,11 @@ class InboundConnection(asyncio.BufferedProtocol):
         #: KIP-219: when a quota's throttle ends (loop time) and the call that resumes reading then
         self._muted_until = 0.0
         self._unmute: asyncio.TimerHandle | None = None
+        #: Kafka's request phases (``kafka_meters.RequestMeters``): when the last read brought frames in, and per
+        #: correlation id [meters, api key, arrived, started, handled (0: not yet), answered, throttle ms] of the
+        #: requests the dispatcher timed, until their answer is handed to the transport
+        self.arrived_ns = 0
+        self.timing: dict[int, list] = {}
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         self.transport = transport
@@ -113,6 +118,7 @@ class InboundConnection(asyncio.BufferedProtocol):
 
     def _frames_arrived(self, take, arrived) -> None:
         self.last_activity = time.monotonic()
+        self.arrived_ns = time.perf_counter_ns()
         try:
             frames = take(arrived)
         except ProtocolError as exc:
@@ -141,7 +147,7 @@ class InboundConnection(asyncio.BufferedProtocol):
             if chunks is None:
                 self.close()
                 return
-        self.send_chunks(chunks, correlation_id)
+        self.send_chunks(chunks, correlation_id, getattr(body, "throttle_time_ms", 0) or 0)
 
     def _refusal(self, body, version: int, correlation_id: int, problem: ProtocolError) -> list | None:
         """The encoded error answer in place of ``body``, which could not be encoded (None: there is none)."""
@@ -156,20 +162,41 @@ class InboundConnection(asyncio.BufferedProtocol):
                   "answering UNKNOWN_SERVER_ERROR" if chunks is not None else "closing the connection")
         return chunks
 
-    def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
-        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once."""
+    def send_chunks(self, chunks: list, correlation_id: int | None = None, throttle_ms: int = 0) -> None:
+        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once.
+        ``throttle_ms``: the answer's throttle time, for the request's ThrottleTimeMs."""
+        phases = self.timing.get(correlation_id) if self.timing else None
+        if phases is not None:
+            answered = time.perf_counter_ns()
+            if not phases[4]:  # answered by its handler: no remote time
+                phases[4] = answered
+            phases.append(answered)
+            phases.append(throttle_ms)
         expected = self._expected
         if correlation_id is None or not expected or correlation_id not in expected:
             self._write_answer(chunks)
+            self._timed(phases, correlation_id)
             return
         if expected[0] != correlation_id:
             self._held[correlation_id] = chunks
             return
         expected.popleft()
         self._write_answer(chunks)
+        self._timed(phases, correlation_id)
         held = self._held
         while held and expected and expected[0] in held:
-            self._write_answer(held.pop(expected.popleft()))
+            cid = expected.popleft()
+            self._write_answer(held.pop(cid))
+            if self.timing:
+                self._timed(self.timing.get(cid), cid)
+
+    def _timed(self, phases: list | None, correlation_id) -> None:
+        """The answer to a timed request went to the transport: record its phases."""
+        if phases is None or len(phases) < 7:
+            return
+        del self.timing[correlation_id]
+        meters, api_key, arrived, started, handled, answered, throttle_ms = phases
+        meters.record(api_key, arrived, started, handled, answered, time.perf_counter_ns(), throttle_ms)
 
     def _write_answer(self, chunks: list) -> None:
         """Write an encoded answer. One holding a file region (a consumer Fetch's segment bytes) is sent by a

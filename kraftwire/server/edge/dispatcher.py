@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import struct
+import time
 from typing import Callable
 
 from kraftwire.error_codes import ILLEGAL_SASL_STATE
@@ -26,7 +27,7 @@ from kraftwire.metadata.controller.acls import request_error
 from kraftwire.protocol import framing, served
 from kraftwire.protocol.api_versions import Identity, encode_api_versions_response
 from kraftwire.protocol import messages as w
-from kraftwire.protocol.messages import APIS
+from kraftwire.server.edge.kafka_meters import RequestMeters
 
 log = logging.getLogger("kraftwire.dispatcher")
 
@@ -69,6 +70,11 @@ class Dispatcher:
         self._handlers: dict[int, tuple[int, int, Callable]] = {}
         self.connections: set = set()
         self.metrics = metrics
+        #: Kafka's RequestMetrics (counts by request and version, request phases), kept when ``metrics`` is given
+        self.requests = RequestMeters()
+        #: when the request being dispatched arrived (``perf_counter_ns``; 0 outside a timed dispatch): the
+        #: controller's event queue time starts there
+        self.arrival_ns = 0
         self.on_close: list[Callable] = []
         #: returns the ``api_versions.Features`` to advertise (set by a KRaft node), or None
         self.features_source: Callable | None = None
@@ -133,7 +139,7 @@ class Dispatcher:
             request = framing.decode_request(frame)
         except UnsupportedVersionError:
             if api_key == API_VERSIONS:
-                self._count(api_key)
+                self._count(api_key, version)
                 take_turn(conn, correlation_id)
                 conn.send_chunks(encode_api_versions_response(self.registered(), version, correlation_id,
                                                               self.api_features()), correlation_id)
@@ -165,9 +171,17 @@ class Dispatcher:
                         version, refused)
             conn.close()
             return
-        self._count(api_key)
-        if api_key != PRODUCE or request.body.acks != 0:  # a Produce with acks=0 is never answered
+        self._count(api_key, version)
+        answered = api_key != PRODUCE or request.body.acks != 0  # a Produce with acks=0 is never answered
+        if answered:
             take_turn(conn, correlation_id)
+        timing = getattr(conn, "timing", None) if self.metrics is not None else None
+        if timing is not None:
+            started = time.perf_counter_ns()
+            arrived = getattr(conn, "arrived_ns", 0) or started  # 0: handed a frame without a read
+            if answered:  # the connection finishes it when the answer goes (``InboundConnection.send_chunks``)
+                phases = timing[correlation_id] = [self.requests, api_key, arrived, started, 0]
+            self.arrival_ns = arrived
         try:
             if self.gate is not None and not self.gate(request, conn):
                 return
@@ -176,11 +190,20 @@ class Dispatcher:
             self.count_error(str(api_key))
             log.exception("handler for api key %d failed: %s; closing the connection from %s", api_key, exc, conn.peer)
             conn.close()
+        finally:
+            if timing is not None:
+                self.arrival_ns = 0
+                handled = time.perf_counter_ns()
+                if not answered:
+                    self.requests.record(api_key, arrived, started, handled, handled, handled, 0)
+                elif not phases[4]:  # still unanswered: the rest is remote time
+                    phases[4] = handled
 
-    def _count(self, api_key: int) -> None:
+    def _count(self, api_key: int, version: int) -> None:
+        """Count a request (``kraftwire_requests_total`` and Kafka's RequestsPerSec are both made of these counts at
+        scrape time)."""
         if self.metrics is not None:
-            info = APIS.get(api_key)
-            self.metrics.inc("requests_total", api=info.name if info else str(api_key))
+            self.requests.count(api_key, version)
 
     def connection_closed(self, conn) -> None:
         for callback in self.on_close:

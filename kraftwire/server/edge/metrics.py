@@ -152,7 +152,9 @@ class Registry:
 
     Counter names end in ``_total`` (Prometheus' convention, which ``prometheus_client`` enforces by appending it).
     ``refresh``, when set, runs before every collection on the collecting thread (the event loop's, once ``serve``
-    was given the loop): the node sets its state gauges there.
+    was given the loop): the node sets its state gauges there. Each of ``sources`` (callables returning metric
+    families) runs after it, on the same thread: metrics computed whole at scrape time (the Kafka-named ones,
+    ``server.node.kafka_metrics``) are built there instead of being stored here.
     """
 
     def __init__(self, prefix: str = "kraftwire_") -> None:
@@ -161,6 +163,7 @@ class Registry:
         self._values: dict[str, dict[tuple, float]] = {}
         self._histograms: dict[str, dict[tuple, Histogram]] = {}
         self.refresh: Callable[[], None] | None = None
+        self.sources: list[Callable[[], list]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_thread: int | None = None
         self._http = None  # (server, thread) of the HTTP exposition while serving
@@ -235,6 +238,8 @@ class Registry:
                 else:
                     family.add_metric(values, item)
             out.append(family)
+        for source in self.sources:
+            out.extend(source())
         return out
 
     def collect(self, bounds_ms: Iterable[float] = DEFAULT_LATENCY_BOUNDS_MS) -> list:

@@ -62,7 +62,8 @@ from kraftwire.server.edge.forward_links import ForwardLinks
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
-from kraftwire.server.node import gauges
+from kraftwire.server.edge.kafka_meters import LoopIdle, TopicMeters
+from kraftwire.server.node import gauges, kafka_metrics
 from kraftwire.server.node.kraft_roles import MetadataRoles
 from kraftwire.server.node.raft_io import RaftIO
 from kraftwire.server.node.settings import NodeSettings, Voter
@@ -95,6 +96,11 @@ class Node(RaftIO, QuorumApis):
         self.raft_listeners = list(listeners)
         self.metrics = Registry()
         self.metrics.refresh = lambda: gauges.refresh(self)
+        self.metrics.sources.append(lambda: kafka_metrics.families(self))
+        #: BrokerTopicMetrics' counters (a broker's Produce and Fetch APIs add to them)
+        self.topic_meters = TopicMeters()
+        #: the event loop's idle share (RequestHandlerAvgIdlePercent), once started on a selector loop
+        self.loop_idle: LoopIdle | None = None
         self.dispatcher = Dispatcher(self.metrics)
         self._inbound: dict[int, tuple] = {}
         self._ids = itertools.count(1)
@@ -277,6 +283,7 @@ class Node(RaftIO, QuorumApis):
         self._register_handlers()
         self.dispatcher.on_close.append(self._connection_closed)
         loop = asyncio.get_running_loop()
+        self.loop_idle = LoopIdle.install(loop)
         try:
             for ep in s.listeners:
                 sock = self.listen_sockets.pop(ep.name, None)

@@ -43,6 +43,7 @@ from kraftwire.metadata.loader import MetadataLoader
 from kraftwire.metadata.records import MetadataRecordError
 from kraftwire.metadata.snapshot import metadata_batches
 from kraftwire.records import read_batches
+from kraftwire.server.edge.kafka_meters import ControllerEvents
 from kraftwire.server.runtime.clocks import monotonic_ms, wall_ms
 from kraftwire.server.runtime.waits import HIGH_WATERMARK, OffsetWaits
 
@@ -129,6 +130,11 @@ class MetadataNode:
         #: called with the image after commits were folded (once per event-loop turn, never inside the core)
         self.on_image: list = []
         self._publish_pending = False
+        #: the append time (wall ms) of the last committed batch folded (-1: none yet): LastAppliedRecordTimestamp
+        self.applied_timestamp = -1
+        #: the controller's decision times (Kafka's ControllerEventManager EventQueueTimeMs and
+        #: EventQueueProcessingTimeMs)
+        self.events = ControllerEvents()
 
     # ------------------------------------------------------------------------------------------------ the image
     @property
@@ -155,6 +161,8 @@ class MetadataNode:
             else:
                 self._loader.load_batch(b.last_offset, items)
             self._last_epoch_seen = b.epoch
+            if b.append_timestamp >= 0:
+                self.applied_timestamp = b.append_timestamp
         self._publish()
         if self._leads_epoch is not None and not self.active and self._last_epoch_seen == self._leads_epoch:
             self._schedule_activation()
@@ -264,13 +272,15 @@ class MetadataNode:
     def _append(self, records) -> int:
         return self._write(lambda _first: ControllerResult(tuple(records), None))[1]
 
-    def submit(self, api: str, request, version: int, answer) -> None:
-        """Decide ``request`` (an api the controller handles) and ``answer(response)`` once its records commit."""
+    def submit(self, api: str, request, version: int, answer, queued_ns: int | None = None) -> None:
+        """Decide ``request`` (an api the controller handles) and ``answer(response)`` once its records commit.
+        ``queued_ns``: when the request reached this node (``perf_counter_ns``), for the event queue time."""
         raft, driver = self.node.raft, self.node.driver
         if not self.active or raft is None or driver is None or driver.stopped or not raft.is_leader():
             answer(refusal(api, request, version, NOT_CONTROLLER))
             return
         epoch = raft.epoch
+        started = time.perf_counter_ns()
         try:
             result, end = self._write(lambda first: self.controller.handle(api, request, version,
                                                                            now_ms=monotonic_ms(), next_offset=first))
@@ -278,6 +288,7 @@ class MetadataNode:
             self._deactivate("the Raft core is no longer leader")
             answer(refusal(api, request, version, NOT_CONTROLLER))
             return
+        self.events.record(started if queued_ns is None else queued_ns, started, time.perf_counter_ns())
         if result.event:
             who = getattr(request, "broker_id", None)
             log.info("controller: %s%s: %s", api, f" (broker {who})" if who is not None else "", result.event)

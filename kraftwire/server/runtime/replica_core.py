@@ -47,6 +47,10 @@ class ReplicaCore:
     by_id: dict
     watchers: list
     alter: Callable | None
+    #: ISR changes this broker proposed as leader and the controller accepted (Kafka's IsrShrinksPerSec and
+    #: IsrExpandsPerSec count these; a removal the controller makes itself, fencing a broker, is not one)
+    isr_shrinks = 0
+    isr_expands = 0
 
     # ------------------------------------------------------------------------------------------------ the host provides
     def now_ms(self) -> int:
@@ -124,6 +128,7 @@ class ReplicaCore:
         """The image's registration of a hosted partition: lead, follow or stop fetching it; what changed."""
         try:
             change = runtime.apply_registration(hp.state, hp.log, reg, self.now_ms())
+            self._count_isr_change(hp)
         except LogIOError as exc:
             self.dir_failed(hp.root, exc)
             return None
@@ -254,7 +259,16 @@ class ReplicaCore:
         if error:
             log.info("AlterPartition for %s-%d: %s%s", hp.topic, hp.index, ec_name(error),
                      "; sending it again" if again else "")
+        self._count_isr_change(hp)
         self._advance(hp)
+
+    def _count_isr_change(self, hp) -> None:
+        settled = hp.state.take_settled()
+        if settled is not None:
+            if settled.expand:
+                self.isr_expands += 1
+            else:
+                self.isr_shrinks += 1
 
     def _advance(self, hp, *, appended: bool = False, now_ms: int | None = None) -> None:
         """Raise the high watermark as far as the replica state allows and wake what waits on it (parked follower
