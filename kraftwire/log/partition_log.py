@@ -28,7 +28,7 @@ from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT, LOG_START_CHECKPOINT
 from kraftwire.log.partition_rules import PartitionLogRules, parse_producer_snapshot_name, producer_snapshot_name
 from kraftwire.log.segmented import FUTURE_SUFFIX, SegmentedLog, live_name
 
-__all__ = ["LogDirCheckpoints", "PartitionLog", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
+__all__ = ["LogDirCheckpoints", "PartitionLog", "parse_future_dir", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 #: the Raft log's per-directory file names -> Kafka's log-dir root files

@@ -69,7 +69,7 @@ from kraftwire.snapshot.paths import deleted_path, snapshot_path
 from kraftwire.snapshot.reader import FileRawSnapshotReader
 from kraftwire.snapshot.writer import FileRawSnapshotWriter
 
-__all__ = ["SegmentedLog", "partition_dir", "CLEAN_SHUTDOWN", "LOCK_FILE"]
+__all__ = ["SegmentedLog", "partition_dir", "live_name", "CLEAN_SHUTDOWN", "FUTURE_SUFFIX", "LOCK_FILE"]
 
 _I64 = struct.Struct(">q")
 
