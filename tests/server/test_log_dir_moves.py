@@ -106,19 +106,20 @@ def test_a_throttled_move_shows_its_future_replica_and_a_later_partition_goes_wh
             node = cluster.nodes[b]
             source = node.replicas.get("slow", 0).root
             target = next(d for d in cluster.dirs[b] if d != source)
-            for i in range(5):
-                assert (await cluster.produce_to_leader("slow", [b"x" * 1000])).error_code == ec.NONE
+            for i in range(12):  # more than one copy step reads (1 MiB)
+                assert (await cluster.produce_to_leader("slow", [b"x" * 100_000])).error_code == ec.NONE
             r = await _request(cluster, b, _alter({target: [("slow", 0)]}), 2)
             assert _answers(r) == {("slow", 0): ec.NONE}
+            # the first read overshoots the 1 B/s bound (as Kafka's first fetch of a window does); then it waits
             await _until("one copy step", lambda: node.replicas.moves["slow", 0].log.end_offset() > 0)
-            for i in range(3):  # the rate is over 1 B/s now: the future replica lags
-                assert (await cluster.produce_to_leader("slow", [b"y" * 1000])).error_code == ec.NONE
-            d = await _request(cluster, b, w.DescribeLogDirsRequest(topics=None), 4)
-            seen = {(res.log_dir, p.is_future_key): p.offset_lag for res in d.results for t in res.topics
-                    if t.name == "slow" for p in t.partitions}
+            await asyncio.sleep(0.2)
             move = node.replicas.moves["slow", 0]
-            assert seen == {(source, False): 0, (target, True): 8 - move.log.end_offset()}
-            assert seen[(target, True)] > 0
+            assert 0 < move.log.end_offset() < 12
+            d = await _request(cluster, b, w.DescribeLogDirsRequest(topics=None), 4)
+            seen = {(res.log_dir, p.is_future_key): (p.offset_lag, p.partition_size) for res in d.results
+                    for t in res.topics if t.name == "slow" for p in t.partitions}
+            assert seen == {(source, False): (0, node.replicas.get("slow", 0).log.size_in_bytes()),
+                            (target, True): (12 - move.log.end_offset(), move.log.size_in_bytes())}
             future_dirs = [n for n in os.listdir(target) if n.startswith("slow-0.") and n.endswith("-future")]
             assert len(future_dirs) == 1
             # moved back to where it is: the future replica is dropped
