@@ -134,3 +134,51 @@ def test_a_throttled_move_shows_its_future_replica_and_a_later_partition_goes_wh
             await cluster.stop()
 
     asyncio.run(main())
+
+
+def test_a_broker_stopped_mid_move_resumes_it_and_one_stopped_between_the_renames_promotes_the_future(tmp_path):
+    """Kafka's restart rules for future logs: a future directory is resumed (the copy goes on) unless the image
+    already assigns the replica to its directory, when it is promoted (``LogManager.recoverAbandonedFutureLogs``),
+    the stale current directory removed."""
+    cluster = TwoDirCluster(tmp_path)
+    common = cluster._common
+    throttle = ["replica.alter.log.dirs.io.max.bytes.per.second=1\n"]
+    cluster._common = lambda: common() + throttle[0]
+
+    async def main():
+        await cluster.start()
+        try:
+            await cluster.create_topic("rs", replication_factor=2)
+            b = cluster.partition("rs", 0).leader
+            node = cluster.nodes[b]
+            source = node.replicas.get("rs", 0).root
+            target = next(d for d in cluster.dirs[b] if d != source)
+            for _ in range(12):
+                assert (await cluster.produce_to_leader("rs", [b"r" * 100_000])).error_code == ec.NONE
+            r = await _request(cluster, b, _alter({target: [("rs", 0)]}), 2)
+            assert _answers(r) == {("rs", 0): ec.NONE}
+            await _until("one copy step", lambda: node.replicas.moves["rs", 0].log.end_offset() > 0)
+            await node.shutdown()
+            futures = [n for n in os.listdir(target) if n.startswith("rs-0.") and n.endswith("-future")]
+            assert len(futures) == 1
+            throttle[0] = ""
+            node = await cluster.start_broker(b)
+            await _until("resumed and moved", lambda: node.replicas.get("rs", 0) is not None
+                         and node.replicas.get("rs", 0).root == target and not node.replicas.moves)
+            assert node.replicas.get("rs", 0).log.end_offset() == 12
+            tid = cluster.controller.metadata.image.topic("rs").id
+            await _until("assigned to the new directory", lambda: replica_dir(
+                cluster.controller.metadata.image.topics[tid].partitions[0], b) == cluster.dirs[b][target])
+            await _until("old directory emptied", lambda: not [n for n in os.listdir(source) if n.startswith("rs-0")])
+            # a stop between the swap's renames: only the future directory, the image naming its directory
+            await node.shutdown()
+            os.rename(os.path.join(target, "rs-0"), os.path.join(target, "rs-0." + "ab" * 16 + "-future"))
+            node = await cluster.start_broker(b)
+            await _until("promoted", lambda: node.replicas.get("rs", 0) is not None)
+            hp = node.replicas.get("rs", 0)
+            assert hp.root == target and hp.log.end_offset() == 12 and not node.replicas.moves
+            assert sorted(n for n in os.listdir(target) if n.startswith("rs-0")) == ["rs-0"]
+        finally:
+            await cluster.stop()
+
+    asyncio.run(main())
