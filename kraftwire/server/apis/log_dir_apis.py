@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 from kraftwire import error_codes as ec
-from kraftwire.java_order import topics_in_hashmap_order
+from kraftwire.java_order import topics_in_hashmap_order, topics_in_scala_groupby_order
 from kraftwire.protocol import messages as w
 from kraftwire.replica.log_dir_moves import future_offset_lag
 from kraftwire.replica.partition import LEADER
@@ -61,7 +61,7 @@ class LogDirApis:
     def alter_replica_log_dirs(self, request, conn) -> None:
         """Move partitions between this broker's log directories (``replica.log_dir_moves`` answers and decides,
         ``runtime.log_dir_moves`` copies and swaps). A partition named under two paths goes to the last, as Kafka's
-        map of them keeps it; without ALTER on the cluster every partition answers CLUSTER_AUTHORIZATION_FAILED."""
+        map of them keeps it; without ALTER on the cluster every partition named answers CLUSTER_AUTHORIZATION_FAILED."""
         R = w.AlterReplicaLogDirsResponse
         wanted: dict[tuple[str, int], str] = {}
         for d in request.body.dirs:
@@ -70,13 +70,16 @@ class LogDirApis:
                     wanted[(t.name, index)] = d.path
         access = self.node.authorizer
         if access is not None and not access.allows_cluster(conn, Op.ALTER):
-            outcome = dict.fromkeys(wanted, ec.CLUSTER_AUTHORIZATION_FAILED)
+            # Kafka's error response: one result per topic entry of each path, as the request lists them
+            results = [R.AlterReplicaLogDirTopicResult(topic_name=t.name, partitions=[
+                R.AlterReplicaLogDirPartitionResult(partition_index=index, error_code=ec.CLUSTER_AUTHORIZATION_FAILED)
+                for index in t.partitions]) for d in request.body.dirs for t in d.topics]
         else:
             outcome = self.replicas.alter_log_dirs(wanted, self.md.image)
-        # Kafka groups the answers from hash maps: topics and partitions in their iteration order (java_order)
-        results = [R.AlterReplicaLogDirTopicResult(topic_name=name, partitions=[
-            R.AlterReplicaLogDirPartitionResult(partition_index=index, error_code=outcome[(name, index)])
-            for index in indexes]) for name, indexes in topics_in_hashmap_order(outcome)]
+            # Kafka groups the answers with Scala's groupBy: topics and partitions in its maps' order (java_order)
+            results = [R.AlterReplicaLogDirTopicResult(topic_name=name, partitions=[
+                R.AlterReplicaLogDirPartitionResult(partition_index=index, error_code=outcome[(name, index)])
+                for index in indexes]) for name, indexes in topics_in_scala_groupby_order(outcome)]
         conn.send_response(R(throttle_time_ms=0, results=results), request.version, request.header.correlation_id)
 
     # ------------------------------------------------------------------------------------------------ DescribeLogDirs

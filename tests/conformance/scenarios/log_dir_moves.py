@@ -18,7 +18,8 @@ HERE = Learned("log_dir")  # the side's own log directory, from its DescribeLogD
 
 
 def learn_dir():
-    return Step(DL(topics=None), 4)
+    """DescribeLogDirs of a topic that does not exist: each side's directory, and no other scenario's topics."""
+    return Step(DL(topics=[DL.DescribableLogDirTopic(topic="{ns}.none", partitions=[0])]), 4)
 
 
 def alter(v, *moves):
@@ -36,6 +37,7 @@ CASES = {
     "relative-dir": lambda v: [*created(A), alter(v, ("{ns}-logs", A, [0]))],
     "current-dir": lambda v: [*created(A), learn_dir(), alter(v, (HERE, A, [0])), described(0)],
     "unknown-topic": lambda v: [learn_dir(), alter(v, (HERE, "{ns}.missing", [0, 1]))],
+    "unknown-topics": lambda v: [learn_dir(), alter(v, *((HERE, "{ns}.m" + c, [0, 3, 1]) for c in "abcdefg"))],
     "unknown-partition": lambda v: [*created(A), learn_dir(), alter(v, (HERE, A, [0, 7]))],
     "two-paths": lambda v: [*created(A), learn_dir(), alter(v, (HERE, A, [0]), ("/no/such/dir/{ns}", A, [0]))],
 }
