@@ -122,6 +122,12 @@ def test_a_throttled_move_shows_its_future_replica_and_a_later_partition_goes_wh
                             (target, True): (12 - move.log.end_offset(), move.log.size_in_bytes())}
             future_dirs = [n for n in os.listdir(target) if n.startswith("slow-0.") and n.endswith("-future")]
             assert len(future_dirs) == 1
+            # records deleted from the current log are deleted from the future replica too
+            DR = w.DeleteRecordsRequest
+            r = await _request(cluster, b, DR(topics=[DR.DeleteRecordsTopic(name="slow", partitions=[
+                DR.DeleteRecordsPartition(partition_index=0, offset=3)])], timeout_ms=5000), 2)
+            assert r.topics[0].partitions[0].error_code == ec.NONE
+            await _until("future log start follows", lambda: move.log.start_offset() == 3)
             # moved back to where it is: the future replica is dropped
             r = await _request(cluster, b, _alter({source: [("slow", 0)]}), 2)
             assert _answers(r) == {("slow", 0): ec.NONE} and not node.replicas.moves

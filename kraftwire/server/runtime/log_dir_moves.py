@@ -3,7 +3,9 @@
 
 * **The future replica.** ``<target>/<topic>-<p>.<hex>-future`` is a partition log of its own, started at the current
   log's start; a task on the event loop copies the current log's batches into it as they are (bounded reads,
-  ``replica.alter.log.dirs.io.max.bytes.per.second``), cutting it back when the current log was truncated.
+  ``replica.alter.log.dirs.io.max.bytes.per.second``), cutting it back when the current log was truncated and
+  moving its log start up with the current one's (retention, DeleteRecords), as Kafka's future log follows its
+  "leader".
 * **The swap.** Once caught up and (with directory assignment) the controller accepted its new directory, the swap
   runs in one turn of the event loop, so no append lands between: the future log is flushed and closed, the old
   directory renamed ``-delete`` (fsync of its root), then the future directory renamed to ``<topic>-<p>`` (fsync of
@@ -186,6 +188,7 @@ class LogDirMoves:
                 fut.append_as_follower(data, move.hp.log.last_fetched_epoch())
                 self.alter_dirs_quota.record(len(data), now_ms)
             fut.update_high_watermark(min(move.hp.log.high_watermark(), fut.end_offset()))
+            fut.follow_log_start(move.hp.log.start_offset())  # retention and DeleteRecords reach it too
         except LogIOError as exc:
             self._cancel_move((move.hp.topic, move.hp.index), "its directory failed", files=False)
             self.dir_failed(move.root, exc)
