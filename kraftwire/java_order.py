@@ -141,3 +141,13 @@ def scala_set_order(keys: Iterable[T], hash_of: Callable[[T], int]) -> list[T]:
     four keys it is a ``Set1``..``Set4``, which keeps insertion order; from five on a ``HashSet``."""
     items = list(dict.fromkeys(keys))
     return items if len(items) <= 4 else scala_hash_order(items, hash_of)
+
+
+def topics_in_scala_groupby_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    """``(topic, partition)`` pairs as Kafka's answers built by Scala's ``groupBy(_.topic)`` over a mutable map of
+    them group them (AlterReplicaLogDirs): the topics in the order of the immutable ``HashMap`` ``groupBy`` returns,
+    each topic's partitions in the order of its own mutable ``HashMap``, filled pair by pair."""
+    pairs = list(dict.fromkeys(partitions))
+    topics = scala_hash_order(dict.fromkeys(t for t, _ in pairs), string_hash)
+    return [(topic, [p for _, p in scala_mutable_order([(t, p) for t, p in pairs if t == topic],
+                                                       lambda tp: topic_partition_hash(*tp))]) for topic in topics]

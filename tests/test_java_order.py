@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from kraftwire.java_order import hashmap_order, topic_partition_hash, topics_in_hashmap_order
+from kraftwire.java_order import (hashmap_order, topic_partition_hash, topics_in_hashmap_order,
+                                  topics_in_scala_groupby_order)
 
 #: three topics Kafka 4.4 was asked to delete records of, in this order
 NAMES = ["ord1795890529609457391-0", "ord1795890529609460323-1", "ord1795890529609461164-2"]
@@ -27,3 +28,14 @@ def test_a_transactions_partitions_as_kafka_described_them():
     got = [hashmap_order([0, 1], lambda p, v=v: topic_partition_hash(f"AddPartitionsToTxn-v{v}-add-r90595.a", p))
            for v in range(4)]
     assert got == [[1, 0], [1, 0], [0, 1], [0, 1]]
+
+
+def test_alter_replica_log_dirs_groups_as_scalas_group_by():
+    """The order Kafka 4.4 answered an AlterReplicaLogDirs of seven unknown topics, partitions 0, 3, 1 each, in the
+    conformance run (AlterReplicaLogDirs-v1-unknown-topics): topics by the immutable HashMap groupBy returns, each
+    topic's partitions by its own mutable HashMap."""
+    ns = "AlterReplicaLogDirs-v1-unknown-topics"
+    grouped = topics_in_scala_groupby_order([(f"{ns}.m{c}", p) for c in "abcdefg" for p in (0, 3, 1)])
+    assert [t[-2:] for t, _ in grouped] == ["mf", "mc", "mb", "me", "md", "ma", "mg"]
+    by_topic = {t[-2:]: ps for t, ps in grouped}
+    assert (by_topic["mb"], by_topic["mc"], by_topic["md"]) == ([0, 1, 3], [1, 0, 3], [0, 1, 3])

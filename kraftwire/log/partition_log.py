@@ -26,9 +26,9 @@ from kraftwire.log.cleaner import CLEANER_OFFSET_CHECKPOINT
 from kraftwire.log.checkpoint import format_offset_checkpoint, parse_offset_checkpoint, read_file_or_none, write_atomic
 from kraftwire.log.loader import HIGH_WATERMARK_CHECKPOINT, LOG_START_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 from kraftwire.log.partition_rules import PartitionLogRules, parse_producer_snapshot_name, producer_snapshot_name
-from kraftwire.log.segmented import SegmentedLog
+from kraftwire.log.segmented import FUTURE_SUFFIX, SegmentedLog, live_name
 
-__all__ = ["LogDirCheckpoints", "PartitionLog", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
+__all__ = ["LogDirCheckpoints", "PartitionLog", "parse_future_dir", "parse_partition_dir", "REPLICATION_OFFSET_CHECKPOINT"]
 
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 #: the Raft log's per-directory file names -> Kafka's log-dir root files
@@ -47,6 +47,14 @@ def parse_partition_dir(name: str) -> tuple[str, int] | None:
     if not sep or not topic or not partition.isdigit() or "." in partition:
         return None
     return topic, int(partition)
+
+
+def parse_future_dir(name: str) -> tuple[str, int] | None:
+    """``orders-3.<32 hex>-future`` -> ("orders", 3): a future replica's directory (a log-dir move under way);
+    None for any other name."""
+    if not name.endswith(FUTURE_SUFFIX) or live_name(name) == name:
+        return None
+    return parse_partition_dir(live_name(name))
 
 
 class LogDirCheckpoints:
@@ -111,9 +119,9 @@ class PartitionLog(PartitionLogRules, SegmentedLog):
     ``PartitionLogRules``)."""
 
     def __init__(self, directory: str, checkpoints: LogDirCheckpoints, **options) -> None:
-        parsed = parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        parsed = parse_partition_dir(live_name(os.path.basename(os.path.normpath(directory))))
         if parsed is None:
-            raise ValueError(f"{directory} is not named <topic>-<partition>")
+            raise ValueError(f"{directory} is not named <topic>-<partition> (or a future replica's name)")
         self.partition = parsed[1]
         self.checkpoints = checkpoints
         super().__init__(directory, **options)

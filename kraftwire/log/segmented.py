@@ -69,7 +69,7 @@ from kraftwire.snapshot.paths import deleted_path, snapshot_path
 from kraftwire.snapshot.reader import FileRawSnapshotReader
 from kraftwire.snapshot.writer import FileRawSnapshotWriter
 
-__all__ = ["SegmentedLog", "partition_dir", "CLEAN_SHUTDOWN", "LOCK_FILE"]
+__all__ = ["SegmentedLog", "partition_dir", "live_name", "CLEAN_SHUTDOWN", "FUTURE_SUFFIX", "LOCK_FILE"]
 
 _I64 = struct.Struct(">q")
 
@@ -82,8 +82,21 @@ def partition_dir(config: Config) -> str:
     return config.metadata_partition_dir()
 
 
+FUTURE_SUFFIX = "-future"
+
+
+def live_name(name: str) -> str:
+    """A partition directory's name without the ``.<hex>-future`` of a future replica's (a log-dir move's copy):
+    ``orders-3.<32 hex>-future`` -> ``orders-3``; other names unchanged."""
+    if name.endswith(FUTURE_SUFFIX):
+        stem, dot, _ = name.rpartition(".")
+        if dot:
+            return stem
+    return name
+
+
 def _topic_of(directory: str) -> str:
-    name = os.path.basename(os.path.normpath(directory))
+    name = live_name(os.path.basename(os.path.normpath(directory)))
     topic, sep, partition = name.rpartition("-")
     return topic if sep and partition.isdigit() else name
 

@@ -250,6 +250,25 @@ M('AlterPartitionResponse', 'response', 56, '2-3', '0+', [
         ]),
     ]),
 ])
+M('AlterReplicaLogDirsRequest', 'request', 34, '1-2', '2+', [
+    F('Dirs', '[]AlterReplicaLogDir', '0+', fields=[
+        F('Path', 'string', '0+'),
+        F('Topics', '[]AlterReplicaLogDirTopic', '0+', fields=[
+            F('Name', 'string', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+])
+M('AlterReplicaLogDirsResponse', 'response', 34, '1-2', '2+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Results', '[]AlterReplicaLogDirTopicResult', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]AlterReplicaLogDirPartitionResult', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+        ]),
+    ]),
+])
 M('AlterUserScramCredentialsRequest', 'request', 51, '0', '0+', [
     F('Deletions', '[]ScramCredentialDeletion', '0+', fields=[
         F('Name', 'string', '0+'),

@@ -63,6 +63,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "OffsetForLeaderEpoch": (2, 4),
     "DeleteRecords": (0, 2),
     "DescribeLogDirs": (1, 5),
+    "AlterReplicaLogDirs": (1, 2),
     "DescribeConfigs": (1, 4),
     "DeleteGroups": (0, 3),
     "OffsetDelete": (0, 0),

@@ -6,7 +6,7 @@ For each broker of the Metadata answer, its ApiVersions answer as Kafka's ``Node
     localhost:9092 (id: 1 rack: null isFenced: false) -> (
     	Produce(0): 0 to 12 [usable: 12],
     	...
-    	AlterReplicaLogDirs(34): UNSUPPORTED,
+    	CreateDelegationToken(38): UNSUPPORTED,
     	...
     )
 

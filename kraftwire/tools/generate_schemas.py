@@ -48,7 +48,7 @@ COORDINATOR_JARS = (("kafka-group-coordinator", "common/message/"),
 #: the APIs kraftwire speaks: each one's request and response is declared
 APIS = (
     "AddOffsetsToTxn", "AddPartitionsToTxn", "AddRaftVoter", "AllocateProducerIds", "AlterClientQuotas", "AlterConfigs",
-    "AlterPartition", "AlterPartitionReassignments", "AlterUserScramCredentials", "ApiVersions", "AssignReplicasToDirs",
+    "AlterPartition", "AlterPartitionReassignments", "AlterReplicaLogDirs", "AlterUserScramCredentials", "ApiVersions", "AssignReplicasToDirs",
     "BeginQuorumEpoch", "BrokerHeartbeat", "BrokerRegistration", "ConsumerGroupDescribe", "ConsumerGroupHeartbeat",
     "ControllerRegistration", "CreateAcls", "CreatePartitions", "CreateTopics", "DeleteAcls", "DeleteGroups",
     "DeleteRecords", "DeleteShareGroupState", "DeleteTopics", "DescribeAcls", "DescribeClientQuotas", "DescribeCluster",

@@ -21,8 +21,11 @@ Actions (exactly one):
 * ``--list``: the reassignments in progress.
 
 The JSON file is Kafka's ``{"version": 1, "partitions": [{"topic": "foo", "partition": 0, "replicas": [1, 2],
-"log_dirs": ["any", "any"]}]}``. Not applied yet, and said so rather than pretended: log directories other than
-``any`` with ``--replica-alter-log-dirs-throttle`` (AlterReplicaLogDirs is not served: refused).
+"log_dirs": ["any", "/data/b"]}]}``. A log directory other than ``any`` moves that replica there (AlterReplicaLogDirs
+to its broker, asked again every 100 ms while the broker answers REPLICA_NOT_AVAILABLE — the replica not there
+yet — up to ``--timeout`` ms, 10 s by default), throttled by ``--replica-alter-log-dirs-throttle`` (the moving
+brokers' ``replica.alter.log.dirs.io.max.bytes.per.second``); ``--verify`` reports each such replica's move and
+``--cancel`` moves an active one back to its current directory, as Kafka's tool does.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import random
 import sys
 from dataclasses import dataclass
 
-from kraftwire.error_codes import default_message, name_of
+from kraftwire.error_codes import REPLICA_NOT_AVAILABLE, default_message, name_of
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.tools import reassign_throttles as throttles
 from kraftwire.tools.admin import connect, until_decided
@@ -93,7 +96,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--throttle", type=int, metavar="B/s",
                         help="throttle the moving replicas' replication to this many bytes per second")
     parser.add_argument("--replica-alter-log-dirs-throttle", type=int, metavar="B/s",
-                        help="log-dir move throttle (log-dir moves are not served by kraftwire yet)")
+                        help="throttle the moves of replicas between log directories to this many bytes per second")
     parser.add_argument("--timeout", type=int, metavar="MS", help="how long to wait for log-dir moves to start")
     parser.add_argument("--preserve-throttles", action="store_true", default=None,
                         help="leave the throttle configs in place")
@@ -175,6 +178,50 @@ class Target:
     @property
     def name(self) -> str:
         return f"{self.topic}-{self.partition}"
+
+
+def log_dir_moves(targets: list[Target]) -> dict[tuple[str, int, int], str]:
+    """(topic, partition, broker) -> the log directory the file asks for that replica (``any`` left out)."""
+    return {(t.topic, t.partition, broker): d for t in targets for broker, d in zip(t.replicas, t.log_dirs)
+            if d != ANY_LOG_DIR}
+
+
+def _replica_key(replica: tuple[str, int, int]):
+    """Kafka's compareTopicPartitionReplicas: broker, then topic, then partition."""
+    return replica[2], replica[0], replica[1]
+
+
+def _replica_name(replica: tuple[str, int, int]) -> str:
+    return f"{replica[0]}-{replica[1]}-{replica[2]}"  # TopicPartitionReplica.toString
+
+
+def move_states_text(targets: dict[tuple[str, int, int], str], found: dict[tuple[str, int, int], tuple]) -> tuple[str, bool]:
+    """Kafka's replicaMoveStatesToString over findLogDirMoveStates: each replica's move (``found``: replica ->
+    (current dir or None, future dir or None) from the brokers' DescribeLogDirs; absent: its broker did not answer),
+    and whether any is not done."""
+    lines, ongoing = [], False
+    for replica in sorted(targets, key=_replica_key):
+        target = targets[replica]
+        topic, partition, broker = replica
+        if replica not in found:
+            ongoing = True
+            lines.append(f"Partition {topic}-{partition} cannot be found in any live log directory on broker {broker}.")
+            continue
+        current, future = found[replica]
+        if current is None:
+            ongoing = True
+            lines.append(f"Partition {topic}-{partition} is not found in any live log dir on broker {broker}. There is "
+                         "likely an offline log directory on the broker.")
+        elif future is None:
+            lines.append(f"Reassignment of replica {_replica_name(replica)} completed successfully." if current == target
+                         else f"Partition {topic}-{partition} on broker {broker} is not being moved from log dir "
+                              f"{current} to {target}.")
+        else:
+            ongoing = True
+            lines.append(f"Reassignment of replica {_replica_name(replica)} is still in progress." if future == target
+                         else f"Partition {topic}-{partition} on broker {broker} is being moved to log dir {future} "
+                              f"instead of {target}.")
+    return "\n".join(lines), ongoing
 
 
 def parse_reassignment(text: str) -> list[Target]:
@@ -354,6 +401,61 @@ class Client:
         await self.on_each(sorted({b for replicas in assignment.values() for b in replicas}), ask)
         return found
 
+    async def replica_log_dirs(self, replicas) -> dict[tuple[str, int, int], tuple[str | None, str | None]]:
+        """(topic, partition, broker) -> (its current log directory, its future one), None where its broker reports
+        none; a replica whose broker is not alive is left out (Kafka's describeReplicaLogDirs, from each broker's
+        DescribeLogDirs)."""
+        from kraftwire.protocol import messages as w
+
+        DL = w.DescribeLogDirsRequest
+        found: dict[tuple[str, int, int], list] = {}
+
+        async def ask(broker, conn) -> None:
+            topics: dict[str, list[int]] = {}
+            for t, p, b in replicas:
+                if b == broker:
+                    topics.setdefault(t, []).append(p)
+                    found[(t, p, b)] = [None, None]
+            answer = await conn.request(DL(topics=[DL.DescribableLogDirTopic(topic=t, partitions=ps)
+                                                   for t, ps in topics.items()]), 4, timeout=self.timeout)
+            for result in answer.results:
+                if result.error_code:
+                    continue
+                for t in result.topics:
+                    for p in t.partitions:
+                        entry = found.setdefault((t.name, p.partition_index, broker), [None, None])
+                        entry[1 if p.is_future_key else 0] = result.log_dir
+
+        await self.on_each(sorted({b for _, _, b in replicas}), ask)
+        return {r: tuple(v) for r, v in found.items()}
+
+    async def alter_log_dirs(self, moves: dict[tuple[str, int, int], str]) -> set:
+        """AlterReplicaLogDirs to each replica's broker: the replicas whose move started; REPLICA_NOT_AVAILABLE
+        (not there yet) is left for the next round, any other error fails as Kafka's tool does."""
+        from kraftwire.protocol import messages as w
+
+        A = w.AlterReplicaLogDirsRequest
+        started: set = set()
+
+        async def ask(broker, conn) -> None:
+            paths: dict[str, dict[str, list[int]]] = {}
+            for (t, p, b), path in moves.items():
+                if b == broker:
+                    paths.setdefault(path, {}).setdefault(t, []).append(p)
+            answer = await conn.request(A(dirs=[A.AlterReplicaLogDir(path=path, topics=[
+                A.AlterReplicaLogDirTopic(name=t, partitions=ps) for t, ps in topics.items()])
+                for path, topics in paths.items()]), 2, timeout=self.timeout)
+            for t in answer.results:
+                for p in t.partitions:
+                    replica = (t.topic_name, p.partition_index, broker)
+                    if p.error_code == 0:
+                        started.add(replica)
+                    elif p.error_code != REPLICA_NOT_AVAILABLE:
+                        raise Failed(f"Failed to alter dir for {_replica_name(replica)}")
+
+        await self.on_each(sorted({b for _, _, b in moves}), ask)
+        return started
+
     async def delete_configs(self, resources: list[tuple[int, str, tuple[str, ...]]], conn=None) -> None:
         await self.set_configs([(kind, name, dict.fromkeys(keys)) for kind, name, keys in resources], conn)
 
@@ -440,13 +542,13 @@ def _checked_targets(text: str) -> dict[tuple[str, int], list[int]]:
     if repeated:
         raise Failed("Partition replica lists may not contain duplicate entries: " + ". ".join(
             f"{t.name} contains multiple entries for {','.join(map(str, rs))}" for t, rs in repeated))
-    if any(d != ANY_LOG_DIR for t in targets for d in t.log_dirs):
-        raise Failed("kraftwire does not serve AlterReplicaLogDirs yet: every log_dirs entry must be \"any\"")
     return dict(zip(keys, (t.replicas for t in targets)))
 
 
 async def _execute(client: Client, args) -> None:
-    targets = _checked_targets(_read(args.reassignment_json_file))
+    text = _read(args.reassignment_json_file)
+    targets = _checked_targets(text)
+    moves = log_dir_moves(parse_reassignment(text))
     if not args.additional and await client.reassigning():
         raise Terse(EXISTING)
     known = await client.brokers()
@@ -462,21 +564,50 @@ async def _execute(client: Client, args) -> None:
     print("Current partition replica assignment\n\n"
           f"{reassignment_json(now, await client.replica_dirs(now))}\n\n"
           "Save this to use as the --reassignment-json-file option during rollback")
-    if args.throttle is not None and args.throttle >= 0:
+    inter_broker = -1 if args.throttle is None else args.throttle
+    log_dirs = -1 if args.replica_alter_log_dirs_throttle is None else args.replica_alter_log_dirs_throttle
+    if inter_broker >= 0 or log_dirs >= 0:
         print(throttles.VERIFY_PERIODICALLY)
-        moves = throttles.move_map(await client.reassigning(), targets, current)
-        leader, follower = throttles.leader_throttles(moves), throttles.follower_throttles(moves)
+    if inter_broker >= 0:
+        move_map = throttles.move_map(await client.reassigning(), targets, current)
+        leader, follower = throttles.leader_throttles(move_map), throttles.follower_throttles(move_map)
         await client.set_configs([(2, topic, {TOPIC_THROTTLES[0]: leader[topic], TOPIC_THROTTLES[1]: follower[topic]})
-                                  for topic in moves])
-        rate = str(args.throttle)
-        await client.on_each(throttles.reassigning_brokers(moves), lambda broker, conn: client.set_configs(
+                                  for topic in move_map])
+        rate = str(inter_broker)
+        await client.on_each(throttles.reassigning_brokers(move_map), lambda broker, conn: client.set_configs(
             [(4, str(broker), {BROKER_THROTTLES[0]: rate, BROKER_THROTTLES[1]: rate})], conn))
-        print(f"The inter-broker throttle limit was set to {args.throttle} B/s")
+        print(f"The inter-broker throttle limit was set to {inter_broker} B/s")
+    if log_dirs >= 0:
+        await client.on_each(sorted({b for _, _, b in moves}), lambda broker, conn: client.set_configs(
+            [(4, str(broker), {BROKER_THROTTLES[2]: str(log_dirs)})], conn))
+        print(f"The replica-alter-dir throttle limit was set to {log_dirs} B/s")
     errors = await client.alter(targets, allow_rf_change=not args.disallow_replication_factor_change)
     if errors:
         raise Terse("Error reassigning partition(s):\n" + "\n".join(
             f"{t}-{p}: {errors[(t, p)]}" for t, p in sorted(errors, key=_key)))
     print(f"Successfully started partition reassignment{'' if len(targets) == 1 else 's'} for {_names(targets)}")
+    if moves:
+        await _execute_moves(client, moves, 10_000 if args.timeout is None else args.timeout)
+
+
+async def _execute_moves(client: Client, moves: dict[tuple[str, int, int], str], timeout_ms: int) -> None:
+    """Kafka's executeMoves: AlterReplicaLogDirs for every pending replica, again every 100 ms for those whose broker
+    does not have them yet (REPLICA_NOT_AVAILABLE), until all started or ``timeout_ms`` passed."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout_ms / 1000
+    pending = dict(moves)
+    while pending:
+        started = await client.alter_log_dirs(pending)
+        for replica in sorted(started, key=_replica_key):
+            print(f"Successfully started moving log directory to {pending[replica]} for replica "
+                  f"{replica[0]}-{replica[1]} with broker {replica[2]} ")
+            del pending[replica]
+        if not pending:
+            return
+        if loop.time() >= deadline:
+            raise Terse(f"Timed out before log directory move{'' if len(pending) == 1 else 's'} could be started "
+                        f"for: {','.join(_replica_name(r) for r in sorted(pending, key=_replica_key))}")
+        await asyncio.sleep(0.1)
 
 
 async def _verify(client: Client, args) -> None:
@@ -495,8 +626,10 @@ async def _verify(client: Client, args) -> None:
             lines.append(f"There is no active reassignment of partition {t.name}, but replica set is "
                          f"{','.join(map(str, current.get(key, [])))} rather than {','.join(map(str, t.replicas))}.")
     print("\n".join(lines))
-    print()  # the (empty) replica log-dir move states
-    if not ongoing and not args.preserve_throttles:
+    moves = log_dir_moves(targets)
+    states, moving = move_states_text(moves, await client.replica_log_dirs(moves) if moves else {})
+    print(states)
+    if not ongoing and not moving and not args.preserve_throttles:
         await _clear_throttles(client, targets)
 
 
@@ -538,8 +671,14 @@ async def _cancel(client: Client, args) -> None:
               f"{_names(cancelling)}")
     else:
         print("None of the specified partition reassignments are active.")
-    sys.stdout.write("None of the specified partition moves are active.")
-    sys.stdout.flush()
+    moves = log_dir_moves(targets)
+    found = await client.replica_log_dirs(moves) if moves else {}
+    active = {r: found[r][0] for r in moves if r in found and found[r][0] is not None and found[r][1] is not None}
+    if active:
+        await _execute_moves(client, active, 10_000 if args.timeout is None else args.timeout)
+    else:
+        sys.stdout.write("None of the specified partition moves are active.")
+        sys.stdout.flush()
     if not args.preserve_throttles:
         await _clear_throttles(client, targets)
 

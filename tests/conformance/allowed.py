@@ -22,7 +22,6 @@ class Allowance(NamedTuple):
 
 #: api keys Kafka 4.4 advertises on its broker listener and kraftwire does not serve, grouped by why
 NOT_SERVED = {
-    "kraftwire has one log directory per broker (JBOD moves are not implemented)": {34: "AlterReplicaLogDirs"},
     "delegation tokens are not implemented": {38: "CreateDelegationToken", 39: "RenewDelegationToken",
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
     "client quotas are not implemented": {48: "DescribeClientQuotas", 49: "AlterClientQuotas"},

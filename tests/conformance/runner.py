@@ -161,7 +161,7 @@ KAFKA_SERVED: dict[str, tuple[int, int]] = {
     "DescribeTransactions": (0, 0), "ListTransactions": (0, 2), "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1), "DescribeTopicPartitions": (0, 0),
     "AlterPartitionReassignments": (0, 1), "ListPartitionReassignments": (0, 0),
-    "DescribeClientQuotas": (0, 1), "AlterClientQuotas": (0, 1),
+    "DescribeClientQuotas": (0, 1), "AlterClientQuotas": (0, 1), "AlterReplicaLogDirs": (1, 2),
 }
 
 #: versions Kafka advertises but refuses: Produce from 0 for librdkafka's sake (KAFKA-18659), served from 3

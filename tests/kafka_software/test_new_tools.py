@@ -58,7 +58,7 @@ def test_broker_api_versions_prints_what_kafkas_prints(tools, node):
     theirs = tools.ok("kafka-broker-api-versions", "--bootstrap-server", node.bootstrap).out
     mine = kw("broker-api-versions", "--bootstrap-server", node.bootstrap).stdout
     assert mine == theirs
-    assert "\tProduce(0): " in mine and "\tAlterReplicaLogDirs(34): UNSUPPORTED,\n" in mine
+    assert "\tProduce(0): " in mine and "\tCreateDelegationToken(38): UNSUPPORTED,\n" in mine
 
 
 def test_consumer_perf_test_lines(tools, node):

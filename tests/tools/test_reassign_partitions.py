@@ -44,13 +44,42 @@ def test_reassignment_json_is_kafkas_compact_form_sorted_by_partition():
      "Partition replica lists may not contain duplicate entries: t-0 contains multiple entries for 1"),
     ([{"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any"]}],
      "Size of replicas list [1, 2] is different from size of log dirs list [any] for partition t-0"),
-    ([{"topic": "t", "partition": 0, "replicas": [1], "log_dirs": ["/data"]}],
-     'kraftwire does not serve AlterReplicaLogDirs yet: every log_dirs entry must be "any"'),
 ])
 def test_execute_refuses_what_kafka_refuses(partitions, message):
     with pytest.raises(rp.Failed) as info:
         rp._checked_targets(json.dumps({"version": 1, "partitions": partitions}))
     assert str(info.value) == message
+
+
+def test_log_dir_moves_of_the_json_file():
+    targets = rp.parse_reassignment(json.dumps({"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "/data/b"]},
+        {"topic": "u", "partition": 3, "replicas": [2], "log_dirs": ["/data/a"]}]}))
+    assert rp.log_dir_moves(targets) == {("t", 0, 2): "/data/b", ("u", 3, 2): "/data/a"}
+    assert rp._checked_targets(json.dumps({"version": 1, "partitions": [
+        {"topic": "t", "partition": 0, "replicas": [1], "log_dirs": ["/data"]}]})) == {("t", 0): [1]}
+
+
+def test_replica_move_states_as_kafkas_tool_prints_them():
+    """Kafka's ReassignPartitionsUnitTest.testReplicaMoveStatesToString, from the brokers' log dirs."""
+    targets = {("bar", 0, 0): "/tmp/kafka-logs0", ("foo", 0, 0): "/tmp/kafka-logs1",
+               ("foo", 1, 0): "/tmp/kafka-logs1", ("quux", 0, 0): "/tmp/kafka-logs1",
+               ("quux", 1, 1): "/tmp/kafka-logs1", ("quux", 2, 1): "/tmp/kafka-logs1"}
+    found = {("bar", 0, 0): ("/tmp/kafka-logs0", None), ("foo", 0, 0): ("/tmp/kafka-logs0", "/tmp/kafka-logs1"),
+             ("foo", 1, 0): ("/tmp/kafka-logs0", None), ("quux", 1, 1): ("/tmp/kafka-logs0", "/tmp/kafka-logs2"),
+             ("quux", 2, 1): (None, None)}
+    text, ongoing = rp.move_states_text(targets, found)
+    assert text == "\n".join([
+        "Reassignment of replica bar-0-0 completed successfully.",
+        "Reassignment of replica foo-0-0 is still in progress.",
+        "Partition foo-1 on broker 0 is not being moved from log dir /tmp/kafka-logs0 to /tmp/kafka-logs1.",
+        "Partition quux-0 cannot be found in any live log directory on broker 0.",
+        "Partition quux-1 on broker 1 is being moved to log dir /tmp/kafka-logs2 instead of /tmp/kafka-logs1.",
+        "Partition quux-2 is not found in any live log dir on broker 1. "
+        "There is likely an offline log directory on the broker."])
+    assert ongoing
+    assert rp.move_states_text({("bar", 0, 0): "/a"}, {("bar", 0, 0): ("/a", None)}) == (
+        "Reassignment of replica bar-0-0 completed successfully.", False)
 
 
 def test_json_versions_and_topics_file():

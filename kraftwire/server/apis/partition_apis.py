@@ -5,7 +5,7 @@ module per API family, assembled here as ``PartitionApis``:
 * ``fetch_apis``     — consumer and replica Fetch (file regions, purgatory)
 * ``offset_apis``    — ListOffsets and OffsetForLeaderEpoch
 * ``marker_apis``    — WriteTxnMarkers and DescribeProducers
-* ``log_dir_apis``   — DeleteRecords and DescribeLogDirs
+* ``log_dir_apis``   — DeleteRecords, AlterReplicaLogDirs and DescribeLogDirs
 * ``producer_ids``   — InitProducerId without a transactional id (blocks from the active controller)
 
 Here: what they share (the partition's refusal when it is not hosted, the leader hints of KIP-951) and the
@@ -63,6 +63,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
         d.serve("OffsetForLeaderEpoch", self.offset_for_leader_epoch)
         d.serve("DeleteRecords", self.delete_records)
         d.serve("DescribeLogDirs", self.describe_log_dirs)
+        d.serve("AlterReplicaLogDirs", self.alter_replica_log_dirs)
         d.serve("InitProducerId", self.ids.handle)
         d.serve("WriteTxnMarkers", self.write_txn_markers)
         d.serve("DescribeProducers", self.describe_producers)

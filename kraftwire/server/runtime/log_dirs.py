@@ -59,7 +59,11 @@ class LogDirs:
 
     def _host(self, topic_id, topic: str, index: int, cfg) -> Hosted | None:
         key = (topic, index)
-        root = self._found.pop(key, None) or self._pick_root()
+        preferred = self._preferred.pop(key, None)
+        if preferred in self.offline_roots:
+            preferred = None
+        root = self._future_at_start(key, topic_id, index) or self._found.pop(key, None) or preferred \
+            or self._pick_root()
         if root is None:
             log.error("cannot host %s-%d: every log directory is offline", topic, index)
             return None
@@ -84,6 +88,7 @@ class LogDirs:
         self._configure(hp, cfg)
         self.partitions[key] = hp
         self.by_id[(topic_id, index)] = hp
+        self._resume_future(hp)
         return hp
 
     def _open(self, directory: str, root: str, topic_id, settings: dict) -> PartitionLog:
@@ -132,6 +137,7 @@ class LogDirs:
         self.by_id.pop((hp.topic_id, hp.index), None)
         hp.waits.leadership_lost()
         log.info("removing partition %s-%d: %s", hp.topic, hp.index, why)
+        self._cancel_move((hp.topic, hp.index), why, files=not hp.failed)
         if hp.failed:
             return
         directory = hp.log.directory
@@ -168,6 +174,8 @@ class LogDirs:
             if hp.root == root:
                 hp.failed = True
                 hp.waits.leadership_lost()
+        for key in [k for k, move in self.moves.items() if move.root == root]:
+            self._cancel_move(key, "its log directory failed", files=False)
         if self.roots and set(self.roots) <= self.offline_roots:
             # Kafka halts a broker whose every log directory failed: nothing it hosts can be served any more
             self.on_all_offline("every log directory is offline", exc)
@@ -189,7 +197,7 @@ class LogDirs:
         if topics is not None and not topics:
             return
         self._assign_all = False
-        placed = {key: self.dir_ids.get(hp.root) for key, hp in self.by_id.items()}
+        placed = {key: self.dir_ids.get(self._placed_root(hp)) for key, hp in self.by_id.items()}
         wanted = hosting.dirs_to_assign(image, self.broker_id, placed, self._assigning, topics)
         if not wanted:
             return

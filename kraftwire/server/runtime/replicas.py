@@ -35,7 +35,7 @@ from typing import Callable
 from kraftwire.errors import LogIOError
 from kraftwire.log import clean_shutdown
 from kraftwire.log.meta_properties import read_meta_properties
-from kraftwire.log.partition_log import LogDirCheckpoints, parse_partition_dir
+from kraftwire.log.partition_log import LogDirCheckpoints, parse_future_dir, parse_partition_dir
 from kraftwire.kafka_configs import LONG_MAX, BrokerConfigs
 from kraftwire.metadata.controller.topics import BROKER_RESOURCE, TOPIC_RESOURCE, broker_configs
 from kraftwire.replica.leader_append import AppendResult
@@ -44,6 +44,7 @@ from kraftwire.server.runtime.clocks import wall_ms as _wall_ms
 from kraftwire.server.runtime.driver import fail_stop
 from kraftwire.server.runtime.fetcher import ReplicaFetchers
 from kraftwire.server.runtime.hosted import Hosted
+from kraftwire.server.runtime.log_dir_moves import LogDirMoves
 from kraftwire.server.runtime.log_dirs import DELETE_SUFFIX, LogDirs
 from kraftwire.server.runtime.partition_cleaning import PartitionCleaning
 from kraftwire.server.runtime.replica_core import ReplicaCore
@@ -57,7 +58,7 @@ log = logging.getLogger("kraftwire.replicas")
 #: the longest an image pass spends creating partitions before it lets the event loop run (``apply``)
 APPLY_BUDGET_S = 0.02
 
-class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
+class ReplicaManager(LogDirs, LogDirMoves, PartitionCleaning, ReplicaCore):
     """The partitions this broker hosts, following the metadata image (see the module's docstring); its decisions
     are ``ReplicaCore``'s, this class hosts them on files, the event loop and the replica fetchers."""
 
@@ -99,6 +100,7 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
         self.fetchers = ReplicaFetchers(self, node)
         #: asks transaction coordinators to verify transactional Produce (KIP-890, Kafka's AddPartitionsToTxnManager)
         self.verifier = TxnVerifier(node, self)
+        self._init_moves()
 
     # ------------------------------------------------------------------------------------------------ start / stop
     def start(self) -> None:
@@ -119,6 +121,10 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
                 if name.endswith(DELETE_SUFFIX):
                     shutil.rmtree(path, ignore_errors=True)
                     continue
+                future = parse_future_dir(name)
+                if future is not None:  # a log-dir move under way when the broker stopped (``log_dir_moves``)
+                    self._found_future[future] = (root, path)
+                    continue
                 parsed = parse_partition_dir(name)
                 if parsed is None or parsed[0] == self.node.settings.config.metadata_log_topic:
                     continue
@@ -138,6 +144,7 @@ class ReplicaManager(LogDirs, PartitionCleaning, ReplicaCore):
         # the high watermarks while the logs are open: a leader still leading at shutdown (its controlled shutdown
         # unconfirmed, the controllers gone first) would otherwise meet a closed log and fail its directory
         self.beat(retain=False)
+        self.close_moves()
         for hp in list(self.partitions.values()):
             hp.waits.leadership_lost()
             if not hp.failed:

@@ -219,6 +219,10 @@ CLUSTER_APIS = {
             name=A, partition_indexes=[0])]), v))},
     "DescribeLogDirs": {"no-acl": lambda v: [*created(A), *alice(Step(w.DescribeLogDirsRequest(topics=[
         w.DescribeLogDirsRequest.DescribableLogDirTopic(topic=A, partitions=[0])]), v))]},
+    # ALTER on the cluster, refused for every partition named (KafkaApis.handleAlterReplicaLogDirsRequest)
+    "AlterReplicaLogDirs": {"no-acl": lambda v: [*created(A), *alice(Step(w.AlterReplicaLogDirsRequest(dirs=[
+        w.AlterReplicaLogDirsRequest.AlterReplicaLogDir(path="/no/such/dir", topics=[
+            w.AlterReplicaLogDirsRequest.AlterReplicaLogDirTopic(name=A, partitions=[0, 1])])]), v))]},
     "UpdateFeatures": {"no-acl": lambda v: alice(Step(w.UpdateFeaturesRequest(timeout_ms=10000, feature_updates=[
         w.UpdateFeaturesRequest.FeatureUpdateKey(feature="metadata.version", max_version_level=21,
                                                  allow_downgrade=False, upgrade_type=1)], validate_only=True), v))},
