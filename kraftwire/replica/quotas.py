@@ -20,6 +20,15 @@ wait before the rate is back at the bound if nothing more came. The request-time
 (``ClientRequestQuotaManager``). The edge answers at once with that ``throttle_time_ms`` and then stops reading the
 connection for that long (KIP-219), so a client that ignores the field is held back anyway.
 
+**Which requests pay request time** (KIP-124, Kafka's KafkaApis and ControllerApis): every API a client sends, its
+answer carrying the throttle time where its version has ``throttle_time_ms`` — ApiVersions, Metadata, the group and
+offset APIs, the admin APIs, the ones a broker forwards to the controller (whose own throttle time, the controller
+mutation quota's, the answer keeps when it is larger, as Kafka's ``sendForwardedResponse`` does). Exempt, as Kafka
+answers them with ``sendResponseExemptThrottle`` or before KafkaApis: the cluster's own RPCs (``REQUEST_TIME_EXEMPT``:
+the Raft RPCs, AlterPartition, WriteTxnMarkers, the ZooKeeper-era controller RPCs, Envelope, whose inner request
+pays instead) and the SASL exchange. Produce and Fetch record their time themselves, together with their byte
+quota (``SELF_CHARGED``), and a follower's Fetch is exempt there.
+
 Sensors idle for an hour are dropped, as Kafka expires them, so ids that come and go do not grow the state.
 """
 
@@ -40,6 +49,33 @@ DEFAULT_WINDOW_S = 1
 SENSOR_EXPIRY_MS = 3600 * 1000
 #: ClientRequestQuotaManager: thread time in nanoseconds as a percentage of one thread over a second
 NANOS_TO_PERCENTAGE = 100.0 / 1e9
+
+#: APIs Kafka exempts from request_percentage (``ApiKeys.clusterAction`` answered with sendResponseExemptThrottle,
+#: the Raft RPCs of ControllerApis.handleRaftRequest, the SASL exchange the authenticator answers)
+REQUEST_TIME_EXEMPT = frozenset({
+    "LeaderAndIsr", "StopReplica", "UpdateMetadata", "ControlledShutdown", "WriteTxnMarkers", "AlterPartition",
+    "Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "DescribeQuorum", "FetchSnapshot", "AddRaftVoter",
+    "RemoveRaftVoter", "UpdateRaftVoter", "Envelope", "SaslHandshake", "SaslAuthenticate",
+})
+#: APIs whose handlers record their request time themselves, with their byte quota (a Fetch from a follower exempt)
+SELF_CHARGED = frozenset({"Produce", "Fetch"})
+
+
+def pays_request_time(api_name: str) -> bool:
+    """Whether the dispatcher charges a request of ``api_name`` to its client's request_percentage quota."""
+    return api_name not in REQUEST_TIME_EXEMPT and api_name not in SELF_CHARGED
+
+
+def with_throttle(body, throttle_ms: int) -> int:
+    """Put ``throttle_ms`` in an answer that has ``throttle_time_ms``, keeping a larger one it carries already (a
+    forwarded answer's controller throttle); the throttle time the connection is muted for."""
+    held = getattr(body, "throttle_time_ms", None)
+    if held is None:
+        return throttle_ms
+    throttle = max(held or 0, throttle_ms)
+    body.throttle_time_ms = throttle
+    return throttle
+
 
 QuotaMap = Mapping[tuple[tuple[str, "str | None"], ...], Mapping[str, float]]
 

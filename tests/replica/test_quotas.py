@@ -174,3 +174,28 @@ def test_unrecord_takes_a_value_back():
 
 def test_java_round():
     assert [q.java_round(x) for x in (0.5, 1.5, 2.4999, -0.5)] == [1, 2, 2, 0]
+
+
+# ------------------------------------------------------------------------------------------------ who pays request time
+def test_request_time_is_charged_to_client_apis_and_exempt_for_cluster_actions():
+    """RequestQuotaTest.testResponseThrottleTime's clientActions pay (ApiVersions among them, UpdateFeatures too: a
+    broker forwards it and throttles it), testExemptRequestTime's cluster actions are exempt; Produce and Fetch pay
+    with their byte quotas, in their own handlers."""
+    for api in ("ApiVersions", "Metadata", "CreateTopics", "DescribeConfigs", "JoinGroup", "OffsetCommit",
+                "ListOffsets", "FindCoordinator", "UpdateFeatures", "DescribeCluster", "AlterClientQuotas"):
+        assert q.pays_request_time(api), api
+    for api in ("WriteTxnMarkers", "AlterPartition", "Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot",
+                "DescribeQuorum", "Envelope", "SaslHandshake", "SaslAuthenticate", "Produce", "Fetch"):
+        assert not q.pays_request_time(api), api
+
+
+def test_the_answer_keeps_the_larger_throttle_time():
+    """Kafka's sendForwardedResponse and sendResponseMaybeThrottleWithControllerQuota: the larger of the request
+    quota's throttle and the one the answer carries; an answer without the field mutes for the request quota's."""
+    class Answer:
+        throttle_time_ms = 300
+
+    answer = Answer()
+    assert q.with_throttle(answer, 100) == 300 and answer.throttle_time_ms == 300
+    assert q.with_throttle(answer, 700) == 700 and answer.throttle_time_ms == 700
+    assert q.with_throttle(object(), 50) == 50

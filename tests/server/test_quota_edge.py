@@ -48,3 +48,29 @@ def test_the_window_comes_from_the_nodes_config():
     assert edge.managers.request.max_throttle_ms == 2000
     quotas = {(("user", None),): {"consumer_byte_rate": 10.0}}
     assert edge.managers.fetch.max_value_in_window(quotas, "u", "c") == 60
+
+
+def _api_request(name: str, client_id: str):
+    return SimpleNamespace(api=SimpleNamespace(name=name), header=SimpleNamespace(client_id=client_id), size=0)
+
+
+def test_a_charge_puts_the_request_time_throttle_in_the_answer():
+    """request_percentage 1 %: a Metadata request whose handling took 500 ms of the loop is throttled (capped at one
+    window, ClientRequestQuotaManager); the answer carries it. The handler returning first fixes the time charged, so
+    an answer coming later (a forwarded request's) is not charged for the wait."""
+    quotas = {(("client-id", None),): {"request_percentage": 1.0}}
+    edge, conn = _edge(quotas), SimpleNamespace(principal="User:ANONYMOUS")
+    charge = edge.charge(_api_request("Metadata", "c"), conn, 0)
+    charge.busy_ns = 500_000_000
+    answer = SimpleNamespace(throttle_time_ms=0)
+    assert charge.settle(answer) == 1000 and answer.throttle_time_ms == 1000
+    assert edge.charge(_api_request("Vote", "c"), conn, 0) is None  # a cluster action is exempt
+    assert edge.charge(_api_request("Produce", "c"), conn, 0) is None  # charged by its own handler
+
+
+def test_a_charge_without_a_quota_changes_nothing():
+    edge, conn = _edge({}), SimpleNamespace(principal="User:ANONYMOUS")
+    charge = edge.charge(_api_request("Metadata", "c"), conn, 0)
+    charge.handler_returned()
+    answer = SimpleNamespace(throttle_time_ms=0)
+    assert charge.settle(answer) == 0 and answer.throttle_time_ms == 0

@@ -14,6 +14,11 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
   consumer is answered without records (its bytes are taken back), as Kafka answers it. Replica fetches from other
   brokers are not client traffic and are not counted.
 
+* Every other request a client sends (``replica.quotas.pays_request_time``): the dispatcher opens a ``Charge`` when
+  it starts decoding the frame; the answer settles it — the event loop's time from then until the answer is sent,
+  or until the handler returned when the answer comes later (a forwarded request's, one waiting for the metadata log:
+  the waiting costs the loop nothing) — into ``throttle_time_ms`` and the mute.
+
 The quotas are read from the node's metadata image at each request, so what AlterClientQuotas commits applies from
 the next request on.
 """
@@ -22,7 +27,7 @@ from __future__ import annotations
 
 import time
 
-from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas
+from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas, pays_request_time, with_throttle
 from kraftwire.security.principal import ANONYMOUS
 
 
@@ -48,6 +53,27 @@ def mute(conn, throttle_ms: int) -> None:
         throttle(throttle_ms)
 
 
+class Charge:
+    """The request time a request owes its client's request_percentage quota, settled by its answer."""
+
+    __slots__ = ("edge", "request", "conn", "started_ns", "busy_ns")
+
+    def __init__(self, edge: "QuotaEdge", request, conn, started_ns: int) -> None:
+        self.edge, self.request, self.conn, self.started_ns = edge, request, conn, started_ns
+        self.busy_ns: int | None = None  # set when the handler returns before answering
+
+    def handler_returned(self) -> None:
+        if self.busy_ns is None:
+            self.busy_ns = busy_since(self.started_ns)
+
+    def settle(self, body) -> int:
+        """Record the request's time, put the throttle time in ``body`` (None: an answer already encoded); the
+        throttle time the connection is to be muted for."""
+        busy = self.busy_ns if self.busy_ns is not None else busy_since(self.started_ns)
+        throttle = self.edge.request_time(self.request, self.conn, busy)
+        return throttle if body is None else with_throttle(body, throttle)
+
+
 class QuotaEdge:
     """``config``: the node's (``quota.window.num``, ``quota.window.size.seconds``)."""
 
@@ -55,6 +81,10 @@ class QuotaEdge:
         self.md = metadata
         self.managers = ClientQuotas.create() if config is None else ClientQuotas.create(
             config.quota_window_num, config.quota_window_size_seconds)
+
+    def charge(self, request, conn, started_ns: int) -> Charge | None:
+        """A ``Charge`` for a request that pays request time (None: exempt, or self-charged)."""
+        return Charge(self, request, conn, started_ns) if pays_request_time(request.api.name) else None
 
     def _quotas(self):
         return self.md.image.client_quotas

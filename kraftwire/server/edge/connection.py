@@ -64,6 +64,8 @@ class InboundConnection(asyncio.BufferedProtocol):
         #: before an earlier one (a Heartbeat behind an OffsetCommit waiting for its replicas) is held back
         self._expected: collections.deque = collections.deque()
         self._held: dict[int, list] = {}
+        #: correlation id -> the request time its answer settles (``client_quotas.Charge``, request_percentage)
+        self.charges: dict = {}
         #: KIP-219: when a quota's throttle ends (loop time) and the call that resumes reading then
         self._muted_until = 0.0
         self._unmute: asyncio.TimerHandle | None = None
@@ -133,7 +135,10 @@ class InboundConnection(asyncio.BufferedProtocol):
         """Encode and send an answer. One that cannot be encoded (a string beyond its field's limit) never escapes as
         an exception into the code answering: as Kafka does when it cannot write an answer, the request gets its
         error answer with UNKNOWN_SERVER_ERROR (``protocol.error_answers``); where none is declared the connection is
-        closed. One log line either way."""
+        closed. One log line either way. The answer of a request that pays request time carries its throttle time,
+        and the connection is muted that long once it has gone (KIP-219)."""
+        charge = self.charges.pop(correlation_id, None) if self.charges else None
+        throttle = charge.settle(body) if charge is not None else 0
         try:
             chunks = encode_response(body, version, correlation_id)
         except ProtocolError as exc:
@@ -142,6 +147,7 @@ class InboundConnection(asyncio.BufferedProtocol):
                 self.close()
                 return
         self.send_chunks(chunks, correlation_id)
+        self.throttle(throttle)
 
     def _refusal(self, body, version: int, correlation_id: int, problem: ProtocolError) -> list | None:
         """The encoded error answer in place of ``body``, which could not be encoded (None: there is none)."""
@@ -157,7 +163,10 @@ class InboundConnection(asyncio.BufferedProtocol):
         return chunks
 
     def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
-        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once."""
+        """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once. An answer
+        encoded by its handler still settles the request time its request owes (without a throttle field to set)."""
+        if self.charges and correlation_id in self.charges:
+            self.throttle(self.charges.pop(correlation_id).settle(None))
         expected = self._expected
         if correlation_id is None or not expected or correlation_id not in expected:
             self._write_answer(chunks)

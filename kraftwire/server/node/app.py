@@ -46,6 +46,7 @@ from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
 from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.security.sasl import scram
+from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.group_apis import GroupApis
 from kraftwire.server.apis.kraft_apis import KraftApis
 from kraftwire.server.apis.partition_apis import PartitionApis
@@ -134,6 +135,8 @@ class Node(RaftIO, QuorumApis):
         self.share_apis = None
         #: ACL checks (``authorizer.class.name`` set on a KRaft node), else None: everything is allowed
         self.authorizer = None
+        #: a KRaft node's client quotas (``client_quotas.QuotaEdge``), else None
+        self.quotas = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -143,6 +146,8 @@ class Node(RaftIO, QuorumApis):
             md = self.metadata
             self.authorizer = Access.from_config(settings.config, lambda: md.image, self._metadata_caught_up)
             self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
+            self.quotas = QuotaEdge(self.metadata, settings.config)  # client quotas, from the image (KIP-13/124/219)
+            self.dispatcher.request_quota = self.quotas
             kraft = KraftApis(self, self.metadata)
             kraft.register()
             if settings.is_controller:
