@@ -291,6 +291,7 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     INVALID_REQUEST: ("InvalidRequestException",
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),
+    THROTTLING_QUOTA_EXCEEDED: ("ThrottlingQuotaExceededException", "The throttling quota has been exceeded."),
 }
 
 

@@ -264,3 +264,93 @@ class ClientQuotas:
                    ClientQuotaManager(CONSUMER_BYTE_RATE, samples=samples, window_s=window_s),
                    ClientQuotaManager(REQUEST_PERCENTAGE, samples=samples, window_s=window_s,
                                       max_throttle_ms=window_s * 1000))
+
+
+# ------------------------------------------------------------------------------------------------ controller mutations
+CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
+#: KIP-599: from these versions a request over its quota is refused (THROTTLING_QUOTA_EXCEEDED); before them it is
+#: let through and throttled after the fact (Kafka's ControllerApis ``strictSinceVersion``)
+STRICT_SINCE = {"CreateTopics": 6, "DeleteTopics": 5, "CreatePartitions": 3}
+
+
+@dataclass
+class TokenBucket:
+    """Kafka's ``TokenBucket``: ``burst = samples * window * quota`` tokens, refilled at ``quota`` per second, one
+    taken per partition created or deleted; it may go below zero (a request is judged before it is recorded)."""
+
+    tokens: float | None = None  # None: never used (Kafka's bucket starts at time 0, so it is full at first use)
+    last_ms: int = 0
+
+    def measure(self, quota: float, burst: float, now_ms: int) -> float:
+        if self.tokens is None:
+            self.tokens = burst
+        else:
+            self.tokens = min(burst, self.tokens + quota * (now_ms - self.last_ms) / 1000.0)
+        self.last_ms = now_ms
+        return self.tokens
+
+    def record(self, value: float, quota: float, burst: float, now_ms: int) -> None:
+        self.tokens = min(burst, self.measure(quota, burst, now_ms) - value)
+
+
+class MutationQuota:
+    """One request's controller mutation quota (Kafka's Strict/PermissiveControllerMutationQuota), at the time the
+    controller decides it: ``admit(permits)`` before each topic's partitions are created or deleted returns 0, or
+    (strict only) the throttle time when the topic is refused THROTTLING_QUOTA_EXCEEDED; ``throttle_ms`` is what the
+    answer carries — the last violation's throttle time less the time since, as Kafka deducts it."""
+
+    def __init__(self, bucket: TokenBucket, bound: float, burst: float, strict: bool, now_ms: int) -> None:
+        self.bucket, self.bound, self.burst, self.strict, self.now_ms = bucket, bound, burst, strict, now_ms
+        self.last_throttle_ms = 0
+        self.last_recorded_ms = now_ms
+
+    def _violation(self, tokens: float) -> int:
+        """``ControllerMutationQuotaManager.throttleTimeMs``: the time until the bucket is back at zero."""
+        self.last_throttle_ms = java_round(-tokens / self.bound * 1000)
+        self.last_recorded_ms = self.now_ms
+        return self.last_throttle_ms
+
+    def admit(self, permits: int) -> int:
+        if self.strict:
+            tokens = self.bucket.measure(self.bound, self.burst, self.now_ms)
+            if tokens < 0:
+                return self._violation(tokens)
+            self.bucket.record(permits, self.bound, self.burst, self.now_ms)
+            return 0
+        self.bucket.record(permits, self.bound, self.burst, self.now_ms)
+        tokens = self.bucket.tokens
+        if tokens < 0:
+            self._violation(tokens)
+        return 0
+
+    def throttle_ms(self, now_ms: int) -> int:
+        return max(0, self.last_throttle_ms - (now_ms - self.last_recorded_ms))
+
+
+class ControllerMutationQuotaManager:
+    """The controller's token buckets per sharing group (KIP-55's precedence for ``controller_mutation_rate``)."""
+
+    def __init__(self, *, samples: int = DEFAULT_SAMPLES, window_s: int = DEFAULT_WINDOW_S) -> None:
+        self.samples, self.window_s = samples, window_s
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._enabled = ClientQuotaManager(CONTROLLER_MUTATION_RATE)  # only its ``enabled`` cache is used
+
+    def quota(self, quotas: QuotaMap, user: str, client_id: str, api: str, version: int,
+              now_ms: int) -> MutationQuota | None:
+        """The quota of one request of ``api`` at ``version``; None when no bound applies to its client (Kafka's
+        UnboundedControllerMutationQuota)."""
+        if not self._enabled.enabled(quotas):
+            return None
+        tags, bound = quota_for(quotas, CONTROLLER_MUTATION_RATE, user, client_id)
+        if bound is None:
+            return None
+        bucket = self._buckets.get(tags)
+        if bucket is None:
+            self._expire(now_ms)
+            bucket = self._buckets[tags] = TokenBucket()
+        return MutationQuota(bucket, bound, self.samples * self.window_s * bound, version >= STRICT_SINCE[api],
+                             now_ms)
+
+    def _expire(self, now_ms: int) -> None:
+        for tags in [t for t, b in self._buckets.items() if now_ms - b.last_ms >= SENSOR_EXPIRY_MS]:
+            del self._buckets[tags]

@@ -41,13 +41,15 @@ def test_no_quota_no_throttle():
 
 def test_the_window_comes_from_the_nodes_config():
     """quota.window.num and quota.window.size.seconds reach every manager (4 x 2 s: one span is 3 windows, 6 s)."""
-    config = SimpleNamespace(quota_window_num=4, quota_window_size_seconds=2)
+    config = SimpleNamespace(quota_window_num=4, quota_window_size_seconds=2, controller_quota_window_num=5,
+                             controller_quota_window_size_seconds=3)
     edge = glue.QuotaEdge(SimpleNamespace(image=SimpleNamespace(client_quotas={})), config)
     for manager in (edge.managers.produce, edge.managers.fetch, edge.managers.request):
         assert (manager.samples, manager.window_ms) == (4, 2000)
     assert edge.managers.request.max_throttle_ms == 2000
     quotas = {(("user", None),): {"consumer_byte_rate": 10.0}}
     assert edge.managers.fetch.max_value_in_window(quotas, "u", "c") == 60
+    assert (edge.mutations.samples, edge.mutations.window_s) == (5, 3)  # controller.quota.window.*
 
 
 def _api_request(name: str, client_id: str):

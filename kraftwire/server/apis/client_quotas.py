@@ -14,6 +14,9 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
   consumer is answered without records (its bytes are taken back), as Kafka answers it. Replica fetches from other
   brokers are not client traffic and are not counted.
 
+* CreateTopics, DeleteTopics and CreatePartitions on the active controller: ``controller_mutation_rate``
+  (``mutation_quota``), which the controller's decision charges per partition (``metadata.controller.topics``);
+  the throttle time it puts in the answer is kept by the request-time settlement below when larger.
 * Every other request a client sends (``replica.quotas.pays_request_time``): the dispatcher opens a ``Charge`` when
   it starts decoding the frame; the answer settles it — the event loop's time from then until the answer is sent,
   or until the handler returned when the answer comes later (a forwarded request's, one waiting for the metadata log:
@@ -27,7 +30,13 @@ from __future__ import annotations
 
 import time
 
-from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas, pays_request_time, with_throttle
+from kraftwire.replica.quotas import (
+    NANOS_TO_PERCENTAGE,
+    ClientQuotas,
+    ControllerMutationQuotaManager,
+    pays_request_time,
+    with_throttle,
+)
 from kraftwire.security.principal import ANONYMOUS
 
 
@@ -75,12 +84,24 @@ class Charge:
 
 
 class QuotaEdge:
-    """``config``: the node's (``quota.window.num``, ``quota.window.size.seconds``)."""
+    """``config``: the node's ``quota.window.num``, ``quota.window.size.seconds`` and their ``controller.``
+    counterparts (the controller mutation quota's)."""
 
     def __init__(self, metadata, config=None) -> None:
         self.md = metadata
-        self.managers = ClientQuotas.create() if config is None else ClientQuotas.create(
-            config.quota_window_num, config.quota_window_size_seconds)
+        if config is None:
+            self.managers, self.mutations = ClientQuotas.create(), ControllerMutationQuotaManager()
+        else:
+            samples, window_s = config.quota_window_num, config.quota_window_size_seconds
+            self.managers = ClientQuotas.create(samples, window_s)
+            self.mutations = ControllerMutationQuotaManager(samples=config.controller_quota_window_num,
+                                                            window_s=config.controller_quota_window_size_seconds)
+
+    def mutation_quota(self, request, conn):
+        """The controller mutation quota of a CreateTopics, DeleteTopics or CreatePartitions (KIP-599), strict from
+        the versions Kafka makes it so; None: no bound applies."""
+        return self.mutations.quota(self._quotas(), user_of(conn), request.header.client_id or "", request.api.name,
+                                    request.version, now_ms())
 
     def charge(self, request, conn, started_ns: int) -> Charge | None:
         """A ``Charge`` for a request that pays request time (None: exempt, or self-charged)."""
