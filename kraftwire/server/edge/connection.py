@@ -42,8 +42,10 @@ def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
 
 class InboundConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES,
-                 listener: str | None = None) -> None:
+                 listener: str | None = None, gate=None) -> None:
         self.dispatcher = dispatcher
+        #: the broker's connection quotas (``connection_gate.ConnectionGate``) on a client listener, else None
+        self.gate = gate
         #: the listener this connection arrived on: Metadata answers with each broker's endpoint on it, as Kafka does
         self.listener = listener
         self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
@@ -66,6 +68,8 @@ class InboundConnection(asyncio.BufferedProtocol):
         self._held: dict[int, list] = {}
         #: correlation id -> the request time its answer settles (``client_quotas.Charge``, request_percentage)
         self.charges: dict = {}
+        #: frames received and not dispatched yet (those that came behind a request whose answer muted the connection)
+        self._unread: collections.deque = collections.deque()
         #: KIP-219: when a quota's throttle ends (loop time) and the call that resumes reading then
         self._muted_until = 0.0
         self._unmute: asyncio.TimerHandle | None = None
@@ -90,6 +94,8 @@ class InboundConnection(asyncio.BufferedProtocol):
             self.sendfile = False
         self.dispatcher.connections.add(self)
         self._arm_idle()
+        if self.gate is not None:
+            self.gate.arrived(self)
 
     def _arm_idle(self) -> None:
         self._idle = asyncio.get_running_loop().call_later(IDLE_TIMEOUT_S, self._check_idle)
@@ -122,10 +128,16 @@ class InboundConnection(asyncio.BufferedProtocol):
             log.warning("closing connection from %s: %s", self.peer, exc)
             self.close()
             return
-        for frame in frames:
-            if self.closed:
-                return
-            self.dispatcher.dispatch(frame, self)
+        self._unread.extend(frames)
+        self._dispatch_unread()
+
+    def _dispatch_unread(self) -> None:
+        """Dispatch the frames received, in order, until the connection is muted: a quota's mute (KIP-219) holds
+        the requests already read as well as those not yet read, as Kafka, reading a connection's next request only
+        once the last one is answered, never has more than one read."""
+        unread = self._unread
+        while unread and not self.closed and self._unmute is None:
+            self.dispatcher.dispatch(unread.popleft(), self)
 
     def expect(self, correlation_id: int) -> None:
         """A request that will be answered arrived: its answer leaves after those of the requests before it."""
@@ -253,7 +265,8 @@ class InboundConnection(asyncio.BufferedProtocol):
 
     def _resume_reading(self) -> None:
         self._unmute = None
-        if not self.closed and self.transport is not None:
+        self._dispatch_unread()
+        if self._unmute is None and not self.closed and self.transport is not None:
             self.transport.resume_reading()
 
     def close(self) -> None:
@@ -270,3 +283,5 @@ class InboundConnection(asyncio.BufferedProtocol):
             self._unmute.cancel()
         self.dispatcher.connections.discard(self)
         self.dispatcher.connection_closed(self)
+        if self.gate is not None:
+            self.gate.left(self)
