@@ -76,3 +76,12 @@ def test_a_charge_without_a_quota_changes_nothing():
     charge.handler_returned()
     answer = SimpleNamespace(throttle_time_ms=0)
     assert charge.settle(answer) == 0 and answer.throttle_time_ms == 0
+
+
+def test_a_request_forwarded_by_another_node_is_not_charged_again():
+    """The broker that received it charged its client; the controller does not charge the forwarding link."""
+    from kraftwire.server.edge.client import FORWARD_CLIENT_ID
+
+    edge, conn = _edge({(("client-id", None),): {"request_percentage": 1.0}}), SimpleNamespace()
+    assert edge.charge(_api_request("CreateTopics", FORWARD_CLIENT_ID), conn, 0) is None
+    assert edge.charge(_api_request("CreateTopics", "admin"), conn, 0) is not None

@@ -38,6 +38,7 @@ from kraftwire.replica.quotas import (
     with_throttle,
 )
 from kraftwire.security.principal import ANONYMOUS
+from kraftwire.server.edge.client import FORWARD_CLIENT_ID
 
 
 def user_of(conn) -> str:
@@ -104,8 +105,12 @@ class QuotaEdge:
                                     request.version, now_ms())
 
     def charge(self, request, conn, started_ns: int) -> Charge | None:
-        """A ``Charge`` for a request that pays request time (None: exempt, or self-charged)."""
-        return Charge(self, request, conn, started_ns) if pays_request_time(request.api.name) else None
+        """A ``Charge`` for a request that pays request time (None: exempt, or self-charged). A request another
+        kraftwire node forwarded is not charged again (the broker that received it charged its client, as Kafka's
+        controller charges an Envelope's inner request and not the Envelope)."""
+        if not pays_request_time(request.api.name) or request.header.client_id == FORWARD_CLIENT_ID:
+            return None
+        return Charge(self, request, conn, started_ns)
 
     def _quotas(self):
         return self.md.image.client_quotas
