@@ -20,7 +20,12 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
 * Every other request a client sends (``replica.quotas.pays_request_time``): the dispatcher opens a ``Charge`` when
   it starts decoding the frame; the answer settles it — the event loop's time from then until the answer is sent,
   or until the handler returned when the answer comes later (a forwarded request's, one waiting for the metadata log:
-  the waiting costs the loop nothing) — into ``throttle_time_ms`` and the mute.
+  the waiting costs the loop nothing) — into ``throttle_time_ms`` and the mute. How this maps to Kafka: its
+  request_percentage is the time its request handler threads (and, since KIP-124's follow-up, network threads)
+  spend on a client's requests, as a percentage of one thread; here one event loop does both jobs, so the time it
+  spends decoding and handling a request is that thread time, and 100 is the whole loop — a client at 50 % keeps
+  the node's loop half busy, as it would keep one of Kafka's handler threads half busy. Encoding the answer is not
+  counted (it happens once the throttle time is in the answer).
 
 The quotas are read from the node's metadata image at each request, so what AlterClientQuotas commits applies from
 the next request on.
