@@ -85,3 +85,22 @@ def test_a_request_forwarded_by_another_node_is_not_charged_again():
     edge, conn = _edge({(("client-id", None),): {"request_percentage": 1.0}}), SimpleNamespace()
     assert edge.charge(_api_request("CreateTopics", FORWARD_CLIENT_ID), conn, 0) is None
     assert edge.charge(_api_request("CreateTopics", "admin"), conn, 0) is not None
+
+
+def test_an_enveloped_request_pays_request_time_as_its_client():
+    """Kafka's controller charges an Envelope's inner request to the client's principal and client id, and its
+    answer carries the throttle time back for the forwarding broker to apply."""
+    from kraftwire.protocol import framing
+    from kraftwire.protocol import messages as w
+    from kraftwire.server.edge.envelope import EnvelopedConnection
+
+    answers: list = []
+    conn = EnvelopedConnection(SimpleNamespace(listener="CONTROLLER"), "User:alice", "10.0.0.1", answers.append)
+    edge = _edge({(("user", "alice"),): {"request_percentage": 1.0}})
+    charge = edge.charge(_api_request("CreateTopics", "admin"), conn, 0)
+    charge.busy_ns = 500_000_000
+    conn.charges[7] = charge
+    conn.send_response(w.CreateTopicsResponse(throttle_time_ms=0, topics=[]), 7, 7)
+    (envelope,) = answers
+    cid, inner = framing.decode_response(envelope.response_data, w.api("CreateTopics").key, 7)
+    assert (cid, inner.throttle_time_ms) == (7, 1000)
