@@ -265,6 +265,10 @@ KEYS: tuple[ConfigKey, ...] = (
               _at_least(0), 1000, "the most incremental fetch sessions (KIP-227) a broker keeps, in 8 shards"),
     ConfigKey("quota.window.num", "quota_window_num", _at_least(1), 11, "client quota rate samples (replica.quotas)"),
     ConfigKey("quota.window.size.seconds", "quota_window_size_seconds", _at_least(1), 1, "a client quota sample's length"),
+    ConfigKey("controller.quota.window.num", "controller_quota_window_num", _at_least(1), 11,
+              "controller_mutation_rate token bucket samples: its burst is this many windows' worth"),
+    ConfigKey("controller.quota.window.size.seconds", "controller_quota_window_size_seconds", _at_least(1), 1,
+              "a controller mutation quota window's length"),
     ConfigKey("log.retention.hours", "log_retention_hours", _int, 168,
               "topic partitions' retention.ms default, in hours (log.retention.minutes and .ms win)"),
     ConfigKey("log.retention.minutes", "log_retention_minutes", _opt_int, None, "retention.ms default in minutes"),
@@ -377,6 +381,8 @@ class Config:
     max_incremental_fetch_session_cache_slots: int = default("max.incremental.fetch.session.cache.slots")
     quota_window_num: int = default("quota.window.num")
     quota_window_size_seconds: int = default("quota.window.size.seconds")
+    controller_quota_window_num: int = default("controller.quota.window.num")
+    controller_quota_window_size_seconds: int = default("controller.quota.window.size.seconds")
     log_retention_hours: int = default("log.retention.hours")
     log_retention_minutes: int | None = default("log.retention.minutes")
     log_retention_ms: int | None = default("log.retention.ms")

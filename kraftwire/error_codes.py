@@ -219,6 +219,7 @@ STALE_MEMBER_EPOCH = 113
 INVALID_REGULAR_EXPRESSION = 128
 REBOOTSTRAP_REQUIRED = 129
 INVALID_RECORD = 87
+THROTTLING_QUOTA_EXCEEDED = 89
 PRODUCER_FENCED = 90
 PREFERRED_LEADER_NOT_AVAILABLE = 80
 ELIGIBLE_LEADERS_NOT_AVAILABLE = 83
@@ -291,6 +292,7 @@ JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
     INVALID_REQUEST: ("InvalidRequestException",
                       "This most likely occurs because of a request being malformed by the client library or the "
                       "message was sent to an incompatible broker. See the broker logs for more details."),
+    THROTTLING_QUOTA_EXCEEDED: ("ThrottlingQuotaExceededException", "The throttling quota has been exceeded."),
 }
 
 

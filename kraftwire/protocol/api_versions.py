@@ -151,15 +151,15 @@ def api_versions_response(registered: Mapping[int, tuple[int, int]], request_ver
 
 def encode_api_versions_response(registered: Mapping[int, tuple[int, int]], request_version: int,
                                  correlation_id: int, features: Features | None = None, request=None,
-                                 identity: Identity | None = None) -> list:
+                                 identity: Identity | None = None, throttle_time_ms: int = 0) -> list:
     """The whole framed response (header v0) as a chunk list."""
     body, version = api_versions_response(registered, request_version, features=features, request=request,
-                                          identity=identity)
+                                          identity=identity, throttle_time_ms=throttle_time_ms)
     return encode_response(body, version, correlation_id)
 
 
 def answer_frame(frame: bytes, registered: Mapping[int, tuple[int, int]], features: Features | None = None,
-                 identity: Identity | None = None) -> list:
+                 identity: Identity | None = None, throttle_time_ms: int = 0) -> list:
     """The framed answer to the ApiVersions request ``frame`` (a listener answering before its dispatcher: a role's
     listener, a SASL listener before login). Its body is read when its version is served, for the software-name
     check; one that does not decode is answered without that check."""
@@ -171,4 +171,5 @@ def answer_frame(frame: bytes, registered: Mapping[int, tuple[int, int]], featur
             request = decode_request(frame).body
         except (KraftwireError, ValueError):
             request = None
-    return encode_api_versions_response(registered, version, correlation_id, features, request, identity)
+    return encode_api_versions_response(registered, version, correlation_id, features, request, identity,
+                                        throttle_time_ms)

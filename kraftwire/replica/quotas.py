@@ -20,6 +20,15 @@ wait before the rate is back at the bound if nothing more came. The request-time
 (``ClientRequestQuotaManager``). The edge answers at once with that ``throttle_time_ms`` and then stops reading the
 connection for that long (KIP-219), so a client that ignores the field is held back anyway.
 
+**Which requests pay request time** (KIP-124, Kafka's KafkaApis and ControllerApis): every API a client sends, its
+answer carrying the throttle time where its version has ``throttle_time_ms`` — ApiVersions, Metadata, the group and
+offset APIs, the admin APIs, the ones a broker forwards to the controller (whose own throttle time, the controller
+mutation quota's, the answer keeps when it is larger, as Kafka's ``sendForwardedResponse`` does). Exempt, as Kafka
+answers them with ``sendResponseExemptThrottle`` or before KafkaApis: the cluster's own RPCs (``REQUEST_TIME_EXEMPT``:
+the Raft RPCs, AlterPartition, WriteTxnMarkers, the ZooKeeper-era controller RPCs, Envelope, whose inner request
+pays instead) and the SASL exchange. Produce and Fetch record their time themselves, together with their byte
+quota (``SELF_CHARGED``), and a follower's Fetch is exempt there.
+
 Sensors idle for an hour are dropped, as Kafka expires them, so ids that come and go do not grow the state.
 """
 
@@ -40,6 +49,33 @@ DEFAULT_WINDOW_S = 1
 SENSOR_EXPIRY_MS = 3600 * 1000
 #: ClientRequestQuotaManager: thread time in nanoseconds as a percentage of one thread over a second
 NANOS_TO_PERCENTAGE = 100.0 / 1e9
+
+#: APIs Kafka exempts from request_percentage (``ApiKeys.clusterAction`` answered with sendResponseExemptThrottle,
+#: the Raft RPCs of ControllerApis.handleRaftRequest, the SASL exchange the authenticator answers)
+REQUEST_TIME_EXEMPT = frozenset({
+    "LeaderAndIsr", "StopReplica", "UpdateMetadata", "ControlledShutdown", "WriteTxnMarkers", "AlterPartition",
+    "Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "DescribeQuorum", "FetchSnapshot", "AddRaftVoter",
+    "RemoveRaftVoter", "UpdateRaftVoter", "Envelope", "SaslHandshake", "SaslAuthenticate",
+})
+#: APIs whose handlers record their request time themselves, with their byte quota (a Fetch from a follower exempt)
+SELF_CHARGED = frozenset({"Produce", "Fetch"})
+
+
+def pays_request_time(api_name: str) -> bool:
+    """Whether the dispatcher charges a request of ``api_name`` to its client's request_percentage quota."""
+    return api_name not in REQUEST_TIME_EXEMPT and api_name not in SELF_CHARGED
+
+
+def with_throttle(body, throttle_ms: int) -> int:
+    """Put ``throttle_ms`` in an answer that has ``throttle_time_ms``, keeping a larger one it carries already (a
+    forwarded answer's controller throttle); the throttle time the connection is muted for."""
+    held = getattr(body, "throttle_time_ms", None)
+    if held is None:
+        return throttle_ms
+    throttle = max(held or 0, throttle_ms)
+    body.throttle_time_ms = throttle
+    return throttle
+
 
 QuotaMap = Mapping[tuple[tuple[str, "str | None"], ...], Mapping[str, float]]
 
@@ -228,3 +264,93 @@ class ClientQuotas:
                    ClientQuotaManager(CONSUMER_BYTE_RATE, samples=samples, window_s=window_s),
                    ClientQuotaManager(REQUEST_PERCENTAGE, samples=samples, window_s=window_s,
                                       max_throttle_ms=window_s * 1000))
+
+
+# ------------------------------------------------------------------------------------------------ controller mutations
+CONTROLLER_MUTATION_RATE = "controller_mutation_rate"
+#: KIP-599: from these versions a request over its quota is refused (THROTTLING_QUOTA_EXCEEDED); before them it is
+#: let through and throttled after the fact (Kafka's ControllerApis ``strictSinceVersion``)
+STRICT_SINCE = {"CreateTopics": 6, "DeleteTopics": 5, "CreatePartitions": 3}
+
+
+@dataclass
+class TokenBucket:
+    """Kafka's ``TokenBucket``: ``burst = samples * window * quota`` tokens, refilled at ``quota`` per second, one
+    taken per partition created or deleted; it may go below zero (a request is judged before it is recorded)."""
+
+    tokens: float | None = None  # None: never used (Kafka's bucket starts at time 0, so it is full at first use)
+    last_ms: int = 0
+
+    def measure(self, quota: float, burst: float, now_ms: int) -> float:
+        if self.tokens is None:
+            self.tokens = burst
+        else:
+            self.tokens = min(burst, self.tokens + quota * (now_ms - self.last_ms) / 1000.0)
+        self.last_ms = now_ms
+        return self.tokens
+
+    def record(self, value: float, quota: float, burst: float, now_ms: int) -> None:
+        self.tokens = min(burst, self.measure(quota, burst, now_ms) - value)
+
+
+class MutationQuota:
+    """One request's controller mutation quota (Kafka's Strict/PermissiveControllerMutationQuota), at the time the
+    controller decides it: ``admit(permits)`` before each topic's partitions are created or deleted returns 0, or
+    (strict only) the throttle time when the topic is refused THROTTLING_QUOTA_EXCEEDED; ``throttle_ms`` is what the
+    answer carries — the last violation's throttle time less the time since, as Kafka deducts it."""
+
+    def __init__(self, bucket: TokenBucket, bound: float, burst: float, strict: bool, now_ms: int) -> None:
+        self.bucket, self.bound, self.burst, self.strict, self.now_ms = bucket, bound, burst, strict, now_ms
+        self.last_throttle_ms = 0
+        self.last_recorded_ms = now_ms
+
+    def _violation(self, tokens: float) -> int:
+        """``ControllerMutationQuotaManager.throttleTimeMs``: the time until the bucket is back at zero."""
+        self.last_throttle_ms = java_round(-tokens / self.bound * 1000)
+        self.last_recorded_ms = self.now_ms
+        return self.last_throttle_ms
+
+    def admit(self, permits: int) -> int:
+        if self.strict:
+            tokens = self.bucket.measure(self.bound, self.burst, self.now_ms)
+            if tokens < 0:
+                return self._violation(tokens)
+            self.bucket.record(permits, self.bound, self.burst, self.now_ms)
+            return 0
+        self.bucket.record(permits, self.bound, self.burst, self.now_ms)
+        tokens = self.bucket.tokens
+        if tokens < 0:
+            self._violation(tokens)
+        return 0
+
+    def throttle_ms(self, now_ms: int) -> int:
+        return max(0, self.last_throttle_ms - (now_ms - self.last_recorded_ms))
+
+
+class ControllerMutationQuotaManager:
+    """The controller's token buckets per sharing group (KIP-55's precedence for ``controller_mutation_rate``)."""
+
+    def __init__(self, *, samples: int = DEFAULT_SAMPLES, window_s: int = DEFAULT_WINDOW_S) -> None:
+        self.samples, self.window_s = samples, window_s
+        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._enabled = ClientQuotaManager(CONTROLLER_MUTATION_RATE)  # only its ``enabled`` cache is used
+
+    def quota(self, quotas: QuotaMap, user: str, client_id: str, api: str, version: int,
+              now_ms: int) -> MutationQuota | None:
+        """The quota of one request of ``api`` at ``version``; None when no bound applies to its client (Kafka's
+        UnboundedControllerMutationQuota)."""
+        if not self._enabled.enabled(quotas):
+            return None
+        tags, bound = quota_for(quotas, CONTROLLER_MUTATION_RATE, user, client_id)
+        if bound is None:
+            return None
+        bucket = self._buckets.get(tags)
+        if bucket is None:
+            self._expire(now_ms)
+            bucket = self._buckets[tags] = TokenBucket()
+        return MutationQuota(bucket, bound, self.samples * self.window_s * bound, version >= STRICT_SINCE[api],
+                             now_ms)
+
+    def _expire(self, now_ms: int) -> None:
+        for tags in [t for t, b in self._buckets.items() if now_ms - b.last_ms >= SENSOR_EXPIRY_MS]:
+            del self._buckets[tags]

@@ -174,3 +174,97 @@ def test_unrecord_takes_a_value_back():
 
 def test_java_round():
     assert [q.java_round(x) for x in (0.5, 1.5, 2.4999, -0.5)] == [1, 2, 2, 0]
+
+
+# ------------------------------------------------------------------------------------------------ who pays request time
+def test_request_time_is_charged_to_client_apis_and_exempt_for_cluster_actions():
+    """RequestQuotaTest.testResponseThrottleTime's clientActions pay (ApiVersions among them, UpdateFeatures too: a
+    broker forwards it and throttles it), testExemptRequestTime's cluster actions are exempt; Produce and Fetch pay
+    with their byte quotas, in their own handlers."""
+    for api in ("ApiVersions", "Metadata", "CreateTopics", "DescribeConfigs", "JoinGroup", "OffsetCommit",
+                "ListOffsets", "FindCoordinator", "UpdateFeatures", "DescribeCluster", "AlterClientQuotas"):
+        assert q.pays_request_time(api), api
+    for api in ("WriteTxnMarkers", "AlterPartition", "Vote", "BeginQuorumEpoch", "EndQuorumEpoch", "FetchSnapshot",
+                "DescribeQuorum", "Envelope", "SaslHandshake", "SaslAuthenticate", "Produce", "Fetch"):
+        assert not q.pays_request_time(api), api
+
+
+def test_the_answer_keeps_the_larger_throttle_time():
+    """Kafka's sendForwardedResponse and sendResponseMaybeThrottleWithControllerQuota: the larger of the request
+    quota's throttle and the one the answer carries; an answer without the field mutes for the request quota's."""
+    class Answer:
+        throttle_time_ms = 300
+
+    answer = Answer()
+    assert q.with_throttle(answer, 100) == 300 and answer.throttle_time_ms == 300
+    assert q.with_throttle(answer, 700) == 700 and answer.throttle_time_ms == 700
+    assert q.with_throttle(object(), 50) == 50
+
+
+# ------------------------------------------------------------------------------------------------ controller mutations
+MUTATION = q.CONTROLLER_MUTATION_RATE
+
+
+def _mutation_quota(strict: bool, now_ms: int = 1_000_000, bucket=None) -> q.MutationQuota:
+    """A bound of 10 mutations/s over 10 one-second samples: a 100-token burst (the Kafka tests' sensor)."""
+    return q.MutationQuota(bucket or q.TokenBucket(), 10.0, 100.0, strict, now_ms)
+
+
+def test_strict_controller_mutation_quota_violation():
+    """StrictControllerMutationQuotaTest.testControllerMutationQuotaViolation: a request is judged before it is
+    recorded, so one that empties the bucket below zero passes and the next is refused, 8 s to wait (-80 tokens at
+    10/s), less the time since."""
+    quota = _mutation_quota(strict=True)
+    assert quota.admit(90) == 0 and quota.throttle_ms(quota.now_ms) == 0  # 10 tokens left
+    assert quota.admit(90) == 0 and quota.throttle_ms(quota.now_ms) == 0  # -80
+    assert quota.admit(90) == 8000
+    assert quota.throttle_ms(quota.now_ms) == 8000
+    assert quota.throttle_ms(quota.now_ms + 5000) == 3000
+
+
+def test_permissive_controller_mutation_quota_violation():
+    """PermissiveControllerMutationQuotaTest: never refused, the throttle time grows with the debt."""
+    quota = _mutation_quota(strict=False)
+    assert quota.admit(90) == 0 and quota.throttle_ms(quota.now_ms) == 0
+    assert quota.admit(90) == 0 and quota.throttle_ms(quota.now_ms) == 8000
+    assert quota.admit(90) == 0 and quota.throttle_ms(quota.now_ms) == 17000
+    assert quota.throttle_ms(quota.now_ms + 5000) == 12000
+
+
+def test_controller_mutation_quota_manager_violation():
+    """ControllerMutationQuotaManagerTest.testControllerMutationQuotaViolation: under the quota nothing waits; a
+    110-mutation spike on a full bucket passes, the next is refused for 1 s (-10 tokens at 10/s), and once that
+    second has passed the same spike passes again. CreateTopics v6 is strict."""
+    manager, clock = q.ControllerMutationQuotaManager(samples=10, window_s=1), Clock()
+    quotas = {entity(user="ANONYMOUS", client="test-client"): {MUTATION: 10.0}}
+
+    def record(value: int) -> int:
+        return manager.quota(quotas, "ANONYMOUS", "test-client", "CreateTopics", 6, clock.ms).admit(value)
+
+    for _ in range(10):
+        assert record(10) == 0
+        clock.sleep(1000)
+    assert record(110) == 0
+    assert record(110) == 1000
+    clock.sleep(1000)
+    assert record(110) == 0
+
+
+def test_controller_mutation_quota_is_strict_from_kafkas_versions():
+    """ControllerApis' strictSinceVersion: CreateTopics 6, DeleteTopics 5, CreatePartitions 3; no bound for the
+    client (or none anywhere): no quota (UnboundedControllerMutationQuota)."""
+    manager = q.ControllerMutationQuotaManager()
+    quotas = {entity(client=None): {MUTATION: 1.0}}
+    for api, strict_since in (("CreateTopics", 6), ("DeleteTopics", 5), ("CreatePartitions", 3)):
+        assert manager.quota(quotas, "u", "c", api, strict_since, 0).strict
+        assert not manager.quota(quotas, "u", "c", api, strict_since - 1, 0).strict
+    assert manager.quota({}, "u", "c", "CreateTopics", 7, 0) is None
+    assert manager.quota({entity(client="other"): {MUTATION: 1.0}}, "u", "c", "CreateTopics", 7, 0) is None
+
+
+def test_mutation_throttle_time():
+    """ControllerMutationQuotaManagerTest.testThrottleTime: -tokens / bound seconds."""
+    for tokens, expected in ((0, 0), (-5, 500), (-10, 1000)):
+        quota = _mutation_quota(strict=True, bucket=q.TokenBucket(tokens=tokens, last_ms=1_000_000))
+        quota.bound = 10.0
+        assert quota.admit(1) == expected

@@ -85,9 +85,10 @@ class QuorumController:
             "BrokerHeartbeat": lambda img, req, v, now, off: self.brokers.heartbeat(img, req, now_ms=now),
             "UnregisterBroker": lambda img, req, v, now, off: self.brokers.unregister(img, req),
             "ControllerRegistration": lambda img, req, v, now, off: controller_control.register(img, req),
-            "CreateTopics": lambda img, req, v, now, off: self.topics.create_topics(img, req, v),
-            "DeleteTopics": lambda img, req, v, now, off: self.topics.delete_topics(img, req, v),
-            "CreatePartitions": lambda img, req, v, now, off: self.topics.create_partitions(img, req),
+            "CreateTopics": lambda img, req, v, now, off, quota=None: self.topics.create_topics(img, req, v, quota),
+            "DeleteTopics": lambda img, req, v, now, off, quota=None: self.topics.delete_topics(img, req, v, quota),
+            "CreatePartitions": lambda img, req, v, now, off, quota=None: self.topics.create_partitions(img, req,
+                                                                                                        quota),
             "AlterPartition": lambda img, req, v, now, off: self.topics.alter_partition(img, req, v),
             "ElectLeaders": lambda img, req, v, now, off: self.topics.elect_leaders(img, req, v),
             "AlterPartitionReassignments": lambda img, req, v, now, off: reassignment.alter(
@@ -155,12 +156,17 @@ class QuorumController:
         self.latest = self.loader.image
 
     # ------------------------------------------------------------------------------------------------ decisions
-    def handle(self, api: str, request, version: int, *, now_ms: int, next_offset: int) -> ControllerResult:
+    def handle(self, api: str, request, version: int, *, now_ms: int, next_offset: int,
+               quota=None) -> ControllerResult:
         """Decide ``request`` against the latest image. The caller then ``write``s the result's records at
-        ``next_offset`` (the offset the batch will start at) and answers once they commit."""
+        ``next_offset`` (the offset the batch will start at) and answers once they commit. ``quota``: a
+        CreateTopics', DeleteTopics' or CreatePartitions' controller mutation quota (``replica.quotas``)."""
         if not self.active:
             raise NotActive(f"node {self.node_id} is not the active controller")
-        return self._handlers[api](self.latest, request, version, now_ms, next_offset)
+        handler = self._handlers[api]
+        if quota is not None:
+            return handler(self.latest, request, version, now_ms, next_offset, quota)
+        return handler(self.latest, request, version, now_ms, next_offset)
 
     def write(self, records, next_offset: int) -> None:
         """Fold records the edge is appending at ``next_offset`` into the latest image."""

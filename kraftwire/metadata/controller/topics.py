@@ -60,6 +60,7 @@ from kraftwire.error_codes import (
     POLICY_VIOLATION,
     PREFERRED_LEADER_NOT_AVAILABLE,
     STALE_BROKER_EPOCH,
+    THROTTLING_QUOTA_EXCEEDED,
     TOPIC_ALREADY_EXISTS,
     UNKNOWN_TOPIC_ID,
     UNKNOWN_TOPIC_OR_PARTITION,
@@ -235,6 +236,20 @@ def _partition_record(image: MetadataImage, topic_id: UUID, index: int, replicas
         mv.partition_record_version)
 
 
+#: a topic refused by a strict controller mutation quota (KIP-599): Kafka's ThrottlingQuotaExceededException
+THROTTLED = (THROTTLING_QUOTA_EXCEEDED, default_message(THROTTLING_QUOTA_EXCEEDED))
+
+
+def _admitted(quota, partitions: int) -> bool:
+    """Charge ``partitions`` created or deleted to the request's controller mutation quota; False: refused."""
+    return quota is None or quota.admit(partitions) == 0
+
+
+def _throttle(quota) -> int:
+    """The throttle time the answer carries for the controller mutation quota."""
+    return 0 if quota is None else quota.throttle_ms(quota.now_ms)
+
+
 class _Refused(Exception):
     def __init__(self, code: int, message: str | None = None) -> None:
         super().__init__(message)
@@ -279,7 +294,10 @@ class ReplicationControl:
         self.default_replication_factor = default_replication_factor
 
     # ------------------------------------------------------------------------------------------------ CreateTopics
-    def create_topics(self, image: MetadataImage, req, version: int = 7) -> ControllerResult:
+    def create_topics(self, image: MetadataImage, req, version: int = 7, quota=None) -> ControllerResult:
+        """``quota``: the request's controller mutation quota (``replica.quotas.MutationQuota``, None: unbounded),
+        charged each topic's partitions once it is otherwise valid, validate-only too, as Kafka's
+        ReplicationControlManager charges them; a strict one refuses a topic while its client is over it."""
         R = m.CreateTopicsResponse
         # as Kafka's ControllerApis: a name given twice leaves the request and is answered once, after the others
         names = [t.name for t in req.topics]
@@ -315,6 +333,9 @@ class ReplicationControl:
             except _Refused as r:
                 errors[t.name] = (r.code, r.message)
                 continue
+            if not _admitted(quota, result.num_partitions):
+                errors[t.name] = THROTTLED
+                continue
             if len(records) + len(topic_records) > MAX_RECORDS_PER_USER_OP:
                 errors[t.name] = (POLICY_VIOLATION, "Excessively large number of partitions per request.")
                 continue
@@ -333,7 +354,7 @@ class ReplicationControl:
         created = [t.name for t in topics if t.name not in errors]
         event = f"created {', '.join(created)}" if created and not req.validate_only else ""
         return ControllerResult(() if req.validate_only else tuple(records),
-                                R(throttle_time_ms=0, topics=out), event)
+                                R(throttle_time_ms=_throttle(quota), topics=out), event)
 
     def _create_topic(self, image: MetadataImage, t) -> tuple[list[ApiMessageAndVersion], object]:
         R = m.CreateTopicsResponse
@@ -402,7 +423,7 @@ class ReplicationControl:
         return records, result
 
     # ------------------------------------------------------------------------------------------------ DeleteTopics
-    def delete_topics(self, image: MetadataImage, req, version: int = 6) -> ControllerResult:
+    def delete_topics(self, image: MetadataImage, req, version: int = 6, quota=None) -> ControllerResult:
         """By name or by id, read as Kafka's ControllerApis reads the request before its controller deletes: an
         entry with both a name and an id, or with neither, is INVALID_REQUEST; a name or an id given twice is
         answered once, INVALID_REQUEST; a name whose topic is also given by id is answered once, INVALID_REQUEST,
@@ -465,17 +486,21 @@ class ReplicationControl:
             else:
                 doomed[t.id] = name
         records = []
-        for topic_id, slot in doomed.items():
+        for topic_id, slot in doomed.items():  # each topic's partitions charged to the quota (``create_topics``)
+            topic = image.topics[topic_id]
+            if not _admitted(quota, len(topic.partitions)):
+                answers[slot] = answer(topic.name, topic_id, *THROTTLED)
+                continue
             records.append(ApiMessageAndVersion(m.RemoveTopicRecord(topic_id=topic_id), 0))
-            answers[slot] = answer(image.topics[topic_id].name, topic_id, NONE)
+            answers[slot] = answer(topic.name, topic_id, NONE)
         out = [slot if isinstance(slot, R.DeletableTopicResult) else answers[slot] for slot in slots]
         out = [r for r in out if r is not None]
         deleted = [r.name for r in out if r.error_code == NONE]
-        return ControllerResult(tuple(records), R(throttle_time_ms=0, responses=out),
+        return ControllerResult(tuple(records), R(throttle_time_ms=_throttle(quota), responses=out),
                                 f"deleted {', '.join(deleted)}" if deleted else "")
 
     # ------------------------------------------------------------------------------------------------ CreatePartitions
-    def create_partitions(self, image: MetadataImage, req) -> ControllerResult:
+    def create_partitions(self, image: MetadataImage, req, quota=None) -> ControllerResult:
         """A topic named twice is answered once, INVALID_REQUEST, ahead of the others, and not grown (Kafka's
         ControllerApis answers the duplicates first, then the controller's results for the rest). Both come in the
         order of the ``java.util.HashSet`` Kafka collects their names in (the others grow in that order too)."""
@@ -495,6 +520,8 @@ class ReplicationControl:
             code, message = NONE, None
             try:
                 new = self._more_partitions(image, t)
+                if not _admitted(quota, len(new)):  # the partitions added charged (``create_topics``)
+                    raise _Refused(*THROTTLED)
                 if len(records) + len(new) > MAX_RECORDS_PER_USER_OP:
                     raise _Refused(POLICY_VIOLATION, "Excessively large number of partitions per request.")
                 records.extend(new)
@@ -502,7 +529,7 @@ class ReplicationControl:
                 code, message = r.code, r.message
             results.append(R.CreatePartitionsTopicResult(name=t.name, error_code=code, error_message=message))
         return ControllerResult(() if req.validate_only else tuple(records),
-                                R(throttle_time_ms=0, results=results))
+                                R(throttle_time_ms=_throttle(quota), results=results))
 
     def _more_partitions(self, image: MetadataImage, t) -> list[ApiMessageAndVersion]:
         topic = image.topic(t.name)

@@ -14,6 +14,19 @@ answer goes at once carrying ``throttle_time_ms``, then the connection is not re
   consumer is answered without records (its bytes are taken back), as Kafka answers it. Replica fetches from other
   brokers are not client traffic and are not counted.
 
+* CreateTopics, DeleteTopics and CreatePartitions on the active controller: ``controller_mutation_rate``
+  (``mutation_quota``), which the controller's decision charges per partition (``metadata.controller.topics``);
+  the throttle time it puts in the answer is kept by the request-time settlement below when larger.
+* Every other request a client sends (``replica.quotas.pays_request_time``): the dispatcher opens a ``Charge`` when
+  it starts decoding the frame; the answer settles it — the event loop's time from then until the answer is sent,
+  or until the handler returned when the answer comes later (a forwarded request's, one waiting for the metadata log:
+  the waiting costs the loop nothing) — into ``throttle_time_ms`` and the mute. How this maps to Kafka: its
+  request_percentage is the time its request handler threads (and, since KIP-124's follow-up, network threads)
+  spend on a client's requests, as a percentage of one thread; here one event loop does both jobs, so the time it
+  spends decoding and handling a request is that thread time, and 100 is the whole loop — a client at 50 % keeps
+  the node's loop half busy, as it would keep one of Kafka's handler threads half busy. Encoding the answer is not
+  counted (it happens once the throttle time is in the answer).
+
 The quotas are read from the node's metadata image at each request, so what AlterClientQuotas commits applies from
 the next request on.
 """
@@ -22,8 +35,15 @@ from __future__ import annotations
 
 import time
 
-from kraftwire.replica.quotas import NANOS_TO_PERCENTAGE, ClientQuotas
+from kraftwire.replica.quotas import (
+    NANOS_TO_PERCENTAGE,
+    ClientQuotas,
+    ControllerMutationQuotaManager,
+    pays_request_time,
+    with_throttle,
+)
 from kraftwire.security.principal import ANONYMOUS
+from kraftwire.server.edge.client import FORWARD_CLIENT_ID
 
 
 def user_of(conn) -> str:
@@ -48,13 +68,54 @@ def mute(conn, throttle_ms: int) -> None:
         throttle(throttle_ms)
 
 
+class Charge:
+    """The request time a request owes its client's request_percentage quota, settled by its answer."""
+
+    __slots__ = ("edge", "request", "conn", "started_ns", "busy_ns")
+
+    def __init__(self, edge: "QuotaEdge", request, conn, started_ns: int) -> None:
+        self.edge, self.request, self.conn, self.started_ns = edge, request, conn, started_ns
+        self.busy_ns: int | None = None  # set when the handler returns before answering
+
+    def handler_returned(self) -> None:
+        if self.busy_ns is None:
+            self.busy_ns = busy_since(self.started_ns)
+
+    def settle(self, body) -> int:
+        """Record the request's time, put the throttle time in ``body`` (None: an answer already encoded); the
+        throttle time the connection is to be muted for."""
+        busy = self.busy_ns if self.busy_ns is not None else busy_since(self.started_ns)
+        throttle = self.edge.request_time(self.request, self.conn, busy)
+        return throttle if body is None else with_throttle(body, throttle)
+
+
 class QuotaEdge:
-    """``config``: the node's (``quota.window.num``, ``quota.window.size.seconds``)."""
+    """``config``: the node's ``quota.window.num``, ``quota.window.size.seconds`` and their ``controller.``
+    counterparts (the controller mutation quota's)."""
 
     def __init__(self, metadata, config=None) -> None:
         self.md = metadata
-        self.managers = ClientQuotas.create() if config is None else ClientQuotas.create(
-            config.quota_window_num, config.quota_window_size_seconds)
+        if config is None:
+            self.managers, self.mutations = ClientQuotas.create(), ControllerMutationQuotaManager()
+        else:
+            samples, window_s = config.quota_window_num, config.quota_window_size_seconds
+            self.managers = ClientQuotas.create(samples, window_s)
+            self.mutations = ControllerMutationQuotaManager(samples=config.controller_quota_window_num,
+                                                            window_s=config.controller_quota_window_size_seconds)
+
+    def mutation_quota(self, request, conn):
+        """The controller mutation quota of a CreateTopics, DeleteTopics or CreatePartitions (KIP-599), strict from
+        the versions Kafka makes it so; None: no bound applies."""
+        return self.mutations.quota(self._quotas(), user_of(conn), request.header.client_id or "", request.api.name,
+                                    request.version, now_ms())
+
+    def charge(self, request, conn, started_ns: int) -> Charge | None:
+        """A ``Charge`` for a request that pays request time (None: exempt, or self-charged). A request another
+        kraftwire node forwarded is not charged again (the broker that received it charged its client, as Kafka's
+        controller charges an Envelope's inner request and not the Envelope)."""
+        if not pays_request_time(request.api.name) or request.header.client_id == FORWARD_CLIENT_ID:
+            return None
+        return Charge(self, request, conn, started_ns)
 
     def _quotas(self):
         return self.md.image.client_quotas

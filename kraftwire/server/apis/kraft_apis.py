@@ -60,6 +60,7 @@ from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import CLUSTER_NAME, ResourceType
 from kraftwire.server.apis.broker_configs import logger_levels, set_logger_levels, static_broker_entries
 from kraftwire.server.edge.access import operations_of
+from kraftwire.replica.quotas import STRICT_SINCE
 from kraftwire.server.edge.envelope import was_forwarded
 from kraftwire.server.runtime.metadata_node import supported_features
 
@@ -318,7 +319,10 @@ class KraftApis:
                     getattr(response, _PER_ITEM[api][1]).extend(getattr(denied, _PER_ITEM[api][1]))
                 send(response, version, cid)
 
-            self.call(api, body, version, answer, forward=not forwarded)
+            quota = None
+            if api in STRICT_SINCE and self.md.active and (not forwarded or getattr(conn, "enveloped", False)):
+                quota = self.node.quotas.mutation_quota(request, conn)
+            self.call(api, body, version, answer, forward=not forwarded, quota=quota)
         return handler
 
     def _broker_local_configs(self, body, conn, version: int, cid: int):
@@ -414,10 +418,11 @@ class KraftApis:
         setattr(rest, items_attr, allowed)
         return rest, denied
 
-    def call(self, api: str, body, version: int, answer, *, forward: bool = True) -> None:
-        """Decide on this node when it is the active controller, else forward to the Raft leader."""
+    def call(self, api: str, body, version: int, answer, *, forward: bool = True, quota=None) -> None:
+        """Decide on this node when it is the active controller, else forward to the Raft leader. ``quota``: the
+        controller mutation quota of the client asking (KIP-599; only the active controller charges one)."""
         if self.md.active:
-            self.md.submit(api, body, version, answer, self.node.dispatcher.arrival_ns or None)
+            self.md.submit(api, body, version, answer, self.node.dispatcher.arrival_ns or None, quota)
             return
         raft = self.node.raft
         leader = raft.quorum.leader_id if raft is not None else NO_ID

@@ -23,7 +23,6 @@ from kraftwire.protocol import messages as w
 from kraftwire.protocol import served
 from kraftwire.replica.fetch_sessions import FetchSessionCache
 from kraftwire.replica.replication_quota import ReplicationQuota
-from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.fetch_apis import FetchApis
 from kraftwire.server.apis.log_dir_apis import LogDirApis
 from kraftwire.server.apis.marker_apis import MarkerApis
@@ -48,7 +47,7 @@ class PartitionApis(ProduceApis, FetchApis, OffsetApis, MarkerApis, LogDirApis):
                                           random.Random())
         self.region_bytes = 0  # Fetch bytes (consumers' and followers') answered as file regions (sendfile)
         self.ids = ProducerIdBlocks(node, kraft, replicas)
-        self.quotas = QuotaEdge(metadata, node.settings.config)  # client quotas (KIP-13/KIP-219)
+        self.quotas = node.quotas  # client quotas (KIP-13/KIP-219), the node's
         self.replication = ReplicationQuota()  # leader.replication.throttled.rate (KIP-73)
         replicas.watchers.append(self._hw_moved)
         #: called with (topic, partition, producer id, producer epoch, commit) after a marker is appended

@@ -42,8 +42,10 @@ def write_chunks(transport: asyncio.WriteTransport, chunks: list) -> None:
 
 class InboundConnection(asyncio.BufferedProtocol):
     def __init__(self, dispatcher, max_frame_bytes: int, principal_rules: tuple = DEFAULT_RULES,
-                 listener: str | None = None) -> None:
+                 listener: str | None = None, gate=None) -> None:
         self.dispatcher = dispatcher
+        #: the broker's connection quotas (``connection_gate.ConnectionGate``) on a client listener, else None
+        self.gate = gate
         #: the listener this connection arrived on: Metadata answers with each broker's endpoint on it, as Kafka does
         self.listener = listener
         self.principal_rules = principal_rules  # ssl.principal.mapping.rules of the listener (TLS only)
@@ -64,6 +66,10 @@ class InboundConnection(asyncio.BufferedProtocol):
         #: before an earlier one (a Heartbeat behind an OffsetCommit waiting for its replicas) is held back
         self._expected: collections.deque = collections.deque()
         self._held: dict[int, list] = {}
+        #: correlation id -> the request time its answer settles (``client_quotas.Charge``, request_percentage)
+        self.charges: dict = {}
+        #: frames received and not dispatched yet (those that came behind a request whose answer muted the connection)
+        self._unread: collections.deque = collections.deque()
         #: KIP-219: when a quota's throttle ends (loop time) and the call that resumes reading then
         self._muted_until = 0.0
         self._unmute: asyncio.TimerHandle | None = None
@@ -93,6 +99,8 @@ class InboundConnection(asyncio.BufferedProtocol):
             self.sendfile = False
         self.dispatcher.connections.add(self)
         self._arm_idle()
+        if self.gate is not None:
+            self.gate.arrived(self)
 
     def _arm_idle(self) -> None:
         self._idle = asyncio.get_running_loop().call_later(IDLE_TIMEOUT_S, self._check_idle)
@@ -126,10 +134,16 @@ class InboundConnection(asyncio.BufferedProtocol):
             log.warning("closing connection from %s: %s", self.peer, exc)
             self.close()
             return
-        for frame in frames:
-            if self.closed:
-                return
-            self.dispatcher.dispatch(frame, self)
+        self._unread.extend(frames)
+        self._dispatch_unread()
+
+    def _dispatch_unread(self) -> None:
+        """Dispatch the frames received, in order, until the connection is muted: a quota's mute (KIP-219) holds
+        the requests already read as well as those not yet read, as Kafka, reading a connection's next request only
+        once the last one is answered, never has more than one read."""
+        unread = self._unread
+        while unread and not self.closed and self._unmute is None:
+            self.dispatcher.dispatch(unread.popleft(), self)
 
     def expect(self, correlation_id: int) -> None:
         """A request that will be answered arrived: its answer leaves after those of the requests before it."""
@@ -139,7 +153,10 @@ class InboundConnection(asyncio.BufferedProtocol):
         """Encode and send an answer. One that cannot be encoded (a string beyond its field's limit) never escapes as
         an exception into the code answering: as Kafka does when it cannot write an answer, the request gets its
         error answer with UNKNOWN_SERVER_ERROR (``protocol.error_answers``); where none is declared the connection is
-        closed. One log line either way."""
+        closed. One log line either way. The answer of a request that pays request time carries its throttle time,
+        and the connection is muted that long once it has gone (KIP-219)."""
+        charge = self.charges.pop(correlation_id, None) if self.charges else None
+        throttle = charge.settle(body) if charge is not None else 0
         try:
             chunks = encode_response(body, version, correlation_id)
         except ProtocolError as exc:
@@ -148,6 +165,7 @@ class InboundConnection(asyncio.BufferedProtocol):
                 self.close()
                 return
         self.send_chunks(chunks, correlation_id, getattr(body, "throttle_time_ms", 0) or 0)
+        self.throttle(throttle)
 
     def _refusal(self, body, version: int, correlation_id: int, problem: ProtocolError) -> list | None:
         """The encoded error answer in place of ``body``, which could not be encoded (None: there is none)."""
@@ -164,7 +182,10 @@ class InboundConnection(asyncio.BufferedProtocol):
 
     def send_chunks(self, chunks: list, correlation_id: int | None = None, throttle_ms: int = 0) -> None:
         """Send an answer in its request's turn (see ``expect``); an answer nobody expects goes at once.
-        ``throttle_ms``: the answer's throttle time, for the request's ThrottleTimeMs."""
+        ``throttle_ms``: the answer's throttle time, for the request's ThrottleTimeMs. An answer encoded by its
+        handler still settles the request time its request owes (without a throttle field to set)."""
+        if self.charges and correlation_id in self.charges:
+            self.throttle(self.charges.pop(correlation_id).settle(None))
         phases = self.timing.get(correlation_id) if self.timing else None
         if phases is not None:
             answered = time.perf_counter_ns()
@@ -271,7 +292,8 @@ class InboundConnection(asyncio.BufferedProtocol):
 
     def _resume_reading(self) -> None:
         self._unmute = None
-        if not self.closed and self.transport is not None:
+        self._dispatch_unread()
+        if self._unmute is None and not self.closed and self.transport is not None:
             self.transport.resume_reading()
 
     def close(self) -> None:
@@ -288,3 +310,5 @@ class InboundConnection(asyncio.BufferedProtocol):
             self._unmute.cancel()
         self.dispatcher.connections.discard(self)
         self.dispatcher.connection_closed(self)
+        if self.gate is not None:
+            self.gate.left(self)

@@ -83,6 +83,9 @@ class Dispatcher:
         #: ``gate(request, conn) -> bool`` runs before every handler (a KRaft node's ACL checks on the cluster,
         #: ``server.access``); False: it refused and answered the request itself
         self.gate: Callable | None = None
+        #: ``charge(request, conn, started_ns)`` -> the request time the request's answer settles, or None (a KRaft
+        #: node's ``client_quotas.QuotaEdge``, request_percentage); None: no request quota on this node
+        self.request_quota = None
         self.serve("ApiVersions", self._api_versions)
         for name in ("SaslHandshake", "SaslAuthenticate"):
             self.serve(name, self._sasl_outside_exchange)
@@ -120,13 +123,30 @@ class Dispatcher:
     def _sasl_outside_exchange(self, request, conn) -> None:
         conn.send_response(sasl_state_refusal(request.api.key), request.version, request.header.correlation_id)
 
+    def request_time_before_dispatch(self, frame, conn, started_ns: int) -> int:
+        """The throttle time of a request a listener answers itself before dispatching (ApiVersions on a role's
+        listener), its request time recorded; 0 when it pays none or does not decode."""
+        if self.request_quota is None or getattr(conn, "charges", None) is None:
+            return 0
+        try:
+            request = framing.decode_request(frame)
+        except (ProtocolError, KraftwireError, ValueError, struct.error):
+            return 0
+        charge = self.request_quota.charge(request, conn, started_ns)
+        return charge.settle(None) if charge is not None else 0
+
     def _api_versions(self, request, conn) -> None:
-        conn.send_chunks(encode_api_versions_response(self.registered(), request.version,
-                                                      request.header.correlation_id, self.api_features(),
-                                                      request.body, self.api_identity()),
-                         request.header.correlation_id)
+        cid = request.header.correlation_id
+        charges = getattr(conn, "charges", None)
+        charge = charges.pop(cid, None) if charges else None
+        throttle = charge.settle(None) if charge is not None else 0
+        conn.send_chunks(encode_api_versions_response(self.registered(), request.version, cid, self.api_features(),
+                                                      request.body, self.api_identity(), throttle), cid)
+        if throttle:
+            conn.throttle(throttle)
 
     def dispatch(self, frame: bytes, conn) -> None:
+        started = time.perf_counter_ns()  # the request's time on the event loop starts with its decoding
         if len(frame) < 8:
             self.count_error("malformed")
             log.warning("closing connection from %s: a %d-byte frame is too short for a request header",
@@ -176,16 +196,22 @@ class Dispatcher:
         if answered:
             take_turn(conn, correlation_id)
         timing = getattr(conn, "timing", None) if self.metrics is not None else None
-        if timing is not None:
-            started = time.perf_counter_ns()
+        if timing is not None:  # the request's phases for Kafka's RequestMetrics; local time includes the decoding
             arrived = getattr(conn, "arrived_ns", 0) or started  # 0: handed a frame without a read
             if answered:  # the connection finishes it when the answer goes (``InboundConnection.send_chunks``)
                 phases = timing[correlation_id] = [self.requests, api_key, arrived, started, 0]
             self.arrival_ns = arrived
+        charges = getattr(conn, "charges", None)
+        charge = None
+        if self.request_quota is not None and charges is not None:
+            charge = self.request_quota.charge(request, conn, started)
+            if charge is not None:
+                charges[correlation_id] = charge
         try:
-            if self.gate is not None and not self.gate(request, conn):
-                return
-            entry[2](request, conn)
+            if self.gate is None or self.gate(request, conn):
+                entry[2](request, conn)
+            if charge is not None:
+                charge.handler_returned()
         except Exception as exc:  # a handler bug must not stop the node; the client gets disconnected
             self.count_error(str(api_key))
             log.exception("handler for api key %d failed: %s; closing the connection from %s", api_key, exc, conn.peer)
@@ -239,6 +265,9 @@ class DispatcherView:
 
     def api_identity(self):
         return self.base.api_identity()
+
+    def request_time_before_dispatch(self, frame, conn, started_ns: int) -> int:
+        return self.base.request_time_before_dispatch(frame, conn, started_ns)
 
     def dispatch(self, frame: bytes, conn) -> None:
         self.base.dispatch(frame, conn)

@@ -80,11 +80,20 @@ class EnvelopedConnection:
         self.listener = getattr(outer, "listener", None)
         self.closed = False
         self._answer = answer
+        #: the request time the inner request owes its client (``client_quotas.Charge``), as Kafka's controller
+        #: charges an Envelope's inner request; its throttle time goes back in the answer for the broker to apply
+        self.charges: dict = {}
 
     def send_response(self, body, version: int, correlation_id: int) -> None:
+        charge = self.charges.pop(correlation_id, None)
+        if charge is not None:
+            charge.settle(body)
         self.send_chunks(framing.encode_response(body, version, correlation_id), correlation_id)
 
     def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
+        charge = self.charges.pop(correlation_id, None)
+        if charge is not None:  # an answer encoded by its handler: its time recorded all the same
+            charge.settle(None)
         if self.closed:
             return
         self.closed = True

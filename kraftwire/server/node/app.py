@@ -46,6 +46,7 @@ from kraftwire.raft.node import RaftNode
 from kraftwire.raft.states import ResignedState
 from kraftwire.raft.voter_set import VoterNode, VoterSet
 from kraftwire.security.sasl import scram
+from kraftwire.server.apis.client_quotas import QuotaEdge
 from kraftwire.server.apis.group_apis import GroupApis
 from kraftwire.server.apis.kraft_apis import KraftApis
 from kraftwire.server.apis.partition_apis import PartitionApis
@@ -56,6 +57,7 @@ from kraftwire.server.edge import wire
 from kraftwire.server.edge.access import Access
 from kraftwire.server.edge.client import describe_quorum
 from kraftwire.server.edge.connection import InboundConnection
+from kraftwire.server.edge.connection_gate import ConnectionGate, protected_listeners
 from kraftwire.server.edge.dispatcher import Dispatcher
 from kraftwire.server.edge.envelope import EnvelopeApi
 from kraftwire.server.edge.forward_links import ForwardLinks
@@ -140,6 +142,10 @@ class Node(RaftIO, QuorumApis):
         self.share_apis = None
         #: ACL checks (``authorizer.class.name`` set on a KRaft node), else None: everything is allowed
         self.authorizer = None
+        #: a KRaft node's client quotas (``client_quotas.QuotaEdge``), else None
+        self.quotas = None
+        #: a KRaft broker's connection quotas (``connection_gate.ConnectionGate``), else None
+        self.connection_gate = None
         #: a KRaft node (``topic`` None): its log is ``__cluster_metadata`` holding Kafka's metadata records, folded
         #: into ``metadata``'s image; else the raft test server, serving its log to clients as ``topic``
         self.metadata = None
@@ -149,6 +155,11 @@ class Node(RaftIO, QuorumApis):
             md = self.metadata
             self.authorizer = Access.from_config(settings.config, lambda: md.image, self._metadata_caught_up)
             self.dispatcher.gate = self.authorizer.gate if self.authorizer is not None else None
+            self.quotas = QuotaEdge(self.metadata, settings.config)  # client quotas, from the image (KIP-13/124/219)
+            self.dispatcher.request_quota = self.quotas
+            if settings.is_broker:  # connection quotas on the client listeners (KIP-402, KIP-612)
+                self.connection_gate = ConnectionGate(self.metadata, settings.node_id, settings.config.raw,
+                                                      settings.config, protected_listeners(settings))
             kraft = KraftApis(self, self.metadata)
             kraft.register()
             if settings.is_controller:
@@ -293,8 +304,9 @@ class Node(RaftIO, QuorumApis):
                 sasl = s.sasl_of(ep.name)
                 if sasl is not None:
                     dispatcher = SaslDispatcher(dispatcher, sasl, self._scram_credentials(sasl))
-                factory = (lambda d, r, n: lambda: InboundConnection(d, s.max_frame_bytes, r, n))(dispatcher, rules,
-                                                                                                  ep.name)
+                gate = self.connection_gate if ep.name not in s.controller_listener_names else None
+                factory = (lambda d, r, n, g: lambda: InboundConnection(d, s.max_frame_bytes, r, n, g))(
+                    dispatcher, rules, ep.name, gate)
                 if sock is not None:
                     server = await loop.create_server(factory, sock=sock, ssl=tls)
                 else:

@@ -80,10 +80,14 @@ class ListenerDispatcher(DispatcherView):
         if len(frame) >= 8:
             (api_key,) = struct.unpack_from(">h", frame, 0)
             if api_key == API_VERSIONS:
+                started = time.perf_counter_ns()
                 (correlation_id,) = struct.unpack_from(">i", frame, 4)
                 take_turn(conn, correlation_id)
-                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features(), self.api_identity()),
-                                 correlation_id)
+                throttle = self.base.request_time_before_dispatch(frame, conn, started)
+                conn.send_chunks(answer_frame(frame, self.registered(), self.api_features(), self.api_identity(),
+                                              throttle), correlation_id)
+                if throttle:
+                    conn.throttle(throttle)
                 return
             if api_key in self.denied:
                 self.base.count_error(str(api_key))

@@ -272,9 +272,10 @@ class MetadataNode:
     def _append(self, records) -> int:
         return self._write(lambda _first: ControllerResult(tuple(records), None))[1]
 
-    def submit(self, api: str, request, version: int, answer, queued_ns: int | None = None) -> None:
+    def submit(self, api: str, request, version: int, answer, queued_ns: int | None = None, quota=None) -> None:
         """Decide ``request`` (an api the controller handles) and ``answer(response)`` once its records commit.
-        ``queued_ns``: when the request reached this node (``perf_counter_ns``), for the event queue time."""
+        ``queued_ns``: when the request reached this node (``perf_counter_ns``), for the event queue time;
+        ``quota``: the request's controller mutation quota (``replica.quotas.MutationQuota``), or None."""
         raft, driver = self.node.raft, self.node.driver
         if not self.active or raft is None or driver is None or driver.stopped or not raft.is_leader():
             answer(refusal(api, request, version, NOT_CONTROLLER))
@@ -283,7 +284,8 @@ class MetadataNode:
         started = time.perf_counter_ns()
         try:
             result, end = self._write(lambda first: self.controller.handle(api, request, version,
-                                                                           now_ms=monotonic_ms(), next_offset=first))
+                                                                           now_ms=monotonic_ms(), next_offset=first,
+                                                                           quota=quota))
         except NotLeaderError:
             self._deactivate("the Raft core is no longer leader")
             answer(refusal(api, request, version, NOT_CONTROLLER))
