@@ -231,6 +231,8 @@ class ShareApis:
     def _initialize(self, group_partition: int, init) -> None:
         """Ask this broker's share coordinator to initialize ``init``'s partitions, then tell the group which were
         (and which were not) initialized."""
+        if self.md.image.topic(SHARE_STATE_TOPIC) is None:
+            self._create_topic()  # as Kafka's persister finds the share coordinator: the first use creates it
         req = init.body()
         ops = split(req, self._state_partitions()) or []
         done_parts: dict = {}
