@@ -1,5 +1,6 @@
-"""KIP-932 share groups where both serve them: FindCoordinator's share keys (v6; refused before), ShareGroupHeartbeat and ShareGroupDescribe answered
-UNSUPPORTED_VERSION while share.version is 0 (the pair's configuration), and the share coordinator's state RPCs
+"""KIP-932 share groups where both serve them: FindCoordinator's share keys (v6; refused before), ShareGroupHeartbeat,
+ShareGroupDescribe, ShareFetch and ShareAcknowledge answered UNSUPPORTED_VERSION while share.version is 0 (the pair's
+configuration), and the share coordinator's state RPCs
 (the inter-broker ones, CLUSTER_ACTION) for a key no coordinator serves (no ``__share_group_state`` yet) and for a
 request with no topics."""
 
@@ -12,6 +13,7 @@ from conformance.runner import Scenario, Step
 from kraftwire.protocol import messages as w
 
 SH, SD = w.ShareGroupHeartbeatRequest, w.ShareGroupDescribeRequest
+SF, SA = w.ShareFetchRequest, w.ShareAcknowledgeRequest
 RS, WS = w.ReadShareGroupStateRequest, w.WriteShareGroupStateRequest
 IS, DS, SS = w.InitializeShareGroupStateRequest, w.DeleteShareGroupStateRequest, w.ReadShareGroupStateSummaryRequest
 #: a topic id neither cluster holds
@@ -36,6 +38,17 @@ SCENARIOS = [
     ]),
     Scenario("ShareGroupDescribe", 1, "share-version-off", [
         Step(SD(group_ids=["{ns}.g", "{ns}.h"], include_authorized_operations=False), 1),
+    ]),
+    Scenario("ShareFetch", 1, "share-version-off", [
+        Step(SF(group_id="{ns}.g", member_id="{ns}-m", share_session_epoch=0, max_wait_ms=0, min_bytes=1,
+                max_bytes=1 << 20, max_records=10, batch_size=10, topics=[SF.FetchTopic(
+                    topic_id=TOPIC_ID, partitions=[SF.FetchPartition(partition_index=0)])],
+                forgotten_topics_data=[]), 1),
+    ]),
+    Scenario("ShareAcknowledge", 1, "share-version-off", [
+        Step(SA(group_id="{ns}.g", member_id="{ns}-m", share_session_epoch=1, topics=[SA.AcknowledgeTopic(
+            topic_id=TOPIC_ID, partitions=[SA.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
+                SA.AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])])])]), 1),
     ]),
     Scenario("ReadShareGroupState", 0, "no-topics", [
         Step(RS(group_id="{ns}.g", topics=[]), 0),
