@@ -3,11 +3,11 @@
 (``server/apis/share_fetch_apis.py``) reads the log, talks to the share coordinator and keeps the clock; it asks
 here what to answer.
 
-* **The request's checks**, in Kafka's order, each answered as a whole with the code at the top
-  (:func:`request_error`): ``share.version`` below 1 UNSUPPORTED_VERSION; no group id INVALID_REQUEST "Invalid group
-  id in the request."; READ on the group GROUP_AUTHORIZATION_FAILED; an empty or over-long member id INVALID_REQUEST
-  "Invalid member id in the request."; a v2 ShareFetch with ``IsRenewAck`` and any of MaxBytes, MinBytes,
-  MaxRecords, MaxWaitMs not 0 INVALID_REQUEST naming them. Then the share session (``share_sessions``).
+* **The request's checks**, in Kafka's order, each answered as a whole with the code at the top and no message
+  (:func:`request_error`): ``share.version`` below 1 UNSUPPORTED_VERSION; no group id INVALID_REQUEST; READ on the
+  group GROUP_AUTHORIZATION_FAILED; an empty or over-long member id INVALID_REQUEST; a v2 ShareFetch with
+  ``IsRenewAck`` and any of MaxBytes, MinBytes, MaxRecords, MaxWaitMs not 0 INVALID_REQUEST. Then the share session
+  (``share_sessions``): its refusals are answered the same way.
 * **Per partition**: a topic id the image does not know UNKNOWN_TOPIC_ID; READ on the topic
   TOPIC_AUTHORIZATION_FAILED; a partition led elsewhere NOT_LEADER_OR_FOLLOWER (with where the leader is); an
   acknowledgement for a share-partition not loaded here UNKNOWN_TOPIC_OR_PARTITION.
@@ -46,23 +46,21 @@ _LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
 
 
 def request_error(*, enabled: bool, group_id: str | None, group_allowed: bool, member_id: str | None,
-                  renew: tuple[int, int, int, int] | None = None) -> tuple[int, str | None] | None:
-    """The whole-request refusal of a ShareFetch or ShareAcknowledge, in Kafka's order, or None. ``renew``: a v2
-    ShareFetch with ``IsRenewAck`` set, its (MaxBytes, MinBytes, MaxRecords, MaxWaitMs)."""
+                  renew: tuple[int, int, int, int] | None = None) -> int:
+    """The whole-request refusal of a ShareFetch or ShareAcknowledge, in Kafka's order, NONE to go on. ``renew``: a
+    v2 ShareFetch with ``IsRenewAck`` set, its (MaxBytes, MinBytes, MaxRecords, MaxWaitMs), all of which must be
+    0. (Kafka logs why; its answer carries the code alone.)"""
     if not enabled:
-        return ec.UNSUPPORTED_VERSION, None
+        return ec.UNSUPPORTED_VERSION
     if group_id is None:
-        return ec.INVALID_REQUEST, "Invalid group id in the request."
+        return ec.INVALID_REQUEST
     if not group_allowed:
-        return ec.GROUP_AUTHORIZATION_FAILED, None
+        return ec.GROUP_AUTHORIZATION_FAILED
     if member_id is None or not member_id_valid(member_id):
-        return ec.INVALID_REQUEST, "Invalid member id in the request."
-    if renew is not None:
-        names = ("maxBytes", "minBytes", "maxRecords", "maxWaitMs")
-        wrong = "".join(f"{n} must be set to 0, " for n, v in zip(names, renew) if v != 0)
-        if wrong:
-            return ec.INVALID_REQUEST, wrong + "if isRenewAck is true."
-    return None
+        return ec.INVALID_REQUEST
+    if renew is not None and any(renew):
+        return ec.INVALID_REQUEST
+    return ec.NONE
 
 
 def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | None]) -> ShareConfig:

@@ -81,7 +81,7 @@ class ShareFetchApis:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _refusal(self, request, conn, body) -> tuple[int, str | None] | None:
+    def _refusal(self, request, conn, body) -> int:
         renew = None
         if request.version >= share_fetch.RENEW_ACK_SINCE and getattr(body, "is_renew_ack", False) and \
                 hasattr(body, "max_wait_ms"):
@@ -95,17 +95,17 @@ class ShareFetchApis:
         body, version, cid = request.body, request.version, request.header.correlation_id
         R = w.ShareFetchResponse
         refusal = self._refusal(request, conn, body)
-        if refusal is None:
+        if not refusal:
             acks = {(t.topic_id, p.partition_index): [_ack_batch(b) for b in p.acknowledgement_batches]
                     for t in body.topics for p in t.partitions if p.acknowledgement_batches}
             ctx = self.sessions.new_fetch_context(
                 body.group_id, body.member_id, body.share_session_epoch,
                 [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions],
                 [(t.topic_id, p) for t in body.forgotten_topics_data for p in t.partitions], bool(acks), id(conn))
-            refusal = (ctx.error, None) if ctx.error else None
-        if refusal is not None:
-            conn.send_response(R(throttle_time_ms=0, error_code=refusal[0], error_message=refusal[1], responses=[],
-                                 node_endpoints=[]), version, cid)
+            refusal = ctx.error
+        if refusal:
+            conn.send_response(R(throttle_time_ms=0, error_code=refusal, responses=[], node_endpoints=[]), version,
+                               cid)
             return
         gid, mid = body.group_id, body.member_id
         ack_errors = await self._acknowledge(gid, mid, acks, conn)
@@ -128,12 +128,11 @@ class ShareFetchApis:
         body, version, cid = request.body, request.version, request.header.correlation_id
         R = w.ShareAcknowledgeResponse
         refusal = self._refusal(request, conn, body)
-        if refusal is None:
-            code = self.sessions.acknowledge_update(body.group_id, body.member_id, body.share_session_epoch)
-            refusal = (code, None) if code else None
-        if refusal is not None:
-            conn.send_response(R(throttle_time_ms=0, error_code=refusal[0], error_message=refusal[1], responses=[],
-                                 node_endpoints=[]), version, cid)
+        if not refusal:
+            refusal = self.sessions.acknowledge_update(body.group_id, body.member_id, body.share_session_epoch)
+        if refusal:
+            conn.send_response(R(throttle_time_ms=0, error_code=refusal, responses=[], node_endpoints=[]), version,
+                               cid)
             return
         gid, mid = body.group_id, body.member_id
         acks = {(t.topic_id, p.partition_index): [_ack_batch(b) for b in p.acknowledgement_batches]

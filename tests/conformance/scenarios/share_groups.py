@@ -24,6 +24,16 @@ FC = w.FindCoordinatorRequest
 SHARE_KEY = "{ns}.g:bxwqnjtNTl-KexwtPk9aaw:0"
 
 
+
+def fetch(epoch: int, member: str = "{ns}-m", acks: bool = False):
+    """A ShareFetch of partition 0 of the unknown TOPIC_ID at session ``epoch`` (``acks``: acknowledging offset 0)."""
+    batches = [SF.AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])] if acks else []
+    return SF(group_id="{ns}.g", member_id=member, share_session_epoch=epoch, max_wait_ms=0, min_bytes=1,
+              max_bytes=1 << 20, max_records=10, batch_size=10, topics=[SF.FetchTopic(
+                  topic_id=TOPIC_ID, partitions=[SF.FetchPartition(partition_index=0, acknowledgement_batches=batches)])],
+              forgotten_topics_data=[])
+
+
 SCENARIOS = [
     Scenario("FindCoordinator", 6, "share-keys", [
         Step(FC(key_type=2, coordinator_keys=["{ns}.g:not-a-uuid:0", "{ns}.g:bxwqnjtNTl-KexwtPk9aaw",
@@ -50,6 +60,23 @@ SCENARIOS = [
             topic_id=TOPIC_ID, partitions=[SA.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
                 SA.AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])])])]), 1),
     ]),
+    # share.version 1: a share session's epochs (Kafka's SharePartitionManager.newContext / acknowledgeSessionUpdate)
+    # on one connection (a session ends when the connection that opened it closes), and the refusals before them
+    Scenario("ShareFetch", 1, "session-epochs", [
+        Step(fetch(1), 1),
+        Step(fetch(-1), 1),
+        Step(fetch(0, member=""), 1),
+        Step(fetch(0, acks=True), 1),
+        *(Step(body, 1, connection="c") for body in (
+            fetch(0), fetch(5), fetch(1),
+            SA(group_id="{ns}.g", member_id="{ns}-m", share_session_epoch=0, topics=[]),
+            SA(group_id="{ns}.g", member_id="{ns}-m", share_session_epoch=2, topics=[]),
+            fetch(3), fetch(-1), fetch(4))),
+        # the session the connection opened ended with it
+        Step(fetch(0), 1, connection="d"),
+        Step(fetch(1), 1, connection="d"),
+        Step(fetch(1), 1, connection="e"),
+    ], config="share"),
     Scenario("ReadShareGroupState", 0, "no-topics", [
         Step(RS(group_id="{ns}.g", topics=[]), 0),
     ]),
