@@ -108,15 +108,22 @@ class ShareFetchApis:
                                cid)
             return
         gid, mid = body.group_id, body.member_id
-        ack_errors = await self._acknowledge(gid, mid, acks, conn)
-        answers: dict = {key: R.PartitionData(partition_index=key[1], acknowledge_error_code=code,
-                                              acknowledge_error_message=msg, records=b"", acquired_records=[])
-                         for key, (code, msg) in ack_errors.items()}
+        answers: dict = {}
         config = self._config(gid)
         if ctx.final:
+            ack_errors = await self._acknowledge(gid, mid, acks, conn)
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
         else:
-            await self._acquire_waiting(gid, mid, body, ctx.partitions, answers, conn)
+            # as Kafka's: the fetch reads and acquires first (its delayed fetch completes at once when it can), then
+            # the acknowledgements apply, so records they release go to a later fetch unless this one waits
+            deadline = _now_ms() + max(0, body.max_wait_ms)
+            got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+            ack_errors = await self._acknowledge(gid, mid, acks, conn)
+            while not self._satisfied(got, body, answers) and await self._woken(deadline):
+                got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+        for key, (code, msg) in ack_errors.items():
+            answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
+            answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg
         leaders = {a.current_leader.leader_id for a in answers.values()
                    if a.error_code == ec.NOT_LEADER_OR_FOLLOWER and a.current_leader.leader_id >= 0}
         conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE,
@@ -140,7 +147,8 @@ class ShareFetchApis:
         errors = await self._acknowledge(gid, mid, acks, conn)
         if body.share_session_epoch == -1:
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
-        answers = {key: R.PartitionData(partition_index=key[1], error_code=code, error_message=msg)
+        answers = {key: R.PartitionData(partition_index=key[1], error_code=code,
+                                        error_message=msg or (ec.default_message(code) if code else None))
                    for key, (code, msg) in errors.items()}
         for key, answer in answers.items():
             if answer.error_code == ec.NOT_LEADER_OR_FOLLOWER:
@@ -198,21 +206,23 @@ class ShareFetchApis:
             self._wake()
         return out
 
-    async def _acquire_waiting(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> None:
-        """Read and acquire the session's partitions; while nothing was acquired, wait up to ``MaxWaitMs`` for a
-        high watermark to move or records to be released, and try again."""
-        deadline = _now_ms() + max(0, body.max_wait_ms)
-        while True:
-            got = await self._acquire(gid, mid, body, partitions, answers, conn)
-            left = deadline - _now_ms()
-            if got >= max(1, body.min_bytes) or left <= 0 or any(a.error_code for a in answers.values()):
-                return
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await asyncio.wait_for(waiter, left / 1000)
-            except asyncio.TimeoutError:
-                pass
+    @staticmethod
+    def _satisfied(got: int, body, answers: dict) -> bool:
+        """Whether a ShareFetch is answered now: ``MinBytes`` (at least one byte) acquired, or a partition failed."""
+        return got >= max(1, body.min_bytes) or any(a.error_code for a in answers.values())
+
+    async def _woken(self, deadline: int) -> bool:
+        """Wait until a high watermark moves or records are released (True), or ``deadline`` passes (False)."""
+        left = deadline - _now_ms()
+        if left <= 0:
+            return False
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, left / 1000)
+        except asyncio.TimeoutError:
+            return False
+        return True
 
     async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> int:
         R = w.ShareFetchResponse
