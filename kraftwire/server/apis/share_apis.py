@@ -19,8 +19,7 @@
   ``__share_group_state`` partition; the first one while the topic does not exist has it created
   (``share.coordinator.state.topic.*``), COORDINATOR_NOT_AVAILABLE meanwhile.
 
-Not here yet: the topic ACLs of a heartbeat's subscription, and initialization through a share coordinator on
-another broker (a key whose state partition this broker does not lead is left to the next heartbeat's retry).
+Not here yet: the topic ACLs of a heartbeat's subscription.
 """
 
 from __future__ import annotations
@@ -229,32 +228,25 @@ class ShareApis:
         self.groups._write(p, result, on_done)
 
     def _initialize(self, group_partition: int, init) -> None:
-        """Ask this broker's share coordinator to initialize ``init``'s partitions, then tell the group which were
-        (and which were not) initialized."""
+        """Ask the share coordinators of ``init``'s partitions (this broker's or another's, ``share_fetch_apis``) to
+        initialize them, then tell the group which were (and which were not) initialized."""
         if self.md.image.topic(SHARE_STATE_TOPIC) is None:
             self._create_topic()  # as Kafka's persister finds the share coordinator: the first use creates it
-        req = init.body()
-        ops = split(req, self._state_partitions()) or []
+        asyncio.get_running_loop().create_task(self._initialize_keys(group_partition, init))
+
+    async def _initialize_keys(self, group_partition: int, init) -> None:
+        R = w.InitializeShareGroupStateRequest
+        ops = split(init.body(), self._state_partitions()) or []
+        answers = await asyncio.gather(*(self.fetching.state_call("InitializeShareGroupState", 0, R(
+            group_id=init.group_id, topics=[R.InitializeStateData(topic_id=op.topic_id, partitions=[op.data])]))
+            for op in ops))
         done_parts: dict = {}
         failed: dict = {}
-        left = [len(ops)]
-
-        def answered(op, answer) -> None:
+        for op, answer in zip(ops, answers):
             part = answer.results[0].partitions[0]
             (failed if part.error_code else done_parts).setdefault(op.topic_id, []).append(op.data.partition)
-            left[0] -= 1
-            if left[0] == 0:
-                self._initialized(group_partition, init.group_id, done_parts, failed)
-
-        now = _now_ms()
-        for op in ops:
-            hosted, code = self.runtime.route(op.state_partition)
-            if hosted is None:
-                answered(op, key_refusal("InitializeShareGroupState", op, code))
-                continue
-            result = hosted.shard.initialize(init.group_id, op.topic_id, op.data, functools.partial(answered, op),
-                                             now)
-            self.runtime.write(op.state_partition, result, now)
+        if ops:
+            self._initialized(group_partition, init.group_id, done_parts, failed)
 
     def _initialized(self, group_partition: int, group_id: str, done: dict, failed: dict) -> None:
         hosted, _code = self.groups.runtime.route(group_partition)

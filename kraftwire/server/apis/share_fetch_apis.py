@@ -13,8 +13,10 @@
 * **Locks** expire on the runtime's clock (a ticker while share-partitions are loaded); a closed connection ends the
   session it opened (the member's records released), and a group with no session left here is dropped.
 
-Not here yet: share-state keys whose ``__share_group_state`` partition another broker leads (the key is answered
-as the coordinator answers, NOT_COORDINATOR), the rollback of a share-partition's state when its write fails, and
+* **The share coordinator** of a key is this broker's when it leads the key's ``__share_group_state`` partition,
+  else that partition's leader, asked over the inter-broker links (``BrokerLinks``).
+
+Not here yet: the rollback of a share-partition's state when its write fails, and
 DelayedShareFetch's per-partition readiness (the wait is for the whole request).
 """
 
@@ -24,6 +26,7 @@ import asyncio
 import logging
 
 from kraftwire import error_codes as ec
+from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC, key_refusal, split
 from kraftwire.metadata.features import share_groups_enabled
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
@@ -32,6 +35,7 @@ from kraftwire.replica.share_fetch import ShareLeader, request_error, share_conf
 from kraftwire.replica.share_partition import AckBatch, SharePartition, ShareState, ShareStateBatch
 from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionCache
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.edge.broker_links import BrokerLinks
 from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 
 log = logging.getLogger("kraftwire.share")
@@ -39,6 +43,8 @@ log = logging.getLogger("kraftwire.share")
 #: how often loaded share-partitions' locks are checked for expiry
 TICK_S = 0.1
 MAX_SESSIONS_KEY = "group.share.max.share.sessions"
+#: how long a share-state request to another broker's share coordinator may take
+STATE_TIMEOUT_S = 10.0
 
 
 class ShareFetchApis:
@@ -54,6 +60,7 @@ class ShareFetchApis:
         self._waiters: list[asyncio.Future] = []
         self._ticker: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
+        self.links = BrokerLinks(self.node, "share-partition-leader")
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -68,6 +75,8 @@ class ShareFetchApis:
             if task is not None:
                 task.cancel()
         self._ticker = None
+        if self.links.conns:
+            asyncio.get_running_loop().create_task(self.links.close())
 
     # ================================================================================================ requests
     def share_fetch(self, request, conn) -> None:
@@ -275,7 +284,7 @@ class ShareFetchApis:
         gid, topic_id, index = key
         RQ = w.ReadShareGroupStateRequest
         epoch = hp.state.leader_epoch
-        answer = await self._state("ReadShareGroupState", 0, RQ(group_id=gid, topics=[RQ.ReadStateData(
+        answer = await self.state_call("ReadShareGroupState", 0, RQ(group_id=gid, topics=[RQ.ReadStateData(
             topic_id=topic_id, partitions=[RQ.PartitionData(partition=index, leader_epoch=epoch)])]))
         part = answer.results[0].partitions[0]
         if part.error_code:
@@ -304,7 +313,7 @@ class ShareFetchApis:
                 state_batches=[RQ.StateBatch(first_offset=b.first_offset, last_offset=b.last_offset,
                                              delivery_state=b.delivery_state, delivery_count=b.delivery_count)
                                for b in write.state_batches])])])
-            answer = await self._state("WriteShareGroupState", 1, body)
+            answer = await self.state_call("WriteShareGroupState", 1, body)
             code = answer.results[0].partitions[0].error_code
             if code:
                 log.warning("share-partition %s/%s-%d: WriteShareGroupState answered %s", gid, topic_id, index,
@@ -312,15 +321,24 @@ class ShareFetchApis:
             codes.append(code)
         return codes
 
-    def _state(self, api: str, version: int, body) -> asyncio.Future:
-        future = asyncio.get_running_loop().create_future()
-
-        def send(answer) -> None:
-            if not future.done():
-                future.set_result(answer)
-
-        self.share.serve_state(api, body, version, True, send)
-        return future
+    async def state_call(self, api: str, version: int, body):
+        """A one-key share-state request answered by the key's share coordinator: this broker's when it leads the
+        key's ``__share_group_state`` partition (or nobody does: the local answer says why), else that partition's
+        leader over the inter-broker links; one that cannot be reached answers COORDINATOR_NOT_AVAILABLE."""
+        op = split(body, self.share._state_partitions())[0]
+        topic = self.md.image.topic(SHARE_STATE_TOPIC)
+        reg = topic.partitions.get(op.state_partition) if topic is not None else None
+        if reg is None or reg.leader < 0 or reg.leader == self.replicas.broker_id:
+            future = asyncio.get_running_loop().create_future()
+            self.share.serve_state(api, body, version, True,
+                                   lambda answer: future.done() or future.set_result(answer))
+            return await future
+        try:
+            return await self.links.request(
+                reg.leader, lambda conn, _prepared: conn.request(body, version, timeout=STATE_TIMEOUT_S))
+        except Exception as exc:  # noqa: BLE001 - unreachable coordinator, closed connection, timeout: retried later
+            log.info("%s to share coordinator %d: %s", api, reg.leader, exc)
+            return key_refusal(api, op, ec.COORDINATOR_NOT_AVAILABLE)
 
     # ================================================================================================ events
     def _wake(self) -> None:
