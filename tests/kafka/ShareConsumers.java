@@ -19,8 +19,9 @@ import java.util.Set;
 import java.util.TreeSet;
 
 /**
- * Two Kafka share consumers (KIP-932) of one group read one topic and acknowledge every record explicitly: a value
- * v with v % 7 == 3 is rejected, one with v % 5 == 1 released on its first delivery, every other delivery accepted.
+ * Records 0..records-1 go round-robin to the topic's partitions. Two Kafka share consumers (KIP-932) of one group
+ * read the topic and acknowledge every record explicitly: a value v with v % 7 == 3 is rejected, one with
+ * v % 5 == 1 released on its first delivery, every other delivery accepted.
  * Prints one line per delivery, "DELIVERY consumer value deliveryCount action", then "DONE finished" once every
  * value was accepted or rejected (or "TIMEOUT" after the deadline).
  *
@@ -46,8 +47,9 @@ public class ShareConsumers {
         pp.put("value.serializer", StringSerializer.class.getName());
         pp.put("linger.ms", "5");
         try (KafkaProducer<String, String> producer = new KafkaProducer<>(pp)) {
-            for (int v = 0; v < records; v++) {
-                producer.send(new ProducerRecord<>(topic, null, Integer.toString(v)));
+            int partitions = producer.partitionsFor(topic).size();
+            for (int v = 0; v < records; v++) {  // spread over every partition: each leader's share-partition works
+                producer.send(new ProducerRecord<>(topic, v % partitions, null, Integer.toString(v)));
             }
             producer.flush();
         }
