@@ -14,8 +14,9 @@ here what to answer.
 * **Acquiring** (:meth:`ShareLeader.acquire`): the log is read from the share-partition's
   :meth:`~kraftwire.replica.share_partition.SharePartition.next_fetch_offset` up to the high watermark; the
   records of the batches read are acquired for the member, at most ``MaxRecords`` over the whole request (Kafka's
-  ``acquiredRecordsCount``), and the answer carries the read batches up to the last acquired record with the
-  AcquiredRecords ranges, each at most ``BatchSize`` records long.
+  ``acquiredRecordsCount``; the last batch whole unless ``ShareAcquireMode`` is 1, record-limit), and the answer
+  carries the read batches up to the last acquired record with the AcquiredRecords ranges (not cut at
+  ``BatchSize``: Kafka 4.4 answers a batch of 3 acquired under BatchSize 2 as one range).
 * **Acknowledging** (:meth:`ShareLeader.acknowledge`): a share-partition's batches are applied all or nothing
   (``SharePartition.acknowledge``); the :class:`~kraftwire.replica.share_partition.ShareWrite` it returns is written
   to the share coordinator before the acknowledgement is answered.
@@ -35,7 +36,7 @@ from kraftwire.metadata import group_configs
 from kraftwire.replica.share_partition import AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite
 
 __all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "batch_bounds", "request_error",
-           "share_config", "split_by_batch_size"]
+           "share_config"]
 
 #: ShareFetch's ``IsRenewAck`` (KIP-1222) from v2
 RENEW_ACK_SINCE = 2
@@ -89,17 +90,14 @@ def batch_bounds(records) -> list[tuple[int, int, int]]:
     return out
 
 
-def split_by_batch_size(ranges: list[AcquiredRecords], batch_size: int) -> list[AcquiredRecords]:
-    """AcquiredRecords ranges cut into pieces of at most ``batch_size`` records (0 or less: uncut)."""
-    if batch_size <= 0:
-        return ranges
-    out = []
+def _merged(ranges: list[AcquiredRecords]) -> list[AcquiredRecords]:
+    """Adjacent ranges with the same delivery count joined."""
+    out: list[AcquiredRecords] = []
     for r in ranges:
-        first = r.first_offset
-        while first <= r.last_offset:
-            last = min(r.last_offset, first + batch_size - 1)
-            out.append(AcquiredRecords(first, last, r.delivery_count))
-            first = last + 1
+        if out and out[-1].last_offset + 1 == r.first_offset and out[-1].delivery_count == r.delivery_count:
+            out[-1] = AcquiredRecords(out[-1].first_offset, r.last_offset, r.delivery_count)
+        else:
+            out.append(r)
     return out
 
 
@@ -124,10 +122,12 @@ class ShareLeader:
     def get(self, key: ShareKey) -> SharePartition | None:
         return self.partitions.get(key)
 
-    def acquire(self, key: ShareKey, member_id: str, records, max_records: int, batch_size: int,
-                now_ms: int) -> Acquired:
+    def acquire(self, key: ShareKey, member_id: str, records, max_records: int, now_ms: int, *,
+                record_limit: bool = False) -> Acquired:
         """Acquire for ``member_id`` the records of the whole batches in ``records`` (read from the share-partition's
-        ``next_fetch_offset``), at most ``max_records``."""
+        ``next_fetch_offset``), at most ``max_records`` — except that, as Kafka's default batch-optimized mode
+        (ShareAcquireMode 0) does, the batch holding the last record that fits is acquired whole; ``record_limit``
+        (mode 1) stops at ``max_records`` exactly."""
         sp = self.partitions[key]
         bounds = batch_bounds(records)
         if not bounds or max_records <= 0:
@@ -137,8 +137,10 @@ class ShareLeader:
         if not ranges:
             return Acquired()
         last = ranges[-1].last_offset
-        end = next(e for _first, last_offset, e in bounds if last_offset >= last)
-        return Acquired(tuple(split_by_batch_size(ranges, batch_size)), end)
+        batch_last, end = next((last_offset, e) for _first, last_offset, e in bounds if last_offset >= last)
+        if not record_limit and batch_last > last:
+            ranges = _merged(ranges + sp.acquire(member_id, last + 1, batch_last, batch_last - last, now_ms))
+        return Acquired(tuple(ranges), end)
 
     def acknowledge(self, key: ShareKey, member_id: str, batches: list[AckBatch],
                     now_ms: int) -> tuple[int, str | None, ShareWrite | None]:

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from kraftwire import error_codes as ec
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.replica.share_fetch import (Acquired, ShareLeader, batch_bounds, request_error, share_config,
-                                           split_by_batch_size)
+from kraftwire.replica.share_fetch import Acquired, ShareLeader, batch_bounds, request_error, share_config
 from kraftwire.replica.share_partition import (ACCEPT, ACQUIRED, AVAILABLE, RELEASE, AckBatch,
                                                AcquiredRecords, ShareConfig, SharePartition)
 
@@ -54,36 +53,52 @@ def test_acquire_the_batches_read():
     batches up to the last acquired record."""
     sl = leader()
     raw = batch(0, 3) + batch(3, 2)
-    got = sl.acquire(KEY, "m1", raw, max_records=500, batch_size=500, now_ms=0)
+    got = sl.acquire(KEY, "m1", raw, max_records=500, now_ms=0)
     assert got == Acquired((AcquiredRecords(0, 4, 1),), len(raw)) and got.count == 5
     assert sl.get(KEY).state_of(4) == (ACQUIRED, 1, "m1")
     # nothing left to acquire: the same read gives nothing to another member
-    assert sl.acquire(KEY, "m2", raw, 500, 500, 0) == Acquired()
+    assert sl.acquire(KEY, "m2", raw, 500, 0) == Acquired()
 
 
-def test_max_records_cuts_the_acquisition_and_the_bytes():
+def test_max_records_takes_the_last_batch_whole():
+    """Kafka 4.4's batch-optimized acquisition (checked in the "share" conformance pair): MaxRecords 2 on a batch of
+    3 acquires the batch; the next fetch takes the next batch."""
     sl = leader()
     raw = batch(0, 3) + batch(3, 2)
-    got = sl.acquire(KEY, "m1", raw, max_records=2, batch_size=500, now_ms=0)
+    got = sl.acquire(KEY, "m1", raw, max_records=2, now_ms=0)
+    assert got.ranges == (AcquiredRecords(0, 2, 1),) and got.record_bytes == len(batch(0, 3))
+    got = sl.acquire(KEY, "m2", raw, max_records=10, now_ms=0)
+    assert got.ranges == (AcquiredRecords(3, 4, 1),) and got.record_bytes == len(raw)
+    assert sl.acquire(KEY, "m3", raw, max_records=0, now_ms=0) == Acquired()
+
+
+def test_record_limit_mode_cuts_the_acquisition_and_the_bytes():
+    """ShareAcquireMode 1 (record-limit): exactly MaxRecords."""
+    sl = leader()
+    raw = batch(0, 3) + batch(3, 2)
+    got = sl.acquire(KEY, "m1", raw, max_records=2, now_ms=0, record_limit=True)
     assert got.ranges == (AcquiredRecords(0, 1, 1),) and got.record_bytes == len(batch(0, 3))
-    got = sl.acquire(KEY, "m2", raw, max_records=10, batch_size=500, now_ms=0)
+    got = sl.acquire(KEY, "m2", raw, max_records=10, now_ms=0, record_limit=True)
     assert got.ranges == (AcquiredRecords(2, 4, 1),) and got.record_bytes == len(raw)
-    assert sl.acquire(KEY, "m3", raw, max_records=0, batch_size=500, now_ms=0) == Acquired()
 
 
-def test_batch_size_splits_the_acquired_ranges():
-    assert split_by_batch_size([AcquiredRecords(0, 6, 2)], 3) == [
-        AcquiredRecords(0, 2, 2), AcquiredRecords(3, 5, 2), AcquiredRecords(6, 6, 2)]
-    assert split_by_batch_size([AcquiredRecords(0, 6, 2)], 0) == [AcquiredRecords(0, 6, 2)]
+def test_the_whole_last_batch_skips_what_is_not_available():
+    """A released record inside a batch whose other records are taken: only it is acquired."""
+    sl = leader()
+    raw = batch(0, 3)
+    sl.acquire(KEY, "m1", raw, 500, 0)
+    sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (RELEASE,)), AckBatch(1, 2, (ACCEPT,))], 0)
+    got = sl.acquire(KEY, "m2", raw, max_records=1, now_ms=0)
+    assert got.ranges == (AcquiredRecords(0, 0, 2),)
 
 
 def test_released_records_are_acquired_again_with_a_higher_count():
     sl = leader()
     raw = batch(0, 4)
-    sl.acquire(KEY, "m1", raw, 500, 500, 0)
+    sl.acquire(KEY, "m1", raw, 500, 0)
     error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 1, (ACCEPT,)), AckBatch(2, 3, (RELEASE,))], 10)
     assert error == ec.NONE and write.start_offset == 2
-    got = sl.acquire(KEY, "m2", raw, 500, 500, 20)
+    got = sl.acquire(KEY, "m2", raw, 500, 20)
     assert got.ranges == (AcquiredRecords(2, 3, 2),)
 
 
@@ -95,7 +110,7 @@ def test_acknowledge_unknown_share_partition():
 
 def test_acknowledge_by_another_member_is_invalid_record_state():
     sl = leader()
-    sl.acquire(KEY, "m1", batch(0, 2), 500, 500, 0)
+    sl.acquire(KEY, "m1", batch(0, 2), 500, 0)
     error, _msg, write = sl.acknowledge(KEY, "m2", [AckBatch(0, 1, (ACCEPT,))], 0)
     assert error == ec.INVALID_RECORD_STATE and write is None
     assert sl.get(KEY).state_of(0) == (ACQUIRED, 1, "m1")
@@ -107,8 +122,8 @@ def test_release_member_and_expire_locks():
     other = ("grp", "tid", 1)
     sl = leader()
     sl.partitions[other] = SharePartition(CONFIG, leader_epoch=0, start_offset=0)
-    sl.acquire(KEY, "m1", batch(0, 2), 500, 500, 0)
-    sl.acquire(other, "m1", batch(0, 2), 500, 500, 0)
+    sl.acquire(KEY, "m1", batch(0, 2), 500, 0)
+    sl.acquire(other, "m1", batch(0, 2), 500, 0)
     writes = sl.release_member("grp", "m1", only=(("tid", 0),))
     assert [k for k, _w in writes] == [KEY] and sl.get(KEY).state_of(0) == (AVAILABLE, 1, "")
     assert sl.get(other).state_of(0) == (ACQUIRED, 1, "m1")
@@ -129,7 +144,7 @@ def test_drop_group_and_partition():
 
 def test_accepted_record_is_final():
     sl = leader()
-    sl.acquire(KEY, "m1", batch(0, 1), 500, 500, 0)
+    sl.acquire(KEY, "m1", batch(0, 1), 500, 0)
     error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)
     assert error == ec.NONE and write.start_offset == 1 and write.state_batches == ()
     assert sl.get(KEY).state_of(0) is None

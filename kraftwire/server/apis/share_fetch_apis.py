@@ -43,6 +43,8 @@ log = logging.getLogger("kraftwire.share")
 #: how often loaded share-partitions' locks are checked for expiry
 TICK_S = 0.1
 MAX_SESSIONS_KEY = "group.share.max.share.sessions"
+#: ShareFetch v2's ShareAcquireMode that stops at MaxRecords exactly (0, the default, acquires whole batches)
+RECORD_LIMIT = 1
 #: how long a share-state request to another broker's share coordinator may take
 STATE_TIMEOUT_S = 10.0
 
@@ -256,7 +258,8 @@ class ShareFetchApis:
             if offset >= hw:
                 continue
             raw = bytes(hp.log.read(offset, max_bytes, limit=hw).records)
-            got = self.leader.acquire((gid, *key), mid, raw, budget, body.batch_size, now)
+            got = self.leader.acquire((gid, *key), mid, raw, budget, now,
+                                      record_limit=body.share_acquire_mode == RECORD_LIMIT)
             if got.ranges:
                 answer.records = raw[:got.record_bytes]
                 answer.acquired_records = [R.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,

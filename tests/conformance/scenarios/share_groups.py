@@ -64,8 +64,10 @@ def assigned(answer) -> bool:
 
 
 #: a share group member of topic A whose share-partition the group coordinator initialized (from the earliest
-#: offset: the group's share.auto.offset.reset), its records read and acknowledged: ACCEPT, RELEASE (redelivered
-#: with delivery count 2), REJECT, an offset not acquired (INVALID_RECORD_STATE), then the session closed
+#: offset: the group's share.auto.offset.reset), its records read — MaxRecords 2 and BatchSize 2 take the first
+#: batch of 3 whole, in one range — and acknowledged: ACCEPT, RELEASE (redelivered with delivery count 2, by the
+#: fetch after the one that carried the release), REJECT, an offset past the acquired ones (INVALID_REQUEST), then
+#: the session closed
 ACQUIRE = [
     *created(A),
     Step(IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=G, configs=[
@@ -79,7 +81,7 @@ ACQUIRE = [
     # share-partition (a set-up step, not compared: Kafka 4.4 answers the join with member epoch 2, kraftwire with 1)
     Step(SH(group_id=G, member_id=M, member_epoch=0, rack_id=None, subscribed_topic_names=[A]), 1,
          until=assigned, probe=True),
-    share_fetch(0, max_records=3, wait=2000),
+    share_fetch(0, max_records=2, wait=2000),
     share_fetch(1, acks=[(0, 0, 1), (1, 1, 2), (2, 2, 3)], max_records=10, wait=2000),
     share_ack(2, [(3, 4, 1)]),
     share_fetch(3, max_records=10, wait=500),
