@@ -59,7 +59,8 @@ FEATURES: tuple[Feature, ...] = (
     # GV1: the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)
     Feature(GROUP_VERSION, (_BASE, FeatureLevel(1, "4.0-IV0")), implemented=1),
     Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=1),
-    Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=0),
+    # SV1: share groups (KIP-932); SV2: KIP-1222's acknowledgement renewals, not here yet
+    Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=1),
     Feature(STREAMS_VERSION, (_BASE, FeatureLevel(1, "4.2-IV1")), implemented=0),
 )
 BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
@@ -69,6 +70,14 @@ REFUSED: dict[tuple[str, int], str] = {
     (SHARE_VERSION, 1): "share groups (KIP-932)",
     (SHARE_VERSION, 2): "share groups (KIP-932)",
     (STREAMS_VERSION, 1): "streams groups (KIP-1071)",
+}
+
+
+#: features kraftwire implements but does not turn on by default yet: the level ``storage format`` writes unless
+#: ``--feature`` names it, and why
+OFF_BY_DEFAULT: dict[str, tuple[int, str]] = {
+    SHARE_VERSION: (0, "share groups (KIP-932) are not complete in kraftwire yet; --feature share.version=1 turns "
+                       "them on"),
 }
 
 
@@ -119,8 +128,11 @@ def kraftwire_defaults(version: mv.MetadataVersion) -> tuple[dict[str, int], dic
         if f.name == KRAFT_VERSION:
             continue
         default = f.default_level(version)
-        levels[f.name] = min(default, f.implemented)
-        if default > f.implemented:
+        cap, why = OFF_BY_DEFAULT.get(f.name, (f.implemented, ""))
+        levels[f.name] = min(default, f.implemented, cap)
+        if default > cap and why:
+            lowered[f.name] = why
+        elif default > f.implemented:
             lowered[f.name] = refusal(f.name, default)
     return levels, lowered
 

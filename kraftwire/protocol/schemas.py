@@ -1703,6 +1703,107 @@ M('SaslHandshakeResponse', 'response', 17, '0-1', 'none', [
     F('ErrorCode', 'int16', '0+'),
     F('Mechanisms', '[]string', '0+'),
 ])
+M('ShareAcknowledgeRequest', 'request', 79, '1-2', '0+', [
+    F('GroupId', 'string', '0+', nullable='0+', default=None),
+    F('MemberId', 'string', '0+', nullable='0+'),
+    F('ShareSessionEpoch', 'int32', '0+'),
+    F('IsRenewAck', 'bool', '2+', default=False),
+    F('Topics', '[]AcknowledgeTopic', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]AcknowledgePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('AcknowledgementBatches', '[]AcknowledgementBatch', '0+', fields=[
+                F('FirstOffset', 'int64', '0+'),
+                F('LastOffset', 'int64', '0+'),
+                F('AcknowledgeTypes', '[]int8', '0+'),
+            ]),
+        ]),
+    ]),
+])
+M('ShareAcknowledgeResponse', 'response', 79, '1-2', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('AcquisitionLockTimeoutMs', 'int32', '2+'),
+    F('Responses', '[]ShareAcknowledgeTopicResponse', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('CurrentLeader', 'LeaderIdAndEpoch', '0+', fields=[
+                F('LeaderId', 'int32', '0+'),
+                F('LeaderEpoch', 'int32', '0+'),
+            ]),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '0+', fields=[
+        F('NodeId', 'int32', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'int32', '0+'),
+        F('Rack', 'string', '0+', nullable='0+', default=None),
+    ]),
+])
+M('ShareFetchRequest', 'request', 78, '1-2', '0+', [
+    F('GroupId', 'string', '0+', nullable='0+', default=None),
+    F('MemberId', 'string', '0+', nullable='0+'),
+    F('ShareSessionEpoch', 'int32', '0+'),
+    F('MaxWaitMs', 'int32', '0+'),
+    F('MinBytes', 'int32', '0+'),
+    F('MaxBytes', 'int32', '0+', default=2147483647),
+    F('MaxRecords', 'int32', '1+'),
+    F('BatchSize', 'int32', '1+'),
+    F('ShareAcquireMode', 'int8', '2+', default=0),
+    F('IsRenewAck', 'bool', '2+', default=False),
+    F('Topics', '[]FetchTopic', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]FetchPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('PartitionMaxBytes', 'int32', '0'),
+            F('AcknowledgementBatches', '[]AcknowledgementBatch', '0+', fields=[
+                F('FirstOffset', 'int64', '0+'),
+                F('LastOffset', 'int64', '0+'),
+                F('AcknowledgeTypes', '[]int8', '0+'),
+            ]),
+        ]),
+    ]),
+    F('ForgottenTopicsData', '[]ForgottenTopic', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]int32', '0+'),
+    ]),
+])
+M('ShareFetchResponse', 'response', 78, '1-2', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('AcquisitionLockTimeoutMs', 'int32', '1+'),
+    F('Responses', '[]ShareFetchableTopicResponse', '0+', fields=[
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]PartitionData', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('AcknowledgeErrorCode', 'int16', '0+'),
+            F('AcknowledgeErrorMessage', 'string', '0+', nullable='0+', default=None),
+            F('CurrentLeader', 'LeaderIdAndEpoch', '0+', fields=[
+                F('LeaderId', 'int32', '0+'),
+                F('LeaderEpoch', 'int32', '0+'),
+            ]),
+            F('Records', 'records', '0+', nullable='0'),
+            F('AcquiredRecords', '[]AcquiredRecords', '0+', fields=[
+                F('FirstOffset', 'int64', '0+'),
+                F('LastOffset', 'int64', '0+'),
+                F('DeliveryCount', 'int16', '0+'),
+            ]),
+        ]),
+    ]),
+    F('NodeEndpoints', '[]NodeEndpoint', '0+', fields=[
+        F('NodeId', 'int32', '0+'),
+        F('Host', 'string', '0+'),
+        F('Port', 'int32', '0+'),
+        F('Rack', 'string', '0+', nullable='0+', default=None),
+    ]),
+])
 M('ShareGroupDescribeRequest', 'request', 77, '1', '0+', [
     F('GroupIds', '[]string', '0+'),
     F('IncludeAuthorizedOperations', 'bool', '0+'),

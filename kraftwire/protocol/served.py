@@ -76,6 +76,8 @@ SERVED: dict[str, tuple[int, int]] = {
     # share coordinator's state RPCs (from share-partition leaders and group coordinators)
     "ShareGroupHeartbeat": (1, 1),
     "ShareGroupDescribe": (1, 1),
+    "ShareFetch": (1, 2),
+    "ShareAcknowledge": (1, 2),
     "InitializeShareGroupState": (0, 0),
     "ReadShareGroupState": (0, 0),
     "WriteShareGroupState": (0, 1),

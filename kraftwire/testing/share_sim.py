@@ -7,13 +7,19 @@ made durable at random moments, in order, and only then is the consumer answered
 log; consumers fetch (acquiring from ``next_fetch_offset()``) and acknowledge what they hold — mostly ACCEPT, some
 RELEASE, REJECT, GAP or RENEW, sometimes only part of it, sometimes records whose lock they do not know has expired.
 
+Each consumer fetches inside its share session on the leader (the real
+:class:`~kraftwire.replica.share_sessions.ShareSessionCache`): its first fetch opens one (epoch 0) on its connection,
+every later one carries the session's epoch.
+
 **Faults.** The leader dies: its queued writes are lost, their consumers are answered with an error and forget what
 they held, and the new leader loads the durable state. A fetch answer is lost on its way (its records stay acquired
-until their locks expire). A consumer leaves (its records are released) and comes back as a new member. Time jumps
-past lock deadlines.
+until their locks expire). A consumer leaves — its connection closes, which ends its session, and the member the
+session cache names is the one whose records are released — and comes back as a new member. Time jumps past lock
+deadlines.
 
 **Invariants after every event**, checked against an oracle that follows the rules independently:
 
+* every fetch carrying its session's epoch is accepted, and a closed connection releases exactly its own member;
 * a record is held by at most one consumer at a time, and is acquired only when AVAILABLE: never while another
   consumer's lock is live, never once finished;
 * a record is redelivered only after a lock expiry, a RELEASE (or its member leaving) or a leader change, each time
@@ -42,6 +48,7 @@ from collections import deque
 from kraftwire import error_codes as ec
 from kraftwire.replica import share_partition as sp
 from kraftwire.replica.share_partition import AckBatch, ShareConfig, SharePartition, ShareState
+from kraftwire.replica.share_sessions import INITIAL_EPOCH, ShareSessionCache
 from kraftwire.testing.coordinator_log import SimFailure, replay_main
 
 __all__ = ["ShareSim", "SimFailure", "main"]
@@ -50,16 +57,22 @@ CONFIG = ShareConfig(record_lock_duration_ms=1_000, delivery_count_limit=3, max_
                      auto_offset_reset="earliest")
 CONSUMERS = 4
 MAX_RECORDS = 6
+GROUP, PARTITION = "g", ("topic", 0)
 
 
 class Consumer:
     def __init__(self, cid: int) -> None:
         self.cid, self.incarnation = cid, 0
         self.held: dict[int, int] = {}  # offset -> delivery count, as the consumer believes
+        self.epoch: int | None = None  # its share session's next epoch; None: no session
 
     @property
     def member_id(self) -> str:
         return f"c{self.cid}.{self.incarnation}"
+
+    @property
+    def connection(self) -> str:
+        return f"conn-{self.member_id}"
 
 
 class ShareSim:
@@ -77,6 +90,7 @@ class ShareSim:
                                               log_end_offset=0)
         self.pending: deque = deque()  # (write, consumer, offsets finished by it, answer)
         self.consumers = [Consumer(i) for i in range(CONSUMERS)]
+        self.sessions = ShareSessionCache(max_sessions=CONSUMERS)
         self.trail: deque = deque(maxlen=40)
         self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries",
                                       "leader_changes", "lost_writes", "lost_fetches", "leaves", "archived_at_limit",
@@ -124,7 +138,18 @@ class ShareSim:
         self.log_end += n
         self.note(f"produce {n} -> log end {self.log_end}")
 
+    def _session_step(self, c: Consumer) -> None:
+        """The fetch's share-session step: open a session, or move it on with the epoch it expects."""
+        epoch = INITIAL_EPOCH if c.epoch is None else c.epoch
+        ctx = self.sessions.new_fetch_context(GROUP, c.member_id, epoch, [PARTITION] if c.epoch is None else [],
+                                              [], False, c.connection)
+        if ctx.error != ec.NONE or ctx.partitions != (PARTITION,):
+            self.fail(f"{c.member_id} fetch at session epoch {epoch} refused {ec.name_of(ctx.error)} "
+                      f"({ctx.partitions})")
+        c.epoch = 1 if c.epoch is None else c.epoch + 1  # the client counts its epochs itself
+
     def fetch(self, c: Consumer) -> None:
+        self._session_step(c)
         first = self.part.next_fetch_offset()
         if first >= self.log_end or not self.part.can_acquire():
             return
@@ -274,7 +299,12 @@ class ShareSim:
         self.note(f"leader change to epoch {self.epoch}: {lost} writes lost, start {self.part.start_offset}")
 
     def leave(self, c: Consumer) -> None:
-        write = self.part.release_member(c.member_id)
+        gone = self.sessions.connection_closed(c.connection)
+        released = gone.member_id if gone is not None else None
+        if released != (c.member_id if c.epoch is not None else None):
+            self.fail(f"{c.member_id}'s connection closed: the session cache released {gone}")
+        write = self.part.release_member(released) if released else None
+        c.epoch = None
         for o in sorted(o for o, (m, _d) in self.holder.items() if m == c.member_id):
             self._return(o)
         self.note(f"{c.member_id} leaves")

@@ -26,9 +26,8 @@ NOT_SERVED = {
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
     "client quotas are not implemented": {48: "DescribeClientQuotas", 49: "AlterClientQuotas"},
     "client-metrics resources (KIP-714) are not implemented": {74: "ListConfigResources"},
-    "share groups (KIP-932): ShareFetch, ShareAcknowledge and the share-group offset admin APIs are not implemented":
-        {78: "ShareFetch", 79: "ShareAcknowledge", 90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets",
-         92: "DeleteShareGroupOffsets"},
+    "share groups (KIP-932): the share-group offset admin APIs are not implemented":
+        {90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets"},
     "streams groups (KIP-1071) are not implemented": {88: "StreamsGroupHeartbeat", 89: "StreamsGroupDescribe",
                                                       93: "StreamsGroupTopologyDescriptionUpdate"},
     "controller registration changes are not implemented": {94: "UnregisterController"},

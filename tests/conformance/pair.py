@@ -108,6 +108,11 @@ CONFIGURATIONS = {c.name: c for c in (
     Configuration("three-node", "broker.heartbeat.interval.ms=500\nbroker.session.timeout.ms=3000\n"
                                 "replica.lag.time.max.ms=3000\nauto.leader.rebalance.enable=false\n"
                                 + COORDINATOR_KEYS, nodes=3),
+    # share groups on (share.version 1, KIP-932) with their share coordinator's topic of one partition and one
+    # replica, for ShareFetch and ShareAcknowledge
+    Configuration("share", COORDINATOR_KEYS + "share.coordinator.state.topic.num.partitions=1\n"
+                  "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n",
+                  ("--release-version", "4.4-IV0", "--feature", "share.version=1", "--feature", "streams.version=0")),
     Configuration("sasl-acl", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT\n"
                               "sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN\n"
                               "sasl.mechanism.inter.broker.protocol=PLAIN\n"

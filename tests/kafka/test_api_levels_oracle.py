@@ -29,7 +29,8 @@ ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGro
            "ConsumerGroupDescribe", "JoinGroup", "ApiVersions", "AddRaftVoter", "OffsetCommit", "OffsetFetch",
            "UpdateFeatures", "TxnOffsetCommit", "Produce", "SaslHandshake", "SaslAuthenticate", "FindCoordinator",
            "ShareGroupHeartbeat", "ShareGroupDescribe", "InitializeShareGroupState", "ReadShareGroupState",
-           "WriteShareGroupState", "DeleteShareGroupState", "ReadShareGroupStateSummary")
+           "WriteShareGroupState", "DeleteShareGroupState", "ReadShareGroupStateSummary", "ShareFetch",
+           "ShareAcknowledge")
 #: APIs whose newest versions stay unserved (see kraftwire.protocol.served) but whose lowest is Kafka 4.4's
 #: (WriteTxnMarkers starts at 1); Produce, aligned, still lists the removed v0-2 (KAFKA-18659)
 LOWEST = ("WriteTxnMarkers",)

@@ -10,6 +10,7 @@ import os
 import pytest
 
 from kraftwire.replica import share_partition as sp
+from kraftwire.replica import share_sessions
 from kraftwire.testing import share_sim
 
 SEEDS = int(os.environ.get("KRAFTWIRE_SIM_SEEDS", "100"))
@@ -147,3 +148,22 @@ def test_an_acknowledgement_by_a_member_that_does_not_hold_the_records_is_caught
 
     monkeypatch.setattr(sp.SharePartition, "acknowledge", acknowledge)
     assert "the oracle expected a refusal" in _first_failure()
+
+
+def test_a_closed_connection_that_releases_nobody_is_caught(monkeypatch):
+    """The planted bug: the session cache ends a closed connection's session but names no member to release."""
+    real = share_sessions.ShareSessionCache.connection_closed
+
+    def connection_closed(self, connection_id):
+        gone = real(self, connection_id)
+        return None if gone is None else share_sessions.Departure(gone.group_id, None, gone.group_empty)
+
+    monkeypatch.setattr(share_sessions.ShareSessionCache, "connection_closed", connection_closed)
+    assert "connection closed: the session cache released" in _first_failure()
+
+
+def test_a_session_epoch_that_does_not_move_on_is_caught(monkeypatch):
+    """The planted bug: an incremental fetch leaves the session's epoch where it was; the consumer's next fetch,
+    carrying the epoch it was told, is then refused."""
+    monkeypatch.setattr(share_sessions, "next_epoch", lambda epoch: 1 if epoch == 0 else epoch)
+    assert "refused INVALID_SHARE_SESSION_EPOCH" in _first_failure()

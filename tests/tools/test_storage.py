@@ -180,8 +180,8 @@ def test_a_lowered_default_is_said_on_stderr(tmp_path, capsys):
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.2-IV0"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "kraftwire storage format: share.version=0, not Kafka 4.2's default 1: share.version=1 needs share groups "
-        "(KIP-932), which kraftwire does not implement yet; kraftwire supports share.version up to level 0"]
+        "kraftwire storage format: share.version=0, not Kafka 4.2's default 1: share groups (KIP-932) are not "
+        "complete in kraftwire yet; --feature share.version=1 turns them on"]
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1", "--ignore-formatted"]) == 0
     assert capsys.readouterr().err == ""  # eligible.leader.replicas.version 1 (KIP-966) is implemented
 
@@ -211,7 +211,7 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-r", "4.4"], "metadata.version 4.4-IV2 (level 33) needs CIDR ACL host patterns (KIP-1276), controller "
      "unregistration (KIP-1312), which kraftwire does not implement yet; kraftwire supports 3.3-IV3 (level 7) to "
      "4.4-IV0 (level 31)"),
-    (["-f", "share.version=1"], "share.version=1 needs share groups (KIP-932)"),
+    (["-f", "share.version=2"], "share.version=2 needs share groups (KIP-932)"),
     (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])
 def test_bad_release_or_feature_is_refused_and_writes_nothing(tmp_path, capsys, args, message):

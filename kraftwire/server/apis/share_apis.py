@@ -13,12 +13,13 @@
   alone, as Kafka's. A heartbeat's share-partition initialization is asked of the share coordinator once its
   records are committed; the answer moves the partitions to initialized (or forgets them) in the group.
 
+* **ShareFetch / ShareAcknowledge** on the share-partitions this broker leads: ``share_fetch_apis``.
+
 * **FindCoordinator** v6 share keys (``group:topicId:partition``) name the leader of the key's
   ``__share_group_state`` partition; the first one while the topic does not exist has it created
   (``share.coordinator.state.topic.*``), COORDINATOR_NOT_AVAILABLE meanwhile.
 
-Not here yet: the topic ACLs of a heartbeat's subscription, and initialization through a share coordinator on
-another broker (a key whose state partition this broker does not lead is left to the next heartbeat's retry).
+Not here yet: the topic ACLs of a heartbeat's subscription.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.features import share_groups_enabled
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.apis.share_fetch_apis import ShareFetchApis
 from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
 from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
@@ -48,7 +50,7 @@ STATE_APIS = ("WriteShareGroupState", "ReadShareGroupState", "InitializeShareGro
 
 class ShareApis:
     def __init__(self, node, metadata, replicas, groups, kraft) -> None:
-        self.node, self.md, self.groups, self.kraft = node, metadata, groups, kraft
+        self.node, self.md, self.groups, self.kraft, self.replicas = node, metadata, groups, kraft, replicas
         self._creating = False
         raw = getattr(node.settings.config, "raw", None) or {}
         self.config = ShareCoordinatorConfig.from_properties(BrokerConfigs(static=raw).value)
@@ -57,6 +59,7 @@ class ShareApis:
         self.runtime.on_hosting = self._start_timer
         metadata.on_image.append(self._image)
         self._ticker: asyncio.Task | None = None
+        self.fetching: ShareFetchApis | None = None
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -64,8 +67,12 @@ class ShareApis:
         d.serve("ShareGroupDescribe", self.describe)
         for api in STATE_APIS:
             d.serve(api, functools.partial(self.state_request, api))
+        self.fetching = ShareFetchApis(self)
+        self.fetching.register()
 
     def close(self) -> None:
+        if self.fetching is not None:
+            self.fetching.close()
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
@@ -148,9 +155,15 @@ class ShareApis:
         body, version, cid = request.body, request.version, request.header.correlation_id
         access = self.node.authorizer
         allowed = access is None or access.allows_cluster(conn, Op.CLUSTER_ACTION)
+        self.serve_state(api, body, version, allowed, lambda answer: conn.send_response(answer, version, cid))
+
+    def serve_state(self, api: str, body, version: int, allowed: bool, send) -> None:
+        """Serve a share-state request on this broker's share coordinator, ``send`` its answer once every key is
+        answered (a key whose state partition is not led here is answered NOT_COORDINATOR): the RPCs of a client
+        and those of this broker's own share-partitions (``share_fetch_apis``)."""
         ops = split(body, self._state_partitions())
         if ops is None:
-            conn.send_response(_empty(api), version, cid)
+            send(_empty(api))
             return
         answers: list = [None] * len(ops)
         left = [len(ops)]
@@ -159,7 +172,7 @@ class ShareApis:
             answers[i] = answer
             left[0] -= 1
             if left[0] == 0:
-                conn.send_response(join(api, answers), version, cid)
+                send(join(api, answers))
 
         now = _now_ms()
         for i, op in enumerate(ops):
@@ -215,30 +228,25 @@ class ShareApis:
         self.groups._write(p, result, on_done)
 
     def _initialize(self, group_partition: int, init) -> None:
-        """Ask this broker's share coordinator to initialize ``init``'s partitions, then tell the group which were
-        (and which were not) initialized."""
-        req = init.body()
-        ops = split(req, self._state_partitions()) or []
+        """Ask the share coordinators of ``init``'s partitions (this broker's or another's, ``share_fetch_apis``) to
+        initialize them, then tell the group which were (and which were not) initialized."""
+        if self.md.image.topic(SHARE_STATE_TOPIC) is None:
+            self._create_topic()  # as Kafka's persister finds the share coordinator: the first use creates it
+        asyncio.get_running_loop().create_task(self._initialize_keys(group_partition, init))
+
+    async def _initialize_keys(self, group_partition: int, init) -> None:
+        R = w.InitializeShareGroupStateRequest
+        ops = split(init.body(), self._state_partitions()) or []
+        answers = await asyncio.gather(*(self.fetching.state_call("InitializeShareGroupState", 0, R(
+            group_id=init.group_id, topics=[R.InitializeStateData(topic_id=op.topic_id, partitions=[op.data])]))
+            for op in ops))
         done_parts: dict = {}
         failed: dict = {}
-        left = [len(ops)]
-
-        def answered(op, answer) -> None:
+        for op, answer in zip(ops, answers):
             part = answer.results[0].partitions[0]
             (failed if part.error_code else done_parts).setdefault(op.topic_id, []).append(op.data.partition)
-            left[0] -= 1
-            if left[0] == 0:
-                self._initialized(group_partition, init.group_id, done_parts, failed)
-
-        now = _now_ms()
-        for op in ops:
-            hosted, code = self.runtime.route(op.state_partition)
-            if hosted is None:
-                answered(op, key_refusal("InitializeShareGroupState", op, code))
-                continue
-            result = hosted.shard.initialize(init.group_id, op.topic_id, op.data, functools.partial(answered, op),
-                                             now)
-            self.runtime.write(op.state_partition, result, now)
+        if ops:
+            self._initialized(group_partition, init.group_id, done_parts, failed)
 
     def _initialized(self, group_partition: int, group_id: str, done: dict, failed: dict) -> None:
         hosted, _code = self.groups.runtime.route(group_partition)

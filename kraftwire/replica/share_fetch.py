@@ -1,0 +1,188 @@
+"""ShareFetch and ShareAcknowledge on a partition leader (KIP-932; Kafka 4.4's ``KafkaApis.handleShareFetchRequest``
+/ ``handleShareAcknowledgeRequest``, ``SharePartitionManager``, ``ShareFetchUtils``): the decisions, pure. The edge
+(``server/apis/share_fetch_apis.py``) reads the log, talks to the share coordinator and keeps the clock; it asks
+here what to answer.
+
+* **The request's checks**, in Kafka's order, each answered as a whole with the code at the top and no message
+  (:func:`request_error`): ``share.version`` below 1 UNSUPPORTED_VERSION; no group id INVALID_REQUEST; READ on the
+  group GROUP_AUTHORIZATION_FAILED; an empty or over-long member id INVALID_REQUEST; a v2 ShareFetch with
+  ``IsRenewAck`` and any of MaxBytes, MinBytes, MaxRecords, MaxWaitMs not 0 INVALID_REQUEST. Then the share session
+  (``share_sessions``): its refusals are answered the same way.
+* **Per partition**: a topic id the image does not know UNKNOWN_TOPIC_ID; READ on the topic
+  TOPIC_AUTHORIZATION_FAILED; a partition led elsewhere NOT_LEADER_OR_FOLLOWER (with where the leader is); an
+  acknowledgement for a share-partition not loaded here UNKNOWN_TOPIC_OR_PARTITION.
+* **Acquiring** (:meth:`ShareLeader.acquire`): the log is read from the share-partition's
+  :meth:`~kraftwire.replica.share_partition.SharePartition.next_fetch_offset` up to the high watermark; the
+  records of the batches read are acquired for the member, at most ``MaxRecords`` over the whole request (Kafka's
+  ``acquiredRecordsCount``; the last batch whole unless ``ShareAcquireMode`` is 1, record-limit), and the answer
+  carries the read batches up to the last acquired record with the AcquiredRecords ranges (not cut at
+  ``BatchSize``: Kafka 4.4 answers a batch of 3 acquired under BatchSize 2 as one range).
+* **Acknowledging** (:meth:`ShareLeader.acknowledge`): a share-partition's batches are applied all or nothing
+  (``SharePartition.acknowledge``); the :class:`~kraftwire.replica.share_partition.ShareWrite` it returns is written
+  to the share coordinator before the acknowledgement is answered.
+* **Locks, members, groups**: :meth:`ShareLeader.expire_locks`, :meth:`ShareLeader.release_member` (a session
+  closed with -1 or by its connection) and :meth:`ShareLeader.drop_group` (a group with no session left here).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.group.share_protocol import member_id_valid
+from kraftwire.metadata import group_configs
+from kraftwire.replica.share_partition import AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite
+
+__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "batch_bounds", "request_error",
+           "share_config"]
+
+#: ShareFetch's ``IsRenewAck`` (KIP-1222) from v2
+RENEW_ACK_SINCE = 2
+ShareKey = tuple  # (group id, topic id, partition)
+
+_BATCH_HEADER = struct.Struct(">qi")  # base offset, batch length
+_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
+
+
+def request_error(*, enabled: bool, group_id: str | None, group_allowed: bool, member_id: str | None,
+                  renew: tuple[int, int, int, int] | None = None) -> int:
+    """The whole-request refusal of a ShareFetch or ShareAcknowledge, in Kafka's order, NONE to go on. ``renew``: a
+    v2 ShareFetch with ``IsRenewAck`` set, its (MaxBytes, MinBytes, MaxRecords, MaxWaitMs), all of which must be
+    0. (Kafka logs why; its answer carries the code alone.)"""
+    if not enabled:
+        return ec.UNSUPPORTED_VERSION
+    if group_id is None:
+        return ec.INVALID_REQUEST
+    if not group_allowed:
+        return ec.GROUP_AUTHORIZATION_FAILED
+    if member_id is None or not member_id_valid(member_id):
+        return ec.INVALID_REQUEST
+    if renew is not None and any(renew):
+        return ec.INVALID_REQUEST
+    return ec.NONE
+
+
+def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | None]) -> ShareConfig:
+    """A group's share-partition settings: its own group configs within the broker's bounds, else the broker's
+    ``group.share.*`` values (``group_configs.effective_ms``)."""
+    reset = overrides.get(group_configs.AUTO_OFFSET_RESET) or "latest"
+    return ShareConfig(
+        record_lock_duration_ms=group_configs.effective_ms("share.record.lock.duration.ms", overrides, broker),
+        delivery_count_limit=group_configs.effective_ms("share.delivery.count.limit", overrides, broker),
+        max_record_locks=group_configs.effective_ms("share.partition.max.record.locks", overrides, broker),
+        auto_offset_reset=reset)
+
+
+def batch_bounds(records) -> list[tuple[int, int, int]]:
+    """``(first offset, last offset, end byte)`` of each whole record batch in ``records`` (v2 batches as the log
+    holds them)."""
+    out, pos, view = [], 0, memoryview(records)
+    while pos + 27 <= len(view):
+        base, length = _BATCH_HEADER.unpack_from(view, pos)
+        end = pos + 12 + length
+        if end > len(view):
+            break
+        (delta,) = _LAST_OFFSET_DELTA.unpack_from(view, pos + 23)
+        out.append((base, base + delta, end))
+        pos = end
+    return out
+
+
+def _merged(ranges: list[AcquiredRecords]) -> list[AcquiredRecords]:
+    """Adjacent ranges with the same delivery count joined."""
+    out: list[AcquiredRecords] = []
+    for r in ranges:
+        if out and out[-1].last_offset + 1 == r.first_offset and out[-1].delivery_count == r.delivery_count:
+            out[-1] = AcquiredRecords(out[-1].first_offset, r.last_offset, r.delivery_count)
+        else:
+            out.append(r)
+    return out
+
+
+@dataclass(frozen=True)
+class Acquired:
+    """One partition's fetch answer: the acquired ranges and how many bytes of the read records go with them."""
+
+    ranges: tuple[AcquiredRecords, ...] = ()
+    record_bytes: int = 0
+
+    @property
+    def count(self) -> int:
+        return sum(r.last_offset - r.first_offset + 1 for r in self.ranges)
+
+
+@dataclass
+class ShareLeader:
+    """Every share-partition this broker leads, by (group id, topic id, partition)."""
+
+    partitions: dict[ShareKey, SharePartition] = field(default_factory=dict)
+
+    def get(self, key: ShareKey) -> SharePartition | None:
+        return self.partitions.get(key)
+
+    def acquire(self, key: ShareKey, member_id: str, records, max_records: int, now_ms: int, *,
+                record_limit: bool = False) -> Acquired:
+        """Acquire for ``member_id`` the records of the whole batches in ``records`` (read from the share-partition's
+        ``next_fetch_offset``), at most ``max_records`` — except that, as Kafka's default batch-optimized mode
+        (ShareAcquireMode 0) does, the batch holding the last record that fits is acquired whole; ``record_limit``
+        (mode 1) stops at ``max_records`` exactly."""
+        sp = self.partitions[key]
+        bounds = batch_bounds(records)
+        if not bounds or max_records <= 0:
+            return Acquired()
+        ranges = sp.acquire(member_id, max(bounds[0][0], sp.next_fetch_offset()), bounds[-1][1], max_records,
+                            now_ms)
+        if not ranges:
+            return Acquired()
+        last = ranges[-1].last_offset
+        batch_last, end = next((last_offset, e) for _first, last_offset, e in bounds if last_offset >= last)
+        if not record_limit and batch_last > last:
+            ranges = _merged(ranges + sp.acquire(member_id, last + 1, batch_last, batch_last - last, now_ms))
+        return Acquired(tuple(ranges), end)
+
+    def acknowledge(self, key: ShareKey, member_id: str, batches: list[AckBatch],
+                    now_ms: int) -> tuple[int, str | None, ShareWrite | None]:
+        """One partition's acknowledgements: ``(error, message, write)``; UNKNOWN_TOPIC_OR_PARTITION when the
+        share-partition is not loaded here (Kafka's ``acknowledge`` with no ``SharePartition``)."""
+        sp = self.partitions.get(key)
+        if sp is None:
+            return ec.UNKNOWN_TOPIC_OR_PARTITION, None, None
+        return sp.acknowledge(member_id, batches, now_ms)
+
+    def release_member(self, group_id: str, member_id: str,
+                       only: tuple | None = None) -> list[tuple[ShareKey, ShareWrite]]:
+        """A member's session ended: every record it holds in the group's share-partitions (``only``: those of the
+        listed (topic id, partition)) goes back; the writes to make."""
+        out = []
+        for key, sp in self.partitions.items():
+            if key[0] == group_id and (only is None or key[1:] in only):
+                write = sp.release_member(member_id)
+                if write is not None:
+                    out.append((key, write))
+        return out
+
+    def expire_locks(self, now_ms: int) -> list[tuple[ShareKey, ShareWrite]]:
+        """Every lock due by ``now_ms`` released; the writes to make."""
+        out = []
+        for key, sp in self.partitions.items():
+            write = sp.expire_locks(now_ms)
+            if write is not None:
+                out.append((key, write))
+        return out
+
+    def next_deadline(self) -> int | None:
+        return min((d for sp in self.partitions.values() if (d := sp.next_lock_deadline()) is not None),
+                   default=None)
+
+    def drop_group(self, group_id: str) -> None:
+        """No session of the group is left here (``onGroupEmpty``): its share-partitions are loaded again from the
+        share coordinator on next use."""
+        for key in [k for k in self.partitions if k[0] == group_id]:
+            del self.partitions[key]
+
+    def drop_partition(self, topic_id, partition: int) -> None:
+        """This broker no longer leads the partition: its share-partitions go (the new leader reads the state)."""
+        for key in [k for k in self.partitions if k[1:] == (topic_id, partition)]:
+            del self.partitions[key]

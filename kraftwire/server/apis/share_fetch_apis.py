@@ -1,0 +1,402 @@
+"""ShareFetch and ShareAcknowledge (KIP-932) on a KRaft broker: the asyncio glue around the share sessions
+(``kraftwire.replica.share_sessions``), the share-partitions (``kraftwire.replica.share_fetch``,
+``share_partition``) and the share coordinator (``share_apis.ShareApis.serve_state``).
+
+* **A request** is checked (``share_fetch.request_error``), its session stepped (open, move on, close), its
+  acknowledgements applied and their writes made durable, then — for a ShareFetch that does not close its session —
+  each partition of the session read and acquired. The answer waits (``MaxWaitMs``) while nothing could be acquired
+  and less than ``MinBytes`` was: a moved high watermark or released records wake it.
+* **A share-partition** is loaded on first use here: ReadShareGroupState of its key (which also fences an older
+  leader's writes), then ``SharePartition.initialize``; it is dropped when this broker stops leading the partition.
+* **Durability**: each ``ShareWrite`` goes to the share coordinator as WriteShareGroupState before the
+  acknowledgement (or release) it comes from is answered; a failed write is the acknowledgement's error.
+* **Locks** expire on the runtime's clock (a ticker while share-partitions are loaded); a closed connection ends the
+  session it opened (the member's records released), and a group with no session left here is dropped.
+
+* **The share coordinator** of a key is this broker's when it leads the key's ``__share_group_state`` partition,
+  else that partition's leader, asked over the inter-broker links (``BrokerLinks``).
+
+Not here yet: the rollback of a share-partition's state when its write fails, and
+DelayedShareFetch's per-partition readiness (the wait is for the whole request).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from kraftwire import error_codes as ec
+from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC, key_refusal, split
+from kraftwire.metadata.features import share_groups_enabled
+from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
+from kraftwire.protocol import messages as w
+from kraftwire.replica import share_fetch
+from kraftwire.replica.share_fetch import ShareLeader, request_error, share_config
+from kraftwire.replica.share_partition import AckBatch, SharePartition, ShareState, ShareStateBatch
+from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionCache
+from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.edge.broker_links import BrokerLinks
+from kraftwire.server.runtime.clocks import wall_ms as _now_ms
+
+log = logging.getLogger("kraftwire.share")
+
+#: how often loaded share-partitions' locks are checked for expiry
+TICK_S = 0.1
+MAX_SESSIONS_KEY = "group.share.max.share.sessions"
+#: ShareFetch v2's ShareAcquireMode that stops at MaxRecords exactly (0, the default, acquires whole batches)
+RECORD_LIMIT = 1
+#: how long a share-state request to another broker's share coordinator may take
+STATE_TIMEOUT_S = 10.0
+
+
+class ShareFetchApis:
+    def __init__(self, share_apis) -> None:
+        self.share = share_apis
+        self.node, self.md, self.replicas = share_apis.node, share_apis.md, share_apis.replicas
+        self.parts = share_apis.node.partition_apis
+        value = self.replicas.broker_configs().value(MAX_SESSIONS_KEY)
+        self.sessions = ShareSessionCache(int(value) if value else DEFAULT_MAX_SESSIONS)
+        self.leader = ShareLeader()
+        self._state_epochs: dict = {}
+        self._loading: dict = {}
+        self._waiters: list[asyncio.Future] = []
+        self._ticker: asyncio.Task | None = None
+        self._tasks: set[asyncio.Task] = set()
+        self.links = BrokerLinks(self.node, "share-partition-leader")
+
+    def register(self) -> None:
+        d = self.node.dispatcher
+        d.serve("ShareFetch", self.share_fetch)
+        d.serve("ShareAcknowledge", self.share_acknowledge)
+        d.on_close.append(self._connection_closed)
+        self.replicas.watchers.append(lambda _hp: self._wake())
+        self.md.on_image.append(self._image)
+
+    def close(self) -> None:
+        for task in [self._ticker, *self._tasks]:
+            if task is not None:
+                task.cancel()
+        self._ticker = None
+        if self.links.conns:
+            asyncio.get_running_loop().create_task(self.links.close())
+
+    # ================================================================================================ requests
+    def share_fetch(self, request, conn) -> None:
+        self._spawn(self._share_fetch(request, conn))
+
+    def share_acknowledge(self, request, conn) -> None:
+        self._spawn(self._share_acknowledge(request, conn))
+
+    def _spawn(self, coro) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _refusal(self, request, conn, body) -> int:
+        renew = None
+        if request.version >= share_fetch.RENEW_ACK_SINCE and getattr(body, "is_renew_ack", False) and \
+                hasattr(body, "max_wait_ms"):
+            renew = (body.max_bytes, body.min_bytes, body.max_records, body.max_wait_ms)
+        gid = body.group_id
+        return request_error(enabled=share_groups_enabled(self.md.image.features), group_id=gid,
+                             group_allowed=gid is None or self.share.groups._may(conn, 0, gid, Op.READ),
+                             member_id=body.member_id, renew=renew)
+
+    async def _share_fetch(self, request, conn) -> None:
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.ShareFetchResponse
+        refusal = self._refusal(request, conn, body)
+        if not refusal:
+            acks = {(t.topic_id, p.partition_index): [_ack_batch(b) for b in p.acknowledgement_batches]
+                    for t in body.topics for p in t.partitions if p.acknowledgement_batches}
+            ctx = self.sessions.new_fetch_context(
+                body.group_id, body.member_id, body.share_session_epoch,
+                [(t.topic_id, p.partition_index) for t in body.topics for p in t.partitions],
+                [(t.topic_id, p) for t in body.forgotten_topics_data for p in t.partitions], bool(acks), id(conn))
+            refusal = ctx.error
+        if refusal:
+            conn.send_response(R(throttle_time_ms=0, error_code=refusal, responses=[], node_endpoints=[]), version,
+                               cid)
+            return
+        gid, mid = body.group_id, body.member_id
+        answers: dict = {}
+        config = self._config(gid)
+        if ctx.final:
+            ack_errors = await self._acknowledge(gid, mid, acks, conn)
+            await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
+        else:
+            # as Kafka's: the fetch reads and acquires first (its delayed fetch completes at once when it can), then
+            # the acknowledgements apply, so records they release go to a later fetch unless this one waits
+            deadline = _now_ms() + max(0, body.max_wait_ms)
+            got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+            ack_errors = await self._acknowledge(gid, mid, acks, conn)
+            while not self._satisfied(got, body, answers) and await self._woken(deadline):
+                got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+        for key, (code, msg) in ack_errors.items():
+            answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
+            answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg
+        leaders = {a.current_leader.leader_id for a in answers.values()
+                   if a.error_code == ec.NOT_LEADER_OR_FOLLOWER and a.current_leader.leader_id >= 0}
+        conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE,
+                             acquisition_lock_timeout_ms=config.record_lock_duration_ms,
+                             responses=_by_topic(R.ShareFetchableTopicResponse, answers),
+                             node_endpoints=self.parts._node_endpoints(R, leaders, conn)), version, cid)
+
+    async def _share_acknowledge(self, request, conn) -> None:
+        body, version, cid = request.body, request.version, request.header.correlation_id
+        R = w.ShareAcknowledgeResponse
+        refusal = self._refusal(request, conn, body)
+        if not refusal:
+            refusal = self.sessions.acknowledge_update(body.group_id, body.member_id, body.share_session_epoch)
+        if refusal:
+            conn.send_response(R(throttle_time_ms=0, error_code=refusal, responses=[], node_endpoints=[]), version,
+                               cid)
+            return
+        gid, mid = body.group_id, body.member_id
+        acks = {(t.topic_id, p.partition_index): [_ack_batch(b) for b in p.acknowledgement_batches]
+                for t in body.topics for p in t.partitions}
+        errors = await self._acknowledge(gid, mid, acks, conn)
+        if body.share_session_epoch == -1:
+            await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
+        answers = {key: R.PartitionData(partition_index=key[1], error_code=code,
+                                        error_message=msg or (ec.default_message(code) if code else None))
+                   for key, (code, msg) in errors.items()}
+        for key, answer in answers.items():
+            if answer.error_code == ec.NOT_LEADER_OR_FOLLOWER:
+                answer.current_leader = R.LeaderIdAndEpoch(*self._leader_hint(key))
+        leaders = {a.current_leader.leader_id for a in answers.values()
+                   if a.error_code == ec.NOT_LEADER_OR_FOLLOWER and a.current_leader.leader_id >= 0}
+        conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE,
+                             acquisition_lock_timeout_ms=self._config(gid).record_lock_duration_ms,
+                             responses=_by_topic(R.ShareAcknowledgeTopicResponse, answers),
+                             node_endpoints=self.parts._node_endpoints(R, leaders, conn)), version, cid)
+
+    # ================================================================================================ partitions
+    def _partition_error(self, key, conn) -> tuple[int, object]:
+        """``(error, hosted)`` of a share-partition's partition: UNKNOWN_TOPIC_ID, TOPIC_AUTHORIZATION_FAILED,
+        UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER, else NONE and the hosted leader replica."""
+        topic_id, index = key
+        name = next((t.name for t in self.md.image.topics.values() if t.id == topic_id), None)
+        if name is None:
+            return ec.UNKNOWN_TOPIC_ID, None
+        access = self.node.authorizer
+        if access is not None and not access.topic(conn, name, Op.READ):
+            return ec.TOPIC_AUTHORIZATION_FAILED, None
+        hp = self.replicas.get_by_id(topic_id, index)
+        if hp is None or hp.failed:
+            return self.parts._unhosted_error(name, index), None
+        error = hp.state.epoch_error(-1, leader_only=True)
+        return (error, None) if error else (ec.NONE, hp)
+
+    def _leader_hint(self, key) -> tuple[int, int]:
+        name = next((t.name for t in self.md.image.topics.values() if t.id == key[0]), None)
+        return self.parts._leader_hint(name, key[1]) if name else (-1, -1)
+
+    def _config(self, group_id: str):
+        return share_config(self.md.image.configs.get((GROUP_CONFIGS, group_id), {}),
+                            self.replicas.broker_configs().value)
+
+    async def _acknowledge(self, gid: str, mid: str, acks: dict, conn) -> dict:
+        """Apply each partition's acknowledgements and make their writes durable: ``{(topic id, partition): (error,
+        message)}``."""
+        out, writes = {}, []
+        now = _now_ms()
+        for key, batches in acks.items():
+            error, hp = self._partition_error(key, conn)
+            if error:
+                out[key] = (error, None)
+                continue
+            code, msg, write = self.leader.acknowledge((gid, *key), mid, batches, now)
+            out[key] = (code, msg)
+            if write is not None:
+                writes.append(((gid, *key), write))
+        for (_g, *key), code in zip(writes, await self._durably(writes)):
+            if code:
+                out[tuple(key)] = (code, None)
+        if writes:
+            self._wake()
+        return out
+
+    @staticmethod
+    def _satisfied(got: int, body, answers: dict) -> bool:
+        """Whether a ShareFetch is answered now: ``MinBytes`` (at least one byte) acquired, or a partition failed."""
+        return got >= max(1, body.min_bytes) or any(a.error_code for a in answers.values())
+
+    async def _woken(self, deadline: int) -> bool:
+        """Wait until a high watermark moves or records are released (True), or ``deadline`` passes (False)."""
+        left = deadline - _now_ms()
+        if left <= 0:
+            return False
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, left / 1000)
+        except asyncio.TimeoutError:
+            return False
+        return True
+
+    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> int:
+        R = w.ShareFetchResponse
+        budget, max_bytes, total = body.max_records, body.max_bytes, 0
+        now = _now_ms()
+        for key in partitions:
+            answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"", acquired_records=[])
+            error, hp = self._partition_error(key, conn)
+            if not error:
+                error = await self._load((gid, *key), hp)
+            if error:
+                answer.error_code = error
+                if error == ec.NOT_LEADER_OR_FOLLOWER:
+                    answer.current_leader = R.LeaderIdAndEpoch(*self._leader_hint(key))
+                answers[key] = answer
+                continue
+            sp = self.leader.get((gid, *key))
+            if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
+                continue
+            offset = max(sp.next_fetch_offset(), hp.log.start_offset())
+            hw = hp.log.high_watermark()
+            if offset >= hw:
+                continue
+            raw = bytes(hp.log.read(offset, max_bytes, limit=hw).records)
+            got = self.leader.acquire((gid, *key), mid, raw, budget, now,
+                                      record_limit=body.share_acquire_mode == RECORD_LIMIT)
+            if got.ranges:
+                answer.records = raw[:got.record_bytes]
+                answer.acquired_records = [R.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
+                                                             delivery_count=r.delivery_count) for r in got.ranges]
+                budget -= got.count
+                max_bytes -= got.record_bytes
+                total += got.record_bytes
+                answers[key] = answer
+        if self.leader.partitions:
+            self._start_ticker()
+        return total
+
+    async def _load(self, key, hp) -> int:
+        """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is: the
+        read's error code, NONE once loaded."""
+        if self.leader.get(key) is not None:
+            return ec.NONE
+        pending = self._loading.get(key)
+        if pending is None:
+            pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
+            pending.add_done_callback(lambda _f: self._loading.pop(key, None))
+        return await asyncio.shield(pending)
+
+    async def _read_state(self, key, hp) -> int:
+        gid, topic_id, index = key
+        RQ = w.ReadShareGroupStateRequest
+        epoch = hp.state.leader_epoch
+        answer = await self.state_call("ReadShareGroupState", 0, RQ(group_id=gid, topics=[RQ.ReadStateData(
+            topic_id=topic_id, partitions=[RQ.PartitionData(partition=index, leader_epoch=epoch)])]))
+        part = answer.results[0].partitions[0]
+        if part.error_code:
+            log.info("share-partition %s: ReadShareGroupState answered %s", key, ec.name_of(part.error_code))
+            return part.error_code
+        durable = ShareState(part.state_epoch, epoch, part.start_offset, -1, 0, tuple(
+            ShareStateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
+            for b in part.state_batches))
+        if self.leader.get(key) is None:
+            lg = hp.log
+            self._state_epochs[key] = part.state_epoch
+            self.leader.partitions[key] = SharePartition.initialize(
+                self._config(gid), durable, leader_epoch=epoch, log_start_offset=lg.start_offset(),
+                log_end_offset=lg.high_watermark())
+        return ec.NONE
+
+    async def _durably(self, writes: list) -> list[int]:
+        """Write each ``(key, ShareWrite)`` to the share coordinator (WriteShareGroupState v1); their error codes."""
+        RQ = w.WriteShareGroupStateRequest
+        codes = []
+        for (gid, topic_id, index), write in writes:
+            body = RQ(group_id=gid, topics=[RQ.WriteStateData(topic_id=topic_id, partitions=[RQ.PartitionData(
+                partition=index, state_epoch=self._state_epochs.get((gid, topic_id, index), 0),
+                leader_epoch=write.leader_epoch, start_offset=write.start_offset,
+                delivery_complete_count=write.delivery_complete_count,
+                state_batches=[RQ.StateBatch(first_offset=b.first_offset, last_offset=b.last_offset,
+                                             delivery_state=b.delivery_state, delivery_count=b.delivery_count)
+                               for b in write.state_batches])])])
+            answer = await self.state_call("WriteShareGroupState", 1, body)
+            code = answer.results[0].partitions[0].error_code
+            if code:
+                log.warning("share-partition %s/%s-%d: WriteShareGroupState answered %s", gid, topic_id, index,
+                            ec.name_of(code))
+            codes.append(code)
+        return codes
+
+    async def state_call(self, api: str, version: int, body):
+        """A one-key share-state request answered by the key's share coordinator: this broker's when it leads the
+        key's ``__share_group_state`` partition (or nobody does: the local answer says why), else that partition's
+        leader over the inter-broker links; one that cannot be reached answers COORDINATOR_NOT_AVAILABLE."""
+        op = split(body, self.share._state_partitions())[0]
+        topic = self.md.image.topic(SHARE_STATE_TOPIC)
+        reg = topic.partitions.get(op.state_partition) if topic is not None else None
+        if reg is None or reg.leader < 0 or reg.leader == self.replicas.broker_id:
+            future = asyncio.get_running_loop().create_future()
+            self.share.serve_state(api, body, version, True,
+                                   lambda answer: future.done() or future.set_result(answer))
+            return await future
+        try:
+            return await self.links.request(
+                reg.leader, lambda conn, _prepared: conn.request(body, version, timeout=STATE_TIMEOUT_S))
+        except Exception as exc:  # noqa: BLE001 - unreachable coordinator, closed connection, timeout: retried later
+            log.info("%s to share coordinator %d: %s", api, reg.leader, exc)
+            return key_refusal(api, op, ec.COORDINATOR_NOT_AVAILABLE)
+
+    # ================================================================================================ events
+    def _wake(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _start_ticker(self) -> None:
+        if self._ticker is None:
+            self._ticker = asyncio.get_running_loop().create_task(self._tick())
+
+    async def _tick(self) -> None:
+        """Expire due locks every ``TICK_S`` and write what they released."""
+        while True:
+            await asyncio.sleep(TICK_S)
+            writes = self.leader.expire_locks(_now_ms())
+            if writes:
+                self._wake()
+                await self._durably(writes)
+
+    def _connection_closed(self, conn) -> None:
+        gone = self.sessions.connection_closed(id(conn))
+        if gone is None:
+            return
+        writes = self.leader.release_member(gone.group_id, gone.member_id) if gone.member_id else []
+        if gone.group_empty:
+            self._spawn(self._release_then_drop(writes, gone.group_id))
+        elif writes:
+            self._spawn(self._durably(writes))
+        if writes:
+            self._wake()
+
+    async def _release_then_drop(self, writes: list, group_id: str) -> None:
+        await self._durably(writes)
+        if not any(k[0] == group_id for k in self.sessions.sessions):
+            self.leader.drop_group(group_id)
+
+    def _image(self, _image) -> None:
+        """Share-partitions of partitions this broker no longer leads are dropped (their new leader reads the
+        durable state)."""
+        for gid, topic_id, index in list(self.leader.partitions):
+            hp = self.replicas.get_by_id(topic_id, index)
+            if hp is None or hp.state.epoch_error(-1, leader_only=True) or \
+                    hp.state.leader_epoch != self.leader.partitions[(gid, topic_id, index)].leader_epoch:
+                self.leader.drop_partition(topic_id, index)
+
+
+def _ack_batch(b) -> AckBatch:
+    return AckBatch(b.first_offset, b.last_offset, tuple(b.acknowledge_types))
+
+
+def _by_topic(topic_cls, answers: dict) -> list:
+    """Per-partition answers gathered under their topic ids, in the order first seen."""
+    topics: dict = {}
+    for (topic_id, _index), answer in answers.items():
+        topics.setdefault(topic_id, []).append(answer)
+    return [topic_cls(topic_id=t, partitions=ps) for t, ps in topics.items()]

@@ -1,0 +1,160 @@
+"""ShareFetch / ShareAcknowledge decisions on a partition leader (``kraftwire.replica.share_fetch``): the request
+checks of Kafka 4.4's ``KafkaApis.handleShareFetchRequest`` (``KafkaApisTest``'s share cases), acquiring from the
+batches read (``ShareFetchUtilsTest.testProcessFetchResponse*``, ``SharePartitionManagerTest``'s max-records
+cases), acknowledging, and releasing a member's records (``testReleaseSession*``)."""
+
+from __future__ import annotations
+
+from kraftwire import error_codes as ec
+from kraftwire.records import RecordBatchBuilder
+from kraftwire.replica.share_fetch import Acquired, ShareLeader, batch_bounds, request_error, share_config
+from kraftwire.replica.share_partition import (ACCEPT, ACQUIRED, AVAILABLE, RELEASE, AckBatch,
+                                               AcquiredRecords, ShareConfig, SharePartition)
+
+KEY = ("grp", "tid", 0)
+CONFIG = ShareConfig(record_lock_duration_ms=1000, delivery_count_limit=3, max_record_locks=100,
+                     auto_offset_reset="earliest")
+
+
+def batch(base: int, n: int) -> bytes:
+    b = RecordBatchBuilder(base_offset=base)
+    for i in range(n):
+        b.append(None, f"v{base + i}".encode(), timestamp=1)
+    return b.build()
+
+
+def leader(start: int = 0) -> ShareLeader:
+    return ShareLeader({KEY: SharePartition(CONFIG, leader_epoch=0, start_offset=start)})
+
+
+def test_request_checks_in_kafkas_order():
+    """The codes alone, as Kafka's answers carry them (checked against Kafka 4.4 in the "share" conformance pair)."""
+    ok = dict(enabled=True, group_id="g", group_allowed=True, member_id="m")
+    assert request_error(**ok) == ec.NONE
+    assert request_error(**{**ok, "enabled": False, "group_id": None}) == ec.UNSUPPORTED_VERSION
+    assert request_error(**{**ok, "group_id": None, "group_allowed": False}) == ec.INVALID_REQUEST
+    assert request_error(**{**ok, "group_allowed": False, "member_id": ""}) == ec.GROUP_AUTHORIZATION_FAILED
+    assert request_error(**{**ok, "member_id": ""}) == ec.INVALID_REQUEST
+    assert request_error(**{**ok, "member_id": "x" * 37}) == ec.INVALID_REQUEST
+    assert request_error(**ok, renew=(0, 0, 0, 0)) == ec.NONE
+    assert request_error(**ok, renew=(1, 0, 5, 0)) == ec.INVALID_REQUEST
+
+
+def test_batch_bounds_of_what_the_log_returns():
+    raw = batch(0, 3) + batch(3, 2) + batch(5, 1)
+    bounds = batch_bounds(raw)
+    assert [(f, last) for f, last, _ in bounds] == [(0, 2), (3, 4), (5, 5)]
+    assert bounds[-1][2] == len(raw)
+    assert batch_bounds(raw[:-1]) == bounds[:2]  # a cut last batch is not whole
+
+
+def test_acquire_the_batches_read():
+    """``testProcessFetchResponse``: the records read are acquired with delivery count 1 and the answer carries the
+    batches up to the last acquired record."""
+    sl = leader()
+    raw = batch(0, 3) + batch(3, 2)
+    got = sl.acquire(KEY, "m1", raw, max_records=500, now_ms=0)
+    assert got == Acquired((AcquiredRecords(0, 4, 1),), len(raw)) and got.count == 5
+    assert sl.get(KEY).state_of(4) == (ACQUIRED, 1, "m1")
+    # nothing left to acquire: the same read gives nothing to another member
+    assert sl.acquire(KEY, "m2", raw, 500, 0) == Acquired()
+
+
+def test_max_records_takes_the_last_batch_whole():
+    """Kafka 4.4's batch-optimized acquisition (checked in the "share" conformance pair): MaxRecords 2 on a batch of
+    3 acquires the batch; the next fetch takes the next batch."""
+    sl = leader()
+    raw = batch(0, 3) + batch(3, 2)
+    got = sl.acquire(KEY, "m1", raw, max_records=2, now_ms=0)
+    assert got.ranges == (AcquiredRecords(0, 2, 1),) and got.record_bytes == len(batch(0, 3))
+    got = sl.acquire(KEY, "m2", raw, max_records=10, now_ms=0)
+    assert got.ranges == (AcquiredRecords(3, 4, 1),) and got.record_bytes == len(raw)
+    assert sl.acquire(KEY, "m3", raw, max_records=0, now_ms=0) == Acquired()
+
+
+def test_record_limit_mode_cuts_the_acquisition_and_the_bytes():
+    """ShareAcquireMode 1 (record-limit): exactly MaxRecords."""
+    sl = leader()
+    raw = batch(0, 3) + batch(3, 2)
+    got = sl.acquire(KEY, "m1", raw, max_records=2, now_ms=0, record_limit=True)
+    assert got.ranges == (AcquiredRecords(0, 1, 1),) and got.record_bytes == len(batch(0, 3))
+    got = sl.acquire(KEY, "m2", raw, max_records=10, now_ms=0, record_limit=True)
+    assert got.ranges == (AcquiredRecords(2, 4, 1),) and got.record_bytes == len(raw)
+
+
+def test_the_whole_last_batch_skips_what_is_not_available():
+    """A released record inside a batch whose other records are taken: only it is acquired."""
+    sl = leader()
+    raw = batch(0, 3)
+    sl.acquire(KEY, "m1", raw, 500, 0)
+    sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (RELEASE,)), AckBatch(1, 2, (ACCEPT,))], 0)
+    got = sl.acquire(KEY, "m2", raw, max_records=1, now_ms=0)
+    assert got.ranges == (AcquiredRecords(0, 0, 2),)
+
+
+def test_released_records_are_acquired_again_with_a_higher_count():
+    sl = leader()
+    raw = batch(0, 4)
+    sl.acquire(KEY, "m1", raw, 500, 0)
+    error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 1, (ACCEPT,)), AckBatch(2, 3, (RELEASE,))], 10)
+    assert error == ec.NONE and write.start_offset == 2
+    got = sl.acquire(KEY, "m2", raw, 500, 20)
+    assert got.ranges == (AcquiredRecords(2, 3, 2),)
+
+
+def test_acknowledge_unknown_share_partition():
+    """``testAcknowledgeEmptyPartitionCacheMap``: no share-partition loaded here: UNKNOWN_TOPIC_OR_PARTITION."""
+    assert ShareLeader().acknowledge(KEY, "m", [AckBatch(0, 0, (ACCEPT,))], 0) == (
+        ec.UNKNOWN_TOPIC_OR_PARTITION, None, None)
+
+
+def test_acknowledge_by_another_member_is_invalid_record_state():
+    sl = leader()
+    sl.acquire(KEY, "m1", batch(0, 2), 500, 0)
+    error, _msg, write = sl.acknowledge(KEY, "m2", [AckBatch(0, 1, (ACCEPT,))], 0)
+    assert error == ec.INVALID_RECORD_STATE and write is None
+    assert sl.get(KEY).state_of(0) == (ACQUIRED, 1, "m1")
+
+
+def test_release_member_and_expire_locks():
+    """``testReleaseSessionSuccess``: a closed session's records go back AVAILABLE (written); locks expire at their
+    deadline; ``only`` limits the release to the session's partitions."""
+    other = ("grp", "tid", 1)
+    sl = leader()
+    sl.partitions[other] = SharePartition(CONFIG, leader_epoch=0, start_offset=0)
+    sl.acquire(KEY, "m1", batch(0, 2), 500, 0)
+    sl.acquire(other, "m1", batch(0, 2), 500, 0)
+    writes = sl.release_member("grp", "m1", only=(("tid", 0),))
+    assert [k for k, _w in writes] == [KEY] and sl.get(KEY).state_of(0) == (AVAILABLE, 1, "")
+    assert sl.get(other).state_of(0) == (ACQUIRED, 1, "m1")
+    assert sl.next_deadline() == 1000
+    assert sl.expire_locks(999) == []
+    assert [k for k, _w in sl.expire_locks(1000)] == [other] and sl.next_deadline() is None
+    assert sl.release_member("other-group", "m1") == []
+
+
+def test_drop_group_and_partition():
+    sl = leader()
+    sl.partitions[("g2", "tid", 0)] = SharePartition(CONFIG, 0, 0)
+    sl.drop_group("grp")
+    assert list(sl.partitions) == [("g2", "tid", 0)]
+    sl.drop_partition("tid", 0)
+    assert sl.partitions == {}
+
+
+def test_accepted_record_is_final():
+    sl = leader()
+    sl.acquire(KEY, "m1", batch(0, 1), 500, 0)
+    error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)
+    assert error == ec.NONE and write.start_offset == 1 and write.state_batches == ()
+    assert sl.get(KEY).state_of(0) is None
+    assert sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)[0] == ec.INVALID_RECORD_STATE
+
+
+def test_share_config_from_group_and_broker():
+    broker = {"group.share.record.lock.duration.ms": "15000", "group.share.delivery.count.limit": "4",
+              "group.share.partition.max.record.locks": "200", "group.share.min.record.lock.duration.ms": "1000",
+              "group.share.max.record.lock.duration.ms": "60000"}.get
+    assert share_config({}, broker) == ShareConfig(15000, 4, 200, "latest")
+    assert share_config({"share.record.lock.duration.ms": "500", "share.auto.offset.reset": "earliest"},
+                        broker) == ShareConfig(1000, 4, 200, "earliest")

@@ -1,0 +1,92 @@
+"""Share groups end to end on a real node (KIP-932): a kraftwire node formatted with ``--feature share.version=1``
+and Kafka 4.4's Java ``KafkaShareConsumer`` — two share consumers of one group read one topic through ShareFetch
+and acknowledge every record explicitly (``tests/kafka/ShareConsumers.java``): some REJECT, some RELEASE on their
+first delivery. Every record ends accepted or rejected, none is held by two consumers at once, and the delivery
+counts are Kafka's: 1 for a record accepted or rejected at once, 2 for a released one when it comes back."""
+
+from __future__ import annotations
+
+import asyncio
+from collections import defaultdict
+
+from harness import processes, roles
+from harness.kafka import run_java
+
+from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import request_once
+from server.test_kraft_node import _create
+
+RECORDS = 30
+PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
+         "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
+         "share.coordinator.state.topic.num.partitions=1\n")
+
+
+def expected(v: int) -> list[tuple[int, str]]:
+    """The deliveries of value ``v``: (delivery count, acknowledgement), in order."""
+    if v % 7 == 3:
+        return [(1, "REJECT")]
+    if v % 5 == 1:
+        return [(1, "RELEASE"), (2, "ACCEPT")]
+    return [(1, "ACCEPT")]
+
+
+def test_two_java_share_consumers_acknowledge_every_record(tmp_path):
+    with processes.CombinedNode(tmp_path, PROPS, format_args=("--feature", "share.version=1")) as node:
+        roles.wait_until(lambda: roles.broker_ids(node.port) == [1], "the kraftwire node online")
+        created = asyncio.run(request_once("127.0.0.1", node.port, _create("q", partitions=1), 7, timeout=15.0))
+        assert created.topics[0].error_code == 0
+        out = run_java("ShareConsumers.java", f"localhost:{node.port}", "q", "sg", str(RECORDS), "20000",
+                       timeout=90)
+        deliveries = defaultdict(list)
+        for line in out.splitlines():
+            if line.startswith("DELIVERY "):
+                _tag, consumer, value, count, ack = line.split()
+                deliveries[int(value)].append((int(count), ack.upper(), int(consumer)))
+        assert out.splitlines()[-1] == f"DONE {RECORDS}", out + node.stderr()[-3000:]
+        for v in range(RECORDS):
+            assert [(c, a) for c, a, _who in deliveries[v]] == expected(v), (v, deliveries[v])
+        assert {who for ds in deliveries.values() for _c, _a, who in ds} <= {0, 1}
+        assert "Traceback" not in node.stderr()
+        described = asyncio.run(request_once("127.0.0.1", node.port, w.ShareGroupDescribeRequest(
+            group_ids=["sg"], include_authorized_operations=False), 1, timeout=15.0))
+        assert described.groups[0].error_code == 0
+
+
+def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
+    """Two brokers: the topic's two partitions are led one on each, ``__share_group_state`` (one partition) on one
+    of them — so one share-partition leader reads and writes its state through the other broker's share
+    coordinator, and the group coordinator may initialize through a remote one too; the consumers' records all end
+    as on one node."""
+    cluster = roles.RolesCluster(str(tmp_path), controllers=1, brokers=2, kraft=True, extra_props=PROPS,
+                                 format_args=("--feature", "share.version=1"))
+    try:
+        for node in cluster.nodes.values():
+            node.start()
+        cluster.wait_for_leader()
+        ports = [n.port_of("BROKER") for n in cluster.brokers]
+        roles.wait_until(lambda: all(roles.broker_ids(p) == [2, 3] for p in ports), "two brokers", cluster)
+        created = asyncio.run(request_once("127.0.0.1", ports[0], _create("q", partitions=2),
+                                           7, timeout=15.0))
+        assert created.topics[0].error_code == 0
+        leaders = roles.wait_until(lambda: _leaders(ports[0], "q"), "both partitions of q led", cluster)
+        assert sorted(leaders) == [2, 3], leaders
+        out = run_java("ShareConsumers.java", ",".join(f"localhost:{p}" for p in ports), "q", "sg",
+                       str(RECORDS), "25000", timeout=90)
+        deliveries = defaultdict(list)
+        for line in out.splitlines():
+            if line.startswith("DELIVERY "):
+                _tag, _consumer, value, count, ack = line.split()
+                deliveries[int(value)].append((int(count), ack.upper()))
+        assert out.splitlines()[-1] == f"DONE {RECORDS}", out + cluster.diagnostics()
+        assert all(deliveries[v] == expected(v) for v in range(RECORDS)), dict(deliveries)
+    finally:
+        cluster.close()
+
+
+def _leaders(port: int, topic: str):
+    """The leader of each partition of ``topic`` once every one has a leader, else None."""
+    md = asyncio.run(request_once("127.0.0.1", port, w.MetadataRequest(
+        topics=[w.MetadataRequest.MetadataRequestTopic(name=topic)]), 12, timeout=5.0))
+    parts = md.topics[0].partitions if md.topics and md.topics[0].error_code == 0 else []
+    return [p.leader_id for p in parts] if parts and all(p.leader_id >= 0 for p in parts) else None
