@@ -71,10 +71,18 @@ class ReplicationQuota:
         self.rate = SimpleRate(samples, window_s * 1000)
         #: bytes recorded in all (for the throttled-bytes metric)
         self.total_bytes = 0
+        #: reads of a throttled partition held back in all (for the metric that shows the throttle biting)
+        self.held_back = 0
 
     def exceeded(self, bound: int | None, now_ms: int) -> bool:
         """Whether the rate is over ``bound`` now (None: unbounded)."""
         return bound is not None and self.rate.measure(now_ms) > bound
+
+    def holds_back(self, in_sync: bool, bound: int | None, now_ms: int) -> bool:
+        """:func:`holds_back` for a throttled partition's replica under ``bound``, counting each read held back."""
+        held = holds_back(in_sync, True, self.exceeded(bound, now_ms))
+        self.held_back += held
+        return held
 
     def record(self, size: int, now_ms: int) -> None:
         if size > 0:

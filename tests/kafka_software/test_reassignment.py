@@ -10,7 +10,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import socket
 import threading
+import urllib.request
 
 import pytest
 
@@ -30,8 +32,11 @@ MOVED = "moved"
 def cluster(tmp_path_factory):
     props = ("inter.broker.listener.name=BROKER\nauto.leader.rebalance.enable=false\n"
              "offsets.topic.num.partitions=1\ntransaction.state.log.num.partitions=1\n")
+    metrics = {i: _free_port() for i in (1, 2, 3, 4)}
     c = roles.RolesCluster(str(tmp_path_factory.mktemp("reassignment-cluster")), controllers=3, brokers=1,
-                           combined=True, kraft=True, extra_props=props)
+                           combined=True, kraft=True, extra_props=props,
+                           node_props=lambda node_id, _socks: f"kraftwire.metrics.port={metrics[node_id]}\n")
+    c.metrics_ports = metrics
     try:
         c.start_all()
         for n in (c.nodes[1], c.nodes[2], c.nodes[3]):
@@ -40,6 +45,25 @@ def cluster(tmp_path_factory):
         yield c
     finally:
         c.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _throttle_metrics(cluster) -> dict[str, float]:
+    """The replication-throttle values of every node's scrape, summed per metric and direction."""
+    out: dict[str, float] = {}
+    for port in cluster.metrics_ports.values():
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as resp:
+            text = resp.read().decode()
+        for m in re.finditer(r'^kraftwire_replication_(throttled_bytes|throttled_reads_held_back)'
+                             r'\{direction="(\w+)"\} (\S+)$', text, re.M):
+            key = f"{m[1]}/{m[2]}"
+            out[key] = out.get(key, 0.0) + float(m[3])
+    return out
 
 
 def bootstrap(cluster, *ids) -> str:
@@ -81,14 +105,23 @@ def _replicas_and_dirs(text: str) -> str:
 
 
 def test_a_move_under_acks_all_load_loses_nothing(tools, cluster, tmp_path, capsys):
-    """Three partitions on brokers 1-3 (min.insync.replicas=2) moved to 2-4 by ``kraftwire reassign-partitions``
-    while a producer with acks=all writes; after the move every record it had acknowledged is read back."""
+    """Three partitions on brokers 1-3 (min.insync.replicas=2) moved to 2-4 by ``kraftwire reassign-partitions
+    --throttle`` while a producer with acks=all writes; after the move every record it had acknowledged is read back,
+    and the nodes' metrics show the throttle at work: bytes of throttled replicas sent and received, and reads of
+    the new replicas held back while over the rate (the 600 KB already in the topic outrun 100 KB/s at once)."""
     from confluent_kafka import Consumer, Producer, TopicPartition
 
     placed(tools, cluster, MOVED, "1:2:3,2:3:1,3:1:2", "min.insync.replicas=2")
     acked: list[bytes] = []
     failed: list[str] = []
     stop = threading.Event()
+    preload = Producer({"bootstrap.servers": bootstrap(cluster, 2, 3), "acks": "all", "linger.ms": 20})
+    for n in range(600):
+        value = b"pre%05d" % n + b"x" * 1000
+        preload.produce(MOVED, value=value, partition=n % 3,
+                        on_delivery=lambda err, msg: failed.append(str(err)) if err else acked.append(msg.value()))
+    assert preload.flush(60) == 0 and not failed, failed[:5]
+    before = _throttle_metrics(cluster)
 
     def write() -> None:
         producer = Producer({"bootstrap.servers": bootstrap(cluster, 2, 3), "acks": "all",
@@ -111,10 +144,11 @@ def test_a_move_under_acks_all_load_loses_nothing(tools, cluster, tmp_path, caps
     writer.start()
     roles.wait_until(lambda: len(acked) >= 200, "the producer under way", cluster)
     target = plan(tmp_path / "move.json", MOVED, [2, 3, 4], [3, 4, 2], [4, 2, 3])
-    code, out = ours(capsys, "--bootstrap-server", bootstrap(cluster, 1), "--execute",
+    code, out = ours(capsys, "--bootstrap-server", bootstrap(cluster, 1), "--execute", "--throttle", "100000",
                      "--reassignment-json-file", target)
     assert code == 0, out
     assert out.endswith(f"Successfully started partition reassignments for {MOVED}-0,{MOVED}-1,{MOVED}-2\n")
+    assert "The inter-broker throttle limit was set to 100000 B/s" in out
 
     outputs: list[str] = []
 
@@ -128,6 +162,11 @@ def test_a_move_under_acks_all_load_loses_nothing(tools, cluster, tmp_path, caps
         roles.wait_until(verified, "the move completed", cluster, timeout=120)
     except AssertionError as exc:
         raise AssertionError(f"{outputs[-1]}\n{exc}") from None
+    throttled = _throttle_metrics(cluster)
+    for key in ("throttled_bytes/leader", "throttled_bytes/follower"):
+        assert throttled.get(key, 0) > before.get(key, 0), (key, before, throttled)
+    held = ("throttled_reads_held_back/leader", "throttled_reads_held_back/follower")  # whichever side bit first
+    assert sum(throttled.get(k, 0) for k in held) > sum(before.get(k, 0) for k in held), (before, throttled)
     during = len(acked)
     roles.wait_until(lambda: len(acked) >= during + 200, "the producer still writing after the move", cluster)
     stop.set()

@@ -345,7 +345,7 @@ class FetchApis:
         bound = self._leader_rate()
         if bound is None or not self._throttled(hp.topic, hp.index):
             return False
-        return rq.holds_back(replica in hp.state.isr, True, self.replication.exceeded(bound, now_ms()))
+        return self.replication.holds_back(replica in hp.state.isr, bound, now_ms())
 
     def _record_replication(self, resp) -> None:
         """Record the record bytes a follower fetch answer carries for throttled partitions (Kafka's

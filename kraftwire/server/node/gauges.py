@@ -3,6 +3,8 @@ loop's thread): the Raft core's state, epoch, offsets and flushes, and Kafka's F
 
 from __future__ import annotations
 
+from kraftwire.server.runtime.clocks import monotonic_ms
+
 
 def refresh(node) -> None:
     """The state gauges, set from the node before every collection (on the event loop's thread)."""
@@ -29,3 +31,14 @@ def refresh(node) -> None:
         reg.set("fetch_session_partitions", sessions.total_partitions,
                 "partitions in the fetch sessions (NumIncrementalFetchPartitionsCached)")
         reg.set("fetch_session_evictions", sessions.evictions, "fetch sessions evicted")
+    if node.partition_apis is not None and node.replicas is not None:  # replication throttles (KIP-73)
+        now = monotonic_ms()
+        for direction, quota in (("leader", node.partition_apis.replication), ("follower",
+                                                                             node.replicas.fetchers.replication)):
+            reg.set("replication_throttled_bytes", quota.total_bytes,
+                    "bytes of throttled replicas sent (leader) or received (follower)", direction=direction)
+            reg.set("replication_throttled_byte_rate", round(quota.rate.measure(now), 1),
+                    "throttled replication bytes per second (Kafka's LeaderReplication/FollowerReplication byte-rate)",
+                    direction=direction)
+            reg.set("replication_throttled_reads_held_back", quota.held_back,
+                    "reads of a throttled partition held back while over its rate", direction=direction)

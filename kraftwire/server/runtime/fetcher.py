@@ -239,8 +239,7 @@ class ReplicaFetchers:
         bound = self._follower_rate()
         if bound is None or not self._throttled(hp):
             return False
-        return rq.holds_back(self.broker_id in hp.state.isr, True,
-                             self.replication.exceeded(bound, int(time.monotonic() * 1000)))
+        return self.replication.holds_back(self.broker_id in hp.state.isr, bound, int(time.monotonic() * 1000))
 
     def received(self, hp, size: int) -> None:
         """Record the bytes a fetch answer brought for a throttled partition."""
