@@ -88,10 +88,21 @@ class RaftIO:
             body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints())
             self._name_topic(body, entry)
         else:
-            leader = self.settings.voter(msg.leader_id) if isinstance(msg, m.UpdateRaftVoterResponse) else None
-            body = wire.response_to_wire(msg, self.topic,
-                                         leader_endpoint=(leader.host, leader.port) if leader is not None else None)
+            leader = self._leader_endpoint(msg.leader_id) if isinstance(msg, m.Response) else None
+            body = wire.with_leader_endpoint(wire.response_to_wire(msg, self.topic, leader_endpoint=leader), msg,
+                                             version, leader)
         conn.send_response(body, version, wire_cid)
+
+    def _leader_endpoint(self, leader_id: int) -> tuple[str, int] | None:
+        """Where leader ``leader_id`` listens on the controller listener: where it said (BeginQuorumEpoch) when this
+        node follows it, else its voter set entry; None when unknown."""
+        told = self.raft.leader_endpoints() if self.raft is not None else None
+        if told is not None and told[0] == leader_id:
+            _, endpoints = told
+            ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
+            return ep[1], ep[2]
+        leader = self.settings.voter(leader_id)
+        return (leader.host, leader.port) if leader is not None else None
 
     def _connection_closed(self, conn) -> None:
         for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
