@@ -283,3 +283,13 @@ def test_raft_responses_name_where_their_leader_listens(resp, req):
 def test_a_fetch_before_v17_names_no_leader_endpoint():
     fetch = RESPONSES[4][0]
     assert not wire.with_leader_endpoint(wire.response_to_wire(fetch, TOPIC), fetch, 16, ("h", 1)).node_endpoints
+
+
+def test_an_empty_session_fetch_is_a_brokers_not_the_quorums():
+    """A Kafka replica fetcher's incremental Fetch with nothing changed names no topic: a broker serves it (it was
+    refused as a malformed Raft Fetch, 'expected exactly one topic partition, got 0'); Raft's names the log."""
+    _key, _version, raft = wire.request_to_wire(REQUESTS[4], TOPIC)
+    assert wire.fetches_the_quorum_log(raft, TOPIC)
+    assert not wire.fetches_the_quorum_log(w.FetchRequest(topics=[]), TOPIC)
+    other = w.FetchRequest(topics=[w.FetchRequest.FetchTopic(topic_id=uuid.UUID(int=9), partitions=[])])
+    assert not wire.fetches_the_quorum_log(other, TOPIC)

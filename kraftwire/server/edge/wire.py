@@ -299,6 +299,14 @@ def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, obs
     raise TypeError(f"not a response: {msg!r}")
 
 
+def fetches_the_quorum_log(body, topic: Topic) -> bool:
+    """Whether a replica's Fetch (v13+, topic ids) is for this quorum's log: it names the log's topic and no other.
+    A Fetch naming no topic is an incremental fetch session's with nothing changed (a Kafka broker's replica
+    fetcher sends one whenever its partitions have nothing new to say) — a broker's, never Raft's, whose Fetch
+    always names its one partition and uses no session."""
+    return bool(body.topics) and all(t.topic_id == topic.topic_id for t in body.topics)
+
+
 #: the first version of each Raft response that carries the leader's endpoint (NodeEndpoints); Fetch has the field
 #: from v16 for clients, but Kafka's Raft fills it only from v17
 NODE_ENDPOINTS_FROM = {m.VoteResponse: 1, m.BeginQuorumEpochResponse: 1, m.EndQuorumEpochResponse: 1,
