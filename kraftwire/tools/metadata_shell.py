@@ -273,7 +273,9 @@ def image_tree(image: MetadataImage, provenance: Provenance) -> dict:
         out: dict = {}
         for (rtype, rname), entries in sorted(image.configs.items()):
             values = dict(entries)
-            out[f"{RESOURCE_TYPES.get(rtype, rtype)}:{rname}"] = (lambda v=values: {k: v[k] for k in sorted(v)})
+            kind = RESOURCE_TYPES.get(rtype, rtype)
+            # a cluster default (an empty resource name) is named by its type alone, as Kafka names it
+            out[f"{kind}:{rname}" if rname else str(kind)] = (lambda v=values: {k: v[k] for k in sorted(v)})
         return out
 
     def quotas() -> dict:

@@ -32,7 +32,8 @@ def _records():
             m.TopicRecord(name="orders", topic_id=TID),
             m.PartitionRecord(partition_id=0, topic_id=TID, replicas=[1], isr=[1], leader=1, leader_epoch=0,
                               partition_epoch=0),
-            m.ConfigRecord(resource_type=2, resource_name="orders", name="retention.ms", value="60000")]
+            m.ConfigRecord(resource_type=2, resource_name="orders", name="retention.ms", value="60000"),
+            m.ConfigRecord(resource_type=4, resource_name="", name="min.insync.replicas", value="1")]
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_one_shot_commands_over_a_snapshot_file(tmp_path, capsys):
     assert _run(capsys, "-s", str(path), "tree", "/image/topics/byName/orders/name")[1] == "orders\n"
     assert _run(capsys, "-s", str(path), "cat", f"/image/topics/byId/{uuid_to_base64(TID)}/name")[1] == "orders\n"
     assert _run(capsys, "-s", str(path), "cat", "/image/configs/TOPIC:orders/retention.ms")[1] == "60000\n"
+    assert _run(capsys, "-s", str(path), "ls", "/image/configs")[1].split() == ["BROKER", "TOPIC:orders"]
     assert _run(capsys, "-s", str(path), "find", "/image/cluster")[1].split() == [
         "/image/cluster", "/image/cluster/brokers", "/image/cluster/brokers/1", "/image/cluster/controllers"]
     status, out, _ = _run(capsys, "-s", str(path), "cat", "/image/topics/nothing")
