@@ -102,16 +102,11 @@ class Provenance:
 
 
 def java_utc_time(ms: int) -> str:
-    """``Instant.ofEpochMilli(ms).atZone(ZoneId.of("UTC"))`` as Java's ``toString`` writes it: seconds left out when
-    they and the milliseconds are zero, milliseconds when not zero, ``Z[UTC]`` after."""
+    """``ms`` at UTC as Java's ``DateTimeFormatter.ISO_ZONED_DATE_TIME`` writes it (Kafka's ProvenanceNode): seconds
+    always, the fraction with its trailing zeros dropped (none when zero), ``Z[UTC]`` after."""
     when = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
-    millis = ms % 1000
-    text = when.strftime("%Y-%m-%dT%H:%M")
-    if when.second or millis:
-        text += f":{when.second:02d}"
-    if millis:
-        text += f".{millis:03d}"
-    return text + "Z[UTC]"
+    fraction = f"{ms % 1000:03d}".rstrip("0")
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z[UTC]"
 
 
 def _last_metadata_batch(data: bytes, start: int, before: Provenance) -> Provenance:

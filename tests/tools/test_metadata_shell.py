@@ -92,7 +92,7 @@ def test_a_directory_loads_the_latest_snapshot_then_the_records_after_it(metadat
     # the last metadata batch (the leader change at offset 5 is a control batch)
     assert image.topic("orders") is not None and provenance == Provenance(6, 2, 0)
     assert _run(capsys, "-s", str(metadata_dir), "cat", "/image/provenance")[1] == (
-        "offset 6, epoch 2, time 1970-01-01T00:00Z[UTC]\n")
+        "offset 6, epoch 2, time 1970-01-01T00:00:00Z[UTC]\n")
     assert load(str(metadata_dir / "__cluster_metadata-0"))[0] == image
     assert "fenced=false" in _run(capsys, "-s", str(metadata_dir), "cat", "/image/cluster/brokers/1")[1]
 
@@ -119,11 +119,11 @@ def test_a_record_that_is_not_metadata_stops_the_shell_with_its_offset(tmp_path,
     assert status == 1 and "offset 1" in err and str(seg) in err
 
 
-def test_times_print_as_javas_zoned_date_time_in_utc():
-    """``Instant.atZone(UTC).toString()``: seconds only when not zero (or milliseconds follow), milliseconds when
-    not zero."""
-    assert java_utc_time(0) == "1970-01-01T00:00Z[UTC]"
+def test_times_print_as_javas_iso_zoned_date_time_in_utc():
+    """``DateTimeFormatter.ISO_ZONED_DATE_TIME`` at UTC, as Kafka's shell prints provenance: seconds always, the
+    fraction without trailing zeros."""
+    assert java_utc_time(0) == "1970-01-01T00:00:00Z[UTC]"
     assert java_utc_time(1_795_927_877_713) == "2026-11-29T04:51:17.713Z[UTC]"
-    assert java_utc_time(1_795_927_860_000) == "2026-11-29T04:51Z[UTC]"
-    assert java_utc_time(1_795_927_877_000) == "2026-11-29T04:51:17Z[UTC]"
-    assert java_utc_time(1_795_927_860_050) == "2026-11-29T04:51:00.050Z[UTC]"
+    assert java_utc_time(1_795_927_860_000) == "2026-11-29T04:51:00Z[UTC]"
+    assert java_utc_time(1_795_927_877_570) == "2026-11-29T04:51:17.57Z[UTC]"
+    assert java_utc_time(1_795_927_860_050) == "2026-11-29T04:51:00.05Z[UTC]"
