@@ -164,18 +164,27 @@ class RaftIO:
     def _dial_leader_where_it_listens(self, raft) -> None:
         """The peers dial each voter where the voter set says, except the leader this node follows when it said
         where it listens (BeginQuorumEpoch's LeaderEndpoints, as Kafka's follower does): a leader that moved is
-        reached before its UpdateRaftVoter rewrites its entry."""
+        reached before its UpdateRaftVoter rewrites its entry. A leader the voter set no longer names (it is being
+        removed: RemoveRaftVoter of the leader) is still dialed while this node follows it — the leader commits its
+        own removal only once the remaining voters fetch past it, then resigns (Kafka's followers keep fetching from
+        it too; dropping it left Kafka's leader to time the removal out)."""
         dialed = self.settings.voters
         told = raft.leader_endpoints()
+        leader = raft.leader_and_epoch().leader_id
+        kept = next((v for v in self._dialed if v.node_id == leader), None)
         if told is not None:
             leader, endpoints = told
             ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
             moved = Voter(leader, ep[1], ep[2])
             if moved not in dialed:
                 dialed = tuple(moved if v.node_id == leader else v for v in dialed)
+                if all(v.node_id != leader for v in dialed):
+                    dialed += (moved,)
                 if moved not in self._dialed:
                     log.info("node %d: reaching leader %d at %s:%d, where it said it listens (the voter set names "
                              "another address)", self.settings.node_id, leader, moved.host, moved.port)
+        elif kept is not None and leader != self.settings.node_id and all(v.node_id != leader for v in dialed):
+            dialed += (kept,)
         if dialed == self._dialed:
             return
         self._dialed = dialed
