@@ -1,7 +1,8 @@
 """A controller quorum of Apache Kafka 4.4 and kraftwire voters (issue #44's third shape, smallest form), with a
 broker of each kind, and one step of the fourth shape (a rolling replacement) on the same processes.
 
-The quorum is dynamic (KIP-853, formatted with ``--initial-controllers``). Kafka's controller leads first (its
+The quorum is dynamic (KIP-853, formatted with ``--initial-controllers``), eligible leader replicas on (4.4-IV0's
+default). Kafka's controller leads first (its
 election timeout is the shortest), so the kraftwire broker registers with a Kafka controller and the Kafka broker with
 it too (the second shape); then the Kafka controller is killed, a kraftwire voter takes over, and both brokers carry
 on under it (the first shape): the Kafka broker creates a topic through the kraftwire controller inside an Envelope.
