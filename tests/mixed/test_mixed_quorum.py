@@ -148,8 +148,10 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
         start(NEW_CONTROLLER)
         start(NEW_BROKER)
         live_controllers = ",".join(f"127.0.0.1:{ports[i]}" for i in KRAFTWIRE_CONTROLLERS)
-        wait_until(lambda: NEW_CONTROLLER in processes.status_replicas(
-            processes.quorum_status(controller_ports[1:]), "CurrentObservers"), "the new controller observes")
+        # the leader refuses a voter that lags (Kafka's and kraftwire's alike): add it once it has caught up
+        wait_until(lambda: processes.status_replicas(processes.quorum_status(controller_ports[1:]),
+                                                     "CurrentObservers").get(NEW_CONTROLLER, {}).get("lag") == 0,
+                   "the new controller observes the quorum and has caught up", timeout=90)
         processes.kw("metadata-quorum", "--command-config", configs[NEW_CONTROLLER], "--bootstrap-controller",
                      live_controllers, "add-controller")
         processes.kw("metadata-quorum", "--bootstrap-controller", live_controllers, "remove-controller",
