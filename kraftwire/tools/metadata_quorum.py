@@ -37,6 +37,7 @@ import time
 
 from kraftwire.config import ControllerEndpointError
 from kraftwire.config import controller_endpoints as config_controller_endpoints
+from kraftwire.error_codes import NOT_LEADER_OR_FOLLOWER
 from kraftwire.ids import ZERO_UUID, uuid_to_base64
 
 DEFAULT_TOPIC = "__cluster_metadata"
@@ -121,6 +122,17 @@ async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: st
 
     return await describe_quorum(host, port, timeout=timeout, topic=topic, ssl_context=ssl_context, sasl=sasl,
                                  controllers=controllers)
+
+
+def active_controller(quorum, cluster) -> tuple[str, int] | None:
+    """Where to ask again when a controller that does not lead answered NOT_LEADER_OR_FOLLOWER (a Kafka controller
+    does; kraftwire's answer from any voter): the active controller its DescribeCluster names, as Kafka's admin
+    client sends DescribeQuorum to the active controller. None when the answer needs no second ask."""
+    part = quorum.topics[0].partitions[0] if quorum.topics and quorum.topics[0].partitions else None
+    error = quorum.error_code or (part.error_code if part is not None else 0)
+    if error != NOT_LEADER_OR_FOLLOWER or cluster.error_code:
+        return None
+    return next(((b.host, b.port) for b in cluster.brokers if b.broker_id == cluster.controller_id), None)
 
 
 def _dir(value) -> str | None:
@@ -428,6 +440,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print(f"kraftwire metadata-quorum: cannot describe the quorum via {'; '.join(failures)}", file=sys.stderr)
         return 1
+    active = active_controller(quorum, cluster) if args.bootstrap_controller is not None else None
+    if active is not None and active != (host, port):
+        quorum, cluster = asyncio.run(fetch_quorum(*active, timeout=args.timeout, ssl_context=tls, sasl=login,
+                                                   controllers=True))
     part = quorum.topics[0].partitions[0] if quorum.topics and quorum.topics[0].partitions else None
     error = quorum.error_code or (part.error_code if part is not None else 0)
     if error:

@@ -26,16 +26,18 @@ incarnation ids).
 from __future__ import annotations
 
 import argparse
+import datetime
 import os
 import shlex
 import sys
+from dataclasses import dataclass
 from typing import Callable, Iterator, Union
 
 from kraftwire import __version__
 from kraftwire.errors import CorruptRecordError, KraftwireError, ProtocolError
 from kraftwire.ids import uuid_to_base64
 from kraftwire.metadata import records as serde
-from kraftwire.metadata.image import MetadataImage
+from kraftwire.metadata.image import MetadataImage, ProducerIds
 from kraftwire.metadata.loader import MetadataLoader
 from kraftwire.metadata.records import MetadataRecordError
 from kraftwire.metadata.snapshot import decode_snapshot
@@ -43,7 +45,7 @@ from kraftwire.metadata.version import FEATURE_NAME
 from kraftwire.records import read_batches
 from kraftwire.snapshot.paths import SnapshotFileKind, parse_snapshot_path
 
-__all__ = ["add_arguments", "run", "load", "Shell"]
+__all__ = ["add_arguments", "run", "load", "Shell", "Provenance"]
 
 PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 RESOURCE_TYPES = {2: "TOPIC", 4: "BROKER", 8: "BROKER_LOGGER", 16: "CLIENT_METRICS", 32: "GROUP"}
@@ -86,6 +88,35 @@ def _partition_dir(path: str) -> str:
     raise ShellError(f"{path}: no snapshot or log segment here, and no metadata partition directory (name-0) in it")
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """The last metadata (non-control) batch folded, as Kafka's shell reader passes each one to its loader: its last
+    offset, its leader epoch and its max timestamp."""
+    offset: int = -1
+    epoch: int = -1
+    time_ms: int = -1
+
+    def text(self) -> str:
+        """Kafka's ``offset N, epoch E, time T`` (T a UTC ZonedDateTime as Java prints it)."""
+        return f"offset {self.offset}, epoch {self.epoch}, time {java_utc_time(self.time_ms)}"
+
+
+def java_utc_time(ms: int) -> str:
+    """``ms`` at UTC as Java's ``DateTimeFormatter.ISO_ZONED_DATE_TIME`` writes it (Kafka's ProvenanceNode): seconds
+    always, the fraction with its trailing zeros dropped (none when zero), ``Z[UTC]`` after."""
+    when = datetime.datetime.fromtimestamp(ms // 1000, datetime.timezone.utc)
+    fraction = f"{ms % 1000:03d}".rstrip("0")
+    return when.strftime("%Y-%m-%dT%H:%M:%S") + (f".{fraction}" if fraction else "") + "Z[UTC]"
+
+
+def _last_metadata_batch(data: bytes, start: int, before: Provenance) -> Provenance:
+    last = before
+    for batch in read_batches(data):
+        if not batch.is_control and batch.last_offset >= start:
+            last = Provenance(batch.last_offset, batch.partition_leader_epoch, batch.max_timestamp)
+    return last
+
+
 def _fold_log(loader: MetadataLoader, data: bytes, path: str, start: int) -> None:
     offset = start
     try:
@@ -105,8 +136,8 @@ def _fold_log(loader: MetadataLoader, data: bytes, path: str, start: int) -> Non
         raise ShellError(f"{path}: offset {offset}: {exc}") from None
 
 
-def load(path: str) -> tuple[MetadataImage, str]:
-    """The image a snapshot, segment or metadata directory holds, and where it came from (for provenance)."""
+def load(path: str) -> tuple[MetadataImage, Provenance]:
+    """The image a snapshot, segment or metadata directory holds, and the provenance of its last metadata batch."""
     loader = MetadataLoader()
     if os.path.isdir(path):
         snapshot, segments, start = _segments(_partition_dir(path))
@@ -114,7 +145,7 @@ def load(path: str) -> tuple[MetadataImage, str]:
         snapshot, segments, start = None, [path], 0
     else:
         snapshot, segments, start = path, [], 0
-    source = []
+    provenance = Provenance()
     if snapshot is not None:
         with open(snapshot, "rb") as f:
             data = f.read()
@@ -124,15 +155,16 @@ def load(path: str) -> tuple[MetadataImage, str]:
             loader.load_snapshot(end, decode_snapshot(data, snapshot).records)
         except KraftwireError as exc:
             raise ShellError(str(exc)) from None
+        provenance = _last_metadata_batch(data, 0, provenance)
         start = end
-        source.append(snapshot)
     for seg in segments:
         with open(seg, "rb") as f:
-            _fold_log(loader, f.read(), seg, start)
-        source.append(seg)
+            data = f.read()
+        _fold_log(loader, data, seg, start)
+        provenance = _last_metadata_batch(data, start, provenance)
     if loader.in_transaction:
         print("warning: the log ends inside a metadata transaction; its records are not shown", file=sys.stderr)
-    return loader.image, ", ".join(source)
+    return loader.image, provenance
 
 
 # ---------------------------------------------------------------------------------------------------- the tree
@@ -151,21 +183,29 @@ def _list(items, fmt=str) -> str:
     return "[" + ", ".join(fmt(i) for i in items) + "]"
 
 
+def _features_text(features) -> str:
+    """Supported features as Kafka prints its map of them: by name, ``min-max`` or one level when they are equal."""
+    return ", ".join(f"{f.name}: {f.min_version}" if f.min_version == f.max_version
+                     else f"{f.name}: {f.min_version}-{f.max_version}" for f in sorted(features, key=lambda f: f.name))
+
+
 def _broker_text(b) -> str:
     listeners = ", ".join(f"Endpoint(listenerName='{e.name}', securityProtocol={PROTOCOLS.get(e.security_protocol, e.security_protocol)}, "
                           f"host='{e.host}', port={e.port})" for e in b.listeners)
-    features = ", ".join(f"{f.name}: {f.min_version}-{f.max_version}" for f in b.features)
+    features = _features_text(b.features)
     rack = f"Optional[{b.rack}]" if b.rack is not None else "Optional.empty"
     return (f"BrokerRegistration(id={b.id}, epoch={b.epoch}, incarnationId={_b64(b.incarnation_id)}, "
             f"listeners=[{listeners}], supportedFeatures={{{features}}}, rack={rack}, fenced={_bool(b.fenced)}, "
             f"inControlledShutdown={_bool(b.in_controlled_shutdown)}, "
-            f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, directories={_list(b.log_dirs, _b64)})")
+            f"isMigratingZkBroker={_bool(b.is_migrating_zk_broker)}, directories={_list(b.log_dirs, _b64)}, "
+            # kraftwire's image keeps no cordoned directories (KIP-1066): Kafka prints null for a record without them
+            "cordonedDirectories=null)")
 
 
 def _controller_text(c) -> str:
     listeners = ", ".join(f"Endpoint(listenerName='{e.name}', securityProtocol={PROTOCOLS.get(e.security_protocol, e.security_protocol)}, "
                           f"host='{e.host}', port={e.port})" for e in c.listeners)
-    features = ", ".join(f"{f.name}: {f.min_version}-{f.max_version}" for f in c.features)
+    features = _features_text(c.features)
     return (f"ControllerRegistration(id={c.id}, incarnationId={_b64(c.incarnation_id)}, "
             f"zkMigrationReady={_bool(c.zk_migration_ready)}, listeners=[{listeners}], "
             f"supportedFeatures={{{features}}})")
@@ -198,11 +238,14 @@ def _quota_entity(entity) -> str:
     return "_".join(parts)
 
 
-def image_tree(image: MetadataImage, source: str) -> dict:
+def image_tree(image: MetadataImage, provenance: Provenance) -> dict:
+    """Kafka's shell tree of ``image`` (its ``MetadataImageNode`` and ``LocalShellNode``); the shell lists every
+    directory's children by name, as Kafka does."""
     mv = image.metadata_version
 
     def features() -> dict:
-        out: dict = {"metadataVersion": str(mv) if mv is not None else "(none)"}
+        # Kafka's FeaturesImage holds the metadata version as an Optional and prints it so
+        out: dict = {"metadataVersion": f"Optional[{mv}]" if mv is not None else "Optional.empty"}
         for name in sorted(image.features):
             if name != FEATURE_NAME:  # metadata.version has its own node, as in Kafka's FeaturesImage
                 out[f"finalized_{name}"] = str(image.features[name])
@@ -225,7 +268,9 @@ def image_tree(image: MetadataImage, source: str) -> dict:
         out: dict = {}
         for (rtype, rname), entries in sorted(image.configs.items()):
             values = dict(entries)
-            out[f"{RESOURCE_TYPES.get(rtype, rtype)}:{rname}"] = (lambda v=values: {k: v[k] for k in sorted(v)})
+            kind = RESOURCE_TYPES.get(rtype, rtype)
+            # a cluster default (an empty resource name) is named by its type alone, as Kafka names it
+            out[f"{kind}:{rname}" if rname else str(kind)] = (lambda v=values: {k: v[k] for k in sorted(v)})
         return out
 
     def quotas() -> dict:
@@ -233,13 +278,16 @@ def image_tree(image: MetadataImage, source: str) -> dict:
                 for e, v in sorted(image.client_quotas.items(), key=lambda kv: str(kv[0]))}
 
     def acls() -> dict:
+        return {"byId": acls_by_id}
+
+    def acls_by_id() -> dict:
         return {_b64(i): (f"StandardAcl(resourceType={a.resource_type}, resourceName={a.resource_name}, "
                           f"patternType={a.pattern_type}, principal={a.principal}, host={a.host}, "
                           f"operation={a.operation}, permissionType={a.permission_type})")
                 for i, a in sorted(image.acls.items(), key=lambda kv: str(kv[0]))}
 
     def scram() -> dict:
-        by_mech: dict = {}
+        by_mech: dict = {name: {} for name in SCRAM_MECHANISMS.values()}  # Kafka lists every mechanism
         for (mech, user), cred in sorted(image.scram.items()):
             by_mech.setdefault(SCRAM_MECHANISMS.get(mech, str(mech)), {})[user] = (
                 f"ScramCredentialData(iterations={cred.iterations})")
@@ -247,13 +295,15 @@ def image_tree(image: MetadataImage, source: str) -> dict:
 
     def image_node() -> dict:
         return {
-            "provenance": f"MetadataProvenance(lastContainedOffset={image.offset}, source={source})",
+            "provenance": provenance.text(),
             "features": features,
             "cluster": cluster,
             "topics": topics,
             "configs": configs,
             "clientQuotas": quotas,
-            "producerIds": lambda: {"nextProducerId": str(image.producer_ids.next_producer_id)},
+            # before any ProducerIdsRecord Kafka's image says -1 (its empty ProducerIdsImage)
+            "producerIds": lambda: {"nextProducerId": str(image.producer_ids.next_producer_id
+                                                          if image.producer_ids != ProducerIds() else -1)},
             "acls": acls,
             "scram": scram,
             "delegationToken": lambda: {tid: f"DelegationTokenData(owner={t.owner})"
@@ -276,6 +326,11 @@ HELP = {
     "pwd": "pwd: print the working directory",
     "tree": "tree [PATH]: print the tree under PATH with leaf contents",
 }
+
+
+def _children(node: Callable[[], dict]) -> dict:
+    """A directory's children by name (Kafka's shell keeps them in a sorted map)."""
+    return dict(sorted(node().items()))
 
 
 class Shell:
@@ -305,7 +360,7 @@ class Shell:
         for i, name in enumerate(parts):
             if isinstance(node, str):
                 raise ShellError(f"{'/' + '/'.join(parts[:i])}: not a directory")
-            children = node()
+            children = _children(node)
             if name not in children:
                 raise ShellError(f"{'/' + '/'.join(parts[:i + 1])}: no such file or directory")
             node = children[name]
@@ -318,7 +373,7 @@ class Shell:
     def _walk(self, parts: list[str], node: Node) -> Iterator[tuple[list[str], Node]]:
         yield parts, node
         if not isinstance(node, str):
-            for name, child in node().items():
+            for name, child in _children(node).items():
                 yield from self._walk(parts + [name], child)
 
     # ------------------------------------------------------------------------------------------------ commands
@@ -358,9 +413,9 @@ class Shell:
             if isinstance(node, str):
                 self._print(parts[-1] if parts else "/")
                 continue
-            if len(targets) > 1:
-                self._print(("\n" if i else "") + f"{self._show(parts)}:")
-            for name in node():
+            if len(targets) > 1:  # Kafka heads each listing with the directory's own name
+                self._print(("\n" if i else "") + f"{parts[-1] if parts else '/'}:")
+            for name in _children(node):
                 self._print(name)
 
     def _cmd_cat(self, args: list[str]) -> None:
@@ -385,11 +440,20 @@ class Shell:
         self._print(self._show(self.cwd))
 
     def _cmd_tree(self, args: list[str]) -> None:
+        """As Kafka's shell: a leaf prints its contents; a directory its children, each ``name:`` and below it
+        (two more spaces in) a leaf's contents or a directory's children."""
         parts = self._parts(args[0] if args else None)
-        for sub, node in self._walk(parts, self._resolve(parts)):
-            depth = "  " * (len(sub) - len(parts))
-            name = sub[-1] if sub else "/"
-            self._print(f"{depth}{name}:" + (f" {node}" if isinstance(node, str) else ""))
+        top = self._resolve(parts)
+        if isinstance(top, str):
+            self._print(top)
+            return
+        for sub, node in self._walk(parts, top):
+            depth = len(sub) - len(parts)
+            if depth == 0:
+                continue
+            self._print(f"{'  ' * (depth - 1)}{sub[-1]}:")
+            if isinstance(node, str):
+                self._print(f"{'  ' * depth}{node}")
 
     def _cmd_find(self, args: list[str]) -> None:
         parts = self._parts(args[0] if args else None)
@@ -438,14 +502,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {args.snapshot}: no such file or directory", file=sys.stderr)
         return 1
     try:
-        image, source = load(args.snapshot)
+        image, provenance = load(args.snapshot)
     except ShellError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:
         print(f"error: {args.snapshot}: {exc.strerror or exc}", file=sys.stderr)
         return 1
-    shell = Shell(image_tree(image, source))
+    shell = Shell(image_tree(image, provenance))
     if args.command:
         shell.execute(shlex.join(args.command))
         return 1 if shell.failed else 0

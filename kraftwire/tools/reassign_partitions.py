@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         print(str(exc))
         return 1
     except (Failed, ConfigError, OSError, asyncio.TimeoutError) as exc:
-        print(f"Error: {exc or type(exc).__name__}")
+        print(f"Error: {str(exc) or type(exc).__name__}")  # a timeout's text is empty
         return 1
 
 

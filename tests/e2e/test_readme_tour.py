@@ -21,6 +21,8 @@ import venv
 
 import pytest
 
+from harness.kafka import kafka_libs
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DRIVER = os.path.join(REPO, "tests", "harness", "readme_tour.py")
 TOUR_LOGS = "/tmp/kraft-combined-logs"
@@ -51,9 +53,10 @@ def tour(base_install, tmp_path_factory):
     made = not os.path.exists(TOUR_LOGS)  # the mount point the driver binds its own directory over
     os.makedirs(TOUR_LOGS, exist_ok=True)
     try:
+        # "Joining a Kafka cluster" runs Kafka 4.4 from the jars tests/kafka/fetch.sh fetches (cached in CI)
         proc = subprocess.run(["unshare", "-n", "-m", sys.executable, DRIVER, os.path.join(REPO, "README.md"),
                                str(work), base_install, str(out), sys.executable], capture_output=True, text=True,
-                              timeout=1500)
+                              timeout=1500, env={**os.environ, "KAFKA_LIBS": kafka_libs()})
     finally:
         if made:
             os.rmdir(TOUR_LOGS)
@@ -156,3 +159,22 @@ def test_secured_mistakes_are_one_line_each(tour):
 def test_spark_writes_and_reads_the_secured_topic(tour):
     results, _ = tour
     assert _ok(results, "spark").strip().splitlines()[-1] == "['paid 42', 'paid 43']"
+
+
+def test_a_kraftwire_broker_and_controller_join_a_kafka_cluster(tour):
+    """README "Joining a Kafka cluster": Kafka 4.4 (one node, a dynamic quorum), a kraftwire broker registering with
+    its controller, a kraftwire controller added as a voter (KIP-853), a topic replicated on a Kafka and a kraftwire
+    broker written through one and read through the other."""
+    results, work = tour
+    _ok(results, "kafka-start")
+    assert results["kafka-start"]["ready"], (work / "kafka-1.log").read_text()[-3000:]
+    assert _ok(results, "join-broker-start").startswith("Formatting metadata directory ")
+    assert results["join-broker-start"]["ready"], (work / "kraftwire-2.log").read_text()[-3000:]
+    _ok(results, "join-controller-start")
+    out = _ok(results, "join-use")
+    lines = out.splitlines()
+    voters = re.search(r"^CurrentVoters:\s+(\[.*\])$", out, re.M)
+    assert voters and sorted(v["id"] for v in json.loads(voters.group(1))) == [1, 3], out
+    assert "Created topic joined." in lines and lines[-3:] == ["one", "three", "two"], out
+    assert "Traceback" not in (work / "kraftwire-2.log").read_text() + (work / "kraftwire-3.log").read_text()
+    assert results["join-use"]["stopped"]

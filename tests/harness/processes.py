@@ -304,8 +304,11 @@ def stop_all(procs) -> None:
 def quorum_status(ports) -> dict:
     """``metadata-quorum describe --status`` through the controllers on ``ports`` as {key: value} ({} while none
     answers)."""
-    done = kw("metadata-quorum", "--bootstrap-controller", ",".join(f"localhost:{p}" for p in ports),
-              "describe", "--status", check=False, timeout=20)
+    try:
+        done = kw("metadata-quorum", "--bootstrap-controller", ",".join(f"localhost:{p}" for p in ports),
+                  "describe", "--status", check=False, timeout=20)
+    except subprocess.TimeoutExpired:  # a controller still starting holds the connection without answering
+        return {}
     if done.returncode != 0:
         return {}
     return {k.strip(): v.strip() for k, _, v in (line.partition(":") for line in done.stdout.splitlines())}

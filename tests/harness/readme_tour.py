@@ -9,7 +9,7 @@ working directory bound over that path, so nothing of the machine's is read or w
 
 Between blocks it does what a reader does: after a block that starts nodes it waits until they serve (every broker
 listed by Metadata, through the recipe's own client properties where it has them); before the next cluster it stops
-the previous one (SIGTERM to the start block's process group, SIGKILL after a bound). Each block's exit code, standard
+the previous one (SIGTERM to each start block's process group, SIGKILL after a bound). Each block's exit code, standard
 output and standard error go into OUT.json, keyed by the recipe's name; a python block is skipped without PYTHON.
 """
 
@@ -30,9 +30,11 @@ BLOCK = re.compile(r"<!-- recipe: (?P<name>[\w-]+) -->\n```(?P<lang>\w+)\n(?P<bo
 WAIT = {"tour-start": ("localhost:9092", [1], None),
         "combined-start": ("localhost:9092", [1, 2, 3], None),
         "separate-start": ("localhost:9201", [4, 5, 6], None),
-        "secure-clients": ("localhost:9392", [1], "admin.properties")}
-#: the blocks after which the running cluster is stopped
-STOP_AFTER = {"tour-use", "combined-use", "separate-use"}
+        "secure-clients": ("localhost:9392", [1], "admin.properties"),
+        "kafka-start": ("localhost:9401", [1], None),
+        "join-broker-start": ("localhost:9401", [1, 2], None)}
+#: the blocks after which the running cluster is stopped (every start block's nodes since the last stop)
+STOP_AFTER = {"tour-use", "combined-use", "separate-use", "spark", "join-use"}
 #: the tour's log directory (config/server.properties), which must exist as a mount point before the run
 TOUR_LOGS = "/tmp/kraft-combined-logs"
 READY_S = 90.0
@@ -105,7 +107,7 @@ def main(readme: str, workdir: str, venv_bin: str, out: str, python: str | None 
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
     env["PATH"] = venv_bin + os.pathsep + env.get("PATH", "")
     results: dict[str, dict] = {}
-    group = None
+    groups: list[int] = []
     try:
         for name, lang, body in recipes(readme):
             if lang == "python":
@@ -129,15 +131,16 @@ def main(readme: str, workdir: str, venv_bin: str, out: str, python: str | None 
                       "seconds": round(time.monotonic() - started, 1)}
             results[name] = result
             if name.endswith("-start"):
-                group = proc.pid
+                groups.append(proc.pid)
             if name in WAIT:
                 bootstrap, want, config = WAIT[name]
                 result["ready"] = wait_ready(bootstrap, want, os.path.join(workdir, config) if config else None)
             if name in STOP_AFTER:
-                result["stopped"] = stop(group)
-                group = None
+                result["stopped"] = all([stop(g) for g in groups])
+                groups.clear()
     finally:
-        stop(group)
+        for g in groups:
+            stop(g)
         with open(out, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
     return 0

@@ -265,3 +265,31 @@ def test_fetch_v18_carries_the_replicas_high_watermark():
     key, version, body = wire.request_to_wire(REQUESTS[4], TOPIC)
     assert body.topics[0].partitions[0].high_watermark == 2**63 - 1
     assert len(codec.encode(body, version)) < len(codec.encode(wire.request_to_wire(fetch, TOPIC)[2], version))
+
+
+@pytest.mark.parametrize("resp, req", [RESPONSES[i] for i in (0, 2, 3, 4, 7)], ids=lambda x: type(x).__name__)
+def test_raft_responses_name_where_their_leader_listens(resp, req):
+    """As Kafka's ``RaftUtil`` builds them: Vote, Begin/EndQuorumEpoch and FetchSnapshot from v1, Fetch from v17,
+    carry the leader's endpoint (NodeEndpoints) when they name a leader the responder knows; a Kafka observer that
+    joined through ``controller.quorum.bootstrap.servers`` follows the leader there (it knows no voter yet)."""
+    key, version, _ = wire.request_to_wire(req, TOPIC)
+    body = wire.with_leader_endpoint(wire.response_to_wire(resp, TOPIC), resp, version, ("leaderhost", 9093))
+    decoded = codec.decode(w.api(key).response, codec.encode(body, version), version)
+    named = [(e.node_id, e.host, e.port) for e in decoded.node_endpoints]
+    assert named == ([(resp.leader_id, "leaderhost", 9093)] if resp.leader_id >= 0 else [])
+    assert not wire.with_leader_endpoint(wire.response_to_wire(resp, TOPIC), resp, version, None).node_endpoints
+
+
+def test_a_fetch_before_v17_names_no_leader_endpoint():
+    fetch = RESPONSES[4][0]
+    assert not wire.with_leader_endpoint(wire.response_to_wire(fetch, TOPIC), fetch, 16, ("h", 1)).node_endpoints
+
+
+def test_an_empty_session_fetch_is_a_brokers_not_the_quorums():
+    """A Kafka replica fetcher's incremental Fetch with nothing changed names no topic: a broker serves it (it was
+    refused as a malformed Raft Fetch, 'expected exactly one topic partition, got 0'); Raft's names the log."""
+    _key, _version, raft = wire.request_to_wire(REQUESTS[4], TOPIC)
+    assert wire.fetches_the_quorum_log(raft, TOPIC)
+    assert not wire.fetches_the_quorum_log(w.FetchRequest(topics=[]), TOPIC)
+    other = w.FetchRequest(topics=[w.FetchRequest.FetchTopic(topic_id=uuid.UUID(int=9), partitions=[])])
+    assert not wire.fetches_the_quorum_log(other, TOPIC)

@@ -197,3 +197,22 @@ def test_errors_print_as_kafkas_admin_client_exceptions():
                                              "requests intended only for the leader")
     assert mq.java_error(127, "x") == "org.apache.kafka.common.errors.VoterNotFoundException: x"
     assert mq.endpoint_text("C", "fe80::1", 9) == "C://[fe80::1]:9"
+
+
+def test_a_controller_that_does_not_lead_is_asked_where_the_active_one_is():
+    """Kafka's controller that does not lead answers DescribeQuorum NOT_LEADER_OR_FOLLOWER (kraftwire's answers from
+    any voter): the tool asks the active controller its DescribeCluster names, as Kafka's admin client does."""
+    from kraftwire.protocol import messages as w
+    from kraftwire.tools.metadata_quorum import active_controller
+
+    def quorum(error):
+        R = w.DescribeQuorumResponse
+        return R(topics=[R.TopicData(topic_name="__cluster_metadata", partitions=[
+            R.PartitionData(partition_index=0, error_code=error)])])
+
+    C = w.DescribeClusterResponse
+    cluster = C(controller_id=3, brokers=[C.DescribeClusterBroker(broker_id=1, host="h1", port=9093),
+                                          C.DescribeClusterBroker(broker_id=3, host="h3", port=9095)])
+    assert active_controller(quorum(6), cluster) == ("h3", 9095)
+    assert active_controller(quorum(0), cluster) is None
+    assert active_controller(quorum(6), C(controller_id=-1, brokers=[])) is None

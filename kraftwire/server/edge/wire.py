@@ -299,6 +299,32 @@ def response_to_wire(msg: m.Response, topic: Topic, *, voter_endpoints=None, obs
     raise TypeError(f"not a response: {msg!r}")
 
 
+def fetches_the_quorum_log(body, topic: Topic) -> bool:
+    """Whether a replica's Fetch (v13+, topic ids) is for this quorum's log: it names the log's topic and no other.
+    A Fetch naming no topic is an incremental fetch session's with nothing changed (a Kafka broker's replica
+    fetcher sends one whenever its partitions have nothing new to say) — a broker's, never Raft's, whose Fetch
+    always names its one partition and uses no session."""
+    return bool(body.topics) and all(t.topic_id == topic.topic_id for t in body.topics)
+
+
+#: the first version of each Raft response that carries the leader's endpoint (NodeEndpoints); Fetch has the field
+#: from v16 for clients, but Kafka's Raft fills it only from v17
+NODE_ENDPOINTS_FROM = {m.VoteResponse: 1, m.BeginQuorumEpochResponse: 1, m.EndQuorumEpochResponse: 1,
+                       m.FetchResponse: 17, m.FetchSnapshotResponse: 1}
+
+
+def with_leader_endpoint(body, msg: m.Response, version: int, endpoint: tuple[str, int] | None):
+    """``body`` (a Raft response on the wire) naming where its leader listens, as Kafka's Raft responses do: the
+    leader's endpoint on the listener the request came in on, when the response names a leader (``leader_id`` >= 0),
+    the responder knows that endpoint and ``version`` has the field. A Kafka observer that joined through
+    ``controller.quorum.bootstrap.servers`` knows no voter yet and needs it to follow the leader (without it Kafka's
+    raft thread fails: "Unknown leader endpoints")."""
+    first = NODE_ENDPOINTS_FROM.get(type(msg))
+    if first is not None and version >= first and endpoint is not None and msg.leader_id >= 0:
+        body.node_endpoints = [type(body).NodeEndpoint(node_id=msg.leader_id, host=endpoint[0], port=endpoint[1])]
+    return body
+
+
 def describe_quorum_to_wire(msg: m.DescribeQuorumResponse, topic: Topic, endpoints: dict):
     """``endpoints``: node id -> list of (listener name, host, port). Directory ids are the core's: a voter's as its
     voter set records it (none for static voters, as Kafka reports them), an observer's as it last fetched."""

@@ -386,7 +386,7 @@ class Node(RaftIO, QuorumApis):
 
     def _partition_fetch(self, body) -> bool:
         """A replica's Fetch for topic partitions (a follower broker), not for this quorum's log."""
-        return self.replicas is not None and any(t.topic_id != self.topic.topic_id for t in body.topics)
+        return self.replicas is not None and not wire.fetches_the_quorum_log(body, self.topic)
 
     def _fetch(self, request, conn) -> None:
         body, version = request.body, request.version

@@ -88,10 +88,21 @@ class RaftIO:
             body = wire.describe_quorum_to_wire(msg, self.topic, self._voter_endpoints())
             self._name_topic(body, entry)
         else:
-            leader = self.settings.voter(msg.leader_id) if isinstance(msg, m.UpdateRaftVoterResponse) else None
-            body = wire.response_to_wire(msg, self.topic,
-                                         leader_endpoint=(leader.host, leader.port) if leader is not None else None)
+            leader = self._leader_endpoint(msg.leader_id) if isinstance(msg, m.Response) else None
+            body = wire.with_leader_endpoint(wire.response_to_wire(msg, self.topic, leader_endpoint=leader), msg,
+                                             version, leader)
         conn.send_response(body, version, wire_cid)
+
+    def _leader_endpoint(self, leader_id: int) -> tuple[str, int] | None:
+        """Where leader ``leader_id`` listens on the controller listener: where it said (BeginQuorumEpoch) when this
+        node follows it, else its voter set entry; None when unknown."""
+        told = self.raft.leader_endpoints() if self.raft is not None else None
+        if told is not None and told[0] == leader_id:
+            _, endpoints = told
+            ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
+            return ep[1], ep[2]
+        leader = self.settings.voter(leader_id)
+        return (leader.host, leader.port) if leader is not None else None
 
     def _connection_closed(self, conn) -> None:
         for cid in [c for c, e in self._inbound.items() if e[0] is conn]:
@@ -153,18 +164,27 @@ class RaftIO:
     def _dial_leader_where_it_listens(self, raft) -> None:
         """The peers dial each voter where the voter set says, except the leader this node follows when it said
         where it listens (BeginQuorumEpoch's LeaderEndpoints, as Kafka's follower does): a leader that moved is
-        reached before its UpdateRaftVoter rewrites its entry."""
+        reached before its UpdateRaftVoter rewrites its entry. A leader the voter set no longer names (it is being
+        removed: RemoveRaftVoter of the leader) is still dialed while this node follows it — the leader commits its
+        own removal only once the remaining voters fetch past it, then resigns (Kafka's followers keep fetching from
+        it too; dropping it left Kafka's leader to time the removal out)."""
         dialed = self.settings.voters
         told = raft.leader_endpoints()
+        leader = raft.leader_and_epoch().leader_id
+        kept = next((v for v in self._dialed if v.node_id == leader), None)
         if told is not None:
             leader, endpoints = told
             ep = next((e for e in endpoints if e[0] == self.settings.controller_listener), endpoints[0])
             moved = Voter(leader, ep[1], ep[2])
             if moved not in dialed:
                 dialed = tuple(moved if v.node_id == leader else v for v in dialed)
+                if all(v.node_id != leader for v in dialed):
+                    dialed += (moved,)
                 if moved not in self._dialed:
                     log.info("node %d: reaching leader %d at %s:%d, where it said it listens (the voter set names "
                              "another address)", self.settings.node_id, leader, moved.host, moved.port)
+        elif kept is not None and leader != self.settings.node_id and all(v.node_id != leader for v in dialed):
+            dialed += (kept,)
         if dialed == self._dialed:
             return
         self._dialed = dialed
