@@ -74,6 +74,17 @@ class MetadataVersion(NamedTuple):
         """Kafka's isElrSupported: ``eligible.leader.replicas.version`` 1 depends on this level."""
         return self.at_least("4.0-IV1")
 
+    @property
+    def supports_cidr_acls(self) -> bool:
+        """Kafka's isCidrAclSupported: CreateAcls takes CIDR host patterns (KIP-1276)."""
+        return self.at_least("4.4-IV1")
+
+    @property
+    def supports_controller_unregistration(self) -> bool:
+        """Kafka's isControllerUnregistrationSupported: UnregisterController writes UnregisterControllerRecord
+        (KIP-1312)."""
+        return self.at_least("4.4-IV2")
+
     def __str__(self) -> str:
         return self.name
 
