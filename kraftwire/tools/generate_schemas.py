@@ -59,7 +59,8 @@ APIS = (
     "ListPartitionReassignments", "ListTransactions", "Metadata", "OffsetCommit", "OffsetDelete", "OffsetFetch",
     "OffsetForLeaderEpoch", "Produce", "ReadShareGroupState", "ReadShareGroupStateSummary", "RemoveRaftVoter",
     "SaslAuthenticate", "SaslHandshake", "ShareGroupDescribe", "ShareGroupHeartbeat", "SyncGroup", "TxnOffsetCommit",
-    "UnregisterBroker", "UpdateFeatures", "UpdateRaftVoter", "Vote", "WriteShareGroupState", "WriteTxnMarkers",
+    "UnregisterBroker", "UnregisterController", "UpdateFeatures", "UpdateRaftVoter", "Vote", "WriteShareGroupState",
+    "WriteTxnMarkers",
 )
 #: the other messages kraftwire speaks: the headers, the KRaft control-record values, the quorum-state file
 OTHERS = ("DefaultPrincipalData", "KRaftVersionRecord", "LeaderChangeMessage", "QuorumStateData", "RequestHeader",
