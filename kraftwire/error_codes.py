@@ -258,6 +258,7 @@ def name_of(code: int) -> str:
 #: What Kafka's Java clients name an error and say about it (its ``Errors`` table), for tools that print as Kafka's
 #: do (``kafka-delete-records.sh``, ``kafka-log-dirs.sh``); the codes those tools can meet.
 JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
+    CONTROLLER_ID_NOT_REGISTERED: ("ControllerIdNotRegisteredException", "The given controller ID was not registered."),
     OFFSET_OUT_OF_RANGE: ("OffsetOutOfRangeException",
                           "The requested offset is not within the range of offsets maintained by the server."),
     UNKNOWN_TOPIC_OR_PARTITION: ("UnknownTopicOrPartitionException",

@@ -110,13 +110,11 @@ LATEST_TESTING = ALL[-1]
 
 #: what the levels above kraftwire's MAXIMUM bring that kraftwire lacks (why they are refused)
 UNIMPLEMENTED: dict[str, str] = {
-    "4.4-IV1": "CIDR ACL host patterns (KIP-1276)",
-    "4.4-IV2": "controller unregistration (KIP-1312)",
     "4.5-IV0": "Kafka 4.5's unstable metadata",
 }
 
 MINIMUM = KAFKA_MINIMUM
-MAXIMUM = BY_NAME["4.4-IV0"]
+MAXIMUM = LATEST_PRODUCTION
 #: what ``storage format`` picks without ``--release-version`` (the suite's clusters run at it): the newest level
 DEFAULT = MAXIMUM
 

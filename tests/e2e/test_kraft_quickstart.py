@@ -329,7 +329,7 @@ def _features(port: int) -> None:
     assert list(rows) == sorted(rows)  # by name, as Kafka's tool lists them
     assert rows == {  # a static quorum: kraft.version 0; the features kraftwire lacks supported at 0 only
         "eligible.leader.replicas.version": ["0", "1", "1"], "group.version": ["0", "1", "1"],
-        "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV0", "4.4-IV0"],
+        "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV2", "4.4-IV2"],
         "share.version": ["0", "0", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
     epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}
     assert len(epochs) == 1 and int(epochs.pop()) > 0

@@ -151,10 +151,10 @@ def test_update_features_answers_as_kafkas(ports, updates, version):
 
 
 def test_a_level_outside_both_ranges_is_refused_alike(ports):
-    """Each names its own range: Kafka supports metadata.version up to 33, kraftwire up to 31."""
+    """Both support metadata.version up to 33 (4.4-IV2) and name that range."""
     kafka, ours = (_update(port, [("metadata.version", 0, SAFE)], 1) for port in ports)
     assert kafka[1].endswith("Local controller 1 only supports versions 7-33")
-    assert ours == (kafka[0], kafka[1].replace("7-33", "7-31"), kafka[2])
+    assert ours == kafka
 
 
 def test_transaction_version_2_is_taken_alike(ports):
@@ -218,7 +218,7 @@ def test_kafkas_tool_describes_both_alike(ports, tools):
     assert [row["Feature"] for row in ours] == [row["Feature"] for row in kafka]
     mv = [next(row for row in rows if row["Feature"] == "metadata.version") for rows in (kafka, ours)]
     assert [row["FinalizedVersionLevel"] for row in mv] == ["4.3-IV0", "4.3-IV0"]
-    assert mv[1]["SupportedMaxVersion"] == "4.4-IV0"
+    assert mv[1]["SupportedMaxVersion"] == "4.4-IV2"
 
 
 def test_kraftwire_describe_prints_as_kafkas_tool(ports, tools):

@@ -13,8 +13,8 @@ applies all three, in Kafka's order, so the answers match what a Kafka controlle
    name gets INVALID_REQUEST "Invalid empty resource name".
 3. **AclControlManager.** ``validate_new_acl`` checks the type, pattern, operation, permission, name (a code
    Kafka does not know counts as UNKNOWN) and host: an empty host is INVALID_REQUEST, a CIDR host (KIP-1276) is
-   UNSUPPORTED_VERSION below ``metadata.version`` 4.4-IV1 and INVALID_REQUEST when malformed. An ACL equal to one in the image, or to an earlier one in the same request,
-   succeeds without a new record. Each new ACL is one AccessControlEntryRecord with an id from ``new_uuid()`` that no
+   UNSUPPORTED_VERSION below ``metadata.version`` 4.4-IV1 and INVALID_REQUEST when malformed. An ACL equal to one
+   in the image, or to an earlier one in the same request, succeeds without a new record. Each new ACL is one AccessControlEntryRecord with an id from ``new_uuid()`` that no
    ACL has yet. More than ``MAX_RECORDS_PER_USER_OP`` new ACLs fail the whole operation: every creation that got
    this far answers POLICY_VIOLATION "Unable to perform excessively large batch operation.".
 

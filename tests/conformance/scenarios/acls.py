@@ -70,7 +70,7 @@ CREATE = {
                                         delete_filter(name="*", rtype=Res.GROUP, principal="User:*"))],
     "not-super-user": lambda v: [*as_user(ALICE, create_acls(v, binding(Res.TOPIC, A, Op.READ, principal=P))),
                                  describe_acls(3, principal=P)],
-    # KIP-1276 (metadata.version 4.4-IV1, below the default level): CIDR hosts taken, malformed ones refused with
+    # KIP-1276 (metadata.version 4.4-IV1, which the default level includes): CIDR hosts taken, malformed ones refused with
     # the parser's reason, an empty host refused at every level
     "cidr-hosts": lambda v: [create_acls(v, *[binding(Res.TOPIC, A, Op.READ, principal=P, host=h) for h in _CIDR]),
                              describe_acls(3, until=_listed, principal=P)],
