@@ -161,8 +161,8 @@ def test_remove_controller_output_and_refusals(capsys):
     d = uuid_to_base64(D2)
     assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller", "-i", "2", "-d", d,
                  "--dry-run"]) == 0
-    assert capsys.readouterr().out == f"DRY RUN of removing  KRaft controller 2 with directory id {d}\n"
-    assert mq.removed_line(2, D2) == f"Removed  KRaft controller 2 with directory id {d}"  # Kafka's two spaces
+    assert capsys.readouterr().out == f"DRY RUN of removing KRaft controller 2 with directory id {d}\n"
+    assert mq.removed_line(2, D2) == f"Removed KRaft controller 2 with directory id {d}"  # Kafka 4.4's "%sKRaft"
     assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller",
                  "--controller-id", "-3", "--controller-directory-id", d]) == 1
     assert capsys.readouterr().err == "Invalid negative --controller-id: -3\n"
@@ -197,3 +197,25 @@ def test_errors_print_as_kafkas_admin_client_exceptions():
                                              "requests intended only for the leader")
     assert mq.java_error(127, "x") == "org.apache.kafka.common.errors.VoterNotFoundException: x"
     assert mq.endpoint_text("C", "fe80::1", 9) == "C://[fe80::1]:9"
+
+
+def test_remove_controller_with_unregister_says_both_steps_as_kafkas_tool(capsys):
+    """Kafka 4.4's MetadataQuorumCommand.handleRemoveController with --unregister (KIP-1312): the removal line, then
+    ``Unregistered KRaft controller N``; a dry run sends nothing and says both."""
+    d = uuid_to_base64(D2)
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller", "-i", "2", "-d", d,
+                 "--dry-run", "--unregister"]) == 0
+    assert capsys_lines(capsys) == [f"DRY RUN of removing KRaft controller 2 with directory id {d}",
+                                    "DRY RUN of unregistering KRaft controller 2"]
+    assert mq.unregistered_line(2) == "Unregistered KRaft controller 2"
+    # what it says when a step is refused: the admin client's exception message and Kafka's hint
+    assert mq.exception_message(127, None) == "The voter is not part of the set of voters."
+    assert mq.exception_message(136, None) == "The given controller ID was not registered."
+    assert mq.exception_message(136, "Controller ID 2 is not currently registered.") == \
+        "Controller ID 2 is not currently registered."
+    assert mq.unregister_hint(2) == \
+        "To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 2`."
+
+
+def capsys_lines(capsys) -> list[str]:
+    return capsys.readouterr().out.splitlines()
