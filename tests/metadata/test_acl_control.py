@@ -216,7 +216,7 @@ def test_from_4_4_iv1_a_cidr_host_is_created_as_written(level):
     ("2001:db8::/129", "Could not parse [2001:db8::/129] - prefix length must be between 0 and 128"),
 ])
 def test_a_malformed_cidr_host_is_invalid_request_with_the_parsers_reason(host, reason):
-    """Kafka's ``AclControlManagerTest`` CIDR cases; the messages are Kafka 4.4's at 4.4-IV1."""
+    """The messages are the ones Kafka 4.4 answered at 4.4-IV1 (a running node, the same CreateAcls)."""
     result = create(at_level("4.4-IV1"), creation(host=host))
     assert results(result) == [(ec.INVALID_REQUEST, f"Invalid CIDR notation '{host}': {reason}")]
     assert result.records == ()
