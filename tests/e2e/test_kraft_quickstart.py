@@ -333,8 +333,8 @@ def _features(port: int) -> None:
         "share.version": ["0", "0", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
     epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}
     assert len(epochs) == 1 and int(epochs.pop()) > 0
-    dry = features("upgrade", "--feature", "metadata.version=31", "--dry-run")
-    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 31.\n")
+    dry = features("upgrade", "--feature", "metadata.version=33", "--dry-run")
+    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 33.\n")
     down = features("downgrade", "--release-version", "3.8-IV0")
     assert down.returncode == 1 and down.stdout.startswith("Could not downgrade eligible.leader.replicas.version to "
                                                            "0. The update failed for all features since ")
