@@ -158,6 +158,9 @@ TABLE: tuple[ErrorCode, ...] = tuple(ErrorCode(*row) for row in (
     (131, 'STREAMS_INVALID_TOPOLOGY_EPOCH', False),
     (132, 'STREAMS_TOPOLOGY_FENCED', False),
     (133, 'SHARE_SESSION_LIMIT_REACHED', True),
+    (134, 'GROUP_DELETION_FAILED', False),
+    (135, 'STREAMS_TOPOLOGY_DESCRIPTION_UPDATE_FAILED', False),
+    (136, 'CONTROLLER_ID_NOT_REGISTERED', False),
 ))
 
 BY_CODE: dict[int, ErrorCode] = {e.code: e for e in TABLE}
@@ -222,6 +225,7 @@ UNRELEASED_INSTANCE_ID = 111
 STALE_MEMBER_EPOCH = 113
 INVALID_REGULAR_EXPRESSION = 128
 REBOOTSTRAP_REQUIRED = 129
+CONTROLLER_ID_NOT_REGISTERED = 136
 INVALID_RECORD = 87
 THROTTLING_QUOTA_EXCEEDED = 89
 PRODUCER_FENCED = 90
@@ -259,6 +263,7 @@ def name_of(code: int) -> str:
 #: What Kafka's Java clients name an error and say about it (its ``Errors`` table), for tools that print as Kafka's
 #: do (``kafka-delete-records.sh``, ``kafka-log-dirs.sh``); the codes those tools can meet.
 JAVA_EXCEPTIONS: dict[int, tuple[str, str]] = {
+    CONTROLLER_ID_NOT_REGISTERED: ("ControllerIdNotRegisteredException", "The given controller ID was not registered."),
     OFFSET_OUT_OF_RANGE: ("OffsetOutOfRangeException",
                           "The requested offset is not within the range of offsets maintained by the server."),
     UNKNOWN_TOPIC_OR_PARTITION: ("UnknownTopicOrPartitionException",

@@ -363,6 +363,13 @@ def _register_controller(d: MetadataDelta, r) -> None:
         r.controller_id, r.incarnation_id, r.zk_migration_ready, _endpoints(r.end_points), _feature_ranges(r.features))
 
 
+def _unregister_controller(d: MetadataDelta, r) -> None:
+    """As Kafka's ClusterControlManager replays it: the registration must exist."""
+    if d._part("controllers").pop(r.controller_id, None) is None:
+        raise MetadataReplayError(f"UnregisterControllerRecord for controller {r.controller_id}: no controller "
+                                  "registration found for that id")
+
+
 def _topic(d: MetadataDelta, r) -> None:
     ids = d._part("topic_ids")
     topics = d._part("topics")
@@ -521,6 +528,7 @@ _REPLAY = {
     m.UnfenceBrokerRecord: lambda d, r: _fence(d, r, False),
     m.BrokerRegistrationChangeRecord: _broker_change,
     m.RegisterControllerRecord: _register_controller,
+    m.UnregisterControllerRecord: _unregister_controller,
     m.TopicRecord: _topic,
     m.RemoveTopicRecord: _remove_topic,
     m.PartitionRecord: _partition,

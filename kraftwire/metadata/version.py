@@ -74,6 +74,17 @@ class MetadataVersion(NamedTuple):
         """Kafka's isElrSupported: ``eligible.leader.replicas.version`` 1 depends on this level."""
         return self.at_least("4.0-IV1")
 
+    @property
+    def supports_cidr_acls(self) -> bool:
+        """Kafka's isCidrAclSupported: CreateAcls takes CIDR host patterns (KIP-1276)."""
+        return self.at_least("4.4-IV1")
+
+    @property
+    def supports_controller_unregistration(self) -> bool:
+        """Kafka's isControllerUnregistrationSupported: UnregisterController writes UnregisterControllerRecord
+        (KIP-1312)."""
+        return self.at_least("4.4-IV2")
+
     def __str__(self) -> str:
         return self.name
 
@@ -99,13 +110,11 @@ LATEST_TESTING = ALL[-1]
 
 #: what the levels above kraftwire's MAXIMUM bring that kraftwire lacks (why they are refused)
 UNIMPLEMENTED: dict[str, str] = {
-    "4.4-IV1": "CIDR ACL host patterns (KIP-1276)",
-    "4.4-IV2": "controller unregistration (KIP-1312)",
     "4.5-IV0": "Kafka 4.5's unstable metadata",
 }
 
 MINIMUM = KAFKA_MINIMUM
-MAXIMUM = BY_NAME["4.4-IV0"]
+MAXIMUM = LATEST_PRODUCTION
 #: what ``storage format`` picks without ``--release-version`` (the suite's clusters run at it): the newest level
 DEFAULT = MAXIMUM
 

@@ -1921,6 +1921,14 @@ M('UnregisterBrokerResponse', 'response', 64, '0', '0+', [
     F('ErrorCode', 'int16', '0+'),
     F('ErrorMessage', 'string', '0+', nullable='0+'),
 ])
+M('UnregisterControllerRequest', 'request', 94, '0', '0+', [
+    F('ControllerId', 'int32', '0+'),
+])
+M('UnregisterControllerResponse', 'response', 94, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+'),
+])
 M('UpdateFeaturesRequest', 'request', 57, '0-2', '0+', [
     F('timeoutMs', 'int32', '0+', default=60000),
     F('FeatureUpdates', '[]FeatureUpdateKey', '0+', fields=[

@@ -92,6 +92,7 @@ SERVED: dict[str, tuple[int, int]] = {
     "AlterConfigs": (0, 2),
     "UpdateFeatures": (0, 2),  # v2 only drops the per-feature results from the answer
     "UnregisterBroker": (0, 0),
+    "UnregisterController": (0, 0),  # KIP-1312 (metadata.version 4.4-IV2)
     # partition reassignment (KIP-455; v1 adds KIP-860's AllowReplicationFactorChange)
     "AlterPartitionReassignments": (0, 1),
     "ListPartitionReassignments": (0, 0),

@@ -6,7 +6,8 @@ Rules of ``Authorizer.authorize(principal, host, resource_type, resource_name, o
 2. an ACL *applies* to the resource when its resource type is the same and its pattern is LITERAL with the same
    name, LITERAL ``*`` (any name), or PREFIXED with a name the resource's name starts with;
 3. an applying ACL *matches* the request when its principal is the caller's or ``User:*``, its host is the
-   caller's address or ``*``, and its operation is the requested one or ALL. An ALLOW (never a DENY) of READ, WRITE,
+   caller's address, ``*`` or a CIDR block holding the address (``kraftwire.security.cidr``; such ACLs exist only
+   from ``metadata.version`` 4.4-IV1, which CreateAcls enforces, so matching them needs no level check), and its operation is the requested one or ALL. An ALLOW (never a DENY) of READ, WRITE,
    DELETE or ALTER also matches DESCRIBE, and an ALLOW of ALTER_CONFIGS also matches DESCRIBE_CONFIGS; a DENY ALL
    denies every operation;
 4. any matching DENY denies (DENY wins), else any matching ALLOW allows;
@@ -40,6 +41,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from enum import IntEnum
 from typing import Any, Protocol
+
+from kraftwire.security.cidr import in_range
 
 
 class ResourceType(IntEnum):
@@ -152,7 +155,7 @@ def _decide(rules: tuple[_Rule, ...], principal: str, host: str, operation: int)
     for acl_principal, acl_host, acl_op, is_allow in rules:
         if acl_principal != principal and acl_principal != WILDCARD_PRINCIPAL:
             continue
-        if acl_host != host and acl_host != WILDCARD:
+        if acl_host != host and acl_host != WILDCARD and not in_range(host, acl_host):
             continue
         if acl_op != operation and acl_op != _ALL:
             if not is_allow:
@@ -294,7 +297,7 @@ class Authorizer:
         allow_prefixed: set[str] = set()
         wildcard_allow = False
         for acl in index.entries:
-            if acl.host != host and acl.host != WILDCARD:
+            if acl.host != host and acl.host != WILDCARD and not in_range(host, acl.host):
                 continue
             if acl.principal != principal and acl.principal != WILDCARD_PRINCIPAL:
                 continue

@@ -1,5 +1,5 @@
-"""``kraftwire cluster (cluster-id | list-endpoints | unregister --id N) (--bootstrap-server | --bootstrap-controller)
-HOST:PORT``: Kafka's ``kafka-cluster.sh``, its flags and its output, on kraftwire's own protocol client.
+"""``kraftwire cluster (cluster-id | list-endpoints | unregister --id N | unregister-controller --id N)
+(--bootstrap-server | --bootstrap-controller) HOST:PORT``: Kafka's ``kafka-cluster.sh``, its flags and its output, on kraftwire's own protocol client.
 
 The connection flags go after the subcommand, as Kafka 4.4 takes them, or before it (kraftwire's older order, still
 taken); ``--command-config``/``-c`` names a client properties file (``--config``, deprecated in Kafka, too).
@@ -9,7 +9,13 @@ taken); ``--command-config``/``-c`` names a client properties file (``--config``
   STATE ENDPOINT_TYPE``), or of the controllers' with ``--bootstrap-controller`` (no ``STATE``): DescribeCluster v2
   asked for the one endpoint type;
 * ``unregister --id N`` removes broker N's registration (UnregisterBroker, forwarded to the active controller; the
-  broker first leaves every ISR and leadership) and prints ``Broker N is no longer registered.``.
+  broker first leaves every ISR and leadership) and prints ``Broker N is no longer registered.``;
+* ``unregister-controller --id N`` removes controller N's registration (UnregisterController, KIP-1312, decided by
+  the active controller from metadata.version 4.4-IV2) and prints ``Controller N is no longer registered.``. As
+  Kafka's tool, an UNSUPPORTED_VERSION answer (a level below 4.4-IV2) prints ``The target cluster does not support
+  the controller unregistration API.`` and exits 0; another refusal prints the Java exception Kafka's admin client
+  raises (``org.apache.kafka.common.errors.ControllerIdNotRegisteredException: Controller ID 5 is not currently
+  registered.``) on stderr and exits 1.
 
 A failure prints the reason on stderr and exits 1.
 """
@@ -20,7 +26,7 @@ import argparse
 import asyncio
 import sys
 
-from kraftwire.error_codes import name_of
+from kraftwire.error_codes import UNSUPPORTED_VERSION, java_exception_class, name_of
 from kraftwire.tools.admin import connect, until_decided
 
 BROKER_ENDPOINTS, CONTROLLER_ENDPOINTS = 1, 2
@@ -46,16 +52,19 @@ def _connection_options(parser, default) -> None:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     _connection_options(parser, None)
     parser.add_argument("--timeout", type=float, default=30.0, help=argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="op", metavar="cluster-id|list-endpoints|unregister")
+    sub = parser.add_subparsers(dest="op", metavar="cluster-id|list-endpoints|unregister|unregister-controller")
     sub.required = True
     ops = {"cluster-id": sub.add_parser("cluster-id", help="get information about the ID of a cluster"),
            "list-endpoints": sub.add_parser("list-endpoints", help="list the brokers' or controllers' endpoints"),
-           "unregister": sub.add_parser("unregister", help="unregister a broker")}
+           "unregister": sub.add_parser("unregister", help="unregister a broker"),
+           "unregister-controller": sub.add_parser("unregister-controller", help="unregister a controller")}
     for p in ops.values():
         _connection_options(p, argparse.SUPPRESS)
     ops["list-endpoints"].add_argument("--include-fenced-brokers", action="store_true",
                                        help="list fenced brokers too (with --bootstrap-server)")
     ops["unregister"].add_argument("--id", "-i", type=int, required=True, help="the ID of the broker to unregister")
+    ops["unregister-controller"].add_argument("--id", "-i", type=int, required=True,
+                                              help="the ID of the controller to unregister")
 
 
 def _target(args) -> None:
@@ -114,6 +123,11 @@ async def _run(args, tls, login) -> None:
                 raise ClusterCommandError(answer.error_message or name_of(answer.error_code))
             print(endpoints_table(answer.brokers, args.controllers), end="")
             return
+        if args.op == "unregister-controller":
+            answer = await until_decided(conn, w.UnregisterControllerRequest(controller_id=args.id), 0, args.timeout,
+                                         lambda a: [a.error_code])
+            print(unregister_controller_outcome(args.id, answer.error_code, answer.error_message))
+            return
         answer = await until_decided(conn, w.UnregisterBrokerRequest(broker_id=args.id), 0, args.timeout,
                                      lambda a: [a.error_code])
         if answer.error_code:
@@ -121,6 +135,18 @@ async def _run(args, tls, login) -> None:
         print(f"Broker {args.id} is no longer registered.")
     finally:
         await conn.close()
+
+
+def unregister_controller_outcome(controller_id: int, code: int, message: str | None) -> str:
+    """What Kafka's ``kafka-cluster unregister-controller`` prints for the answer (stdout), or ClusterCommandError
+    with what it prints on stderr."""
+    if code == 0:
+        return f"Controller {controller_id} is no longer registered."
+    if code == UNSUPPORTED_VERSION:
+        return "The target cluster does not support the controller unregistration API."
+    text = message or name_of(code)
+    java = java_exception_class(code)
+    raise ClusterCommandError(f"{java}: {text}" if java else text)
 
 
 def endpoints_table(nodes, controllers: bool) -> str:

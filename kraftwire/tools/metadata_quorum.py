@@ -9,9 +9,12 @@ its KIP-853 commands:
   is also the admin connection's client config, as in Kafka. ``--controller.config F`` (kraftwire's) names the
   controller's file apart from a ``--command-config`` that only says how to connect. Prints ``Added controller N
   with directory id D and endpoints: NAME://host:port, ...``.
-* ``remove-controller --controller-id N --controller-directory-id D [--dry-run]`` (RemoveRaftVoter) prints
-  ``Removed  KRaft controller N with directory id D`` (Kafka's two spaces: its format is ``"%s KRaft controller"``
-  over ``"Removed "``).
+* ``remove-controller --controller-id N --controller-directory-id D [--dry-run] [--unregister]`` (RemoveRaftVoter)
+  prints ``Removed KRaft controller N with directory id D`` (Kafka 4.4's ``"%sKRaft controller ..."`` over
+  ``"Removed "``). With ``--unregister`` (KIP-1312) it then sends UnregisterController and prints ``Unregistered
+  KRaft controller N``; a removal refused as UNSUPPORTED_VERSION or VOTER_NOT_FOUND, or a refused unregistration,
+  prints Kafka's ``Failed to remove KRaft voter N: ...`` / ``Failed to unregister controller N: ...`` with its hint
+  to run ``kafka-cluster.sh unregister-controller --id N``. ``--dry-run`` sends nothing and says both.
 
 As Kafka's admin client, these go to the active controller when given ``--bootstrap-controller`` (DescribeCluster
 names it) and to a broker, which forwards them, with ``--bootstrap-server``; the leader answers once the change is
@@ -74,6 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="The directory ID of the controller to remove.")
     remove.add_argument("--dry-run", action="store_true",
                         help="True if we should print what would be done, but not do it.")
+    remove.add_argument("--unregister", action="store_true",
+                        help="If set, also unregister the controller after successfully removing it from the voter "
+                             "set.")
 
 
 class TerseError(Exception):
@@ -112,6 +118,28 @@ def java_error(code: int, message: str | None) -> str:
     if name is None:
         return f"{name_of(code)}: {message}" if message else name_of(code)
     return f"org.apache.kafka.common.errors.{name}: {default if message is None else message}"
+
+
+def exception_message(code: int, message: str | None) -> str:
+    """The admin client's exception's own message (``getMessage``): the answer's, else the error's default."""
+    from kraftwire.error_codes import default_message, name_of
+
+    if message is not None:
+        return message
+    return JAVA_ERRORS[code][1] if code in JAVA_ERRORS else default_message(code) or name_of(code)
+
+
+#: RemoveRaftVoter refusals after which ``--unregister`` hints at unregistering by hand (Kafka's tool)
+_HINTED_REMOVALS = frozenset({35, 127})  # UNSUPPORTED_VERSION, VOTER_NOT_FOUND
+
+
+def unregister_hint(controller_id: int) -> str:
+    return (f"To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id "
+            f"{controller_id}`.")
+
+
+def unregistered_line(node_id: int, *, dry_run: bool = False) -> str:
+    return f"{'DRY RUN of unregistering ' if dry_run else 'Unregistered '}KRaft controller {node_id}"
 
 
 async def fetch_quorum(host: str, port: int, *, timeout: float = 10.0, topic: str = DEFAULT_TOPIC, ssl_context=None,
@@ -299,7 +327,7 @@ def added_line(node_id: int, directory_id, endpoints, *, dry_run: bool = False) 
 
 
 def removed_line(node_id: int, directory_id, *, dry_run: bool = False) -> str:
-    return (f"{'DRY RUN of removing ' if dry_run else 'Removed '} KRaft controller {node_id} with directory id "
+    return (f"{'DRY RUN of removing ' if dry_run else 'Removed '}KRaft controller {node_id} with directory id "
             f"{uuid_to_base64(directory_id)}")
 
 
@@ -390,12 +418,31 @@ def _run_voter_change(args, servers, tls, login) -> int:
         body = remove_voter_request(args.controller_id, directory_id)
         done = removed_line(args.controller_id, directory_id, dry_run=args.dry_run)
         timeout = max(args.timeout, 35.0)
+    unregister = args.mq_command == "remove-controller" and args.unregister
+
+    def send(request):
+        return asyncio.run(send_voter_change(servers, request, controllers=args.bootstrap_controller is not None,
+                                             timeout=timeout, ssl_context=tls, sasl=login))
+
     if not args.dry_run:
-        response = asyncio.run(send_voter_change(servers, body, controllers=args.bootstrap_controller is not None,
-                                                 timeout=timeout, ssl_context=tls, sasl=login))
+        response = send(body)
         if response.error_code:
+            if unregister and response.error_code in _HINTED_REMOVALS:
+                raise TerseError(f"Failed to remove KRaft voter {args.controller_id}: "
+                                 f"{exception_message(response.error_code, response.error_message)}. "
+                                 + unregister_hint(args.controller_id))
             raise TerseError(java_error(response.error_code, response.error_message))
     print(done)
+    if unregister:
+        from kraftwire.protocol import messages as w
+
+        if not args.dry_run:
+            response = send(w.UnregisterControllerRequest(controller_id=args.controller_id))
+            if response.error_code:
+                raise TerseError(f"Failed to unregister controller {args.controller_id}: "
+                                 f"{exception_message(response.error_code, response.error_message)}. "
+                                 + unregister_hint(args.controller_id))
+        print(unregistered_line(args.controller_id, dry_run=args.dry_run))
     return 0
 
 

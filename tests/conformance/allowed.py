@@ -30,7 +30,6 @@ NOT_SERVED = {
         {90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets"},
     "streams groups (KIP-1071) are not implemented": {88: "StreamsGroupHeartbeat", 89: "StreamsGroupDescribe",
                                                       93: "StreamsGroupTopologyDescriptionUpdate"},
-    "controller registration changes are not implemented": {94: "UnregisterController"},
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
 OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 18: "ApiVersions",
@@ -52,9 +51,6 @@ ALLOWED: list[Allowance] = [
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
                 "kraftwire supports this feature's levels it has the semantics of only (share and streams groups), "
                 "refusing the others by name") for name in FEATURES),
-    Allowance("ApiVersions-v*-ranges", "ApiVersions.supported_features[metadata.version].max_version",
-              "kraftwire supports metadata.version up to 4.4-IV0 (level 31); Kafka 4.4 up to 4.4-IV2 (33): 4.4-IV1's "
-              "CIDR ACL hosts (KIP-1276) and 4.4-IV2's controller unregistration (KIP-1312) are not implemented"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}]", f"not served: {why} — {_names(apis)}")
       for why, apis in NOT_SERVED.items() for key in apis),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}].max_version",

@@ -36,11 +36,11 @@ REQUEST_TIMEOUT_S = 30.0
 CONFIGURED = "<configured>"
 
 
-#: ``storage format`` at kraftwire's default level, metadata.version 4.4-IV0 with the features kraftwire finalizes
+#: ``storage format`` at kraftwire's default level, metadata.version 4.4-IV2 with the features kraftwire finalizes
 #: there (kraftwire.metadata.features.kraftwire_defaults: transaction.version 2, group.version 1,
-#: eligible.leader.replicas.version 1), the ones it does not implement named at 0 for Kafka (its defaults at 4.4-IV0
+#: eligible.leader.replicas.version 1), the ones it does not implement named at 0 for Kafka (its defaults at 4.4-IV2
 #: turn on share and streams groups)
-LEVELS_4_4 = ("--release-version", "4.4-IV0",
+LEVELS_4_4 = ("--release-version", "4.4-IV2",
               *(arg for name in ("share.version", "streams.version") for arg in ("--feature", f"{name}=0")))
 #: the level the pairs were formatted at before kraftwire's default moved to 4.4-IV0, kept for one configuration
 #: so that the older level (transaction.version 0, group.version 0) is still compared

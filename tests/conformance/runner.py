@@ -143,7 +143,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.protocol.served import SERVED
 from kraftwire.records import read_batches
 
-#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 4.4-IV0), for the APIs kraftwire declares;
+#: what Apache Kafka 4.4.0 serves (ApiVersions at metadata.version 4.4-IV2), for the APIs kraftwire declares;
 #: scenarios are generated at collection, before any node starts, so the table is data — and the live node is
 #: checked against it
 KAFKA_SERVED: dict[str, tuple[int, int]] = {
@@ -158,7 +158,7 @@ KAFKA_SERVED: dict[str, tuple[int, int]] = {
     "DeleteGroups": (0, 3), "ElectLeaders": (0, 2), "IncrementalAlterConfigs": (0, 1), "OffsetDelete": (0, 0),
     "DescribeUserScramCredentials": (0, 0), "AlterUserScramCredentials": (0, 0), "DescribeQuorum": (0, 2),
     "UpdateFeatures": (0, 2), "DescribeCluster": (0, 2), "DescribeProducers": (0, 0), "UnregisterBroker": (0, 0),
-    "DescribeTransactions": (0, 0), "ListTransactions": (0, 2), "ConsumerGroupHeartbeat": (0, 1),
+    "UnregisterController": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 2), "ConsumerGroupHeartbeat": (0, 1),
     "ConsumerGroupDescribe": (0, 1), "DescribeTopicPartitions": (0, 0),
     "AlterPartitionReassignments": (0, 1), "ListPartitionReassignments": (0, 0),
     "DescribeClientQuotas": (0, 1), "AlterClientQuotas": (0, 1), "AlterReplicaLogDirs": (1, 2),

@@ -329,12 +329,12 @@ def _features(port: int) -> None:
     assert list(rows) == sorted(rows)  # by name, as Kafka's tool lists them
     assert rows == {  # a static quorum: kraft.version 0; the features kraftwire lacks supported at 0 only
         "eligible.leader.replicas.version": ["0", "1", "1"], "group.version": ["0", "1", "1"],
-        "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV0", "4.4-IV0"],
+        "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV2", "4.4-IV2"],
         "share.version": ["0", "0", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
     epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}
     assert len(epochs) == 1 and int(epochs.pop()) > 0
-    dry = features("upgrade", "--feature", "metadata.version=31", "--dry-run")
-    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 31.\n")
+    dry = features("upgrade", "--feature", "metadata.version=33", "--dry-run")
+    assert (dry.returncode, dry.stdout) == (0, "metadata.version can be upgraded to 33.\n")
     down = features("downgrade", "--release-version", "3.8-IV0")
     assert down.returncode == 1 and down.stdout.startswith("Could not downgrade eligible.leader.replicas.version to "
                                                            "0. The update failed for all features since ")

@@ -122,6 +122,7 @@ def _update(port: int, updates, version: int, validate_only: bool = True):
 
 SAME = [
     [("metadata.version", 31, UPGRADE)],
+    [("metadata.version", 33, UPGRADE)],  # 4.4-IV2: CIDR ACL hosts and controller unregistration, taken by both
     [("metadata.version", 29, SAFE)],
     [("metadata.version", 29, UNSAFE)],
     [("metadata.version", 29, UPGRADE)],
@@ -139,22 +140,22 @@ SAME = [
 ]
 
 
-@pytest.mark.parametrize("updates, version", [(u, v) for v in (0, 1) for u in SAME if v == 1 or u != SAME[0]],
+@pytest.mark.parametrize("updates, version", [(u, v) for v in (0, 1) for u in SAME if v == 1 or u not in SAME[:2]],
                          ids=lambda x: "+".join(f"{n}={lvl}/{k}" for n, lvl, k in x) if isinstance(x, list) else
                          f"v{x}")
 def test_update_features_answers_as_kafkas(ports, updates, version):
     """FeatureControlManagerTest's refusals, on the wire: the same answer from both. v0 has no validate_only (an
-    update that passes is made: the one upgrade is left out of v0) and no upgrade type: Kafka 4.4 takes every v0
+    update that passes is made: the two upgrades are left out of v0) and no upgrade type: Kafka 4.4 takes every v0
     update as an upgrade, its allow_downgrade flag unread."""
     kafka, ours = (_update(port, updates, version) for port in ports)
     assert ours == kafka
 
 
 def test_a_level_outside_both_ranges_is_refused_alike(ports):
-    """Each names its own range: Kafka supports metadata.version up to 33, kraftwire up to 31."""
+    """Both support metadata.version up to 33 (4.4-IV2) and name that range."""
     kafka, ours = (_update(port, [("metadata.version", 0, SAFE)], 1) for port in ports)
     assert kafka[1].endswith("Local controller 1 only supports versions 7-33")
-    assert ours == (kafka[0], kafka[1].replace("7-33", "7-31"), kafka[2])
+    assert ours == kafka
 
 
 def test_transaction_version_2_is_taken_alike(ports):
@@ -197,7 +198,7 @@ def test_min_insync_replicas_is_cluster_level_alike_while_elr_is_on(ports):
     assert kafka == ours == [("min.insync.replicas", "1", 3)]  # DYNAMIC_DEFAULT_BROKER_CONFIG
 
 
-@pytest.mark.parametrize("name, level", [("share.version", 1), ("streams.version", 1), ("metadata.version", 33)])
+@pytest.mark.parametrize("name, level", [("share.version", 1), ("streams.version", 1)])
 def test_a_level_kraftwire_lacks_is_refused_where_kafka_takes_it(ports, name, level):
     kafka, ours = (_update(port, [(name, level, UPGRADE)], 1) for port in ports)
     assert kafka == (0, None, [(name, 0, "NONE")])
@@ -218,7 +219,7 @@ def test_kafkas_tool_describes_both_alike(ports, tools):
     assert [row["Feature"] for row in ours] == [row["Feature"] for row in kafka]
     mv = [next(row for row in rows if row["Feature"] == "metadata.version") for rows in (kafka, ours)]
     assert [row["FinalizedVersionLevel"] for row in mv] == ["4.3-IV0", "4.3-IV0"]
-    assert mv[1]["SupportedMaxVersion"] == "4.4-IV0"
+    assert mv[1]["SupportedMaxVersion"] == "4.4-IV2"
 
 
 def test_kraftwire_describe_prints_as_kafkas_tool(ports, tools):

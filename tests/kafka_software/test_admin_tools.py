@@ -160,8 +160,8 @@ def test_kafka_features_describe(tools, node):
     rows = [dict(zip((k.rstrip(":") for k in line.split()[::2]), line.split()[1::2])) for line in lines]
     described = {row["Feature"]: row for row in rows}
     assert described["metadata.version"] == {
-        "Feature": "metadata.version", "SupportedMinVersion": "3.3-IV3", "SupportedMaxVersion": "4.4-IV0",
-        "FinalizedVersionLevel": "4.4-IV0", "Epoch": described["metadata.version"]["Epoch"]}
+        "Feature": "metadata.version", "SupportedMinVersion": "3.3-IV3", "SupportedMaxVersion": "4.4-IV2",
+        "FinalizedVersionLevel": "4.4-IV2", "Epoch": described["metadata.version"]["Epoch"]}
     assert (described["kraft.version"]["SupportedMaxVersion"], described["kraft.version"]["FinalizedVersionLevel"]) \
         == ("1", "0")
     assert len({row["Epoch"] for row in rows}) == 1 and int(rows[0]["Epoch"]) > 0

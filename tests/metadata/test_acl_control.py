@@ -16,7 +16,7 @@ from kraftwire.metadata import records as serde
 from kraftwire.metadata.controller import acls
 from kraftwire.metadata.controller.refusals import refusal
 from kraftwire.metadata.image import AclEntry, MetadataImage, replay_all
-from kraftwire.metadata.version import DEFAULT, FEATURE_NAME
+from kraftwire.metadata.version import BY_NAME, DEFAULT, FEATURE_NAME
 from kraftwire.protocol import codec
 from kraftwire.protocol import messages as m
 
@@ -182,7 +182,50 @@ def test_the_controller_refuses_unknown_codes_per_creation(fields, message):
     (entry(op=ALL, pattern=PREFIXED), None),
 ])
 def test_validate_new_acl_is_kafkas(acl, message):
-    assert acls.validate_new_acl(acl) == message
+    assert acls.validate_new_acl(acl) == (None if message is None else (ec.INVALID_REQUEST, message))
+
+
+def at_level(name: str) -> MetadataImage:
+    return replay_all([m.FeatureLevelRecord(name=FEATURE_NAME, feature_level=BY_NAME[name].level)])
+
+
+CIDR_NEEDS_LEVEL = (ec.UNSUPPORTED_VERSION, "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher.")
+
+
+@pytest.mark.parametrize("host", ["10.0.0.0/8", "2001:db8::/32", "10.0.0.0/33", "bad/cidr", "::ffff:10.0.0.0/104"])
+def test_a_cidr_host_below_4_4_iv1_is_unsupported_version_whether_or_not_it_parses(host):
+    """Kafka 4.4 at 4.4-IV0 answered each of these hosts so (the level is checked before the notation); the
+    other creations of the request are made."""
+    result = create(at_level("4.4-IV0"), creation(host=host), creation(name="fine", host="1.2.3.4"))
+    assert results(result) == [CIDR_NEEDS_LEVEL, (ec.NONE, "")]
+    assert [r.message.host for r in result.records] == ["1.2.3.4"]
+
+
+@pytest.mark.parametrize("level", ["4.4-IV1", "4.4-IV2"])
+def test_from_4_4_iv1_a_cidr_host_is_created_as_written(level):
+    result = create(at_level(level), creation(host="10.0.0.0/8"), creation(host="2001:db8::/32"))
+    assert results(result) == [(ec.NONE, "")] * 2
+    assert [r.message.host for r in result.records] == ["10.0.0.0/8", "2001:db8::/32"]
+    assert {a.host for a in replay(at_level(level), result.records).acls.values()} == {"10.0.0.0/8", "2001:db8::/32"}
+
+
+@pytest.mark.parametrize("host, reason", [
+    ("10.0.0.0/33", "Value [33] not in range [0,32]"),
+    ("bad/cidr", "Could not parse [bad/cidr]"),
+    ("::ffff:10.0.0.0/104", "Could not parse [::ffff:10.0.0.0] - not an IPv6 address"),
+    ("2001:db8::/129", "Could not parse [2001:db8::/129] - prefix length must be between 0 and 128"),
+])
+def test_a_malformed_cidr_host_is_invalid_request_with_the_parsers_reason(host, reason):
+    """The messages are the ones Kafka 4.4 answered at 4.4-IV1 (a running node, the same CreateAcls)."""
+    result = create(at_level("4.4-IV1"), creation(host=host))
+    assert results(result) == [(ec.INVALID_REQUEST, f"Invalid CIDR notation '{host}': {reason}")]
+    assert result.records == ()
+
+
+@pytest.mark.parametrize("level", ["4.4-IV0", "4.4-IV1"])
+def test_an_empty_host_is_refused_at_every_level(level):
+    result = create(at_level(level), creation(host=""))
+    assert results(result) == [(ec.INVALID_REQUEST, "Host pattern cannot be null or empty")]
 
 
 @pytest.mark.parametrize("bad", [dict(rtype=ANY), dict(pattern=ANY), dict(pattern=MATCH), dict(op=ANY),

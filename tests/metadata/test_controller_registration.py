@@ -1,18 +1,22 @@
 """Controller registrations (KIP-919, ``metadata.controller.controllers``): the active controller's decision, the
 image it leads to, and when a controller sends its own. Mirrors Kafka's ``ClusterControlManagerTest``
 (testRegisterControllerWithUnsupportedMetadataVersion / testRegisterController...) and
-``ControllerRegistrationManagerTest`` (sending until the registration is in the log, resending after a failure)."""
+``ControllerRegistrationManagerTest`` (sending until the registration is in the log, resending after a failure), and
+for KIP-1312's unregistration ClusterControlManager.unregisterController / QuorumController's checks as Kafka 4.4
+answered them."""
 
 from __future__ import annotations
 
 import uuid
 
+import pytest
 from harness.metadata import replay
 
 from kraftwire import error_codes as ec
 from kraftwire.metadata import answers
 from kraftwire.metadata.controller import controllers
-from kraftwire.metadata.image import replay_all
+from kraftwire.metadata.image import MetadataReplayError, replay_all
+from kraftwire.metadata.records import ApiMessageAndVersion
 from kraftwire.metadata.version import FEATURE_NAME, lookup
 from kraftwire.protocol import messages as m
 
@@ -122,3 +126,71 @@ def test_the_request_carries_listeners_and_features():
     assert [(x.name, x.host, x.port, x.security_protocol) for x in body.listeners] == [("CONTROLLER", "h", 9093, 3)]
     assert [(f.name, f.min_supported_version, f.max_supported_version) for f in body.features] == [
         ("kraft.version", 0, 1), (FEATURE_NAME, 7, 27)]
+
+
+# ------------------------------------------------------------------------------ unregistration (KIP-1312, 4.4-IV2)
+U = m.UnregisterControllerRequest
+ACTIVE = 3000
+
+
+def registered(release: str = "4.4-IV2", *ids: int):
+    img = image(release)
+    for controller_id in ids or (ACTIVE, 3001):
+        img = replay(img, controllers.register(img, request(controller_id=controller_id)).records)
+    return img
+
+
+def answer(result):
+    return result.response.error_code, result.response.error_message
+
+
+def test_unregistering_writes_one_record_and_the_controller_leaves_the_image():
+    before = registered()
+    result = controllers.unregister(before, U(controller_id=3001), ACTIVE)
+    assert answer(result) == (ec.NONE, None)
+    [record] = result.records
+    assert record.version == 0 and record.message == m.UnregisterControllerRecord(controller_id=3001)
+    after = replay(before, result.records)
+    assert sorted(after.controllers) == [ACTIVE]
+    assert replay_all([r.message for r in after.records()]).controllers == after.controllers
+
+
+def test_the_active_controller_may_not_unregister_itself_whatever_the_level():
+    """Kafka's QuorumController checks this first: at 4.4-IV0 too Kafka 4.4 answered it so."""
+    for release in ("4.4-IV0", "4.4-IV2"):
+        result = controllers.unregister(registered(release), U(controller_id=ACTIVE), ACTIVE)
+        assert (result.records, answer(result)) == ((), (ec.INVALID_REQUEST, controllers.UNREGISTER_SELF))
+    assert controllers.UNREGISTER_SELF == "Controller cannot unregister itself while it is active."
+
+
+def test_refused_below_4_4_iv2_with_kafkas_message():
+    """ClusterControlManager.unregisterController's level check;
+    Kafka 4.4 at 4.4-IV0 and 4.4-IV1 answered an unknown id so, before looking it up."""
+    for release in ("4.4-IV0", "4.4-IV1"):
+        result = controllers.unregister(registered(release), U(controller_id=3001), ACTIVE)
+        assert (result.records, answer(result)) == (
+            (), (ec.UNSUPPORTED_VERSION, "The current MetadataVersion is too old to support controller "
+                                         "unregistration."))
+
+
+def test_an_id_without_a_registration_is_controller_id_not_registered():
+    result = controllers.unregister(registered(), U(controller_id=5), ACTIVE)
+    assert (result.records, answer(result)) == (
+        (), (ec.CONTROLLER_ID_NOT_REGISTERED, "Controller ID 5 is not currently registered."))
+    assert ec.CONTROLLER_ID_NOT_REGISTERED == 136
+
+
+def test_replaying_an_unregistration_of_an_unknown_controller_is_an_error():
+    """Kafka's ClusterControlManager.replay refuses it too (no controller registration found for that id)."""
+    with pytest.raises(MetadataReplayError, match="no controller registration found"):
+        replay(registered(), [ApiMessageAndVersion(m.UnregisterControllerRecord(controller_id=9), 0)])
+
+
+def test_an_unregistered_controller_still_running_registers_again():
+    """Kafka's ControllerRegistrationManager: once its registration leaves the image it is no longer registered in
+    the log, so it sends ControllerRegistration again."""
+    sender = controllers.RegistrationSender(3001, ME)
+    before = registered()
+    assert not sender.due(before, 0)
+    after = replay(before, controllers.unregister(before, U(controller_id=3001), ACTIVE).records)
+    assert sender.due(after, 0)

@@ -87,14 +87,16 @@ def test_metadata_changed_between(a, b, changed):
     assert mv.metadata_changed_between(mv.BY_NAME[b], mv.BY_NAME[a]) is changed
 
 
-def test_kraftwire_runs_up_to_4_4_iv0_and_names_what_the_levels_above_need():
-    assert (mv.MINIMUM.name, mv.MAXIMUM.name, mv.DEFAULT) == ("3.3-IV3", "4.4-IV0", mv.MAXIMUM)
-    assert mv.parse("4.3").name == "4.3-IV0"
-    with pytest.raises(ValueError, match=r"4\.4-IV2 \(level 33\) needs CIDR ACL host patterns \(KIP-1276\), "
-                                         r"controller unregistration \(KIP-1312\), which kraftwire does not"):
-        mv.parse("4.4")
-    with pytest.raises(ValueError, match=r"4\.4-IV1 \(level 32\) needs CIDR ACL host patterns"):
-        mv.from_level(32)
+def test_kraftwire_runs_up_to_kafkas_latest_production_level_4_4_iv2():
+    """4.4-IV1 (CIDR ACL hosts, KIP-1276) and 4.4-IV2 (controller unregistration, KIP-1312) are implemented; only
+    Kafka 4.5's unstable 4.5-IV0 is refused by name."""
+    assert (mv.MINIMUM.name, mv.MAXIMUM.name, mv.DEFAULT) == ("3.3-IV3", "4.4-IV2", mv.MAXIMUM)
+    assert mv.MAXIMUM == mv.LATEST_PRODUCTION
+    assert mv.parse("4.3").name == "4.3-IV0" and mv.parse("4.4").name == "4.4-IV2"
+    assert mv.from_level(32).supports_cidr_acls and not mv.from_level(32).supports_controller_unregistration
+    assert mv.from_level(33).supports_controller_unregistration and not mv.BY_NAME["4.4-IV0"].supports_cidr_acls
+    with pytest.raises(ValueError, match=r"4\.5-IV0 \(level 34\) needs Kafka 4\.5's unstable metadata"):
+        mv.check_supported(mv.LATEST_TESTING)
 
 
 # ---------------------------------------------------------------------------------------------------- FeatureTest
@@ -126,7 +128,7 @@ def test_dependencies():
 
 
 def test_what_kraftwire_implements_and_advertises():
-    assert SUPPORTED == {"metadata.version": (7, 31), "kraft.version": (0, 1), "transaction.version": (0, 2),
+    assert SUPPORTED == {"metadata.version": (7, 33), "kraft.version": (0, 1), "transaction.version": (0, 2),
                          "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1),
                          "share.version": (0, 1), "streams.version": (0, 0)}
     assert ft.refusal("share.version", 2) == (
@@ -210,9 +212,9 @@ def test_a_safe_downgrade_is_taken_when_no_level_between_changed_the_metadata():
 
 
 @pytest.mark.parametrize("updates, kraft_version, message", [
-    ([("metadata.version", 29, fc.SAFE_DOWNGRADE)], 0, "Unsupported metadata.version downgrade from 31 to 29. "
+    ([("metadata.version", 29, fc.SAFE_DOWNGRADE)], 0, "Unsupported metadata.version downgrade from 33 to 29. "
      "Refusing to perform the requested downgrade because it might delete metadata information."),
-    ([("metadata.version", 22, fc.UNSAFE_DOWNGRADE)], 0, "Unsupported metadata.version downgrade from 31 to 22. "
+    ([("metadata.version", 22, fc.UNSAFE_DOWNGRADE)], 0, "Unsupported metadata.version downgrade from 33 to 22. "
      "Unsafe metadata downgrade is not supported in this version."),
     ([("metadata.version", 30, fc.UPGRADE)], 0, "Invalid update version 30 for feature metadata.version. Can't "
      "downgrade the version of this feature without setting the upgrade type to either safe or unsafe downgrade."),
@@ -225,7 +227,7 @@ def test_a_safe_downgrade_is_taken_when_no_level_between_changed_the_metadata():
     ([("group.version", 2, fc.UPGRADE)], 0,
      "Invalid update version 2 for feature group.version. Local controller 1 only supports versions 0-1"),
     ([("metadata.version", 0, fc.SAFE_DOWNGRADE)], 0,
-     "Invalid update version 0 for feature metadata.version. Local controller 1 only supports versions 7-31"),
+     "Invalid update version 0 for feature metadata.version. Local controller 1 only supports versions 7-33"),
     ([("foo.bar", 1, fc.UPGRADE)], 0,
      "Invalid update version 1 for feature foo.bar. Local controller 1 does not support this feature."),
     ([("foo", 0, fc.UPGRADE)], 0, "Invalid update version 0 for feature foo. Feature foo not found."),
@@ -243,7 +245,7 @@ def test_update_features_error_cases(updates, kraft_version, message):
 @pytest.mark.parametrize("name, level, needle", [
     ("share.version", 2, "needs share groups (KIP-932)"),
     ("streams.version", 1, "needs streams groups (KIP-1071)"),
-    ("metadata.version", 33, "needs CIDR ACL host patterns (KIP-1276), controller unregistration (KIP-1312)"),
+    ("metadata.version", 34, "needs Kafka 4.5's unstable metadata"),
 ])
 def test_a_level_kraftwire_lacks_is_refused_by_name(name, level, needle):
     why = refusal(base(), (name, level, fc.UPGRADE))

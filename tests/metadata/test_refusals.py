@@ -32,6 +32,7 @@ def _requests():
         "UpdateFeatures": UF(feature_updates=[UF.FeatureUpdateKey(feature="metadata.version", max_version_level=21)]),
         "AllocateProducerIds": m.AllocateProducerIdsRequest(broker_id=4, broker_epoch=10),
         "UnregisterBroker": m.UnregisterBrokerRequest(broker_id=4),
+        "UnregisterController": m.UnregisterControllerRequest(controller_id=3001),
         "AssignReplicasToDirs": m.AssignReplicasToDirsRequest(broker_id=4, broker_epoch=10),
         "CreateAcls": m.CreateAclsRequest(creations=[
             m.CreateAclsRequest.AclCreation(resource_type=2, resource_name=n, resource_pattern_type=3,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from kraftwire import error_codes as ec
 
 
-def test_table_is_sorted_unique_and_complete_up_to_133():
+def test_table_is_sorted_unique_and_complete_up_to_136():
     codes = [e.code for e in ec.TABLE]
     assert codes == sorted(codes) and len(set(codes)) == len(codes)
-    assert codes == list(range(-1, 134))
+    assert codes == list(range(-1, 137))
     assert len({e.name for e in ec.TABLE}) == len(ec.TABLE)
 
 

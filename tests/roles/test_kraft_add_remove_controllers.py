@@ -3,8 +3,8 @@
 and catch up; ``metadata-quorum add-controller`` (their own config files, as Kafka's tool takes them) makes each a
 voter, and ``describe --status`` lists the three with their directory ids and endpoints. The two restart and read
 the set from their log. After a SIGKILL of the leader the two others elect one of themselves and keep committing (the
-high watermark moves), and ``remove-controller``, asked of the follower (which forwards it to the leader), takes the
-dead voter out: two voters remain and commit."""
+high watermark moves), and ``remove-controller --unregister``, asked of the follower (which forwards both requests to
+the leader), takes the dead voter out and removes its registration (KIP-1312): two voters remain and commit."""
 
 from __future__ import annotations
 
@@ -132,11 +132,19 @@ def test_add_controllers_fail_over_and_remove_one(tmp_path):
         follower = next(i for i in others if i != int(status["LeaderId"]))
         done = processes.kw("metadata-quorum", "--bootstrap-server", f"localhost:{ports[follower]}",
                             "remove-controller", "--controller-id", str(leader), "--controller-directory-id",
-                            uuid_to_base64(dirs[leader]), check=False, timeout=60)
+                            uuid_to_base64(dirs[leader]), "--unregister", check=False, timeout=60)
         assert done.returncode == 0, f"remove-controller {leader}: {done.stdout}{done.stderr}\n{diagnostics()}"
-        assert done.stdout == f"Removed  KRaft controller {leader} with directory id {uuid_to_base64(dirs[leader])}\n"
+        assert done.stdout == (f"Removed KRaft controller {leader} with directory id "
+                               f"{uuid_to_base64(dirs[leader])}\nUnregistered KRaft controller {leader}\n")
         status = wait(lambda: (lambda s: s if sorted(_replicas(s, "CurrentVoters")) == others else None)(
             _status(rest)), "two voters after the removal")
+
+        def registered() -> list[int]:
+            out = processes.kw("cluster", "list-endpoints", "--bootstrap-controller", f"localhost:{rest[0]}",
+                               check=False).stdout
+            return sorted(int(line.split()[0]) for line in out.splitlines()[1:] if line.strip())
+
+        wait(lambda: registered() == others, "only the two voters registered after the unregistration")
         hw = int(status["HighWatermark"])
         wait(lambda: int(_status(rest).get("HighWatermark", "-1")) > hw, "the two voters commit")
     finally:

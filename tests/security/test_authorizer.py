@@ -617,3 +617,51 @@ def test_authorized_operations_bit_fields():
     assert authz.authorized_operations(a, ALICE, H1, Res.GROUP, "g") == bits(Op.DELETE, Op.DESCRIBE)
     assert authz.authorized_operations(a, ALICE, H1, Res.TOPIC, "other") == 0
     assert authz.authorized_operations(a, BOB, H1, Res.TOPIC, "other") == 3576
+
+
+# ------------------------------------------------------------------------------ CIDR hosts (KIP-1276, 4.4-IV1)
+
+
+@pytest.mark.parametrize("block, inside, outside", [
+    ("192.168.1.0/24", ["192.168.1.1", "192.168.1.0", "192.168.1.255"], ["192.168.2.1", "10.0.0.1", "::1"]),
+    ("10.0.0.0/8", ["10.1.2.3"], ["11.0.0.1"]),
+    ("0.0.0.0/0", ["1.2.3.4", "255.255.255.255"], ["0.0.0.0", "::1"]),
+    ("2001:db8::/32", ["2001:db8::1", "2001:db8:ffff::9"], ["2001:db9::1", "10.0.0.1"]),
+    ("::1/128", ["::1", "0:0:0:0:0:0:0:1"], ["::2"]),
+])
+def test_an_acl_with_a_cidr_host_matches_the_clients_inside_the_block(block, inside, outside):
+    """StandardAuthorizerData.findResult: a host that is neither ``*`` nor the client's address matches when the
+    client's address is in the ACL's CIDR block (the by-rule case StandardAuthorizerTest would add for KIP-1276;
+    Kafka 4.4's own CidrUtils decides the blocks alike, tests/security/test_cidr.py)."""
+    a = build(acl("foo", Op.READ, host=block))
+    assert [h for h in inside if not can(a, Op.READ, host=h)] == []
+    assert [h for h in outside if can(a, Op.READ, host=h)] == []
+
+
+def test_a_cidr_deny_beats_an_exact_host_allow_and_a_cidr_allow_yields_to_an_exact_deny():
+    a = build(acl("foo", Op.READ, host=H1), acl("foo", Op.READ, DENY, host="192.168.0.0/16"))
+    assert not can(a, Op.READ, host=H1)
+    b = build(acl("foo", Op.READ, host="192.168.0.0/16"), acl("foo", Op.READ, DENY, host=H1))
+    assert not can(b, Op.READ, host=H1) and can(b, Op.READ, host=H2)
+
+
+def test_a_cidr_allow_implies_describe_as_any_allow_does():
+    a = build(acl("foo", Op.WRITE, host="192.168.1.0/24"))
+    assert can(a, Op.DESCRIBE, host=H1) and not can(a, Op.DESCRIBE, host="10.0.0.1")
+
+
+def test_authorize_by_resource_type_matches_cidr_hosts_too():
+    """Kafka's default Authorizer.authorizeByResourceType checks hosts with CidrUtils.isInRange as well."""
+    a = build(acl("foo", Op.WRITE, host="192.168.1.0/24", rtype=Res.TRANSACTIONAL_ID))
+    assert by_type(a, Op.WRITE, Res.TRANSACTIONAL_ID, host=H1)
+    assert not by_type(a, Op.WRITE, Res.TRANSACTIONAL_ID, host="10.0.0.1")
+    b = build(acl("foo", Op.WRITE, rtype=Res.TRANSACTIONAL_ID),
+              acl("*", Op.WRITE, DENY, host="192.168.0.0/16", rtype=Res.TRANSACTIONAL_ID))
+    assert not by_type(b, Op.WRITE, Res.TRANSACTIONAL_ID, host=H1)
+    assert by_type(b, Op.WRITE, Res.TRANSACTIONAL_ID, host="10.0.0.1")
+
+
+def test_a_malformed_cidr_host_in_the_image_matches_nobody():
+    """Kafka never writes one (CreateAcls refuses it), but a host with ``/`` that does not parse holds nothing."""
+    a = build(acl("foo", Op.READ, host="bad/cidr"))
+    assert not can(a, Op.READ, host="bad/cidr".split("/")[0]) and not can(a, Op.READ, host=H1)

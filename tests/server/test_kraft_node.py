@@ -151,7 +151,7 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                 # finalized only in a KIP-853 quorum (this one is static: kraft.version 0)
                 # in Kafka's order (a HashMap of the names)
                 assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
-                    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 31),
+                    ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 33),
                     ("share.version", 0, 1), ("streams.version", 0, 0), ("transaction.version", 0, 2),
                     ("eligible.leader.replicas.version", 0, 1)]
                 assert sorted((f.name, f.max_version_level) for f in versions.finalized_features) == [

@@ -161,8 +161,8 @@ def test_remove_controller_output_and_refusals(capsys):
     d = uuid_to_base64(D2)
     assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller", "-i", "2", "-d", d,
                  "--dry-run"]) == 0
-    assert capsys.readouterr().out == f"DRY RUN of removing  KRaft controller 2 with directory id {d}\n"
-    assert mq.removed_line(2, D2) == f"Removed  KRaft controller 2 with directory id {d}"  # Kafka's two spaces
+    assert capsys.readouterr().out == f"DRY RUN of removing KRaft controller 2 with directory id {d}\n"
+    assert mq.removed_line(2, D2) == f"Removed KRaft controller 2 with directory id {d}"  # Kafka 4.4's "%sKRaft"
     assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller",
                  "--controller-id", "-3", "--controller-directory-id", d]) == 1
     assert capsys.readouterr().err == "Invalid negative --controller-id: -3\n"
@@ -216,3 +216,25 @@ def test_a_controller_that_does_not_lead_is_asked_where_the_active_one_is():
     assert active_controller(quorum(6), cluster) == ("h3", 9095)
     assert active_controller(quorum(0), cluster) is None
     assert active_controller(quorum(6), C(controller_id=-1, brokers=[])) is None
+
+
+def test_remove_controller_with_unregister_says_both_steps_as_kafkas_tool(capsys):
+    """Kafka 4.4's MetadataQuorumCommand.handleRemoveController with --unregister (KIP-1312): the removal line, then
+    ``Unregistered KRaft controller N``; a dry run sends nothing and says both."""
+    d = uuid_to_base64(D2)
+    assert main(["metadata-quorum", "--bootstrap-controller", "localhost:1", "remove-controller", "-i", "2", "-d", d,
+                 "--dry-run", "--unregister"]) == 0
+    assert capsys_lines(capsys) == [f"DRY RUN of removing KRaft controller 2 with directory id {d}",
+                                    "DRY RUN of unregistering KRaft controller 2"]
+    assert mq.unregistered_line(2) == "Unregistered KRaft controller 2"
+    # what it says when a step is refused: the admin client's exception message and Kafka's hint
+    assert mq.exception_message(127, None) == "The voter is not part of the set of voters."
+    assert mq.exception_message(136, None) == "The given controller ID was not registered."
+    assert mq.exception_message(136, "Controller ID 2 is not currently registered.") == \
+        "Controller ID 2 is not currently registered."
+    assert mq.unregister_hint(2) == \
+        "To unregister the controller from the cluster, run `kafka-cluster.sh unregister-controller --id 2`."
+
+
+def capsys_lines(capsys) -> list[str]:
+    return capsys.readouterr().out.splitlines()

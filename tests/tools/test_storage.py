@@ -160,7 +160,9 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     (["-r", "4.1", "-f", "eligible.leader.replicas.version=0"], "4.1-IV1",
      [("group.version", 1), ("transaction.version", 2)]),
     (["-r", "3.9", "-f", "transaction.version=2"], "3.9-IV0", [("transaction.version", 2)]),
-    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV0",  # the last counts
+    (["-r", "4.4-IV1", "-f", "share.version=0", "-f", "streams.version=0"], "4.4-IV1",
+     [("eligible.leader.replicas.version", 1), ("group.version", 1), ("transaction.version", 2)]),
+    (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV2",  # the last counts
      [("eligible.leader.replicas.version", 1), ("transaction.version", 2)]),
 ])
 def test_release_version_and_features(tmp_path, capsys, args, name, features):
@@ -203,14 +205,10 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-f", "group.version=3"], "No feature:group.version with feature level 3"),
     (["-f", "metadata.version=5"], "No MetadataVersion with feature level 5. Valid feature levels are from 7 to 34."),
     (["-f", "metadata.version=34"], "metadata.version 4.5-IV0 is not yet stable."),
-    (["-f", "metadata.version=32"], "metadata.version 4.4-IV1 (level 32) needs CIDR ACL host patterns (KIP-1276)"),
     (["-f", "group.version=x"], "Can't parse feature=level string group.version=x: unable to parse x as a short."),
     (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
     (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version could not be set to "
      "1 because it depends on metadata.version level 23"),
-    (["-r", "4.4"], "metadata.version 4.4-IV2 (level 33) needs CIDR ACL host patterns (KIP-1276), controller "
-     "unregistration (KIP-1312), which kraftwire does not implement yet; kraftwire supports 3.3-IV3 (level 7) to "
-     "4.4-IV0 (level 31)"),
     (["-f", "share.version=2"], "share.version=2 needs share groups (KIP-932)"),
     (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])

@@ -11,9 +11,10 @@ applies all three, in Kafka's order, so the answers match what a Kafka controlle
    UNKNOWN_SERVER_ERROR with no message. Next, each creation on its own: a CLUSTER resource not named
    ``kafka-cluster`` gets INVALID_REQUEST "The only valid name for the CLUSTER resource is kafka-cluster", and an empty
    name gets INVALID_REQUEST "Invalid empty resource name".
-3. **AclControlManager.** ``validate_new_acl`` checks the type, pattern, operation, permission and name (a code
-   Kafka does not know counts as UNKNOWN). An ACL equal to one in the image, or to an earlier one in the same request,
-   succeeds without a new record. Each new ACL is one AccessControlEntryRecord with an id from ``new_uuid()`` that no
+3. **AclControlManager.** ``validate_new_acl`` checks the type, pattern, operation, permission, name (a code
+   Kafka does not know counts as UNKNOWN) and host: an empty host is INVALID_REQUEST, a CIDR host (KIP-1276) is
+   UNSUPPORTED_VERSION below ``metadata.version`` 4.4-IV1 and INVALID_REQUEST when malformed. An ACL equal to one
+   in the image, or to an earlier one in the same request, succeeds without a new record. Each new ACL is one AccessControlEntryRecord with an id from ``new_uuid()`` that no
    ACL has yet. More than ``MAX_RECORDS_PER_USER_OP`` new ACLs fail the whole operation: every creation that got
    this far answers POLICY_VIOLATION "Unable to perform excessively large batch operation.".
 
@@ -48,6 +49,7 @@ from kraftwire.error_codes import (
     POLICY_VIOLATION,
     SECURITY_DISABLED,
     UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
 )
 from kraftwire.ids import UUID
 from kraftwire.metadata.controller.result import MAX_RECORDS_PER_USER_OP, ControllerResult
@@ -60,13 +62,17 @@ from kraftwire.security.authorizer import (
     AclPermissionType,
     PatternType,
     ResourceType,
+    WILDCARD,
     filter_matches,
 )
+from kraftwire.security import cidr
 
 #: what Kafka answers CreateAcls/DeleteAcls with when no authorizer is configured (SECURITY_DISABLED)
 NO_AUTHORIZER = "No Authorizer is configured."
 #: ... and DescribeAcls
 NO_AUTHORIZER_DESCRIBE = "No Authorizer is configured on the broker"
+#: a CIDR host below metadata.version 4.4-IV1 (UNSUPPORTED_VERSION)
+CIDR_NEEDS_LEVEL = "CIDR-based ACL host patterns require metadata version 4.4-IV1 or higher."
 #: when more than MAX_RECORDS_PER_USER_OP ACLs would be created (POLICY_VIOLATION)
 TOO_LARGE = "Unable to perform excessively large batch operation."
 
@@ -117,8 +123,28 @@ def request_error(api: str, req, version: int) -> str | None:
 # ================================================================================================================
 # CreateAcls
 # ================================================================================================================
-def validate_new_acl(acl: AclEntry) -> str | None:
-    """Kafka's ``AclControlManager.validateNewAcl``: why a new ACL is refused (INVALID_REQUEST), or None."""
+def validate_new_acl(acl: AclEntry, cidr_supported: bool = True) -> tuple[int, str] | None:
+    """Kafka's ``AclControlManager.validateNewAcl``: why a new ACL is refused (error code and message), or None.
+
+    *cidr_supported* is whether the cluster's ``metadata.version`` is at least 4.4-IV1 (KIP-1276): below it a CIDR
+    host (one containing ``/``) is UNSUPPORTED_VERSION; from it a malformed one is INVALID_REQUEST with the parser's
+    reason. Every other refusal is INVALID_REQUEST."""
+    reason = _invalid_acl(acl)
+    if reason is not None:
+        return INVALID_REQUEST, reason
+    host = acl.host
+    if not host:
+        return INVALID_REQUEST, "Host pattern cannot be null or empty"
+    if host != WILDCARD and cidr.is_cidr(host):
+        if not cidr_supported:
+            return UNSUPPORTED_VERSION, CIDR_NEEDS_LEVEL
+        reason = cidr.validate(host)
+        if reason is not None:
+            return INVALID_REQUEST, f"Invalid CIDR notation '{host}': {reason}"
+    return None
+
+
+def _invalid_acl(acl: AclEntry) -> str | None:
     rtype = _known(acl.resource_type, ResourceType)
     if rtype in (ResourceType.UNKNOWN, ResourceType.ANY):
         return f"Invalid resourceType {ResourceType(rtype).name}"
@@ -165,6 +191,8 @@ def create_acls(image: MetadataImage, req, version: int, new_uuid: Callable[[], 
     if any(_binding_fails(c) for c in creations):
         return every(UNKNOWN_SERVER_ERROR, None, "an ACL creation with an ANY field")
 
+    mv = image.metadata_version
+    cidr_supported = mv is not None and mv.supports_cidr_acls
     existing = set(image.acls.values())
     taken = set(image.acls)
     records: list[ApiMessageAndVersion] = []
@@ -177,9 +205,9 @@ def create_acls(image: MetadataImage, req, version: int, new_uuid: Callable[[], 
             answers.append((INVALID_REQUEST, "Invalid empty resource name", False))
             continue
         acl = _entry(c)
-        reason = validate_new_acl(acl)
-        if reason is not None:
-            answers.append((INVALID_REQUEST, reason, True))
+        refused = validate_new_acl(acl, cidr_supported)
+        if refused is not None:
+            answers.append((*refused, True))
             continue
         if acl not in existing:
             existing.add(acl)

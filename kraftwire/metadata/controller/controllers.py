@@ -12,6 +12,14 @@ know gets UNKNOWN_SERVER_ERROR naming it; otherwise one RegisterControllerRecord
 there is no ZooKeeper), which replaces any earlier registration of that id. A listener named twice keeps its last
 entry, as Kafka's ordered map of listeners does.
 
+**Unregistration** (KIP-1312, ``kafka-cluster unregister-controller``; Kafka's QuorumController and
+ClusterControlManager.unregisterController), checked in Kafka's order: the active controller naming itself is
+INVALID_REQUEST ("Controller cannot unregister itself while it is active."); below metadata.version 4.4-IV2
+UNSUPPORTED_VERSION ("The current MetadataVersion is too old to support controller unregistration."); an id with no
+registration CONTROLLER_ID_NOT_REGISTERED ("Controller ID <id> is not currently registered."); otherwise one
+UnregisterControllerRecord (version 0) removes the registration. A controller still running re-registers after it,
+as Kafka's ControllerRegistrationManager does once its registration leaves the image (the sender below).
+
 **Sending.** A controller sends once the image it has folded says it is not registered with its own incarnation
 (absent, or another process's registration) and the metadata.version allows it, one request at a time. A refusal is
 retried after Kafka's exponential backoff (100 ms doubling to 120 s, 2 % jitter); an accepted request is sent again
@@ -21,7 +29,13 @@ failover before it committed).
 
 from __future__ import annotations
 
-from kraftwire.error_codes import NONE, UNKNOWN_SERVER_ERROR, UNSUPPORTED_VERSION
+from kraftwire.error_codes import (
+    CONTROLLER_ID_NOT_REGISTERED,
+    INVALID_REQUEST,
+    NONE,
+    UNKNOWN_SERVER_ERROR,
+    UNSUPPORTED_VERSION,
+)
 from kraftwire.ids import UUID
 from kraftwire.metadata.controller.result import ControllerResult
 from kraftwire.metadata.image import MetadataImage
@@ -32,6 +46,8 @@ from kraftwire.protocol import messages as m
 #: the first metadata.version with controller registrations (Kafka's isControllerRegistrationSupported)
 SINCE = "3.7-IV0"
 TOO_OLD = "The current MetadataVersion is too old to support controller registrations."
+UNREGISTER_SELF = "Controller cannot unregister itself while it is active."
+UNREGISTER_TOO_OLD = "The current MetadataVersion is too old to support controller unregistration."
 #: Kafka's SecurityProtocol ids
 SECURITY_PROTOCOLS = {0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
@@ -61,6 +77,27 @@ def register(image: MetadataImage, req) -> ControllerResult:
     return ControllerResult((ApiMessageAndVersion(record, 0),), R(throttle_time_ms=0, error_code=NONE,
                                                                   error_message=None),
                             f"controller {req.controller_id} registered (incarnation {req.incarnation_id})")
+
+
+def unregister(image: MetadataImage, req, active_id: int) -> ControllerResult:
+    """UnregisterController decided by the active controller *active_id* (see the module's docstring)."""
+    R = m.UnregisterControllerResponse
+    controller_id = req.controller_id
+
+    def refuse(code: int, message: str) -> ControllerResult:
+        return ControllerResult((), R(throttle_time_ms=0, error_code=code, error_message=message),
+                                "refused: " + message)
+
+    if controller_id == active_id:
+        return refuse(INVALID_REQUEST, UNREGISTER_SELF)
+    mv = image.metadata_version
+    if mv is None or not mv.supports_controller_unregistration:
+        return refuse(UNSUPPORTED_VERSION, UNREGISTER_TOO_OLD)
+    if controller_id not in image.controllers:
+        return refuse(CONTROLLER_ID_NOT_REGISTERED, f"Controller ID {controller_id} is not currently registered.")
+    record = ApiMessageAndVersion(m.UnregisterControllerRecord(controller_id=controller_id), 0)
+    return ControllerResult((record,), R(throttle_time_ms=0, error_code=NONE, error_message=None),
+                            f"controller {controller_id} unregistered")
 
 
 class RegistrationSender:
@@ -112,4 +149,5 @@ class RegistrationSender:
                            for name, (low, high) in sorted(features.items())])
 
 
-__all__ = ["SINCE", "TOO_OLD", "RegistrationSender", "register", "supported_by"]
+__all__ = ["SINCE", "TOO_OLD", "UNREGISTER_SELF", "UNREGISTER_TOO_OLD", "RegistrationSender", "register",
+           "supported_by", "unregister"]

@@ -85,6 +85,8 @@ class QuorumController:
             "BrokerHeartbeat": lambda img, req, v, now, off: self.brokers.heartbeat(img, req, now_ms=now),
             "UnregisterBroker": lambda img, req, v, now, off: self.brokers.unregister(img, req),
             "ControllerRegistration": lambda img, req, v, now, off: controller_control.register(img, req),
+            "UnregisterController": lambda img, req, v, now, off: controller_control.unregister(img, req,
+                                                                                                self.node_id),
             "CreateTopics": lambda img, req, v, now, off, quota=None: self.topics.create_topics(img, req, v, quota),
             "DeleteTopics": lambda img, req, v, now, off, quota=None: self.topics.delete_topics(img, req, v, quota),
             "CreatePartitions": lambda img, req, v, now, off, quota=None: self.topics.create_partitions(img, req,

@@ -110,6 +110,10 @@ def _unregister_broker(req, version, code, message):
     return m.UnregisterBrokerResponse(throttle_time_ms=0, error_code=code, error_message=message)
 
 
+def _unregister_controller(req, version, code, message):
+    return m.UnregisterControllerResponse(throttle_time_ms=0, error_code=code, error_message=message)
+
+
 def _allocate_producer_ids(req, version, code, message):
     return m.AllocateProducerIdsResponse(throttle_time_ms=0, error_code=code, producer_id_start=-1,
                                          producer_id_len=0)
@@ -196,6 +200,7 @@ _BUILDERS = {
     "UpdateFeatures": _update_features,
     "AllocateProducerIds": _allocate_producer_ids,
     "UnregisterBroker": _unregister_broker,
+    "UnregisterController": _unregister_controller,
     "AssignReplicasToDirs": _assign_replicas_to_dirs,
     "CreateAcls": _create_acls,
     "DeleteAcls": _delete_acls,

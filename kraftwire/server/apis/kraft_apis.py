@@ -8,8 +8,8 @@
   ``num.partitions`` and ``default.replication.factor``, and the client is told UNKNOWN_TOPIC_OR_PARTITION until
   they exist.
 * The controller's APIs (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders, IncrementalAlterConfigs,
-  AlterConfigs, UpdateFeatures, UnregisterBroker, and from brokers BrokerRegistration, BrokerHeartbeat, AlterPartition,
-  AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
+  AlterConfigs, UpdateFeatures, UnregisterBroker, UnregisterController, and from brokers BrokerRegistration,
+  BrokerHeartbeat, AlterPartition, AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
   leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
   ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
 * A broker's topic partitions are ``partition_apis``' (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
@@ -71,7 +71,7 @@ CONTROLLER_APIS = ("CreateTopics", "DeleteTopics", "CreatePartitions", "ElectLea
                    "AlterConfigs", "UpdateFeatures", "UnregisterBroker", "BrokerRegistration", "BrokerHeartbeat",
                    "AlterPartition", "AllocateProducerIds", "AssignReplicasToDirs", "CreateAcls", "DeleteAcls",
                    "AlterUserScramCredentials", "AlterPartitionReassignments", "ListPartitionReassignments",
-                   "ControllerRegistration", "AlterClientQuotas")
+                   "ControllerRegistration", "AlterClientQuotas", "UnregisterController")
 COORDINATOR_MESSAGE = "this node is a controller only: the brokers coordinate groups"
 #: controller APIs whose ACLs are checked per item: (the request's item list, the response's result list); the APIs
 #: that need one operation on the cluster are refused before any handler (``access.gate``)

@@ -7,8 +7,8 @@ do (the table in ``kafka-security-facts.md`` §5):
 
 * ``gate`` runs in the dispatcher before any handler, for the APIs that need one operation on the cluster — the
   quorum's and the brokers' own requests (CLUSTER_ACTION), DescribeQuorum/DescribeAcls/DescribeLogDirs/
-  DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/Create-/DeleteAcls/
-  AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER), AlterClientQuotas (ALTER_CONFIGS), DescribeClientQuotas
+  DescribeUserScramCredentials (DESCRIBE), ElectLeaders/UpdateFeatures/UnregisterBroker/UnregisterController/
+  Create-/DeleteAcls/AlterUserScramCredentials/Add-/RemoveRaftVoter (ALTER), AlterClientQuotas (ALTER_CONFIGS), DescribeClientQuotas
   (DESCRIBE_CONFIGS). A refused request is answered with the API's error
   response carrying CLUSTER_AUTHORIZATION_FAILED and reaches no handler, so nothing changes. A Fetch needs
   CLUSTER_ACTION on a controller listener, whoever sends it (it is the quorum's: Kafka's ControllerApis, refused
@@ -58,6 +58,7 @@ CLUSTER_OPERATION = {
     "DescribeQuorum": AclOperation.DESCRIBE, "DescribeAcls": AclOperation.DESCRIBE,
     "DescribeLogDirs": AclOperation.DESCRIBE, "DescribeUserScramCredentials": AclOperation.DESCRIBE,
     "ElectLeaders": AclOperation.ALTER, "UpdateFeatures": AclOperation.ALTER, "UnregisterBroker": AclOperation.ALTER,
+    "UnregisterController": AclOperation.ALTER,
     "CreateAcls": AclOperation.ALTER, "DeleteAcls": AclOperation.ALTER,
     "AlterUserScramCredentials": AclOperation.ALTER,
     "AlterClientQuotas": AclOperation.ALTER_CONFIGS, "DescribeClientQuotas": AclOperation.DESCRIBE_CONFIGS,

@@ -47,6 +47,10 @@ def _refused():
             binding(Res.TOPIC, A, Op.WRITE, principal=P)]
 
 
+_CIDR = ["10.0.0.0/8", "2001:db8::/32", "192.168.1.7/24", "10.0.0.0/33", "bad/cidr", "::ffff:10.0.0.0/104",
+         "2001:db8::/129", ""]
+
+
 def _listed(answer) -> bool:
     """``until`` for DescribeAcls after a creation: the broker lists the new bindings (Kafka's authorizer takes them
     in a moment after its controller answered: a describe right after the first creation of a run listed none)."""
@@ -66,6 +70,10 @@ CREATE = {
                                         delete_filter(name="*", rtype=Res.GROUP, principal="User:*"))],
     "not-super-user": lambda v: [*as_user(ALICE, create_acls(v, binding(Res.TOPIC, A, Op.READ, principal=P))),
                                  describe_acls(3, principal=P)],
+    # KIP-1276 (metadata.version 4.4-IV1, which the default level includes): CIDR hosts taken, malformed ones refused with
+    # the parser's reason, an empty host refused at every level
+    "cidr-hosts": lambda v: [create_acls(v, *[binding(Res.TOPIC, A, Op.READ, principal=P, host=h) for h in _CIDR]),
+                             describe_acls(3, until=_listed, principal=P)],
 }
 
 DESCRIBE = {
