@@ -86,6 +86,8 @@ HOLD_POLL_S = 0.05
 ENVELOPE_VERSION = 0
 #: the pause before a forwarded request goes again to a new (or newly elected) controller
 _RETRY_BACKOFF_S = 0.05
+#: the least time a forwarded request is given to be answered, however short the quorum's request timeout
+FORWARD_DEADLINE_MIN_S = 5.0
 
 
 class KraftApis:
@@ -340,7 +342,7 @@ class KraftApis:
         version, cid = request.version, request.header.correlation_id
         envelope = fw.envelope(request.header, body, version, conn.principal, host_of(conn.peer),
                                getattr(conn, "token_authenticated", False))
-        timeout = max(self.node.settings.config.controller_quorum_request_timeout_ms / 1000, 5.0)
+        timeout = max(self.node.settings.config.controller_quorum_request_timeout_ms / 1000, FORWARD_DEADLINE_MIN_S)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         outcome = None
