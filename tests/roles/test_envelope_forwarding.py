@@ -99,13 +99,13 @@ def test_a_broker_forwards_admin_requests_in_an_envelope_authorized_and_charged_
                 # the quota below zero, the next one is refused THROTTLING_QUOTA_EXCEEDED with a throttle time
                 quota = await admin.request(_mutation_quota("alice", 1.0), 1)
                 assert [e.error_code for e in quota.entries] == [ec.NONE]
-                first = (await alice.request(_create("t-b", 30), 7)).topics[0]
+                first = (await alice.request(_create("t-b", 15), 7)).topics[0]
                 assert first.error_code == ec.NONE, first
-                throttled = await alice.request(_create("t-c", 30), 7)
+                throttled = await alice.request(_create("t-c", 15), 7)
                 assert throttled.topics[0].error_code == ec.THROTTLING_QUOTA_EXCEEDED, throttled
                 assert throttled.throttle_time_ms > 0
                 # admin's own quota is untouched: the controller charged alice, not the broker that forwarded
-                assert (await admin.request(_create("t-d", 30), 7)).topics[0].error_code == ec.NONE
+                assert (await admin.request(_create("t-d", 15), 7)).topics[0].error_code == ec.NONE
             finally:
                 await admin.close()
                 await alice.close()

@@ -37,10 +37,11 @@ from kraftwire.error_codes import (
     SECURITY_DISABLED,
     TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
+    UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_OR_PARTITION,
     default_message,
 )
-from kraftwire.errors import KraftwireError
+from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata import answers
@@ -340,8 +341,13 @@ class KraftApis:
         relayed to the client (``forwarding.unwrap``). A controller that is gone or no longer active is replaced by
         the new one until the deadline, which answers REQUEST_TIMED_OUT."""
         version, cid = request.version, request.header.correlation_id
-        envelope = fw.envelope(request.header, body, version, conn.principal, host_of(conn.peer),
-                               getattr(conn, "token_authenticated", False))
+        try:
+            envelope = fw.envelope(request.header, body, version, conn.principal, host_of(conn.peer),
+                                   getattr(conn, "token_authenticated", False))
+        except (ProtocolError, ValueError) as exc:  # a body that does not encode again, a peer without an address
+            log.warning("cannot forward %s from %s: %s", api, conn.peer, exc)
+            send(refusal(api, body, version, UNKNOWN_SERVER_ERROR), version, cid)
+            return
         timeout = max(self.node.settings.config.controller_quorum_request_timeout_ms / 1000, FORWARD_DEADLINE_MIN_S)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
