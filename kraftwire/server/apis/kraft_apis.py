@@ -9,9 +9,11 @@
   they exist.
 * The controller's APIs (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders, IncrementalAlterConfigs,
   AlterConfigs, UpdateFeatures, UnregisterBroker, UnregisterController, and from brokers BrokerRegistration,
-  BrokerHeartbeat, AlterPartition, AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
-  leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
-  ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
+  BrokerHeartbeat, AlterPartition, AllocateProducerIds): decided by this node when it is the active controller.
+  Otherwise a client's request Kafka forwards goes to the Raft leader's controller listener inside an Envelope
+  (KIP-590, ``metadata.forwarding``: the controller authorizes and charges the client, whose principal and address
+  the Envelope carries), and the answer is relayed; a NOT_CONTROLLER Envelope sends it again to the new leader, and
+  none by the deadline answers REQUEST_TIMED_OUT. A broker's own requests go to the leader as they are.
 * A broker's topic partitions are ``partition_apis``' (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
   InitProducerId), registered over the answers here. A controller-only node hosts none: there a Produce, Fetch or
   ListOffsets gets NOT_LEADER_OR_FOLLOWER for a topic the image holds and UNKNOWN_TOPIC_OR_PARTITION otherwise (the
