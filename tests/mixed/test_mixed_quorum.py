@@ -5,7 +5,8 @@ The quorum is dynamic (KIP-853, formatted with ``--initial-controllers``), eligi
 default). Kafka's controller leads first (its
 election timeout is the shortest), so the kraftwire broker registers with a Kafka controller and the Kafka broker with
 it too (the second shape); then the Kafka controller is killed, a kraftwire voter takes over, and both brokers carry
-on under it (the first shape): the Kafka broker creates a topic through the kraftwire controller inside an Envelope.
+on under it (the first shape): the Kafka broker creates a topic through the kraftwire controller inside an Envelope,
+as the kraftwire broker's admin requests reached the Kafka controller before (its client's quota applies there).
 A topic whose partitions are led by one kind of broker each (so each ISR holds both kinds) takes idempotent acks=all
 writes before and after the failover, a consumer group (its offsets replicated across both kinds) reads every record
 once, and each partition's log is byte-identical on the two brokers.
@@ -21,12 +22,17 @@ kraftwire's."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import time
 
 import pytest
 from confluent_kafka import Consumer, Producer
+
+from kraftwire import error_codes as ec
+from kraftwire.protocol import messages as w
+from kraftwire.server.edge.client import request_once
 
 from harness import mixed, processes
 from harness.kafka import free_ports, stop_java, storage_tool, until_broker_answers
@@ -50,6 +56,32 @@ def _produce(bootstrap: str, first: int) -> list[bytes]:
         producer.poll(0)
     assert producer.flush(90) == 0 and not failed, failed[:3]
     return acked
+
+
+def _create_as(port: int, client_id: str, topic: str, replicas: list[list[int]]) -> int:
+    """The error code of a CreateTopics v7 for ``topic`` (one partition per entry of ``replicas``), sent by
+    ``client_id`` to the broker on ``port``."""
+    CT = w.CreateTopicsRequest
+    body = CT(topics=[CT.CreatableTopic(name=topic, num_partitions=-1, replication_factor=-1, configs=[], assignments=[
+        CT.CreatableReplicaAssignment(partition_index=i, broker_ids=r) for i, r in enumerate(replicas)])],
+        timeout_ms=10000, validate_only=False)
+    return asyncio.run(request_once("127.0.0.1", port, body, 7, client_id=client_id)).topics[0].error_code
+
+
+def _limit_mutations(port: int, client_id: str, rate: float) -> int:
+    """``controller_mutation_rate`` for ``client_id``, asked of the broker on ``port``; the answer's error code."""
+    Q = w.AlterClientQuotasRequest
+    body = Q(entries=[Q.EntryData(entity=[Q.EntityData(entity_type="client-id", entity_name=client_id)], ops=[
+        Q.OpData(key="controller_mutation_rate", value=rate, remove=False)])], validate_only=False)
+    return asyncio.run(request_once("127.0.0.1", port, body, 1)).entries[0].error_code
+
+
+def _mutation_rate(port: int, client_id: str) -> float | None:
+    """``client_id``'s controller_mutation_rate in the metadata of the broker on ``port`` (None: not there yet)."""
+    D = w.DescribeClientQuotasRequest
+    body = D(components=[D.ComponentData(entity_type="client-id", match_type=0, match=client_id)], strict=True)
+    entries = asyncio.run(request_once("127.0.0.1", port, body, 1)).entries or []
+    return next((v.value for e in entries for v in e.values if v.key == "controller_mutation_rate"), None)
 
 
 def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_them(tmp_path):
@@ -114,6 +146,14 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
         processes.kw("topics", "--bootstrap-server", kraftwire, "--create", "--topic", TXN_TOPIC,
                      "--replica-assignment", f"{KAFKA_BROKER}:{KRAFTWIRE_BROKER},{KRAFTWIRE_BROKER}:{KAFKA_BROKER}")
         acked = _produce(kraftwire, 0)
+        # the kraftwire broker forwards to the Kafka controller inside an Envelope carrying its client's request as
+        # sent: the controller charges that client's controller_mutation_rate (KIP-599; 0.1/s: a burst of 1.1
+        # partitions), so the client's second CreateTopics, past its quota, is refused there
+        assert _limit_mutations(ports[KRAFTWIRE_BROKER], "envelope-probe", 0.1) == ec.NONE
+        wait_until(lambda: _mutation_rate(ports[KRAFTWIRE_BROKER], "envelope-probe"), "the quota published")
+        mine = [[KRAFTWIRE_BROKER]]
+        assert _create_as(ports[KRAFTWIRE_BROKER], "envelope-probe", f"{TOPIC}-q1", mine * 2) == ec.NONE
+        assert _create_as(ports[KRAFTWIRE_BROKER], "envelope-probe", f"{TOPIC}-q2", mine) == ec.THROTTLING_QUOTA_EXCEEDED
         committed, aborted = mixed.transactions(f"{kafka},{kraftwire}", TXN_TOPIC, 0)
 
         procs[KAFKA_CONTROLLER].send_signal(signal.SIGKILL)

@@ -149,16 +149,17 @@ def _fetch(version: int, replica: int):
     return framing.Request(_H(), w.APIS[served.key("Fetch")], version, body)
 
 
-def test_forwarding_is_trusted_only_with_cluster_action_and_acl_changes_apply_at_once():
+def test_cluster_action_and_acl_changes_apply_at_once():
+    """The controller's CLUSTER_ACTION check of an Envelope's sender, and host-bound ACLs, follow each new image."""
     state = {"image": _image()}
     access = Access(lambda: state["image"], frozenset(), False)
     broker = _Conn("User:broker")
-    assert not access.trusted_forwarder(broker)
+    assert not access.allows_cluster(broker, Op.CLUSTER_ACTION)
     state["image"] = _image(_cluster_acl("User:broker", Op.CLUSTER_ACTION))
-    assert access.trusted_forwarder(broker)  # a new image's ACLs, without a restart
+    assert access.allows_cluster(broker, Op.CLUSTER_ACTION)  # a new image's ACLs, without a restart
     state["image"] = _image(AclEntry(ResourceType.TOPIC, "t", PatternType.LITERAL, "User:broker", "10.0.0.8",
                                      Op.WRITE, Perm.ALLOW))
-    assert not access.trusted_forwarder(broker)
+    assert not access.allows_cluster(broker, Op.CLUSTER_ACTION)
     assert not access.topic(broker, "t", Op.WRITE)  # the ACL names another host
     assert access.topic(_Conn("User:broker", "10.0.0.8:1234"), "t", Op.WRITE)
 

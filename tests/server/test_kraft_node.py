@@ -239,10 +239,14 @@ def test_snapshots_hold_the_image_and_a_restart_loads_one(tmp_path):
     assert replicas(again) == replicas(image)
 
 
-def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path):
-    """A broker-only node with no reachable quorum answers NOT_CONTROLLER (clients retry), never hangs: Metadata,
-    held for the broker's registration, is answered from its (empty) image once the hold ends (twice the session
-    timeout: 0.5 s here)."""
+def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tmp_path, monkeypatch):
+    """A broker-only node with no reachable quorum answers a forwarded request REQUEST_TIMED_OUT once its forwarding
+    deadline passes (Kafka's ``ForwardingManager`` on a timeout; the deadline is shortened here), never hangs:
+    Metadata, held for the broker's registration, is answered from its (empty) image once the hold ends (twice the
+    session timeout: 0.5 s here)."""
+    from kraftwire.server.apis import kraft_apis
+
+    monkeypatch.setattr(kraft_apis, "FORWARD_DEADLINE_MIN_S", 0.5)
     logs = tmp_path / "logs"
     logs.mkdir()
     write_meta_properties(str(logs), MetaProperties(cluster_id=CLUSTER, node_id=4))
@@ -253,7 +257,7 @@ def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tm
         f"process.roles=broker\nnode.id=4\nlisteners=PLAINTEXT://127.0.0.1:{port}\n"
         "controller.listener.names=CONTROLLER\nlistener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT\n"
         f"controller.quorum.voters=1@127.0.0.1:{dead_port}\nlog.dirs={logs}\n"
-        "broker.heartbeat.interval.ms=100\nbroker.session.timeout.ms=250\n"))
+        "broker.heartbeat.interval.ms=100\nbroker.session.timeout.ms=250\ncontroller.quorum.request.timeout.ms=500\n"))
 
     async def main():
         node = Node(settings, listen_sockets={"PLAINTEXT": bsock})
@@ -262,7 +266,7 @@ def test_controller_requests_on_a_node_that_is_not_the_controller_are_refused(tm
             conn = await KafkaConnection.open("127.0.0.1", port)
             try:
                 created = await conn.request(_create("t"), 5)
-                assert created.topics[0].error_code == ec.NOT_CONTROLLER
+                assert created.topics[0].error_code == ec.REQUEST_TIMED_OUT
                 md = await conn.request(w.MetadataRequest(topics=None, allow_auto_topic_creation=False), 9)
                 assert md.brokers == [] and md.topics == []
             finally:

@@ -9,9 +9,11 @@
   they exist.
 * The controller's APIs (CreateTopics, DeleteTopics, CreatePartitions, ElectLeaders, IncrementalAlterConfigs,
   AlterConfigs, UpdateFeatures, UnregisterBroker, UnregisterController, and from brokers BrokerRegistration,
-  BrokerHeartbeat, AlterPartition, AllocateProducerIds): decided by this node when it is the active controller, otherwise forwarded to the Raft
-  leader's controller listener and its answer relayed (KIP-590's forwarding, without the envelope: there are no
-  ACLs to check yet). A node that cannot reach an active controller answers NOT_CONTROLLER, which clients retry.
+  BrokerHeartbeat, AlterPartition, AllocateProducerIds): decided by this node when it is the active controller.
+  Otherwise a client's request Kafka forwards goes to the Raft leader's controller listener inside an Envelope
+  (KIP-590, ``metadata.forwarding``: the controller authorizes and charges the client, whose principal and address
+  the Envelope carries), and the answer is relayed; a NOT_CONTROLLER Envelope sends it again to the new leader, and
+  none by the deadline answers REQUEST_TIMED_OUT. A broker's own requests go to the leader as they are.
 * A broker's topic partitions are ``partition_apis``' (Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
   InitProducerId), registered over the answers here. A controller-only node hosts none: there a Produce, Fetch or
   ListOffsets gets NOT_LEADER_OR_FOLLOWER for a topic the image holds and UNKNOWN_TOPIC_OR_PARTITION otherwise (the
@@ -37,14 +39,16 @@ from kraftwire.error_codes import (
     SECURITY_DISABLED,
     TOPIC_AUTHORIZATION_FAILED,
     UNKNOWN_TOPIC_ID,
+    UNKNOWN_SERVER_ERROR,
     UNKNOWN_TOPIC_OR_PARTITION,
     default_message,
 )
-from kraftwire.errors import KraftwireError
+from kraftwire.errors import KraftwireError, ProtocolError
 from kraftwire.ids import NO_ID, ZERO_UUID
 from kraftwire.java_order import hashmap_order, string_hash
 from kraftwire.metadata import answers
 from kraftwire.metadata import broker_loggers as bl
+from kraftwire.metadata import forwarding as fw
 from kraftwire.metadata.broker_backoff import registration_wait_ms
 from kraftwire.metadata.controller.acls import describe_acls
 from kraftwire.metadata.controller.client_quotas import describe_client_quotas
@@ -59,9 +63,9 @@ from kraftwire.raft.dynamic_voters import KRAFT_VERSION_RANGE
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.security.authorizer import CLUSTER_NAME, ResourceType
 from kraftwire.server.apis.broker_configs import logger_levels, set_logger_levels, static_broker_entries
-from kraftwire.server.edge.access import operations_of
+from kraftwire.server.edge.access import host_of, operations_of
 from kraftwire.replica.quotas import STRICT_SINCE
-from kraftwire.server.edge.envelope import was_forwarded
+from kraftwire.server.edge.envelope import FORWARDABLE, was_forwarded
 from kraftwire.server.runtime.metadata_node import supported_features
 
 log = logging.getLogger("kraftwire.kraft")
@@ -82,6 +86,11 @@ _TOPIC_RESOURCE = 2  # ConfigResource.Type.TOPIC
 _GROUP_RESOURCE = 32  # ConfigResource.Type.GROUP (KIP-848's group configs)
 KRAFT_VERSION_FEATURE = "kraft.version"
 HOLD_POLL_S = 0.05
+ENVELOPE_VERSION = 0
+#: the pause before a forwarded request goes again to a new (or newly elected) controller
+_RETRY_BACKOFF_S = 0.05
+#: the least time a forwarded request is given to be answered, however short the quorum's request timeout
+FORWARD_DEADLINE_MIN_S = 5.0
 
 
 class KraftApis:
@@ -294,16 +303,19 @@ class KraftApis:
             forwarded = was_forwarded(request, conn)  # never forwarded twice
             body, denied = request.body, None
             access = self.node.authorizer
-            if access is None and api in ("CreateAcls", "DeleteAcls"):  # no authorizer: ACLs mean nothing here
-                conn.send_response(refusal(api, body, version, SECURITY_DISABLED, "No Authorizer is configured."),
-                                   version, cid)
-                return
             send = conn.send_response
             if api == "IncrementalAlterConfigs" and not forwarded:
                 body, send = self._broker_local_configs(body, conn, version, cid)
                 if body is None:  # every resource decided here
                     return
-            checked = access is not None and not (forwarded and access.trusted_forwarder(conn))
+            enveloping = request.api.key in FORWARDABLE and not forwarded
+            if enveloping and not self.md.active:  # Kafka's broker: the controller authorizes the client
+                asyncio.get_running_loop().create_task(self._forward_enveloped(api, request, body, conn, send))
+                return
+            if access is None and api in ("CreateAcls", "DeleteAcls"):  # no authorizer: ACLs mean nothing here
+                send(refusal(api, body, version, SECURITY_DISABLED, "No Authorizer is configured."), version, cid)
+                return
+            checked = access is not None
             if checked and api in _PER_ITEM:
                 body, denied = self._authorize_items(api, body, version, conn, access)
             if body is None:  # every item refused: the controller is not asked
@@ -322,8 +334,55 @@ class KraftApis:
             quota = None
             if api in STRICT_SINCE and self.md.active and (not forwarded or getattr(conn, "enveloped", False)):
                 quota = self.node.quotas.mutation_quota(request, conn)
-            self.call(api, body, version, answer, forward=not forwarded, quota=quota)
+            self.call(api, body, version, answer, forward=not (forwarded or enveloping), quota=quota)
         return handler
+
+    async def _forward_enveloped(self, api: str, request, body, conn, send) -> None:
+        """``body`` (the client's request, or what the broker left of it) sent to the active controller inside an
+        Envelope with the client's principal and address, as Kafka's ``ForwardingManager`` does; the Envelope's answer
+        relayed to the client (``forwarding.unwrap``). A controller that is gone or no longer active is replaced by
+        the new one until the deadline, which answers REQUEST_TIMED_OUT."""
+        version, cid = request.version, request.header.correlation_id
+        try:
+            envelope = fw.envelope(request.header, body, version, conn.principal, host_of(conn.peer),
+                                   getattr(conn, "token_authenticated", False))
+        except (ProtocolError, ValueError) as exc:  # a body that does not encode again, a peer without an address
+            log.warning("cannot forward %s from %s: %s", api, conn.peer, exc)
+            send(refusal(api, body, version, UNKNOWN_SERVER_ERROR), version, cid)
+            return
+        timeout = max(self.node.settings.config.controller_quorum_request_timeout_ms / 1000, FORWARD_DEADLINE_MIN_S)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        outcome = None
+        while outcome is None and loop.time() < deadline:
+            voter = self._leader_voter()
+            if voter is None:  # no known leader yet: wait for the election
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+                continue
+            try:
+                answer = await self.node.forward(voter, envelope, ENVELOPE_VERSION,
+                                                 timeout_s=max(deadline - loop.time(), 0.01))
+            except (OSError, asyncio.TimeoutError, KraftwireError) as exc:
+                log.info("could not forward %s to controller %d: %s", api, voter.node_id, exc)
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+                continue
+            outcome = fw.unwrap(answer, api, body, version)
+            if outcome.action == fw.RETRY:
+                outcome = None
+                await asyncio.sleep(_RETRY_BACKOFF_S)
+        if outcome is None:
+            send(fw.timed_out(api, body, version), version, cid)
+        elif outcome.action == fw.CLOSE:
+            log.info("closing the connection from %s: the controller refused %s's version %d", conn.peer, api, version)
+            conn.close()
+        else:
+            send(outcome.response, version, cid)
+
+    def _leader_voter(self):
+        """The Raft leader's controller endpoint when another node leads, else None."""
+        raft = self.node.raft
+        leader = raft.quorum.leader_id if raft is not None else NO_ID
+        return self.node.settings.voter(leader) if leader not in (NO_ID, self.node.settings.node_id) else None
 
     def _broker_local_configs(self, body, conn, version: int, cid: int):
         """IncrementalAlterConfigs' resources this broker decides itself (``broker_loggers.preprocess``: its loggers,
@@ -424,9 +483,7 @@ class KraftApis:
         if self.md.active:
             self.md.submit(api, body, version, answer, self.node.dispatcher.arrival_ns or None, quota)
             return
-        raft = self.node.raft
-        leader = raft.quorum.leader_id if raft is not None else NO_ID
-        voter = self.node.settings.voter(leader) if leader not in (NO_ID, self.node.settings.node_id) else None
+        voter = self._leader_voter()
         if voter is None or not forward:
             answer(refusal(api, body, version, NOT_CONTROLLER))
             return

@@ -140,10 +140,6 @@ class Access:
         """KIP-430: the bit field of the operations the connection's principal may do on the resource."""
         return authorized_operations(self.authorizer, conn.principal, host_of(conn.peer), resource_type, name)
 
-    def trusted_forwarder(self, conn) -> bool:
-        """A connection allowed to forward requests it checked itself (Kafka's Envelope rule)."""
-        return self.allows_cluster(conn, AclOperation.CLUSTER_ACTION)
-
     # ------------------------------------------------------------------------------------------------ the gate
     def gate(self, request, conn) -> bool:
         """Before the handler: False when the request was refused here (and answered)."""

@@ -14,7 +14,9 @@ as a whole — an EnvelopeResponse with no response data and the error — when:
 Otherwise the request goes through the node's dispatcher like any other (the ACL gate, the handler), on a stand-in
 connection whose principal and peer are the client's and whose listener is the Envelope's; whatever the handler
 answers is encoded with its header and returned as the Envelope's ``response_data``. An enveloped request is never
-forwarded again: a controller that is not active answers it NOT_CONTROLLER inside, as Kafka's does.
+forwarded again: a controller that is not active answers it NOT_CONTROLLER, and an answer that carries NOT_CONTROLLER
+anywhere becomes the Envelope's own NOT_CONTROLLER without data (``forwarding.stale_controller``), as Kafka's
+``RequestChannel`` does, for the broker to send it again to the new controller.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import ipaddress
 import logging
 
 from kraftwire import error_codes as ec
+from kraftwire.metadata.forwarding import stale_controller
 from kraftwire.protocol import codec, framing
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
@@ -88,6 +91,11 @@ class EnvelopedConnection:
         charge = self.charges.pop(correlation_id, None)
         if charge is not None:
             charge.settle(body)
+        if stale_controller(body):
+            if not self.closed:
+                self.closed = True
+                self._answer(w.EnvelopeResponse(response_data=None, error_code=ec.NOT_CONTROLLER))
+            return
         self.send_chunks(framing.encode_response(body, version, correlation_id), correlation_id)
 
     def send_chunks(self, chunks: list, correlation_id: int | None = None) -> None:
