@@ -15,12 +15,8 @@ A few ranges have a lower bound for a reason worth keeping next to it:
 * The versions Kafka 4.0 removed (KIP-896) are not served, as Kafka 4.4 answers them; only Produce v0-2 stay
   advertised (refused per partition), as Kafka keeps them listed for librdkafka (KAFKA-18659).
 
-Where a range stops below Kafka 4.4's (what its broker advertises at metadata.version 3.9), the next version needs
-semantics kraftwire does not have yet:
-
-* ``WriteTxnMarkers`` 2: KIP-1228's TransactionVersion on markers.
-
-(``tests/kafka/test_api_levels_oracle.py`` checks every other raised range against a Kafka 4.4 node.)
+Every range reaches Kafka 4.4's newest (what its broker advertises at metadata.version 3.9);
+``tests/kafka/test_api_levels_oracle.py`` checks the raised ranges against a Kafka 4.4 node.
 
 KIP-890 part 2's versions — Produce v12 and TxnOffsetCommit v5 (the leader adds the partition to the transaction),
 EndTxn v5 (the epoch bumped at every end, the producer id and epoch answered) — are advertised whatever
@@ -50,7 +46,9 @@ SERVED: dict[str, tuple[int, int]] = {
     "ListGroups": (0, 5),
     "ApiVersions": (0, 5),  # v5: KIP-1242's cluster and node check (``api_versions``)
     "InitProducerId": (0, 5),
-    "WriteTxnMarkers": (1, 1),  # inter-broker: a transaction coordinator's markers to partition leaders
+    # inter-broker: a transaction coordinator's markers to partition leaders; v2 says the transaction's version
+    # (KIP-1228), whose epoch rule the leader applies (``replica.producers``)
+    "WriteTxnMarkers": (1, 2),
     # the transaction coordinator (KIP-98): AddPartitionsToTxn v0-3 from clients, v4-5 from partition leaders
     # verifying (KIP-890 part 1) or adding (part 2) the partition of a transactional write
     "AddPartitionsToTxn": (0, 5),

@@ -207,12 +207,13 @@ class MarkerPlan:
 
 
 def plan_marker(table: ProducerTable, producer_id: int, producer_epoch: int, coordinator_epoch: int, commit: bool,
-                *, base_offset: int, leader_epoch: int, wall_ms: int,
-                max_batch_size: int | None = None) -> MarkerPlan | AppendResult:
+                *, base_offset: int, leader_epoch: int, wall_ms: int, max_batch_size: int | None = None,
+                transaction_version: int = 0, txn_open: bool = False) -> MarkerPlan | AppendResult:
     """WriteTxnMarkers on the leader (Kafka's ``appendEndTxnMarker``): the marker batch (its one record's value is
     the coordinator epoch), or the AppendResult refusing it: a batch larger than the topic's ``max.message.bytes``
     (``max_batch_size``; Kafka's log checks a marker's size as any batch's, before the producer's state:
-    MESSAGE_TOO_LARGE), then a stale one."""
+    MESSAGE_TOO_LARGE), then a stale one (``ProducerTable.check_marker``: ``transaction_version`` is the
+    request's, ``txn_open`` whether the producer has a transaction open here)."""
     builder = RecordBatchBuilder(base_offset=base_offset, partition_leader_epoch=leader_epoch, is_control=True,
                                  is_transactional=True, producer_id=producer_id, producer_epoch=producer_epoch)
     builder.append(marker_key(commit), marker_value(coordinator_epoch), timestamp=wall_ms)
@@ -220,7 +221,7 @@ def plan_marker(table: ProducerTable, producer_id: int, producer_epoch: int, coo
     if max_batch_size is not None and len(raw) > max_batch_size:
         return AppendResult(MESSAGE_TOO_LARGE, f"a batch of {len(raw)} bytes is larger than "
                                                f"max.message.bytes {max_batch_size}")
-    check = table.check_marker(producer_id, producer_epoch, coordinator_epoch)
+    check = table.check_marker(producer_id, producer_epoch, coordinator_epoch, transaction_version, txn_open)
     if check.error:
         return AppendResult(check.error, check.message)
     return MarkerPlan(raw, producer_id, producer_epoch, coordinator_epoch, commit, wall_ms)

@@ -15,6 +15,11 @@ Transaction markers (``apply_marker``, ``check_marker``; Kafka's ``appendEndTxnM
 the producer's is INVALID_PRODUCER_EPOCH, one with a coordinator epoch below the last marker's
 TRANSACTION_COORDINATOR_FENCED; a marker with a newer epoch (the coordinator fenced the producer) makes it the
 producer's epoch and forgets its batches, so the next batch starts a new sequence and older epochs are refused.
+A marker of transaction version 2 (KIP-1228: WriteTxnMarkers v2's TransactionVersion, 2 or above) must carry an
+epoch above the producer's, as a TV2 coordinator bumps the epoch at every end: its current epoch is refused too,
+unless it repeats a marker already written (no transaction open) or the epoch is exhausted (32767). A version of -1
+(Kafka's TV_UNKNOWN) from a coordinator is UNKNOWN_SERVER_ERROR (Kafka 4.4 throws IllegalArgumentException), whatever
+the producer; a marker of version 0 or 1 (or v1 of the request) keeps the rule of older epochs only.
 
 Producers idle for ``producer.id.expiration.ms`` without an open transaction are forgotten (``expire``), as Kafka's
 broker forgets them; the edge calls it every ``producer.id.expiration.check.interval.ms``.
@@ -25,12 +30,20 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
-from kraftwire.error_codes import INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, TRANSACTION_COORDINATOR_FENCED
+from kraftwire.error_codes import (INVALID_PRODUCER_EPOCH, OUT_OF_ORDER_SEQUENCE_NUMBER, TRANSACTION_COORDINATOR_FENCED,
+                                   UNKNOWN_SERVER_ERROR)
 
-__all__ = ["CACHED_BATCHES", "SEQ_MOD", "ProducerEntry", "ProducerTable", "SequenceCheck", "next_seq"]
+__all__ = ["CACHED_BATCHES", "MAX_EPOCH", "SEQ_MOD", "TV_2", "TV_UNKNOWN", "ProducerEntry", "ProducerTable",
+           "SequenceCheck", "next_seq"]
 
 CACHED_BATCHES = 5
 SEQ_MOD = 1 << 31
+#: the highest producer epoch; a TV2 marker may repeat it (no bump is left)
+MAX_EPOCH = 32767
+#: a marker's transaction version that Kafka refuses from a coordinator (TransactionVersion.TV_UNKNOWN)
+TV_UNKNOWN = -1
+#: the first transaction version whose markers bump the epoch (KIP-890 part 2; KIP-1228 tells the leader)
+TV_2 = 2
 
 
 def next_seq(seq: int, count: int) -> int:
@@ -110,13 +123,22 @@ class ProducerTable(dict):
             del self[pid]
         return gone
 
-    def check_marker(self, pid: int, epoch: int, coordinator_epoch: int) -> SequenceCheck:
+    def check_marker(self, pid: int, epoch: int, coordinator_epoch: int, transaction_version: int = 0,
+                     txn_open: bool = False) -> SequenceCheck:
+        """A marker from a transaction coordinator (Kafka's ``ProducerAppendInfo.appendEndTxnMarker``, origin
+        COORDINATOR): ``transaction_version`` is WriteTxnMarkers v2's (0 before v2), ``txn_open`` whether the
+        producer has a transaction open on the partition."""
+        if transaction_version == TV_UNKNOWN:
+            return SequenceCheck(UNKNOWN_SERVER_ERROR, message="transactionVersion must be explicitly specified, "
+                                 "cannot use default value TV_UNKNOWN for origin COORDINATOR")
         entry = self.get(pid)
         if entry is None:
             return SequenceCheck()
-        if epoch < entry.epoch:
-            return SequenceCheck(INVALID_PRODUCER_EPOCH, message=f"marker for producer {pid} epoch {epoch} is older "
-                                 f"than its current epoch {entry.epoch}")
+        tv2 = transaction_version >= TV_2
+        if epoch < entry.epoch or (tv2 and epoch == entry.epoch and txn_open and epoch != MAX_EPOCH):
+            relation = "<=" if tv2 else "<"
+            return SequenceCheck(INVALID_PRODUCER_EPOCH, message=f"marker for producer {pid} epoch {epoch}, which is "
+                                 f"{relation} its current epoch {entry.epoch} (TV{transaction_version})")
         if coordinator_epoch < entry.coordinator_epoch:
             return SequenceCheck(TRANSACTION_COORDINATOR_FENCED, message=f"marker for producer {pid} from coordinator "
                                  f"epoch {coordinator_epoch}, older than {entry.coordinator_epoch}")

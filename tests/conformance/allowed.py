@@ -33,7 +33,7 @@ NOT_SERVED = {
 }
 #: APIs whose newest versions (Kafka 4.4's) kraftwire does not serve yet: the answer's max_version is lower
 OLDER_MAX = {0: "Produce", 8: "OffsetCommit", 9: "OffsetFetch", 18: "ApiVersions",
-             27: "WriteTxnMarkers", 28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
+             28: "TxnOffsetCommit", 57: "UpdateFeatures", 80: "AddRaftVoter"}
 
 
 def _names(apis: dict[int, str]) -> str:

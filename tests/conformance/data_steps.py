@@ -167,13 +167,16 @@ def end_txn(version: int, committed: bool = True, *, txn: str = "{ns}.t", produc
                                 committed=committed), version)
 
 
-def marker(*parts: tuple[str, list[int]], producer_id=PID, epoch=EPOCH, commit: bool = True) -> Step:
-    """WriteTxnMarkers v1 (the version both serve) of one COMMIT (or ABORT) marker for ``parts`` — (topic,
-    [partition, ...]) — as a transaction coordinator sends it to a partition leader (coordinator epoch 0)."""
+def marker(*parts: tuple[str, list[int]], producer_id=PID, epoch=EPOCH, commit: bool = True, version: int = 1,
+           transaction_version: int = 0) -> Step:
+    """WriteTxnMarkers at ``version`` of one COMMIT (or ABORT) marker for ``parts`` — (topic, [partition, ...]) — as
+    a transaction coordinator sends it to a partition leader (coordinator epoch 0); v2 carries the transaction's
+    ``transaction_version`` (KIP-1228), v1 none (the leader takes 0)."""
     R = w.WriteTxnMarkersRequest
     return Step(R(markers=[R.WritableTxnMarker(
         producer_id=producer_id, producer_epoch=epoch, transaction_result=commit, coordinator_epoch=0,
-        topics=[R.WritableTxnMarkerTopic(name=n, partition_indexes=list(ps)) for n, ps in parts])]), 1)
+        transaction_version=transaction_version,
+        topics=[R.WritableTxnMarkerTopic(name=n, partition_indexes=list(ps)) for n, ps in parts])]), version)
 
 
 def txn_offset_commit(version: int, *parts: tuple[str, int, int], group: str = "{ns}.g", txn: str = "{ns}.t",

@@ -64,6 +64,7 @@ def test_commit_bumps_the_epoch_in_the_record_the_markers_and_the_answer():
     assert (t.state, t.producer_epoch, t.last_producer_epoch) == (tc.PREPARE_COMMIT, 1, 0)
     [marker] = end.markers
     assert (marker.producer_id, marker.producer_epoch, marker.commit) == (pid, 1, True)
+    assert marker.transaction_version == TV2  # sent in WriteTxnMarkers v2 (KIP-1228): the leaders' epoch rule
     prepare = log.values()[-1]
     assert prepare.value_version == 1  # TV1+: the flexible value
     v = prepare.value
@@ -132,7 +133,7 @@ def test_an_exhausted_epoch_moves_to_a_new_producer_id_when_the_markers_are_writ
     assert (v.producer_id, v.producer_epoch, v.next_producer_id) == (pid, tc.MAX_EPOCH, new)
     # a load while the markers are on their way resends them for the old producer
     [again] = log.load().loaded()
-    assert (again.producer_id, again.producer_epoch) == (pid, tc.MAX_EPOCH)
+    assert (again.producer_id, again.producer_epoch, again.transaction_version) == (pid, tc.MAX_EPOCH, TV2)
     log.write(shard.markers_written("tx", pid, tc.MAX_EPOCH, 6))
     assert (t.state, t.producer_id, t.producer_epoch, t.last_producer_id, t.next_producer_id) == (
         tc.COMPLETE_COMMIT, new, 0, pid, -1)
@@ -169,7 +170,7 @@ def test_a_tv0_client_keeps_its_epoch():
     pid = log.write(shard.init_producer_id("tx", 60_000, None, "i", 0)).replies[0].body.producer_id
     log.write(shard.add_partitions("tx", pid, 0, [("t", 0)], "a", 1))
     end = log.write(shard.end_txn("tx", pid, 0, True, "e", 2))
-    assert answer(end) == (0, pid, 0) and end.markers[0].producer_epoch == 0
+    assert answer(end) == (0, pid, 0) and end.markers[0][2:] == (0, True, frozenset({("t", 0)}), 0)
     log.write(shard.markers_written("tx", pid, 0, 3))
     assert answer(shard.end_txn("tx", pid, 0, True, "e", 4)) == (0, pid, 0)  # TV0's retry: the same epoch
     assert shard.txns["tx"].client_version == 0 and log.values()[-1].value.client_transaction_version == 0
@@ -183,7 +184,7 @@ def test_a_timed_out_tv2_transaction_is_fenced_by_one_bump():
     shard, pid = started(log)
     aborted = log.write(shard.tick(60_000 + 10))
     [marker] = aborted.markers
-    assert (marker.producer_epoch, marker.commit) == (1, False)
+    assert (marker.producer_epoch, marker.commit, marker.transaction_version) == (1, False, TV2)
     assert shard.txns["tx"].producer_epoch == 1
     assert answer(shard.end_txn("tx", pid, 0, True, "e", 60_020, client_version=TV2))[0] == ec.INVALID_TXN_STATE
     log.write(shard.markers_written("tx", pid, 1, 60_030))

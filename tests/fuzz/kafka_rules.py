@@ -19,6 +19,7 @@ from kraftwire.ids import ZERO_UUID
 from kraftwire.metadata.controller.controllers import SECURITY_PROTOCOLS
 from kraftwire.protocol.messages import Base
 from kraftwire.replica.fetch_sessions import SESSIONS_SINCE, shard_index
+from kraftwire.replica.producers import TV_UNKNOWN
 
 NONE, INVALID_REQUEST = 0, 42
 MAX_STRING_BYTES = 32767
@@ -97,7 +98,10 @@ def kafka_fails_too(request) -> bool:
       range, or from 2**31-8 up): Kafka's ``getCacheShard`` throws, the whole request
       (``kraftwire.replica.fetch_sessions.shard_index``);
     * a ControllerRegistration listing a listener whose security protocol Kafka does not know
-      (``ListenerInfo.fromControllerRegistrationRequest`` throws a RuntimeException)."""
+      (``ListenerInfo.fromControllerRegistrationRequest`` throws a RuntimeException);
+    * a WriteTxnMarkers v2+ marker of transaction version -1 (TV_UNKNOWN: ``ProducerAppendInfo.appendEndTxnMarker``
+      throws IllegalArgumentException for a coordinator's append), each partition it reaches the log of
+      (``kraftwire.replica.producers``)."""
     if request is None:
         return False
     name, body = request.api.name, request.body
@@ -113,6 +117,8 @@ def kafka_fails_too(request) -> bool:
         incremental = request.version >= 7 and body.session_epoch not in (0, -1)
         return request.version >= 4 and body.isolation_level not in (0, 1) and not incremental \
             and _fetch_replica(request) < 0
+    if name == "WriteTxnMarkers":
+        return request.version >= 2 and any(m.transaction_version == TV_UNKNOWN for m in body.markers or ())
     if name == "IncrementalAlterConfigs":
         return any(c.config_operation not in (0, 1, 2, 3) for r in body.resources or () for c in r.configs or ())
     if name == "Metadata":

@@ -148,3 +148,15 @@ def test_an_answer_that_would_quote_a_name_at_the_string_limit_may_be_kafkas_unk
     for name, fails in (("a" * 32767, True), ("\u00e9" * 16383, True), ("a" * 32000, False), ("t", False)):
         request = framing.Request(None, w.api("CreateTopics"), 7, CT(topics=[CT.CreatableTopic(name=name)]))
         assert kafka_fails_too(request) is fails, len(name)
+
+
+def test_a_marker_of_unknown_transaction_version_may_be_kafkas_unknown_server_error():
+    """WriteTxnMarkers v2 with TransactionVersion -1 (TV_UNKNOWN) fails Kafka 4.4's append (checked against a
+    Kafka 4.4 node); v1 carries no version, and any other value is a rule, not a failure."""
+    from fuzz.kafka_rules import kafka_fails_too
+
+    M = w.WriteTxnMarkersRequest
+    for version, tv, fails in ((2, -1, True), (2, 0, False), (2, 2, False), (2, -2, False), (1, -1, False)):
+        body = M(markers=[M.WritableTxnMarker(producer_id=1, producer_epoch=0, transaction_result=True, topics=[],
+                                              coordinator_epoch=0, transaction_version=tv)])
+        assert kafka_fails_too(framing.Request(None, w.api("WriteTxnMarkers"), version, body)) is fails, (version, tv)

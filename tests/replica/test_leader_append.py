@@ -50,9 +50,11 @@ class Partition:
         record_append(plan, info.first_offset, info.last_offset, self.table, self.txns, self.verifications)
         return AppendResult(base_offset=info.first_offset, end=info.last_offset + 1)
 
-    def marker(self, pid: int, epoch: int, coordinator_epoch: int, commit: bool, max_batch_size: int = 1_000_000):
+    def marker(self, pid: int, epoch: int, coordinator_epoch: int, commit: bool, max_batch_size: int = 1_000_000,
+               transaction_version: int = 0):
         plan = plan_marker(self.table, pid, epoch, coordinator_epoch, commit, base_offset=self.log.end_offset(),
-                           leader_epoch=0, wall_ms=NOW, max_batch_size=max_batch_size)
+                           leader_epoch=0, wall_ms=NOW, max_batch_size=max_batch_size,
+                           transaction_version=transaction_version, txn_open=pid in self.txns.ongoing)
         if isinstance(plan, AppendResult):
             return plan
         info = self.log.append_as_leader(plan.raw, 0)
@@ -163,6 +165,23 @@ def test_a_marker_closes_the_transaction_and_records_an_abort():
     marker = next(read_batches(batch))
     assert marker.is_control and marker.is_transactional and read_marker(marker) == (CONTROL_ABORT, 2)
     assert p.marker(5, 0, 1, True).error == ec.TRANSACTION_COORDINATOR_FENCED
+
+
+def test_a_tv2_marker_at_the_epoch_of_the_open_transaction_is_refused():
+    """KIP-1228 on the leader (KafkaApisTest's shouldAppendToLogOnWriteTxnMarkersWhenCorrectMagicVersion now passes
+    the marker's transaction version to the append): a TV2 COMMIT at the epoch of the open transaction is
+    INVALID_PRODUCER_EPOCH and appends nothing; at the bumped epoch it closes the transaction, and its repeat (the
+    coordinator's retry, no transaction open) is appended again, as Kafka 4.4 writes a repeated marker; TV_UNKNOWN is
+    UNKNOWN_SERVER_ERROR after the size check."""
+    p = Partition()
+    p.append(_batch(pid=5, seq=0, txn=True))
+    assert p.marker(5, 0, 0, True, transaction_version=2).error == ec.INVALID_PRODUCER_EPOCH
+    assert p.log.end_offset() == 2 and p.txns.ongoing == {5: 0}
+    assert p.marker(5, 0, 0, True, max_batch_size=10, transaction_version=-1).error == ec.MESSAGE_TOO_LARGE
+    assert p.marker(5, 0, 0, True, transaction_version=-1).error == ec.UNKNOWN_SERVER_ERROR
+    assert p.marker(5, 1, 0, True, transaction_version=2) is None and not p.txns.ongoing
+    assert p.marker(5, 1, 0, True, transaction_version=2) is None and p.log.end_offset() == 4
+    assert p.table[5].epoch == 1
 
 
 def test_a_marker_above_max_message_bytes_is_message_too_large():

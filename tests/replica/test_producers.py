@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
-from kraftwire.replica.producers import CACHED_BATCHES, SEQ_MOD, ProducerTable
+from kraftwire.replica.producers import CACHED_BATCHES, MAX_EPOCH, SEQ_MOD, TV_UNKNOWN, ProducerEntry, ProducerTable
 
 
 def test_sequence_rules():
@@ -139,3 +139,49 @@ def test_expire_forgets_idle_producers_without_an_open_transaction():
     assert t.expire(13_999, 5_000, ongoing=set()) == [2]  # 13,999 - 9,000 < 5,000 keeps 3
     assert sorted(t) == [3]
     assert t.expire(14_000, 5_000, ongoing=()) == [3]
+
+
+def test_a_tv2_marker_must_bump_the_epoch_of_an_open_transaction():
+    """KIP-1228 (Kafka 4.4's ``ProducerAppendInfo.checkProducerEpoch`` with a transaction version of 2, checked
+    against a Kafka 4.4 node): a TV2 coordinator bumps the epoch at every end, so a marker at the producer's current
+    epoch while its transaction is open is INVALID_PRODUCER_EPOCH ("<=" where TV0/1 says "<"); a higher epoch is
+    taken, and so is an older transaction version's marker at the current epoch (WriteTxnMarkers v1 says 0).
+    ProducerStateManagerTest's testOldEpochForControlRecord (an older epoch, any version) and
+    testControlRecordBumpsProducerEpoch (a higher one) hold under TV2 too; any version from 2 up counts as TV2."""
+    t = ProducerTable()
+    t.apply(5, 3, 0, 2, 0, 1)
+    for version in (2, 3, 127):
+        refused = t.check_marker(5, 3, 0, version, txn_open=True)
+        assert refused.error == ec.INVALID_PRODUCER_EPOCH and f"<= its current epoch 3 (TV{version})" in refused.message
+        assert t.check_marker(5, 2, 0, version, txn_open=True).error == ec.INVALID_PRODUCER_EPOCH
+        assert t.check_marker(5, 4, 0, version, txn_open=True).error == ec.NONE
+    for version in (0, 1, -2):
+        assert t.check_marker(5, 3, 0, version, txn_open=True).error == ec.NONE
+        stale = t.check_marker(5, 2, 0, version, txn_open=True)
+        assert stale.error == ec.INVALID_PRODUCER_EPOCH and "< its current epoch 3" in stale.message
+    t.apply_marker(5, 4, 0, 2)
+    assert t.check_marker(5, 4, 1, 2, txn_open=True).error == ec.INVALID_PRODUCER_EPOCH
+    assert t.check_marker(5, 5, 0, 2, txn_open=True).error == ec.NONE
+    assert t.check_marker(5, 5, -1, 2).error == ec.TRANSACTION_COORDINATOR_FENCED  # the epoch first, then this
+
+
+def test_a_tv2_marker_may_repeat_one_already_written_or_an_exhausted_epoch():
+    """Kafka 4.4 lets a TV2 marker at the current epoch through when it repeats a marker already written (the
+    producer has no transaction open: a coordinator retrying after a lost answer) and when the epoch is 32767, which
+    no bump can pass; ProducerStateManagerTest's testAppendTxnMarkerWithNoProducerState holds for every version."""
+    t = ProducerTable()
+    assert t.check_marker(9, 0, 0, 2).error == ec.NONE
+    t.apply(9, 3, 0, 1, 0, 0)
+    assert t.check_marker(9, 3, 0, 2, txn_open=False).error == ec.NONE
+    assert t.check_marker(9, 2, 0, 2, txn_open=False).error == ec.INVALID_PRODUCER_EPOCH
+    t.apply(9, MAX_EPOCH, 0, 1, 1, 1)
+    assert t.check_marker(9, MAX_EPOCH, 0, 2, txn_open=True).error == ec.NONE
+
+
+def test_a_marker_of_unknown_transaction_version_is_an_unknown_server_error():
+    """Kafka 4.4's appendEndTxnMarker throws IllegalArgumentException for TV_UNKNOWN (-1) from a coordinator, whatever
+    the producer (a Kafka 4.4 node answers UNKNOWN_SERVER_ERROR, and appends nothing)."""
+    t = ProducerTable()
+    for table in (t, ProducerTable({5: ProducerEntry(3)})):
+        refused = table.check_marker(5, 4, 0, TV_UNKNOWN)
+        assert refused.error == ec.UNKNOWN_SERVER_ERROR and "TV_UNKNOWN" in refused.message

@@ -17,6 +17,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import read_batches
 from kraftwire.server.edge.client import KafkaConnection
 from kraftwire.server.apis.txn_apis import MarkerSender
+from kraftwire.server.runtime.txn_markers import marker_version
 from server.test_kraft_node import Combined, _create, _online
 from server.test_replication import _until
 
@@ -298,3 +299,21 @@ def test_marker_sender_stops_when_fenced_or_superseded():
         assert done == [False]
 
     asyncio.run(main())
+
+
+def test_markers_carry_the_transaction_version_at_the_negotiated_version():
+    """Kafka's TransactionMarkerChannelManager puts the transaction's clientTransactionVersion in each marker and its
+    NetworkClient sends WriteTxnMarkers at the highest version both brokers serve: v2 (KIP-1228) to a leader that
+    advertises it, v1 (which drops the ignorable field) to one that does not."""
+    assert [marker_version(v) for v in (None, 0, 1, 2, 9)] == [1, 1, 1, 2, 2]
+    leaders = FakeLeaders()
+
+    async def main():
+        done = []
+        sender = MarkerSender(lambda t, p: 1, leaders.call, backoff_s=0.001)
+        assert await sender.run(Marker("x", 7, 3, True, frozenset({("a", 0)}), 2), 5, done.append) is True
+        assert done == [True]
+
+    asyncio.run(main())
+    [(_broker, body)] = leaders.sent
+    assert [(m.producer_epoch, m.coordinator_epoch, m.transaction_version) for m in body.markers] == [(3, 5, 2)]

@@ -48,11 +48,11 @@ def _produce(records: bytes, transactional_id: str | None = "app-1"):
         name=TOPIC, partition_data=[P.PartitionProduceData(index=0, records=records)])])
 
 
-def _markers(*markers):
-    """markers: (producer id, epoch, commit, coordinator epoch, partitions)."""
+def _markers(*markers, transaction_version: int = 0):
+    """markers: (producer id, epoch, commit, coordinator epoch, partitions); ``transaction_version`` goes at v2."""
     return M(markers=[M.WritableTxnMarker(producer_id=pid, producer_epoch=epoch, transaction_result=commit,
                                           topics=[M.WritableTxnMarkerTopic(name=TOPIC, partition_indexes=parts)],
-                                          coordinator_epoch=coordinator)
+                                          coordinator_epoch=coordinator, transaction_version=transaction_version)
                       for pid, epoch, commit, coordinator, parts in markers])
 
 
@@ -235,11 +235,20 @@ def test_transactional_produce_markers_last_stable_offset_and_restart(tmp_path):
             a, b = state["pids"]
             conn = await KafkaConnection.open("127.0.0.1", c.bport)
             try:
+                # KIP-1228: a transaction version 2 marker (WriteTxnMarkers v2) must bump the epoch of B's open
+                # transaction; it appends nothing
+                r = await conn.request(_markers((b, 0, False, 6, [0]), transaction_version=2), 2)
+                assert _marker_errors(r) == [[(0, ec.INVALID_PRODUCER_EPOCH)]]
+                hp = node.replicas.get(TOPIC, 0)
+                assert hp.txn_state().ongoing == {b: 7} and hp.log.end_offset() == 8
                 # the coordinator fences B: an ABORT with the next epoch; B's old epoch is then refused
                 r = await conn.request(_markers((b, 1, False, 6, [0])), 1)
                 assert _marker_errors(r) == [[(0, ec.NONE)]]
-                hp = node.replicas.get(TOPIC, 0)
                 assert hp.txn_state().ongoing == {} and hp.last_stable_offset() == hp.log.high_watermark() == 9
+                # a TV2 coordinator's retry of that marker (no transaction open): appended again, aborting nothing
+                r = await conn.request(_markers((b, 1, False, 6, [0]), transaction_version=2), 2)
+                assert _marker_errors(r) == [[(0, ec.NONE)]]
+                assert hp.txn_state().ongoing == {} and hp.last_stable_offset() == hp.log.high_watermark() == 10
                 r = await conn.request(_produce(_txn_batch([b"z"], pid=b, seq=2), "app-b"), 9)
                 assert r.responses[0].partition_responses[0].error_code == ec.INVALID_PRODUCER_EPOCH
                 # stale markers: an older producer epoch, an older coordinator epoch

@@ -170,6 +170,8 @@ async def _wire_scenario(node, conn, *, tv2: bool) -> None:
             break
         await asyncio.sleep(0.05)
     assert (retry.error_code, retry.producer_id, retry.producer_epoch) == (ec.NONE, pid, epoch + 1)
+    # the markers went at WriteTxnMarkers v2 (KIP-1228), the version the leader (this node) advertises
+    assert [version for _conn, version in node.txn_apis.links.conns.values()] == [2]
     # the old epoch's write is fenced on the partition: the marker was written at the bumped epoch
     stale = await conn.request(_leader_add("wire", pid, epoch, [("w", 1)]), 5)
     assert _add_codes(stale) == {("w", 1): ec.PRODUCER_FENCED}

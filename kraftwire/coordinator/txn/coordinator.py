@@ -80,13 +80,16 @@ class TxnConfig(NamedTuple):
 
 
 class Marker(NamedTuple):
-    """WriteTxnMarkers for the edge to send: the transaction's partitions, its producer and the result."""
+    """WriteTxnMarkers for the edge to send: the transaction's partitions, its producer and the result, and the
+    transaction's version (Kafka's clientTransactionVersion, sent in WriteTxnMarkers v2: KIP-1228), whose epoch rule
+    the partition leaders apply."""
 
     transactional_id: str
     producer_id: int
     producer_epoch: int
     commit: bool
     partitions: frozenset
+    transaction_version: int = 0
 
 
 class TxnReply(NamedTuple):
@@ -193,7 +196,7 @@ class TxnShard:
         partition's high watermark reaches the log end the shard was loaded from: a prepare record above it may
         still be lost with this leader, and its transaction decided the other way by the next one."""
         return [Marker(t.transactional_id, t.producer_id, t.producer_epoch, t.state == PREPARE_COMMIT,
-                       frozenset(t.partitions)) for t in self.txns.values()
+                       frozenset(t.partitions), t.client_version) for t in self.txns.values()
                 if t.state in (PREPARE_COMMIT, PREPARE_ABORT)]
 
     # ================================================================================================ InitProducerId
@@ -248,7 +251,7 @@ class TxnShard:
         t.last_producer_epoch = -1  # no retry of an earlier InitProducerId gets the fenced epoch back
         self._write(t, PREPARE_ABORT, result, now_ms)
         result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, False,
-                                     frozenset(t.partitions)))
+                                     frozenset(t.partitions), t.client_version))
 
     # ================================================================================================ partitions
     def _check(self, t: TxnMetadata | None, producer_id: int, epoch: int) -> int:
@@ -369,7 +372,7 @@ class TxnShard:
         t.client_version = client_version
         self._write(t, preparing, result, now_ms)
         result.markers.append(Marker(t.transactional_id, t.producer_id, t.producer_epoch, commit,
-                                     frozenset(t.partitions)))
+                                     frozenset(t.partitions), t.client_version))
         if t.next_producer_id >= 0:
             return answer(0, t.next_producer_id, 0)  # the client goes on with the producer id that replaces this one
         return answer(0, t.producer_id, t.producer_epoch)

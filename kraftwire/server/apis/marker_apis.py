@@ -28,14 +28,16 @@ class MarkerApis:
     # ------------------------------------------------------------------------------------------------ WriteTxnMarkers
     def write_txn_markers(self, request, conn) -> None:
         """A transaction coordinator's markers (KafkaApis ``handleWriteTxnMarkersRequest``: with an authorizer the
-        principal needs ALTER or CLUSTER_ACTION on the cluster, else every partition is CLUSTER_AUTHORIZATION_FAILED,
-        as Kafka's error response says): for each marker, each named partition this broker hosts gets a COMMIT or
-        ABORT control batch with the producer id and epoch, appended as its leader; each is answered once the high
-        watermark passes it (Kafka appends with acks=-1, timing out after request.timeout.ms; an ISR below
-        min.insync.replicas is NOT_ENOUGH_REPLICAS before the append). A partition whose log is not here is
-        UNKNOWN_TOPIC_OR_PARTITION, one this broker does not lead NOT_LEADER_OR_FOLLOWER. Hooks in
-        ``marker_listeners`` hear of each marker appended (``(topic, partition, producer id, producer epoch,
-        commit)``: a coordinator with pending transactional offsets completes them)."""
+        principal needs ALTER or CLUSTER_ACTION on the cluster, else every partition is
+        CLUSTER_AUTHORIZATION_FAILED, as Kafka's error response says): for each marker, each named partition
+        this broker hosts gets a COMMIT or ABORT control batch with the producer id and epoch, appended as its
+        leader; each is answered once the high watermark passes it (Kafka appends with acks=-1, timing out after
+        request.timeout.ms; an ISR below min.insync.replicas is NOT_ENOUGH_REPLICAS before the append). v2's
+        TransactionVersion (KIP-1228; 0 before) picks the epoch rule of ``replica.producers``: a TV2 marker must
+        bump the epoch of an open transaction. A partition whose log is not here is UNKNOWN_TOPIC_OR_PARTITION,
+        one this broker does not lead NOT_LEADER_OR_FOLLOWER. Hooks in ``marker_listeners`` hear of each marker
+        appended (``(topic, partition, producer id, producer epoch, commit)``: a coordinator with pending
+        transactional offsets completes them)."""
         R = w.WriteTxnMarkersResponse
         version, cid = request.version, request.header.correlation_id
         timeout_ms = MARKER_TIMEOUT_MS
@@ -62,7 +64,7 @@ class MarkerApis:
                         pr.error_code = error
                         continue
                     result = self.replicas.append_marker(hp, m.producer_id, m.producer_epoch, m.coordinator_epoch,
-                                                         m.transaction_result)
+                                                         m.transaction_result, m.transaction_version)
                     if result.error:
                         pr.error_code = result.error
                         continue

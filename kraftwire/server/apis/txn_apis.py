@@ -15,15 +15,16 @@
 * **Writing.** A shard's records go to the partition as one batch with acks=all; the replies leave once the high
   watermark passes the batch. A failed write answers with Kafka's mapping (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE)
   and reloads the shard from the log, which undoes what the shard had assumed.
-* **Markers.** Once a PrepareCommit/PrepareAbort is committed, ``txn_markers.MarkerSender`` sends WriteTxnMarkers (v1, the
-  coordinator epoch = the partition's leader epoch) to each partition's leader on the inter-broker listener, retrying
-  Kafka's retriable errors (and a missing or unreachable leader) until every partition has its marker; a partition
-  whose topic is gone, or answering UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
-  INVALID_PRODUCER_EPOCH/TRANSACTION_COORDINATOR_FENCED ends the sending (a newer coordinator or producer took over),
-  as Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*. EndTxn is
+* **Markers.** Once a PrepareCommit/PrepareAbort is committed, ``txn_markers.MarkerSender`` sends WriteTxnMarkers (v2
+  with the transaction's version where the leader serves it, else v1; the coordinator epoch = the partition's leader
+  epoch) to each partition's leader on the inter-broker listener, retrying Kafka's retriable errors (and a missing or
+  unreachable leader) until every partition has its marker; a partition whose topic is gone, or answering
+  UNSUPPORTED_VERSION/UNSUPPORTED_FOR_MESSAGE_FORMAT, counts as done, and
+  INVALID_PRODUCER_EPOCH/TRANSACTION_COORDINATOR_FENCED ends the sending (a newer coordinator or producer took over), as
+  Kafka's TransactionMarkerRequestCompletionHandler decides. Then ``markers_written`` writes Complete*. EndTxn is
   answered once its Prepare* is committed, as Kafka answers, and the producer's next AddPartitionsToTxn or
-  AddOffsetsToTxn arriving while those markers are still being written waits for them, ``NEXT_TXN_HOLD_S`` (20 ms)
-  at most, instead of meeting CONCURRENT_TRANSACTIONS at once (``_hold_for_markers``).
+  AddOffsetsToTxn arriving while those markers are still being written waits for them, ``NEXT_TXN_HOLD_S`` (20 ms) at
+  most, instead of meeting CONCURRENT_TRANSACTIONS at once (``_hold_for_markers``).
 * **Timers.** Every ``transaction.abort.timed.out.transaction.cleanup.interval.ms`` each shard's ``tick`` fences and
   aborts transactions open past their ``transaction.timeout.ms``; every
   ``transaction.remove.expired.transaction.cleanup.interval.ms`` transactional ids idle past

@@ -176,11 +176,11 @@ class ReplicaCore:
         return result
 
     def append_marker(self, hp, producer_id: int, producer_epoch: int, coordinator_epoch: int,
-                      commit: bool) -> AppendResult:
+                      commit: bool, transaction_version: int = 0) -> AppendResult:
         """WriteTxnMarkers on the leader: a control batch (transactional, one COMMIT or ABORT record whose value is
         the coordinator epoch) for the producer, appended in the leader epoch; an abort goes to the ``.txnindex``
-        of its segment. INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED for a stale marker (Kafka's
-        ``appendEndTxnMarker``)."""
+        of its segment. INVALID_PRODUCER_EPOCH / TRANSACTION_COORDINATOR_FENCED for a stale marker, by the rules of
+        the marker's ``transaction_version`` (Kafka's ``appendEndTxnMarker``)."""
         if hp.failed:
             return AppendResult(KAFKA_STORAGE_ERROR)
         if hp.state.role != LEADER:
@@ -194,7 +194,8 @@ class ReplicaCore:
         except KraftwireError as exc:  # the log could not be read back: the marker waits, the directory stays
             return AppendResult(KAFKA_STORAGE_ERROR, str(exc))
         plan = plan_marker(table, producer_id, producer_epoch, coordinator_epoch, commit, base_offset=lg.end_offset(),
-                           leader_epoch=hp.state.leader_epoch, wall_ms=self.wall_ms(), max_batch_size=lg.max_batch_size)
+                           leader_epoch=hp.state.leader_epoch, wall_ms=self.wall_ms(), max_batch_size=lg.max_batch_size,
+                           transaction_version=transaction_version, txn_open=producer_id in hp.txns.ongoing)
         if isinstance(plan, AppendResult):
             return plan
         try:

@@ -1,6 +1,8 @@
-"""Writing a transaction's markers: WriteTxnMarkers (v1) from the transaction coordinator (``txn_apis``) to each of
-the transaction's partitions' leaders, over the broker's inter-broker connections, retried until every partition
-has its marker (Kafka's ``TransactionMarkerChannelManager`` and ``TransactionMarkerRequestCompletionHandler``)."""
+"""Writing a transaction's markers: WriteTxnMarkers from the transaction coordinator (``txn_apis``) to each of the
+transaction's partitions' leaders, over the broker's inter-broker connections, retried until every partition has its
+marker (Kafka's ``TransactionMarkerChannelManager`` and ``TransactionMarkerRequestCompletionHandler``). Each marker
+carries its transaction's version; it is sent at v2 (KIP-1228), which tells the leader, when the leader's ApiVersions
+has it, else at v1, which drops it (the field is ignorable), as Kafka's NetworkClient negotiates."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import logging
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.txn.coordinator import Marker
 from kraftwire.protocol import messages as w
+from kraftwire.protocol.served import SERVED, key
 from kraftwire.server.edge.broker_links import BrokerLinks
 
 log = logging.getLogger("kraftwire.transactions")
@@ -89,7 +92,7 @@ class MarkerSender:
         body = R(markers=[R.WritableTxnMarker(
             producer_id=marker.producer_id, producer_epoch=marker.producer_epoch, transaction_result=marker.commit,
             topics=[R.WritableTxnMarkerTopic(name=n, partition_indexes=ps) for n, ps in topics.items()],
-            coordinator_epoch=coordinator_epoch)])
+            coordinator_epoch=coordinator_epoch, transaction_version=marker.transaction_version)])
         try:
             response = await self.call(broker, body)
         except Exception as exc:  # noqa: BLE001 - unreachable leader, closed connection, timeout: all retried
@@ -105,11 +108,29 @@ class MarkerSender:
         return codes
 
 
+def marker_version(advertised: int | None) -> int:
+    """The WriteTxnMarkers version to send to a broker whose ApiVersions' highest is ``advertised`` (None: not
+    listed): the highest both serve, v1 (the lowest, which every broker since Kafka 4.0 serves) otherwise."""
+    lowest, highest = SERVED["WriteTxnMarkers"]
+    if advertised is None or advertised < lowest:
+        return lowest
+    return min(advertised, highest)
+
+
+async def _marker_version(conn) -> int:
+    """The WriteTxnMarkers version of a new connection, from the broker's ApiVersions."""
+    versions = await conn.request(w.ApiVersionsRequest(client_software_name="kraftwire", client_software_version="1"),
+                                  3, timeout=MARKER_REQUEST_TIMEOUT_S)
+    wanted = key("WriteTxnMarkers")
+    return marker_version(next((a.max_version for a in versions.api_keys if a.api_key == wanted), None))
+
+
 class MarkerLinks:
-    """WriteTxnMarkers (v1) to partition leaders over the broker's inter-broker connections (``BrokerLinks``)."""
+    """WriteTxnMarkers to partition leaders over the broker's inter-broker connections (``BrokerLinks``), at the
+    version each connection's ApiVersions allows."""
 
     def __init__(self, node) -> None:
-        self.links = BrokerLinks(node, "txn-coordinator")
+        self.links = BrokerLinks(node, "txn-coordinator", prepare=_marker_version)
 
     @property
     def conns(self):
@@ -117,7 +138,7 @@ class MarkerLinks:
 
     async def call(self, broker: int, body):
         return await self.links.request(
-            broker, lambda conn, _prepared: conn.request(body, 1, timeout=MARKER_REQUEST_TIMEOUT_S))
+            broker, lambda conn, version: conn.request(body, version, timeout=MARKER_REQUEST_TIMEOUT_S))
 
     async def close(self) -> None:
         await self.links.close()

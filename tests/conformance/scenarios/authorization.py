@@ -227,7 +227,8 @@ CLUSTER_APIS = {
         w.UpdateFeaturesRequest.FeatureUpdateKey(feature="metadata.version", max_version_level=21,
                                                  allow_downgrade=False, upgrade_type=1)], validate_only=True), v))},
     # CLUSTER_ACTION on the cluster (a transaction coordinator's own request), refused for every partition
-    "WriteTxnMarkers": {"no-acl": lambda v: [*created(A), *alice(marker((A, [0]), producer_id=7000, epoch=0))]},
+    "WriteTxnMarkers": {"no-acl": lambda v: [*created(A), *alice(marker((A, [0]), producer_id=7000, epoch=0,
+                                                                         version=v))]},
     "DescribeQuorum": {"no-acl": lambda v: alice(Step(w.DescribeQuorumRequest(topics=[
         w.DescribeQuorumRequest.TopicData(topic_name="__cluster_metadata", partitions=[
             w.DescribeQuorumRequest.PartitionData(partition_index=0)])]), v))},

@@ -28,6 +28,11 @@ def newest(api: str) -> int:
     return versions(api)[-1]
 
 
+def mark(*parts, **kw) -> Step:
+    """A marker at the newest WriteTxnMarkers version both serve (transaction version 0: the older-epoch rule)."""
+    return marker(*parts, version=newest("WriteTxnMarkers"), **kw)
+
+
 def cg_join(*, group: str = G, member_id: str = MEMBER_ID, instance_id=None, assignor=None,
             topics=(A,)) -> Step:
     """A KIP-848 member joining (epoch 0) at the newest ConsumerGroupHeartbeat version."""
@@ -123,18 +128,18 @@ CASES: list[tuple[str, str, str, list]] = [
     # ---- transaction markers, as a client may send them (WriteTxnMarkers is served on the client listener; the
     # refusals needing an authorizer, another broker or a shrunk ISR are in authorization.py, wrong_node.py and
     # three_node.py)
-    ("WriteTxnMarkers", "single", "unknown-topic", [marker(("{ns}.none", [0]), producer_id=PRODUCER, epoch=0)]),
+    ("WriteTxnMarkers", "single", "unknown-topic", [mark(("{ns}.none", [0]), producer_id=PRODUCER, epoch=0)]),
     # asked of a follower (broker 2 of replicas [1, 2]); one holding no replica is in wrong_node.py
-    ("WriteTxnMarkers", THREE_NODE, "follower", [*placed(A, (0, [1, 2])), on(2, marker((A, [0]), producer_id=PRODUCER,
-                                                                                        epoch=0))]),
+    ("WriteTxnMarkers", THREE_NODE, "follower", [*placed(A, (0, [1, 2])), on(2, mark((A, [0]), producer_id=PRODUCER,
+                                                                                      epoch=0))]),
     # a marker's batch (some 80 bytes) is held to the topic's max.message.bytes as any other
     ("WriteTxnMarkers", "single", "above-max-message-bytes", [
-        *topic_with(A, ("max.message.bytes", "10")), marker((A, [0]), producer_id=PRODUCER, epoch=0)]),
+        *topic_with(A, ("max.message.bytes", "10")), mark((A, [0]), producer_id=PRODUCER, epoch=0)]),
     # an idempotent producer at epoch 3 in the log: a marker of its epoch 2 is stale
     ("WriteTxnMarkers", "single", "epoch-below-the-producers", [
         *topic_with(A), produce(PRODUCE_VERSION, (A, 0, records(producer_id=PRODUCER, producer_epoch=3,
                                                                base_sequence=0))),
-        marker((A, [0]), producer_id=PRODUCER, epoch=2)]),
+        mark((A, [0]), producer_id=PRODUCER, epoch=2)]),
     # ---- data (Kafka 4.4 answers zstd records to a Fetch before v10 as they are: NONE, not
     # UNSUPPORTED_COMPRESSION_TYPE)
     # (by name, v12: no answer of the scenario tells the id of __consumer_offsets, which v13 would need)

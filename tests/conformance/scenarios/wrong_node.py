@@ -44,7 +44,8 @@ CASES = {
     "Fetch": lambda v: [on(OTHER, fetch(v, fetch_topic(v, A, (0, 0))))],
     "OffsetForLeaderEpoch": lambda v: [on(OTHER, end_offsets(v, (0, -1, 0), name=A))],
     "DeleteRecords": lambda v: [on(OTHER, delete(v, (A, 0, 1))), on(OWNER, list_latest(7))],
-    "WriteTxnMarkers": lambda v: [on(OTHER, marker((A, [0]), producer_id=7000, epoch=0)), on(OWNER, list_latest(7))],
+    "WriteTxnMarkers": lambda v: [on(OTHER, marker((A, [0]), producer_id=7000, epoch=0, version=v)),
+                                  on(OWNER, list_latest(7))],
 }
 
 SCENARIOS = [Scenario(api, versions(api)[-1], "no-replica-on-this-broker", [*_owned_by_one(), *make(versions(api)[-1])], CONFIG)
