@@ -5,6 +5,7 @@ broker's partitions to another."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -19,6 +20,9 @@ from confluent_kafka import Consumer, Producer
 from harness import processes
 from harness.kafka import JVM_LIGHT, kafka_libs
 from harness.roles import metadata, wait_until
+from kraftwire.log.meta_properties import read_meta_properties
+from kraftwire.server.edge.client import request_once
+from kraftwire.tools.metadata_quorum import ADD_TIMEOUT_MS, add_voter_request
 
 #: Kafka 4.4's release as kraftwire's newest metadata.version, without the features kraftwire does not implement yet
 FORMAT = ("--release-version", "4.4-IV0", "--feature", "share.version=0", "--feature", "streams.version=0")
@@ -172,6 +176,20 @@ def listening(port: int) -> bool:
         return True
     except OSError:
         return False
+
+
+def add_voter_through(port: int, node_id: int, node_port: int, log_dir: str):
+    """The AddRaftVoter v0 answer of the controller on ``port`` (itself, not the active controller as
+    ``metadata-quorum add-controller`` would find it) for controller ``node_id``, listening on ``node_port``
+    (CONTROLLER), its directory id from ``log_dir``."""
+    body = add_voter_request(node_id, read_meta_properties(log_dir).directory_id,
+                             [("CONTROLLER", "127.0.0.1", node_port)], ADD_TIMEOUT_MS)
+    return asyncio.run(request_once("127.0.0.1", port, body, 0, timeout=ADD_TIMEOUT_MS / 1000 + 10))
+
+
+def until_listed(port: int, topic: str) -> None:
+    """Wait until the broker on ``port`` lists ``topic`` in its Metadata answer."""
+    wait_until(lambda: topic in {t.name for t in metadata(port).topics}, f"{topic} listed by the broker on {port}")
 
 
 def first_segment(directory: str) -> bytes:

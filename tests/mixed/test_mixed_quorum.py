@@ -12,18 +12,49 @@ writes before and after the failover, a consumer group (its offsets replicated a
 once, and each partition's log is byte-identical on the two brokers.
 
 Then the replacement, with an idempotent producer and a consumer group running throughout and a transactional
-producer committing and aborting before and after: a new kraftwire controller joins by ``add-controller`` and the
-dead Kafka controller leaves by ``remove-controller``; a new kraftwire broker takes every partition of the Kafka
+producer committing and aborting before and after: a new kraftwire controller (made a voter while Kafka's
+controller still led) replaces it: the dead Kafka controller leaves by ``remove-controller``, and the kraftwire leader
+resigns and restarts; a new kraftwire broker takes every partition of the Kafka
 broker (``reassign-partitions``), which is shut down and unregistered. Nothing acknowledged is lost, nothing is
 written twice, read_committed sees the committed transactions and not the aborted one. The metadata log is the same
 bytes on every node that holds it (the old voters, the new one, every broker), and Kafka's ``kafka-metadata-shell``
 prints the same tree of it as ``kraftwire metadata-shell``. No ERROR in the Kafka broker's log, no traceback in
-kraftwire's."""
+kraftwire's.
+
+Every deliberate Raft difference of the README's table ("Where kraftwire's Raft differs from Kafka's on purpose",
+issue #44), with a Kafka peer on the other side where the wire can show it: row → step → assertion.
+
+* high-watermark linger, Fetch v18 → after the failover the Kafka broker (an observer) fetches the metadata log from
+  the kraftwire leader, whose linger is on (``kraftwire.quorum.high.watermark.linger.ms=5``); the kraftwire voters
+  fetched from Kafka's leader with v18 before → the Kafka broker lists the topic created under the kraftwire leader
+  (it has learnt a high watermark past its records), and later the one created after the leader resigned.
+* replicate only flushed data → no step: a follower cannot tell whether what it fetched was flushed first; the
+  metadata log is the same bytes on every node at the end.
+* ``high-watermark-checkpoint`` → at the end, each kraftwire node has one beside its metadata log with a positive
+  offset; the Kafka nodes have none (Kafka never reads it: it is a file of kraftwire's in kraftwire's directories).
+* a candidate's refusal moves its election deadline → no step: only the timing of a split vote differs, not the
+  answer (a refused Vote), and a split vote cannot be made to happen on demand.
+* pre-vote with static voters → no step: this quorum is dynamic (kraft.version 1), where Kafka pre-votes too; the
+  Kafka voter's pre-vote (KIP-996) is granted by a kraftwire voter → Kafka's log shows it became a candidate from
+  the prospective state (alone it is one vote of three).
+* pre-votes granted after EndQuorumEpoch → the kraftwire leader resigns by SIGTERM once the voters are all
+  kraftwire's (the Kafka controller is gone by then) → a kraftwire voter leads in the very next epoch.
+* a resigned leader names no leader; a non-voter's (pre-)vote answer with static voters → the same resignation,
+  with the Kafka broker fetching from the resigned leader → the Kafka broker follows the successor (it lists the
+  topic created after) and its log has no ERROR. The non-voter answer is kraft.version 0's only: not in this quorum.
+* records attached to a resigned leader's Fetch refusal → the same resignation: whatever the Kafka broker's last
+  Fetch from the resigned leader carried, no ERROR in its log and it follows the successor.
+* forwarding AddRaftVoter/RemoveRaftVoter → while Kafka's controller leads, the new controller's AddRaftVoter goes to
+  a kraftwire controller (not the leader) → it answers NONE after the Kafka leader added the voter (four voters);
+  RemoveRaftVoter later goes through ``metadata-quorum remove-controller`` to the kraftwire leader.
+* the ``kraftwire.`` key prefix → the linger key is in every controller's file, Kafka's too → Kafka's controller
+  starts with it and leads: no Kafka key collides with it."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 
@@ -35,6 +66,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.server.edge.client import request_once
 
 from harness import mixed, processes
+from kraftwire.log.checkpoint import OffsetCheckpointFile
 from harness.kafka import free_ports, stop_java, storage_tool, until_broker_answers
 from harness.roles import broker_ids, wait_until
 
@@ -102,7 +134,9 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
             "advertised.listeners": f"CONTROLLER://127.0.0.1:{ports[i]}", "controller.listener.names": "CONTROLLER",
             "log.dirs": dirs[i],
             # Kafka's voter stands for election first; kraftwire's wait longer
-            "controller.quorum.election.timeout.ms": 500 if i == KAFKA_CONTROLLER else 4000})
+            "controller.quorum.election.timeout.ms": 500 if i == KAFKA_CONTROLLER else 4000,
+            # kraftwire's own key (its default, the linger on), in Kafka's file too: Kafka's config has no such key
+            "kraftwire.quorum.high.watermark.linger.ms": 5})
     for i in (KRAFTWIRE_BROKER, KAFKA_BROKER, NEW_BROKER):
         configs[i] = mixed.properties(tmp_path / f"node-{i}.properties", {
             "process.roles": "broker", "node.id": i, "controller.quorum.bootstrap.servers": bootstrap_controllers,
@@ -133,12 +167,16 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
                                           {"CONTROLLER" if i in (*KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER)
                                            else "PLAINTEXT": socks[i]})
 
-    for i in (*KRAFTWIRE_CONTROLLERS, KRAFTWIRE_BROKER):
+    # the controller to add later starts now: it observes the quorum under Kafka's leader and catches up
+    for i in (*KRAFTWIRE_CONTROLLERS, KRAFTWIRE_BROKER, NEW_CONTROLLER):
         start(i)
     procs[KAFKA_BROKER] = mixed.start_kafka(configs[KAFKA_BROKER], logs[KAFKA_BROKER])
     kafka, kraftwire = f"127.0.0.1:{ports[KAFKA_BROKER]}", f"127.0.0.1:{ports[KRAFTWIRE_BROKER]}"
     try:
         assert wait_until(lambda: mixed.leader(controller_ports[1:]), "a quorum leader", timeout=90) == KAFKA_CONTROLLER
+        # Kafka's voter stood as a candidate only once a kraftwire voter had granted its pre-vote (KIP-996)
+        kafka_controller_log = logs[KAFKA_CONTROLLER].read_text(errors="replace")
+        assert re.search(r"Completed transition to CandidateState\(.* from ProspectiveState\(", kafka_controller_log)
         until_broker_answers(ports[KAFKA_BROKER])
         until_broker_answers(ports[KRAFTWIRE_BROKER])
         processes.kw("topics", "--bootstrap-server", kraftwire, "--create", "--topic", TOPIC, "--replica-assignment",
@@ -156,15 +194,29 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
         assert _create_as(ports[KRAFTWIRE_BROKER], "envelope-probe", f"{TOPIC}-q2", mine) == ec.THROTTLING_QUOTA_EXCEEDED
         committed, aborted = mixed.transactions(f"{kafka},{kraftwire}", TXN_TOPIC, 0)
 
+        # a non-leading kraftwire controller forwards AddRaftVoter to the Kafka leader, which adds the new one
+        wait_until(lambda: processes.status_replicas(processes.quorum_status(controller_ports[1:]),
+                                                     "CurrentObservers").get(NEW_CONTROLLER, {}).get("lag") == 0,
+                   "the new controller observes the quorum and has caught up", timeout=90)
+        added = mixed.add_voter_through(ports[KRAFTWIRE_CONTROLLERS[0]], NEW_CONTROLLER, ports[NEW_CONTROLLER],
+                                        dirs[NEW_CONTROLLER])
+        assert added.error_code == 0, added
+        voters = processes.status_replicas(processes.quorum_status(controller_ports[1:]), "CurrentVoters")
+        assert sorted(voters) == [KAFKA_CONTROLLER, *KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER], voters
+        controller_ports.append(ports[NEW_CONTROLLER])
+
         procs[KAFKA_CONTROLLER].send_signal(signal.SIGKILL)
         procs[KAFKA_CONTROLLER].wait(10)
-        new_leader = wait_until(lambda: (lambda x: x if x in KRAFTWIRE_CONTROLLERS else None)(
+        new_leader = wait_until(lambda: (lambda x: x if x in (*KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER) else None)(
             mixed.leader(controller_ports[1:])), "a kraftwire voter leads after the Kafka controller's death")
         acked += _produce(kafka, BATCH)
         # a Kafka broker's admin request reaches the kraftwire controller inside an Envelope (KIP-590)
         created = processes.kw("topics", "--bootstrap-server", kafka, "--create", "--topic", f"{TOPIC}-2",
                                "--replica-assignment", f"{KAFKA_BROKER}:{KRAFTWIRE_BROKER}")
         assert created.stdout.strip() == f"Created topic {TOPIC}-2."
+        # the Kafka broker fetches the metadata log from the kraftwire leader (Fetch v18, the linger on) and learns
+        # the high watermark past the new topic's records: it lists the topic
+        mixed.until_listed(ports[KAFKA_BROKER], f"{TOPIC}-2")
 
         consumer = Consumer({"bootstrap.servers": kafka, "group.id": "quorum-mixed", "auto.offset.reset": "earliest",
                              "enable.auto.commit": False})
@@ -181,24 +233,32 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
             partition = f"{TOPIC}-{p}"
             wait_until(lambda: mixed.first_segment(os.path.join(dirs[KAFKA_BROKER], partition))
                        == mixed.first_segment(os.path.join(dirs[KRAFTWIRE_BROKER], partition)), f"{partition} equal on both brokers")
-        assert new_leader in KRAFTWIRE_CONTROLLERS
+        assert new_leader in (*KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER)
 
         # --- shape 4's step: the Kafka controller and the Kafka broker replaced by kraftwire nodes, under load
         workload = mixed.Workload(f"{kraftwire},{kafka}", TOPIC, "quorum-mixed-throughout").start()
-        start(NEW_CONTROLLER)
         start(NEW_BROKER)
-        live_controllers = ",".join(f"127.0.0.1:{ports[i]}" for i in KRAFTWIRE_CONTROLLERS)
-        # the leader refuses a voter that lags (Kafka's and kraftwire's alike): add it once it has caught up
-        wait_until(lambda: processes.status_replicas(processes.quorum_status(controller_ports[1:]),
-                                                     "CurrentObservers").get(NEW_CONTROLLER, {}).get("lag") == 0,
-                   "the new controller observes the quorum and has caught up", timeout=90)
-        processes.kw("metadata-quorum", "--command-config", configs[NEW_CONTROLLER], "--bootstrap-controller",
-                     live_controllers, "add-controller")
+        live_controllers = ",".join(f"127.0.0.1:{ports[i]}" for i in (*KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER))
         processes.kw("metadata-quorum", "--bootstrap-controller", live_controllers, "remove-controller",
                      "--controller-id", str(KAFKA_CONTROLLER), "--controller-directory-id",
                      directory_ids[KAFKA_CONTROLLER])
         voters = processes.status_replicas(processes.quorum_status(controller_ports[1:]), "CurrentVoters")
         assert sorted(voters) == [*KRAFTWIRE_CONTROLLERS, NEW_CONTROLLER], voters
+
+        # the kraftwire leader resigns (SIGTERM: EndQuorumEpoch); a kraftwire voter succeeds it in the next epoch,
+        # and the Kafka broker, which fetched from the resigned leader, follows the successor
+        status = processes.quorum_status(controller_ports[1:])
+        resigned, epoch = int(status["LeaderId"]), int(status["LeaderEpoch"])
+        procs[resigned].send_signal(signal.SIGTERM)
+        assert procs[resigned].wait(30) == 0
+        successor = wait_until(lambda: (lambda s: s if int(s.get("LeaderId", "-1") or -1) not in (-1, resigned)
+                                        else None)(processes.quorum_status(controller_ports[1:])),
+                               "a successor to the resigned leader")
+        assert int(successor["LeaderEpoch"]) == epoch + 1, (epoch, successor)
+        start(resigned)
+        processes.kw("topics", "--bootstrap-server", kraftwire, "--create", "--topic", f"{TOPIC}-3",
+                     "--replica-assignment", f"{KRAFTWIRE_BROKER}")
+        mixed.until_listed(ports[KAFKA_BROKER], f"{TOPIC}-3")
         until_broker_answers(ports[NEW_BROKER])
         mixed.reassign_away(ports[KRAFTWIRE_BROKER], KAFKA_BROKER, NEW_BROKER, tmp_path)
         # SIGTERM: Kafka's controlled shutdown, then the JVM's exit status for the signal (143), not a failure's
@@ -237,3 +297,9 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
     assert not kafka_errors, kafka_errors[:5]
     for i in (*KRAFTWIRE_CONTROLLERS, KRAFTWIRE_BROKER, NEW_CONTROLLER, NEW_BROKER):
         assert "Traceback" not in logs[i].read_text(errors="replace"), logs[i]
+    # kraftwire's high-watermark-checkpoint beside its metadata log, a file Kafka's nodes neither write nor need
+    for i in ports:
+        checkpoint = OffsetCheckpointFile(os.path.join(dirs[i], "__cluster_metadata-0", "high-watermark-checkpoint"),
+                                          "__cluster_metadata").read()
+        assert (checkpoint is None) == (i in (KAFKA_CONTROLLER, KAFKA_BROKER)), (i, checkpoint)
+        assert checkpoint is None or checkpoint > 0, (i, checkpoint)
