@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+from kraftwire.metadata.version import MAXIMUM
+
 pytestmark = pytest.mark.interop
 
 
@@ -110,6 +112,6 @@ def test_admin_client_calls(tools, node):
     assert events["describeCluster"] == {"event": "describeCluster", "clusterId": node.cluster.cluster_id,
                                          "controller": 1, "nodes": [1]}
     features = events["describeFeatures"]
-    assert features["finalized"] == {"metadata.version": 31, "group.version": 1, "transaction.version": 2,
+    assert features["finalized"] == {"metadata.version": MAXIMUM.level, "group.version": 1, "transaction.version": 2,
                                      "eligible.leader.replicas.version": 1}
-    assert features["supported"]["metadata.version"] == [7, 31] and features["epoch"] > 0
+    assert features["supported"]["metadata.version"] == [7, MAXIMUM.level] and features["epoch"] > 0
