@@ -18,7 +18,7 @@ from dataclasses import replace
 
 from conformance.data_steps import fetch, fetch_topic, marker, records
 from conformance.data_steps import produce as produce_records
-from conformance.runner import NodeChange, Scenario, Step, each_version, error_codes, versions
+from conformance.runner import NodeChange, Scenario, Step, each_version, error_codes, no_error, versions
 from conformance.steps import create, metadata, topic
 
 from kraftwire.protocol import messages as w
@@ -154,8 +154,13 @@ OE, LO = w.OffsetForLeaderEpochRequest, w.ListOffsetsRequest
 
 def stale_epoch_asks(node: int) -> list[Step]:
     """OffsetForLeaderEpoch, ListOffsets and Fetch of A-0 sent to ``node`` naming leader epoch 0 as the current one:
-    FENCED_LEADER_EPOCH once the leadership moved on (a client's metadata older than the leader's)."""
+    FENCED_LEADER_EPOCH once the leadership moved on (a client's metadata older than the leader's). First a wait
+    until ``node`` itself serves A-0 in epoch 1: Kafka's broker publishes new metadata to its cache a moment before
+    its replica manager takes the leadership, and is NOT_LEADER_OR_FOLLOWER in between (seen in CI)."""
     return [
+        Step(OE(replica_id=-1, topics=[OE.OffsetForLeaderTopic(topic=A, partitions=[OE.OffsetForLeaderPartition(
+            partition=0, current_leader_epoch=1, leader_epoch=1)])]), versions("OffsetForLeaderEpoch")[-1],
+             node=node, until=no_error, probe=True),
         Step(OE(replica_id=-1, topics=[OE.OffsetForLeaderTopic(topic=A, partitions=[OE.OffsetForLeaderPartition(
             partition=0, current_leader_epoch=0, leader_epoch=0)])]), versions("OffsetForLeaderEpoch")[-1],
              node=node),
