@@ -25,8 +25,6 @@ NOT_SERVED = {
     "delegation tokens are not implemented": {38: "CreateDelegationToken", 39: "RenewDelegationToken",
                                               40: "ExpireDelegationToken", 41: "DescribeDelegationToken"},
     "client-metrics resources (KIP-714) are not implemented": {74: "ListConfigResources"},
-    "share groups (KIP-932): the share-group offset admin APIs are not implemented":
-        {90: "DescribeShareGroupOffsets", 91: "AlterShareGroupOffsets", 92: "DeleteShareGroupOffsets"},
     "streams groups (KIP-1071) are not implemented": {88: "StreamsGroupHeartbeat", 89: "StreamsGroupDescribe",
                                                       93: "StreamsGroupTopologyDescriptionUpdate"},
 }
