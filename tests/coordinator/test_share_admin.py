@@ -41,16 +41,23 @@ def alter(s, topics, now=NOW):
 
 
 # ------------------------------------------------------------------------------------------------ alter
-def test_share_group_alter_offsets_unknown_and_other_type_groups():
-    """GroupCoordinatorShardTest.testAlterShareGroupOffsets...: no group is "Group <id> not found.", a consumer
-    group's id "Group <id> is not a share group." (GROUP_ID_NOT_FOUND), nothing written."""
+def test_share_group_alter_offsets_creates_unknown_group_and_refuses_other_types():
+    """GroupMetadataManagerTest.testAlterShareGroupOffsets... (Kafka 4.4's ``getOrMaybeCreateShareGroup(id, true)``):
+    an unknown group id becomes an Empty share group once its state-partition record is written (none is written,
+    and no group made, when no partition is known); a consumer group's id is GROUP_ID_NOT_FOUND "Group <id> is not
+    a share group.", nothing written."""
     s = shard()
+    result, answer, init = alter(s, [("nope", [(0, 5)])])
+    assert (answer.error_code, result.records, init, s.share_groups) == (0, [], None, {})
     result, answer, init = alter(s, [("foo", [(0, 5)])])
-    assert (answer.error_code, answer.error_message, result.records, init) == (
-        ec.GROUP_ID_NOT_FOUND, f"Group {GID} not found.", [], None)
-    s.consumer_groups[GID] = object()
-    _, answer, _ = alter(s, [("foo", [(0, 5)])])
-    assert (answer.error_code, answer.error_message) == (ec.GROUP_ID_NOT_FOUND, f"Group {GID} is not a share group.")
+    assert answer.error_code == 0 and init.start_offsets == {FOO: {0: 5}}
+    assert replayed(result)[GID].initializing[FOO].partitions == {0}
+    assert s.list_groups(None, {"share"}) == [(GID, "share", "Empty", "share")]
+    s2 = shard()
+    s2.consumer_groups[GID] = object()
+    result, answer, _ = alter(s2, [("foo", [(0, 5)])])
+    assert (answer.error_code, answer.error_message, result.records) == (
+        ec.GROUP_ID_NOT_FOUND, f"Group {GID} is not a share group.", [])
 
 
 def test_share_group_alter_offsets_non_empty_group():

@@ -7,7 +7,8 @@ partitions are *initializing*, *initialized* and *deleting*. So each request is 
 request the edge sends, and (for the two that change something) a second decision once the share coordinator
 answered — Kafka's ``GroupCoordinatorService`` chains them the same way:
 
-* **Alter** (group empty, else NON_EMPTY_GROUP): the known partitions become *initializing* and an
+* **Alter** (group empty, else NON_EMPTY_GROUP; an unknown group id is created, as Kafka 4.4 does — an Empty
+  share group once its record is written): the known partitions become *initializing* and an
   InitializeShareGroupState at the given start offsets is owed; its success moves them to *initialized*
   (``share_initialized``), as a heartbeat's initialization does.
 * **Delete offsets** (group empty): the requested topics' initialized partitions move to *deleting* and a
@@ -18,7 +19,7 @@ answered — Kafka's ``GroupCoordinatorService`` chains them the same way:
 * **Describe** reads the share coordinator's summaries (``offsets_from_summaries`` turns them into the answer with
   Kafka's lag: the partition's latest offset - start offset - delivery-complete count).
 
-A group of another type, or none, is GROUP_ID_NOT_FOUND with Kafka's messages.
+A group of another type (and, but for Alter, none) is GROUP_ID_NOT_FOUND with Kafka's messages.
 """
 
 from __future__ import annotations
@@ -55,6 +56,10 @@ def _default(code: int) -> str:
     return ec.default_message(code)
 
 
+def _not_share(group_id: str) -> tuple[int, str]:
+    return ec.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+
+
 class ShareAdmin:
     """Share-group offsets and deletion (a ``GroupShard`` mixin over ``self.share_groups``)."""
 
@@ -63,9 +68,15 @@ class ShareAdmin:
         another type has it ("is not a share group")."""
         if group_id in self.share_groups:
             return None
-        if group_id in self.consumer_groups or group_id in self.groups or group_id in self.committed:
-            return ec.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a share group."
+        if self._other_type(group_id):
+            return _not_share(group_id)
         return ec.GROUP_ID_NOT_FOUND, f"Group {group_id} not found."
+
+    def _other_type(self, group_id: str) -> bool:
+        """A group of another type holds the id (a classic group with committed offsets alone counts: Kafka creates
+        one for such a commit)."""
+        return group_id not in self.share_groups and (
+            group_id in self.consumer_groups or group_id in self.groups or group_id in self.committed)
 
     def _empty_share_group(self, group_id: str) -> tuple[int, str] | None:
         """The group is a share group without members (``validateEmptyGroup``), else the refusal."""
@@ -88,10 +99,14 @@ class ShareAdmin:
         and returned as the InitializeShareGroupState at their start offsets, at the group epoch."""
         R = w.AlterShareGroupOffsetsResponse
         result = Result()
-        error = self._empty_share_group(group_id)
+        group = self.share_groups.get(group_id) or sg.ShareGroup(group_id)  # Kafka 4.4 creates an unknown group
+        error = None
+        if self._other_type(group_id):
+            error = _not_share(group_id)
+        elif group.members:
+            error = ec.NON_EMPTY_GROUP, _default(ec.NON_EMPTY_GROUP)
         if error is not None:
             return result, R(throttle_time_ms=0, error_code=error[0], error_message=error[1], responses=[]), None
-        group = self.share_groups[group_id]
         unknown = ec.UNKNOWN_TOPIC_OR_PARTITION
         out, offsets, initializing = [], {}, {}
         for topic in topics:
@@ -118,6 +133,7 @@ class ShareAdmin:
             out.append(R.AlterShareGroupOffsetsResponseTopic(topic_name=topic.topic_name, topic_id=tid,
                                                              partitions=parts))
         if initializing:
+            self.share_groups[group_id] = group  # its record creates it on replay too (an Empty share group)
             for tid, info in initializing.items():
                 held = group.initializing.get(tid)
                 group.initializing[tid] = sg.InitTopic(info.name, info.partitions | (held.partitions if held else set()),
