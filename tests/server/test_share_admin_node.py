@@ -109,6 +109,9 @@ def test_share_group_offsets_altered_deleted_and_group_deleted(tmp_path):
             b.append(b"k", b"v%d" % i)
         records = b.build()
         roles.wait_until(lambda: _produced(port, records), "records produced")
+        FC = w.FindCoordinatorRequest  # the first ask creates __consumer_offsets
+        roles.wait_until(lambda: _ask(port, FC(key_type=0, coordinator_keys=[GROUP]), 4).coordinators[0]
+                         .error_code == 0, "the group coordinator")
         epoch = [_heartbeat(port, 0).member_epoch]
 
         def beat():
