@@ -124,6 +124,9 @@ def test_share_group_delete_offsets_moves_initialized_to_deleting():
     result, answers = s.share_offsets_deleted(GID, {FOO: "foo"})
     assert g.deleting == {} and [(t.topic_name, t.topic_id, t.error_code) for t in answers] == [("foo", FOO, 0)]
     assert replayed(result)[GID].deleting == {}
+    # the record is still there, with no topics: a topic asked again is answered "no offset information"
+    _, again = s.share_delete_offsets(GID, ["foo"], IMAGE.get)
+    assert [(t.topic_name, t.error_message) for t in again.refused] == [("foo", NO_OFFSETS_TO_DELETE)]
 
 
 def test_share_group_delete_offsets_refusals():

@@ -226,7 +226,7 @@ class ShareAdmin:
 
 
 def _has_state_metadata(group: sg.ShareGroup) -> bool:
-    return bool(group.initialized or group.initializing or group.deleting)
+    return group.state_recorded
 
 
 def offsets_from_summaries(results, names: dict, latest: dict) -> list:

@@ -27,6 +27,8 @@ from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 
 log = logging.getLogger("kraftwire.share")
 
+#: Kafka's default messages this edge answers that ``error_codes`` does not hold
+MESSAGES = {ec.UNSUPPORTED_VERSION: "The version of API is not supported."}
 LIST_OFFSETS_VERSION = 6
 LATEST_TIMESTAMP = -1
 LIST_OFFSETS_TIMEOUT_S = 5.0
@@ -199,7 +201,7 @@ class ShareAdminApis:
 
         def refuse(code: int, message: str | None = None) -> None:
             conn.send_response(R(throttle_time_ms=0, error_code=code,
-                                 error_message=message or ec.default_message(code), responses=[]), version, cid)
+                                 error_message=message or _message(code), responses=[]), version, cid)
 
         if not share_groups_enabled(self.md.image.features):
             return refuse(ec.UNSUPPORTED_VERSION)
@@ -271,7 +273,7 @@ class ShareAdminApis:
 
         def refuse(code: int, message: str | None = None) -> None:
             conn.send_response(R(throttle_time_ms=0, error_code=code,
-                                 error_message=message or ec.default_message(code), responses=[]), version, cid)
+                                 error_message=message or _message(code), responses=[]), version, cid)
 
         if not share_groups_enabled(self.md.image.features):
             return refuse(ec.UNSUPPORTED_VERSION)
@@ -350,3 +352,7 @@ class ShareAdminApis:
                 log.info("share group %s: its share state not deleted (%s), the group stays", gid, bad)
                 errors[gid] = bad
         return errors
+
+
+def _message(code: int) -> str | None:
+    return ec.default_message(code) or MESSAGES.get(code)

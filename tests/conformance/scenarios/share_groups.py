@@ -145,10 +145,12 @@ OFFSETS = [
     delete_offsets(G, A, MISSING),
     delete_offsets(G, A),
     describe_offsets((G, None), (G, {A: [0]})),
+    Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
     alter_offsets("{ns}.new", {A: {0: 2}}),
+    describe_offsets(("{ns}.new", None)),
+    Step(DG(groups_names=[G]), 2),
     Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
     Step(DG(groups_names=["{ns}.new"]), 2),
-    Step(DG(groups_names=[G]), 2),
     Step(DG(groups_names=[NONE]), 2),
     Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
 ]
