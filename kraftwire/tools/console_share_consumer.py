@@ -61,7 +61,8 @@ def check_args(args) -> str | None:
 
 
 class ShareFormatter(Formatter):
-    """DefaultMessageFormatter over a share delivery, with ``print.delivery`` (``DeliveryCount:N``)."""
+    """DefaultMessageFormatter over a share delivery, with ``print.delivery`` (``Delivery:N``, as Kafka 4.4 prints
+    it)."""
 
     def __init__(self, props: dict[str, str]) -> None:
         super().__init__(props)
@@ -73,7 +74,7 @@ class ShareFormatter(Formatter):
             return text
         parts = text[:len(text) - len(self.line_sep)].split(self.key_sep) if self.line_sep else [text]
         at = sum((self.timestamp, self.partition, self.offset))
-        parts.insert(at, f"DeliveryCount:{d.delivery_count}")
+        parts.insert(at, f"Delivery:{d.delivery_count}")
         return self.key_sep.join(parts) + self.line_sep
 
 

@@ -308,7 +308,7 @@ async def delete_groups(admin: ShareAdmin, args) -> None:
     failed: dict[str, str] = {}
     for g in wanted:
         if g not in listed:
-            failed[g] = f"java.lang.IllegalArgumentException: Group '{g}' is not a share group."
+            failed[g] = f"org.apache.kafka.common.errors.GroupIdNotFoundException: Group '{g}' is not a share group."
         elif listed[g] == "Dead":
             failed[g] = f"java.lang.IllegalStateException: Share group '{g}' group state is DEAD."
         elif listed[g] != "Empty":
@@ -375,6 +375,17 @@ async def reset_offsets(admin: ShareAdmin, args) -> dict:
     return {group: offsets}
 
 
+def print_new_offsets(result: dict) -> None:
+    """The reset's table as Kafka 4.4's share tool prints it: columns as wide as the group and topic names need (15
+    at least), a blank line before each line."""
+    rows = [(g, t, p, off) for g, offsets in result.items() for (t, p), off in sorted(offsets.items())]
+    gw = max([15] + [len(g) for g, *_ in rows])
+    tw = max([15] + [len(t) for _g, t, *_ in rows])
+    fmt = f"\n{{:<{gw}}} {{:<{tw}}} {{:<10}} {{}}"
+    print("".join([fmt.format("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
+                  + [fmt.format(g, t, p, off) for g, t, p, off in rows]))
+
+
 # ==================================================================================================== entry
 def run(args: argparse.Namespace) -> int:
     from kraftwire.errors import ConfigError
@@ -422,7 +433,11 @@ async def _run(args, tls, login) -> int:
         elif args.delete:
             await delete_groups(admin, args)
         elif args.reset_offsets:
-            print_reset(await reset_offsets(admin, args), args.export, True)
+            result = await reset_offsets(admin, args)
+            if args.export:
+                print_reset(result, True, True)
+            else:
+                print_new_offsets(result)
         elif args.delete_offsets:
             await delete_offsets(admin, args.group[0], args.topic)
         return 0

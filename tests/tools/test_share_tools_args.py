@@ -118,4 +118,4 @@ def test_share_formatter_prints_the_delivery_count():
     plain = csc.ShareFormatter({})
     assert plain.format_delivery(d) == "v\n"
     full = csc.ShareFormatter({"print.offset": "true", "print.delivery": "true", "print.key": "true"})
-    assert full.format_delivery(d) == "Offset:7\tDeliveryCount:3\tk\tv\n"
+    assert full.format_delivery(d) == "Offset:7\tDelivery:3\tk\tv\n"
