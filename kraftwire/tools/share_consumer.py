@@ -75,8 +75,8 @@ def deliveries(topic: str, topic_id, partition: int, data, records: bytes | None
         for rec in batch:
             count = next((c for first, last, c in ranges if first <= rec.offset <= last), None)
             if count is not None:
-                out.append(Delivery(topic, topic_id, partition, rec.offset, rec.timestamp, batch.timestamp_type, rec.key,
-                                    rec.value, list(rec.headers), count))
+                out.append(Delivery(topic, topic_id, partition, rec.offset, rec.timestamp, batch.timestamp_type,
+                                    rec.key, rec.value, list(rec.headers), count))
     return out
 
 

@@ -136,8 +136,8 @@ class ShareAdmin:
             self.share_groups[group_id] = group  # its record creates it on replay too (an Empty share group)
             for tid, info in initializing.items():
                 held = group.initializing.get(tid)
-                group.initializing[tid] = sg.InitTopic(info.name, info.partitions | (held.partitions if held else set()),
-                                                       now_ms)
+                parts = info.partitions | (held.partitions if held else set())
+                group.initializing[tid] = sg.InitTopic(info.name, parts, now_ms)
                 group.deleting.pop(tid, None)
             result.records.extend(sg.state_partition_records(group))
         init = None
@@ -165,7 +165,8 @@ class ShareAdmin:
         for name in topic_names:
             found = lookup(name)
             if found is None:
-                refused.append(T(topic_name=name, topic_id=ZERO_ID, error_code=unknown, error_message=_default(unknown)))
+                refused.append(T(topic_name=name, topic_id=ZERO_ID, error_code=unknown,
+                                 error_message=_default(unknown)))
                 continue
             tid, count = found
             held = group.initialized.pop(tid, None)

@@ -120,7 +120,8 @@ class ShareAdminApis:
             return {(tid, index): unavailable for tid, _n, index in parts}
         try:
             answer = await self.share.fetching.links.request(
-                leader, lambda conn, _prepared: conn.request(body, LIST_OFFSETS_VERSION, timeout=LIST_OFFSETS_TIMEOUT_S))
+                leader,
+                lambda conn, _prepared: conn.request(body, LIST_OFFSETS_VERSION, timeout=LIST_OFFSETS_TIMEOUT_S))
         except Exception as exc:  # noqa: BLE001 - an unreachable leader: that partition's error, not the request's
             log.info("ListOffsets to %d for share lag: %s", leader, exc)
             return {(tid, index): unavailable for tid, _n, index in parts}
