@@ -269,6 +269,30 @@ M('AlterReplicaLogDirsResponse', 'response', 34, '1-2', '2+', [
         ]),
     ]),
 ])
+M('AlterShareGroupOffsetsRequest', 'request', 91, '0', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]AlterShareGroupOffsetsRequestTopic', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('Partitions', '[]AlterShareGroupOffsetsRequestPartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('StartOffset', 'int64', '0+'),
+        ]),
+    ]),
+])
+M('AlterShareGroupOffsetsResponse', 'response', 91, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('Responses', '[]AlterShareGroupOffsetsResponseTopic', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('TopicId', 'uuid', '0+'),
+        F('Partitions', '[]AlterShareGroupOffsetsResponsePartition', '0+', fields=[
+            F('PartitionIndex', 'int32', '0+'),
+            F('ErrorCode', 'int16', '0+'),
+            F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+        ]),
+    ]),
+])
 M('AlterUserScramCredentialsRequest', 'request', 51, '0', '0+', [
     F('Deletions', '[]ScramCredentialDeletion', '0+', fields=[
         F('Name', 'string', '0+'),
@@ -651,6 +675,23 @@ M('DeleteRecordsResponse', 'response', 21, '0-2', '2+', [
         ]),
     ]),
 ])
+M('DeleteShareGroupOffsetsRequest', 'request', 92, '0', '0+', [
+    F('GroupId', 'string', '0+'),
+    F('Topics', '[]DeleteShareGroupOffsetsRequestTopic', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+    ]),
+])
+M('DeleteShareGroupOffsetsResponse', 'response', 92, '0', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('ErrorCode', 'int16', '0+'),
+    F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    F('Responses', '[]DeleteShareGroupOffsetsResponseTopic', '0+', fields=[
+        F('TopicName', 'string', '0+'),
+        F('TopicId', 'uuid', '0+'),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+    ]),
+])
 M('DeleteShareGroupStateRequest', 'request', 86, '0', '0+', [
     F('GroupId', 'string', '0+'),
     F('Topics', '[]DeleteStateData', '0+', fields=[
@@ -906,6 +947,35 @@ M('DescribeQuorumResponse', 'response', 55, '0-2', '0+', [
             F('Host', 'string', '2+'),
             F('Port', 'uint16', '2+'),
         ]),
+    ]),
+])
+M('DescribeShareGroupOffsetsRequest', 'request', 90, '0-1', '0+', [
+    F('Groups', '[]DescribeShareGroupOffsetsRequestGroup', '0+', fields=[
+        F('GroupId', 'string', '0+'),
+        F('Topics', '[]DescribeShareGroupOffsetsRequestTopic', '0+', nullable='0+', fields=[
+            F('TopicName', 'string', '0+'),
+            F('Partitions', '[]int32', '0+'),
+        ]),
+    ]),
+])
+M('DescribeShareGroupOffsetsResponse', 'response', 90, '0-1', '0+', [
+    F('ThrottleTimeMs', 'int32', '0+'),
+    F('Groups', '[]DescribeShareGroupOffsetsResponseGroup', '0+', fields=[
+        F('GroupId', 'string', '0+'),
+        F('Topics', '[]DescribeShareGroupOffsetsResponseTopic', '0+', fields=[
+            F('TopicName', 'string', '0+'),
+            F('TopicId', 'uuid', '0+'),
+            F('Partitions', '[]DescribeShareGroupOffsetsResponsePartition', '0+', fields=[
+                F('PartitionIndex', 'int32', '0+'),
+                F('StartOffset', 'int64', '0+'),
+                F('LeaderEpoch', 'int32', '0+'),
+                F('Lag', 'int64', '1+', default=-1),
+                F('ErrorCode', 'int16', '0+'),
+                F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
+            ]),
+        ]),
+        F('ErrorCode', 'int16', '0+'),
+        F('ErrorMessage', 'string', '0+', nullable='0+', default=None),
     ]),
 ])
 M('DescribeTopicPartitionsRequest', 'request', 75, '0', '0+', [

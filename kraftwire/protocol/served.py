@@ -81,6 +81,10 @@ SERVED: dict[str, tuple[int, int]] = {
     "WriteShareGroupState": (0, 1),
     "DeleteShareGroupState": (0, 0),
     "ReadShareGroupStateSummary": (0, 1),
+    # the share-group offsets admin APIs (kafka-share-groups.sh), answered UNSUPPORTED_VERSION like the others
+    "DescribeShareGroupOffsets": (0, 1),
+    "AlterShareGroupOffsets": (0, 0),
+    "DeleteShareGroupOffsets": (0, 0),
     # the controller's client-facing APIs (a KRaft node; a broker forwards them to the active controller)
     "CreateTopics": (2, 7),
     "DeleteTopics": (1, 6),

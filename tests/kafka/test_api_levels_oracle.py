@@ -30,7 +30,8 @@ ALIGNED = ("ListOffsets", "Metadata", "LeaveGroup", "DescribeGroups", "DeleteGro
            "UpdateFeatures", "TxnOffsetCommit", "Produce", "SaslHandshake", "SaslAuthenticate", "FindCoordinator",
            "ShareGroupHeartbeat", "ShareGroupDescribe", "InitializeShareGroupState", "ReadShareGroupState",
            "WriteShareGroupState", "DeleteShareGroupState", "ReadShareGroupStateSummary", "ShareFetch",
-           "ShareAcknowledge", "WriteTxnMarkers")
+           "ShareAcknowledge", "WriteTxnMarkers", "DescribeShareGroupOffsets", "AlterShareGroupOffsets",
+           "DeleteShareGroupOffsets")
 
 
 def _ask(port: int, body, version: int):

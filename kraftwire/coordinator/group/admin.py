@@ -6,6 +6,7 @@ from __future__ import annotations
 from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
+from kraftwire.coordinator.group import share as sg
 from kraftwire.coordinator.group.model import DEAD, EMPTY, NO_AUTHORIZED_OPERATIONS, STABLE, Result
 from kraftwire.protocol import messages as w
 
@@ -79,6 +80,13 @@ class GroupAdmin:
                 result.records.append((cr.offset_commit_key(group_id, topic, part), None))
             result.records.extend(cg.group_tombstones(consumer_group))
             del self.consumer_groups[group_id]
+            return 0
+        share_group = self.share_groups.get(group_id)
+        if share_group is not None:  # its share state was deleted first (``ShareAdmin.share_group_deletion``)
+            if share_group.members:
+                return ec.NON_EMPTY_GROUP
+            result.records.extend(sg.group_tombstones(share_group))
+            del self.share_groups[group_id]
             return 0
         g = self.groups.get(group_id)
         if g is not None and g.state == DEAD:

@@ -33,6 +33,7 @@ from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.coordinator.group import share as sg
 from kraftwire.coordinator.group.admin import GroupAdmin
+from kraftwire.coordinator.group.share_admin import ShareAdmin
 from kraftwire.coordinator.group.classic import ClassicProtocol
 from kraftwire.coordinator.group.consumer_protocol import ConsumerProtocol
 from kraftwire.coordinator.group.model import (
@@ -50,7 +51,7 @@ __all__ = ["COMPLETING", "CONSUMER_MEMBER", "DEAD", "EMPTY", "NO_AUTHORIZED_OPER
            "subscription_topics"]
 
 
-class GroupShard(ClassicProtocol, ConsumerProtocol, ShareProtocol, Offsets, GroupAdmin):
+class GroupShard(ClassicProtocol, ConsumerProtocol, ShareProtocol, ShareAdmin, Offsets, GroupAdmin):
     """The groups of one ``__consumer_offsets`` partition and their committed offsets: the log's replay, loading and
     unloading, and the timers here; the requests in the parts it is made of (``classic``, ``consumer_protocol``,
     ``share_protocol``, ``offsets``, ``admin``)."""

@@ -97,6 +97,9 @@ class ShareGroup:
         self.initializing: dict[Any, InitTopic] = {}
         self.initialized: dict[Any, InitTopic] = {}
         self.deleting: dict[Any, str] = {}  # topic id -> name
+        #: the group has a state-partition metadata record (written or replayed, not a tombstone), even one with no
+        #: topics left in it: Kafka answers DeleteShareGroupOffsets per topic only then
+        self.state_recorded = False
         #: the subscribed topics as the last heartbeat resolved them: name -> (topic id, partition count)
         self.topics: dict[str, tuple[Any, int]] = {}
 
@@ -159,6 +162,7 @@ def removal_records(group_id: str, member_id: str) -> list[tuple[bytes, bytes | 
 
 def state_partition_records(group: ShareGroup) -> list[tuple[bytes, bytes | None]]:
     V = w.ShareGroupStatePartitionMetadataValue
+    group.state_recorded = True
 
     def infos(table: dict) -> list:
         return [V.TopicPartitionsInfo(topic_id=t, topic_name=i.name, partitions=sorted(i.partitions))
@@ -220,6 +224,7 @@ def replay(groups: dict[str, ShareGroup], rec, timestamp: int = -1) -> None:
         m.epoch, m.previous_epoch = value.member_epoch, value.previous_member_epoch
         m.assigned = assignment_from_wire(value.assigned_partitions)
     elif rec.record_type == STATE_PARTITIONS:
+        g.state_recorded = value is not None
         if value is None:
             g.initializing, g.initialized, g.deleting = {}, {}, {}
             return

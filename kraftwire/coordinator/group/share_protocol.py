@@ -34,18 +34,22 @@ MAX_MEMBER_ID_LENGTH = 36
 
 
 class InitializeRequest(NamedTuple):
-    """InitializeShareGroupState the edge owes the share coordinator after a heartbeat: the group, the state epoch
-    and, per topic id, the partitions."""
+    """InitializeShareGroupState the edge owes the share coordinator after a heartbeat or an
+    AlterShareGroupOffsets: the group, the state epoch and, per topic id, the partitions; ``start_offsets`` (topic id
+    -> partition -> offset) the altered ones' start offsets, the others -1 (the share-partition leader decides it
+    from ``share.auto.offset.reset``)."""
 
     group_id: str
     state_epoch: int
     topics: dict  # topic id -> sorted partitions
+    start_offsets: dict = {}
 
     def body(self) -> w.InitializeShareGroupStateRequest:
         R = w.InitializeShareGroupStateRequest
         return R(group_id=self.group_id, topics=[
             R.InitializeStateData(topic_id=t, partitions=[
-                R.PartitionData(partition=p, state_epoch=self.state_epoch, start_offset=-1) for p in ps])
+                R.PartitionData(partition=p, state_epoch=self.state_epoch,
+                                start_offset=self.start_offsets.get(t, {}).get(p, -1)) for p in ps])
             for t, ps in sorted(self.topics.items(), key=lambda x: str(x[0]))])
 
 

@@ -362,6 +362,19 @@ class GroupApis(GroupOffsetApis):
                 g.authorized_operations = operations_of(access, conn, ResourceType.GROUP, g.group_id)
 
     def delete_groups(self, request, conn) -> None:
+        """DeleteGroups; a share group's share state is deleted first (``share_admin_apis``), as Kafka chains it."""
+        share = self.node.share_apis
+        if share is not None and share.admin is not None:
+            allowed = [g for g in request.body.groups_names if self._may(conn, 0, g, Op.DELETE)]
+            if any(shard is not None and g in shard.share_groups for g, (_p, shard) in
+                   ((g, self._route(g)) for g in allowed)):
+                async def chained() -> None:
+                    self._delete_groups(request, conn, await share.admin.delete_share_groups(allowed))
+                share.admin.spawn(chained())
+                return
+        self._delete_groups(request, conn, {})
+
+    def _delete_groups(self, request, conn, refused: dict[str, int]) -> None:
         R = w.DeleteGroupsResponse
         version, cid = request.version, request.header.correlation_id
         results = []
@@ -371,6 +384,9 @@ class GroupApis(GroupOffsetApis):
             results.append(result)
             if not self._may(conn, 0, group_id, Op.DELETE):
                 result.error_code = ec.GROUP_AUTHORIZATION_FAILED
+                continue
+            if group_id in refused:
+                result.error_code = refused[group_id]
                 continue
             p, shard = self._route(group_id)
             if shard is None:

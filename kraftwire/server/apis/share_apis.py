@@ -37,6 +37,7 @@ from kraftwire.kafka_configs import BrokerConfigs
 from kraftwire.metadata.features import share_groups_enabled
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.apis.share_admin_apis import ShareAdminApis
 from kraftwire.server.apis.share_fetch_apis import ShareFetchApis
 from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 from kraftwire.server.runtime.coordinator_log import coordinator_of, create_internal_topic
@@ -44,6 +45,10 @@ from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
 
 log = logging.getLogger("kraftwire.share")
 
+#: each share-state request's per-topic class
+_REQUEST_TOPICS = {"WriteShareGroupState": "WriteStateData", "ReadShareGroupState": "ReadStateData",
+                   "InitializeShareGroupState": "InitializeStateData", "DeleteShareGroupState": "DeleteStateData",
+                   "ReadShareGroupStateSummary": "ReadStateSummaryData"}
 STATE_APIS = ("WriteShareGroupState", "ReadShareGroupState", "InitializeShareGroupState", "DeleteShareGroupState",
               "ReadShareGroupStateSummary")
 
@@ -60,6 +65,7 @@ class ShareApis:
         metadata.on_image.append(self._image)
         self._ticker: asyncio.Task | None = None
         self.fetching: ShareFetchApis | None = None
+        self.admin: ShareAdminApis | None = None
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -69,10 +75,14 @@ class ShareApis:
             d.serve(api, functools.partial(self.state_request, api))
         self.fetching = ShareFetchApis(self)
         self.fetching.register()
+        self.admin = ShareAdminApis(self)
+        self.admin.register()
 
     def close(self) -> None:
         if self.fetching is not None:
             self.fetching.close()
+        if self.admin is not None:
+            self.admin.close()
         if self._ticker is not None:
             self._ticker.cancel()
             self._ticker = None
@@ -235,18 +245,26 @@ class ShareApis:
         asyncio.get_running_loop().create_task(self._initialize_keys(group_partition, init))
 
     async def _initialize_keys(self, group_partition: int, init) -> None:
-        R = w.InitializeShareGroupStateRequest
-        ops = split(init.body(), self._state_partitions()) or []
-        answers = await asyncio.gather(*(self.fetching.state_call("InitializeShareGroupState", 0, R(
-            group_id=init.group_id, topics=[R.InitializeStateData(topic_id=op.topic_id, partitions=[op.data])]))
-            for op in ops))
+        answer = await self.state_all("InitializeShareGroupState", 0, init.body())
         done_parts: dict = {}
         failed: dict = {}
-        for op, answer in zip(ops, answers):
-            part = answer.results[0].partitions[0]
-            (failed if part.error_code else done_parts).setdefault(op.topic_id, []).append(op.data.partition)
-        if ops:
+        for topic in answer.results:
+            for part in topic.partitions:
+                (failed if part.error_code else done_parts).setdefault(topic.topic_id, []).append(part.partition)
+        if answer.results:
             self._initialized(group_partition, init.group_id, done_parts, failed)
+
+    async def state_all(self, api: str, version: int, body):
+        """A share-state request of the group coordinator, its keys each sent to their share coordinator (this
+        broker's or another's, ``share_fetch_apis.state_call``) and their answers joined into one."""
+        ops = split(body, self._state_partitions())
+        if ops is None:
+            return _empty(api)
+        R = type(body)
+        topic_cls = getattr(R, _REQUEST_TOPICS[api])
+        answers = await asyncio.gather(*(self.fetching.state_call(api, version, R(
+            group_id=body.group_id, topics=[topic_cls(topic_id=op.topic_id, partitions=[op.data])])) for op in ops))
+        return join(api, list(answers))
 
     def _initialized(self, group_partition: int, group_id: str, done: dict, failed: dict) -> None:
         hosted, _code = self.groups.runtime.route(group_partition)

@@ -1,6 +1,8 @@
 """KIP-932 share groups where both serve them: FindCoordinator's share keys (v6; refused before), ShareGroupHeartbeat,
-ShareGroupDescribe, ShareFetch and ShareAcknowledge answered UNSUPPORTED_VERSION while share.version is 0 (the pair's
-configuration), and the share coordinator's state RPCs
+ShareGroupDescribe, ShareFetch, ShareAcknowledge and the share-group offset admin APIs (DescribeShareGroupOffsets,
+AlterShareGroupOffsets, DeleteShareGroupOffsets) answered UNSUPPORTED_VERSION while share.version is 0 (the pair's
+configuration); with share.version 1 a share group's offsets described, altered and deleted, ListGroups of the share
+type and DeleteGroups of share groups; and the share coordinator's state RPCs
 (the inter-broker ones, CLUSTER_ACTION) for a key no coordinator serves (no ``__share_group_state`` yet) and for a
 request with no topics."""
 
@@ -91,6 +93,69 @@ ACQUIRE = [
 ]
 
 
+DO, AO, DLO = w.DescribeShareGroupOffsetsRequest, w.AlterShareGroupOffsetsRequest, w.DeleteShareGroupOffsetsRequest
+LG, DG = w.ListGroupsRequest, w.DeleteGroupsRequest
+#: a topic neither cluster holds, and a group no one made
+MISSING, NONE = "{ns}.missing", "{ns}.none"
+
+
+def describe_offsets(*groups) -> Step:
+    """DescribeShareGroupOffsets v1 of ``groups``: (group, None for every initialized partition, or {topic:
+    partitions})."""
+    return Step(DO(groups=[DO.DescribeShareGroupOffsetsRequestGroup(group_id=g, topics=None if topics is None else [
+        DO.DescribeShareGroupOffsetsRequestTopic(topic_name=t, partitions=ps) for t, ps in topics.items()])
+        for g, topics in groups]), 1)
+
+
+def alter_offsets(group: str, offsets: dict) -> Step:
+    """AlterShareGroupOffsets of {topic: {partition: start offset}}."""
+    return Step(AO(group_id=group, topics=[AO.AlterShareGroupOffsetsRequestTopic(topic_name=t, partitions=[
+        AO.AlterShareGroupOffsetsRequestPartition(partition_index=p, start_offset=o) for p, o in ps.items()])
+        for t, ps in offsets.items()]), 0)
+
+
+def delete_offsets(group: str, *topics: str) -> Step:
+    return Step(DLO(group_id=group, topics=[DLO.DeleteShareGroupOffsetsRequestTopic(topic_name=t) for t in topics]), 0)
+
+
+#: a share group whose member read topic A's three records and accepted them (start offset 3), described, refused
+#: alteration and deletion while the member is in it; after it left, altered (start offset 1 for partition 0; a
+#: partition past the topic's and an unknown topic refused), described with its lag, its offsets deleted, a new
+#: group made by an alteration, listed by type, and both deleted with their share state
+OFFSETS = [
+    *created(A),
+    Step(IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=G, configs=[
+        IAC.AlterableConfig(name="share.auto.offset.reset", config_operation=0, value="earliest")])],
+        validate_only=False), 1),
+    produce(A, 0, batch(3)),
+    Step(FC(key_type=0, coordinator_keys=[G]), 6, until=lambda a: all(c.error_code == 0 for c in a.coordinators),
+         probe=True),
+    Step(SH(group_id=G, member_id=M, member_epoch=0, rack_id=None, subscribed_topic_names=[A]), 1,
+         until=assigned, probe=True),
+    share_fetch(0, max_records=10, wait=2000),
+    share_fetch(-1, acks=[(0, 2, 1)]),
+    describe_offsets((G, {A: [0]}), (G, None), (NONE, None), (G, {MISSING: [0]}), (G, {})),
+    alter_offsets(G, {A: {0: 1}}),
+    delete_offsets(G, A),
+    Step(DG(groups_names=[G]), 2),
+    Step(SH(group_id=G, member_id=M, member_epoch=-1, rack_id=None, subscribed_topic_names=None), 1),
+    alter_offsets(G, {A: {0: 1, 7: 0}, MISSING: {0: 0}}),
+    describe_offsets((G, None)),
+    delete_offsets(NONE, A),
+    delete_offsets(G, A, MISSING),
+    delete_offsets(G, A),
+    describe_offsets((G, None), (G, {A: [0]})),
+    Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
+    alter_offsets("{ns}.new", {A: {0: 2}}),
+    describe_offsets(("{ns}.new", None)),
+    Step(DG(groups_names=[G]), 2),
+    Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
+    Step(DG(groups_names=["{ns}.new"]), 2),
+    Step(DG(groups_names=[NONE]), 2),
+    Step(LG(states_filter=[], types_filter=["share"]), 5, scope=True),
+]
+
+
 SCENARIOS = [
     Scenario("FindCoordinator", 6, "share-keys", [
         Step(FC(key_type=2, coordinator_keys=["{ns}.g:not-a-uuid:0", "{ns}.g:bxwqnjtNTl-KexwtPk9aaw",
@@ -135,6 +200,10 @@ SCENARIOS = [
         Step(fetch(1), 1, connection="e"),
     ], config="share"),
     Scenario("ShareFetch", 1, "acquire-and-acknowledge", ACQUIRE, config="share"),
+    Scenario("DescribeShareGroupOffsets", 1, "share-version-off", [describe_offsets((G, None), (G, {A: [0]}))]),
+    Scenario("AlterShareGroupOffsets", 0, "share-version-off", [alter_offsets(G, {A: {0: 0}})]),
+    Scenario("DeleteShareGroupOffsets", 0, "share-version-off", [delete_offsets(G, A)]),
+    Scenario("AlterShareGroupOffsets", 0, "share-group-offsets", OFFSETS, config="share"),
     Scenario("ReadShareGroupState", 0, "no-topics", [
         Step(RS(group_id="{ns}.g", topics=[]), 0),
     ]),
