@@ -151,6 +151,12 @@ class ShareLeader:
             return ec.UNKNOWN_TOPIC_OR_PARTITION, None, None
         return sp.acknowledge(member_id, batches, now_ms)
 
+    def complete(self, key: ShareKey, write: ShareWrite, durable: bool, now_ms: int) -> ShareWrite | None:
+        """An acknowledgement's write came back (``SharePartition.complete``): the write its rollback needs, if
+        any. A share-partition dropped meanwhile (a leader change) has nothing to complete."""
+        sp = self.partitions.get(key)
+        return None if sp is None else sp.complete(write, durable, now_ms)
+
     def release_member(self, group_id: str, member_id: str,
                        only: tuple | None = None) -> list[tuple[ShareKey, ShareWrite]]:
         """A member's session ended: every record it holds in the group's share-partitions (``only``: those of the

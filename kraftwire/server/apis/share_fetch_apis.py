@@ -9,15 +9,16 @@
 * **A share-partition** is loaded on first use here: ReadShareGroupState of its key (which also fences an older
   leader's writes), then ``SharePartition.initialize``; it is dropped when this broker stops leading the partition.
 * **Durability**: each ``ShareWrite`` goes to the share coordinator as WriteShareGroupState before the
-  acknowledgement (or release) it comes from is answered; a failed write is the acknowledgement's error.
+  acknowledgement (or release) it comes from is answered. An acknowledgement's changes are pending until then: a
+  refused write rolls them back (``SharePartition.complete``) and answers Kafka's error for it
+  (``persister_error``).
 * **Locks** expire on the runtime's clock (a ticker while share-partitions are loaded); a closed connection ends the
   session it opened (the member's records released), and a group with no session left here is dropped.
 
 * **The share coordinator** of a key is this broker's when it leads the key's ``__share_group_state`` partition,
   else that partition's leader, asked over the inter-broker links (``BrokerLinks``).
 
-Not here yet: the rollback of a share-partition's state when its write fails, and
-DelayedShareFetch's per-partition readiness (the wait is for the whole request).
+Not here yet: DelayedShareFetch's per-partition readiness (the wait is for the whole request).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.replica import share_fetch
 from kraftwire.replica.share_fetch import ShareLeader, request_error, share_config
-from kraftwire.replica.share_partition import AckBatch, SharePartition, ShareState, ShareStateBatch
+from kraftwire.replica.share_partition import (AckBatch, SharePartition, ShareState, ShareStateBatch,
+                                               persister_error)
 from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionCache
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.edge.broker_links import BrokerLinks
@@ -210,9 +212,17 @@ class ShareFetchApis:
             out[key] = (code, msg)
             if write is not None:
                 writes.append(((gid, *key), write))
-        for (_g, *key), code in zip(writes, await self._durably(writes)):
+        codes = await self._durably(writes)
+        now, again = _now_ms(), []
+        for (key, write), code in zip(writes, codes):
+            # the write decides: durable, the changes stand; refused, they are rolled back (the records go back
+            # to the member, or are released when their lock ran out meanwhile, which is written in turn)
+            release = self.leader.complete(key, write, code == ec.NONE, now)
+            if release is not None:
+                again.append((key, release))
             if code:
-                out[tuple(key)] = (code, None)
+                out[key[1:]] = (persister_error(code), None)
+        await self._durably(again)
         if writes:
             self._wake()
         return out
