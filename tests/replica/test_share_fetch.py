@@ -201,3 +201,21 @@ def test_share_config_from_group_and_broker():
     assert share_config({}, broker) == ShareConfig(15000, 4, 200, "latest")
     assert share_config({"share.record.lock.duration.ms": "500", "share.auto.offset.reset": "earliest"},
                         broker) == ShareConfig(1000, 4, 200, "earliest")
+
+
+def test_fetch_ready():
+    """``DelayedShareFetchTest``: ``testTryCompleteWhenMinBytesNotSatisfiedOnFirstFetch`` / ``…OnSubsequentFetch``
+    (readable bytes below MinBytes, the other partition unable to acquire: wait),
+    ``testDelayedShareFetchTryCompleteReturnsFalseDueToNonAcquirablePartitions`` (no partition can acquire: wait);
+    the partitions' bytes add up, each up to its share of MaxBytes (``isMinBytesSatisfied``), and a failed partition
+    completes the fetch."""
+    from kraftwire.replica.share_fetch import fetch_ready
+    assert not fetch_ready([50], 1 << 20, 100, False)
+    assert fetch_ready([50, 60], 1 << 20, 100, False)
+    assert not fetch_ready([None, None], 1 << 20, 1, False)
+    assert fetch_ready([None], 1 << 20, 1, True)
+    assert fetch_ready([0], 1 << 20, 0, False), "MinBytes 0 completes once a partition can acquire"
+    # each partition counts up to its share of MaxBytes: two partitions under MaxBytes 100 count 50 each
+    assert not fetch_ready([500, 40], 100, 100, False)
+    assert fetch_ready([500, 50], 100, 100, False)
+    assert fetch_ready([None, 50], 100, 100, False) is False and fetch_ready([None, 100], 100, 100, False)
