@@ -322,7 +322,8 @@ class ShareFetchApis:
         """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
         ``(NONE, None)`` once loaded, else the read's error as Kafka's ``SharePartition.maybeInitialize`` answers it
         (``persister_error``, with the share coordinator's message) — a share-partition the group coordinator has not
-        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR."""
+        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. (Kafka 4.4 seen answering a MaxWaitMs 0
+        fetch of such a partition leaves the partition out: its initialization had not finished; not matched yet.)"""
         if self.leader.get(key) is not None:
             return ec.NONE, None
         pending = self._loading.get(key)
