@@ -35,7 +35,7 @@ from kraftwire.coordinator.group.share_protocol import member_id_valid
 from kraftwire.metadata import group_configs
 from kraftwire.replica.share_partition import AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite
 
-__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "batch_bounds", "request_error",
+__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "batch_bounds", "fetch_ready", "request_error",
            "share_config"]
 
 #: ShareFetch's ``IsRenewAck`` (KIP-1222) from v2
@@ -62,6 +62,21 @@ def request_error(*, enabled: bool, group_id: str | None, group_allowed: bool, m
     if renew is not None and any(renew):
         return ec.INVALID_REQUEST
     return ec.NONE
+
+
+def fetch_ready(readable: list[int | None], max_bytes: int, min_bytes: int, failed: bool) -> bool:
+    """Whether a ShareFetch completes now (Kafka's ``DelayedShareFetch.tryComplete``/``isMinBytesSatisfied``): a
+    partition failed, or the readable bytes of the partitions that can acquire (``readable``: bytes from the next
+    fetch offset to the high watermark, None for a share-partition that cannot acquire) — each counted up to its
+    even share of ``max_bytes`` (``PartitionMaxBytesStrategy``' uniform split) — reach ``min_bytes``. With no
+    partition that can acquire, the fetch waits."""
+    if failed:
+        return True
+    acquirable = [r for r in readable if r is not None]
+    if not acquirable:
+        return False
+    share = max_bytes // len(acquirable)
+    return sum(min(r, share) for r in acquirable) >= min_bytes
 
 
 def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | None]) -> ShareConfig:
@@ -150,6 +165,12 @@ class ShareLeader:
         if sp is None:
             return ec.UNKNOWN_TOPIC_OR_PARTITION, None, None
         return sp.acknowledge(member_id, batches, now_ms)
+
+    def complete(self, key: ShareKey, write: ShareWrite, durable: bool, now_ms: int) -> ShareWrite | None:
+        """An acknowledgement's write came back (``SharePartition.complete``): the write its rollback needs, if
+        any. A share-partition dropped meanwhile (a leader change) has nothing to complete."""
+        sp = self.partitions.get(key)
+        return None if sp is None else sp.complete(write, durable, now_ms)
 
     def release_member(self, group_id: str, member_id: str,
                        only: tuple | None = None) -> list[tuple[ShareKey, ShareWrite]]:

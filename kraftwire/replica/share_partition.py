@@ -32,7 +32,7 @@ from kraftwire import error_codes as ec
 __all__ = [
     "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "AVAILABLE", "GAP", "REJECT", "RELEASE", "RENEW",
     "AcquiredRecords", "AckBatch", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
-    "check_ack_batches", "initial_start_offset",
+    "check_ack_batches", "initial_start_offset", "persister_error",
 ]
 
 # RecordState ids (org.apache.kafka.server.share.fetch.RecordState; 3 is ARCHIVING, a transient state of the
@@ -44,6 +44,22 @@ FINISHED = (ACKNOWLEDGED, ARCHIVED)
 # RENEW, Kafka 4.4's KIP-1222, extends the lock and changes no state).
 GAP, ACCEPT, RELEASE, REJECT, RENEW = 0, 1, 2, 3, 4
 _ACK_STATE = {GAP: ARCHIVED, ACCEPT: ACKNOWLEDGED, RELEASE: AVAILABLE, REJECT: ARCHIVED}
+
+
+#: what a failed WriteShareGroupState means for the acknowledgement that made it (Kafka 4.4's
+#: ``SharePartition.fetchPersisterError``): the coordinator's own errors COORDINATOR_NOT_AVAILABLE, a fenced epoch
+#: NOT_LEADER_OR_FOLLOWER, the group or partition unknown as such, anything else UNKNOWN_SERVER_ERROR
+_PERSISTER_ERRORS = {
+    ec.NOT_COORDINATOR: ec.COORDINATOR_NOT_AVAILABLE, ec.COORDINATOR_NOT_AVAILABLE: ec.COORDINATOR_NOT_AVAILABLE,
+    ec.COORDINATOR_LOAD_IN_PROGRESS: ec.COORDINATOR_NOT_AVAILABLE, ec.GROUP_ID_NOT_FOUND: ec.GROUP_ID_NOT_FOUND,
+    ec.UNKNOWN_TOPIC_OR_PARTITION: ec.UNKNOWN_TOPIC_OR_PARTITION, ec.FENCED_LEADER_EPOCH: ec.NOT_LEADER_OR_FOLLOWER,
+    ec.FENCED_STATE_EPOCH: ec.NOT_LEADER_OR_FOLLOWER,
+}
+
+
+def persister_error(code: int) -> int:
+    """The acknowledgement's error for the share coordinator's answer ``code`` to its write (NONE stays NONE)."""
+    return ec.NONE if code == ec.NONE else _PERSISTER_ERRORS.get(code, ec.UNKNOWN_SERVER_ERROR)
 
 
 def check_ack_batches(batches: list["AckBatch"]) -> int:
@@ -115,6 +131,8 @@ class ShareWrite:
     start_offset: int
     delivery_complete_count: int
     state_batches: tuple[ShareStateBatch, ...]
+    #: the offsets an acknowledgement changed, pending until :meth:`SharePartition.complete` (not written)
+    pending: tuple[int, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -167,6 +185,9 @@ class _InFlight:
     delivery_count: int
     member_id: str = ""
     deadline_ms: int = 0  # when an ACQUIRED record's lock expires
+    #: while an acknowledgement's write is on its way: the (member, lock deadline) it held before, to go back to
+    #: if the write fails (Kafka's ``InFlightState.startStateTransition`` / ``completeStateTransition``)
+    rollback: tuple[str, int] | None = None
 
 
 @dataclass
@@ -213,7 +234,8 @@ class SharePartition:
 
     def next_fetch_offset(self) -> int:
         """The first offset a fetch could acquire: the lowest AVAILABLE in-flight record, else the window's end."""
-        return min((o for o, r in self.records.items() if r.state == AVAILABLE), default=self.fetched_end)
+        return min((o for o, r in self.records.items() if r.state == AVAILABLE and r.rollback is None),
+                   default=self.fetched_end)
 
     def can_acquire(self) -> bool:
         """Kafka's ``canAcquireRecords``: records inside the window are available again, or the window holds fewer
@@ -250,7 +272,7 @@ class SharePartition:
                     break
                 r = self.records[offset] = _InFlight(AVAILABLE, 0)
                 self.fetched_end = offset + 1
-            if r.state == AVAILABLE:
+            if r.state == AVAILABLE and r.rollback is None:
                 r.state, r.member_id, r.deadline_ms = ACQUIRED, member_id, deadline
                 r.delivery_count += 1
                 taken.append((offset, r.delivery_count))
@@ -301,12 +323,40 @@ class SharePartition:
                 changes.append((offset, types[0] if len(types) == 1 else types[i]))
         finished = []
         for offset, ack in changes:
+            r = self.records[offset]
             if ack == RENEW:
-                self.records[offset].deadline_ms = now_ms + self.config.record_lock_duration_ms
+                r.deadline_ms = now_ms + self.config.record_lock_duration_ms
             else:
-                self._finish_acquisition(self.records[offset], _ACK_STATE[ack])
+                r.rollback = (r.member_id, r.deadline_ms)
+                self._finish_acquisition(r, _ACK_STATE[ack])
                 finished.append(offset)
-        return ec.NONE, None, (self._write(finished) if finished else None)
+        if not finished:
+            return ec.NONE, None, None
+        write = self._write(finished, pending=True)
+        return ec.NONE, None, write
+
+    def complete(self, write: ShareWrite, durable: bool, now_ms: int) -> ShareWrite | None:
+        """An acknowledgement's write came back (Kafka's ``rollbackOrProcessStateUpdates``). Durable: its changes
+        stand and the start offset moves past what they finished. Failed: each record goes back to the member that
+        held it — or, when its lock expired meanwhile, is released as an expiry releases it (AVAILABLE, ARCHIVED at
+        the delivery-count limit; ``InFlightState.completeStateTransition``), which returns the write to make."""
+        expired = []
+        for offset in write.pending:
+            r = self.records.get(offset)
+            if r is None or r.rollback is None:
+                continue
+            member, deadline = r.rollback
+            r.rollback = None
+            if durable:
+                continue
+            r.state, r.member_id, r.deadline_ms = ACQUIRED, member, deadline
+            if deadline <= now_ms:
+                self._finish_acquisition(r, AVAILABLE)
+                expired.append(offset)
+        if expired:
+            return self._write(expired)
+        self._advance_start()
+        return None
 
     def release_member(self, member_id: str) -> ShareWrite | None:
         """A member left (or its share session closed): every record it holds goes back (Kafka's
@@ -330,16 +380,24 @@ class SharePartition:
         r.state, r.member_id, r.deadline_ms = state, "", 0
 
     def _advance_start(self) -> None:
-        while self.start_offset < self.fetched_end and self.records[self.start_offset].state in FINISHED:
+        """The start offset moves past the finished records at its front — not past one whose acknowledgement's
+        write is still on its way."""
+        while self.start_offset < self.fetched_end and self.records[self.start_offset].state in FINISHED and \
+                self.records[self.start_offset].rollback is None:
             del self.records[self.start_offset]
             self.start_offset += 1
 
-    def _write(self, changed: list[int]) -> ShareWrite:
-        entries = sorted((o, self.records[o].state, self.records[o].delivery_count) for o in set(changed))
-        self._advance_start()
-        kept = [e for e in entries if e[0] >= self.start_offset]
+    def _write(self, changed: list[int], pending: bool = False) -> ShareWrite:
+        """The write of ``changed``, with the start offset as it stands once the start moved past what is finished
+        for good. ``pending`` (an acknowledgement, Kafka's ``writeShareGroupState`` before
+        ``maybeUpdateCachedStateAndOffsets``): the start offset moves only when :meth:`complete` says the write is
+        durable, so this write carries the records it finished and the next one the start offset past them."""
+        if not pending:
+            self._advance_start()
+        entries = sorted((o, self.records[o].state, self.records[o].delivery_count) for o in set(changed)
+                         if o >= self.start_offset)
         return ShareWrite(self.leader_epoch, self.start_offset, self.delivery_complete_count(),
-                          tuple(_batches(kept)))
+                          tuple(_batches(entries)), tuple(sorted(set(changed))) if pending else ())
 
     def snapshot(self, state_epoch: int, snapshot_epoch: int) -> ShareState:
         """The whole durable view of this state (a ``ShareSnapshotValue``): acquired records written AVAILABLE with

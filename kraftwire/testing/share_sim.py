@@ -34,7 +34,11 @@ deadlines.
   with their previous count); the in-flight window never exceeds ``share.partition.max.record.locks``.
 
 **Convergence.** The faults stop and consumers accept everything they get: within a bounded number of steps every
-produced record is finished durably and the start offset is the log end.
+produced record is finished durably and the start offset (the leader's, and the one a leader loading the durable
+state gets) is the log end.
+
+A write of an acknowledgement can also be refused by the share coordinator: the acknowledgement is rolled back —
+the records go back to their member under the lock they had, or are released if it ran out meanwhile.
 
 A failure prints the seed, the last events and ``python -m kraftwire.testing.share_sim --seed N``.
 """
@@ -94,7 +98,8 @@ class ShareSim:
         self.trail: deque = deque(maxlen=40)
         self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries",
                                       "leader_changes", "lost_writes", "lost_fetches", "leaves", "archived_at_limit",
-                                      "finished", "reload_checks")}
+                                      "finished", "reload_checks",
+                                      "refused_writes")}
         # the oracle
         self.holder: dict[int, tuple[str, int]] = {}  # offset -> (member, lock deadline)
         self.count: dict[int, int] = {}  # offset -> delivery count on the live leader
@@ -113,11 +118,12 @@ class ShareSim:
         raise SimFailure(f"{self.title} seed {self.seed}: {why}\n  last events:\n  {trail}\n"
                          f"replay: python -m {self.module} --seed {self.seed}")
 
-    def _write(self, write, consumer: Consumer | None = None, answer=None) -> None:
-        """Queue a state write; the consumer's answer (if any) waits until it is durable."""
+    def _write(self, write, consumer: Consumer | None = None, answer=None, before=None) -> None:
+        """Queue a state write; the consumer's answer (if any) waits until it is durable. ``before``: an
+        acknowledgement's oracle entries as they were, for the rollback if the write fails."""
         if write is not None or answer is not None:
             returned = {o: self.count[o] for o in self._written_offsets(write)}
-            self.pending.append((write, consumer, returned, answer))
+            self.pending.append((write, consumer, returned, answer, before))
 
     @staticmethod
     def _written_offsets(write) -> list[int]:
@@ -195,6 +201,7 @@ class ShareSim:
         error, message, write = self.part.acknowledge(c.member_id, batches, self.now)
         self.note(f"{c.member_id} ack {list(zip(offsets, types))}: {error} {message or ''}")
         held = {o: c.held.pop(o) for o in offsets}
+        before = {o: self.holder[o] for o in offsets if o in self.holder}
         if (error == ec.NONE) != expect_ok:
             self.fail(f"acknowledgement by {c.member_id} answered {error} ({message}), the oracle expected "
                       f"{'success' if expect_ok else 'a refusal'}")
@@ -216,11 +223,14 @@ class ShareSim:
             else:
                 del self.holder[o]
                 self.finished.add(o)
-        self._write(write, c, answer=(c.member_id, tuple(offsets)))
+        self._write(write, c, answer=(c.member_id, tuple(offsets)), before=before)
 
     def _first_unfinished(self) -> int:
+        """The first offset not finished for good: an acknowledgement whose write is on its way has finished its
+        records only once the write is durable (the leader's start offset does not pass them before)."""
+        waiting = {o for entry in self.pending if entry[0] is not None for o in entry[0].pending}
         o = self.low
-        while o in self.finished:
+        while o in self.finished and o not in waiting:
             o += 1
         return o
 
@@ -242,11 +252,17 @@ class ShareSim:
                 out.append(AckBatch(o, o, (t,)))
         return out
 
-    def flush(self) -> None:
-        """The oldest queued write becomes durable; then its consumer is answered."""
+    def flush(self, faults: bool = True) -> None:
+        """The oldest queued write becomes durable — or the share coordinator refuses it — then its consumer is
+        answered."""
         if not self.pending:
             return
-        write, _consumer, returned, _answer = self.pending.popleft()
+        write, _consumer, returned, answer, before = self.pending.popleft()
+        if write is not None and write.pending and faults and self.rng.random() < 0.08:
+            self._refused(write, answer, before)
+            return
+        if write is not None and write.pending and self.part.complete(write, True, self.now) is not None:
+            self.fail("a durable acknowledgement asked for another write")
         if write is not None:
             passed = range(max(self.durable.start_offset, 0), write.start_offset)
             self.durable = self.durable.apply(write)
@@ -268,6 +284,23 @@ class ShareSim:
                         self.counts["finished"] += 1
         self.note(f"write durable: start {self.durable.start_offset}")
 
+    def _refused(self, write, answer, before: dict) -> None:
+        """The share coordinator refused an acknowledgement's write: the consumer is answered with an error and
+        forgets the records, which go back to it under the lock they had — or, when that lock ran out meanwhile,
+        come back as an expiry returns them (written in turn)."""
+        again = self.part.complete(write, False, self.now)
+        for o in write.pending:
+            self.finished.discard(o)
+            if o in self.holder:  # a RELEASE had returned it; the lock it had decides again
+                del self.holder[o]
+            member, deadline = before[o]
+            self.holder[o] = (member, deadline)
+            if deadline <= self.now:
+                self._return(o)
+        self.counts["refused_writes"] += 1
+        self.note(f"{answer[0]} ack of {list(write.pending)} refused by the share coordinator (rolled back)")
+        self._write(again)
+
     def expire(self) -> None:
         self.now += self.rng.choice((100, 400, 1_100))
         write = self.part.expire_locks(self.now)
@@ -281,7 +314,7 @@ class ShareSim:
 
     def leader_change(self) -> None:
         lost = len(self.pending)
-        for _write, consumer, _returned, answer in self.pending:
+        for _write, consumer, _returned, answer, _before in self.pending:
             if consumer is not None and answer is not None:
                 self.note(f"{answer[0]} ack answered NOT_LEADER (write lost)")
         self.pending.clear()
@@ -341,6 +374,12 @@ class ShareSim:
         if not self.pending:
             self._check_reload()
 
+    def _loaded_start(self) -> int:
+        """Where a leader loading the durable state starts (its written start offset lags one write behind the
+        finished records it carries, as Kafka's does)."""
+        return SharePartition.initialize(self.config, self.durable, leader_epoch=self.epoch, log_start_offset=0,
+                                         log_end_offset=self.log_end).start_offset
+
     def _check_reload(self) -> None:
         loaded = SharePartition.initialize(self.config, self.durable, leader_epoch=self.epoch,
                                            log_start_offset=0, log_end_offset=self.log_end)
@@ -371,7 +410,7 @@ class ShareSim:
         elif r < 0.93:
             self.expire()
         elif not faults:
-            self.flush()
+            self.flush(faults=False)
         elif r < 0.96:
             self.leave(c)
         else:
@@ -387,7 +426,7 @@ class ShareSim:
     def converge(self, steps: int = 20_000) -> None:
         """No more faults or rejections: fetch, accept and flush until every produced record is finished durably."""
         for _ in range(steps):
-            if self.durable.start_offset == self.log_end and not self.pending and self.part.start_offset == self.log_end:
+            if not self.pending and self.part.start_offset == self.log_end and self._loaded_start() == self.log_end:
                 return
             c = self.rng.choice(self.consumers)
             action = self.rng.random()
@@ -396,11 +435,11 @@ class ShareSim:
             elif action < 0.7:
                 self.acknowledge(c, accept_only=True)
             elif action < 0.9:
-                self.flush()
+                self.flush(faults=False)
             else:
                 self.expire()
             self.check()
-        self.fail(f"no convergence: durable start {self.durable.start_offset}, leader start "
+        self.fail(f"no convergence: durable start {self._loaded_start()}, leader start "
                   f"{self.part.start_offset}, log end {self.log_end}")
 
 

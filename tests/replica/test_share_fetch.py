@@ -8,7 +8,7 @@ from __future__ import annotations
 from kraftwire import error_codes as ec
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.replica.share_fetch import Acquired, ShareLeader, batch_bounds, request_error, share_config
-from kraftwire.replica.share_partition import (ACCEPT, ACQUIRED, AVAILABLE, RELEASE, AckBatch,
+from kraftwire.replica.share_partition import (ACCEPT, ACKNOWLEDGED, ACQUIRED, AVAILABLE, RELEASE, AckBatch,
                                                AcquiredRecords, ShareConfig, SharePartition)
 
 KEY = ("grp", "tid", 0)
@@ -87,7 +87,8 @@ def test_the_whole_last_batch_skips_what_is_not_available():
     sl = leader()
     raw = batch(0, 3)
     sl.acquire(KEY, "m1", raw, 500, 0)
-    sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (RELEASE,)), AckBatch(1, 2, (ACCEPT,))], 0)
+    _e, _m, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (RELEASE,)), AckBatch(1, 2, (ACCEPT,))], 0)
+    sl.complete(KEY, write, True, 0)
     got = sl.acquire(KEY, "m2", raw, max_records=1, now_ms=0)
     assert got.ranges == (AcquiredRecords(0, 0, 2),)
 
@@ -97,7 +98,9 @@ def test_released_records_are_acquired_again_with_a_higher_count():
     raw = batch(0, 4)
     sl.acquire(KEY, "m1", raw, 500, 0)
     error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 1, (ACCEPT,)), AckBatch(2, 3, (RELEASE,))], 10)
-    assert error == ec.NONE and write.start_offset == 2
+    assert error == ec.NONE and write.start_offset == 0
+    assert sl.acquire(KEY, "m2", raw, 500, 20) == Acquired(), "not while the write is on its way"
+    assert sl.complete(KEY, write, True, 20) is None
     got = sl.acquire(KEY, "m2", raw, 500, 20)
     assert got.ranges == (AcquiredRecords(2, 3, 2),)
 
@@ -146,9 +149,49 @@ def test_accepted_record_is_final():
     sl = leader()
     sl.acquire(KEY, "m1", batch(0, 1), 500, 0)
     error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)
-    assert error == ec.NONE and write.start_offset == 1 and write.state_batches == ()
+    assert error == ec.NONE and write.start_offset == 0
+    assert [(b.first_offset, b.delivery_state) for b in write.state_batches] == [(0, ACKNOWLEDGED)]
+    sl.complete(KEY, write, True, 0)
     assert sl.get(KEY).state_of(0) is None
     assert sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)[0] == ec.INVALID_RECORD_STATE
+
+
+def test_acknowledge_rolls_back_when_the_write_fails():
+    """``SharePartitionTest.testAcknowledgeWithPersisterWriteFailure`` / ``testRollbackOrProcessStateUpdates``
+    (Kafka 4.4's ``InFlightState.completeStateTransition(false)``): the share coordinator refused the write, so the
+    acknowledged records go back to their member, still ACQUIRED under the lock they had; the start offset stays."""
+    sl = leader()
+    sl.acquire(KEY, "m1", batch(0, 3), 500, 0)
+    error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 1, (ACCEPT,)), AckBatch(2, 2, (RELEASE,))], 10)
+    assert error == ec.NONE and write.pending == (0, 1, 2)
+    assert sl.complete(KEY, write, False, 20) is None
+    part = sl.get(KEY)
+    assert part.start_offset == 0 and [part.state_of(o) for o in range(3)] == [(ACQUIRED, 1, "m1")] * 3
+    assert part.next_lock_deadline() == 1000
+    error, _msg, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 2, (ACCEPT,))], 30)
+    assert error == ec.NONE and sl.complete(KEY, write, True, 30) is None and part.start_offset == 3
+
+
+def test_a_rollback_after_the_lock_expired_releases_the_records():
+    """``SharePartitionTest.testAcquisitionLockTimeoutForBatchesPostStartOffsetWithPersisterWriteFailure`` (4.4's
+    ``completeStateTransition`` with an expired timer task): the lock ran out while the write was on its way, so the
+    failed acknowledgement leaves the records AVAILABLE (ARCHIVED at the delivery-count limit) — a write to make."""
+    sl = leader()
+    sl.acquire(KEY, "m1", batch(0, 2), 500, 0)
+    _e, _m, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 1, (ACCEPT,))], 10)
+    assert sl.expire_locks(5_000) == [], "records with a write on its way are not ACQUIRED"
+    again = sl.complete(KEY, write, False, 5_000)
+    assert [(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count) for b in again.state_batches] == [
+        (0, 1, AVAILABLE, 1)]
+    assert sl.acquire(KEY, "m2", batch(0, 2), 500, 5_000).ranges == (AcquiredRecords(0, 1, 2),)
+
+
+def test_complete_after_the_share_partition_went():
+    sl = leader()
+    sl.acquire(KEY, "m1", batch(0, 1), 500, 0)
+    _e, _m, write = sl.acknowledge(KEY, "m1", [AckBatch(0, 0, (ACCEPT,))], 0)
+    sl.drop_partition("tid", 0)
+    assert sl.complete(KEY, write, False, 0) is None
 
 
 def test_share_config_from_group_and_broker():
@@ -158,3 +201,21 @@ def test_share_config_from_group_and_broker():
     assert share_config({}, broker) == ShareConfig(15000, 4, 200, "latest")
     assert share_config({"share.record.lock.duration.ms": "500", "share.auto.offset.reset": "earliest"},
                         broker) == ShareConfig(1000, 4, 200, "earliest")
+
+
+def test_fetch_ready():
+    """``DelayedShareFetchTest``: ``testTryCompleteWhenMinBytesNotSatisfiedOnFirstFetch`` / ``…OnSubsequentFetch``
+    (readable bytes below MinBytes, the other partition unable to acquire: wait),
+    ``testDelayedShareFetchTryCompleteReturnsFalseDueToNonAcquirablePartitions`` (no partition can acquire: wait);
+    the partitions' bytes add up, each up to its share of MaxBytes (``isMinBytesSatisfied``), and a failed partition
+    completes the fetch."""
+    from kraftwire.replica.share_fetch import fetch_ready
+    assert not fetch_ready([50], 1 << 20, 100, False)
+    assert fetch_ready([50, 60], 1 << 20, 100, False)
+    assert not fetch_ready([None, None], 1 << 20, 1, False)
+    assert fetch_ready([None], 1 << 20, 1, True)
+    assert fetch_ready([0], 1 << 20, 0, False), "MinBytes 0 completes once a partition can acquire"
+    # each partition counts up to its share of MaxBytes: two partitions under MaxBytes 100 count 50 each
+    assert not fetch_ready([500, 40], 100, 100, False)
+    assert fetch_ready([500, 50], 100, 100, False)
+    assert fetch_ready([None, 50], 100, 100, False) is False and fetch_ready([None, 100], 100, 100, False)

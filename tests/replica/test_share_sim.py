@@ -28,7 +28,8 @@ def test_the_runs_reach_the_interesting_paths():
         for k, v in share_sim.ShareSim(5000 + seed, EVENTS).run().items():
             totals[k] = totals.get(k, 0) + v
     for path in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries", "leader_changes",
-                 "lost_writes", "lost_fetches", "leaves", "archived_at_limit", "finished", "reload_checks"):
+                 "lost_writes", "lost_fetches", "leaves", "archived_at_limit", "finished", "reload_checks",
+                 "refused_writes"):
         assert totals[path] > 20, (path, totals)
 
 
@@ -128,10 +129,10 @@ def test_a_write_that_leaves_out_released_records_is_caught(monkeypatch):
     count they had before their last delivery."""
     real = sp.SharePartition._write
 
-    def write(self, changed):
-        w = real(self, changed)
+    def write(self, changed, pending=False):
+        w = real(self, changed, pending)
         kept = tuple(b for b in w.state_batches if b.delivery_state != sp.AVAILABLE)
-        return sp.ShareWrite(w.leader_epoch, w.start_offset, w.delivery_complete_count, kept)
+        return sp.ShareWrite(w.leader_epoch, w.start_offset, w.delivery_complete_count, kept, w.pending)
 
     monkeypatch.setattr(sp.SharePartition, "_write", write)
     assert "loads from the durable state as" in _first_failure()
@@ -167,3 +168,29 @@ def test_a_session_epoch_that_does_not_move_on_is_caught(monkeypatch):
     carrying the epoch it was told, is then refused."""
     monkeypatch.setattr(share_sessions, "next_epoch", lambda epoch: 1 if epoch == 0 else epoch)
     assert "refused INVALID_SHARE_SESSION_EPOCH" in _first_failure()
+
+
+def test_a_refused_write_that_is_not_rolled_back_is_caught(monkeypatch):
+    """The planted bug (issue #43's first difference from Kafka): the share coordinator refused an acknowledgement's
+    write, yet the leader keeps the records acknowledged — finished on the leader, never durably."""
+    real = sp.SharePartition.complete
+
+    def complete(self, write, durable, now_ms):
+        return real(self, write, True, now_ms)
+
+    monkeypatch.setattr(sp.SharePartition, "complete", complete)
+    # the leader's start offset passes records the oracle has back with their member
+    assert "is below the start offset" in _first_failure()
+
+
+def test_a_rollback_that_ignores_an_expired_lock_is_caught(monkeypatch):
+    """The planted bug: a rolled-back record goes back ACQUIRED to its member even though its lock ran out while the
+    write was on its way (Kafka 4.4's ``completeStateTransition`` releases it)."""
+    real = sp.SharePartition.complete
+
+    def complete(self, write, durable, now_ms):
+        return real(self, write, durable, -1)
+
+    monkeypatch.setattr(sp.SharePartition, "complete", complete)
+    message = _first_failure()  # the record is acquired on the leader, the oracle has it back (or archived)
+    assert "the oracle says" in message or "on the leader" in message, message

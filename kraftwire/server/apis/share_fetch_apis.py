@@ -9,15 +9,23 @@
 * **A share-partition** is loaded on first use here: ReadShareGroupState of its key (which also fences an older
   leader's writes), then ``SharePartition.initialize``; it is dropped when this broker stops leading the partition.
 * **Durability**: each ``ShareWrite`` goes to the share coordinator as WriteShareGroupState before the
-  acknowledgement (or release) it comes from is answered; a failed write is the acknowledgement's error.
+  acknowledgement (or release) it comes from is answered. An acknowledgement's changes are pending until then: a
+  refused write rolls them back (``SharePartition.complete``) and answers Kafka's error for it
+  (``persister_error``).
 * **Locks** expire on the runtime's clock (a ticker while share-partitions are loaded); a closed connection ends the
   session it opened (the member's records released), and a group with no session left here is dropped.
 
 * **The share coordinator** of a key is this broker's when it leads the key's ``__share_group_state`` partition,
   else that partition's leader, asked over the inter-broker links (``BrokerLinks``).
 
-Not here yet: the rollback of a share-partition's state when its write fails, and
-DelayedShareFetch's per-partition readiness (the wait is for the whole request).
+**Waiting** (Kafka's ``DelayedShareFetch``): a ShareFetch acquires nothing until it completes — when the readable
+bytes of its acquirable partitions reach ``MinBytes`` (``share_fetch.fetch_ready``), a partition fails, or
+``MaxWaitMs`` passes — and then acquires what each partition has.
+
+**Members**: a member's records are released when its share session ends (closed with -1, or its connection
+closed); Kafka 4.4's group coordinator removing a member (a heartbeat leaving, a session timeout) reaches no
+share-partition leader (``ShareGroupListener.onMemberLeave`` is called by the share session cache alone), so its
+records wait for their locks to expire, here as there.
 """
 
 from __future__ import annotations
@@ -32,7 +40,8 @@ from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.replica import share_fetch
 from kraftwire.replica.share_fetch import ShareLeader, request_error, share_config
-from kraftwire.replica.share_partition import AckBatch, SharePartition, ShareState, ShareStateBatch
+from kraftwire.replica.share_partition import (AckBatch, SharePartition, ShareState, ShareStateBatch,
+                                               persister_error)
 from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionCache
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.edge.broker_links import BrokerLinks
@@ -125,13 +134,19 @@ class ShareFetchApis:
             ack_errors = await self._acknowledge(gid, mid, acks, conn)
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
         else:
-            # as Kafka's: the fetch reads and acquires first (its delayed fetch completes at once when it can), then
-            # the acknowledgements apply, so records they release go to a later fetch unless this one waits
+            # as Kafka's: the fetch completes first when it can (its delayed fetch tries at once), then the
+            # acknowledgements apply, so records they release go to a later fetch unless this one waits; a waiting
+            # fetch acquires nothing until it completes — MinBytes readable, a partition failed, or MaxWaitMs over
             deadline = _now_ms() + max(0, body.max_wait_ms)
-            got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
-            ack_errors = await self._acknowledge(gid, mid, acks, conn)
-            while not self._satisfied(got, body, answers) and await self._woken(deadline):
-                got = await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+            if await self._ready(gid, body, ctx.partitions, answers, conn):
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+                ack_errors = await self._acknowledge(gid, mid, acks, conn)
+            else:
+                ack_errors = await self._acknowledge(gid, mid, acks, conn)
+                while await self._woken(deadline) and not await self._ready(gid, body, ctx.partitions, answers,
+                                                                               conn):
+                    pass
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
         for key, (code, msg) in ack_errors.items():
             answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
             answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg
@@ -210,17 +225,20 @@ class ShareFetchApis:
             out[key] = (code, msg)
             if write is not None:
                 writes.append(((gid, *key), write))
-        for (_g, *key), code in zip(writes, await self._durably(writes)):
+        codes = await self._durably(writes)
+        now, again = _now_ms(), []
+        for (key, write), code in zip(writes, codes):
+            # the write decides: durable, the changes stand; refused, they are rolled back (the records go back
+            # to the member, or are released when their lock ran out meanwhile, which is written in turn)
+            release = self.leader.complete(key, write, code == ec.NONE, now)
+            if release is not None:
+                again.append((key, release))
             if code:
-                out[tuple(key)] = (code, None)
+                out[key[1:]] = (persister_error(code), None)
+        await self._durably(again)
         if writes:
             self._wake()
         return out
-
-    @staticmethod
-    def _satisfied(got: int, body, answers: dict) -> bool:
-        """Whether a ShareFetch is answered now: ``MinBytes`` (at least one byte) acquired, or a partition failed."""
-        return got >= max(1, body.min_bytes) or any(a.error_code for a in answers.values())
 
     async def _woken(self, deadline: int) -> bool:
         """Wait until a high watermark moves or records are released (True), or ``deadline`` passes (False)."""
@@ -235,21 +253,51 @@ class ShareFetchApis:
             return False
         return True
 
-    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> int:
+    async def _loaded(self, gid: str, partitions, answers: dict, conn) -> list:
+        """Each partition's share-partition loaded here: ``[(key, hosted)]`` of those that are, the others answered
+        with their error."""
         R = w.ShareFetchResponse
-        budget, max_bytes, total = body.max_records, body.max_bytes, 0
-        now = _now_ms()
+        out = []
         for key in partitions:
-            answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"", acquired_records=[])
             error, hp = self._partition_error(key, conn)
+            message = None
             if not error:
-                error = await self._load((gid, *key), hp)
+                error, message = await self._load((gid, *key), hp)
             if error:
-                answer.error_code = error
+                answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"",
+                                                             acquired_records=[])
+                answer.error_code, answer.error_message = error, message
                 if error == ec.NOT_LEADER_OR_FOLLOWER:
                     answer.current_leader = R.LeaderIdAndEpoch(*self._leader_hint(key))
                 answers[key] = answer
                 continue
+            out.append((key, hp))
+        if self.leader.partitions:
+            self._start_ticker()
+        return out
+
+    async def _ready(self, gid: str, body, partitions, answers: dict, conn) -> bool:
+        """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
+        readable bytes — its next fetch offset to the high watermark, read up to MaxBytes — or None when it cannot
+        acquire."""
+        readable = []
+        for key, hp in await self._loaded(gid, partitions, answers, conn):
+            sp = self.leader.get((gid, *key))
+            if not sp.can_acquire():
+                readable.append(None)
+                continue
+            offset, hw = max(sp.next_fetch_offset(), hp.log.start_offset()), hp.log.high_watermark()
+            readable.append(0 if offset >= hw else len(hp.log.read(offset, body.max_bytes, limit=hw).records))
+        return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
+                                       any(a.error_code for a in answers.values()))
+
+    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> None:
+        """The fetch completes: each partition's available records acquired, within MaxRecords and MaxBytes over
+        the request."""
+        R = w.ShareFetchResponse
+        budget, max_bytes = body.max_records, body.max_bytes
+        now = _now_ms()
+        for key, hp in await self._loaded(gid, partitions, answers, conn):
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
                 continue
@@ -261,29 +309,30 @@ class ShareFetchApis:
             got = self.leader.acquire((gid, *key), mid, raw, budget, now,
                                       record_limit=body.share_acquire_mode == RECORD_LIMIT)
             if got.ranges:
+                answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"",
+                                                             acquired_records=[])
                 answer.records = raw[:got.record_bytes]
                 answer.acquired_records = [R.AcquiredRecords(first_offset=r.first_offset, last_offset=r.last_offset,
                                                              delivery_count=r.delivery_count) for r in got.ranges]
                 budget -= got.count
                 max_bytes -= got.record_bytes
-                total += got.record_bytes
                 answers[key] = answer
-        if self.leader.partitions:
-            self._start_ticker()
-        return total
 
-    async def _load(self, key, hp) -> int:
-        """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is: the
-        read's error code, NONE once loaded."""
+    async def _load(self, key, hp) -> tuple[int, str | None]:
+        """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
+        ``(NONE, None)`` once loaded, else the read's error as Kafka's ``SharePartition.maybeInitialize`` answers it
+        (``persister_error``, with the share coordinator's message) — a share-partition the group coordinator has not
+        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. (Kafka 4.4 seen answering a MaxWaitMs 0
+        fetch of such a partition leaves the partition out: its initialization had not finished; not matched yet.)"""
         if self.leader.get(key) is not None:
-            return ec.NONE
+            return ec.NONE, None
         pending = self._loading.get(key)
         if pending is None:
             pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
             pending.add_done_callback(lambda _f: self._loading.pop(key, None))
         return await asyncio.shield(pending)
 
-    async def _read_state(self, key, hp) -> int:
+    async def _read_state(self, key, hp) -> tuple[int, str | None]:
         gid, topic_id, index = key
         RQ = w.ReadShareGroupStateRequest
         epoch = hp.state.leader_epoch
@@ -292,7 +341,7 @@ class ShareFetchApis:
         part = answer.results[0].partitions[0]
         if part.error_code:
             log.info("share-partition %s: ReadShareGroupState answered %s", key, ec.name_of(part.error_code))
-            return part.error_code
+            return persister_error(part.error_code), part.error_message
         durable = ShareState(part.state_epoch, epoch, part.start_offset, -1, 0, tuple(
             ShareStateBatch(b.first_offset, b.last_offset, b.delivery_state, b.delivery_count)
             for b in part.state_batches))
@@ -302,7 +351,7 @@ class ShareFetchApis:
             self.leader.partitions[key] = SharePartition.initialize(
                 self._config(gid), durable, leader_epoch=epoch, log_start_offset=lg.start_offset(),
                 log_end_offset=lg.high_watermark())
-        return ec.NONE
+        return ec.NONE, None
 
     async def _durably(self, writes: list) -> list[int]:
         """Write each ``(key, ShareWrite)`` to the share coordinator (WriteShareGroupState v1); their error codes."""
