@@ -47,13 +47,6 @@ ALLOWED: list[Allowance] = [
                 "refusing the others by name") for name in FEATURES),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}]", f"not served: {why} — {_names(apis)}")
       for why, apis in NOT_SERVED.items() for key in apis),
-    # ---- waiting on a fix elsewhere
-    Allowance("AlterShareGroupOffsets-v0-share-group-offsets",
-              "DescribeShareGroupOffsets.groups[*].topics[{ns}.a].partitions[0].start_offset",
-              "Kafka's SharePartition persists an acknowledgement's state before it moves its start offset (the share "
-              "coordinator holds start 0 with 3 records delivered, the next write moves it); kraftwire's "
-              "replica/share_partition writes the moved start offset (3) at once — the lag (0) agrees; to fix in "
-              "share_partition._write, whose tests assert the write as it is"),
 ]
 
 
