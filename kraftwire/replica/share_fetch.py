@@ -27,19 +27,24 @@ here what to answer.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.share_protocol import member_id_valid
 from kraftwire.metadata import group_configs
-from kraftwire.replica.share_partition import AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite
+from kraftwire.replica.share_partition import (
+    REJECT, RENEW, AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite, check_ack_batches,
+)
 
-__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "batch_bounds", "fetch_ready", "request_error",
-           "share_config"]
+__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "acknowledgement_error", "batch_bounds",
+           "fetch_ready", "renew_ack", "request_error", "share_config"]
 
-#: ShareFetch's ``IsRenewAck`` (KIP-1222) from v2
+#: ShareFetch's and ShareAcknowledge's ``IsRenewAck`` and the RENEW type (KIP-1222) from v2. Kafka 4.4 gates them on
+#: the request's version alone: share.version 1 serves them (share.version 2 is the dead-letter queue's, KIP-1191)
 RENEW_ACK_SINCE = 2
+#: the group config that lets members renew their locks (Kafka's ShareGroupConfigProvider.isRenewAcknowledgeEnabled)
+RENEW_ENABLE = "share.renew.acknowledge.enable"
 ShareKey = tuple  # (group id, topic id, partition)
 
 _BATCH_HEADER = struct.Struct(">qi")  # base offset, batch length
@@ -62,6 +67,20 @@ def request_error(*, enabled: bool, group_id: str | None, group_allowed: bool, m
     if renew is not None and any(renew):
         return ec.INVALID_REQUEST
     return ec.NONE
+
+
+def renew_ack(version: int, body) -> bool:
+    """Whether a ShareFetch or ShareAcknowledge carries RENEW acknowledgements: ``IsRenewAck`` set in a v2 or later
+    request. Such a ShareFetch acquires nothing (Kafka's ``handleShareFetchRequest`` answers its fetch part empty)."""
+    return version >= RENEW_ACK_SINCE and bool(getattr(body, "is_renew_ack", False))
+
+
+def acknowledgement_error(batches: list[AckBatch], version: int, is_renew_ack: bool) -> int:
+    """One partition's acknowledgement batches checked before anything else about the partition (Kafka's
+    ``validateAcknowledgementBatches`` runs before the topic and leadership checks): INVALID_REQUEST for a malformed
+    batch, a type past REJECT before v2 or past RENEW from v2, or a RENEW without ``IsRenewAck``."""
+    return check_ack_batches(batches, max_type=RENEW if version >= RENEW_ACK_SINCE else REJECT,
+                             renew_ack=is_renew_ack)
 
 
 def fetch_ready(readable: list[int | None], max_bytes: int, min_bytes: int, failed: bool) -> bool:
@@ -87,7 +106,8 @@ def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | Non
         record_lock_duration_ms=group_configs.effective_ms("share.record.lock.duration.ms", overrides, broker),
         delivery_count_limit=group_configs.effective_ms("share.delivery.count.limit", overrides, broker),
         max_record_locks=group_configs.effective_ms("share.partition.max.record.locks", overrides, broker),
-        auto_offset_reset=reset)
+        auto_offset_reset=reset,
+        renew_enabled=(overrides.get(RENEW_ENABLE) or "true").strip().lower() == "true")
 
 
 def batch_bounds(records) -> list[tuple[int, int, int]]:
@@ -156,6 +176,13 @@ class ShareLeader:
         if not record_limit and batch_last > last:
             ranges = _merged(ranges + sp.acquire(member_id, last + 1, batch_last, batch_last - last, now_ms))
         return Acquired(tuple(ranges), end)
+
+    def renew_enabled(self, group_id: str, enabled: bool) -> None:
+        """The group's ``share.renew.acknowledge.enable`` as it stands now: Kafka reads it on each acknowledgement,
+        while the rest of a share-partition's settings stay as it was loaded with."""
+        for key, sp in self.partitions.items():
+            if key[0] == group_id and sp.config.renew_enabled != enabled:
+                sp.config = replace(sp.config, renew_enabled=enabled)
 
     def acknowledge(self, key: ShareKey, member_id: str, batches: list[AckBatch],
                     now_ms: int) -> tuple[int, str | None, ShareWrite | None]:

@@ -62,14 +62,18 @@ def persister_error(code: int) -> int:
     return ec.NONE if code == ec.NONE else _PERSISTER_ERRORS.get(code, ec.UNKNOWN_SERVER_ERROR)
 
 
-def check_ack_batches(batches: list["AckBatch"]) -> int:
-    """The shape checks of Kafka's ``KafkaApis.validateAcknowledgementBatches``, each INVALID_REQUEST: a batch's
-    first offset after its last, batches not in ascending order without overlap, or a number of types that is
-    neither one nor one per offset."""
+def check_ack_batches(batches: list["AckBatch"], *, max_type: int = RENEW, renew_ack: bool = True) -> int:
+    """The checks of Kafka's ``KafkaApis.validateAcknowledgementBatches``, each INVALID_REQUEST: a batch's first
+    offset after its last, batches not in ascending order without overlap, a number of types that is neither one nor
+    one per offset, a type outside 0..``max_type`` (RENEW from ShareFetch/ShareAcknowledge v2 on, REJECT before), or
+    a RENEW in a request whose ``IsRenewAck`` is not set (``renew_ack``). A request with IsRenewAck may mix RENEW
+    with the other types."""
     previous_last = -1
     for b in batches:
         span = b.last_offset - b.first_offset + 1
-        if span < 1 or b.first_offset <= previous_last or len(b.acknowledge_types) not in (1, span):
+        types = b.acknowledge_types
+        if span < 1 or b.first_offset <= previous_last or len(types) not in (1, span) or \
+                any(t < 0 or t > max_type for t in types) or (RENEW in types and not renew_ack):
             return ec.INVALID_REQUEST
         previous_last = b.last_offset
     return ec.NONE
@@ -83,6 +87,7 @@ class ShareConfig:
     delivery_count_limit: int = 5  # share.delivery.count.limit
     max_record_locks: int = 2000  # share.partition.max.record.locks
     auto_offset_reset: str = "latest"  # share.auto.offset.reset
+    renew_enabled: bool = True  # share.renew.acknowledge.enable
 
 
 def initial_start_offset(policy: str, log_start_offset: int, log_end_offset: int,
@@ -288,10 +293,12 @@ class SharePartition:
     def acknowledge(self, member_id: str, batches: list[AckBatch],
                     now_ms: int) -> tuple[int, str | None, ShareWrite | None]:
         """Apply one member's acknowledgements, all or nothing: ``(error code, message, write)``, the write None
-        when nothing but locks changed. RENEW keeps a record ACQUIRED with a new lock from ``now_ms`` (KIP-1222).
+        when nothing but locks changed. RENEW keeps a record ACQUIRED, by the same member with the same delivery
+        count, with a new lock from ``now_ms`` (KIP-1222; Kafka's ``SharePartition`` cancels the lock's timer and
+        schedules a new one) — INVALID_RECORD_STATE when the group's ``share.renew.acknowledge.enable`` is false.
         Offsets below the start offset are already finished and skipped when the batch reaches the start offset
         (Kafka acknowledges from the start offset when it moved inside a batch), while a batch wholly below it is
-        not found. A malformed request (:func:`check_ack_batches`), an unknown type, or offsets past the window is
+        not found. A malformed request (:func:`check_ack_batches`) or offsets past the window is
         INVALID_REQUEST; a batch not found, or an offset not ACQUIRED or acquired by another member, is
         INVALID_RECORD_STATE."""
         error = check_ack_batches(batches)
@@ -300,8 +307,6 @@ class SharePartition:
         changes: list[tuple[int, int]] = []
         for batch in batches:
             types = batch.acknowledge_types
-            if any(t not in _ACK_STATE and t != RENEW for t in types):
-                return ec.INVALID_REQUEST, f"Invalid acknowledge type: {list(types)}", None
             if batch.first_offset >= self.fetched_end:
                 return (ec.INVALID_REQUEST,
                         "Batch record not found. The first offset in request is past acquired records.", None)
@@ -320,7 +325,10 @@ class SharePartition:
                             "The batch cannot be acknowledged. The subset batch is not in the acquired state.", None)
                 if r.member_id != member_id:
                     return ec.INVALID_RECORD_STATE, "Member is not the owner of offset", None
-                changes.append((offset, types[0] if len(types) == 1 else types[i]))
+                ack = types[0] if len(types) == 1 else types[i]
+                if ack == RENEW and not self.config.renew_enabled:
+                    return ec.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.", None
+                changes.append((offset, ack))
         finished = []
         for offset, ack in changes:
             r = self.records[offset]

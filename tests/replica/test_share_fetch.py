@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from kraftwire import error_codes as ec
 from kraftwire.records import RecordBatchBuilder
-from kraftwire.replica.share_fetch import Acquired, ShareLeader, batch_bounds, request_error, share_config
-from kraftwire.replica.share_partition import (ACCEPT, ACKNOWLEDGED, ACQUIRED, AVAILABLE, RELEASE, AckBatch,
+from kraftwire.protocol import messages as w
+from kraftwire.replica.share_fetch import (Acquired, ShareLeader, acknowledgement_error, batch_bounds, renew_ack,
+                                           request_error, share_config)
+from kraftwire.replica.share_partition import (ACCEPT, ACKNOWLEDGED, ACQUIRED, AVAILABLE, RELEASE, RENEW, AckBatch,
                                                AcquiredRecords, ShareConfig, SharePartition)
 
 KEY = ("grp", "tid", 0)
@@ -201,6 +203,37 @@ def test_share_config_from_group_and_broker():
     assert share_config({}, broker) == ShareConfig(15000, 4, 200, "latest")
     assert share_config({"share.record.lock.duration.ms": "500", "share.auto.offset.reset": "earliest"},
                         broker) == ShareConfig(1000, 4, 200, "earliest")
+
+
+def test_share_config_renew_enable():
+    """``share.renew.acknowledge.enable`` is a group config alone (true unless the group says false)."""
+    broker = {}.get
+    assert share_config({}, broker).renew_enabled
+    assert not share_config({"share.renew.acknowledge.enable": "false"}, broker).renew_enabled
+    assert share_config({"share.renew.acknowledge.enable": "TRUE"}, broker).renew_enabled
+
+
+def test_renew_ack_by_version():
+    """``IsRenewAck`` counts from ShareFetch / ShareAcknowledge v2; the type check follows the version
+    (Kafka 4.4's ``KafkaApis.validateAcknowledgementBatches``: RENEW without IsRenewAck, or in v1, INVALID_REQUEST)."""
+    fetch = w.ShareFetchRequest(is_renew_ack=True)
+    assert renew_ack(2, fetch) and not renew_ack(1, fetch) and not renew_ack(2, w.ShareAcknowledgeRequest())
+    renew = [AckBatch(0, 0, (RENEW,))]
+    assert acknowledgement_error(renew, 2, True) == ec.NONE
+    assert acknowledgement_error(renew, 2, False) == ec.INVALID_REQUEST
+    assert acknowledgement_error(renew, 1, False) == ec.INVALID_REQUEST
+    assert acknowledgement_error([AckBatch(0, 0, (ACCEPT,))], 1, False) == ec.NONE
+
+
+def test_renew_enabled_follows_the_group_config():
+    """The leader applies the group's current ``share.renew.acknowledge.enable`` to its loaded share-partitions."""
+    lead = leader()
+    lead.acquire(KEY, "m", batch(0, 2), 10, now_ms=0)
+    lead.renew_enabled("grp", False)
+    assert lead.acknowledge(KEY, "m", [AckBatch(0, 0, (RENEW,))], 1)[0] == ec.INVALID_RECORD_STATE
+    lead.renew_enabled("grp", True)
+    assert lead.acknowledge(KEY, "m", [AckBatch(0, 0, (RENEW,))], 1) == (ec.NONE, None, None)
+    assert lead.get(KEY).records[0].deadline_ms == 1 + CONFIG.record_lock_duration_ms  # offset 0's lock renewed
 
 
 def test_fetch_ready():

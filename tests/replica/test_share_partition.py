@@ -178,17 +178,13 @@ def test_acknowledge_rollback_with_subset_error():
     assert part.start_offset == 0 and part.state_of(0) == (ACQUIRED, 1, "m1")
 
 
-def test_acknowledge_invalid_type():
-    part = _part()
-    part.acquire("m1", 0, 0, 500, now_ms=0)
-    assert _durable(part, "m1", [_ack(0, 0, 7)], now_ms=0) == (ec.INVALID_REQUEST, "Invalid acknowledge type: [7]", None)
-
-
 @pytest.mark.parametrize("batches", [
     [AckBatch(3, 2, (ACCEPT,))],  # first offset after the last
     [AckBatch(0, 2, (ACCEPT,)), AckBatch(2, 3, (ACCEPT,))],  # overlapping
     [AckBatch(2, 3, (ACCEPT,)), AckBatch(0, 1, (ACCEPT,))],  # not ascending
     [AckBatch(0, 3, (ACCEPT, ACCEPT))],  # neither one type nor one per offset
+    [AckBatch(0, 0, (7,))],  # no such type
+    [AckBatch(0, 0, (-1,))],
 ])
 def test_validate_acknowledgement_batches(batches):
     """KafkaApis.validateAcknowledgementBatches: a malformed request is INVALID_REQUEST and changes nothing."""
@@ -199,7 +195,9 @@ def test_validate_acknowledgement_batches(batches):
 
 
 def test_renew_acknowledgement_extends_the_lock():
-    """RENEW (KIP-1222) keeps the records acquired by the member with a lock from now; nothing is written."""
+    """RENEW (KIP-1222) keeps the records acquired by the member with a lock from now; nothing is written (Kafka
+    4.4's ``SharePartition`` per offset and per batch: the renewed offsets stay ACQUIRED with their delivery count,
+    their lock timer rescheduled, the others take their acknowledgement)."""
     part = _part()
     part.acquire("m1", 0, 2, 500, now_ms=0)
     assert _durable(part, "m1", [_ack(0, 2, RENEW, ACCEPT, RENEW)], now_ms=LOCK_MS - 1)[0] == ec.NONE
@@ -208,6 +206,46 @@ def test_renew_acknowledgement_extends_the_lock():
     assert _durable(part, "m1", [_ack(0, 0, RENEW)], now_ms=LOCK_MS) == (ec.NONE, None, None)
     assert part.next_lock_deadline() == 2 * LOCK_MS - 1  # offset 2's renewal; offset 0 was renewed again later
     assert _durable(part, "m2", [_ack(0, 0, RENEW)], now_ms=LOCK_MS)[0] == ec.INVALID_RECORD_STATE
+
+
+def test_renew_after_the_lock_expired_is_invalid_record_state():
+    """A lock that ran out released its record: renewing it is acknowledging a record that is not acquired
+    (INVALID_RECORD_STATE, as for any type), and a redelivery to another member is not renewed by the first."""
+    part = _part()
+    part.acquire("m1", 0, 1, 500, now_ms=0)
+    assert part.expire_locks(LOCK_MS).state_batches == (ShareStateBatch(0, 1, AVAILABLE, 1),)
+    assert _durable(part, "m1", [_ack(0, 1, RENEW)], now_ms=LOCK_MS) == (
+        ec.INVALID_RECORD_STATE, "The batch cannot be acknowledged. The subset batch is not in the acquired state.",
+        None)
+    assert part.acquire("m2", 0, 1, 500, now_ms=LOCK_MS) == [AcquiredRecords(0, 1, 2)]
+    assert _durable(part, "m1", [_ack(0, 1, RENEW)], now_ms=LOCK_MS)[:2] == (
+        ec.INVALID_RECORD_STATE, "Member is not the owner of offset")
+    assert _states(part, 0, 1) == [(ACQUIRED, 2)] * 2 and part.next_lock_deadline() == 2 * LOCK_MS
+
+
+def test_renew_disabled_for_the_group():
+    """``share.renew.acknowledge.enable`` false: a RENEW is INVALID_RECORD_STATE with Kafka's message, and the whole
+    acknowledgement (an ACCEPT beside it included) changes nothing."""
+    part = _part(renew_enabled=False)
+    part.acquire("m1", 0, 1, 500, now_ms=0)
+    assert _durable(part, "m1", [_ack(0, 1, ACCEPT, RENEW)], now_ms=1) == (
+        ec.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.", None)
+    assert _states(part, 0, 1) == [(ACQUIRED, 1)] * 2 and part.next_lock_deadline() == LOCK_MS
+
+
+@pytest.mark.parametrize("batches, max_type, renew_ack, code", [
+    ([AckBatch(0, 0, (RENEW,))], RENEW, True, ec.NONE),
+    ([AckBatch(0, 1, (RENEW, ACCEPT))], RENEW, True, ec.NONE),  # RENEW mixes with the other types
+    ([AckBatch(0, 0, (ACCEPT,))], RENEW, True, ec.NONE),  # IsRenewAck without a RENEW is fine
+    ([AckBatch(0, 0, (RENEW,))], RENEW, False, ec.INVALID_REQUEST),  # a RENEW needs IsRenewAck
+    ([AckBatch(0, 1, (ACCEPT, RENEW))], RENEW, False, ec.INVALID_REQUEST),
+    ([AckBatch(0, 0, (RENEW,))], REJECT, False, ec.INVALID_REQUEST),  # v1: no type past REJECT
+    ([AckBatch(0, 0, (5,))], RENEW, True, ec.INVALID_REQUEST),
+])
+def test_validate_acknowledgement_batches_renew(batches, max_type, renew_ack, code):
+    """``KafkaApis.validateAcknowledgementBatches`` with KIP-1222's rules: the highest type is RENEW from v2 (REJECT
+    before), and RENEW only in a request with ``IsRenewAck``."""
+    assert sp.check_ack_batches(batches, max_type=max_type, renew_ack=renew_ack) == code
 
 
 def test_acquisition_lock_for_acquiring_single_record():

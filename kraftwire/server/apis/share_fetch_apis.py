@@ -4,7 +4,8 @@
 
 * **A request** is checked (``share_fetch.request_error``), its session stepped (open, move on, close), its
   acknowledgements applied and their writes made durable, then — for a ShareFetch that does not close its session —
-  each partition of the session read and acquired. The answer waits (``MaxWaitMs``) while nothing could be acquired
+  each partition of the session read and acquired — except when it carries RENEW acknowledgements (``IsRenewAck``,
+  KIP-1222): such a fetch only acknowledges, as Kafka's answers its fetch part empty. The answer waits (``MaxWaitMs``) while nothing could be acquired
   and less than ``MinBytes`` was: a moved high watermark or released records wake it.
 * **A share-partition** is loaded on first use here: ReadShareGroupState of its key (which also fences an older
   leader's writes), then ``SharePartition.initialize``; it is dropped when this broker stops leading the partition.
@@ -103,8 +104,7 @@ class ShareFetchApis:
 
     def _refusal(self, request, conn, body) -> int:
         renew = None
-        if request.version >= share_fetch.RENEW_ACK_SINCE and getattr(body, "is_renew_ack", False) and \
-                hasattr(body, "max_wait_ms"):
+        if share_fetch.renew_ack(request.version, body) and hasattr(body, "max_wait_ms"):
             renew = (body.max_bytes, body.min_bytes, body.max_records, body.max_wait_ms)
         gid = body.group_id
         return request_error(enabled=share_groups_enabled(self.md.image.features), group_id=gid,
@@ -130,9 +130,12 @@ class ShareFetchApis:
         gid, mid = body.group_id, body.member_id
         answers: dict = {}
         config = self._config(gid)
+        renewing = share_fetch.renew_ack(version, body)
         if ctx.final:
-            ack_errors = await self._acknowledge(gid, mid, acks, conn)
+            ack_errors = await self._acknowledge(gid, mid, acks, conn, version, renewing)
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
+        elif renewing:
+            ack_errors = await self._acknowledge(gid, mid, acks, conn, version, renewing)
         else:
             # as Kafka's: the fetch completes first when it can (its delayed fetch tries at once), then the
             # acknowledgements apply, so records they release go to a later fetch unless this one waits; a waiting
@@ -140,9 +143,9 @@ class ShareFetchApis:
             deadline = _now_ms() + max(0, body.max_wait_ms)
             if await self._ready(gid, body, ctx.partitions, answers, conn):
                 await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
-                ack_errors = await self._acknowledge(gid, mid, acks, conn)
+                ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
-                ack_errors = await self._acknowledge(gid, mid, acks, conn)
+                ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
                 while await self._woken(deadline) and not await self._ready(gid, body, ctx.partitions, answers,
                                                                                conn):
                     pass
@@ -170,7 +173,7 @@ class ShareFetchApis:
         gid, mid = body.group_id, body.member_id
         acks = {(t.topic_id, p.partition_index): [_ack_batch(b) for b in p.acknowledgement_batches]
                 for t in body.topics for p in t.partitions}
-        errors = await self._acknowledge(gid, mid, acks, conn)
+        errors = await self._acknowledge(gid, mid, acks, conn, version, share_fetch.renew_ack(version, body))
         if body.share_session_epoch == -1:
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
         answers = {key: R.PartitionData(partition_index=key[1], error_code=code,
@@ -211,13 +214,16 @@ class ShareFetchApis:
         return share_config(self.md.image.configs.get((GROUP_CONFIGS, group_id), {}),
                             self.replicas.broker_configs().value)
 
-    async def _acknowledge(self, gid: str, mid: str, acks: dict, conn) -> dict:
+    async def _acknowledge(self, gid: str, mid: str, acks: dict, conn, version: int, renewing: bool) -> dict:
         """Apply each partition's acknowledgements and make their writes durable: ``{(topic id, partition): (error,
-        message)}``."""
+        message)}``. Malformed batches are refused before the partition is looked at, as Kafka's."""
         out, writes = {}, []
         now = _now_ms()
+        self.leader.renew_enabled(gid, self._config(gid).renew_enabled)
         for key, batches in acks.items():
-            error, hp = self._partition_error(key, conn)
+            error = share_fetch.acknowledgement_error(batches, version, renewing)
+            if not error:
+                error, hp = self._partition_error(key, conn)
             if error:
                 out[key] = (error, None)
                 continue
