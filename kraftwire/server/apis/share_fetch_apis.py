@@ -59,6 +59,19 @@ RECORD_LIMIT = 1
 STATE_TIMEOUT_S = 10.0
 
 
+#: the message of an acknowledgement Kafka refuses in ``validateAcknowledgementBatches``: none, where its other
+#: per-partition refusals of a ShareAcknowledge carry their code's default message
+_NO_MESSAGE = ""
+
+
+def _message(code: int, msg: str | None) -> str | None:
+    """A ShareAcknowledge partition's error message: the one given, none for :data:`_NO_MESSAGE`, else the code's
+    default."""
+    if msg is not None:
+        return msg or None
+    return ec.default_message(code) if code else None
+
+
 class ShareFetchApis:
     def __init__(self, share_apis) -> None:
         self.share = share_apis
@@ -152,7 +165,7 @@ class ShareFetchApis:
                 await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
         for key, (code, msg) in ack_errors.items():
             answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
-            answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg
+            answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg or None
         leaders = {a.current_leader.leader_id for a in answers.values()
                    if a.error_code == ec.NOT_LEADER_OR_FOLLOWER and a.current_leader.leader_id >= 0}
         conn.send_response(R(throttle_time_ms=0, error_code=ec.NONE,
@@ -177,7 +190,7 @@ class ShareFetchApis:
         if body.share_session_epoch == -1:
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
         answers = {key: R.PartitionData(partition_index=key[1], error_code=code,
-                                        error_message=msg or (ec.default_message(code) if code else None))
+                                        error_message=_message(code, msg))
                    for key, (code, msg) in errors.items()}
         for key, answer in answers.items():
             if answer.error_code == ec.NOT_LEADER_OR_FOLLOWER:
@@ -216,14 +229,17 @@ class ShareFetchApis:
 
     async def _acknowledge(self, gid: str, mid: str, acks: dict, conn, version: int, renewing: bool) -> dict:
         """Apply each partition's acknowledgements and make their writes durable: ``{(topic id, partition): (error,
-        message)}``. Malformed batches are refused before the partition is looked at, as Kafka's."""
+        message)}``. Malformed batches are refused before the partition is looked at, as Kafka's, with no message
+        (:data:`_NO_MESSAGE`)."""
         out, writes = {}, []
         now = _now_ms()
         self.leader.renew_enabled(gid, self._config(gid).renew_enabled)
         for key, batches in acks.items():
             error = share_fetch.acknowledgement_error(batches, version, renewing)
-            if not error:
-                error, hp = self._partition_error(key, conn)
+            if error:
+                out[key] = (error, _NO_MESSAGE)
+                continue
+            error, hp = self._partition_error(key, conn)
             if error:
                 out[key] = (error, None)
                 continue

@@ -43,34 +43,38 @@ M = "share-member-1"
 IAC = w.IncrementalAlterConfigsRequest
 
 
-def share_fetch(epoch: int, acks=(), max_records: int = 4, wait: int = 0) -> Step:
+def _types(t) -> list[int]:
+    """One acknowledge type, or a tuple of one per offset."""
+    return list(t) if isinstance(t, tuple) else [t]
+
+
+def share_fetch(epoch: int, acks=(), max_records: int = 4, wait: int = 0, version: int = 1, renew: bool = False,
+                min_bytes: int = 1, max_bytes: int = 1 << 20) -> Step:
     """A ShareFetch of partition 0 of topic A on the scenario's connection, acknowledging ``acks`` ((first, last,
-    type) batches)."""
-    return Step(SF(group_id=G, member_id=M, share_session_epoch=epoch, max_wait_ms=wait, min_bytes=1,
-                   max_bytes=1 << 20, max_records=max_records, batch_size=max_records, topics=[SF.FetchTopic(
+    type or types) batches); ``renew``: v2's IsRenewAck."""
+    return Step(SF(group_id=G, member_id=M, share_session_epoch=epoch, max_wait_ms=wait, min_bytes=min_bytes,
+                   max_bytes=max_bytes, max_records=max_records, batch_size=max_records, is_renew_ack=renew,
+                   topics=[SF.FetchTopic(
                        topic_id=TopicId(A), partitions=[SF.FetchPartition(partition_index=0, acknowledgement_batches=[
-                           SF.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=[t])
+                           SF.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=_types(t))
                            for f, last, t in acks])])],
-                   forgotten_topics_data=[]), 1, connection="c")
+                   forgotten_topics_data=[]), version, connection="c")
 
 
-def share_ack(epoch: int, acks) -> Step:
-    return Step(SA(group_id=G, member_id=M, share_session_epoch=epoch, topics=[SA.AcknowledgeTopic(
-        topic_id=TopicId(A), partitions=[SA.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
-            SA.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=[t])
-            for f, last, t in acks])])]), 1, connection="c")
+def share_ack(epoch: int, acks, version: int = 1, renew: bool = False) -> Step:
+    batches = [SA.AcknowledgementBatch(first_offset=f, last_offset=last, acknowledge_types=_types(t))
+               for f, last, t in acks]
+    return Step(SA(group_id=G, member_id=M, share_session_epoch=epoch, is_renew_ack=renew, topics=[
+        SA.AcknowledgeTopic(topic_id=TopicId(A), partitions=[
+            SA.AcknowledgePartition(partition_index=0, acknowledgement_batches=batches)])]), version, connection="c")
 
 
 def assigned(answer) -> bool:
     return answer.error_code == 0 and bool(answer.assignment and answer.assignment.topic_partitions)
 
 
-#: a share group member of topic A whose share-partition the group coordinator initialized (from the earliest
-#: offset: the group's share.auto.offset.reset), its records read — MaxRecords 2 and BatchSize 2 take the first
-#: batch of 3 whole, in one range — and acknowledged: ACCEPT, RELEASE (redelivered with delivery count 2, by the
-#: fetch after the one that carried the release), REJECT, an offset past the acquired ones (INVALID_REQUEST), then
-#: the session closed
-ACQUIRE = [
+#: topic A with two batches (3 and 2 records) and a member of a share group reading it from the earliest offset
+JOINED = [
     *created(A),
     Step(IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=G, configs=[
         IAC.AlterableConfig(name="share.auto.offset.reset", config_operation=0, value="earliest")])],
@@ -83,12 +87,52 @@ ACQUIRE = [
     # share-partition (a set-up step, not compared: Kafka 4.4 answers the join with member epoch 2, kraftwire with 1)
     Step(SH(group_id=G, member_id=M, member_epoch=0, rack_id=None, subscribed_topic_names=[A]), 1,
          until=assigned, probe=True),
+]
+#: a share group member of topic A whose share-partition the group coordinator initialized (from the earliest
+#: offset: the group's share.auto.offset.reset), its records read — MaxRecords 2 and BatchSize 2 take the first
+#: batch of 3 whole, in one range — and acknowledged: ACCEPT, RELEASE (redelivered with delivery count 2, by the
+#: fetch after the one that carried the release), REJECT, an offset past the acquired ones (INVALID_REQUEST), then
+#: the session closed
+ACQUIRE = [
+    *JOINED,
     share_fetch(0, max_records=2, wait=2000),
     share_fetch(1, acks=[(0, 0, 1), (1, 1, 2), (2, 2, 3)], max_records=10, wait=2000),
     share_ack(2, [(3, 4, 1)]),
     share_fetch(3, max_records=10, wait=500),
     share_ack(4, [(1, 1, 1), (9, 9, 1)]),
     share_ack(5, [(1, 1, 1)]),
+    share_fetch(-1, acks=[]),
+]
+
+
+RENEW = 4
+
+
+def renew_enable(value: str) -> Step:
+    return Step(IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=G, configs=[
+        IAC.AlterableConfig(name="share.renew.acknowledge.enable", config_operation=0, value=value)])],
+        validate_only=False), 1)
+
+
+#: KIP-1222's RENEW (ShareFetch / ShareAcknowledge v2, served at share.version 1: Kafka 4.4 gates it on the version
+#: alone) on a member's five acquired records: renewed by ShareAcknowledge, refused without IsRenewAck and in v1
+#: (INVALID_REQUEST for the partition), mixed per offset with ACCEPT; a ShareFetch with IsRenewAck and a MaxWaitMs
+#: refused as a whole, one with its limits 0 only acknowledging (no records, though RELEASE made one available);
+#: with the group's share.renew.acknowledge.enable false a RENEW is INVALID_RECORD_STATE; the session closed
+RENEWING = [
+    *JOINED,
+    share_fetch(0, max_records=10, wait=2000),
+    share_ack(1, [(0, 0, RENEW)], version=2, renew=True),
+    share_ack(2, [(0, 0, RENEW)], version=2),
+    share_ack(3, [(0, 0, RENEW)]),
+    share_ack(4, [(0, 1, (RENEW, 1))], version=2, renew=True),
+    share_fetch(5, acks=[(0, 0, RENEW)], version=2, renew=True, wait=500),
+    share_fetch(5, acks=[(0, 0, RENEW), (2, 2, 2)], version=2, renew=True, max_records=0, min_bytes=0,
+                max_bytes=0),
+    share_fetch(6, acks=[(0, 0, RENEW)], version=2, max_records=10),
+    renew_enable("false"),
+    share_ack(7, [(0, 0, RENEW)], version=2, renew=True),
+    share_ack(8, [(0, 0, 1)], version=2, renew=True),
     share_fetch(-1, acks=[]),
 ]
 
@@ -200,6 +244,7 @@ SCENARIOS = [
         Step(fetch(1), 1, connection="e"),
     ], config="share"),
     Scenario("ShareFetch", 1, "acquire-and-acknowledge", ACQUIRE, config="share"),
+    Scenario("ShareAcknowledge", 2, "renew", RENEWING, config="share"),
     Scenario("DescribeShareGroupOffsets", 1, "share-version-off", [describe_offsets((G, None), (G, {A: [0]}))]),
     Scenario("AlterShareGroupOffsets", 0, "share-version-off", [alter_offsets(G, {A: {0: 0}})]),
     Scenario("DeleteShareGroupOffsets", 0, "share-version-off", [delete_offsets(G, A)]),
