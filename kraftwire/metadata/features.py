@@ -59,7 +59,10 @@ FEATURES: tuple[Feature, ...] = (
     # GV1: the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)
     Feature(GROUP_VERSION, (_BASE, FeatureLevel(1, "4.0-IV0")), implemented=1),
     Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=1),
-    # SV1: share groups (KIP-932); SV2: KIP-1222's acknowledgement renewals, not here yet
+    # SV1: share groups (KIP-932); SV2: their dead-letter queues (KIP-1191, ShareVersion.supportsShareGroupDLQ: an
+    # archived record copied to the group's errors.deadletterqueue.topic.name), not here yet. KIP-1222's RENEW is not
+    # gated by a feature level: Kafka 4.4 serves it from ShareFetch/ShareAcknowledge v2 at SV1 already
+
     Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=1),
     Feature(STREAMS_VERSION, (_BASE, FeatureLevel(1, "4.2-IV1")), implemented=0),
 )
@@ -68,7 +71,7 @@ BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
 #: what a level kraftwire refuses would bring, by (feature, level)
 REFUSED: dict[tuple[str, int], str] = {
     (SHARE_VERSION, 1): "share groups (KIP-932)",
-    (SHARE_VERSION, 2): "share groups (KIP-932)",
+    (SHARE_VERSION, 2): "share-group dead-letter queues (KIP-1191)",
     (STREAMS_VERSION, 1): "streams groups (KIP-1071)",
 }
 

@@ -132,8 +132,8 @@ def test_what_kraftwire_implements_and_advertises():
                          "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1),
                          "share.version": (0, 1), "streams.version": (0, 0)}
     assert ft.refusal("share.version", 2) == (
-        "share.version=2 needs share groups (KIP-932), which kraftwire does not implement yet; kraftwire supports "
-        "share.version up to level 1")
+        "share.version=2 needs share-group dead-letter queues (KIP-1191), which kraftwire does not implement yet; "
+        "kraftwire supports share.version up to level 1")
     assert ft.refusal("share.version", 1) == ""  # implemented, though off by default (ft.OFF_BY_DEFAULT)
     assert ft.refusal("transaction.version", 1) == "" and ft.refusal("group.version", 1) == ""
     assert ft.refusal("transaction.version", 2) == ""  # KIP-890 part 2
@@ -243,7 +243,7 @@ def test_update_features_error_cases(updates, kraft_version, message):
 
 
 @pytest.mark.parametrize("name, level, needle", [
-    ("share.version", 2, "needs share groups (KIP-932)"),
+    ("share.version", 2, "needs share-group dead-letter queues (KIP-1191)"),
     ("streams.version", 1, "needs streams groups (KIP-1071)"),
     ("metadata.version", 34, "needs Kafka 4.5's unstable metadata"),
 ])

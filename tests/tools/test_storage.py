@@ -209,7 +209,7 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
     (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version could not be set to "
      "1 because it depends on metadata.version level 23"),
-    (["-f", "share.version=2"], "share.version=2 needs share groups (KIP-932)"),
+    (["-f", "share.version=2"], "share.version=2 needs share-group dead-letter queues (KIP-1191)"),
     (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])
 def test_bad_release_or_feature_is_refused_and_writes_nothing(tmp_path, capsys, args, message):

@@ -5,8 +5,9 @@
 * **A request** is checked (``share_fetch.request_error``), its session stepped (open, move on, close), its
   acknowledgements applied and their writes made durable, then — for a ShareFetch that does not close its session —
   each partition of the session read and acquired — except when it carries RENEW acknowledgements (``IsRenewAck``,
-  KIP-1222): such a fetch only acknowledges, as Kafka's answers its fetch part empty. The answer waits (``MaxWaitMs``) while nothing could be acquired
-  and less than ``MinBytes`` was: a moved high watermark or released records wake it.
+  KIP-1222): such a fetch only acknowledges, as Kafka's answers its fetch part empty. The answer waits
+  (``MaxWaitMs``) while nothing could be acquired and less than ``MinBytes`` was: a moved high watermark or released
+  records wake it.
 * **A share-partition** is loaded on first use here: ReadShareGroupState of its key (which also fences an older
   leader's writes), then ``SharePartition.initialize``; it is dropped when this broker stops leading the partition.
 * **Durability**: each ``ShareWrite`` goes to the share coordinator as WriteShareGroupState before the
