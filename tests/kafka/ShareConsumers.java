@@ -21,7 +21,8 @@ import java.util.TreeSet;
 /**
  * Records 0..records-1 go round-robin to the topic's partitions. Two Kafka share consumers (KIP-932) of one group
  * read the topic and acknowledge every record explicitly: a value v with v % 7 == 3 is rejected, one with
- * v % 5 == 1 released on its first delivery, every other delivery accepted.
+ * v % 5 == 1 released on its first delivery, every other delivery accepted — a value with v % 11 == 4 accepted
+ * after its lock was renewed (RENEW, KIP-1222) on its first delivery.
  * Prints one line per delivery, "DELIVERY consumer value deliveryCount action", then "DONE finished" once every
  * value was accepted or rejected (or "TIMEOUT" after the deadline).
  *
@@ -67,7 +68,7 @@ public class ShareConsumers {
             consumers[i] = new KafkaShareConsumer<>(cp);
             consumers[i].subscribe(Set.of(topic));
         }
-        Set<Integer> finished = new TreeSet<>();
+        Set<Integer> finished = new TreeSet<>(), renewed = new TreeSet<>();
         try {
             while (finished.size() < records && System.currentTimeMillis() < deadline) {
                 for (int i = 0; i < 2; i++) {
@@ -77,8 +78,11 @@ public class ShareConsumers {
                         short count = r.deliveryCount().orElse((short) -1);
                         AcknowledgeType ack = v % 7 == 3 ? AcknowledgeType.REJECT
                             : (v % 5 == 1 && count == 1) ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT;
+                        if (ack == AcknowledgeType.ACCEPT && v % 11 == 4 && renewed.add(v)) {
+                            ack = AcknowledgeType.RENEW;  // KIP-1222: the consumer hands the record back later
+                        }
                         consumers[i].acknowledge(r, ack);
-                        if (ack != AcknowledgeType.RELEASE) {
+                        if (ack != AcknowledgeType.RELEASE && ack != AcknowledgeType.RENEW) {
                             finished.add(v);
                         }
                         System.out.println("DELIVERY " + i + " " + v + " " + count + " " + ack);

@@ -1,8 +1,9 @@
 """Share groups end to end on real nodes (KIP-932): kraftwire brokers formatted with ``--feature share.version=1``
 and Kafka 4.4's Java ``KafkaShareConsumer`` — two share consumers of one group read one topic through ShareFetch
 and acknowledge every record explicitly (``tests/kafka/ShareConsumers.java``): some REJECT, some RELEASE on their
-first delivery. Every record ends accepted or rejected, none is held by two consumers at once, and the delivery
-counts are Kafka's: 1 for a record accepted or rejected at once, 2 for a released one when it comes back."""
+first delivery, some RENEW their lock (KIP-1222) before they ACCEPT. Every record ends accepted or rejected, none is held by two consumers at once, and the delivery
+counts are Kafka's: 1 for a record accepted or rejected at once, 2 for a released one when it comes back, the same
+after a renewal."""
 
 from __future__ import annotations
 
@@ -26,9 +27,11 @@ def expected(v: int) -> list[tuple[int, str]]:
     """The deliveries of value ``v``: (delivery count, acknowledgement), in order."""
     if v % 7 == 3:
         return [(1, "REJECT")]
-    if v % 5 == 1:
-        return [(1, "RELEASE"), (2, "ACCEPT")]
-    return [(1, "ACCEPT")]
+    out = [(1, "RELEASE")] if v % 5 == 1 else []
+    count = len(out) + 1
+    if v % 11 == 4:  # renewed, handed back by the client with the same delivery count, then accepted
+        out.append((count, "RENEW"))
+    return out + [(count, "ACCEPT")]
 
 
 def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
@@ -61,6 +64,8 @@ def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
         for v in range(RECORDS):
             assert [(c, a) for c, a, _who in deliveries[v]] == expected(v), (v, deliveries[v])
         assert {who for ds in deliveries.values() for _c, _a, who in ds} <= {0, 1}
+        for ds in deliveries.values():  # a renewed record stays with the consumer that renewed it
+            assert all(ds[i + 1][2] == who for i, (_c, ack, who) in enumerate(ds) if ack == "RENEW"), ds
         for node in cluster.nodes.values():
             assert "Traceback" not in node.stderr(), node.stderr()[-3000:]
         described = [asyncio.run(request_once("127.0.0.1", port, w.ShareGroupDescribeRequest(
