@@ -26,7 +26,9 @@ deadlines.
   with its delivery count raised — by one over the previous delivery on the same leader, by one over the last
   durable count after a leader change (KIP-932 does not persist acquisitions) — and never beyond
   ``share.delivery.count.limit``;
-* an acknowledgement succeeds exactly when the oracle says the consumer still holds every record in it;
+* an acknowledgement succeeds exactly when the oracle says the consumer still holds every record in it (and, for
+  one with a RENEW, when the group's ``share.renew.acknowledge.enable``, which flips now and then, is true); a
+  renewed record stays with its consumer until its new lock runs out;
 * nothing is lost: every offset below the log end is below the start offset only if it is finished, and otherwise
   has the oracle's state (finished, held by the oracle's holder with its count, or available);
 * a record ends ACKNOWLEDGED (or ARCHIVED) exactly once in the durable state, and a durable end is never undone;
@@ -48,6 +50,7 @@ from __future__ import annotations
 import random
 import sys
 from collections import deque
+from dataclasses import replace
 
 from kraftwire import error_codes as ec
 from kraftwire.replica import share_partition as sp
@@ -99,7 +102,7 @@ class ShareSim:
         self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries",
                                       "leader_changes", "lost_writes", "lost_fetches", "leaves", "archived_at_limit",
                                       "finished", "reload_checks",
-                                      "refused_writes")}
+                                      "refused_writes", "renewals_refused")}
         # the oracle
         self.holder: dict[int, tuple[str, int]] = {}  # offset -> (member, lock deadline)
         self.count: dict[int, int] = {}  # offset -> delivery count on the live leader
@@ -197,7 +200,9 @@ class ShareSim:
             types = [self.rng.choices((sp.ACCEPT, sp.RELEASE, sp.REJECT, sp.GAP, sp.RENEW), (75, 12, 5, 3, 5))[0]
                      for _ in offsets]
         batches = self._batches(offsets, types)
-        expect_ok = self._acceptable(c.member_id, batches)
+        # a RENEW on an offset already finished is skipped with it (the leader acknowledges from its start offset)
+        renewing = any(t == sp.RENEW and o >= self._first_unfinished() for o, t in zip(offsets, types))
+        expect_ok = self._acceptable(c.member_id, batches) and (self.config.renew_enabled or not renewing)
         error, message, write = self.part.acknowledge(c.member_id, batches, self.now)
         self.note(f"{c.member_id} ack {list(zip(offsets, types))}: {error} {message or ''}")
         held = {o: c.held.pop(o) for o in offsets}
@@ -207,6 +212,8 @@ class ShareSim:
                       f"{'success' if expect_ok else 'a refusal'}")
         if error != ec.NONE:
             self.counts["acks_refused"] += 1
+            if renewing and not self.config.renew_enabled:
+                self.counts["renewals_refused"] += 1
             return
         self.counts["acks"] += 1
         first = self._first_unfinished()
@@ -224,6 +231,13 @@ class ShareSim:
                 del self.holder[o]
                 self.finished.add(o)
         self._write(write, c, answer=(c.member_id, tuple(offsets)), before=before)
+
+    def toggle_renew(self) -> None:
+        """The group's ``share.renew.acknowledge.enable`` flips: the leader applies it to the next acknowledgement
+        (a RENEW is refused whole while it is false) and a new leader loads with it."""
+        self.config = replace(self.config, renew_enabled=not self.config.renew_enabled)
+        self.part.config = replace(self.part.config, renew_enabled=self.config.renew_enabled)
+        self.note(f"share.renew.acknowledge.enable={str(self.config.renew_enabled).lower()}")
 
     def _first_unfinished(self) -> int:
         """The first offset not finished for good: an acknowledgement whose write is on its way has finished its
@@ -407,6 +421,8 @@ class ShareSim:
             self.acknowledge(c)
         elif r < 0.85:
             self.flush()
+        elif r < 0.865:
+            self.toggle_renew()
         elif r < 0.93:
             self.expire()
         elif not faults:

@@ -29,7 +29,7 @@ def test_the_runs_reach_the_interesting_paths():
             totals[k] = totals.get(k, 0) + v
     for path in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries", "leader_changes",
                  "lost_writes", "lost_fetches", "leaves", "archived_at_limit", "finished", "reload_checks",
-                 "refused_writes"):
+                 "refused_writes", "renewals_refused"):
         assert totals[path] > 20, (path, totals)
 
 
