@@ -64,7 +64,8 @@ def persister_error(code: int) -> int:
 
 def check_ack_batches(batches: list["AckBatch"], *, max_type: int = RENEW, renew_ack: bool = True) -> int:
     """The checks of Kafka's ``KafkaApis.validateAcknowledgementBatches``, each INVALID_REQUEST: a batch's first
-    offset after its last, batches not in ascending order without overlap, a number of types that is neither one nor
+    offset after its last, a batch starting before the previous one's last offset (one starting at it passes: the
+    offset is then acknowledged twice, which :meth:`SharePartition.acknowledge` judges), a number of types that is neither one nor
     one per offset, a type outside 0..``max_type`` (RENEW from ShareFetch/ShareAcknowledge v2 on, REJECT before), or
     a RENEW in a request whose ``IsRenewAck`` is not set (``renew_ack``). A request with IsRenewAck may mix RENEW
     with the other types."""
@@ -72,7 +73,7 @@ def check_ack_batches(batches: list["AckBatch"], *, max_type: int = RENEW, renew
     for b in batches:
         span = b.last_offset - b.first_offset + 1
         types = b.acknowledge_types
-        if span < 1 or b.first_offset <= previous_last or len(types) not in (1, span) or \
+        if span < 1 or b.first_offset < previous_last or len(types) not in (1, span) or \
                 any(t < 0 or t > max_type for t in types) or (RENEW in types and not renew_ack):
             return ec.INVALID_REQUEST
         previous_last = b.last_offset
@@ -304,7 +305,7 @@ class SharePartition:
         error = check_ack_batches(batches)
         if error != ec.NONE:
             return error, None, None
-        changes: list[tuple[int, int]] = []
+        changes: dict[int, int] = {}  # offset: its type, the last one given (a RENEW may be followed by another)
         for batch in batches:
             types = batch.acknowledge_types
             if batch.first_offset >= self.fetched_end:
@@ -320,7 +321,7 @@ class SharePartition:
                 if offset < self.start_offset:
                     continue
                 r = self.records[offset]
-                if r.state != ACQUIRED:
+                if r.state != ACQUIRED or changes.get(offset, RENEW) != RENEW:
                     return (ec.INVALID_RECORD_STATE,
                             "The batch cannot be acknowledged. The subset batch is not in the acquired state.", None)
                 if r.member_id != member_id:
@@ -328,9 +329,9 @@ class SharePartition:
                 ack = types[0] if len(types) == 1 else types[i]
                 if ack == RENEW and not self.config.renew_enabled:
                     return ec.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.", None
-                changes.append((offset, ack))
+                changes[offset] = ack
         finished = []
-        for offset, ack in changes:
+        for offset, ack in changes.items():
             r = self.records[offset]
             if ack == RENEW:
                 r.deadline_ms = now_ms + self.config.record_lock_duration_ms

@@ -75,6 +75,11 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
 DATA_AND_COORDINATORS: list[Allowance] = [
+    Allowance("ShareAcknowledge-v2-renew", "ShareAcknowledge#7.responses[0].partitions[0].error_message",
+              "the same refusal (INVALID_RECORD_STATE) worded per batch: Kafka 4.4 keeps a share-partition's states "
+              "per acquired batch until an acknowledgement covers part of one, and words a refusal in a batch it "
+              "split 'The offset cannot be acknowledged. The offset is not acquired.'; kraftwire keeps them per "
+              "offset and words every such refusal as Kafka does for a whole batch"),
     Allowance("ListGroups-v*", "ListGroups.groups.<order>",
               "Kafka lists the groups in the iteration order of its coordinator's timeline hash table (one per "
               "__consumer_offsets partition), whose size and history depend on every group the node held (other "

@@ -180,7 +180,7 @@ def test_acknowledge_rollback_with_subset_error():
 
 @pytest.mark.parametrize("batches", [
     [AckBatch(3, 2, (ACCEPT,))],  # first offset after the last
-    [AckBatch(0, 2, (ACCEPT,)), AckBatch(2, 3, (ACCEPT,))],  # overlapping
+    [AckBatch(0, 2, (ACCEPT,)), AckBatch(1, 3, (ACCEPT,))],  # starting before the previous batch's last offset
     [AckBatch(2, 3, (ACCEPT,)), AckBatch(0, 1, (ACCEPT,))],  # not ascending
     [AckBatch(0, 3, (ACCEPT, ACCEPT))],  # neither one type nor one per offset
     [AckBatch(0, 0, (7,))],  # no such type
@@ -231,6 +231,21 @@ def test_renew_disabled_for_the_group():
     assert _durable(part, "m1", [_ack(0, 1, ACCEPT, RENEW)], now_ms=1) == (
         ec.INVALID_RECORD_STATE, "Renewing acquisition locks is not enabled for the group.", None)
     assert _states(part, 0, 1) == [(ACQUIRED, 1)] * 2 and part.next_lock_deadline() == LOCK_MS
+
+
+def test_an_offset_acknowledged_twice():
+    """Batches meeting at one offset pass the shape check (Kafka 4.4 refuses only a batch starting before the
+    previous one's last offset): the offset is renewed twice, or renewed then accepted, but once accepted it is no
+    longer acquired, and the whole acknowledgement is refused."""
+    part = _part()
+    part.acquire("m1", 0, 2, 500, now_ms=0)
+    assert _durable(part, "m1", [_ack(0, 0, RENEW), _ack(0, 1, RENEW)], now_ms=5) == (ec.NONE, None, None)
+    assert _durable(part, "m1", [_ack(0, 1, ACCEPT), _ack(1, 2, ACCEPT)], now_ms=5) == (
+        ec.INVALID_RECORD_STATE, "The batch cannot be acknowledged. The subset batch is not in the acquired state.",
+        None)
+    assert _states(part, 0, 2) == [(ACQUIRED, 1)] * 3
+    assert _durable(part, "m1", [_ack(0, 1, RENEW), _ack(1, 2, ACCEPT)], now_ms=5)[0] == ec.NONE
+    assert _states(part, 0, 2) == [(ACQUIRED, 1), (ACKNOWLEDGED, 1), (ACKNOWLEDGED, 1)]
 
 
 @pytest.mark.parametrize("batches, max_type, renew_ack, code", [

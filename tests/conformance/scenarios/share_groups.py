@@ -126,13 +126,18 @@ RENEWING = [
     share_ack(2, [(0, 0, RENEW)], version=2),
     share_ack(3, [(0, 0, RENEW)]),
     share_ack(4, [(0, 1, (RENEW, 1))], version=2, renew=True),
-    share_fetch(5, acks=[(0, 0, RENEW)], version=2, renew=True, wait=500),
-    share_fetch(5, acks=[(0, 0, RENEW), (2, 2, 2)], version=2, renew=True, max_records=0, min_bytes=0,
+    # a batch starting at the previous one's last offset passes Kafka's order check (it refuses only one before it)
+    share_ack(5, [(0, 0, RENEW), (0, 0, RENEW)], version=2, renew=True),
+    share_ack(6, [(2, 3, RENEW), (3, 4, RENEW)], version=2, renew=True),
+    share_ack(7, [(3, 3, 1), (3, 4, 1)], version=2, renew=True),  # accepted, then no longer acquired
+    share_ack(8, [(3, 3, RENEW), (3, 4, 1)], version=2, renew=True),
+    share_fetch(9, acks=[(0, 0, RENEW)], version=2, renew=True, wait=500),
+    share_fetch(9, acks=[(0, 0, RENEW), (2, 2, 2)], version=2, renew=True, max_records=0, min_bytes=0,
                 max_bytes=0),
-    share_fetch(6, acks=[(0, 0, RENEW)], version=2, max_records=10),
+    share_fetch(10, acks=[(0, 0, RENEW)], version=2, max_records=10),
     renew_enable("false"),
-    share_ack(7, [(0, 0, RENEW)], version=2, renew=True),
-    share_ack(8, [(0, 0, 1)], version=2, renew=True),
+    share_ack(11, [(0, 0, RENEW)], version=2, renew=True),
+    share_ack(12, [(0, 0, 1)], version=2, renew=True),
     share_fetch(-1, acks=[]),
 ]
 
