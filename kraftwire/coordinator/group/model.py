@@ -53,6 +53,10 @@ class GroupConfig:
     share_max_heartbeat_interval_ms: int = 15_000  # group.share.max.heartbeat.interval.ms
     share_max_size: int = 200  # group.share.max.size
     share_initialize_retry_interval_ms: int = 30_000  # group.share.initialize.retry.interval.ms
+    #: the least time between two target assignments of a share group (KIP-1263), and its group config's bounds
+    share_assignment_interval_ms: int = 1000  # group.share.assignment.interval.ms
+    share_min_assignment_interval_ms: int = 0  # group.share.min.assignment.interval.ms
+    share_max_assignment_interval_ms: int = 15_000  # group.share.max.assignment.interval.ms
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -67,7 +71,10 @@ class GroupConfig:
                  "group.share.max.session.timeout.ms": self.share_max_session_timeout_ms,
                  "group.share.heartbeat.interval.ms": self.share_heartbeat_interval_ms,
                  "group.share.min.heartbeat.interval.ms": self.share_min_heartbeat_interval_ms,
-                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms}.get(name)
+                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms,
+                 "group.share.assignment.interval.ms": self.share_assignment_interval_ms,
+                 "group.share.min.assignment.interval.ms": self.share_min_assignment_interval_ms,
+                 "group.share.max.assignment.interval.ms": self.share_max_assignment_interval_ms}.get(name)
         return None if value is None else str(value)
 
     def share_config_error(self) -> tuple[str, int, str] | None:
@@ -126,6 +133,9 @@ class GroupConfig:
                    share_min_heartbeat_interval_ms=bound("group.share.min.heartbeat.interval.ms"),
                    share_max_heartbeat_interval_ms=bound("group.share.max.heartbeat.interval.ms"),
                    share_max_size=bound("group.share.max.size"),
+                   share_assignment_interval_ms=bound("group.share.assignment.interval.ms"),
+                   share_min_assignment_interval_ms=bound("group.share.min.assignment.interval.ms"),
+                   share_max_assignment_interval_ms=bound("group.share.max.assignment.interval.ms"),
                    share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
                                                           or 30_000))
         error = config.share_config_error()
