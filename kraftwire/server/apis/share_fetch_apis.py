@@ -173,8 +173,7 @@ class ShareFetchApis:
         errors = await self._acknowledge(gid, mid, acks, conn)
         if body.share_session_epoch == -1:
             await self._durably(self.leader.release_member(gid, mid, self.sessions.release(gid, mid)))
-        answers = {key: R.PartitionData(partition_index=key[1], error_code=code,
-                                        error_message=msg or (ec.default_message(code) if code else None))
+        answers = {key: R.PartitionData(partition_index=key[1], error_code=code, error_message=_ack_message(code, msg))
                    for key, (code, msg) in errors.items()}
         for key, answer in answers.items():
             if answer.error_code == ec.NOT_LEADER_OR_FOLLOWER:
@@ -445,6 +444,14 @@ class ShareFetchApis:
             if hp is None or hp.state.epoch_error(-1, leader_only=True) or \
                     hp.state.leader_epoch != self.leader.partitions[(gid, topic_id, index)].leader_epoch:
                 self.leader.drop_partition(topic_id, index)
+
+
+def _ack_message(code: int, message: str | None) -> str | None:
+    """A ShareAcknowledge partition's error message: the one given, else the code's default text — but none for
+    TOPIC_AUTHORIZATION_FAILED, which Kafka 4.4 answers with the code alone."""
+    if message or not code or code == ec.TOPIC_AUTHORIZATION_FAILED:
+        return message
+    return ec.default_message(code)
 
 
 def _ack_batch(b) -> AckBatch:
