@@ -107,7 +107,8 @@ CONFIGURATIONS = {c.name: c for c in (
     # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
     # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
     # "coordinators", and KIP-848 consumer groups of one member (GROUP_MAX_SIZE_REACHED for a second; no other
-    # scenario of this pair has a consumer group member)
+    # scenario of this pair has a consumer group member); share groups on (share.version 1, the share coordinator's
+    # keys as in "share") for the share APIs' ACL scenarios (scenarios/share_acls.py)
     # three combined nodes per side (the voters of one quorum, each a broker): a killed node is fenced, and leaves
     # the ISRs, within seconds rather than Kafka's defaults (9 s / 30 s); leaderships stay where elections put them
     # (no automatic preferred-leader elections, which would move them at a moment of their own)
