@@ -442,8 +442,32 @@ def test_simple_assignor_sticky_and_drops_unassignable():
     ({"share_min_session_timeout_ms": 1000, "share_session_timeout_ms": 5000},
      ("group.share.heartbeat.interval.ms", 5000,
       "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")),
+    ({"share_min_assignment_interval_ms": 20_000},
+     ("group.share.max.assignment.interval.ms", 15_000,
+      "group.share.max.assignment.interval.ms must be greater than or equal to group.share.min.assignment.interval.ms")),
+    ({"share_min_assignment_interval_ms": 2000},
+     ("group.share.assignment.interval.ms", 1000,
+      "group.share.assignment.interval.ms must be greater than or equal to group.share.min.assignment.interval.ms")),
+    ({"share_assignment_interval_ms": 16_000},
+     ("group.share.assignment.interval.ms", 16_000,
+      "group.share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms")),
 ])
 def test_share_broker_config_bounds(fields, expected):
     """GroupCoordinatorConfigTest (share group configs): Kafka's verifyShareGroupConfigs, checked in its order, each
-    with its message (a broker so configured does not start)."""
+    with its message (a broker so configured does not start); the assignment interval's bounds last."""
     assert GroupConfig(**fields).share_config_error() == expected
+
+
+def test_share_partition_broker_configs_stop_the_broker():
+    """A broker whose share-partition keys break ShareGroupConfig's checks does not start (Kafka's KafkaConfig
+    throws): GroupConfig.from_config refuses it with Kafka's message; the assignment interval is read from the file."""
+    from kraftwire.config import Config
+    from kraftwire.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        GroupConfig.from_config(Config.from_properties({"group.share.record.lock.duration.ms": "60001"}))
+    assert (refused.value.key, refused.value.value) == ("group.share.max.record.lock.duration.ms", 60000)
+    assert refused.value.reason == ("group.share.max.record.lock.duration.ms must be greater than or equal to "
+                                    "group.share.record.lock.duration.ms")
+    config = GroupConfig.from_config(Config.from_properties({"group.share.assignment.interval.ms": "0"}))
+    assert config.share_assignment_interval_ms == 0 and config.broker_value("group.share.assignment.interval.ms") == "0"

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.errors import ConfigError
 from kraftwire.kafka_configs import BrokerConfigs
+from kraftwire.metadata import group_configs
 from kraftwire.protocol import messages as w
 
 #: ConsumerGroupDescribe v1's MemberType of a member speaking the consumer protocol (0 is a classic member's)
@@ -84,6 +85,8 @@ class GroupConfig:
                               self.share_max_heartbeat_interval_ms)
         st, st_min, st_max = (self.share_session_timeout_ms, self.share_min_session_timeout_ms,
                               self.share_max_session_timeout_ms)
+        ai, ai_min, ai_max = (self.share_assignment_interval_ms, self.share_min_assignment_interval_ms,
+                              self.share_max_assignment_interval_ms)
         checks = (
             ("group.share.max.heartbeat.interval.ms", hb_max, hb_max >= hb_min, "greater than or equal to",
              "group.share.min.heartbeat.interval.ms"),
@@ -98,6 +101,12 @@ class GroupConfig:
             ("group.share.session.timeout.ms", st, st <= st_max, "less than or equal to",
              "group.share.max.session.timeout.ms"),
             ("group.share.heartbeat.interval.ms", hb, hb < st, "less than", "group.share.session.timeout.ms"),
+            ("group.share.max.assignment.interval.ms", ai_max, ai_max >= ai_min, "greater than or equal to",
+             "group.share.min.assignment.interval.ms"),
+            ("group.share.assignment.interval.ms", ai, ai >= ai_min, "greater than or equal to",
+             "group.share.min.assignment.interval.ms"),
+            ("group.share.assignment.interval.ms", ai, ai <= ai_max, "less than or equal to",
+             "group.share.max.assignment.interval.ms"),
         )
         for key, value, ok, relation, other in checks:
             if not ok:
@@ -138,7 +147,7 @@ class GroupConfig:
                    share_max_assignment_interval_ms=bound("group.share.max.assignment.interval.ms"),
                    share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
                                                           or 30_000))
-        error = config.share_config_error()
+        error = config.share_config_error() or group_configs.share_partition_config_error(broker.value)
         if error is not None:  # Kafka's broker does not start either
             raise ConfigError(*error)
         return config
