@@ -18,7 +18,7 @@ from __future__ import annotations
 from conformance.acl_steps import ALICE, USER_ALICE, as_user, binding, grant, revoke
 from conformance.runner import Scenario, Step
 from conformance.scenarios.share_groups import (SD, SH, A, G, M, alter_offsets, delete_offsets, describe_offsets,
-                                                share_ack, share_fetch)
+                                                heartbeat, share_ack, share_fetch)
 from conformance.steps import created
 
 from kraftwire.protocol import messages as w
@@ -38,11 +38,6 @@ def group_acl(op: int, name: str = G):
 
 def topic_acl(op: int):
     return binding(Res.TOPIC, A, op)
-
-
-def heartbeat(epoch: int, until=None, probe: bool = False, group: str = G) -> Step:
-    return Step(SH(group_id=group, member_id=M, member_epoch=epoch, rack_id=None,
-                   subscribed_topic_names=[A] if epoch == 0 else None), 1, until=until, probe=probe)
 
 
 #: the topic made, and the group coordinator ready: a member of another group joins until Kafka answers it (it
