@@ -194,6 +194,32 @@ def _from_broker(key: str, value: str) -> str:
     return value
 
 
+#: Kafka 4.4's ShareGroupConfig checks of the broker's share-partition keys, in its order: (key, the key it must be
+#: greater than or equal to)
+SHARE_PARTITION_BOUNDS = (
+    ("group.share.max.delivery.count.limit", "group.share.delivery.count.limit"),
+    ("group.share.delivery.count.limit", "group.share.min.delivery.count.limit"),
+    ("group.share.max.partition.max.record.locks", "group.share.partition.max.record.locks"),
+    ("group.share.partition.max.record.locks", "group.share.min.partition.max.record.locks"),
+    ("group.share.record.lock.duration.ms", "group.share.min.record.lock.duration.ms"),
+    ("group.share.max.record.lock.duration.ms", "group.share.record.lock.duration.ms"),
+    ("group.share.max.share.sessions", "group.share.max.size"),
+)
+
+
+def share_partition_config_error(broker: BrokerValue) -> tuple[str, int, str] | None:
+    """The first of ShareGroupConfig's checks the broker keys ``broker(name)`` answers break, as ``(key, value,
+    message)`` (a broker so configured does not start), or None. A key the broker does not set has its default."""
+    def value(key: str) -> int:
+        found = _broker_int(broker, key)
+        return found if found is not None else int(kafka_configs.BROKER[key].default)
+
+    for key, other in SHARE_PARTITION_BOUNDS:
+        if value(key) < value(other):
+            return key, value(key), f"{key} must be greater than or equal to {other}"
+    return None
+
+
 def effective_ms(key: str, overrides: Mapping[str, str], broker: BrokerValue) -> int:
     """The value the coordinator uses for an int group key: the group's own clamped into the broker's current bounds
     (they may have changed since it was set), else the broker's."""

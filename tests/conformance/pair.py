@@ -83,6 +83,12 @@ SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 COORDINATOR_KEYS = ("group.initial.rebalance.delay.ms=0\noffsets.topic.num.partitions=1\n"
                     "transaction.state.log.num.partitions=1\noffsets.retention.check.interval.ms=86400000\n")
 
+#: the share coordinator's keys where share groups are on: its state topic of one partition and one replica
+SHARE_KEYS = ("share.coordinator.state.topic.num.partitions=1\nshare.coordinator.state.topic.replication.factor=1\n"
+              "share.coordinator.state.topic.min.isr=1\n")
+#: LEVELS_4_4 with share groups on (share.version 1), for the "sasl-acl" pair's share-group scenarios
+LEVELS_4_4_SHARE = ("--release-version", "4.4-IV2", "--feature", "share.version=1", "--feature", "streams.version=0")
+
 #: the configurations scenarios may name (``Scenario.config``); a pair starts only when a selected scenario needs it
 CONFIGURATIONS = {c.name: c for c in (
     # one combined node, Kafka's defaults (auto.create.topics.enable=true, num.partitions=1, ...), at kraftwire's
@@ -101,7 +107,8 @@ CONFIGURATIONS = {c.name: c for c in (
     # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
     # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
     # "coordinators", and KIP-848 consumer groups of one member (GROUP_MAX_SIZE_REACHED for a second; no other
-    # scenario of this pair has a consumer group member)
+    # scenario of this pair has a consumer group member); share groups on (share.version 1, the share coordinator's
+    # keys as in "share") for the share APIs' ACL scenarios (scenarios/share_acls.py)
     # three combined nodes per side (the voters of one quorum, each a broker): a killed node is fenced, and leaves
     # the ISRs, within seconds rather than Kafka's defaults (9 s / 30 s); leaderships stay where elections put them
     # (no automatic preferred-leader elections, which would move them at a moment of their own)
@@ -110,8 +117,7 @@ CONFIGURATIONS = {c.name: c for c in (
                                 + COORDINATOR_KEYS, nodes=3),
     # share groups on (share.version 1, KIP-932) with their share coordinator's topic of one partition and one
     # replica, for ShareFetch and ShareAcknowledge
-    Configuration("share", COORDINATOR_KEYS + "share.coordinator.state.topic.num.partitions=1\n"
-                  "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n",
+    Configuration("share", COORDINATOR_KEYS + SHARE_KEYS,
                   ("--release-version", "4.4-IV0", "--feature", "share.version=1", "--feature", "streams.version=0")),
     Configuration("sasl-acl", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT\n"
                               "sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN\n"
@@ -120,8 +126,8 @@ CONFIGURATIONS = {c.name: c for c in (
                               f"listener.name.plaintext.scram-sha-256.sasl.jaas.config={SCRAM_JAAS}\n"
                               "authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer\n"
                               "super.users=User:admin;User:ANONYMOUS\nallow.everyone.if.no.acl.found=false\n"
-                              "group.consumer.max.size=1\n" + COORDINATOR_KEYS,
-                  (*LEVELS_4_4,
+                              "group.consumer.max.size=1\n" + COORDINATOR_KEYS + SHARE_KEYS,
+                  (*LEVELS_4_4_SHARE,
                    *(arg for user in SCRAM_USERS
                      for arg in ("--add-scram", f"SCRAM-SHA-256=[name={user},password={SASL_USERS[user]}]"))),
                   (SaslLogin("PLAIN", "admin", SASL_USERS["admin"]),

@@ -23,8 +23,13 @@ NOW = 10_000
 H = w.ShareGroupHeartbeatRequest
 
 
+#: the shard's settings unless a test names its own: Kafka's defaults but no assignment interval (every bumped epoch
+#: computes the target at once; test_share_group_assignment_interval covers the interval)
+AT_ONCE = GroupConfig(share_assignment_interval_ms=0)
+
+
 def shard(config: GroupConfig | None = None, group_configs=None) -> GroupShard:
-    s = GroupShard(0, config, group_configs=group_configs)
+    s = GroupShard(0, config or AT_ONCE, group_configs=group_configs)
     s.loaded(0)
     return s
 
@@ -104,23 +109,25 @@ def test_share_group_member_joins_empty_group_with_assignments():
     """testShareGroupMemberJoinsEmptyGroupWithAssignments / testShareGroupHeartbeatInitializeOnPartitionUpdate:
     the join writes the member, the group epoch, the target (empty: nothing is initialized yet), the member's
     assignment and the initializing partitions, and asks the share coordinator to initialize every subscribed
-    partition at the group epoch; once they are initialized, the next heartbeat bumps the epoch and assigns them."""
+    partition at the group epoch; once they are initialized, the next heartbeat bumps the epoch and assigns them.
+    A new group starts at epoch 1 (Kafka 4.4's ModernGroup), so the first member joins at epoch 2."""
     s = shard()
+    assert sg.ShareGroup(GID).epoch == sg.NEW_GROUP_EPOCH == 1
     body, types, init, _ = beat(s, topics=["foo", "bar"])
-    assert (body.error_code, body.member_id, body.member_epoch, body.heartbeat_interval_ms) == (0, "m1", 1, 5000)
+    assert (body.error_code, body.member_id, body.member_epoch, body.heartbeat_interval_ms) == (0, "m1", 2, 5000)
     assert assigned(body) == {}
     assert types == [sg.MEMBER_METADATA, sg.GROUP_METADATA, sg.TARGET_METADATA, sg.CURRENT_ASSIGNMENT,
                      sg.STATE_PARTITIONS]
-    assert init.group_id == GID and init.state_epoch == 1
+    assert init.group_id == GID and init.state_epoch == 2
     assert init.topics == {FOO: [0, 1, 2, 3, 4, 5], BAR: [0, 1, 2]}
     req = init.body()
-    assert all(p.start_offset == -1 and p.state_epoch == 1 for t in req.topics for p in t.partitions)
+    assert all(p.start_offset == -1 and p.state_epoch == 2 for t in req.topics for p in t.partitions)
     g = s.share_groups[GID]
     assert {t: sorted(i.partitions) for t, i in g.initializing.items()} == init.topics
     s.share_initialized(GID, init.topics)
     assert g.initializing == {} and sorted(g.initialized[FOO].partitions) == [0, 1, 2, 3, 4, 5]
-    body, types, init, _ = beat(s, epoch=1)
-    assert body.member_epoch == 2 and init is None
+    body, types, init, _ = beat(s, epoch=2)
+    assert body.member_epoch == 3 and init is None
     assert assigned(body) == {FOO: set(range(6)), BAR: {0, 1, 2}}
     assert types == [sg.GROUP_METADATA, sg.TARGET_MEMBER, sg.TARGET_METADATA, sg.CURRENT_ASSIGNMENT]
 
@@ -232,7 +239,39 @@ def test_share_group_dynamic_configs():
     assert body.heartbeat_interval_ms == 7000
     assert s.share_groups[GID].members["m1"].deadline_ms == NOW + 50_000
     configs[GID]["share.heartbeat.interval.ms"] = "999999"
-    assert beat(s, epoch=1)[0].heartbeat_interval_ms == 15_000  # group.share.max.heartbeat.interval.ms
+    assert beat(s, epoch=2)[0].heartbeat_interval_ms == 15_000  # group.share.max.heartbeat.interval.ms
+
+
+def test_share_group_assignment_interval():
+    """KIP-1263 (GroupMetadataManager.canComputeNextTargetAssignment), as Kafka 4.4 answers it: a bumped epoch
+    computes a new target only once group.share.assignment.interval.ms (1000 by default; the group's
+    share.assignment.interval.ms within the broker's bounds) has passed since the last one — meanwhile a joining
+    member gets the last target's epoch and nothing; a later heartbeat computes it. An interval of 0 never waits."""
+    s = shard(GroupConfig())
+    _, _, init, _ = beat(s, topics=["foo"])
+    g = s.share_groups[GID]
+    assert (g.epoch, g.assignment_epoch, g.assignment_timestamp) == (2, 2, NOW)
+    s.share_initialized(GID, init.topics)
+    body, _, _, _ = beat(s, epoch=2, now=NOW + 999)
+    assert (body.member_epoch, body.assignment, g.epoch, g.assignment_epoch) == (2, None, 3, 2)
+    body, _, _, _ = beat(s, epoch=2, now=NOW + 1000)
+    assert (body.member_epoch, assigned(body), g.assignment_timestamp) == (3, {FOO: set(range(6))}, NOW + 1000)
+    body, types, _, _ = beat(s, "m2", 0, ["foo"], now=NOW + 1999)
+    assert (body.member_epoch, assigned(body), g.epoch, g.assignment_epoch) == (3, {}, 4, 3)
+    assert sg.TARGET_METADATA not in types
+    body, types, _, _ = beat(s, "m2", 3, now=NOW + 2000)
+    assert (body.member_epoch, g.assignment_epoch, g.assignment_timestamp) == (4, 4, NOW + 2000)
+    assert assigned(body) and sg.TARGET_METADATA in types
+    # the timestamp goes into the target assignment metadata record and comes back on replay
+    replayed: dict = {}
+    for key, value in sg.target_records(g, []):
+        sg.replay(replayed, cr.decode(key, value))
+    assert (replayed[GID].assignment_epoch, replayed[GID].assignment_timestamp) == (4, NOW + 2000)
+    configs = {GID: {"share.assignment.interval.ms": "0"}}
+    s = shard(GroupConfig(), group_configs=lambda gid: configs.get(gid, {}))
+    joined(s, members=("m1",), topics=("foo",))
+    body, _, _, _ = beat(s, "m2", 0, ["foo"])
+    assert body.member_epoch == s.share_groups[GID].assignment_epoch == 4
 
 
 # ------------------------------------------------------------------------------------------------ initialization
@@ -242,8 +281,8 @@ def test_share_group_heartbeat_persister_request_with_initializing():
     s = shard(GroupConfig(share_initialize_retry_interval_ms=30_000))
     _, _, init, _ = beat(s, topics=["bar"])
     assert init.topics == {BAR: [0, 1, 2]}
-    assert beat(s, epoch=1, now=NOW + 29_999)[2] is None
-    _, types, again, _ = beat(s, epoch=1, now=NOW + 30_000)
+    assert beat(s, epoch=2, now=NOW + 29_999)[2] is None
+    _, types, again, _ = beat(s, epoch=2, now=NOW + 30_000)
     assert again.topics == {BAR: [0, 1, 2]} and types == [sg.STATE_PARTITIONS]
 
 
@@ -403,8 +442,32 @@ def test_simple_assignor_sticky_and_drops_unassignable():
     ({"share_min_session_timeout_ms": 1000, "share_session_timeout_ms": 5000},
      ("group.share.heartbeat.interval.ms", 5000,
       "group.share.heartbeat.interval.ms must be less than group.share.session.timeout.ms")),
+    ({"share_min_assignment_interval_ms": 20_000},
+     ("group.share.max.assignment.interval.ms", 15_000,
+      "group.share.max.assignment.interval.ms must be greater than or equal to group.share.min.assignment.interval.ms")),
+    ({"share_min_assignment_interval_ms": 2000},
+     ("group.share.assignment.interval.ms", 1000,
+      "group.share.assignment.interval.ms must be greater than or equal to group.share.min.assignment.interval.ms")),
+    ({"share_assignment_interval_ms": 16_000},
+     ("group.share.assignment.interval.ms", 16_000,
+      "group.share.assignment.interval.ms must be less than or equal to group.share.max.assignment.interval.ms")),
 ])
 def test_share_broker_config_bounds(fields, expected):
     """GroupCoordinatorConfigTest (share group configs): Kafka's verifyShareGroupConfigs, checked in its order, each
-    with its message (a broker so configured does not start)."""
+    with its message (a broker so configured does not start); the assignment interval's bounds last."""
     assert GroupConfig(**fields).share_config_error() == expected
+
+
+def test_share_partition_broker_configs_stop_the_broker():
+    """A broker whose share-partition keys break ShareGroupConfig's checks does not start (Kafka's KafkaConfig
+    throws): GroupConfig.from_config refuses it with Kafka's message; the assignment interval is read from the file."""
+    from kraftwire.config import Config
+    from kraftwire.errors import ConfigError
+
+    with pytest.raises(ConfigError) as refused:
+        GroupConfig.from_config(Config.from_properties({"group.share.record.lock.duration.ms": "60001"}))
+    assert (refused.value.key, refused.value.value) == ("group.share.max.record.lock.duration.ms", 60000)
+    assert refused.value.reason == ("group.share.max.record.lock.duration.ms must be greater than or equal to "
+                                    "group.share.record.lock.duration.ms")
+    config = GroupConfig.from_config(Config.from_properties({"group.share.assignment.interval.ms": "0"}))
+    assert config.share_assignment_interval_ms == 0 and config.broker_value("group.share.assignment.interval.ms") == "0"

@@ -149,3 +149,41 @@ def test_describe_configs_of_a_group():
     assert other.error_code == 0 and [x.name for x in other.configs] == [k for k, *_ in KAFKA_DESCRIBED]
     assert not any(x.read_only for x in other.configs)
     assert (empty.error_code, empty.error_message) == (ec.INVALID_REQUEST, "Group name must not be empty")
+
+
+def test_share_partition_config_checks():
+    """Kafka 4.4's ShareGroupConfig constructor (ShareGroupConfigTest.testInvalidConfigs...): each broker share key
+    bounded by its min/max key, checked in Kafka's order with its message; Kafka's defaults pass, and a key left
+    unset counts at its default."""
+    assert gc.share_partition_config_error(DEFAULTS) is None
+    cases = [
+        ({"group.share.delivery.count.limit": "11"}, "group.share.max.delivery.count.limit", 10),
+        ({"group.share.delivery.count.limit": "1"}, "group.share.delivery.count.limit", 1),
+        ({"group.share.partition.max.record.locks": "5000"}, "group.share.max.partition.max.record.locks", 4000),
+        ({"group.share.partition.max.record.locks": "50"}, "group.share.partition.max.record.locks", 50),
+        ({"group.share.record.lock.duration.ms": "1000"}, "group.share.record.lock.duration.ms", 1000),
+        ({"group.share.record.lock.duration.ms": "70000"}, "group.share.max.record.lock.duration.ms", 60000),
+        ({"group.share.max.size": "3000"}, "group.share.max.share.sessions", 2000),
+    ]
+    for broker, key, value in cases:
+        other = dict(gc.SHARE_PARTITION_BOUNDS)[key]
+        assert gc.share_partition_config_error(broker.get) == (
+            key, value, f"{key} must be greater than or equal to {other}"), broker
+    # the bounds move with the keys: a lower minimum admits a lower value
+    assert gc.share_partition_config_error({"group.share.record.lock.duration.ms": "1000",
+                                            "group.share.min.record.lock.duration.ms": "1000"}.get) is None
+
+
+def test_share_partition_settings_default_to_the_broker_keys():
+    """The share-partition settings of a group without configs are the broker's group.share.* values (each key on its
+    own), a group's own config within the broker's bounds winning (GroupConfig.evaluate)."""
+    from kraftwire.replica.share_fetch import share_config
+
+    default = share_config({}, DEFAULTS)
+    assert (default.record_lock_duration_ms, default.delivery_count_limit, default.max_record_locks) == (30000, 5, 2000)
+    for key, field, value in (("group.share.record.lock.duration.ms", "record_lock_duration_ms", "20000"),
+                              ("group.share.delivery.count.limit", "delivery_count_limit", "7"),
+                              ("group.share.partition.max.record.locks", "max_record_locks", "300")):
+        assert getattr(share_config({}, BrokerConfigs(static={key: value}).value), field) == int(value)
+    assert share_config({"share.delivery.count.limit": "9"}, BrokerConfigs(
+        static={"group.share.max.delivery.count.limit": "8"}).value).delivery_count_limit == 8

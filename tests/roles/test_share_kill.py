@@ -13,6 +13,11 @@ What must hold, from the consumers' own account of every delivery and of every a
   higher if a lock expiry was written); otherwise by a lock expiry (the record's lock,
   ``share.record.lock.duration.ms``, had run out: the count one higher). The first delivery counts 1.
 
+The acknowledgements in flight to the killed leader fail in the client itself as UnknownServerException (Kafka
+4.4's ShareConsumeRequestManager completes a failed request's acknowledgements so when the failure is not a
+KafkaException): they are logged at the kill, seconds before any broker leads the partition again, so no broker
+answered them; their records come back through the leader change.
+
 The group's lock duration is lowered to ``LOCK_MS`` (``share.record.lock.duration.ms``, Kafka's least) so the records
 whose acknowledgement the kill made fail come back sooner. A delivery's time is when the consumer received it.
 """

@@ -138,7 +138,7 @@ def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_p
                            lambda a: a.coordinators[0].error_code == 0, f"coordinator of {key}")
         join = await until_ok(conn, SH(group_id="g", member_id="m-1", member_epoch=0, rack_id=None,
                                        subscribed_topic_names=["t"]), 1, lambda a: a.error_code == 0, "join")
-        assert join.member_epoch == 1
+        assert join.member_epoch == 2  # a new group starts at epoch 1, as Kafka 4.4's
 
         def assigned(a) -> bool:
             return a.error_code == 0 and a.assignment is not None and sorted(
@@ -159,15 +159,17 @@ def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_p
             await asyncio.sleep(0.05)
         else:
             raise AssertionError("the member was never assigned the initialized partitions")
-        assert epoch[0] == 2  # the initialization bumped the group epoch once
+        # the initialization bumped the group epoch once (its target computed once group.share.assignment.interval.ms
+        # had passed since the join's)
+        assert epoch[0] == 3
         state = part(await conn.request(RS(group_id="g", topics=[RS.ReadStateData(topic_id=topic_id, partitions=[
             RS.PartitionData(partition=1, leader_epoch=0)])]), 0))
-        assert (state.error_code, state.start_offset, state.state_epoch) == (0, -1, 1)
+        assert (state.error_code, state.start_offset, state.state_epoch) == (0, -1, 2)
         described = (await conn.request(w.ShareGroupDescribeRequest(group_ids=["g"],
                                                                     include_authorized_operations=False), 1)).groups[0]
-        assert (described.error_code, described.group_state, described.group_epoch) == (0, "Stable", 2)
+        assert (described.error_code, described.group_state, described.group_epoch) == (0, "Stable", 3)
         assert [(m.member_id, m.member_epoch, [(tp.topic_name, sorted(tp.partitions))
                                                for tp in m.assignment.topic_partitions])
-                for m in described.members] == [("m-1", 2, [("t", [0, 1])])]
+                for m in described.members] == [("m-1", 3, [("t", [0, 1])])]
 
     Combined(tmp_path, node_props).run(scenario)

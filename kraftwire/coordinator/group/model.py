@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 from kraftwire.coordinator.group import consumer as cg
 from kraftwire.errors import ConfigError
 from kraftwire.kafka_configs import BrokerConfigs
+from kraftwire.metadata import group_configs
 from kraftwire.protocol import messages as w
 
 #: ConsumerGroupDescribe v1's MemberType of a member speaking the consumer protocol (0 is a classic member's)
@@ -53,6 +54,10 @@ class GroupConfig:
     share_max_heartbeat_interval_ms: int = 15_000  # group.share.max.heartbeat.interval.ms
     share_max_size: int = 200  # group.share.max.size
     share_initialize_retry_interval_ms: int = 30_000  # group.share.initialize.retry.interval.ms
+    #: the least time between two target assignments of a share group (KIP-1263), and its group config's bounds
+    share_assignment_interval_ms: int = 1000  # group.share.assignment.interval.ms
+    share_min_assignment_interval_ms: int = 0  # group.share.min.assignment.interval.ms
+    share_max_assignment_interval_ms: int = 15_000  # group.share.max.assignment.interval.ms
 
     def broker_value(self, name: str) -> str | None:
         """The broker keys a group's configs resolve through (``metadata.group_configs``)."""
@@ -67,7 +72,10 @@ class GroupConfig:
                  "group.share.max.session.timeout.ms": self.share_max_session_timeout_ms,
                  "group.share.heartbeat.interval.ms": self.share_heartbeat_interval_ms,
                  "group.share.min.heartbeat.interval.ms": self.share_min_heartbeat_interval_ms,
-                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms}.get(name)
+                 "group.share.max.heartbeat.interval.ms": self.share_max_heartbeat_interval_ms,
+                 "group.share.assignment.interval.ms": self.share_assignment_interval_ms,
+                 "group.share.min.assignment.interval.ms": self.share_min_assignment_interval_ms,
+                 "group.share.max.assignment.interval.ms": self.share_max_assignment_interval_ms}.get(name)
         return None if value is None else str(value)
 
     def share_config_error(self) -> tuple[str, int, str] | None:
@@ -77,6 +85,8 @@ class GroupConfig:
                               self.share_max_heartbeat_interval_ms)
         st, st_min, st_max = (self.share_session_timeout_ms, self.share_min_session_timeout_ms,
                               self.share_max_session_timeout_ms)
+        ai, ai_min, ai_max = (self.share_assignment_interval_ms, self.share_min_assignment_interval_ms,
+                              self.share_max_assignment_interval_ms)
         checks = (
             ("group.share.max.heartbeat.interval.ms", hb_max, hb_max >= hb_min, "greater than or equal to",
              "group.share.min.heartbeat.interval.ms"),
@@ -91,6 +101,12 @@ class GroupConfig:
             ("group.share.session.timeout.ms", st, st <= st_max, "less than or equal to",
              "group.share.max.session.timeout.ms"),
             ("group.share.heartbeat.interval.ms", hb, hb < st, "less than", "group.share.session.timeout.ms"),
+            ("group.share.max.assignment.interval.ms", ai_max, ai_max >= ai_min, "greater than or equal to",
+             "group.share.min.assignment.interval.ms"),
+            ("group.share.assignment.interval.ms", ai, ai >= ai_min, "greater than or equal to",
+             "group.share.min.assignment.interval.ms"),
+            ("group.share.assignment.interval.ms", ai, ai <= ai_max, "less than or equal to",
+             "group.share.max.assignment.interval.ms"),
         )
         for key, value, ok, relation, other in checks:
             if not ok:
@@ -126,9 +142,12 @@ class GroupConfig:
                    share_min_heartbeat_interval_ms=bound("group.share.min.heartbeat.interval.ms"),
                    share_max_heartbeat_interval_ms=bound("group.share.max.heartbeat.interval.ms"),
                    share_max_size=bound("group.share.max.size"),
+                   share_assignment_interval_ms=bound("group.share.assignment.interval.ms"),
+                   share_min_assignment_interval_ms=bound("group.share.min.assignment.interval.ms"),
+                   share_max_assignment_interval_ms=bound("group.share.max.assignment.interval.ms"),
                    share_initialize_retry_interval_ms=int(broker.value("group.share.initialize.retry.interval.ms")
                                                           or 30_000))
-        error = config.share_config_error()
+        error = config.share_config_error() or group_configs.share_partition_config_error(broker.value)
         if error is not None:  # Kafka's broker does not start either
             raise ConfigError(*error)
         return config

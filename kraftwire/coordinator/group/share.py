@@ -85,12 +85,18 @@ class InitTopic:
         return f"InitTopic({self.name!r}, {sorted(self.partitions)}, {self.timestamp})"
 
 
+#: a new group's epoch: Kafka 4.4's ModernGroup starts every group at 1, so a first member joins at epoch 2
+NEW_GROUP_EPOCH = 1
+
+
 class ShareGroup:
     def __init__(self, group_id: str) -> None:
         self.group_id = group_id
-        self.epoch = 0
+        self.epoch = NEW_GROUP_EPOCH
         self.metadata_hash = 0
         self.assignment_epoch = 0
+        #: when the target assignment was last computed (ms; 0: never), for the assignment interval (KIP-1263)
+        self.assignment_timestamp = 0
         self.members: dict[str, ShareMember] = {}
         self.target: dict[str, Assignment] = {}
         #: the state-partition metadata: topic id -> InitTopic
@@ -142,8 +148,8 @@ def target_records(group: ShareGroup, changed: list[str]) -> list[tuple[bytes, b
             cr.encode_value(V(topic_partitions=assignment_to_wire(group.target.get(mid, {}), V.TopicPartition)), 0))
            for mid in changed]
     out.append((_key(w.ShareGroupTargetAssignmentMetadataKey, TARGET_METADATA, group_id=group.group_id),
-                cr.encode_value(w.ShareGroupTargetAssignmentMetadataValue(assignment_epoch=group.assignment_epoch),
-                                0)))
+                cr.encode_value(w.ShareGroupTargetAssignmentMetadataValue(
+                    assignment_epoch=group.assignment_epoch, assignment_timestamp=group.assignment_timestamp), 0)))
     return out
 
 
@@ -212,6 +218,7 @@ def replay(groups: dict[str, ShareGroup], rec, timestamp: int = -1) -> None:
         m.subscribed = list(value.subscribed_topic_names)
     elif rec.record_type == TARGET_METADATA:
         g.assignment_epoch = 0 if value is None else value.assignment_epoch
+        g.assignment_timestamp = 0 if value is None else value.assignment_timestamp
     elif rec.record_type == TARGET_MEMBER:
         if value is None:
             g.target.pop(key.member_id, None)

@@ -4,7 +4,10 @@ they start, and the session timer: a part of ``GroupShard``; the model and recor
 **A heartbeat** (Kafka's ``GroupMetadataManager.shareGroupHeartbeat``): the member joins with epoch 0 and its
 subscription, heartbeats with its epoch, leaves with -1. A change of its subscription, of the subscribed topics'
 metadata, or partitions newly initialized for the group bump the group epoch; a bumped epoch recomputes the target
-assignment (``share_assignor``); the member then moves straight to the target (nothing to revoke in a share group).
+assignment (``share_assignor``) — unless the last one was computed less than the assignment interval ago
+(``share.assignment.interval.ms`` of the group, else ``group.share.assignment.interval.ms``; KIP-1263), when the
+group keeps its last target until a later heartbeat; the member then moves straight to the target (nothing to revoke
+in a share group). A new group starts at epoch 1 (Kafka 4.4's), so its first member joins at epoch 2.
 The answer carries the assignment when the member joined, sent its full subscription, or its assignment changed.
 A member silent for its session (``share.session.timeout.ms`` of the group, else ``group.share.session.timeout.ms``)
 is fenced: tombstones of its keys and a group-epoch bump, as when it leaves.
@@ -75,6 +78,10 @@ class ShareProtocol:
         return group_configs.effective_ms("share.heartbeat.interval.ms", self.group_configs(group_id),
                                           self.config.broker_value)
 
+    def share_assignment_interval_ms(self, group_id: str) -> int:
+        return group_configs.effective_ms("share.assignment.interval.ms", self.group_configs(group_id),
+                                          self.config.broker_value)
+
     def _share_deadlines(self, now_ms: int) -> None:
         for g in self.share_groups.values():
             session_ms = self.share_session_ms(g.group_id)
@@ -143,7 +150,10 @@ class ShareProtocol:
             result.records.extend(sg.member_records(gid, m))
             changed_subscription = joining or m.subscribed != old.subscribed
         group.members[mid] = m
-        bump = changed_subscription or self._initialized_pending(group, topics)
+        # newly initialized partitions bump the epoch only once the target has caught up with it (a deferred
+        # target, see may_assign, takes them in when it is computed)
+        bump = changed_subscription or (group.assignment_epoch >= group.epoch and
+                                        self._initialized_pending(group, topics))
         subscribed = group.topics = _resolve(group.subscribed_topic_names(), topics)
         new_hash = sg.metadata_hash(subscribed)
         if new_hash != group.metadata_hash:
@@ -152,8 +162,9 @@ class ShareProtocol:
             group.epoch += 1
             group.metadata_hash = new_hash
             result.records.extend(sg.epoch_records(group))
-        if group.epoch > group.assignment_epoch:
-            self._share_retarget(group, subscribed, topics, result)
+        if group.epoch > group.assignment_epoch and may_assign(
+                group.assignment_timestamp, self.share_assignment_interval_ms(gid), now_ms):
+            self._share_retarget(group, subscribed, topics, now_ms, result)
         target = group.target.get(mid, {})
         previous = dict(m.assigned)
         if m.epoch != group.assignment_epoch or changed_subscription:
@@ -171,7 +182,7 @@ class ShareProtocol:
         result.reply(token, API, response)
         return result, self._maybe_initialize(group, subscribed, now_ms, result)
 
-    def _share_retarget(self, group: sg.ShareGroup, subscribed: dict, topics: sg.TopicLookup,
+    def _share_retarget(self, group: sg.ShareGroup, subscribed: dict, topics: sg.TopicLookup, now_ms: int,
                         result: Result) -> None:
         """A new target assignment at the group epoch over the initialized partitions of the subscribed topics;
         records for the members whose target changed, then the assignment epoch."""
@@ -186,6 +197,7 @@ class ShareProtocol:
         changed = sorted(mid for mid in group.members if new.get(mid, {}) != group.target.get(mid, {}))
         group.target = {mid: a for mid, a in new.items() if a}
         group.assignment_epoch = group.epoch
+        group.assignment_timestamp = now_ms
         result.records.extend(sg.target_records(group, changed))
 
     def _initialized_pending(self, group: sg.ShareGroup, topics: sg.TopicLookup) -> bool:
@@ -300,6 +312,12 @@ class ShareProtocol:
                                                     partitions=sorted(ps))
                                   for t, ps in sorted(m.assigned.items(), key=lambda x: str(x[0])) if ps]))
                      for m in g.members.values()])
+
+
+def may_assign(last_ms: int, interval_ms: int, now_ms: int) -> bool:
+    """Whether a new target assignment may be computed now (Kafka's ``canComputeNextTargetAssignment``): none was
+    yet, there is no interval, or the interval since the last one has passed."""
+    return last_ms == 0 or interval_ms == 0 or now_ms >= last_ms + interval_ms
 
 
 def _epoch_refusal(member: sg.ShareMember, epoch: int) -> str | None:

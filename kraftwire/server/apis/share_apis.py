@@ -9,8 +9,9 @@
   here); the answer is sent once every key is answered, the written ones once committed.
 * **ShareGroupHeartbeat / ShareGroupDescribe** go to the group's ``__consumer_offsets`` shard (``group_apis``), once
   ``share.version`` is 1 or above (UNSUPPORTED_VERSION below, as Kafka answers), READ / DESCRIBE on the group is
-  allowed (GROUP_AUTHORIZATION_FAILED) and the member id is valid (INVALID_REQUEST); those refusals carry the code
-  alone, as Kafka's. A heartbeat's share-partition initialization is asked of the share coordinator once its
+  allowed (GROUP_AUTHORIZATION_FAILED), a heartbeat's subscribed topics may each be described
+  (TOPIC_AUTHORIZATION_FAILED, Kafka 4.4 seen answering so) and the member id is valid (INVALID_REQUEST); those
+  refusals carry the code alone, as Kafka's. A heartbeat's share-partition initialization is asked of the share coordinator once its
   records are committed; the answer moves the partitions to initialized (or forgets them) in the group.
 
 * **ShareFetch / ShareAcknowledge** on the share-partitions this broker leads: ``share_fetch_apis``.
@@ -18,8 +19,6 @@
 * **FindCoordinator** v6 share keys (``group:topicId:partition``) name the leader of the key's
   ``__share_group_state`` partition; the first one while the topic does not exist has it created
   (``share.coordinator.state.topic.*``), COORDINATOR_NOT_AVAILABLE meanwhile.
-
-Not here yet: the topic ACLs of a heartbeat's subscription.
 """
 
 from __future__ import annotations
@@ -218,6 +217,11 @@ class ShareApis:
             return
         if not self.groups._may(conn, 0, body.group_id, Op.READ):
             self.groups._reply(token, error_heartbeat(ec.GROUP_AUTHORIZATION_FAILED))
+            return
+        access = self.node.authorizer
+        if access is not None and not all(access.topic(conn, name, Op.DESCRIBE)
+                                          for name in body.subscribed_topic_names or ()):
+            self.groups._reply(token, error_heartbeat(ec.TOPIC_AUTHORIZATION_FAILED))
             return
         if not member_id_valid(body.member_id):
             self.groups._reply(token, error_heartbeat(ec.INVALID_REQUEST))

@@ -66,11 +66,11 @@ _NO_MESSAGE = ""
 
 
 def _message(code: int, msg: str | None) -> str | None:
-    """A ShareAcknowledge partition's error message: the one given, none for :data:`_NO_MESSAGE`, else the code's
-    default."""
+    """A ShareAcknowledge partition's error message: the one given, none for :data:`_NO_MESSAGE` and for
+    TOPIC_AUTHORIZATION_FAILED (which Kafka 4.4 answers with the code alone), else the code's default."""
     if msg is not None:
         return msg or None
-    return ec.default_message(code) if code else None
+    return ec.default_message(code) if code and code != ec.TOPIC_AUTHORIZATION_FAILED else None
 
 
 class ShareFetchApis:
@@ -155,15 +155,15 @@ class ShareFetchApis:
             # acknowledgements apply, so records they release go to a later fetch unless this one waits; a waiting
             # fetch acquires nothing until it completes — MinBytes readable, a partition failed, or MaxWaitMs over
             deadline = _now_ms() + max(0, body.max_wait_ms)
-            if await self._ready(gid, body, ctx.partitions, answers, conn):
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+            if await self._ready(gid, body, ctx.partitions, answers, conn, deadline):
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
                 while await self._woken(deadline) and not await self._ready(gid, body, ctx.partitions, answers,
-                                                                               conn):
+                                                                               conn, deadline):
                     pass
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn)
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
         for key, (code, msg) in ack_errors.items():
             answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
             answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg or None
@@ -276,16 +276,20 @@ class ShareFetchApis:
             return False
         return True
 
-    async def _loaded(self, gid: str, partitions, answers: dict, conn) -> list:
+    async def _loaded(self, gid: str, partitions, answers: dict, conn, deadline: int) -> list:
         """Each partition's share-partition loaded here: ``[(key, hosted)]`` of those that are, the others answered
-        with their error."""
+        with their error — but for those whose load is still under way at ``deadline``, left out of the answer (as
+        Kafka's ``DelayedShareFetch`` leaves out a ``SharePartition`` still initializing)."""
         R = w.ShareFetchResponse
         out = []
         for key in partitions:
             error, hp = self._partition_error(key, conn)
             message = None
             if not error:
-                error, message = await self._load((gid, *key), hp)
+                loaded = await self._load((gid, *key), hp, deadline)
+                if loaded is None:
+                    continue
+                error, message = loaded
             if error:
                 answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"",
                                                              acquired_records=[])
@@ -299,12 +303,12 @@ class ShareFetchApis:
             self._start_ticker()
         return out
 
-    async def _ready(self, gid: str, body, partitions, answers: dict, conn) -> bool:
+    async def _ready(self, gid: str, body, partitions, answers: dict, conn, deadline: int) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
         readable bytes — its next fetch offset to the high watermark, read up to MaxBytes — or None when it cannot
         acquire."""
         readable = []
-        for key, hp in await self._loaded(gid, partitions, answers, conn):
+        for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
             sp = self.leader.get((gid, *key))
             if not sp.can_acquire():
                 readable.append(None)
@@ -314,13 +318,13 @@ class ShareFetchApis:
         return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
                                        any(a.error_code for a in answers.values()))
 
-    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn) -> None:
+    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn, deadline: int) -> None:
         """The fetch completes: each partition's available records acquired, within MaxRecords and MaxBytes over
         the request."""
         R = w.ShareFetchResponse
         budget, max_bytes = body.max_records, body.max_bytes
         now = _now_ms()
-        for key, hp in await self._loaded(gid, partitions, answers, conn):
+        for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
                 continue
@@ -341,19 +345,23 @@ class ShareFetchApis:
                 max_bytes -= got.record_bytes
                 answers[key] = answer
 
-    async def _load(self, key, hp) -> tuple[int, str | None]:
+    async def _load(self, key, hp, deadline: int) -> tuple[int, str | None] | None:
         """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
         ``(NONE, None)`` once loaded, else the read's error as Kafka's ``SharePartition.maybeInitialize`` answers it
         (``persister_error``, with the share coordinator's message) — a share-partition the group coordinator has not
-        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. (Kafka 4.4 seen answering a MaxWaitMs 0
-        fetch of such a partition leaves the partition out: its initialization had not finished; not matched yet.)"""
+        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. None when the read has not come back by
+        ``deadline``: the load goes on (and wakes waiting fetches when done), and a MaxWaitMs 0 fetch of a
+        share-partition not loaded yet answers without it, as Kafka 4.4's does."""
         if self.leader.get(key) is not None:
             return ec.NONE, None
         pending = self._loading.get(key)
         if pending is None:
             pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
-            pending.add_done_callback(lambda _f: self._loading.pop(key, None))
-        return await asyncio.shield(pending)
+            pending.add_done_callback(lambda _f: (self._loading.pop(key, None), self._wake()))
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending), max(0, deadline - _now_ms()) / 1000)
+        except asyncio.TimeoutError:
+            return None
 
     async def _read_state(self, key, hp) -> tuple[int, str | None]:
         gid, topic_id, index = key

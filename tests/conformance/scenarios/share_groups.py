@@ -84,7 +84,7 @@ JOINED = [
     Step(FC(key_type=0, coordinator_keys=[G]), 6, until=lambda a: all(c.error_code == 0 for c in a.coordinators),
          probe=True),
     # the member joins (again) until its assignment names A: the group coordinator has then initialized the
-    # share-partition (a set-up step, not compared: Kafka 4.4 answers the join with member epoch 2, kraftwire with 1)
+    # share-partition (a set-up step, not compared: member-epochs compares the epochs of a join)
     Step(SH(group_id=G, member_id=M, member_epoch=0, rack_id=None, subscribed_topic_names=[A]), 1,
          until=assigned, probe=True),
 ]
@@ -102,6 +102,57 @@ ACQUIRE = [
     share_ack(4, [(1, 1, 1), (9, 9, 1)]),
     share_ack(5, [(1, 1, 1)]),
     share_fetch(-1, acks=[]),
+    # a group that never heartbeated fetches the same partition: its share-partition was never initialized, the
+    # share coordinator refuses the read, and the partition is answered as SharePartition.maybeInitialize fails
+    Step(SF(group_id="{ns}.h", member_id="share-member-2", share_session_epoch=0, max_wait_ms=0, min_bytes=1,
+            max_bytes=1 << 20, max_records=4, batch_size=4, topics=[SF.FetchTopic(
+                topic_id=TopicId(A), partitions=[SF.FetchPartition(partition_index=0)])],
+            forgotten_topics_data=[]), 1, connection="d"),
+]
+
+
+def heartbeat(epoch: int, member: str = M, group: str = G, topics=(A,), until=None, probe: bool = False) -> Step:
+    """A ShareGroupHeartbeat v1 (a join, epoch 0, subscribes to ``topics``)."""
+    return Step(SH(group_id=group, member_id=member, member_epoch=epoch, rack_id=None,
+                   subscribed_topic_names=list(topics) if epoch == 0 else None), 1, until=until, probe=probe)
+
+
+def describe_group() -> Step:
+    return Step(SD(group_ids=[G], include_authorized_operations=False), 1)
+
+
+DC = w.DescribeConfigsRequest
+#: the most share.assignment.interval.ms a group may set (group.share.max.assignment.interval.ms)
+LONG_INTERVAL = "15000"
+
+#: a new member's epochs as Kafka 4.4 gives them: a new group starts at epoch 1, so the join is answered at epoch 2
+#: (its topic's share-partition not initialized yet: nothing assigned); rejoins until the initialized partition is
+#: assigned (epoch 3); with the group's assignment interval then set long, a second member's join bumps the group
+#: epoch but gets the last target's epoch and nothing (KIP-1263: no new target within the interval); a member of
+#: a new group subscribing to a topic no one has joins at epoch 2 too
+EPOCHS = [
+    *created(A),
+    Step(FC(key_type=0, coordinator_keys=[G]), 6, until=lambda a: all(c.error_code == 0 for c in a.coordinators),
+         probe=True),
+    # another group's member joins and leaves until Kafka's coordinators are ready (it answers a first join
+    # COORDINATOR_LOAD_IN_PROGRESS a while after FindCoordinator has found the group coordinator)
+    heartbeat(0, group="{ns}.warm", until=lambda a: a.error_code == 0, probe=True),
+    heartbeat(-1, group="{ns}.warm", probe=True),
+    heartbeat(0),
+    describe_group(),
+    heartbeat(0, until=assigned, probe=True),
+    describe_group(),
+    Step(IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=G, configs=[
+        IAC.AlterableConfig(name="share.assignment.interval.ms", config_operation=0, value=LONG_INTERVAL)])],
+        validate_only=False), 1),
+    Step(DC(resources=[DC.DescribeConfigsResource(resource_type=32, resource_name=G,
+                                                  configuration_keys=["share.assignment.interval.ms"])],
+            include_synonyms=False, include_documentation=False), 4,
+         until=lambda a: a.results[0].configs and a.results[0].configs[0].value == LONG_INTERVAL, probe=True),
+    heartbeat(0, member="share-member-2"),
+    describe_group(),
+    heartbeat(0, group="{ns}.n", topics=["{ns}.none"]),
+    heartbeat(-1),
 ]
 
 
@@ -250,6 +301,7 @@ SCENARIOS = [
     ], config="share"),
     Scenario("ShareFetch", 1, "acquire-and-acknowledge", ACQUIRE, config="share"),
     Scenario("ShareAcknowledge", 2, "renew", RENEWING, config="share"),
+    Scenario("ShareGroupHeartbeat", 1, "member-epochs", EPOCHS, config="share"),
     Scenario("DescribeShareGroupOffsets", 1, "share-version-off", [describe_offsets((G, None), (G, {A: [0]}))]),
     Scenario("AlterShareGroupOffsets", 0, "share-version-off", [alter_offsets(G, {A: {0: 0}})]),
     Scenario("DeleteShareGroupOffsets", 0, "share-version-off", [delete_offsets(G, A)]),
