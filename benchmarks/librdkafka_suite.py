@@ -139,9 +139,11 @@ def build(source: str, ref: str, tree: str, logdir: str) -> str:
 # ---------------------------------------------------------------------------------------------------- node
 class Node:
     """One combined kraftwire node (broker + controller, harness's pre-bound 127.0.0.1 sockets) formatted in
-    ``base``; its client listener PLAINTEXT or, with ``sasl``, SASL_PLAINTEXT/PLAIN; output in base/node.log."""
+    ``base``; its client listener PLAINTEXT or, with ``sasl``, SASL_PLAINTEXT/PLAIN; output in base/node.log.
+    ``extra_props`` are more ``server.properties`` lines, ``format_args`` more ``storage format`` arguments (e.g.
+    ``--feature share.version=1``)."""
 
-    def __init__(self, base: str, sasl: bool) -> None:
+    def __init__(self, base: str, sasl: bool, extra_props: str = "", format_args: tuple[str, ...] = ()) -> None:
         self.base, self.sasl = base, sasl
         self.listener = "SASL_PLAINTEXT" if sasl else "PLAINTEXT"
         self.broker, self.controller = processes.bind_listener(), processes.bind_listener()
@@ -152,7 +154,7 @@ class Node:
                  f"advertised.listeners={self.listener}://127.0.0.1:{self.port}\n"
                  "controller.listener.names=CONTROLLER\n"
                  f"listener.security.protocol.map={self.listener}:{self.listener},CONTROLLER:PLAINTEXT\n"
-                 f"log.dirs={os.path.join(base, 'logs')}\n" + NODE_PROPS)
+                 f"log.dirs={os.path.join(base, 'logs')}\n" + NODE_PROPS + extra_props)
         if sasl:
             props += ("sasl.enabled.mechanisms=PLAIN\nlistener.name.sasl_plaintext.plain.sasl.jaas.config="
                       "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -160,7 +162,7 @@ class Node:
         with open(self.config, "w", encoding="utf-8") as f:
             f.write(props)
         processes.kw("storage", "format", "-t", processes.kw("storage", "random-uuid").stdout.strip(),
-                     "-c", self.config)
+                     "-c", self.config, *format_args)
         self.proc: subprocess.Popen | None = None
 
     def client_conf(self) -> str:
