@@ -4,9 +4,10 @@
 # then a C librdkafka share consumer and a Java KafkaShareConsumer in one share group (see librdkafka_share.py, which
 # this runs; its options pass through, e.g. --target kafka for the same run against Apache Kafka 4.4).
 #
-# Needs: a C compiler, make, git, tar (apt-get install -y build-essential git; optionally libssl-dev zlib1g-dev
-# libzstd-dev), Java 17+ and Kafka 4.4's jars (tests/kafka/fetch.sh fetches them), and librdkafka's git directory
-# (default /work/.mirror/confluentinc+librdkafka/repo, or --source DIR: a git dir or an unpacked source tree).
+# Needs: a C compiler, make, git, tar and libzstd's headers (apt-get install -y build-essential git libzstd-dev;
+# optionally libssl-dev zlib1g-dev), Java 17+ and Kafka 4.4's jars (tests/kafka/fetch.sh fetches them), and
+# librdkafka's git directory (default /work/.mirror/confluentinc+librdkafka/repo, or --source DIR: a git dir or an
+# unpacked source tree).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 python="${PYTHON:-}"
@@ -14,7 +15,11 @@ if [ -z "$python" ]; then
     if [ -x "$root/.venv/bin/python" ]; then python="$root/.venv/bin/python"; else python=python3; fi
 fi
 for tool in cc make git tar java; do
-    command -v "$tool" > /dev/null || { echo "librdkafka_share.sh: $tool is missing (apt-get install -y build-essential git default-jdk-headless)" >&2; exit 2; }
+    if ! command -v "$tool" > /dev/null; then
+        echo "librdkafka_share.sh: $tool is missing (apt-get install -y build-essential git libzstd-dev" \
+             "default-jdk-headless)" >&2
+        exit 2
+    fi
 done
 cd "$root"
 PYTHONPATH="$root${PYTHONPATH:+:$PYTHONPATH}" exec "$python" tests/interop/librdkafka_share.py "$@"

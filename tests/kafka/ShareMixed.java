@@ -93,7 +93,8 @@ public class ShareMixed {
                 for (ConsumerRecord<String, String> r : polled) {
                     int v = Integer.parseInt(r.value());
                     short count = r.deliveryCount().orElse((short) -1);
-                    AcknowledgeType ack = (v % 10 == 7 && count == 1) ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT;
+                    AcknowledgeType ack = (v % 10 == 7 && count == 1)
+                        ? AcknowledgeType.RELEASE : AcknowledgeType.ACCEPT;
                     consumer.acknowledge(r, ack);
                     acked.add(new Object[] {v, ack.name(), r.partition(), r.offset(), count});
                 }
