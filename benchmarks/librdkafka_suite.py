@@ -48,6 +48,8 @@ from harness import processes  # noqa: E402
 
 DEFAULT_SOURCE = "/work/.mirror/confluentinc+librdkafka/repo"
 CONFIGURE_ARGS = ("--disable-gssapi", "--disable-curl", "--disable-lz4-ext")
+#: the optional dependencies ./configure picks up when their headers are there
+OPTIONAL_HEADERS = ("zstd.h", "zlib.h", "openssl/ssl.h")
 # The broker librdkafka's test clusters run (tests/scenarios/default.json, trivup): topics auto-created with 4
 # partitions; an ACL authorizer (the ACL admin sub-tests need one) that allows what no ACL names, as those clusters do;
 # one replica of everything on this single node.
@@ -113,9 +115,11 @@ def run_logged(cmd: list[str], cwd: str, log: str, what: str) -> None:
 
 def build(source: str, ref: str, tree: str, logdir: str) -> str:
     """Export and build librdkafka and its test-runner in ``tree`` (reused when its stamp matches); returns
-    tree/tests."""
+    tree/tests. The stamp names the optional headers found, so that installing one (libzstd-dev: tests that set
+    ``compression.type=zstd`` fail in the client without it) rebuilds."""
     stamp = os.path.join(tree, ".kraftwire-build-stamp")
-    want = f"{source_id(source, ref)} {' '.join(CONFIGURE_ARGS)}\n"
+    found = [h for h in OPTIONAL_HEADERS if os.path.exists(os.path.join("/usr/include", h))]
+    want = f"{source_id(source, ref)} {' '.join(CONFIGURE_ARGS)} with {','.join(found) or 'none'}\n"
     tests = os.path.join(tree, "tests")
     if os.path.exists(stamp) and open(stamp).read() == want and os.access(os.path.join(tests, "test-runner"),
                                                                           os.X_OK):
