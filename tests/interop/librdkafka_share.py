@@ -54,9 +54,11 @@ from harness import kafka  # noqa: E402
 
 #: librdkafka's share tests that run against a broker (0182/0183 and 0155-0158 use its mock cluster)
 SHARE_TESTS = "0170,0171,0172,0173,0174,0175,0176,0177,0178,0179,0180,0181,0184,0185,0186,0190"
-#: one node's share-group topics: one replica of everything (as tests/server/test_share_fetch_node.py)
+#: one node's share-group topics with one replica of everything (as tests/server/test_share_fetch_node.py), and
+#: record locks down to 1 s, as librdkafka's CI sets its brokers (tests/cluster_testing.py): its lock-expiry tests set
+#: a group's share.record.lock.duration.ms to 3000, under the default floor of 15000
 SHARE_PROPS = ("share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
-               "share.coordinator.state.topic.num.partitions=1\n")
+               "share.coordinator.state.topic.num.partitions=1\ngroup.share.min.record.lock.duration.ms=1000\n")
 SHARE_FORMAT = ("--feature", "share.version=1")
 KAFKA_FORMAT = ("--release-version", "4.4-IV0", *SHARE_FORMAT)
 
