@@ -15,6 +15,7 @@ import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicIdPartition;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 
@@ -27,6 +28,7 @@ import java.util.Optional;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
 
 /**
  * The Java half of tests/interop/librdkafka_share.py's mixed run: a KafkaShareConsumer (KIP-932) reading one topic in
@@ -127,8 +129,18 @@ public class ShareMixed {
         }
     }
 
+    /** Whether the group has two members, each with partitions; false while it does not exist yet (no member's
+     * first heartbeat has arrived). */
     static boolean bothAssigned(Admin admin, String group) throws Exception {
-        ShareGroupDescription d = admin.describeShareGroups(List.of(group)).describedGroups().get(group).get();
+        ShareGroupDescription d;
+        try {
+            d = admin.describeShareGroups(List.of(group)).describedGroups().get(group).get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof GroupIdNotFoundException) {
+                return false;
+            }
+            throw e;
+        }
         return d.members().size() == 2
             && d.members().stream().allMatch(m -> !m.assignment().topicPartitions().isEmpty());
     }
