@@ -48,6 +48,8 @@ from harness import processes  # noqa: E402
 
 DEFAULT_SOURCE = "/work/.mirror/confluentinc+librdkafka/repo"
 CONFIGURE_ARGS = ("--disable-gssapi", "--disable-curl", "--disable-lz4-ext")
+#: the optional dependencies ./configure picks up when their headers are there
+OPTIONAL_HEADERS = ("zstd.h", "zlib.h", "openssl/ssl.h")
 # The broker librdkafka's test clusters run (tests/scenarios/default.json, trivup): topics auto-created with 4
 # partitions; an ACL authorizer (the ACL admin sub-tests need one) that allows what no ACL names, as those clusters do;
 # one replica of everything on this single node.
@@ -113,9 +115,11 @@ def run_logged(cmd: list[str], cwd: str, log: str, what: str) -> None:
 
 def build(source: str, ref: str, tree: str, logdir: str) -> str:
     """Export and build librdkafka and its test-runner in ``tree`` (reused when its stamp matches); returns
-    tree/tests."""
+    tree/tests. The stamp names the optional headers found, so that installing one (libzstd-dev: tests that set
+    ``compression.type=zstd`` fail in the client without it) rebuilds."""
     stamp = os.path.join(tree, ".kraftwire-build-stamp")
-    want = f"{source_id(source, ref)} {' '.join(CONFIGURE_ARGS)}\n"
+    found = [h for h in OPTIONAL_HEADERS if os.path.exists(os.path.join("/usr/include", h))]
+    want = f"{source_id(source, ref)} {' '.join(CONFIGURE_ARGS)} with {','.join(found) or 'none'}\n"
     tests = os.path.join(tree, "tests")
     if os.path.exists(stamp) and open(stamp).read() == want and os.access(os.path.join(tests, "test-runner"),
                                                                           os.X_OK):
@@ -139,9 +143,11 @@ def build(source: str, ref: str, tree: str, logdir: str) -> str:
 # ---------------------------------------------------------------------------------------------------- node
 class Node:
     """One combined kraftwire node (broker + controller, harness's pre-bound 127.0.0.1 sockets) formatted in
-    ``base``; its client listener PLAINTEXT or, with ``sasl``, SASL_PLAINTEXT/PLAIN; output in base/node.log."""
+    ``base``; its client listener PLAINTEXT or, with ``sasl``, SASL_PLAINTEXT/PLAIN; output in base/node.log.
+    ``extra_props`` are more ``server.properties`` lines, ``format_args`` more ``storage format`` arguments (e.g.
+    ``--feature share.version=1``)."""
 
-    def __init__(self, base: str, sasl: bool) -> None:
+    def __init__(self, base: str, sasl: bool, extra_props: str = "", format_args: tuple[str, ...] = ()) -> None:
         self.base, self.sasl = base, sasl
         self.listener = "SASL_PLAINTEXT" if sasl else "PLAINTEXT"
         self.broker, self.controller = processes.bind_listener(), processes.bind_listener()
@@ -152,7 +158,7 @@ class Node:
                  f"advertised.listeners={self.listener}://127.0.0.1:{self.port}\n"
                  "controller.listener.names=CONTROLLER\n"
                  f"listener.security.protocol.map={self.listener}:{self.listener},CONTROLLER:PLAINTEXT\n"
-                 f"log.dirs={os.path.join(base, 'logs')}\n" + NODE_PROPS)
+                 f"log.dirs={os.path.join(base, 'logs')}\n" + NODE_PROPS + extra_props)
         if sasl:
             props += ("sasl.enabled.mechanisms=PLAIN\nlistener.name.sasl_plaintext.plain.sasl.jaas.config="
                       "org.apache.kafka.common.security.plain.PlainLoginModule required "
@@ -160,7 +166,7 @@ class Node:
         with open(self.config, "w", encoding="utf-8") as f:
             f.write(props)
         processes.kw("storage", "format", "-t", processes.kw("storage", "random-uuid").stdout.strip(),
-                     "-c", self.config)
+                     "-c", self.config, *format_args)
         self.proc: subprocess.Popen | None = None
 
     def client_conf(self) -> str:
