@@ -17,6 +17,12 @@ here what to answer.
   ``acquiredRecordsCount``; the last batch whole unless ``ShareAcquireMode`` is 1, record-limit), and the answer
   carries the read batches up to the last acquired record with the AcquiredRecords ranges (not cut at
   ``BatchSize``: Kafka 4.4 answers a batch of 3 acquired under BatchSize 2 as one range).
+* **Isolation** (the group's ``share.isolation.level``, Kafka's ``ShareFetchUtils`` / ``SharePartition.acquire``):
+  ``read_uncommitted`` (the default) reads up to the high watermark; ``read_committed`` up to the last stable
+  offset, and the records of aborted transactions among those acquired (:func:`aborted_ranges`, told the aborted
+  transactions as a read_committed Fetch is) are archived at once — not delivered, never redelivered, written to the
+  share coordinator like any other change. Control batches are acquired and delivered under both levels, as
+  Kafka's (its consumers acknowledge them as gaps).
 * **Acknowledging** (:meth:`ShareLeader.acknowledge`): a share-partition's batches are applied all or nothing
   (``SharePartition.acknowledge``); the :class:`~kraftwire.replica.share_partition.ShareWrite` it returns is written
   to the share coordinator before the acknowledgement is answered.
@@ -33,11 +39,15 @@ from typing import Callable, Mapping
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group.share_protocol import member_id_valid
 from kraftwire.metadata import group_configs
+from kraftwire.records import read_batches
+from kraftwire.records.api import CONTROL_ABORT
 from kraftwire.replica.share_partition import (
     REJECT, RENEW, AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite, check_ack_batches,
 )
+from kraftwire.replica.transactions import read_marker
 
-__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "acknowledgement_error", "batch_bounds",
+__all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "aborted_ranges", "acknowledgement_error",
+           "batch_bounds",
            "fetch_ready", "renew_ack", "request_error", "share_config"]
 
 #: ShareFetch's and ShareAcknowledge's ``IsRenewAck`` and the RENEW type (KIP-1222) from v2. Kafka 4.4 gates them on
@@ -45,6 +55,8 @@ __all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "acknowledg
 RENEW_ACK_SINCE = 2
 #: the group config that lets members renew their locks (Kafka's ShareGroupConfigProvider.isRenewAcknowledgeEnabled)
 RENEW_ENABLE = "share.renew.acknowledge.enable"
+#: the group config choosing what a share-partition reads (Kafka's ShareGroupConfig ``share.isolation.level``)
+ISOLATION_LEVEL = "share.isolation.level"
 ShareKey = tuple  # (group id, topic id, partition)
 
 _BATCH_HEADER = struct.Struct(">qi")  # base offset, batch length
@@ -107,7 +119,29 @@ def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | Non
         delivery_count_limit=group_configs.effective_ms("share.delivery.count.limit", overrides, broker),
         max_record_locks=group_configs.effective_ms("share.partition.max.record.locks", overrides, broker),
         auto_offset_reset=reset,
-        renew_enabled=(overrides.get(RENEW_ENABLE) or "true").strip().lower() == "true")
+        renew_enabled=(overrides.get(RENEW_ENABLE) or "true").strip().lower() == "true",
+        read_committed=(overrides.get(ISOLATION_LEVEL) or "").strip().lower() == "read_committed")
+
+
+def aborted_ranges(batches, aborted) -> list[tuple[int, int]]:
+    """``(first, last)`` offsets of the batches in ``batches`` (read in offset order) that belong to aborted
+    transactions (Kafka's ``SharePartition.fetchAbortedTransactionRecordBatches``): ``aborted`` holds the aborted
+    transactions overlapping the read (``AbortedTxn``s, as a read_committed Fetch is told them); a producer's
+    transaction counts as aborted from the batch reaching its first offset until its ABORT marker; the transactional
+    batches of such a producer in between are aborted, the marker itself is not."""
+    pending = sorted(aborted, key=lambda a: a.first_offset)
+    producers: set[int] = set()
+    out: list[tuple[int, int]] = []
+    for b in batches:
+        if b.producer_id < 0:
+            continue
+        while pending and pending[0].first_offset <= b.last_offset:
+            producers.add(pending.pop(0).producer_id)
+        if b.is_control and read_marker(b)[0] == CONTROL_ABORT:
+            producers.discard(b.producer_id)
+        elif b.is_transactional and b.producer_id in producers:
+            out.append((b.base_offset, b.last_offset))
+    return out
 
 
 def batch_bounds(records) -> list[tuple[int, int, int]]:
@@ -136,12 +170,25 @@ def _merged(ranges: list[AcquiredRecords]) -> list[AcquiredRecords]:
     return out
 
 
+def _without(ranges: list[AcquiredRecords], dropped: list[tuple[int, int]]) -> list[AcquiredRecords]:
+    """``ranges`` with the offsets of the ``dropped`` ``(first, last)`` spans cut out."""
+    out = []
+    for r in ranges:
+        pieces = [(r.first_offset, r.last_offset)]
+        for first, last in dropped:
+            pieces = [p for a, b in pieces for p in ((a, min(b, first - 1)), (max(a, last + 1), b)) if p[0] <= p[1]]
+        out.extend(AcquiredRecords(a, b, r.delivery_count) for a, b in pieces)
+    return out
+
+
 @dataclass(frozen=True)
 class Acquired:
     """One partition's fetch answer: the acquired ranges and how many bytes of the read records go with them."""
 
     ranges: tuple[AcquiredRecords, ...] = ()
     record_bytes: int = 0
+    #: what archiving acquired records of aborted transactions changed, to write before answering
+    write: ShareWrite | None = None
 
     @property
     def count(self) -> int:
@@ -158,11 +205,13 @@ class ShareLeader:
         return self.partitions.get(key)
 
     def acquire(self, key: ShareKey, member_id: str, records, max_records: int, now_ms: int, *,
-                record_limit: bool = False) -> Acquired:
+                record_limit: bool = False, aborted=None) -> Acquired:
         """Acquire for ``member_id`` the records of the whole batches in ``records`` (read from the share-partition's
         ``next_fetch_offset``), at most ``max_records`` — except that, as Kafka's default batch-optimized mode
         (ShareAcquireMode 0) does, the batch holding the last record that fits is acquired whole; ``record_limit``
-        (mode 1) stops at ``max_records`` exactly."""
+        (mode 1) stops at ``max_records`` exactly. ``aborted`` (a read_committed share-partition: the aborted
+        transactions overlapping the read): the acquired records of aborted transactions are archived instead of
+        delivered (:func:`aborted_ranges`)."""
         sp = self.partitions[key]
         bounds = batch_bounds(records)
         if not bounds or max_records <= 0:
@@ -175,7 +224,12 @@ class ShareLeader:
         batch_last, end = next((last_offset, e) for _first, last_offset, e in bounds if last_offset >= last)
         if not record_limit and batch_last > last:
             ranges = _merged(ranges + sp.acquire(member_id, last + 1, batch_last, batch_last - last, now_ms))
-        return Acquired(tuple(ranges), end)
+        if not aborted:
+            return Acquired(tuple(ranges), end)
+        dropped = aborted_ranges(read_batches(records, validate=False), aborted)
+        write = sp.archive(o for first, last in dropped for o in range(first, last + 1))
+        kept = _without(ranges, dropped)
+        return Acquired(tuple(kept), end if kept else 0, write)
 
     def renew_enabled(self, group_id: str, enabled: bool) -> None:
         """The group's ``share.renew.acknowledge.enable`` as it stands now: Kafka reads it on each acknowledgement,

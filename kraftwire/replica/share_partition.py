@@ -89,6 +89,7 @@ class ShareConfig:
     max_record_locks: int = 2000  # share.partition.max.record.locks
     auto_offset_reset: str = "latest"  # share.auto.offset.reset
     renew_enabled: bool = True  # share.renew.acknowledge.enable
+    read_committed: bool = False  # share.isolation.level is read_committed (default read_uncommitted)
 
 
 def initial_start_offset(policy: str, log_start_offset: int, log_end_offset: int,
@@ -366,6 +367,16 @@ class SharePartition:
             return self._write(expired)
         self._advance_start()
         return None
+
+    def archive(self, offsets) -> ShareWrite | None:
+        """Archive the ACQUIRED records among ``offsets`` — those of aborted transactions a ``read_committed``
+        share-partition just acquired (Kafka's ``filterAbortedTransactionalAcquiredRecords``): never delivered nor
+        redelivered, their delivery count kept. Written like any other change; the start offset moves past them
+        when they are at its front."""
+        archived = sorted(o for o in set(offsets) if (r := self.records.get(o)) is not None and r.state == ACQUIRED)
+        for offset in archived:
+            self._finish_acquisition(self.records[offset], ARCHIVED)
+        return self._write(archived) if archived else None
 
     def release_member(self, member_id: str) -> ShareWrite | None:
         """A member left (or its share session closed): every record it holds goes back (Kafka's

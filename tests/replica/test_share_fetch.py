@@ -1,17 +1,20 @@
 """ShareFetch / ShareAcknowledge decisions on a partition leader (``kraftwire.replica.share_fetch``): the request
 checks of Kafka 4.4's ``KafkaApis.handleShareFetchRequest`` (``KafkaApisTest``'s share cases), acquiring from the
 batches read (``ShareFetchUtilsTest.testProcessFetchResponse*``, ``SharePartitionManagerTest``'s max-records
-cases), acknowledging, and releasing a member's records (``testReleaseSession*``)."""
+cases), acknowledging, releasing a member's records (``testReleaseSession*``), and ``share.isolation.level``
+(``SharePartitionTest``'s read_committed cases of KAFKA-16729)."""
 
 from __future__ import annotations
 
 from kraftwire import error_codes as ec
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.protocol import messages as w
-from kraftwire.replica.share_fetch import (Acquired, ShareLeader, acknowledgement_error, batch_bounds, renew_ack,
-                                           request_error, share_config)
-from kraftwire.replica.share_partition import (ACCEPT, ACKNOWLEDGED, ACQUIRED, AVAILABLE, RELEASE, RENEW, AckBatch,
-                                               AcquiredRecords, ShareConfig, SharePartition)
+from kraftwire.records import read_batches
+from kraftwire.replica.share_fetch import (Acquired, ShareLeader, aborted_ranges, acknowledgement_error, batch_bounds,
+                                           renew_ack, request_error, share_config)
+from kraftwire.replica.share_partition import (ACCEPT, ACKNOWLEDGED, ACQUIRED, ARCHIVED, AVAILABLE, RELEASE, RENEW,
+                                               AckBatch, AcquiredRecords, ShareConfig, ShareStateBatch, SharePartition)
+from kraftwire.replica.transactions import AbortedTxn, PartitionTxns, marker_key, marker_value
 
 KEY = ("grp", "tid", 0)
 CONFIG = ShareConfig(record_lock_duration_ms=1000, delivery_count_limit=3, max_record_locks=100,
@@ -252,3 +255,103 @@ def test_fetch_ready():
     assert not fetch_ready([500, 40], 100, 100, False)
     assert fetch_ready([500, 50], 100, 100, False)
     assert fetch_ready([None, 50], 100, 100, False) is False and fetch_ready([None, 100], 100, 100, False)
+
+
+# ---------------------------------------------------------------------------------------------------- isolation
+def transaction(commit: bool, n: int, producer_id: int, base: int) -> bytes:
+    """``n`` transactional records of ``producer_id`` from ``base`` and their COMMIT / ABORT marker after them (the
+    layout of Kafka's ``SharePartitionTest.newTransactionalRecords``)."""
+    data = RecordBatchBuilder(base_offset=base, producer_id=producer_id, producer_epoch=0, base_sequence=0,
+                              is_transactional=True)
+    for i in range(n):
+        data.append(None, f"t{base + i}".encode(), timestamp=1)
+    marker = RecordBatchBuilder(base_offset=base + n, producer_id=producer_id, producer_epoch=0,
+                                is_transactional=True, is_control=True)
+    marker.append(marker_key(commit), marker_value(0), timestamp=1)
+    return data.build() + marker.build()
+
+
+def aborted_of(raw: bytes) -> list[AbortedTxn]:
+    """The aborted transactions a read_committed Fetch of ``raw`` is told, folded as the log folds them."""
+    txns = PartitionTxns()
+    txns.on_high_watermark(1 << 40)
+    for b in read_batches(raw, validate=False):
+        txns.apply_batch(b)
+    return txns.aborted_between(0, 1 << 40)
+
+
+#: Kafka's mixed layout: pid 1 aborts 0-1 (marker 2), pid 2 commits 3-4 (5) and aborts 6-7 (8), pid 1 aborts 9-10
+#: (11), commits 12-13 (14), aborts 15-16 (17)
+MIXED = (transaction(False, 2, 1, 0) + transaction(True, 2, 2, 3) + transaction(False, 2, 2, 6)
+         + transaction(False, 2, 1, 9) + transaction(True, 2, 1, 12) + transaction(False, 2, 1, 15))
+
+
+def test_fetch_aborted_transaction_record_batches_for_only_aborted_transactions():
+    """``testFetchAbortedTransactionRecordBatchesForOnlyAbortedTransactions``: every data batch of an aborted
+    transaction is found, never its marker."""
+    raw = transaction(False, 2, 1, 0) + transaction(False, 3, 2, 3) + transaction(False, 1, 1, 7)
+    assert aborted_ranges(read_batches(raw, validate=False), aborted_of(raw)) == [(0, 1), (3, 5), (7, 7)]
+
+
+def test_fetch_aborted_transaction_record_batches_for_aborted_and_committed_transactions():
+    """``testFetchAbortedTransactionRecordBatchesForAbortedAndCommittedTransactions``: only the batches of the
+    aborted transactions told — an aborted transaction of another producer starting at a committed one's offset
+    marks nothing of it, and one the fetch is not told about is not found."""
+    batches = list(read_batches(MIXED, validate=False))
+    told = [AbortedTxn(1, 0, 2, 3), AbortedTxn(1, 6, 11, 12), AbortedTxn(2, 6, 8, 9), AbortedTxn(1, 15, 17, 18)]
+    assert aborted_ranges(batches, told) == [(0, 1), (6, 7), (9, 10), (15, 16)]
+    # pid 2's abort at 6 not told: its batch 6-7 is delivered; pid 1's told from 6 still marks its batch 9-10 only
+    assert aborted_ranges(batches, [a for a in told if a.producer_id == 1]) == [(0, 1), (9, 10), (15, 16)]
+    assert aborted_ranges(batches, []) == []
+    assert aborted_ranges(batches, aborted_of(MIXED)) == [(0, 1), (6, 7), (9, 10), (15, 16)]
+
+
+def test_acquire_with_read_committed_isolation_level():
+    """``testAcquireWithReadCommittedIsolationLevel``: the records of aborted transactions are acquired and at once
+    ARCHIVED (their delivery count kept), left out of the acquired ranges and written; committed records and the
+    markers are delivered; the start offset moves past the archived records at its front."""
+    sl = leader()
+    got = sl.acquire(KEY, "m1", MIXED, max_records=500, now_ms=0, aborted=aborted_of(MIXED))
+    assert [(r.first_offset, r.last_offset) for r in got.ranges] == [(2, 5), (8, 8), (11, 14), (17, 17)]
+    assert all(r.delivery_count == 1 for r in got.ranges) and got.count == 10
+    assert got.record_bytes == len(MIXED)
+    sp = sl.get(KEY)
+    assert sp.state_of(0) is None and sp.start_offset == 2  # 0-1 archived and passed
+    assert [sp.state_of(o) for o in (6, 7, 9, 16)] == [(ARCHIVED, 1, "")] * 4
+    assert sp.state_of(8) == (ACQUIRED, 1, "m1")
+    assert got.write.start_offset == 2
+    assert got.write.state_batches == (ShareStateBatch(6, 7, ARCHIVED, 1), ShareStateBatch(9, 10, ARCHIVED, 1),
+                                       ShareStateBatch(15, 16, ARCHIVED, 1))
+    # never redelivered: a member's release makes the delivered records available again, not the archived ones
+    sp.release_member("m1")
+    assert sp.next_fetch_offset() == 2
+    again = sl.acquire(KEY, "m2", MIXED, 500, 0, aborted=aborted_of(MIXED))
+    assert [(r.first_offset, r.last_offset, r.delivery_count) for r in again.ranges] == \
+        [(2, 5, 2), (8, 8, 2), (11, 14, 2), (17, 17, 2)]
+    assert again.write is None
+
+
+def test_acquire_with_read_uncommitted_isolation_level_delivers_everything():
+    """read_uncommitted (no aborted transactions given): every record read is delivered, aborted or not."""
+    sl = leader()
+    got = sl.acquire(KEY, "m1", MIXED, max_records=500, now_ms=0)
+    assert got == Acquired((AcquiredRecords(0, 17, 1),), len(MIXED))
+
+
+def test_read_committed_with_only_aborted_records_delivers_nothing():
+    """A read holding only an aborted transaction's data: nothing goes out, nothing of its bytes; only the marker
+    would be left, and it is past the read here."""
+    raw = transaction(False, 3, 7, 0)
+    data = raw[:batch_bounds(raw)[0][2]]
+    sl = leader()
+    got = sl.acquire(KEY, "m1", data, 500, 0, aborted=[AbortedTxn(7, 0, 3, 4)])
+    assert got.ranges == () and got.record_bytes == 0 and got.write.start_offset == 3
+    assert sl.get(KEY).next_fetch_offset() == 3
+
+
+def test_share_config_isolation_level():
+    """``share.isolation.level`` is a group config alone, read_uncommitted unless the group says read_committed."""
+    broker = {}.get
+    assert not share_config({}, broker).read_committed
+    assert share_config({"share.isolation.level": "read_committed"}, broker).read_committed
+    assert not share_config({"share.isolation.level": "read_uncommitted"}, broker).read_committed

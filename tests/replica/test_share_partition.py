@@ -450,3 +450,25 @@ def test_acknowledge_then_the_write_is_durable_moves_the_start_offset():
     assert part.acknowledge("m1", [_ack(0, 0, ACCEPT)], now_ms=0)[0] == ec.INVALID_RECORD_STATE
     assert part.complete(write, True, now_ms=0) is None
     assert part.start_offset == 1 and part.next_fetch_offset() == 1 and part.state_of(1) == (AVAILABLE, 1, "")
+
+
+def test_filter_aborted_transactional_acquired_records():
+    """``testFilterAbortedTransactionalAcquiredRecords``' state part: archiving the aborted records of a
+    read_committed fetch touches only the records just ACQUIRED (an ACKNOWLEDGED or AVAILABLE one stays), keeps their
+    delivery count, writes them, and moves the start offset past those at its front."""
+    part = _part()
+    part.acquire("m", 0, 5, 500, 0)
+    _durable(part, "m", [_ack(3, 3, ACCEPT)], 0)
+    part.acquire("m", 6, 6, 500, 0)
+    assert part.release_member("m") is not None
+    part.acquire("m", 0, 2, 500, 0)  # 0-2 acquired again (count 2); 4, 5, 6 AVAILABLE (count 1); 3 ACKNOWLEDGED
+    write = part.archive(range(0, 6))
+    assert write.start_offset == 4 and part.start_offset == 4
+    assert write.state_batches == ()  # the archived records are all below the new start offset
+    assert write.delivery_complete_count == part.delivery_complete_count() == 0
+    assert _states(part, 4, 6) == [(AVAILABLE, 1)] * 3
+    assert part.archive(range(4, 7)) is None  # nothing ACQUIRED among them
+    part.acquire("m", 4, 6, 500, 0)
+    write = part.archive([5])
+    assert write.start_offset == 4 and write.state_batches == (ShareStateBatch(5, 5, ARCHIVED, 2),)
+    assert _states(part, 4, 6) == [(ACQUIRED, 2), (ARCHIVED, 2), (ACQUIRED, 2)]

@@ -305,16 +305,17 @@ class ShareFetchApis:
 
     async def _ready(self, gid: str, body, partitions, answers: dict, conn, deadline: int) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
-        readable bytes — its next fetch offset to the high watermark, read up to MaxBytes — or None when it cannot
+        readable bytes — its next fetch offset to the high watermark (the last stable offset when read_committed),
+        read up to MaxBytes — or None when it cannot
         acquire."""
-        readable = []
+        readable, committed = [], self._config(gid).read_committed
         for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
             sp = self.leader.get((gid, *key))
             if not sp.can_acquire():
                 readable.append(None)
                 continue
-            offset, hw = max(sp.next_fetch_offset(), hp.log.start_offset()), hp.log.high_watermark()
-            readable.append(0 if offset >= hw else len(hp.log.read(offset, body.max_bytes, limit=hw).records))
+            offset, upper = max(sp.next_fetch_offset(), hp.log.start_offset()), _readable_end(hp, committed)
+            readable.append(0 if offset >= upper else len(hp.log.read(offset, body.max_bytes, limit=upper).records))
         return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
                                        any(a.error_code for a in answers.values()))
 
@@ -323,18 +324,21 @@ class ShareFetchApis:
         the request."""
         R = w.ShareFetchResponse
         budget, max_bytes = body.max_records, body.max_bytes
-        now = _now_ms()
+        now, writes, committed = _now_ms(), [], self._config(gid).read_committed
         for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
                 continue
             offset = max(sp.next_fetch_offset(), hp.log.start_offset())
-            hw = hp.log.high_watermark()
-            if offset >= hw:
+            upper = _readable_end(hp, committed)
+            if offset >= upper:
                 continue
-            raw = bytes(hp.log.read(offset, max_bytes, limit=hw).records)
+            raw = bytes(hp.log.read(offset, max_bytes, limit=upper).records)
             got = self.leader.acquire((gid, *key), mid, raw, budget, now,
-                                      record_limit=body.share_acquire_mode == RECORD_LIMIT)
+                                      record_limit=body.share_acquire_mode == RECORD_LIMIT,
+                                      aborted=hp.txn_state().aborted_between(offset, upper) if committed else None)
+            if got.write is not None:
+                writes.append(((gid, *key), got.write))
             if got.ranges:
                 answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"",
                                                              acquired_records=[])
@@ -344,6 +348,7 @@ class ShareFetchApis:
                 budget -= got.count
                 max_bytes -= got.record_bytes
                 answers[key] = answer
+        await self._durably(writes)
 
     async def _load(self, key, hp, deadline: int) -> tuple[int, str | None] | None:
         """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
@@ -468,6 +473,13 @@ class ShareFetchApis:
             if hp is None or hp.state.epoch_error(-1, leader_only=True) or \
                     hp.state.leader_epoch != self.leader.partitions[(gid, topic_id, index)].leader_epoch:
                 self.leader.drop_partition(topic_id, index)
+
+
+def _readable_end(hp, committed: bool) -> int:
+    """Where a share-partition's reads stop: the last stable offset under ``share.isolation.level=read_committed``
+    (``committed``), else the high watermark (Kafka's ``FetchIsolation`` of a share fetch, from the group's config
+    as it stands at the fetch)."""
+    return hp.last_stable_offset() if committed else hp.log.high_watermark()
 
 
 def _ack_batch(b) -> AckBatch:
