@@ -3,7 +3,9 @@ and Kafka 4.4's Java ``KafkaShareConsumer`` — two share consumers of one group
 and acknowledge every record explicitly (``tests/kafka/ShareConsumers.java``): some REJECT, some RELEASE on their
 first delivery, some RENEW their lock (KIP-1222) before they ACCEPT. Every record ends accepted or rejected, none is held by two consumers at once, and the delivery
 counts are Kafka's: 1 for a record accepted or rejected at once, 2 for a released one when it comes back, the same
-after a renewal."""
+after a renewal. Then ``share.isolation.level`` (``tests/kafka/ShareTxn.java``): a transactional producer aborts one
+transaction and commits another, and a read_committed share group sees the committed records alone, a
+read_uncommitted one both."""
 
 from __future__ import annotations
 
@@ -20,7 +22,10 @@ from server.test_kraft_node import _create
 RECORDS = 30
 PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
          "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
-         "share.coordinator.state.topic.num.partitions=1\n")
+         "share.coordinator.state.topic.num.partitions=1\n"
+         "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
+         "transaction.state.log.num.partitions=1\n")
+TXN_RECORDS = 6
 
 
 def expected(v: int) -> list[tuple[int, str]]:
@@ -71,8 +76,32 @@ def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
         described = [asyncio.run(request_once("127.0.0.1", port, w.ShareGroupDescribeRequest(
             group_ids=["sg"], include_authorized_operations=False), 1, timeout=15.0)).groups[0] for port in ports]
         assert sorted(g.error_code for g in described) == [0, 16]  # NOT_COORDINATOR on the broker not hosting it
+        _isolation_levels(cluster, ports)
     finally:
         cluster.close()
+
+
+def _isolation_levels(cluster, ports) -> None:
+    """librdkafka's 0177 case on the same cluster: records of an aborted transaction never reach a read_committed
+    share group (they are archived on the share-partition, and the group goes on to the committed ones, each
+    delivered once), while a read_uncommitted group gets them too. The partition is led by either broker, so its
+    share-partitions write their state through either share coordinator as above."""
+    created = asyncio.run(request_once("127.0.0.1", ports[0], _create("tx", partitions=1), 7, timeout=15.0))
+    assert created.topics[0].error_code == 0
+    roles.wait_until(lambda: _leaders(ports[0], "tx"), "tx led", cluster)
+    out = run_java("ShareTxn.java", ",".join(f"localhost:{p}" for p in ports), "tx", "rc", "ru",
+                   str(TXN_RECORDS), "40000", timeout=120)
+    assert out.splitlines()[-1] == "DONE", out + cluster.diagnostics()
+    seen = defaultdict(list)
+    for line in out.splitlines():
+        if line.startswith("VALUE "):
+            _tag, group, value, count = line.split()
+            seen[group].append((value, int(count)))
+    committed = [(f"committed-{i}", 1) for i in range(TXN_RECORDS)]
+    assert sorted(seen["rc"]) == committed, out
+    assert sorted(seen["ru"]) == sorted([(f"aborted-{i}", 1) for i in range(TXN_RECORDS)] + committed), out
+    for node in cluster.nodes.values():
+        assert "Traceback" not in node.stderr(), node.stderr()[-3000:]
 
 
 def _leaders(port: int, topic: str):
