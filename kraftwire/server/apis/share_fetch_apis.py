@@ -306,8 +306,7 @@ class ShareFetchApis:
     async def _ready(self, gid: str, body, partitions, answers: dict, conn, deadline: int) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
         readable bytes — its next fetch offset to the high watermark (the last stable offset when read_committed),
-        read up to MaxBytes — or None when it cannot
-        acquire."""
+        read up to MaxBytes — or None when it cannot acquire."""
         readable, committed = [], self._config(gid).read_committed
         for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
             sp = self.leader.get((gid, *key))
