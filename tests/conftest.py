@@ -44,6 +44,13 @@ def pytest_report_header(config):
     return lines
 
 
+#: the directories of the suite's pure part: the codec, protocol, Raft core, simulations and decision layers, no
+#: process, listener or Kafka — CPU-bound, so the test command runs them on both cores (``--part pure -n 2``,
+#: pytest-xdist) and the rest, which waits on processes and shares long-lived ones, in one process
+#: (``--part processes``); without ``--part`` a run collects both
+PURE = ("records", "protocol", "raft", "sim", "metadata", "replica", "coordinator", "log", "snapshot")
+
+
 def pytest_addoption(parser):
     parser.addoption(
         "--sim-seeds",
@@ -52,6 +59,22 @@ def pytest_addoption(parser):
         metavar="N",
         help="seeds per Raft simulation property (default 100; same as KRAFTWIRE_SIM_SEEDS)",
     )
+    parser.addoption(
+        "--part",
+        choices=("pure", "processes"),
+        default=None,
+        help="collect only the pure tests (tests/{%s}) or only the others" % ",".join(PURE),
+    )
+
+
+def pytest_ignore_collect(collection_path, config):
+    """``--part``: leave out the top-level entries of ``tests/`` of the other part."""
+    part = config.getoption("--part")
+    if part is None or os.path.dirname(str(collection_path)) != _TESTS:
+        return None
+    if os.path.basename(str(collection_path)) == "conftest.py":
+        return None
+    return True if (os.path.basename(str(collection_path)) in PURE) != (part == "pure") else None
 
 
 def pytest_configure(config):

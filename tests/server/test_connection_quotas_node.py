@@ -14,6 +14,7 @@ import asyncio
 
 from harness import processes, roles
 
+from kraftwire.errors import ProtocolError
 from kraftwire.protocol import messages as w
 from kraftwire.server.edge.client import KafkaConnection, request_once
 
@@ -31,11 +32,13 @@ def _broker_config(port: int, key: str, value: str | None) -> None:
 
 
 async def _answered(conn, timeout: float) -> bool:
-    """Whether ApiVersions is answered on ``conn`` within ``timeout`` (False: closed, or no answer yet)."""
+    """Whether ApiVersions is answered on ``conn`` within ``timeout`` (False: closed — seen as a reset, an end of
+    stream or the client's "connection closed by the server", depending on when the close lands — or no answer
+    yet)."""
     try:
         answer = await conn.request(VERSIONS, 3, timeout=timeout)
         return answer.error_code == 0
-    except (OSError, ConnectionError, asyncio.TimeoutError, asyncio.IncompleteReadError, EOFError):
+    except (OSError, ConnectionError, asyncio.TimeoutError, asyncio.IncompleteReadError, EOFError, ProtocolError):
         return False
 
 
