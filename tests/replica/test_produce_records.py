@@ -33,7 +33,8 @@ TINY = struct.pack(">qi", 0, 5) + bytes(5)  # a size below the smallest record o
 
 
 @pytest.mark.parametrize("records", [ONE, _batch(b"a", b"b", compression="gzip"), ONE + ONE[:20], ONE + ONE[:11],
-                                     memoryview(ONE)])
+                                     memoryview(ONE)],
+                         ids=["one", "gzip", "torn-20", "torn-11", "memoryview"])  # stable ids: the bytes hold a clock
 def test_one_batch_passes_and_a_torn_tail_is_no_second_batch(records):
     assert shape_error(9, records) is None
 
@@ -66,7 +67,8 @@ def test_versions_below_3_are_not_checked():
     assert shape_error(0, b"") is None
 
 
-@pytest.mark.parametrize("records", [ONE + TINY, ONE + _magic(ONE, 7), ONE + _magic(ONE, -1), TINY, _magic(ONE, 3)])
+@pytest.mark.parametrize("records", [ONE + TINY, ONE + _magic(ONE, 7), ONE + _magic(ONE, -1), TINY, _magic(ONE, 3)],
+                         ids=["tiny-tail", "magic-7-tail", "magic-minus-1-tail", "tiny", "magic-3"])
 def test_a_header_the_iterator_refuses_is_corrupt_without_a_message(records):
     assert shape_error(9, records) == (CORRUPT_MESSAGE, None)
 
