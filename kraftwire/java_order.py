@@ -35,10 +35,20 @@ def topic_partition_hash(topic: str, partition: int) -> int:
     return _int32(31 * (31 + partition) + string_hash(topic))
 
 
-def hashmap_capacity(size: int, *, copied: bool = False) -> int:
+def hashmap_capacity(size: int, *, copied: bool = False, initial: int | None = None) -> int:
     """The table size of a ``HashMap`` holding ``size`` keys: filled key by key from the default 16 it doubles
     whenever it gets more than three quarters full; a new map filled at once by ``putAll`` (or the copy
-    constructor) sizes its table for ``size / 0.75 + 1`` first, which can be twice as large."""
+    constructor) sizes its table for ``size / 0.75 + 1`` first, which can be twice as large; one made with
+    ``new HashMap<>(initial)`` starts at the power of two at or above ``initial`` (at least 1) and doubles from
+    there (``new HashMap<>(2)`` holding two keys has four buckets, not sixteen)."""
+    if initial is not None:
+        capacity = 1
+        while capacity < initial:
+            capacity *= 2
+        for filled in range(1, size + 1):
+            if filled > int(capacity * 0.75):
+                capacity *= 2
+        return capacity
     if copied and size:
         wanted, capacity = int(size / 0.75 + 1), 1
         while capacity < wanted:

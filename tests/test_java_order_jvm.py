@@ -26,6 +26,7 @@ def _tp_hash(tp: tuple[str, int]) -> int:
 
 MODELS = {
     "jhashmap": lambda keys, h: hashmap_order(keys, h),
+    "jhashmap-sized": lambda keys, h: hashmap_order(keys, h, hashmap_capacity(len(keys), initial=len(keys))),
     "jhashmap-copy": lambda keys, h: hashmap_order(keys, h, hashmap_capacity(len(keys), copied=True)),
     "scala-mutable": scala_mutable_order,
     "scala-mutable-set": scala_mutable_order,

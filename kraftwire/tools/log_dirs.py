@@ -22,7 +22,7 @@ import sys
 
 from kraftwire import error_codes as ec
 from kraftwire.tools.admin import add_bootstrap_arguments, connect
-from kraftwire.java_order import hashmap_order, string_hash, topic_partition_hash
+from kraftwire.java_order import hashmap_capacity, hashmap_order, string_hash, topic_partition_hash
 
 
 class LogDirsError(Exception):
@@ -103,7 +103,8 @@ def format_json(by_broker: dict[int, list], topics: set[str]) -> str:
     for broker in hashmap_order(sorted(by_broker), lambda b: b):
         dirs = []
         results = {r.log_dir: r for r in by_broker[broker]}
-        for log_dir in hashmap_order(results, string_hash):
+        # the admin client's map of a broker's log dirs is made with the answer's size as its initial capacity
+        for log_dir in hashmap_order(results, string_hash, hashmap_capacity(len(results), initial=len(results))):
             r = results[log_dir]
             parts = {(t.name, p.partition_index): p for t in r.topics for p in t.partitions
                      if not topics or t.name in topics}

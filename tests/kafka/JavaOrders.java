@@ -1,6 +1,7 @@
 // Prints the iteration order of Java's and Scala's hash collections for key sets read from a file, one set a line:
 //   <kind> TAB key TAB key ...        ->        key TAB key ...   (the same keys, in the collection's order)
-// kinds: jhashmap (java.util.HashMap filled key by key), jhashmap-copy (a HashMap filled at once by putAll),
+// kinds: jhashmap (java.util.HashMap filled key by key), jhashmap-sized (new HashMap<>(n) filled with n keys),
+// jhashmap-copy (a HashMap filled at once by putAll),
 // scala-mutable (scala.collection.mutable.HashMap), scala-mutable-set (scala.collection.mutable.HashSet, as the
 // partition of a Java set's Scala view builds), scala-mutable-concat (the mutable HashMap "a ++ b" builds from two
 // such maps holding the first and the second half of the keys), scala-set (a Scala immutable Set built from the
@@ -27,6 +28,11 @@ public class JavaOrders {
         switch (kind) {
             case "jhashmap": {
                 Map<Object, Object> m = new HashMap<>();
+                for (Object k : keys) m.put(k, k);
+                return m.keySet();
+            }
+            case "jhashmap-sized": {
+                Map<Object, Object> m = new HashMap<>(keys.size());
                 for (Object k : keys) m.put(k, k);
                 return m.keySet();
             }

@@ -256,8 +256,18 @@ def test_a_quorum_of_kafka_and_kraftwire_controllers_fails_over_and_replaces_the
                                "a successor to the resigned leader")
         assert int(successor["LeaderEpoch"]) == epoch + 1, (epoch, successor)
         start(resigned)
-        processes.kw("topics", "--bootstrap-server", kraftwire, "--create", "--topic", f"{TOPIC}-3",
-                     "--replica-assignment", f"{KRAFTWIRE_BROKER}")
+
+        def created() -> bool:
+            """The topic created on the kraftwire broker — retried while the new active controller still counts
+            that broker fenced (under load its heartbeats to the resigned leader can have lapsed; CI saw "All
+            brokers specified in the manual partition assignment for partition 0 are fenced or in controlled
+            shutdown.")."""
+            proc = processes.kw("topics", "--bootstrap-server", kraftwire, "--create", "--topic", f"{TOPIC}-3",
+                                "--replica-assignment", f"{KRAFTWIRE_BROKER}", check=False)
+            assert proc.returncode == 0 or "are fenced or in controlled shutdown" in proc.stdout + proc.stderr, proc
+            return proc.returncode == 0
+
+        wait_until(created, f"{TOPIC}-3 created on the kraftwire broker")
         mixed.until_listed(ports[KAFKA_BROKER], f"{TOPIC}-3")
         until_broker_answers(ports[NEW_BROKER])
         mixed.reassign_away(ports[KRAFTWIRE_BROKER], KAFKA_BROKER, NEW_BROKER, tmp_path)
