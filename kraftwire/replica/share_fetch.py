@@ -48,7 +48,7 @@ from kraftwire.replica.transactions import read_marker
 
 __all__ = ["RENEW_ACK_SINCE", "ShareKey", "ShareLeader", "Acquired", "aborted_ranges", "acknowledgement_error",
            "batch_bounds",
-           "fetch_ready", "renew_ack", "request_error", "share_config"]
+           "fetch_ready", "renew_ack", "renew_allowed", "request_error", "share_config"]
 
 #: ShareFetch's and ShareAcknowledge's ``IsRenewAck`` and the RENEW type (KIP-1222) from v2. Kafka 4.4 gates them on
 #: the request's version alone: share.version 1 serves them (share.version 2 is the dead-letter queue's, KIP-1191)
@@ -119,8 +119,13 @@ def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | Non
         delivery_count_limit=group_configs.effective_ms("share.delivery.count.limit", overrides, broker),
         max_record_locks=group_configs.effective_ms("share.partition.max.record.locks", overrides, broker),
         auto_offset_reset=reset,
-        renew_enabled=(overrides.get(RENEW_ENABLE) or "true").strip().lower() == "true",
+        renew_enabled=renew_allowed(overrides),
         read_committed=(overrides.get(ISOLATION_LEVEL) or "").strip().lower() == "read_committed")
+
+
+def renew_allowed(overrides: Mapping[str, str]) -> bool:
+    """The group's ``share.renew.acknowledge.enable`` (default true)."""
+    return (overrides.get(RENEW_ENABLE) or "true").strip().lower() == "true"
 
 
 def aborted_ranges(batches, aborted) -> list[tuple[int, int]]:
@@ -231,11 +236,13 @@ class ShareLeader:
         kept = _without(ranges, dropped)
         return Acquired(tuple(kept), end if kept else 0, write)
 
-    def renew_enabled(self, group_id: str, enabled: bool) -> None:
-        """The group's ``share.renew.acknowledge.enable`` as it stands now: Kafka reads it on each acknowledgement,
-        while the rest of a share-partition's settings stay as it was loaded with."""
-        for key, sp in self.partitions.items():
-            if key[0] == group_id and sp.config.renew_enabled != enabled:
+    def renew_enabled(self, group_id: str, enabled: bool, keys=None) -> None:
+        """The group's ``share.renew.acknowledge.enable`` as it stands now, on its loaded share-partitions (``keys``:
+        only these, the ones an acknowledgement names): Kafka reads it on each acknowledgement, while the rest of a
+        share-partition's settings stay as it was loaded with."""
+        targets = ((k, self.partitions.get(k)) for k in keys) if keys is not None else self.partitions.items()
+        for key, sp in targets:
+            if sp is not None and key[0] == group_id and sp.config.renew_enabled != enabled:
                 sp.config = replace(sp.config, renew_enabled=enabled)
 
     def acknowledge(self, key: ShareKey, member_id: str, batches: list[AckBatch],

@@ -9,7 +9,8 @@ from kraftwire import error_codes as ec
 from kraftwire.coordinator import records as cr
 from kraftwire.coordinator.group import share as sg
 from kraftwire.coordinator.group.model import Result
-from kraftwire.coordinator.group.share_admin import NO_OFFSETS_TO_DELETE, ZERO_ID, offsets_from_summaries
+from kraftwire.coordinator.group.share_admin import NO_OFFSETS_TO_DELETE, offsets_from_summaries
+from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as w
 
 from tests.coordinator.test_share_group import BAR, FOO, GID, IMAGE, NOW, beat, joined, shard
@@ -98,7 +99,7 @@ def test_share_group_alter_offsets_unknown_topic_in_the_coordinator():
     emptied(s)
     _, answer, init = alter(s, [("gone", [(0, 1)])])
     t = answer.responses[0]
-    assert (t.topic_id, t.partitions[0].error_code, init) == (ZERO_ID, ec.UNKNOWN_TOPIC_OR_PARTITION, None)
+    assert (t.topic_id, t.partitions[0].error_code, init) == (ZERO_UUID, ec.UNKNOWN_TOPIC_OR_PARTITION, None)
 
 
 # ------------------------------------------------------------------------------------------------ delete offsets
@@ -180,7 +181,7 @@ def test_share_group_delete_groups_refusals_and_other_groups():
     g = s.share_groups[GID]
     beat(s, "m1", sg.LEAVE_EPOCH)
     g.initialized = {}
-    g.deleting = {FOO: "foo", ZERO_ID: "gone"}
+    g.deleting = {FOO: "foo", ZERO_UUID: "gone"}
     _, code, delete = s.share_group_deletion(GID, BY_ID)
     assert code == 0 and delete == {FOO: list(range(6))} and g.deleting == {FOO: "foo"}
 

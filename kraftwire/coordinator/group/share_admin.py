@@ -24,16 +24,15 @@ A group of another type (and, but for Alter, none) is GROUP_ID_NOT_FOUND with Ka
 
 from __future__ import annotations
 
-import uuid
 from typing import Any, Callable, NamedTuple
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.group import share as sg
 from kraftwire.coordinator.group.model import Result
 from kraftwire.coordinator.group.share_protocol import InitializeRequest
+from kraftwire.ids import ZERO_UUID
 from kraftwire.protocol import messages as w
 
-ZERO_ID = uuid.UUID(int=0)  # a topic the answer cannot name by id
 UNINITIALIZED_START_OFFSET = -1
 UNINITIALIZED_LAG = -1
 DEFAULT_LEADER_EPOCH = 0
@@ -113,7 +112,7 @@ class ShareAdmin:
             found = lookup(topic.topic_name)
             if found is None:
                 out.append(R.AlterShareGroupOffsetsResponseTopic(
-                    topic_name=topic.topic_name, topic_id=ZERO_ID, partitions=[
+                    topic_name=topic.topic_name, topic_id=ZERO_UUID, partitions=[
                         R.AlterShareGroupOffsetsResponsePartition(partition_index=p.partition_index, error_code=unknown,
                                                                    error_message=_default(unknown))
                         for p in topic.partitions]))
@@ -165,7 +164,7 @@ class ShareAdmin:
         for name in topic_names:
             found = lookup(name)
             if found is None:
-                refused.append(T(topic_name=name, topic_id=ZERO_ID, error_code=unknown,
+                refused.append(T(topic_name=name, topic_id=ZERO_UUID, error_code=unknown,
                                  error_message=_default(unknown)))
                 continue
             tid, count = found
@@ -176,7 +175,7 @@ class ShareAdmin:
             elif tid in group.deleting:
                 delete[tid] = list(range(count))
             else:
-                refused.append(T(topic_name=name, topic_id=ZERO_ID, error_code=unknown,
+                refused.append(T(topic_name=name, topic_id=ZERO_UUID, error_code=unknown,
                                  error_message=NO_OFFSETS_TO_DELETE))
         result.records.extend(sg.state_partition_records(group))
         return result, OffsetsDeletion(None, refused, delete)

@@ -18,7 +18,8 @@ import asyncio
 import logging
 
 from kraftwire import error_codes as ec
-from kraftwire.coordinator.group.share_admin import (ZERO_ID, lag_wanted, offsets_from_summaries)
+from kraftwire.coordinator.group.share_admin import lag_wanted, offsets_from_summaries
+from kraftwire.ids import ZERO_UUID
 from kraftwire.metadata.features import share_groups_enabled
 from kraftwire.protocol import messages as w
 from kraftwire.security.authorizer import AclOperation as Op
@@ -170,13 +171,13 @@ class ShareAdminApis:
         for topic in group.topics:
             if not self._allows(conn, ResourceType.TOPIC, topic.topic_name, Op.DESCRIBE):
                 code = ec.TOPIC_AUTHORIZATION_FAILED
-                denied.append(T(topic_name=topic.topic_name, topic_id=ZERO_ID, partitions=[
+                denied.append(T(topic_name=topic.topic_name, topic_id=ZERO_UUID, partitions=[
                     P(partition_index=p, start_offset=-1, leader_epoch=0, error_code=code,
                       error_message=ec.default_message(code)) for p in topic.partitions]))
                 continue
             found = self._lookup(topic.topic_name)
             if found is None:  # absence of data, not an error (as OffsetFetch)
-                missing.append(T(topic_name=topic.topic_name, topic_id=ZERO_ID, partitions=[
+                missing.append(T(topic_name=topic.topic_name, topic_id=ZERO_UUID, partitions=[
                     P(partition_index=p, start_offset=-1, leader_epoch=0, error_code=0) for p in topic.partitions]))
             else:
                 wanted[found[0]] = (topic.topic_name, list(topic.partitions))
@@ -199,10 +200,7 @@ class ShareAdminApis:
     async def alter_offsets(self, request, conn) -> None:
         R = w.AlterShareGroupOffsetsResponse
         body, version, cid = request.body, request.version, request.header.correlation_id
-
-        def refuse(code: int, message: str | None = None) -> None:
-            conn.send_response(R(throttle_time_ms=0, error_code=code,
-                                 error_message=message or _message(code), responses=[]), version, cid)
+        refuse = _refuser(R, request, conn)
 
         if not share_groups_enabled(self.md.image.features):
             return refuse(ec.UNSUPPORTED_VERSION)
@@ -221,7 +219,7 @@ class ShareAdminApis:
                 passed.append(topic)
                 continue
             t = merged.setdefault(topic.topic_name, R.AlterShareGroupOffsetsResponseTopic(
-                topic_name=topic.topic_name, topic_id=found[0] if found else ZERO_ID, partitions=[]))
+                topic_name=topic.topic_name, topic_id=found[0] if found else ZERO_UUID, partitions=[]))
             t.partitions.extend(R.AlterShareGroupOffsetsResponsePartition(
                 partition_index=p.partition_index, error_code=code, error_message=ec.default_message(code))
                 for p in topic.partitions)
@@ -271,10 +269,7 @@ class ShareAdminApis:
     async def delete_offsets(self, request, conn) -> None:
         R = w.DeleteShareGroupOffsetsResponse
         body, version, cid = request.body, request.version, request.header.correlation_id
-
-        def refuse(code: int, message: str | None = None) -> None:
-            conn.send_response(R(throttle_time_ms=0, error_code=code,
-                                 error_message=message or _message(code), responses=[]), version, cid)
+        refuse = _refuser(R, request, conn)
 
         if not share_groups_enabled(self.md.image.features):
             return refuse(ec.UNSUPPORTED_VERSION)
@@ -288,7 +283,7 @@ class ShareAdminApis:
                 names.append(topic.topic_name)
             else:
                 code = ec.TOPIC_AUTHORIZATION_FAILED
-                denied.append(T(topic_name=topic.topic_name, topic_id=ZERO_ID, error_code=code,
+                denied.append(T(topic_name=topic.topic_name, topic_id=ZERO_UUID, error_code=code,
                                 error_message=ec.default_message(code)))
         if not gid:
             return refuse(ec.INVALID_GROUP_ID)
@@ -353,6 +348,16 @@ class ShareAdminApis:
                 log.info("share group %s: its share state not deleted (%s), the group stays", gid, bad)
                 errors[gid] = bad
         return errors
+
+
+def _refuser(R, request, conn):
+    """The whole-request refusal of Alter/DeleteShareGroupOffsets: ``refuse(code, message=None)`` answers the code
+    with the message given, else the code's default, and no topics."""
+    def refuse(code: int, message: str | None = None) -> None:
+        conn.send_response(R(throttle_time_ms=0, error_code=code, error_message=message or _message(code),
+                             responses=[]), request.version, request.header.correlation_id)
+
+    return refuse
 
 
 def _message(code: int) -> str | None:

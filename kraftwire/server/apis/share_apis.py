@@ -44,12 +44,11 @@ from kraftwire.server.runtime.coordinator_runtime import BrokerRuntime
 
 log = logging.getLogger("kraftwire.share")
 
-#: each share-state request's per-topic class
+#: the share-state APIs, each with its request's per-topic class
 _REQUEST_TOPICS = {"WriteShareGroupState": "WriteStateData", "ReadShareGroupState": "ReadStateData",
                    "InitializeShareGroupState": "InitializeStateData", "DeleteShareGroupState": "DeleteStateData",
                    "ReadShareGroupStateSummary": "ReadStateSummaryData"}
-STATE_APIS = ("WriteShareGroupState", "ReadShareGroupState", "InitializeShareGroupState", "DeleteShareGroupState",
-              "ReadShareGroupStateSummary")
+STATE_APIS = tuple(_REQUEST_TOPICS)
 
 
 class ShareApis:

@@ -234,7 +234,9 @@ class ShareFetchApis:
         (:data:`_NO_MESSAGE`)."""
         out, writes = {}, []
         now = _now_ms()
-        self.leader.renew_enabled(gid, self._config(gid).renew_enabled)
+        if acks:  # the group config as it stands, read for the acknowledged share-partitions only
+            overrides = self.md.image.configs.get((GROUP_CONFIGS, gid), {})
+            self.leader.renew_enabled(gid, share_fetch.renew_allowed(overrides), [(gid, *key) for key in acks])
         for key, batches in acks.items():
             error = share_fetch.acknowledgement_error(batches, version, renewing)
             if error:
