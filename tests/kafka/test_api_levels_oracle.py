@@ -198,7 +198,8 @@ def test_api_versions_v5_checks_whom_the_client_means(ports, target):
     answers = []
     for port in ports:
         cluster_id = _ask(port, w.MetadataRequest(topics=[], allow_auto_topic_creation=False), 12).cluster_id
-        named = {"neither": (None, -1), "this-node": (cluster_id, 1), "another-cluster": ("x" + cluster_id[1:], 1),
+        other = ("y" if cluster_id.startswith("x") else "x") + cluster_id[1:]  # never the node's own (a random id)
+        named = {"neither": (None, -1), "this-node": (cluster_id, 1), "another-cluster": (other, 1),
                  "another-node": (cluster_id, 2), "cluster-only": (cluster_id, -1), "node-only": (None, 1)}[target]
         answer = _ask(port, w.ApiVersionsRequest(client_software_name="kraftwire-tests", client_software_version="1",
                                                  cluster_id=named[0], node_id=named[1]), 5)
