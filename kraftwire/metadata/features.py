@@ -59,11 +59,10 @@ FEATURES: tuple[Feature, ...] = (
     # GV1: the KIP-848 consumer group protocol (ConsumerGroupHeartbeat)
     Feature(GROUP_VERSION, (_BASE, FeatureLevel(1, "4.0-IV0")), implemented=1),
     Feature(ELR_VERSION, (_BASE, FeatureLevel(1, "4.1-IV0", (("metadata.version", 23),))), implemented=1),
-    # SV1: share groups (KIP-932); SV2: their dead-letter queues (KIP-1191, ShareVersion.supportsShareGroupDLQ: an
-    # archived record copied to the group's errors.deadletterqueue.topic.name), not here yet. KIP-1222's RENEW is not
-    # gated by a feature level: Kafka 4.4 serves it from ShareFetch/ShareAcknowledge v2 at SV1 already
-
-    Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=1),
+    # SV1: share groups (KIP-932); SV2: their dead-letter queues (KIP-1191, ShareVersion.supportsShareGroupDLQ:
+    # rejected and exhausted records written to the group's errors.deadletterqueue.topic.name), Kafka 4.4's default.
+    # KIP-1222's RENEW is not gated by a feature level: Kafka 4.4 serves it from ShareFetch/ShareAcknowledge v2
+    Feature(SHARE_VERSION, (_BASE, FeatureLevel(1, "4.2-IV0"), FeatureLevel(2, "4.4-IV0")), implemented=2),
     Feature(STREAMS_VERSION, (_BASE, FeatureLevel(1, "4.2-IV1")), implemented=0),
 )
 BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
@@ -77,11 +76,8 @@ REFUSED: dict[tuple[str, int], str] = {
 
 
 #: features kraftwire implements but does not turn on by default yet: the level ``storage format`` writes unless
-#: ``--feature`` names it, and why
-OFF_BY_DEFAULT: dict[str, tuple[int, str]] = {
-    SHARE_VERSION: (0, "share groups (KIP-932) are not complete in kraftwire yet; --feature share.version=1 turns "
-                       "them on"),
-}
+#: ``--feature`` names it, and why (none now: share groups are on at Kafka's default levels)
+OFF_BY_DEFAULT: dict[str, tuple[int, str]] = {}
 
 
 def supported_ranges() -> dict[str, tuple[int, int]]:
@@ -145,6 +141,12 @@ def share_groups_enabled(finalized) -> bool:
     ``ShareVersion.supportsShareGroups``); below it Kafka answers ShareGroupHeartbeat and ShareGroupDescribe
     UNSUPPORTED_VERSION."""
     return finalized.get(SHARE_VERSION, 0) >= 1
+
+
+def share_dlq_enabled(finalized) -> bool:
+    """Whether a share group's rejected and exhausted records go to its dead-letter topic: ``share.version`` 2 or
+    above (Kafka's ``ShareVersion.supportsShareGroupDLQ``, KIP-1191)."""
+    return finalized.get(SHARE_VERSION, 0) >= 2
 
 
 def consumer_protocol_enabled(finalized) -> bool:

@@ -33,7 +33,7 @@ here what to answer.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Mapping
 
 from kraftwire import error_codes as ec
@@ -42,7 +42,8 @@ from kraftwire.metadata import group_configs
 from kraftwire.records import read_batches
 from kraftwire.records.api import CONTROL_ABORT
 from kraftwire.replica.share_partition import (
-    REJECT, RENEW, AckBatch, AcquiredRecords, ShareConfig, SharePartition, ShareWrite, check_ack_batches,
+    REJECT, RENEW, AckBatch, AcquiredRecords, DeadLetter, ShareConfig, SharePartition, ShareWrite,
+    check_ack_batches,
 )
 from kraftwire.replica.transactions import read_marker
 
@@ -110,9 +111,11 @@ def fetch_ready(readable: list[int | None], max_bytes: int, min_bytes: int, fail
     return sum(min(r, share) for r in acquirable) >= min_bytes
 
 
-def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | None]) -> ShareConfig:
+def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | None], *,
+                 dlq_supported: bool = False) -> ShareConfig:
     """A group's share-partition settings: its own group configs within the broker's bounds, else the broker's
-    ``group.share.*`` values (``group_configs.effective_ms``)."""
+    ``group.share.*`` values (``group_configs.effective_ms``). ``dlq_supported``: share.version is 2 or above, so a
+    group naming a DLQ topic has its rejected and exhausted records written there."""
     reset = overrides.get(group_configs.AUTO_OFFSET_RESET) or "latest"
     return ShareConfig(
         record_lock_duration_ms=group_configs.effective_ms("share.record.lock.duration.ms", overrides, broker),
@@ -120,7 +123,8 @@ def share_config(overrides: Mapping[str, str], broker: Callable[[str], str | Non
         max_record_locks=group_configs.effective_ms("share.partition.max.record.locks", overrides, broker),
         auto_offset_reset=reset,
         renew_enabled=renew_allowed(overrides),
-        read_committed=(overrides.get(ISOLATION_LEVEL) or "").strip().lower() == "read_committed")
+        read_committed=(overrides.get(ISOLATION_LEVEL) or "").strip().lower() == "read_committed",
+        dlq_enabled=dlq_supported and bool(overrides.get(group_configs.DLQ_TOPIC)))
 
 
 def renew_allowed(overrides: Mapping[str, str]) -> bool:
@@ -236,14 +240,26 @@ class ShareLeader:
         kept = _without(ranges, dropped)
         return Acquired(tuple(kept), end if kept else 0, write)
 
-    def renew_enabled(self, group_id: str, enabled: bool, keys=None) -> None:
-        """The group's ``share.renew.acknowledge.enable`` as it stands now, on its loaded share-partitions (``keys``:
-        only these, the ones an acknowledgement names): Kafka reads it on each acknowledgement, while the rest of a
-        share-partition's settings stay as it was loaded with."""
-        targets = ((k, self.partitions.get(k)) for k in keys) if keys is not None else self.partitions.items()
-        for key, sp in targets:
-            if sp is not None and key[0] == group_id and sp.config.renew_enabled != enabled:
-                sp.config = replace(sp.config, renew_enabled=enabled)
+    def refresh_config(self, config: ShareConfig, keys) -> None:
+        """The group's settings as they stand now on its loaded share-partitions among ``keys`` (those a request
+        names): Kafka's ``SharePartition`` reads the lock duration, the delivery-count limit, RENEW's and the DLQ's
+        settings from the group config on each use, so a change applies to the next acquisition or acknowledgement.
+        (``share.auto.offset.reset`` only matters when a share-partition starts.)"""
+        for key in keys:
+            sp = self.partitions.get(key)
+            if sp is not None and sp.config != config:
+                sp.config = config
+
+    def dead_letters(self, key: ShareKey) -> list[DeadLetter]:
+        """The share-partition's ARCHIVING runs whose DLQ write may start now (``SharePartition.dead_letters``)."""
+        sp = self.partitions.get(key)
+        return [] if sp is None else sp.dead_letters()
+
+    def archive_dead_letters(self, key: ShareKey, letter: DeadLetter) -> ShareWrite | None:
+        """A DLQ write ended: the run archived, the write to make; nothing when the share-partition is gone (its
+        new leader sends the run again)."""
+        sp = self.partitions.get(key)
+        return None if sp is None else sp.archive_dead_letters(letter)
 
     def acknowledge(self, key: ShareKey, member_id: str, batches: list[AckBatch],
                     now_ms: int) -> tuple[int, str | None, ShareWrite | None]:

@@ -17,6 +17,14 @@ RELEASE, a lock expiry or its member leaving — or to ARCHIVED instead once its
 ``share.delivery.count.limit`` — and to ACKNOWLEDGED on an ACCEPT, to ARCHIVED on a REJECT or a GAP. ACKNOWLEDGED
 and ARCHIVED are final. The SPSO moves past every finished record at its front.
 
+**The dead-letter queue (KIP-1191, share.version 2).** When the group names a DLQ topic
+(``errors.deadletterqueue.topic.name``; :attr:`ShareConfig.dlq_enabled`), a REJECT and a delivery-count limit
+reached on a release or an expiry go to ARCHIVING instead of ARCHIVED, with the cause Kafka's DLQ record carries.
+ARCHIVING is written (state 3) and holds the SPSO back. Once that write is durable the runtime takes the
+ARCHIVING runs (:meth:`SharePartition.dead_letters`), writes them to the DLQ topic, and — whether that write
+worked or not, as Kafka's ``initiateDLQAndArchive`` — archives them (:meth:`SharePartition.archive_dead_letters`),
+a second write. A new leader finds ARCHIVING records in the durable state and sends them again (at least once).
+
 **What is durable.** The acquired state is transient and never written (KIP-932: an acquired record is recorded
 as available with the delivery count it had before); every other change is written. So after a leader change the
 new leader starts from the last write: records that were acquired are AVAILABLE again and are redelivered with
@@ -25,20 +33,26 @@ their *written* delivery count raised by one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from kraftwire import error_codes as ec
 
 __all__ = [
-    "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "AVAILABLE", "GAP", "REJECT", "RELEASE", "RENEW",
-    "AcquiredRecords", "AckBatch", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
+    "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "ARCHIVING", "AVAILABLE", "CLIENT_REJECT",
+    "DELIVERY_COUNT_EXCEEDED", "GAP", "REJECT", "RELEASE", "RENEW",
+    "AcquiredRecords", "AckBatch", "DeadLetter", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
     "check_ack_batches", "initial_start_offset", "persister_error",
 ]
 
-# RecordState ids (org.apache.kafka.server.share.fetch.RecordState; 3 is ARCHIVING, a transient state of the
-# dead-letter path this model does not have). Only 0, 2 and 4 are ever written.
-AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVED = 0, 1, 2, 4
+# RecordState ids (org.apache.kafka.server.share.fetch.RecordState; ARCHIVING is the dead-letter path's state
+# between a record's end and its DLQ write). All but ACQUIRED are written.
+AVAILABLE, ACQUIRED, ACKNOWLEDGED, ARCHIVING, ARCHIVED = 0, 1, 2, 3, 4
 FINISHED = (ACKNOWLEDGED, ARCHIVED)
+
+#: why a record went to the dead-letter queue: the ``__dlq.errors.message`` header Kafka 4.4 writes
+#: (``ShareGroupDLQManager.CLIENT_REJECT`` / ``DELIVERY_COUNT_EXCEEDED``)
+CLIENT_REJECT = "Offset rejected by client."
+DELIVERY_COUNT_EXCEEDED = "Offset delivery count exceeded the threshold."
 
 # AcknowledgeType ids as ShareAcknowledge and ShareFetch carry them (GAP marks an offset the log no longer has;
 # RENEW, Kafka 4.4's KIP-1222, extends the lock and changes no state).
@@ -90,6 +104,8 @@ class ShareConfig:
     auto_offset_reset: str = "latest"  # share.auto.offset.reset
     renew_enabled: bool = True  # share.renew.acknowledge.enable
     read_committed: bool = False  # share.isolation.level is read_committed (default read_uncommitted)
+    #: share.version 2 or above and the group names a DLQ topic (Kafka's ``SharePartition.isDLQEnabledForGroup``)
+    dlq_enabled: bool = False
 
 
 def initial_start_offset(policy: str, log_start_offset: int, log_end_offset: int,
@@ -186,12 +202,26 @@ class AckBatch:
     acknowledge_types: tuple[int, ...]
 
 
+@dataclass(frozen=True)
+class DeadLetter:
+    """A run of ARCHIVING offsets to write to the group's DLQ topic (Kafka's ``ShareGroupDLQRecordParameter``)."""
+
+    first_offset: int
+    last_offset: int
+    delivery_count: int
+    cause: str
+
+
 @dataclass
 class _InFlight:
     state: int
     delivery_count: int
     member_id: str = ""
     deadline_ms: int = 0  # when an ACQUIRED record's lock expires
+    #: an ARCHIVING record's cause (:data:`CLIENT_REJECT`, :data:`DELIVERY_COUNT_EXCEEDED`), and whether its DLQ
+    #: write was handed to the runtime
+    dlq_cause: str | None = None
+    dlq_started: bool = False
     #: while an acknowledgement's write is on its way: the (member, lock deadline) it held before, to go back to
     #: if the write fails (Kafka's ``InFlightState.startStateTransition`` / ``completeStateTransition``)
     rollback: tuple[str, int] | None = None
@@ -223,8 +253,12 @@ class SharePartition:
             return cls(config, leader_epoch, start)
         part = cls(config, leader_epoch, durable.start_offset)
         for b in durable.state_batches:
+            # an ARCHIVING record's DLQ write starts again (Kafka's ``maybeResumeDlqArchiving``): its cause is told
+            # apart by the delivery count alone
+            cause = None if b.delivery_state != ARCHIVING else (
+                DELIVERY_COUNT_EXCEEDED if b.delivery_count >= config.delivery_count_limit else CLIENT_REJECT)
             for o in range(max(b.first_offset, part.start_offset), b.last_offset + 1):
-                part.records[o] = _InFlight(b.delivery_state, b.delivery_count)
+                part.records[o] = _InFlight(b.delivery_state, b.delivery_count, dlq_cause=cause)
         if part.records:
             part.fetched_end = max(part.records) + 1
             for o in range(part.start_offset, part.fetched_end):
@@ -338,7 +372,10 @@ class SharePartition:
                 r.deadline_ms = now_ms + self.config.record_lock_duration_ms
             else:
                 r.rollback = (r.member_id, r.deadline_ms)
-                self._finish_acquisition(r, _ACK_STATE[ack])
+                if ack == REJECT and self.config.dlq_enabled:
+                    self._finish_acquisition(r, ARCHIVING, CLIENT_REJECT)
+                else:
+                    self._finish_acquisition(r, _ACK_STATE[ack])
                 finished.append(offset)
         if not finished:
             return ec.NONE, None, None
@@ -359,9 +396,10 @@ class SharePartition:
             r.rollback = None
             if durable:
                 continue
-            r.state, r.member_id, r.deadline_ms = ACQUIRED, member, deadline
+            r.state, r.member_id, r.deadline_ms, r.dlq_cause = ACQUIRED, member, deadline, None
             if deadline <= now_ms:
-                self._finish_acquisition(r, AVAILABLE)
+                # Kafka's completeStateTransition(false) on an expired lock: ARCHIVED at the limit, not ARCHIVING
+                self._finish_acquisition(r, AVAILABLE, dlq=False)
                 expired.append(offset)
         if expired:
             return self._write(expired)
@@ -393,11 +431,43 @@ class SharePartition:
             self._finish_acquisition(self.records[offset], AVAILABLE)
         return self._write(offsets) if offsets else None
 
-    def _finish_acquisition(self, r: _InFlight, state: int) -> None:
-        """End an acquisition in ``state``; going back to AVAILABLE at the delivery-count limit archives instead."""
+    def _finish_acquisition(self, r: _InFlight, state: int, cause: str | None = None, *, dlq: bool = True) -> None:
+        """End an acquisition in ``state``; going back to AVAILABLE at the delivery-count limit archives instead —
+        through the dead-letter queue (ARCHIVING) when the group has one and ``dlq``."""
         if state == AVAILABLE and r.delivery_count >= self.config.delivery_count_limit:
-            state = ARCHIVED
-        r.state, r.member_id, r.deadline_ms = state, "", 0
+            state, cause = (ARCHIVING, DELIVERY_COUNT_EXCEEDED) if dlq and self.config.dlq_enabled else (ARCHIVED, None)
+        r.state, r.member_id, r.deadline_ms, r.dlq_cause = state, "", 0, cause
+
+    # -- the dead-letter queue -------------------------------------------------------------------------------
+
+    def dead_letters(self) -> list[DeadLetter]:
+        """The ARCHIVING records whose DLQ write has not been handed out yet and whose change is durable (no
+        acknowledgement write pending), as runs of one delivery count and cause; they are marked handed out."""
+        out: list[DeadLetter] = []
+        for o in sorted(o for o, r in self.records.items()
+                        if r.state == ARCHIVING and not r.dlq_started and r.rollback is None):
+            r = self.records[o]
+            r.dlq_started = True
+            cause, last = r.dlq_cause or CLIENT_REJECT, out[-1] if out else None
+            if last and last.last_offset + 1 == o and (last.delivery_count, last.cause) == (r.delivery_count, cause):
+                out[-1] = DeadLetter(last.first_offset, o, r.delivery_count, cause)
+            else:
+                out.append(DeadLetter(o, o, r.delivery_count, cause))
+        return out
+
+    def archive_dead_letters(self, letter: DeadLetter) -> ShareWrite | None:
+        """A DLQ write ended (written or not: Kafka archives regardless): the run's records still ARCHIVING become
+        ARCHIVED. The write carries the start offset as it stood before (Kafka writes, then moves the start)."""
+        offsets = [o for o in range(letter.first_offset, letter.last_offset + 1)
+                   if (r := self.records.get(o)) is not None and r.state == ARCHIVING]
+        for o in offsets:
+            r = self.records[o]
+            r.state, r.dlq_cause, r.dlq_started = ARCHIVED, None, False
+        if not offsets:
+            return None
+        write = replace(self._write(offsets, pending=True), pending=())
+        self._advance_start()
+        return write
 
     def _advance_start(self) -> None:
         """The start offset moves past the finished records at its front — not past one whose acknowledgement's

@@ -327,10 +327,10 @@ def _features(port: int) -> None:
     assert lines[0].startswith("Feature: eligible.leader.replicas.version          SupportedMinVersion: 0        ")
     rows = {row[0]: row[1:4] for row in (re.findall(r"\w+: (\S+)", line) for line in lines)}
     assert list(rows) == sorted(rows)  # by name, as Kafka's tool lists them
-    assert rows == {  # a static quorum: kraft.version 0; share.version 1 supported, finalized only when formatted so
+    assert rows == {  # a static quorum: kraft.version 0; share.version 2 (its dead-letter queues), Kafka 4.4's default
         "eligible.leader.replicas.version": ["0", "1", "1"], "group.version": ["0", "1", "1"],
         "kraft.version": ["0", "1", "0"], "metadata.version": ["3.3-IV3", "4.4-IV2", "4.4-IV2"],
-        "share.version": ["0", "1", "0"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
+        "share.version": ["0", "2", "2"], "streams.version": ["0", "0", "0"], "transaction.version": ["0", "2", "2"]}
     epochs = {line.rsplit("Epoch: ", 1)[1] for line in lines}
     assert len(epochs) == 1 and int(epochs.pop()) > 0
     dry = features("upgrade", "--feature", "metadata.version=33", "--dry-run")

@@ -130,11 +130,9 @@ def test_dependencies():
 def test_what_kraftwire_implements_and_advertises():
     assert SUPPORTED == {"metadata.version": (7, 33), "kraft.version": (0, 1), "transaction.version": (0, 2),
                          "group.version": (0, 1), "eligible.leader.replicas.version": (0, 1),
-                         "share.version": (0, 1), "streams.version": (0, 0)}
-    assert ft.refusal("share.version", 2) == (
-        "share.version=2 needs share-group dead-letter queues (KIP-1191), which kraftwire does not implement yet; "
-        "kraftwire supports share.version up to level 1")
-    assert ft.refusal("share.version", 1) == ""  # implemented, though off by default (ft.OFF_BY_DEFAULT)
+                         "share.version": (0, 2), "streams.version": (0, 0)}
+    assert ft.refusal("share.version", 2) == ""  # share groups' dead-letter queues (KIP-1191)
+    assert ft.refusal("share.version", 1) == ""  # share groups (KIP-932), on by default as in Kafka
     assert ft.refusal("transaction.version", 1) == "" and ft.refusal("group.version", 1) == ""
     assert ft.refusal("transaction.version", 2) == ""  # KIP-890 part 2
     assert ft.refusal("eligible.leader.replicas.version", 1) == ""  # KIP-966
@@ -144,8 +142,9 @@ def test_what_kraftwire_implements_and_advertises():
 def test_a_releases_defaults_are_lowered_to_what_kraftwire_implements():
     levels, lowered = ft.kraftwire_defaults(mv.BY_NAME["4.3-IV0"])
     assert levels == {"transaction.version": 2, "group.version": 1, "eligible.leader.replicas.version": 1,
-                      "share.version": 0, "streams.version": 0}
-    assert sorted(lowered) == ["share.version", "streams.version"]
+                      "share.version": 1, "streams.version": 0}
+    assert sorted(lowered) == ["streams.version"]
+    assert ft.kraftwire_defaults(mv.BY_NAME["4.4-IV0"])[0]["share.version"] == 2  # Kafka 4.4's default
     assert ft.kraftwire_defaults(mv.BY_NAME["3.9-IV0"]) == ({name: 0 for name in levels}, {})
 
 
@@ -243,7 +242,6 @@ def test_update_features_error_cases(updates, kraft_version, message):
 
 
 @pytest.mark.parametrize("name, level, needle", [
-    ("share.version", 2, "needs share-group dead-letter queues (KIP-1191)"),
     ("streams.version", 1, "needs streams groups (KIP-1071)"),
     ("metadata.version", 34, "needs Kafka 4.5's unstable metadata"),
 ])

@@ -6,6 +6,8 @@ cases), acknowledging, releasing a member's records (``testReleaseSession*``), a
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kraftwire import error_codes as ec
 from kraftwire.records import RecordBatchBuilder
 from kraftwire.protocol import messages as w
@@ -228,15 +230,19 @@ def test_renew_ack_by_version():
     assert acknowledgement_error([AckBatch(0, 0, (ACCEPT,))], 1, False) == ec.NONE
 
 
-def test_renew_enabled_follows_the_group_config():
-    """The leader applies the group's current ``share.renew.acknowledge.enable`` to its loaded share-partitions."""
+def test_the_group_config_as_it_stands_applies_to_the_named_share_partitions():
+    """The leader applies the group's current settings to the loaded share-partitions a request names, as Kafka's
+    ``SharePartition`` reads ``share.renew.acknowledge.enable`` and ``share.record.lock.duration.ms`` on each use
+    (``SharePartitionTest.testAcquireWithDynamicRecordLockDuration`` …): RENEW refused, then renewed under the new
+    lock duration; a share-partition not named keeps its settings."""
     lead = leader()
     lead.acquire(KEY, "m", batch(0, 2), 10, now_ms=0)
-    lead.renew_enabled("grp", False)
+    lead.refresh_config(replace(CONFIG, renew_enabled=False), [KEY])
     assert lead.acknowledge(KEY, "m", [AckBatch(0, 0, (RENEW,))], 1)[0] == ec.INVALID_RECORD_STATE
-    lead.renew_enabled("grp", True)
+    lead.refresh_config(replace(CONFIG, record_lock_duration_ms=7_000), [KEY, ("grp", "other", 0)])
     assert lead.acknowledge(KEY, "m", [AckBatch(0, 0, (RENEW,))], 1) == (ec.NONE, None, None)
-    assert lead.get(KEY).records[0].deadline_ms == 1 + CONFIG.record_lock_duration_ms  # offset 0's lock renewed
+    assert lead.get(KEY).records[0].deadline_ms == 1 + 7_000  # offset 0's lock renewed for the new duration
+    assert lead.get(KEY).records[1].deadline_ms == CONFIG.record_lock_duration_ms  # acquired under the old one
 
 
 def test_fetch_ready():

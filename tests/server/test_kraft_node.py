@@ -152,7 +152,7 @@ def test_controller_writes_kafka_metadata_and_clients_see_it(tmp_path):
                 # in Kafka's order (a HashMap of the names)
                 assert [(f.name, f.min_version, f.max_version) for f in versions.supported_features] == [
                     ("group.version", 0, 1), ("kraft.version", 0, 1), ("metadata.version", 7, 33),
-                    ("share.version", 0, 1), ("streams.version", 0, 0), ("transaction.version", 0, 2),
+                    ("share.version", 0, 2), ("streams.version", 0, 0), ("transaction.version", 0, 2),
                     ("eligible.leader.replicas.version", 0, 1)]
                 assert sorted((f.name, f.max_version_level) for f in versions.finalized_features) == [
                     ("group.version", 1), ("metadata.version", BY_NAME["3.8-IV0"].level)]

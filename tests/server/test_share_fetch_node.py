@@ -1,11 +1,12 @@
-"""Share groups end to end on real nodes (KIP-932): kraftwire brokers formatted with ``--feature share.version=1``
-and Kafka 4.4's Java ``KafkaShareConsumer`` — two share consumers of one group read one topic through ShareFetch
+"""Share groups end to end on real nodes (KIP-932): kraftwire brokers formatted at the defaults (share.version 2,
+as Kafka 4.4's) and Kafka 4.4's Java ``KafkaShareConsumer`` — two share consumers of one group read one topic through ShareFetch
 and acknowledge every record explicitly (``tests/kafka/ShareConsumers.java``): some REJECT, some RELEASE on their
 first delivery, some RENEW their lock (KIP-1222) before they ACCEPT. Every record ends accepted or rejected, none is held by two consumers at once, and the delivery
 counts are Kafka's: 1 for a record accepted or rejected at once, 2 for a released one when it comes back, the same
 after a renewal. Then ``share.isolation.level`` (``tests/kafka/ShareTxn.java``): a transactional producer aborts one
 transaction and commits another, and a read_committed share group sees the committed records alone, a
-read_uncommitted one both."""
+read_uncommitted one both. Then the dead-letter queue (KIP-1191): a group naming a DLQ topic that does not exist yet
+has its rejected records written to it, the topic created on the way."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
          "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
          "share.coordinator.state.topic.num.partitions=1\n"
          "transaction.state.log.replication.factor=1\ntransaction.state.log.min.isr=1\n"
-         "transaction.state.log.num.partitions=1\n")
+         "transaction.state.log.num.partitions=1\n"
+         "errors.deadletterqueue.auto.create.topics.enable=true\n")
 TXN_RECORDS = 6
 
 
@@ -45,8 +47,7 @@ def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
     coordinator, and the group coordinator may initialize through a remote one too. Two Java share consumers of one
     group read the topic (one run serves both cases: a single node would show nothing more); every record ends as
     ``expected`` says, delivered to one of the two, and the group is described."""
-    cluster = roles.RolesCluster(str(tmp_path), controllers=1, brokers=2, kraft=True, extra_props=PROPS,
-                                 format_args=("--feature", "share.version=1"))
+    cluster = roles.RolesCluster(str(tmp_path), controllers=1, brokers=2, kraft=True, extra_props=PROPS)
     try:
         for node in cluster.nodes.values():
             node.start()
@@ -77,6 +78,7 @@ def test_share_partitions_on_two_brokers_with_one_share_coordinator(tmp_path):
             group_ids=["sg"], include_authorized_operations=False), 1, timeout=15.0)).groups[0] for port in ports]
         assert sorted(g.error_code for g in described) == [0, 16]  # NOT_COORDINATOR on the broker not hosting it
         _isolation_levels(cluster, ports)
+        _dead_letters(cluster, ports)
     finally:
         cluster.close()
 
@@ -102,6 +104,64 @@ def _isolation_levels(cluster, ports) -> None:
     assert sorted(seen["ru"]) == sorted([(f"aborted-{i}", 1) for i in range(TXN_RECORDS)] + committed), out
     for node in cluster.nodes.values():
         assert "Traceback" not in node.stderr(), node.stderr()[-3000:]
+
+
+DLQ_RECORDS = 14
+
+
+def _dead_letters(cluster, ports) -> None:
+    """Group ``dg`` names ``dlq.dg`` as its DLQ topic and copies records there
+    (``errors.deadletterqueue.copy.record.enable``); the brokers may create DLQ topics. The two Java share consumers
+    reject values 3 and 10 (``expected``): each is written to ``dlq.dg`` — created by the share-partition leader with
+    ``errors.deadletterqueue.group.enable=true`` and the default one partition — with its key and value and Kafka's
+    ``__dlq.errors.*`` headers, and the group reads on to the end (the rejected records archived)."""
+    created = asyncio.run(request_once("127.0.0.1", ports[0], _create("dq", partitions=2), 7, timeout=15.0))
+    assert created.topics[0].error_code == 0
+    roles.wait_until(lambda: _leaders(ports[0], "dq"), "dq led", cluster)
+    IAC = w.IncrementalAlterConfigsRequest
+    altered = asyncio.run(request_once("127.0.0.1", ports[0], IAC(resources=[IAC.AlterConfigsResource(
+        resource_type=32, resource_name="dg", configs=[
+            IAC.AlterableConfig(name="errors.deadletterqueue.topic.name", config_operation=0, value="dlq.dg"),
+            IAC.AlterableConfig(name="errors.deadletterqueue.copy.record.enable", config_operation=0,
+                                value="true")])], validate_only=False), 1, timeout=15.0))
+    assert altered.responses[0].error_code == 0, altered
+    out = run_java("ShareConsumers.java", ",".join(f"localhost:{p}" for p in ports), "dq", "dg",
+                   str(DLQ_RECORDS), "25000", timeout=90)
+    assert out.splitlines()[-1] == f"DONE {DLQ_RECORDS}", out + cluster.diagnostics()
+    rejected = sorted(v for v in range(DLQ_RECORDS) if expected(v)[-1][1] == "REJECT")
+    letters = roles.wait_until(lambda: _dlq_records(ports[0], "dlq.dg", len(rejected)), "the DLQ records",
+                               cluster)
+    assert sorted(int(value) for value, _headers in letters) == rejected, letters
+    for value, headers in letters:
+        v = int(value)
+        assert headers == {
+            "__dlq.errors.topic": b"dq", "__dlq.errors.partition": str(v % 2).encode(),
+            "__dlq.errors.offset": str(v // 2).encode(), "__dlq.errors.group": b"dg",
+            "__dlq.errors.delivery.count": b"1", "__dlq.errors.message": b"Offset rejected by client."}, letters
+    DC = w.DescribeConfigsRequest
+    described = asyncio.run(request_once("127.0.0.1", ports[0], DC(resources=[DC.DescribeConfigsResource(
+        resource_type=2, resource_name="dlq.dg", configuration_keys=["errors.deadletterqueue.group.enable"])]),
+        4, timeout=15.0))
+    assert [(c.name, c.value) for c in described.results[0].configs] == [
+        ("errors.deadletterqueue.group.enable", "true")]
+    for node in cluster.nodes.values():
+        assert "Traceback" not in node.stderr(), node.stderr()[-3000:]
+
+
+def _dlq_records(port: int, topic: str, count: int):
+    """``[(value, headers)]`` of ``topic``'s partition 0 once it holds ``count`` records, else None."""
+    from kafka import KafkaConsumer, TopicPartition
+
+    if _leaders(port, topic) is None:
+        return None
+    consumer = KafkaConsumer(bootstrap_servers=f"127.0.0.1:{port}", group_id=None, auto_offset_reset="earliest",
+                             consumer_timeout_ms=2000)
+    try:
+        consumer.assign([TopicPartition(topic, 0)])
+        got = [(m.value, dict(m.headers)) for m in consumer]
+    finally:
+        consumer.close()
+    return got if len(got) >= count else None
 
 
 def _leaders(port: int, topic: str):

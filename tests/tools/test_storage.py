@@ -130,10 +130,11 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg]) == 0
     data = (tmp_path / "logs-a" / BOOTSTRAP_FILE).read_bytes()
     assert (tmp_path / "logs-b" / BOOTSTRAP_FILE).read_bytes() == data
-    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch (four records), footer
+    # snapshot framing from offset 0 in epoch 0: header control batch, one data batch (five records:
+    # metadata.version and four features), footer
     batches = list(read_batches(data))
     assert [(b.base_offset, b.partition_leader_epoch, b.is_control) for b in batches] == [
-        (0, 0, True), (1, 0, False), (5, 0, True)]
+        (0, 0, True), (1, 0, False), (6, 0, True)]
     rec = list(batches[1])[0]
     assert rec.key is None
     # the value by the spec: frame version 1, api key 12 (FeatureLevelRecord), version 0, name, level, no tags
@@ -144,7 +145,7 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
     # metadata.version first, then the other features above 0 by name, as Kafka's formatter writes them
     assert [(r.message.name, r.message.feature_level) for r in boot.records] == [
         ("metadata.version", mv.DEFAULT.level), ("eligible.leader.replicas.version", 1), ("group.version", 1),
-        ("transaction.version", 2)]
+        ("share.version", 2), ("transaction.version", 2)]
 
 
 @pytest.mark.parametrize("args, name, features", [
@@ -156,14 +157,14 @@ def test_format_writes_bootstrap_checkpoint_as_kafka_frames_it(tmp_path, capsys)
      [("group.version", 1), ("transaction.version", 1)]),
     (["-r", "4.0"], "4.0-IV3", [("group.version", 1), ("transaction.version", 2)]),
     (["-r", "4.3", "-f", "group.version=0"], "4.3-IV0",
-     [("eligible.leader.replicas.version", 1), ("transaction.version", 2)]),
+     [("eligible.leader.replicas.version", 1), ("share.version", 1), ("transaction.version", 2)]),
     (["-r", "4.1", "-f", "eligible.leader.replicas.version=0"], "4.1-IV1",
      [("group.version", 1), ("transaction.version", 2)]),
     (["-r", "3.9", "-f", "transaction.version=2"], "3.9-IV0", [("transaction.version", 2)]),
     (["-r", "4.4-IV1", "-f", "share.version=0", "-f", "streams.version=0"], "4.4-IV1",
      [("eligible.leader.replicas.version", 1), ("group.version", 1), ("transaction.version", 2)]),
     (["-f", "group.version=1", "-f", "group.version=0"], "4.4-IV2",  # the last counts
-     [("eligible.leader.replicas.version", 1), ("transaction.version", 2)]),
+     [("eligible.leader.replicas.version", 1), ("share.version", 2), ("transaction.version", 2)]),
 ])
 def test_release_version_and_features(tmp_path, capsys, args, name, features):
     """StorageToolTest.testFormatWithReleaseVersion / testFormatWithFeature: a release's default levels (lowered to
@@ -179,11 +180,11 @@ def test_release_version_and_features(tmp_path, capsys, args, name, features):
 
 def test_a_lowered_default_is_said_on_stderr(tmp_path, capsys):
     cfg = write_config(tmp_path)
-    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.2-IV0"]) == 0
+    assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.3-IV0"]) == 0
     err = capsys.readouterr().err.splitlines()
     assert err == [
-        "kraftwire storage format: share.version=0, not Kafka 4.2's default 1: share groups (KIP-932) are not "
-        "complete in kraftwire yet; --feature share.version=1 turns them on"]
+        "kraftwire storage format: streams.version=0, not Kafka 4.3's default 1: streams.version=1 needs streams "
+        "groups (KIP-1071), which kraftwire does not implement yet; kraftwire supports streams.version up to level 0"]
     assert main(["storage", "format", "-t", CLUSTER, "-c", cfg, "-r", "4.1", "--ignore-formatted"]) == 0
     assert capsys.readouterr().err == ""  # eligible.leader.replicas.version 1 (KIP-966) is implemented
 
@@ -209,7 +210,6 @@ SUPPORTED_LIST = ("3.3-IV3, 3.4-IV0, 3.5-IV0, 3.5-IV1, 3.5-IV2, 3.6-IV0, 3.6-IV1
     (["-f", "metadata.version"], "Can't parse feature=level string metadata.version: equals sign not found."),
     (["-r", "3.9", "-f", "eligible.leader.replicas.version=1"], "eligible.leader.replicas.version could not be set to "
      "1 because it depends on metadata.version level 23"),
-    (["-f", "share.version=2"], "share.version=2 needs share-group dead-letter queues (KIP-1191)"),
     (["-f", "streams.version=1"], "streams.version=1 needs streams groups (KIP-1071)"),
 ])
 def test_bad_release_or_feature_is_refused_and_writes_nothing(tmp_path, capsys, args, message):

@@ -37,7 +37,7 @@ import logging
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC, key_refusal, split
-from kraftwire.metadata.features import share_groups_enabled
+from kraftwire.metadata.features import share_dlq_enabled, share_groups_enabled
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
 from kraftwire.replica import share_fetch
@@ -46,6 +46,7 @@ from kraftwire.replica.share_partition import (AckBatch, SharePartition, ShareSt
                                                persister_error)
 from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionCache
 from kraftwire.security.authorizer import AclOperation as Op
+from kraftwire.server.apis.share_dlq_apis import DeadLetterError, DeadLetterWriter
 from kraftwire.server.edge.broker_links import BrokerLinks
 from kraftwire.server.runtime.clocks import wall_ms as _now_ms
 
@@ -87,6 +88,7 @@ class ShareFetchApis:
         self._ticker: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
         self.links = BrokerLinks(self.node, "share-partition-leader")
+        self.dlq = DeadLetterWriter(self.node, self.md, self.replicas, share_apis.kraft)
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -103,6 +105,8 @@ class ShareFetchApis:
         self._ticker = None
         if self.links.conns:
             asyncio.get_running_loop().create_task(self.links.close())
+        if self.dlq.links.conns:
+            asyncio.get_running_loop().create_task(self.dlq.close())
 
     # ================================================================================================ requests
     def share_fetch(self, request, conn) -> None:
@@ -225,8 +229,9 @@ class ShareFetchApis:
         return self.parts._leader_hint(name, key[1]) if name else (-1, -1)
 
     def _config(self, group_id: str):
-        return share_config(self.md.image.configs.get((GROUP_CONFIGS, group_id), {}),
-                            self.replicas.broker_configs().value)
+        image = self.md.image
+        return share_config(image.configs.get((GROUP_CONFIGS, group_id), {}), self.replicas.broker_configs().value,
+                            dlq_supported=share_dlq_enabled(image.features))
 
     async def _acknowledge(self, gid: str, mid: str, acks: dict, conn, version: int, renewing: bool) -> dict:
         """Apply each partition's acknowledgements and make their writes durable: ``{(topic id, partition): (error,
@@ -234,9 +239,8 @@ class ShareFetchApis:
         (:data:`_NO_MESSAGE`)."""
         out, writes = {}, []
         now = _now_ms()
-        if acks:  # the group config as it stands, read for the acknowledged share-partitions only
-            overrides = self.md.image.configs.get((GROUP_CONFIGS, gid), {})
-            self.leader.renew_enabled(gid, share_fetch.renew_allowed(overrides), [(gid, *key) for key in acks])
+        if acks:  # the group config as it stands, for the acknowledged share-partitions
+            self.leader.refresh_config(self._config(gid), [(gid, *key) for key in acks])
         for key, batches in acks.items():
             error = share_fetch.acknowledgement_error(batches, version, renewing)
             if error:
@@ -263,6 +267,7 @@ class ShareFetchApis:
         await self._durably(again)
         if writes:
             self._wake()
+            self._start_dead_letters(key for key, _write in writes)
         return out
 
     async def _woken(self, deadline: int) -> bool:
@@ -325,8 +330,11 @@ class ShareFetchApis:
         the request."""
         R = w.ShareFetchResponse
         budget, max_bytes = body.max_records, body.max_bytes
-        now, writes, committed = _now_ms(), [], self._config(gid).read_committed
-        for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
+        config = self._config(gid)
+        now, writes, committed = _now_ms(), [], config.read_committed
+        loaded = await self._loaded(gid, partitions, answers, conn, deadline)
+        self.leader.refresh_config(config, [(gid, *key) for key, _hp in loaded])
+        for key, hp in loaded:
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
                 continue
@@ -388,6 +396,7 @@ class ShareFetchApis:
             self.leader.partitions[key] = SharePartition.initialize(
                 self._config(gid), durable, leader_epoch=epoch, log_start_offset=lg.start_offset(),
                 log_end_offset=lg.high_watermark())
+            self._start_dead_letters([key])  # ARCHIVING records of an earlier leader: sent again
         return ec.NONE, None
 
     async def _durably(self, writes: list) -> list[int]:
@@ -408,7 +417,33 @@ class ShareFetchApis:
                 log.warning("share-partition %s/%s-%d: WriteShareGroupState answered %s", gid, topic_id, index,
                             ec.name_of(code))
             codes.append(code)
+        self._start_dead_letters(key for (key, _write), code in zip(writes, codes) if code == ec.NONE)
         return codes
+
+    # ================================================================================ the dead-letter queue
+    def _start_dead_letters(self, keys) -> None:
+        """The DLQ writes the share-partitions of ``keys`` have ready (their ARCHIVING records durable), each
+        started on its own."""
+        for key in set(keys):
+            for letter in self.leader.dead_letters(key):
+                self._spawn(self._dead_letter(key, letter))
+
+    async def _dead_letter(self, key, letter) -> None:
+        """Write one run to the group's DLQ topic, then archive it — whether the write worked or not, as Kafka's
+        ``SharePartition.initiateDLQAndArchive`` ("Failed to write to DLQ, proceeding to ARCHIVED regardless.")."""
+        gid, topic_id, index = key
+        try:
+            await self.dlq.write(gid, topic_id, index, letter)
+        except DeadLetterError as exc:
+            log.error("Failed to write to DLQ, proceeding to ARCHIVED regardless. share-partition %s/%s-%d "
+                      "offsets %d-%d: %s", gid, topic_id, index, letter.first_offset, letter.last_offset, exc)
+        except Exception as exc:  # noqa: BLE001 - a storage error reading the originals, a closed link: archive
+            log.error("Failed to write to DLQ, proceeding to ARCHIVED regardless. share-partition %s/%s-%d "
+                      "offsets %d-%d: %r", gid, topic_id, index, letter.first_offset, letter.last_offset, exc)
+        write = self.leader.archive_dead_letters(key, letter)
+        if write is not None:
+            await self._durably([(key, write)])
+            self._wake()
 
     async def state_call(self, api: str, version: int, body):
         """A one-key share-state request answered by the key's share coordinator: this broker's when it leads the
