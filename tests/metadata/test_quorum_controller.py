@@ -50,9 +50,10 @@ def test_activation_on_an_empty_log_writes_the_bootstrap_in_a_transaction():
     boot = bootstrap_records(DEFAULT).records
     first = c.activate(0, boot)
     kinds = [type(r.message).__name__ for r in first]
-    # metadata.version, group.version 1, transaction.version 2 and eligible.leader.replicas.version 1 (the default
-    # level's features); with ELR on, ActivationRecordsGenerator adds the cluster-level min.insync.replicas
-    assert kinds == ["BeginTransactionRecord", *["FeatureLevelRecord"] * 4, "ConfigRecord", "EndTransactionRecord"]
+    # metadata.version, group.version 1, share.version 2, transaction.version 2 and eligible.leader.replicas.version
+    # 1 (the default level's features); with ELR on, ActivationRecordsGenerator adds the cluster-level
+    # min.insync.replicas
+    assert kinds == ["BeginTransactionRecord", *["FeatureLevelRecord"] * 5, "ConfigRecord", "EndTransactionRecord"]
     config = first[-2].message
     assert (config.resource_type, config.resource_name, config.name, config.value) == (4, "", "min.insync.replicas",
                                                                                        "1")

@@ -107,7 +107,7 @@ def test_a_renewal_that_does_not_extend_the_lock_is_caught(monkeypatch):
 
 
 def test_a_release_that_ignores_the_delivery_count_limit_is_caught(monkeypatch):
-    def finish(self, r, state):
+    def finish(self, r, state, cause=None, *, dlq=True):
         r.state, r.member_id, r.deadline_ms = state, "", 0
 
     monkeypatch.setattr(sp.SharePartition, "_finish_acquisition", finish)

@@ -138,12 +138,11 @@ def _dead_letters(cluster, ports) -> None:
             "__dlq.errors.topic": b"dq", "__dlq.errors.partition": str(v % 2).encode(),
             "__dlq.errors.offset": str(v // 2).encode(), "__dlq.errors.group": b"dg",
             "__dlq.errors.delivery.count": b"1", "__dlq.errors.message": b"Offset rejected by client."}, letters
-    DC = w.DescribeConfigsRequest
+    DC = w.DescribeConfigsRequest  # the topic's own configs, as a Kafka 4.4 node creates its DLQ topic
     described = asyncio.run(request_once("127.0.0.1", ports[0], DC(resources=[DC.DescribeConfigsResource(
-        resource_type=2, resource_name="dlq.dg", configuration_keys=["errors.deadletterqueue.group.enable"])]),
-        4, timeout=15.0))
-    assert [(c.name, c.value) for c in described.results[0].configs] == [
-        ("errors.deadletterqueue.group.enable", "true")]
+        resource_type=2, resource_name="dlq.dg", configuration_keys=None)]), 4, timeout=15.0))
+    assert [(c.name, c.value) for c in described.results[0].configs if c.config_source == 1] == [
+        ("errors.deadletterqueue.group.enable", "true"), ("message.timestamp.type", "CreateTime")]
     for node in cluster.nodes.values():
         assert "Traceback" not in node.stderr(), node.stderr()[-3000:]
 

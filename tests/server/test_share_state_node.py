@@ -107,8 +107,8 @@ def test_share_state_is_served_and_survives_a_restart(tmp_path):
 
 
 def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_path, monkeypatch):
-    """The share-group path behind ``share.version`` (kraftwire cannot finalize it before ShareFetch exists, so the
-    gate is opened by hand here): a member joins, its group asks this broker's share coordinator to initialize the
+    """The share-group path behind ``share.version`` (this node is formatted at an older release, whose default is
+    0, so the gate is opened by hand here): a member joins, its group asks this broker's share coordinator to initialize the
     subscribed partitions (state epoch: the group epoch, start offset -1), and a later heartbeat is assigned them;
     ShareGroupDescribe shows the member and its partitions."""
     from kraftwire.server.apis import share_apis

@@ -132,6 +132,7 @@ def test_cluster_metadata_decoder_prints_records_as_kafka_does(tmp_path, capsys)
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"eligible.leader.replicas.version",'
                         '"featureLevel":1}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"group.version","featureLevel":1}}',
+                        '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"share.version","featureLevel":2}}',
                         '{"type":"FEATURE_LEVEL_RECORD","version":0,"data":{"name":"transaction.version",'
                         '"featureLevel":2}}']
     assert any("SnapshotHeader" in line for line in lines) and any("SnapshotFooter" in line for line in lines)
