@@ -42,6 +42,14 @@ state gets) is the log end.
 A write of an acknowledgement can also be refused by the share coordinator: the acknowledgement is rolled back —
 the records go back to their member under the lock they had, or are released if it ran out meanwhile.
 
+**The dead-letter queue** (odd seeds: the group names a DLQ topic, share.version 2). A REJECT, and a delivery-count
+limit reached on a release, an expiry or a member leaving, go to ARCHIVING; once a write is durable the runtime takes
+the leader's dead letters (``SharePartition.dead_letters``) and, at random moments, writes each run to the DLQ — or
+fails to (5 %) — and archives it (``archive_dead_letters``), a write of its own. Invariants: a run handed out is
+ARCHIVING in the oracle with the oracle's cause and count, and is handed out once per leader; a record is
+written to the DLQ (or tried) only if it went through ARCHIVING — never one accepted — and every record that ended
+through ARCHIVING had its DLQ write tried before it ended; a new leader sends again the durable ARCHIVING runs.
+
 A failure prints the seed, the last events and ``python -m kraftwire.testing.share_sim --seed N``.
 """
 
@@ -87,6 +95,8 @@ class ShareSim:
     module = "kraftwire.testing.share_sim"
 
     def __init__(self, seed: int, events: int = 1500, *, config: ShareConfig = CONFIG) -> None:
+        if seed % 2 and config is CONFIG:
+            config = replace(config, dlq_enabled=True)
         self.seed, self.events, self.config = seed, events, config
         self.rng = random.Random(seed)
         self.now = 0
@@ -102,7 +112,8 @@ class ShareSim:
         self.counts = {k: 0 for k in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries",
                                       "leader_changes", "lost_writes", "lost_fetches", "leaves", "archived_at_limit",
                                       "finished", "reload_checks",
-                                      "refused_writes", "renewals_refused")}
+                                      "refused_writes", "renewals_refused", "dead_letters", "dlq_failed",
+                                      "dlq_resumed")}
         # the oracle
         self.holder: dict[int, tuple[str, int]] = {}  # offset -> (member, lock deadline)
         self.count: dict[int, int] = {}  # offset -> delivery count on the live leader
@@ -110,6 +121,11 @@ class ShareSim:
         self.finished: set[int] = set()  # finished on the live leader
         self.finished_durable: set[int] = set()
         self.low = 0  # every offset below it was checked finished on the live leader
+        self.archiving: dict[int, str] = {}  # offset -> its DLQ cause, ARCHIVING on the live leader
+        self.archiving_durable: set[int] = set()
+        self.letters: deque = deque()  # DLQ writes the leader handed out, not done yet
+        self.handed: set[int] = set()  # offsets handed out for the DLQ by the live leader
+        self.dlq_tried: dict[int, int] = {}  # offset -> DLQ writes tried
 
     # -- helpers ---------------------------------------------------------------------------------------------
 
@@ -133,11 +149,15 @@ class ShareSim:
         return [] if write is None else [o for b in write.state_batches
                                          for o in range(b.first_offset, b.last_offset + 1)]
 
-    def _return(self, offset: int) -> None:
-        """The oracle: a held record comes back (released, expired, its member gone)."""
+    def _return(self, offset: int, dlq: bool = True) -> None:
+        """The oracle: a held record comes back (released, expired, its member gone); at the limit it ends, through
+        the DLQ when the group has one (``dlq``: not when a refused write's rollback finds the lock expired)."""
         del self.holder[offset]
         if self.count[offset] >= self.config.delivery_count_limit:
-            self.finished.add(offset)
+            if dlq and self.config.dlq_enabled:
+                self.archiving[offset] = sp.DELIVERY_COUNT_EXCEEDED
+            else:
+                self.finished.add(offset)
             self.counts["archived_at_limit"] += 1
 
     # -- events ----------------------------------------------------------------------------------------------
@@ -227,6 +247,9 @@ class ShareSim:
             elif t == sp.RELEASE:
                 self.counts["releases"] += 1
                 self._return(o)
+            elif t == sp.REJECT and self.config.dlq_enabled:
+                del self.holder[o]
+                self.archiving[o] = sp.CLIENT_REJECT
             else:
                 del self.holder[o]
                 self.finished.add(o)
@@ -290,6 +313,10 @@ class ShareSim:
                 self.finished_durable.add(o)
                 self.counts["finished"] += 1
             for b in write.state_batches:
+                if b.delivery_state == sp.ARCHIVING:
+                    self.archiving_durable.update(range(b.first_offset, b.last_offset + 1))
+                elif b.delivery_state in sp.FINISHED:
+                    self.archiving_durable.difference_update(range(b.first_offset, b.last_offset + 1))
                 if b.delivery_state in sp.FINISHED:
                     for o in range(b.first_offset, b.last_offset + 1):
                         if o in self.finished_durable:
@@ -297,6 +324,41 @@ class ShareSim:
                         self.finished_durable.add(o)
                         self.counts["finished"] += 1
         self.note(f"write durable: start {self.durable.start_offset}")
+        self._take_letters()
+
+    # -- the dead-letter queue -------------------------------------------------------------------------------
+
+    def _take_letters(self) -> None:
+        """A write came back: the runtime takes the leader's dead letters, each checked against the oracle."""
+        for letter in self.part.dead_letters():
+            for o in range(letter.first_offset, letter.last_offset + 1):
+                if o not in self.archiving:
+                    self.fail(f"offset {o} handed out for the DLQ, the oracle says it is not ARCHIVING")
+                if (letter.cause, letter.delivery_count) != (self.archiving[o], self.count.get(o, 0)):
+                    self.fail(f"offset {o} handed out for the DLQ as ({letter.cause}, {letter.delivery_count}), the "
+                              f"oracle says ({self.archiving[o]}, {self.count.get(o, 0)})")
+                if o in self.handed:
+                    self.fail(f"offset {o} handed out for the DLQ twice by one leader")
+                self.handed.add(o)
+            self.letters.append(letter)
+            self.note(f"dead letter {letter.first_offset}-{letter.last_offset} ({letter.cause})")
+
+    def dead_letter(self, faults: bool = True) -> None:
+        """The oldest dead letter is written to the DLQ — or the write fails — and archived either way."""
+        if not self.letters:
+            return
+        letter = self.letters.popleft()
+        failed = faults and self.rng.random() < 0.05
+        for o in range(letter.first_offset, letter.last_offset + 1):
+            self.dlq_tried[o] = self.dlq_tried.get(o, 0) + 1
+        write = self.part.archive_dead_letters(letter)
+        for o in range(letter.first_offset, letter.last_offset + 1):
+            if self.archiving.pop(o, None) is not None:
+                self.finished.add(o)
+        self.counts["dlq_failed" if failed else "dead_letters"] += 1
+        self.note(f"DLQ {'write failed' if failed else 'written'}: {letter.first_offset}-{letter.last_offset}, "
+                  "archived")
+        self._write(write)
 
     def _refused(self, write, answer, before: dict) -> None:
         """The share coordinator refused an acknowledgement's write: the consumer is answered with an error and
@@ -305,12 +367,13 @@ class ShareSim:
         again = self.part.complete(write, False, self.now)
         for o in write.pending:
             self.finished.discard(o)
+            self.archiving.pop(o, None)
             if o in self.holder:  # a RELEASE had returned it; the lock it had decides again
                 del self.holder[o]
             member, deadline = before[o]
             self.holder[o] = (member, deadline)
             if deadline <= self.now:
-                self._return(o)
+                self._return(o, dlq=False)
         self.counts["refused_writes"] += 1
         self.note(f"{answer[0]} ack of {list(write.pending)} refused by the share coordinator (rolled back)")
         self._write(again)
@@ -339,11 +402,19 @@ class ShareSim:
                                               log_start_offset=0, log_end_offset=self.log_end)
         self.holder.clear()
         self.finished = set(self.finished_durable)
+        self.letters.clear()
+        self.handed.clear()
+        # the durable ARCHIVING runs are sent again, their cause told by the count
+        self.archiving = {o: sp.DELIVERY_COUNT_EXCEEDED if self.durable_count.get(o, 0) >=
+                          self.config.delivery_count_limit else sp.CLIENT_REJECT
+                          for o in self.archiving_durable if o >= max(self.durable.start_offset, 0)}
         self.low = min(self.low, max(self.durable.start_offset, 0))
         self.count = dict(self.durable_count)
         self.counts["leader_changes"] += 1
         self.counts["lost_writes"] += lost
         self.note(f"leader change to epoch {self.epoch}: {lost} writes lost, start {self.part.start_offset}")
+        self.counts["dlq_resumed"] += len(self.archiving)
+        self._take_letters()
 
     def leave(self, c: Consumer) -> None:
         gone = self.sessions.connection_closed(c.connection)
@@ -375,18 +446,30 @@ class ShareSim:
             if o in self.finished:
                 if state is None or state[0] not in sp.FINISHED:
                     self.fail(f"finished offset {o} is {state} on the leader")
+            elif o in self.archiving:
+                if state != (sp.ARCHIVING, self.count.get(o, 0), ""):
+                    self.fail(f"offset {o} is {state} on the leader, the oracle says ARCHIVING "
+                              f"count {self.count.get(o, 0)}")
             elif o in self.holder:
                 member, _deadline = self.holder[o]
                 if state != (sp.ACQUIRED, self.count[o], member):
                     self.fail(f"offset {o} is {state}, the oracle says acquired by {member} count {self.count[o]}")
             elif state is None or state[:2] != (sp.AVAILABLE, self.count.get(o, 0)):
                 self.fail(f"offset {o} is {state}, the oracle says available with count {self.count.get(o, 0)}")
-        beyond = [o for o in (*self.holder, *self.finished) if o >= part.fetched_end]
+        beyond = [o for o in (*self.holder, *self.finished, *self.archiving) if o >= part.fetched_end]
         if beyond:
             self.fail(f"offsets {sorted(beyond)[:5]} are held or finished past the leader's window end "
                       f"{part.fetched_end}: lost")
         if not self.pending:
             self._check_reload()
+
+    def _check_dead_letters(self) -> None:
+        """Converged: every record that went through ARCHIVING had its DLQ write tried, and no other was."""
+        through = {o for o in self.dlq_tried}
+        if self.config.dlq_enabled and self.archiving:
+            self.fail(f"offsets {sorted(self.archiving)[:5]} still ARCHIVING after convergence")
+        if not self.config.dlq_enabled and through:
+            self.fail(f"offsets {sorted(through)[:5]} written to a DLQ the group does not have")
 
     def _loaded_start(self) -> int:
         """Where a leader loading the durable state starts (its written start offset lags one write behind the
@@ -419,8 +502,10 @@ class ShareSim:
             self.fetch(c)
         elif r < 0.70:
             self.acknowledge(c)
-        elif r < 0.85:
+        elif r < 0.80:
             self.flush()
+        elif r < 0.85:
+            self.dead_letter()
         elif r < 0.865:
             self.toggle_renew()
         elif r < 0.93:
@@ -442,7 +527,9 @@ class ShareSim:
     def converge(self, steps: int = 20_000) -> None:
         """No more faults or rejections: fetch, accept and flush until every produced record is finished durably."""
         for _ in range(steps):
-            if not self.pending and self.part.start_offset == self.log_end and self._loaded_start() == self.log_end:
+            if not self.pending and not self.letters and self.part.start_offset == self.log_end and \
+                    self._loaded_start() == self.log_end:
+                self._check_dead_letters()
                 return
             c = self.rng.choice(self.consumers)
             action = self.rng.random()
@@ -450,8 +537,10 @@ class ShareSim:
                 self.fetch(c)
             elif action < 0.7:
                 self.acknowledge(c, accept_only=True)
-            elif action < 0.9:
+            elif action < 0.8:
                 self.flush(faults=False)
+            elif action < 0.9:
+                self.dead_letter(faults=False)
             else:
                 self.expire()
             self.check()

@@ -29,7 +29,7 @@ def test_the_runs_reach_the_interesting_paths():
             totals[k] = totals.get(k, 0) + v
     for path in ("acquired", "redelivered", "acks", "acks_refused", "releases", "renewals", "expiries", "leader_changes",
                  "lost_writes", "lost_fetches", "leaves", "archived_at_limit", "finished", "reload_checks",
-                 "refused_writes", "renewals_refused"):
+                 "refused_writes", "renewals_refused", "dead_letters", "dlq_resumed"):
         assert totals[path] > 20, (path, totals)
 
 
@@ -194,3 +194,52 @@ def test_a_rollback_that_ignores_an_expired_lock_is_caught(monkeypatch):
     monkeypatch.setattr(sp.SharePartition, "complete", complete)
     message = _first_failure()  # the record is acquired on the leader, the oracle has it back (or archived)
     assert "the oracle says" in message or "on the leader" in message, message
+
+
+def test_a_reject_that_skips_the_dead_letter_queue_is_caught(monkeypatch):
+    finish = sp.SharePartition._finish_acquisition
+
+    def straight_to_archived(self, r, state, cause=None, *, dlq=True):
+        finish(self, r, sp.ARCHIVED if state == sp.ARCHIVING else state, cause, dlq=dlq)
+
+    monkeypatch.setattr(sp.SharePartition, "_finish_acquisition", straight_to_archived)
+    assert "the oracle says ARCHIVING" in _first_failure()
+
+
+def test_dead_letters_handed_out_twice_are_caught(monkeypatch):
+    take = sp.SharePartition.dead_letters
+
+    def again(self):
+        letters = take(self)
+        for r in self.records.values():
+            r.dlq_started = False
+        return letters
+
+    monkeypatch.setattr(sp.SharePartition, "dead_letters", again)
+    assert "handed out for the DLQ twice" in _first_failure()
+
+
+def test_an_archiving_that_leaves_records_behind_is_caught(monkeypatch):
+    archive = sp.SharePartition.archive_dead_letters
+
+    def first_only(self, letter):
+        return archive(self, sp.DeadLetter(letter.first_offset, letter.first_offset, letter.delivery_count,
+                                           letter.cause))
+
+    monkeypatch.setattr(sp.SharePartition, "archive_dead_letters", first_only)
+    message = _first_failure()
+    assert "on the leader" in message or "no convergence" in message, message
+
+
+def test_a_new_leader_that_forgets_archiving_records_is_caught(monkeypatch):
+    initialize = sp.SharePartition.initialize.__func__
+
+    def forgetful(cls, config, durable, **kw):
+        part = initialize(cls, config, durable, **kw)
+        for r in part.records.values():
+            r.dlq_started = r.dlq_started or r.state == sp.ARCHIVING
+        return part
+
+    monkeypatch.setattr(sp.SharePartition, "initialize", classmethod(forgetful))
+    message = _first_failure()
+    assert "still ARCHIVING" in message or "no convergence" in message, message

@@ -33,10 +33,12 @@ records wait for their locks to expire, here as there.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.share.hosting import SHARE_STATE_TOPIC, key_refusal, split
+from kraftwire.errors import KraftwireError
 from kraftwire.metadata.features import share_dlq_enabled, share_groups_enabled
 from kraftwire.metadata.group_configs import GROUP as GROUP_CONFIGS
 from kraftwire.protocol import messages as w
@@ -84,6 +86,7 @@ class ShareFetchApis:
         self.leader = ShareLeader()
         self._state_epochs: dict = {}
         self._loading: dict = {}
+        self._load_failures: dict = {}
         self._waiters: list[asyncio.Future] = []
         self._ticker: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -163,9 +166,11 @@ class ShareFetchApis:
                 await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
+                # records the acknowledgements release, a share-partition whose load finished, a moved high
+                # watermark: each tries the waiting fetch again (Kafka's maybeCompleteDelayedShareFetchRequest)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
-                while await self._woken(deadline) and not await self._ready(gid, body, ctx.partitions, answers,
-                                                                               conn, deadline):
+                while not await self._ready(gid, body, ctx.partitions, answers, conn, deadline) and \
+                        await self._woken(deadline):
                     pass
                 await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
         for key, (code, msg) in ack_errors.items():
@@ -285,15 +290,17 @@ class ShareFetchApis:
 
     async def _loaded(self, gid: str, partitions, answers: dict, conn, deadline: int) -> list:
         """Each partition's share-partition loaded here: ``[(key, hosted)]`` of those that are, the others answered
-        with their error — but for those whose load is still under way at ``deadline``, left out of the answer (as
-        Kafka's ``DelayedShareFetch`` leaves out a ``SharePartition`` still initializing)."""
+        with their error — but those whose load is still under way are left out, their loads started (Kafka's
+        ``DelayedShareFetch`` tries with the ``SharePartition``s initialized so far and skips one still
+        initializing; its initialization finishing tries the fetch again). So a new group's first fetch completes
+        with the share-partition that loaded first when it has records, as Kafka's does."""
         R = w.ShareFetchResponse
         out = []
         for key in partitions:
             error, hp = self._partition_error(key, conn)
             message = None
             if not error:
-                loaded = await self._load((gid, *key), hp, deadline)
+                loaded = await self._load((gid, *key), hp, 0)
                 if loaded is None:
                     continue
                 error, message = loaded
@@ -320,8 +327,9 @@ class ShareFetchApis:
             if not sp.can_acquire():
                 readable.append(None)
                 continue
-            offset, upper = max(sp.next_fetch_offset(), hp.log.start_offset()), _readable_end(hp, committed)
-            readable.append(0 if offset >= upper else len(hp.log.read(offset, body.max_bytes, limit=upper).records))
+            read = self._read(key, hp, sp, committed, body.max_bytes, answers)
+            if read is not None:
+                readable.append(len(read[2]))
         return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
                                        any(a.error_code for a in answers.values()))
 
@@ -338,14 +346,12 @@ class ShareFetchApis:
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
                 continue
-            offset = max(sp.next_fetch_offset(), hp.log.start_offset())
-            upper = _readable_end(hp, committed)
-            if offset >= upper:
+            read = self._read(key, hp, sp, committed, max_bytes, answers, aborted=committed)
+            if read is None or not read[2]:
                 continue
-            raw = bytes(hp.log.read(offset, max_bytes, limit=upper).records)
+            _offset, _upper, raw, aborted = read
             got = self.leader.acquire((gid, *key), mid, raw, budget, now,
-                                      record_limit=body.share_acquire_mode == RECORD_LIMIT,
-                                      aborted=hp.txn_state().aborted_between(offset, upper) if committed else None)
+                                      record_limit=body.share_acquire_mode == RECORD_LIMIT, aborted=aborted)
             if got.write is not None:
                 writes.append(((gid, *key), got.write))
             if got.ranges:
@@ -359,6 +365,26 @@ class ShareFetchApis:
                 answers[key] = answer
         await self._durably(writes)
 
+    def _read(self, key, hp, sp, committed: bool, max_bytes: int, answers: dict, *, aborted: bool = False):
+        """``(offset, upper, records, aborted transactions)`` a share-partition can acquire from: whole batches from
+        its next fetch offset below the high watermark (the last stable offset when ``committed``), at most
+        ``max_bytes`` but at least one batch; with ``aborted``, the aborted transactions among them. None when the
+        storage fails: the partition is answered KAFKA_STORAGE_ERROR, as the regular Fetch answers it."""
+        try:
+            offset = max(sp.next_fetch_offset(), hp.log.start_offset())
+            upper = _readable_end(hp, committed)
+            if offset >= upper:
+                return offset, upper, b"", None
+            raw = bytes(hp.log.read(offset, max_bytes, limit=upper).records)
+            return offset, upper, raw, hp.txn_state().aborted_between(offset, upper) if aborted else None
+        except (OSError, KraftwireError) as exc:
+            log.warning("a share fetch reading %s-%d: %s", hp.topic, hp.index, exc)
+            R = w.ShareFetchResponse
+            answer = answers.get(key) or R.PartitionData(partition_index=key[1], records=b"", acquired_records=[])
+            answer.error_code, answer.error_message = ec.KAFKA_STORAGE_ERROR, None
+            answers[key] = answer
+            return None
+
     async def _load(self, key, hp, deadline: int) -> tuple[int, str | None] | None:
         """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
         ``(NONE, None)`` once loaded, else the read's error as Kafka's ``SharePartition.maybeInitialize`` answers it
@@ -368,14 +394,33 @@ class ShareFetchApis:
         share-partition not loaded yet answers without it, as Kafka 4.4's does."""
         if self.leader.get(key) is not None:
             return ec.NONE, None
+        failed = self._load_failures.pop(key, None)
+        if failed is not None:  # a load that finished with an error since the last ask: told once, then retried
+            return failed
         pending = self._loading.get(key)
         if pending is None:
             pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
-            pending.add_done_callback(lambda _f: (self._loading.pop(key, None), self._wake()))
+            pending.add_done_callback(functools.partial(self._load_finished, key))
         try:
-            return await asyncio.wait_for(asyncio.shield(pending), max(0, deadline - _now_ms()) / 1000)
+            await asyncio.wait_for(asyncio.shield(pending), max(0, deadline - _now_ms()) / 1000)
         except asyncio.TimeoutError:
             return None
+        if self.leader.get(key) is not None:
+            return ec.NONE, None
+        return self._load_failures.pop(key, (ec.UNKNOWN_SERVER_ERROR, None))
+
+    def _load_finished(self, key, future) -> None:
+        """A share-partition's load is over: its error kept for the next fetch to answer, waiting fetches woken."""
+        self._loading.pop(key, None)
+        if future.cancelled():
+            return
+        exc = future.exception()
+        if exc is not None:
+            log.error("share-partition %s: loading its state failed: %r", key, exc)
+            self._load_failures[key] = (ec.UNKNOWN_SERVER_ERROR, None)
+        elif future.result()[0] != ec.NONE:
+            self._load_failures[key] = future.result()
+        self._wake()
 
     async def _read_state(self, key, hp) -> tuple[int, str | None]:
         gid, topic_id, index = key
