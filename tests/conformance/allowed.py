@@ -35,7 +35,7 @@ def _names(apis: dict[int, str]) -> str:
 
 
 #: features whose newest levels Kafka 4.4 supports and kraftwire refuses (kraftwire.metadata.features.REFUSED)
-FEATURES = ("share.version", "streams.version")
+FEATURES = ("streams.version",)
 
 ALLOWED: list[Allowance] = [
     # ---- Kafka's own failures: kraftwire keeps the meaningful answer
@@ -43,7 +43,7 @@ ALLOWED: list[Allowance] = [
               "Kafka 4.4 fails an illegal name with UNKNOWN_SERVER_ERROR and no authorized operations (an exception "
               "escapes its metadata cache); kraftwire answers INVALID_TOPIC_EXCEPTION, as Metadata does"),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.supported_features[{name}].max_version",
-                "kraftwire supports this feature's levels it has the semantics of only (share and streams groups), "
+                "kraftwire supports this feature's levels it has the semantics of only (streams groups), "
                 "refusing the others by name") for name in FEATURES),
     *(Allowance("ApiVersions-v*-ranges", f"ApiVersions.api_keys[{key}]", f"not served: {why} — {_names(apis)}")
       for why, apis in NOT_SERVED.items() for key in apis),

@@ -36,10 +36,9 @@ REQUEST_TIMEOUT_S = 30.0
 CONFIGURED = "<configured>"
 
 
-#: ``storage format`` at kraftwire's default level, metadata.version 4.4-IV2 with the features kraftwire finalizes
-#: there (kraftwire.metadata.features.kraftwire_defaults: transaction.version 2, group.version 1,
-#: eligible.leader.replicas.version 1), the ones it does not implement named at 0 for Kafka (its defaults at 4.4-IV2
-#: turn on share and streams groups)
+#: ``storage format`` at kraftwire's default level, metadata.version 4.4-IV2 (transaction.version 2, group.version 1,
+#: eligible.leader.replicas.version 1), with share groups off on both sides (they have pairs of their own: "share",
+#: "sasl-acl") and streams groups, which kraftwire does not implement, off for Kafka
 LEVELS_4_4 = ("--release-version", "4.4-IV2",
               *(arg for name in ("share.version", "streams.version") for arg in ("--feature", f"{name}=0")))
 #: the level the pairs were formatted at before kraftwire's default moved to 4.4-IV0, kept for one configuration
@@ -86,8 +85,9 @@ COORDINATOR_KEYS = ("group.initial.rebalance.delay.ms=0\noffsets.topic.num.parti
 #: the share coordinator's keys where share groups are on: its state topic of one partition and one replica
 SHARE_KEYS = ("share.coordinator.state.topic.num.partitions=1\nshare.coordinator.state.topic.replication.factor=1\n"
               "share.coordinator.state.topic.min.isr=1\n")
-#: LEVELS_4_4 with share groups on (share.version 1), for the "sasl-acl" pair's share-group scenarios
-LEVELS_4_4_SHARE = ("--release-version", "4.4-IV2", "--feature", "share.version=1", "--feature", "streams.version=0")
+#: LEVELS_4_4 with share groups on at Kafka's default level (share.version 2: with their dead-letter queues), for
+#: the "sasl-acl" pair's share-group scenarios
+LEVELS_4_4_SHARE = ("--release-version", "4.4-IV2", "--feature", "share.version=2", "--feature", "streams.version=0")
 
 #: the configurations scenarios may name (``Scenario.config``); a pair starts only when a selected scenario needs it
 CONFIGURATIONS = {c.name: c for c in (
@@ -107,7 +107,7 @@ CONFIGURATIONS = {c.name: c for c in (
     # User:ANONYMOUS is the broker's principal on the PLAINTEXT controller listener, which Kafka's controller must
     # let register (CLUSTER_ACTION); alice and bob are ordinary users (SCRAM-SHA-256). The coordinators' keys as in
     # "coordinators", and KIP-848 consumer groups of one member (GROUP_MAX_SIZE_REACHED for a second; no other
-    # scenario of this pair has a consumer group member); share groups on (share.version 1, the share coordinator's
+    # scenario of this pair has a consumer group member); share groups on (share.version 2, the share coordinator's
     # keys as in "share") for the share APIs' ACL scenarios (scenarios/share_acls.py)
     # three combined nodes per side (the voters of one quorum, each a broker): a killed node is fenced, and leaves
     # the ISRs, within seconds rather than Kafka's defaults (9 s / 30 s); leaderships stay where elections put them
@@ -115,10 +115,10 @@ CONFIGURATIONS = {c.name: c for c in (
     Configuration("three-node", "broker.heartbeat.interval.ms=500\nbroker.session.timeout.ms=3000\n"
                                 "replica.lag.time.max.ms=3000\nauto.leader.rebalance.enable=false\n"
                                 + COORDINATOR_KEYS, nodes=3),
-    # share groups on (share.version 1, KIP-932) with their share coordinator's topic of one partition and one
-    # replica, for ShareFetch and ShareAcknowledge
+    # share groups on at 4.4-IV0's default (share.version 2: KIP-932 with KIP-1191's dead-letter queues) with their
+    # share coordinator's topic of one partition and one replica, for ShareFetch and ShareAcknowledge
     Configuration("share", COORDINATOR_KEYS + SHARE_KEYS,
-                  ("--release-version", "4.4-IV0", "--feature", "share.version=1", "--feature", "streams.version=0")),
+                  ("--release-version", "4.4-IV0", "--feature", "streams.version=0")),
     Configuration("sasl-acl", "listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:SASL_PLAINTEXT\n"
                               "sasl.enabled.mechanisms=SCRAM-SHA-256,PLAIN\n"
                               "sasl.mechanism.inter.broker.protocol=PLAIN\n"

@@ -14,6 +14,9 @@
   acknowledgement (or release) it comes from is answered. An acknowledgement's changes are pending until then: a
   refused write rolls them back (``SharePartition.complete``) and answers Kafka's error for it
   (``persister_error``).
+* **The dead-letter queue** (share.version 2, the group naming a DLQ topic): once a write that left records
+  ARCHIVING is durable, each run is written to the DLQ topic (``share_dlq_apis``) and then archived, a second write
+  — whether the DLQ write worked or not, as Kafka's. A share-partition loaded with ARCHIVING records sends them again.
 * **Locks** expire on the runtime's clock (a ticker while share-partitions are loaded); a closed connection ends the
   session it opened (the member's records released), and a group with no session left here is dropped.
 
@@ -479,12 +482,10 @@ class ShareFetchApis:
         gid, topic_id, index = key
         try:
             await self.dlq.write(gid, topic_id, index, letter)
-        except DeadLetterError as exc:
+        except Exception as exc:  # noqa: BLE001 - refused, a storage error reading the originals, a lost link
             log.error("Failed to write to DLQ, proceeding to ARCHIVED regardless. share-partition %s/%s-%d "
-                      "offsets %d-%d: %s", gid, topic_id, index, letter.first_offset, letter.last_offset, exc)
-        except Exception as exc:  # noqa: BLE001 - a storage error reading the originals, a closed link: archive
-            log.error("Failed to write to DLQ, proceeding to ARCHIVED regardless. share-partition %s/%s-%d "
-                      "offsets %d-%d: %r", gid, topic_id, index, letter.first_offset, letter.last_offset, exc)
+                      "offsets %d-%d: %s", gid, topic_id, index, letter.first_offset, letter.last_offset,
+                      exc if isinstance(exc, DeadLetterError) else repr(exc))
         write = self.leader.archive_dead_letters(key, letter)
         if write is not None:
             await self._durably([(key, write)])

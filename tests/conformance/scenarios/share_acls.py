@@ -1,5 +1,5 @@
 """Share groups' APIs under ACLs, on the "sasl-acl" pair (StandardAuthorizer, allow.everyone.if.no.acl.found false,
-share.version 1): what the ordinary user alice is answered with no ACL, with the group's ACL but not the topic's,
+share.version 2): what the ordinary user alice is answered with no ACL, with the group's ACL but not the topic's,
 and (where the answer needs no share-partition state) with both — ShareGroupHeartbeat (READ on the group, DESCRIBE on
 each subscribed topic), ShareGroupDescribe (DESCRIBE on the group), ShareFetch and ShareAcknowledge (READ on the
 group, READ on each topic), DescribeShareGroupOffsets (DESCRIBE, DESCRIBE), AlterShareGroupOffsets (READ, READ),

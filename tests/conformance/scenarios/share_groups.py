@@ -1,8 +1,8 @@
 """KIP-932 share groups where both serve them: FindCoordinator's share keys (v6; refused before), ShareGroupHeartbeat,
 ShareGroupDescribe, ShareFetch, ShareAcknowledge and the share-group offset admin APIs (DescribeShareGroupOffsets,
 AlterShareGroupOffsets, DeleteShareGroupOffsets) answered UNSUPPORTED_VERSION while share.version is 0 (the pair's
-configuration); with share.version 1 a share group's offsets described, altered and deleted, ListGroups of the share
-type and DeleteGroups of share groups; and the share coordinator's state RPCs
+configuration); with share.version 2 (the "share" pair) a share group's offsets described, altered and deleted,
+ListGroups of the share type and DeleteGroups of share groups; and the share coordinator's state RPCs
 (the inter-broker ones, CLUSTER_ACTION) for a key no coordinator serves (no ``__share_group_state`` yet) and for a
 request with no topics."""
 
@@ -282,7 +282,7 @@ SCENARIOS = [
             topic_id=TOPIC_ID, partitions=[SA.AcknowledgePartition(partition_index=0, acknowledgement_batches=[
                 SA.AcknowledgementBatch(first_offset=0, last_offset=0, acknowledge_types=[1])])])]), 1),
     ]),
-    # share.version 1: a share session's epochs (Kafka's SharePartitionManager.newContext / acknowledgeSessionUpdate)
+    # share.version 2: a share session's epochs (Kafka's SharePartitionManager.newContext / acknowledgeSessionUpdate)
     # on one connection (a session ends when the connection that opened it closes), and the refusals before them
     Scenario("ShareFetch", 1, "session-epochs", [
         Step(fetch(1), 1),
