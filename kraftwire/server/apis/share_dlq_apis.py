@@ -46,8 +46,6 @@ class DeadLetterWriter:
         self.node, self.md, self.replicas, self.kraft = node, metadata, replicas, kraft
         self.links = BrokerLinks(node, "share-group-dlq")
         self._rng = random.Random()
-        #: records written to DLQ topics, by group (Kafka's ShareGroupMetrics recordDLQRecordWrite)
-        self.written: dict[str, int] = {}
 
     async def close(self) -> None:
         await self.links.close()
@@ -75,9 +73,8 @@ class DeadLetterWriter:
             last_offset=letter.last_offset, delivery_count=letter.delivery_count, cause=letter.cause,
             originals=originals)
         max_bytes = int(topic_configs.get("max.message.bytes") or configs.value("message.max.bytes") or 1048588)
-        for count, batch in share_dlq.batches(records, _now_ms(), max_bytes):
+        for _count, batch in share_dlq.batches(records, _now_ms(), max_bytes):
             await self._produce(name, partition, batch)
-            self.written[group_id] = self.written.get(group_id, 0) + count
 
     async def _create(self, name: str) -> None:
         """CreateTopics of the DLQ topic through the controller; TOPIC_ALREADY_EXISTS (another leader was first) is
