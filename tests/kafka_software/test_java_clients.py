@@ -113,5 +113,5 @@ def test_admin_client_calls(tools, node):
                                          "controller": 1, "nodes": [1]}
     features = events["describeFeatures"]
     assert features["finalized"] == {"metadata.version": MAXIMUM.level, "group.version": 1, "transaction.version": 2,
-                                     "eligible.leader.replicas.version": 1}
+                                     "eligible.leader.replicas.version": 1, "share.version": 2}
     assert features["supported"]["metadata.version"] == [7, MAXIMUM.level] and features["epoch"] > 0
