@@ -1,9 +1,9 @@
 """Every topic-level key of Kafka's table (``kraftwire/kafka_configs.tsv``), walked on a running node: a key
 kraftwire honours reaches what acts on it — set to a value other than its default by IncrementalAlterConfigs, the
 partition's own settings, the cleaner's, the leader's recompression, the controller's election rule or retention read
-the new value — and a key it does not implement is refused with INVALID_CONFIG (never accepted and ignored). The
-remote-storage keys behave as on a Kafka broker without tiered storage: ``remote.storage.enable=true`` is refused
-with Kafka's message, the others are inert. The list of keys comes from the table, so a key added to the pinned
+the new value, a share group's DLQ writer its check — and a key it does not implement is refused with INVALID_CONFIG
+(never accepted and ignored). The remote-storage keys behave as on a Kafka broker without tiered storage:
+``remote.storage.enable=true`` is refused with Kafka's message, the others are inert. The list of keys comes from the table, so a key added to the pinned
 release fails here until it is classified and, if honoured, given a probe."""
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from kraftwire.protocol import messages as w
 from kraftwire.records import RecordBatchBuilder, read_batches
 from kraftwire.replica.log_append_time import log_append_time
 from kraftwire.replica.recompression import level, recompress
+from kraftwire.replica import share_dlq
 from kraftwire.replica.leader_append import compacts as _compacts, deletes as _deletes
 from server.test_kraft_node import Combined, _create
 
@@ -76,6 +77,10 @@ PROBES = {
     # the leader's record checks read these (kraftwire.replica.record_errors)
     "message.timestamp.before.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.before.max.ms"]),
     "message.timestamp.after.max.ms": lambda node, hp: kc.number(hp.config["message.timestamp.after.max.ms"]),
+    # a share group's DLQ writer (KIP-1191) checks it before writing to an existing topic
+    "errors.deadletterqueue.group.enable": lambda node, hp: share_dlq.refusal(
+        "g", TOPIC, prefix="", topic_exists=True, auto_create="false",
+        topic_configs=node.share_apis.fetching.dlq.topic_configs(TOPIC)) is None,
 }
 #: as on a Kafka broker without tiered storage: accepted, and nothing reads them
 INERT = {"local.retention.ms", "local.retention.bytes", "remote.log.copy.disable", "remote.log.delete.on.disable",
@@ -87,7 +92,7 @@ def _expected(name: str, value: str):
         return value
     if name in ("compression.type", "message.timestamp.type"):
         return value
-    if name == "unclean.leader.election.enable":
+    if name in ("unclean.leader.election.enable", "errors.deadletterqueue.group.enable"):
         return kc.flag(value)
     if name in ("leader.replication.throttled.replicas", "follower.replication.throttled.replicas"):
         return True  # "0:1": this broker's replica of partition 0 is throttled

@@ -56,14 +56,14 @@ class DeadLetterWriter:
         name = group.get(DLQ_TOPIC)
         configs = self.replicas.broker_configs()
         topic = image.topic(name) if name else None
-        topic_configs = configs.topic_config(image.configs.get((TOPIC_CONFIGS, name), {})) if topic else {}
+        topic_configs = self.topic_configs(name) if topic else {}
         why = share_dlq.refusal(group_id, name, prefix=configs.value(share_dlq.PREFIX), topic_exists=topic is not None,
                                 topic_configs=topic_configs, auto_create=configs.value(share_dlq.AUTO_CREATE))
         if why:
             raise DeadLetterError(why)
         if topic is None:
             await self._create(name)
-            topic_configs = configs.topic_config(self.md.image.configs.get((TOPIC_CONFIGS, name), {}))
+            topic_configs = self.topic_configs(name)
         source = next((t.name for t in image.topics.values() if t.id == topic_id), str(topic_id))
         originals = None
         if (group.get(share_dlq.COPY_RECORD) or "").strip().lower() == "true":
@@ -75,6 +75,10 @@ class DeadLetterWriter:
         max_bytes = int(topic_configs.get("max.message.bytes") or configs.value("message.max.bytes") or 1048588)
         for _count, batch in share_dlq.batches(records, _now_ms(), max_bytes):
             await self._produce(name, partition, batch)
+
+    def topic_configs(self, name: str) -> dict:
+        """The DLQ topic's effective configs (its own over the broker's defaults), as the image has them."""
+        return self.replicas.broker_configs().topic_config(self.md.image.configs.get((TOPIC_CONFIGS, name), {}))
 
     async def _create(self, name: str) -> None:
         """CreateTopics of the DLQ topic through the controller; TOPIC_ALREADY_EXISTS (another leader was first) is
