@@ -75,6 +75,12 @@ SEGMENT_ROLL = ("a transaction marker carries the coordinator's clock, years aft
                 "into the next segment (the log contract it shares with the Raft log) — not fixed: a contract change")
 
 DATA_AND_COORDINATORS: list[Allowance] = [
+    Allowance("ShareFetch-v1-acquire-and-acknowledge", "ShareFetch#5.responses[0].partitions[0].error_message",
+              "the same code (UNKNOWN_SERVER_ERROR) for a share-partition whose state the share coordinator refuses "
+              "to read (never initialized): Kafka 4.4 answers it without a message when the refusal comes while "
+              "its delayed fetch waits (three runs of three), and with the share coordinator's message 'Read "
+              "operation on uninitialized share partition not allowed.' when its MaxWaitMs 0 fetch did not wait "
+              "(earlier runs); kraftwire answers the message either way — the path that drops it is not found"),
     Allowance("ShareAcknowledge-v2-renew", "ShareAcknowledge#7.responses[0].partitions[0].error_message",
               "the same refusal (INVALID_RECORD_STATE) worded per batch: Kafka 4.4 keeps a share-partition's states "
               "per acquired batch until an acknowledgement covers part of one, and words a refusal in a batch it "

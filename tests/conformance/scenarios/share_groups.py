@@ -103,8 +103,10 @@ ACQUIRE = [
     share_ack(5, [(1, 1, 1)]),
     share_fetch(-1, acks=[]),
     # a group that never heartbeated fetches the same partition: its share-partition was never initialized, the
-    # share coordinator refuses the read, and the partition is answered as SharePartition.maybeInitialize fails
-    Step(SF(group_id="{ns}.h", member_id="share-member-2", share_session_epoch=0, max_wait_ms=0, min_bytes=1,
+    # share coordinator refuses the read, and the partition is answered as SharePartition.maybeInitialize fails (the
+    # fetch waits up to 2 s for it: with MaxWaitMs 0 Kafka answers either way, the partition left out when its
+    # delayed fetch completes before the refusal comes back)
+    Step(SF(group_id="{ns}.h", member_id="share-member-2", share_session_epoch=0, max_wait_ms=2000, min_bytes=1,
             max_bytes=1 << 20, max_records=4, batch_size=4, topics=[SF.FetchTopic(
                 topic_id=TopicId(A), partitions=[SF.FetchPartition(partition_index=0)])],
             forgotten_topics_data=[]), 1, connection="d"),
