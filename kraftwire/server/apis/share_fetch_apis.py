@@ -90,6 +90,9 @@ class ShareFetchApis:
         self._state_epochs: dict = {}
         self._loading: dict = {}
         self._load_failures: dict = {}
+        #: loads finished so far, and which one (its number) made each loaded share-partition
+        self._load_seq = 0
+        self._loaded_at: dict = {}
         self._waiters: list[asyncio.Future] = []
         self._ticker: asyncio.Task | None = None
         self._tasks: set[asyncio.Task] = set()
@@ -165,17 +168,23 @@ class ShareFetchApis:
             # acknowledgements apply, so records they release go to a later fetch unless this one waits; a waiting
             # fetch acquires nothing until it completes — MinBytes readable, a partition failed, or MaxWaitMs over
             deadline = _now_ms() + max(0, body.max_wait_ms)
-            if await self._ready(gid, body, ctx.partitions, answers, conn, deadline):
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
+            horizon: int | None = self._load_seq  # the share-partition loads this fetch has seen finish
+            if await self._ready(gid, body, ctx.partitions, answers, conn, horizon):
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
                 # records the acknowledgements release, a share-partition whose load finished, a moved high
-                # watermark: each tries the waiting fetch again (Kafka's maybeCompleteDelayedShareFetchRequest)
+                # watermark: each tries the waiting fetch again (Kafka's maybeCompleteDelayedShareFetchRequest) —
+                # finished loads one at a time, in the order they finished, as Kafka tries its delayed fetch on
+                # each initialization's completion; at the deadline it completes with what is loaded
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
-                while not await self._ready(gid, body, ctx.partitions, answers, conn, deadline) and \
-                        await self._woken(deadline):
-                    pass
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, deadline)
+                while not await self._ready(gid, body, ctx.partitions, answers, conn, horizon):
+                    if horizon < self._load_seq:
+                        horizon += 1
+                    elif not await self._woken(deadline):
+                        horizon = None
+                        break
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon)
         for key, (code, msg) in ack_errors.items():
             answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
             answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg or None
@@ -291,12 +300,13 @@ class ShareFetchApis:
             return False
         return True
 
-    async def _loaded(self, gid: str, partitions, answers: dict, conn, deadline: int) -> list:
+    async def _loaded(self, gid: str, partitions, answers: dict, conn, horizon: int | None) -> list:
         """Each partition's share-partition loaded here: ``[(key, hosted)]`` of those that are, the others answered
-        with their error — but those whose load is still under way are left out, their loads started (Kafka's
-        ``DelayedShareFetch`` tries with the ``SharePartition``s initialized so far and skips one still
-        initializing; its initialization finishing tries the fetch again). So a new group's first fetch completes
-        with the share-partition that loaded first when it has records, as Kafka's does."""
+        with their error — but those whose load is still under way, or finished after the ``horizon``-th load
+        (None: any), are left out, their loads started (Kafka's ``DelayedShareFetch`` tries with the
+        ``SharePartition``s initialized so far and skips one still initializing; each initialization finishing
+        tries the fetch again). So a new group's first fetch completes with the share-partition that loaded first
+        when it has records, as Kafka's does."""
         R = w.ShareFetchResponse
         out = []
         for key in partitions:
@@ -304,7 +314,7 @@ class ShareFetchApis:
             message = None
             if not error:
                 loaded = await self._load((gid, *key), hp, 0)
-                if loaded is None:
+                if loaded is None or (horizon is not None and self._loaded_at.get((gid, *key), 0) > horizon):
                     continue
                 error, message = loaded
             if error:
@@ -320,12 +330,12 @@ class ShareFetchApis:
             self._start_ticker()
         return out
 
-    async def _ready(self, gid: str, body, partitions, answers: dict, conn, deadline: int) -> bool:
+    async def _ready(self, gid: str, body, partitions, answers: dict, conn, horizon: int | None) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
         readable bytes — its next fetch offset to the high watermark (the last stable offset when read_committed),
         read up to MaxBytes — or None when it cannot acquire."""
         readable, committed = [], self._config(gid).read_committed
-        for key, hp in await self._loaded(gid, partitions, answers, conn, deadline):
+        for key, hp in await self._loaded(gid, partitions, answers, conn, horizon):
             sp = self.leader.get((gid, *key))
             if not sp.can_acquire():
                 readable.append(None)
@@ -336,14 +346,15 @@ class ShareFetchApis:
         return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
                                        any(a.error_code for a in answers.values()))
 
-    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn, deadline: int) -> None:
+    async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn,
+                       horizon: int | None) -> None:
         """The fetch completes: each partition's available records acquired, within MaxRecords and MaxBytes over
         the request."""
         R = w.ShareFetchResponse
         budget, max_bytes = body.max_records, body.max_bytes
         config = self._config(gid)
         now, writes, committed = _now_ms(), [], config.read_committed
-        loaded = await self._loaded(gid, partitions, answers, conn, deadline)
+        loaded = await self._loaded(gid, partitions, answers, conn, horizon)
         self.leader.refresh_config(config, [(gid, *key) for key, _hp in loaded])
         for key, hp in loaded:
             sp = self.leader.get((gid, *key))
@@ -444,6 +455,8 @@ class ShareFetchApis:
             self.leader.partitions[key] = SharePartition.initialize(
                 self._config(gid), durable, leader_epoch=epoch, log_start_offset=lg.start_offset(),
                 log_end_offset=lg.high_watermark())
+            self._load_seq += 1
+            self._loaded_at[key] = self._load_seq
             self._start_dead_letters([key])  # ARCHIVING records of an earlier leader: sent again
         return ec.NONE, None
 
