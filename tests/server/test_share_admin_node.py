@@ -148,5 +148,56 @@ def test_share_group_offsets_altered_deleted_and_group_deleted(tmp_path):
         missing = _ask(port, DLO(group_id=GROUP, topics=[DLO.DeleteShareGroupOffsetsRequestTopic(topic_name=TOPIC)]),
                        0)
         assert (missing.error_code, missing.error_message) == (ec.GROUP_ID_NOT_FOUND, f"Group {GROUP} not found.")
+        _first_fetch_of_a_new_group(port)
         time.sleep(0.2)
         assert "Traceback" not in node.stderr()
+
+
+def _first_fetch_of_a_new_group(port: int) -> None:
+    """librdkafka's 0179 case: a new group's first ShareFetch of two partitions, both with records, answers the
+    share-partition whose load finished first — Kafka's delayed fetch is tried on each initialization's completion
+    and completes with the first that has records — and the next fetch the other one."""
+    group, topic, member = "fg", "fq", "first-member-1"
+    assert _ask(port, _create(topic, partitions=2), 7).topics[0].error_code == 0
+    IAC = w.IncrementalAlterConfigsRequest
+    _ask(port, IAC(resources=[IAC.AlterConfigsResource(resource_type=32, resource_name=group, configs=[
+        IAC.AlterableConfig(name="share.auto.offset.reset", config_operation=0, value="earliest")])],
+        validate_only=False), 1)
+    P = w.ProduceRequest
+    for index in (0, 1):
+        b = RecordBatchBuilder(base_offset=0)
+        for i in range(3):
+            b.append(b"k", b"p%d-%d" % (index, i))
+        records = b.build()
+        roles.wait_until(lambda: _ask(port, P(transactional_id=None, acks=-1, timeout_ms=10000, topic_data=[
+            P.TopicProduceData(name=topic, partition_data=[P.PartitionProduceData(index=index, records=records)])]),
+            9).responses[0].partition_responses[0].error_code == 0, f"{topic}-{index} produced")
+    epoch = [0]
+
+    def beat():
+        answer = _ask(port, w.ShareGroupHeartbeatRequest(group_id=group, member_id=member, member_epoch=epoch[0],
+                                                         rack_id=None, subscribed_topic_names=[topic]), 1)
+        epoch[0] = answer.member_epoch if answer.error_code == 0 else epoch[0]
+        ok = _assigned(answer) and len(answer.assignment.topic_partitions[0].partitions) == 2
+        return answer if ok else None
+
+    topic_id = roles.wait_until(beat, "both partitions assigned").assignment.topic_partitions[0].topic_id
+
+    async def fetches():
+        conn = await KafkaConnection.open("127.0.0.1", port, timeout=15.0)
+        try:
+            answers = []
+            for session_epoch in (0, 1):
+                got = await conn.request(SF(
+                    group_id=group, member_id=member, share_session_epoch=session_epoch, max_wait_ms=5000,
+                    min_bytes=1, max_bytes=1 << 20, max_records=100, batch_size=100, topics=[SF.FetchTopic(
+                        topic_id=topic_id, partitions=[SF.FetchPartition(partition_index=i) for i in (0, 1)])],
+                    forgotten_topics_data=[]), 1, timeout=15.0)
+                answers.append(sorted(p.partition_index for t in got.responses for p in t.partitions
+                                      if p.acquired_records))
+            return answers
+        finally:
+            await conn.close()
+
+    first, second = asyncio.run(fetches())
+    assert len(first) == 1 and sorted(first + second) == [0, 1], (first, second)
