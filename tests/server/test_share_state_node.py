@@ -12,6 +12,7 @@ from harness import processes, roles
 
 from kraftwire import error_codes as ec
 from kraftwire.coordinator.share.shard import coordinator_key
+from kraftwire.errors import LogIOError
 from kraftwire.protocol import messages as w
 from kraftwire.server.edge.client import request_once
 from server.test_kraft_node import _create
@@ -106,15 +107,19 @@ def test_share_state_is_served_and_survives_a_restart(tmp_path):
     assert "Traceback" not in node.stderr()
 
 
-def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_path, monkeypatch):
+def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_path, monkeypatch, caplog):
     """The share-group path behind ``share.version`` (this node is formatted at an older release, whose default is
     0, so the gate is opened by hand here): a member joins, its group asks this broker's share coordinator to initialize the
     subscribed partitions (state epoch: the group epoch, start offset -1), and a later heartbeat is assigned them;
-    ShareGroupDescribe shows the member and its partitions."""
-    from kraftwire.server.apis import share_apis
+    ShareGroupDescribe shows the member and its partitions. Then a storage error reading the partition's log
+    answers its ShareFetch KAFKA_STORAGE_ERROR, as Fetch answers one, without a traceback, and the next fetch
+    reads."""
+    from kraftwire.server.apis import share_apis, share_fetch_apis
     from server.test_kraft_node import Combined
+    from server.test_partitions import _batch, _produce
 
     monkeypatch.setattr(share_apis, "share_groups_enabled", lambda features: True)
+    monkeypatch.setattr(share_fetch_apis, "share_groups_enabled", lambda features: True)
     node_props = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
                   "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
                   "share.coordinator.state.topic.num.partitions=1\n")
@@ -171,5 +176,33 @@ def test_share_group_heartbeat_initializes_its_partitions_and_assigns_them(tmp_p
         assert [(m.member_id, m.member_epoch, [(tp.topic_name, sorted(tp.partitions))
                                                for tp in m.assignment.topic_partitions])
                 for m in described.members] == [("m-1", 3, [("t", [0, 1])])]
+        await storage_error(node, conn, topic_id)
+
+    async def storage_error(node, conn, topic_id):
+        SF = w.ShareFetchRequest
+
+        def fetch(epoch: int):
+            return SF(group_id="g", member_id="m-1", share_session_epoch=epoch, max_wait_ms=0, min_bytes=1,
+                      max_bytes=1 << 20, max_records=10, batch_size=10, topics=[SF.FetchTopic(
+                          topic_id=topic_id, partitions=[SF.FetchPartition(partition_index=0)])],
+                      forgotten_topics_data=[])
+
+        await until_ok(conn, fetch(0), 1, lambda a: a.error_code == 0, "a share session")  # loads the partition
+        await until_ok(conn, _produce("t", {0: _batch([b"x"])}), 9,
+                       lambda a: a.responses[0].partition_responses[0].error_code == 0, "a record")
+        hp = node.replicas.get("t", 0)
+
+        def failing_read(*_args, **_kwargs):
+            raise LogIOError("injected I/O error reading the log")
+
+        hp.log.read = failing_read
+        failed = await conn.request(fetch(1), 1)
+        assert [(p.error_code, p.acquired_records) for t in failed.responses for p in t.partitions] == [
+            (ec.KAFKA_STORAGE_ERROR, [])]
+        del hp.log.read
+        read = await conn.request(fetch(2), 1)
+        assert [[(r.first_offset, r.last_offset) for r in p.acquired_records] for t in read.responses
+                for p in t.partitions] == [[(0, 0)]]
 
     Combined(tmp_path, node_props).run(scenario)
+    assert not [r for r in caplog.records if r.exc_info], "a traceback was logged"
