@@ -316,7 +316,9 @@ def test_throttled_moves_as_kafkas_tool(tools, cluster, tmp_path, capsys):
         roles.wait_until(lambda: "is completed" in ours(capsys, "--bootstrap-server", boot, "--verify",
                                                         "--reassignment-json-file", target)[1],
                          f"{topic}'s throttled move completed", cluster)
-        assert _throttles(tools, cluster, topic) == []  # --verify cleared them once the move was done
+        # --verify cleared them once the move was done: committed by the controller before the tool returned, and
+        # seen by the broker asked a moment later (its metadata image follows the controller's log)
+        roles.wait_until(lambda: _throttles(tools, cluster, topic) == [], f"{topic}'s throttles cleared", cluster)
     assert set_by["ours"][0] == set_by["kafka"][0]
     assert "The inter-broker throttle limit was set to 10000000 B/s" in set_by["ours"][0]
     kafka_lines, our_lines = (sorted(line.replace("thr-kafka", "T").replace("thr-ours", "T") for line in lines)
