@@ -69,8 +69,6 @@ BY_NAME: dict[str, Feature] = {f.name: f for f in FEATURES}
 
 #: what a level kraftwire refuses would bring, by (feature, level)
 REFUSED: dict[tuple[str, int], str] = {
-    (SHARE_VERSION, 1): "share groups (KIP-932)",
-    (SHARE_VERSION, 2): "share-group dead-letter queues (KIP-1191)",
     (STREAMS_VERSION, 1): "streams groups (KIP-1071)",
 }
 

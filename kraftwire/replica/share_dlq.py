@@ -24,8 +24,8 @@ from typing import Mapping
 from kraftwire.records import RecordBatchBuilder
 
 __all__ = ["AUTO_CREATE", "COPY_RECORD", "CREATED_TOPIC_CONFIGS", "DLQ_MAX_FETCH_BYTES", "GROUP_ENABLE", "PREFIX",
-           "DeadLetterRecord", "batches", "copy_records", "dead_letter_records", "destination_partition",
-           "refusal"]
+           "DeadLetterRecord", "batches", "copies_records", "copy_records", "dead_letter_records",
+           "destination_partition", "refusal"]
 
 #: the broker keys (cluster-wide dynamic) and the topic and group configs of the dead-letter queue
 PREFIX = "errors.deadletterqueue.topic.name.prefix"
@@ -44,6 +44,12 @@ _HEADER_PREFIX = "__dlq.errors."
 
 def _true(value: str | None) -> bool:
     return (value or "").strip().lower() == "true"
+
+
+def copies_records(group_configs: Mapping[str, str]) -> bool:
+    """Whether the group's DLQ records carry the originals' keys and values (``errors.deadletterqueue.copy.record
+    .enable``, default false)."""
+    return _true(group_configs.get(COPY_RECORD))
 
 
 def refusal(group_id: str, topic: str | None, *, prefix: str | None, topic_exists: bool,
@@ -119,10 +125,12 @@ def batches(records: list[DeadLetterRecord], timestamp_ms: int, max_message_byte
     ``max_message_bytes`` each — a single record larger than that goes alone (and the DLQ topic refuses it)."""
     out: list[tuple[int, bytes]] = []
     chunk: list[DeadLetterRecord] = []
+    builder = RecordBatchBuilder()  # the chunk with the record being tried appended
     for r in records:
-        if chunk and _built(chunk + [r], timestamp_ms).size_in_bytes() > max_message_bytes:
+        builder.append(r.key, r.value, list(r.headers), timestamp=timestamp_ms)
+        if chunk and builder.size_in_bytes() > max_message_bytes:
             out.append((len(chunk), _built(chunk, timestamp_ms).build()))
-            chunk = []
+            chunk, builder = [], _built([r], timestamp_ms)
         chunk.append(r)
     if chunk:
         out.append((len(chunk), _built(chunk, timestamp_ms).build()))

@@ -40,7 +40,8 @@ from kraftwire import error_codes as ec
 __all__ = [
     "ACCEPT", "ACKNOWLEDGED", "ACQUIRED", "ARCHIVED", "ARCHIVING", "AVAILABLE", "CLIENT_REJECT",
     "DELIVERY_COUNT_EXCEEDED", "GAP", "REJECT", "RELEASE", "RENEW",
-    "AcquiredRecords", "AckBatch", "DeadLetter", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch", "ShareWrite",
+    "AcquiredRecords", "AckBatch", "DeadLetter", "ShareConfig", "SharePartition", "ShareState", "ShareStateBatch",
+    "ShareWrite",
     "check_ack_batches", "initial_start_offset", "persister_error",
 ]
 
@@ -435,7 +436,8 @@ class SharePartition:
         """End an acquisition in ``state``; going back to AVAILABLE at the delivery-count limit archives instead —
         through the dead-letter queue (ARCHIVING) when the group has one and ``dlq``."""
         if state == AVAILABLE and r.delivery_count >= self.config.delivery_count_limit:
-            state, cause = (ARCHIVING, DELIVERY_COUNT_EXCEEDED) if dlq and self.config.dlq_enabled else (ARCHIVED, None)
+            dead_letter = dlq and self.config.dlq_enabled
+            state, cause = (ARCHIVING, DELIVERY_COUNT_EXCEEDED) if dead_letter else (ARCHIVED, None)
         r.state, r.member_id, r.deadline_ms, r.dlq_cause = state, "", 0, cause
 
     # -- the dead-letter queue -------------------------------------------------------------------------------

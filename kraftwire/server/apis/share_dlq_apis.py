@@ -66,7 +66,7 @@ class DeadLetterWriter:
             topic_configs = self.topic_configs(name)
         source = next((t.name for t in image.topics.values() if t.id == topic_id), str(topic_id))
         originals = None
-        if (group.get(share_dlq.COPY_RECORD) or "").strip().lower() == "true":
+        if share_dlq.copies_records(group):
             originals = self._originals(topic_id, partition, letter)
         records = share_dlq.dead_letter_records(
             group_id=group_id, topic=source, partition=partition, first_offset=letter.first_offset,
@@ -137,7 +137,7 @@ class DeadLetterWriter:
                     body, PRODUCE_VERSION, timeout=REQUEST_TIMEOUT_MS / 1000))
                 part = answer.responses[0].partition_responses[0]
                 code, message = part.error_code, part.error_message
-            except (OSError, asyncio.TimeoutError, ConnectionError) as exc:
+            except (OSError, asyncio.TimeoutError) as exc:  # ConnectionError is an OSError
                 code, message = ec.NETWORK_EXCEPTION, str(exc)
             if code == ec.NONE:
                 return

@@ -169,7 +169,7 @@ class ShareFetchApis:
             # fetch acquires nothing until it completes — MinBytes readable, a partition failed, or MaxWaitMs over
             deadline = _now_ms() + max(0, body.max_wait_ms)
             horizon: int | None = self._load_seq  # the share-partition loads this fetch has seen finish
-            if await self._ready(gid, body, ctx.partitions, answers, conn, horizon):
+            if self._ready(gid, body, ctx.partitions, answers, conn, horizon):
                 await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
@@ -178,7 +178,7 @@ class ShareFetchApis:
                 # finished loads one at a time, in the order they finished, as Kafka tries its delayed fetch on
                 # each initialization's completion; at the deadline it completes with what is loaded
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
-                while not await self._ready(gid, body, ctx.partitions, answers, conn, horizon):
+                while not self._ready(gid, body, ctx.partitions, answers, conn, horizon):
                     if horizon < self._load_seq:
                         horizon += 1
                     elif not await self._woken(deadline):
@@ -300,7 +300,7 @@ class ShareFetchApis:
             return False
         return True
 
-    async def _loaded(self, gid: str, partitions, answers: dict, conn, horizon: int | None) -> list:
+    def _loaded(self, gid: str, partitions, answers: dict, conn, horizon: int | None) -> list:
         """Each partition's share-partition loaded here: ``[(key, hosted)]`` of those that are, the others answered
         with their error — but those whose load is still under way, or finished after the ``horizon``-th load
         (None: any), are left out, their loads started (Kafka's ``DelayedShareFetch`` tries with the
@@ -313,7 +313,7 @@ class ShareFetchApis:
             error, hp = self._partition_error(key, conn)
             message = None
             if not error:
-                loaded = await self._load((gid, *key), hp, 0)
+                loaded = self._load((gid, *key), hp)
                 if loaded is None or (horizon is not None and self._loaded_at.get((gid, *key), 0) > horizon):
                     continue
                 error, message = loaded
@@ -330,12 +330,12 @@ class ShareFetchApis:
             self._start_ticker()
         return out
 
-    async def _ready(self, gid: str, body, partitions, answers: dict, conn, horizon: int | None) -> bool:
+    def _ready(self, gid: str, body, partitions, answers: dict, conn, horizon: int | None) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
         readable bytes — its next fetch offset to the high watermark (the last stable offset when read_committed),
         read up to MaxBytes — or None when it cannot acquire."""
         readable, committed = [], self._config(gid).read_committed
-        for key, hp in await self._loaded(gid, partitions, answers, conn, horizon):
+        for key, hp in self._loaded(gid, partitions, answers, conn, horizon):
             sp = self.leader.get((gid, *key))
             if not sp.can_acquire():
                 readable.append(None)
@@ -354,7 +354,7 @@ class ShareFetchApis:
         budget, max_bytes = body.max_records, body.max_bytes
         config = self._config(gid)
         now, writes, committed = _now_ms(), [], config.read_committed
-        loaded = await self._loaded(gid, partitions, answers, conn, horizon)
+        loaded = self._loaded(gid, partitions, answers, conn, horizon)
         self.leader.refresh_config(config, [(gid, *key) for key, _hp in loaded])
         for key, hp in loaded:
             sp = self.leader.get((gid, *key))
@@ -399,29 +399,22 @@ class ShareFetchApis:
             answers[key] = answer
             return None
 
-    async def _load(self, key, hp, deadline: int) -> tuple[int, str | None] | None:
-        """The share-partition of ``key`` loaded from the share coordinator (ReadShareGroupState) unless it is:
+    def _load(self, key, hp) -> tuple[int, str | None] | None:
+        """The share-partition of ``key`` as its load from the share coordinator (ReadShareGroupState) stands:
         ``(NONE, None)`` once loaded, else the read's error as Kafka's ``SharePartition.maybeInitialize`` answers it
         (``persister_error``, with the share coordinator's message) — a share-partition the group coordinator has not
-        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. None when the read has not come back by
-        ``deadline``: the load goes on (and wakes waiting fetches when done), and a MaxWaitMs 0 fetch of a
-        share-partition not loaded yet answers without it, as Kafka 4.4's does."""
+        initialized yet reads INVALID_REQUEST, answered UNKNOWN_SERVER_ERROR. None while the read is under way
+        (started here if it is not): it wakes waiting fetches when done, and a MaxWaitMs 0 fetch of a share-partition
+        not loaded yet answers without it, as Kafka 4.4's does."""
         if self.leader.get(key) is not None:
             return ec.NONE, None
         failed = self._load_failures.pop(key, None)
         if failed is not None:  # a load that finished with an error since the last ask: told once, then retried
             return failed
-        pending = self._loading.get(key)
-        if pending is None:
+        if key not in self._loading:
             pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
             pending.add_done_callback(functools.partial(self._load_finished, key))
-        try:
-            await asyncio.wait_for(asyncio.shield(pending), max(0, deadline - _now_ms()) / 1000)
-        except asyncio.TimeoutError:
-            return None
-        if self.leader.get(key) is not None:
-            return ec.NONE, None
-        return self._load_failures.pop(key, (ec.UNKNOWN_SERVER_ERROR, None))
+        return None
 
     def _load_finished(self, key, future) -> None:
         """A share-partition's load is over: its error kept for the next fetch to answer, waiting fetches woken."""
@@ -478,7 +471,10 @@ class ShareFetchApis:
                 log.warning("share-partition %s/%s-%d: WriteShareGroupState answered %s", gid, topic_id, index,
                             ec.name_of(code))
             codes.append(code)
-        self._start_dead_letters(key for (key, _write), code in zip(writes, codes) if code == ec.NONE)
+        # an acknowledgement's records stay pending until its caller completes the write, which takes its dead
+        # letters then; the other writes' ARCHIVING records may go now
+        self._start_dead_letters(key for (key, write), code in zip(writes, codes)
+                                 if code == ec.NONE and not write.pending)
         return codes
 
     # ================================================================================ the dead-letter queue
