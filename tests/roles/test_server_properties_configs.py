@@ -82,8 +82,13 @@ def test_min_insync_replicas_from_server_properties_refuses_acks_all_below_it(ma
         admin.create_topics([NewTopic(TOPIC, num_partitions=1, replication_factor=2)])
     finally:
         admin.close()
-    leader, replicas, _ = roles.wait_until(lambda: (lambda p: p if p and len(p[2]) == 2 else None)(
-        _partition(ports[1])), "both replicas in sync", cluster)
+    # every node's image, not only node 1's: the partition is created with both replicas in its ISR, so node 1 can
+    # show that before the leader's own image holds the topic (the leader then answers UNKNOWN_TOPIC_OR_PARTITION)
+    def in_sync_everywhere():
+        seen = [_partition(p) for p in ports.values()]
+        return seen[0] if seen[0] and len(seen[0][2]) == 2 and all(s == seen[0] for s in seen) else None
+
+    leader, replicas, _ = roles.wait_until(in_sync_everywhere, "both replicas in sync in every node's image", cluster)
 
     configs = _describe_topic(ports[leader])
     assert configs["min.insync.replicas"] == ("2", STATIC_BROKER_CONFIG, [
