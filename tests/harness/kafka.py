@@ -101,9 +101,11 @@ def storage_tool(*args: str, timeout: float = 120) -> str:
 class KafkaNode:
     """Apache Kafka itself, one combined KRaft node on loopback, for the oracle tests: formatted in ``base`` with
     ``extra_props`` (``server.properties`` keys) and ``format_args``, started with a small heap, stopped on exit.
-    ``port`` is its PLAINTEXT listener."""
+    ``port`` is its PLAINTEXT listener; with ``jmx``, ``jmx_port`` serves its MBeans over JMX on loopback
+    (``tests/kafka/ReadMBeans.java`` reads them)."""
 
-    def __init__(self, base: str, extra_props: str = "", format_args=("--release-version", "3.9")) -> None:
+    def __init__(self, base: str, extra_props: str = "", format_args=("--release-version", "3.9"),
+                 jmx: bool = False) -> None:
         self.base = str(base)
         os.makedirs(self.base, exist_ok=True)
         self.port, cport = free_ports(2)
@@ -119,13 +121,19 @@ class KafkaNode:
         cluster_id = storage_tool("random-uuid").strip().splitlines()[-1]
         storage_tool("format", "-t", cluster_id, "-c", self.config, *format_args)
         self.proc = None
+        self.jmx_port = free_ports(1)[0] if jmx else None
 
     def __enter__(self) -> "KafkaNode":
         import socket
         import time
 
         out = open(os.path.join(self.base, "kafka.out"), "wb")
-        self.proc = subprocess.Popen(["java", *JVM_LIGHT, "-cp", self.classpath, "kafka.Kafka", self.config],
+        jmx = () if self.jmx_port is None else (
+            "-Dcom.sun.management.jmxremote", f"-Dcom.sun.management.jmxremote.port={self.jmx_port}",
+            f"-Dcom.sun.management.jmxremote.rmi.port={self.jmx_port}", "-Dcom.sun.management.jmxremote.host=127.0.0.1",
+            "-Dcom.sun.management.jmxremote.authenticate=false", "-Dcom.sun.management.jmxremote.ssl=false",
+            "-Djava.rmi.server.hostname=127.0.0.1")
+        self.proc = subprocess.Popen(["java", *JVM_LIGHT, *jmx, "-cp", self.classpath, "kafka.Kafka", self.config],
                                      stdout=out, stderr=subprocess.STDOUT)
         out.close()
         deadline = time.monotonic() + 90

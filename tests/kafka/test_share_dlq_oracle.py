@@ -3,7 +3,12 @@ formatted at their defaults (share.version 2) and allowed to create DLQ topics. 
 ``dlq.dg`` (which does not exist yet) and copies records; the same two Java share consumers
 (``tests/kafka/ShareConsumers.java``) read a 2-partition topic, rejecting some records. Both nodes create the same
 DLQ topic (one partition, the same topic configs) and write the same records to it: the rejected records' values
-with the same ``__dlq.errors.*`` headers."""
+with the same ``__dlq.errors.*`` headers.
+
+Then both nodes' ShareGroupMetrics: Kafka's MBeans read over JMX (``tests/kafka/ReadMBeans.java``) and named by
+``config/jmx-exporter-rules.yaml``, kraftwire's scraped from its metrics endpoint. Both give the same series (names
+and labels), and the counts of what both did agree: the acknowledged offsets by
+type (as the consumers' script acknowledges them), the DLQ records written, no write given up."""
 
 from __future__ import annotations
 
@@ -11,8 +16,10 @@ import asyncio
 
 import pytest
 
-from harness import processes, roles
-from harness.kafka import KafkaNode, run_java, until_broker_answers
+from prometheus_client.parser import text_string_to_metric_families
+
+from harness import jmx_rules, processes, roles
+from harness.kafka import KafkaNode, free_ports, run_java, until_broker_answers
 
 from kraftwire.protocol import messages as w
 from kraftwire.server.edge.client import request_once
@@ -23,6 +30,7 @@ PROPS = ("offsets.topic.replication.factor=1\noffsets.topic.num.partitions=1\n"
          "share.coordinator.state.topic.replication.factor=1\nshare.coordinator.state.topic.min.isr=1\n"
          "share.coordinator.state.topic.num.partitions=1\nerrors.deadletterqueue.auto.create.topics.enable=true\n")
 REJECTED = sorted(v for v in range(DLQ_RECORDS) if expected(v)[-1][1] == "REJECT")
+SHARE_MBEANS = "kafka.server:type=ShareGroupMetrics,*"
 
 
 def _ask(port: int, body, version: int):
@@ -50,20 +58,75 @@ def _dead_letters(port: int) -> tuple:
     return len(_leaders(port, "dlq.dg")), own, sorted(records, key=lambda r: int(r[0]))
 
 
+def _kafka_share_metrics(jmx_port: int) -> dict[tuple[str, frozenset], float]:
+    """Kafka's ShareGroupMetrics as the exporter rules name them: (name, labels) -> value."""
+    config, out = jmx_rules.load_rules(), {}
+    text = run_java("ReadMBeans.java", str(jmx_port), SHARE_MBEANS, timeout=60)
+    for line in text.splitlines():
+        bean, attributes = line.split(" :: ")
+        domain, keys = bean.split(":", 1)
+        for pair in attributes.rstrip(",").split(","):
+            attribute, value = pair.split("=", 1)
+            named = jmx_rules.apply(config, f"{domain}<{', '.join(keys.split(','))}><>{attribute}: 0")
+            if named is not None:
+                out[(named[0], frozenset(named[1].items()))] = float(value)
+    return out
+
+
+def _our_share_metrics(metrics_port: int) -> dict[tuple[str, frozenset], float]:
+    import urllib.request
+
+    with urllib.request.urlopen(f"http://127.0.0.1:{metrics_port}/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {(s.name, frozenset(s.labels.items())): s.value for family in text_string_to_metric_families(text)
+            for s in family.samples if s.name.startswith("kafka_server_sharegroupmetrics_")}
+
+
 @pytest.fixture(scope="module")
-def nodes(tmp_path_factory):
-    with KafkaNode(tmp_path_factory.mktemp("kafka"), PROPS, ("--release-version", "4.4")) as kafka, \
-            processes.CombinedNode(tmp_path_factory.mktemp("kraftwire"), PROPS) as ours:
+def runs(tmp_path_factory):
+    """The workload on Kafka and on kraftwire: each one's dead letters and ShareGroupMetrics after it."""
+    metrics_port = free_ports(1)[0]
+    with KafkaNode(tmp_path_factory.mktemp("kafka"), PROPS, ("--release-version", "4.4"), jmx=True) as kafka, \
+            processes.CombinedNode(tmp_path_factory.mktemp("kraftwire"),
+                                   PROPS + f"kraftwire.metrics.port={metrics_port}\n") as ours:
         for port in (kafka.port, ours.port):
             until_broker_answers(port)
-        yield kafka.port, ours.port
+        letters = [_dead_letters(port) for port in (kafka.port, ours.port)]
+        yield letters, _kafka_share_metrics(kafka.jmx_port), _our_share_metrics(metrics_port)
 
 
-def test_rejected_records_reach_the_same_dead_letter_topic(nodes):
-    kafka, ours = (_dead_letters(port) for port in nodes)
+def test_rejected_records_reach_the_same_dead_letter_topic(runs):
+    (kafka, ours), _, _ = runs
     assert ours == kafka
     partitions, configs, records = ours
     assert partitions == 1 and configs == [("errors.deadletterqueue.group.enable", "true"),
                                            ("message.timestamp.type", "CreateTime")]
     assert [int(value) for value, _headers in records] == REJECTED
     assert all(h["__dlq.errors.message"] == b"Offset rejected by client." for _v, h in records)
+
+
+def test_share_group_metrics_count_what_kafka_counts(runs):
+    _, kafka, ours = runs
+    # the same series: each of Kafka's that kraftwire serves, and none more (a group's meters appear when first used)
+    assert set(ours) == set(kafka), (sorted(set(kafka) - set(ours)), sorted(set(ours) - set(kafka)))
+    base = "kafka_server_sharegroupmetrics_"
+    acks = {}
+    for v in range(DLQ_RECORDS):
+        for _count, action in expected(v):
+            acks[action] = acks.get(action, 0) + 1
+    for action, n in acks.items():
+        key = (base + "recordacknowledgementspersec_total", frozenset({("acktype", action.capitalize())}))
+        assert (kafka[key], ours[key]) == (n, n), action
+    group = frozenset({("group", "dg")})
+    assert kafka[(base + "deadletterqueuerecordcount_total", group)] == len(REJECTED)
+    assert ours[(base + "deadletterqueuerecordcount_total", group)] == len(REJECTED)
+    for side in (kafka, ours):
+        # Kafka makes a group's meter at its first mark: no write given up, no series
+        assert (base + "deadletterqueuefailedproducerequestspersec_total", group) not in side
+        # one write per rejected record (they are in different partitions), a retry or two at most
+        assert len(REJECTED) <= side[(base + "deadletterqueuetotalproducerequestspersec_total", group)] <= 6
+        assert side[(base + "partitionloadtimems_count", frozenset())] >= 2  # both share-partitions of dq
+        assert side[(base + "requesttopicpartitionsfetchratio_count", group)] > 0
+        assert side[(base + "topicpartitionsacquiretimems_count", group)] > 0
+        ratio = side[(base + "requesttopicpartitionsfetchratio", group | {("quantile", "0.99")})]
+        assert 0 <= ratio <= 100

@@ -1,6 +1,6 @@
 """The hot-path halves of the Kafka-named metrics (``server.edge.kafka_meters``): request phases recorded through a
 real connection and dispatcher, the sliding percentile window, BrokerTopicMetrics' counters, the event loop's idle
-share, and their rendering under the rules file's names (``server.node.kafka_metrics``)."""
+share, ShareGroupMetrics, and their rendering under the rules file's names (``server.node.kafka_metrics``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from harness.wire import request_frame as _frame
 from kraftwire.protocol import messages as w
 from kraftwire.server.edge.connection import InboundConnection
 from kraftwire.server.edge.dispatcher import Dispatcher
-from kraftwire.server.edge.kafka_meters import PHASES, RESERVOIR, LoopIdle, RequestTimes, TopicMeters
+from kraftwire.replica.share_partition import AckBatch
+from kraftwire.server.edge.kafka_meters import PHASES, RESERVOIR, LoopIdle, RequestTimes, ShareMeters, TopicMeters
 from kraftwire.server.edge.metrics import Registry
 
 HEARTBEAT, OFFSET_COMMIT, PRODUCE = 12, 8, 0
@@ -86,3 +87,31 @@ def test_the_loop_idle_share_counts_time_waiting_in_the_selector():
         assert 0.0 < share <= 1.0
 
     asyncio.run(main())
+
+
+def test_share_meters_count_as_kafkas_share_group_metrics():
+    """As Kafka's ``SharePartitionManager.acknowledge`` marks RecordAcknowledgementsPerSec: a batch of one type counts
+    its whole range, a batch with a type per offset each offset, gaps (type 0) nothing; the fetch ratio is
+    ``(int) (acquirable / asked * 100.0)`` in doubles; the acquire time runs from the last mark."""
+    meters = ShareMeters()
+    assert meters.acks == {1: 0, 2: 0, 3: 0, 4: 0}  # every type from the start, as Kafka registers them
+    meters.acknowledged([AckBatch(10, 19, (1,)), AckBatch(20, 23, (2, 0, 3, 3)), AckBatch(30, 30, (4,)),
+                         AckBatch(40, 49, (0,))])
+    assert meters.acks == {1: 10, 2: 1, 3: 2, 4: 1}
+
+    meters.fetched("g", 1, 3)
+    meters.fetched("g", 29, 100)  # 0.29 * 100.0 is 28.999999999999996 in doubles: Kafka records 28
+    meters.fetched("g", 0, 2)
+    ratios, times = meters.histograms["g"]
+    assert sorted(ratios.percentiles_ms(0, [0.0, 50.0, 100.0])) == [0.0, 28.0, 33.0] and ratios.count == 3
+    since = [1000]
+    meters.acquiring("g", since, 1040)
+    meters.acquiring("g", since, 1045)
+    assert since == [1045] and times.percentiles_ms(0, [0.0, 100.0]) == [5.0, 40.0]
+
+    meters.loaded(120)
+    assert meters.load_times.count == 1 and meters.load_times.mean_ms(0) == 120.0
+    meters.dead_letters("g", meters.PRODUCES)
+    meters.dead_letters("g", meters.RECORDS, 3)
+    meters.dead_letters("h", meters.FAILED)
+    assert meters.dlq == {("g", meters.PRODUCES): 1, ("g", meters.RECORDS): 3, ("h", meters.FAILED): 1}

@@ -73,8 +73,14 @@ class DeadLetterWriter:
             last_offset=letter.last_offset, delivery_count=letter.delivery_count, cause=letter.cause,
             originals=originals)
         max_bytes = int(topic_configs.get("max.message.bytes") or configs.value("message.max.bytes") or 1048588)
-        for _count, batch in share_dlq.batches(records, _now_ms(), max_bytes):
-            await self._produce(name, partition, batch)
+        meters = self.node.share_meters
+        for count, batch in share_dlq.batches(records, _now_ms(), max_bytes):
+            try:
+                await self._produce(group_id, name, partition, batch)
+            except DeadLetterError:
+                meters.dead_letters(group_id, meters.FAILED)
+                raise
+            meters.dead_letters(group_id, meters.RECORDS, count)
 
     def topic_configs(self, name: str) -> dict:
         """The DLQ topic's effective configs (its own over the broker's defaults), as the image has them."""
@@ -124,14 +130,18 @@ class DeadLetterWriter:
             offset = read[-1].last_offset + 1
         return out
 
-    async def _produce(self, name: str, source_partition: int, batch: bytes) -> None:
+    async def _produce(self, group_id: str, name: str, source_partition: int, batch: bytes) -> None:
+        """One DLQ batch produced, retried as Kafka's writer retries; each request sent counts in the group's
+        DeadLetterQueueTotalProduceRequestsPerSec. Raises ``DeadLetterError`` when given up."""
         P = w.ProduceRequest
+        meters = self.node.share_meters
         for attempt in range(1, ATTEMPTS + 1):
             topic = await self._led(name)
             index = share_dlq.destination_partition(source_partition, len(topic.partitions))
             leader = topic.partitions[index].leader
             body = P(transactional_id=None, acks=-1, timeout_ms=REQUEST_TIMEOUT_MS, topic_data=[P.TopicProduceData(
                 name=name, partition_data=[P.PartitionProduceData(index=index, records=batch)])])
+            meters.dead_letters(group_id, meters.PRODUCES)
             try:
                 answer = await self.links.request(leader, lambda conn, _p: conn.request(
                     body, PRODUCE_VERSION, timeout=REQUEST_TIMEOUT_MS / 1000))

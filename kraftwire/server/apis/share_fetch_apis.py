@@ -53,7 +53,7 @@ from kraftwire.replica.share_sessions import DEFAULT_MAX_SESSIONS, ShareSessionC
 from kraftwire.security.authorizer import AclOperation as Op
 from kraftwire.server.apis.share_dlq_apis import DeadLetterError, DeadLetterWriter
 from kraftwire.server.edge.broker_links import BrokerLinks
-from kraftwire.server.runtime.clocks import wall_ms as _now_ms
+from kraftwire.server.runtime.clocks import monotonic_ms, wall_ms as _now_ms
 
 log = logging.getLogger("kraftwire.share")
 
@@ -98,6 +98,7 @@ class ShareFetchApis:
         self._tasks: set[asyncio.Task] = set()
         self.links = BrokerLinks(self.node, "share-partition-leader")
         self.dlq = DeadLetterWriter(self.node, self.md, self.replicas, share_apis.kraft)
+        self.meters = self.node.share_meters
 
     def register(self) -> None:
         d = self.node.dispatcher
@@ -167,10 +168,11 @@ class ShareFetchApis:
             # as Kafka's: the fetch completes first when it can (its delayed fetch tries at once), then the
             # acknowledgements apply, so records they release go to a later fetch unless this one waits; a waiting
             # fetch acquires nothing until it completes — MinBytes readable, a partition failed, or MaxWaitMs over
-            deadline = _now_ms() + max(0, body.max_wait_ms)
+            # since: when the fetch last marked TopicPartitionsAcquireTimeMs (its start, at first)
+            deadline, since = _now_ms() + max(0, body.max_wait_ms), [monotonic_ms()]
             horizon: int | None = self._load_seq  # the share-partition loads this fetch has seen finish
-            if self._ready(gid, body, ctx.partitions, answers, conn, horizon):
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon)
+            if self._ready(gid, body, ctx.partitions, answers, conn, horizon, since):
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon, since)
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
             else:
                 # records the acknowledgements release, a share-partition whose load finished, a moved high
@@ -178,13 +180,13 @@ class ShareFetchApis:
                 # finished loads one at a time, in the order they finished, as Kafka tries its delayed fetch on
                 # each initialization's completion; at the deadline it completes with what is loaded
                 ack_errors = await self._acknowledge(gid, mid, acks, conn, version, False)
-                while not self._ready(gid, body, ctx.partitions, answers, conn, horizon):
+                while not self._ready(gid, body, ctx.partitions, answers, conn, horizon, since):
                     if horizon < self._load_seq:
                         horizon += 1
                     elif not await self._woken(deadline):
                         horizon = None
                         break
-                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon)
+                await self._acquire(gid, mid, body, ctx.partitions, answers, conn, horizon, since)
         for key, (code, msg) in ack_errors.items():
             answer = answers.setdefault(key, R.PartitionData(partition_index=key[1], records=b"", acquired_records=[]))
             answer.acknowledge_error_code, answer.acknowledge_error_message = code, msg or None
@@ -285,6 +287,7 @@ class ShareFetchApis:
         if writes:
             self._wake()
             self._start_dead_letters(key for key, _write in writes)
+        self.meters.acknowledged(b for key, batches in acks.items() if out[key][0] == ec.NONE for b in batches)
         return out
 
     async def _woken(self, deadline: int) -> bool:
@@ -330,10 +333,11 @@ class ShareFetchApis:
             self._start_ticker()
         return out
 
-    def _ready(self, gid: str, body, partitions, answers: dict, conn, horizon: int | None) -> bool:
+    def _ready(self, gid: str, body, partitions, answers: dict, conn, horizon: int | None, since: list) -> bool:
         """Whether a ShareFetch completes now (``share_fetch.fetch_ready``), from each loaded share-partition's
         readable bytes — its next fetch offset to the high watermark (the last stable offset when read_committed),
-        read up to MaxBytes — or None when it cannot acquire."""
+        read up to MaxBytes — or None when it cannot acquire. A try that finds a partition that can acquire marks
+        TopicPartitionsAcquireTimeMs, as each of Kafka's tries that takes a partition's fetch lock does."""
         readable, committed = [], self._config(gid).read_committed
         for key, hp in self._loaded(gid, partitions, answers, conn, horizon):
             sp = self.leader.get((gid, *key))
@@ -343,19 +347,25 @@ class ShareFetchApis:
             read = self._read(key, hp, sp, committed, body.max_bytes, answers)
             if read is not None:
                 readable.append(len(read[2]))
+        if any(r is not None for r in readable):
+            self.meters.acquiring(gid, since, monotonic_ms())
         return share_fetch.fetch_ready(readable, body.max_bytes, body.min_bytes,
                                        any(a.error_code for a in answers.values()))
 
     async def _acquire(self, gid: str, mid: str, body, partitions, answers: dict, conn,
-                       horizon: int | None) -> None:
+                       horizon: int | None, since: list) -> None:
         """The fetch completes: each partition's available records acquired, within MaxRecords and MaxBytes over
-        the request."""
+        the request. Its share-partitions that can acquire, over those asked, make RequestTopicPartitionsFetchRatio;
+        one completing at MaxWaitMs (``horizon`` None) marks TopicPartitionsAcquireTimeMs, as Kafka's expiry does."""
         R = w.ShareFetchResponse
         budget, max_bytes = body.max_records, body.max_bytes
         config = self._config(gid)
         now, writes, committed = _now_ms(), [], config.read_committed
         loaded = self._loaded(gid, partitions, answers, conn, horizon)
         self.leader.refresh_config(config, [(gid, *key) for key, _hp in loaded])
+        self.meters.fetched(gid, sum(self.leader.get((gid, *k)).can_acquire() for k, _hp in loaded), len(partitions))
+        if horizon is None:
+            self.meters.acquiring(gid, since, monotonic_ms())
         for key, hp in loaded:
             sp = self.leader.get((gid, *key))
             if budget <= 0 or max_bytes <= 0 or not sp.can_acquire():
@@ -413,14 +423,16 @@ class ShareFetchApis:
             return failed
         if key not in self._loading:
             pending = self._loading[key] = asyncio.ensure_future(self._read_state(key, hp))
-            pending.add_done_callback(functools.partial(self._load_finished, key))
+            pending.add_done_callback(functools.partial(self._load_finished, key, monotonic_ms()))
         return None
 
-    def _load_finished(self, key, future) -> None:
-        """A share-partition's load is over: its error kept for the next fetch to answer, waiting fetches woken."""
+    def _load_finished(self, key, started_ms: int, future) -> None:
+        """A share-partition's load is over: its error kept for the next fetch to answer, waiting fetches woken;
+        its time, failed or not, is PartitionLoadTimeMs."""
         self._loading.pop(key, None)
         if future.cancelled():
             return
+        self.meters.loaded(monotonic_ms() - started_ms)
         exc = future.exception()
         if exc is not None:
             log.error("share-partition %s: loading its state failed: %r", key, exc)

@@ -22,6 +22,15 @@ and per event-loop turn, kept in plain structures and turned into metric familie
   BytesIn/MessagesIn for what the leader appended of it (the request's record bytes, its offsets),
   FailedProduceRequests for its refusals that Kafka counts; TotalFetchRequests/BytesOut/FailedFetchRequests for the
   partitions of client (consumer) fetches — replica fetches are replication traffic, which Kafka meters apart.
+* ``ShareMeters`` — ``kafka.server:type=ShareGroupMetrics`` (KIP-932, KIP-1191), on every broker as Kafka's
+  ``SharePartitionManager`` keeps them: RecordAcknowledgementsPerSec by acknowledgement type (the offsets of the
+  acknowledgements that took effect — durable, where they needed a write); PartitionLoadTimeMs (a share-partition's
+  load from the share coordinator, failed or not); per group, RequestTopicPartitionsFetchRatio (of a completing
+  ShareFetch, the share-partitions that could acquire over those asked, in percent) and TopicPartitionsAcquireTimeMs
+  (the time from a ShareFetch's start, or its last such mark, to each try that finds a share-partition able to
+  acquire, and to its completion at MaxWaitMs — where Kafka's ``DelayedShareFetch`` marks it: each try that takes a
+  partition's fetch lock, and its expiry); and the dead-letter queue's DeadLetterQueueRecordCount (records written), TotalProduceRequestsPerSec
+  (Produce requests sent, retries included) and FailedProduceRequestsPerSec (writes given up).
 * ``LoopIdle`` — RequestHandlerAvgIdlePercent's equivalent: the share of wall time the event loop spent waiting in
   its selector (nothing to run), over roughly the last minute. Kafka's is the handler threads' idle share; kraftwire
   handles every request on its one event loop, so the loop's idle share is the same question (how much headroom is
@@ -170,6 +179,69 @@ class TopicMeters:
         """Drop the counters of topics not in ``live`` (deleted topics), as Kafka removes their metrics."""
         for topic in [t for t in self.topics if t not in live]:
             del self.topics[topic]
+
+
+class ShareMeters:
+    """ShareGroupMetrics; see the module's docstring. The histograms keep the last ``RESERVOIR`` values, as the
+    request times do (``RequestTimes`` holds thousandths: a ratio in percent is kept ×1000 so that it reads back as
+    itself)."""
+
+    #: Kafka's AcknowledgeType ids and the ackType tag it gives their meters
+    ACK_TYPES = ((1, "Accept"), (2, "Release"), (3, "Reject"), (4, "Renew"))
+    #: the per-group meters, in the order they are served
+    DLQ = ("DeadLetterQueueRecordCount", "DeadLetterQueueTotalProduceRequestsPerSec",
+           "DeadLetterQueueFailedProduceRequestsPerSec")
+    RECORDS, PRODUCES, FAILED = range(3)
+    #: the per-group histograms
+    HISTOGRAMS = ("RequestTopicPartitionsFetchRatio", "TopicPartitionsAcquireTimeMs")
+
+    def __init__(self) -> None:
+        self.acks = {ack_type: 0 for ack_type, _ in self.ACK_TYPES}
+        self.load_times = RequestTimes(1)
+        #: group -> [fetch ratios, acquire times]
+        self.histograms: dict[str, list[RequestTimes]] = {}
+        #: (group, RECORDS | PRODUCES | FAILED) -> count, each made when first added to (Kafka creates each
+        #: per-group meter on its first mark)
+        self.dlq: dict[tuple[str, int], int] = {}
+
+    def acknowledged(self, batches) -> None:
+        """Acknowledgement batches that took effect: a batch of one type counts its whole range, as Kafka's; one
+        with a type per offset counts each offset (gaps, type 0, are no acknowledgement)."""
+        acks = self.acks
+        for b in batches:
+            types = b.acknowledge_types
+            if len(types) == 1:
+                if types[0] in acks:
+                    acks[types[0]] += b.last_offset - b.first_offset + 1
+                continue
+            for t in types:
+                if t in acks:
+                    acks[t] += 1
+
+    def loaded(self, elapsed_ms: int) -> None:
+        self.load_times.add((elapsed_ms * 1000,))
+
+    def _group(self, group: str) -> list[RequestTimes]:
+        times = self.histograms.get(group)
+        if times is None:
+            times = self.histograms[group] = [RequestTimes(1), RequestTimes(1)]
+        return times
+
+    def fetched(self, group: str, acquirable: int, asked: int) -> None:
+        """A completing ShareFetch: ``acquirable`` of its ``asked`` share-partitions could acquire (Kafka records
+        the percentage truncated, computed in doubles as its ``(int) (acquired / asked * 100.0)``)."""
+        self._group(group)[0].add((int(acquirable / asked * 100.0) * 1000 if asked else 0,))
+
+    def acquiring(self, group: str, since: list, now_ms: int) -> None:
+        """A ShareFetch of ``group`` found a share-partition that can acquire: the time since it last did (or
+        started), ``since[0]``, which moves to ``now_ms`` — Kafka's ``updateAcquireElapsedTimeMetric``."""
+        self._group(group)[1].add(((now_ms - since[0]) * 1000,))
+        since[0] = now_ms
+
+    def dead_letters(self, group: str, what: int, n: int = 1) -> None:
+        """Add ``n`` to the group's ``RECORDS``, ``PRODUCES`` or ``FAILED`` meter."""
+        key = (group, what)
+        self.dlq[key] = self.dlq.get(key, 0) + n
 
 
 class LoopIdle:

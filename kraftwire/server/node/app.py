@@ -64,7 +64,7 @@ from kraftwire.server.edge.forward_links import ForwardLinks
 from kraftwire.server.edge.metrics import Registry
 from kraftwire.server.edge.peers import Peers
 from kraftwire.server.edge.sasl import SaslDispatcher
-from kraftwire.server.edge.kafka_meters import LoopIdle, TopicMeters
+from kraftwire.server.edge.kafka_meters import LoopIdle, ShareMeters, TopicMeters
 from kraftwire.server.node import gauges, kafka_metrics
 from kraftwire.server.node.kraft_roles import MetadataRoles
 from kraftwire.server.node.raft_io import RaftIO
@@ -99,8 +99,8 @@ class Node(RaftIO, QuorumApis):
         self.metrics = Registry()
         self.metrics.refresh = lambda: gauges.refresh(self)
         self.metrics.sources.append(lambda: kafka_metrics.families(self))
-        #: BrokerTopicMetrics' counters (a broker's Produce and Fetch APIs add to them)
-        self.topic_meters = TopicMeters()
+        #: BrokerTopicMetrics' and ShareGroupMetrics' counters (a broker's Produce, Fetch and share APIs add to them)
+        self.topic_meters, self.share_meters = TopicMeters(), ShareMeters()
         #: the event loop's idle share (RequestHandlerAvgIdlePercent), once started on a selector loop
         self.loop_idle: LoopIdle | None = None
         self.dispatcher = Dispatcher(self.metrics)

@@ -27,7 +27,7 @@ from kraftwire.coordinator.group.lag import group_lags
 from kraftwire.metadata.health import cluster_health
 from kraftwire.protocol.messages import APIS
 from kraftwire.replica.health import replica_health
-from kraftwire.server.edge.kafka_meters import PHASES, QUANTILES, ControllerEvents, TopicMeters
+from kraftwire.server.edge.kafka_meters import PHASES, QUANTILES, ControllerEvents, ShareMeters, TopicMeters
 from kraftwire.server.runtime.clocks import wall_ms
 
 #: Kafka's raft-metrics ``current-state`` is a string the exporter drops; these numeric attributes are kept
@@ -57,7 +57,7 @@ def families(node) -> list:
         if md.controller is not None:
             out += _controller(node)
     if node.replicas is not None:
-        out += _broker(node)
+        out += _broker(node) + _share(node.share_meters)
     if node.group_apis is not None:
         out.append(_lag(node))
     return out
@@ -140,12 +140,45 @@ def _controller(node) -> list:
         out.append(_gauge("kafka_controller_kafkacontroller_" + name.lower(), f"KafkaController {name}", value))
     times = md.events.times
     for i, name in enumerate(ControllerEvents.NAMES):
-        base = "kafka_controller_controllereventmanager_" + name.lower()
-        quantiles = GaugeMetricFamily(base, f"ControllerEventManager {name}, milliseconds", labels=["quantile"])
-        for (label, _), value in zip(QUANTILES, times.percentiles_ms(i, [p for _, p in QUANTILES])):
-            quantiles.add_metric([label], value)
-        out += [quantiles, _gauge(base + "_count", f"controller decisions timed ({name})", times.count),
-                _gauge(base + "_mean", f"mean {name} over the node's life, milliseconds", times.mean_ms(i))]
+        out += _histogram("kafka_controller_controllereventmanager_" + name.lower(),
+                          f"ControllerEventManager {name}, milliseconds", [((), times)], phase=i)
+    return out
+
+def _histogram(base: str, help_text: str, series, labels=(), phase: int = 0) -> list:
+    """A Kafka histogram's percentiles (``quantile``), ``_count`` and ``_mean``: one series per ``(label values,
+    RequestTimes)`` of ``series``."""
+    labels = list(labels)
+    quantiles = GaugeMetricFamily(base, help_text, labels=[*labels, "quantile"])
+    count = GaugeMetricFamily(base + "_count", f"values recorded ({help_text})", labels=labels)
+    mean = GaugeMetricFamily(base + "_mean", f"mean over the node's life ({help_text})", labels=labels)
+    for values, times in series:
+        for (label, _), value in zip(QUANTILES, times.percentiles_ms(phase, [p for _, p in QUANTILES])):
+            quantiles.add_metric([*values, label], value)
+        count.add_metric(list(values), times.count)
+        mean.add_metric(list(values), times.mean_ms(phase))
+    return [quantiles, count, mean]
+
+def _share(meters: ShareMeters) -> list:
+    """ShareGroupMetrics: the acknowledgement meters and the load times from the start, as Kafka registers them;
+    the per-group histograms and DLQ meters once the group has used them."""
+    base = "kafka_server_sharegroupmetrics_"
+    acks = CounterMetricFamily(base + "recordacknowledgementspersec", "ShareGroupMetrics RecordAcknowledgementsPerSec "
+                               "(Count): acknowledged offsets by type", labels=["acktype"])
+    for ack_type, name in meters.ACK_TYPES:
+        acks.add_metric([name], meters.acks[ack_type])
+    out = [acks, *_histogram(base + "partitionloadtimems", "ShareGroupMetrics PartitionLoadTimeMs, milliseconds",
+                             [((), meters.load_times)])]
+    groups = sorted(meters.histograms.items())
+    for i, name in enumerate(meters.HISTOGRAMS):
+        out += _histogram(base + name.lower(), f"ShareGroupMetrics {name}, per group",
+                          [((g,), times[i]) for g, times in groups], labels=("group",))
+    for i, name in enumerate(meters.DLQ):
+        family = CounterMetricFamily(base + name.lower(), f"ShareGroupMetrics {name} (Count), per group",
+                                     labels=["group"])
+        for (group, what), count in sorted(meters.dlq.items()):
+            if what == i:
+                family.add_metric([group], count)
+        out.append(family)
     return out
 
 def _broker(node) -> list:
