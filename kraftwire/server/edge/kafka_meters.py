@@ -29,8 +29,9 @@ and per event-loop turn, kept in plain structures and turned into metric familie
   ShareFetch, the share-partitions that could acquire over those asked, in percent) and TopicPartitionsAcquireTimeMs
   (the time from a ShareFetch's start, or its last such mark, to each try that finds a share-partition able to
   acquire, and to its completion at MaxWaitMs — where Kafka's ``DelayedShareFetch`` marks it: each try that takes a
-  partition's fetch lock, and its expiry); and the dead-letter queue's DeadLetterQueueRecordCount (records written), TotalProduceRequestsPerSec
-  (Produce requests sent, retries included) and FailedProduceRequestsPerSec (writes given up).
+  partition's fetch lock, and its expiry); and the dead-letter queue's DeadLetterQueueRecordCount (records written),
+  TotalProduceRequestsPerSec (Produce requests sent, retries included) and FailedProduceRequestsPerSec (writes given
+  up).
 * ``LoopIdle`` — RequestHandlerAvgIdlePercent's equivalent: the share of wall time the event loop spent waiting in
   its selector (nothing to run), over roughly the last minute. Kafka's is the handler threads' idle share; kraftwire
   handles every request on its one event loop, so the loop's idle share is the same question (how much headroom is

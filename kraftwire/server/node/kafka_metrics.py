@@ -76,21 +76,10 @@ def _requests(node) -> list:
     for name, n in sorted(by_api.items()):
         own.add_metric([name], n)
     out = [own, per_version]
-    names = {api_key: _api_name(api_key) for api_key in meters.times}
+    by_request = sorted(((_api_name(api_key),), times) for api_key, times in meters.times.items())
     for i, phase in enumerate(PHASES):
-        base = f"kafka_network_requestmetrics_{phase.lower()}"
-        quantiles = GaugeMetricFamily(base, f"{phase} by request type, milliseconds (RequestMetrics)",
-                                      labels=["request", "quantile"])
-        count = GaugeMetricFamily(base + "_count", f"requests timed ({phase})", labels=["request"])
-        mean = GaugeMetricFamily(base + "_mean", f"mean {phase} over the node's life, milliseconds",
-                                 labels=["request"])
-        for api_key, times in sorted(meters.times.items(), key=lambda kv: names[kv[0]]):
-            request = names[api_key]
-            for (label, _), value in zip(QUANTILES, times.percentiles_ms(i, [p for _, p in QUANTILES])):
-                quantiles.add_metric([request, label], value)
-            count.add_metric([request], times.count)
-            mean.add_metric([request], times.mean_ms(i))
-        out += [quantiles, count, mean]
+        out += _histogram(f"kafka_network_requestmetrics_{phase.lower()}",
+                          f"{phase} by request type, milliseconds (RequestMetrics)", by_request, ("request",), i)
     return out
 
 def _raft(node) -> list:
